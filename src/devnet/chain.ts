@@ -1,0 +1,431 @@
+/**
+ * The devnet chain: a deterministic function of (seed, height). Per-height counts and prefix sums
+ * live in typed arrays (a few bytes per block); tx, receipt and trace contents are rebuilt on
+ * demand from (seed, height, index). Only NFT ownership and balances are replayed, because they
+ * depend on history; that state is bounded by the fixed cast of accounts and collections.
+ */
+import { Rng, permute48, sha256Hex, unpermute48, hash32 } from "./rng.js"
+import {
+  ACCOUNT_COUNT,
+  DENOMS,
+  INTERNAL_TX_LAG,
+  RICH_LIST_LAG,
+  makeUniverse,
+  type Account,
+  type CollectionInfo,
+  type Universe,
+  type Vm
+} from "./universe.js"
+
+export type TxKind =
+  | "bank_send"
+  | "ibc_transfer"
+  | "evm_call"
+  | "evm_create"
+  | "nft_mint"
+  | "nft_transfer"
+  | "nft_burn"
+
+const KIND_WEIGHTS: ReadonlyArray<readonly [TxKind, number]> = [
+  ["bank_send", 34],
+  ["ibc_transfer", 8],
+  ["evm_call", 30],
+  ["evm_create", 3],
+  ["nft_mint", 12],
+  ["nft_transfer", 10],
+  ["nft_burn", 3]
+]
+
+/** The state-independent description of one tx: everything but NFT effects. */
+export interface TxPlan {
+  readonly height: number
+  readonly index: number
+  readonly kind: TxKind
+  readonly signer: number
+  readonly recipient: number
+  readonly denom: number
+  readonly amount: bigint
+  readonly feeDenom: number
+  readonly feeAmount: number
+  readonly gasWanted: number
+  readonly gasUsed: number
+  readonly failed: boolean
+  /** bank sends may carry two messages */
+  readonly msgCount: number
+  readonly contract: number
+  readonly logCount: number
+  /** internal call tree size (0 when the tx failed: traces with errors are skipped) */
+  readonly traceSize: number
+}
+
+export interface NftEvent {
+  readonly kind: "mint" | "transfer" | "burn"
+  readonly collection: number
+  readonly tokenId: string
+  readonly from: number
+  readonly to: number
+}
+
+export interface NftToken {
+  readonly collection: number
+  readonly tokenId: string
+  owner: number
+  height: number
+  /** tx sequences that touched this token (the indexer's tx_nfts edges; kept after burn) */
+  readonly txs: Array<number>
+  burned: boolean
+}
+
+export interface ChainOptions {
+  readonly seed: number
+  readonly blocks: number
+  readonly vm: Vm
+  /** Mean txs per block (20% of blocks are empty). */
+  readonly txsPerBlock?: number
+}
+
+const GENESIS_MS = Date.UTC(2026, 0, 1)
+const FEISTEL_TX = 0x5a17
+const FEISTEL_EVM = 0x3e11
+
+/** A Float64Array that grows by doubling; index 0 is height 0 (the empty prefix). */
+class Prefix {
+  data = new Float64Array(1024)
+  ensure(n: number) {
+    if (n < this.data.length) return
+    let size = this.data.length
+    while (size <= n) size *= 2
+    const next = new Float64Array(size)
+    next.set(this.data)
+    this.data = next
+  }
+}
+
+const upperBound = (arr: Float64Array, hi: number, value: number): number => {
+  // first h in [1, hi] with arr[h] >= value
+  let lo = 1
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (arr[mid] >= value) hi = mid
+    else lo = mid + 1
+  }
+  return lo
+}
+
+const EVM_KINDS: ReadonlySet<TxKind> = new Set(["evm_call", "evm_create", "nft_mint", "nft_transfer", "nft_burn"])
+
+export class Chain {
+  readonly u: Universe
+  readonly seed: number
+  readonly vm: Vm
+  private readonly txsPerBlock: number
+  /** highest height generated so far */
+  tip = 0
+  private readonly txEnd = new Prefix()
+  private readonly evmEnd = new Prefix()
+  private readonly traceEnd = new Prefix()
+  private readonly headerMs = new Prefix()
+  private readonly txCounts = new Prefix()
+  // NFT replay (at the tip, as the indexer updates tokens in the block's DB transaction)
+  readonly nftEvents = new Map<number, NftEvent>()
+  readonly tokens = new Map<string, NftToken>()
+  private readonly liveTokens: Array<Array<string>>
+  private readonly nextTokenNo: Array<number>
+  // balances replay (at rich_list_height, which lags the tip)
+  readonly balances: Array<Array<bigint>>
+  private balanceHeight = 0
+
+  constructor(options: ChainOptions) {
+    this.seed = options.seed
+    this.vm = options.vm
+    this.txsPerBlock = options.txsPerBlock ?? 4
+    this.u = makeUniverse(options.seed, options.vm)
+    this.liveTokens = this.u.collections.map(() => [])
+    this.nextTokenNo = this.u.collections.map(() => 1)
+    this.balances = this.u.genesisBalances.map((row) => [...row])
+    this.extendTo(options.blocks)
+  }
+
+  get isEvm() {
+    return this.vm === "evm"
+  }
+
+  // ---------------------------------------------------------------- per-height structure
+
+  txCount(height: number): number {
+    const r = new Rng(this.seed, "n", height)
+    if (r.chance(0.2)) return 0
+    const hi = Math.max(1, Math.round((2 * this.txsPerBlock) / 0.8) - 1)
+    return r.int(1, hi)
+  }
+
+  plan(height: number, index: number): TxPlan {
+    const r = new Rng(this.seed, "tx", height, index)
+    let kind = r.weighted(KIND_WEIGHTS)
+    const signer = r.skewed(ACCOUNT_COUNT, 1.8)
+    let recipient = r.int(0, ACCOUNT_COUNT - 1)
+    if (recipient === signer) recipient = (recipient + 1) % ACCOUNT_COUNT
+    const denom = r.weighted([
+      [0, 70],
+      [1, 20],
+      [2, 10]
+    ])
+    const amount =
+      denom === 2
+        ? BigInt(r.int(1, 1_000_000)) * 10n ** 15n + BigInt(r.int(0, 999_999))
+        : BigInt(r.int(1, 1_000_000))
+    const feeDenom = r.chance(0.9) ? 0 : 1
+    const gasWanted = r.int(80, 400) * 1000
+    const failed = r.chance(0.06)
+    const gasUsed = failed && kind !== "evm_call" ? gasWanted + r.int(1, 5000) : Math.floor(gasWanted * (0.4 + r.next() * 0.5))
+    const isEvmTx = this.isEvm && EVM_KINDS.has(kind)
+    const logCount = isEvmTx && !failed ? (kind === "evm_call" ? r.int(0, 3) : kind === "evm_create" ? 0 : 1) : 0
+    const traceSize = isEvmTx && !failed ? 1 + (r.chance(0.5) ? r.int(0, 6) : 0) : 0
+    if (!this.isEvm && kind === "evm_create") kind = "evm_call"
+    return {
+      height,
+      index,
+      kind,
+      signer,
+      recipient,
+      denom,
+      amount,
+      feeDenom,
+      feeAmount: Math.ceil(gasWanted * 0.015) * (feeDenom === 0 ? 1 : 2),
+      gasWanted,
+      gasUsed,
+      failed,
+      msgCount: kind === "bank_send" && r.chance(0.15) ? 2 : 1,
+      contract: r.int(0, this.u.contracts.length - 1),
+      logCount,
+      traceSize
+    }
+  }
+
+  isEvmTx(p: TxPlan): boolean {
+    return this.isEvm && EVM_KINDS.has(p.kind)
+  }
+
+  /** Generates heights up to `height` (idempotent; a growing chain calls it as time passes). */
+  extendTo(height: number) {
+    if (height <= this.tip) return
+    for (const arr of [this.txEnd, this.evmEnd, this.traceEnd, this.headerMs, this.txCounts]) arr.ensure(height)
+    for (let h = this.tip + 1; h <= height; h++) {
+      const n = this.txCount(h)
+      let evm = 0
+      let trace = 0
+      for (let i = 0; i < n; i++) {
+        const p = this.plan(h, i)
+        if (this.isEvmTx(p)) {
+          evm++
+          trace += p.traceSize
+        }
+        this.applyNft(p, this.txEnd.data[h - 1] + i + 1)
+      }
+      this.txCounts.data[h] = n
+      this.txEnd.data[h] = this.txEnd.data[h - 1] + n
+      this.evmEnd.data[h] = this.evmEnd.data[h - 1] + evm
+      this.traceEnd.data[h] = this.traceEnd.data[h - 1] + trace
+      const step = h === 1 ? 0 : new Rng(this.seed, "bt", h).int(380, 720)
+      this.headerMs.data[h] = h === 1 ? GENESIS_MS + 123 : this.headerMs.data[h - 1] + step
+    }
+    this.tip = height
+    this.advanceBalances(this.richListHeight)
+  }
+
+  // ---------------------------------------------------------------- watermarks
+
+  get internalTxHeight(): number {
+    if (!this.isEvm) return 0
+    const indexed = Math.max(0, this.tip - INTERNAL_TX_LAG)
+    // The extension reports the tip when nothing after its last indexed block has txs.
+    for (let h = indexed + 1; h <= this.tip; h++) if (this.txCounts.data[h] > 0) return indexed
+    return this.tip
+  }
+
+  get richListHeight(): number {
+    return Math.max(0, this.tip - RICH_LIST_LAG)
+  }
+
+  // ---------------------------------------------------------------- counts and lookups
+
+  txTotal(atHeight = this.tip): number {
+    return this.txEnd.data[atHeight]
+  }
+  evmTotal(atHeight = this.tip): number {
+    return this.evmEnd.data[atHeight]
+  }
+  traceTotal(atHeight = this.internalTxHeight): number {
+    return this.traceEnd.data[atHeight]
+  }
+  blockTxCount(height: number): number {
+    return this.txCounts.data[height]
+  }
+  /** Sequence of the first tx at `height` minus one. */
+  txSeqBefore(height: number): number {
+    return this.txEnd.data[height - 1]
+  }
+  evmSeqBefore(height: number): number {
+    return this.evmEnd.data[height - 1]
+  }
+  traceSeqBefore(height: number): number {
+    return this.traceEnd.data[height - 1]
+  }
+  headerTimeMs(height: number): number {
+    return this.headerMs.data[height]
+  }
+  /** Nanoseconds within the header's millisecond, for RFC3339Nano tx timestamps. */
+  headerExtraNanos(height: number): number {
+    return hash32(this.seed, "ns", height) % 1_000_000
+  }
+
+  txAtSeq(seq: number): { height: number; index: number } {
+    const height = upperBound(this.txEnd.data, this.tip, seq)
+    return { height, index: seq - this.txEnd.data[height - 1] - 1 }
+  }
+  /** The plans of one block's EVM txs, in block order, with their EVM sequence numbers. */
+  evmTxsAt(height: number): Array<{ plan: TxPlan; evmSeq: number; traceSeqStart: number }> {
+    const out: Array<{ plan: TxPlan; evmSeq: number; traceSeqStart: number }> = []
+    let evmSeq = this.evmEnd.data[height - 1]
+    let traceSeq = this.traceEnd.data[height - 1]
+    const n = this.txCounts.data[height]
+    for (let i = 0; i < n; i++) {
+      const plan = this.plan(height, i)
+      if (!this.isEvmTx(plan)) continue
+      evmSeq++
+      out.push({ plan, evmSeq, traceSeqStart: traceSeq + 1 })
+      traceSeq += plan.traceSize
+    }
+    return out
+  }
+  heightOfEvmSeq(seq: number): number {
+    return upperBound(this.evmEnd.data, this.tip, seq)
+  }
+  heightOfTraceSeq(seq: number): number {
+    return upperBound(this.traceEnd.data, this.tip, seq)
+  }
+
+  // ---------------------------------------------------------------- hashes
+
+  txHash(height: number, index: number): string {
+    const head = permute48(height * 65536 + index, hash32(this.seed, FEISTEL_TX))
+    return (head.toString(16).padStart(12, "0") + sha256Hex(this.seed, "txh", height, index).slice(0, 52)).toUpperCase()
+  }
+  evmTxHash(height: number, index: number): string {
+    const head = permute48(height * 65536 + index, hash32(this.seed, FEISTEL_EVM))
+    return "0x" + head.toString(16).padStart(12, "0") + sha256Hex(this.seed, "evmh", height, index).slice(0, 52)
+  }
+  /** Finds the tx a hash names (either form), or undefined. */
+  lookupTxHash(hash: string): { height: number; index: number } | undefined {
+    const evm = hash.startsWith("0x")
+    const body = evm ? hash.slice(2) : hash
+    if (!/^[0-9a-fA-F]{64}$/.test(body)) return undefined
+    const head = parseInt(body.slice(0, 12), 16)
+    const value = unpermute48(head, hash32(this.seed, evm ? FEISTEL_EVM : FEISTEL_TX))
+    const height = Math.floor(value / 65536)
+    const index = value % 65536
+    if (height < 1 || height > this.tip || index >= this.txCounts.data[height]) return undefined
+    const expect = evm ? this.evmTxHash(height, index) : this.txHash(height, index)
+    return expect.toLowerCase() === hash.toLowerCase() ? { height, index } : undefined
+  }
+  blockHash(height: number): string {
+    return sha256Hex(this.seed, "block", height).toUpperCase()
+  }
+
+  // ---------------------------------------------------------------- NFT replay
+
+  private applyNft(p: TxPlan, seq: number) {
+    if (p.failed || !p.kind.startsWith("nft_")) return
+    const r = new Rng(this.seed, "nft", p.height, p.index)
+    const created = this.u.collections.filter((c) => c.createdAt <= p.height)
+    let kind: NftEvent["kind"] = p.kind === "nft_mint" ? "mint" : p.kind === "nft_transfer" ? "transfer" : "burn"
+    let collection = r.pick(created)
+    if (kind !== "mint") {
+      const withLive = created.filter((c) => this.liveTokens[c.index].length > 0)
+      if (withLive.length === 0) kind = "mint"
+      else collection = r.pick(withLive)
+    }
+    if (kind === "mint") {
+      const tokenId = collection.tokenPrefix + String(this.nextTokenNo[collection.index]++)
+      const key = tokenKey(collection.index, tokenId)
+      this.tokens.set(key, { collection: collection.index, tokenId, owner: p.recipient, height: p.height, txs: [seq], burned: false })
+      this.liveTokens[collection.index].push(key)
+      this.nftEvents.set(seq, { kind, collection: collection.index, tokenId, from: p.signer, to: p.recipient })
+      return
+    }
+    const live = this.liveTokens[collection.index]
+    const at = r.int(0, live.length - 1)
+    const token = this.tokens.get(live[at])!
+    token.txs.push(seq)
+    const from = token.owner
+    if (kind === "burn") {
+      token.burned = true
+      live[at] = live[live.length - 1]
+      live.pop()
+      this.nftEvents.set(seq, { kind, collection: collection.index, tokenId: token.tokenId, from, to: from })
+      return
+    }
+    let to = p.recipient === from ? (from + 1) % ACCOUNT_COUNT : p.recipient
+    token.owner = to
+    token.height = p.height
+    this.nftEvents.set(seq, { kind, collection: collection.index, tokenId: token.tokenId, from, to })
+    void to
+  }
+
+  /** The account that signs a tx: the NFT's owner for transfers and burns, else the planned signer. */
+  signerOf(p: TxPlan, seq: number): number {
+    const ev = this.nftEvents.get(seq)
+    return ev && ev.kind !== "mint" ? ev.from : p.signer
+  }
+
+  liveTokensOf(collection: number): Array<NftToken> {
+    return this.liveTokens[collection].map((k) => this.tokens.get(k)!)
+  }
+  collectionCreated(c: CollectionInfo): boolean {
+    return c.createdAt <= this.tip
+  }
+
+  // ---------------------------------------------------------------- balances replay
+
+  private advanceBalances(height: number) {
+    for (let h = this.balanceHeight + 1; h <= height; h++) {
+      const n = this.txCounts.data[h]
+      for (let i = 0; i < n; i++) {
+        const p = this.plan(h, i)
+        const seq = this.txEnd.data[h - 1] + i + 1
+        const signer = this.signerOf(p, seq)
+        this.balances[p.feeDenom][signer] -= BigInt(p.feeAmount)
+        if (p.failed) continue
+        if (p.kind === "bank_send") {
+          this.balances[p.denom][signer] -= p.amount * BigInt(p.msgCount)
+          this.balances[p.denom][p.recipient] += p.amount * BigInt(p.msgCount)
+        } else if (p.kind === "ibc_transfer") {
+          this.balances[p.denom][signer] -= p.amount
+        }
+      }
+    }
+    this.balanceHeight = Math.max(this.balanceHeight, height)
+  }
+
+  /** Accounts holding `denomIndex` at rich_list_height: amount DESC, ties by address for determinism. */
+  holders(denomIndex: number): Array<{ account: Account; amount: bigint }> {
+    const row = this.balances[denomIndex]
+    const out: Array<{ account: Account; amount: bigint }> = []
+    for (let i = 0; i < row.length; i++) {
+      if (this.u.genesisBalances[denomIndex][i] === 0n && row[i] === 0n) continue
+      out.push({ account: this.u.accounts[i], amount: row[i] })
+    }
+    out.sort((a, b) => (a.amount === b.amount ? (a.account.hex < b.account.hex ? -1 : 1) : a.amount > b.amount ? -1 : 1))
+    return out
+  }
+
+  denomIndex(denom: string): number {
+    return DENOMS.findIndex((d) => d.denom.toLowerCase() === denom.toLowerCase())
+  }
+
+  accountOf(index: number): Account {
+    return this.u.accounts[index]
+  }
+}
+
+export const tokenKey = (collection: number, tokenId: string) => `${collection}\u0000${tokenId}`

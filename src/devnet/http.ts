@@ -1,0 +1,123 @@
+/**
+ * The loopback HTTP server both devnet services run on: applies latency and faults around a
+ * pure request handler, and tracks sockets and timers so stop() is immediate.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo, Socket } from "node:net"
+import { corruptOneRecord, type FaultInjector } from "./faults.js"
+
+export interface DevnetRequest {
+  readonly method: string
+  readonly url: URL
+  readonly body: string
+}
+export interface DevnetReply {
+  readonly status: number
+  readonly body: string
+  readonly contentType: string
+  /** whether a truncated or malformed variant of this reply is allowed (not for non-idempotent POSTs) */
+  readonly corruptible?: boolean
+}
+
+export interface HttpService {
+  readonly url: string
+  readonly close: () => Promise<void>
+}
+
+const FAULT_BODIES: Record<string, string> = {
+  "500": "Internal Server Error",
+  "502": "Bad Gateway",
+  "503": "Service Unavailable",
+  "429": "Too Many Requests"
+}
+
+export const serve = async (options: {
+  readonly port: number
+  readonly handle: (req: DevnetRequest) => DevnetReply
+  readonly faults: FaultInjector
+  readonly seed: number
+  readonly latencyMs: number
+  /** paths never faulted (the OpenAPI document) */
+  readonly exempt?: (url: URL) => boolean
+}): Promise<HttpService> => {
+  const sockets = new Set<Socket>()
+  const timers = new Set<NodeJS.Timeout>()
+  const later = (ms: number, fn: () => void) => {
+    if (ms <= 0) return fn()
+    const t = setTimeout(() => {
+      timers.delete(t)
+      fn()
+    }, ms)
+    timers.add(t)
+  }
+
+  const respond = (req: IncomingMessage, res: ServerResponse, body: string) => {
+    const url = new URL(req.url ?? "/", "http://devnet")
+    const key = `${req.method} ${url.pathname}${url.search} ${body}`
+    const fault = options.exempt?.(url) ? undefined : options.faults.next(key)
+    const send = () => {
+      if (fault === "reset") return req.socket.destroy()
+      if (fault === "429" || fault === "500" || fault === "502" || fault === "503") {
+        const headers: Record<string, string> = { "content-type": "text/plain; charset=utf-8" }
+        if (fault === "429") {
+          const s = options.faults.spec.retryAfterSeconds
+          // both forms of Retry-After appear in the wild: delta-seconds and an HTTP-date
+          headers["retry-after"] = key.length % 2 === 0 ? String(s) : new Date(Date.now() + s * 1000).toUTCString()
+        }
+        res.writeHead(Number(fault), headers)
+        return res.end(FAULT_BODIES[fault])
+      }
+      let reply: DevnetReply
+      try {
+        reply = options.handle({ method: req.method ?? "GET", url, body })
+      } catch (e) {
+        console.error("devnet handler crashed:", e)
+        reply = { status: 500, body: "Internal Server Error", contentType: "text/plain; charset=utf-8" }
+      }
+      let out = reply.body
+      const corruptible = reply.corruptible !== false && reply.status === 200
+      if (corruptible && options.faults.malformed(`${url.pathname}${url.search}`)) out = corruptOneRecord(out, options.seed, key)
+      const bytes = Buffer.from(out, "utf8")
+      if (fault === "truncate" && corruptible && bytes.length > 2) {
+        const half = bytes.subarray(0, Math.floor(bytes.length / 2))
+        if (options.faults.truncateStyle(key) === "short-body") {
+          res.writeHead(reply.status, { "content-type": reply.contentType, "content-length": String(half.length) })
+          return res.end(half)
+        }
+        res.writeHead(reply.status, { "content-type": reply.contentType, "content-length": String(bytes.length) })
+        res.write(half)
+        return later(5, () => req.socket.destroy())
+      }
+      res.writeHead(reply.status, { "content-type": reply.contentType, "content-length": String(bytes.length) })
+      res.end(bytes)
+    }
+    later(options.latencyMs + (fault === "stall" ? options.faults.spec.stallMs : 0), send)
+  }
+
+  const server = createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => respond(req, res, Buffer.concat(chunks).toString("utf8")))
+  })
+  server.keepAliveTimeout = 30_000
+  server.headersTimeout = 31_000
+  server.on("connection", (s) => {
+    sockets.add(s)
+    s.on("close", () => sockets.delete(s))
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(options.port, "127.0.0.1", () => resolve())
+  })
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const t of timers) clearTimeout(t)
+        timers.clear()
+        for (const s of sockets) s.destroy()
+        server.close(() => resolve())
+      })
+  }
+}

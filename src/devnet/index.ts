@@ -1,0 +1,87 @@
+/**
+ * The embedded devnet: a deterministic simulator of the indexer API and the router API on
+ * 127.0.0.1. `startDevnet` is what tests, benchmarks and `chain-lake devnet` call.
+ *
+ * Written independently of the clients in src/indexer and src/router (it never imports them),
+ * so a misreading of the wire format cannot hide on both sides of a test.
+ */
+import { Chain } from "./chain.js"
+import { FaultInjector, parseFaults, type FaultSpec } from "./faults.js"
+import { serve } from "./http.js"
+import { IndexerApi } from "./indexer-api.js"
+import { RouterApi } from "./router-api.js"
+import type { Vm } from "./universe.js"
+
+export type { Vm } from "./universe.js"
+export { parseFaults, PROFILES, FaultSpecError } from "./faults.js"
+export { DENOMS } from "./universe.js"
+
+export interface DevnetOptions {
+  readonly seed?: number
+  /** the chain starts with heights 1..blocks */
+  readonly blocks?: number
+  /** 0 picks a free port for the indexer; the router takes the next free one */
+  readonly port?: number
+  readonly routerPort?: number
+  /** > 0: a new block every blockTimeMs while serving (default 0: a static chain) */
+  readonly blockTimeMs?: number
+  /** profile name (none, light, heavy) or spec string, or a parsed spec */
+  readonly faults?: string | FaultSpec
+  readonly latencyMs?: number
+  readonly vm?: Vm
+  readonly txsPerBlock?: number
+  /** router transfers take estimate × this (default 0.01) */
+  readonly transferTimeScale?: number
+}
+
+export interface Devnet {
+  readonly indexerUrl: string
+  readonly routerUrl: string
+  /** the chain model (tests read expected values from it) */
+  readonly chain: Chain
+  /** current tip, growing with time when blockTimeMs > 0 */
+  readonly tip: () => number
+  readonly stop: () => Promise<void>
+}
+
+export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> => {
+  const seed = options.seed ?? 1
+  const blocks = options.blocks ?? 500
+  if (!Number.isInteger(blocks) || blocks < 1) throw new Error(`--blocks must be a positive integer, got ${blocks}`)
+  const chain = new Chain({ seed, blocks, vm: options.vm ?? "evm", txsPerBlock: options.txsPerBlock })
+  const spec = typeof options.faults === "object" ? options.faults : parseFaults(options.faults)
+  const started = Date.now()
+  const blockTimeMs = options.blockTimeMs ?? 0
+  const tip = () => {
+    if (blockTimeMs > 0) chain.extendTo(blocks + Math.floor((Date.now() - started) / blockTimeMs))
+    return chain.tip
+  }
+  const indexer = new IndexerApi(chain, { countTimeout: spec.countTimeout })
+  const router = new RouterApi({ seed, transferTimeScale: options.transferTimeScale ?? 0.01 })
+  const common = { seed, latencyMs: options.latencyMs ?? 0 }
+  const indexerHttp = await serve({
+    ...common,
+    port: options.port ?? 0,
+    faults: new FaultInjector(spec, seed),
+    exempt: (url) => url.pathname === "/swagger/doc.json",
+    handle: (req) => {
+      tip()
+      return indexer.handle(req.method, req.url)
+    }
+  })
+  const routerHttp = await serve({
+    ...common,
+    port: options.routerPort ?? 0,
+    faults: new FaultInjector(spec, seed + 1),
+    handle: (req) => router.handle(req)
+  })
+  return {
+    indexerUrl: indexerHttp.url,
+    routerUrl: routerHttp.url,
+    chain,
+    tip,
+    stop: async () => {
+      await Promise.all([indexerHttp.close(), routerHttp.close()])
+    }
+  }
+}

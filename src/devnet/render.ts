@@ -1,0 +1,364 @@
+/**
+ * Builds the wire objects of the indexer API from the chain model, with the real wire types:
+ * strings for block and cosmos-tx numbers, integers for NFT/internal-tx heights, 0x-hex quantities
+ * in EVM receipts. Field order follows the real server's Go structs.
+ */
+import type { Chain, NftToken, TxPlan } from "./chain.js"
+import { hexBytes, hexQty, rfc3339Nano, rfc3339Seconds } from "./encoding.js"
+import { Rng, sha256Hex } from "./rng.js"
+import { DENOMS } from "./universe.js"
+
+const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+const ZERO_BLOOM = "0x" + "0".repeat(512)
+const word = (hex: string) => "0x" + hex.replace(/^0x/, "").padStart(64, "0")
+
+export const msgTypeOf = (chain: Chain, p: TxPlan): string => {
+  switch (p.kind) {
+    case "bank_send":
+      return "/cosmos.bank.v1beta1.MsgSend"
+    case "ibc_transfer":
+      return "/ibc.applications.transfer.v1.MsgTransfer"
+    case "evm_create":
+      return "/minievm.evm.v1.MsgCreate"
+    default:
+      return chain.vm === "evm"
+        ? "/minievm.evm.v1.MsgCall"
+        : chain.vm === "move"
+          ? "/initia.move.v1.MsgExecute"
+          : "/cosmwasm.wasm.v1.MsgExecuteContract"
+  }
+}
+
+/** Every message type the devnet can emit, for the `msgs` filter ("known types"). */
+export const knownMsgTypes = (chain: Chain): ReadonlySet<string> =>
+  new Set(
+    [
+      "cosmos.bank.v1beta1.MsgSend",
+      "ibc.applications.transfer.v1.MsgTransfer",
+      ...(chain.vm === "evm"
+        ? ["minievm.evm.v1.MsgCall", "minievm.evm.v1.MsgCreate"]
+        : chain.vm === "move"
+          ? ["initia.move.v1.MsgExecute"]
+          : ["cosmwasm.wasm.v1.MsgExecuteContract"])
+    ]
+  )
+
+export const blockJson = (chain: Chain, height: number) => {
+  const n = chain.blockTxCount(height)
+  let gasUsed = 0
+  let gasWanted = 0
+  const fees = new Map<string, bigint>()
+  for (let i = 0; i < n; i++) {
+    const p = chain.plan(height, i)
+    gasUsed += p.gasUsed
+    gasWanted += p.gasWanted
+    const denom = DENOMS[p.feeDenom].denom
+    fees.set(denom, (fees.get(denom) ?? 0n) + BigInt(p.feeAmount))
+  }
+  const prev = height === 1 ? 0 : chain.headerTimeMs(height - 1) * 1e6 + chain.headerExtraNanos(height - 1)
+  const now = chain.headerTimeMs(height) * 1e6 + chain.headerExtraNanos(height)
+  const proposer = chain.u.proposers[new Rng(chain.seed, "proposer", height).chance(0.9) ? 0 : 1]
+  return {
+    chain_id: chain.u.chainId,
+    height: String(height),
+    hash: chain.blockHash(height),
+    block_time: height === 1 ? "0" : String(Math.floor((now - prev) / 1e6)),
+    timestamp: rfc3339Seconds(chain.headerTimeMs(height)),
+    gas_used: String(gasUsed),
+    gas_wanted: String(gasWanted),
+    tx_count: String(n),
+    // sdk.Coins: sorted by denom, zero coins dropped
+    total_fee: [...fees.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([denom, amount]) => ({ denom, amount: amount.toString() })),
+    proposer: { moniker: proposer.moniker, identity: "", operator_address: proposer.operator_address }
+  }
+}
+
+const attr = (key: string, value: string) => ({ key, value, index: true })
+
+const responseData = (typeUrl: string): string => {
+  const t = Buffer.from(typeUrl + "Response", "utf8")
+  return Buffer.concat([Buffer.from([0x12, t.length + 2, 0x0a, t.length]), t]).toString("hex").toUpperCase()
+}
+
+/** The cosmos tx (list and by-hash shape). */
+export const txJson = (chain: Chain, height: number, index: number) => {
+  const p = chain.plan(height, index)
+  const seq = chain.txSeqBefore(height) + index + 1
+  const nft = chain.nftEvents.get(seq)
+  const signer = chain.accountOf(chain.signerOf(p, seq))
+  const recipient = chain.accountOf(nft ? nft.to : p.recipient)
+  const typeUrl = msgTypeOf(chain, p)
+  const denom = DENOMS[p.denom].denom
+  const feeDenom = DENOMS[p.feeDenom].denom
+  const r = new Rng(chain.seed, "txbody", height, index)
+  const messages: Array<Record<string, unknown>> = []
+  for (let m = 0; m < p.msgCount; m++) messages.push(messageJson(chain, p, typeUrl, signer.bech32, recipient, denom, nft, r))
+  const events: Array<{ type: string; attributes: Array<ReturnType<typeof attr>> }> = [
+    { type: "coin_spent", attributes: [attr("spender", signer.bech32), attr("amount", `${p.feeAmount}${feeDenom}`)] },
+    { type: "tx", attributes: [attr("fee", `${p.feeAmount}${feeDenom}`), attr("fee_payer", signer.bech32)] },
+    { type: "tx", attributes: [attr("acc_seq", `${signer.bech32}/${Math.floor(seq / 7)}`)] },
+    { type: "tx", attributes: [attr("signature", Buffer.from(sha256Hex(chain.seed, "sig", seq), "hex").toString("base64"))] }
+  ]
+  if (!p.failed) {
+    events.push({
+      type: "message",
+      attributes: [attr("action", typeUrl), attr("sender", signer.bech32), attr("module", typeUrl.split(".")[0].slice(1)), attr("msg_index", "0")]
+    })
+    if (p.kind === "bank_send" || p.kind === "ibc_transfer") {
+      const amount = `${p.amount}${denom}`
+      events.push(
+        { type: "coin_spent", attributes: [attr("spender", signer.bech32), attr("amount", amount), attr("msg_index", "0")] },
+        { type: "coin_received", attributes: [attr("receiver", recipient.bech32), attr("amount", amount), attr("msg_index", "0")] },
+        { type: "transfer", attributes: [attr("recipient", recipient.bech32), attr("sender", signer.bech32), attr("amount", amount), attr("msg_index", "0")] }
+      )
+    }
+    if (p.kind === "ibc_transfer") {
+      events.push({
+        type: "send_packet",
+        attributes: [attr("packet_src_port", "transfer"), attr("packet_src_channel", "channel-0"), attr("packet_sequence", String(seq)), attr("msg_index", "0")]
+      })
+    }
+    if (chain.isEvmTx(p)) {
+      events.push({ type: "call", attributes: [attr("contract", contractOf(chain, p, nft)), attr("msg_index", "0")] })
+      for (const log of receiptLogs(chain, p, 0, nft)) events.push({ type: "evm", attributes: [attr("log", JSON.stringify({ address: log.address, topics: log.topics, data: log.data })), attr("msg_index", "0")] })
+    }
+  }
+  const failure =
+    p.kind === "evm_call" && chain.isEvm
+      ? { codespace: "evm", code: 2, raw_log: "failed to execute message; message index: 0: execution reverted" }
+      : { codespace: "sdk", code: 11, raw_log: `out of gas in location: WriteFlat; gasWanted: ${p.gasWanted}, gasUsed: ${p.gasUsed}: out of gas` }
+  return {
+    txhash: chain.txHash(height, index),
+    height: String(height),
+    codespace: p.failed ? failure.codespace : "",
+    code: p.failed ? failure.code : 0,
+    data: p.failed ? "" : responseData(typeUrl),
+    raw_log: p.failed ? failure.raw_log : "",
+    logs: [],
+    info: "",
+    gas_wanted: String(p.gasWanted),
+    gas_used: String(p.gasUsed),
+    tx: {
+      body: { memo: r.chance(0.1) ? "devnet memo ✓ <ok>" : "", messages, timeout_height: "0", extension_options: [], non_critical_extension_options: [] },
+      auth_info: {
+        fee: { payer: "", amount: [{ denom: feeDenom, amount: String(p.feeAmount) }], granter: "", gas_limit: String(p.gasWanted) },
+        tip: null,
+        signer_infos: [
+          {
+            sequence: String(Math.floor(seq / 7)),
+            mode_info: { single: { mode: "SIGN_MODE_DIRECT" } },
+            public_key: {
+              "@type": chain.isEvm ? "/initia.crypto.v1beta1.ethsecp256k1.PubKey" : "/cosmos.crypto.secp256k1.PubKey",
+              key: Buffer.from("02" + sha256Hex(chain.seed, "pk", signer.index), "hex").toString("base64")
+            }
+          }
+        ]
+      },
+      signatures: [Buffer.from(sha256Hex(chain.seed, "sig", seq) + sha256Hex(chain.seed, "sig2", seq), "hex").toString("base64")]
+    },
+    timestamp: rfc3339Nano(chain.headerTimeMs(height), chain.headerExtraNanos(height)),
+    events
+  }
+}
+
+const contractOf = (chain: Chain, p: TxPlan, nft: ReturnType<Chain["nftEvents"]["get"]>): string =>
+  nft ? chain.u.collections[nft.collection].address : p.kind === "evm_create" ? createdAddress(chain, p) : chain.u.contracts[p.contract]
+
+const createdAddress = (chain: Chain, p: TxPlan) => "0x" + sha256Hex(chain.seed, "create", p.height, p.index).slice(0, 40)
+
+const messageJson = (
+  chain: Chain,
+  p: TxPlan,
+  typeUrl: string,
+  sender: string,
+  recipient: { bech32: string; evm: string; hex: string },
+  denom: string,
+  nft: ReturnType<Chain["nftEvents"]["get"]>,
+  r: Rng
+): Record<string, unknown> => {
+  switch (p.kind) {
+    case "bank_send":
+      return { "@type": typeUrl, from_address: sender, to_address: recipient.bech32, amount: [{ denom, amount: p.amount.toString() }] }
+    case "ibc_transfer":
+      return {
+        "@type": typeUrl,
+        source_port: "transfer",
+        source_channel: "channel-0",
+        token: { denom, amount: p.amount.toString() },
+        sender,
+        receiver: "osmo1" + recipient.hex.slice(0, 38),
+        timeout_height: { revision_number: "0", revision_height: "0" },
+        timeout_timestamp: String((chain.headerTimeMs(p.height) + 600_000) * 1_000_000),
+        memo: ""
+      }
+    case "evm_create":
+      return { "@type": typeUrl, sender, code: "0x6080604052" + sha256Hex(chain.seed, "code", p.height, p.index), value: "0", access_list: [] }
+    default: {
+      const target = contractOf(chain, p, nft)
+      const input = nft
+        ? "0x" + (nft.kind === "mint" ? "40c10f19" : nft.kind === "burn" ? "42966c68" : "23b872dd") + word(recipient.hex).slice(2)
+        : "0xa9059cbb" + word(recipient.hex).slice(2) + word(r.int(1, 1e9).toString(16)).slice(2)
+      if (chain.vm === "evm") return { "@type": typeUrl, sender, contract_addr: target, input, value: "0", access_list: [] }
+      if (chain.vm === "move")
+        return {
+          "@type": typeUrl,
+          sender,
+          module_address: "0x1",
+          module_name: nft ? "simple_nft" : "coin",
+          function_name: nft ? nft.kind : "transfer",
+          type_args: [],
+          args: [Buffer.from(recipient.hex, "hex").toString("base64")]
+        }
+      return { "@type": typeUrl, sender, contract: target, msg: nft ? { [nft.kind]: { token_id: nft.tokenId, recipient: recipient.bech32 } } : { transfer: { recipient: recipient.bech32, amount: "1" } }, funds: [] }
+    }
+  }
+}
+
+const receiptLogs = (chain: Chain, p: TxPlan, firstLogIndex: number, nft: ReturnType<Chain["nftEvents"]["get"]>) => {
+  const logs: Array<{ address: string; topics: Array<string>; data: string; logIndex: number }> = []
+  const r = new Rng(chain.seed, "logs", p.height, p.index)
+  for (let k = 0; k < p.logCount; k++) {
+    if (nft) {
+      const from = nft.kind === "mint" ? "0" : chain.accountOf(nft.from).hex
+      const to = nft.kind === "burn" ? "0" : chain.accountOf(nft.to).hex
+      const idNum = BigInt(parseInt(nft.tokenId.replace(/\D/g, "") || "0", 10))
+      logs.push({ address: chain.u.collections[nft.collection].address, topics: [TRANSFER_TOPIC, word(from), word(to), word(idNum.toString(16))], data: "0x", logIndex: firstLogIndex + k })
+    } else {
+      const from = chain.accountOf(p.signer).hex
+      const to = chain.accountOf(r.int(0, chain.u.accounts.length - 1)).hex
+      logs.push({ address: chain.u.contracts[p.contract], topics: [TRANSFER_TOPIC, word(from), word(to)], data: word(BigInt(r.int(1, 1e9)) .toString(16) + "000000000"), logIndex: firstLogIndex + k })
+    }
+  }
+  return logs
+}
+
+/** EVM receipts of one block, in block order, as eth_getBlockReceipts returns them. */
+export const evmReceiptsAt = (chain: Chain, height: number) => {
+  const blockHash = "0x" + chain.blockHash(height).toLowerCase()
+  let cumulativeGas = 0
+  let logIndex = 0
+  return chain.evmTxsAt(height).map(({ plan: p, evmSeq, traceSeqStart }) => {
+    const seq = chain.txSeqBefore(height) + p.index + 1
+    const nft = chain.nftEvents.get(seq)
+    const hash = chain.evmTxHash(height, p.index)
+    cumulativeGas += p.gasUsed
+    const logs = receiptLogs(chain, p, logIndex, nft).map((l) => ({
+      address: l.address,
+      topics: l.topics,
+      data: l.data,
+      blockNumber: hexQty(height),
+      transactionHash: hash,
+      transactionIndex: hexQty(p.index),
+      blockHash,
+      logIndex: hexQty(l.logIndex),
+      removed: false
+    }))
+    logIndex += logs.length
+    const signer = chain.accountOf(chain.signerOf(p, seq))
+    const receipt = {
+      blockHash,
+      blockNumber: hexQty(height),
+      contractAddress: p.kind === "evm_create" && !p.failed ? createdAddress(chain, p) : null,
+      cumulativeGasUsed: hexQty(cumulativeGas),
+      effectiveGasPrice: hexQty(new Rng(chain.seed, "gp", height).int(0, 3) * 1_000_000_000),
+      from: signer.evm,
+      gasUsed: hexQty(p.gasUsed),
+      logs,
+      logsBloom: ZERO_BLOOM,
+      status: p.failed ? "0x0" : "0x1",
+      to: p.kind === "evm_create" ? "" : contractOf(chain, p, nft),
+      transactionHash: hash,
+      transactionIndex: hexQty(p.index),
+      type: p.index % 3 === 0 ? "0x0" : "0x2"
+    }
+    return { receipt, plan: p, evmSeq, traceSeqStart, accounts: [signer.hex, ...(nft ? [chain.accountOf(nft.to).hex] : [])] }
+  })
+}
+
+const CALL_TYPES = ["CALL", "STATICCALL", "DELEGATECALL", "CALL", "CREATE"] as const
+
+/** Internal txs (call trace, DFS pre-order) of one block, with their internal sequences. */
+export const internalTxsAt = (chain: Chain, height: number) => {
+  const out: Array<{ seq: number; row: Record<string, unknown>; from: string; to: string }> = []
+  for (const { receipt, plan: p, traceSeqStart } of evmReceiptsAt(chain, height)) {
+    if (p.traceSize === 0) continue
+    const r = new Rng(chain.seed, "trace", height, p.index)
+    const parents: Array<number> = [-1]
+    const addrs: Array<string> = [receipt.to || (receipt.contractAddress ?? "")]
+    let gas = p.gasWanted
+    for (let k = 0; k < p.traceSize; k++) {
+      const parent = k === 0 ? -1 : r.int(0, k - 1)
+      if (k > 0) parents.push(parent)
+      const type = k === 0 ? (p.kind === "evm_create" ? "CREATE" : "CALL") : CALL_TYPES[r.int(0, CALL_TYPES.length - 1)]
+      const from = k === 0 ? receipt.from : addrs[parent]
+      const to = k === 0 ? addrs[0] : "0x" + sha256Hex(chain.seed, "callee", height, p.index, k).slice(0, 40)
+      if (k > 0) addrs.push(to)
+      gas = Math.max(2300, Math.floor(gas * (0.3 + r.next() * 0.6)))
+      out.push({
+        seq: traceSeqStart + k,
+        from,
+        to,
+        row: {
+          height,
+          hash: receipt.transactionHash,
+          parent_index: parent,
+          index: k,
+          type,
+          from,
+          to,
+          input: "0x" + sha256Hex(chain.seed, "input", height, p.index, k).slice(0, 8 + 64 * r.int(0, 2)),
+          output: k === 0 ? "0x" : type === "STATICCALL" ? word(r.int(0, 1e9).toString(16)) : "0x",
+          value: type === "STATICCALL" || type === "DELEGATECALL" ? "0x" : hexBytes(r.chance(0.7) ? 0 : r.int(1, 1e9) * 1_000_000_000),
+          gas: hexQty(gas),
+          gasUsed: hexQty(Math.floor(gas * (0.1 + r.next() * 0.8)))
+        }
+      })
+    }
+  }
+  return out
+}
+
+export const collectionJson = (chain: Chain, c: number) => {
+  const info = chain.u.collections[c]
+  const ms = chain.headerTimeMs(info.createdAt)
+  return {
+    object_addr: info.address,
+    collection: {
+      creator: info.creator.bech32,
+      name: info.name,
+      origin_name: info.originName,
+      nfts: { handle: "", length: chain.liveTokensOf(c).length }
+    },
+    height: info.createdAt,
+    // Postgres keeps microseconds
+    timestamp: rfc3339Nano(Math.floor(ms), Math.floor(chain.headerExtraNanos(info.createdAt) / 1000) * 1000)
+  }
+}
+
+export const tokenJson = (chain: Chain, t: NftToken) => {
+  const info = chain.u.collections[t.collection]
+  return {
+    collection_addr: info.address,
+    collection_name: info.name,
+    collection_origin_name: info.originName,
+    object_addr: chain.vm === "move" ? "0x" + sha256Hex(chain.seed, "nftobj", t.collection, t.tokenId).slice(0, 64) : "",
+    owner: chain.accountOf(t.owner).bech32,
+    nft: { token_id: t.tokenId, uri: info.uriBase + encodeURIComponent(t.tokenId) + ".json" },
+    height: t.height,
+    timestamp: rfc3339Nano(chain.headerTimeMs(t.height), Math.floor(chain.headerExtraNanos(t.height) / 1000) * 1000)
+  }
+}
+
+/** Accounts a tx touches (the indexer's tx_accounts edges) and whether each signed. */
+export const txAccounts = (chain: Chain, height: number, index: number): Array<{ hex: string; signer: boolean }> => {
+  const p = chain.plan(height, index)
+  const seq = chain.txSeqBefore(height) + index + 1
+  const nft = chain.nftEvents.get(seq)
+  const signer = chain.signerOf(p, seq)
+  const out = [{ hex: chain.accountOf(signer).hex, signer: true }]
+  const other = nft ? nft.to : p.kind === "bank_send" || p.kind === "evm_call" ? p.recipient : -1
+  if (other >= 0 && other !== signer) out.push({ hex: chain.accountOf(other).hex, signer: false })
+  return out
+}
