@@ -5,6 +5,9 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    pool: "forks"
+    pool: "forks",
+    // the JSON report is what .ci/run reads for its closing "Tests: N passed, N failed" line
+    reporters: ["default", "json"],
+    outputFile: { json: ".test-results/vitest.json" }
   }
 })

@@ -33,10 +33,14 @@ export const PROFILES: Readonly<Record<string, string>> = {
 
 export class FaultSpecError extends Error {}
 
-/** Parses `none|light|heavy` or `429=0.05,503=0.05,reset=0.02,truncate=0.02,malformed=0.01,count-timeout,stall-ms=2000`. */
+/** Parses `none|light|heavy` (optionally with overrides) or `429=0.05,503=0.05,reset=0.02,truncate=0.02,malformed=0.01,count-timeout,stall-ms=2000`. */
 export const parseFaults = (text: string | undefined): FaultSpec => {
   const source = text === undefined || text === "" ? "none" : text
-  const expanded = PROFILES[source] ?? source
+  // a profile name may stand alone or be tuned: "heavy,stall-ms=2000"
+  const expanded = source
+    .split(",")
+    .map((part) => PROFILES[part.trim()] ?? part)
+    .join(",")
   const rates = { ...zero }
   let malformed = 0
   let countTimeout = false

@@ -1,0 +1,68 @@
+/** `chain-lake devnet`: serve the embedded devnet until killed. */
+import { Command, Options } from "@effect/cli"
+import { Console, Effect } from "effect"
+import { FaultSpecError, startDevnet, type Vm } from "../devnet/index.js"
+import { UserError } from "./errors.js"
+
+export const seedOption = Options.integer("seed").pipe(Options.withDefault(1), Options.withDescription("chain seed: the same seed serves the same bytes"))
+export const blocksOption = Options.integer("blocks").pipe(Options.withDefault(1000), Options.withDescription("the chain starts with heights 1..N"))
+
+const options = {
+  seed: seedOption,
+  blocks: blocksOption,
+  port: Options.integer("port").pipe(
+    Options.withDefault(0),
+    Options.withDescription("indexer port (the router takes the next one); 0 picks free ports")
+  ),
+  blockTime: Options.integer("block-time").pipe(
+    Options.withDefault(0),
+    Options.withDescription("milliseconds per new block while serving; 0 keeps the chain static")
+  ),
+  faults: Options.text("faults").pipe(
+    Options.withDefault("none"),
+    Options.withDescription("none | light | heavy, or a spec like 429=0.05,503=0.05,reset=0.02,truncate=0.02[,malformed=0.01][,count-timeout]")
+  ),
+  latencyMs: Options.integer("latency-ms").pipe(Options.withDefault(0), Options.withDescription("added latency per response")),
+  vm: Options.choice("vm", ["evm", "move", "wasm"]).pipe(Options.withDefault("evm" as const), Options.withDescription("EVM routes and the rich list exist on evm only")),
+  txsPerBlock: Options.integer("txs-per-block").pipe(Options.withDefault(4), Options.withDescription("mean txs per block (20% of blocks are empty)"))
+}
+
+export const devnetCommand = Command.make("devnet", options, (o) =>
+  Effect.gen(function* () {
+    if (o.blocks < 1) return yield* new UserError({ message: `--blocks must be at least 1, got ${o.blocks}` })
+    if (o.port < 0 || o.port > 65534) return yield* new UserError({ message: `--port must be between 0 and 65534, got ${o.port}` })
+    if (o.blockTime < 0 || o.latencyMs < 0) return yield* new UserError({ message: "--block-time and --latency-ms cannot be negative" })
+    const devnet = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () =>
+          startDevnet({
+            seed: o.seed,
+            blocks: o.blocks,
+            port: o.port,
+            routerPort: o.port === 0 ? 0 : o.port + 1,
+            blockTimeMs: o.blockTime,
+            faults: o.faults,
+            latencyMs: o.latencyMs,
+            vm: o.vm as Vm,
+            txsPerBlock: o.txsPerBlock
+          }),
+        catch: (e) =>
+          new UserError({
+            message:
+              e instanceof FaultSpecError
+                ? `--faults: ${e.message}`
+                : (e as NodeJS.ErrnoException).code === "EADDRINUSE"
+                  ? `port ${o.port} or ${o.port + 1} is already in use: pick another --port, or 0 for free ports`
+                  : `could not start the devnet: ${(e as Error).message}`
+          })
+      }),
+      (d) => Effect.promise(() => d.stop())
+    )
+    yield* Console.log(`indexer_url=${devnet.indexerUrl}`)
+    yield* Console.log(`router_url=${devnet.routerUrl}`)
+    yield* Console.error(
+      `devnet: seed ${o.seed}, ${devnet.chain.tip} blocks, ${devnet.chain.txTotal()} txs, vm ${o.vm}, faults ${o.faults}${o.blockTime > 0 ? `, a block every ${o.blockTime} ms` : ""}; Ctrl-C stops it`
+    )
+    return yield* Effect.never
+  }).pipe(Effect.scoped)
+).pipe(Command.withDescription("Serve the embedded devnet (indexer and router APIs) on 127.0.0.1 until killed"))

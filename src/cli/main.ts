@@ -1,0 +1,23 @@
+/** The chain-lake CLI: parses flags, builds layers and calls the library. */
+import { Command, ValidationError } from "@effect/cli"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { Console, Effect } from "effect"
+import { demoCommand } from "./demo.js"
+import { devnetCommand } from "./devnet.js"
+
+const root = Command.make("chain-lake").pipe(
+  Command.withDescription("Export a rollup chain's indexer and router APIs to Parquet and query them with DuckDB"),
+  Command.withSubcommands([devnetCommand, demoCommand])
+)
+
+const cli = Command.run(root, { name: "chain-lake", version: "0.1.0" })
+
+cli(process.argv).pipe(
+  Effect.catchTag("UserError", (e) =>
+    Console.error(`chain-lake: error: ${e.message}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = e.exitCode ?? 1))))
+  ),
+  // @effect/cli has already printed what was wrong with the flags
+  Effect.catchIf(ValidationError.isValidationError, () => Effect.sync(() => (process.exitCode = 2))),
+  Effect.provide(NodeContext.layer),
+  NodeRuntime.runMain
+)

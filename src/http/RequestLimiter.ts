@@ -1,0 +1,44 @@
+/**
+ * RequestLimiter: one concurrency limit and one requests-per-second limit shared by every
+ * stream of a run (indexer and router clients alike), so parallel shards cannot overrun a server.
+ */
+import { Context, Effect, Layer } from "effect"
+
+export interface LimiterConfig {
+  /** requests in flight at once */
+  readonly concurrency: number
+  /** requests started per second; 0 = unlimited */
+  readonly rps: number
+}
+
+export const DEFAULT_LIMITS: LimiterConfig = { concurrency: 16, rps: 200 }
+
+export interface RequestLimiterService {
+  readonly config: LimiterConfig
+  /** Runs `effect` once a concurrency permit and a rate slot are free. */
+  readonly run: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}
+
+export class RequestLimiter extends Context.Tag("chain-lake/RequestLimiter")<RequestLimiter, RequestLimiterService>() {}
+
+export const makeRequestLimiter = (config: LimiterConfig): Effect.Effect<RequestLimiterService> =>
+  Effect.gen(function* () {
+    const permits = yield* Effect.makeSemaphore(Math.max(1, config.concurrency))
+    const spacingMs = config.rps > 0 ? 1000 / config.rps : 0
+    // Next free start time: each request reserves a slot; a burst of one second is allowed.
+    let nextSlot = 0
+    const waitForSlot = Effect.suspend(() => {
+      if (spacingMs === 0) return Effect.void
+      const now = Date.now()
+      const slot = Math.max(nextSlot, now - 1000)
+      nextSlot = slot + spacingMs
+      const wait = slot - now
+      return wait > 0 ? Effect.sleep(wait) : Effect.void
+    })
+    return {
+      config,
+      run: (effect) => permits.withPermits(1)(Effect.zipRight(waitForSlot, effect))
+    }
+  })
+
+export const layerRequestLimiter = (config: LimiterConfig = DEFAULT_LIMITS) => Layer.effect(RequestLimiter, makeRequestLimiter(config))

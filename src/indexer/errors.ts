@@ -1,0 +1,62 @@
+/**
+ * Tagged errors of the indexer client. Each says what failed and where, in one line, and whether
+ * a retry may help (`retryable`), which the shared retry schedule reads.
+ */
+import { Data } from "effect"
+
+/** A non-2xx answer. The body is plain text on the real indexer (never JSON-parsed). */
+export class IndexerHttpError extends Data.TaggedError("IndexerHttpError")<{
+  readonly status: number
+  readonly body: string
+  readonly url: string
+  readonly retryAfterMs?: number
+}> {
+  get retryable() {
+    return this.status === 429 || this.status >= 500
+  }
+  override get message() {
+    return `indexer answered ${this.status} for ${this.url}: ${this.body.slice(0, 300)}`
+  }
+}
+
+/** No answer in time (the per-request timeout). */
+export class IndexerTimeout extends Data.TaggedError("IndexerTimeout")<{ readonly url: string; readonly timeoutMs: number }> {
+  readonly retryable = true
+  override get message() {
+    return `indexer did not answer ${this.url} within ${this.timeoutMs} ms`
+  }
+}
+
+/** Connection refused or reset, DNS failure, or a body cut short. */
+export class IndexerNetworkError extends Data.TaggedError("IndexerNetworkError")<{ readonly url: string; readonly reason: string }> {
+  readonly retryable = true
+  override get message() {
+    return `could not read ${this.url}: ${this.reason}`
+  }
+}
+
+/** A 200 whose body is not JSON: usually truncated in transit, so it is retried. */
+export class IndexerTruncatedBody extends Data.TaggedError("IndexerTruncatedBody")<{ readonly url: string; readonly bytes: number }> {
+  readonly retryable = true
+  override get message() {
+    return `the response of ${this.url} is not valid JSON (${this.bytes} bytes; truncated?)`
+  }
+}
+
+/** A response that breaks the schema: names endpoint, page key and field path. Never retried. */
+export class IndexerDecodeError extends Data.TaggedError("IndexerDecodeError")<{
+  readonly endpoint: string
+  readonly key: string | null
+  readonly path: string
+  readonly message: string
+}> {
+  readonly retryable = false
+  override toString() {
+    return `malformed response from ${this.endpoint} (page key ${this.key ?? "none"}) at ${this.path || "(root)"}: ${this.message}`
+  }
+}
+
+export type IndexerError = IndexerHttpError | IndexerTimeout | IndexerNetworkError | IndexerTruncatedBody | IndexerDecodeError
+
+/** One line for a user: what went wrong and where. */
+export const describeIndexerError = (e: IndexerError): string => (e._tag === "IndexerDecodeError" ? e.toString() : e.message)

@@ -1,0 +1,233 @@
+/**
+ * Effect Schemas of the router API (Skip Go API shapes plus the Initia additions: is_op_withdraw,
+ * required_op_hook, extra_warnings, /op-hook). Amounts and USD values are strings; an empty
+ * string amount means "absent". Operations carry exactly one wrapper key; unknown kinds are kept.
+ *
+ * Written from the API contract and the reference notes, independently of src/devnet.
+ */
+import { Schema } from "effect"
+
+/** A string amount where "" means absent (unpriced tokens arrive with empty USD values). */
+export const OptionalAmount = Schema.transform(Schema.String, Schema.UndefinedOr(Schema.String), {
+  strict: true,
+  decode: (s) => (s === "" ? undefined : s),
+  encode: (s) => s ?? ""
+})
+const BaseUnits = Schema.String.pipe(Schema.pattern(/^[0-9]+$/))
+const Open = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+const opt = Schema.optional
+
+export const RouteRequest = Schema.Struct({
+  amount_in: BaseUnits,
+  source_asset_chain_id: Schema.String,
+  source_asset_denom: Schema.String,
+  dest_asset_chain_id: Schema.String,
+  dest_asset_denom: Schema.String,
+  allow_unsafe: opt(Schema.Boolean),
+  go_fast: opt(Schema.Boolean),
+  is_op_withdraw: opt(Schema.Boolean)
+})
+export type RouteRequest = typeof RouteRequest.Type
+
+export const Asset = Schema.Struct(
+  {
+    denom: Schema.String,
+    chain_id: Schema.String,
+    origin_denom: Schema.String,
+    origin_chain_id: Schema.String,
+    symbol: opt(Schema.NullOr(Schema.String)),
+    decimals: opt(Schema.NullOr(Schema.Number))
+  },
+  Open
+)
+
+export const SwapVenue = Schema.Struct({ name: Schema.String, chain_id: Schema.String, logo_uri: opt(Schema.NullOr(Schema.String)) })
+
+const Hop = { from_chain_id: Schema.String, to_chain_id: Schema.String, denom_in: Schema.String, denom_out: Schema.String }
+const withOpen = <F extends Schema.Struct.Fields>(fields: F) => Schema.Struct(fields, Open)
+
+/** The inner object of each known operation kind (main fields; the rest kept as is). */
+export const OperationKinds = {
+  transfer: withOpen({ ...Hop, port: Schema.String, channel: Schema.String }),
+  swap: withOpen({ chain_id: Schema.String, denom_in: Schema.String, denom_out: Schema.String }),
+  axelar_transfer: withOpen({ ...Hop }),
+  cctp_transfer: withOpen({ ...Hop }),
+  hyperlane_transfer: withOpen({ ...Hop }),
+  op_init_transfer: withOpen({ ...Hop, op_init_bridge_id: Schema.String }),
+  go_fast_transfer: withOpen({ ...Hop, fee: Open }),
+  evm_swap: withOpen({ from_chain_id: Schema.String, denom_in: Schema.String, denom_out: Schema.String, amount_in: Schema.String, amount_out: Schema.String }),
+  bank_send: withOpen({ chain_id: Schema.String, denom: Schema.String }),
+  stargate_transfer: withOpen({ ...Hop }),
+  layer_zero_transfer: withOpen({ ...Hop }),
+  eureka_transfer: withOpen({ ...Hop })
+} as const
+export type OperationKind = keyof typeof OperationKinds
+export const OPERATION_KINDS = Object.keys(OperationKinds) as ReadonlyArray<OperationKind>
+
+const COMMON_OPERATION_FIELDS = new Set(["tx_index", "amount_in", "amount_out"])
+
+/** One operation: known wrapper keys are validated; an unknown kind is kept as an open object. */
+export const Operation = Schema.Struct(
+  {
+    tx_index: Schema.Int,
+    amount_in: Schema.String,
+    amount_out: Schema.String,
+    ...Object.fromEntries(Object.entries(OperationKinds).map(([k, s]) => [k, opt(s)])) as {
+      [K in OperationKind]: Schema.optional<(typeof OperationKinds)[K]>
+    }
+  },
+  Open
+)
+export type Operation = typeof Operation.Type
+
+/** The operation's kind: its one wrapper key (which may be a kind this client does not know). */
+export const operationKind = (op: Operation | Record<string, unknown>): string =>
+  Object.keys(op).find((k) => !COMMON_OPERATION_FIELDS.has(k)) ?? "unknown"
+
+export const Fee = Schema.Struct({
+  fee_type: Schema.String,
+  bridge_id: Schema.String,
+  amount: Schema.String,
+  usd_amount: opt(OptionalAmount),
+  origin_asset: Asset,
+  chain_id: Schema.String,
+  tx_index: Schema.Int,
+  operation_index: opt(Schema.NullOr(Schema.Int)),
+  fee_behavior: opt(Schema.String)
+})
+export type Fee = typeof Fee.Type
+
+export const RouteWarning = Schema.Struct({ type: Schema.String, message: Schema.String })
+
+export const RouteResponse = Schema.Struct({
+  amount_in: Schema.String,
+  amount_out: Schema.String,
+  source_asset_denom: Schema.String,
+  source_asset_chain_id: Schema.String,
+  dest_asset_denom: Schema.String,
+  dest_asset_chain_id: Schema.String,
+  operations: Schema.Array(Operation),
+  chain_ids: Schema.Array(Schema.String),
+  required_chain_addresses: Schema.Array(Schema.String),
+  does_swap: opt(Schema.Boolean),
+  estimated_amount_out: opt(OptionalAmount),
+  swap_venues: opt(Schema.NullOr(Schema.Array(SwapVenue))),
+  swap_venue: opt(Schema.NullOr(SwapVenue)),
+  txs_required: Schema.Int,
+  usd_amount_in: opt(OptionalAmount),
+  usd_amount_out: opt(OptionalAmount),
+  swap_price_impact_percent: opt(Schema.NullOr(OptionalAmount)),
+  estimated_fees: opt(Schema.NullOr(Schema.Array(Fee))),
+  estimated_route_duration_seconds: Schema.NullOr(Schema.Int),
+  warning: opt(Schema.NullOr(RouteWarning)),
+  extra_warnings: opt(Schema.NullOr(Schema.Array(Schema.String))),
+  extra_infos: opt(Schema.NullOr(Schema.Array(Schema.String))),
+  required_op_hook: opt(Schema.Boolean)
+})
+export type RouteResponse = typeof RouteResponse.Type
+
+/** A 200 that carries no route (a known quirk): `{"message": "no routes found"}`. */
+export const NoRouteBody = Schema.Struct({ message: Schema.String })
+
+/** gRPC-gateway style error body. */
+export const RouterErrorBody = Schema.Struct({
+  code: Schema.Int,
+  message: Schema.String,
+  details: opt(Schema.Array(Schema.Struct({ reason: opt(Schema.String) }, Open))),
+  info: opt(Schema.String)
+})
+export type RouterErrorBody = typeof RouterErrorBody.Type
+
+export const OpHookRequest = Schema.Struct({
+  source_address: Schema.String,
+  source_asset_chain_id: Schema.String,
+  source_asset_denom: Schema.String,
+  dest_address: Schema.String,
+  dest_asset_chain_id: Schema.String,
+  dest_asset_denom: Schema.String
+})
+export const OpHookResponse = Schema.Struct({
+  chain_id: Schema.String,
+  hook: Schema.Array(Schema.Struct({ msg_type_url: Schema.String, msg: Schema.String }))
+})
+export type OpHookResponse = typeof OpHookResponse.Type
+export const SignedOpHook = Schema.Struct({ signer: Schema.String, hook: Schema.String })
+
+export const CosmosMsg = Schema.Struct({ msg: Schema.String, msg_type_url: Schema.String })
+export const MsgsTx = Schema.Struct(
+  {
+    cosmos_tx: opt(Schema.Struct({ chain_id: Schema.String, path: Schema.Array(Schema.String), signer_address: Schema.String, msgs: Schema.Array(CosmosMsg) })),
+    evm_tx: opt(
+      Schema.Struct({
+        chain_id: Schema.String,
+        to: Schema.String,
+        value: Schema.String,
+        data: Schema.String,
+        signer_address: Schema.String,
+        required_erc20_approvals: opt(Schema.Array(Schema.Struct({ amount: Schema.String, spender: Schema.String, token_contract: Schema.String })))
+      })
+    ),
+    svm_tx: opt(Schema.Struct({ chain_id: Schema.String, signer_address: Schema.String, tx: Schema.String })),
+    operations_indices: opt(Schema.Array(Schema.Int))
+  },
+  Open
+)
+export type MsgsTx = typeof MsgsTx.Type
+export const MsgsResponse = Schema.Struct({
+  txs: Schema.Array(MsgsTx),
+  msgs: opt(Schema.Array(Open)),
+  min_amount_out: opt(OptionalAmount),
+  estimated_fees: opt(Schema.NullOr(Schema.Array(Fee)))
+})
+export type MsgsResponse = typeof MsgsResponse.Type
+
+export const TrackResponse = Schema.Struct({ tx_hash: Schema.String, explorer_link: Schema.String })
+
+export const TRANSACTION_STATES = [
+  "STATE_SUBMITTED",
+  "STATE_PENDING",
+  "STATE_ABANDONED",
+  "STATE_COMPLETED_SUCCESS",
+  "STATE_COMPLETED_ERROR",
+  "STATE_PENDING_ERROR",
+  "STATE_UNKNOWN",
+  "STATE_RECEIVED",
+  "STATE_COMPLETED"
+] as const
+
+export const ChainTransaction = Schema.Struct({
+  chain_id: Schema.String,
+  tx_hash: Schema.String,
+  explorer_link: Schema.String,
+  on_chain_at: opt(Schema.String)
+})
+/** One TransferEvent: exactly one wrapper key (ibc_transfer, op_init_transfer, …), each with its own state enum. */
+export const TransferEvent = Open
+export const StatusError = Schema.Struct({ type: Schema.String, message: Schema.String }, Open)
+export const TransferAssetRelease = Schema.Struct({
+  chain_id: Schema.String,
+  denom: Schema.String,
+  amount: opt(Schema.NullOr(Schema.String)),
+  released: Schema.Boolean
+})
+export const TransferStatus = Schema.Struct({
+  state: Schema.String,
+  transfer_sequence: Schema.Array(TransferEvent),
+  next_blocking_transfer: opt(Schema.NullOr(Schema.Struct({ transfer_sequence_index: Schema.Int }))),
+  transfer_asset_release: opt(Schema.NullOr(TransferAssetRelease)),
+  error: opt(Schema.NullOr(StatusError))
+})
+export const TxStatusResponse = Schema.Struct({
+  state: Schema.String,
+  transfers: opt(Schema.Array(TransferStatus)),
+  transfer_sequence: Schema.Array(TransferEvent),
+  next_blocking_transfer: opt(Schema.NullOr(Schema.Struct({ transfer_sequence_index: Schema.Int }))),
+  transfer_asset_release: opt(Schema.NullOr(TransferAssetRelease)),
+  error: opt(Schema.NullOr(StatusError)),
+  status: opt(Schema.String)
+})
+export type TxStatusResponse = typeof TxStatusResponse.Type
+
+/** Final states per the production clients: success, error and abandonment. */
+export const isFinalState = (state: string) =>
+  state === "STATE_COMPLETED_SUCCESS" || state === "STATE_COMPLETED_ERROR" || state === "STATE_ABANDONED"

@@ -1,0 +1,20 @@
+/** Turns an Effect Schema parse error into "field.path: message" lines a user can act on. */
+import { Either, ParseResult, Schema } from "effect"
+
+/** `["blocks", 1, "height"]` → `blocks[1].height` */
+export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path.reduce<string>((out, key) => (typeof key === "number" ? `${out}[${key}]` : out === "" ? String(key) : `${out}.${String(key)}`), "")
+
+export interface FieldIssue {
+  readonly path: string
+  readonly message: string
+}
+
+/** Decodes `value`; on failure returns the first issue with its field path. */
+export const decodeWithPath = <A, I>(schema: Schema.Schema<A, I>, value: unknown): Either.Either<A, FieldIssue> => {
+  const result = Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" })(value)
+  if (Either.isRight(result)) return Either.right(result.right)
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(result.left)
+  const first = issues[0]
+  return Either.left({ path: formatPath(first?.path ?? []), message: first?.message ?? "invalid" })
+}

@@ -1,0 +1,51 @@
+/** The `chain-lake devnet` and `demo` commands as a user runs them. */
+import { describe, expect, it } from "vitest"
+import { runCli, startCli } from "./support/cli.js"
+
+describe("chain-lake devnet", () => {
+  it("prints indexer_url and router_url, serves both, and stops cleanly on SIGINT", async () => {
+    const { child, stdout } = await startCli(["devnet", "--seed", "4", "--blocks", "30", "--vm", "evm"], /router_url=\S+\n/)
+    const urls = Object.fromEntries(stdout().trim().split("\n").map((l) => l.split("=")))
+    expect(urls.indexer_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+    expect(urls.router_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+    const status = await (await fetch(urls.indexer_url + "/status")).json()
+    expect(status.height).toBe(30)
+    const route = await fetch(urls.router_url + "/v2/fungible/route", { method: "POST", body: "{}" })
+    expect(route.status).toBe(400)
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+    child.kill("SIGINT")
+    expect(await exited).not.toBeNull()
+  })
+
+  it("rejects bad flags with a one-line error and a non-zero exit", async () => {
+    const badFault = await runCli(["devnet", "--faults", "teapot=1"])
+    expect(badFault.code).not.toBe(0)
+    expect(badFault.stderr.trim()).toBe(
+      'chain-lake: error: --faults: unknown fault "teapot" (names: 429, 500, 502, 503, reset, truncate, stall, malformed, stall-ms, retry-after, count-timeout)'
+    )
+    const badBlocks = await runCli(["devnet", "--blocks", "0"])
+    expect([badBlocks.code, badBlocks.stderr.trim()]).toEqual([1, "chain-lake: error: --blocks must be at least 1, got 0"])
+    const notANumber = await runCli(["devnet", "--blocks", "many"])
+    expect(notANumber.code).toBe(2)
+    expect(notANumber.stderr + notANumber.stdout).toMatch(/'many' is not a integer/)
+  })
+
+  it("--help lists the commands", async () => {
+    const help = await runCli(["--help"])
+    expect(help.code).toBe(0)
+    expect(help.stdout).toMatch(/devnet \[--seed integer\]/)
+    expect(help.stdout).toMatch(/demo/)
+  })
+})
+
+describe("chain-lake demo (npm start)", () => {
+  it("starts the devnet in-process and prints blocks, txs, holders and collections read through the client", async () => {
+    const r = await runCli(["demo", "--blocks", "120", "--seed", "2"])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/chain lake-evm-1: height 120/)
+    expect(r.stdout).toMatch(/Latest blocks/)
+    expect(r.stdout).toMatch(/^120\s+2026-/m)
+    expect(r.stdout).toMatch(/Top uinit holders/)
+    expect(r.stdout).toMatch(/\.\.\/\.\.\/etc/)
+  })
+})

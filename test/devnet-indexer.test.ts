@@ -1,0 +1,353 @@
+/**
+ * The devnet's indexer API over real HTTP: every endpoint decodes against the project's Effect
+ * Schemas and validates against the project's OpenAPI document; cursors walk every row once;
+ * errors have the real statuses and plain-text bodies; the same seed gives the same bytes.
+ */
+import { Ajv } from "ajv"
+import addFormatsModule from "ajv-formats"
+import { Schema } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startDevnet, type Devnet } from "../src/devnet/index.js"
+import * as S from "../src/indexer/schemas.js"
+import { b64, decodeOrThrow, getText } from "./support/http.js"
+
+// ajv-formats is CommonJS with a default export
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default
+
+const USDC = "ibc/27394FB092D2ECCD56123C74F36E4C1F926001CEADA9CA97EA622B25F41E5EB2"
+const LAKE = "evm/0xAbCdEf0123456789aBcDeF0123456789AbCdEf01"
+
+let devnet: Devnet
+let base: string
+beforeAll(async () => {
+  devnet = await startDevnet({ seed: 42, blocks: 400 })
+  base = devnet.indexerUrl
+})
+afterAll(() => devnet.stop())
+
+const getJson = async (path: string): Promise<any> => {
+  const r = await getText(base + path)
+  if (r.status !== 200) throw new Error(`${path} → ${r.status} ${r.body}`)
+  expect(r.contentType).toContain("application/json")
+  return JSON.parse(r.body)
+}
+
+/** Pages through a list endpoint with next_key until the server says stop; returns all rows. */
+const walk = async (path: string, arrayKey: string, extra = "", limit = 100) => {
+  const rows: Array<any> = []
+  const keys = new Set<string>()
+  let key: string | null = null
+  let pages = 0
+  for (;;) {
+    const sep = path.includes("?") ? "&" : "?"
+    const q: string = `${sep}pagination.limit=${limit}${extra}${key ? `&pagination.key=${encodeURIComponent(key)}` : ""}`
+    const page: any = await getJson(path + q)
+    pages++
+    rows.push(...page[arrayKey])
+    key = page.pagination.next_key
+    if (key === null) break
+    expect(keys.has(key), `repeated key ${key}`).toBe(false)
+    keys.add(key)
+    if (pages > 10_000) throw new Error("runaway pagination")
+  }
+  return { rows, pages }
+}
+
+describe("every endpoint decodes and matches the OpenAPI document", () => {
+  it("validates each endpoint's 200 body against Effect Schemas and the served OpenAPI schema", async () => {
+    const c = devnet.chain
+    const doc = await getJson("/swagger/doc.json")
+    const ajv = new Ajv({ strict: false, allErrors: true })
+    addFormats(ajv)
+    ajv.addSchema({ components: doc.components }, "doc")
+    const someTx = (await getJson("/indexer/tx/v1/txs?pagination.limit=1&pagination.reverse=false")).txs[0]
+    const someEvm = (await getJson("/indexer/tx/v1/evm-txs?pagination.limit=1&pagination.offset=5")).txs[0]
+    const someItx = (await getJson("/indexer/tx/v1/evm-internal-txs?pagination.limit=1")).internal_txs[0]
+    const coll = (await getJson("/indexer/nft/v1/collections?pagination.limit=1&pagination.reverse=false")).collections[0]
+    const token = (await getJson(`/indexer/nft/v1/tokens/by_collection/${coll.object_addr}?pagination.limit=1`)).tokens[0]
+    const account = c.u.accounts[0].bech32
+    const cases: Array<[string, string, Schema.Schema<any, any>]> = [
+      ["/status", "/status", S.Status],
+      ["/indexer/block/v1/avg_blocktime", "/indexer/block/v1/avg_blocktime", S.AvgBlockTime],
+      ["/indexer/block/v1/blocks", "/indexer/block/v1/blocks?pagination.limit=5", S.BlocksResponse],
+      ["/indexer/block/v1/blocks/{height}", "/indexer/block/v1/blocks/7", S.BlockResponse],
+      ["/indexer/tx/v1/txs", "/indexer/tx/v1/txs?pagination.limit=20", S.TxsResponse],
+      ["/indexer/tx/v1/txs/by_account/{account}", `/indexer/tx/v1/txs/by_account/${account}?pagination.limit=5`, S.TxsResponse],
+      ["/indexer/tx/v1/txs/by_height/{height}", `/indexer/tx/v1/txs/by_height/${someTx.height}`, S.TxsResponse],
+      ["/indexer/tx/v1/txs/{tx_hash}", `/indexer/tx/v1/txs/${someTx.txhash}`, S.TxResponse],
+      ["/indexer/tx/v1/evm-txs", "/indexer/tx/v1/evm-txs?pagination.limit=20", S.EvmTxsResponse],
+      ["/indexer/tx/v1/evm-txs/by_account/{account}", `/indexer/tx/v1/evm-txs/by_account/${someEvm.from}?pagination.limit=5`, S.EvmTxsResponse],
+      ["/indexer/tx/v1/evm-txs/by_height/{height}", `/indexer/tx/v1/evm-txs/by_height/${parseInt(someEvm.blockNumber, 16)}`, S.EvmTxsResponse],
+      ["/indexer/tx/v1/evm-txs/{tx_hash}", `/indexer/tx/v1/evm-txs/${someEvm.transactionHash}`, S.EvmTxResponse],
+      ["/indexer/tx/v1/evm-internal-txs", "/indexer/tx/v1/evm-internal-txs?pagination.limit=20", S.EvmInternalTxsResponse],
+      ["/indexer/tx/v1/evm-internal-txs/by_account/{account}", `/indexer/tx/v1/evm-internal-txs/by_account/${someItx.from}`, S.EvmInternalTxsResponse],
+      ["/indexer/tx/v1/evm-internal-txs/by_height/{height}", `/indexer/tx/v1/evm-internal-txs/by_height/${someItx.height}`, S.EvmInternalTxsResponse],
+      ["/indexer/tx/v1/evm-internal-txs/{tx_hash}", `/indexer/tx/v1/evm-internal-txs/${someItx.hash}`, S.EvmInternalTxsResponse],
+      ["/indexer/nft/v1/collections", "/indexer/nft/v1/collections", S.CollectionsResponse],
+      ["/indexer/nft/v1/collections/by_account/{account}", `/indexer/nft/v1/collections/by_account/${token.owner}`, S.CollectionsResponse],
+      ["/indexer/nft/v1/collections/by_name/{name}", "/indexer/nft/v1/collections/by_name/frogs", S.CollectionsResponse],
+      ["/indexer/nft/v1/collections/{collection_addr}", `/indexer/nft/v1/collections/${coll.object_addr}`, S.CollectionResponse],
+      ["/indexer/nft/v1/tokens/by_account/{account}", `/indexer/nft/v1/tokens/by_account/${token.owner}`, S.NftsResponse],
+      ["/indexer/nft/v1/tokens/by_collection/{collection_addr}", `/indexer/nft/v1/tokens/by_collection/${coll.object_addr}`, S.NftsResponse],
+      ["/indexer/nft/v1/txs/{collection_addr}/{token_id}", `/indexer/nft/v1/txs/${coll.object_addr}/${encodeURIComponent(token.nft.token_id)}`, S.TxsResponse],
+      ["/indexer/richlist/v1/{denom}", `/indexer/richlist/v1/${encodeURIComponent(LAKE)}`, S.TokenHoldersResponse]
+    ]
+    expect(Object.keys(doc.paths).sort()).toEqual(cases.map(([p]) => p).sort())
+    for (const [docPath, url, schema] of cases) {
+      const body = await getJson(url)
+      decodeOrThrow(schema, body, url)
+      const responseSchema = doc.paths[docPath].get.responses["200"].content["application/json"].schema
+      const validate = ajv.compile({ $ref: `doc${responseSchema.$ref}` })
+      expect(validate(body), `${url}: ${ajv.errorsText(validate.errors)}`).toBe(true)
+      // lists are non-empty, so the test exercises row schemas too
+      for (const v of Object.values(body)) if (Array.isArray(v)) expect(v.length, url).toBeGreaterThan(0)
+    }
+  })
+
+  it("rejects a wire-type violation: a height sent as a number fails the Effect Schema with its path", async () => {
+    const body = await getJson("/indexer/block/v1/blocks?pagination.limit=2")
+    body.blocks[1].height = 12
+    expect(() => decodeOrThrow(S.BlocksResponse, body, "blocks")).toThrow(/blocks: blocks\[1\]\.height: Expected string, actual 12/)
+  })
+})
+
+describe("cursor pagination walks every row exactly once", () => {
+  it("blocks, ascending and descending, end on an empty page", async () => {
+    const tip = devnet.chain.tip
+    for (const reverse of ["false", "true"]) {
+      const { rows } = await walk("/indexer/block/v1/blocks", "blocks", `&pagination.reverse=${reverse}`, 37)
+      const heights = rows.map((b) => Number(b.height))
+      expect(heights.length).toBe(tip)
+      expect(new Set(heights).size).toBe(tip)
+      const sorted = [...heights].sort((a, b) => a - b)
+      expect(heights).toEqual(reverse === "false" ? sorted : sorted.reverse())
+    }
+    // next_key on the last non-empty page; the page after it is empty with next_key null
+    const last = await getJson(`/indexer/block/v1/blocks?pagination.reverse=false&pagination.key=${b64(`{"height":${tip - 1}}`)}`)
+    expect(last.blocks.map((b: any) => b.height)).toEqual([String(tip)])
+    expect(last.pagination.next_key).toBe(b64(`{"height":${tip}}`))
+    const empty = await getJson(`/indexer/block/v1/blocks?pagination.reverse=false&pagination.key=${encodeURIComponent(last.pagination.next_key)}`)
+    expect(empty).toEqual({ blocks: [], pagination: { previous_key: null, next_key: null, total: String(tip) } })
+  })
+
+  it("txs: every tx once, per-height counts equal the blocks' tx_count, total is MAX(sequence)", async () => {
+    const blocks = (await walk("/indexer/block/v1/blocks", "blocks", "&pagination.reverse=false", 1000)).rows
+    const { rows } = await walk("/indexer/tx/v1/txs", "txs", "&pagination.reverse=false", 250)
+    const expected = blocks.reduce((s, b) => s + Number(b.tx_count), 0)
+    expect(rows.length).toBe(expected)
+    expect(new Set(rows.map((t) => t.txhash)).size).toBe(expected)
+    const perHeight = new Map<string, number>()
+    for (const t of rows) perHeight.set(t.height, (perHeight.get(t.height) ?? 0) + 1)
+    for (const b of blocks) expect(perHeight.get(b.height) ?? 0, `height ${b.height}`).toBe(Number(b.tx_count))
+    const first = await getJson("/indexer/tx/v1/txs?pagination.limit=1")
+    expect(first.pagination.total).toBe(String(expected))
+    // gas of a block is the sum of its txs' gas
+    const h = blocks.find((b) => Number(b.tx_count) > 2)
+    const ofH = rows.filter((t) => t.height === h.height)
+    expect(ofH.reduce((s, t) => s + Number(t.gas_used), 0)).toBe(Number(h.gas_used))
+  })
+
+  it("EVM receipts and internal txs walk once; internal txs stop at internal_tx_height", async () => {
+    const status = await getJson("/status")
+    const evm = (await walk("/indexer/tx/v1/evm-txs", "txs", "&pagination.reverse=false", 300)).rows
+    expect(new Set(evm.map((t) => t.transactionHash)).size).toBe(evm.length)
+    expect((await getJson("/indexer/tx/v1/evm-txs?pagination.limit=1")).pagination.total).toBe(String(evm.length))
+    const itx = (await walk("/indexer/tx/v1/evm-internal-txs", "internal_txs", "", 300)).rows
+    expect(itx.every((t) => t.height <= status.internal_tx_height)).toBe(true)
+    expect(status.internal_tx_height).toBeLessThanOrEqual(status.height)
+    // DFS pre-order: index 0 is the top call (parent -1); every parent comes before its child
+    const byTx = new Map<string, Array<any>>()
+    for (const t of itx) byTx.set(t.hash, [...(byTx.get(t.hash) ?? []), t])
+    for (const calls of byTx.values()) {
+      const ordered = calls.sort((a, b) => a.index - b.index)
+      expect(ordered[0]).toMatchObject({ index: 0, parent_index: -1, output: "0x" })
+      for (const c of ordered.slice(1)) expect(c.parent_index).toBeLessThan(c.index)
+    }
+    // every traced tx is a successful EVM tx
+    const ok = new Set(evm.filter((t) => t.status === "0x1").map((t) => t.transactionHash))
+    for (const hash of byTx.keys()) expect(ok.has(hash)).toBe(true)
+  })
+
+  it("offset lists: collections, tokens and the rich list page by offset keys, next_key only on full pages", async () => {
+    const colls = await walk("/indexer/nft/v1/collections", "collections", "", 3)
+    expect(colls.rows.length).toBe(devnet.chain.u.collections.filter((c) => c.createdAt <= devnet.chain.tip).length)
+    const first = await getJson("/indexer/nft/v1/collections?pagination.limit=3&pagination.offset=3")
+    expect(first.pagination.previous_key).toBe(b64("0"))
+    expect(first.pagination.next_key).toBe(b64("6"))
+    for (const c of colls.rows) {
+      const tokens = await walk(`/indexer/nft/v1/tokens/by_collection/${c.object_addr}`, "tokens", "", 7)
+      expect(tokens.rows.length).toBe(c.collection.nfts.length)
+      expect(new Set(tokens.rows.map((t) => t.nft.token_id)).size).toBe(tokens.rows.length)
+    }
+    const holders = await walk(`/indexer/richlist/v1/${encodeURIComponent(USDC)}`, "holders", "", 10)
+    const amounts = holders.rows.map((h) => BigInt(h.amount))
+    expect(amounts).toEqual([...amounts].sort((a, b) => (a > b ? -1 : a < b ? 1 : 0)))
+    expect(new Set(holders.rows.map((h) => h.account)).size).toBe(holders.rows.length)
+  })
+
+  it("a cursor of the wrong type silently restarts at the first page, as on the real server", async () => {
+    const firstPage = await getText(base + "/indexer/block/v1/blocks?pagination.limit=5")
+    const wrong = await getText(base + `/indexer/block/v1/blocks?pagination.limit=5&pagination.key=${b64('{"sequence":50}')}`)
+    expect(wrong.body).toBe(firstPage.body)
+    // a legacy integer key works as an offset on a cursor endpoint
+    const legacy = await getJson(`/indexer/block/v1/blocks?pagination.limit=2&pagination.key=${b64("10")}&pagination.reverse=false`)
+    expect(legacy.blocks.map((b: any) => b.height)).toEqual(["11", "12"])
+    // offset is honoured on the first page only
+    const withOffset = await getJson(`/indexer/block/v1/blocks?pagination.limit=2&pagination.offset=10&pagination.reverse=false`)
+    expect(withOffset.blocks.map((b: any) => b.height)).toEqual(["11", "12"])
+    const cursorAndOffset = await getJson(`/indexer/block/v1/blocks?pagination.limit=2&pagination.offset=10&pagination.reverse=false&pagination.key=${b64('{"height":3}')}`)
+    expect(cursorAndOffset.blocks.map((b: any) => b.height)).toEqual(["4", "5"])
+  })
+})
+
+describe("filters and totals", () => {
+  it("by_account with is_signer, msgs as repeated params, unknown msgs dropped", async () => {
+    const all = (await walk("/indexer/tx/v1/txs", "txs", "&pagination.reverse=false", 1000)).rows
+    const account = devnet.chain.u.accounts[1].bech32
+    const mine = (await walk(`/indexer/tx/v1/txs/by_account/${account}`, "txs", "&pagination.reverse=false", 50)).rows
+    const signed = (await walk(`/indexer/tx/v1/txs/by_account/${account}`, "txs", "&pagination.reverse=false&is_signer=true", 50)).rows
+    expect(signed.length).toBeGreaterThan(0)
+    expect(signed.length).toBeLessThan(mine.length)
+    const expectSigned = all.filter((t) => t.events.some((e: any) => e.type === "tx" && e.attributes.some((a: any) => a.key === "fee_payer" && a.value === account)))
+    expect(signed.map((t) => t.txhash)).toEqual(expectSigned.map((t) => t.txhash))
+
+    const types = (t: any) => t.tx.body.messages.map((m: any) => m["@type"])
+    const sends = (await walk("/indexer/tx/v1/txs", "txs", "&msgs=cosmos.bank.v1beta1.MsgSend", 200)).rows
+    expect(sends.length).toBe(all.filter((t) => types(t).includes("/cosmos.bank.v1beta1.MsgSend")).length)
+    const both = (await walk("/indexer/tx/v1/txs", "txs", "&msgs=cosmos.bank.v1beta1.MsgSend&msgs=minievm.evm.v1.MsgCall", 200)).rows
+    expect(both.length).toBe(all.filter((t) => types(t).some((x: string) => x === "/cosmos.bank.v1beta1.MsgSend" || x === "/minievm.evm.v1.MsgCall")).length)
+    // a comma-separated value is one (unknown) type, so the filter is dropped entirely
+    const comma = await getJson("/indexer/tx/v1/txs?pagination.limit=1&msgs=cosmos.bank.v1beta1.MsgSend,minievm.evm.v1.MsgCall")
+    expect(comma.pagination.total).toBe(String(all.length))
+  })
+
+  it("totals: blocks give the tip, count_total=false gives \"0\", rich list counts holders", async () => {
+    const tip = devnet.chain.tip
+    expect((await getJson("/indexer/block/v1/blocks?pagination.limit=1&pagination.count_total=false")).pagination.total).toBe(String(tip))
+    expect((await getJson("/indexer/tx/v1/txs?pagination.limit=1&pagination.count_total=false")).pagination.total).toBe("0")
+    const holders = (await walk(`/indexer/richlist/v1/${encodeURIComponent(LAKE)}`, "holders", "", 1000)).rows
+    expect((await getJson(`/indexer/richlist/v1/${encodeURIComponent(LAKE)}?pagination.limit=1`)).pagination.total).toBe(String(holders.length))
+  })
+
+  it("a COUNT timeout makes filtered totals \"-1\" while unfiltered totals stay exact", async () => {
+    const slow = await startDevnet({ seed: 42, blocks: 50, faults: "count-timeout" })
+    try {
+      const account = slow.chain.u.accounts[0].bech32
+      const r = JSON.parse((await getText(`${slow.indexerUrl}/indexer/tx/v1/txs/by_account/${account}?pagination.limit=1`)).body)
+      expect(r.pagination.total).toBe("-1")
+      const all = JSON.parse((await getText(`${slow.indexerUrl}/indexer/tx/v1/txs?pagination.limit=1`)).body)
+      expect(Number(all.pagination.total)).toBe(slow.chain.txTotal())
+    } finally {
+      await slow.stop()
+    }
+  })
+})
+
+describe("errors: real statuses and plain-text bodies", () => {
+  it.each([
+    ["/indexer/block/v1/blocks/abc", 400, "[INVALID_VALUE] invalid value for height: abc (must be a valid integer)"],
+    ["/indexer/block/v1/blocks/0", 400, "[INVALID_VALUE] invalid value for height: 0 (must be a positive integer)"],
+    ["/indexer/block/v1/blocks/999999999", 404, "[NOT_FOUND] block not found"],
+    ["/indexer/tx/v1/txs/zz", 400, "invalid hash format"],
+    [`/indexer/tx/v1/txs/${"AB".repeat(32)}`, 404, "[NOT_FOUND] transaction not found"],
+    [`/indexer/tx/v1/evm-txs/0x${"ab".repeat(32)}`, 404, "tx not found"],
+    [`/indexer/tx/v1/evm-internal-txs/0x${"ab".repeat(32)}`, 404, "transaction not found"],
+    [`/indexer/nft/v1/collections/0x${"12".repeat(20)}`, 404, "nft collection not found"],
+    ["/indexer/tx/v1/txs/by_account/xyz", 400, "[INVALID_VALUE] invalid value for account: xyz (invalid address format)"],
+    ["/indexer/nft/v1/tokens/by_collection/xyz", 400, "encoding/hex: invalid byte: U+0078 'x'"],
+    ["/indexer/tx/v1/txs?pagination.limit=1001", 400, "pagination.limit must be between 1 and 1000"],
+    ["/indexer/tx/v1/txs?pagination.limit=0", 400, "pagination.limit must be between 1 and 1000"],
+    ["/indexer/tx/v1/txs?pagination.offset=-1", 400, "pagination.offset cannot be negative"],
+    ["/indexer/tx/v1/txs?pagination.key=%21%21%21", 400, "pagination.key must be a valid base64 encoded string"],
+    ["/indexer/tx/v1/txs?pagination.key=YWJj", 400, "pagination.key must decode to a nonnegative integer"],
+    ["/indexer/tx/v1/txs?pagination.key=e2JhZA%3D%3D", 400, "invalid pagination.key format"],
+    [`/indexer/nft/v1/tokens/by_collection/0x${"12".repeat(20)}?order_by=x`, 400, "invalid order_by value 'x', must be one of: token_id, height"],
+    ["/no/such/route", 404, "Cannot GET /no/such/route"]
+  ])("%s → %i %s", async (path, status, body) => {
+    const r = await getText(base + path)
+    expect(r.status).toBe(status)
+    expect(r.body).toBe(body)
+    expect(r.contentType).toMatch(/^text\/plain/)
+  })
+
+  it("a non-integer limit is ignored (default 100); height above the tip on by_height is an empty list", async () => {
+    const r = await getJson("/indexer/tx/v1/txs?pagination.limit=abc")
+    expect(r.txs.length).toBe(Math.min(100, devnet.chain.txTotal()))
+    const empty = await getJson("/indexer/tx/v1/txs/by_height/999999")
+    expect(empty.txs).toEqual([])
+  })
+})
+
+describe("determinism and hostile data", () => {
+  it("the same seed gives byte-identical responses; another seed does not", async () => {
+    const twin = await startDevnet({ seed: 42, blocks: 400 })
+    const other = await startDevnet({ seed: 43, blocks: 400 })
+    try {
+      const paths = [
+        "/indexer/block/v1/blocks?pagination.limit=50",
+        "/indexer/tx/v1/txs?pagination.limit=50&pagination.offset=7",
+        "/indexer/tx/v1/evm-txs?pagination.limit=20",
+        "/indexer/tx/v1/evm-internal-txs?pagination.limit=20",
+        "/indexer/nft/v1/collections",
+        `/indexer/richlist/v1/uinit?pagination.limit=50`
+      ]
+      for (const p of paths) {
+        const [a, b, c] = await Promise.all([getText(base + p), getText(twin.indexerUrl + p), getText(other.indexerUrl + p)])
+        expect(b.body, p).toBe(a.body)
+        expect(c.body, p).not.toBe(a.body)
+      }
+    } finally {
+      await Promise.all([twin.stop(), other.stop()])
+    }
+  })
+
+  it("serves hostile names and amounts: traversal and HTML collection names (Go-escaped), amounts beyond 2^64", async () => {
+    const raw = await getText(base + "/indexer/nft/v1/collections?pagination.limit=100")
+    expect(raw.body).toContain('"name":"../../etc"')
+    expect(raw.body).toContain("\\u003cb\\u003eBold\\u003c/b\\u003e \\u0026 Co")
+    expect(JSON.parse(raw.body).collections.some((c: any) => c.collection.name === "Café ☕ Club")).toBe(true)
+    const holders = await getJson(`/indexer/richlist/v1/${encodeURIComponent(LAKE)}?pagination.limit=1`)
+    expect(BigInt(holders.holders[0].amount)).toBeGreaterThan(2n ** 64n)
+    // the denom is matched case-insensitively after %2F decoding, as the real server lower-cases it
+    const lower = await getJson(`/indexer/richlist/v1/${encodeURIComponent(LAKE.toLowerCase())}?pagination.limit=1`)
+    expect(lower).toEqual(holders)
+    expect((await getText(base + "/indexer/richlist/v1/nosuchdenom")).status).toBe(400)
+  })
+})
+
+describe("other VMs and a growing chain", () => {
+  it("on a Move chain, EVM routes answer 404 and there is no rich list", async () => {
+    const move = await startDevnet({ seed: 5, blocks: 60, vm: "move" })
+    try {
+      for (const p of ["/indexer/tx/v1/evm-txs", "/indexer/tx/v1/evm-internal-txs", "/indexer/tx/v1/evm-txs/by_height/3"]) {
+        const r = await getText(move.indexerUrl + p)
+        expect([r.status, r.body]).toEqual([404, "evm routes are not available on this chain"])
+      }
+      expect((await getText(move.indexerUrl + "/indexer/richlist/v1/uinit")).status).toBe(404)
+      const status = JSON.parse((await getText(move.indexerUrl + "/status")).body)
+      expect(status.internal_tx_height).toBeUndefined()
+      expect(status.rich_list_height).toBeUndefined()
+      const txs = JSON.parse((await getText(move.indexerUrl + "/indexer/tx/v1/txs?pagination.limit=200")).body).txs
+      const kinds = new Set(txs.flatMap((t: any) => t.tx.body.messages.map((m: any) => m["@type"])))
+      expect(kinds.has("/initia.move.v1.MsgExecute")).toBe(true)
+      expect(kinds.has("/minievm.evm.v1.MsgCall")).toBe(false)
+    } finally {
+      await move.stop()
+    }
+  })
+
+  it("with a block time, the chain grows while it serves and watermarks lag the tip", async () => {
+    const growing = await startDevnet({ seed: 9, blocks: 20, blockTimeMs: 40 })
+    try {
+      const s1 = JSON.parse((await getText(growing.indexerUrl + "/status")).body)
+      await new Promise((r) => setTimeout(r, 250))
+      const s2 = JSON.parse((await getText(growing.indexerUrl + "/status")).body)
+      expect(s2.height).toBeGreaterThan(s1.height)
+      expect(s2.rich_list_height).toBe(s2.height - 5)
+      const blocks = JSON.parse((await getText(growing.indexerUrl + "/indexer/block/v1/blocks?pagination.limit=1")).body)
+      expect(Number(blocks.blocks[0].height)).toBeGreaterThanOrEqual(s2.height)
+    } finally {
+      await growing.stop()
+    }
+  })
+})

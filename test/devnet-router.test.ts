@@ -1,0 +1,230 @@
+/**
+ * The devnet's router API over real HTTP: route shapes decode against the project's schemas and
+ * cover every operation kind; price impact grows with amount; errors are JSON {code, message,
+ * details}; the three flow rules are enforced; a broadcast tx is tracked once and completes.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startDevnet, type Devnet } from "../src/devnet/index.js"
+import { ASSETS } from "../src/devnet/router-graph.js"
+import * as R from "../src/router/schemas.js"
+import { decodeOrThrow, getText, postJson } from "./support/http.js"
+
+let devnet: Devnet
+beforeAll(async () => {
+  devnet = await startDevnet({ seed: 3, blocks: 20, transferTimeScale: 0.002 })
+})
+afterAll(() => devnet.stop())
+
+type A = { chainId: string; denom: string }
+const routeReq = (src: A, dst: A, amount: string, extra: Record<string, unknown> = {}) => ({
+  amount_in: amount,
+  source_asset_chain_id: src.chainId,
+  source_asset_denom: src.denom,
+  dest_asset_chain_id: dst.chainId,
+  dest_asset_denom: dst.denom,
+  ...extra
+})
+const route = (body: unknown) => postJson(devnet.routerUrl + "/v2/fungible/route", body)
+
+const addressFor = (chain: string) =>
+  /^\d+$/.test(chain)
+    ? "0x" + "ab".repeat(20)
+    : `${chain === "osmosis-1" ? "osmo" : chain === "noble-1" ? "noble" : chain === "cosmoshub-4" ? "cosmos" : "init"}1qyqszqgpqyqszqgpqyqszqgpqyqszqgp2q8dz8`
+
+describe("route", () => {
+  it("decodes every route shape and covers all twelve operation kinds", async () => {
+    const S = ASSETS
+    const pairs: Array<[A, A, Record<string, unknown>?]> = [
+      [S.l1Init, S.l1Init],
+      [S.l1Init, S.l2Init],
+      [S.l2Init, S.l1Init, { go_fast: false }],
+      [S.l2Init, S.l1Init],
+      [S.l2Init, S.osmoInit, { go_fast: false }],
+      [S.nobleUsdc, S.l2Usdc],
+      [S.nobleUsdc, S.arbUsdc],
+      [S.ethWeth, S.l1Init],
+      [S.baseLake, S.l2Init],
+      [S.atom, S.ethAtom],
+      [S.baseUsdc, S.l2Usdc],
+      [S.l1Init, S.osmo]
+    ]
+    const kinds = new Set<string>()
+    for (const [src, dst, extra] of pairs) {
+      const r = await route(routeReq(src, dst, "1000000", extra))
+      expect(r.status, r.body).toBe(200)
+      const decoded = decodeOrThrow(R.RouteResponse, r.json, `${src.chainId}/${src.denom} → ${dst.chainId}/${dst.denom}`)
+      expect(decoded.operations.length).toBeGreaterThan(0)
+      expect(decoded.required_chain_addresses[0]).toBe(src.chainId)
+      expect(decoded.required_chain_addresses.at(-1)).toBe(dst.chainId)
+      for (const op of decoded.operations) {
+        const keys = Object.keys(op).filter((k) => !["tx_index", "amount_in", "amount_out"].includes(k))
+        expect(keys.length, JSON.stringify(op)).toBe(1)
+        kinds.add(R.operationKind(op))
+      }
+      // the last operation's output is the route's output
+      expect(decoded.operations.at(-1)!.amount_out).toBe(decoded.amount_out)
+    }
+    expect([...kinds].sort()).toEqual([...R.OPERATION_KINDS].sort())
+  })
+
+  it("the OPinit withdrawal: 7-day estimate with a notice; go_fast picks the fast bridge; is_op_withdraw forces OPinit", async () => {
+    const slow = decodeOrThrow(R.RouteResponse, (await route(routeReq(ASSETS.l2Init, ASSETS.l1Init, "5000000", { is_op_withdraw: true }))).json, "withdraw")
+    expect(R.operationKind(slow.operations[0])).toBe("op_init_transfer")
+    expect(slow.estimated_route_duration_seconds).toBe(604_800)
+    expect(slow.extra_warnings?.[0]).toMatch(/7 days/)
+    expect(slow.required_op_hook).toBe(false)
+    const fast = decodeOrThrow(R.RouteResponse, (await route(routeReq(ASSETS.l2Init, ASSETS.l1Init, "5000000", { go_fast: true }))).json, "fast")
+    expect(R.operationKind(fast.operations[0])).toBe("go_fast_transfer")
+    expect(fast.estimated_fees?.[0]).toMatchObject({ bridge_id: "GO_FAST", amount: "5000" })
+    const hooked = decodeOrThrow(R.RouteResponse, (await route(routeReq(ASSETS.l2Init, ASSETS.osmoInit, "5000000", { go_fast: false }))).json, "hooked")
+    expect(hooked.required_op_hook).toBe(true)
+  })
+
+  it("price impact grows with the amount, and a warning appears above 5%", async () => {
+    const impacts: Array<number> = []
+    for (const amount of ["1000000", "1000000000", "1000000000000", "10000000000000"]) {
+      const r = decodeOrThrow(R.RouteResponse, (await route(routeReq(ASSETS.l1Init, ASSETS.l1Usdc, amount))).json, amount)
+      expect(r.does_swap).toBe(true)
+      const impact = Number(r.swap_price_impact_percent)
+      impacts.push(impact)
+      if (impact > 5) expect(r.warning?.type).toBe("BAD_PRICE_WARNING")
+      else expect(r.warning ?? null).toBeNull()
+    }
+    expect(impacts).toEqual([...impacts].sort((a, b) => a - b))
+    expect(impacts[0]).toBeLessThan(1)
+    expect(impacts.at(-1)!).toBeGreaterThan(5)
+  })
+
+  it("unpriced assets arrive with empty USD strings, decoded as absent", async () => {
+    const r = await route(routeReq(ASSETS.baseLake, ASSETS.l2Lake, "1000000000000000000"))
+    expect(r.json.usd_amount_in).toBe("")
+    const decoded = decodeOrThrow(R.RouteResponse, r.json, "lake")
+    expect(decoded.usd_amount_in).toBeUndefined()
+    expect(decoded.warning?.type).toBe("LOW_INFO_WARNING")
+  })
+
+  it("errors: JSON bodies with gRPC codes; unsafe routes refused when allow_unsafe is false; no route is a 200 without operations", async () => {
+    const bad = await route(routeReq(ASSETS.l1Init, ASSETS.l1Usdc, "-5"))
+    expect([bad.status, bad.json]).toEqual([400, { code: 3, message: "invalid amount_in", details: [] }])
+    const missing = await route({ amount_in: "1" })
+    expect(missing.status).toBe(400)
+    expect(missing.json.message).toMatch(/source_asset_chain_id is required/)
+    const unknownChain = await route(routeReq({ chainId: "nope-1", denom: "x" }, ASSETS.l1Init, "1"))
+    expect([unknownChain.status, unknownChain.json.code]).toEqual([404, 5])
+    const unsafe = await route(routeReq(ASSETS.l1Init, ASSETS.l1Usdc, "10000000000000", { allow_unsafe: false }))
+    expect(unsafe.status).toBe(400)
+    expect(decodeOrThrow(R.RouterErrorBody, unsafe.json, "unsafe").details?.[0].reason).toBe("BAD_PRICE_ERROR")
+    const lowInfo = await route(routeReq(ASSETS.baseLake, ASSETS.l2Lake, "1", { allow_unsafe: false }))
+    expect(lowInfo.json.details[0].reason).toBe("LOW_INFO_ERROR")
+    const none = await route(routeReq(ASSETS.isolated, ASSETS.l1Init, "1000"))
+    expect([none.status, none.json]).toEqual([200, { message: "no routes found" }])
+    const notJson = await postJson(devnet.routerUrl + "/v2/fungible/route", "nope")
+    expect(notJson.status).toBe(400)
+  })
+})
+
+describe("the bridging flow and its rules", () => {
+  const msgsReq = (r: any, addresses: Array<string>, extra: Record<string, unknown> = {}) => ({
+    source_asset_denom: r.source_asset_denom,
+    source_asset_chain_id: r.source_asset_chain_id,
+    dest_asset_denom: r.dest_asset_denom,
+    dest_asset_chain_id: r.dest_asset_chain_id,
+    amount_in: r.amount_in,
+    amount_out: r.amount_out,
+    operations: r.operations,
+    address_list: addresses,
+    slippage_tolerance_percent: "1",
+    ...extra
+  })
+
+  it("rule 3: address_list must match required_chain_addresses", async () => {
+    const r = (await route(routeReq(ASSETS.nobleUsdc, ASSETS.l2Usdc, "2000000"))).json
+    const short = await postJson(devnet.routerUrl + "/v2/fungible/msgs", msgsReq(r, [addressFor("noble-1")]))
+    expect(short.status).toBe(400)
+    expect(short.json.message).toMatch(/address_list must have 3 addresses/)
+    const wrongChain = await postJson(devnet.routerUrl + "/v2/fungible/msgs", msgsReq(r, r.required_chain_addresses.map(() => addressFor("1"))))
+    expect(wrongChain.status).toBe(400)
+    const ok = await postJson(devnet.routerUrl + "/v2/fungible/msgs", msgsReq(r, r.required_chain_addresses.map(addressFor)))
+    expect(ok.status, ok.body).toBe(200)
+    const msgs = decodeOrThrow(R.MsgsResponse, ok.json, "msgs")
+    expect(msgs.txs[0].cosmos_tx?.msgs[0].msg_type_url).toBe("/ibc.applications.transfer.v1.MsgTransfer")
+    expect(BigInt(msgs.min_amount_out!)).toBeLessThan(BigInt(r.amount_out))
+  })
+
+  it("rule 1: a route with required_op_hook needs the signed hook before msgs", async () => {
+    const r = (await route(routeReq(ASSETS.l2Init, ASSETS.osmoInit, "3000000", { go_fast: false }))).json
+    expect(r.required_op_hook).toBe(true)
+    const addresses = r.required_chain_addresses.map(addressFor)
+    const without = await postJson(devnet.routerUrl + "/v2/fungible/msgs", msgsReq(r, addresses))
+    expect(without.status).toBe(400)
+    expect(without.json.message).toMatch(/signed_op_hook is required/)
+    const hook = await postJson(devnet.routerUrl + "/op-hook", {
+      source_address: addresses[0],
+      source_asset_chain_id: r.source_asset_chain_id,
+      source_asset_denom: r.source_asset_denom,
+      dest_address: addresses.at(-1),
+      dest_asset_chain_id: r.dest_asset_chain_id,
+      dest_asset_denom: r.dest_asset_denom
+    })
+    expect(hook.status, hook.body).toBe(200)
+    decodeOrThrow(R.OpHookResponse, hook.json, "op-hook")
+    const signed = { signer: addresses[0], hook: Buffer.from("signed:" + hook.json.hook[0].msg).toString("base64") }
+    const withHook = await postJson(devnet.routerUrl + "/v2/fungible/msgs", msgsReq(r, addresses, { signed_op_hook: signed }))
+    expect(withHook.status, withHook.body).toBe(200)
+    expect(withHook.json.txs[0].cosmos_tx.msgs[0].msg_type_url).toBe("/opinit.opchild.v1.MsgInitiateTokenWithdrawal")
+    const missingField = await postJson(devnet.routerUrl + "/op-hook", { source_address: addresses[0] })
+    expect(missingField.status).toBe(400)
+  })
+
+  it("rule 2: track once, then status walks the transfer to completion", async () => {
+    const r = (await route(routeReq(ASSETS.nobleUsdc, ASSETS.l2Usdc, "2000000"))).json
+    const msgs = (await postJson(devnet.routerUrl + "/v2/fungible/msgs", msgsReq(r, r.required_chain_addresses.map(addressFor)))).json
+    const sent = await postJson(devnet.routerUrl + "/devnet/broadcast", { chain_id: "noble-1", tx: msgs.txs[0], outcome: "success" })
+    expect(sent.status, sent.body).toBe(200)
+    const txHash = sent.json.tx_hash
+    const before = await getText(`${devnet.routerUrl}/v2/tx/status?tx_hash=${txHash}&chain_id=noble-1`)
+    expect(before.status).toBe(404)
+    const track = await postJson(devnet.routerUrl + "/v2/tx/track", { tx_hash: txHash, chain_id: "noble-1" })
+    expect(track.status).toBe(200)
+    decodeOrThrow(R.TrackResponse, track.json, "track")
+    const again = await postJson(devnet.routerUrl + "/v2/tx/track", { tx_hash: txHash, chain_id: "noble-1" })
+    expect([again.status, again.json.code]).toEqual([409, 6])
+    const states: Array<string> = []
+    for (let i = 0; i < 100; i++) {
+      const s = await getText(`${devnet.routerUrl}/v2/tx/status?tx_hash=${txHash}&chain_id=noble-1`)
+      const status = decodeOrThrow(R.TxStatusResponse, JSON.parse(s.body), "status")
+      if (states.at(-1) !== status.state) states.push(status.state)
+      if (R.isFinalState(status.state)) {
+        expect(status.transfer_sequence.length).toBe(2)
+        expect(Object.keys(status.transfer_sequence[0])).toEqual(["ibc_transfer"])
+        expect(status.transfer_asset_release).toMatchObject({ chain_id: "lake-evm-1", released: true })
+        break
+      }
+      await new Promise((res) => setTimeout(res, 25))
+    }
+    expect(states[0]).toBe("STATE_SUBMITTED")
+    expect(states).toContain("STATE_PENDING")
+    expect(states.at(-1)).toBe("STATE_COMPLETED_SUCCESS")
+  })
+
+  it("transfers can end in error or abandonment; track refuses unknown txs and chains", async () => {
+    const r = (await route(routeReq(ASSETS.l1Init, ASSETS.osmoInit, "1000"))).json
+    const msgs = (await postJson(devnet.routerUrl + "/v2/fungible/msgs", msgsReq(r, r.required_chain_addresses.map(addressFor)))).json
+    for (const outcome of ["error", "abandoned"] as const) {
+      const sent = (await postJson(devnet.routerUrl + "/devnet/broadcast", { chain_id: "interwoven-1", tx: msgs.txs[0], outcome })).json
+      await postJson(devnet.routerUrl + "/v2/tx/track", { tx_hash: sent.tx_hash, chain_id: "interwoven-1" })
+      let state = ""
+      for (let i = 0; i < 100 && !R.isFinalState(state); i++) {
+        await new Promise((res) => setTimeout(res, 25))
+        state = JSON.parse((await getText(`${devnet.routerUrl}/v2/tx/status?tx_hash=${sent.tx_hash}&chain_id=interwoven-1`)).body).state
+      }
+      expect(state).toBe(outcome === "error" ? "STATE_COMPLETED_ERROR" : "STATE_ABANDONED")
+    }
+    const unknown = await postJson(devnet.routerUrl + "/v2/tx/track", { tx_hash: "AB".repeat(32), chain_id: "interwoven-1" })
+    expect([unknown.status, unknown.json.message]).toEqual([400, "tx is invalid on chain"])
+    const badChain = await postJson(devnet.routerUrl + "/v2/tx/track", { tx_hash: "AB".repeat(32), chain_id: "nope" })
+    expect([badChain.status, badChain.json]).toEqual([404, { code: 5, message: "chain ID not supported", details: [] }])
+    const forged = await postJson(devnet.routerUrl + "/devnet/broadcast", { chain_id: "interwoven-1", tx: { cosmos_tx: {} } })
+    expect(forged.status).toBe(400)
+  })
+})

@@ -1,0 +1,139 @@
+/**
+ * IndexerClient against the devnet over real HTTP: typed reads of every endpoint family,
+ * recovery from heavy transient faults, no retry on 4xx, and decode errors that name the
+ * endpoint, page key and field path.
+ */
+import { NodeHttpClient } from "@effect/platform-node"
+import { Effect, Either, Layer } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startDevnet, type Devnet } from "../src/devnet/index.js"
+import { layerRequestLimiter } from "../src/http/RequestLimiter.js"
+import { DEFAULT_RETRY, parseRetryAfter, retryDelayMs } from "../src/http/retry.js"
+import { IndexerClient, layerIndexerClient } from "../src/indexer/IndexerClient.js"
+
+const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 50, timeoutMs: 1_000, maxRetries: 12 }
+
+const run = <A, E>(url: string, program: Effect.Effect<A, E, IndexerClient>, retry = FAST_RETRY) =>
+  Effect.runPromise(
+    program.pipe(
+      Effect.provide(layerIndexerClient({ baseUrl: url, retry }).pipe(Layer.provide(Layer.mergeAll(NodeHttpClient.layerUndici, layerRequestLimiter({ concurrency: 8, rps: 0 })))))
+    )
+  )
+
+let clean: Devnet
+beforeAll(async () => {
+  clean = await startDevnet({ seed: 21, blocks: 150 })
+})
+afterAll(() => clean.stop())
+
+describe("IndexerClient", () => {
+  it("reads every endpoint family with typed results", async () => {
+    const out = await run(
+      clean.indexerUrl,
+      Effect.gen(function* () {
+        const c = yield* IndexerClient
+        const status = yield* c.status
+        const blocks = yield* c.blocks({ limit: 3, reverse: false })
+        const block = yield* c.block(2)
+        const txs = yield* c.txs({ limit: 5 }, { msgs: ["cosmos.bank.v1beta1.MsgSend"] })
+        const tx = yield* c.tx(txs.txs[0].txhash)
+        const evm = yield* c.evmTxs({ limit: 2 })
+        const evmTx = yield* c.evmTx(evm.txs[0].transactionHash)
+        const itx = yield* c.internalTxs({ limit: 2 })
+        const colls = yield* c.collections({ limit: 10 })
+        const biggest = [...colls.collections].sort((a, b) => b.collection.nfts.length - a.collection.nfts.length)[0]
+        const tokens = yield* c.tokensByCollection(biggest.object_addr, { limit: 5 }, { orderBy: "height" })
+        const holders = yield* c.richList("ibc/27394FB092D2ECCD56123C74F36E4C1F926001CEADA9CA97EA622B25F41E5EB2", { limit: 3 })
+        const byName = yield* c.collectionsByName("../../etc")
+        return { status, blocks, block, txs, tx, evm, evmTx, itx, colls, tokens, holders, byName }
+      })
+    )
+    expect(out.status.height).toBe(150)
+    expect(out.blocks.blocks.map((b) => b.height)).toEqual(["1", "2", "3"])
+    expect(out.block.block.height).toBe("2")
+    expect(out.txs.txs.every((t) => (t.tx.body.messages as Array<any>).some((m) => m["@type"] === "/cosmos.bank.v1beta1.MsgSend"))).toBe(true)
+    expect(out.tx.tx.txhash).toBe(out.txs.txs[0].txhash)
+    expect(out.evmTx.tx).toEqual(out.evm.txs[0])
+    expect(out.itx.internal_txs.length).toBe(2)
+    expect(out.tokens.tokens.length).toBe(Math.min(5, Math.max(...out.colls.collections.map((c) => c.collection.nfts.length))))
+    expect(out.tokens.tokens.map((t) => t.height)).toEqual([...out.tokens.tokens.map((t) => t.height)].sort((a, b) => b - a))
+    expect(out.holders.holders.length).toBe(3)
+    // the name match strips non-alphanumerics, so "../../etc" finds the collection of that name
+    expect(out.byName.collections.map((c) => c.collection.name)).toContain("../../etc")
+  })
+
+  it("recovers from the heavy fault profile: the same pages as a clean devnet", async () => {
+    const faulty = await startDevnet({ seed: 21, blocks: 150, faults: "heavy,stall-ms=3000,retry-after=0" })
+    try {
+      const walk = (url: string) =>
+        run(
+          url,
+          Effect.gen(function* () {
+            const c = yield* IndexerClient
+            const pages: Array<unknown> = []
+            let key: string | null = null
+            do {
+              const page: any = yield* c.txs({ key, limit: 50, reverse: false })
+              pages.push(page.txs)
+              key = page.pagination.next_key
+            } while (key !== null)
+            return pages
+          })
+        )
+      const [a, b] = await Promise.all([walk(clean.indexerUrl), walk(faulty.indexerUrl)])
+      expect(b).toEqual(a)
+    } finally {
+      await faulty.stop()
+    }
+  })
+
+  it("does not retry a 4xx and keeps its plain-text body", async () => {
+    const err = await run(
+      clean.indexerUrl,
+      Effect.gen(function* () {
+        const c = yield* IndexerClient
+        return yield* Effect.either(c.block(99_999))
+      })
+    )
+    expect(Either.isLeft(err)).toBe(true)
+    if (Either.isLeft(err)) {
+      expect(err.left._tag).toBe("IndexerHttpError")
+      expect(err.left).toMatchObject({ status: 404, body: "[NOT_FOUND] block not found" })
+    }
+  })
+
+  it("names endpoint, page key and field path on a malformed record, and does not retry it", async () => {
+    const bad = await startDevnet({ seed: 21, blocks: 150, faults: "malformed=1" })
+    try {
+      const key = Buffer.from('{"height":10}').toString("base64")
+      const err = await run(
+        bad.indexerUrl,
+        Effect.gen(function* () {
+          const c = yield* IndexerClient
+          return yield* Effect.flip(c.blocks({ key, limit: 5, reverse: false }))
+        })
+      )
+      expect(err._tag).toBe("IndexerDecodeError")
+      expect(String(err)).toMatch(new RegExp(`^malformed response from blocks \\(page key ${key.replace(/[+/=]/g, "\\$&")}\\) at blocks\\[\\d\\]\\.chain_id: Expected string, actual 12345$`))
+    } finally {
+      await bad.stop()
+    }
+  })
+
+  it("gives up on an unreachable server with a network error", async () => {
+    const err = await run("http://127.0.0.1:1", Effect.flip(Effect.flatMap(IndexerClient, (c) => c.status)), { ...FAST_RETRY, maxRetries: 1 })
+    expect(err._tag).toBe("IndexerNetworkError")
+  })
+
+  it("retry delays: full jitter under a growing cap; Retry-After in seconds or as an HTTP-date", () => {
+    const policy = { ...DEFAULT_RETRY, baseDelayMs: 100, maxDelayMs: 1000 }
+    expect(retryDelayMs({ retryable: true }, 0, policy, () => 0.999)).toBeLessThan(100)
+    expect(retryDelayMs({ retryable: true }, 3, policy, () => 0.999)).toBeCloseTo(799.2)
+    expect(retryDelayMs({ retryable: true }, 10, policy, () => 0.999)).toBeLessThanOrEqual(1000)
+    expect(retryDelayMs({ retryable: true, retryAfterMs: 2000 }, 0, policy, () => 0.5)).toBe(2000)
+    expect(parseRetryAfter("3")).toBe(3000)
+    const now = Date.parse("2026-11-22T10:00:00Z")
+    expect(parseRetryAfter("Sun, 22 Nov 2026 10:00:05 GMT", now)).toBe(5000)
+    expect(parseRetryAfter("soon")).toBeUndefined()
+  })
+})
