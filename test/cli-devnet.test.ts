@@ -8,7 +8,7 @@ describe("chain-lake devnet", () => {
     const urls = Object.fromEntries(stdout().trim().split("\n").map((l) => l.split("=")))
     expect(urls.indexer_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
     expect(urls.router_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
-    const status = await (await fetch(urls.indexer_url + "/status")).json()
+    const status = (await (await fetch(urls.indexer_url + "/status")).json()) as { height: number }
     expect(status.height).toBe(30)
     const route = await fetch(urls.router_url + "/v2/fungible/route", { method: "POST", body: "{}" })
     expect(route.status).toBe(400)
