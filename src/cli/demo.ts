@@ -10,14 +10,7 @@ import { IndexerClient } from "../indexer/IndexerClient.js"
 import { blocksOption, seedOption } from "./devnet.js"
 import { UserError } from "./errors.js"
 import { indexerLayer } from "./layers.js"
-
-const table = (rows: ReadonlyArray<Record<string, string>>): string => {
-  if (rows.length === 0) return "(no rows)"
-  const cols = Object.keys(rows[0])
-  const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => [...r[c]].length)))
-  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => c.padEnd(width[i])).join("  ")
-  return [line(cols), line(width.map((w) => "-".repeat(w))), ...rows.map((r) => line(cols.map((c) => r[c])))].join("\n")
-}
+import { table } from "./progress.js"
 
 const tour = Effect.gen(function* () {
   const indexer = yield* IndexerClient

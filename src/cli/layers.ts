@@ -1,9 +1,15 @@
-/** Builds the service layers the commands need from flags: HTTP (undici), limits, clients. */
+/** Builds the service layers the commands need from flags: HTTP (undici), limits, clients, sink. */
 import { NodeHttpClient } from "@effect/platform-node"
 import { Layer } from "effect"
-import { layerRequestLimiter, type LimiterConfig, DEFAULT_LIMITS } from "../http/RequestLimiter.js"
+import { layerCheckpoints } from "../engine/Checkpoints.js"
+import { layerParquetSink } from "../engine/ParquetSink.js"
+import { DEFAULT_LIMITS, layerRequestLimiter, type LimiterConfig } from "../http/RequestLimiter.js"
 import { DEFAULT_RETRY, type RetryPolicy } from "../http/retry.js"
 import { layerIndexerClient } from "../indexer/IndexerClient.js"
 
 export const indexerLayer = (baseUrl: string, limits: LimiterConfig = DEFAULT_LIMITS, retry: RetryPolicy = DEFAULT_RETRY) =>
   layerIndexerClient({ baseUrl, retry }).pipe(Layer.provide(Layer.mergeAll(NodeHttpClient.layerUndici, layerRequestLimiter(limits))))
+
+/** Everything `runExport` needs: the indexer client, the Parquet sink and the checkpoints of `out`. */
+export const exportLayer = (options: { indexerUrl: string; out: string; limits?: LimiterConfig; retry?: RetryPolicy }) =>
+  Layer.mergeAll(indexerLayer(options.indexerUrl, options.limits, options.retry), layerParquetSink(), layerCheckpoints(options.out))

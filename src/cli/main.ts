@@ -4,10 +4,11 @@ import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect } from "effect"
 import { demoCommand } from "./demo.js"
 import { devnetCommand } from "./devnet.js"
+import { exportCommand } from "./export.js"
 
 const root = Command.make("chain-lake").pipe(
   Command.withDescription("Export a rollup chain's indexer and router APIs to Parquet and query them with DuckDB"),
-  Command.withSubcommands([devnetCommand, demoCommand])
+  Command.withSubcommands([exportCommand, devnetCommand, demoCommand])
 )
 
 const cli = Command.run(root, { name: "chain-lake", version: "0.1.0" })

@@ -107,13 +107,19 @@ export const makeIndexerClient = (config: IndexerClientConfig) =>
     const getText = (endpoint: string, path: string, query?: Query): Effect.Effect<RawResponse, IndexerError> =>
       withRetries(fetchOnce(endpoint, buildUrl(path, query)))
 
-    /** GET, JSON-parse (a parse failure is a truncated body, retried with the request) and decode with `schema`. */
-    const getDecoded = <A, I>(schema: Schema.Schema<A, I>, endpoint: string, path: string, query?: Query): Effect.Effect<A, IndexerError> => {
+    /** GET and JSON-parse; a parse failure is a truncated body, retried with the request. */
+    const getJson = (endpoint: string, path: string, query?: Query): Effect.Effect<unknown, IndexerError> => {
       const url = buildUrl(path, query)
-      const attempt = fetchOnce(endpoint, url).pipe(
-        Effect.flatMap((raw) => Effect.try({ try: () => JSON.parse(raw.body) as unknown, catch: () => new IndexerTruncatedBody({ url, bytes: raw.body.length }) }))
+      return withRetries(
+        fetchOnce(endpoint, url).pipe(
+          Effect.flatMap((raw) => Effect.try({ try: () => JSON.parse(raw.body) as unknown, catch: () => new IndexerTruncatedBody({ url, bytes: raw.body.length }) }))
+        )
       )
-      return withRetries(attempt).pipe(
+    }
+
+    /** GET, JSON-parse and decode with `schema`. */
+    const getDecoded = <A, I>(schema: Schema.Schema<A, I>, endpoint: string, path: string, query?: Query): Effect.Effect<A, IndexerError> =>
+      getJson(endpoint, path, query).pipe(
         Effect.flatMap((json) => {
           const decoded = decodeWithPath(schema, json)
           return Either.isRight(decoded)
@@ -121,7 +127,6 @@ export const makeIndexerClient = (config: IndexerClientConfig) =>
             : Effect.fail(new IndexerDecodeError({ endpoint, key: (query?.["pagination.key"] as string | undefined) ?? null, path: decoded.left.path, message: decoded.left.message }))
         })
       )
-    }
 
     const list = <A, I>(schema: Schema.Schema<A, I>, endpoint: string, path: string, page?: PageRequest, extra: Query = {}) =>
       Effect.suspend(() => getDecoded(schema, endpoint, path, { ...pageQuery(page), ...extra }))
@@ -129,6 +134,8 @@ export const makeIndexerClient = (config: IndexerClientConfig) =>
     return {
       baseUrl,
       getText,
+      getJson,
+      pageQuery,
       buildUrl,
       status: getDecoded(S.Status, "/status", "/status"),
       avgBlockTime: getDecoded(S.AvgBlockTime, "avg_blocktime", "/indexer/block/v1/avg_blocktime"),

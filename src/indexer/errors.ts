@@ -56,7 +56,20 @@ export class IndexerDecodeError extends Data.TaggedError("IndexerDecodeError")<{
   }
 }
 
-export type IndexerError = IndexerHttpError | IndexerTimeout | IndexerNetworkError | IndexerTruncatedBody | IndexerDecodeError
+/** Pagination that cannot be trusted: a repeated key (the real server silently restarts on a wrong-type key), or rows that do not add up. */
+export class IndexerPagingError extends Data.TaggedError("IndexerPagingError")<{
+  readonly endpoint: string
+  readonly key: string | null
+  readonly message: string
+}> {
+  readonly retryable = false
+  override toString() {
+    return `pagination of ${this.endpoint} cannot be trusted (page key ${this.key ?? "none"}): ${this.message}`
+  }
+}
+
+export type IndexerError = IndexerHttpError | IndexerTimeout | IndexerNetworkError | IndexerTruncatedBody | IndexerDecodeError | IndexerPagingError
 
 /** One line for a user: what went wrong and where. */
-export const describeIndexerError = (e: IndexerError): string => (e._tag === "IndexerDecodeError" ? e.toString() : e.message)
+export const describeIndexerError = (e: IndexerError): string =>
+  e._tag === "IndexerDecodeError" || e._tag === "IndexerPagingError" ? e.toString() : e.message

@@ -1,0 +1,149 @@
+/**
+ * `chain-lake export`: every indexer dataset to Parquet under --out. Without --indexer-url it
+ * exports the embedded devnet (started in-process), so it runs on a machine with no network.
+ */
+import { Command, Options } from "@effect/cli"
+import { mkdir, writeFile } from "node:fs/promises"
+import { join, resolve } from "node:path"
+import { Console, Effect, Option } from "effect"
+import { ALL_DATASETS } from "../datasets/index.js"
+import { startDevnet } from "../devnet/index.js"
+import { runExport, type ExportReport } from "../engine/export.js"
+import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
+import { UserError } from "./errors.js"
+import { exportLayer } from "./layers.js"
+import { makeProgress, summaryTable } from "./progress.js"
+
+const list = (name: string, description: string) =>
+  Options.text(name).pipe(
+    Options.optional,
+    Options.withDescription(description),
+    Options.map(Option.map((s) => s.split(",").map((x) => x.trim()).filter(Boolean)))
+  )
+
+export const urlOption = (name: string, what: string) =>
+  Options.text(name).pipe(Options.optional, Options.withDescription(`${what} base URL (default: the embedded devnet, started in-process)`))
+
+export const options = {
+  indexerUrl: urlOption("indexer-url", "indexer API"),
+  out: Options.directory("out").pipe(Options.withDefault("data"), Options.withDescription("output folder (created if missing)")),
+  datasets: list("datasets", `comma-separated datasets (default: all the chain serves): ${ALL_DATASETS.map((d) => d.name).join(", ")}`),
+  denoms: list("denoms", "comma-separated denoms for holders (default: the denoms in the exported blocks' total_fee)"),
+  fromHeight: Options.integer("from-height").pipe(Options.optional, Options.withDescription("first height (default: the first indexed block)")),
+  toHeight: Options.integer("to-height").pipe(Options.optional, Options.withDescription("last height (default: the tip seen at start)")),
+  concurrency: Options.integer("concurrency").pipe(Options.withDefault(8), Options.withDescription("requests in flight at once, shared by all datasets")),
+  rps: Options.integer("rps").pipe(Options.withDefault(100), Options.withDescription("requests per second at most; 0 = no limit")),
+  pageSize: Options.integer("page-size").pipe(Options.withDefault(500), Options.withDescription("rows per request, 1..1000")),
+  onInvalid: Options.choice("on-invalid", ["fail", "quarantine"]).pipe(
+    Options.withDefault("fail" as const),
+    Options.withDescription("a record that breaks the schema: fail (nothing more is committed) or quarantine (kept in _quarantine/ and skipped)")
+  ),
+  dryRun: Options.boolean("dry-run").pipe(Options.withDescription("print the plan and the Parquet schemas; write nothing")),
+  devnetBlocks: Options.integer("devnet-blocks").pipe(Options.withDefault(1000), Options.withDescription("blocks of the embedded devnet (without --indexer-url)")),
+  devnetSeed: Options.integer("devnet-seed").pipe(Options.withDefault(1), Options.withDescription("seed of the embedded devnet (without --indexer-url)"))
+}
+
+export const checkUrl = (flag: string, value: string) =>
+  Effect.try({
+    try: () => {
+      const u = new URL(value)
+      if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("not http(s)")
+      return value.replace(/\/+$/, "")
+    },
+    catch: () => new UserError({ message: `${flag} must be an http(s) URL like http://127.0.0.1:8080, got "${value}"`, exitCode: 2 })
+  })
+
+/** A quick reachability check, so a wrong URL fails in seconds rather than after the retry budget. */
+export const preflight = (flag: string, url: string, path: string) =>
+  Effect.tryPromise({
+    try: async () => {
+      const res = await fetch(url + path, { signal: AbortSignal.timeout(10_000) })
+      await res.arrayBuffer()
+      if (res.status === 404) throw new Error(`${path} answered 404: is this the right service?`)
+    },
+    catch: (e) => {
+      const cause = (e as { cause?: { code?: string } }).cause
+      return new UserError({ message: `cannot reach ${url} (${flag}): ${cause?.code ?? (e as Error).message}; check the URL and that the service is up` })
+    }
+  })
+
+export const describeExportFailure = (e: { _tag: string; message?: string }): string => {
+  switch (e._tag) {
+    case "SinkError":
+      return `writing Parquet failed: ${e.message}`
+    case "CheckpointError":
+      return `checkpoint: ${e.message}`
+    case "ExportError":
+      return e.message ?? "export failed"
+    default:
+      return describeIndexerError(e as IndexerError)
+  }
+}
+
+const validate = (o: { concurrency: number; rps: number; pageSize: number; fromHeight: Option.Option<number>; toHeight: Option.Option<number> }) =>
+  Effect.gen(function* () {
+    const bad = (message: string) => new UserError({ message, exitCode: 2 })
+    if (o.concurrency < 1) return yield* bad(`--concurrency must be at least 1, got ${o.concurrency}`)
+    if (o.rps < 0) return yield* bad(`--rps cannot be negative, got ${o.rps}`)
+    if (o.pageSize < 1 || o.pageSize > 1000) return yield* bad(`--page-size must be 1..1000 (the indexer answers 400 above 1000), got ${o.pageSize}`)
+    if (Option.isSome(o.fromHeight) && o.fromHeight.value < 1) return yield* bad(`--from-height must be at least 1, got ${o.fromHeight.value}`)
+    if (Option.isSome(o.fromHeight) && Option.isSome(o.toHeight) && o.fromHeight.value > o.toHeight.value)
+      return yield* bad(`--from-height ${o.fromHeight.value} is above --to-height ${o.toHeight.value}`)
+  })
+
+export const exportCommand = Command.make("export", options, (o) =>
+  Effect.gen(function* () {
+    yield* validate(o)
+    const out = resolve(o.out)
+    let indexerUrl: string
+    if (Option.isSome(o.indexerUrl)) {
+      indexerUrl = yield* checkUrl("--indexer-url", o.indexerUrl.value)
+      yield* preflight("--indexer-url", indexerUrl, "/status")
+    } else {
+      const devnet = yield* Effect.acquireRelease(
+        Effect.promise(() => startDevnet({ seed: o.devnetSeed, blocks: o.devnetBlocks })),
+        (d) => Effect.promise(() => d.stop())
+      )
+      indexerUrl = devnet.indexerUrl
+      yield* Console.error(`no --indexer-url: exporting the embedded devnet (seed ${o.devnetSeed}, ${o.devnetBlocks} blocks) at ${indexerUrl}`)
+    }
+    const tty = process.stderr.isTTY === true && process.env.CI === undefined
+    const progress = makeProgress({ tty, log: (line) => process.stderr.write(line + "\n") })
+    const started = Date.now()
+    const report: ExportReport = yield* runExport(ALL_DATASETS, {
+      datasets: Option.getOrUndefined(o.datasets),
+      denoms: Option.getOrUndefined(o.denoms),
+      fromHeight: Option.getOrUndefined(o.fromHeight),
+      toHeight: Option.getOrUndefined(o.toHeight),
+      pageSize: o.pageSize,
+      concurrency: o.concurrency,
+      onInvalid: o.onInvalid,
+      dryRun: o.dryRun,
+      observer: progress.observer
+    }).pipe(
+      Effect.provide(exportLayer({ indexerUrl, out, limits: { concurrency: o.concurrency, rps: o.rps } })),
+      Effect.ensuring(Effect.sync(() => progress.stop())),
+      Effect.mapError((e) => new UserError({ message: `${describeExportFailure(e)}. Committed files are untouched; rerun to resume.` }))
+    )
+    const seconds = (Date.now() - started) / 1000
+    if (o.dryRun) {
+      yield* Console.log(`Plan (dry run, nothing written) for ${report.chainId} at height ${report.tip}:`)
+      for (const p of report.plans)
+        yield* Console.log(
+          `  ${p.dataset}: ${p.kind === "snapshot" ? `snapshot at ${p.watermark}` : `${p.todo} ${p.unit}s in ${p.shards} shards, ~${p.estimatedRequests} requests (${p.done} already committed)`}`
+        )
+      for (const d of ALL_DATASETS.filter((d) => report.plans.some((p) => p.dataset === d.name))) {
+        yield* Console.log(`\n${d.name} (${d.kind === "append" ? "partitioned by height_bucket" : "partitioned by snapshot_height"}): ${d.description}`)
+        for (const c of d.columns) yield* Console.log(`  ${c.name.padEnd(26)} ${c.type.padEnd(14)} ${c.description}`)
+      }
+      return
+    }
+    const runDir = join(out, "_runs")
+    yield* Effect.promise(async () => {
+      await mkdir(runDir, { recursive: true })
+      await writeFile(join(runDir, `${report.startedAt.replace(/[:.]/g, "-")}.json`), JSON.stringify({ ...report, indexerUrl, seconds }, null, 1))
+    })
+    yield* Console.log(summaryTable(report.datasets, seconds))
+    yield* Console.log(`\n${report.chainId} up to height ${report.tip} in ${seconds.toFixed(1)} s → ${out} (run report in _runs/)`)
+  }).pipe(Effect.scoped)
+).pipe(Command.withDescription("Export indexer datasets to Parquet (resumable; rerun to continue or to catch up with the chain)"))

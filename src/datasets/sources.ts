@@ -1,0 +1,66 @@
+/**
+ * The list endpoints append-only datasets read. A source may feed several datasets (EVM receipts
+ * feed both evm_txs and evm_logs); the engine fetches it once per run.
+ * Hot-path record checks are compiled from the client's Effect Schemas, with the nested JSON the
+ * datasets store verbatim (`tx`, `events`, `logs`) checked for shape only.
+ */
+import { Schema } from "effect"
+import { compileValidator } from "../engine/fastValidate.js"
+import type { AppendSource } from "../engine/Dataset.js"
+import * as S from "../indexer/schemas.js"
+
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+export const blocksSource: AppendSource = {
+  id: "blocks",
+  endpoint: "blocks",
+  path: "/indexer/block/v1/blocks",
+  arrayKey: "blocks",
+  unit: "height",
+  watermark: "height",
+  validate: compileValidator(S.Block),
+  heightOf: (b: S.Block) => Number(b.height),
+  evmOnly: false
+}
+
+export const txsSource: AppendSource = {
+  id: "txs",
+  endpoint: "txs",
+  path: "/indexer/tx/v1/txs",
+  arrayKey: "txs",
+  unit: "position",
+  watermark: "height",
+  validate: compileValidator(Schema.Struct({ ...S.Tx.fields, tx: JsonObject, events: Schema.Array(Schema.Unknown) })),
+  heightOf: (t: S.Tx) => Number(t.height),
+  evmOnly: false
+}
+
+export const evmTxsSource: AppendSource = {
+  id: "evm-txs",
+  endpoint: "evm-txs",
+  path: "/indexer/tx/v1/evm-txs",
+  arrayKey: "txs",
+  unit: "position",
+  watermark: "height",
+  validate: compileValidator(S.EvmTx),
+  heightOf: (t: S.EvmTx) => Number.parseInt(t.blockNumber, 16),
+  evmOnly: true
+}
+
+export const internalTxsSource: AppendSource = {
+  id: "evm-internal-txs",
+  endpoint: "evm-internal-txs",
+  path: "/indexer/tx/v1/evm-internal-txs",
+  arrayKey: "internal_txs",
+  unit: "position",
+  // internal txs are indexed by a separate extension that lags the tip
+  watermark: "internal_tx_height",
+  validate: compileValidator(S.EvmInternalTx),
+  heightOf: (t: S.EvmInternalTx) => t.height,
+  evmOnly: true
+}
+
+/** 0x-hex quantity → decimal string (exact at any size); "0x" (no bytes) → null. */
+export const hexToDecimal = (hex: string | null | undefined): string | null => (hex && hex.length > 2 ? BigInt(hex).toString() : null)
+/** 0x-hex quantity → number (gas, indices: well below 2^53). */
+export const hexToNumber = (hex: string): number => Number.parseInt(hex, 16)

@@ -1,0 +1,162 @@
+/**
+ * Checkpoints: one manifest per dataset (`OUT/<dataset>/_manifest.json`) listing every committed
+ * file with rows, bytes, sha256 and its height or position range, and every committed snapshot.
+ * Files are committed (renamed into place) before their manifest entry; on open, files the
+ * manifest does not list are leftovers of an interrupted run and are removed, so a resumed run
+ * never shows duplicates.
+ */
+import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises"
+import { join, relative, sep } from "node:path"
+import { Context, Data, Effect, Layer } from "effect"
+import type { Column } from "./Dataset.js"
+import { normalize, type Range } from "./RangeSet.js"
+
+export class CheckpointError extends Data.TaggedError("CheckpointError")<{ readonly message: string }> {}
+
+export interface CommittedFile {
+  /** relative to the dataset folder, with forward slashes */
+  readonly path: string
+  readonly rows: number
+  readonly bytes: number
+  readonly sha256: string
+  /** [start, end) in the source's unit (heights or row positions); absent for snapshots */
+  readonly range?: Range
+  readonly min_height: number | null
+  readonly max_height: number | null
+  readonly committed_at: string
+}
+
+export interface CommittedSnapshot {
+  readonly snapshot_height: number
+  readonly snapshot_time: string
+  readonly consistency: "exact" | "best-effort"
+  readonly watermark_before: number
+  readonly watermark_after: number
+  readonly rows: number
+  readonly duplicates_dropped: number
+  readonly reads: number
+  readonly note?: string
+}
+
+export interface Manifest {
+  readonly dataset: string
+  readonly format_version: 1
+  readonly unit: "height" | "position" | "snapshot"
+  readonly columns: ReadonlyArray<{ readonly name: string; readonly type: string }>
+  readonly files: ReadonlyArray<CommittedFile>
+  readonly committed: ReadonlyArray<Range>
+  readonly snapshots: ReadonlyArray<CommittedSnapshot>
+}
+
+export interface CheckpointsService {
+  readonly root: string
+  /** Loads (or starts) a dataset's manifest and removes uncommitted leftovers from its folder. */
+  readonly open: (dataset: string, unit: Manifest["unit"], columns: ReadonlyArray<Column>) => Effect.Effect<Manifest, CheckpointError>
+  readonly get: (dataset: string) => Effect.Effect<Manifest | undefined, CheckpointError>
+  /** Records files (already renamed into place) and the range they complete. */
+  readonly commitFiles: (dataset: string, files: ReadonlyArray<CommittedFile>, range?: Range) => Effect.Effect<void, CheckpointError>
+  readonly commitSnapshot: (dataset: string, files: ReadonlyArray<CommittedFile>, snapshot: CommittedSnapshot) => Effect.Effect<void, CheckpointError>
+}
+
+export class Checkpoints extends Context.Tag("chain-lake/Checkpoints")<Checkpoints, CheckpointsService>() {}
+
+const MANIFEST = "_manifest.json"
+
+const walkFiles = async (dir: string): Promise<Array<string>> => {
+  const out: Array<string> = []
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => [])
+  for (const e of entries) {
+    const p = join(dir, e.name)
+    if (e.isDirectory()) out.push(...(await walkFiles(p)))
+    else out.push(p)
+  }
+  return out
+}
+
+export const makeCheckpoints = (root: string) =>
+  Effect.gen(function* () {
+    const cache = new Map<string, Manifest>()
+    const lock = yield* Effect.makeSemaphore(1)
+    const fail = (e: unknown) => new CheckpointError({ message: (e as Error).message })
+
+    const write = (m: Manifest) =>
+      Effect.tryPromise({
+        try: async () => {
+          const dir = join(root, m.dataset)
+          await mkdir(dir, { recursive: true })
+          const tmp = join(dir, `${MANIFEST}.tmp`)
+          await writeFile(tmp, JSON.stringify(m, null, 1))
+          await rename(tmp, join(dir, MANIFEST))
+          cache.set(m.dataset, m)
+        },
+        catch: fail
+      })
+
+    const read = (dataset: string) =>
+      Effect.tryPromise({
+        try: async () => {
+          if (cache.has(dataset)) return cache.get(dataset)
+          const text = await readFile(join(root, dataset, MANIFEST), "utf8").catch((e: NodeJS.ErrnoException) => {
+            if (e.code === "ENOENT") return undefined
+            throw e
+          })
+          if (text === undefined) return undefined
+          const m = JSON.parse(text) as Manifest
+          cache.set(dataset, m)
+          return m
+        },
+        catch: (e) => new CheckpointError({ message: `cannot read the manifest of ${dataset}: ${(e as Error).message}` })
+      })
+
+    const service: CheckpointsService = {
+      root,
+      get: read,
+      open: (dataset, unit, columns) =>
+        lock.withPermits(1)(
+          Effect.gen(function* () {
+            const existing = yield* read(dataset)
+            if (existing && existing.unit !== unit)
+              return yield* new CheckpointError({ message: `${dataset}/_manifest.json was written for unit ${existing.unit}, not ${unit}` })
+            const manifest: Manifest = existing ?? { dataset, format_version: 1, unit, columns: columns.map((c) => ({ name: c.name, type: c.type })), files: [], committed: [], snapshots: [] }
+            // leftovers of an interrupted run: temp files and files the manifest never listed
+            const listed = new Set(manifest.files.map((f) => f.path))
+            const dir = join(root, dataset)
+            for (const file of yield* Effect.promise(() => walkFiles(dir))) {
+              const rel = relative(dir, file).split(sep).join("/")
+              if (rel === MANIFEST) continue
+              if (rel.endsWith(".tmp") || (rel.endsWith(".parquet") && !listed.has(rel))) yield* Effect.promise(() => rm(file, { force: true }))
+            }
+            if (!existing) yield* write(manifest)
+            return manifest
+          })
+        ),
+      commitFiles: (dataset, files, range) =>
+        lock.withPermits(1)(
+          Effect.gen(function* () {
+            const m = yield* read(dataset)
+            if (!m) return yield* new CheckpointError({ message: `${dataset} was not opened` })
+            const paths = new Set(files.map((f) => f.path))
+            yield* write({
+              ...m,
+              files: [...m.files.filter((f) => !paths.has(f.path)), ...files],
+              committed: range ? normalize([...m.committed, range]) : m.committed
+            })
+          })
+        ),
+      commitSnapshot: (dataset, files, snapshot) =>
+        lock.withPermits(1)(
+          Effect.gen(function* () {
+            const m = yield* read(dataset)
+            if (!m) return yield* new CheckpointError({ message: `${dataset} was not opened` })
+            yield* write({
+              ...m,
+              files: [...m.files, ...files],
+              snapshots: [...m.snapshots.filter((s) => s.snapshot_height !== snapshot.snapshot_height), snapshot]
+            })
+          })
+        )
+    }
+    return service
+  })
+
+export const layerCheckpoints = (root: string) => Layer.effect(Checkpoints, makeCheckpoints(root))

@@ -1,0 +1,225 @@
+/**
+ * ParquetSink: rows in, complete Parquet files out, written by DuckDB itself. Rows are appended
+ * to a per-writer staging table; `finish` COPYs them (sorted, ZSTD, statistics on) to a temp
+ * name beside the target, fsyncs, hashes and renames, so a reader never sees a partial file.
+ * Memory is bounded per writer: callers finish a file every `flushBytes`.
+ */
+import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from "@duckdb/node-api"
+import { createHash } from "node:crypto"
+import { createReadStream } from "node:fs"
+import { mkdir, open, rename, rm, stat } from "node:fs/promises"
+import { dirname } from "node:path"
+import { Context, Data, Effect, Layer } from "effect"
+import type { Column, ColumnType, Value } from "./Dataset.js"
+
+export class SinkError extends Data.TaggedError("SinkError")<{ readonly message: string; readonly path?: string }> {}
+
+export interface WrittenFile {
+  readonly path: string
+  readonly rows: number
+  readonly bytes: number
+  readonly sha256: string
+}
+
+export interface ParquetWriter {
+  append(row: ReadonlyArray<Value>): void
+  readonly rows: () => number
+  /** approximate bytes staged (string lengths), for flush decisions */
+  readonly stagedBytes: () => number
+  /** Writes the staged rows to `path` atomically and empties the writer. */
+  readonly finish: (path: string) => Effect.Effect<WrittenFile, SinkError>
+  /** Drops the staged rows. */
+  readonly discard: () => Effect.Effect<void, SinkError>
+  readonly close: () => Effect.Effect<void>
+}
+
+export interface ParquetSinkService {
+  readonly openWriter: (columns: ReadonlyArray<Column>, sortKey: ReadonlyArray<string>) => Effect.Effect<ParquetWriter, SinkError>
+  /** Runs SQL on the sink's DuckDB (e.g. reading back what was written). */
+  readonly query: (sql: string) => Effect.Effect<Array<Record<string, unknown>>, SinkError>
+}
+
+export class ParquetSink extends Context.Tag("chain-lake/ParquetSink")<ParquetSink, ParquetSinkService>() {}
+
+const stageType = (t: ColumnType): "BIGINT" | "INTEGER" | "BOOLEAN" | "DOUBLE" | "VARCHAR" =>
+  t === "BIGINT" || t === "INTEGER" || t === "BOOLEAN" || t === "DOUBLE" ? t : "VARCHAR"
+
+const quoteIdent = (s: string) => `"${s.replace(/"/g, '""')}"`
+export const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`
+
+/** The SELECT expression turning a staged column into its Parquet type. */
+const finalExpr = (c: Column): string => {
+  const id = quoteIdent(c.name)
+  switch (c.type) {
+    case "TIMESTAMP":
+      return `CAST(${id} AS TIMESTAMP) AS ${id}`
+    case "DECIMAL(38,0)":
+      return `TRY_CAST(${id} AS DECIMAL(38,0)) AS ${id}`
+    case "JSON":
+      return `CAST(${id} AS JSON) AS ${id}`
+    case "VARCHAR[]":
+      return `from_json(${id}, '["VARCHAR"]') AS ${id}`
+    default:
+      return id
+  }
+}
+
+type Appendix = (a: DuckDBAppender, v: Value) => void
+const appenderFor = (t: ColumnType): Appendix => {
+  switch (stageType(t)) {
+    case "BIGINT":
+      return (a, v) => (v === null ? a.appendNull() : a.appendBigInt(typeof v === "bigint" ? v : BigInt(v as number | string)))
+    case "INTEGER":
+      return (a, v) => (v === null ? a.appendNull() : a.appendInteger(Number(v)))
+    case "BOOLEAN":
+      return (a, v) => (v === null ? a.appendNull() : a.appendBoolean(Boolean(v)))
+    case "DOUBLE":
+      return (a, v) => (v === null ? a.appendNull() : a.appendDouble(Number(v)))
+    default:
+      return (a, v) => (v === null ? a.appendNull() : a.appendVarchar(String(v)))
+  }
+}
+
+const fsyncFile = async (path: string) => {
+  const fh = await open(path, "r")
+  try {
+    await fh.sync()
+  } finally {
+    await fh.close()
+  }
+}
+const fsyncDir = async (path: string) => {
+  try {
+    await fsyncFile(path)
+  } catch {
+    // some filesystems refuse fsync on directories; the rename is still atomic
+  }
+}
+const sha256File = (path: string) =>
+  new Promise<string>((resolve, reject) => {
+    const h = createHash("sha256")
+    createReadStream(path)
+      .on("data", (d) => h.update(d))
+      .on("end", () => resolve(h.digest("hex")))
+      .on("error", reject)
+  })
+
+export interface SinkConfig {
+  /** DuckDB threads (default 2) */
+  readonly threads?: number
+  readonly memoryLimit?: string
+  readonly rowGroupSize?: number
+}
+
+let writerSeq = 0
+
+export const makeParquetSink = (config: SinkConfig = {}) =>
+  Effect.gen(function* () {
+    const instance = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () =>
+          DuckDBInstance.create(":memory:", {
+            threads: String(config.threads ?? 2),
+            memory_limit: config.memoryLimit ?? "2GB",
+            autoinstall_known_extensions: "false",
+            autoload_known_extensions: "true"
+          }),
+        catch: (e) => new SinkError({ message: `could not start DuckDB: ${(e as Error).message}` })
+      }),
+      (i) => Effect.sync(() => i.closeSync())
+    )
+    const rowGroupSize = config.rowGroupSize ?? 122_880
+    const run = (conn: DuckDBConnection, sql: string, path?: string) =>
+      Effect.tryPromise({ try: () => conn.run(sql), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
+
+    const openWriter = (columns: ReadonlyArray<Column>, sortKey: ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        const conn = yield* Effect.tryPromise({ try: () => instance.connect(), catch: (e) => new SinkError({ message: (e as Error).message }) })
+        const table = `stage_${++writerSeq}`
+        const ddl = [...columns.map((c) => `${quoteIdent(c.name)} ${stageType(c.type)}`), `"_ord" BIGINT`].join(", ")
+        yield* run(conn, `CREATE TEMP TABLE ${table} (${ddl})`)
+        let appender = yield* Effect.tryPromise({ try: () => conn.createAppender(table), catch: (e) => new SinkError({ message: (e as Error).message }) })
+        const appenders = columns.map((c) => appenderFor(c.type))
+        let rows = 0
+        let bytes = 0
+        // sort on the final (typed) values: a plain column name is quoted, "col DESC" is kept as is
+        const inner = [...columns.map(finalExpr), `"_ord"`].join(", ")
+        const outer = columns.map((c) => quoteIdent(c.name)).join(", ")
+        const order = [...sortKey.map((k) => (/^[a-z_][a-z0-9_]*$/.test(k) ? quoteIdent(k) : k)), `"_ord"`].join(", ")
+        const reset = Effect.gen(function* () {
+          yield* run(conn, `DELETE FROM ${table}`)
+          appender = yield* Effect.tryPromise({ try: () => conn.createAppender(table), catch: (e) => new SinkError({ message: (e as Error).message }) })
+          rows = 0
+          bytes = 0
+        })
+        const writer: ParquetWriter = {
+          append(row) {
+            for (let i = 0; i < appenders.length; i++) {
+              const v = row[i]
+              if (typeof v === "string") bytes += v.length
+              appenders[i](appender, v)
+            }
+            appender.appendBigInt(BigInt(rows++))
+            appender.endRow()
+          },
+          rows: () => rows,
+          stagedBytes: () => bytes,
+          finish: (path) =>
+            Effect.gen(function* () {
+              const count = rows
+              yield* Effect.try({ try: () => appender.closeSync(), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
+              const tmp = `${path}.tmp`
+              yield* Effect.tryPromise({ try: () => mkdir(dirname(path), { recursive: true }), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
+              yield* run(
+                conn,
+                `COPY (SELECT ${outer} FROM (SELECT ${inner} FROM ${table}) ORDER BY ${order}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${rowGroupSize})`,
+                path
+              )
+              const written = yield* Effect.tryPromise({
+                try: async () => {
+                  await fsyncFile(tmp)
+                  const sha256 = await sha256File(tmp)
+                  const { size } = await stat(tmp)
+                  await rename(tmp, path)
+                  await fsyncDir(dirname(path))
+                  return { path, rows: count, bytes: size, sha256 }
+                },
+                catch: (e) => new SinkError({ message: `could not commit ${path}: ${(e as Error).message}`, path })
+              }).pipe(Effect.tapError(() => Effect.promise(() => rm(tmp, { force: true }))))
+              yield* reset
+              return written
+            }),
+          discard: () =>
+            Effect.gen(function* () {
+              yield* Effect.try({ try: () => appender.closeSync(), catch: (e) => new SinkError({ message: (e as Error).message }) })
+              yield* reset
+            }),
+          close: () =>
+            Effect.sync(() => {
+              try {
+                appender.closeSync()
+              } catch {
+                /* already closed */
+              }
+              conn.closeSync()
+            })
+        }
+        return writer
+      })
+
+    const query = (sql: string) =>
+      Effect.gen(function* () {
+        const conn = yield* Effect.tryPromise({ try: () => instance.connect(), catch: (e) => new SinkError({ message: (e as Error).message }) })
+        return yield* Effect.tryPromise({
+          try: async () => (await conn.runAndReadAll(sql)).getRowObjectsJS() as Array<Record<string, unknown>>,
+          catch: (e) => new SinkError({ message: (e as Error).message })
+        }).pipe(Effect.ensuring(Effect.sync(() => conn.closeSync())))
+      })
+
+    return { openWriter, query } satisfies ParquetSinkService
+  })
+
+export const layerParquetSink = (config: SinkConfig = {}) => Layer.scoped(ParquetSink, makeParquetSink(config))
+
+/** Removes a file if it exists (for orphan clean-up). */
+export const removeFile = (path: string) => Effect.promise(() => rm(path, { force: true }))

@@ -1,0 +1,82 @@
+/**
+ * Paging as Effect Streams. A cursor paginator (blocks and the tx families) and an offset
+ * paginator (collections, tokens, rich list), with explicit stop rules: an empty page or a null
+ * `next_key`, a short page, or a row budget reached. A repeated key fails loudly, because a key
+ * the server does not understand silently restarts at the first page.
+ */
+import { Effect, Option, Stream } from "effect"
+import { compileValidator } from "../engine/fastValidate.js"
+import { IndexerDecodeError, IndexerPagingError, type IndexerError } from "./errors.js"
+import type { IndexerClientService, PageRequest } from "./IndexerClient.js"
+import { Pagination } from "./schemas.js"
+
+export interface Page {
+  readonly endpoint: string
+  /** the key this page was requested with (null for the first page) */
+  readonly key: string | null
+  readonly records: ReadonlyArray<unknown>
+  readonly nextKey: string | null
+  readonly total: string
+}
+
+export interface ListRequest {
+  readonly endpoint: string
+  readonly path: string
+  readonly arrayKey: string
+  readonly extra?: Record<string, string | ReadonlyArray<string> | boolean | undefined>
+}
+
+const validatePagination = compileValidator(Pagination)
+
+/** Fetches one page and checks its envelope (array and pagination object), not its records. */
+export const fetchPage = (client: IndexerClientService, req: ListRequest, page: PageRequest): Effect.Effect<Page, IndexerError> =>
+  Effect.suspend(() => client.getJson(req.endpoint, req.path, { ...client.pageQuery(page), ...req.extra })).pipe(
+    Effect.flatMap((json) => {
+      const key = page.key ?? null
+      const body = json as Record<string, unknown>
+      const records = typeof body === "object" && body !== null ? body[req.arrayKey] : undefined
+      if (!Array.isArray(records))
+        return Effect.fail(new IndexerDecodeError({ endpoint: req.endpoint, key, path: req.arrayKey, message: "is missing or not an array" }))
+      const issue = validatePagination(body.pagination)
+      if (issue) return Effect.fail(new IndexerDecodeError({ endpoint: req.endpoint, key, path: `pagination${issue.path ? "." + issue.path : ""}`, message: issue.message }))
+      const p = body.pagination as { next_key: string | null; total: string }
+      return Effect.succeed({ endpoint: req.endpoint, key, records, nextKey: p.next_key, total: p.total })
+    })
+  )
+
+export interface CursorOptions {
+  readonly first: PageRequest
+  /** stop after this many rows in all (the last page asks only for what is left) */
+  readonly maxRows?: number
+}
+
+/** Follows `next_key` from `first` until an empty or short page, a null key, or `maxRows`. */
+export const cursorPages = (client: IndexerClientService, req: ListRequest, options: CursorOptions): Stream.Stream<Page, IndexerError> => {
+  const limit = options.first.limit ?? 100
+  const seen = new Set<string>()
+  interface State {
+    readonly key: string | null
+    readonly rows: number
+    readonly first: boolean
+  }
+  const step = (state: State): Effect.Effect<readonly [Page, Option.Option<State>], IndexerError> =>
+    Effect.gen(function* () {
+      const left = options.maxRows === undefined ? limit : Math.min(limit, options.maxRows - state.rows)
+      const request: PageRequest = state.first ? { ...options.first, limit: left } : { ...options.first, offset: undefined, key: state.key, limit: left }
+      const page = yield* fetchPage(client, req, request)
+      const rows = state.rows + page.records.length
+      const done = page.records.length === 0 || page.nextKey === null || page.records.length < left || (options.maxRows !== undefined && rows >= options.maxRows)
+      if (!done) {
+        if (seen.has(page.nextKey!))
+          return yield* new IndexerPagingError({ endpoint: req.endpoint, key: page.key, message: `next_key ${page.nextKey} was already followed: the server restarted the listing` })
+        seen.add(page.nextKey!)
+      }
+      return [page, done ? Option.none<State>() : Option.some<State>({ key: page.nextKey, rows, first: false })] as const
+    })
+  if (options.maxRows !== undefined && options.maxRows <= 0) return Stream.empty
+  return Stream.paginateEffect<State, Page, IndexerError, never>({ key: options.first.key ?? null, rows: 0, first: true }, step)
+}
+
+/** Offset keys: pages by `next_key` (base64 offsets) until a short page or a null key. */
+export const offsetPages = (client: IndexerClientService, req: ListRequest, first: PageRequest): Stream.Stream<Page, IndexerError> =>
+  cursorPages(client, req, { first })
