@@ -62,8 +62,8 @@ export const preflight = (flag: string, url: string, path: string) =>
       if (res.status === 404) throw new Error(`${path} answered 404: is this the right service?`)
     },
     catch: (e) => {
-      const cause = (e as { cause?: { code?: string } }).cause
-      return new UserError({ message: `cannot reach ${url} (${flag}): ${cause?.code ?? (e as Error).message}; check the URL and that the service is up` })
+      const cause = (e as { cause?: { code?: string; message?: string } }).cause
+      return new UserError({ message: `cannot reach ${url} (${flag}): ${cause?.code ?? cause?.message ?? (e as Error).message}; check the URL and that the service is up` })
     }
   })
 

@@ -35,6 +35,8 @@ export interface CommittedSnapshot {
   readonly rows: number
   readonly duplicates_dropped: number
   readonly reads: number
+  /** the lists read into this snapshot (e.g. one per denom); a later run may add lists */
+  readonly lists: ReadonlyArray<string>
   readonly note?: string
 }
 
@@ -148,10 +150,21 @@ export const makeCheckpoints = (root: string) =>
           Effect.gen(function* () {
             const m = yield* read(dataset)
             if (!m) return yield* new CheckpointError({ message: `${dataset} was not opened` })
+            // a snapshot may be completed by later runs (more denoms): merge lists and counts
+            const prior = m.snapshots.find((s) => s.snapshot_height === snapshot.snapshot_height)
+            const merged: CommittedSnapshot = prior
+              ? {
+                  ...snapshot,
+                  rows: prior.rows + snapshot.rows,
+                  duplicates_dropped: prior.duplicates_dropped + snapshot.duplicates_dropped,
+                  lists: [...prior.lists, ...snapshot.lists],
+                  consistency: prior.consistency === "exact" && snapshot.consistency === "exact" ? "exact" : "best-effort"
+                }
+              : snapshot
             yield* write({
               ...m,
               files: [...m.files, ...files],
-              snapshots: [...m.snapshots.filter((s) => s.snapshot_height !== snapshot.snapshot_height), snapshot]
+              snapshots: [...m.snapshots.filter((s) => s.snapshot_height !== snapshot.snapshot_height), merged]
             })
           })
         )

@@ -423,7 +423,10 @@ const runSnapshot = (d: SnapshotDataset, options: ExportOptions, startStatus: St
     plans.push(plan)
     options.observer?.planned?.(d.name, plan)
     if (options.dryRun) return empty
-    if (manifest.snapshots.some((s) => s.snapshot_height === before)) {
+    const prior = manifest.snapshots.find((s) => s.snapshot_height === before)
+    const allLists = yield* d.lists({ indexer, denoms })
+    const lists = allLists.filter((l) => !prior?.lists.includes(l.label))
+    if (lists.length === 0) {
       notice(`${d.name}: snapshot at height ${before} is already committed`)
       return { ...empty, skipped: `snapshot ${before} already committed`, snapshotHeight: before }
     }
@@ -446,7 +449,7 @@ const runSnapshot = (d: SnapshotDataset, options: ExportOptions, startStatus: St
       rows = 0
       duplicates = 0
       let shortOfTotal = false
-      for (const list of yield* d.lists({ indexer, denoms })) {
+      for (const list of lists) {
         let key: string | null = null
         let listRows = 0
         let total = -1
@@ -483,7 +486,7 @@ const runSnapshot = (d: SnapshotDataset, options: ExportOptions, startStatus: St
         notice(`${d.name}: the ${d.watermark} moved (${mark} → ${after}) or pages overlapped (${duplicates} duplicates) during the read; reading again`)
     }
     const height = before
-    const rel = `snapshot_height=${height}/part-0.parquet`
+    const rel = `snapshot_height=${height}/part-${manifest.files.filter((f) => f.path.startsWith(`snapshot_height=${height}/`)).length}.parquet`
     const written = yield* writer.finish(join(checkpoints.root, d.name, rel))
     const file: CommittedFile = { path: rel, rows: written.rows, bytes: written.bytes, sha256: written.sha256, min_height: height, max_height: height, committed_at: new Date().toISOString() }
     yield* checkpoints.commitSnapshot(d.name, [file], {
@@ -495,6 +498,7 @@ const runSnapshot = (d: SnapshotDataset, options: ExportOptions, startStatus: St
       rows: written.rows,
       duplicates_dropped: duplicates,
       reads,
+      lists: lists.map((l) => l.label),
       ...(consistent ? {} : { note: "the data changed while it was read; duplicates were dropped by key, but rows may be missing or from a later height" })
     })
     options.observer?.committed?.(d.name, file)

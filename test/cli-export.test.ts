@@ -1,0 +1,75 @@
+/** `chain-lake export` as a user runs it: defaults, dry run, and one-line errors. */
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startDevnet, type Devnet } from "../src/devnet/index.js"
+import { runCli } from "./support/cli.js"
+
+let devnet: Devnet
+let closedPort = 0
+const dirs: Array<string> = []
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), "chain-lake-cli-"))
+  dirs.push(d)
+  return d
+}
+beforeAll(async () => {
+  devnet = await startDevnet({ seed: 4, blocks: 200 })
+  // a port nothing listens on
+  const { createServer } = await import("node:net")
+  const server = createServer()
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()))
+  closedPort = (server.address() as { port: number }).port
+  await new Promise((r) => server.close(r))
+})
+afterAll(async () => {
+  await devnet.stop()
+  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+})
+
+describe("chain-lake export", () => {
+  it("exports every dataset, prints a summary table and writes a run report", async () => {
+    const out = tmp()
+    const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/^blocks\s+200\s+/m)
+    expect(r.stdout).toMatch(new RegExp(`^txs\\s+${devnet.chain.txTotal()}\\s+`, "m"))
+    expect(r.stdout).toMatch(/^holders\s+\d+\s+1\s+.*snapshot 195 \(exact\)/m)
+    expect(readdirSync(join(out, "_runs")).length).toBe(1)
+    expect(r.stderr).toMatch(/blocks: 200 blocks to fetch \(heights 1\.\.200\), 0 already committed/)
+  })
+
+  it("without --indexer-url exports the embedded devnet", async () => {
+    const out = tmp()
+    const r = await runCli(["export", "--out", out, "--devnet-blocks", "60", "--datasets", "blocks"])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stderr).toMatch(/no --indexer-url: exporting the embedded devnet/)
+    expect(r.stdout).toMatch(/^blocks\s+60\s+/m)
+  })
+
+  it("--dry-run prints the plan and the Parquet schemas and writes nothing", async () => {
+    const out = join(tmp(), "never")
+    const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--dry-run", "--datasets", "blocks,txs"])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/blocks: 200 heights in \d+ shards, ~\d+ requests/)
+    expect(r.stdout).toMatch(/^\s+txhash\s+VARCHAR/m)
+    expect(existsSync(join(out, "blocks", "height_bucket=0"))).toBe(false)
+  })
+
+  it.each([
+    [["--indexer-url", "ftp://x"], /--indexer-url must be an http\(s\) URL/],
+    [["--indexer-url", "http://127.0.0.1:CLOSED"], /cannot reach http:\/\/127\.0\.0\.1:\d+ \(--indexer-url\): ECONNREFUSED; check the URL/],
+    [["--page-size", "5000"], /--page-size must be 1\.\.1000/],
+    [["--datasets", "blocks,nope"], /unknown dataset nope; known: blocks, txs/],
+    [["--from-height", "50", "--to-height", "10"], /--from-height 50 is above --to-height 10/]
+  ])("%j fails with a one-line error", async (flags, message) => {
+    const out = tmp()
+    const needsUrl = !flags.includes("--indexer-url")
+    const r = await runCli(["export", "--out", out, ...(needsUrl ? ["--indexer-url", devnet.indexerUrl] : []), ...flags.map((f) => f.replace("CLOSED", String(closedPort)))])
+    expect(r.code).not.toBe(0)
+    const lines = r.stderr.trim().split("\n").filter((l) => l.startsWith("chain-lake: error:"))
+    expect(lines.length).toBe(1)
+    expect(lines[0]).toMatch(message)
+  })
+})
