@@ -40,12 +40,18 @@ describe("chain-lake devnet", () => {
 
 describe("chain-lake demo (npm start)", () => {
   it("starts the devnet in-process and prints blocks, txs, holders and collections read through the client", async () => {
-    const r = await runCli(["demo", "--blocks", "120", "--seed", "2"])
+    const { mkdtempSync, rmSync } = await import("node:fs")
+    const out = mkdtempSync((await import("node:os")).tmpdir() + "/chain-lake-demo-")
+    const r = await runCli(["demo", "--blocks", "120", "--seed", "2", "--out", out])
+    rmSync(out, { recursive: true, force: true })
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toMatch(/chain lake-evm-1: height 120/)
     expect(r.stdout).toMatch(/Latest blocks/)
     expect(r.stdout).toMatch(/^120\s+2026-/m)
     expect(r.stdout).toMatch(/Top uinit holders/)
     expect(r.stdout).toMatch(/\.\.\/\.\.\/etc/)
+    // then it exports every dataset and answers from the Parquet files
+    expect(r.stdout).toMatch(/^blocks\s+120\s+/m)
+    expect(r.stdout).toMatch(/^\/minievm\.evm\.v1\.MsgCall\s+\d+\s+\d+\.\d/m)
   })
 })

@@ -2,15 +2,20 @@
  * `chain-lake demo` (what `npm start` runs): starts the embedded devnet in-process and reads it
  * back through the typed IndexerClient, so a fresh clone shows real data in seconds.
  */
-import { Command } from "@effect/cli"
+import { Command, Options } from "@effect/cli"
+import { resolve } from "node:path"
 import { Console, Effect } from "effect"
+import { ALL_DATASETS } from "../datasets/index.js"
+import { runExport } from "../engine/export.js"
+import { ParquetSink } from "../engine/ParquetSink.js"
 import { startDevnet } from "../devnet/index.js"
 import { describeIndexerError } from "../indexer/errors.js"
 import { IndexerClient } from "../indexer/IndexerClient.js"
 import { blocksOption, seedOption } from "./devnet.js"
 import { UserError } from "./errors.js"
-import { indexerLayer } from "./layers.js"
-import { table } from "./progress.js"
+import { describeExportFailure } from "./export.js"
+import { exportLayer, indexerLayer } from "./layers.js"
+import { makeProgress, summaryTable, table } from "./progress.js"
 
 const tour = Effect.gen(function* () {
   const indexer = yield* IndexerClient
@@ -35,13 +40,30 @@ const tour = Effect.gen(function* () {
   )
   const holders = yield* indexer.richList("uinit", { limit: 5 })
   yield* Console.log(`\nTop uinit holders (GET /indexer/richlist/v1/uinit, ${holders.pagination.total} holders):`)
-  yield* Console.log(table(holders.holders.map((h) => ({ account: h.account, amount: h.amount }))))
+  yield* Console.log(table(holders.holders.map((h) => ({ account: h.account, amount: h.amount ?? "-" }))))
   const collections = yield* indexer.collections({ limit: 10, reverse: false })
   yield* Console.log(`\nNFT collections (GET /indexer/nft/v1/collections):`)
   yield* Console.log(table(collections.collections.map((c) => ({ name: c.collection.name, address: c.object_addr, created: String(c.height), tokens: String(c.collection.nfts.length) }))))
 })
 
-export const demoCommand = Command.make("demo", { seed: seedOption, blocks: blocksOption }, (o) =>
+/** A few answers straight from the exported Parquet, to show the lake is queryable. */
+const answers = (out: string) =>
+  Effect.gen(function* () {
+    const sink = yield* ParquetSink
+    const scan = (d: string) => `read_parquet('${out.replace(/'/g, "''")}/${d}/**/*.parquet', hive_partitioning = true)`
+    const busiest = yield* sink.query(
+      `SELECT height::VARCHAR AS height, tx_count::VARCHAR AS txs, gas_used::VARCHAR AS gas_used FROM ${scan("blocks")} ORDER BY tx_count DESC, height LIMIT 3`
+    )
+    yield* Console.log("\nBusiest blocks (SQL over blocks/**/*.parquet):")
+    yield* Console.log(table(busiest.map((r) => ({ height: String(r.height), txs: String(r.txs), gas_used: String(r.gas_used) }))))
+    const mix = yield* sink.query(
+      `SELECT m AS message_type, count(*)::VARCHAR AS messages, round(100.0 * avg(CASE WHEN code = 0 THEN 1 ELSE 0 END), 1)::VARCHAR AS ok_pct FROM (SELECT unnest(message_types) AS m, code FROM ${scan("txs")}) GROUP BY m ORDER BY count(*) DESC`
+    )
+    yield* Console.log("\nMessage mix (SQL over txs/**/*.parquet):")
+    yield* Console.log(table(mix.map((r) => ({ message_type: String(r.message_type), messages: String(r.messages), "success %": String(r.ok_pct) }))))
+  })
+
+export const demoCommand = Command.make("demo", { seed: seedOption, blocks: blocksOption, out: Options.directory("out").pipe(Options.withDefault("data"), Options.withDescription("where the demo export goes")) }, (o) =>
   Effect.gen(function* () {
     const devnet = yield* Effect.acquireRelease(
       Effect.promise(() => startDevnet({ seed: o.seed, blocks: o.blocks })),
@@ -52,6 +74,21 @@ export const demoCommand = Command.make("demo", { seed: seedOption, blocks: bloc
       Effect.provide(indexerLayer(devnet.indexerUrl)),
       Effect.mapError((e) => new UserError({ message: describeIndexerError(e) }))
     )
-    yield* Console.log(`\nNext: \`npx chain-lake devnet --blocks 5000\` serves this devnet for your own tools.`)
+    const out = resolve(o.out)
+    yield* Console.log(`\nExporting every dataset to ${out} (rerun: only what is new is fetched) …`)
+    const progress = makeProgress({ tty: false, log: () => {} })
+    const started = Date.now()
+    const report = yield* Effect.gen(function* () {
+      const r = yield* runExport(ALL_DATASETS, { observer: progress.observer })
+      yield* answers(out)
+      return r
+    }).pipe(
+      Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out })),
+      Effect.mapError((e) => new UserError({ message: describeExportFailure(e) }))
+    )
+    yield* Console.log("\nExport summary:")
+    yield* Console.log(summaryTable(report.datasets, (Date.now() - started) / 1000))
+    yield* Console.log(`\nParquet files: ${out}/<dataset>/<partition>=<value>/*.parquet`)
+    yield* Console.log(`Next: \`npx chain-lake export --indexer-url URL\` for a real indexer; \`npx chain-lake devnet\` serves this devnet for your own tools.`)
   }).pipe(Effect.scoped)
 ).pipe(Command.withDescription("Start the embedded devnet in-process and show what it serves (what `npm start` runs)"))

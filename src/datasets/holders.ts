@@ -30,7 +30,7 @@ export const holders: SnapshotDataset = {
       ctx.denoms.map((denom) => ({
         label: `holders of ${denom}`,
         fetchPage: (page: Parameters<typeof ctx.indexer.richList>[1]) => ctx.indexer.richList(denom, page).pipe(Effect.map((r) => ({ items: r.holders, pagination: r.pagination }))),
-        toRows: (h: TokenHolder) => [[denom, h.account, h.amount, h.amount]]
+        toRows: (h: TokenHolder) => [[denom, h.account, h.amount ?? null, h.amount ?? null]]
       }))
     )
 }

@@ -126,6 +126,10 @@ export class Chain {
   private readonly traceEnd = new Prefix()
   private readonly headerMs = new Prefix()
   private readonly txCounts = new Prefix()
+  // per-block sums, kept so that a blocks page costs no tx planning
+  private readonly gasUsedSum = new Prefix()
+  private readonly gasWantedSum = new Prefix()
+  private readonly feeSums = [new Prefix(), new Prefix()]
   // NFT replay (at the tip, as the indexer updates tokens in the block's DB transaction)
   readonly nftEvents = new Map<number, NftEvent>()
   readonly tokens = new Map<string, NftToken>()
@@ -209,13 +213,19 @@ export class Chain {
   /** Generates heights up to `height` (idempotent; a growing chain calls it as time passes). */
   extendTo(height: number) {
     if (height <= this.tip) return
-    for (const arr of [this.txEnd, this.evmEnd, this.traceEnd, this.headerMs, this.txCounts]) arr.ensure(height)
+    for (const arr of [this.txEnd, this.evmEnd, this.traceEnd, this.headerMs, this.txCounts, this.gasUsedSum, this.gasWantedSum, ...this.feeSums]) arr.ensure(height)
     for (let h = this.tip + 1; h <= height; h++) {
       const n = this.txCount(h)
       let evm = 0
       let trace = 0
+      let gasUsed = 0
+      let gasWanted = 0
+      const fees = [0, 0]
       for (let i = 0; i < n; i++) {
         const p = this.plan(h, i)
+        gasUsed += p.gasUsed
+        gasWanted += p.gasWanted
+        fees[p.feeDenom] += p.feeAmount
         if (this.isEvmTx(p)) {
           evm++
           trace += p.traceSize
@@ -223,6 +233,10 @@ export class Chain {
         this.applyNft(p, this.txEnd.data[h - 1] + i + 1)
       }
       this.txCounts.data[h] = n
+      this.gasUsedSum.data[h] = gasUsed
+      this.gasWantedSum.data[h] = gasWanted
+      this.feeSums[0].data[h] = fees[0]
+      this.feeSums[1].data[h] = fees[1]
       this.txEnd.data[h] = this.txEnd.data[h - 1] + n
       this.evmEnd.data[h] = this.evmEnd.data[h - 1] + evm
       this.traceEnd.data[h] = this.traceEnd.data[h - 1] + trace
@@ -260,6 +274,14 @@ export class Chain {
   }
   blockTxCount(height: number): number {
     return this.txCounts.data[height]
+  }
+  /** gas used and wanted, and fees per fee denom (index 0 or 1), summed over the block's txs */
+  blockSums(height: number): { gasUsed: number; gasWanted: number; fees: readonly [number, number] } {
+    return {
+      gasUsed: this.gasUsedSum.data[height],
+      gasWanted: this.gasWantedSum.data[height],
+      fees: [this.feeSums[0].data[height], this.feeSums[1].data[height]]
+    }
   }
   /** Sequence of the first tx at `height` minus one. */
   txSeqBefore(height: number): number {

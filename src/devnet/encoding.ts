@@ -4,21 +4,16 @@
  * Go's encoding/json escapes <, >, & and U+2028/2029 inside strings. JSON.stringify does not,
  * so the devnet post-processes its output to send the same bytes the real indexer sends.
  */
-export const goJson = (value: unknown): string =>
-  JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => {
-    switch (c) {
-      case "<":
-        return "\\u003c"
-      case ">":
-        return "\\u003e"
-      case "&":
-        return "\\u0026"
-      case "\u2028":
-        return "\\u2028"
-      default:
-        return "\\u2029"
-    }
-  })
+export const goJson = (value: unknown): string => {
+  const text = JSON.stringify(value)
+  if (!/[<>&\u2028\u2029]/.test(text)) return text
+  return text
+    .replaceAll("<", "\\u003c")
+    .replaceAll(">", "\\u003e")
+    .replaceAll("&", "\\u0026")
+    .replaceAll("\u2028", "\\u2028")
+    .replaceAll("\u2029", "\\u2029")
+}
 
 const CHARSET = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
 const GEN = [0x3b6a57b2, 0x26508e6d, 0x1ea119fa, 0x3d4233dd, 0x2a1462b3]

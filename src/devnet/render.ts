@@ -45,16 +45,11 @@ export const knownMsgTypes = (chain: Chain): ReadonlySet<string> =>
 
 export const blockJson = (chain: Chain, height: number) => {
   const n = chain.blockTxCount(height)
-  let gasUsed = 0
-  let gasWanted = 0
+  const { gasUsed, gasWanted, fees: feeSums } = chain.blockSums(height)
   const fees = new Map<string, bigint>()
-  for (let i = 0; i < n; i++) {
-    const p = chain.plan(height, i)
-    gasUsed += p.gasUsed
-    gasWanted += p.gasWanted
-    const denom = DENOMS[p.feeDenom].denom
-    fees.set(denom, (fees.get(denom) ?? 0n) + BigInt(p.feeAmount))
-  }
+  feeSums.forEach((amount, i) => {
+    if (amount > 0) fees.set(DENOMS[i].denom, BigInt(amount))
+  })
   const prev = height === 1 ? 0 : chain.headerTimeMs(height - 1) * 1e6 + chain.headerExtraNanos(height - 1)
   const now = chain.headerTimeMs(height) * 1e6 + chain.headerExtraNanos(height)
   const proposer = chain.u.proposers[new Rng(chain.seed, "proposer", height).chance(0.9) ? 0 : 1]

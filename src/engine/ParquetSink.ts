@@ -107,6 +107,7 @@ const sha256File = (path: string) =>
 export interface SinkConfig {
   /** DuckDB threads (default 2) */
   readonly threads?: number
+  /** DuckDB keeps freed buffers up to this limit, so it bounds the sink's memory (default 512MB) */
   readonly memoryLimit?: string
   readonly rowGroupSize?: number
 }
@@ -120,7 +121,7 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
         try: () =>
           DuckDBInstance.create(":memory:", {
             threads: String(config.threads ?? 2),
-            memory_limit: config.memoryLimit ?? "2GB",
+            memory_limit: config.memoryLimit ?? "512MB",
             autoinstall_known_extensions: "false",
             autoload_known_extensions: "true"
           }),

@@ -139,6 +139,12 @@ const makePositionFinder = (indexer: IndexerClientService, source: AppendSource)
   )
   const firstAtOrAbove = (height: number, rows: number) =>
     Effect.gen(function* () {
+      // the common cases need no search: everything is below `height`, or everything above it
+      if (rows === 0) return 0
+      const last = yield* heightAt(rows - 1)
+      if (last !== null && last < height) return rows
+      const first = yield* heightAt(0)
+      if (first !== null && first >= height) return 0
       let lo = 0
       let hi = rows
       while (lo < hi) {
@@ -168,7 +174,8 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
     const pageSize = options.pageSize ?? 500
     const concurrency = options.concurrency ?? 8
     const bucketWidth = options.bucketWidth ?? 10_000
-    const flushBytes = options.flushBytes ?? 32 * 1024 * 1024
+    // DuckDB holds what a writer has staged: this bounds memory per shard in flight
+    const flushBytes = options.flushBytes ?? 8 * 1024 * 1024
     const maxShardUnits = options.maxShardUnits ?? 100_000
     const onInvalid = options.onInvalid ?? "fail"
     const startedAt = new Date().toISOString()

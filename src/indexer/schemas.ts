@@ -40,7 +40,14 @@ export type Status = typeof Status.Type
 
 export const AvgBlockTime = Schema.Struct({ avg_block_time: Schema.Number })
 
-export const Coin = Schema.Struct({ denom: Schema.String, amount: DecimalString })
+/** An amount in base units; an empty string (seen for unpriced or missing values) decodes as absent. */
+export const Amount = Schema.transform(Schema.String.pipe(Schema.pattern(/^(-?[0-9]+)?$/)), Schema.UndefinedOr(Schema.String), {
+  strict: true,
+  decode: (s) => (s === "" ? undefined : s),
+  encode: (s) => s ?? ""
+})
+
+export const Coin = Schema.Struct({ denom: Schema.String, amount: Amount })
 
 export const Block = Schema.Struct({
   chain_id: Schema.String,
@@ -170,6 +177,6 @@ export const Nft = Schema.Struct({
 export type Nft = typeof Nft.Type
 export const NftsResponse = Schema.Struct({ tokens: Schema.Array(Nft), pagination: Pagination })
 
-export const TokenHolder = Schema.Struct({ account: Schema.String, amount: DecimalString })
+export const TokenHolder = Schema.Struct({ account: Schema.String, amount: Amount })
 export type TokenHolder = typeof TokenHolder.Type
 export const TokenHoldersResponse = Schema.Struct({ holders: Schema.Array(TokenHolder), pagination: Pagination })
