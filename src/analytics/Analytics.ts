@@ -1,0 +1,153 @@
+/**
+ * Analytics: DuckDB over the Parquet lake. One view per dataset over its files
+ * (`read_parquet(…, hive_partitioning = true, union_by_name = true)`, paths relative to the data
+ * folder), then the analytics views of src/analytics/sql/, one per file. A dataset with no files
+ * yet is an empty view with the right columns, so every analytics view exists from the start.
+ */
+import { DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement } from "@duckdb/node-api"
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { Context, Data, Effect, Layer } from "effect"
+import { ALL_DATASETS } from "../datasets/index.js"
+import type { ColumnType, Dataset } from "../engine/Dataset.js"
+
+export class AnalyticsError extends Data.TaggedError("AnalyticsError")<{ readonly message: string }> {}
+/** DuckDB rejected the SQL (syntax, unknown column, bad parameter …): its own message. */
+export class SqlError extends Data.TaggedError("SqlError")<{ readonly message: string }> {}
+
+export interface QueryResult {
+  readonly columns: ReadonlyArray<{ readonly name: string; readonly type: string }>
+  /** JSON-safe values: BIGINT, HUGEINT and DECIMAL as exact strings, times as ISO-like text */
+  readonly rows: ReadonlyArray<ReadonlyArray<unknown>>
+}
+
+export type ParamValue = string | number | bigint | boolean | null
+
+export interface AnalyticsService {
+  readonly dataDir: string
+  readonly views: ReadonlyArray<string>
+  /** Runs one SQL statement with named parameters ($name) bound, never spliced. */
+  readonly query: (sql: string, params?: Readonly<Record<string, ParamValue>>) => Effect.Effect<QueryResult, SqlError>
+  /** Runs a query and writes its result as Parquet to `path` (COPY … FORMAT PARQUET). */
+  readonly copyToParquet: (sql: string, params: Readonly<Record<string, ParamValue>>, path: string) => Effect.Effect<void, SqlError>
+}
+
+export class Analytics extends Context.Tag("chain-lake/Analytics")<Analytics, AnalyticsService>() {}
+
+const SQL_DIR = fileURLToPath(new URL("./sql/", import.meta.url))
+
+/** The analytics views, in file-name order, each with the question it answers (its opening comment). */
+export const analyticsViews = (): Array<{ name: string; question: string; sql: string }> =>
+  readdirSync(SQL_DIR)
+    .filter((f) => f.endsWith(".sql"))
+    .sort()
+    .map((f) => {
+      const sql = readFileSync(join(SQL_DIR, f), "utf8")
+      const question = sql
+        .split("\n")
+        .filter((l) => l.startsWith("--"))
+        .map((l) => l.replace(/^--\s?/, ""))
+        .join(" ")
+      return { name: f.replace(/\.sql$/, ""), question, sql }
+    })
+
+const quote = (s: string) => `'${s.replace(/'/g, "''")}'`
+const ident = (s: string) => `"${s.replace(/"/g, '""')}"`
+
+const hasParquet = (dir: string): boolean => {
+  if (!existsSync(dir)) return false
+  for (const e of readdirSync(dir)) {
+    const p = join(dir, e)
+    if (statSync(p).isDirectory() ? hasParquet(p) : e.endsWith(".parquet")) return true
+  }
+  return false
+}
+
+const emptyType = (t: ColumnType) => (t === "JSON" ? "JSON" : t)
+
+/** The dataset view: its files by a relative glob, or an empty typed relation when there are none. */
+export const datasetViewSql = (d: Dataset, dataDir: string): string => {
+  const partition = d.kind === "append" ? "height_bucket" : "snapshot_height"
+  if (hasParquet(join(dataDir, d.name)))
+    return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT * FROM read_parquet(${quote(`${d.name}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true)`
+  const cols = [...d.columns.map((c) => `CAST(NULL AS ${emptyType(c.type)}) AS ${ident(c.name)}`), `CAST(NULL AS BIGINT) AS ${partition}`]
+  return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${cols.join(", ")} WHERE false`
+}
+
+const bindAll = (stmt: DuckDBPreparedStatement, params: Readonly<Record<string, ParamValue>>) => {
+  const names = Array.from({ length: stmt.parameterCount }, (_, i) => stmt.parameterName(i + 1))
+  const missing = names.filter((n) => !(n in params))
+  if (missing.length > 0) throw new Error(`no value for parameter ${missing.map((m) => "$" + m).join(", ")} (pass --param ${missing[0]}=…)`)
+  const unused = Object.keys(params).filter((k) => !names.includes(k))
+  if (unused.length > 0) throw new Error(`the SQL has no parameter ${unused.map((u) => "$" + u).join(", ")}`)
+  names.forEach((name, i) => {
+    const v = params[name]
+    const index = i + 1
+    if (v === null) stmt.bindNull(index)
+    else if (typeof v === "bigint") stmt.bindBigInt(index, v)
+    else if (typeof v === "number") Number.isInteger(v) ? stmt.bindBigInt(index, BigInt(v)) : stmt.bindDouble(index, v)
+    else if (typeof v === "boolean") stmt.bindBoolean(index, v)
+    else stmt.bindVarchar(index, v)
+  })
+}
+
+export const makeAnalytics = (options: { readonly dataDir: string; readonly dbFile?: string }) =>
+  Effect.gen(function* () {
+    const dataDir = resolve(options.dataDir)
+    const instance = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () => DuckDBInstance.create(options.dbFile ?? ":memory:", { autoinstall_known_extensions: "false" }),
+        catch: (e) => new AnalyticsError({ message: `cannot open DuckDB${options.dbFile ? ` file ${options.dbFile}` : ""}: ${(e as Error).message}` })
+      }),
+      (i) => Effect.sync(() => i.closeSync())
+    )
+    const conn: DuckDBConnection = yield* Effect.acquireRelease(
+      Effect.tryPromise({ try: () => instance.connect(), catch: (e) => new AnalyticsError({ message: (e as Error).message }) }),
+      (c) => Effect.sync(() => c.closeSync())
+    )
+    const setup = async () => {
+      // relative paths in the views resolve against the data folder
+      await conn.run(`SET file_search_path = ${quote(dataDir)}`)
+      for (const d of ALL_DATASETS) await conn.run(datasetViewSql(d, dataDir))
+      for (const v of analyticsViews()) await conn.run(v.sql)
+    }
+    yield* Effect.tryPromise({ try: setup, catch: (e) => new AnalyticsError({ message: `creating the views failed: ${(e as Error).message}` }) })
+
+    const prepare = (sql: string, params: Readonly<Record<string, ParamValue>>) =>
+      Effect.tryPromise({
+        try: async () => {
+          const stmt = await conn.prepare(sql)
+          bindAll(stmt, params)
+          return stmt
+        },
+        catch: (e) => new SqlError({ message: (e as Error).message })
+      })
+
+    const service: AnalyticsService = {
+      dataDir,
+      views: [...ALL_DATASETS.map((d) => d.name), ...analyticsViews().map((v) => v.name)],
+      query: (sql, params = {}) =>
+        Effect.gen(function* () {
+          const stmt = yield* prepare(sql, params)
+          const reader = yield* Effect.tryPromise({ try: () => stmt.runAndReadAll(), catch: (e) => new SqlError({ message: (e as Error).message }) })
+          return {
+            columns: reader.columnNames().map((name, i) => ({ name, type: reader.columnTypes()[i].toString() })),
+            rows: reader.getRowsJson()
+          }
+        }),
+      copyToParquet: (sql, params, path) =>
+        Effect.gen(function* () {
+          // COPY takes no parameters, so the bound result goes through a temp table first
+          const stmt = yield* prepare(`CREATE OR REPLACE TEMP TABLE _chain_lake_result AS ${sql}`, params)
+          yield* Effect.tryPromise({ try: () => stmt.run(), catch: (e) => new SqlError({ message: (e as Error).message }) })
+          yield* Effect.tryPromise({
+            try: () => conn.run(`COPY _chain_lake_result TO ${quote(resolve(path))} (FORMAT PARQUET, COMPRESSION ZSTD)`),
+            catch: (e) => new SqlError({ message: (e as Error).message })
+          })
+        })
+    }
+    return service
+  })
+
+export const layerAnalytics = (options: { readonly dataDir: string; readonly dbFile?: string }) => Layer.scoped(Analytics, makeAnalytics(options))

@@ -1,0 +1,26 @@
+/**
+ * A `.duckdb` catalog file holding every view, with paths relative to the data folder: any DuckDB
+ * client (CLI, DBeaver, Python) opened with the data folder as its working directory queries the
+ * views, also after the folder is moved or copied.
+ */
+import { rm } from "node:fs/promises"
+import { resolve } from "node:path"
+import { Effect } from "effect"
+import { AnalyticsError, makeAnalytics } from "./Analytics.js"
+
+export const DEFAULT_CATALOG = "chain-lake.duckdb"
+
+export const writeCatalog = (options: { readonly dataDir: string; readonly dbFile?: string }) =>
+  Effect.gen(function* () {
+    const dbFile = resolve(options.dbFile ?? resolve(options.dataDir, DEFAULT_CATALOG))
+    // a fresh file each time: views of datasets exported since are picked up
+    yield* Effect.tryPromise({
+      try: async () => {
+        await rm(dbFile, { force: true })
+        await rm(dbFile + ".wal", { force: true })
+      },
+      catch: (e) => new AnalyticsError({ message: `cannot replace ${dbFile}: ${(e as Error).message}` })
+    })
+    const analytics = yield* makeAnalytics({ dataDir: options.dataDir, dbFile })
+    return { dbFile, views: analytics.views }
+  }).pipe(Effect.scoped)

@@ -1,0 +1,95 @@
+/** `chain-lake query` and `chain-lake catalog`: SQL over the lake's views, and a catalog file for other clients. */
+import { Args, Command, Options } from "@effect/cli"
+import { readFile, writeFile } from "node:fs/promises"
+import { resolve } from "node:path"
+import { Console, Effect, Option } from "effect"
+import { Analytics, layerAnalytics, type ParamValue, type QueryResult } from "../analytics/Analytics.js"
+import { writeCatalog } from "../analytics/catalog.js"
+import { UserError } from "./errors.js"
+import { table } from "./progress.js"
+
+const dataOption = Options.directory("data").pipe(Options.withDefault("data"), Options.withDescription("the export folder (default data/)"))
+
+/** `name=value`; integers, decimals and true/false are typed, `name:text=value` keeps a string. */
+export const parseParam = (text: string): [string, ParamValue] => {
+  const eq = text.indexOf("=")
+  if (eq < 1) throw new Error(`--param must look like name=value, got "${text}"`)
+  let name = text.slice(0, eq)
+  const raw = text.slice(eq + 1)
+  if (name.endsWith(":text")) return [name.slice(0, -5), raw]
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`--param name "${name}" must be a SQL identifier`)
+  if (/^-?\d+$/.test(raw)) return [name, BigInt(raw)]
+  if (/^-?\d+\.\d+$/.test(raw)) return [name, Number(raw)]
+  if (raw === "true" || raw === "false") return [name, raw === "true"]
+  if (raw === "null") return [name, null]
+  name = name.trim()
+  return [name, raw]
+}
+
+const cell = (v: unknown): string => (v === null || v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v))
+const csvCell = (v: unknown) => {
+  const s = cell(v)
+  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
+}
+
+export const formatResult = (r: QueryResult, format: "table" | "csv" | "json"): string => {
+  if (format === "json") return JSON.stringify(r.rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c.name, row[i]]))), null, 1)
+  if (format === "csv") return [r.columns.map((c) => csvCell(c.name)).join(","), ...r.rows.map((row) => row.map(csvCell).join(","))].join("\n")
+  if (r.rows.length === 0) return `(no rows; columns: ${r.columns.map((c) => c.name).join(", ")})`
+  return table(r.rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c.name, cell(row[i])]))))
+}
+
+export const queryCommand = Command.make(
+  "query",
+  {
+    data: dataOption,
+    sql: Args.text({ name: "SQL" }).pipe(Args.optional, Args.withDescription("the SQL (or use --file)")),
+    file: Options.file("file").pipe(Options.optional, Options.withDescription("read the SQL from a file")),
+    params: Options.text("param").pipe(Options.repeated, Options.withDescription("name=value, bound to $name (repeatable); name:text=… keeps a string")),
+    format: Options.choice("format", ["table", "csv", "json", "parquet"]).pipe(Options.withDefault("table" as const)),
+    output: Options.file("output").pipe(Options.optional, Options.withDescription("write to this file instead of stdout (required for parquet)"))
+  },
+  (o) =>
+    Effect.gen(function* () {
+      const bad = (message: string) => new UserError({ message, exitCode: 2 })
+      if (Option.isSome(o.sql) && Option.isSome(o.file)) return yield* bad("give the SQL as an argument or with --file, not both")
+      const sql = Option.isSome(o.sql)
+        ? o.sql.value
+        : Option.isSome(o.file)
+          ? yield* Effect.tryPromise({ try: () => readFile(Option.getOrThrow(o.file), "utf8"), catch: (e) => bad(`cannot read --file: ${(e as Error).message}`) })
+          : yield* bad('no SQL: pass it as an argument ("SELECT …") or with --file q.sql')
+      const params = yield* Effect.try({ try: () => Object.fromEntries(o.params.map(parseParam)), catch: (e) => bad((e as Error).message) })
+      if (o.format === "parquet" && Option.isNone(o.output)) return yield* bad("--format parquet needs --output FILE")
+      yield* Effect.gen(function* () {
+        const analytics = yield* Analytics
+        if (o.format === "parquet") {
+          yield* analytics.copyToParquet(sql, params, Option.getOrThrow(o.output))
+          yield* Console.error(`wrote ${resolve(Option.getOrThrow(o.output))}`)
+          return
+        }
+        const result = yield* analytics.query(sql, params)
+        const text = formatResult(result, o.format)
+        if (Option.isSome(o.output)) yield* Effect.promise(() => writeFile(Option.getOrThrow(o.output), text + "\n"))
+        else yield* Console.log(text)
+      }).pipe(
+        Effect.provide(layerAnalytics({ dataDir: o.data })),
+        Effect.catchTags({
+          SqlError: (e) => Effect.fail(new UserError({ message: e.message, exitCode: 2 })),
+          AnalyticsError: (e) => Effect.fail(new UserError({ message: e.message }))
+        })
+      )
+    })
+).pipe(Command.withDescription("Run SQL over the lake's views (datasets and analytics); parameters are bound, never spliced"))
+
+export const catalogCommand = Command.make(
+  "catalog",
+  { data: dataOption, db: Options.file("db").pipe(Options.optional, Options.withDescription("the .duckdb file (default DATA/chain-lake.duckdb)")) },
+  (o) =>
+    Effect.gen(function* () {
+      const { dbFile, views } = yield* writeCatalog({ dataDir: o.data, dbFile: Option.getOrUndefined(o.db) }).pipe(
+        Effect.mapError((e) => new UserError({ message: e.message }))
+      )
+      yield* Console.log(`wrote ${dbFile} with ${views.length} views: ${views.join(", ")}`)
+      yield* Console.log(`open it with the data folder as the working directory, e.g.: cd ${resolve(o.data)} && duckdb ${dbFile}`)
+    })
+).pipe(Command.withDescription("Write a .duckdb file with every view, for the duckdb CLI, DBeaver or Python"))

@@ -1,0 +1,91 @@
+/** `chain-lake query` and `chain-lake catalog` as a user runs them, and the catalog from another DuckDB client. */
+import { execFileSync } from "node:child_process"
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startDevnet, type Devnet } from "../src/devnet/index.js"
+import { runCli } from "./support/cli.js"
+import { queryLake } from "./support/lake.js"
+
+let devnet: Devnet
+let data: string
+const dirs: Array<string> = []
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), "chain-lake-q-"))
+  dirs.push(d)
+  return d
+}
+beforeAll(async () => {
+  devnet = await startDevnet({ seed: 19, blocks: 150 })
+  data = tmp()
+  const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", data])
+  if (r.code !== 0) throw new Error(r.stderr)
+}, 120_000)
+afterAll(async () => {
+  await devnet.stop()
+  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+})
+
+describe("chain-lake query", () => {
+  it("answers over the views, with bound parameters, as a table", async () => {
+    const r = await runCli(["query", "--data", data, "SELECT count(*) AS n FROM txs WHERE height <= $h", "--param", "h=100"])
+    expect(r.code, r.stderr).toBe(0)
+    const expected = Array.from({ length: 100 }, (_, i) => devnet.chain.blockTxCount(i + 1)).reduce((a, b) => a + b, 0)
+    expect(r.stdout).toMatch(new RegExp(`^n\\n-+\\n${expected}$`, "m"))
+  })
+
+  it("binds values, never splices them: an injection attempt is just a string", async () => {
+    const r = await runCli(["query", "--data", data, "SELECT count(*) AS n FROM blocks WHERE hash = $h", "--param", "h:text=x' OR '1'='1", "--format", "json"])
+    expect(r.code, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout)).toEqual([{ n: "0" }])
+  })
+
+  it("writes csv, json and parquet (--file and --output)", async () => {
+    const dir = tmp()
+    writeFileSync(join(dir, "q.sql"), "SELECT height, tx_count FROM blocks WHERE height <= 3 ORDER BY height")
+    const csv = await runCli(["query", "--data", data, "--file", join(dir, "q.sql"), "--format", "csv"])
+    expect(csv.stdout.trim().split("\n")).toEqual(["height,tx_count", ...[1, 2, 3].map((h) => `${h},${devnet.chain.blockTxCount(h)}`)])
+    const json = await runCli(["query", "--data", data, "--file", join(dir, "q.sql"), "--format", "json", "--output", join(dir, "q.json")])
+    expect(json.code).toBe(0)
+    expect(JSON.parse(readFileSync(join(dir, "q.json"), "utf8"))[0]).toEqual({ height: "1", tx_count: devnet.chain.blockTxCount(1) })
+    const pq = await runCli(["query", "--data", data, "--file", join(dir, "q.sql"), "--format", "parquet", "--output", join(dir, "q.parquet")])
+    expect(pq.code, pq.stderr).toBe(0)
+    expect(await queryLake(`SELECT count(*) n FROM '${join(dir, "q.parquet")}'`)).toEqual([{ n: 3n }])
+  })
+
+  it.each([
+    [["SELEC 1"], 2, /^chain-lake: error: Parser Error: syntax error at or near "SELEC"/],
+    [["SELECT * FROM nosuch"], 2, /Table with name nosuch does not exist/],
+    [["SELECT $x"], 2, /no value for parameter \$x/],
+    [["SELECT 1", "--format", "parquet"], 2, /--format parquet needs --output FILE/],
+    [[], 2, /no SQL: pass it as an argument/]
+  ])("%j exits %i with DuckDB's or our one message", async (args, code, message) => {
+    const r = await runCli(["query", "--data", data, ...args])
+    expect(r.code).toBe(code)
+    expect(r.stderr).toMatch(message)
+    expect(r.stdout).toBe("")
+  })
+})
+
+describe("chain-lake catalog", () => {
+  it("writes a .duckdb file that another client, opened in a copied data folder, queries", async () => {
+    const r = await runCli(["catalog", "--data", data])
+    expect(r.code, r.stderr).toBe(0)
+    expect(existsSync(join(data, "chain-lake.duckdb"))).toBe(true)
+    // move the whole folder: views use paths relative to it
+    const moved = join(tmp(), "copied-lake")
+    cpSync(data, moved, { recursive: true })
+    const script = `
+      const { DuckDBInstance } = await import(${JSON.stringify(join(process.cwd(), "node_modules/@duckdb/node-api/lib/index.js"))});
+      const i = await DuckDBInstance.create("chain-lake.duckdb", { access_mode: "READ_ONLY" });
+      const c = await i.connect();
+      const r = await c.runAndReadAll("SELECT (SELECT count(*) FROM blocks) AS blocks, (SELECT count(*) FROM msg_type_mix) AS types, (SELECT sum(txs) FROM daily_activity) AS txs");
+      console.log(JSON.stringify(r.getRowObjectsJson()));`
+    const outText = execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: moved, encoding: "utf8" })
+    const [row] = JSON.parse(outText)
+    expect(row.blocks).toBe("150")
+    expect(Number(row.types)).toBeGreaterThan(2)
+    expect(row.txs).toBe(String(devnet.chain.txTotal()))
+  })
+})
