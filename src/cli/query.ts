@@ -5,6 +5,7 @@ import { resolve } from "node:path"
 import { Console, Effect, Option } from "effect"
 import { Analytics, layerAnalytics, type ParamValue, type QueryResult } from "../analytics/Analytics.js"
 import { writeCatalog } from "../analytics/catalog.js"
+import { writeReport } from "../analytics/report.js"
 import { UserError } from "./errors.js"
 import { table } from "./progress.js"
 
@@ -93,3 +94,17 @@ export const catalogCommand = Command.make(
       yield* Console.log(`open it with the data folder as the working directory, e.g.: cd ${resolve(o.data)} && duckdb ${dbFile}`)
     })
 ).pipe(Command.withDescription("Write a .duckdb file with every view, for the duckdb CLI, DBeaver or Python"))
+
+export const reportCommand = Command.make(
+  "report",
+  { data: dataOption, out: Options.file("out").pipe(Options.optional, Options.withDescription("the HTML file (default DATA/report.html)")) },
+  (o) =>
+    Effect.gen(function* () {
+      const path = resolve(Option.getOrElse(o.out, () => resolve(o.data, "report.html")))
+      const summary = yield* writeReport(path).pipe(
+        Effect.provide(layerAnalytics({ dataDir: o.data })),
+        Effect.mapError((e) => new UserError({ message: e.message }))
+      )
+      yield* Console.log(`wrote ${summary.path}: ${summary.charts.map((c) => `${c.id} (${c.rows} rows)`).join(", ")}`)
+    })
+).pipe(Command.withDescription("Write one self-contained HTML file with charts of the main views"))

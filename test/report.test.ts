@@ -1,0 +1,68 @@
+/**
+ * `chain-lake report` writes one self-contained HTML file; headless Chromium opens it, every
+ * chart has rendered marks, and the console stays clean. Chromium comes from Debian's package
+ * (.ci/run installs it); outside CI the browser check is skipped when it is missing.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { CHARTS } from "../src/analytics/report.js"
+import { startDevnet, type Devnet } from "../src/devnet/index.js"
+import { runCli } from "./support/cli.js"
+
+const CHROMIUM = "/usr/bin/chromium"
+const haveChromium = existsSync(CHROMIUM)
+
+let devnet: Devnet
+let data: string
+beforeAll(async () => {
+  devnet = await startDevnet({ seed: 23, blocks: 300 })
+  data = mkdtempSync(join(tmpdir(), "chain-lake-report-"))
+  const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", data])
+  if (r.code !== 0) throw new Error(r.stderr)
+}, 120_000)
+afterAll(async () => {
+  await devnet.stop()
+  rmSync(data, { recursive: true, force: true })
+})
+
+describe("chain-lake report", () => {
+  it("writes a self-contained HTML file with one SVG chart per view", async () => {
+    const r = await runCli(["report", "--data", data])
+    expect(r.code, r.stderr).toBe(0)
+    const html = readFileSync(join(data, "report.html"), "utf8")
+    expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org)/)
+    for (const chart of CHARTS) expect(html).toMatch(new RegExp(`<figure class="chart" id="${chart.id}" data-rows="[1-9]\\d*"><h2>[^<]+</h2><p class="question">[^<]+</p><svg`))
+  })
+
+  it.runIf(haveChromium || process.env.CI)("renders every chart in headless Chromium with no console errors", async () => {
+    expect(haveChromium, `${CHROMIUM} is missing: apt-get install chromium`).toBe(true)
+    const { chromium } = await import("playwright-core")
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+    })
+    try {
+      const page = await browser.newPage()
+      const errors: Array<string> = []
+      page.on("console", (m) => {
+        if (m.type() === "error") errors.push(m.text())
+      })
+      page.on("pageerror", (e) => errors.push(e.message))
+      await page.goto("file://" + join(data, "report.html"))
+      for (const chart of CHARTS) {
+        const figure = page.locator(`figure#${chart.id}`)
+        const box = await figure.locator("svg").boundingBox()
+        expect(box?.width, chart.id).toBeGreaterThan(100)
+        expect(box?.height, chart.id).toBeGreaterThan(100)
+        // rendered marks: bars, lines or points drawn inside the chart
+        const marks = await figure.locator("svg path, svg rect, svg line").count()
+        expect(marks, chart.id).toBeGreaterThan(5)
+      }
+      expect(errors).toEqual([])
+    } finally {
+      await browser.close()
+    }
+  })
+})
