@@ -175,7 +175,7 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
     const concurrency = options.concurrency ?? 8
     const bucketWidth = options.bucketWidth ?? 10_000
     // DuckDB holds what a writer has staged: this bounds memory per shard in flight
-    const flushBytes = options.flushBytes ?? 8 * 1024 * 1024
+    const flushBytes = options.flushBytes ?? 24 * 1024 * 1024
     const maxShardUnits = options.maxShardUnits ?? 100_000
     const onInvalid = options.onInvalid ?? "fail"
     const startedAt = new Date().toISOString()
