@@ -53,5 +53,6 @@ describe("chain-lake demo (npm start)", () => {
     // then it exports every dataset and answers from the Parquet files
     expect(r.stdout).toMatch(/^blocks\s+120\s+/m)
     expect(r.stdout).toMatch(/^\/minievm\.evm\.v1\.MsgCall\s+\d+\s+\d+\.\d/m)
+    expect(r.stdout).toMatch(/^Charts: +\S+report\.html/m)
   })
 })

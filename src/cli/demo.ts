@@ -3,11 +3,14 @@
  * back through the typed IndexerClient, so a fresh clone shows real data in seconds.
  */
 import { Command, Options } from "@effect/cli"
-import { resolve } from "node:path"
+import { join, resolve } from "node:path"
 import { Console, Effect } from "effect"
 import { ALL_DATASETS } from "../datasets/index.js"
 import { runExport } from "../engine/export.js"
 import { ParquetSink } from "../engine/ParquetSink.js"
+import { layerAnalytics } from "../analytics/Analytics.js"
+import { writeCatalog } from "../analytics/catalog.js"
+import { writeReport } from "../analytics/report.js"
 import { startDevnet } from "../devnet/index.js"
 import { describeIndexerError } from "../indexer/errors.js"
 import { IndexerClient } from "../indexer/IndexerClient.js"
@@ -78,7 +81,7 @@ export const demoCommand = Command.make("demo", { seed: seedOption, blocks: bloc
     yield* Console.log(`\nExporting every dataset to ${out} (rerun: only what is new is fetched) …`)
     const progress = makeProgress({ tty: false, log: () => {} })
     const started = Date.now()
-    const report = yield* Effect.gen(function* () {
+    const exported = yield* Effect.gen(function* () {
       const r = yield* runExport(ALL_DATASETS, { observer: progress.observer })
       yield* answers(out)
       return r
@@ -87,8 +90,15 @@ export const demoCommand = Command.make("demo", { seed: seedOption, blocks: bloc
       Effect.mapError((e) => new UserError({ message: describeExportFailure(e) }))
     )
     yield* Console.log("\nExport summary:")
-    yield* Console.log(summaryTable(report.datasets, (Date.now() - started) / 1000))
+    yield* Console.log(summaryTable(exported.datasets, (Date.now() - started) / 1000))
+    const catalog = yield* writeCatalog({ dataDir: out }).pipe(Effect.mapError((e) => new UserError({ message: e.message })))
+    const report = yield* writeReport(join(out, "report.html")).pipe(
+      Effect.provide(layerAnalytics({ dataDir: out })),
+      Effect.mapError((e) => new UserError({ message: e.message }))
+    )
     yield* Console.log(`\nParquet files: ${out}/<dataset>/<partition>=<value>/*.parquet`)
+    yield* Console.log(`Charts:       ${report.path} (open it in a browser)`)
+    yield* Console.log(`DuckDB:       ${catalog.dbFile} (cd ${out} && duckdb chain-lake.duckdb), or \`npx chain-lake query "FROM msg_type_mix"\``)
     yield* Console.log(`Next: \`npx chain-lake export --indexer-url URL\` for a real indexer; \`npx chain-lake devnet\` serves this devnet for your own tools.`)
   }).pipe(Effect.scoped)
 ).pipe(Command.withDescription("Start the embedded devnet in-process and show what it serves (what `npm start` runs)"))
