@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
-import { analyticsViews, datasetViewSql } from "../src/analytics/Analytics.js"
+import { analyticsViews, datasetViewSql, LAKE_DATASETS } from "../src/analytics/Analytics.js"
 import { exportLayer } from "../src/cli/layers.js"
 import { ALL_DATASETS } from "../src/datasets/index.js"
 import { startDevnet } from "../src/devnet/index.js"
@@ -46,12 +46,12 @@ const main = async () => {
 
   const parquet = await (await DuckDBInstance.create(":memory:")).connect()
   await parquet.run(`SET file_search_path = '${data}'`)
-  for (const d of ALL_DATASETS) await parquet.run(datasetViewSql(d, data))
+  for (const d of LAKE_DATASETS) await parquet.run(datasetViewSql(d, data))
   for (const v of views) await parquet.run(v.sql)
 
   const native = await (await DuckDBInstance.create(":memory:")).connect()
   await native.run(`SET file_search_path = '${data}'`)
-  for (const d of ALL_DATASETS) {
+  for (const d of LAKE_DATASETS) {
     await native.run(datasetViewSql(d, data).replace(/^CREATE OR REPLACE VIEW "(\w+)" AS/, 'CREATE TABLE "$1" AS'))
   }
   for (const v of views) await native.run(v.sql)

@@ -21,6 +21,8 @@ beforeAll(async () => {
   data = mkdtempSync(join(tmpdir(), "chain-lake-report-"))
   const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", data])
   if (r.code !== 0) throw new Error(r.stderr)
+  const q = await runCli(["sample-routes", "--router-url", devnet.routerUrl, "--out", data])
+  if (q.code !== 0) throw new Error(q.stderr)
 }, 120_000)
 afterAll(async () => {
   await devnet.stop()

@@ -10,7 +10,8 @@ import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Context, Data, Effect, Layer } from "effect"
 import { ALL_DATASETS } from "../datasets/index.js"
-import type { ColumnType, Dataset } from "../engine/Dataset.js"
+import { routeQuoteColumns, ROUTE_QUOTES } from "../datasets/route_quotes.js"
+import type { Column, ColumnType } from "../engine/Dataset.js"
 
 export class AnalyticsError extends Data.TaggedError("AnalyticsError")<{ readonly message: string }> {}
 /** DuckDB rejected the SQL (syntax, unknown column, bad parameter …): its own message. */
@@ -66,12 +67,17 @@ const hasParquet = (dir: string): boolean => {
 
 const emptyType = (t: ColumnType) => (t === "JSON" ? "JSON" : t)
 
+/** Every dataset the lake can hold, with its columns and its hive partition column. */
+export const LAKE_DATASETS: ReadonlyArray<{ readonly name: string; readonly columns: ReadonlyArray<Column>; readonly partition: string; readonly partitionType: string }> = [
+  ...ALL_DATASETS.map((d) => ({ name: d.name, columns: d.columns, partition: d.kind === "append" ? "height_bucket" : "snapshot_height", partitionType: "BIGINT" })),
+  { name: ROUTE_QUOTES, columns: routeQuoteColumns, partition: "date", partitionType: "DATE" }
+]
+
 /** The dataset view: its files by a relative glob, or an empty typed relation when there are none. */
-export const datasetViewSql = (d: Dataset, dataDir: string): string => {
-  const partition = d.kind === "append" ? "height_bucket" : "snapshot_height"
+export const datasetViewSql = (d: (typeof LAKE_DATASETS)[number], dataDir: string): string => {
   if (hasParquet(join(dataDir, d.name)))
     return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT * FROM read_parquet(${quote(`${d.name}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true)`
-  const cols = [...d.columns.map((c) => `CAST(NULL AS ${emptyType(c.type)}) AS ${ident(c.name)}`), `CAST(NULL AS BIGINT) AS ${partition}`]
+  const cols = [...d.columns.map((c) => `CAST(NULL AS ${emptyType(c.type)}) AS ${ident(c.name)}`), `CAST(NULL AS ${d.partitionType}) AS ${d.partition}`]
   return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${cols.join(", ")} WHERE false`
 }
 
@@ -109,7 +115,7 @@ export const makeAnalytics = (options: { readonly dataDir: string; readonly dbFi
     const setup = async () => {
       // relative paths in the views resolve against the data folder
       await conn.run(`SET file_search_path = ${quote(dataDir)}`)
-      for (const d of ALL_DATASETS) await conn.run(datasetViewSql(d, dataDir))
+      for (const d of LAKE_DATASETS) await conn.run(datasetViewSql(d, dataDir))
       for (const v of analyticsViews()) await conn.run(v.sql)
     }
     yield* Effect.tryPromise({ try: setup, catch: (e) => new AnalyticsError({ message: `creating the views failed: ${(e as Error).message}` }) })
@@ -126,7 +132,7 @@ export const makeAnalytics = (options: { readonly dataDir: string; readonly dbFi
 
     const service: AnalyticsService = {
       dataDir,
-      views: [...ALL_DATASETS.map((d) => d.name), ...analyticsViews().map((v) => v.name)],
+      views: [...LAKE_DATASETS.map((d) => d.name), ...analyticsViews().map((v) => v.name)],
       query: (sql, params = {}) =>
         Effect.gen(function* () {
           const stmt = yield* prepare(sql, params)

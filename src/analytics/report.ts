@@ -92,6 +92,21 @@ export const CHARTS: ReadonlyArray<Chart> = [
     })
   },
   {
+    id: "route-quotes",
+    title: "Route quotes vs amount",
+    question: "How does the price impact of a route grow with the amount sent? (default options, median over samples)",
+    sql: "SELECT pair, CAST(amount_in AS DOUBLE) AS amount_in, coalesce(median_price_impact_percent, 0) AS impact, availability FROM route_quote_stats WHERE variant = 'default' AND availability > 0",
+    spec: (rows) => ({
+      data: { values: rows.map((r) => ({ pair: String(r.pair).replace(/\/(ibc|evm)\/[^ ]+/g, "/$1/…").slice(0, 48), amount: num(r.amount_in), impact: num(r.impact) })) },
+      mark: { type: "line", point: true },
+      encoding: {
+        x: { field: "amount", type: "quantitative", scale: { type: "log" }, title: "amount in (base units, log scale)" },
+        y: { field: "impact", type: "quantitative", title: "price impact (%)" },
+        color: { field: "pair", type: "nominal", legend: { orient: "bottom", columns: 1 } }
+      }
+    })
+  },
+  {
     id: "nft-ownership",
     title: "NFT ownership",
     question: "Per collection at the latest snapshot: live tokens and distinct owners.",

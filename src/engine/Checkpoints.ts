@@ -43,7 +43,8 @@ export interface CommittedSnapshot {
 export interface Manifest {
   readonly dataset: string
   readonly format_version: 1
-  readonly unit: "height" | "position" | "snapshot"
+  /** what `committed` ranges count: heights, row positions; snapshots and samples have none */
+  readonly unit: "height" | "position" | "snapshot" | "sample"
   readonly columns: ReadonlyArray<{ readonly name: string; readonly type: string }>
   readonly files: ReadonlyArray<CommittedFile>
   readonly committed: ReadonlyArray<Range>

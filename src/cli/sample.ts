@@ -1,0 +1,64 @@
+/** `chain-lake sample-routes`: route quotes from a plan, once or on a schedule, into route_quotes. */
+import { Command, Options } from "@effect/cli"
+import { NodeHttpClient } from "@effect/platform-node"
+import { resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { Console, Effect, Layer, Option } from "effect"
+import { startDevnet } from "../devnet/index.js"
+import { layerCheckpoints } from "../engine/Checkpoints.js"
+import { layerParquetSink } from "../engine/ParquetSink.js"
+import { layerRequestLimiter } from "../http/RequestLimiter.js"
+import { describeRouterError } from "../router/errors.js"
+import { layerRouterClient } from "../router/RouterClient.js"
+import { loadPlan, parseEvery, sampleRoutes } from "../router/sampler.js"
+import { UserError } from "./errors.js"
+import { checkUrl, preflight, urlOption } from "./export.js"
+
+export const DEFAULT_PLAN = fileURLToPath(new URL("../../pipelines/route-quotes.json", import.meta.url))
+
+export const sampleCommand = Command.make(
+  "sample-routes",
+  {
+    routerUrl: urlOption("router-url", "router API"),
+    plan: Options.file("plan").pipe(Options.withDefault(DEFAULT_PLAN), Options.withDescription("sampling plan (default: the shipped pipelines/route-quotes.json)")),
+    out: Options.directory("out").pipe(Options.withDefault("data"), Options.withDescription("output folder")),
+    every: Options.text("every").pipe(Options.optional, Options.withDescription("sample again this often: 30s, 5m, 1h (default: once)")),
+    count: Options.integer("count").pipe(Options.optional, Options.withDescription("rounds to run (default 1, or until stopped with --every)")),
+    concurrency: Options.integer("concurrency").pipe(Options.withDefault(8)),
+    rps: Options.integer("rps").pipe(Options.withDefault(50))
+  },
+  (o) =>
+    Effect.gen(function* () {
+      const bad = (message: string) => new UserError({ message, exitCode: 2 })
+      const every = Option.isSome(o.every) ? parseEvery(o.every.value) : undefined
+      if (Option.isSome(o.every) && every === undefined) return yield* bad(`--every must look like 30s, 5m or 1h, got "${Option.getOrThrow(o.every)}"`)
+      const rounds = Option.getOrElse(o.count, () => (every ? Infinity : 1))
+      if (rounds < 1) return yield* bad(`--count must be at least 1, got ${rounds}`)
+      const plan = yield* loadPlan(o.plan).pipe(Effect.mapError((e) => bad(e.message)))
+      let routerUrl: string
+      if (Option.isSome(o.routerUrl)) {
+        routerUrl = yield* checkUrl("--router-url", o.routerUrl.value)
+        yield* preflight("--router-url", routerUrl, "/v2/tx/status")
+      } else {
+        const devnet = yield* Effect.acquireRelease(Effect.promise(() => startDevnet({ seed: 1, blocks: 10 })), (d) => Effect.promise(() => d.stop()))
+        routerUrl = devnet.routerUrl
+        yield* Console.error(`no --router-url: sampling the embedded devnet router at ${routerUrl}`)
+      }
+      const asks = plan.pairs.reduce((s, p) => s + p.amounts.length, 0) * plan.variants.length
+      yield* Console.error(`${asks} quotes per round (${plan.pairs.length} pairs × amounts × ${plan.variants.length} variants)${every ? `, every ${Option.getOrThrow(o.every)}` : ""}`)
+      const layer = Layer.mergeAll(
+        layerRouterClient({ baseUrl: routerUrl }).pipe(Layer.provide(Layer.mergeAll(NodeHttpClient.layerUndici, layerRequestLimiter({ concurrency: o.concurrency, rps: o.rps })))),
+        layerParquetSink(),
+        layerCheckpoints(resolve(o.out))
+      )
+      yield* sampleRoutes(plan, {
+        rounds,
+        every,
+        concurrency: o.concurrency,
+        onRound: (r) => console.log(`round ${r.roundId}: ${r.quotes} quotes, ${r.ok} routes, ${r.failed} failed → ${resolve(o.out)}/route_quotes/${r.file}`)
+      }).pipe(
+        Effect.provide(layer),
+        Effect.mapError((e) => new UserError({ message: "_tag" in e && e._tag.startsWith("Router") ? describeRouterError(e as never) : (e as { message: string }).message }))
+      )
+    }).pipe(Effect.scoped)
+).pipe(Command.withDescription("Sample route quotes from the router by a plan, once or every so often, into the route_quotes dataset"))

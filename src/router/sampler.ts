@@ -1,0 +1,130 @@
+/**
+ * Route-quote sampling: asks the router for every (pair, amount, option variant) of a plan, once
+ * or every so often, and appends one row per quote to the route_quotes dataset, failures
+ * included. Each round is one Parquet file, committed atomically like every dataset.
+ */
+import { readFile } from "node:fs/promises"
+import { join } from "node:path"
+import { Data, Duration, Effect, Either, Schema } from "effect"
+import { routeQuoteColumns, routeQuoteRow, routeQuoteSortKey, ROUTE_QUOTES, type QuoteAsked } from "../datasets/route_quotes.js"
+import { Checkpoints } from "../engine/Checkpoints.js"
+import type { Row } from "../engine/Dataset.js"
+import { ParquetSink } from "../engine/ParquetSink.js"
+import { decodeWithPath } from "../schema-path.js"
+import { RouterClient } from "./RouterClient.js"
+
+const AssetRef = Schema.Struct({ chain_id: Schema.String, denom: Schema.String })
+export const SamplingPlan = Schema.Struct({
+  description: Schema.optional(Schema.String),
+  pairs: Schema.Array(Schema.Struct({ from: AssetRef, to: AssetRef, amounts: Schema.Array(Schema.String.pipe(Schema.pattern(/^[0-9]+$/))) })).pipe(Schema.minItems(1)),
+  variants: Schema.Array(
+    Schema.Struct({
+      label: Schema.String,
+      go_fast: Schema.optional(Schema.Boolean),
+      allow_unsafe: Schema.optional(Schema.Boolean),
+      is_op_withdraw: Schema.optional(Schema.Boolean)
+    })
+  ).pipe(Schema.minItems(1))
+})
+export type SamplingPlan = typeof SamplingPlan.Type
+
+export class PlanError extends Data.TaggedError("PlanError")<{ readonly message: string }> {}
+
+export const loadPlan = (path: string) =>
+  Effect.gen(function* () {
+    const text = yield* Effect.tryPromise({ try: () => readFile(path, "utf8"), catch: (e) => new PlanError({ message: `cannot read the plan ${path}: ${(e as Error).message}` }) })
+    const json = yield* Effect.try({ try: () => JSON.parse(text) as unknown, catch: (e) => new PlanError({ message: `the plan ${path} is not JSON: ${(e as Error).message}` }) })
+    const plan = decodeWithPath(SamplingPlan, json)
+    if (Either.isLeft(plan)) return yield* new PlanError({ message: `the plan ${path} is invalid at ${plan.left.path || "(root)"}: ${plan.left.message}` })
+    return plan.right
+  })
+
+export interface RoundResult {
+  readonly roundId: string
+  readonly quotes: number
+  readonly ok: number
+  readonly failed: number
+  readonly file: string
+}
+
+/** One round: every quote of the plan, written as one committed file. */
+export const sampleRound = (plan: SamplingPlan, options: { readonly concurrency?: number } = {}) =>
+  Effect.gen(function* () {
+    const router = yield* RouterClient
+    const sink = yield* ParquetSink
+    const checkpoints = yield* Checkpoints
+    yield* checkpoints.open(ROUTE_QUOTES, "sample", routeQuoteColumns)
+    const started = new Date()
+    const roundId = started.toISOString().replace(/[-:.]/g, "").replace("T", "-")
+    const asks: Array<QuoteAsked> = plan.pairs.flatMap((pair) =>
+      pair.amounts.flatMap((amountIn) =>
+        plan.variants.map((v) => ({
+          sampledAt: started.toISOString(),
+          roundId,
+          source: pair.from,
+          dest: pair.to,
+          variant: v.label,
+          goFast: v.go_fast,
+          allowUnsafe: v.allow_unsafe,
+          isOpWithdraw: v.is_op_withdraw,
+          amountIn
+        }))
+      )
+    )
+    const rows: Array<Row> = yield* Effect.forEach(
+      asks,
+      (q) =>
+        Effect.suspend(() => {
+          const sampledAt = new Date().toISOString()
+          return router
+            .route({
+              amount_in: q.amountIn,
+              source_asset_chain_id: q.source.chain_id,
+              source_asset_denom: q.source.denom,
+              dest_asset_chain_id: q.dest.chain_id,
+              dest_asset_denom: q.dest.denom,
+              ...(q.goFast !== undefined ? { go_fast: q.goFast } : {}),
+              ...(q.allowUnsafe !== undefined ? { allow_unsafe: q.allowUnsafe } : {}),
+              ...(q.isOpWithdraw !== undefined ? { is_op_withdraw: q.isOpWithdraw } : {})
+            })
+            .pipe(
+              // a failed quote is data, not a crash: every ask becomes exactly one row
+              Effect.either,
+              Effect.map((r) => routeQuoteRow({ ...q, sampledAt }, Either.isRight(r) ? { route: r.right } : { error: r.left }))
+            )
+        }),
+      { concurrency: options.concurrency ?? 8 }
+    )
+    const writer = yield* Effect.acquireRelease(sink.openWriter(routeQuoteColumns, routeQuoteSortKey), (w) => w.close())
+    for (const row of rows) writer.append(row)
+    const rel = `date=${started.toISOString().slice(0, 10)}/part-${roundId}.parquet`
+    const written = yield* writer.finish(join(checkpoints.root, ROUTE_QUOTES, rel))
+    yield* checkpoints.commitFiles(ROUTE_QUOTES, [
+      { path: rel, rows: written.rows, bytes: written.bytes, sha256: written.sha256, min_height: null, max_height: null, committed_at: new Date().toISOString() }
+    ])
+    const okColumn = routeQuoteColumns.findIndex((c) => c.name === "ok")
+    const ok = rows.filter((r) => r[okColumn] === true).length
+    return { roundId, quotes: rows.length, ok, failed: rows.length - ok, file: rel } satisfies RoundResult
+  }).pipe(Effect.scoped)
+
+/** Parses "30s", "5m", "1h" (or plain milliseconds). */
+export const parseEvery = (text: string): Duration.Duration | undefined => {
+  const m = /^(\d+)(ms|s|m|h)?$/.exec(text.trim())
+  if (!m) return undefined
+  const n = Number(m[1])
+  const unit = m[2] ?? "ms"
+  return unit === "h" ? Duration.hours(n) : unit === "m" ? Duration.minutes(n) : unit === "s" ? Duration.seconds(n) : Duration.millis(n)
+}
+
+/** `rounds` rounds (Infinity: until interrupted), `every` apart; each round committed before the wait. */
+export const sampleRoutes = (plan: SamplingPlan, options: { readonly rounds: number; readonly every?: Duration.Duration; readonly concurrency?: number; readonly onRound?: (r: RoundResult) => void }) =>
+  Effect.gen(function* () {
+    const results: Array<RoundResult> = []
+    for (let i = 0; i < options.rounds; i++) {
+      if (i > 0 && options.every) yield* Effect.sleep(options.every)
+      const r = yield* sampleRound(plan, { concurrency: options.concurrency })
+      options.onRound?.(r)
+      results.push(r)
+    }
+    return results
+  })

@@ -1,0 +1,115 @@
+/**
+ * Route-quote sampling against the devnet router: every ask of the plan becomes exactly one row
+ * (failures included, with their error kind), also under faults; route_quote_stats shows the
+ * amount ladder; bad plans and flags fail with one line.
+ */
+import { Effect } from "effect"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { NodeHttpClient } from "@effect/platform-node"
+import { Layer } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Analytics, layerAnalytics } from "../src/analytics/Analytics.js"
+import { DEFAULT_PLAN } from "../src/cli/sample.js"
+import { startDevnet, type Devnet } from "../src/devnet/index.js"
+import { layerCheckpoints } from "../src/engine/Checkpoints.js"
+import { layerParquetSink } from "../src/engine/ParquetSink.js"
+import { layerRequestLimiter } from "../src/http/RequestLimiter.js"
+import { DEFAULT_RETRY } from "../src/http/retry.js"
+import { layerRouterClient } from "../src/router/RouterClient.js"
+import { loadPlan, sampleRoutes } from "../src/router/sampler.js"
+import { runCli } from "./support/cli.js"
+import { queryLake, scan } from "./support/lake.js"
+
+const dirs: Array<string> = []
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), "chain-lake-rq-"))
+  dirs.push(d)
+  return d
+}
+let devnet: Devnet
+beforeAll(async () => {
+  devnet = await startDevnet({ seed: 37, blocks: 10 })
+})
+afterAll(async () => {
+  await devnet.stop()
+  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+})
+
+const sample = (routerUrl: string, out: string, rounds = 1) =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      const plan = yield* loadPlan(DEFAULT_PLAN)
+      return yield* sampleRoutes(plan, { rounds })
+    }).pipe(
+      Effect.provide(
+        Layer.mergeAll(
+          layerRouterClient({ baseUrl: routerUrl, retry: { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 50, timeoutMs: 1500, maxRetries: 4 } }).pipe(
+            Layer.provide(Layer.mergeAll(NodeHttpClient.layerUndici, layerRequestLimiter({ concurrency: 8, rps: 0 })))
+          ),
+          layerParquetSink(),
+          layerCheckpoints(out)
+        )
+      )
+    )
+  )
+
+describe("route sampling", () => {
+  it("one row per ask of the shipped plan (≥ 3 pairs × 4 amounts), failures as data, and route_quote_stats shows the ladder", async () => {
+    const out = tmp()
+    const plan = await Effect.runPromise(loadPlan(DEFAULT_PLAN))
+    expect(plan.pairs.length).toBeGreaterThanOrEqual(3)
+    expect(plan.pairs.every((p) => p.amounts.length >= 4)).toBe(true)
+    const [round] = await sample(devnet.routerUrl, out)
+    const asks = plan.pairs.reduce((s, p) => s + p.amounts.length, 0) * plan.variants.length
+    expect(round.quotes).toBe(asks)
+    const [counts] = await queryLake(`SELECT count(*) n, count(*) FILTER (WHERE ok) ok, list(DISTINCT error_kind ORDER BY error_kind) FILTER (WHERE NOT ok) kinds FROM ${scan(out, "route_quotes")}`)
+    expect(Number(counts.n)).toBe(asks)
+    expect(Number(counts.ok)).toBe(round.ok)
+    // unsafe big swaps refused with allow_unsafe=false, and is_op_withdraw where no withdrawal exists
+    expect(counts.kinds).toEqual(["BadPriceError", "NoRouteError"])
+    const ladder = await Effect.runPromise(
+      Effect.gen(function* () {
+        const a = yield* Analytics
+        return yield* a.query("SELECT amount_in, median_price_impact_percent AS impact, availability FROM route_quote_stats WHERE variant = 'default' AND pair LIKE 'interwoven-1/uinit → interwoven-1/ibc/%' ORDER BY CAST(amount_in AS DOUBLE)")
+      }).pipe(Effect.provide(layerAnalytics({ dataDir: out })), Effect.scoped)
+    )
+    const impacts = ladder.rows.map((r) => Number(r[1]))
+    expect(impacts.length).toBe(4)
+    expect(impacts).toEqual([...impacts].sort((a, b) => a - b))
+    expect(impacts[3]).toBeGreaterThan(impacts[0])
+    expect(ladder.rows.every((r) => Number(r[2]) === 1)).toBe(true)
+  })
+
+  it("under the heavy fault profile no sample is lost: retried, or recorded as failed", async () => {
+    const faulty = await startDevnet({ seed: 37, blocks: 10, faults: "heavy,stall-ms=2000,retry-after=0" })
+    const out = tmp()
+    try {
+      const [round] = await sample(faulty.routerUrl, out)
+      const [clean] = await sample(devnet.routerUrl, tmp())
+      expect(round.quotes).toBe(clean.quotes)
+      const [n] = await queryLake(`SELECT count(*) n FROM ${scan(out, "route_quotes")}`)
+      expect(Number(n.n)).toBe(clean.quotes)
+      // whatever failed for good carries its kind
+      const unexplained = await queryLake(`SELECT * FROM ${scan(out, "route_quotes")} WHERE NOT ok AND error_kind IS NULL`)
+      expect(unexplained).toEqual([])
+    } finally {
+      await faulty.stop()
+    }
+  })
+
+  it("the CLI samples on a schedule and rejects bad plans and flags with one line", async () => {
+    const out = tmp()
+    const r = await runCli(["sample-routes", "--router-url", devnet.routerUrl, "--out", out, "--every", "200ms", "--count", "2"])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout.match(/^round \S+: \d+ quotes, \d+ routes, \d+ failed/gm)?.length).toBe(2)
+    const badPlan = join(tmp(), "plan.json")
+    writeFileSync(badPlan, JSON.stringify({ pairs: [{ from: { chain_id: "a", denom: "b" }, to: { chain_id: "c" }, amounts: ["1"] }], variants: [{ label: "x" }] }))
+    const bad = await runCli(["sample-routes", "--router-url", devnet.routerUrl, "--out", out, "--plan", badPlan])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr.trim()).toMatch(/^chain-lake: error: the plan \S+ is invalid at pairs\[0\]\.to\.denom: is missing$/)
+    const every = await runCli(["sample-routes", "--router-url", devnet.routerUrl, "--out", out, "--every", "soon"])
+    expect(every.stderr.trim()).toBe('chain-lake: error: --every must look like 30s, 5m or 1h, got "soon"')
+  })
+})
