@@ -12,6 +12,7 @@ import { ASSETS } from "../src/devnet/router-graph.js"
 import { DEFAULT_RETRY } from "../src/http/retry.js"
 import { RouterClient } from "../src/router/RouterClient.js"
 import { isFinalState, operationKind } from "../src/router/schemas.js"
+import { addressFor as addressOf, routeRequest as req } from "./support/router.js"
 
 const FAST = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 50, timeoutMs: 1500, maxRetries: 15 }
 let devnet: Devnet
@@ -22,18 +23,6 @@ afterAll(() => devnet.stop())
 
 const run = <A, E>(program: Effect.Effect<A, E, RouterClient>, url = devnet.routerUrl) =>
   Effect.runPromise(program.pipe(Effect.provide(routerLayer(url, { concurrency: 8, rps: 0 }, FAST))))
-
-type A = { chainId: string; denom: string }
-const req = (src: A, dst: A, amount: string, extra: Record<string, boolean> = {}) => ({
-  amount_in: amount,
-  source_asset_chain_id: src.chainId,
-  source_asset_denom: src.denom,
-  dest_asset_chain_id: dst.chainId,
-  dest_asset_denom: dst.denom,
-  ...extra
-})
-const addressOf = (chain: string) =>
-  /^\d+$/.test(chain) ? "0x" + "cd".repeat(20) : `${chain === "osmosis-1" ? "osmo" : chain === "noble-1" ? "noble" : chain === "cosmoshub-4" ? "cosmos" : "init"}1qyqszqgpqyqszqgpqyqszqgpqyqszqgp2q8dz8`
 
 describe("RouterClient", () => {
   it("decodes routes; no route, bad price, low info and bad requests are tagged errors", async () => {
