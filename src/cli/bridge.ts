@@ -1,0 +1,121 @@
+/**
+ * `chain-lake bridge`: route → op-hook (when the route requires it) → msgs, printed as JSON ready
+ * to sign. It never signs and never broadcasts.
+ */
+import { Command, Options } from "@effect/cli"
+import { readFile } from "node:fs/promises"
+import { Console, Effect, Either, Option } from "effect"
+import { startDevnet } from "../devnet/index.js"
+import { describeRouterError, type RouterError } from "../router/errors.js"
+import { RouterClient } from "../router/RouterClient.js"
+import { SignedOpHook } from "../router/schemas.js"
+import { decodeWithPath } from "../schema-path.js"
+import { UserError } from "./errors.js"
+import { checkUrl, preflight, urlOption } from "./export.js"
+import { routerLayer } from "./routerLayer.js"
+
+const asset = (flag: string, text: string) => {
+  const i = text.indexOf(":")
+  if (i < 1 || i === text.length - 1) throw new Error(`${flag} must look like CHAIN:DENOM (e.g. noble-1:uusdc), got "${text}"`)
+  return { chain_id: text.slice(0, i), denom: text.slice(i + 1) }
+}
+
+export const bridgeCommand = Command.make(
+  "bridge",
+  {
+    routerUrl: urlOption("router-url", "router API"),
+    from: Options.text("from").pipe(Options.withDescription("source asset, CHAIN:DENOM")),
+    to: Options.text("to").pipe(Options.withDescription("destination asset, CHAIN:DENOM")),
+    amount: Options.text("amount").pipe(Options.withDescription("amount in base units")),
+    address: Options.text("address").pipe(Options.repeated, Options.withDescription("CHAIN=ADDRESS for each chain the route needs (repeatable)")),
+    slippage: Options.text("slippage").pipe(Options.withDefault("1"), Options.withDescription("slippage tolerance in percent")),
+    signedOpHook: Options.file("signed-op-hook").pipe(Options.optional, Options.withDescription("JSON {signer, hook} of the signed /op-hook payload, when the route requires one")),
+    goFast: Options.boolean("go-fast").pipe(Options.withDescription("ask for Go Fast routes")),
+    opWithdraw: Options.boolean("op-withdraw").pipe(Options.withDescription("force an OPinit (optimistic) withdrawal route"))
+  },
+  (o) =>
+    Effect.gen(function* () {
+      const bad = (message: string) => new UserError({ message, exitCode: 2 })
+      const parsed = yield* Effect.try({
+        try: () => ({
+          from: asset("--from", o.from),
+          to: asset("--to", o.to),
+          addresses: Object.fromEntries(
+            o.address.map((a) => {
+              const i = a.indexOf("=")
+              if (i < 1) throw new Error(`--address must look like CHAIN=ADDRESS, got "${a}"`)
+              return [a.slice(0, i), a.slice(i + 1)]
+            })
+          )
+        }),
+        catch: (e) => bad((e as Error).message)
+      })
+      if (!/^[0-9]+$/.test(o.amount) || BigInt(o.amount) === 0n) return yield* bad(`--amount must be a positive integer in base units, got "${o.amount}"`)
+      if (!/^\d+(\.\d+)?$/.test(o.slippage)) return yield* bad(`--slippage must be a percentage like 1 or 0.5, got "${o.slippage}"`)
+      let signed: typeof SignedOpHook.Type | undefined
+      if (Option.isSome(o.signedOpHook)) {
+        const text = yield* Effect.tryPromise({ try: () => readFile(Option.getOrThrow(o.signedOpHook), "utf8"), catch: (e) => bad(`cannot read --signed-op-hook: ${(e as Error).message}`) })
+        const decoded = decodeWithPath(SignedOpHook, yield* Effect.try({ try: () => JSON.parse(text), catch: () => bad("--signed-op-hook is not JSON") }))
+        if (Either.isLeft(decoded)) return yield* bad(`--signed-op-hook must be {"signer": …, "hook": …}: ${decoded.left.path} ${decoded.left.message}`)
+        signed = decoded.right
+      }
+      let routerUrl: string
+      if (Option.isSome(o.routerUrl)) {
+        routerUrl = yield* checkUrl("--router-url", o.routerUrl.value)
+        yield* preflight("--router-url", routerUrl, "/v2/tx/status")
+      } else {
+        const devnet = yield* Effect.acquireRelease(Effect.promise(() => startDevnet({ seed: 1, blocks: 10 })), (d) => Effect.promise(() => d.stop()))
+        routerUrl = devnet.routerUrl
+        yield* Console.error(`no --router-url: using the embedded devnet router at ${routerUrl}`)
+      }
+      yield* Effect.gen(function* () {
+        const router = yield* RouterClient
+        const route = yield* router.route({
+          amount_in: o.amount,
+          source_asset_chain_id: parsed.from.chain_id,
+          source_asset_denom: parsed.from.denom,
+          dest_asset_chain_id: parsed.to.chain_id,
+          dest_asset_denom: parsed.to.denom,
+          ...(o.goFast ? { go_fast: true } : {}),
+          ...(o.opWithdraw ? { is_op_withdraw: true } : {})
+        })
+        if (route.required_op_hook === true && !signed) {
+          const hook = yield* router.opHook({
+            source_address: parsed.addresses[route.source_asset_chain_id] ?? "",
+            source_asset_chain_id: route.source_asset_chain_id,
+            source_asset_denom: route.source_asset_denom,
+            dest_address: parsed.addresses[route.dest_asset_chain_id] ?? "",
+            dest_asset_chain_id: route.dest_asset_chain_id,
+            dest_asset_denom: route.dest_asset_denom
+          })
+          yield* Console.log(JSON.stringify({ op_hook: hook }, null, 1))
+          return yield* new UserError({ message: `this route needs a signed op-hook: sign the hook printed above on ${hook.chain_id} and pass it as --signed-op-hook FILE ({"signer", "hook"})` })
+        }
+        const msgs = yield* router.msgs(route, { addresses: parsed.addresses, slippageTolerancePercent: o.slippage, signedOpHook: signed })
+        yield* Console.log(
+          JSON.stringify(
+            {
+              route: {
+                amount_in: route.amount_in,
+                amount_out: route.amount_out,
+                chain_ids: route.chain_ids,
+                estimated_route_duration_seconds: route.estimated_route_duration_seconds,
+                warning: route.warning ?? null,
+                extra_warnings: route.extra_warnings ?? []
+              },
+              txs: msgs.txs,
+              min_amount_out: msgs.min_amount_out ?? null
+            },
+            null,
+            1
+          )
+        )
+      }).pipe(
+        Effect.provide(routerLayer(routerUrl)),
+        Effect.catchIf(
+          (e): e is RouterError => "_tag" in e && e._tag !== "UserError",
+          (e) => Effect.fail(new UserError({ message: describeRouterError(e) }))
+        )
+      )
+    }).pipe(Effect.scoped)
+).pipe(Command.withDescription("Route, op-hook when required, then the signable msgs as JSON (never signs or broadcasts)"))
