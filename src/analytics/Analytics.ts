@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url"
 import { Context, Data, Effect, Layer } from "effect"
 import { ALL_DATASETS } from "../datasets/index.js"
 import { routeQuoteColumns, ROUTE_QUOTES } from "../datasets/route_quotes.js"
+import { transferColumns, TRANSFERS } from "../datasets/transfers.js"
 import type { Column, ColumnType } from "../engine/Dataset.js"
 
 export class AnalyticsError extends Data.TaggedError("AnalyticsError")<{ readonly message: string }> {}
@@ -70,7 +71,8 @@ const emptyType = (t: ColumnType) => (t === "JSON" ? "JSON" : t)
 /** Every dataset the lake can hold, with its columns and its hive partition column. */
 export const LAKE_DATASETS: ReadonlyArray<{ readonly name: string; readonly columns: ReadonlyArray<Column>; readonly partition: string; readonly partitionType: string }> = [
   ...ALL_DATASETS.map((d) => ({ name: d.name, columns: d.columns, partition: d.kind === "append" ? "height_bucket" : "snapshot_height", partitionType: "BIGINT" })),
-  { name: ROUTE_QUOTES, columns: routeQuoteColumns, partition: "date", partitionType: "DATE" }
+  { name: ROUTE_QUOTES, columns: routeQuoteColumns, partition: "date", partitionType: "DATE" },
+  { name: TRANSFERS, columns: transferColumns, partition: "date", partitionType: "DATE" }
 ]
 
 /** The dataset view: its files by a relative glob, or an empty typed relation when there are none. */

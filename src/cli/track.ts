@@ -1,0 +1,65 @@
+/** `chain-lake track`: register a tx once and poll it to a final state, recording each change. */
+import { Command, Options } from "@effect/cli"
+import { resolve } from "node:path"
+import { Console, Duration, Effect, Layer, Option } from "effect"
+import { layerCheckpoints } from "../engine/Checkpoints.js"
+import { layerParquetSink } from "../engine/ParquetSink.js"
+import { describeRouterError, type RouterError } from "../router/errors.js"
+import { parseEvery } from "../router/sampler.js"
+import { trackTransfer, WALLET_POLLING } from "../router/tracker.js"
+import { UserError } from "./errors.js"
+import { checkUrl, preflight } from "./export.js"
+import { routerLayer } from "./routerLayer.js"
+
+const duration = (flag: string, value: Option.Option<string>, fallback: Duration.Duration) =>
+  Effect.gen(function* () {
+    if (Option.isNone(value)) return fallback
+    const d = parseEvery(value.value)
+    if (!d) return yield* new UserError({ message: `${flag} must look like 500ms, 5s, 1m, got "${value.value}"`, exitCode: 2 })
+    return d
+  })
+
+export const trackCommand = Command.make(
+  "track",
+  {
+    routerUrl: Options.text("router-url").pipe(Options.withDescription("router API base URL")),
+    txHash: Options.text("tx-hash").pipe(Options.withDescription("the broadcast tx")),
+    chainId: Options.text("chain-id").pipe(Options.withDescription("the chain it was submitted to")),
+    out: Options.directory("out").pipe(Options.withDefault("data"), Options.withDescription("output folder (transfers dataset)")),
+    estimatedSeconds: Options.integer("estimated-seconds").pipe(Options.optional, Options.withDescription("the route's estimated_route_duration_seconds, for the polling pace")),
+    pollSlow: Options.text("poll-slow").pipe(Options.optional, Options.withDescription("pace while the ETA is far (default 60s)")),
+    pollNear: Options.text("poll-near").pipe(Options.optional, Options.withDescription("pace near the ETA, or without one (default 5s)")),
+    pollOverdue: Options.text("poll-overdue").pipe(Options.optional, Options.withDescription("pace once overdue (default 1s)")),
+    nearWindow: Options.text("near-window").pipe(Options.optional, Options.withDescription("how close to the ETA counts as near (default 5m)"))
+  },
+  (o) =>
+    Effect.gen(function* () {
+      const routerUrl = yield* checkUrl("--router-url", o.routerUrl)
+      yield* preflight("--router-url", routerUrl, "/v2/tx/status")
+      const schedule = {
+        slow: yield* duration("--poll-slow", o.pollSlow, WALLET_POLLING.slow),
+        near: yield* duration("--poll-near", o.pollNear, WALLET_POLLING.near),
+        overdue: yield* duration("--poll-overdue", o.pollOverdue, WALLET_POLLING.overdue),
+        nearWindow: yield* duration("--near-window", o.nearWindow, WALLET_POLLING.nearWindow)
+      }
+      const result = yield* trackTransfer({
+        txHash: o.txHash,
+        chainId: o.chainId,
+        estimatedSeconds: Option.getOrUndefined(o.estimatedSeconds),
+        schedule,
+        onChange: (s, elapsed, resumed) => {
+          const legs = (s.transfers?.[0]?.transfer_sequence ?? s.transfer_sequence).map((e) => {
+            const kind = Object.keys(e)[0]
+            return `${kind} ${(e[kind] as { state?: string })?.state ?? "?"}`
+          })
+          console.log(`[${elapsed.toFixed(1)} s${resumed ? ", resumed" : ""}] ${s.state}${legs.length ? ` (${legs.join(", ")})` : ""}`)
+        }
+      }).pipe(
+        Effect.provide(Layer.mergeAll(routerLayer(routerUrl), layerParquetSink(), layerCheckpoints(resolve(o.out)))),
+        Effect.mapError((e) => new UserError({ message: "_tag" in e && String(e._tag).startsWith("Router") || e._tag === "NoRouteError" ? describeRouterError(e as RouterError) : (e as { message: string }).message }))
+      )
+      if (result.status.state !== "STATE_COMPLETED_SUCCESS")
+        return yield* new UserError({ message: `the transfer ended in ${result.status.state}${result.status.error ? `: ${result.status.error.message}` : ""}` })
+      yield* Console.log(`completed; state changes recorded in ${resolve(o.out)}/transfers/`)
+    })
+).pipe(Command.withDescription("Register a tx with the router once and poll it to completion, recording each state change"))

@@ -1,0 +1,122 @@
+/**
+ * Transfer tracking: register a tx once (remembered in OUT/transfers/_tracked.json, so a rerun
+ * resumes polling without registering again), then poll its status until a final state with
+ * the cadence production wallets use: slow while the ETA is far, faster near it, every second
+ * once overdue. Every state change becomes a row of the transfers dataset.
+ */
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises"
+import { join } from "node:path"
+import { Duration, Effect } from "effect"
+import { transferColumns, transferRow, TRANSFERS } from "../datasets/transfers.js"
+import { Checkpoints } from "../engine/Checkpoints.js"
+import type { Row } from "../engine/Dataset.js"
+import { ParquetSink } from "../engine/ParquetSink.js"
+import { RouterClient } from "./RouterClient.js"
+import { isFinalState, type TxStatusResponse } from "./schemas.js"
+
+export interface PollSchedule {
+  /** while the ETA is further than `nearWindow` */
+  readonly slow: Duration.Duration
+  /** within `nearWindow` of the ETA */
+  readonly near: Duration.Duration
+  /** once the ETA has passed */
+  readonly overdue: Duration.Duration
+  readonly nearWindow: Duration.Duration
+}
+
+/** interwovenkit's cadence: 60 s, 5 s within 5 min of the ETA, 1 s once overdue. */
+export const WALLET_POLLING: PollSchedule = { slow: Duration.seconds(60), near: Duration.seconds(5), overdue: Duration.seconds(1), nearWindow: Duration.minutes(5) }
+
+/** The wait before the next status poll. Without an estimate the ETA is unknown: poll at the `near` pace. */
+export const nextPollDelay = (now: number, eta: number | undefined, s: PollSchedule): Duration.Duration => {
+  if (eta === undefined) return s.near
+  if (now >= eta) return s.overdue
+  return eta - now > Duration.toMillis(s.nearWindow) ? s.slow : s.near
+}
+
+interface TrackedTx {
+  readonly txHash: string
+  readonly chainId: string
+  readonly registeredAt: string
+  readonly estimatedSeconds?: number
+  readonly lastState?: string
+}
+
+const registryPath = (root: string) => join(root, TRANSFERS, "_tracked.json")
+const readRegistry = (root: string) =>
+  Effect.promise(async () => {
+    try {
+      return JSON.parse(await readFile(registryPath(root), "utf8")) as Record<string, TrackedTx>
+    } catch {
+      return {} as Record<string, TrackedTx>
+    }
+  })
+const writeRegistry = (root: string, registry: Record<string, TrackedTx>) =>
+  Effect.promise(async () => {
+    await mkdir(join(root, TRANSFERS), { recursive: true })
+    await writeFile(registryPath(root) + ".tmp", JSON.stringify(registry, null, 1))
+    await rename(registryPath(root) + ".tmp", registryPath(root))
+  })
+
+export interface TrackOptions {
+  readonly txHash: string
+  readonly chainId: string
+  readonly estimatedSeconds?: number
+  readonly schedule?: PollSchedule
+  readonly onChange?: (status: TxStatusResponse, elapsedSeconds: number, resumed: boolean) => void
+}
+
+export const trackTransfer = (options: TrackOptions) =>
+  Effect.gen(function* () {
+    const router = yield* RouterClient
+    const sink = yield* ParquetSink
+    const checkpoints = yield* Checkpoints
+    const schedule = options.schedule ?? WALLET_POLLING
+    yield* checkpoints.open(TRANSFERS, "sample", transferColumns)
+    const key = `${options.chainId}/${options.txHash.toLowerCase()}`
+    const registry = yield* readRegistry(checkpoints.root)
+    const known = registry[key]
+    let tx: TrackedTx
+    if (known) {
+      // registered by an earlier run: resume polling, never register twice
+      router.markTracked(options.txHash, options.chainId)
+      tx = known
+    } else {
+      yield* router.track(options.txHash, options.chainId)
+      tx = { txHash: options.txHash, chainId: options.chainId, registeredAt: new Date().toISOString(), estimatedSeconds: options.estimatedSeconds }
+      registry[key] = tx
+      yield* writeRegistry(checkpoints.root, registry)
+    }
+    const eta = tx.estimatedSeconds !== undefined ? Date.parse(tx.registeredAt) + tx.estimatedSeconds * 1000 : undefined
+    const rows: Array<Row> = []
+    let last = tx.lastState
+    let status: TxStatusResponse
+    // rows observed so far are written even when the run is interrupted
+    const flush = Effect.gen(function* () {
+      if (rows.length === 0) return
+      const writer = yield* sink.openWriter(transferColumns, ["observed_at"])
+      for (const row of rows) writer.append(row)
+      const stamp = new Date().toISOString()
+      const rel = `date=${stamp.slice(0, 10)}/part-${stamp.replace(/[-:.]/g, "")}-${options.txHash.slice(0, 16).replace(/[^0-9A-Za-z]/g, "")}.parquet`
+      const written = yield* writer.finish(join(checkpoints.root, TRANSFERS, rel)).pipe(Effect.ensuring(writer.close()))
+      yield* checkpoints.commitFiles(TRANSFERS, [{ path: rel, rows: written.rows, bytes: written.bytes, sha256: written.sha256, min_height: null, max_height: null, committed_at: stamp }])
+      registry[key] = { ...registry[key], lastState: last }
+      yield* writeRegistry(checkpoints.root, registry)
+      rows.length = 0
+    })
+    const loop = Effect.gen(function* () {
+      for (;;) {
+        status = yield* router.status(options.txHash, options.chainId)
+        const now = new Date()
+        if (status.state !== last) {
+          rows.push(transferRow(tx, now, status))
+          options.onChange?.(status, (now.getTime() - Date.parse(tx.registeredAt)) / 1000, known !== undefined)
+          last = status.state
+        }
+        if (isFinalState(status.state)) return status
+        yield* Effect.sleep(nextPollDelay(now.getTime(), eta, schedule))
+      }
+    })
+    const final = yield* loop.pipe(Effect.ensuring(flush.pipe(Effect.orDie)))
+    return { status: final, resumed: known !== undefined, registeredAt: tx.registeredAt }
+  })

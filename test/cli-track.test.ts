@@ -1,0 +1,89 @@
+/**
+ * The whole bridging flow end to end: bridge (CLI) → broadcast (devnet only) → track (CLI) →
+ * completed, with every state change in the transfers dataset; a rerun resumes without
+ * registering again; a failed transfer ends with a one-line error and its state recorded.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Duration } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startDevnet, type Devnet } from "../src/devnet/index.js"
+import { ASSETS } from "../src/devnet/router-graph.js"
+import { nextPollDelay, WALLET_POLLING } from "../src/router/tracker.js"
+import { runCli } from "./support/cli.js"
+import { postJson } from "./support/http.js"
+import { queryLake, scan } from "./support/lake.js"
+import { addressFor } from "./support/router.js"
+
+let devnet: Devnet
+let out: string
+beforeAll(async () => {
+  devnet = await startDevnet({ seed: 43, blocks: 10, transferTimeScale: 0.01 })
+  out = mkdtempSync(join(tmpdir(), "chain-lake-track-"))
+})
+afterAll(async () => {
+  await devnet.stop()
+  rmSync(out, { recursive: true, force: true })
+})
+
+const FAST_POLL = ["--poll-slow", "100ms", "--poll-near", "50ms", "--poll-overdue", "20ms", "--near-window", "200ms"]
+
+const bridgeAndBroadcast = async (outcome: "success" | "error") => {
+  const chains = ["noble-1", "interwoven-1", "lake-evm-1"]
+  const b = await runCli([
+    "bridge",
+    "--router-url",
+    devnet.routerUrl,
+    "--from",
+    `${ASSETS.nobleUsdc.chainId}:${ASSETS.nobleUsdc.denom}`,
+    "--to",
+    `${ASSETS.l2Usdc.chainId}:${ASSETS.l2Usdc.denom}`,
+    "--amount",
+    "3000000",
+    ...chains.flatMap((c) => ["--address", `${c}=${addressFor(c)}`])
+  ])
+  if (b.code !== 0) throw new Error(b.stderr)
+  const bridged = JSON.parse(b.stdout)
+  // devnet only: a real router never broadcasts; the wallet would sign and submit txs[0]
+  const sent = await postJson(devnet.routerUrl + "/devnet/broadcast", { chain_id: "noble-1", tx: bridged.txs[0], outcome })
+  return { txHash: sent.json.tx_hash as string, estimated: bridged.route.estimated_route_duration_seconds as number }
+}
+
+describe("chain-lake track", () => {
+  it("polls a bridged tx to completion, recording each state change; a rerun resumes without registering", async () => {
+    const { txHash, estimated } = await bridgeAndBroadcast("success")
+    const t = await runCli(["track", "--router-url", devnet.routerUrl, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", out, "--estimated-seconds", String(estimated), ...FAST_POLL])
+    expect(t.code, t.stderr).toBe(0)
+    const lines = t.stdout.trim().split("\n")
+    expect(lines[0]).toMatch(/^\[\d+\.\d s\] STATE_SUBMITTED/)
+    expect(lines.some((l) => /STATE_PENDING \(ibc_transfer TRANSFER_PENDING\)/.test(l))).toBe(true)
+    expect(lines.at(-2)).toMatch(/STATE_COMPLETED_SUCCESS \(ibc_transfer TRANSFER_SUCCESS, ibc_transfer TRANSFER_SUCCESS\)/)
+    const rows = await queryLake(`SELECT state, released, elapsed_s, estimated_duration_s FROM ${scan(out, "transfers")} WHERE tx_hash = '${txHash}' ORDER BY observed_at`)
+    expect(rows[0].state).toBe("STATE_SUBMITTED")
+    expect(rows.at(-1)).toMatchObject({ state: "STATE_COMPLETED_SUCCESS", released: true, estimated_duration_s: BigInt(estimated) })
+    expect(new Set(rows.map((r) => r.state)).size).toBe(rows.length)
+    // a second run: registered already, so it only polls (a second /v2/tx/track would be a 409)
+    const again = await runCli(["track", "--router-url", devnet.routerUrl, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", out, ...FAST_POLL])
+    expect(again.code, again.stderr).toBe(0)
+    const registry = JSON.parse(readFileSync(join(out, "transfers", "_tracked.json"), "utf8"))
+    expect(registry[`noble-1/${txHash.toLowerCase()}`].lastState).toBe("STATE_COMPLETED_SUCCESS")
+  })
+
+  it("a transfer that fails ends with a one-line error and its final state recorded", async () => {
+    const { txHash } = await bridgeAndBroadcast("error")
+    const t = await runCli(["track", "--router-url", devnet.routerUrl, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", out, ...FAST_POLL])
+    expect(t.code).toBe(1)
+    expect(t.stderr.trim()).toBe("chain-lake: error: the transfer ended in STATE_COMPLETED_ERROR: packet acknowledgement error")
+    const [last] = await queryLake(`SELECT state, error_type FROM ${scan(out, "transfers")} WHERE tx_hash = '${txHash}' ORDER BY observed_at DESC LIMIT 1`)
+    expect(last).toEqual({ state: "STATE_COMPLETED_ERROR", error_type: "STATUS_ERROR_TRANSFER" })
+  })
+
+  it("polls like production wallets: 60 s far from the ETA, 5 s within 5 min, 1 s once overdue", () => {
+    const eta = 1_000_000
+    expect(Duration.toMillis(nextPollDelay(eta - 10 * 60_000, eta, WALLET_POLLING))).toBe(60_000)
+    expect(Duration.toMillis(nextPollDelay(eta - 60_000, eta, WALLET_POLLING))).toBe(5_000)
+    expect(Duration.toMillis(nextPollDelay(eta + 1, eta, WALLET_POLLING))).toBe(1_000)
+    expect(Duration.toMillis(nextPollDelay(0, undefined, WALLET_POLLING))).toBe(5_000)
+  })
+})
