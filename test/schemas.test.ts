@@ -73,3 +73,31 @@ describe("compiled validator", () => {
     expect(() => Schema.decodeUnknownSync(S.Coin)({ denom: "uinit", amount: "12x" })).toThrow()
   })
 })
+
+describe("router schemas", () => {
+  it("keep an operation kind this client does not know, and read empty USD strings as absent", async () => {
+    const R = await import("../src/router/schemas.js")
+    const route = {
+      amount_in: "10",
+      amount_out: "9",
+      source_asset_denom: "uinit",
+      source_asset_chain_id: "interwoven-1",
+      dest_asset_denom: "uinit",
+      dest_asset_chain_id: "lake-evm-1",
+      operations: [{ lz_transfer: { from_chain_id: "interwoven-1", to_chain_id: "lake-evm-1" }, tx_index: 0, amount_in: "10", amount_out: "9" }],
+      chain_ids: ["interwoven-1", "lake-evm-1"],
+      required_chain_addresses: ["interwoven-1", "lake-evm-1"],
+      txs_required: 1,
+      usd_amount_in: "",
+      estimated_route_duration_seconds: null
+    }
+    const decoded = Schema.decodeUnknownSync(R.RouteResponse)(route)
+    expect(R.operationKind(decoded.operations[0])).toBe("lz_transfer")
+    expect((decoded.operations[0] as Record<string, unknown>).lz_transfer).toEqual({ from_chain_id: "interwoven-1", to_chain_id: "lake-evm-1" })
+    expect(decoded.usd_amount_in).toBeUndefined()
+    // a known kind with a broken field still fails, naming the path
+    const broken = { ...route, operations: [{ transfer: { port: "transfer" }, tx_index: 0, amount_in: "1", amount_out: "1" }] }
+    const r = decodeWithPath(R.RouteResponse, broken)
+    expect(Either.isLeft(r) && r.left.path).toBe("operations[0].transfer.from_chain_id")
+  })
+})
