@@ -9,10 +9,11 @@ import { catalogCommand, queryCommand, reportCommand } from "./query.js"
 import { sampleCommand } from "./sample.js"
 import { bridgeCommand } from "./bridge.js"
 import { trackCommand } from "./track.js"
+import { publishCommand, validateCommand } from "./publish.js"
 
 const root = Command.make("chain-lake").pipe(
   Command.withDescription("Export a rollup chain's indexer and router APIs to Parquet and query them with DuckDB"),
-  Command.withSubcommands([exportCommand, sampleCommand, bridgeCommand, trackCommand, queryCommand, catalogCommand, reportCommand, devnetCommand, demoCommand])
+  Command.withSubcommands([exportCommand, sampleCommand, bridgeCommand, trackCommand, queryCommand, catalogCommand, reportCommand, publishCommand, validateCommand, devnetCommand, demoCommand])
 )
 
 const cli = Command.run(root, { name: "chain-lake", version: "0.1.0" })

@@ -1,0 +1,162 @@
+/**
+ * Publishing: a versioned release of the lake's committed files (never uncommitted leftovers),
+ * with `manifest.json` (every file's path, bytes, sha256, rows and height range or snapshot
+ * watermark; every dataset's schema), a Frictionless `datapackage.json`, and a README dataset card
+ * documenting every column. Written to a temp folder and renamed, so readers see all or nothing.
+ */
+import { createHash } from "node:crypto"
+import { createReadStream, existsSync } from "node:fs"
+import { copyFile, mkdir, readdir, rename, rm, writeFile } from "node:fs/promises"
+import { dirname, join, resolve } from "node:path"
+import { Data, Effect } from "effect"
+import { LAKE_DATASETS } from "../analytics/Analytics.js"
+import type { ColumnType } from "../engine/Dataset.js"
+import { Checkpoints, type Manifest } from "../engine/Checkpoints.js"
+
+export class PublishError extends Data.TaggedError("PublishError")<{ readonly message: string }> {}
+
+export interface PublishOptions {
+  readonly to: string
+  readonly name: string
+  readonly version: string
+  readonly license?: string
+}
+
+export interface ReleaseManifest {
+  readonly name: string
+  readonly version: string
+  readonly license: string | null
+  readonly created_at: string
+  readonly datasets: ReadonlyArray<{
+    readonly name: string
+    readonly partition: string
+    readonly columns: ReadonlyArray<{ readonly name: string; readonly type: string; readonly description: string }>
+    readonly rows: number
+    readonly files: ReadonlyArray<{
+      readonly path: string
+      readonly bytes: number
+      readonly sha256: string
+      readonly rows: number
+      readonly min_height: number | null
+      readonly max_height: number | null
+      readonly snapshot_height?: number
+    }>
+  }>
+}
+
+export const sha256File = (path: string) =>
+  new Promise<string>((res, rej) => {
+    const h = createHash("sha256")
+    createReadStream(path)
+      .on("data", (d) => h.update(d))
+      .on("end", () => res(h.digest("hex")))
+      .on("error", rej)
+  })
+
+/** Frictionless table-schema types for the Parquet column types. */
+const frictionlessType = (t: ColumnType | string): string =>
+  t === "BIGINT" || t === "INTEGER" ? "integer" : t === "DOUBLE" ? "number" : t === "BOOLEAN" ? "boolean" : t === "TIMESTAMP" ? "datetime" : t === "JSON" ? "object" : t === "VARCHAR[]" ? "array" : t === "DECIMAL(38,0)" ? "integer" : "string"
+
+const SAFE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+
+export const publish = (options: PublishOptions) =>
+  Effect.gen(function* () {
+    if (!SAFE.test(options.name)) return yield* new PublishError({ message: `--name must be 1-64 of letters, digits, . _ - (it becomes a folder name), got "${options.name}"` })
+    if (!SAFE.test(options.version)) return yield* new PublishError({ message: `--version must be 1-64 of letters, digits, . _ - (it becomes a folder name), got "${options.version}"` })
+    const checkpoints = yield* Checkpoints
+    const root = checkpoints.root
+    const target = resolve(options.to, options.name, options.version)
+    if (existsSync(target)) return yield* new PublishError({ message: `${target} exists: a published version is never overwritten; pick a new --version` })
+    const staging = `${target}.tmp-${process.pid}`
+    const datasets: Array<ReleaseManifest["datasets"][number]> = []
+    yield* Effect.tryPromise({ try: () => rm(staging, { recursive: true, force: true }), catch: (e) => new PublishError({ message: (e as Error).message }) })
+    for (const d of LAKE_DATASETS) {
+      const m: Manifest | undefined = yield* checkpoints.get(d.name).pipe(Effect.mapError((e) => new PublishError({ message: e.message })))
+      if (!m || m.files.length === 0) continue
+      const files = []
+      for (const f of m.files) {
+        const from = join(root, d.name, f.path)
+        const to = join(staging, d.name, f.path)
+        yield* Effect.tryPromise({
+          try: async () => {
+            await mkdir(dirname(to), { recursive: true })
+            await copyFile(from, to)
+            // copy what the manifest promises, or fail: a changed file is not published
+            const sum = await sha256File(to)
+            if (sum !== f.sha256) throw new Error(`${d.name}/${f.path} does not match its committed sha256 (the lake was changed after export)`)
+          },
+          catch: (e) => new PublishError({ message: (e as Error).message })
+        })
+        const snapshot = /snapshot_height=(\d+)\//.exec(f.path)
+        files.push({ path: `${d.name}/${f.path}`, bytes: f.bytes, sha256: f.sha256, rows: f.rows, min_height: f.min_height, max_height: f.max_height, ...(snapshot ? { snapshot_height: Number(snapshot[1]) } : {}) })
+      }
+      datasets.push({
+        name: d.name,
+        partition: d.partition,
+        columns: d.columns.map((c) => ({ name: c.name, type: c.type, description: c.description })),
+        rows: files.reduce((s, f) => s + f.rows, 0),
+        files
+      })
+    }
+    if (datasets.length === 0) return yield* new PublishError({ message: `nothing to publish: ${root} has no committed files (run export first)` })
+    const manifest: ReleaseManifest = { name: options.name, version: options.version, license: options.license ?? null, created_at: new Date().toISOString(), datasets }
+    const datapackage = {
+      name: options.name.toLowerCase().replace(/[^a-z0-9._-]/g, "-"),
+      version: options.version,
+      created: manifest.created_at,
+      ...(options.license ? { licenses: [{ name: options.license }] } : {}),
+      resources: datasets.map((d) => ({
+        name: d.name,
+        path: d.files.map((f) => f.path),
+        format: "parquet",
+        mediatype: "application/vnd.apache.parquet",
+        bytes: d.files.reduce((s, f) => s + f.bytes, 0),
+        schema: {
+          fields: [
+            ...d.columns.map((c) => ({ name: c.name, type: frictionlessType(c.type), description: c.description, "x-parquet-type": c.type })),
+            { name: d.partition, type: d.partition === "date" ? "date" : "integer", description: "hive partition column (from the folder name)" }
+          ]
+        }
+      }))
+    }
+    const card = [
+      `# ${options.name} ${options.version}`,
+      "",
+      `Published ${manifest.created_at} by chain-lake${options.license ? ` under ${options.license}` : ""}. Hive-partitioned Parquet (ZSTD):`,
+      "read `<dataset>/**/*.parquet` with `hive_partitioning = true` in DuckDB, Spark, Trino or Athena.",
+      "`manifest.json` lists every file with its sha256; `chain-lake validate <this folder>` re-checks them.",
+      "",
+      ...datasets.flatMap((d) => [
+        `## ${d.name}`,
+        "",
+        `${d.rows} rows in ${d.files.length} files, partitioned by \`${d.partition}\`.`,
+        "",
+        "| column | type | description |",
+        "|---|---|---|",
+        ...d.columns.map((c) => `| \`${c.name}\` | ${c.type} | ${c.description.replace(/\|/g, "\\|")} |`),
+        ""
+      ])
+    ].join("\n")
+    yield* Effect.tryPromise({
+      try: async () => {
+        await mkdir(staging, { recursive: true })
+        await writeFile(join(staging, "manifest.json"), JSON.stringify(manifest, null, 1))
+        await writeFile(join(staging, "datapackage.json"), JSON.stringify(datapackage, null, 1))
+        await writeFile(join(staging, "README.md"), card)
+        await rename(staging, target)
+      },
+      catch: (e) => new PublishError({ message: `writing the release failed: ${(e as Error).message}` })
+    }).pipe(Effect.tapError(() => Effect.promise(() => rm(staging, { recursive: true, force: true }))))
+    return { path: target, manifest }
+  })
+
+/** Every file below `dir`, relative, with forward slashes. */
+export const listFiles = async (dir: string, prefix = ""): Promise<Array<string>> => {
+  const out: Array<string> = []
+  for (const e of await readdir(join(dir, prefix), { withFileTypes: true })) {
+    const rel = prefix ? `${prefix}/${e.name}` : e.name
+    if (e.isDirectory()) out.push(...(await listFiles(dir, rel)))
+    else out.push(rel)
+  }
+  return out
+}

@@ -1,0 +1,71 @@
+/**
+ * publish + validate: a release holds exactly the committed files with their checksums, a
+ * Frictionless datapackage and a dataset card; validate finds a tampered file, a missing one and
+ * an unlisted one; a version is never overwritten.
+ */
+import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startDevnet, type Devnet } from "../src/devnet/index.js"
+import { runCli } from "./support/cli.js"
+
+let devnet: Devnet
+let data: string
+let dest: string
+beforeAll(async () => {
+  devnet = await startDevnet({ seed: 47, blocks: 120 })
+  data = mkdtempSync(join(tmpdir(), "chain-lake-pub-"))
+  dest = mkdtempSync(join(tmpdir(), "chain-lake-rel-"))
+  const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", data])
+  if (r.code !== 0) throw new Error(r.stderr)
+  // a leftover that no manifest lists must not be published
+  writeFileSync(join(data, "blocks", "height_bucket=0", "stray.parquet"), "not parquet")
+}, 120_000)
+afterAll(async () => {
+  await devnet.stop()
+  rmSync(data, { recursive: true, force: true })
+  rmSync(dest, { recursive: true, force: true })
+})
+
+describe("publish and validate", () => {
+  it("publishes committed files with manifest, datapackage and dataset card; validate passes; versions are immutable", async () => {
+    const p = await runCli(["publish", "--data", data, "--to", dest, "--name", "lake", "--version", "1.0.0", "--license", "CC-BY-4.0"])
+    expect(p.code, p.stderr).toBe(0)
+    const release = join(dest, "lake", "1.0.0")
+    const manifest = JSON.parse(readFileSync(join(release, "manifest.json"), "utf8"))
+    const blocks = manifest.datasets.find((d: any) => d.name === "blocks")
+    expect(blocks.rows).toBe(120)
+    expect(blocks.files.every((f: any) => /^blocks\/height_bucket=0\/part-h\d+-\d+-\d+\.parquet$/.test(f.path) && f.sha256.length === 64)).toBe(true)
+    expect(manifest.datasets.find((d: any) => d.name === "holders").files[0].snapshot_height).toBe(115)
+    const pkg = JSON.parse(readFileSync(join(release, "datapackage.json"), "utf8"))
+    expect(pkg.licenses).toEqual([{ name: "CC-BY-4.0" }])
+    const txs = pkg.resources.find((r: any) => r.name === "txs")
+    expect(txs.schema.fields.find((f: any) => f.name === "height")).toMatchObject({ type: "integer", "x-parquet-type": "BIGINT" })
+    const card = readFileSync(join(release, "README.md"), "utf8")
+    for (const d of manifest.datasets) for (const c of d.columns) expect(card).toContain(`| \`${c.name}\` |`)
+    const v = await runCli(["validate", release])
+    expect(v.code, v.stderr).toBe(0)
+    expect(v.stdout).toMatch(/checksums, row counts and schemas all match/)
+    const again = await runCli(["publish", "--data", data, "--to", dest, "--name", "lake", "--version", "1.0.0"])
+    expect(again.code).toBe(1)
+    expect(again.stderr).toMatch(/a published version is never overwritten/)
+  })
+
+  it("validate names each mismatch: a tampered file, a missing file and an unlisted file", async () => {
+    const p = await runCli(["publish", "--data", data, "--to", dest, "--name", "lake", "--version", "2"])
+    expect(p.code, p.stderr).toBe(0)
+    const release = join(dest, "lake", "2")
+    const manifest = JSON.parse(readFileSync(join(release, "manifest.json"), "utf8"))
+    const files = manifest.datasets.flatMap((d: any) => d.files.map((f: any) => f.path))
+    appendFileSync(join(release, files[0]), "x")
+    unlinkSync(join(release, files[1]))
+    copyFileSync(join(release, files[2]), join(release, files[2].replace(/\.parquet$/, "-copy.parquet")))
+    const v = await runCli(["validate", release])
+    expect(v.code).toBe(1)
+    expect(v.stderr).toContain(`mismatch: ${files[0]}: sha256`)
+    expect(v.stderr).toContain(`mismatch: ${files[1]}: missing`)
+    expect(v.stderr).toContain(`mismatch: ${files[2].replace(/\.parquet$/, "-copy.parquet")}: not in the manifest`)
+    expect(v.stderr.trim().split("\n").at(-1)).toMatch(/^chain-lake: error: \d+ mismatches in lake 2$/)
+  })
+})
