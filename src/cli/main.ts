@@ -10,10 +10,11 @@ import { sampleCommand } from "./sample.js"
 import { bridgeCommand } from "./bridge.js"
 import { trackCommand } from "./track.js"
 import { publishCommand, validateCommand } from "./publish.js"
+import { verifyCommand } from "./verify.js"
 
 const root = Command.make("chain-lake").pipe(
   Command.withDescription("Export a rollup chain's indexer and router APIs to Parquet and query them with DuckDB"),
-  Command.withSubcommands([exportCommand, sampleCommand, bridgeCommand, trackCommand, queryCommand, catalogCommand, reportCommand, publishCommand, validateCommand, devnetCommand, demoCommand])
+  Command.withSubcommands([exportCommand, sampleCommand, bridgeCommand, trackCommand, queryCommand, catalogCommand, reportCommand, verifyCommand, publishCommand, validateCommand, devnetCommand, demoCommand])
 )
 
 const cli = Command.run(root, { name: "chain-lake", version: "0.1.0" })

@@ -1,0 +1,39 @@
+/** `chain-lake verify`: reconcile the lake with itself and, given --indexer-url, with the API. */
+import { Command, Options } from "@effect/cli"
+import { resolve } from "node:path"
+import { Console, Effect, Layer, Option } from "effect"
+import { layerAnalytics } from "../analytics/Analytics.js"
+import { layerCheckpoints } from "../engine/Checkpoints.js"
+import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
+import { verifyAgainstApi, verifyLake, type Check } from "../verify/verify.js"
+import { UserError } from "./errors.js"
+import { checkUrl, preflight } from "./export.js"
+import { indexerLayer } from "./layers.js"
+
+export const verifyCommand = Command.make(
+  "verify",
+  {
+    data: Options.directory("data").pipe(Options.withDefault("data")),
+    indexerUrl: Options.text("indexer-url").pipe(Options.optional, Options.withDescription("also spot-check the lake against this indexer"))
+  },
+  (o) =>
+    Effect.gen(function* () {
+      const data = resolve(o.data)
+      const base = Layer.mergeAll(layerAnalytics({ dataDir: data }), layerCheckpoints(data))
+      const checks: Array<Check> = yield* verifyLake.pipe(Effect.provide(base), Effect.mapError((e) => new UserError({ message: e.message })))
+      if (Option.isSome(o.indexerUrl)) {
+        const url = yield* checkUrl("--indexer-url", o.indexerUrl.value)
+        yield* preflight("--indexer-url", url, "/status")
+        const api = yield* verifyAgainstApi().pipe(
+          Effect.provide(Layer.mergeAll(layerAnalytics({ dataDir: data }), indexerLayer(url))),
+          Effect.mapError((e) => new UserError({ message: "_tag" in e && String(e._tag).startsWith("Indexer") ? describeIndexerError(e as IndexerError) : (e as { message: string }).message }))
+        )
+        checks.push(...api)
+      }
+      if (checks.length === 0) return yield* new UserError({ message: `nothing to verify in ${data}: export first` })
+      for (const c of checks) yield* Console.log(`${c.ok ? "ok  " : "FAIL"}  ${c.name}: ${c.detail}`)
+      const failed = checks.filter((c) => !c.ok).length
+      if (failed > 0) return yield* new UserError({ message: `${failed} of ${checks.length} checks failed` })
+      yield* Console.log(`all ${checks.length} checks passed`)
+    })
+).pipe(Command.withDescription("Check the lake: no height gaps or duplicates, txs per block, manifests vs files, and spot checks against the API"))

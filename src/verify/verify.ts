@@ -1,0 +1,84 @@
+/**
+ * verify: reconciles the lake with itself and, when an indexer is given, with the API. Each
+ * check says what it compared and whether it held; any failure is a mismatch (exit 1).
+ */
+import { Effect } from "effect"
+import { Analytics } from "../analytics/Analytics.js"
+import { Checkpoints } from "../engine/Checkpoints.js"
+import { LAKE_DATASETS } from "../analytics/Analytics.js"
+import { IndexerClient } from "../indexer/IndexerClient.js"
+
+export interface Check {
+  readonly name: string
+  readonly ok: boolean
+  readonly detail: string
+}
+
+const one = (rows: ReadonlyArray<ReadonlyArray<unknown>>) => rows[0] ?? []
+
+/** Checks of the lake against itself: no gaps or duplicates, txs per block, manifests vs files. */
+export const verifyLake = Effect.gen(function* () {
+  const a = yield* Analytics
+  const checkpoints = yield* Checkpoints
+  const checks: Array<Check> = []
+  const q = (sql: string) => a.query(sql).pipe(Effect.map((r) => r.rows))
+  const add = (name: string, ok: boolean, detail: string) => checks.push({ name, ok, detail })
+
+  const [blocks, distinct, lo, hi] = one(yield* q("SELECT count(*), count(DISTINCT height), min(height), max(height) FROM blocks")).map((v) => Number(v ?? 0))
+  if (blocks > 0) {
+    add("blocks: no duplicate heights", blocks === distinct, `${blocks} rows, ${distinct} distinct heights`)
+    add("blocks: no height gaps", hi - lo + 1 === distinct, `heights ${lo}..${hi}: ${hi - lo + 1} expected, ${distinct} present`)
+  }
+  const [txRows, txDistinct] = one(yield* q("SELECT count(*), count(DISTINCT txhash) FROM txs")).map((v) => Number(v ?? 0))
+  if (txRows > 0) {
+    add("txs: no duplicate txhash", txRows === txDistinct, `${txRows} rows, ${txDistinct} distinct`)
+    const bad = yield* q(`SELECT b.height, b.tx_count, coalesce(t.n, 0) FROM blocks b LEFT JOIN (SELECT height, count(*) n FROM txs GROUP BY height) t USING (height)
+      WHERE b.height BETWEEN (SELECT min(height) FROM txs) AND (SELECT max(height) FROM txs) AND coalesce(t.n, 0) <> b.tx_count ORDER BY 1 LIMIT 5`)
+    add("txs per block equal tx_count", bad.length === 0, bad.length === 0 ? "every block in the txs range" : `e.g. height ${bad[0][0]}: tx_count ${bad[0][1]}, ${bad[0][2]} txs`)
+  }
+  const [evmRows, evmDistinct, logSum] = one(yield* q("SELECT count(*), count(DISTINCT transaction_hash), coalesce(sum(log_count), 0) FROM evm_txs")).map((v) => Number(v ?? 0))
+  if (evmRows > 0) {
+    add("evm_txs: no duplicate transaction_hash", evmRows === evmDistinct, `${evmRows} rows, ${evmDistinct} distinct`)
+    const [logs] = one(yield* q("SELECT count(*) FROM evm_logs")).map(Number)
+    if (logs > 0) add("evm_logs: one row per receipt log", logs === logSum, `${logs} log rows, receipts count ${logSum}`)
+  }
+  const [itx, itxDistinct] = one(yield* q("SELECT count(*), count(DISTINCT (hash, \"index\")) FROM evm_internal_txs")).map((v) => Number(v ?? 0))
+  if (itx > 0) add("evm_internal_txs: no duplicate (hash, index)", itx === itxDistinct, `${itx} rows, ${itxDistinct} distinct`)
+  for (const [name, key] of [["nft_tokens", "collection_addr, token_id"], ["holders", "denom, account"], ["nft_collections", "object_addr"]] as const) {
+    const dups = yield* q(`SELECT snapshot_height, count(*) - count(DISTINCT (${key})) FROM ${name} GROUP BY 1 HAVING count(*) <> count(DISTINCT (${key}))`)
+    const [n] = one(yield* q(`SELECT count(*) FROM ${name}`)).map(Number)
+    if (n > 0) add(`${name}: no duplicate keys within a snapshot`, dups.length === 0, dups.length === 0 ? `${n} rows` : `snapshot ${dups[0][0]}: ${dups[0][1]} duplicates`)
+  }
+  // what the manifests promise against what the files hold
+  for (const d of LAKE_DATASETS) {
+    const m = yield* checkpoints.get(d.name).pipe(Effect.orElseSucceed(() => undefined))
+    if (!m || m.files.length === 0) continue
+    const promised = m.files.reduce((s, f) => s + f.rows, 0)
+    const [held] = one(yield* q(`SELECT count(*) FROM ${d.name}`)).map(Number)
+    add(`${d.name}: rows equal the manifest's`, promised === held, `manifest ${promised}, files ${held}`)
+  }
+  return checks
+})
+
+/** Spot checks against the API: sampled blocks' hashes and tx counts, and the lake not ahead of the indexer. */
+export const verifyAgainstApi = (samples = 10) =>
+  Effect.gen(function* () {
+    const a = yield* Analytics
+    const indexer = yield* IndexerClient
+    const checks: Array<Check> = []
+    const status = yield* indexer.status
+    const rows = (yield* a.query(`SELECT height, hash, tx_count FROM blocks USING SAMPLE ${samples} ROWS`)).rows
+    const [maxHeight] = ((yield* a.query("SELECT max(height) FROM blocks")).rows[0] ?? []).map((v) => Number(v ?? 0))
+    if (maxHeight > 0) checks.push({ name: "the lake is not ahead of the indexer", ok: maxHeight <= status.height, detail: `lake ${maxHeight}, indexer ${status.height}` })
+    let mismatched = 0
+    let first = ""
+    for (const [height, hash, txCount] of rows) {
+      const b = (yield* indexer.block(Number(height))).block
+      if (b.hash !== hash || Number(b.tx_count) !== Number(txCount)) {
+        mismatched++
+        first ||= `height ${height}: lake ${String(hash).slice(0, 12)}…/${txCount} txs, API ${b.hash.slice(0, 12)}…/${b.tx_count}`
+      }
+    }
+    if (rows.length > 0) checks.push({ name: `blocks match the API (${rows.length} sampled)`, ok: mismatched === 0, detail: mismatched === 0 ? "hash and tx_count agree" : first })
+    return checks
+  })
