@@ -9,6 +9,8 @@ import { Console, Effect, Option } from "effect"
 import { ALL_DATASETS } from "../datasets/index.js"
 import { startDevnet } from "../devnet/index.js"
 import { runExport, type ExportReport } from "../engine/export.js"
+import { followExport } from "../engine/follow.js"
+import { parseEvery } from "../router/sampler.js"
 import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
 import { UserError } from "./errors.js"
 import { exportLayer } from "./layers.js"
@@ -40,7 +42,10 @@ export const options = {
   ),
   dryRun: Options.boolean("dry-run").pipe(Options.withDescription("print the plan and the Parquet schemas; write nothing")),
   devnetBlocks: Options.integer("devnet-blocks").pipe(Options.withDefault(1000), Options.withDescription("blocks of the embedded devnet (without --indexer-url)")),
-  devnetSeed: Options.integer("devnet-seed").pipe(Options.withDefault(1), Options.withDescription("seed of the embedded devnet (without --indexer-url)"))
+  devnetSeed: Options.integer("devnet-seed").pipe(Options.withDefault(1), Options.withDescription("seed of the embedded devnet (without --indexer-url)")),
+  follow: Options.boolean("follow").pipe(Options.withDescription("after catching up, keep exporting new blocks until stopped (append-only datasets by default)")),
+  poll: Options.text("poll").pipe(Options.withDefault("2s"), Options.withDescription("with --follow: how often to look for new blocks (500ms, 2s, 1m)")),
+  untilHeight: Options.integer("until-height").pipe(Options.optional, Options.withDescription("with --follow: stop once this height is exported"))
 }
 
 export const checkUrl = (flag: string, value: string) =>
@@ -106,6 +111,33 @@ export const exportCommand = Command.make("export", options, (o) =>
       )
       indexerUrl = devnet.indexerUrl
       yield* Console.error(`no --indexer-url: exporting the embedded devnet (seed ${o.devnetSeed}, ${o.devnetBlocks} blocks) at ${indexerUrl}`)
+    }
+    if (o.follow) {
+      const poll = parseEvery(o.poll)
+      if (!poll) return yield* new UserError({ message: `--poll must look like 500ms, 2s or 1m, got "${o.poll}"`, exitCode: 2 })
+      yield* followExport(
+        ALL_DATASETS,
+        {
+          datasets: Option.getOrUndefined(o.datasets),
+          fromHeight: Option.getOrUndefined(o.fromHeight),
+          pageSize: o.pageSize,
+          concurrency: o.concurrency,
+          onInvalid: o.onInvalid,
+          observer: { notice: (m) => process.stderr.write(m + "\n") }
+        },
+        {
+          poll,
+          untilHeight: Option.getOrUndefined(o.untilHeight),
+          onRound: (r) => {
+            const rows = r.datasets.map((d) => `${d.dataset} +${d.rows}`).join(", ")
+            console.log(`${new Date().toISOString()} height ${r.tip}: ${rows}`)
+          }
+        }
+      ).pipe(
+        Effect.provide(exportLayer({ indexerUrl, out, limits: { concurrency: o.concurrency, rps: o.rps } })),
+        Effect.mapError((e) => new UserError({ message: `${describeExportFailure(e)}. Committed files are untouched; rerun to resume.` }))
+      )
+      return
     }
     const tty = process.stderr.isTTY === true && process.env.CI === undefined
     const progress = makeProgress({ tty, log: (line) => process.stderr.write(line + "\n") })
