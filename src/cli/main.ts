@@ -11,10 +11,11 @@ import { bridgeCommand } from "./bridge.js"
 import { trackCommand } from "./track.js"
 import { publishCommand, validateCommand } from "./publish.js"
 import { verifyCommand } from "./verify.js"
+import { runCommand } from "./run.js"
 
 const root = Command.make("chain-lake").pipe(
   Command.withDescription("Export a rollup chain's indexer and router APIs to Parquet and query them with DuckDB"),
-  Command.withSubcommands([exportCommand, sampleCommand, bridgeCommand, trackCommand, queryCommand, catalogCommand, reportCommand, verifyCommand, publishCommand, validateCommand, devnetCommand, demoCommand])
+  Command.withSubcommands([runCommand, exportCommand, sampleCommand, bridgeCommand, trackCommand, queryCommand, catalogCommand, reportCommand, verifyCommand, publishCommand, validateCommand, devnetCommand, demoCommand])
 )
 
 const cli = Command.run(root, { name: "chain-lake", version: "0.1.0" })

@@ -1,0 +1,10 @@
+/** Once a day: catch up blocks, txs and EVM data, and take holder and NFT ownership snapshots. */
+import { definePipeline } from "../src/pipelines/definePipeline.js"
+
+export default definePipeline({
+  name: "daily-snapshot",
+  description: "Incremental blocks/txs/EVM datasets and daily holder and NFT ownership snapshots.",
+  datasets: ["blocks", "txs", "evm_txs", "evm_logs", "evm_internal_txs", "nft_collections", "nft_tokens", "holders"],
+  schedule: "0 0 * * *",
+  out: "data"
+})

@@ -1,0 +1,45 @@
+/** `chain-lake run PIPELINE`: one run (--once, the default) or runs on the pipeline's schedule. */
+import { Args, Command, Options } from "@effect/cli"
+import { Console, Effect, Option } from "effect"
+import { runPipeline, schedulePipeline, loadPipeline, type PipelineRunReport } from "../pipelines/run.js"
+import { UserError } from "./errors.js"
+import { checkUrl } from "./export.js"
+
+const line = (r: PipelineRunReport) =>
+  r.ok
+    ? `${r.finishedAt} ${r.pipeline}: ok — ${[
+        ...(r.export?.datasets ?? []).map((d) => `${d.dataset} +${d.rows}`),
+        ...(r.routeRound ? [`route_quotes +${r.routeRound.quotes}`] : [])
+      ].join(", ")}`
+    : `${r.finishedAt} ${r.pipeline}: FAILED — ${r.error}`
+
+export const runCommand = Command.make(
+  "run",
+  {
+    pipeline: Args.text({ name: "PIPELINE" }).pipe(Args.withDescription("a name in pipelines/ (demo, daily-snapshot, route-quotes, full-history) or a file")),
+    once: Options.boolean("once").pipe(Options.withDescription("run once (the default)")),
+    schedule: Options.boolean("schedule").pipe(Options.withDescription("run on the pipeline's cron until stopped")),
+    maxRuns: Options.integer("max-runs").pipe(Options.optional, Options.withDescription("with --schedule: stop after this many runs")),
+    indexerUrl: Options.text("indexer-url").pipe(Options.optional),
+    routerUrl: Options.text("router-url").pipe(Options.optional),
+    out: Options.directory("out").pipe(Options.optional, Options.withDescription("output folder (default: the pipeline's)"))
+  },
+  (o) =>
+    Effect.gen(function* () {
+      if (o.once && o.schedule) return yield* new UserError({ message: "--once and --schedule exclude each other", exitCode: 2 })
+      const def = yield* loadPipeline(o.pipeline).pipe(Effect.mapError((e) => new UserError({ message: e.message, exitCode: 2 })))
+      const indexerUrl = Option.isSome(o.indexerUrl) ? yield* checkUrl("--indexer-url", o.indexerUrl.value) : undefined
+      const routerUrl = Option.isSome(o.routerUrl) ? yield* checkUrl("--router-url", o.routerUrl.value) : undefined
+      const options = { indexerUrl, routerUrl, out: Option.getOrUndefined(o.out) }
+      if (o.schedule) {
+        yield* Console.error(`${def.name}: running on "${def.schedule}" until stopped${Option.isSome(o.maxRuns) ? ` (at most ${o.maxRuns.value} runs)` : ""}`)
+        yield* schedulePipeline(def, { ...options, maxRuns: Option.getOrUndefined(o.maxRuns), onRun: (r) => console.log(line(r)) }).pipe(
+          Effect.mapError((e) => new UserError({ message: e.message }))
+        )
+        return
+      }
+      const report = yield* runPipeline(def, options).pipe(Effect.mapError((e) => new UserError({ message: e.message })))
+      yield* Console.log(line(report))
+      if (!report.ok) return yield* new UserError({ message: `pipeline ${def.name} failed: ${report.error}` })
+    })
+).pipe(Command.withDescription("Run a declared pipeline once, or on its schedule (one run at a time per output folder)"))

@@ -1,0 +1,32 @@
+/**
+ * Pipelines: a declared, repeatable job — which datasets, from which services, which denoms and
+ * route plan, on which schedule, into which folder. `definePipeline` only checks and returns the
+ * definition; `runPipeline` (run.ts) carries it out.
+ */
+import { Cron, Either } from "effect"
+
+export interface PipelineDefinition {
+  readonly name: string
+  readonly description: string
+  /** datasets to export; default: every dataset the chain serves */
+  readonly datasets?: ReadonlyArray<string>
+  /** service URLs; env CHAIN_LAKE_INDEXER_URL / CHAIN_LAKE_ROUTER_URL and --indexer-url/--router-url override; absent = the embedded devnet */
+  readonly sources?: { readonly indexerUrl?: string; readonly routerUrl?: string }
+  readonly denoms?: ReadonlyArray<string>
+  /** route-quote sampling plan (a path relative to pipelines/), sampled once per run */
+  readonly routePlan?: string
+  /** cron expression for `run --schedule` (5 fields, or 6 with seconds first) */
+  readonly schedule: string
+  /** output folder (relative to the working directory) */
+  readonly out?: string
+  readonly fromHeight?: number
+  readonly toHeight?: number
+}
+
+export class PipelineError extends Error {}
+
+export const definePipeline = (definition: PipelineDefinition): PipelineDefinition => {
+  if (!/^[a-z0-9][a-z0-9-]*$/.test(definition.name)) throw new PipelineError(`pipeline name "${definition.name}" must be lowercase letters, digits and dashes`)
+  if (Either.isLeft(Cron.parse(definition.schedule))) throw new PipelineError(`pipeline ${definition.name}: schedule "${definition.schedule}" is not a cron expression`)
+  return definition
+}

@@ -1,0 +1,149 @@
+/**
+ * Running a pipeline: one run at a time per output folder (a lock file, recovered when its
+ * process is gone), export then route sampling, and a run report in OUT/_runs/ whether the run
+ * succeeded or failed. `schedulePipeline` repeats runs on the definition's cron; a failed run is
+ * reported and the next tick tries again.
+ */
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises"
+import { join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { NodeHttpClient } from "@effect/platform-node"
+import { Cron, Data, Effect, Either, Layer, Schedule } from "effect"
+import { ALL_DATASETS } from "../datasets/index.js"
+import { startDevnet } from "../devnet/index.js"
+import { layerCheckpoints } from "../engine/Checkpoints.js"
+import { runExport, type ExportReport } from "../engine/export.js"
+import { layerParquetSink } from "../engine/ParquetSink.js"
+import { layerRequestLimiter } from "../http/RequestLimiter.js"
+import { layerIndexerClient } from "../indexer/IndexerClient.js"
+import { layerRouterClient } from "../router/RouterClient.js"
+import { loadPlan, sampleRound, type RoundResult } from "../router/sampler.js"
+import type { PipelineDefinition } from "./definePipeline.js"
+
+export class LockedError extends Data.TaggedError("LockedError")<{ readonly message: string }> {}
+export class RunError extends Data.TaggedError("RunError")<{ readonly message: string }> {}
+
+const PIPELINES_DIR = fileURLToPath(new URL("../../pipelines/", import.meta.url))
+const LOCK = ".chain-lake.lock"
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/** Takes OUT's lock (or fails naming its holder); a lock whose process is gone is taken over. */
+export const acquireLock = (out: string, pipeline: string) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        await mkdir(out, { recursive: true })
+        const path = join(out, LOCK)
+        for (let attempt = 0; attempt < 2; attempt++) {
+          try {
+            await writeFile(path, JSON.stringify({ pid: process.pid, pipeline, started: new Date().toISOString() }), { flag: "wx" })
+            return path
+          } catch (e) {
+            if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
+            const holder = JSON.parse(await readFile(path, "utf8").catch(() => "{}")) as { pid?: number; pipeline?: string; started?: string }
+            if (holder.pid && alive(holder.pid)) throw new LockedError({ message: `${out} is being written by pipeline ${holder.pipeline ?? "?"} (pid ${holder.pid}, since ${holder.started}); runs never overlap: wait for it or stop it` })
+            await rm(path, { force: true }) // stale: its process is gone
+          }
+        }
+        throw new LockedError({ message: `could not take the lock ${path}` })
+      },
+      catch: (e) => (e instanceof LockedError ? e : new RunError({ message: (e as Error).message }))
+    }),
+    (path) => Effect.promise(() => rm(path, { force: true }))
+  )
+
+export const loadPipeline = (nameOrPath: string) =>
+  Effect.tryPromise({
+    try: async () => {
+      const candidates = [resolve(nameOrPath), join(PIPELINES_DIR, `${nameOrPath}.ts`), join(PIPELINES_DIR, nameOrPath)]
+      for (const c of candidates) {
+        try {
+          const mod = (await import(c)) as { default?: PipelineDefinition }
+          if (mod.default?.name && mod.default.schedule) return mod.default
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== "ERR_MODULE_NOT_FOUND" && !String((e as Error).message).includes("Cannot find module")) throw e
+        }
+      }
+      throw new Error(`no pipeline "${nameOrPath}": give a file exporting definePipeline(...) as default, or one of the names in pipelines/`)
+    },
+    catch: (e) => new RunError({ message: (e as Error).message })
+  })
+
+export interface RunOptions {
+  readonly indexerUrl?: string
+  readonly routerUrl?: string
+  readonly out?: string
+}
+
+export interface PipelineRunReport {
+  readonly pipeline: string
+  readonly startedAt: string
+  readonly finishedAt: string
+  readonly ok: boolean
+  readonly error?: string
+  readonly export?: ExportReport
+  readonly routeRound?: RoundResult
+}
+
+/** One run: lock, export, route sampling, report. */
+export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =>
+  Effect.gen(function* () {
+    const out = resolve(options.out ?? def.out ?? "data")
+    const startedAt = new Date().toISOString()
+    yield* acquireLock(out, def.name)
+    let indexerUrl = options.indexerUrl ?? process.env.CHAIN_LAKE_INDEXER_URL ?? def.sources?.indexerUrl
+    let routerUrl = options.routerUrl ?? process.env.CHAIN_LAKE_ROUTER_URL ?? def.sources?.routerUrl
+    if (!indexerUrl || !routerUrl) {
+      const devnet = yield* Effect.acquireRelease(Effect.promise(() => startDevnet({ seed: 1, blocks: 1000 })), (d) => Effect.promise(() => d.stop()))
+      indexerUrl ??= devnet.indexerUrl
+      routerUrl ??= devnet.routerUrl
+    }
+    const http = Layer.mergeAll(NodeHttpClient.layerUndici, layerRequestLimiter())
+    const layer = Layer.mergeAll(
+      layerIndexerClient({ baseUrl: indexerUrl }).pipe(Layer.provide(http)),
+      layerRouterClient({ baseUrl: routerUrl }).pipe(Layer.provide(http)),
+      layerParquetSink(),
+      layerCheckpoints(out)
+    )
+    const work = Effect.gen(function* () {
+      const exported = def.datasets && def.datasets.length === 0 ? undefined : yield* runExport(ALL_DATASETS, { datasets: def.datasets, denoms: def.denoms, fromHeight: def.fromHeight, toHeight: def.toHeight })
+      const plan = def.routePlan ? yield* loadPlan(join(PIPELINES_DIR, def.routePlan)) : undefined
+      const routeRound = plan ? yield* sampleRound(plan) : undefined
+      return { exported, routeRound }
+    }).pipe(Effect.provide(layer))
+    const result = yield* Effect.either(work)
+    const report: PipelineRunReport = {
+      pipeline: def.name,
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      ok: Either.isRight(result),
+      ...(Either.isLeft(result) ? { error: String((result.left as { message?: string }).message ?? result.left) } : { export: result.right.exported, routeRound: result.right.routeRound })
+    }
+    yield* Effect.promise(async () => {
+      await mkdir(join(out, "_runs"), { recursive: true })
+      await writeFile(join(out, "_runs", `${startedAt.replace(/[:.]/g, "-")}-pipeline-${def.name}.json`), JSON.stringify(report, null, 1))
+    })
+    return report
+  }).pipe(Effect.scoped)
+
+/** Runs on the definition's cron until interrupted (or `maxRuns`); failures are reported, and the next tick runs again. */
+export const schedulePipeline = (def: PipelineDefinition, options: RunOptions & { readonly maxRuns?: number; readonly onRun?: (r: PipelineRunReport) => void }) => {
+  const cron = Cron.unsafeParse(def.schedule)
+  const once = runPipeline(def, options).pipe(
+    Effect.tap((r) => Effect.sync(() => options.onRun?.(r))),
+    // a locked folder is reported like a failed run; the next tick tries again
+    Effect.catchTag("LockedError", (e) => Effect.sync(() => options.onRun?.({ pipeline: def.name, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(), ok: false, error: e.message })))
+  )
+  const ticks = Schedule.cron(cron)
+  const runs: Effect.Effect<void, RunError> =
+    options.maxRuns !== undefined ? Effect.asVoid(Effect.repeat(once, ticks.pipe(Schedule.intersect(Schedule.recurs(options.maxRuns - 1))))) : Effect.asVoid(Effect.repeat(once, ticks))
+  return runs
+}

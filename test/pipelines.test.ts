@@ -1,0 +1,76 @@
+/** `chain-lake run`: a pipeline once, on a cron schedule, and never two runs on one folder at a time. */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startDevnet, type Devnet } from "../src/devnet/index.js"
+import { runCli } from "./support/cli.js"
+
+let devnet: Devnet
+const dirs: Array<string> = []
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), "chain-lake-run-"))
+  dirs.push(d)
+  return d
+}
+beforeAll(async () => {
+  devnet = await startDevnet({ seed: 61, blocks: 150 })
+})
+afterAll(async () => {
+  await devnet.stop()
+  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+})
+
+const urls = () => ["--indexer-url", devnet.indexerUrl, "--router-url", devnet.routerUrl]
+
+describe("chain-lake run", () => {
+  it("runs the demo pipeline once: every dataset, a round of route quotes, and a run report", async () => {
+    const out = tmp()
+    const r = await runCli(["run", "demo", "--once", "--out", out, ...urls()])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/demo: ok — blocks \+150, txs \+\d+, .*route_quotes \+80/)
+    const reports = readdirSync(join(out, "_runs")).filter((f) => f.includes("pipeline-demo"))
+    expect(reports.length).toBe(1)
+    const report = JSON.parse(readFileSync(join(out, "_runs", reports[0]), "utf8"))
+    expect(report).toMatchObject({ pipeline: "demo", ok: true })
+    expect(readdirSync(out)).not.toContain(".chain-lake.lock")
+  })
+
+  it("refuses to overlap a live run, and takes over a stale lock", async () => {
+    const out = tmp()
+    // a lock held by a live process (this test's)
+    writeFileSync(join(out, ".chain-lake.lock"), JSON.stringify({ pid: process.pid, pipeline: "other", started: "2026-01-01T00:00:00Z" }))
+    const locked = await runCli(["run", "route-quotes", "--out", out, ...urls()])
+    expect(locked.code).toBe(1)
+    expect(locked.stderr.trim()).toMatch(new RegExp(`is being written by pipeline other \\(pid ${process.pid}, since 2026-01-01T00:00:00Z\\); runs never overlap`))
+    // a lock whose process is gone
+    writeFileSync(join(out, ".chain-lake.lock"), JSON.stringify({ pid: 999_999, pipeline: "crashed", started: "2026-01-01T00:00:00Z" }))
+    const stale = await runCli(["run", "route-quotes", "--out", out, ...urls()])
+    expect(stale.code, stale.stderr).toBe(0)
+    expect(stale.stdout).toMatch(/route-quotes: ok — route_quotes \+80/)
+  })
+
+  it("--schedule runs on the pipeline's cron (here every second) and reports each run", async () => {
+    const out = tmp()
+    const file = join(tmp(), "every-second.mts")
+    writeFileSync(
+      file,
+      `import { definePipeline } from ${JSON.stringify(resolve("src/pipelines/definePipeline.ts"))}\n` +
+        `export default definePipeline({ name: "every-second", description: "test", datasets: ["blocks"], schedule: "* * * * * *" })\n`
+    )
+    const r = await runCli(["run", file, "--schedule", "--max-runs", "2", "--out", out, ...urls()])
+    expect(r.code, r.stderr).toBe(0)
+    const lines = r.stdout.trim().split("\n")
+    expect(lines.length).toBe(2)
+    expect(lines[0]).toMatch(/every-second: ok — blocks \+150/)
+    // the second run finds nothing new: exports are incremental
+    expect(lines[1]).toMatch(/every-second: ok — blocks \+0/)
+    expect(readdirSync(join(out, "_runs")).filter((f) => f.includes("every-second")).length).toBe(2)
+  })
+
+  it("an unknown pipeline is a one-line error", async () => {
+    const r = await runCli(["run", "nope", "--out", tmp()])
+    expect(r.code).toBe(2)
+    expect(r.stderr.trim()).toMatch(/^chain-lake: error: no pipeline "nope"/)
+  })
+})
