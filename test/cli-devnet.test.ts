@@ -39,20 +39,30 @@ describe("chain-lake devnet", () => {
 })
 
 describe("chain-lake demo (npm start)", () => {
-  it("starts the devnet in-process and prints blocks, txs, holders and collections read through the client", async () => {
+  it("tours the client, exports every dataset, samples routes, tracks a transfer, answers three questions, and reruns cleanly", async () => {
     const { mkdtempSync, rmSync } = await import("node:fs")
     const out = mkdtempSync((await import("node:os")).tmpdir() + "/chain-lake-demo-")
-    const r = await runCli(["demo", "--blocks", "120", "--seed", "2", "--out", out])
-    rmSync(out, { recursive: true, force: true })
-    expect(r.code, r.stderr).toBe(0)
-    expect(r.stdout).toMatch(/chain lake-evm-1: height 120/)
-    expect(r.stdout).toMatch(/Latest blocks/)
-    expect(r.stdout).toMatch(/^120\s+2026-/m)
-    expect(r.stdout).toMatch(/Top uinit holders/)
-    expect(r.stdout).toMatch(/\.\.\/\.\.\/etc/)
-    // then it exports every dataset and answers from the Parquet files
-    expect(r.stdout).toMatch(/^blocks\s+120\s+/m)
-    expect(r.stdout).toMatch(/^\/minievm\.evm\.v1\.MsgCall\s+\d+\s+\d+\.\d/m)
-    expect(r.stdout).toMatch(/^Charts: +\S+report\.html/m)
+    try {
+      const r = await runCli(["demo", "--blocks", "120", "--seed", "2", "--out", out])
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stdout).toMatch(/chain lake-evm-1: height 120/)
+      expect(r.stdout).toMatch(/^120\s+2026-/m)
+      expect(r.stdout).toMatch(/\.\.\/\.\.\/etc/)
+      expect(r.stdout).toMatch(/\[\d+\.\d s\] STATE_COMPLETED_SUCCESS/)
+      expect(r.stdout).toMatch(/^1\. Which messages/m)
+      expect(r.stdout).toMatch(/^2\. How concentrated/m)
+      expect(r.stdout).toMatch(/^3\. How does a swap's price impact grow/m)
+      expect(r.stdout).toMatch(/^blocks\s+120\s+/m)
+      expect(r.stdout).toMatch(/^route_quotes: 80 quotes in one round/m)
+      expect(r.stdout).toMatch(/^transfers: +STATE_COMPLETED_SUCCESS via noble-1 → interwoven-1 → lake-evm-1/m)
+      expect(r.stdout).toMatch(/^Charts: +\S+report\.html/m)
+      // a second run on the same folder: nothing new to export, a new round and a new transfer
+      const again = await runCli(["demo", "--blocks", "120", "--seed", "2", "--out", out])
+      expect(again.code, again.stderr).toBe(0)
+      expect(again.stdout).toMatch(/^blocks\s+0\s+/m)
+      expect(again.stdout).toMatch(/^transfers: +STATE_COMPLETED_SUCCESS/m)
+    } finally {
+      rmSync(out, { recursive: true, force: true })
+    }
   })
 })

@@ -1,14 +1,22 @@
 /**
- * `chain-lake demo` (what `npm start` runs): starts the embedded devnet in-process and reads it
- * back through the typed IndexerClient, so a fresh clone shows real data in seconds.
+ * `chain-lake demo` (what `npm start` runs): the whole tool on the embedded devnet in seconds — a
+ * tour through the typed client, every dataset exported, a round of route quotes, a transfer
+ * bridged and tracked, three questions answered in SQL, the DuckDB catalog and the HTML report.
  */
 import { Command, Options } from "@effect/cli"
 import { join, resolve } from "node:path"
-import { Console, Effect } from "effect"
+import { Console, Duration, Effect, Layer } from "effect"
 import { ALL_DATASETS } from "../datasets/index.js"
 import { runExport } from "../engine/export.js"
-import { ParquetSink } from "../engine/ParquetSink.js"
-import { layerAnalytics } from "../analytics/Analytics.js"
+import { layerParquetSink } from "../engine/ParquetSink.js"
+import { layerCheckpoints } from "../engine/Checkpoints.js"
+import { Analytics, layerAnalytics } from "../analytics/Analytics.js"
+import { describeRouterError, type RouterError } from "../router/errors.js"
+import { RouterClient } from "../router/RouterClient.js"
+import { loadPlan, sampleRound } from "../router/sampler.js"
+import { trackTransfer } from "../router/tracker.js"
+import { DEFAULT_PLAN } from "./sample.js"
+import { routerLayer } from "./routerLayer.js"
 import { writeCatalog } from "../analytics/catalog.js"
 import { writeReport } from "../analytics/report.js"
 import { startDevnet } from "../devnet/index.js"
@@ -49,22 +57,56 @@ const tour = Effect.gen(function* () {
   yield* Console.log(table(collections.collections.map((c) => ({ name: c.collection.name, address: c.object_addr, created: String(c.height), tokens: String(c.collection.nfts.length) }))))
 })
 
-/** A few answers straight from the exported Parquet, to show the lake is queryable. */
-const answers = (out: string) =>
-  Effect.gen(function* () {
-    const sink = yield* ParquetSink
-    const scan = (d: string) => `read_parquet('${out.replace(/'/g, "''")}/${d}/**/*.parquet', hive_partitioning = true)`
-    const busiest = yield* sink.query(
-      `SELECT height::VARCHAR AS height, tx_count::VARCHAR AS txs, gas_used::VARCHAR AS gas_used FROM ${scan("blocks")} ORDER BY tx_count DESC, height LIMIT 3`
+/** Three questions answered by the analytics views over the exported Parquet. */
+const answers = Effect.gen(function* () {
+  const a = yield* Analytics
+  const rows = (sql: string) =>
+    a.query(sql).pipe(Effect.map((r) => r.rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c.name, row[i] === null ? "-" : String(row[i])])))))
+  yield* Console.log("\n1. Which messages do people send, and how often do they fail? (msg_type_mix)")
+  yield* Console.log(table(yield* rows("SELECT message_type, messages, round(100 * failure_rate, 1) AS \"failed %\" FROM msg_type_mix")))
+  yield* Console.log("\n2. How concentrated are token holdings? (holder_concentration)")
+  yield* Console.log(table(yield* rows("SELECT left(denom, 24) AS denom, holders, round(top10_share, 3) AS top10_share, round(gini, 3) AS gini FROM holder_concentration")))
+  yield* Console.log("\n3. How does a swap's price impact grow with the amount? (route_quote_stats, INIT → USDC on the L1)")
+  yield* Console.log(
+    table(
+      yield* rows(
+        "SELECT amount_in, availability, round(median_price_impact_percent, 2) AS \"impact %\", round(median_effective_rate, 4) AS rate FROM route_quote_stats WHERE variant = 'default' AND pair LIKE 'interwoven-1/uinit → interwoven-1/ibc/%' ORDER BY CAST(amount_in AS DOUBLE)"
+      )
     )
-    yield* Console.log("\nBusiest blocks (SQL over blocks/**/*.parquet):")
-    yield* Console.log(table(busiest.map((r) => ({ height: String(r.height), txs: String(r.txs), gas_used: String(r.gas_used) }))))
-    const mix = yield* sink.query(
-      `SELECT m AS message_type, count(*)::VARCHAR AS messages, round(100.0 * avg(CASE WHEN code = 0 THEN 1 ELSE 0 END), 1)::VARCHAR AS ok_pct FROM (SELECT unnest(message_types) AS m, code FROM ${scan("txs")}) GROUP BY m ORDER BY count(*) DESC`
-    )
-    yield* Console.log("\nMessage mix (SQL over txs/**/*.parquet):")
-    yield* Console.log(table(mix.map((r) => ({ message_type: String(r.message_type), messages: String(r.messages), "success %": String(r.ok_pct) }))))
+  )
+})
+
+/** Addresses of the right shape on each devnet router chain, for the demo transfer. */
+const DEMO_ADDRESSES: Record<string, string> = {
+  "noble-1": "noble1qyqszqgpqyqszqgpqyqszqgpqyqszqgp2q8dz8",
+  "interwoven-1": "init1qyqszqgpqyqszqgpqyqszqgpqyqszqgp2q8dz8",
+  "lake-evm-1": "init1qyqszqgpqyqszqgpqyqszqgpqyqszqgp2q8dz8"
+}
+
+/** A round of route quotes, then one transfer bridged, broadcast (devnet only) and tracked to completion. */
+const routerLeg = Effect.gen(function* () {
+  const plan = yield* loadPlan(DEFAULT_PLAN)
+  const round = yield* sampleRound(plan)
+  const router = yield* RouterClient
+  const route = yield* router.route({
+    amount_in: "2500000",
+    source_asset_chain_id: "noble-1",
+    source_asset_denom: "uusdc",
+    dest_asset_chain_id: "lake-evm-1",
+    dest_asset_denom: "ibc/27394FB092D2ECCD56123C74F36E4C1F926001CEADA9CA97EA622B25F41E5EB2"
   })
+  const msgs = yield* router.msgs(route, { addresses: DEMO_ADDRESSES, slippageTolerancePercent: "1" })
+  const sent = yield* router.devnetBroadcast(route.source_asset_chain_id, msgs.txs[0], "success")
+  const fast = { slow: Duration.millis(200), near: Duration.millis(100), overdue: Duration.millis(50), nearWindow: Duration.seconds(1) }
+  const tracked = yield* trackTransfer({
+    txHash: sent.tx_hash,
+    chainId: sent.chain_id,
+    estimatedSeconds: route.estimated_route_duration_seconds ?? undefined,
+    schedule: fast,
+    onChange: (s, elapsed) => console.log(`   [${elapsed.toFixed(1)} s] ${s.state}`)
+  })
+  return { round, route, tracked }
+})
 
 export const demoCommand = Command.make("demo", { seed: seedOption, blocks: blocksOption, out: Options.directory("out").pipe(Options.withDefault("data"), Options.withDescription("where the demo export goes")) }, (o) =>
   Effect.gen(function* () {
@@ -81,16 +123,20 @@ export const demoCommand = Command.make("demo", { seed: seedOption, blocks: bloc
     yield* Console.log(`\nExporting every dataset to ${out} (rerun: only what is new is fetched) …`)
     const progress = makeProgress({ tty: false, log: () => {} })
     const started = Date.now()
-    const exported = yield* Effect.gen(function* () {
-      const r = yield* runExport(ALL_DATASETS, { observer: progress.observer })
-      yield* answers(out)
-      return r
-    }).pipe(
+    const exported = yield* runExport(ALL_DATASETS, { observer: progress.observer }).pipe(
       Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out })),
       Effect.mapError((e) => new UserError({ message: describeExportFailure(e) }))
     )
-    yield* Console.log("\nExport summary:")
+    yield* Console.log("Sampling route quotes and bridging 2.5 USDC from Noble to the rollup (devnet broadcast), tracked to completion:")
+    const leg = yield* routerLeg.pipe(
+      Effect.provide(Layer.mergeAll(routerLayer(devnet.routerUrl), layerParquetSink(), layerCheckpoints(out))),
+      Effect.mapError((e) => new UserError({ message: "_tag" in e && String(e._tag).startsWith("Router") ? describeRouterError(e as RouterError) : (e as { message: string }).message }))
+    )
+    yield* answers.pipe(Effect.provide(layerAnalytics({ dataDir: out })), Effect.mapError((e) => new UserError({ message: e.message })))
+    yield* Console.log("\nSummary:")
     yield* Console.log(summaryTable(exported.datasets, (Date.now() - started) / 1000))
+    yield* Console.log(`route_quotes: ${leg.round.quotes} quotes in one round (${leg.round.ok} routes, ${leg.round.failed} failed quotes recorded as data)`)
+    yield* Console.log(`transfers:    ${leg.tracked.status.state} via ${leg.route.chain_ids.join(" → ")}, each state change recorded`)
     const catalog = yield* writeCatalog({ dataDir: out }).pipe(Effect.mapError((e) => new UserError({ message: e.message })))
     const report = yield* writeReport(join(out, "report.html")).pipe(
       Effect.provide(layerAnalytics({ dataDir: out })),

@@ -5,6 +5,7 @@
  * Written independently of the clients in src/indexer and src/router (it never imports them),
  * so a misreading of the wire format cannot hide on both sides of a test.
  */
+import { randomUUID } from "node:crypto"
 import { Chain } from "./chain.js"
 import { FaultInjector, parseFaults, type FaultSpec } from "./faults.js"
 import { serve } from "./http.js"
@@ -57,7 +58,7 @@ export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> 
     return chain.tip
   }
   const indexer = new IndexerApi(chain, { countTimeout: spec.countTimeout })
-  const router = new RouterApi({ seed, transferTimeScale: options.transferTimeScale ?? 0.01 })
+  const router = new RouterApi({ seed, transferTimeScale: options.transferTimeScale ?? 0.01, instance: randomUUID() })
   const common = { seed, latencyMs: options.latencyMs ?? 0 }
   const indexerHttp = await serve({
     ...common,

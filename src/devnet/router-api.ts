@@ -14,6 +14,8 @@ export interface RouterOptions {
   /** transfer durations are the route's estimates times this factor (a 30 s hop takes 0.3 s at 0.01) */
   readonly transferTimeScale: number
   readonly now?: () => number
+  /** distinguishes devnet runs, so a tx broadcast to one is not mistaken for one of another */
+  readonly instance?: string
 }
 
 class RouterError extends Error {
@@ -478,7 +480,7 @@ export class RouterApi {
     if (!issued) throw invalid("tx is invalid on chain: not a tx issued by /v2/fungible/msgs on this devnet")
     const isEvm = /^\d+$/.test(chainId)
     const n = ++this.broadcastCount
-    const raw = sha256Hex(this.options.seed, "broadcast", n, goJson(tx))
+    const raw = sha256Hex(this.options.seed, "broadcast", this.options.instance ?? "", n, goJson(tx))
     const txHash = isEvm ? "0x" + raw : raw.toUpperCase()
     const asked = body.outcome
     const outcome =
