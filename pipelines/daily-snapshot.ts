@@ -6,5 +6,6 @@ export default definePipeline({
   description: "Incremental blocks/txs/EVM datasets and daily holder and NFT ownership snapshots.",
   datasets: ["blocks", "txs", "evm_txs", "evm_logs", "evm_internal_txs", "nft_collections", "nft_tokens", "holders"],
   schedule: "0 0 * * *",
-  out: "data"
+  out: "data",
+  keepSnapshots: 30
 })

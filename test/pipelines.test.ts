@@ -74,3 +74,33 @@ describe("chain-lake run", () => {
     expect(r.stderr.trim()).toMatch(/^chain-lake: error: no pipeline "nope"/)
   })
 })
+
+describe("snapshot retention", () => {
+  it("keepSnapshots keeps the newest snapshot heights and deletes the rest, manifests first", async () => {
+    const growing = await startDevnet({ seed: 67, blocks: 100, blockTimeMs: 50 })
+    const out = tmp()
+    const file = join(tmp(), "keep-two.mts")
+    writeFileSync(
+      file,
+      `import { definePipeline } from ${JSON.stringify(resolve("src/pipelines/definePipeline.ts"))}\n` +
+        `export default definePipeline({ name: "keep-two", description: "test", datasets: ["nft_collections"], schedule: "0 0 * * *", keepSnapshots: 2 })\n`
+    )
+    try {
+      for (let i = 0; i < 3; i++) {
+        const r = await runCli(["run", file, "--out", out, "--indexer-url", growing.indexerUrl, "--router-url", growing.routerUrl])
+        expect(r.code, r.stderr).toBe(0)
+        await new Promise((res) => setTimeout(res, 150))
+      }
+      const manifest = JSON.parse(readFileSync(join(out, "nft_collections", "_manifest.json"), "utf8"))
+      expect(manifest.snapshots.length).toBe(2)
+      const onDisk = readdirSync(join(out, "nft_collections")).filter((f) => f.startsWith("snapshot_height="))
+      expect(onDisk.sort()).toEqual(manifest.snapshots.map((s: any) => `snapshot_height=${s.snapshot_height}`).sort())
+      const reports = readdirSync(join(out, "_runs")).filter((f) => f.includes("keep-two")).sort()
+      const last = JSON.parse(readFileSync(join(out, "_runs", reports.at(-1)!), "utf8"))
+      expect(last.pruned.nft_collections.length).toBe(1)
+      expect((await runCli(["verify", "--data", out])).code).toBe(0)
+    } finally {
+      await growing.stop()
+    }
+  })
+})

@@ -59,6 +59,8 @@ export interface CheckpointsService {
   /** Records files (already renamed into place) and the range they complete. */
   readonly commitFiles: (dataset: string, files: ReadonlyArray<CommittedFile>, range?: Range) => Effect.Effect<void, CheckpointError>
   readonly commitSnapshot: (dataset: string, files: ReadonlyArray<CommittedFile>, snapshot: CommittedSnapshot) => Effect.Effect<void, CheckpointError>
+  /** Keeps the `keep` newest snapshots: drops the others from the manifest, then deletes their files. Returns the heights dropped. */
+  readonly pruneSnapshots: (dataset: string, keep: number) => Effect.Effect<ReadonlyArray<number>, CheckpointError>
 }
 
 export class Checkpoints extends Context.Tag("chain-lake/Checkpoints")<Checkpoints, CheckpointsService>() {}
@@ -167,6 +169,24 @@ export const makeCheckpoints = (root: string) =>
               files: [...m.files, ...files],
               snapshots: [...m.snapshots.filter((s) => s.snapshot_height !== snapshot.snapshot_height), merged]
             })
+          })
+        ),
+      pruneSnapshots: (dataset, keep) =>
+        lock.withPermits(1)(
+          Effect.gen(function* () {
+            const m = yield* read(dataset)
+            if (!m || m.snapshots.length <= keep) return []
+            const kept = new Set([...m.snapshots].sort((a, b) => b.snapshot_height - a.snapshot_height).slice(0, Math.max(0, keep)).map((s) => s.snapshot_height))
+            const dropped = m.snapshots.filter((s) => !kept.has(s.snapshot_height)).map((s) => s.snapshot_height)
+            const isDropped = (path: string) => dropped.some((h) => path.startsWith(`snapshot_height=${h}/`))
+            const gone = m.files.filter((f) => isDropped(f.path))
+            // the manifest first: from then on the files are leftovers, removed now or by the next open
+            yield* write({ ...m, files: m.files.filter((f) => !isDropped(f.path)), snapshots: m.snapshots.filter((s) => kept.has(s.snapshot_height)) })
+            yield* Effect.promise(async () => {
+              for (const f of gone) await rm(join(root, dataset, f.path), { force: true })
+              for (const h of dropped) await rm(join(root, dataset, `snapshot_height=${h}`), { recursive: true, force: true })
+            })
+            return dropped
           })
         )
     }

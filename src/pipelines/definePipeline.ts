@@ -19,6 +19,8 @@ export interface PipelineDefinition {
   readonly schedule: string
   /** output folder (relative to the working directory) */
   readonly out?: string
+  /** how many snapshot heights to keep per snapshot dataset; older ones are deleted after each run */
+  readonly keepSnapshots?: number
   readonly fromHeight?: number
   readonly toHeight?: number
 }
@@ -28,5 +30,7 @@ export class PipelineError extends Error {}
 export const definePipeline = (definition: PipelineDefinition): PipelineDefinition => {
   if (!/^[a-z0-9][a-z0-9-]*$/.test(definition.name)) throw new PipelineError(`pipeline name "${definition.name}" must be lowercase letters, digits and dashes`)
   if (Either.isLeft(Cron.parse(definition.schedule))) throw new PipelineError(`pipeline ${definition.name}: schedule "${definition.schedule}" is not a cron expression`)
+  if (definition.keepSnapshots !== undefined && (!Number.isInteger(definition.keepSnapshots) || definition.keepSnapshots < 1))
+    throw new PipelineError(`pipeline ${definition.name}: keepSnapshots must be a whole number of at least 1`)
   return definition
 }

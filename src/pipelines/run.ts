@@ -11,7 +11,7 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { Cron, Data, Effect, Either, Layer, Schedule } from "effect"
 import { ALL_DATASETS } from "../datasets/index.js"
 import { startDevnet } from "../devnet/index.js"
-import { layerCheckpoints } from "../engine/Checkpoints.js"
+import { Checkpoints, layerCheckpoints } from "../engine/Checkpoints.js"
 import { runExport, type ExportReport } from "../engine/export.js"
 import { layerParquetSink } from "../engine/ParquetSink.js"
 import { layerRequestLimiter } from "../http/RequestLimiter.js"
@@ -91,6 +91,8 @@ export interface PipelineRunReport {
   readonly error?: string
   readonly export?: ExportReport
   readonly routeRound?: RoundResult
+  /** snapshot heights deleted by keepSnapshots, per dataset */
+  readonly pruned?: Readonly<Record<string, ReadonlyArray<number>>>
 }
 
 /** One run: lock, export, route sampling, report. */
@@ -117,7 +119,15 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
       const exported = def.datasets && def.datasets.length === 0 ? undefined : yield* runExport(ALL_DATASETS, { datasets: def.datasets, denoms: def.denoms, fromHeight: def.fromHeight, toHeight: def.toHeight })
       const plan = def.routePlan ? yield* loadPlan(join(PIPELINES_DIR, def.routePlan)) : undefined
       const routeRound = plan ? yield* sampleRound(plan) : undefined
-      return { exported, routeRound }
+      const pruned: Record<string, ReadonlyArray<number>> = {}
+      if (def.keepSnapshots !== undefined) {
+        const checkpoints = yield* Checkpoints
+        for (const d of ALL_DATASETS.filter((d) => d.kind === "snapshot")) {
+          const dropped = yield* checkpoints.pruneSnapshots(d.name, def.keepSnapshots)
+          if (dropped.length > 0) pruned[d.name] = dropped
+        }
+      }
+      return { exported, routeRound, pruned }
     }).pipe(Effect.provide(layer))
     const result = yield* Effect.either(work)
     const report: PipelineRunReport = {
@@ -125,7 +135,7 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
       startedAt,
       finishedAt: new Date().toISOString(),
       ok: Either.isRight(result),
-      ...(Either.isLeft(result) ? { error: String((result.left as { message?: string }).message ?? result.left) } : { export: result.right.exported, routeRound: result.right.routeRound })
+      ...(Either.isLeft(result) ? { error: String((result.left as { message?: string }).message ?? result.left) } : { export: result.right.exported, routeRound: result.right.routeRound, pruned: result.right.pruned })
     }
     yield* Effect.promise(async () => {
       await mkdir(join(out, "_runs"), { recursive: true })
