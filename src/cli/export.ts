@@ -11,6 +11,8 @@ import { startDevnet } from "../devnet/index.js"
 import { runExport, type ExportReport } from "../engine/export.js"
 import { followExport } from "../engine/follow.js"
 import { parseEvery } from "../router/sampler.js"
+import { isS3Url, parseS3Url } from "../storage/s3.js"
+import { pullManifests, pushLake, workDirFor } from "../storage/sync.js"
 import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
 import { UserError } from "./errors.js"
 import { exportLayer } from "./layers.js"
@@ -28,7 +30,8 @@ export const urlOption = (name: string, what: string) =>
 
 export const options = {
   indexerUrl: urlOption("indexer-url", "indexer API"),
-  out: Options.directory("out").pipe(Options.withDefault("data"), Options.withDescription("output folder (created if missing)")),
+  out: Options.text("out").pipe(Options.withDefault("data"), Options.withDescription("output folder (created if missing), or s3://bucket/prefix")),
+  s3Endpoint: Options.text("s3-endpoint").pipe(Options.optional, Options.withDescription("S3-compatible endpoint URL for s3:// outputs (default: AWS)")),
   datasets: list("datasets", `comma-separated datasets (default: all the chain serves): ${ALL_DATASETS.map((d) => d.name).join(", ")}`),
   denoms: list("denoms", "comma-separated denoms for holders (default: the denoms in the exported blocks' total_fee)"),
   fromHeight: Options.integer("from-height").pipe(Options.optional, Options.withDescription("first height (default: the first indexed block)")),
@@ -99,7 +102,11 @@ const validate = (o: { concurrency: number; rps: number; pageSize: number; fromH
 export const exportCommand = Command.make("export", options, (o) =>
   Effect.gen(function* () {
     yield* validate(o)
-    const out = resolve(o.out)
+    // s3:// output: export into a local work folder mirroring the remote manifests, then upload
+    const s3Out = isS3Url(o.out) ? o.out : undefined
+    const s3Endpoint = Option.getOrUndefined(o.s3Endpoint)
+    const out = s3Out ? yield* Effect.try({ try: () => workDirFor(parseS3Url(s3Out)), catch: (e) => new UserError({ message: (e as Error).message, exitCode: 2 }) }) : resolve(o.out)
+    if (s3Out) yield* pullManifests(s3Out, out, s3Endpoint).pipe(Effect.mapError((e) => new UserError({ message: e.message })))
     let indexerUrl: string
     if (Option.isSome(o.indexerUrl)) {
       indexerUrl = yield* checkUrl("--indexer-url", o.indexerUrl.value)
@@ -176,6 +183,10 @@ export const exportCommand = Command.make("export", options, (o) =>
       await writeFile(join(runDir, `${report.startedAt.replace(/[:.]/g, "-")}.json`), JSON.stringify({ ...report, indexerUrl, seconds }, null, 1))
     })
     yield* Console.log(summaryTable(report.datasets, seconds))
-    yield* Console.log(`\n${report.chainId} up to height ${report.tip} in ${seconds.toFixed(1)} s → ${out} (run report in _runs/)`)
+    if (s3Out) {
+      const uploaded = yield* pushLake(out, s3Out, s3Endpoint).pipe(Effect.mapError((e) => new UserError({ message: `${e.message}. Committed files are kept in ${out}; rerun to upload.` })))
+      yield* Console.log(`\nuploaded ${uploaded} files and the manifests to ${s3Out}`)
+    }
+    yield* Console.log(`\n${report.chainId} up to height ${report.tip} in ${seconds.toFixed(1)} s → ${s3Out ?? out} (run report in _runs/)`)
   }).pipe(Effect.scoped)
 ).pipe(Command.withDescription("Export indexer datasets to Parquet (resumable; rerun to continue or to catch up with the chain)"))

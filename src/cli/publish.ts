@@ -5,31 +5,56 @@ import { Console, Effect, Option } from "effect"
 import { layerCheckpoints } from "../engine/Checkpoints.js"
 import { publish } from "../publish/publish.js"
 import { validateRelease } from "../publish/validate.js"
+import { isS3Url } from "../storage/s3.js"
+import { pullRelease, pushRelease, removeDir } from "../storage/sync.js"
+import { mkdtemp } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { UserError } from "./errors.js"
 
 export const publishCommand = Command.make(
   "publish",
   {
     data: Options.directory("data").pipe(Options.withDefault("data"), Options.withDescription("the export folder")),
-    to: Options.directory("to").pipe(Options.withDescription("where releases go: DEST/NAME/VERSION/")),
+    to: Options.text("to").pipe(Options.withDescription("where releases go: DEST/NAME/VERSION/ (a folder or s3://bucket/prefix)")),
+    s3Endpoint: Options.text("s3-endpoint").pipe(Options.optional, Options.withDescription("S3-compatible endpoint URL (default: AWS)")),
     name: Options.text("name").pipe(Options.withDescription("dataset name")),
     version: Options.text("version").pipe(Options.withDescription("release version (never overwritten)")),
     license: Options.text("license").pipe(Options.optional, Options.withDescription("license, e.g. CC-BY-4.0"))
   },
   (o) =>
     Effect.gen(function* () {
-      const { path, manifest } = yield* publish({ to: o.to, name: o.name, version: o.version, license: Option.getOrUndefined(o.license) }).pipe(
+      const s3 = isS3Url(o.to)
+      const localTo = s3 ? yield* Effect.promise(() => mkdtemp(join(tmpdir(), "chain-lake-publish-"))) : o.to
+      const published = yield* publish({ to: localTo, name: o.name, version: o.version, license: Option.getOrUndefined(o.license) }).pipe(
         Effect.provide(layerCheckpoints(resolve(o.data))),
         Effect.mapError((e) => new UserError({ message: e.message }))
       )
+      const { manifest } = published
+      const path = s3
+        ? yield* pushRelease(published.path, o.to, o.name, o.version, Option.getOrUndefined(o.s3Endpoint)).pipe(
+            Effect.mapError((e) => new UserError({ message: e.message })),
+            Effect.ensuring(removeDir(localTo))
+          )
+        : published.path
       const files = manifest.datasets.reduce((s, d) => s + d.files.length, 0)
       yield* Console.log(`published ${manifest.datasets.length} datasets (${files} files) to ${path}`)
     })
 ).pipe(Command.withDescription("Publish the committed files as a versioned release with manifest.json, datapackage.json and a README"))
 
-export const validateCommand = Command.make("validate", { dir: Args.directory({ name: "DEST" }).pipe(Args.withDescription("a published version folder")) }, (o) =>
+export const validateCommand = Command.make(
+  "validate",
+  {
+    dir: Args.text({ name: "DEST" }).pipe(Args.withDescription("a published version folder, or s3://bucket/prefix/NAME/VERSION")),
+    s3Endpoint: Options.text("s3-endpoint").pipe(Options.optional, Options.withDescription("S3-compatible endpoint URL (default: AWS)"))
+  },
+  (o) =>
   Effect.gen(function* () {
-    const { manifest, problems } = yield* validateRelease(o.dir).pipe(Effect.mapError((e) => new UserError({ message: e.message })))
+    const dir = isS3Url(o.dir) ? yield* pullRelease(o.dir, Option.getOrUndefined(o.s3Endpoint)).pipe(Effect.mapError((e) => new UserError({ message: e.message }))) : o.dir
+    const { manifest, problems } = yield* validateRelease(dir).pipe(
+      Effect.mapError((e) => new UserError({ message: e.message })),
+      Effect.ensuring(isS3Url(o.dir) ? removeDir(dir) : Effect.void)
+    )
     if (problems.length > 0) {
       for (const p of problems) yield* Console.error(`mismatch: ${p}`)
       return yield* new UserError({ message: `${problems.length} mismatch${problems.length > 1 ? "es" : ""} in ${manifest.name} ${manifest.version}` })

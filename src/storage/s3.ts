@@ -1,0 +1,79 @@
+/**
+ * Object storage for users outgrowing one machine: uploads of a local folder's committed files to
+ * `s3://bucket/prefix` through @aws-sdk/client-s3 (any S3-compatible store with --s3-endpoint).
+ * Data files go first and manifests last, so a reader that trusts the manifest never sees a
+ * partial upload. Credentials come from the usual AWS environment variables.
+ */
+import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3"
+import { readFile } from "node:fs/promises"
+import { join } from "node:path"
+import { Data, Effect } from "effect"
+
+export class StorageError extends Data.TaggedError("StorageError")<{ readonly message: string }> {}
+
+export interface S3Location {
+  readonly bucket: string
+  readonly prefix: string
+}
+
+export const isS3Url = (s: string) => s.startsWith("s3://")
+
+export const parseS3Url = (url: string): S3Location => {
+  const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(\/(.*))?$/.exec(url)
+  if (!m) throw new StorageError({ message: `"${url}" is not an s3://bucket/prefix URL` })
+  return { bucket: m[1], prefix: (m[3] ?? "").replace(/^\/+|\/+$/g, "") }
+}
+
+export const makeS3 = (endpoint?: string) =>
+  new S3Client({
+    region: process.env.AWS_REGION ?? "us-east-1",
+    ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
+    // a local S3-compatible server needs some credentials; real stores use the environment's
+    ...(process.env.AWS_ACCESS_KEY_ID ? {} : { credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" } })
+  })
+
+const key = (loc: S3Location, rel: string) => (loc.prefix ? `${loc.prefix}/${rel}` : rel)
+
+const fail = (what: string) => (e: unknown) => new StorageError({ message: `${what}: ${(e as Error).name === "NoSuchBucket" ? "no such bucket" : (e as Error).message}` })
+
+export const exists = (s3: S3Client, loc: S3Location, rel: string) =>
+  Effect.tryPromise({
+    try: async () => {
+      try {
+        await s3.send(new HeadObjectCommand({ Bucket: loc.bucket, Key: key(loc, rel) }))
+        return true
+      } catch (e) {
+        if ((e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return false
+        throw e
+      }
+    },
+    catch: fail(`cannot reach s3://${loc.bucket}/${key(loc, rel)}`)
+  })
+
+export const download = (s3: S3Client, loc: S3Location, rel: string) =>
+  Effect.tryPromise({
+    try: async () => {
+      try {
+        const r = await s3.send(new GetObjectCommand({ Bucket: loc.bucket, Key: key(loc, rel) }))
+        return await r.Body!.transformToString()
+      } catch (e) {
+        if ((e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return undefined
+        throw e
+      }
+    },
+    catch: fail(`cannot read s3://${loc.bucket}/${key(loc, rel)}`)
+  })
+
+/** Uploads `files` (relative to `dir`) in order; callers put manifests last. */
+export const upload = (s3: S3Client, dir: string, loc: S3Location, files: ReadonlyArray<string>, concurrency = 4) =>
+  Effect.forEach(
+    files,
+    (rel) =>
+      Effect.tryPromise({
+        try: async () => {
+          await s3.send(new PutObjectCommand({ Bucket: loc.bucket, Key: key(loc, rel), Body: await readFile(join(dir, rel)) }))
+        },
+        catch: fail(`upload of ${rel} to s3://${loc.bucket}/${key(loc, rel)} failed`)
+      }),
+    { concurrency, discard: true }
+  )

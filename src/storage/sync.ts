@@ -1,0 +1,94 @@
+/**
+ * Lake ↔ S3: an export to `s3://…` runs in a local work folder that mirrors the remote manifests,
+ * then uploads what the manifests committed and the remote lacks, each dataset's manifest last.
+ * A release published to `s3://…` is built locally, then uploaded with manifest.json last.
+ */
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { Effect } from "effect"
+import { LAKE_DATASETS } from "../analytics/Analytics.js"
+import type { Manifest } from "../engine/Checkpoints.js"
+import { listFiles, type ReleaseManifest } from "../publish/publish.js"
+import { download, exists, makeS3, parseS3Url, StorageError, upload, type S3Location } from "./s3.js"
+
+export const workDirFor = (loc: S3Location) => join(tmpdir(), "chain-lake-s3", loc.bucket, loc.prefix || "_root")
+
+/** Brings the remote manifests into the work folder, so a local export resumes where the remote lake ends. */
+export const pullManifests = (url: string, workDir: string, endpoint?: string) =>
+  Effect.gen(function* () {
+    const loc = yield* Effect.try({ try: () => parseS3Url(url), catch: (e) => e as StorageError })
+    const s3 = makeS3(endpoint)
+    for (const d of LAKE_DATASETS) {
+      const text = yield* download(s3, loc, `${d.name}/_manifest.json`)
+      if (text === undefined) continue
+      yield* Effect.promise(async () => {
+        await mkdir(join(workDir, d.name), { recursive: true })
+        await writeFile(join(workDir, d.name, "_manifest.json"), text)
+      })
+    }
+  })
+
+/** Uploads committed files the remote manifests do not list yet, then each dataset's manifest. */
+export const pushLake = (workDir: string, url: string, endpoint?: string) =>
+  Effect.gen(function* () {
+    const loc = yield* Effect.try({ try: () => parseS3Url(url), catch: (e) => e as StorageError })
+    const s3 = makeS3(endpoint)
+    let uploaded = 0
+    for (const d of LAKE_DATASETS) {
+      const local = yield* Effect.promise(() => readFile(join(workDir, d.name, "_manifest.json"), "utf8").then((t) => JSON.parse(t) as Manifest).catch(() => undefined))
+      if (!local) continue
+      const remoteText = yield* download(s3, loc, `${d.name}/_manifest.json`)
+      const remote = new Set(remoteText ? (JSON.parse(remoteText) as Manifest).files.map((f) => f.path) : [])
+      const fresh = local.files.filter((f) => !remote.has(f.path)).map((f) => `${d.name}/${f.path}`)
+      yield* upload(s3, workDir, loc, fresh)
+      yield* upload(s3, workDir, loc, [`${d.name}/_manifest.json`])
+      uploaded += fresh.length
+    }
+    return uploaded
+  })
+
+/** Uploads a local release folder to `s3://…/NAME/VERSION/`, manifest.json last; never over an existing one. */
+export const pushRelease = (releaseDir: string, url: string, name: string, version: string, endpoint?: string) =>
+  Effect.gen(function* () {
+    const base = yield* Effect.try({ try: () => parseS3Url(url), catch: (e) => e as StorageError })
+    const loc: S3Location = { bucket: base.bucket, prefix: [base.prefix, name, version].filter(Boolean).join("/") }
+    const s3 = makeS3(endpoint)
+    if (yield* exists(s3, loc, "manifest.json"))
+      return yield* new StorageError({ message: `s3://${loc.bucket}/${loc.prefix} exists: a published version is never overwritten; pick a new --version` })
+    const files = (yield* Effect.promise(() => listFiles(releaseDir))).filter((f) => f !== "manifest.json")
+    yield* upload(s3, releaseDir, loc, files)
+    yield* upload(s3, releaseDir, loc, ["manifest.json"])
+    return `s3://${loc.bucket}/${loc.prefix}`
+  })
+
+/** Downloads a published release from S3 into a temp folder (for validate). */
+export const pullRelease = (url: string, endpoint?: string) =>
+  Effect.gen(function* () {
+    const loc = yield* Effect.try({ try: () => parseS3Url(url), catch: (e) => e as StorageError })
+    const s3 = makeS3(endpoint)
+    const text = yield* download(s3, loc, "manifest.json")
+    if (text === undefined) return yield* new StorageError({ message: `${url} has no manifest.json: is it a published version?` })
+    const manifest = JSON.parse(text) as ReleaseManifest
+    const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "chain-lake-release-")))
+    yield* Effect.promise(() => writeFile(join(dir, "manifest.json"), text))
+    for (const d of manifest.datasets)
+      for (const f of d.files) {
+        const body = yield* Effect.tryPromise({
+          try: async () => {
+            const { GetObjectCommand } = await import("@aws-sdk/client-s3")
+            const r = await s3.send(new GetObjectCommand({ Bucket: loc.bucket, Key: loc.prefix ? `${loc.prefix}/${f.path}` : f.path }))
+            return Buffer.from(await r.Body!.transformToByteArray())
+          },
+          catch: () => undefined
+        }).pipe(Effect.orElseSucceed(() => undefined))
+        if (body === undefined) continue // validate reports it missing
+        yield* Effect.promise(async () => {
+          await mkdir(dirname(join(dir, f.path)), { recursive: true })
+          await writeFile(join(dir, f.path), body)
+        })
+      }
+    return dir
+  })
+
+export const removeDir = (dir: string) => Effect.promise(() => rm(dir, { recursive: true, force: true }))

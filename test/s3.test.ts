@@ -1,0 +1,71 @@
+/**
+ * Object storage against a local S3-compatible server (s3rver, started here): an export to
+ * s3://, resumed by a second run, and publish to s3:// + validate from s3://, tampering detected.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3"
+import S3rver from "s3rver"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startDevnet, type Devnet } from "../src/devnet/index.js"
+import { makeS3 } from "../src/storage/s3.js"
+import { runCli } from "./support/cli.js"
+
+let devnet: Devnet
+let server: S3rver
+let endpoint: string
+let dir: string
+beforeAll(async () => {
+  devnet = await startDevnet({ seed: 71, blocks: 150 })
+  dir = mkdtempSync(join(tmpdir(), "chain-lake-s3rver-"))
+  server = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory: dir, configureBuckets: [{ name: "lake", configs: [] }] })
+  const { port } = (await server.run()) as { port: number }
+  endpoint = `http://127.0.0.1:${port}`
+}, 60_000)
+afterAll(async () => {
+  await server.close()
+  await devnet.stop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const s3 = () => makeS3(endpoint)
+const keys = async (prefix: string) => ((await s3().send(new ListObjectsV2Command({ Bucket: "lake", Prefix: prefix }))).Contents ?? []).map((c) => c.Key!)
+
+describe("s3:// output and publishing", () => {
+  it("exports to s3://, manifests and files uploaded; a second run uploads nothing new", async () => {
+    const args = ["export", "--indexer-url", devnet.indexerUrl, "--out", "s3://lake/chain", "--s3-endpoint", endpoint, "--datasets", "blocks,txs"]
+    const first = await runCli(args)
+    expect(first.code, first.stderr).toBe(0)
+    expect(first.stdout).toMatch(/uploaded \d+ files and the manifests to s3:\/\/lake\/chain/)
+    const stored = await keys("chain/")
+    expect(stored).toContain("chain/blocks/_manifest.json")
+    const manifest = JSON.parse(await (await s3().send(new GetObjectCommand({ Bucket: "lake", Key: "chain/txs/_manifest.json" }))).Body!.transformToString())
+    for (const f of manifest.files) expect(stored).toContain(`chain/txs/${f.path}`)
+    const again = await runCli(args)
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.stdout).toMatch(/uploaded 0 files/)
+  })
+
+  it("publishes to s3:// (manifest last), validates from s3://, and detects a tampered object", async () => {
+    const data = mkdtempSync(join(tmpdir(), "chain-lake-s3data-"))
+    try {
+      const e = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", data, "--datasets", "blocks,holders,nft_collections"])
+      expect(e.code, e.stderr).toBe(0)
+      const p = await runCli(["publish", "--data", data, "--to", "s3://lake/releases", "--name", "lake", "--version", "1", "--s3-endpoint", endpoint])
+      expect(p.code, p.stderr).toBe(0)
+      expect(p.stdout).toMatch(/to s3:\/\/lake\/releases\/lake\/1/)
+      const v = await runCli(["validate", "s3://lake/releases/lake/1", "--s3-endpoint", endpoint])
+      expect(v.code, v.stderr).toBe(0)
+      const again = await runCli(["publish", "--data", data, "--to", "s3://lake/releases", "--name", "lake", "--version", "1", "--s3-endpoint", endpoint])
+      expect(again.stderr).toMatch(/never overwritten/)
+      const blockFile = (await keys("releases/lake/1/blocks/")).find((k) => k.endsWith(".parquet"))!
+      await s3().send(new PutObjectCommand({ Bucket: "lake", Key: blockFile, Body: Buffer.from("tampered") }))
+      const bad = await runCli(["validate", "s3://lake/releases/lake/1", "--s3-endpoint", endpoint])
+      expect(bad.code).toBe(1)
+      expect(bad.stderr).toContain(`mismatch: ${blockFile.replace("releases/lake/1/", "")}:`)
+    } finally {
+      rmSync(data, { recursive: true, force: true })
+    }
+  })
+})
