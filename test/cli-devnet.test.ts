@@ -1,5 +1,7 @@
 /** The `chain-lake devnet` and `demo` commands as a user runs them. */
 import { describe, expect, it } from "vitest"
+import { join } from "node:path"
+import { haveChromium, renderInChromium } from "./support/browser.js"
 import { runCli, startCli } from "./support/cli.js"
 
 describe("chain-lake devnet", () => {
@@ -56,6 +58,12 @@ describe("chain-lake demo (npm start)", () => {
       expect(r.stdout).toMatch(/^route_quotes: 80 quotes in one round/m)
       expect(r.stdout).toMatch(/^transfers: +STATE_COMPLETED_SUCCESS via noble-1 → interwoven-1 → lake-evm-1/m)
       expect(r.stdout).toMatch(/^Charts: +\S+report\.html/m)
+      if (haveChromium || process.env.CI) {
+        const page = await renderInChromium(join(out, "report.html"))
+        expect(page.errors).toEqual([])
+        expect(page.charts.length).toBeGreaterThanOrEqual(7)
+        for (const c of page.charts) expect(c.marks, c.id).toBeGreaterThan(5)
+      }
       // a second run on the same folder: nothing new to export, a new round and a new transfer
       const again = await runCli(["demo", "--blocks", "120", "--seed", "2", "--out", out])
       expect(again.code, again.stderr).toBe(0)

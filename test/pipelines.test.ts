@@ -104,3 +104,36 @@ describe("snapshot retention", () => {
     }
   })
 })
+
+describe("clean shutdown", () => {
+  it("SIGINT in the middle of a run releases the lock and leaves committed state consistent; the next run completes", async () => {
+    const slow = await startDevnet({ seed: 73, blocks: 400, latencyMs: 15 })
+    const out = tmp()
+    try {
+      const { spawn } = await import("node:child_process")
+      const { BIN } = await import("./support/cli.js")
+      const child = spawn(process.execPath, [BIN, "run", "full-history", "--out", out, "--indexer-url", slow.indexerUrl, "--router-url", slow.routerUrl], { stdio: "ignore" })
+      const exited = new Promise<number | null>((res) => child.on("exit", (code) => res(code)))
+      // interrupt once the export has committed something
+      for (let i = 0; i < 200; i++) {
+        await new Promise((res) => setTimeout(res, 50))
+        try {
+          if (JSON.parse(readFileSync(join(out, "txs", "_manifest.json"), "utf8")).files.length > 0) break
+        } catch {
+          /* not yet */
+        }
+      }
+      child.kill("SIGINT")
+      await exited
+      expect(readdirSync(out)).not.toContain(".chain-lake.lock")
+      const v = await runCli(["verify", "--data", out])
+      expect(v.code, v.stdout).toBe(0)
+      const again = await runCli(["run", "full-history", "--out", out, "--indexer-url", slow.indexerUrl, "--router-url", slow.routerUrl])
+      expect(again.code, again.stderr).toBe(0)
+      const [b] = await import("./support/lake.js").then((m) => m.queryLake(`SELECT count(*) n, count(DISTINCT height) d FROM ${m.scan(out, "blocks")}`))
+      expect([Number(b.n), Number(b.d)]).toEqual([400, 400])
+    } finally {
+      await slow.stop()
+    }
+  })
+})

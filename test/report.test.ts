@@ -3,16 +3,15 @@
  * chart has rendered marks, and the console stays clean. Chromium comes from Debian's package
  * (.ci/run installs it); outside CI the browser check is skipped when it is missing.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CHARTS } from "../src/analytics/report.js"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
+import { CHROMIUM, haveChromium, renderInChromium } from "./support/browser.js"
 import { runCli } from "./support/cli.js"
 
-const CHROMIUM = "/usr/bin/chromium"
-const haveChromium = existsSync(CHROMIUM)
 
 let devnet: Devnet
 let data: string
@@ -40,31 +39,14 @@ describe("chain-lake report", () => {
 
   it.runIf(haveChromium || process.env.CI)("renders every chart in headless Chromium with no console errors", async () => {
     expect(haveChromium, `${CHROMIUM} is missing: apt-get install chromium`).toBe(true)
-    const { chromium } = await import("playwright-core")
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-    })
-    try {
-      const page = await browser.newPage()
-      const errors: Array<string> = []
-      page.on("console", (m) => {
-        if (m.type() === "error") errors.push(m.text())
-      })
-      page.on("pageerror", (e) => errors.push(e.message))
-      await page.goto("file://" + join(data, "report.html"))
-      for (const chart of CHARTS) {
-        const figure = page.locator(`figure#${chart.id}`)
-        const box = await figure.locator("svg").boundingBox()
-        expect(box?.width, chart.id).toBeGreaterThan(100)
-        expect(box?.height, chart.id).toBeGreaterThan(100)
-        // rendered marks: bars, lines or points drawn inside the chart
-        const marks = await figure.locator("svg path, svg rect, svg line").count()
-        expect(marks, chart.id).toBeGreaterThan(5)
-      }
-      expect(errors).toEqual([])
-    } finally {
-      await browser.close()
+    const page = await renderInChromium(join(data, "report.html"))
+    expect(page.charts.map((c) => c.id)).toEqual(CHARTS.map((c) => c.id))
+    for (const c of page.charts) {
+      expect(c.width, c.id).toBeGreaterThan(100)
+      expect(c.height, c.id).toBeGreaterThan(100)
+      // rendered marks: bars, lines or points drawn inside the chart
+      expect(c.marks, c.id).toBeGreaterThan(5)
     }
+    expect(page.errors).toEqual([])
   })
 })

@@ -1,0 +1,38 @@
+/** Opens a local HTML file in Debian's headless Chromium (never a downloaded browser). */
+import { existsSync } from "node:fs"
+
+export const CHROMIUM = "/usr/bin/chromium"
+export const haveChromium = existsSync(CHROMIUM)
+
+export interface RenderedPage {
+  readonly errors: ReadonlyArray<string>
+  /** per figure id: svg width, height and number of drawn marks */
+  readonly charts: ReadonlyArray<{ readonly id: string; readonly width: number; readonly height: number; readonly marks: number }>
+}
+
+export const renderInChromium = async (path: string): Promise<RenderedPage> => {
+  const { chromium } = await import("playwright-core")
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+  })
+  try {
+    const page = await browser.newPage()
+    const errors: Array<string> = []
+    page.on("console", (m) => {
+      if (m.type() === "error") errors.push(m.text())
+    })
+    page.on("pageerror", (e) => errors.push(e.message))
+    await page.goto("file://" + path)
+    const charts = []
+    for (const figure of await page.locator("figure.chart").all()) {
+      const id = (await figure.getAttribute("id")) ?? "?"
+      const box = await figure.locator("svg").boundingBox()
+      const marks = await figure.locator("svg path, svg rect, svg line").count()
+      charts.push({ id, width: box?.width ?? 0, height: box?.height ?? 0, marks })
+    }
+    return { errors, charts }
+  } finally {
+    await browser.close()
+  }
+}
