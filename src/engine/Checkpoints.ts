@@ -1,9 +1,9 @@
 /**
  * Checkpoints: one manifest per dataset (`OUT/<dataset>/_manifest.json`) listing every committed
  * file with rows, bytes, sha256 and its height or position range, and every committed snapshot.
- * Files are committed (renamed into place) before their manifest entry; on open, files the
- * manifest does not list are leftovers of an interrupted run and are removed, so a resumed run
- * never shows duplicates.
+ * Files are committed (renamed into place) just before their manifest entry; on open, files the
+ * manifest does not list (and temp or pending files) are leftovers of an interrupted run and are
+ * removed, so a resumed run never shows duplicates.
  */
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { join, relative, sep } from "node:path"
@@ -129,7 +129,7 @@ export const makeCheckpoints = (root: string) =>
             for (const file of yield* Effect.promise(() => walkFiles(dir))) {
               const rel = relative(dir, file).split(sep).join("/")
               if (rel === MANIFEST) continue
-              if (rel.endsWith(".tmp") || (rel.endsWith(".parquet") && !listed.has(rel))) yield* Effect.promise(() => rm(file, { force: true }))
+              if (rel.endsWith(".tmp") || rel.endsWith(".pending") || (rel.endsWith(".parquet") && !listed.has(rel))) yield* Effect.promise(() => rm(file, { force: true }))
             }
             if (!existing) yield* write(manifest)
             return manifest

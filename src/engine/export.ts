@@ -11,7 +11,7 @@
  * exactly where committed data ends, with no duplicates. Snapshot datasets read offset-paged
  * lists at a watermark, drop duplicate keys, and re-read when the watermark moved under them.
  */
-import { appendFile, mkdir } from "node:fs/promises"
+import { appendFile, mkdir, rename } from "node:fs/promises"
 import { join } from "node:path"
 import { Data, Effect, Stream } from "effect"
 import { type IndexerError, IndexerDecodeError, IndexerHttpError, IndexerPagingError } from "../indexer/errors.js"
@@ -92,6 +92,17 @@ type Env = IndexerClient | ParquetSink | Checkpoints
 type Failure = IndexerError | SinkError | CheckpointError | ExportError
 
 const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64")
+
+/** Suffix of finished files a shard has not committed yet: complete, but no reader's glob matches them. */
+export const PENDING = ".pending"
+
+const publishPending = (dir: string, files: ReadonlyArray<CommittedFile>) =>
+  Effect.tryPromise({
+    try: async () => {
+      for (const f of files) await rename(join(dir, f.path) + PENDING, join(dir, f.path))
+    },
+    catch: (e) => new ExportError({ message: `could not commit files in ${dir}: ${(e as Error).message}` })
+  })
 const pad = (n: number) => String(n).padStart(12, "0")
 
 const watermarkOf = (status: Status, w: Watermark): number | undefined =>
@@ -290,7 +301,8 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
               const w = writers.byKey.get(key)!
               if (w.writer.rows() === 0) return
               const rel = fileName(w.dataset, w.bucket, w.part++)
-              const written = yield* w.writer.finish(join(checkpoints.root, w.dataset.name, rel))
+              // written under a name no reader globs (*.parquet.pending) until the shard commits
+              const written = yield* w.writer.finish(join(checkpoints.root, w.dataset.name, rel) + PENDING)
               const heights = yield* heightSpan(w.dataset, rel)
               writers.files.get(w.dataset.name)!.push({ path: rel, rows: written.rows, bytes: written.bytes, sha256: written.sha256, range: [a, b], ...heights, committed_at: new Date().toISOString() })
             })
@@ -358,14 +370,21 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
               message: `expected ${b - a} rows for ${source.unit}s ${a}..${b - 1}, the listing ended after ${seen}`
             })
           for (const key of writers.byKey.keys()) yield* flush(key)
-          for (const d of targets) {
-            const files = writers.files.get(d.name)!
-            yield* checkpoints.commitFiles(d.name, files, [a, b])
-            const t = totals.get(d.name)!
-            t.files += files.length
-            t.bytes += files.reduce((s, f) => s + f.bytes, 0)
-            for (const f of files) observer.committed?.(d.name, f)
-          }
+          // the commit: pending files renamed into place, then the manifest; not interruptible, so
+          // a stop (Ctrl-C) lands before or after it, never between a visible file and its entry
+          yield* Effect.uninterruptible(
+            Effect.forEach(targets, (d) =>
+              Effect.gen(function* () {
+                const files = writers.files.get(d.name)!
+                yield* publishPending(join(checkpoints.root, d.name), files)
+                yield* checkpoints.commitFiles(d.name, files, [a, b])
+                const t = totals.get(d.name)!
+                t.files += files.length
+                t.bytes += files.reduce((s, f) => s + f.bytes, 0)
+                for (const f of files) observer.committed?.(d.name, f)
+              })
+            )
+          )
         })
 
       // writers hold DuckDB connections: close them whatever happens to the shard
@@ -494,20 +513,26 @@ const runSnapshot = (d: SnapshotDataset, options: ExportOptions, startStatus: St
     }
     const height = before
     const rel = `snapshot_height=${height}/part-${manifest.files.filter((f) => f.path.startsWith(`snapshot_height=${height}/`)).length}.parquet`
-    const written = yield* writer.finish(join(checkpoints.root, d.name, rel))
-    const file: CommittedFile = { path: rel, rows: written.rows, bytes: written.bytes, sha256: written.sha256, min_height: height, max_height: height, committed_at: new Date().toISOString() }
-    yield* checkpoints.commitSnapshot(d.name, [file], {
-      snapshot_height: height,
-      snapshot_time: snapshotTime,
-      consistency: consistent ? "exact" : "best-effort",
-      watermark_before: before,
-      watermark_after: after,
-      rows: written.rows,
-      duplicates_dropped: duplicates,
-      reads,
-      lists: lists.map((l) => l.label),
-      ...(consistent ? {} : { note: "the data changed while it was read; duplicates were dropped by key, but rows may be missing or from a later height" })
-    })
+    // file and manifest entry together: a stop lands before or after, not between
+    const { written, file } = yield* Effect.uninterruptible(
+      Effect.gen(function* () {
+        const written = yield* writer.finish(join(checkpoints.root, d.name, rel))
+        const file: CommittedFile = { path: rel, rows: written.rows, bytes: written.bytes, sha256: written.sha256, min_height: height, max_height: height, committed_at: new Date().toISOString() }
+        yield* checkpoints.commitSnapshot(d.name, [file], {
+          snapshot_height: height,
+          snapshot_time: snapshotTime,
+          consistency: consistent ? "exact" : "best-effort",
+          watermark_before: before,
+          watermark_after: after,
+          rows: written.rows,
+          duplicates_dropped: duplicates,
+          reads,
+          lists: lists.map((l) => l.label),
+          ...(consistent ? {} : { note: "the data changed while it was read; duplicates were dropped by key, but rows may be missing or from a later height" })
+        })
+        return { written, file }
+      })
+    )
     options.observer?.committed?.(d.name, file)
     options.observer?.rows?.(d.name, written.rows)
     return { ...empty, rows: written.rows, files: 1, bytes: written.bytes, snapshotHeight: height, consistency: consistent ? ("exact" as const) : ("best-effort" as const) }
