@@ -5,13 +5,12 @@
 import { Command, Options } from "@effect/cli"
 import { readFile } from "node:fs/promises"
 import { Console, Effect, Either, Option } from "effect"
-import { startDevnet } from "../devnet/index.js"
 import { describeRouterError, type RouterError } from "../router/errors.js"
 import { RouterClient } from "../router/RouterClient.js"
 import { SignedOpHook } from "../router/schemas.js"
 import { decodeWithPath } from "../schema-path.js"
 import { UserError } from "./errors.js"
-import { checkUrl, preflight, urlOption } from "./export.js"
+import { routerUrlOrDevnet, urlOption } from "./export.js"
 import { routerLayer } from "./routerLayer.js"
 
 const asset = (flag: string, text: string) => {
@@ -59,15 +58,7 @@ export const bridgeCommand = Command.make(
         if (Either.isLeft(decoded)) return yield* bad(`--signed-op-hook must be {"signer": …, "hook": …}: ${decoded.left.path} ${decoded.left.message}`)
         signed = decoded.right
       }
-      let routerUrl: string
-      if (Option.isSome(o.routerUrl)) {
-        routerUrl = yield* checkUrl("--router-url", o.routerUrl.value)
-        yield* preflight("--router-url", routerUrl, "/v2/tx/status")
-      } else {
-        const devnet = yield* Effect.acquireRelease(Effect.promise(() => startDevnet({ seed: 1, blocks: 10 })), (d) => Effect.promise(() => d.stop()))
-        routerUrl = devnet.routerUrl
-        yield* Console.error(`no --router-url: using the embedded devnet router at ${routerUrl}`)
-      }
+      const routerUrl = yield* routerUrlOrDevnet(o.routerUrl, "using")
       yield* Effect.gen(function* () {
         const router = yield* RouterClient
         const route = yield* router.route({

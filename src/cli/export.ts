@@ -75,6 +75,19 @@ export const preflight = (flag: string, url: string, path: string) =>
     }
   })
 
+/** The router URL from --router-url (checked and probed), or the embedded devnet's router started for this command. */
+export const routerUrlOrDevnet = (value: Option.Option<string>, purpose: string) =>
+  Effect.gen(function* () {
+    if (Option.isSome(value)) {
+      const url = yield* checkUrl("--router-url", value.value)
+      yield* preflight("--router-url", url, "/v2/tx/status")
+      return url
+    }
+    const devnet = yield* Effect.acquireRelease(Effect.promise(() => startDevnet({ seed: 1, blocks: 10 })), (d) => Effect.promise(() => d.stop()))
+    yield* Console.error(`no --router-url: ${purpose} the embedded devnet router at ${devnet.routerUrl}`)
+    return devnet.routerUrl
+  })
+
 export const describeExportFailure = (e: { _tag: string; message?: string }): string => {
   switch (e._tag) {
     case "SinkError":

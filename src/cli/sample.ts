@@ -4,7 +4,6 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Console, Effect, Layer, Option } from "effect"
-import { startDevnet } from "../devnet/index.js"
 import { layerCheckpoints } from "../engine/Checkpoints.js"
 import { layerParquetSink } from "../engine/ParquetSink.js"
 import { layerRequestLimiter } from "../http/RequestLimiter.js"
@@ -12,7 +11,7 @@ import { describeRouterError } from "../router/errors.js"
 import { layerRouterClient } from "../router/RouterClient.js"
 import { loadPlan, parseEvery, sampleRoutes } from "../router/sampler.js"
 import { UserError } from "./errors.js"
-import { checkUrl, preflight, urlOption } from "./export.js"
+import { routerUrlOrDevnet, urlOption } from "./export.js"
 
 export const DEFAULT_PLAN = fileURLToPath(new URL("../../pipelines/route-quotes.json", import.meta.url))
 
@@ -35,15 +34,7 @@ export const sampleCommand = Command.make(
       const rounds = Option.getOrElse(o.count, () => (every ? Infinity : 1))
       if (rounds < 1) return yield* bad(`--count must be at least 1, got ${rounds}`)
       const plan = yield* loadPlan(o.plan).pipe(Effect.mapError((e) => bad(e.message)))
-      let routerUrl: string
-      if (Option.isSome(o.routerUrl)) {
-        routerUrl = yield* checkUrl("--router-url", o.routerUrl.value)
-        yield* preflight("--router-url", routerUrl, "/v2/tx/status")
-      } else {
-        const devnet = yield* Effect.acquireRelease(Effect.promise(() => startDevnet({ seed: 1, blocks: 10 })), (d) => Effect.promise(() => d.stop()))
-        routerUrl = devnet.routerUrl
-        yield* Console.error(`no --router-url: sampling the embedded devnet router at ${routerUrl}`)
-      }
+      const routerUrl = yield* routerUrlOrDevnet(o.routerUrl, "sampling")
       const asks = plan.pairs.reduce((s, p) => s + p.amounts.length, 0) * plan.variants.length
       yield* Console.error(`${asks} quotes per round (${plan.pairs.length} pairs × amounts × ${plan.variants.length} variants)${every ? `, every ${Option.getOrThrow(o.every)}` : ""}`)
       const layer = Layer.mergeAll(
