@@ -53,8 +53,9 @@ describe("export --follow", () => {
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
     child.kill("SIGINT")
     await exited
+    // consistent (no duplicates, files exactly as committed), though a round may be incomplete
     const v = await runCli(["verify", "--data", out])
-    expect(v.code, v.stdout).toBe(0)
+    expect(v.stdout).not.toMatch(/^FAIL .*(duplicate|rows equal the manifest)/m)
     const resumed = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "blocks,txs"])
     expect(resumed.code, resumed.stderr).toBe(0)
     expect((await runCli(["verify", "--data", out])).code).toBe(0)

@@ -126,10 +126,14 @@ describe("clean shutdown", () => {
       child.kill("SIGINT")
       await exited
       expect(readdirSync(out)).not.toContain(".chain-lake.lock")
+      // consistent, though maybe incomplete (shards commit out of order): no duplicates, and the
+      // files on disk are exactly what the manifests committed
       const v = await runCli(["verify", "--data", out])
-      expect(v.code, v.stdout).toBe(0)
+      expect(v.stdout).not.toMatch(/^FAIL .*(duplicate|rows equal the manifest)/m)
       const again = await runCli(["run", "full-history", "--out", out, "--indexer-url", slow.indexerUrl, "--router-url", slow.routerUrl])
       expect(again.code, again.stderr).toBe(0)
+      const complete = await runCli(["verify", "--data", out])
+      expect(complete.code, complete.stdout).toBe(0)
       const [b] = await import("./support/lake.js").then((m) => m.queryLake(`SELECT count(*) n, count(DISTINCT height) d FROM ${m.scan(out, "blocks")}`))
       expect([Number(b.n), Number(b.d)]).toEqual([400, 400])
     } finally {
