@@ -69,10 +69,8 @@ describe("export: content matches the chain", () => {
     const t = Object.fromEntries(types.map((r) => [r.column_name, r.column_type]))
     expect(t).toMatchObject({ height: "BIGINT", timestamp: "TIMESTAMP", gas_used: "BIGINT", message_types: "VARCHAR[]", code: "INTEGER" })
     const [row] = await queryLake(`SELECT txhash, timestamp::VARCHAR ts, message_types, json_extract_string(tx, '$.body.messages[0]."@type"') first_type FROM ${scan(cleanOut, "txs")} WHERE height = 5 ORDER BY txhash LIMIT 1`)
-    const api = devnet.chain
     expect(row.first_type).toBe(row.message_types[0])
     expect(row.ts.startsWith("2026-01-01")).toBe(true)
-    void api
     const [denoms] = await queryLake(`SELECT list(DISTINCT denom ORDER BY denom) d FROM ${scan(cleanOut, "holders")}`)
     // the default denoms are those in the blocks' total_fee
     expect(denoms.d).toEqual([DENOMS[1].denom, DENOMS[0].denom])

@@ -5,10 +5,11 @@
  * manifest does not list (and temp or pending files) are leftovers of an interrupted run and are
  * removed, so a resumed run never shows duplicates.
  */
-import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises"
-import { join, relative, sep } from "node:path"
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
+import { join } from "node:path"
 import { Context, Data, Effect, Layer } from "effect"
 import type { Column } from "./Dataset.js"
+import { listFiles } from "./files.js"
 import { normalize, type Range } from "./RangeSet.js"
 
 export class CheckpointError extends Data.TaggedError("CheckpointError")<{ readonly message: string }> {}
@@ -67,17 +68,6 @@ export class Checkpoints extends Context.Tag("chain-lake/Checkpoints")<Checkpoin
 
 const MANIFEST = "_manifest.json"
 
-const walkFiles = async (dir: string): Promise<Array<string>> => {
-  const out: Array<string> = []
-  const entries = await readdir(dir, { withFileTypes: true }).catch(() => [])
-  for (const e of entries) {
-    const p = join(dir, e.name)
-    if (e.isDirectory()) out.push(...(await walkFiles(p)))
-    else out.push(p)
-  }
-  return out
-}
-
 export const makeCheckpoints = (root: string) =>
   Effect.gen(function* () {
     const cache = new Map<string, Manifest>()
@@ -126,8 +116,8 @@ export const makeCheckpoints = (root: string) =>
             // leftovers of an interrupted run: temp files and files the manifest never listed
             const listed = new Set(manifest.files.map((f) => f.path))
             const dir = join(root, dataset)
-            for (const file of yield* Effect.promise(() => walkFiles(dir))) {
-              const rel = relative(dir, file).split(sep).join("/")
+            for (const rel of yield* Effect.promise(() => listFiles(dir))) {
+              const file = join(dir, rel)
               if (rel === MANIFEST) continue
               if (rel.endsWith(".tmp") || rel.endsWith(".pending") || (rel.endsWith(".parquet") && !listed.has(rel))) yield* Effect.promise(() => rm(file, { force: true }))
             }

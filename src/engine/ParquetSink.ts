@@ -5,12 +5,11 @@
  * Memory is bounded per writer: callers finish a file every `flushBytes`.
  */
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from "@duckdb/node-api"
-import { createHash } from "node:crypto"
-import { createReadStream } from "node:fs"
 import { mkdir, open, rename, rm, stat } from "node:fs/promises"
 import { dirname } from "node:path"
 import { Context, Data, Effect, Layer } from "effect"
 import type { Column, ColumnType, Value } from "./Dataset.js"
+import { sha256File } from "./files.js"
 
 export class SinkError extends Data.TaggedError("SinkError")<{ readonly message: string; readonly path?: string }> {}
 
@@ -95,15 +94,6 @@ const fsyncDir = async (path: string) => {
     // some filesystems refuse fsync on directories; the rename is still atomic
   }
 }
-const sha256File = (path: string) =>
-  new Promise<string>((resolve, reject) => {
-    const h = createHash("sha256")
-    createReadStream(path)
-      .on("data", (d) => h.update(d))
-      .on("end", () => resolve(h.digest("hex")))
-      .on("error", reject)
-  })
-
 export interface SinkConfig {
   /** DuckDB threads (default 2) */
   readonly threads?: number
@@ -221,6 +211,3 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
   })
 
 export const layerParquetSink = (config: SinkConfig = {}) => Layer.scoped(ParquetSink, makeParquetSink(config))
-
-/** Removes a file if it exists (for orphan clean-up). */
-export const removeFile = (path: string) => Effect.promise(() => rm(path, { force: true }))

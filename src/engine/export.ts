@@ -294,13 +294,13 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
         Effect.gen(function* () {
           const targets = group.filter((d) => !covers(manifests.get(d.name)!, [a, b]))
           const writers: ShardWriters = { byKey: new Map(), files: new Map(targets.map((d) => [d.name, []])) }
-          const fileName = (d: AppendDataset, bucket: number, part: number) =>
+          const fileName = (bucket: number, part: number) =>
             `height_bucket=${bucket}/part-${source.unit === "height" ? "h" : "p"}${pad(a)}-${pad(b)}-${part}.parquet`
           const flush = (key: string) =>
             Effect.gen(function* () {
               const w = writers.byKey.get(key)!
               if (w.writer.rows() === 0) return
-              const rel = fileName(w.dataset, w.bucket, w.part++)
+              const rel = fileName(w.bucket, w.part++)
               // written under a name no reader globs (*.parquet.pending) until the shard commits
               const written = yield* w.writer.finish(join(checkpoints.root, w.dataset.name, rel) + PENDING)
               const heights = yield* heightSpan(w.dataset, rel)

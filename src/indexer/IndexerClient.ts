@@ -188,8 +188,3 @@ export class IndexerClient extends Context.Tag("chain-lake/IndexerClient")<Index
 /** The client for `baseUrl`; needs an HttpClient (NodeHttpClient.layerUndici) and a RequestLimiter. */
 export const layerIndexerClient = (config: IndexerClientConfig) => Layer.effect(IndexerClient, makeIndexerClient(config))
 
-/** "-1" (COUNT timed out) and unparsable totals are unknown. */
-export const knownTotal = (total: string): bigint | undefined => {
-  const n = BigInt(total)
-  return n < 0n ? undefined : n
-}

@@ -1,7 +1,7 @@
 /**
- * Paging as Effect Streams. A cursor paginator (blocks and the tx families) and an offset
- * paginator (collections, tokens, rich list), with explicit stop rules: an empty page or a null
- * `next_key`, a short page, or a row budget reached. A repeated key fails loudly, because a key
+ * Paging as an Effect Stream that follows `next_key` (cursor keys of blocks and the tx families,
+ * offset keys of collections, tokens and the rich list alike), with explicit stop rules: an empty
+ * page or a null `next_key`, a short page, or a row budget reached. A repeated key fails loudly, because a key
  * the server does not understand silently restarts at the first page.
  */
 import { Effect, Option, Stream } from "effect"
@@ -76,7 +76,3 @@ export const cursorPages = (client: IndexerClientService, req: ListRequest, opti
   if (options.maxRows !== undefined && options.maxRows <= 0) return Stream.empty
   return Stream.paginateEffect<State, Page, IndexerError, never>({ key: options.first.key ?? null, rows: 0, first: true }, step)
 }
-
-/** Offset keys: pages by `next_key` (base64 offsets) until a short page or a null key. */
-export const offsetPages = (client: IndexerClientService, req: ListRequest, first: PageRequest): Stream.Stream<Page, IndexerError> =>
-  cursorPages(client, req, { first })

@@ -4,14 +4,14 @@
  * watermark; every dataset's schema), a Frictionless `datapackage.json`, and a README dataset card
  * documenting every column. Written to a temp folder and renamed, so readers see all or nothing.
  */
-import { createHash } from "node:crypto"
-import { createReadStream, existsSync } from "node:fs"
-import { copyFile, mkdir, readdir, rename, rm, writeFile } from "node:fs/promises"
+import { existsSync } from "node:fs"
+import { copyFile, mkdir, rename, rm, writeFile } from "node:fs/promises"
 import { dirname, join, resolve } from "node:path"
 import { Data, Effect } from "effect"
 import { LAKE_DATASETS } from "../analytics/Analytics.js"
 import type { ColumnType } from "../engine/Dataset.js"
 import { Checkpoints, type Manifest } from "../engine/Checkpoints.js"
+import { sha256File } from "../engine/files.js"
 
 export class PublishError extends Data.TaggedError("PublishError")<{ readonly message: string }> {}
 
@@ -43,15 +43,6 @@ export interface ReleaseManifest {
     }>
   }>
 }
-
-export const sha256File = (path: string) =>
-  new Promise<string>((res, rej) => {
-    const h = createHash("sha256")
-    createReadStream(path)
-      .on("data", (d) => h.update(d))
-      .on("end", () => res(h.digest("hex")))
-      .on("error", rej)
-  })
 
 /** Frictionless table-schema types for the Parquet column types. */
 const frictionlessType = (t: ColumnType | string): string =>
@@ -149,14 +140,3 @@ export const publish = (options: PublishOptions) =>
     }).pipe(Effect.tapError(() => Effect.promise(() => rm(staging, { recursive: true, force: true }))))
     return { path: target, manifest }
   })
-
-/** Every file below `dir`, relative, with forward slashes. */
-export const listFiles = async (dir: string, prefix = ""): Promise<Array<string>> => {
-  const out: Array<string> = []
-  for (const e of await readdir(join(dir, prefix), { withFileTypes: true })) {
-    const rel = prefix ? `${prefix}/${e.name}` : e.name
-    if (e.isDirectory()) out.push(...(await listFiles(dir, rel)))
-    else out.push(rel)
-  }
-  return out
-}

@@ -6,7 +6,8 @@ import { DuckDBInstance } from "@duckdb/node-api"
 import { readFile, stat } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { Effect } from "effect"
-import { listFiles, PublishError, sha256File, type ReleaseManifest } from "./publish.js"
+import { listFiles, sha256File } from "../engine/files.js"
+import { PublishError, type ReleaseManifest } from "./publish.js"
 
 export const validateRelease = (dir: string) =>
   Effect.tryPromise({

@@ -9,7 +9,8 @@ import { dirname, join } from "node:path"
 import { Effect } from "effect"
 import { LAKE_DATASETS } from "../analytics/Analytics.js"
 import type { Manifest } from "../engine/Checkpoints.js"
-import { listFiles, type ReleaseManifest } from "../publish/publish.js"
+import { listFiles } from "../engine/files.js"
+import type { ReleaseManifest } from "../publish/publish.js"
 import { download, exists, makeS3, parseS3Url, StorageError, upload, type S3Location } from "./s3.js"
 
 export const workDirFor = (loc: S3Location) => join(tmpdir(), "chain-lake-s3", loc.bucket, loc.prefix || "_root")
