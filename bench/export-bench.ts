@@ -22,6 +22,8 @@ import type { Dataset } from "../src/engine/Dataset.js"
 import { runExport } from "../src/engine/export.js"
 
 const TXS = Number(process.env.BENCH_TXS ?? 1_000_000)
+/** which parts to run: "throughput", "sharding" or both (default) */
+const PARTS = (process.env.BENCH_PARTS ?? "throughput,sharding").split(",")
 const PAGE = 1000
 const CONCURRENCY = 8
 
@@ -68,6 +70,8 @@ const exportRun = async (url: string, options: { concurrency: number; pageSize: 
   const dataset = options.dataset ?? txs
   const out = mkdtempSync(join(tmpdir(), "chain-lake-bench-"))
   peakRss = process.memoryUsage().rss
+  const cpu0 = process.cpuUsage()
+  const loop0 = performance.eventLoopUtilization()
   const t0 = performance.now()
   const report = await Effect.runPromise(
     runExport([dataset], { datasets: [dataset.name], pageSize: options.pageSize, concurrency: options.concurrency }).pipe(
@@ -75,13 +79,29 @@ const exportRun = async (url: string, options: { concurrency: number; pageSize: 
     )
   )
   const seconds = (performance.now() - t0) / 1000
+  const cpu = process.cpuUsage(cpu0)
+  const rows = report.datasets[0].rows
   rmSync(out, { recursive: true, force: true })
-  return { seconds, rows: report.datasets[0].rows, bytes: report.datasets[0].bytes, peakRss }
+  return {
+    seconds,
+    rows,
+    bytes: report.datasets[0].bytes,
+    peakRss,
+    /** µs of CPU per row: the exporter's main thread, and the whole process (DuckDB's threads too) */
+    mainUsPerRow: (performance.eventLoopUtilization(loop0).active * 1000) / rows,
+    cpuUsPerRow: (cpu.user + cpu.system) / rows
+  }
 }
 
 const main = async () => {
   const blockCount = Math.ceil(TXS / 10)
   console.log(`# export bench: ~${TXS} txs (${blockCount} blocks × ~10), page ${PAGE}, concurrency ${CONCURRENCY}, node ${process.version}`)
+  if (PARTS.includes("throughput")) await throughput(blockCount)
+  if (PARTS.includes("sharding")) await sharding()
+  clearInterval(sampler)
+}
+
+const throughput = async (blockCount: number) => {
   const big = await startDevnetProcess(["--blocks", String(blockCount), "--txs-per-block", "10", "--seed", "7"])
   try {
     const status = (await (await fetch(big.url + "/status")).json()) as { height: number }
@@ -93,13 +113,16 @@ const main = async () => {
     const e = await exportRun(big.url, { concurrency: CONCURRENCY, pageSize: PAGE })
     console.log(
       `export txs → Parquet: ${e.rows} rows in ${e.seconds.toFixed(1)} s = ${Math.round(e.rows / e.seconds)} rows/s, ${(f.bytes / 1e6 / e.seconds).toFixed(1)} MB/s of JSON, ` +
-        `${(e.bytes / 1e6).toFixed(1)} MB Parquet, peak RSS ${(e.peakRss / 1e6).toFixed(0)} MB`
+        `${(e.bytes / 1e6).toFixed(1)} MB Parquet, peak RSS ${(e.peakRss / 1e6).toFixed(0)} MB; ` +
+        `CPU per row: main thread ${e.mainUsPerRow.toFixed(1)} µs, process ${e.cpuUsPerRow.toFixed(1)} µs`
     )
     console.log(`ratio export / floor: ${(e.seconds / f.seconds).toFixed(2)}× (goal ≤ 1.3×)`)
   } finally {
     big.child.kill("SIGINT")
   }
+}
 
+const sharding = async () => {
   // Blocks, whose pages are cheap to serve: the single-threaded devnet must not be the bottleneck,
   // so that the measure is what sharding does against per-request latency.
   const SHARD_BLOCKS = Number(process.env.BENCH_SHARD_BLOCKS ?? 30_000)
@@ -125,7 +148,6 @@ const main = async () => {
   } finally {
     slow.child.kill("SIGINT")
   }
-  clearInterval(sampler)
 }
 
 main().catch((e) => {

@@ -22,7 +22,7 @@ const options = {
     Options.withDefault("none"),
     Options.withDescription("none | light | heavy, or a spec like 429=0.05,503=0.05,reset=0.02,truncate=0.02[,malformed=0.01][,count-timeout]")
   ),
-  latencyMs: Options.integer("latency-ms").pipe(Options.withDefault(0), Options.withDescription("added latency per response")),
+  latencyMs: Options.integer("latency-ms").pipe(Options.withDefault(0), Options.withDescription("milliseconds from each request to its response (the server's own work counts within it)")),
   vm: Options.choice("vm", ["evm", "move", "wasm"]).pipe(Options.withDefault("evm" as const), Options.withDescription("EVM routes and the rich list exist on evm only")),
   txsPerBlock: Options.integer("txs-per-block").pipe(Options.withDefault(4), Options.withDescription("mean txs per block (20% of blocks are empty)"))
 }

@@ -51,13 +51,19 @@ export const serve = async (options: {
     timers.add(t)
   }
 
+  // The reply is computed when the request arrives and sent `latencyMs` after that (plus a stall
+  // fault's delay): the server's own work counts within the latency, as on a real indexer with
+  // cores to spare, so that a burst of concurrent requests is not serialised by this one thread.
   const respond = (req: IncomingMessage, res: ServerResponse, body: string) => {
+    const arrived = performance.now()
     const url = new URL(req.url ?? "/", "http://devnet")
     const key = `${req.method} ${url.pathname}${url.search} ${body}`
     const fault = options.exempt?.(url) ? undefined : options.faults.next(key)
-    const send = () => {
-      if (fault === "reset") return req.socket.destroy()
-      if (fault === "429" || fault === "500" || fault === "502" || fault === "503") {
+    const due = arrived + options.latencyMs + (fault === "stall" ? options.faults.spec.stallMs : 0)
+    const atDue = (send: () => void) => later(due - performance.now(), send)
+    if (fault === "reset") return atDue(() => req.socket.destroy())
+    if (fault === "429" || fault === "500" || fault === "502" || fault === "503")
+      return atDue(() => {
         const headers: Record<string, string> = { "content-type": "text/plain; charset=utf-8" }
         if (fault === "429") {
           const s = options.faults.spec.retryAfterSeconds
@@ -65,33 +71,36 @@ export const serve = async (options: {
           headers["retry-after"] = key.length % 2 === 0 ? String(s) : new Date(Date.now() + s * 1000).toUTCString()
         }
         res.writeHead(Number(fault), headers)
-        return res.end(FAULT_BODIES[fault])
-      }
-      let reply: DevnetReply
-      try {
-        reply = options.handle({ method: req.method ?? "GET", url, body })
-      } catch (e) {
-        console.error("devnet handler crashed:", e)
-        reply = { status: 500, body: "Internal Server Error", contentType: "text/plain; charset=utf-8" }
-      }
-      let out = reply.body
-      const corruptible = reply.corruptible !== false && reply.status === 200
-      if (corruptible && options.faults.malformed(`${url.pathname}${url.search}`)) out = corruptOneRecord(out, options.seed, key)
-      const bytes = Buffer.from(out, "utf8")
-      if (fault === "truncate" && corruptible && bytes.length > 2) {
-        const half = bytes.subarray(0, Math.floor(bytes.length / 2))
-        if (options.faults.truncateStyle(key) === "short-body") {
+        res.end(FAULT_BODIES[fault])
+      })
+    let reply: DevnetReply
+    try {
+      reply = options.handle({ method: req.method ?? "GET", url, body })
+    } catch (e) {
+      console.error("devnet handler crashed:", e)
+      reply = { status: 500, body: "Internal Server Error", contentType: "text/plain; charset=utf-8" }
+    }
+    let out = reply.body
+    const corruptible = reply.corruptible !== false && reply.status === 200
+    if (corruptible && options.faults.malformed(`${url.pathname}${url.search}`)) out = corruptOneRecord(out, options.seed, key)
+    const bytes = Buffer.from(out, "utf8")
+    if (fault === "truncate" && corruptible && bytes.length > 2) {
+      const half = bytes.subarray(0, Math.floor(bytes.length / 2))
+      if (options.faults.truncateStyle(key) === "short-body")
+        return atDue(() => {
           res.writeHead(reply.status, { "content-type": reply.contentType, "content-length": String(half.length) })
-          return res.end(half)
-        }
+          res.end(half)
+        })
+      return atDue(() => {
         res.writeHead(reply.status, { "content-type": reply.contentType, "content-length": String(bytes.length) })
         res.write(half)
-        return later(5, () => req.socket.destroy())
-      }
+        later(5, () => req.socket.destroy())
+      })
+    }
+    atDue(() => {
       res.writeHead(reply.status, { "content-type": reply.contentType, "content-length": String(bytes.length) })
       res.end(bytes)
-    }
-    later(options.latencyMs + (fault === "stall" ? options.faults.spec.stallMs : 0), send)
+    })
   }
 
   const server = createServer((req, res) => {

@@ -14,13 +14,14 @@
 import { appendFile, mkdir, rename } from "node:fs/promises"
 import { join } from "node:path"
 import { Data, Effect, Stream } from "effect"
-import { type IndexerError, IndexerDecodeError, IndexerHttpError, IndexerPagingError } from "../indexer/errors.js"
-import { IndexerClient, type IndexerClientService } from "../indexer/IndexerClient.js"
-import { fetchPage, cursorPages, type ListRequest } from "../indexer/paginate.js"
+import { type IndexerError, IndexerDecodeError, IndexerHttpError, IndexerPagingError, IndexerTruncatedBody } from "../indexer/errors.js"
+import { IndexerClient, type IndexerClientService, type PageRequest } from "../indexer/IndexerClient.js"
+import { cursorWalk, fetchPage, type ListRequest, type PageInfo } from "../indexer/paginate.js"
 import type { Status } from "../indexer/schemas.js"
 import { Checkpoints, type CheckpointError, type CommittedFile } from "./Checkpoints.js"
 import type { AppendDataset, AppendSource, Dataset, Row, SnapshotDataset, Watermark } from "./Dataset.js"
 import { ParquetSink, type ParquetWriter, type SinkError } from "./ParquetSink.js"
+import { decodePage, isInvalid, type DecodedRecord, type InvalidRecord } from "./pageDecode.js"
 import { covers, normalize, split, subtract, total as rangeTotal, type Range } from "./RangeSet.js"
 
 export class ExportError extends Data.TaggedError("ExportError")<{ readonly message: string }> {}
@@ -90,6 +91,11 @@ export interface ExportReport {
 
 type Env = IndexerClient | ParquetSink | Checkpoints
 type Failure = IndexerError | SinkError | CheckpointError | ExportError
+
+/** A page of an append-only source as the shards consume it: decoded, records checked, rows made. */
+interface DecodedListPage extends PageInfo {
+  readonly records: ReadonlyArray<DecodedRecord | InvalidRecord>
+}
 
 const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64")
 
@@ -197,9 +203,20 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
       return yield* new ExportError({ message: `unknown dataset ${unknown.join(", ")}; known: ${catalog.map((d) => d.name).join(", ")}` })
     let selected: Array<Dataset> = catalog.filter((d) => !options.datasets || options.datasets.includes(d.name))
 
-    const status = yield* indexer.status
     const needsEvm = selected.some((d) => (d.kind === "append" ? d.source.evmOnly : d.evmOnly))
-    const isEvm = needsEvm ? yield* probeEvm(indexer) : true
+    // the lowest height each height source serves (a pruned node starts above 1); asked together
+    // with /status and the EVM probe, since each is a round trip before any shard can start
+    const heightSources = [...new Map(selected.flatMap((d) => (d.kind === "append" && d.source.unit === "height" ? [[d.source.id, d.source] as const] : []))).values()]
+    const lowestHeight = (source: AppendSource) =>
+      fetchPage(indexer, { endpoint: source.endpoint, path: source.path, arrayKey: source.arrayKey }, { limit: 1, reverse: false }).pipe(
+        Effect.map((p) => (p.records.length > 0 ? source.heightOf(p.records[0]) : 1)),
+        Effect.either
+      )
+    const [status, isEvm, lowestProbes] = yield* Effect.all(
+      [indexer.status, needsEvm ? probeEvm(indexer) : Effect.succeed(true), Effect.forEach(heightSources, (s) => lowestHeight(s).pipe(Effect.map((e) => [s.id, e] as const)), { concurrency: "unbounded" })],
+      { concurrency: "unbounded" }
+    )
+    const lowestBySource = new Map(lowestProbes)
     const results: Array<DatasetResult> = []
     const plans: Array<DatasetPlan> = []
     if (!isEvm) {
@@ -236,12 +253,7 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
         }
         continue
       }
-      const lowest =
-        source.unit === "height"
-          ? yield* fetchPage(indexer, { endpoint: source.endpoint, path: source.path, arrayKey: source.arrayKey }, { limit: 1, reverse: false }).pipe(
-              Effect.map((p) => (p.records.length > 0 ? source.heightOf(p.records[0]) : 1))
-            )
-          : 1
+      const lowest = source.unit === "height" ? yield* lowestBySource.get(source.id)! : 1
       const fromH = Math.max(options.fromHeight ?? lowest, lowest)
       const toH = Math.min(options.toHeight ?? watermark, watermark)
       if (options.toHeight !== undefined && options.toHeight > watermark)
@@ -268,7 +280,10 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
       const wanted = normalize(group.flatMap((d) => subtract(range, manifests.get(d.name)!)))
       const cuts = group.flatMap((d) => manifests.get(d.name)!.flatMap(([a, b]) => [a, b]))
       const todo = rangeTotal(wanted)
-      const shardSize = Math.max(pageSize, Math.min(maxShardUnits, Math.ceil(todo / (concurrency * 2))))
+      // a multiple of `concurrency` shards of equal size, so that every round of shards keeps every
+      // worker busy to the end (the last round is where a sharded export loses time)
+      const shardCount = concurrency * Math.max(1, Math.ceil(todo / (maxShardUnits * concurrency)))
+      const shardSize = Math.max(pageSize, Math.ceil(todo / shardCount))
       const shards = split(wanted, shardSize, cuts)
       for (const d of group) {
         const plan: DatasetPlan = {
@@ -288,8 +303,6 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
       if (options.dryRun) continue
 
       const totals = new Map(group.map((d) => [d.name, { rows: 0, files: 0, bytes: 0 }]))
-      const req: ListRequest = { endpoint: source.endpoint, path: source.path, arrayKey: source.arrayKey }
-
       const runShard = ([a, b]: Range) =>
         Effect.gen(function* () {
           const targets = group.filter((d) => !covers(manifests.get(d.name)!, [a, b]))
@@ -314,22 +327,23 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
               spans.delete(d.name + rel.split("/")[0])
               return { min_height: s ? s[0] : null, max_height: s ? s[1] : null }
             })
-          const consume = (page: { key: string | null; records: ReadonlyArray<unknown> }) =>
+          const consume = (page: DecodedListPage) =>
             Effect.gen(function* () {
               for (let i = 0; i < page.records.length; i++) {
                 const record = page.records[i]
-                const issue = source.validate(record)
-                if (issue) {
+                if (isInvalid(record)) {
+                  const { issue } = record
                   const err = new IndexerDecodeError({ endpoint: source.endpoint, key: page.key, path: `${source.arrayKey}[${i}]${issue.path ? (issue.path.startsWith("[") ? "" : ".") + issue.path : ""}`, message: issue.message })
                   if (onInvalid === "fail") return yield* err
-                  yield* quarantine(source, err, record)
+                  yield* quarantine(source, err, record.record)
                   continue
                 }
-                const h = source.heightOf(record)
+                const h = record.height
                 if (source.unit === "height" && (h < a || h >= b))
                   return yield* new IndexerPagingError({ endpoint: source.endpoint, key: page.key, message: `height ${h} is outside the shard ${a}..${b - 1}` })
-                for (const d of targets) {
-                  const rows: Array<Row> = d.toRows(record)
+                for (let t = 0; t < targets.length; t++) {
+                  const d = targets[t]
+                  const rows = record.rows[t]
                   for (const row of rows) {
                     const height = Number(row[d.heightColumn])
                     const bucket = Math.floor(height / bucketWidth) * bucketWidth
@@ -350,15 +364,29 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
                 }
               }
             })
+          // a page is fetched as bytes and decoded in one step (pageDecode.ts); a body that is
+          // not JSON is a truncated response, retried like one
+          const fetchDecoded = (request: PageRequest) => {
+            const key = request.key ?? null
+            return indexer.getWith(source.endpoint, source.path, indexer.pageQuery(request), (raw): Effect.Effect<DecodedListPage, IndexerError> => {
+              const page = decodePage(raw.bytes, source, targets)
+              if (page._tag === "Truncated") return Effect.fail(new IndexerTruncatedBody({ url: raw.url, bytes: page.bytes }))
+              if (page._tag === "BadEnvelope") return Effect.fail(new IndexerDecodeError({ endpoint: source.endpoint, key, path: page.issue.path, message: page.issue.message }))
+              return Effect.succeed({ key, nextKey: page.nextKey, count: page.records.length, records: page.records })
+            })
+          }
           const first =
             source.unit === "height"
               ? { key: b64(JSON.stringify({ height: a - 1 })), limit: Math.min(pageSize, b - a), reverse: false }
               : { offset: a, limit: Math.min(pageSize, b - a), reverse: false }
           let seen = 0
-          yield* cursorPages(indexer, req, { first, maxRows: b - a }).pipe(
+          yield* cursorWalk(source.endpoint, fetchDecoded, { first, maxRows: b - a }).pipe(
+            // the next page is requested while this one is written, so per-page work never adds
+            // to the latency a shard waits on (at most two pages per shard are held)
+            Stream.buffer({ capacity: 1 }),
             Stream.runForEach((page) =>
               Effect.suspend(() => {
-                seen += page.records.length
+                seen += page.count
                 return consume(page)
               })
             )

@@ -6,6 +6,7 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Context, Effect, Either, Layer, Schema } from "effect"
+import { decodeBody } from "../http/body.js"
 import { RequestLimiter } from "../http/RequestLimiter.js"
 import { DEFAULT_RETRY, parseRetryAfter, retrySchedule, type RetryPolicy } from "../http/retry.js"
 import { decodeWithPath } from "../schema-path.js"
@@ -37,7 +38,14 @@ export interface NftFilter {
   readonly orderBy?: "token_id" | "height"
 }
 
-/** A fetched page body before decoding: the export hot path decodes it its own (cheaper) way. */
+/** A fetched body as bytes, before decoding. */
+export interface RawBytes {
+  readonly url: string
+  readonly endpoint: string
+  readonly bytes: ArrayBuffer
+}
+
+/** A fetched body as text. */
 export interface RawResponse {
   readonly url: string
   readonly endpoint: string
@@ -69,7 +77,9 @@ const seg = (s: string | number) => encodeURIComponent(String(s))
 
 export const makeIndexerClient = (config: IndexerClientConfig) =>
   Effect.gen(function* () {
-    const http = yield* HttpClient.HttpClient
+    // no span per request: nothing here exports traces, and span bookkeeping measured ~40% of
+    // the client's per-request CPU (bench/RESULTS.md)
+    const http = HttpClient.withTracerDisabledWhen(yield* HttpClient.HttpClient, () => true)
     const limiter = yield* RequestLimiter
     const policy = config.retry ?? DEFAULT_RETRY
     const baseUrl = config.baseUrl.replace(/\/+$/, "")
@@ -86,15 +96,15 @@ export const makeIndexerClient = (config: IndexerClientConfig) =>
     }
 
     /** One GET with timeout and classified failures; no retry (callers wrap it once). */
-    const fetchOnce = (endpoint: string, url: string): Effect.Effect<RawResponse, IndexerError> =>
+    const fetchOnce = (endpoint: string, url: string): Effect.Effect<RawBytes, IndexerError> =>
       Effect.gen(function* () {
         const res = yield* http.execute(HttpClientRequest.get(url)).pipe(
           Effect.mapError((e) => new IndexerNetworkError({ url, reason: e.message }))
         )
-        const body = yield* res.text.pipe(Effect.mapError((e) => new IndexerNetworkError({ url, reason: `body cut short: ${e.message}` })))
+        const bytes = yield* res.arrayBuffer.pipe(Effect.mapError((e) => new IndexerNetworkError({ url, reason: `body cut short: ${e.message}` })))
         if (res.status < 200 || res.status >= 300)
-          return yield* new IndexerHttpError({ status: res.status, body, url, retryAfterMs: parseRetryAfter(res.headers["retry-after"]) })
-        return { url, endpoint, body }
+          return yield* new IndexerHttpError({ status: res.status, body: decodeBody(bytes), url, retryAfterMs: parseRetryAfter(res.headers["retry-after"]) })
+        return { url, endpoint, bytes }
       }).pipe(
         Effect.scoped,
         Effect.timeoutFail({ duration: policy.timeoutMs, onTimeout: () => new IndexerTimeout({ url, timeoutMs: policy.timeoutMs }) })
@@ -103,19 +113,23 @@ export const makeIndexerClient = (config: IndexerClientConfig) =>
     /** Runs one attempt under the shared limits, retrying transient failures by the policy. */
     const withRetries = <A>(attempt: Effect.Effect<A, IndexerError>) => limiter.run(attempt).pipe(Effect.retry(retrySchedule<IndexerError>(policy)))
 
-    /** GET returning the body text (the export hot path parses it its own way). */
+    /**
+     * GET and turn the body into `A` with `decode`, under the limits and retries: a decode that
+     * fails with a retryable error (a truncated body) fetches again. The export hot path decodes
+     * pages its own (cheaper) way through this.
+     */
+    const getWith = <A>(endpoint: string, path: string, query: Query | undefined, decode: (raw: RawBytes) => Effect.Effect<A, IndexerError>): Effect.Effect<A, IndexerError> =>
+      withRetries(fetchOnce(endpoint, buildUrl(path, query)).pipe(Effect.flatMap(decode)))
+
+    /** GET returning the body text. */
     const getText = (endpoint: string, path: string, query?: Query): Effect.Effect<RawResponse, IndexerError> =>
-      withRetries(fetchOnce(endpoint, buildUrl(path, query)))
+      getWith(endpoint, path, query, (raw) => Effect.succeed({ url: raw.url, endpoint, body: decodeBody(raw.bytes) }))
 
     /** GET and JSON-parse; a parse failure is a truncated body, retried with the request. */
-    const getJson = (endpoint: string, path: string, query?: Query): Effect.Effect<unknown, IndexerError> => {
-      const url = buildUrl(path, query)
-      return withRetries(
-        fetchOnce(endpoint, url).pipe(
-          Effect.flatMap((raw) => Effect.try({ try: () => JSON.parse(raw.body) as unknown, catch: () => new IndexerTruncatedBody({ url, bytes: raw.body.length }) }))
-        )
+    const getJson = (endpoint: string, path: string, query?: Query): Effect.Effect<unknown, IndexerError> =>
+      getWith(endpoint, path, query, (raw) =>
+        Effect.try({ try: () => JSON.parse(decodeBody(raw.bytes)) as unknown, catch: () => new IndexerTruncatedBody({ url: raw.url, bytes: raw.bytes.byteLength }) })
       )
-    }
 
     /** GET, JSON-parse and decode with `schema`. */
     const getDecoded = <A, I>(schema: Schema.Schema<A, I>, endpoint: string, path: string, query?: Query): Effect.Effect<A, IndexerError> =>
@@ -133,6 +147,7 @@ export const makeIndexerClient = (config: IndexerClientConfig) =>
 
     return {
       baseUrl,
+      getWith,
       getText,
       getJson,
       pageQuery,

@@ -10,12 +10,18 @@ import { IndexerDecodeError, IndexerPagingError, type IndexerError } from "./err
 import type { IndexerClientService, PageRequest } from "./IndexerClient.js"
 import { Pagination } from "./schemas.js"
 
-export interface Page {
-  readonly endpoint: string
+/** What following a cursor needs to know of a page. */
+export interface PageInfo {
   /** the key this page was requested with (null for the first page) */
   readonly key: string | null
-  readonly records: ReadonlyArray<unknown>
   readonly nextKey: string | null
+  /** records in the page */
+  readonly count: number
+}
+
+export interface Page extends PageInfo {
+  readonly endpoint: string
+  readonly records: ReadonlyArray<unknown>
   readonly total: string
 }
 
@@ -40,7 +46,7 @@ export const fetchPage = (client: IndexerClientService, req: ListRequest, page: 
       const issue = validatePagination(body.pagination)
       if (issue) return Effect.fail(new IndexerDecodeError({ endpoint: req.endpoint, key, path: `pagination${issue.path ? "." + issue.path : ""}`, message: issue.message }))
       const p = body.pagination as { next_key: string | null; total: string }
-      return Effect.succeed({ endpoint: req.endpoint, key, records, nextKey: p.next_key, total: p.total })
+      return Effect.succeed({ endpoint: req.endpoint, key, records, count: records.length, nextKey: p.next_key, total: p.total })
     })
   )
 
@@ -51,7 +57,11 @@ export interface CursorOptions {
 }
 
 /** Follows `next_key` from `first` until an empty or short page, a null key, or `maxRows`. */
-export const cursorPages = (client: IndexerClientService, req: ListRequest, options: CursorOptions): Stream.Stream<Page, IndexerError> => {
+export const cursorPages = (client: IndexerClientService, req: ListRequest, options: CursorOptions): Stream.Stream<Page, IndexerError> =>
+  cursorWalk(req.endpoint, (page) => fetchPage(client, req, page), options)
+
+/** `cursorPages` over any page fetcher (e.g. one that decodes pages its own way). */
+export const cursorWalk = <P extends PageInfo, E>(endpoint: string, fetch: (page: PageRequest) => Effect.Effect<P, E>, options: CursorOptions): Stream.Stream<P, E | IndexerPagingError> => {
   const limit = options.first.limit ?? 100
   const seen = new Set<string>()
   interface State {
@@ -59,20 +69,20 @@ export const cursorPages = (client: IndexerClientService, req: ListRequest, opti
     readonly rows: number
     readonly first: boolean
   }
-  const step = (state: State): Effect.Effect<readonly [Page, Option.Option<State>], IndexerError> =>
+  const step = (state: State): Effect.Effect<readonly [P, Option.Option<State>], E | IndexerPagingError> =>
     Effect.gen(function* () {
       const left = options.maxRows === undefined ? limit : Math.min(limit, options.maxRows - state.rows)
       const request: PageRequest = state.first ? { ...options.first, limit: left } : { ...options.first, offset: undefined, key: state.key, limit: left }
-      const page = yield* fetchPage(client, req, request)
-      const rows = state.rows + page.records.length
-      const done = page.records.length === 0 || page.nextKey === null || page.records.length < left || (options.maxRows !== undefined && rows >= options.maxRows)
+      const page = yield* fetch(request)
+      const rows = state.rows + page.count
+      const done = page.count === 0 || page.nextKey === null || page.count < left || (options.maxRows !== undefined && rows >= options.maxRows)
       if (!done) {
         if (seen.has(page.nextKey!))
-          return yield* new IndexerPagingError({ endpoint: req.endpoint, key: page.key, message: `next_key ${page.nextKey} was already followed: the server restarted the listing` })
+          return yield* new IndexerPagingError({ endpoint, key: page.key, message: `next_key ${page.nextKey} was already followed: the server restarted the listing` })
         seen.add(page.nextKey!)
       }
       return [page, done ? Option.none<State>() : Option.some<State>({ key: page.nextKey, rows, first: false })] as const
     })
   if (options.maxRows !== undefined && options.maxRows <= 0) return Stream.empty
-  return Stream.paginateEffect<State, Page, IndexerError, never>({ key: options.first.key ?? null, rows: 0, first: true }, step)
+  return Stream.paginateEffect<State, P, E | IndexerPagingError, never>({ key: options.first.key ?? null, rows: 0, first: true }, step)
 }

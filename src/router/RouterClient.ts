@@ -9,6 +9,7 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Context, Effect, Either, Layer, Schema } from "effect"
+import { decodeBody } from "../http/body.js"
 import { RequestLimiter } from "../http/RequestLimiter.js"
 import { DEFAULT_RETRY, parseRetryAfter, retrySchedule, type RetryPolicy } from "../http/retry.js"
 import { decodeWithPath } from "../schema-path.js"
@@ -42,7 +43,9 @@ type Json = Record<string, unknown>
 
 export const makeRouterClient = (config: RouterClientConfig) =>
   Effect.gen(function* () {
-    const http = yield* HttpClient.HttpClient
+    // no span per request: nothing here exports traces, and span bookkeeping measured ~40% of
+    // the client's per-request CPU (bench/RESULTS.md)
+    const http = HttpClient.withTracerDisabledWhen(yield* HttpClient.HttpClient, () => true)
     const limiter = yield* RequestLimiter
     const policy = config.retry ?? DEFAULT_RETRY
     const baseUrl = config.baseUrl.replace(/\/+$/, "")
@@ -53,7 +56,7 @@ export const makeRouterClient = (config: RouterClientConfig) =>
       const url = request.url
       return Effect.gen(function* () {
         const res = yield* http.execute(request).pipe(Effect.mapError((e) => new RouterNetworkError({ url, reason: e.message })))
-        const text = yield* res.text.pipe(Effect.mapError((e) => new RouterNetworkError({ url, reason: `body cut short: ${e.message}` })))
+        const text = decodeBody(yield* res.arrayBuffer.pipe(Effect.mapError((e) => new RouterNetworkError({ url, reason: `body cut short: ${e.message}` }))))
         let json: unknown
         try {
           json = JSON.parse(text)

@@ -1,0 +1,11 @@
+/**
+ * Response bodies to strings. Indexer pages are megabytes of almost always pure-ASCII JSON, and
+ * decoding ASCII as latin1 is a copy where UTF-8 decoding is a scan: measured ~3 µs against
+ * ~11 µs per 2.8 KB tx (bench/RESULTS.md). Bodies with any non-ASCII byte are decoded as UTF-8.
+ */
+import { Buffer, isAscii } from "node:buffer"
+
+export const decodeBody = (body: ArrayBuffer): string => {
+  const bytes = Buffer.from(body)
+  return isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8")
+}
