@@ -95,6 +95,8 @@ type Failure = IndexerError | SinkError | CheckpointError | ExportError
 /** A page of an append-only source as the shards consume it: decoded, records checked, rows made. */
 interface DecodedListPage extends PageInfo {
   readonly records: ReadonlyArray<DecodedRecord | InvalidRecord>
+  /** the heights [from, to) its records must fall in (height shards) */
+  readonly heights?: Range
 }
 
 const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64")
@@ -175,8 +177,18 @@ const makePositionFinder = (indexer: IndexerClientService, source: AppendSource)
   return { count, firstAtOrAbove }
 }
 
+/** A shard's open file for one dataset and height bucket, with the heights staged in it. */
+interface ShardWriter {
+  readonly writer: ParquetWriter
+  readonly dataset: AppendDataset
+  readonly bucket: number
+  part: number
+  minHeight: number
+  maxHeight: number
+}
+
 interface ShardWriters {
-  readonly byKey: Map<string, { writer: ParquetWriter; dataset: AppendDataset; bucket: number; part: number }>
+  readonly byKey: Map<string, ShardWriter>
   readonly files: Map<string, Array<CommittedFile>>
 }
 
@@ -309,23 +321,30 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
           const writers: ShardWriters = { byKey: new Map(), files: new Map(targets.map((d) => [d.name, []])) }
           const fileName = (bucket: number, part: number) =>
             `height_bucket=${bucket}/part-${source.unit === "height" ? "h" : "p"}${pad(a)}-${pad(b)}-${part}.parquet`
-          const flush = (key: string) =>
+          const flush = (w: ShardWriter) =>
             Effect.gen(function* () {
-              const w = writers.byKey.get(key)!
               if (w.writer.rows() === 0) return
               const rel = fileName(w.bucket, w.part++)
               // written under a name no reader globs (*.parquet.pending) until the shard commits
               const written = yield* w.writer.finish(join(checkpoints.root, w.dataset.name, rel) + PENDING)
-              const heights = yield* heightSpan(w.dataset, rel)
-              writers.files.get(w.dataset.name)!.push({ path: rel, rows: written.rows, bytes: written.bytes, sha256: written.sha256, range: [a, b], ...heights, committed_at: new Date().toISOString() })
+              writers.files.get(w.dataset.name)!.push({ path: rel, rows: written.rows, bytes: written.bytes, sha256: written.sha256, range: [a, b], min_height: w.minHeight, max_height: w.maxHeight, committed_at: new Date().toISOString() })
+              w.minHeight = Infinity
+              w.maxHeight = -Infinity
             })
-          // heights of a written file come from the rows seen (tracked per writer key)
-          const spans = new Map<string, [number, number]>()
-          const heightSpan = (d: AppendDataset, rel: string) =>
-            Effect.sync(() => {
-              const s = spans.get(d.name + rel.split("/")[0])
-              spans.delete(d.name + rel.split("/")[0])
-              return { min_height: s ? s[0] : null, max_height: s ? s[1] : null }
+          // the writer each target dataset used last: consecutive records nearly always share a bucket
+          const current: Array<ShardWriter | undefined> = targets.map(() => undefined)
+          const writerFor = (t: number, height: number) =>
+            Effect.gen(function* () {
+              const d = targets[t]
+              const bucket = Math.floor(height / bucketWidth) * bucketWidth
+              const key = `${d.name}/${bucket}`
+              let w = writers.byKey.get(key)
+              if (!w) {
+                w = { writer: yield* sink.openWriter(d.columns, d.sortKey), dataset: d, bucket, part: 0, minHeight: Infinity, maxHeight: -Infinity }
+                writers.byKey.set(key, w)
+              }
+              current[t] = w
+              return w
             })
           const consume = (page: DecodedListPage) =>
             Effect.gen(function* () {
@@ -339,25 +358,19 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
                   continue
                 }
                 const h = record.height
-                if (source.unit === "height" && (h < a || h >= b))
-                  return yield* new IndexerPagingError({ endpoint: source.endpoint, key: page.key, message: `height ${h} is outside the shard ${a}..${b - 1}` })
+                if (page.heights && (h < page.heights[0] || h >= page.heights[1]))
+                  return yield* new IndexerPagingError({ endpoint: source.endpoint, key: page.key, message: `height ${h} is outside the shard ${page.heights[0]}..${page.heights[1] - 1}` })
                 for (let t = 0; t < targets.length; t++) {
                   const d = targets[t]
                   const rows = record.rows[t]
                   for (const row of rows) {
                     const height = Number(row[d.heightColumn])
-                    const bucket = Math.floor(height / bucketWidth) * bucketWidth
-                    const key = `${d.name}/${bucket}`
-                    let w = writers.byKey.get(key)
-                    if (!w) {
-                      w = { writer: yield* sink.openWriter(d.columns, d.sortKey), dataset: d, bucket, part: 0 }
-                      writers.byKey.set(key, w)
-                    }
+                    const last = current[t]
+                    const w = last && height >= last.bucket && height < last.bucket + bucketWidth ? last : yield* writerFor(t, height)
                     w.writer.append(row)
-                    const spanKey = d.name + `height_bucket=${bucket}`
-                    const s = spans.get(spanKey)
-                    spans.set(spanKey, s ? [Math.min(s[0], height), Math.max(s[1], height)] : [height, height])
-                    if (w.writer.stagedBytes() > flushBytes) yield* flush(key)
+                    if (height < w.minHeight) w.minHeight = height
+                    if (height > w.maxHeight) w.maxHeight = height
+                    if (w.writer.stagedBytes() > flushBytes) yield* flush(w)
                   }
                   totals.get(d.name)!.rows += rows.length
                   observer.rows?.(d.name, rows.length)
@@ -372,24 +385,22 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
               const page = decodePage(raw.bytes, source, targets)
               if (page._tag === "Truncated") return Effect.fail(new IndexerTruncatedBody({ url: raw.url, bytes: page.bytes }))
               if (page._tag === "BadEnvelope") return Effect.fail(new IndexerDecodeError({ endpoint: source.endpoint, key, path: page.issue.path, message: page.issue.message }))
-              return Effect.succeed({ key, nextKey: page.nextKey, count: page.records.length, records: page.records })
+              return Effect.succeed({ key, nextKey: page.nextKey, count: page.records.length, records: page.records, heights: source.unit === "height" ? [a, b] : undefined })
             })
           }
+          // the first page by a constructed height cursor (blocks) or by offset (positions), then
+          // the cursor; the next page is requested while this one is written
           const first =
             source.unit === "height"
               ? { key: b64(JSON.stringify({ height: a - 1 })), limit: Math.min(pageSize, b - a), reverse: false }
               : { offset: a, limit: Math.min(pageSize, b - a), reverse: false }
+          const pages = cursorWalk(source.endpoint, fetchDecoded, { first, maxRows: b - a }).pipe(Stream.buffer({ capacity: 1 }))
           let seen = 0
-          yield* cursorWalk(source.endpoint, fetchDecoded, { first, maxRows: b - a }).pipe(
-            // the next page is requested while this one is written, so per-page work never adds
-            // to the latency a shard waits on (at most two pages per shard are held)
-            Stream.buffer({ capacity: 1 }),
-            Stream.runForEach((page) =>
-              Effect.suspend(() => {
-                seen += page.count
-                return consume(page)
-              })
-            )
+          yield* Stream.runForEach(pages, (page) =>
+            Effect.suspend(() => {
+              seen += page.count
+              return consume(page)
+            })
           )
           if (seen !== b - a)
             return yield* new IndexerPagingError({
@@ -397,7 +408,7 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
               key: null,
               message: `expected ${b - a} rows for ${source.unit}s ${a}..${b - 1}, the listing ended after ${seen}`
             })
-          for (const key of writers.byKey.keys()) yield* flush(key)
+          for (const w of writers.byKey.values()) yield* flush(w)
           // the commit: pending files renamed into place, then the manifest; not interruptible, so
           // a stop (Ctrl-C) lands before or after it, never between a visible file and its entry
           yield* Effect.uninterruptible(
