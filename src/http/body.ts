@@ -1,5 +1,5 @@
 /**
- * Response bodies to strings. Indexer pages are megabytes of almost always pure-ASCII JSON, and
+ * Response bodies to strings. Many bodies are pure-ASCII JSON, and
  * decoding ASCII as latin1 is a copy where UTF-8 decoding is a scan: measured ~3 µs against
  * ~11 µs per 2.8 KB tx (bench/RESULTS.md). Bodies with any non-ASCII byte are decoded as UTF-8.
  */

@@ -1,0 +1,75 @@
+/**
+ * decodePage reads pages as latin1 and re-decodes only the strings with high bytes: its rows must
+ * equal a plain UTF-8 decode + JSON.parse + toRows, whatever the page holds (ASCII only, UTF-8
+ * text of 2, 3 and 4 bytes per char, JSON escapes of U+0080..U+00FF, a cut body).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { blocks } from "../src/datasets/blocks.js"
+import { txs } from "../src/datasets/txs.js"
+import type { AppendDataset } from "../src/engine/Dataset.js"
+import { decodePage, isInvalid } from "../src/engine/pageDecode.js"
+import { startDevnet, type Devnet } from "../src/devnet/index.js"
+
+let devnet: Devnet
+let txPage: string
+let blockPage: string
+beforeAll(async () => {
+  devnet = await startDevnet({ seed: 21, blocks: 60 })
+  txPage = await (await fetch(`${devnet.indexerUrl}/indexer/tx/v1/txs?pagination.limit=200&pagination.reverse=false`)).text()
+  blockPage = await (await fetch(`${devnet.indexerUrl}/indexer/block/v1/blocks?pagination.limit=60&pagination.reverse=false`)).text()
+})
+afterAll(() => devnet.stop())
+
+const bytesOf = (text: string) => {
+  const b = Buffer.from(text, "utf8")
+  return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer
+}
+/** The reference: UTF-8 decode, JSON.parse, the dataset's own toRows. */
+const expectedRows = (text: string, d: AppendDataset) => (JSON.parse(text)[d.source.arrayKey] as Array<unknown>).flatMap((r) => d.toRows(r))
+const decodedRows = (text: string, d: AppendDataset) => {
+  const page = decodePage(bytesOf(text), d.source, [d])
+  if (page._tag !== "Page") throw new Error(`not a page: ${page._tag}`)
+  return page.records.flatMap((r) => (isInvalid(r) ? [] : r.rows[0]))
+}
+
+describe("decodePage", () => {
+  it("the devnet's pages (non-ASCII memos and monikers) decode to the same rows as UTF-8", () => {
+    expect(/[^\x00-\x7f]/.test(txPage)).toBe(true)
+    expect(decodedRows(txPage, txs)).toEqual(expectedRows(txPage, txs))
+    expect(decodedRows(blockPage, blocks)).toEqual(expectedRows(blockPage, blocks))
+  })
+
+  it("2-, 3- and 4-byte UTF-8, escapes of U+0080..U+00FF and ASCII-only pages all decode exactly", () => {
+    const first = (JSON.parse(txPage) as { txs: Array<{ tx: { body: { memo: string } } }> }).txs.length
+    expect(first).toBeGreaterThan(2)
+    const withMemo = (memo: string, raw?: string) =>
+      txPage.replace(/"memo":"(?:[^"\\]|\\.)*"/, raw !== undefined ? `"memo":"${raw}"` : `"memo":${JSON.stringify(memo)}`)
+    for (const memo of ["café Ünïcode", "✓ ok ✓", "🚀 to the moon 🌕", "mixed é ✓ 🚀 \\ \" \u2028"]) {
+      const page = withMemo(memo)
+      const rows = decodedRows(page, txs)
+      expect(rows).toEqual(expectedRows(page, txs))
+      expect(rows.some((r) => r[10] === memo)).toBe(true)
+    }
+    // a JSON escape of a latin1-range char next to raw UTF-8: decoded as UTF-8 up front
+    const escaped = withMemo("", "caf\\u00e9 ✓")
+    expect(decodedRows(escaped, txs)).toEqual(expectedRows(escaped, txs))
+    expect(decodedRows(escaped, txs).some((r) => r[10] === "café ✓")).toBe(true)
+    const ascii = txPage.replace(/[^\x00-\x7f]/g, "?")
+    expect(decodedRows(ascii, txs)).toEqual(expectedRows(ascii, txs))
+  })
+
+  it("an invalid record keeps its text, a cut body is Truncated, a page without its array is BadEnvelope", () => {
+    const bad = txPage.replace(/"height":"(\d+)"/, '"height":"é$1"')
+    const page = decodePage(bytesOf(bad), txs.source, [txs])
+    if (page._tag !== "Page") throw new Error(page._tag)
+    const invalid = page.records.find(isInvalid)!
+    expect(invalid.issue.path).toBe("height")
+    expect(invalid.issue.message).toContain("é")
+    expect(JSON.stringify(invalid.record)).toContain('"height":"é')
+    expect(decodePage(bytesOf(txPage.slice(0, txPage.length / 2)), txs.source, [txs])._tag).toBe("Truncated")
+    expect(decodePage(bytesOf('{"items":[],"pagination":{"next_key":null,"total":"0"}}'), txs.source, [txs])).toEqual({
+      _tag: "BadEnvelope",
+      issue: { path: "txs", message: "is missing or not an array" }
+    })
+  })
+})
