@@ -48,9 +48,16 @@ const validatePagination = compileValidator(Pagination)
  * bench/RESULTS.md). JSON escapes of U+0080..U+00FF would read the same as raw bytes after
  * parsing, so a page holding one is decoded as UTF-8 up front.
  */
-const ESCAPED_HIGH_LATIN1 = /\\u00[89a-fA-F][0-9a-fA-F]/
-const HIGH_BYTE = /[\x80-\xff]/
-const restoreString = (s: string): string => (HIGH_BYTE.test(s) ? Buffer.from(s, "latin1").toString("utf8") : s)
+/** whether the text holds a JSON escape \u0080..\u00ff (indexOf is far faster than a regex over a page) */
+const hasEscapedHighLatin1 = (text: string): boolean => {
+  for (let i = text.indexOf("\\u00"); i >= 0; i = text.indexOf("\\u00", i + 4)) {
+    const c = text.charCodeAt(i + 4)
+    if ((c >= 56 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70)) return true // 8-9, a-f, A-F
+  }
+  return false
+}
+/** a latin1-read string has a byte >= 0x80 iff its UTF-8 length exceeds its length (a native count: ~30× a regex) */
+const restoreString = (s: string): string => (Buffer.byteLength(s, "utf8") !== s.length ? Buffer.from(s, "latin1").toString("utf8") : s)
 const restoreDeep = (v: unknown): unknown =>
   typeof v === "string"
     ? restoreString(v)
@@ -59,14 +66,20 @@ const restoreDeep = (v: unknown): unknown =>
       : typeof v === "object" && v !== null
         ? Object.fromEntries(Object.entries(v).map(([k, x]) => [restoreString(k), restoreDeep(x)]))
         : v
-const restoreRow = (row: Row): Row => row.map((v) => (typeof v === "string" ? restoreString(v) : v))
+/** in place: the rows are the decoder's own */
+const restoreRow = (row: Row): void => {
+  for (let i = 0; i < row.length; i++) {
+    const v = row[i]
+    if (typeof v === "string") row[i] = restoreString(v)
+  }
+}
 
 /** The page's text, and whether its strings still need `restore…` (read as latin1 with high bytes). */
 const pageText = (bytes: ArrayBuffer): { readonly text: string; readonly latin1: boolean } => {
   const buffer = Buffer.from(bytes)
   if (isAscii(buffer)) return { text: buffer.toString("latin1"), latin1: false }
   const text = buffer.toString("latin1")
-  return ESCAPED_HIGH_LATIN1.test(text) ? { text: decodeBody(bytes), latin1: false } : { text, latin1: true }
+  return hasEscapedHighLatin1(text) ? { text: decodeBody(bytes), latin1: false } : { text, latin1: true }
 }
 
 export const decodePage = (bytes: ArrayBuffer, source: AppendSource, datasets: ReadonlyArray<AppendDataset>): DecodedPage => {
@@ -88,7 +101,8 @@ export const decodePage = (bytes: ArrayBuffer, source: AppendSource, datasets: R
     if (issue)
       return latin1 ? { issue: { path: restoreString(issue.path), message: restoreString(issue.message) }, record: restoreDeep(record) } : { issue, record }
     const rows = datasets.map((d) => d.toRows(record))
-    return { height: source.heightOf(record), rows: latin1 ? rows.map((forDataset) => forDataset.map(restoreRow)) : rows }
+    if (latin1) for (const forDataset of rows) for (const row of forDataset) restoreRow(row)
+    return { height: source.heightOf(record), rows }
   })
   const nextKey = latin1 && pagination.next_key !== null ? restoreString(pagination.next_key) : pagination.next_key
   return { _tag: "Page", nextKey, total: pagination.total, records }
