@@ -6,7 +6,10 @@
  * limits: height sources (blocks) by height range, with a constructed {"height": a-1} cursor for
  * the first page; position sources (the tx families) by row position, first page by offset, then
  * the cursor, stopping after the shard's row count (sequences are contiguous, and the chain never
- * rewrites history). Each shard writes one file per height bucket it touches (more when a file
+ * rewrites history). Shards come in a multiple of `concurrency`, of equal size, so that no worker
+ * idles while the last shards finish; pages are decoded from bytes in one step (pageDecode.ts)
+ * and the next page is requested while one is written. Each shard writes one file per height
+ * bucket it touches (more when a file
  * grows past `flushBytes`) and commits them with the range they complete, so a rerun resumes
  * exactly where committed data ends, with no duplicates. Snapshot datasets read offset-paged
  * lists at a watermark, drop duplicate keys, and re-read when the watermark moved under them.
