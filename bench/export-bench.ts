@@ -24,7 +24,7 @@ import { runExport } from "../src/engine/export.js"
 const TXS = Number(process.env.BENCH_TXS ?? 1_000_000)
 /** which parts to run: "throughput", "sharding" or both (default) */
 const PARTS = (process.env.BENCH_PARTS ?? "throughput,sharding").split(",")
-const PAGE = 1000
+const PAGE = Number(process.env.BENCH_PAGE ?? 1000)
 const CONCURRENCY = 8
 
 const startDevnetProcess = (args: Array<string>): Promise<{ child: ChildProcess; url: string }> =>

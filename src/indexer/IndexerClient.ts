@@ -4,9 +4,10 @@
  * page, `msgs` as repeated params, path segments URL-encoded, limit checked against 1..1000.
  * Every request goes through the shared RequestLimiter and the retry schedule.
  */
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "@effect/platform"
 import { Context, Effect, Either, Layer, Schema } from "effect"
 import { decodeBody } from "../http/body.js"
+import { fetchBytes, untracedHttpClient } from "../http/transport.js"
 import { RequestLimiter } from "../http/RequestLimiter.js"
 import { DEFAULT_RETRY, parseRetryAfter, retrySchedule, type RetryPolicy } from "../http/retry.js"
 import { decodeWithPath } from "../schema-path.js"
@@ -77,9 +78,7 @@ const seg = (s: string | number) => encodeURIComponent(String(s))
 
 export const makeIndexerClient = (config: IndexerClientConfig) =>
   Effect.gen(function* () {
-    // no span per request: nothing here exports traces, and span bookkeeping measured ~40% of
-    // the client's per-request CPU (bench/RESULTS.md)
-    const http = HttpClient.withTracerDisabledWhen(yield* HttpClient.HttpClient, () => true)
+    const http = yield* untracedHttpClient
     const limiter = yield* RequestLimiter
     const policy = config.retry ?? DEFAULT_RETRY
     const baseUrl = config.baseUrl.replace(/\/+$/, "")
@@ -97,17 +96,15 @@ export const makeIndexerClient = (config: IndexerClientConfig) =>
 
     /** One GET with timeout and classified failures; no retry (callers wrap it once). */
     const fetchOnce = (endpoint: string, url: string): Effect.Effect<RawBytes, IndexerError> =>
-      Effect.gen(function* () {
-        const res = yield* http.execute(HttpClientRequest.get(url)).pipe(
-          Effect.mapError((e) => new IndexerNetworkError({ url, reason: e.message }))
-        )
-        const bytes = yield* res.arrayBuffer.pipe(Effect.mapError((e) => new IndexerNetworkError({ url, reason: `body cut short: ${e.message}` })))
-        if (res.status < 200 || res.status >= 300)
-          return yield* new IndexerHttpError({ status: res.status, body: decodeBody(bytes), url, retryAfterMs: parseRetryAfter(res.headers["retry-after"]) })
-        return { url, endpoint, bytes }
+      fetchBytes(http, HttpClientRequest.get(url), policy.timeoutMs, {
+        network: (reason): IndexerError => new IndexerNetworkError({ url, reason }),
+        timeout: (): IndexerError => new IndexerTimeout({ url, timeoutMs: policy.timeoutMs })
       }).pipe(
-        Effect.scoped,
-        Effect.timeoutFail({ duration: policy.timeoutMs, onTimeout: () => new IndexerTimeout({ url, timeoutMs: policy.timeoutMs }) })
+        Effect.flatMap((res) =>
+          res.status < 200 || res.status >= 300
+            ? Effect.fail(new IndexerHttpError({ status: res.status, body: decodeBody(res.bytes), url, retryAfterMs: parseRetryAfter(res.headers["retry-after"]) }))
+            : Effect.succeed({ url, endpoint, bytes: res.bytes })
+        )
       )
 
     /** Runs one attempt under the shared limits, retrying transient failures by the policy. */

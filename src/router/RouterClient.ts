@@ -7,9 +7,10 @@
  *     router already took counts as done);
  *  3. address_list is built from the route's required_chain_addresses.
  */
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "@effect/platform"
 import { Context, Effect, Either, Layer, Schema } from "effect"
 import { decodeBody } from "../http/body.js"
+import { fetchBytes, untracedHttpClient } from "../http/transport.js"
 import { RequestLimiter } from "../http/RequestLimiter.js"
 import { DEFAULT_RETRY, parseRetryAfter, retrySchedule, type RetryPolicy } from "../http/retry.js"
 import { decodeWithPath } from "../schema-path.js"
@@ -43,9 +44,7 @@ type Json = Record<string, unknown>
 
 export const makeRouterClient = (config: RouterClientConfig) =>
   Effect.gen(function* () {
-    // no span per request: nothing here exports traces, and span bookkeeping measured ~40% of
-    // the client's per-request CPU (bench/RESULTS.md)
-    const http = HttpClient.withTracerDisabledWhen(yield* HttpClient.HttpClient, () => true)
+    const http = yield* untracedHttpClient
     const limiter = yield* RequestLimiter
     const policy = config.retry ?? DEFAULT_RETRY
     const baseUrl = config.baseUrl.replace(/\/+$/, "")
@@ -54,9 +53,13 @@ export const makeRouterClient = (config: RouterClientConfig) =>
     /** One request: parsed JSON on 2xx; JSON error bodies become tagged errors. */
     const once = (endpoint: string, request: HttpClientRequest.HttpClientRequest): Effect.Effect<unknown, RouterError> => {
       const url = request.url
+      const transport = fetchBytes(http, request, policy.timeoutMs, {
+        network: (reason): RouterError => new RouterNetworkError({ url, reason }),
+        timeout: (): RouterError => new RouterTimeout({ url, timeoutMs: policy.timeoutMs })
+      })
       return Effect.gen(function* () {
-        const res = yield* http.execute(request).pipe(Effect.mapError((e) => new RouterNetworkError({ url, reason: e.message })))
-        const text = decodeBody(yield* res.arrayBuffer.pipe(Effect.mapError((e) => new RouterNetworkError({ url, reason: `body cut short: ${e.message}` }))))
+        const res = yield* transport
+        const text = decodeBody(res.bytes)
         let json: unknown
         try {
           json = JSON.parse(text)
@@ -73,10 +76,7 @@ export const makeRouterClient = (config: RouterClientConfig) =>
         if (endpoint === "route" && (code === 12 || (res.status === 404 && code === 5 && /route/i.test(message))))
           return yield* new NoRouteError({ message, status: res.status })
         return yield* new RouterHttpError({ status: res.status, url, code, body: message, retryAfterMs: parseRetryAfter(res.headers["retry-after"]) })
-      }).pipe(
-        Effect.scoped,
-        Effect.timeoutFail({ duration: policy.timeoutMs, onTimeout: () => new RouterTimeout({ url, timeoutMs: policy.timeoutMs }) })
-      )
+      })
     }
 
     const call = <A, I>(schema: Schema.Schema<A, I>, endpoint: string, request: HttpClientRequest.HttpClientRequest, retry = true) =>
