@@ -8,6 +8,7 @@
  *    sequential cursor walk (concurrency 1), same data, same page size.
  *
  *   BENCH_TXS=1000000 npm run bench     (default 1,000,000 txs; results go to bench/RESULTS.md by hand)
+ *   BENCH_PAGE (default 1000), BENCH_SHARD_BLOCKS (default 30000), BENCH_PARTS=throughput|sharding
  */
 import { spawn, type ChildProcess } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
