@@ -9,7 +9,6 @@
  */
 import { Buffer, isAscii } from "node:buffer"
 import { compileValidator } from "./fastValidate.js"
-import { decodeBody } from "../http/body.js"
 import { Pagination } from "../indexer/schemas.js"
 import type { FieldIssue } from "../schema-path.js"
 import type { AppendDataset, AppendSource, Row } from "./Dataset.js"
@@ -79,7 +78,7 @@ const pageText = (bytes: ArrayBuffer): { readonly text: string; readonly latin1:
   const buffer = Buffer.from(bytes)
   if (isAscii(buffer)) return { text: buffer.toString("latin1"), latin1: false }
   const text = buffer.toString("latin1")
-  return hasEscapedHighLatin1(text) ? { text: decodeBody(bytes), latin1: false } : { text, latin1: true }
+  return hasEscapedHighLatin1(text) ? { text: buffer.toString("utf8"), latin1: false } : { text, latin1: true }
 }
 
 export const decodePage = (bytes: ArrayBuffer, source: AppendSource, datasets: ReadonlyArray<AppendDataset>): DecodedPage => {

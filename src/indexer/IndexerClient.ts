@@ -46,13 +46,6 @@ export interface RawBytes {
   readonly bytes: ArrayBuffer
 }
 
-/** A fetched body as text. */
-export interface RawResponse {
-  readonly url: string
-  readonly endpoint: string
-  readonly body: string
-}
-
 export interface IndexerClientConfig {
   readonly baseUrl: string
   readonly retry?: RetryPolicy
@@ -118,10 +111,6 @@ export const makeIndexerClient = (config: IndexerClientConfig) =>
     const getWith = <A>(endpoint: string, path: string, query: Query | undefined, decode: (raw: RawBytes) => Effect.Effect<A, IndexerError>): Effect.Effect<A, IndexerError> =>
       withRetries(fetchOnce(endpoint, buildUrl(path, query)).pipe(Effect.flatMap(decode)))
 
-    /** GET returning the body text. */
-    const getText = (endpoint: string, path: string, query?: Query): Effect.Effect<RawResponse, IndexerError> =>
-      getWith(endpoint, path, query, (raw) => Effect.succeed({ url: raw.url, endpoint, body: decodeBody(raw.bytes) }))
-
     /** GET and JSON-parse; a parse failure is a truncated body, retried with the request. */
     const getJson = (endpoint: string, path: string, query?: Query): Effect.Effect<unknown, IndexerError> =>
       getWith(endpoint, path, query, (raw) =>
@@ -145,7 +134,6 @@ export const makeIndexerClient = (config: IndexerClientConfig) =>
     return {
       baseUrl,
       getWith,
-      getText,
       getJson,
       pageQuery,
       buildUrl,
