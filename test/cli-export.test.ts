@@ -1,19 +1,14 @@
 /** `chain-lake export` as a user runs it: defaults, dry run, and one-line errors. */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { existsSync, readdirSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { runCli } from "./support/cli.js"
+import { tempDirs } from "./support/tmp.js"
 
 let devnet: Devnet
 let closedPort = 0
-const dirs: Array<string> = []
-const tmp = () => {
-  const d = mkdtempSync(join(tmpdir(), "chain-lake-cli-"))
-  dirs.push(d)
-  return d
-}
+const { make: tmp, removeAll: removeTmpDirs } = tempDirs("chain-lake-cli-")
 beforeAll(async () => {
   devnet = await startDevnet({ seed: 4, blocks: 200 })
   // a port nothing listens on
@@ -25,7 +20,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await devnet.stop()
-  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+  removeTmpDirs()
 })
 
 describe("chain-lake export", () => {

@@ -1,21 +1,16 @@
 /** `chain-lake query` and `chain-lake catalog` as a user runs them, and the catalog from another DuckDB client. */
 import { execFileSync } from "node:child_process"
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { runCli } from "./support/cli.js"
 import { queryLake } from "./support/lake.js"
+import { tempDirs } from "./support/tmp.js"
 
 let devnet: Devnet
 let data: string
-const dirs: Array<string> = []
-const tmp = () => {
-  const d = mkdtempSync(join(tmpdir(), "chain-lake-q-"))
-  dirs.push(d)
-  return d
-}
+const { make: tmp, removeAll: removeTmpDirs } = tempDirs("chain-lake-q-")
 beforeAll(async () => {
   devnet = await startDevnet({ seed: 19, blocks: 150 })
   data = tmp()
@@ -24,7 +19,7 @@ beforeAll(async () => {
 }, 120_000)
 afterAll(async () => {
   await devnet.stop()
-  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+  removeTmpDirs()
 })
 
 describe("chain-lake query", () => {

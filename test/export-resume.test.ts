@@ -2,31 +2,26 @@
  * Killing `chain-lake export` (SIGKILL, no clean-up) at random points and rerunning gives the
  * same rows as an uninterrupted run: no partial file is visible, no row is duplicated.
  */
-import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { spawn } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { BIN, runCli } from "./support/cli.js"
 import { dumpLake } from "./support/lake.js"
+import { tempDirs } from "./support/tmp.js"
 
 const DATASETS = ["blocks", "txs", "evm_txs", "evm_logs", "evm_internal_txs", "nft_collections", "nft_tokens"]
 const args = (url: string, out: string) => ["export", "--indexer-url", url, "--out", out, "--datasets", DATASETS.join(","), "--page-size", "40", "--concurrency", "4"]
 
 let devnet: Devnet
-const dirs: Array<string> = []
-const tmp = () => {
-  const d = mkdtempSync(join(tmpdir(), "chain-lake-resume-"))
-  dirs.push(d)
-  return d
-}
+const { make: tmp, removeAll: removeTmpDirs } = tempDirs("chain-lake-resume-")
 beforeAll(async () => {
   devnet = await startDevnet({ seed: 13, blocks: 500, latencyMs: 8 })
 })
 afterAll(async () => {
   await devnet.stop()
-  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+  removeTmpDirs()
 })
 
 const allFiles = (dir: string): Array<string> =>

@@ -1,26 +1,19 @@
 /** `chain-lake export --follow`: keeps a growing chain's datasets fresh, in committed increments, and stops cleanly. */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { spawn } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { BIN, runCli } from "./support/cli.js"
 import { queryLake, scan } from "./support/lake.js"
+import { tempDirs } from "./support/tmp.js"
 
 let devnet: Devnet
-const dirs: Array<string> = []
-const tmp = () => {
-  const d = mkdtempSync(join(tmpdir(), "chain-lake-follow-"))
-  dirs.push(d)
-  return d
-}
+const { make: tmp, removeAll: removeTmpDirs } = tempDirs("chain-lake-follow-")
 beforeAll(async () => {
   devnet = await startDevnet({ seed: 59, blocks: 100, blockTimeMs: 40 })
 })
 afterAll(async () => {
   await devnet.stop()
-  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+  removeTmpDirs()
 })
 
 describe("export --follow", () => {

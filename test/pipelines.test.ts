@@ -1,24 +1,19 @@
 /** `chain-lake run`: a pipeline once, on a cron schedule, and never two runs on one folder at a time. */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { runCli } from "./support/cli.js"
+import { tempDirs } from "./support/tmp.js"
 
 let devnet: Devnet
-const dirs: Array<string> = []
-const tmp = () => {
-  const d = mkdtempSync(join(tmpdir(), "chain-lake-run-"))
-  dirs.push(d)
-  return d
-}
+const { make: tmp, removeAll: removeTmpDirs } = tempDirs("chain-lake-run-")
 beforeAll(async () => {
   devnet = await startDevnet({ seed: 61, blocks: 150 })
 })
 afterAll(async () => {
   await devnet.stop()
-  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+  removeTmpDirs()
 })
 
 const urls = () => ["--indexer-url", devnet.indexerUrl, "--router-url", devnet.routerUrl]

@@ -4,8 +4,7 @@
  * amount ladder; bad plans and flags fail with one line.
  */
 import { Effect } from "effect"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Layer } from "effect"
@@ -21,20 +20,16 @@ import { layerRouterClient } from "../src/router/RouterClient.js"
 import { loadPlan, sampleRoutes } from "../src/router/sampler.js"
 import { runCli } from "./support/cli.js"
 import { queryLake, scan } from "./support/lake.js"
+import { tempDirs } from "./support/tmp.js"
 
-const dirs: Array<string> = []
-const tmp = () => {
-  const d = mkdtempSync(join(tmpdir(), "chain-lake-rq-"))
-  dirs.push(d)
-  return d
-}
+const { make: tmp, removeAll: removeTmpDirs } = tempDirs("chain-lake-rq-")
 let devnet: Devnet
 beforeAll(async () => {
   devnet = await startDevnet({ seed: 37, blocks: 10 })
 })
 afterAll(async () => {
   await devnet.stop()
-  for (const d of dirs) rmSync(d, { recursive: true, force: true })
+  removeTmpDirs()
 })
 
 const sample = (routerUrl: string, out: string, rounds = 1) =>
