@@ -7,11 +7,11 @@
  * the first page; position sources (the tx families) by row position, first page by offset, then
  * the cursor, stopping after the shard's row count (sequences are contiguous, and the chain never
  * rewrites history). Shards come in a multiple of `concurrency`, of equal size, so that no worker
- * idles while the last shards finish; pages are decoded from bytes in one step (pageDecode.ts)
- * and the next page is requested while one is written. Each shard writes one file per height
- * bucket it touches (more when a file
- * grows past `flushBytes`) and commits them with the range they complete, so a rerun resumes
- * exactly where committed data ends, with no duplicates. Snapshot datasets read offset-paged
+ * idles while the last shards finish; a page is parsed when it arrives and each record decoded
+ * just before its rows are appended (pageDecode.ts), so rows never outlive their page. Each
+ * shard writes one file per height bucket it touches (more when a file grows past `flushBytes`)
+ * and commits them with the range they complete, so a rerun resumes exactly where committed data
+ * ends, with no duplicates. Snapshot datasets read offset-paged
  * lists at a watermark, drop duplicate keys, and re-read when the watermark moved under them.
  */
 import { appendFile, mkdir, rename } from "node:fs/promises"
@@ -24,7 +24,7 @@ import type { Status } from "../indexer/schemas.js"
 import { Checkpoints, type CheckpointError, type CommittedFile } from "./Checkpoints.js"
 import type { AppendDataset, AppendSource, Dataset, Row, SnapshotDataset, Watermark } from "./Dataset.js"
 import { ParquetSink, type ParquetWriter, type SinkError } from "./ParquetSink.js"
-import { decodePage, isInvalid, type DecodedRecord, type InvalidRecord } from "./pageDecode.js"
+import { decodeRecord, isInvalid, parsePage, type ParsedPage } from "./pageDecode.js"
 import { covers, normalize, split, subtract, total as rangeTotal, type Range } from "./RangeSet.js"
 
 export class ExportError extends Data.TaggedError("ExportError")<{ readonly message: string }> {}
@@ -94,13 +94,6 @@ export interface ExportReport {
 
 type Env = IndexerClient | ParquetSink | Checkpoints
 type Failure = IndexerError | SinkError | CheckpointError | ExportError
-
-/** A page of an append-only source as the shards consume it: decoded, records checked, rows made. */
-interface DecodedListPage extends PageInfo {
-  readonly records: ReadonlyArray<DecodedRecord | InvalidRecord>
-  /** the heights [from, to) its records must fall in (height shards) */
-  readonly heights?: Range
-}
 
 const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64")
 
@@ -349,20 +342,38 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
               current[t] = w
               return w
             })
-          const consume = (page: DecodedListPage) =>
+          // a page is fetched as bytes and parsed in one step; a body that is not JSON is a
+          // truncated response, retried like one
+          const fetchParsed = (request: PageRequest) =>
+            indexer.getWith(source.endpoint, source.path, indexer.pageQuery(request), (raw) => {
+              const page = parsePage(raw.bytes, source)
+              if (page._tag === "Truncated") return Effect.fail(new IndexerTruncatedBody({ url: raw.url, bytes: page.bytes }))
+              if (page._tag === "BadEnvelope") return Effect.fail(new IndexerDecodeError({ endpoint: source.endpoint, key: request.key ?? null, path: page.issue.path, message: page.issue.message }))
+              return Effect.succeed(page)
+            })
+          /*
+           * Each record is decoded just before its rows are appended, in the step that parsed the
+           * page: rows and the parsed page die young, so the GC's scavenges find little alive
+           * (a page decoded whole and waiting for the writer cost ~2 µs per row in scavenges).
+           * Only a new bucket's writer, a flush and quarantine wait (slow paths, a few per file).
+           */
+          const ingest = (page: Extract<ParsedPage, { _tag: "Page" }>, key: string | null) =>
             Effect.gen(function* () {
-              for (let i = 0; i < page.records.length; i++) {
-                const record = page.records[i]
+              const flushes = new Set<ShardWriter>()
+              for (let i = 0; i < page.items.length; i++) {
+                const record = decodeRecord(page.items[i], page.latin1, source, targets)
+                // the parsed record is not needed past here: let the GC have it mid-page
+                ;(page.items as Array<unknown>)[i] = undefined
                 if (isInvalid(record)) {
                   const { issue } = record
-                  const err = new IndexerDecodeError({ endpoint: source.endpoint, key: page.key, path: `${source.arrayKey}[${i}]${issue.path ? (issue.path.startsWith("[") ? "" : ".") + issue.path : ""}`, message: issue.message })
+                  const err = new IndexerDecodeError({ endpoint: source.endpoint, key, path: `${source.arrayKey}[${i}]${issue.path ? (issue.path.startsWith("[") ? "" : ".") + issue.path : ""}`, message: issue.message })
                   if (onInvalid === "fail") return yield* err
                   yield* quarantine(source, err, record.record)
                   continue
                 }
                 const h = record.height
-                if (page.heights && (h < page.heights[0] || h >= page.heights[1]))
-                  return yield* new IndexerPagingError({ endpoint: source.endpoint, key: page.key, message: `height ${h} is outside the shard ${page.heights[0]}..${page.heights[1] - 1}` })
+                if (source.unit === "height" && (h < a || h >= b))
+                  return yield* new IndexerPagingError({ endpoint: source.endpoint, key, message: `height ${h} is outside the shard ${a}..${b - 1}` })
                 for (let t = 0; t < targets.length; t++) {
                   const d = targets[t]
                   const rows = record.rows[t]
@@ -373,36 +384,32 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
                     w.writer.append(row)
                     if (height < w.minHeight) w.minHeight = height
                     if (height > w.maxHeight) w.maxHeight = height
-                    if (w.writer.stagedBytes() > flushBytes) yield* flush(w)
+                    if (w.writer.stagedBytes() > flushBytes) flushes.add(w)
                   }
                   totals.get(d.name)!.rows += rows.length
                   observer.rows?.(d.name, rows.length)
                 }
               }
+              // after the page: a writer may pass flushBytes by at most one page
+              for (const w of flushes) yield* flush(w)
             })
-          // a page is fetched as bytes and decoded in one step (pageDecode.ts); a body that is
-          // not JSON is a truncated response, retried like one
-          const fetchDecoded = (request: PageRequest) => {
-            const key = request.key ?? null
-            return indexer.getWith(source.endpoint, source.path, indexer.pageQuery(request), (raw): Effect.Effect<DecodedListPage, IndexerError> => {
-              const page = decodePage(raw.bytes, source, targets)
-              if (page._tag === "Truncated") return Effect.fail(new IndexerTruncatedBody({ url: raw.url, bytes: page.bytes }))
-              if (page._tag === "BadEnvelope") return Effect.fail(new IndexerDecodeError({ endpoint: source.endpoint, key, path: page.issue.path, message: page.issue.message }))
-              return Effect.succeed({ key, nextKey: page.nextKey, count: page.records.length, records: page.records, heights: source.unit === "height" ? [a, b] : undefined })
-            })
-          }
           // the first page by a constructed height cursor (blocks) or by offset (positions), then
-          // the cursor; the next page is requested while this one is written
+          // the cursor
           const first =
             source.unit === "height"
               ? { key: b64(JSON.stringify({ height: a - 1 })), limit: Math.min(pageSize, b - a), reverse: false }
               : { offset: a, limit: Math.min(pageSize, b - a), reverse: false }
-          const pages = cursorWalk(source.endpoint, fetchDecoded, { first, maxRows: b - a }).pipe(Stream.buffer({ capacity: 1 }))
+          const fetchAndWrite = (request: PageRequest): Effect.Effect<PageInfo, Failure> =>
+            fetchParsed(request).pipe(
+              Effect.flatMap((page) => {
+                const key = request.key ?? null
+                return ingest(page, key).pipe(Effect.as({ key, nextKey: page.nextKey, count: page.items.length }))
+              })
+            )
           let seen = 0
-          yield* Stream.runForEach(pages, (page) =>
-            Effect.suspend(() => {
+          yield* Stream.runForEach(cursorWalk(source.endpoint, fetchAndWrite, { first, maxRows: b - a }), (page) =>
+            Effect.sync(() => {
               seen += page.count
-              return consume(page)
             })
           )
           if (seen !== b - a)

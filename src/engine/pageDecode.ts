@@ -1,7 +1,8 @@
 /**
- * One fetched page of an append-only source, from bytes to rows: UTF-8 decoding, JSON.parse,
- * the envelope check (records array, pagination), the compiled per-record check, heights and
- * each dataset's `toRows`, in one pass over the page. Pure and synchronous.
+ * One fetched page of an append-only source, from bytes to rows: UTF-8 decoding, JSON.parse and
+ * the envelope check (records array, pagination) in `parsePage`; then per record the compiled
+ * check, its height and each dataset's `toRows` in `decodeRecord`. Pure and synchronous; the
+ * engine decodes a record just before it appends its rows, so that rows never outlive a page.
  *
  * Measured and not kept: decoding in worker threads (pages' bytes transferred, rows cloned back)
  * halved the main thread's CPU per tx but raised the process's total by ~10% (the rows are
@@ -24,6 +25,22 @@ export interface InvalidRecord {
   readonly record: unknown
 }
 
+/** A page read as far as its envelope; its records are decoded one by one with `decodeRecord`. */
+export type ParsedPage =
+  | {
+      readonly _tag: "Page"
+      readonly nextKey: string | null
+      readonly total: string
+      /** the page's records as parsed, not yet checked */
+      readonly items: ReadonlyArray<unknown>
+      /** whether strings still need re-decoding as UTF-8 (the page was read as latin1 and has high bytes) */
+      readonly latin1: boolean
+    }
+  /** not JSON: a body cut short (the request is retried) */
+  | { readonly _tag: "Truncated"; readonly bytes: number }
+  /** JSON, but not a page: no records array, or a bad pagination object */
+  | { readonly _tag: "BadEnvelope"; readonly issue: FieldIssue }
+
 export type DecodedPage =
   | {
       readonly _tag: "Page"
@@ -32,10 +49,7 @@ export type DecodedPage =
       /** one entry per record of the page, in order */
       readonly records: ReadonlyArray<DecodedRecord | InvalidRecord>
     }
-  /** not JSON: a body cut short (the request is retried) */
-  | { readonly _tag: "Truncated"; readonly bytes: number }
-  /** JSON, but not a page: no records array, or a bad pagination object */
-  | { readonly _tag: "BadEnvelope"; readonly issue: FieldIssue }
+  | Exclude<ParsedPage, { readonly _tag: "Page" }>
 
 const validatePagination = compileValidator(Pagination)
 
@@ -81,7 +95,8 @@ const pageText = (bytes: ArrayBuffer): { readonly text: string; readonly latin1:
   return hasEscapedHighLatin1(text) ? { text: buffer.toString("utf8"), latin1: false } : { text, latin1: true }
 }
 
-export const decodePage = (bytes: ArrayBuffer, source: AppendSource, datasets: ReadonlyArray<AppendDataset>): DecodedPage => {
+/** Bytes to the page's envelope: UTF-8 decoding, JSON.parse, the records array and pagination checked. */
+export const parsePage = (bytes: ArrayBuffer, source: AppendSource): ParsedPage => {
   let body: unknown
   const { text, latin1 } = pageText(bytes)
   try {
@@ -95,16 +110,24 @@ export const decodePage = (bytes: ArrayBuffer, source: AppendSource, datasets: R
   const bad = validatePagination(envelope.pagination)
   if (bad) return { _tag: "BadEnvelope", issue: { path: `pagination${bad.path ? "." + bad.path : ""}`, message: bad.message } }
   const pagination = envelope.pagination as { next_key: string | null; total: string }
-  const records = items.map((record): DecodedRecord | InvalidRecord => {
-    const issue = source.validate(record)
-    if (issue)
-      return latin1 ? { issue: { path: restoreString(issue.path), message: restoreString(issue.message) }, record: restoreDeep(record) } : { issue, record }
-    const rows = datasets.map((d) => d.toRows(record))
-    if (latin1) for (const forDataset of rows) for (const row of forDataset) restoreRow(row)
-    return { height: source.heightOf(record), rows }
-  })
   const nextKey = latin1 && pagination.next_key !== null ? restoreString(pagination.next_key) : pagination.next_key
-  return { _tag: "Page", nextKey, total: pagination.total, records }
+  return { _tag: "Page", nextKey, total: pagination.total, items, latin1 }
+}
+
+/** One record of a parsed page: its check, height and each dataset's rows (in `datasets` order). */
+export const decodeRecord = (record: unknown, latin1: boolean, source: AppendSource, datasets: ReadonlyArray<AppendDataset>): DecodedRecord | InvalidRecord => {
+  const issue = source.validate(record)
+  if (issue) return latin1 ? { issue: { path: restoreString(issue.path), message: restoreString(issue.message) }, record: restoreDeep(record) } : { issue, record }
+  const rows = datasets.map((d) => d.toRows(record))
+  if (latin1) for (const forDataset of rows) for (const row of forDataset) restoreRow(row)
+  return { height: source.heightOf(record), rows }
+}
+
+/** A whole page from bytes to rows (`parsePage`, then `decodeRecord` for each record). */
+export const decodePage = (bytes: ArrayBuffer, source: AppendSource, datasets: ReadonlyArray<AppendDataset>): DecodedPage => {
+  const page = parsePage(bytes, source)
+  if (page._tag !== "Page") return page
+  return { _tag: "Page", nextKey: page.nextKey, total: page.total, records: page.items.map((r) => decodeRecord(r, page.latin1, source, datasets)) }
 }
 
 export const isInvalid = (r: DecodedRecord | InvalidRecord): r is InvalidRecord => "issue" in r
