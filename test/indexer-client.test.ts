@@ -3,12 +3,12 @@
  * recovery from heavy transient faults, no retry on 4xx, and decode errors that name the
  * endpoint, page key and field path.
  */
-import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Either, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { layerRequestLimiter } from "../src/http/RequestLimiter.js"
 import { DEFAULT_RETRY, parseRetryAfter, retryDelayMs } from "../src/http/retry.js"
+import { layerHttpTransport } from "../src/http/transport.js"
 import { IndexerClient, layerIndexerClient } from "../src/indexer/IndexerClient.js"
 
 const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 50, timeoutMs: 1_000, maxRetries: 12 }
@@ -16,7 +16,7 @@ const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 50, timeoutMs
 const run = <A, E>(url: string, program: Effect.Effect<A, E, IndexerClient>, retry = FAST_RETRY) =>
   Effect.runPromise(
     program.pipe(
-      Effect.provide(layerIndexerClient({ baseUrl: url, retry }).pipe(Layer.provide(Layer.mergeAll(NodeHttpClient.layerUndici, layerRequestLimiter({ concurrency: 8, rps: 0 })))))
+      Effect.provide(layerIndexerClient({ baseUrl: url, retry }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(), layerRequestLimiter({ concurrency: 8, rps: 0 })))))
     )
   )
 

@@ -6,7 +6,6 @@
 import { Effect } from "effect"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { NodeHttpClient } from "@effect/platform-node"
 import { Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Analytics, layerAnalytics } from "../src/analytics/Analytics.js"
@@ -16,6 +15,7 @@ import { layerCheckpoints } from "../src/engine/Checkpoints.js"
 import { layerParquetSink } from "../src/engine/ParquetSink.js"
 import { layerRequestLimiter } from "../src/http/RequestLimiter.js"
 import { DEFAULT_RETRY } from "../src/http/retry.js"
+import { layerHttpTransport } from "../src/http/transport.js"
 import { layerRouterClient } from "../src/router/RouterClient.js"
 import { loadPlan, sampleRoutes } from "../src/router/sampler.js"
 import { runCli } from "./support/cli.js"
@@ -41,7 +41,7 @@ const sample = (routerUrl: string, out: string, rounds = 1) =>
       Effect.provide(
         Layer.mergeAll(
           layerRouterClient({ baseUrl: routerUrl, retry: { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 50, timeoutMs: 1500, maxRetries: 4 } }).pipe(
-            Layer.provide(Layer.mergeAll(NodeHttpClient.layerUndici, layerRequestLimiter({ concurrency: 8, rps: 0 })))
+            Layer.provide(Layer.mergeAll(layerHttpTransport(), layerRequestLimiter({ concurrency: 8, rps: 0 })))
           ),
           layerParquetSink(),
           layerCheckpoints(out)

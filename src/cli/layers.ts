@@ -1,14 +1,14 @@
 /** Builds the service layers the commands need from flags: HTTP (undici), limits, clients, sink. */
-import { NodeHttpClient } from "@effect/platform-node"
 import { Layer } from "effect"
 import { layerCheckpoints } from "../engine/Checkpoints.js"
 import { layerParquetSink } from "../engine/ParquetSink.js"
 import { DEFAULT_LIMITS, layerRequestLimiter, type LimiterConfig } from "../http/RequestLimiter.js"
 import { DEFAULT_RETRY, type RetryPolicy } from "../http/retry.js"
+import { layerHttpTransport } from "../http/transport.js"
 import { layerIndexerClient } from "../indexer/IndexerClient.js"
 
 export const indexerLayer = (baseUrl: string, limits: LimiterConfig = DEFAULT_LIMITS, retry: RetryPolicy = DEFAULT_RETRY) =>
-  layerIndexerClient({ baseUrl, retry }).pipe(Layer.provide(Layer.mergeAll(NodeHttpClient.layerUndici, layerRequestLimiter(limits))))
+  layerIndexerClient({ baseUrl, retry }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(), layerRequestLimiter(limits))))
 
 /** Everything `runExport` needs: the indexer client, the Parquet sink and the checkpoints of `out`. */
 export const exportLayer = (options: { indexerUrl: string; out: string; limits?: LimiterConfig; retry?: RetryPolicy }) =>

@@ -1,12 +1,12 @@
 /** `chain-lake sample-routes`: route quotes from a plan, once or on a schedule, into route_quotes. */
 import { Command, Options } from "@effect/cli"
-import { NodeHttpClient } from "@effect/platform-node"
 import { resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Console, Effect, Layer, Option } from "effect"
 import { layerCheckpoints } from "../engine/Checkpoints.js"
 import { layerParquetSink } from "../engine/ParquetSink.js"
 import { layerRequestLimiter } from "../http/RequestLimiter.js"
+import { layerHttpTransport } from "../http/transport.js"
 import { describeRouterError } from "../router/errors.js"
 import { layerRouterClient } from "../router/RouterClient.js"
 import { loadPlan, parseEvery, sampleRoutes } from "../router/sampler.js"
@@ -38,7 +38,7 @@ export const sampleCommand = Command.make(
       const asks = plan.pairs.reduce((s, p) => s + p.amounts.length, 0) * plan.variants.length
       yield* Console.error(`${asks} quotes per round (${plan.pairs.length} pairs × amounts × ${plan.variants.length} variants)${every ? `, every ${Option.getOrThrow(o.every)}` : ""}`)
       const layer = Layer.mergeAll(
-        layerRouterClient({ baseUrl: routerUrl }).pipe(Layer.provide(Layer.mergeAll(NodeHttpClient.layerUndici, layerRequestLimiter({ concurrency: o.concurrency, rps: o.rps })))),
+        layerRouterClient({ baseUrl: routerUrl }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(), layerRequestLimiter({ concurrency: o.concurrency, rps: o.rps })))),
         layerParquetSink(),
         layerCheckpoints(resolve(o.out))
       )

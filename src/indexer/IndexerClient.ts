@@ -4,10 +4,9 @@
  * page, `msgs` as repeated params, path segments URL-encoded, limit checked against 1..1000.
  * Every request goes through the shared RequestLimiter and the retry schedule.
  */
-import { HttpClientRequest } from "@effect/platform"
 import { Context, Effect, Either, Layer, Schema } from "effect"
 import { decodeBody } from "../http/body.js"
-import { fetchBytes, untracedHttpClient } from "../http/transport.js"
+import { fetchBytes, HttpTransport } from "../http/transport.js"
 import { RequestLimiter } from "../http/RequestLimiter.js"
 import { DEFAULT_RETRY, parseRetryAfter, retrySchedule, type RetryPolicy } from "../http/retry.js"
 import { decodeWithPath } from "../schema-path.js"
@@ -71,7 +70,7 @@ const seg = (s: string | number) => encodeURIComponent(String(s))
 
 export const makeIndexerClient = (config: IndexerClientConfig) =>
   Effect.gen(function* () {
-    const http = yield* untracedHttpClient
+    const http = yield* HttpTransport
     const limiter = yield* RequestLimiter
     const policy = config.retry ?? DEFAULT_RETRY
     const baseUrl = config.baseUrl.replace(/\/+$/, "")
@@ -89,7 +88,7 @@ export const makeIndexerClient = (config: IndexerClientConfig) =>
 
     /** One GET with timeout and classified failures; no retry (callers wrap it once). */
     const fetchOnce = (endpoint: string, url: string): Effect.Effect<RawBytes, IndexerError> =>
-      fetchBytes(http, HttpClientRequest.get(url), policy.timeoutMs, {
+      fetchBytes(http, { method: "GET", url }, policy.timeoutMs, {
         network: (reason): IndexerError => new IndexerNetworkError({ url, reason }),
         timeout: (): IndexerError => new IndexerTimeout({ url, timeoutMs: policy.timeoutMs })
       }).pipe(
@@ -185,6 +184,6 @@ export type IndexerClientService = Effect.Effect.Success<ReturnType<typeof makeI
 
 export class IndexerClient extends Context.Tag("chain-lake/IndexerClient")<IndexerClient, IndexerClientService>() {}
 
-/** The client for `baseUrl`; needs an HttpClient (NodeHttpClient.layerUndici) and a RequestLimiter. */
+/** The client for `baseUrl`; needs an HttpTransport (layerHttpTransport) and a RequestLimiter. */
 export const layerIndexerClient = (config: IndexerClientConfig) => Layer.effect(IndexerClient, makeIndexerClient(config))
 

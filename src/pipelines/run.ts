@@ -7,7 +7,6 @@
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { NodeHttpClient } from "@effect/platform-node"
 import { Cron, Data, Effect, Either, Layer, Schedule } from "effect"
 import { ALL_DATASETS } from "../datasets/index.js"
 import { startDevnet } from "../devnet/index.js"
@@ -15,6 +14,7 @@ import { Checkpoints, layerCheckpoints } from "../engine/Checkpoints.js"
 import { runExport, type ExportReport } from "../engine/export.js"
 import { layerParquetSink } from "../engine/ParquetSink.js"
 import { layerRequestLimiter } from "../http/RequestLimiter.js"
+import { layerHttpTransport } from "../http/transport.js"
 import { layerIndexerClient } from "../indexer/IndexerClient.js"
 import { layerRouterClient } from "../router/RouterClient.js"
 import { loadPlan, sampleRound, type RoundResult } from "../router/sampler.js"
@@ -108,7 +108,7 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
       indexerUrl ??= devnet.indexerUrl
       routerUrl ??= devnet.routerUrl
     }
-    const http = Layer.mergeAll(NodeHttpClient.layerUndici, layerRequestLimiter())
+    const http = Layer.mergeAll(layerHttpTransport(), layerRequestLimiter())
     const layer = Layer.mergeAll(
       layerIndexerClient({ baseUrl: indexerUrl }).pipe(Layer.provide(http)),
       layerRouterClient({ baseUrl: routerUrl }).pipe(Layer.provide(http)),

@@ -7,10 +7,9 @@
  *     router already took counts as done);
  *  3. address_list is built from the route's required_chain_addresses.
  */
-import { HttpClientRequest } from "@effect/platform"
 import { Context, Effect, Either, Layer, Schema } from "effect"
 import { decodeBody } from "../http/body.js"
-import { fetchBytes, untracedHttpClient } from "../http/transport.js"
+import { fetchBytes, HttpTransport, type HttpRequest } from "../http/transport.js"
 import { RequestLimiter } from "../http/RequestLimiter.js"
 import { DEFAULT_RETRY, parseRetryAfter, retrySchedule, type RetryPolicy } from "../http/retry.js"
 import { decodeWithPath } from "../schema-path.js"
@@ -44,14 +43,14 @@ type Json = Record<string, unknown>
 
 export const makeRouterClient = (config: RouterClientConfig) =>
   Effect.gen(function* () {
-    const http = yield* untracedHttpClient
+    const http = yield* HttpTransport
     const limiter = yield* RequestLimiter
     const policy = config.retry ?? DEFAULT_RETRY
     const baseUrl = config.baseUrl.replace(/\/+$/, "")
     const tracked = new Set<string>()
 
     /** One request: parsed JSON on 2xx; JSON error bodies become tagged errors. */
-    const once = (endpoint: string, request: HttpClientRequest.HttpClientRequest): Effect.Effect<unknown, RouterError> => {
+    const once = (endpoint: string, request: HttpRequest): Effect.Effect<unknown, RouterError> => {
       const url = request.url
       const transport = fetchBytes(http, request, policy.timeoutMs, {
         network: (reason): RouterError => new RouterNetworkError({ url, reason }),
@@ -79,7 +78,7 @@ export const makeRouterClient = (config: RouterClientConfig) =>
       })
     }
 
-    const call = <A, I>(schema: Schema.Schema<A, I>, endpoint: string, request: HttpClientRequest.HttpClientRequest, retry = true) =>
+    const call = <A, I>(schema: Schema.Schema<A, I>, endpoint: string, request: HttpRequest, retry = true) =>
       (retry ? limiter.run(once(endpoint, request)).pipe(Effect.retry(retrySchedule<RouterError>(policy))) : limiter.run(once(endpoint, request))).pipe(
         Effect.flatMap((json) => {
           const decoded = decodeWithPath(schema, json)
@@ -88,7 +87,7 @@ export const makeRouterClient = (config: RouterClientConfig) =>
             : Effect.fail(new RouterDecodeError({ endpoint, path: decoded.left.path, message: decoded.left.message, truncated: false }))
         })
       )
-    const post = (path: string, body: Json) => HttpClientRequest.post(baseUrl + path).pipe(HttpClientRequest.bodyUnsafeJson(body))
+    const post = (path: string, body: Json): HttpRequest => ({ method: "POST", url: baseUrl + path, json: body })
 
     const route = (request: R.RouteRequest): Effect.Effect<R.RouteResponse, RouterError> =>
       limiter.run(once("route", post("/v2/fungible/route", request as unknown as Json))).pipe(
@@ -154,7 +153,7 @@ export const makeRouterClient = (config: RouterClientConfig) =>
       })
 
     const status = (txHash: string, chainId: string) =>
-      call(R.TxStatusResponse, "status", HttpClientRequest.get(`${baseUrl}/v2/tx/status?${new URLSearchParams({ tx_hash: txHash, chain_id: chainId })}`))
+      call(R.TxStatusResponse, "status", { method: "GET", url: `${baseUrl}/v2/tx/status?${new URLSearchParams({ tx_hash: txHash, chain_id: chainId })}` })
 
     /** Devnet only: turn a msgs tx into a trackable tx hash (a real router never broadcasts). */
     const devnetBroadcast = (chainId: string, tx: R.MsgsTx, outcome?: "success" | "error" | "abandoned") =>
@@ -167,5 +166,5 @@ export type RouterClientService = Effect.Effect.Success<ReturnType<typeof makeRo
 
 export class RouterClient extends Context.Tag("chain-lake/RouterClient")<RouterClient, RouterClientService>() {}
 
-/** The client for `baseUrl`; needs an HttpClient (NodeHttpClient.layerUndici) and a RequestLimiter. */
+/** The client for `baseUrl`; needs an HttpTransport (layerHttpTransport) and a RequestLimiter. */
 export const layerRouterClient = (config: RouterClientConfig) => Layer.effect(RouterClient, makeRouterClient(config))
