@@ -353,9 +353,10 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
             })
           /*
            * Each record is decoded just before its rows are appended, in the step that parsed the
-           * page: rows and the parsed page die young, so the GC's scavenges find little alive
-           * (a page decoded whole and waiting for the writer cost ~2 µs per row in scavenges).
-           * Only a new bucket's writer, a flush and quarantine wait (slow paths, a few per file).
+           * page, and dropped once its rows are made: nothing of a page outlives it. (Against
+           * whole pages decoded on arrival and buffered one per shard: scavenges ~20% cheaper,
+           * GC in all about the same, one buffer and one page type fewer.) Only a new bucket's
+           * writer, a flush and quarantine wait (slow paths, a few per file).
            */
           const ingest = (page: Extract<ParsedPage, { _tag: "Page" }>, key: string | null) =>
             Effect.gen(function* () {
