@@ -41,12 +41,12 @@ const reasonOf = (e: unknown): string => {
   return err.cause?.code ?? err.code ?? err.cause?.message ?? err.message ?? String(e)
 }
 
-/** undici with its own connection pool, closed with the layer. */
-export const layerHttpTransport = (options: { readonly connections?: number } = {}) =>
+/** undici with its own connection pool, closed with the layer; the RequestLimiter, not the pool, bounds requests in flight. */
+export const layerHttpTransport = () =>
   Layer.scoped(
     HttpTransport,
     Effect.acquireRelease(
-      Effect.sync(() => new Agent({ connections: options.connections ?? 64 })),
+      Effect.sync(() => new Agent()),
       (agent) => Effect.promise(() => agent.close().catch(() => undefined))
     ).pipe(
       Effect.map((agent): HttpTransportService => ({
