@@ -36,9 +36,11 @@ export interface HttpTransportService {
 
 export class HttpTransport extends Context.Tag("chain-lake/HttpTransport")<HttpTransport, HttpTransportService>() {}
 
+/** undici's message ("connect ECONNREFUSED 127.0.0.1:9", "other side closed"), with its code when the message lacks it */
 const reasonOf = (e: unknown): string => {
-  const err = e as { code?: string; message?: string; cause?: { code?: string; message?: string } }
-  return err.cause?.code ?? err.code ?? err.cause?.message ?? err.message ?? String(e)
+  const err = e as { code?: string; message?: string }
+  if (!err.message) return err.code ?? String(e)
+  return err.code && !err.message.includes(err.code) ? `${err.message} (${err.code})` : err.message
 }
 
 /** undici with its own connection pool, closed with the layer; the RequestLimiter, not the pool, bounds requests in flight. */
