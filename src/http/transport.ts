@@ -49,7 +49,8 @@ export const layerHttpTransport = () =>
     HttpTransport,
     Effect.acquireRelease(
       Effect.sync(() => new Agent()),
-      (agent) => Effect.promise(() => agent.close().catch(() => undefined))
+      // destroy, not close: at release nothing is wanted any more, and close would wait for a request left hanging
+      (agent) => Effect.promise(() => agent.destroy().catch(() => undefined))
     ).pipe(
       Effect.map((agent): HttpTransportService => ({
         send: async (request, signal) => {
