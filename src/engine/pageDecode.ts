@@ -9,8 +9,7 @@
  * copied between threads) and cost ~1 s of start-up per run (bench/RESULTS.md).
  */
 import { Buffer, isAscii } from "node:buffer"
-import { compileValidator } from "./fastValidate.js"
-import { Pagination } from "../indexer/schemas.js"
+import { readListEnvelope } from "../indexer/paginate.js"
 import type { FieldIssue } from "../schema-path.js"
 import type { AppendDataset, AppendSource, Row } from "./Dataset.js"
 
@@ -50,8 +49,6 @@ export type DecodedPage =
       readonly records: ReadonlyArray<DecodedRecord | InvalidRecord>
     }
   | Exclude<ParsedPage, { readonly _tag: "Page" }>
-
-const validatePagination = compileValidator(Pagination)
 
 /*
  * Pages are ASCII but for a few strings (memos, monikers, names). Decoded as UTF-8, one such
@@ -104,12 +101,9 @@ export const parsePage = (bytes: ArrayBuffer, source: AppendSource): ParsedPage 
   } catch {
     return { _tag: "Truncated", bytes: bytes.byteLength }
   }
-  const envelope = typeof body === "object" && body !== null ? (body as Record<string, unknown>) : {}
-  const items = envelope[source.arrayKey]
-  if (!Array.isArray(items)) return { _tag: "BadEnvelope", issue: { path: source.arrayKey, message: "is missing or not an array" } }
-  const bad = validatePagination(envelope.pagination)
-  if (bad) return { _tag: "BadEnvelope", issue: { path: `pagination${bad.path ? "." + bad.path : ""}`, message: bad.message } }
-  const pagination = envelope.pagination as { next_key: string | null; total: string }
+  const envelope = readListEnvelope(body, source.arrayKey)
+  if ("issue" in envelope) return { _tag: "BadEnvelope", issue: envelope.issue }
+  const { records: items, pagination } = envelope
   const nextKey = latin1 && pagination.next_key !== null ? restoreString(pagination.next_key) : pagination.next_key
   return { _tag: "Page", nextKey, total: pagination.total, items, latin1 }
 }

@@ -8,6 +8,7 @@ import { Effect, Option, Stream } from "effect"
 import { compileValidator } from "../engine/fastValidate.js"
 import { IndexerDecodeError, IndexerPagingError, type IndexerError } from "./errors.js"
 import type { IndexerClientService, PageRequest } from "./IndexerClient.js"
+import type { FieldIssue } from "../schema-path.js"
 import { Pagination } from "./schemas.js"
 
 /** What following a cursor needs to know of a page. */
@@ -34,19 +35,30 @@ export interface ListRequest {
 
 const validatePagination = compileValidator(Pagination)
 
+/** A list response's envelope: its records array and pagination, or the first problem with either. */
+export type ListEnvelope =
+  | { readonly records: ReadonlyArray<unknown>; readonly pagination: { readonly next_key: string | null; readonly total: string } }
+  | { readonly issue: FieldIssue }
+
+/** Checks a parsed list response's envelope (records array under `arrayKey`, pagination object), not its records. */
+export const readListEnvelope = (body: unknown, arrayKey: string): ListEnvelope => {
+  const envelope = typeof body === "object" && body !== null ? (body as Record<string, unknown>) : {}
+  const records = envelope[arrayKey]
+  if (!Array.isArray(records)) return { issue: { path: arrayKey, message: "is missing or not an array" } }
+  const bad = validatePagination(envelope.pagination)
+  if (bad) return { issue: { path: `pagination${bad.path ? "." + bad.path : ""}`, message: bad.message } }
+  return { records, pagination: envelope.pagination as { next_key: string | null; total: string } }
+}
+
 /** Fetches one page and checks its envelope (array and pagination object), not its records. */
 export const fetchPage = (client: IndexerClientService, req: ListRequest, page: PageRequest): Effect.Effect<Page, IndexerError> =>
   Effect.suspend(() => client.getJson(req.endpoint, req.path, { ...client.pageQuery(page), ...req.extra })).pipe(
     Effect.flatMap((json) => {
       const key = page.key ?? null
-      const body = json as Record<string, unknown>
-      const records = typeof body === "object" && body !== null ? body[req.arrayKey] : undefined
-      if (!Array.isArray(records))
-        return Effect.fail(new IndexerDecodeError({ endpoint: req.endpoint, key, path: req.arrayKey, message: "is missing or not an array" }))
-      const issue = validatePagination(body.pagination)
-      if (issue) return Effect.fail(new IndexerDecodeError({ endpoint: req.endpoint, key, path: `pagination${issue.path ? "." + issue.path : ""}`, message: issue.message }))
-      const p = body.pagination as { next_key: string | null; total: string }
-      return Effect.succeed({ endpoint: req.endpoint, key, records, count: records.length, nextKey: p.next_key, total: p.total })
+      const envelope = readListEnvelope(json, req.arrayKey)
+      if ("issue" in envelope) return Effect.fail(new IndexerDecodeError({ endpoint: req.endpoint, key, path: envelope.issue.path, message: envelope.issue.message }))
+      const { records, pagination } = envelope
+      return Effect.succeed({ endpoint: req.endpoint, key, records, count: records.length, nextKey: pagination.next_key, total: pagination.total })
     })
   )
 
