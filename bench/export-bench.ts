@@ -22,6 +22,7 @@ import { blocks } from "../src/datasets/blocks.js"
 import { txs } from "../src/datasets/txs.js"
 import type { Dataset } from "../src/engine/Dataset.js"
 import { runExport } from "../src/engine/export.js"
+import { median } from "./stats.js"
 
 const TXS = Number(process.env.BENCH_TXS ?? 1_000_000)
 /** which parts to run: "throughput", "sharding" or both (default) */
@@ -30,10 +31,6 @@ const PAGE = Number(process.env.BENCH_PAGE ?? 1000)
 const CONCURRENCY = 8
 /** floor/export pairs, and (×2) parallel sharding runs; the median is reported */
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 2)
-const median = (xs: ReadonlyArray<number>) => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
-}
 
 const startDevnetProcess = (args: Array<string>): Promise<{ child: ChildProcess; url: string }> =>
   new Promise((resolve, reject) => {

@@ -13,11 +13,10 @@ import { exportLayer } from "../src/cli/layers.js"
 import { ALL_DATASETS } from "../src/datasets/index.js"
 import { startDevnet } from "../src/devnet/index.js"
 import { runExport } from "../src/engine/export.js"
+import { median } from "./stats.js"
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 20_000)
 const RUNS = 5
-
-const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
 const timeQueries = async (conn: DuckDBConnection, views: Array<string>) => {
   const out = new Map<string, number>()
