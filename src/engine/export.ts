@@ -11,8 +11,8 @@
  * just before its rows are appended (pageDecode.ts), so rows never outlive their page. Each
  * shard writes one file per height bucket it touches (more when a file grows past `flushBytes`)
  * and commits them with the range they complete, so a rerun resumes exactly where committed data
- * ends, with no duplicates. Snapshot datasets read offset-paged
- * lists at a watermark, drop duplicate keys, and re-read when the watermark moved under them.
+ * ends, with no duplicates. Snapshot datasets read offset-paged lists at a watermark, drop
+ * duplicate keys, and re-read when the watermark moved under them.
  */
 import { appendFile, mkdir, rename } from "node:fs/promises"
 import { join } from "node:path"
@@ -342,15 +342,6 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
               current[t] = w
               return w
             })
-          // a page is fetched as bytes and parsed in one step; a body that is not JSON is a
-          // truncated response, retried like one
-          const fetchParsed = (request: PageRequest) =>
-            indexer.getWith(source.endpoint, source.path, indexer.pageQuery(request), (raw) => {
-              const page = parsePage(raw.bytes, source)
-              if (page._tag === "Truncated") return Effect.fail(new IndexerTruncatedBody({ url: raw.url, bytes: page.bytes }))
-              if (page._tag === "BadEnvelope") return Effect.fail(new IndexerDecodeError({ endpoint: source.endpoint, key: request.key ?? null, path: page.issue.path, message: page.issue.message }))
-              return Effect.succeed(page)
-            })
           /*
            * Each record is decoded just before its rows are appended, in the step that parsed the
            * page, and dropped once its rows are made: nothing of a page outlives it. (Against
@@ -400,13 +391,19 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
             source.unit === "height"
               ? { key: b64(JSON.stringify({ height: a - 1 })), limit: Math.min(pageSize, b - a), reverse: false }
               : { offset: a, limit: Math.min(pageSize, b - a), reverse: false }
-          const fetchAndWrite = (request: PageRequest): Effect.Effect<PageInfo, Failure> =>
-            fetchParsed(request).pipe(
-              Effect.flatMap((page) => {
-                const key = request.key ?? null
-                return ingest(page, key).pipe(Effect.as({ key, nextKey: page.nextKey, count: page.items.length }))
+          // a page is fetched as bytes and parsed in one step (a body that is not JSON is a
+          // truncated response, retried like one), then written
+          const fetchAndWrite = (request: PageRequest): Effect.Effect<PageInfo, Failure> => {
+            const key = request.key ?? null
+            return indexer
+              .getWith(source.endpoint, source.path, indexer.pageQuery(request), (raw) => {
+                const page = parsePage(raw.bytes, source)
+                if (page._tag === "Truncated") return Effect.fail(new IndexerTruncatedBody({ url: raw.url, bytes: page.bytes }))
+                if (page._tag === "BadEnvelope") return Effect.fail(new IndexerDecodeError({ endpoint: source.endpoint, key, path: page.issue.path, message: page.issue.message }))
+                return Effect.succeed(page)
               })
-            )
+              .pipe(Effect.flatMap((page) => ingest(page, key).pipe(Effect.as({ key, nextKey: page.nextKey, count: page.items.length }))))
+          }
           let seen = 0
           yield* Stream.runForEach(cursorWalk(source.endpoint, fetchAndWrite, { first, maxRows: b - a }), (page) =>
             Effect.sync(() => {
