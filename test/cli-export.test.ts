@@ -1,9 +1,10 @@
 /** `chain-lake export` as a user runs it: defaults, dry run, and one-line errors. */
-import { existsSync, readdirSync } from "node:fs"
+import { copyFileSync, existsSync, readdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { runCli } from "./support/cli.js"
+import { hashTree } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
 
 let devnet: Devnet
@@ -43,13 +44,25 @@ describe("chain-lake export", () => {
     expect(r.stdout).toMatch(/^blocks\s+60\s+/m)
   })
 
-  it("--dry-run prints the plan and the Parquet schemas and writes nothing", async () => {
-    const out = join(tmp(), "never")
-    const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--dry-run", "--datasets", "blocks,txs"])
+  it("--dry-run prints the plan and the Parquet schemas and writes, renames and deletes nothing", async () => {
+    const never = join(tmp(), "never")
+    const fresh = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", never, "--dry-run", "--datasets", "blocks,txs"])
+    expect(fresh.code, fresh.stderr).toBe(0)
+    expect(fresh.stdout).toMatch(/blocks: 200 heights in \d+ shards, ~\d+ requests \(0 already committed\)/)
+    expect(fresh.stdout).toMatch(/^\s+txhash\s+VARCHAR/m)
+    expect(existsSync(never)).toBe(false)
+    // a lake with committed data, a stray Parquet file no manifest lists and a file of the user's
+    const out = tmp()
+    const partial = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "blocks,txs,nft_collections", "--to-height", "120"])
+    expect(partial.code, partial.stderr).toBe(0)
+    const committed = readdirSync(join(out, "blocks", "height_bucket=0")).find((f) => f.endsWith(".parquet"))!
+    copyFileSync(join(out, "blocks", "height_bucket=0", committed), join(out, "blocks", "height_bucket=0", "mine.parquet"))
+    writeFileSync(join(out, "txs", "notes.txt"), "the user's")
+    const before = hashTree(out)
+    const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--dry-run"])
     expect(r.code, r.stderr).toBe(0)
-    expect(r.stdout).toMatch(/blocks: 200 heights in \d+ shards, ~\d+ requests/)
-    expect(r.stdout).toMatch(/^\s+txhash\s+VARCHAR/m)
-    expect(existsSync(join(out, "blocks", "height_bucket=0"))).toBe(false)
+    expect(r.stdout).toMatch(/blocks: 80 heights in \d+ shards, ~\d+ requests \(120 already committed\)/)
+    expect(hashTree(out)).toEqual(before)
   })
 
   it.each([

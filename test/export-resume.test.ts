@@ -1,54 +1,87 @@
 /**
- * Killing `chain-lake export` (SIGKILL, no clean-up) at random points and rerunning gives the
- * same rows as an uninterrupted run: no partial file is visible, no row is duplicated.
+ * Killing `chain-lake export` (SIGKILL, no clean-up) after commits, at many points, and rerunning
+ * gives exactly the chain: after every kill each committed file is on disk with the sha256 its
+ * manifest records; after the resume every row of the chain model is in the lake once, every file
+ * on disk is committed (and every committed file on disk), and `verify` passes.
  */
-import { readdirSync, statSync } from "node:fs"
-import { join } from "node:path"
 import { spawn } from "node:child_process"
+import { existsSync } from "node:fs"
+import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
+import { expectLakeMatchesChain } from "./support/chain-model.js"
 import { BIN, runCli } from "./support/cli.js"
-import { dumpLake } from "./support/lake.js"
+import { committedFiles, filesUnder, sha256Of } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
 
-const DATASETS = ["blocks", "txs", "evm_txs", "evm_logs", "evm_internal_txs", "nft_collections", "nft_tokens"]
+const DATASETS = ["blocks", "txs", "evm_txs", "evm_logs", "evm_internal_txs", "nft_collections", "nft_tokens", "holders"]
 const args = (url: string, out: string) => ["export", "--indexer-url", url, "--out", out, "--datasets", DATASETS.join(","), "--page-size", "40", "--concurrency", "4"]
 
 let devnet: Devnet
 const { make: tmp, removeAll: removeTmpDirs } = tempDirs("chain-lake-resume-")
 beforeAll(async () => {
-  devnet = await startDevnet({ seed: 13, blocks: 500, latencyMs: 8 })
+  // latency spreads the commits over a few seconds, so that kills land between them
+  devnet = await startDevnet({ seed: 13, blocks: 500, latencyMs: 25 })
 })
 afterAll(async () => {
   await devnet.stop()
   removeTmpDirs()
 })
 
-const allFiles = (dir: string): Array<string> =>
-  readdirSync(dir).flatMap((e) => (statSync(join(dir, e)).isDirectory() ? allFiles(join(dir, e)) : [join(dir, e)]))
+/** Every committed file is on disk with the checksum its manifest records. */
+const expectCommittedIntact = (out: string) => {
+  for (const f of committedFiles(out)) {
+    expect(existsSync(join(out, f.path)), `${f.path} is committed but missing`).toBe(true)
+    expect(sha256Of(join(out, f.path)), `${f.path} changed after its commit`).toBe(f.sha256)
+  }
+}
+
+/**
+ * Runs the export and SIGKILLs it once `more` files beyond those already committed are committed
+ * (plus a few random milliseconds, so that kills also land inside a commit). Resolves with the
+ * exit code: null when killed, 0 if the run finished first.
+ */
+const exportKilledAfter = (out: string, more: number) =>
+  new Promise<number | null>((resolve) => {
+    const before = committedFiles(out).length
+    const child = spawn(process.execPath, [BIN, ...args(devnet.indexerUrl, out)], { stdio: "ignore" })
+    const watch = setInterval(() => {
+      if (committedFiles(out).length >= before + more) {
+        clearInterval(watch)
+        setTimeout(() => child.kill("SIGKILL"), Math.floor(Math.random() * 40))
+      }
+    }, 5)
+    child.on("exit", (code) => {
+      clearInterval(watch)
+      resolve(code)
+    })
+  })
 
 describe("kill and resume", () => {
-  it("gives the rows of an uninterrupted run after SIGKILLs at random points", async () => {
-    const clean = tmp()
-    const full = await runCli(args(devnet.indexerUrl, clean))
-    expect(full.code, full.stderr).toBe(0)
-
+  it("SIGKILLs after 1, 2, 3, 5 and 8 more commits lose and duplicate nothing; the resumed lake equals the chain", async () => {
     const out = tmp()
-    const kills = [700, 1300, 400].map((ms) => ms + Math.floor(Math.random() * 300))
-    let killedMidway = 0
-    for (const ms of kills) {
-      const child = spawn(process.execPath, [BIN, ...args(devnet.indexerUrl, out)], { stdio: "ignore" })
-      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
-      const timer = setTimeout(() => child.kill("SIGKILL"), ms)
-      const code = await exited
-      clearTimeout(timer)
-      if (code === null) killedMidway++
+    let killed = 0
+    const committedAtKill: Array<number> = []
+    for (const more of [1, 2, 3, 5, 8]) {
+      const code = await exportKilledAfter(out, more)
+      if (code === 0) break // finished before the kill point: nothing left to interrupt
+      expect(code, "the export failed on its own").toBeNull()
+      killed++
+      committedAtKill.push(committedFiles(out).length)
+      expectCommittedIntact(out)
     }
-    expect(killedMidway).toBeGreaterThan(0)
+    // the kills landed after commits, at distinct points of the run
+    expect(killed).toBeGreaterThanOrEqual(3)
+    expect(new Set(committedAtKill).size).toBe(committedAtKill.length)
+
     const resumed = await runCli(args(devnet.indexerUrl, out))
     expect(resumed.code, resumed.stderr).toBe(0)
-    expect(allFiles(out).filter((f) => f.endsWith(".tmp"))).toEqual([])
-    const [a, b] = await Promise.all([dumpLake(clean, DATASETS), dumpLake(out, DATASETS)])
-    for (const name of DATASETS) expect(b[name], name).toEqual(a[name])
+    expectCommittedIntact(out)
+    // no leftovers: every Parquet file on disk is committed, and nothing temporary remains
+    const onDisk = filesUnder(out).filter((f) => !f.startsWith("_runs/") && !f.endsWith("/_manifest.json"))
+    expect(onDisk.sort()).toEqual(committedFiles(out).map((f) => f.path).sort())
+    await expectLakeMatchesChain(out, devnet, DATASETS)
+    const verify = await runCli(["verify", "--data", out])
+    expect(verify.code, verify.stdout).toBe(0)
   })
 })

@@ -14,7 +14,8 @@ import { ALL_DATASETS } from "../src/datasets/index.js"
 import { DENOMS, startDevnet, type Devnet } from "../src/devnet/index.js"
 import { runExport, type ExportOptions } from "../src/engine/export.js"
 import { DEFAULT_RETRY } from "../src/http/retry.js"
-import { dumpLake, queryLake, scan } from "./support/lake.js"
+import { expectLakeMatchesChain } from "./support/chain-model.js"
+import { committedFiles, dumpLake, filesUnder, hashTree, queryLake, scan } from "./support/lake.js"
 
 const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 100, timeoutMs: 1_500, maxRetries: 15 }
 const tmp = () => mkdtempSync(join(tmpdir(), "chain-lake-"))
@@ -101,9 +102,13 @@ describe("export: content matches the chain", () => {
     expect(manifest.snapshots[0].lists.length).toBeGreaterThanOrEqual(2)
   })
 
-  it("a rerun commits nothing new; files are listed in manifests with their sha256", async () => {
+  it("a rerun commits nothing new and changes no file; files are listed in manifests with their sha256", async () => {
+    const before = hashTree(cleanOut)
     const report = await exportOk(devnet, cleanOut)
     expect(report.datasets.every((d) => d.rows === 0)).toBe(true)
+    expect(hashTree(cleanOut)).toEqual(before)
+    // every file on disk is committed, and every committed file is on disk
+    expect(filesUnder(cleanOut).filter((f) => !f.endsWith("/_manifest.json")).sort()).toEqual(committedFiles(cleanOut).map((f) => f.path).sort())
     const m = JSON.parse(readFileSync(join(cleanOut, "txs", "_manifest.json"), "utf8"))
     expect(m.committed).toEqual([[0, devnet.chain.txTotal()]])
     const { createHash } = await import("node:crypto")
@@ -121,6 +126,8 @@ describe("export: robustness", () => {
       await exportOk(faulty, out, { datasets: ["holders"], denoms: [DENOMS[2].denom] })
       const [a, b] = await Promise.all([dumpLake(cleanOut), dumpLake(out)])
       for (const name of Object.keys(a)) expect(b[name], name).toEqual(a[name])
+      // and both equal the chain, not merely each other (holders here also hold the third denom)
+      await expectLakeMatchesChain(out, faulty, ["blocks", "txs", "evm_txs", "evm_logs", "evm_internal_txs", "nft_collections", "nft_tokens"])
     } finally {
       await faulty.stop()
       rmSync(out, { recursive: true, force: true })

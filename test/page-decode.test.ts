@@ -35,6 +35,12 @@ const decodedRows = (text: string, d: AppendDataset) => {
 describe("decodePage", () => {
   it("the devnet's pages (non-ASCII memos and monikers) decode to the same rows as UTF-8", () => {
     expect(/[^\x00-\x7f]/.test(txPage)).toBe(true)
+    // one decoded record per record of the page, in order, with the page's cursor and total
+    const parsed = JSON.parse(txPage) as { txs: Array<{ txhash: string; height: string }>; pagination: { next_key: string; total: string } }
+    const page = decodePage(bytesOf(txPage), txs.source, [txs])
+    if (page._tag !== "Page") throw new Error(page._tag)
+    expect(page.records.map((r) => (isInvalid(r) ? "invalid" : [r.height, r.rows[0][0][1]]))).toEqual(parsed.txs.map((t) => [Number(t.height), t.txhash]))
+    expect([page.nextKey, page.total]).toEqual([parsed.pagination.next_key, parsed.pagination.total])
     expect(decodedRows(txPage, txs)).toEqual(expectedRows(txPage, txs))
     expect(decodedRows(blockPage, blocks)).toEqual(expectedRows(blockPage, blocks))
   })

@@ -32,7 +32,7 @@ afterAll(async () => {
   removeTmpDirs()
 })
 
-const sample = (routerUrl: string, out: string, rounds = 1) =>
+const sample = (routerUrl: string, out: string, rounds = 1, maxRetries = 4) =>
   Effect.runPromise(
     Effect.gen(function* () {
       const plan = yield* loadPlan(DEFAULT_PLAN)
@@ -40,7 +40,7 @@ const sample = (routerUrl: string, out: string, rounds = 1) =>
     }).pipe(
       Effect.provide(
         Layer.mergeAll(
-          layerRouterClient({ baseUrl: routerUrl, retry: { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 50, timeoutMs: 1500, maxRetries: 4 } }).pipe(
+          layerRouterClient({ baseUrl: routerUrl, retry: { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 50, timeoutMs: 1500, maxRetries } }).pipe(
             Layer.provide(Layer.mergeAll(layerHttpTransport(), layerRequestLimiter({ concurrency: 8, rps: 0 })))
           ),
           layerParquetSink(),
@@ -77,18 +77,21 @@ describe("route sampling", () => {
     expect(ladder.rows.every((r) => Number(r[2]) === 1)).toBe(true)
   })
 
-  it("under the heavy fault profile no sample is lost: retried, or recorded as failed", async () => {
+  it("under the heavy fault profile no sample is lost: the same routes and failures as a clean router", async () => {
     const faulty = await startDevnet({ seed: 37, blocks: 10, faults: "heavy,stall-ms=2000,retry-after=0" })
     const out = tmp()
     try {
-      const [round] = await sample(faulty.routerUrl, out)
-      const [clean] = await sample(devnet.routerUrl, tmp())
-      expect(round.quotes).toBe(clean.quotes)
-      const [n] = await queryLake(`SELECT count(*) n FROM ${scan(out, "route_quotes")}`)
-      expect(Number(n.n)).toBe(clean.quotes)
-      // whatever failed for good carries its kind
-      const unexplained = await queryLake(`SELECT * FROM ${scan(out, "route_quotes")} WHERE NOT ok AND error_kind IS NULL`)
-      expect(unexplained).toEqual([])
+      // a retry budget that transient faults cannot exhaust (≥ 20% fail, so 11 failures in a row are ~1e-7)
+      const [round] = await sample(faulty.routerUrl, out, 1, 10)
+      const cleanOut = tmp()
+      const [clean] = await sample(devnet.routerUrl, cleanOut)
+      expect([round.quotes, round.ok, round.failed]).toEqual([clean.quotes, clean.ok, clean.failed])
+      // the same outcome per ask: what failed did so for a reason of the route, not of the transport
+      const outcomes = (dir: string) =>
+        queryLake(`SELECT pair, variant, amount_in::VARCHAR amount_in, ok, error_kind, amount_out::VARCHAR amount_out FROM ${scan(dir, "route_quotes")} ORDER BY ALL`)
+      const [a, b] = await Promise.all([outcomes(out), outcomes(cleanOut)])
+      expect(a).toEqual(b)
+      expect(a.every((r) => r.ok || r.error_kind === "NoRouteError" || r.error_kind === "BadPriceError")).toBe(true)
     } finally {
       await faulty.stop()
     }

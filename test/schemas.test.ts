@@ -41,6 +41,17 @@ const corruptions = (record: unknown): Array<unknown> => {
   return out
 }
 
+/** A record of `key` from `path`, corrupted by `corrupt`: the field path and message both validators must give. */
+type Refusal = [what: string, path: string, key: string, schema: Schema.Schema<any, any>, corrupt: (record: any) => void, field: string, message: string | undefined]
+const REFUSALS: Array<Refusal> = [
+    ["a block height sent as a number", "/indexer/block/v1/blocks?pagination.limit=1", "blocks", S.Block, (r: any) => (r.height = 7), "height", "Expected string, actual 7"],
+    ["a block without its hash", "/indexer/block/v1/blocks?pagination.limit=1", "blocks", S.Block, (r: any) => delete r.hash, "hash", "is missing"],
+    ["a tx code sent as a string", "/indexer/tx/v1/txs?pagination.limit=1", "txs", S.Tx, (r: any) => (r.code = "0"), "code", 'Expected number, actual "0"'],
+    ["an EVM receipt with a numeric log index", "/indexer/tx/v1/evm-txs?pagination.limit=20", "txs", S.EvmTx, (r: any) => (r.logs = [{ ...r.logs[0], logIndex: 3 }]), "logs[0].logIndex", "Expected string, actual 3"],
+    ["an internal tx height sent as a string", "/indexer/tx/v1/evm-internal-txs?pagination.limit=1", "internal_txs", S.EvmInternalTx, (r: any) => (r.height = "5"), "height", 'Expected number, actual "5"'],
+    ["a holder amount that is not a number", "/indexer/richlist/v1/uinit", "holders", S.TokenHolder, (r: any) => (r.amount = "12x"), "amount", undefined]
+  ]
+
 describe("compiled validator", () => {
   it.each([
     ["blocks", "/indexer/block/v1/blocks?pagination.limit=20", S.Block],
@@ -54,17 +65,35 @@ describe("compiled validator", () => {
     const records = (await get(path))[key]
     expect(records.length).toBeGreaterThan(0)
     let checked = 0
+    let rejected = 0
     for (const record of records) {
       expect(fast(record)).toBeUndefined()
       for (const bad of corruptions(record)) {
         const slow = decodeWithPath(schema as Schema.Schema<any, any>, bad)
         const quick = fast(bad)
         expect(quick === undefined, JSON.stringify(quick)).toBe(Either.isRight(slow))
-        if (Either.isLeft(slow)) expect(quick?.path).toBe(slow.left.path)
+        if (Either.isLeft(slow)) {
+          expect(quick?.path).toBe(slow.left.path)
+          rejected++
+        }
         checked++
       }
     }
     expect(checked).toBeGreaterThan(10)
+    // agreement alone would pass two validators that accept everything: most corruptions must be refused
+    expect(rejected / checked).toBeGreaterThan(0.5)
+  })
+
+  it.each(REFUSALS)("refuses %s, naming the field", async (_, path, key, schema, corrupt, field, message) => {
+    const record = (await get(path))[key].find((r: any) => key !== "txs" || !path.includes("evm") || r.logs.length > 0)
+    expect(record).toBeDefined()
+    const bad = structuredClone(record) as any
+    corrupt(bad)
+    const issue = compileValidator(schema as Schema.Schema<any, any>)(bad)
+    expect(issue?.path).toBe(field)
+    if (message) expect(issue?.message).toBe(message)
+    const slow = decodeWithPath(schema as Schema.Schema<any, any>, bad)
+    expect(Either.isLeft(slow) && slow.left.path).toBe(field)
   })
 
   it("an empty-string amount decodes as absent", () => {

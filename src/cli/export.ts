@@ -88,6 +88,9 @@ export const routerUrlOrDevnet = (value: Option.Option<string>, purpose: string)
     return devnet.routerUrl
   })
 
+/** What a stopped export or pipeline run says on its way out (exit 130). */
+export const INTERRUPTED = "chain-lake: interrupted: every file committed so far is kept; run the same command again to resume"
+
 export const describeExportFailure = (e: { _tag: string; message?: string }): string => {
   switch (e._tag) {
     case "SinkError":
@@ -201,5 +204,5 @@ export const exportCommand = Command.make("export", options, (o) =>
       yield* Console.log(`\nuploaded ${uploaded} files and the manifests to ${s3Out}`)
     }
     yield* Console.log(`\n${report.chainId} up to height ${report.tip} in ${seconds.toFixed(1)} s → ${s3Out ?? out} (run report in _runs/)`)
-  }).pipe(Effect.scoped)
+  }).pipe(Effect.scoped, Effect.onInterrupt(() => Console.error(INTERRUPTED)))
 ).pipe(Command.withDescription("Export indexer datasets to Parquet (resumable; rerun to continue or to catch up with the chain)"))

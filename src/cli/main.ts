@@ -1,7 +1,7 @@
 /** The chain-lake CLI: parses flags, builds layers and calls the library. */
 import { Command, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Console, Effect } from "effect"
+import { Cause, Console, Effect, Exit } from "effect"
 import { demoCommand } from "./demo.js"
 import { devnetCommand } from "./devnet.js"
 import { exportCommand } from "./export.js"
@@ -27,5 +27,10 @@ cli(process.argv).pipe(
   // @effect/cli has already printed what was wrong with the flags
   Effect.catchIf(ValidationError.isValidationError, () => Effect.sync(() => (process.exitCode = 2))),
   Effect.provide(NodeContext.layer),
-  NodeRuntime.runMain
+  NodeRuntime.runMain({
+    // stopped by Ctrl-C (or SIGTERM): 130, as a shell reports a program ended by SIGINT, so that
+    // scripts never read an interrupted run as a finished one; other failures 1; a success exits
+    // by itself, with the code a command set (process.exitCode)
+    teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) ? 0 : Cause.isInterruptedOnly(exit.cause) ? 130 : 1)
+  })
 )

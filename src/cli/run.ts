@@ -3,7 +3,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { Console, Effect, Option } from "effect"
 import { runPipeline, schedulePipeline, loadPipeline, type PipelineRunReport } from "../pipelines/run.js"
 import { UserError } from "./errors.js"
-import { checkUrl } from "./export.js"
+import { checkUrl, INTERRUPTED } from "./export.js"
 
 const line = (r: PipelineRunReport) =>
   r.ok
@@ -41,5 +41,5 @@ export const runCommand = Command.make(
       const report = yield* runPipeline(def, options).pipe(Effect.mapError((e) => new UserError({ message: e.message })))
       yield* Console.log(line(report))
       if (!report.ok) return yield* new UserError({ message: `pipeline ${def.name} failed: ${report.error}` })
-    })
+    }).pipe(Effect.onInterrupt(() => Console.error(INTERRUPTED)))
 ).pipe(Command.withDescription("Run a declared pipeline once, or on its schedule (one run at a time per output folder)"))

@@ -118,7 +118,6 @@ export const makeCheckpoints = (root: string) =>
             const dir = join(root, dataset)
             for (const rel of yield* Effect.promise(() => listFiles(dir))) {
               const file = join(dir, rel)
-              if (rel === MANIFEST) continue
               if (rel.endsWith(".tmp") || rel.endsWith(".pending") || (rel.endsWith(".parquet") && !listed.has(rel))) yield* Effect.promise(() => rm(file, { force: true }))
             }
             if (!existing) yield* write(manifest)
@@ -169,11 +168,10 @@ export const makeCheckpoints = (root: string) =>
             const kept = new Set([...m.snapshots].sort((a, b) => b.snapshot_height - a.snapshot_height).slice(0, Math.max(0, keep)).map((s) => s.snapshot_height))
             const dropped = m.snapshots.filter((s) => !kept.has(s.snapshot_height)).map((s) => s.snapshot_height)
             const isDropped = (path: string) => dropped.some((h) => path.startsWith(`snapshot_height=${h}/`))
-            const gone = m.files.filter((f) => isDropped(f.path))
-            // the manifest first: from then on the files are leftovers, removed now or by the next open
+            // the manifest first: from then on the files are leftovers, removed now (a snapshot's
+            // files are all in its folder) or by the next open
             yield* write({ ...m, files: m.files.filter((f) => !isDropped(f.path)), snapshots: m.snapshots.filter((s) => kept.has(s.snapshot_height)) })
             yield* Effect.promise(async () => {
-              for (const f of gone) await rm(join(root, dataset, f.path), { force: true })
               for (const h of dropped) await rm(join(root, dataset, `snapshot_height=${h}`), { recursive: true, force: true })
             })
             return dropped

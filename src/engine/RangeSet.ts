@@ -17,7 +17,6 @@ export const subtract = (whole: Range, covered: ReadonlyArray<Range>): Array<Ran
   const out: Array<Range> = []
   let cursor = whole[0]
   for (const [a, b] of normalize(covered)) {
-    if (b <= cursor) continue
     if (a >= whole[1]) break
     if (a > cursor) out.push([cursor, Math.min(a, whole[1])])
     cursor = Math.max(cursor, b)

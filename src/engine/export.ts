@@ -280,8 +280,9 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
       }
       const manifests = new Map<string, ReadonlyArray<Range>>()
       for (const d of group) {
-        const m = yield* checkpoints.open(d.name, source.unit, d.columns)
-        manifests.set(d.name, m.committed)
+        // a dry run only reads: opening would start manifests and clear leftovers
+        const m = options.dryRun ? yield* checkpoints.get(d.name) : yield* checkpoints.open(d.name, source.unit, d.columns)
+        manifests.set(d.name, m?.committed ?? [])
       }
       // what some dataset of the group still lacks; cut at every committed boundary so that each
       // shard is wanted by a fixed set of datasets
@@ -485,7 +486,8 @@ const runSnapshot = (d: SnapshotDataset, options: ExportOptions, startStatus: St
       notice(`${d.name}: skipped, /status has no ${d.watermark}`)
       return { ...empty, skipped: `no ${d.watermark}` }
     }
-    const manifest = yield* checkpoints.open(d.name, "snapshot", d.columns)
+    // a dry run only reads: opening would start the manifest and clear leftovers
+    const manifest = options.dryRun ? yield* checkpoints.get(d.name) : yield* checkpoints.open(d.name, "snapshot", d.columns)
     let denoms = options.denoms ?? []
     if (d.needsDenoms && denoms.length === 0) denoms = yield* denomsFromBlocks(checkpoints.root)
     if (d.needsDenoms && denoms.length === 0) {
@@ -496,6 +498,7 @@ const runSnapshot = (d: SnapshotDataset, options: ExportOptions, startStatus: St
     plans.push(plan)
     options.observer?.planned?.(d.name, plan)
     if (options.dryRun) return empty
+    if (!manifest) return yield* new ExportError({ message: `${d.name}: no manifest after opening it` })
     const prior = manifest.snapshots.find((s) => s.snapshot_height === before)
     const allLists = yield* d.lists({ indexer, denoms })
     const lists = allLists.filter((l) => !prior?.lists.includes(l.label))

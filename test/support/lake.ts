@@ -1,6 +1,7 @@
 /** Reads an export folder back with DuckDB, as a user would. */
 import { DuckDBInstance } from "@duckdb/node-api"
-import { existsSync } from "node:fs"
+import { createHash } from "node:crypto"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 
 export const queryLake = async (sql: string): Promise<Array<Record<string, any>>> => {
@@ -40,3 +41,36 @@ export const dumpLake = async (out: string, names: ReadonlyArray<string> = Objec
   }
   return result
 }
+
+/** Every file under `out`, relative, with forward slashes. */
+export const filesUnder = (out: string, prefix = ""): Array<string> =>
+  readdirSync(join(out, prefix), { withFileTypes: true }).flatMap((e) => {
+    const rel = prefix ? `${prefix}/${e.name}` : e.name
+    return e.isDirectory() ? filesUnder(out, rel) : [rel]
+  })
+
+export interface ManifestEntry {
+  /** relative to the lake root: dataset/path */
+  readonly path: string
+  readonly sha256: string
+  readonly rows: number
+}
+
+/** Every file the datasets' `_manifest.json` files list (a missing or half-written manifest lists none). */
+export const committedFiles = (out: string): Array<ManifestEntry> =>
+  existsSync(out)
+    ? readdirSync(out, { withFileTypes: true }).flatMap((d) => {
+        if (!d.isDirectory()) return []
+        try {
+          const m = JSON.parse(readFileSync(join(out, d.name, "_manifest.json"), "utf8")) as { files: Array<{ path: string; sha256: string; rows: number }> }
+          return m.files.map((f) => ({ path: `${d.name}/${f.path}`, sha256: f.sha256, rows: f.rows }))
+        } catch {
+          return []
+        }
+      })
+    : []
+
+export const sha256Of = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex")
+
+/** Every file under `out` with its sha256: equal before and after means nothing was written, renamed or deleted. */
+export const hashTree = (out: string): Record<string, string> => (existsSync(out) ? Object.fromEntries(filesUnder(out).sort().map((f) => [f, sha256Of(join(out, f))])) : {})

@@ -1,0 +1,265 @@
+/**
+ * runExport against a hostile proxy in front of a small devnet, over real HTTP, Parquet and
+ * DuckDB. Proves that listings that cannot be trusted fail the export with the right error and
+ * commit nothing of the shard they hit: a txs listing that ends short, a cursor that repeats, a
+ * blocks page outside its shard (IndexerPagingError), a 4xx in the middle of a run
+ * (IndexerHttpError, asked for once); and that a snapshot read while the watermark keeps moving
+ * is read three times and committed as best-effort, with a note, where a still chain gives exact.
+ */
+import { Effect, Either } from "effect"
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { join, relative } from "node:path"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { exportLayer } from "../src/cli/layers.js"
+import { ALL_DATASETS } from "../src/datasets/index.js"
+import { startDevnet, type Devnet } from "../src/devnet/index.js"
+import type { Manifest } from "../src/engine/Checkpoints.js"
+import { runExport, type ExportOptions, type ExportReport } from "../src/engine/export.js"
+import { DEFAULT_RETRY } from "../src/http/retry.js"
+import { json, sleep, startProxy, text, type Handler, type HostileServer } from "./support/hostile.js"
+import { tempDirs } from "./support/tmp.js"
+
+const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 50, timeoutMs: 2_000, maxRetries: 4 }
+// two shards per source, 50 rows a page: each shard is walked by offset (or a height key), then by cursor
+const SHARDING: ExportOptions = { pageSize: 50, concurrency: 2 }
+const TXS_PATH = "/indexer/tx/v1/txs"
+const BLOCKS_PATH = "/indexer/block/v1/blocks"
+const COLLECTIONS_PATH = "/indexer/nft/v1/collections"
+
+const dirs = tempDirs("chain-lake-hostile-")
+let devnet: Devnet
+const servers: Array<HostileServer> = []
+const proxy = async (handler: Handler) => {
+  const server = await startProxy(devnet.indexerUrl, handler)
+  servers.push(server)
+  return server
+}
+beforeAll(async () => {
+  devnet = await startDevnet({ seed: 17, blocks: 120 })
+})
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()))
+})
+afterAll(async () => {
+  await devnet.stop()
+  dirs.removeAll()
+})
+
+const exportVia = (server: HostileServer, out: string, options: ExportOptions) =>
+  Effect.runPromise(
+    Effect.either(runExport(ALL_DATASETS, { ...SHARDING, ...options })).pipe(
+      Effect.provide(exportLayer({ indexerUrl: server.url, out, limits: { concurrency: 4, rps: 0 }, retry: FAST_RETRY }))
+    )
+  )
+const failureOf = <E>(result: Either.Either<ExportReport, E>): E => {
+  if (Either.isRight(result)) throw new Error(`expected the export to fail, it committed ${JSON.stringify(result.right.datasets)}`)
+  return result.left
+}
+
+/** The cursor a request pages from, decoded ({"sequence": n} or {"height": n}), or null for an offset page. */
+const cursorOf = (url: URL): Record<string, number> | null => {
+  const key = url.searchParams.get("pagination.key")
+  return key ? JSON.parse(Buffer.from(key, "base64").toString("utf8")) : null
+}
+const cursorKey = (cursor: Record<string, number>) => Buffer.from(JSON.stringify(cursor)).toString("base64")
+const requestsTo = (server: HostileServer, path: string) => server.requests.filter((r) => r.path === path)
+
+const manifestOf = (out: string, dataset: string): Manifest | undefined => {
+  const file = join(out, dataset, "_manifest.json")
+  return existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : undefined
+}
+const parquetFilesIn = (dir: string): Array<string> =>
+  existsSync(dir)
+    ? readdirSync(dir).flatMap((e) => {
+        const p = join(dir, e)
+        return statSync(p).isDirectory() ? parquetFilesIn(p) : p.endsWith(".parquet") ? [p] : []
+      })
+    : []
+
+/**
+ * Nothing of units [a, b) (heights or positions) is committed: no committed range and no listed
+ * file overlaps it, and every .parquet file on disk is one the manifest lists (a reader globs
+ * them all, listed or not).
+ */
+const expectNothingCommittedIn = (out: string, dataset: string, [a, b]: readonly [number, number]) => {
+  const manifest = manifestOf(out, dataset)
+  const listed = new Set((manifest?.files ?? []).map((f) => f.path))
+  const unlisted = parquetFilesIn(join(out, dataset)).map((p) => relative(join(out, dataset), p).split("\\").join("/")).filter((p) => !listed.has(p))
+  expect(unlisted, "parquet files the manifest does not list").toEqual([])
+  const overlaps = ([x, y]: readonly [number, number]) => x < b && a < y
+  expect((manifest?.committed ?? []).filter(overlaps), `committed ranges overlapping ${a}..${b - 1}`).toEqual([])
+  expect((manifest?.files ?? []).filter((f) => f.range && overlaps(f.range)), `files covering ${a}..${b - 1}`).toEqual([])
+}
+
+/** The failing shard was the first (position 100 is in it): what is committed is one range, up to the end. */
+const expectOnlyTheLastShardCommitted = (out: string, dataset: string, total: number) => {
+  const committed = manifestOf(out, dataset)!.committed
+  expect(committed.length).toBe(1)
+  expect(committed[0][0]).toBeGreaterThan(100)
+  expect(committed[0][1]).toBe(total)
+}
+
+/**
+ * Waits until some shard of `dataset` has committed (10 s at most). The proxy holds its hostile
+ * answer until then, so that the other shard is committed before the failing one fails, and the
+ * checks see a manifest with files in it, not an empty folder.
+ */
+const untilAnotherShardCommits = async (out: string, dataset: string) => {
+  for (let i = 0; i < 1000 && !manifestOf(out, dataset)?.committed.length; i++) await sleep(10)
+}
+
+describe("export: listings that cannot be trusted fail the shard, and commit nothing of it", () => {
+  it("a txs listing that ends short (empty pages from a position on, totals promising more) → IndexerPagingError", async () => {
+    const total = devnet.chain.txTotal()
+    const cut = 300
+    expect(total).toBeGreaterThan(cut + 2 * SHARDING.pageSize!)
+    // /status, the planner's offset probes and the first page of each shard are left alone: only
+    // cursor pages from position `cut` on come back empty (a cursor {"sequence": s} pages from position s)
+    const emptied: Array<number> = []
+    const out = dirs.make()
+    const server = await proxy(async (req, forward) => {
+      const cursor = req.url.pathname === TXS_PATH ? cursorOf(req.url) : null
+      if (cursor === null || cursor.sequence < cut) return forward()
+      emptied.push(cursor.sequence)
+      await untilAnotherShardCommits(out, "txs")
+      return json({ txs: [], pagination: { previous_key: null, next_key: null, total: String(total) } })
+    })
+    const err = failureOf(await exportVia(server, out, { datasets: ["txs"] }))
+    expect(err._tag).toBe("IndexerPagingError")
+    expect(err).toMatchObject({ endpoint: "txs" })
+    expect(String(err)).toMatch(/^pagination of txs cannot be trusted/)
+    const shortListing = /^expected (\d+) rows for positions (\d+)\.\.(\d+), the listing ended after (\d+)$/.exec(err.message)
+    expect(shortListing, err.message).not.toBeNull()
+    const [, expected, first, last, seen] = shortListing!
+    expect(Number(expected)).toBe(Number(last) - Number(first) + 1)
+    expect(Number(seen)).toBeLessThan(Number(expected))
+    // the failing shard is the one whose cursor was emptied
+    expect(emptied.length).toBeGreaterThan(0)
+    expect(Number(first)).toBeLessThanOrEqual(emptied[0])
+    expect(emptied[0]).toBeLessThanOrEqual(Number(last))
+    expectNothingCommittedIn(out, "txs", [Number(first), Number(last) + 1])
+    // the other shard, before the failing one, is committed whole
+    expect(manifestOf(out, "txs")!.committed).toEqual([[0, Number(first)]])
+  })
+
+  it("a cursor that repeats (a page answers with the key it was asked with) → IndexerPagingError", async () => {
+    // the first shard starts at offset 0 and pages 50 at a time, so it follows {"sequence": 100}
+    const repeated = cursorKey({ sequence: 100 })
+    const out = dirs.make()
+    const server = await proxy(async (req, forward) => {
+      const res = await forward()
+      if (req.url.pathname !== TXS_PATH || req.url.searchParams.get("pagination.key") !== repeated) return res
+      const page = JSON.parse(res.body)
+      page.pagination.next_key = repeated
+      await untilAnotherShardCommits(out, "txs")
+      return json(page)
+    })
+    const err = failureOf(await exportVia(server, out, { datasets: ["txs"] }))
+    expect(err._tag).toBe("IndexerPagingError")
+    expect(err).toMatchObject({ endpoint: "txs", key: repeated })
+    expect(err.message).toBe(`next_key ${repeated} was already followed: the server restarted the listing`)
+    expectNothingCommittedIn(out, "txs", [100, 101])
+    expectOnlyTheLastShardCommitted(out, "txs", devnet.chain.txTotal())
+  })
+
+  it("a blocks page holding blocks outside the requested shard → IndexerPagingError", async () => {
+    // a key the server does not understand restarts the listing at the first block: the shard
+    // that begins after height 60 is answered with blocks from height 1
+    const out = dirs.make()
+    const server = await proxy(async (req, forward) => {
+      const cursor = req.url.pathname === BLOCKS_PATH ? cursorOf(req.url) : null
+      if (cursor === null || cursor.height < 60) return forward()
+      const restarted = new URL(req.url)
+      restarted.searchParams.delete("pagination.key")
+      await untilAnotherShardCommits(out, "blocks")
+      return forward(restarted.pathname + restarted.search)
+    })
+    const err = failureOf(await exportVia(server, out, { datasets: ["blocks"] }))
+    expect(err._tag).toBe("IndexerPagingError")
+    expect(err).toMatchObject({ endpoint: "blocks" })
+    const outside = /^height (\d+) is outside the shard (\d+)\.\.(\d+)$/.exec(err.message)
+    expect(outside, err.message).not.toBeNull()
+    const [, height, first, last] = outside!
+    expect(Number(height)).toBe(1)
+    expect(Number(first)).toBe(61)
+    expectNothingCommittedIn(out, "blocks", [Number(first), Number(last) + 1])
+    expect(manifestOf(out, "blocks")!.committed).toEqual([[1, 61]])
+  })
+
+  it("a 4xx in the middle of an export is asked for once and fails it with IndexerHttpError", async () => {
+    const refusedKey = cursorKey({ sequence: 100 })
+    const out = dirs.make()
+    const server = await proxy(async (req, forward) => {
+      if (req.url.pathname !== TXS_PATH || req.url.searchParams.get("pagination.key") !== refusedKey) return forward()
+      await untilAnotherShardCommits(out, "txs")
+      return text(403, "access to this page is restricted")
+    })
+    const err = failureOf(await exportVia(server, out, { datasets: ["txs"] }))
+    expect(err).toMatchObject({ _tag: "IndexerHttpError", status: 403, body: "access to this page is restricted" })
+    const refused = server.requests.filter((r) => new URL(r.path, server.url).searchParams.get("pagination.key") === refusedKey)
+    expect(refused.length).toBe(1)
+    expect(requestsTo(server, refused[0].path).length).toBe(1)
+    expectNothingCommittedIn(out, "txs", [100, 101])
+    expectOnlyTheLastShardCommitted(out, "txs", devnet.chain.txTotal())
+  })
+})
+
+describe("export: a snapshot under a moving watermark", () => {
+  /** A proxy whose /status height (and rich_list_height) is one higher on every call. */
+  const movingWatermark = async () => {
+    let calls = 0
+    const server = await proxy(async (req, forward) => {
+      const res = await forward()
+      if (req.url.pathname !== "/status") return res
+      const status = JSON.parse(res.body)
+      calls++
+      return json({ ...status, height: status.height + calls, rich_list_height: status.rich_list_height + calls })
+    })
+    return { server, calls: () => calls }
+  }
+  const collectionsSnapshot = async (server: HostileServer) => {
+    const out = dirs.make()
+    const notices: Array<string> = []
+    const result = await exportVia(server, out, { datasets: ["nft_collections"], observer: { notice: (m) => notices.push(m) } })
+    if (Either.isLeft(result)) throw new Error(`export failed: ${String(result.left)}`)
+    const manifest = manifestOf(out, "nft_collections")!
+    return { report: result.right, manifest, notices, out }
+  }
+  const tip = () => devnet.chain.tip
+  const collections = () => devnet.chain.u.collections.filter((c) => devnet.chain.collectionCreated(c)).length
+
+  it("is read three times and committed as best-effort, with reads: 3 and a note", async () => {
+    const { server, calls } = await movingWatermark()
+    const { report, manifest, notices } = await collectionsSnapshot(server)
+    expect(report.datasets[0]).toMatchObject({ dataset: "nft_collections", consistency: "best-effort", rows: collections() })
+    expect(manifest.snapshots.length).toBe(1)
+    expect(manifest.snapshots[0]).toMatchObject({
+      consistency: "best-effort",
+      reads: 3,
+      rows: collections(),
+      duplicates_dropped: 0,
+      // labelled with the height seen at the start; the last /status call saw the last height
+      snapshot_height: tip() + 1,
+      watermark_before: tip() + 1,
+      watermark_after: tip() + calls(),
+      note: expect.stringMatching(/changed while it was read/)
+    })
+    // one page per read (fewer collections than a page), and only the last read's rows are kept
+    const firstPages = server.requests.filter((r) => {
+      const url = new URL(r.path, server.url)
+      return url.pathname === COLLECTIONS_PATH && !url.searchParams.has("pagination.key")
+    })
+    expect(collections()).toBeLessThan(SHARDING.pageSize!)
+    expect(firstPages.length).toBe(3)
+    expect(manifest.files.map((f) => f.rows)).toEqual([collections()])
+    expect(notices.filter((n) => /moved .* reading again/.test(n)).length).toBe(2)
+  })
+
+  it("an unmodified devnet behind the same proxy gives exact, read once, with no note", async () => {
+    const server = await proxy((_, forward) => forward())
+    const { report, manifest } = await collectionsSnapshot(server)
+    expect(report.datasets[0]).toMatchObject({ consistency: "exact", rows: collections() })
+    expect(manifest.snapshots[0]).toMatchObject({ consistency: "exact", reads: 1, snapshot_height: tip(), watermark_before: tip(), watermark_after: tip(), rows: collections() })
+    expect(manifest.snapshots[0].note).toBeUndefined()
+  })
+})

@@ -1,0 +1,26 @@
+/**
+ * The tests mutation testing runs (`npm run mutate`, stryker.config.mjs): those that exercise the
+ * core in this process. Tests that drive the CLI in a child process cannot see a mutant (Stryker
+ * switches mutants inside the test process), so they would only cost time.
+ */
+import { defineConfig } from "vitest/config"
+import base from "./vitest.config.js"
+
+export const MUTATION_TESTS = [
+  "test/rangeset.test.ts",
+  "test/checkpoints.test.ts",
+  "test/parquet-sink.test.ts",
+  "test/page-decode.test.ts",
+  "test/schemas.test.ts",
+  "test/indexer-client.test.ts",
+  "test/retry.test.ts",
+  "test/export-values.test.ts",
+  "test/export-hostile.test.ts",
+  "test/route-sampling.test.ts"
+]
+
+// MUTATE_TESTS=test/a.test.ts,test/b.test.ts narrows a trial run (with `npm run mutate -- --mutate src/x.ts`)
+const include = process.env.MUTATE_TESTS ? process.env.MUTATE_TESTS.split(",") : MUTATION_TESTS
+
+// not mergeConfig: it would append this list to the base's include instead of replacing it
+export default defineConfig({ test: { ...base.test, include, reporters: ["default"], outputFile: {} } })
