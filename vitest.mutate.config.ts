@@ -1,7 +1,8 @@
 /**
  * The tests mutation testing runs (`npm run mutate`, stryker.config.mjs): those that exercise the
  * core in this process. Tests that drive the CLI in a child process cannot see a mutant (Stryker
- * switches mutants inside the test process), so they would only cost time.
+ * switches mutants inside the test process), so they would only cost time; so would the slow
+ * route-sampling tests, whose row builder row-builders.test covers.
  */
 import { defineConfig } from "vitest/config"
 import base from "./vitest.config.js"
@@ -9,14 +10,17 @@ import base from "./vitest.config.js"
 export const MUTATION_TESTS = [
   "test/rangeset.test.ts",
   "test/checkpoints.test.ts",
+  "test/paging.test.ts",
+  "test/errors.test.ts",
+  "test/row-builders.test.ts",
+  "test/export-options.test.ts",
   "test/parquet-sink.test.ts",
   "test/page-decode.test.ts",
   "test/schemas.test.ts",
   "test/indexer-client.test.ts",
   "test/retry.test.ts",
   "test/export-values.test.ts",
-  "test/export-hostile.test.ts",
-  "test/route-sampling.test.ts"
+  "test/export-hostile.test.ts"
 ]
 
 // MUTATE_TESTS=test/a.test.ts,test/b.test.ts narrows a trial run (with `npm run mutate -- --mutate src/x.ts`)

@@ -78,4 +78,26 @@ describe("decodePage", () => {
       issue: { path: "txs", message: "is missing or not an array" }
     })
   })
+
+  it("an escape of any char U+0080..U+00FF next to raw UTF-8 decodes exactly (each hex digit class), and so does a next_key with high bytes", () => {
+    const withMemo = (raw: string) => txPage.replace(/"memo":"(?:[^"\\]|\\.)*"/, `"memo":"${raw}"`)
+    // 8, 9, a, f, A, F in the escape's third digit; escapes of ASCII (\u0041, \u007f) need no care
+    for (const [escape, char] of [["\\u0080", "\u0080"], ["\\u0099", "\u0099"], ["\\u00a0", "\u00a0"], ["\\u00ff", "ÿ"], ["\\u00A9", "©"], ["\\u00Fe", "þ"], ["\\u0041", "A"], ["\\u007f", "\u007f"]]) {
+      const page = withMemo(`${escape} ✓`)
+      expect(decodedRows(page, txs).some((r) => r[10] === `${char} ✓`), escape).toBe(true)
+      expect(decodedRows(page, txs)).toEqual(expectedRows(page, txs))
+    }
+    const keyed = txPage.replace(/"next_key":"[^"]*"/, '"next_key":"clé✓"')
+    const page = decodePage(bytesOf(keyed), txs.source, [txs])
+    expect(page._tag === "Page" && page.nextKey).toBe("clé✓")
+  })
+
+  it("a quarantined record from a page with high bytes keeps its text, nulls and nesting", () => {
+    const bad = txPage.replace(/"height":"(\d+)"/, '"height":null,"extra":{"list":[null,"ü",1]}')
+    const page = decodePage(bytesOf(bad), txs.source, [txs])
+    if (page._tag !== "Page") throw new Error(page._tag)
+    const invalid = page.records.find(isInvalid)!
+    expect(invalid.issue).toEqual({ path: "height", message: "Expected string, actual null" })
+    expect(invalid.record).toEqual(JSON.parse(bad).txs[0])
+  })
 })

@@ -26,15 +26,19 @@ const roundTrip = (rows: ReadonlyArray<ReadonlyArray<Value>>, sortKey: ReadonlyA
     const path = join(temp.make(), "part.parquet")
     // two files from one writer: the order tracking starts afresh after each
     const labels: Array<Array<string>> = []
+    const sorted: Array<boolean> = []
     for (let round = 0; round < 2; round++) {
       for (const row of rows) writer.append(row)
-      yield* writer.finish(path)
+      const written = yield* writer.finish(path)
+      expect(written.rows).toBe(rows.length)
+      sorted.push(written.sorted)
       const back = yield* sink.query(`SELECT label FROM read_parquet('${path}')`)
       labels.push(back.map((r) => String(r.label)))
     }
     yield* writer.close()
     expect(labels[1]).toEqual(labels[0])
-    return labels[0]
+    expect(sorted[1]).toBe(sorted[0])
+    return { labels: labels[0], sorted: sorted[0] }
   }).pipe(Effect.provide(layerParquetSink()), Effect.runPromise)
 
 describe("ParquetSink", () => {
@@ -46,8 +50,9 @@ describe("ParquetSink", () => {
       ["10", 1, "d"],
       ["10", 1, "e"]
     ]
-    expect(await roundTrip(rows, ["height"])).toEqual(["a", "b", "c", "d", "e"])
-    expect(await roundTrip(rows, ["height", "idx"])).toEqual(["a", "b", "c", "d", "e"])
+    // in order: COPY skips its sort
+    expect(await roundTrip(rows, ["height"])).toEqual({ labels: ["a", "b", "c", "d", "e"], sorted: false })
+    expect(await roundTrip(rows, ["height", "idx"])).toEqual({ labels: ["a", "b", "c", "d", "e"], sorted: false })
   })
 
   it("sorts rows that did not come in order (numbers, not text; ties in append order)", async () => {
@@ -58,8 +63,23 @@ describe("ParquetSink", () => {
       ["10", 0, "e"],
       ["9", 1, "c"]
     ]
-    expect(await roundTrip(rows, ["height"])).toEqual(["b", "a", "c", "d", "e"])
-    expect(await roundTrip(rows, ["height", "idx"])).toEqual(["a", "b", "c", "d", "e"])
+    expect(await roundTrip(rows, ["height"])).toEqual({ labels: ["b", "a", "c", "d", "e"], sorted: true })
+    expect(await roundTrip(rows, ["height", "idx"])).toEqual({ labels: ["a", "b", "c", "d", "e"], sorted: true })
+    // in order by the first key, not by the second
+    const secondOut: Array<Array<Value>> = [
+      ["1", 5, "b"],
+      ["1", 2, "a"],
+      ["2", 0, "c"]
+    ]
+    expect(await roundTrip(secondOut, ["height", "idx"])).toEqual({ labels: ["a", "b", "c"], sorted: true })
+    expect(await roundTrip(secondOut, ["height"])).toEqual({ labels: ["b", "a", "c"], sorted: false })
+    // a later key may go down once an earlier one went up
+    const reset: Array<Array<Value>> = [
+      ["1", 5, "a"],
+      ["2", 0, "b"],
+      ["2", 1, "c"]
+    ]
+    expect(await roundTrip(reset, ["height", "idx"])).toEqual({ labels: ["a", "b", "c"], sorted: false })
   })
 
   it("sorts by keys it cannot track (text, DESC, nulls) whatever the append order", async () => {
@@ -68,12 +88,69 @@ describe("ParquetSink", () => {
       ["2", 0, "a"],
       ["3", 0, "c"]
     ]
-    expect(await roundTrip(rows, ["label"])).toEqual(["a", "b", "c"])
-    expect(await roundTrip(rows, ["height DESC"])).toEqual(["c", "a", "b"])
+    expect(await roundTrip(rows, ["label"])).toEqual({ labels: ["a", "b", "c"], sorted: true })
+    expect(await roundTrip(rows, ["height DESC"])).toEqual({ labels: ["c", "a", "b"], sorted: true })
     const withNull: Array<Array<Value>> = [
       [null, 0, "z"],
       ["1", 0, "a"]
     ]
-    expect(await roundTrip(withNull, ["height"])).toEqual(["a", "z"])
+    expect(await roundTrip(withNull, ["height"])).toEqual({ labels: ["a", "z"], sorted: true })
+    // an integer beyond 2^53 cannot be compared as a number
+    const huge: Array<Array<Value>> = [
+      ["1", 0, "a"],
+      ["9007199254740993", 0, "b"]
+    ]
+    expect(await roundTrip(huge, ["height"])).toEqual({ labels: ["a", "b"], sorted: true })
+  })
+
+  it("writes every column type exactly, discards on request, and fails a file it cannot write with its path, leaving no temp file", async () => {
+    const typed: ReadonlyArray<Column> = [
+      { name: "b", type: "BIGINT", description: "" },
+      { name: "i", type: "INTEGER", description: "" },
+      { name: "ok", type: "BOOLEAN", description: "" },
+      { name: "f", type: "DOUBLE", description: "" },
+      { name: "s", type: "VARCHAR", description: "" },
+      { name: "j", type: "JSON", description: "" },
+      { name: "t", type: "TIMESTAMP", description: "" },
+      { name: "d", type: "DECIMAL(38,0)", description: "" },
+      { name: "l", type: "VARCHAR[]", description: "" }
+    ]
+    const dir = temp.make()
+    const result = await Effect.gen(function* () {
+      const sink = yield* ParquetSink
+      const writer = yield* sink.openWriter(typed, [])
+      writer.append(["1", 2, true, 0.5, "x", '{"a":[1,2]}', "2026-01-01T00:00:01.123456789Z", "12345678901234567890123456789012345678", '["p","q"]'])
+      writer.append([9007199254740993n, -1, false, -2.25, "ünï", "[]", "2026-01-02T03:04:05Z", "123456789012345678901234567890123456789", "[]"])
+      writer.append([null, null, null, null, null, null, null, null, null])
+      expect(writer.rows()).toBe(3)
+      expect(writer.stagedBytes()).toBeGreaterThan(0)
+      const written = yield* writer.finish(join(dir, "typed.parquet"))
+      expect([writer.rows(), writer.stagedBytes()]).toEqual([0, 0])
+      // staged and dropped: the next file starts empty
+      writer.append(["5", 5, true, 5, "gone", "{}", "2026-01-01T00:00:00Z", "5", "[]"])
+      yield* writer.discard()
+      writer.append(["6", 6, false, 6, "kept", "{}", "2026-01-01T00:00:00Z", "6", "[]"])
+      const second = yield* writer.finish(join(dir, "second.parquet"))
+      const failed = yield* Effect.flip(writer.finish(join(dir, "second.parquet", "inside-a-file.parquet")))
+      yield* writer.close()
+      const rows = yield* sink.query(
+        `SELECT b::VARCHAR b, i, ok, f, s, j::VARCHAR j, strftime(t, '%Y-%m-%d %H:%M:%S.%f') t, d::VARCHAR d, l, typeof(j) jt, typeof(d) dt, typeof(l) lt, typeof(t) tt FROM read_parquet('${join(dir, "typed.parquet")}')`
+      )
+      const kept = yield* sink.query(`SELECT s FROM read_parquet('${join(dir, "second.parquet")}')`)
+      return { written, second, failed, rows, kept }
+    }).pipe(Effect.provide(layerParquetSink()), Effect.runPromise)
+    expect(result.written).toMatchObject({ rows: 3, sorted: false })
+    expect(result.written.sha256).toMatch(/^[0-9a-f]{64}$/)
+    expect(result.rows).toEqual([
+      { b: "1", i: 2, ok: true, f: 0.5, s: "x", j: '{"a":[1,2]}', t: "2026-01-01 00:00:01.123456", d: "12345678901234567890123456789012345678", l: ["p", "q"], jt: "JSON", dt: "DECIMAL(38,0)", lt: "VARCHAR[]", tt: "TIMESTAMP" },
+      // beyond 38 digits DECIMAL(38,0) holds no value (the exact text stays in a VARCHAR column)
+      { b: "9007199254740993", i: -1, ok: false, f: -2.25, s: "ünï", j: "[]", t: "2026-01-02 03:04:05.000000", d: null, l: [], jt: "JSON", dt: "DECIMAL(38,0)", lt: "VARCHAR[]", tt: "TIMESTAMP" },
+      { b: null, i: null, ok: null, f: null, s: null, j: null, t: null, d: null, l: null, jt: "JSON", dt: "DECIMAL(38,0)", lt: "VARCHAR[]", tt: "TIMESTAMP" }
+    ])
+    expect(result.second.rows).toBe(1)
+    expect(result.kept.map((r) => r.s)).toEqual(["kept"])
+    expect(result.failed).toMatchObject({ _tag: "SinkError", path: join(dir, "second.parquet", "inside-a-file.parquet") })
+    const { readdirSync } = await import("node:fs")
+    expect(readdirSync(dir).sort()).toEqual(["second.parquet", "typed.parquet"])
   })
 })

@@ -18,6 +18,8 @@ export interface WrittenFile {
   readonly rows: number
   readonly bytes: number
   readonly sha256: string
+  /** whether COPY had to sort the rows (they were not appended in sort-key order) */
+  readonly sorted: boolean
 }
 
 export interface ParquetWriter {
@@ -140,7 +142,8 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
          * other key, a null or an unsafe integer means "sort".
          */
         const keyColumns = sortKey.map((k) => columns.findIndex((c) => c.name === k && (c.type === "BIGINT" || c.type === "INTEGER")))
-        const trackOrder = keyColumns.length > 0 && keyColumns.every((i) => i >= 0)
+        // no sort key: append order is the order
+        const trackOrder = keyColumns.every((i) => i >= 0)
         const lastKey = keyColumns.map(() => -Infinity)
         let inOrder = trackOrder
         const followsLast = (row: ReadonlyArray<Value>): boolean => {
@@ -185,12 +188,13 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
           finish: (path) =>
             Effect.gen(function* () {
               const count = rows
+              const sorted = !inOrder
               yield* Effect.try({ try: () => appender.closeSync(), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
               const tmp = `${path}.tmp`
               yield* Effect.tryPromise({ try: () => mkdir(dirname(path), { recursive: true }), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
               yield* run(
                 conn,
-                `COPY (SELECT ${outer} FROM (SELECT ${inner} FROM ${table})${inOrder ? "" : ` ORDER BY ${order}`}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${rowGroupSize})`,
+                `COPY (SELECT ${outer} FROM (SELECT ${inner} FROM ${table})${sorted ? ` ORDER BY ${order}` : ""}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${rowGroupSize})`,
                 path
               )
               const written = yield* Effect.tryPromise({
@@ -200,7 +204,7 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
                   const { size } = await stat(tmp)
                   await rename(tmp, path)
                   await fsyncDir(dirname(path))
-                  return { path, rows: count, bytes: size, sha256 }
+                  return { path, rows: count, bytes: size, sha256, sorted }
                 },
                 catch: (e) => new SinkError({ message: `could not commit ${path}: ${(e as Error).message}`, path })
               }).pipe(Effect.tapError(() => Effect.promise(() => rm(tmp, { force: true }))))

@@ -74,3 +74,45 @@ export const sha256Of = (path: string) => createHash("sha256").update(readFileSy
 
 /** Every file under `out` with its sha256: equal before and after means nothing was written, renamed or deleted. */
 export const hashTree = (out: string): Record<string, string> => (existsSync(out) ? Object.fromEntries(filesUnder(out).sort().map((f) => [f, sha256Of(join(out, f))])) : {})
+
+const HEIGHT_COLUMN: Record<string, string> = { evm_txs: "block_number", evm_logs: "block_number" }
+
+/**
+ * Every manifest of `datasets` says the truth about its files: each listed file exists with its
+ * sha256, holds `rows` rows whose heights run exactly from `min_height` to `max_height` (the
+ * snapshot height for snapshots), within the file's height range for height-ranged datasets, and
+ * has the manifest's columns; the committed ranges are the files' ranges merged.
+ */
+export const expectManifestsTrue = async (out: string, datasets: ReadonlyArray<string>) => {
+  const { expect } = await import("vitest")
+  for (const name of datasets) {
+    const m = JSON.parse(readFileSync(join(out, name, "_manifest.json"), "utf8")) as {
+      unit: string
+      columns: Array<{ name: string; type: string }>
+      committed: Array<[number, number]>
+      files: Array<{ path: string; sha256: string; rows: number; range?: [number, number]; min_height: number | null; max_height: number | null }>
+    }
+    expect(m.files.length, `${name}: files`).toBeGreaterThan(0)
+    for (const f of m.files) {
+      const path = join(out, name, f.path)
+      expect(sha256Of(path), `${name}/${f.path}: sha256`).toBe(f.sha256)
+      const file = `read_parquet('${path.replace(/'/g, "''")}', hive_partitioning = false)`
+      const height = m.unit === "snapshot" ? "NULL" : `"${HEIGHT_COLUMN[name] ?? "height"}"`
+      const [facts] = await queryLake(`SELECT count(*)::INTEGER n, min(${height})::BIGINT lo, max(${height})::BIGINT hi FROM ${file}`)
+      const snapshotHeight = m.unit === "snapshot" ? Number(/^snapshot_height=(\d+)\//.exec(f.path)?.[1]) : undefined
+      expect({ rows: facts.n, min: snapshotHeight ?? Number(facts.lo), max: snapshotHeight ?? Number(facts.hi) }, `${name}/${f.path}`).toEqual({ rows: f.rows, min: f.min_height, max: f.max_height })
+      if (m.unit === "height") expect(f.min_height! >= f.range![0] && f.max_height! < f.range![1], `${name}/${f.path}: heights within ${f.range}`).toBe(true)
+      const columns = await queryLake(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM ${file})`)
+      expect(columns.map((c) => c.column_name), `${name}/${f.path}: columns`).toEqual(m.columns.map((c) => c.name))
+    }
+    if (m.unit === "height" || m.unit === "position") {
+      const merged: Array<[number, number]> = []
+      for (const [a, b] of m.files.map((f) => f.range!).sort((x, y) => x[0] - y[0])) {
+        const last = merged[merged.length - 1]
+        if (last && a <= last[1]) last[1] = Math.max(last[1], b)
+        else merged.push([a, b])
+      }
+      expect(m.committed, `${name}: committed ranges`).toEqual(merged)
+    }
+  }
+}

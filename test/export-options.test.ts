@@ -1,0 +1,373 @@
+/**
+ * runExport's options and outcomes, in process, each test running its own small export (so that
+ * mutation testing attributes the engine code to the test that checks it): height bounds and the
+ * run that fills in the rest, plans and reports that add up, the dry run, quarantine, datasets
+ * the chain cannot serve, explicit denoms and snapshots already committed, and the option errors.
+ */
+import { Effect, Either } from "effect"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { exportLayer } from "../src/cli/layers.js"
+import { ALL_DATASETS } from "../src/datasets/index.js"
+import { DENOMS, startDevnet, type Devnet } from "../src/devnet/index.js"
+import type { Manifest } from "../src/engine/Checkpoints.js"
+import { runExport, type DatasetPlan, type ExportOptions, type ExportReport } from "../src/engine/export.js"
+import { DEFAULT_RETRY } from "../src/http/retry.js"
+import { expectDatasetMatches, expectedLake, type ExpectedDataset } from "./support/chain-model.js"
+import { json, startProxy } from "./support/hostile.js"
+import { expectManifestsTrue, hashTree } from "./support/lake.js"
+import { tempDirs } from "./support/tmp.js"
+
+const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 50, timeoutMs: 2_000, maxRetries: 6 }
+const APPEND = ["blocks", "txs", "evm_txs", "evm_logs", "evm_internal_txs"]
+const BUCKET_WIDTH = 40
+
+const dirs = tempDirs("chain-lake-options-")
+let devnet: Devnet
+let lake: Map<string, ExpectedDataset>
+beforeAll(async () => {
+  devnet = await startDevnet({ seed: 19, blocks: 80 })
+  lake = new Map(expectedLake(devnet.chain, BUCKET_WIDTH).map((d) => [d.name, d]))
+})
+afterAll(async () => {
+  await devnet.stop()
+  dirs.removeAll()
+})
+
+const exportFrom = (indexerUrl: string, out: string, options: ExportOptions = {}) =>
+  Effect.runPromise(
+    Effect.either(runExport(ALL_DATASETS, { pageSize: 20, concurrency: 3, bucketWidth: BUCKET_WIDTH, ...options })).pipe(
+      Effect.provide(exportLayer({ indexerUrl, out, limits: { concurrency: 3, rps: 0 }, retry: FAST_RETRY }))
+    )
+  )
+const exportOk = async (out: string, options: ExportOptions = {}, indexerUrl = devnet.indexerUrl): Promise<ExportReport> => {
+  const r = await exportFrom(indexerUrl, out, options)
+  if (Either.isLeft(r)) throw new Error(`export failed: ${String(r.left)}`)
+  return r.right
+}
+const manifest = (out: string, dataset: string): Manifest => JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8"))
+const heightOf = (name: string, row: Readonly<Record<string, unknown>>) => Number(name.startsWith("evm_") && name !== "evm_internal_txs" ? row.block_number : row.height)
+/** The model's rows of `name` with heights in [from, to]. */
+const between = (name: string, from: number, to: number): ExpectedDataset => {
+  const d = lake.get(name)!
+  return { ...d, rows: d.rows.filter((r) => heightOf(name, r) >= from && heightOf(name, r) <= to) }
+}
+/** What a report says of each dataset, and what the manifests hold, agree. */
+const expectReportMatchesManifests = (report: ExportReport, out: string, before: Record<string, { rows: number; files: number; bytes: number }> = {}) => {
+  for (const r of report.datasets.filter((d) => !d.skipped)) {
+    const m = manifest(out, r.dataset)
+    const was = before[r.dataset] ?? { rows: 0, files: 0, bytes: 0 }
+    expect({ rows: r.rows, files: r.files, bytes: r.bytes }, r.dataset).toEqual({
+      rows: m.files.reduce((s, f) => s + f.rows, 0) - was.rows,
+      files: m.files.length - was.files,
+      bytes: m.files.reduce((s, f) => s + f.bytes, 0) - was.bytes
+    })
+  }
+}
+const totalsOf = (out: string, names: ReadonlyArray<string>) =>
+  Object.fromEntries(names.map((n) => {
+    const m = manifest(out, n)
+    return [n, { rows: m.files.reduce((s, f) => s + f.rows, 0), files: m.files.length, bytes: m.files.reduce((s, f) => s + f.bytes, 0) }]
+  }))
+
+describe("height bounds", () => {
+  it("--from-height/--to-height export exactly those heights, plan and report add up, and a later run fills in the rest", async () => {
+    const out = dirs.make()
+    const c = devnet.chain
+    const plans: Array<DatasetPlan> = []
+    const committed: Array<string> = []
+    const report = await exportOk(out, { datasets: APPEND, fromHeight: 21, toHeight: 60, observer: { planned: (_, p) => plans.push(p), committed: (d, f) => committed.push(`${d}/${f.path}`) } })
+    expect(report).toMatchObject({ chainId: c.u.chainId, tip: c.tip, dryRun: false })
+    expect(Date.parse(report.finishedAt)).toBeGreaterThanOrEqual(Date.parse(report.startedAt))
+    for (const name of APPEND) await expectDatasetMatches(out, between(name, 21, Math.min(60, name === "evm_internal_txs" ? c.internalTxHeight : 60)))
+    expectReportMatchesManifests(report, out)
+    expect(committed.sort()).toEqual(APPEND.flatMap((n) => manifest(out, n).files.map((f) => `${n}/${f.path}`)).sort())
+    // blocks count heights, the tx families row positions: the txs of heights 21..60 are positions txSeqBefore(21)..txSeqBefore(61)
+    const blocksPlan = plans.find((p) => p.dataset === "blocks")!
+    expect(blocksPlan).toMatchObject({ kind: "append", unit: "height", heights: [21, 60], todo: 40, done: 0 })
+    expect(blocksPlan.estimatedRequests).toBe(plans.find((p) => p.dataset === "blocks")!.shards * Math.ceil(40 / 20 / blocksPlan.shards))
+    expect(manifest(out, "blocks").committed).toEqual([[21, 61]])
+    expect(plans.find((p) => p.dataset === "txs")).toMatchObject({ unit: "position", heights: [21, 60], todo: c.txSeqBefore(61) - c.txSeqBefore(21), done: 0 })
+    expect(manifest(out, "txs").committed).toEqual([[c.txSeqBefore(21), c.txSeqBefore(61)]])
+    expect(manifest(out, "evm_txs").committed).toEqual([[c.evmSeqBefore(21), c.evmSeqBefore(61)]])
+    // evm_txs and evm_logs share one source: planned alike
+    expect(plans.find((p) => p.dataset === "evm_logs")).toMatchObject({ todo: plans.find((p) => p.dataset === "evm_txs")!.todo })
+
+    const before = totalsOf(out, APPEND)
+    const rest: Array<DatasetPlan> = []
+    const second = await exportOk(out, { datasets: APPEND, observer: { planned: (_, p) => rest.push(p) } })
+    for (const name of APPEND) await expectDatasetMatches(out, lake.get(name)!)
+    expectReportMatchesManifests(second, out, before)
+    expect(rest.find((p) => p.dataset === "blocks")).toMatchObject({ heights: [1, c.tip], todo: c.tip - 40, done: 40 })
+    expect(rest.find((p) => p.dataset === "txs")).toMatchObject({ todo: c.txTotal() - (c.txSeqBefore(61) - c.txSeqBefore(21)), done: c.txSeqBefore(61) - c.txSeqBefore(21) })
+    expect(manifest(out, "blocks").committed).toEqual([[1, c.tip + 1]])
+    // and a third run has nothing to do
+    const third = await exportOk(out, { datasets: APPEND })
+    expect(third.datasets.map((d) => d.rows)).toEqual(APPEND.map(() => 0))
+  })
+
+  it("a --to-height above a watermark stops at the watermark, with a notice; one below the first block exports nothing", async () => {
+    const out = dirs.make()
+    const notices: Array<string> = []
+    const c = devnet.chain
+    const report = await exportOk(out, { datasets: ["evm_internal_txs"], fromHeight: c.internalTxHeight - 5, toHeight: c.tip, observer: { notice: (m) => notices.push(m) } })
+    expect(notices).toContain(`evm_internal_txs: --to-height ${c.tip} is above internal_tx_height ${c.internalTxHeight}; exporting to ${c.internalTxHeight}`)
+    await expectDatasetMatches(out, between("evm_internal_txs", c.internalTxHeight - 5, c.internalTxHeight))
+    expect(report.datasets[0].rows).toBe(between("evm_internal_txs", c.internalTxHeight - 5, c.internalTxHeight).rows.length)
+    // heights past every row of the source: a position range that is empty
+    const empty = await exportOk(dirs.make(), { datasets: ["txs"], fromHeight: c.tip + 1, toHeight: c.tip + 5 })
+    expect(empty.datasets[0]).toMatchObject({ dataset: "txs", rows: 0, files: 0 })
+  })
+})
+
+describe("dry run", () => {
+  it("plans every dataset the run would export and writes nothing", async () => {
+    const out = dirs.make()
+    await exportOk(out, { datasets: ["blocks"], toHeight: 30 })
+    const before = hashTree(out)
+    const plans: Array<DatasetPlan> = []
+    const report = await exportOk(out, { dryRun: true, denoms: [DENOMS[0].denom], observer: { planned: (_, p) => plans.push(p) } })
+    expect(hashTree(out)).toEqual(before)
+    expect(report.dryRun).toBe(true)
+    expect(report.plans).toEqual(plans)
+    expect(plans.map((p) => p.dataset)).toEqual(ALL_DATASETS.map((d) => d.name))
+    expect(plans.find((p) => p.dataset === "blocks")).toMatchObject({ todo: devnet.chain.tip - 30, done: 30 })
+    expect(plans.find((p) => p.dataset === "holders")).toMatchObject({ kind: "snapshot", unit: "snapshot", watermark: devnet.chain.richListHeight })
+    expect(report.datasets.every((d) => d.rows === 0 && d.files === 0)).toBe(true)
+  })
+})
+
+describe("invalid records", () => {
+  it("fail the run by default, committing nothing of the shard; with quarantine they are set aside and the rest is exported", async () => {
+    const bad = await startDevnet({ seed: 19, blocks: 80, faults: "malformed=0.6" })
+    try {
+      const out = dirs.make()
+      const failed = await exportFrom(bad.indexerUrl, out, { datasets: ["blocks"] })
+      expect(Either.isLeft(failed) && failed.left._tag).toBe("IndexerDecodeError")
+      expect(manifest(out, "blocks").files).toEqual([])
+      const report = await exportOk(out, { datasets: ["blocks"], onInvalid: "quarantine" }, bad.indexerUrl)
+      const quarantined = readFileSync(join(out, "_quarantine", "blocks.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l))
+      expect(quarantined.length).toBeGreaterThan(0)
+      expect(report.datasets[0]).toMatchObject({ quarantined: quarantined.length, rows: devnet.chain.tip - quarantined.length })
+      for (const q of quarantined) {
+        expect(q).toMatchObject({ endpoint: "blocks", path: expect.stringMatching(/^blocks\[\d+\]\.(height|chain_id)$/), message: expect.stringMatching(/^Expected /) })
+        expect(q.record).toBeTypeOf("object")
+        expect(typeof q.key === "string" || q.key === null).toBe(true)
+      }
+      // the rows kept are the chain's, the quarantined ones absent
+      const kept = new Set(quarantined.map((q) => String(q.record.height)))
+      await expectDatasetMatches(out, { ...lake.get("blocks")!, rows: lake.get("blocks")!.rows.filter((r) => !kept.has(String(r.height))) })
+    } finally {
+      await bad.stop()
+    }
+  })
+})
+
+describe("what the chain cannot serve", () => {
+  it("on a Move chain the EVM datasets and holders are skipped with a reason, the rest exported", async () => {
+    const move = await startDevnet({ seed: 19, blocks: 40, vm: "move" })
+    const notices: Array<string> = []
+    try {
+      const out = dirs.make()
+      const report = await exportOk(out, { observer: { notice: (m) => notices.push(m) } }, move.indexerUrl)
+      const skipped = Object.fromEntries(report.datasets.filter((d) => d.skipped).map((d) => [d.dataset, d.skipped]))
+      expect(skipped).toEqual({ evm_txs: "not an EVM chain", evm_logs: "not an EVM chain", evm_internal_txs: "not an EVM chain", holders: "not an EVM chain" })
+      expect(notices).toContain("evm_txs: skipped, this chain has no EVM routes (Move/Wasm rollup)")
+      expect(report.datasets.find((d) => d.dataset === "txs")!.rows).toBe(move.chain.txTotal())
+      expect(report.datasets.find((d) => d.dataset === "blocks")!.rows).toBe(40)
+    } finally {
+      await move.stop()
+    }
+  })
+
+  it("a dataset whose watermark /status does not give is skipped with a notice", async () => {
+    const proxy = await startProxy(devnet.indexerUrl, async (req, forward) => {
+      if (req.url.pathname !== "/status") return forward()
+      const status = JSON.parse((await forward()).body)
+      delete status.rich_list_height
+      delete status.internal_tx_height
+      return json(status)
+    })
+    try {
+      const notices: Array<string> = []
+      const report = await exportOk(dirs.make(), { datasets: ["evm_internal_txs", "holders"], denoms: [DENOMS[0].denom], observer: { notice: (m) => notices.push(m) } }, proxy.url)
+      expect(report.datasets.map((d) => [d.dataset, d.skipped])).toEqual([
+        ["evm_internal_txs", "no internal_tx_height"],
+        ["holders", "no rich_list_height"]
+      ])
+      expect(notices).toEqual(["evm_internal_txs: skipped, /status has no internal_tx_height (the indexer does not serve it)", "holders: skipped, /status has no rich_list_height"])
+    } finally {
+      await proxy.close()
+    }
+  })
+})
+
+describe("snapshots", () => {
+  it("explicit denoms; a snapshot already committed is not read again; a later denom joins the same snapshot", async () => {
+    const out = dirs.make()
+    const c = devnet.chain
+    const notices: Array<string> = []
+    // no denoms and no blocks to take them from: skipped, saying what to do
+    const none = await exportOk(out, { datasets: ["holders"], observer: { notice: (m) => notices.push(m) } })
+    expect(none.datasets[0]).toMatchObject({ dataset: "holders", rows: 0, skipped: "no denoms" })
+    expect(notices[0]).toMatch(/^holders: skipped, no denoms: pass --denoms/)
+    const first = await exportOk(out, { datasets: ["holders", "nft_collections"], denoms: [DENOMS[1].denom] })
+    const holdersOf = (i: number) => c.holders(i).length
+    expect(first.datasets.find((d) => d.dataset === "holders")).toMatchObject({ rows: holdersOf(1), files: 1, snapshotHeight: c.richListHeight, consistency: "exact" })
+    expect(first.datasets.find((d) => d.dataset === "nft_collections")).toMatchObject({ snapshotHeight: c.tip, consistency: "exact" })
+    expectReportMatchesManifests(first, out)
+    const again = await exportOk(out, { datasets: ["holders", "nft_collections"], denoms: [DENOMS[1].denom] })
+    // reported in the catalog's order, whatever the order asked in
+    expect(again.datasets.map((d) => [d.dataset, d.skipped])).toEqual([
+      ["nft_collections", `snapshot ${c.tip} already committed`],
+      ["holders", `snapshot ${c.richListHeight} already committed`]
+    ])
+    const more = await exportOk(out, { datasets: ["holders"], denoms: [DENOMS[1].denom, DENOMS[0].denom] })
+    expect(more.datasets[0]).toMatchObject({ rows: holdersOf(0), files: 1 })
+    const m = manifest(out, "holders")
+    expect(m.snapshots).toHaveLength(1)
+    expect(m.snapshots[0]).toMatchObject({ snapshot_height: c.richListHeight, rows: holdersOf(0) + holdersOf(1), lists: [`holders of ${DENOMS[1].denom}`, `holders of ${DENOMS[0].denom}`], reads: 1 })
+    expect(m.files.map((f) => f.path)).toEqual([`snapshot_height=${c.richListHeight}/part-0.parquet`, `snapshot_height=${c.richListHeight}/part-1.parquet`])
+    expect(m.files.every((f) => f.min_height === c.richListHeight && f.max_height === c.richListHeight)).toBe(true)
+    await expectDatasetMatches(out, lake.get("holders")!)
+  })
+})
+
+describe("option errors", () => {
+  it.each([
+    [{ datasets: ["blocks", "nope", "txz"] }, "unknown dataset nope, txz; known: blocks, txs, evm_txs, evm_logs, evm_internal_txs, nft_collections, nft_tokens, holders"],
+    [{ pageSize: 0 }, "--page-size must be 1..1000 (the indexer's limit), got 0"],
+    [{ pageSize: 1001 }, "--page-size must be 1..1000 (the indexer's limit), got 1001"],
+    [{ pageSize: 2.5 }, "--page-size must be 1..1000 (the indexer's limit), got 2.5"],
+    [{ datasets: ["blocks"], fromHeight: 50, toHeight: 10 }, "--from-height 50 is above --to-height 10"]
+  ] as Array<[ExportOptions, string]>)("%j fails before writing anything", async (options, message) => {
+    const out = dirs.make()
+    const r = await exportFrom(devnet.indexerUrl, out, options)
+    expect(Either.isLeft(r) && r.left).toMatchObject({ _tag: "ExportError", message })
+    expect(hashTree(out)).toEqual({})
+  })
+})
+
+describe("what each source serves", () => {
+  it("an indexer pruned below height 11 is exported from its first block; an EVM route that fails (not 404) fails the run", async () => {
+    const pruned = await startProxy(devnet.indexerUrl, async (req, forward) => {
+      if (req.url.pathname !== "/indexer/block/v1/blocks" || req.url.searchParams.get("pagination.key")) return forward()
+      // the first page of an ascending walk starts at the lowest block this indexer keeps
+      return forward(`${req.path}&pagination.key=${encodeURIComponent(Buffer.from('{"height":10}').toString("base64"))}`)
+    })
+    const failing = await startProxy(devnet.indexerUrl, (req, forward) => (req.url.pathname === "/indexer/tx/v1/evm-txs" ? { status: 403, body: "forbidden" } : forward()))
+    try {
+      const out = dirs.make()
+      const plans: Array<DatasetPlan> = []
+      await exportOk(out, { datasets: ["blocks"], observer: { planned: (_, p) => plans.push(p) } }, pruned.url)
+      expect(plans[0]).toMatchObject({ heights: [11, devnet.chain.tip], todo: devnet.chain.tip - 10 })
+      await expectDatasetMatches(out, between("blocks", 11, devnet.chain.tip))
+      // a 403 is not "this chain has no EVM routes": the run fails, it does not skip
+      const r = await exportFrom(failing.url, dirs.make(), { datasets: ["txs", "evm_txs"] })
+      expect(Either.isLeft(r) && r.left).toMatchObject({ _tag: "IndexerHttpError", status: 403 })
+    } finally {
+      await Promise.all([pruned.close(), failing.close()])
+    }
+  })
+
+  it("a position source whose total cannot be trusted stops the run before anything is written", async () => {
+    const lying = (total: string) =>
+      startProxy(devnet.indexerUrl, async (req, forward) => {
+        if (req.url.pathname !== "/indexer/tx/v1/txs") return forward()
+        const page = JSON.parse((await forward()).body)
+        page.pagination.total = total
+        return json(page)
+      })
+    const unknown = await lying("-1")
+    const tooHigh = await lying(String(devnet.chain.txTotal() + 50))
+    const empty = await lying("0")
+    try {
+      const a = await exportFrom(unknown.url, dirs.make(), { datasets: ["txs"] })
+      expect(Either.isLeft(a) && a.left).toMatchObject({ _tag: "ExportError", message: "txs reports total -1; cannot plan position shards" })
+      const b = await exportFrom(tooHigh.url, dirs.make(), { datasets: ["txs"] })
+      const last = devnet.chain.txTotal() + 49
+      expect(Either.isLeft(b) && b.left).toMatchObject({ _tag: "ExportError", message: `txs: total ${last + 1} but no row at position ${last}: sequences are not contiguous` })
+      // no rows at all: nothing to do, and that is not an error
+      const c = await exportOk(dirs.make(), { datasets: ["txs"] }, empty.url)
+      expect(c.datasets[0]).toMatchObject({ rows: 0, files: 0 })
+    } finally {
+      await Promise.all([unknown.close(), tooHigh.close(), empty.close()])
+    }
+  })
+
+  it("datasets of one source committed to different heights are each completed, none duplicated", async () => {
+    const out = dirs.make()
+    await exportOk(out, { datasets: ["evm_txs"], fromHeight: 21, toHeight: 50 })
+    await exportOk(out, { datasets: ["evm_logs"], fromHeight: 41, toHeight: 70 })
+    const report = await exportOk(out, { datasets: ["evm_txs", "evm_logs"] })
+    await expectDatasetMatches(out, lake.get("evm_txs")!)
+    await expectDatasetMatches(out, lake.get("evm_logs")!)
+    expect(report.datasets.find((d) => d.dataset === "evm_txs")!.rows).toBe(lake.get("evm_txs")!.rows.length - between("evm_txs", 21, 50).rows.length)
+    await expectManifestsTrue(out, ["evm_txs", "evm_logs"])
+  })
+})
+
+describe("snapshot reads that cannot be trusted", () => {
+  const collections = "/indexer/nft/v1/collections"
+  it("a row repeated across pages is kept once and the snapshot is best-effort; a total the rows do not reach too", async () => {
+    const repeating = await startProxy(devnet.indexerUrl, async (req, forward) => {
+      if (req.url.pathname !== collections) return forward()
+      const page = JSON.parse((await forward()).body)
+      // every later page starts with the previous page's last row again (offset paging under inserts)
+      if (req.url.searchParams.get("pagination.key")) {
+        const prev = JSON.parse((await forward(req.path.replace(/pagination\.key=[^&]*/, `pagination.key=${Buffer.from(String(Number(Buffer.from(req.url.searchParams.get("pagination.key")!, "base64").toString()) - 1)).toString("base64")}`))).body)
+        page.collections = [prev.collections[0], ...page.collections]
+      }
+      return json(page)
+    })
+    const short = await startProxy(devnet.indexerUrl, async (req, forward) => {
+      if (req.url.pathname !== collections) return forward()
+      const page = JSON.parse((await forward()).body)
+      page.pagination.total = String(Number(page.pagination.total) + 3)
+      return json(page)
+    })
+    try {
+      for (const [server, duplicates] of [[repeating, true], [short, false]] as const) {
+        const out = dirs.make()
+        const notices: Array<string> = []
+        const report = await exportOk(out, { datasets: ["nft_collections"], pageSize: 3, observer: { notice: (m) => notices.push(m) } }, server.url)
+        expect(report.datasets[0]).toMatchObject({ consistency: "best-effort", rows: lake.get("nft_collections")!.rows.length })
+        const snap = manifest(out, "nft_collections").snapshots[0]
+        expect(snap).toMatchObject({ consistency: "best-effort", reads: 3, note: expect.stringMatching(/^the data changed while it was read/) })
+        expect(snap.duplicates_dropped > 0).toBe(duplicates)
+        expect(notices.filter((n) => n.startsWith("nft_collections: the height moved")).length).toBe(2)
+        await expectDatasetMatches(out, lake.get("nft_collections")!)
+      }
+    } finally {
+      await Promise.all([repeating.close(), short.close()])
+    }
+  })
+
+  it("a snapshot list whose next_key repeats fails with IndexerPagingError", async () => {
+    const cycling = await startProxy(devnet.indexerUrl, async (req, forward) => {
+      if (req.url.pathname !== collections) return forward()
+      const page = JSON.parse((await forward()).body)
+      // always point back at the second page
+      page.pagination.next_key = Buffer.from("1").toString("base64")
+      return json(page)
+    })
+    try {
+      expect(lake.get("nft_collections")!.rows.length).toBeGreaterThan(2)
+      const r = await exportFrom(cycling.url, dirs.make(), { datasets: ["nft_collections"], pageSize: 1 })
+      expect(Either.isLeft(r) && r.left).toMatchObject({ _tag: "IndexerPagingError", endpoint: "collections", message: "next_key MQ== repeated" })
+    } finally {
+      await cycling.close()
+    }
+  })
+
+  it("a snapshot of several pages per list reads them all, at every page size", async () => {
+    for (const pageSize of [2, 7]) {
+      const out = dirs.make()
+      await exportOk(out, { datasets: ["nft_collections", "nft_tokens"], pageSize })
+      await expectDatasetMatches(out, lake.get("nft_collections")!)
+      await expectDatasetMatches(out, lake.get("nft_tokens")!)
+      expect(manifest(out, "nft_tokens").snapshots[0]).toMatchObject({ consistency: "exact", reads: 1, duplicates_dropped: 0 })
+    }
+  })
+})

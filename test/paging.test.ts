@@ -1,0 +1,107 @@
+/**
+ * cursorWalk, the one pager every paged list goes through, against an in-memory listing: which
+ * page is asked for next, each stop rule (an empty page, no next_key, a short page, the row budget),
+ * and a repeated key failing loudly; and the list-envelope check that names what is wrong.
+ */
+import { Chunk, Effect, Either, Stream } from "effect"
+import { describe, expect, it } from "vitest"
+import type { PageRequest } from "../src/indexer/IndexerClient.js"
+import { cursorWalk, readListEnvelope, type PageInfo } from "../src/indexer/paginate.js"
+
+/** A listing of `rows` rows served `limit` at a time: keys are "k<position>", the last page has no next key unless `endless`. */
+const listing = (rows: number, options: { readonly endless?: boolean; readonly repeatAt?: number; readonly shortAt?: number } = {}) => {
+  const asked: Array<PageRequest> = []
+  const fetch = (page: PageRequest) =>
+    Effect.sync((): PageInfo & { readonly from: number } => {
+      asked.push(page)
+      const from = page.key ? Number(page.key.slice(1)) : (page.offset ?? 0)
+      const limit = page.limit ?? 100
+      const count = Math.max(0, Math.min(limit, rows - from, options.shortAt !== undefined && from >= options.shortAt ? limit - 1 : limit))
+      const next = from + count
+      const nextKey = options.repeatAt !== undefined && next > options.repeatAt ? `k${options.repeatAt}` : next < rows || options.endless ? `k${next}` : null
+      return { key: page.key ?? null, nextKey, count, from }
+    })
+  return { asked, fetch }
+}
+const walk = <P, E>(stream: Stream.Stream<P, E>) => Effect.runPromise(Effect.either(Stream.runCollect(stream).pipe(Effect.map(Chunk.toArray))))
+const pagesOf = async <P, E>(stream: Stream.Stream<P, E>) => {
+  const r = await walk(stream)
+  if (Either.isLeft(r)) throw new Error(`walk failed: ${String(r.left)}`)
+  return r.right
+}
+
+describe("cursorWalk", () => {
+  it("asks the first page as given, then follows next_key with the same options, until a page without one", async () => {
+    const l = listing(25)
+    const pages = await pagesOf(cursorWalk("txs", l.fetch, { first: { offset: 3, limit: 10, reverse: false } }))
+    expect(pages.map((p) => [p.from, p.count])).toEqual([
+      [3, 10],
+      [13, 10],
+      [23, 2]
+    ])
+    expect(l.asked).toEqual([
+      { offset: 3, limit: 10, reverse: false },
+      { offset: undefined, key: "k13", limit: 10, reverse: false },
+      { offset: undefined, key: "k23", limit: 10, reverse: false }
+    ])
+  })
+
+  it("stops on a short page even when it carries a next_key, and on an empty one", async () => {
+    const short = listing(100, { shortAt: 20 })
+    expect((await pagesOf(cursorWalk("txs", short.fetch, { first: { limit: 10 } }))).map((p) => p.count)).toEqual([10, 10, 9])
+    const endless = listing(20, { endless: true })
+    // the listing ends exactly at a page edge but keeps handing out keys: the empty page stops it
+    expect((await pagesOf(cursorWalk("txs", endless.fetch, { first: { limit: 10 } }))).map((p) => p.count)).toEqual([10, 10, 0])
+    expect(endless.asked.length).toBe(3)
+  })
+
+  it("stops at the row budget, the last page asking only for what is left", async () => {
+    const l = listing(1000, { endless: true })
+    const pages = await pagesOf(cursorWalk("txs", l.fetch, { first: { limit: 10 }, maxRows: 25 }))
+    expect(pages.map((p) => p.count)).toEqual([10, 10, 5])
+    expect(l.asked.map((p) => p.limit)).toEqual([10, 10, 5])
+    // a budget of nothing asks nothing
+    const none = listing(10)
+    expect(await pagesOf(cursorWalk("txs", none.fetch, { first: { limit: 10 }, maxRows: 0 }))).toEqual([])
+    expect(none.asked).toEqual([])
+    // without a limit a page is 100 rows
+    const defaults = listing(150)
+    expect((await pagesOf(cursorWalk("txs", defaults.fetch, { first: {} }))).map((p) => p.count)).toEqual([100, 50])
+  })
+
+  it("starts from a key when the first page names one", async () => {
+    const l = listing(30)
+    const pages = await pagesOf(cursorWalk("blocks", l.fetch, { first: { key: "k12", limit: 10 } }))
+    expect(pages.map((p) => p.from)).toEqual([12, 22])
+  })
+
+  it("fails with IndexerPagingError when a next_key comes back that was already followed (the server restarted the listing)", async () => {
+    const l = listing(100, { repeatAt: 10 })
+    const r = await walk(cursorWalk("txs", l.fetch, { first: { limit: 10 } }))
+    expect(Either.isLeft(r)).toBe(true)
+    if (Either.isLeft(r)) {
+      expect(r.left).toMatchObject({ _tag: "IndexerPagingError", endpoint: "txs", key: "k10" })
+      expect(String(r.left)).toBe("pagination of txs cannot be trusted (page key k10): next_key k10 was already followed: the server restarted the listing")
+    }
+    // the second page was the last one asked
+    expect(l.asked.length).toBe(2)
+  })
+})
+
+describe("readListEnvelope", () => {
+  it("returns the records and pagination of a list response", () => {
+    const pagination = { previous_key: null, next_key: "abc", total: "7" }
+    expect(readListEnvelope({ txs: [{ a: 1 }], pagination }, "txs")).toEqual({ records: [{ a: 1 }], pagination })
+    const last = { previous_key: "abc", next_key: null, total: "0" }
+    expect(readListEnvelope({ txs: [], pagination: last }, "txs")).toEqual({ records: [], pagination: last })
+  })
+
+  it("names what is wrong: no records array, or a bad pagination field", () => {
+    expect(readListEnvelope(null, "txs")).toEqual({ issue: { path: "txs", message: "is missing or not an array" } })
+    expect(readListEnvelope("text", "txs")).toEqual({ issue: { path: "txs", message: "is missing or not an array" } })
+    expect(readListEnvelope({ txs: {} }, "txs")).toEqual({ issue: { path: "txs", message: "is missing or not an array" } })
+    expect(readListEnvelope({ txs: [] }, "txs")).toMatchObject({ issue: { path: "pagination" } })
+    expect(readListEnvelope({ txs: [], pagination: { previous_key: null, next_key: null, total: 5 } }, "txs")).toEqual({ issue: { path: "pagination.total", message: "Expected string, actual 5" } })
+    expect(readListEnvelope({ txs: [], pagination: { previous_key: null, next_key: null, total: "1" }, extra: 1 }, "txs")).toMatchObject({ records: [] })
+  })
+})
