@@ -90,6 +90,11 @@ describe("decodePage", () => {
     const keyed = txPage.replace(/"next_key":"[^"]*"/, '"next_key":"clé✓"')
     const page = decodePage(bytesOf(keyed), txs.source, [txs])
     expect(page._tag === "Page" && page.nextKey).toBe("clé✓")
+    // the last page has no next key, on a page with high bytes and on an ASCII one
+    for (const text of [txPage, blockPage.replace(/[^\x00-\x7f]/g, "?")]) {
+      const last = decodePage(bytesOf(text.replace(/"next_key":"[^"]*"/, '"next_key":null')), text === txPage ? txs.source : blocks.source, [text === txPage ? txs : blocks])
+      expect(last._tag === "Page" && last.nextKey).toBeNull()
+    }
   })
 
   it("a quarantined record from a page with high bytes keeps its text, nulls and nesting", () => {

@@ -59,6 +59,8 @@ export type DecodedPage =
  * parsing, so a page holding one is decoded as UTF-8 up front.
  */
 /** whether the text holds a JSON escape \u0080..\u00ff (indexOf is far faster than a regex over a page) */
+// Stryker disable all: a wrong "yes" only decodes the page as UTF-8 up front (same rows, slower), so
+// those mutants cannot be told apart by output; a wrong "no" is caught by page-decode.test
 const hasEscapedHighLatin1 = (text: string): boolean => {
   for (let i = text.indexOf("\\u00"); i >= 0; i = text.indexOf("\\u00", i + 4)) {
     const c = text.charCodeAt(i + 4)
@@ -66,7 +68,9 @@ const hasEscapedHighLatin1 = (text: string): boolean => {
   }
   return false
 }
+// Stryker restore all
 /** a latin1-read string has a byte >= 0x80 iff its UTF-8 length exceeds its length (a native count: ~30× a regex) */
+// Stryker disable next-line ConditionalExpression,StringLiteral: re-decoding an ASCII string gives it back unchanged (a cost, not a result)
 const restoreString = (s: string): string => (Buffer.byteLength(s, "utf8") !== s.length ? Buffer.from(s, "latin1").toString("utf8") : s)
 const restoreDeep = (v: unknown): unknown =>
   typeof v === "string"
@@ -78,6 +82,7 @@ const restoreDeep = (v: unknown): unknown =>
         : v
 /** in place: the rows are the decoder's own */
 const restoreRow = (row: Row): void => {
+  // Stryker disable next-line EqualityOperator: one step past the end reads undefined, which is not a string
   for (let i = 0; i < row.length; i++) {
     const v = row[i]
     if (typeof v === "string") row[i] = restoreString(v)
@@ -87,6 +92,7 @@ const restoreRow = (row: Row): void => {
 /** The page's text, and whether its strings still need `restore…` (read as latin1 with high bytes). */
 const pageText = (bytes: ArrayBuffer): { readonly text: string; readonly latin1: boolean } => {
   const buffer = Buffer.from(bytes)
+  // Stryker disable next-line ConditionalExpression,BooleanLiteral: an ASCII page taken for a latin1 one is restored string by string, unchanged (slower, same rows)
   if (isAscii(buffer)) return { text: buffer.toString("latin1"), latin1: false }
   const text = buffer.toString("latin1")
   return hasEscapedHighLatin1(text) ? { text: buffer.toString("utf8"), latin1: false } : { text, latin1: true }
