@@ -10,7 +10,7 @@ import { join } from "node:path"
 import { Effect } from "effect"
 import { analyticsViews, datasetViewSql, LAKE_DATASETS } from "../src/analytics/Analytics.js"
 import { exportLayer } from "../src/cli/layers.js"
-import { ALL_DATASETS } from "../src/datasets/index.js"
+import { DATASETS } from "../src/datasets/index.js"
 import { startDevnet } from "../src/devnet/index.js"
 import { runExport } from "../src/engine/export.js"
 import { median } from "./stats.js"
@@ -36,7 +36,7 @@ const main = async () => {
   const data = mkdtempSync(join(tmpdir(), "chain-lake-views-"))
   const devnet = await startDevnet({ seed: 7, blocks: BLOCKS, txsPerBlock: 10 })
   try {
-    await Effect.runPromise(runExport(ALL_DATASETS, { pageSize: 1000 }).pipe(Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out: data, limits: { concurrency: 8, rps: 0 } }))))
+    await Effect.runPromise(runExport(DATASETS, { pageSize: 1000 }).pipe(Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out: data, limits: { concurrency: 8, rps: 0 } }))))
   } finally {
     await devnet.stop()
   }

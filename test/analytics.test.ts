@@ -9,7 +9,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Analytics, layerAnalytics, type ParamValue } from "../src/analytics/Analytics.js"
 import { exportLayer } from "../src/cli/layers.js"
-import { ALL_DATASETS } from "../src/datasets/index.js"
+import { DATASETS } from "../src/datasets/index.js"
 import { DENOMS, startDevnet, type Devnet } from "../src/devnet/index.js"
 import { internalTxsAt, msgTypeOf } from "../src/devnet/render.js"
 import { runExport, type ExportOptions } from "../src/engine/export.js"
@@ -17,7 +17,7 @@ import { runExport, type ExportOptions } from "../src/engine/export.js"
 let devnet: Devnet
 let out: string
 const exportFrom = (d: Devnet, options: ExportOptions = {}) =>
-  Effect.runPromise(runExport(ALL_DATASETS, { pageSize: 200, ...options }).pipe(Effect.provide(exportLayer({ indexerUrl: d.indexerUrl, out, limits: { concurrency: 6, rps: 0 } }))))
+  Effect.runPromise(runExport(DATASETS, { pageSize: 200, ...options }).pipe(Effect.provide(exportLayer({ indexerUrl: d.indexerUrl, out, limits: { concurrency: 6, rps: 0 } }))))
 
 const query = (sql: string, params: Record<string, ParamValue> = {}, dataDir = out) =>
   Effect.runPromise(
@@ -33,11 +33,11 @@ beforeAll(async () => {
   // two devnets with the same seed share history: 400 blocks is the 300-block chain plus 100 more,
   // so exporting both gives two snapshots of the same chain
   const earlier = await startDevnet({ seed: 17, blocks: 300 })
-  await exportFrom(earlier, { datasets: ["nft_tokens", "holders", "nft_collections"], denoms: [DENOMS[0].denom] })
+  await exportFrom(earlier, { datasets: ["nft_tokens", "holders", "nft_collections"], params: { denoms: [DENOMS[0].denom] } })
   await earlier.stop()
   devnet = await startDevnet({ seed: 17, blocks: 400 })
   await exportFrom(devnet)
-  await exportFrom(devnet, { datasets: ["holders"], denoms: [DENOMS[0].denom] })
+  await exportFrom(devnet, { datasets: ["holders"], params: { denoms: [DENOMS[0].denom] } })
 }, 120_000)
 afterAll(async () => {
   await devnet.stop()

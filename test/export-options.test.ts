@@ -9,9 +9,9 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { exportLayer } from "../src/cli/layers.js"
-import { ALL_DATASETS } from "../src/datasets/index.js"
+import { DATASETS, EXPORTED_DATASETS } from "../src/datasets/index.js"
 import { DENOMS, startDevnet, type Devnet } from "../src/devnet/index.js"
-import type { Manifest } from "../src/engine/Checkpoints.js"
+import type { Manifest } from "../src/lake/Checkpoints.js"
 import { runExport, type DatasetPlan, type ExportOptions, type ExportReport } from "../src/engine/export.js"
 import { DEFAULT_RETRY } from "../src/http/retry.js"
 import { expectDatasetMatches, expectedLake, type ExpectedDataset } from "./support/chain-model.js"
@@ -37,7 +37,7 @@ afterAll(async () => {
 
 const exportFrom = (indexerUrl: string, out: string, options: ExportOptions = {}) =>
   Effect.runPromise(
-    Effect.either(runExport(ALL_DATASETS, { pageSize: 20, concurrency: 3, bucketWidth: BUCKET_WIDTH, ...options })).pipe(
+    Effect.either(runExport(DATASETS, { pageSize: 20, concurrency: 3, bucketWidth: BUCKET_WIDTH, ...options })).pipe(
       Effect.provide(exportLayer({ indexerUrl, out, limits: { concurrency: 3, rps: 0 }, retry: FAST_RETRY }))
     )
   )
@@ -127,11 +127,11 @@ describe("dry run", () => {
     await exportOk(out, { datasets: ["blocks"], toHeight: 30 })
     const before = hashTree(out)
     const plans: Array<DatasetPlan> = []
-    const report = await exportOk(out, { dryRun: true, denoms: [DENOMS[0].denom], observer: { planned: (_, p) => plans.push(p) } })
+    const report = await exportOk(out, { dryRun: true, params: { denoms: [DENOMS[0].denom] }, observer: { planned: (_, p) => plans.push(p) } })
     expect(hashTree(out)).toEqual(before)
     expect(report.dryRun).toBe(true)
     expect(report.plans).toEqual(plans)
-    expect(plans.map((p) => p.dataset)).toEqual(ALL_DATASETS.map((d) => d.name))
+    expect(plans.map((p) => p.dataset)).toEqual(EXPORTED_DATASETS.map((d) => d.name))
     expect(plans.find((p) => p.dataset === "blocks")).toMatchObject({ todo: devnet.chain.tip - 30, done: 30 })
     expect(plans.find((p) => p.dataset === "holders")).toMatchObject({ kind: "snapshot", unit: "snapshot", watermark: devnet.chain.richListHeight })
     expect(report.datasets.every((d) => d.rows === 0 && d.files === 0)).toBe(true)
@@ -165,23 +165,29 @@ describe("invalid records", () => {
 })
 
 describe("what the chain cannot serve", () => {
-  it("on a Move chain the EVM datasets and holders are skipped with a reason, the rest exported", async () => {
+  it("on a Move chain the datasets whose endpoints answer 404 are skipped with a reason, the rest exported; naming one fails the run", async () => {
     const move = await startDevnet({ seed: 19, blocks: 40, vm: "move" })
     const notices: Array<string> = []
     try {
       const out = dirs.make()
       const report = await exportOk(out, { observer: { notice: (m) => notices.push(m) } }, move.indexerUrl)
       const skipped = Object.fromEntries(report.datasets.filter((d) => d.skipped).map((d) => [d.dataset, d.skipped]))
-      expect(skipped).toEqual({ evm_txs: "not an EVM chain", evm_logs: "not an EVM chain", evm_internal_txs: "not an EVM chain", holders: "not an EVM chain" })
-      expect(notices).toContain("evm_txs: skipped, this chain has no EVM routes (Move/Wasm rollup)")
+      expect(skipped).toEqual({ evm_txs: "not served", evm_logs: "not served", evm_internal_txs: "not served", holders: "not served" })
+      expect(notices).toContain("evm_txs: skipped, its endpoint evm-txs answered that this indexer does not serve it (404)")
+      expect(notices).toContain("holders: skipped, its endpoint richlist answered that this indexer does not serve it (404)")
       expect(report.datasets.find((d) => d.dataset === "txs")!.rows).toBe(move.chain.txTotal())
       expect(report.datasets.find((d) => d.dataset === "blocks")!.rows).toBe(40)
+      // asked for by name, a dataset the source does not serve is an error, before anything is written
+      const named = dirs.make()
+      const r = await exportFrom(move.indexerUrl, named, { datasets: ["blocks", "evm_txs"] })
+      expect(Either.isLeft(r) && r.left).toMatchObject({ _tag: "ExportError", message: "evm_txs cannot be exported from this source (not served)" })
+      expect(hashTree(named)).toEqual({})
     } finally {
       await move.stop()
     }
   })
 
-  it("a dataset whose watermark /status does not give is skipped with a notice", async () => {
+  it("a dataset whose watermark the source does not report is skipped with a notice, or fails the run when named", async () => {
     const proxy = await startProxy(devnet.indexerUrl, async (req, forward) => {
       if (req.url.pathname !== "/status") return forward()
       const status = JSON.parse((await forward()).body)
@@ -191,12 +197,17 @@ describe("what the chain cannot serve", () => {
     })
     try {
       const notices: Array<string> = []
-      const report = await exportOk(dirs.make(), { datasets: ["evm_internal_txs", "holders"], denoms: [DENOMS[0].denom], observer: { notice: (m) => notices.push(m) } }, proxy.url)
-      expect(report.datasets.map((d) => [d.dataset, d.skipped])).toEqual([
+      const report = await exportOk(dirs.make(), { params: { denoms: [DENOMS[0].denom] }, observer: { notice: (m) => notices.push(m) } }, proxy.url)
+      expect(report.datasets.filter((d) => d.skipped).map((d) => [d.dataset, d.skipped])).toEqual([
         ["evm_internal_txs", "no internal_tx_height"],
         ["holders", "no rich_list_height"]
       ])
-      expect(notices).toEqual(["evm_internal_txs: skipped, /status has no internal_tx_height (the indexer does not serve it)", "holders: skipped, /status has no rich_list_height"])
+      expect(notices.filter((n) => n.includes("skipped"))).toEqual(["evm_internal_txs: skipped, the source reports no internal_tx_height", "holders: skipped, the source reports no rich_list_height"])
+      const named = await exportFrom(proxy.url, dirs.make(), { datasets: ["evm_internal_txs", "holders"], params: { denoms: [DENOMS[0].denom] } })
+      expect(Either.isLeft(named) && named.left).toMatchObject({
+        _tag: "ExportError",
+        message: "evm_internal_txs cannot be exported from this source (no internal_tx_height); holders cannot be exported from this source (no rich_list_height)"
+      })
     } finally {
       await proxy.close()
     }
@@ -208,22 +219,22 @@ describe("snapshots", () => {
     const out = dirs.make()
     const c = devnet.chain
     const notices: Array<string> = []
-    // no denoms and no blocks to take them from: skipped, saying what to do
-    const none = await exportOk(out, { datasets: ["holders"], observer: { notice: (m) => notices.push(m) } })
-    expect(none.datasets[0]).toMatchObject({ dataset: "holders", rows: 0, skipped: "no denoms" })
-    expect(notices[0]).toMatch(/^holders: skipped, no denoms: pass --denoms/)
-    const first = await exportOk(out, { datasets: ["holders", "nft_collections"], denoms: [DENOMS[1].denom] })
+    // no denoms and no blocks to take them from: named, that fails the run, saying what to do
+    const none = await exportFrom(devnet.indexerUrl, out, { datasets: ["holders"], observer: { notice: (m) => notices.push(m) } })
+    expect(Either.isLeft(none) && none.left).toMatchObject({ _tag: "ExportError", message: "holders cannot be exported: no denoms" })
+    expect(notices[0]).toBe("holders: skipped, no denoms: pass --denoms, or export blocks first (their total_fee denoms are the default)")
+    const first = await exportOk(out, { datasets: ["holders", "nft_collections"], params: { denoms: [DENOMS[1].denom] } })
     const holdersOf = (i: number) => c.holders(i).length
     expect(first.datasets.find((d) => d.dataset === "holders")).toMatchObject({ rows: holdersOf(1), files: 1, snapshotHeight: c.richListHeight, consistency: "exact" })
     expect(first.datasets.find((d) => d.dataset === "nft_collections")).toMatchObject({ snapshotHeight: c.tip, consistency: "exact" })
     expectReportMatchesManifests(first, out)
-    const again = await exportOk(out, { datasets: ["holders", "nft_collections"], denoms: [DENOMS[1].denom] })
+    const again = await exportOk(out, { datasets: ["holders", "nft_collections"], params: { denoms: [DENOMS[1].denom] } })
     // reported in the catalog's order, whatever the order asked in
     expect(again.datasets.map((d) => [d.dataset, d.skipped])).toEqual([
       ["nft_collections", `snapshot ${c.tip} already committed`],
       ["holders", `snapshot ${c.richListHeight} already committed`]
     ])
-    const more = await exportOk(out, { datasets: ["holders"], denoms: [DENOMS[1].denom, DENOMS[0].denom] })
+    const more = await exportOk(out, { datasets: ["holders"], params: { denoms: [DENOMS[1].denom, DENOMS[0].denom] } })
     expect(more.datasets[0]).toMatchObject({ rows: holdersOf(0), files: 1 })
     const m = manifest(out, "holders")
     expect(m.snapshots).toHaveLength(1)
@@ -355,7 +366,7 @@ describe("snapshot reads that cannot be trusted", () => {
     try {
       expect(lake.get("nft_collections")!.rows.length).toBeGreaterThan(2)
       const r = await exportFrom(cycling.url, dirs.make(), { datasets: ["nft_collections"], pageSize: 1 })
-      expect(Either.isLeft(r) && r.left).toMatchObject({ _tag: "IndexerPagingError", endpoint: "collections", message: "next_key MQ== repeated" })
+      expect(Either.isLeft(r) && r.left).toMatchObject({ _tag: "IndexerPagingError", endpoint: "collections", message: "next_key MQ== was already followed: the server restarted the listing" })
     } finally {
       await cycling.close()
     }

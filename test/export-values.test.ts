@@ -12,7 +12,7 @@ import { readdirSync } from "node:fs"
 import { join, relative } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { exportLayer } from "../src/cli/layers.js"
-import { ALL_DATASETS } from "../src/datasets/index.js"
+import { DATASETS as REGISTRY } from "../src/datasets/index.js"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { runExport } from "../src/engine/export.js"
 import { DEFAULT_RETRY } from "../src/http/retry.js"
@@ -48,7 +48,7 @@ beforeAll(async () => {
 const exportAll = async (): Promise<string> => {
   const out = tmp()
   const result = await Effect.runPromise(
-    Effect.either(runExport(ALL_DATASETS, { pageSize: PAGE_SIZE, concurrency: 4, bucketWidth: BUCKET_WIDTH, flushBytes: FLUSH_BYTES })).pipe(
+    Effect.either(runExport(REGISTRY, { pageSize: PAGE_SIZE, concurrency: 4, bucketWidth: BUCKET_WIDTH, flushBytes: FLUSH_BYTES })).pipe(
       Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out, limits: { concurrency: 4, rps: 0 }, retry: FAST_RETRY }))
     )
   )

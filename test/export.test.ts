@@ -10,7 +10,7 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { exportLayer } from "../src/cli/layers.js"
-import { ALL_DATASETS } from "../src/datasets/index.js"
+import { DATASETS } from "../src/datasets/index.js"
 import { DENOMS, startDevnet, type Devnet } from "../src/devnet/index.js"
 import { runExport, type ExportOptions } from "../src/engine/export.js"
 import { DEFAULT_RETRY } from "../src/http/retry.js"
@@ -22,7 +22,7 @@ const tmp = () => mkdtempSync(join(tmpdir(), "chain-lake-"))
 
 const exportTo = (devnet: Devnet, out: string, options: ExportOptions = {}) =>
   Effect.runPromise(
-    Effect.either(runExport(ALL_DATASETS, { pageSize: 100, concurrency: 6, ...options })).pipe(
+    Effect.either(runExport(DATASETS, { pageSize: 100, concurrency: 6, ...options })).pipe(
       Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out, limits: { concurrency: 6, rps: 0 }, retry: FAST_RETRY }))
     )
   )
@@ -76,11 +76,11 @@ describe("export: content matches the chain", () => {
     // the default denoms are those in the blocks' total_fee
     expect(denoms.d).toEqual([DENOMS[1].denom, DENOMS[0].denom])
     // another denom joins the same snapshot later; its amounts go beyond 2^64 and stay exact
-    await exportOk(devnet, cleanOut, { datasets: ["holders"], denoms: [DENOMS[2].denom] })
+    await exportOk(devnet, cleanOut, { datasets: ["holders"], params: { denoms: [DENOMS[2].denom] } })
     const [big] = await queryLake(`SELECT max(amount_decimal)::VARCHAR m, count(DISTINCT snapshot_height) snaps FROM ${scan(cleanOut, "holders")} WHERE denom = '${DENOMS[2].denom}'`)
     expect(BigInt(big.m)).toBeGreaterThan(2n ** 64n)
     expect(big.snaps).toBe(1n)
-    const again = await exportOk(devnet, cleanOut, { datasets: ["holders"], denoms: [DENOMS[2].denom] })
+    const again = await exportOk(devnet, cleanOut, { datasets: ["holders"], params: { denoms: [DENOMS[2].denom] } })
     expect(again.datasets[0].skipped).toMatch(/already committed/)
   })
 
@@ -123,7 +123,7 @@ describe("export: robustness", () => {
     try {
       await exportOk(faulty, out)
       // the clean folder also holds the LAKE holders (added by an earlier test)
-      await exportOk(faulty, out, { datasets: ["holders"], denoms: [DENOMS[2].denom] })
+      await exportOk(faulty, out, { datasets: ["holders"], params: { denoms: [DENOMS[2].denom] } })
       const [a, b] = await Promise.all([dumpLake(cleanOut), dumpLake(out)])
       for (const name of Object.keys(a)) expect(b[name], name).toEqual(a[name])
       // and both equal the chain, not merely each other (holders here also hold the third denom)
@@ -212,7 +212,7 @@ describe("export: robustness", () => {
     expect(names.map((r) => r.name)).toContain("../../etc")
   })
 
-  it("on a Move chain the EVM datasets and holders are skipped with a notice", async () => {
+  it("on a Move chain the datasets whose endpoints answer 404 (EVM routes, the rich list) are skipped with a notice", async () => {
     const move = await startDevnet({ seed: 8, blocks: 100, vm: "move" })
     const out = tmp()
     const notices: Array<string> = []
@@ -220,7 +220,7 @@ describe("export: robustness", () => {
       const report = await exportOk(move, out, { observer: { notice: (m) => notices.push(m) } })
       const skipped = report.datasets.filter((d) => d.skipped).map((d) => d.dataset).sort()
       expect(skipped).toEqual(["evm_internal_txs", "evm_logs", "evm_txs", "holders"])
-      expect(notices.some((n) => /evm_txs: skipped, this chain has no EVM routes/.test(n))).toBe(true)
+      expect(notices.some((n) => /^evm_txs: skipped, its endpoint evm-txs answered that this indexer does not serve it \(404\)$/.test(n))).toBe(true)
       expect(report.datasets.find((d) => d.dataset === "txs")!.rows).toBe(move.chain.txTotal())
     } finally {
       await move.stop()

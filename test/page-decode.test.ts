@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { blocks } from "../src/datasets/blocks.js"
 import { txs } from "../src/datasets/txs.js"
 import type { AppendDataset } from "../src/engine/Dataset.js"
-import { decodePage, isInvalid } from "../src/engine/pageDecode.js"
+import { decodeRecord, isInvalid } from "../src/engine/pageDecode.js"
+import { parseListPage } from "../src/sources/indexer.js"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 
 let devnet: Devnet
@@ -19,6 +20,14 @@ beforeAll(async () => {
   blockPage = await (await fetch(`${devnet.indexerUrl}/indexer/block/v1/blocks?pagination.limit=60&pagination.reverse=false`)).text()
 })
 afterAll(() => devnet.stop())
+
+/** A page from bytes to rows, as the export takes it: the indexer source's envelope, then each record. */
+const decodePage = (bytes: ArrayBuffer, source: AppendDataset["source"], datasets: ReadonlyArray<AppendDataset>) => {
+  const parsed = parseListPage(bytes, source.arrayKey)
+  if (parsed._tag !== "Page") return parsed
+  const { items, latin1, nextKey, total } = parsed.page
+  return { _tag: "Page" as const, nextKey, total, records: items.map((r) => decodeRecord(r, latin1, source, datasets)) }
+}
 
 const bytesOf = (text: string) => {
   const b = Buffer.from(text, "utf8")

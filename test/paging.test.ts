@@ -1,12 +1,18 @@
 /**
- * cursorWalk, the one pager every paged list goes through, against an in-memory listing: which
+ * walkPages, the one pager every paged list goes through, against an in-memory listing: which
  * page is asked for next, each stop rule (an empty page, no next_key, a short page, the row budget),
  * and a repeated key failing loudly; and the list-envelope check that names what is wrong.
  */
 import { Chunk, Effect, Either, Stream } from "effect"
 import { describe, expect, it } from "vitest"
-import type { PageRequest } from "../src/indexer/IndexerClient.js"
-import { cursorWalk, readListEnvelope, type PageInfo } from "../src/indexer/paginate.js"
+import { walkPages, type PageInfo } from "../src/engine/pager.js"
+import type { PageRequest } from "../src/engine/Source.js"
+import { IndexerPagingError } from "../src/indexer/errors.js"
+import { readListEnvelope } from "../src/indexer/envelope.js"
+
+/** the pager as the engine calls it, failing a repeated key as the indexer source does */
+const cursorWalk = <P extends PageInfo>(endpoint: string, fetch: (page: PageRequest) => Effect.Effect<P>, options: { readonly first: PageRequest; readonly maxRows?: number }) =>
+  walkPages(fetch, { ...options, repeated: (key, next) => new IndexerPagingError({ endpoint, key, message: `next_key ${next} was already followed: the server restarted the listing` }) })
 
 /** A listing of `rows` rows served `limit` at a time: keys are "k<position>", the last page has no next key unless `endless`. */
 const listing = (rows: number, options: { readonly endless?: boolean; readonly repeatAt?: number; readonly shortAt?: number } = {}) => {
@@ -30,7 +36,7 @@ const pagesOf = async <P, E>(stream: Stream.Stream<P, E>) => {
   return r.right
 }
 
-describe("cursorWalk", () => {
+describe("walkPages", () => {
   it("asks the first page as given, then follows next_key with the same options, until a page without one", async () => {
     const l = listing(25)
     const pages = await pagesOf(cursorWalk("txs", l.fetch, { first: { offset: 3, limit: 10, reverse: false } }))
@@ -64,9 +70,10 @@ describe("cursorWalk", () => {
     const none = listing(10)
     expect(await pagesOf(cursorWalk("txs", none.fetch, { first: { limit: 10 }, maxRows: 0 }))).toEqual([])
     expect(none.asked).toEqual([])
-    // without a limit a page is 100 rows
-    const defaults = listing(150)
-    expect((await pagesOf(cursorWalk("txs", defaults.fetch, { first: {} }))).map((p) => p.count)).toEqual([100, 50])
+    // a full last page that names no next page ends the walk too
+    const exact = listing(20)
+    expect((await pagesOf(cursorWalk("txs", exact.fetch, { first: { limit: 10 } }))).map((p) => p.count)).toEqual([10, 10])
+    expect(exact.asked.length).toBe(2)
   })
 
   it("starts from a key when the first page names one", async () => {

@@ -5,8 +5,8 @@
 import { Effect } from "effect"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import type { Column, Value } from "../src/engine/Dataset.js"
-import { ParquetSink, layerParquetSink } from "../src/engine/ParquetSink.js"
+import type { Column, Value } from "../src/lake/columns.js"
+import { ParquetSink, layerParquetSink } from "../src/lake/ParquetSink.js"
 import { tempDirs } from "./support/tmp.js"
 
 const temp = tempDirs("chain-lake-sink-")

@@ -4,7 +4,7 @@
  * gives shards that overlap, leave gaps, or straddle a committed boundary.
  */
 import { describe, expect, it } from "vitest"
-import { covers, normalize, split, subtract, total, type Range } from "../src/engine/RangeSet.js"
+import { covers, normalize, split, subtract, total, type Range } from "../src/lake/RangeSet.js"
 
 /** Every integer the ranges hold, in order (small ranges only). */
 const points = (ranges: ReadonlyArray<Range>) => ranges.flatMap(([a, b]) => Array.from({ length: Math.max(0, b - a) }, (_, i) => a + i))

@@ -10,12 +10,12 @@ import { Effect, Either, Layer } from "effect"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { blocksSource } from "../src/datasets/sources.js"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
-import { parsePage } from "../src/engine/pageDecode.js"
 import { layerRequestLimiter, type LimiterConfig } from "../src/http/RequestLimiter.js"
 import { DEFAULT_RETRY, type RetryPolicy } from "../src/http/retry.js"
 import { layerHttpTransport } from "../src/http/transport.js"
 import { IndexerDecodeError, type IndexerError } from "../src/indexer/errors.js"
 import { IndexerClient, layerIndexerClient } from "../src/indexer/IndexerClient.js"
+import { makeIndexerSource } from "../src/sources/indexer.js"
 import { json, RESET, sleep, startProxy, startServer, text, type Handler, type HostileServer } from "./support/hostile.js"
 
 // short backoff so that a file of retries runs in seconds; the cap is the default one, so that a
@@ -24,7 +24,7 @@ const FAST_RETRY: RetryPolicy = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 
 const NO_RATE_LIMIT: LimiterConfig = { concurrency: 8, rps: 0 }
 
 /** Runs `program` with a real client of `url`; the failure, if any, comes back as a value. */
-const run = <A>(url: string, program: Effect.Effect<A, IndexerError, IndexerClient>, limits = NO_RATE_LIMIT) =>
+const run = <A, E = IndexerError>(url: string, program: Effect.Effect<A, E, IndexerClient>, limits = NO_RATE_LIMIT) =>
   Effect.runPromise(
     Effect.either(program).pipe(
       Effect.provide(layerIndexerClient({ baseUrl: url, retry: FAST_RETRY }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(), layerRequestLimiter(limits)))))
@@ -85,15 +85,8 @@ describe("retry policy: what is not retried", () => {
 
   it("on the export's path, where the page is decoded inside the retried attempt, a bad page is asked for once too", async () => {
     const server = await proxy(() => json({ blocks: "not a list", pagination: { previous_key: null, next_key: null, total: "40" } }))
-    // what runExport does per page: parse inside getWith, a page that is not a page is a decode error
-    const hotPath = Effect.flatMap(IndexerClient, (c) =>
-      c.getWith(blocksSource.endpoint, blocksSource.path, c.pageQuery({ limit: 5, reverse: false }), (raw) => {
-        const page = parsePage(raw.bytes, blocksSource)
-        return page._tag === "BadEnvelope"
-          ? Effect.fail(new IndexerDecodeError({ endpoint: blocksSource.endpoint, key: null, path: page.issue.path, message: page.issue.message }))
-          : Effect.succeed(page)
-      })
-    )
+    // what runExport does per page: the indexer source parses inside the retried step
+    const hotPath = Effect.flatMap(IndexerClient, (c) => makeIndexerSource(c).page(blocksSource, { limit: 5, reverse: false }))
     const err = failureOf(await run(server.url, hotPath))
     expect(err).toMatchObject({ _tag: "IndexerDecodeError", path: "blocks" })
     expect(server.requests.length).toBe(1)

@@ -5,12 +5,18 @@
  * (The indexer datasets' rows are checked end to end against the chain model in export-values.)
  */
 import { describe, expect, it } from "vitest"
-import { routeQuoteColumns, routeQuoteRow, type QuoteAsked } from "../src/datasets/route_quotes.js"
+import { routeQuotes, type QuoteAsked } from "../src/datasets/route_quotes.js"
 import { hexToDecimal, hexToNumber } from "../src/datasets/sources.js"
-import { transferColumns, transferRow } from "../src/datasets/transfers.js"
-import type { Column, Row } from "../src/engine/Dataset.js"
+import { transfers } from "../src/datasets/transfers.js"
+import type { Column, Row } from "../src/lake/columns.js"
+import type { RouterError } from "../src/router/errors.js"
 import { NoRouteError, RouterDecodeError } from "../src/router/errors.js"
 import type { RouteResponse, TxStatusResponse } from "../src/router/schemas.js"
+
+const routeQuoteColumns = routeQuotes.columns
+const routeQuoteRow = (q: QuoteAsked, outcome: { readonly route: RouteResponse } | { readonly error: RouterError }) => routeQuotes.toRow({ asked: q, ...outcome })
+const transferColumns = transfers.columns
+const transferRow = (tx: Parameters<typeof transfers.toRow>[0]["tx"], observedAt: Date, status: TxStatusResponse) => transfers.toRow({ tx, observedAt, status })
 
 const named = (columns: ReadonlyArray<Column>, row: Row) => {
   expect(row.length, "one value per column").toBe(columns.length)

@@ -5,9 +5,9 @@
 import { Either, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
-import { compileValidator } from "../src/engine/fastValidate.js"
+import { compileValidator } from "../src/schema/fastValidate.js"
 import * as S from "../src/indexer/schemas.js"
-import { decodeWithPath } from "../src/schema-path.js"
+import { decodeWithPath } from "../src/schema/decode.js"
 
 let devnet: Devnet
 beforeAll(async () => {

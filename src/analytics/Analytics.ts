@@ -9,10 +9,9 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Context, Data, Effect, Layer } from "effect"
-import { ALL_DATASETS } from "../datasets/index.js"
-import { routeQuoteColumns, ROUTE_QUOTES } from "../datasets/route_quotes.js"
-import { transferColumns, TRANSFERS } from "../datasets/transfers.js"
-import type { Column, ColumnType } from "../engine/Dataset.js"
+import { DATASETS } from "../datasets/index.js"
+import { partitionOf } from "../engine/Dataset.js"
+import type { Column, ColumnType } from "../lake/columns.js"
 
 export class AnalyticsError extends Data.TaggedError("AnalyticsError")<{ readonly message: string }> {}
 /** DuckDB rejected the SQL (syntax, unknown column, bad parameter …): its own message. */
@@ -68,12 +67,13 @@ const hasParquet = (dir: string): boolean => {
 
 const emptyType = (t: ColumnType) => (t === "JSON" ? "JSON" : t)
 
-/** Every dataset the lake can hold, with its columns and its hive partition column. */
-export const LAKE_DATASETS: ReadonlyArray<{ readonly name: string; readonly columns: ReadonlyArray<Column>; readonly partition: string; readonly partitionType: string }> = [
-  ...ALL_DATASETS.map((d) => ({ name: d.name, columns: d.columns, partition: d.kind === "append" ? "height_bucket" : "snapshot_height", partitionType: "BIGINT" })),
-  { name: ROUTE_QUOTES, columns: routeQuoteColumns, partition: "date", partitionType: "DATE" },
-  { name: TRANSFERS, columns: transferColumns, partition: "date", partitionType: "DATE" }
-]
+/** Every dataset the lake can hold, with its columns and its hive partition column (from the registry). */
+export const LAKE_DATASETS: ReadonlyArray<{ readonly name: string; readonly columns: ReadonlyArray<Column>; readonly partition: string; readonly partitionType: string }> = DATASETS.map((d) => ({
+  name: d.name,
+  columns: d.columns,
+  partition: partitionOf(d).name,
+  partitionType: partitionOf(d).type
+}))
 
 /** The dataset view: its files by a relative glob, or an empty typed relation when there are none. */
 export const datasetViewSql = (d: (typeof LAKE_DATASETS)[number], dataDir: string): string => {

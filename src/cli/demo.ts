@@ -6,15 +6,15 @@
 import { Command, Options } from "@effect/cli"
 import { join, resolve } from "node:path"
 import { Console, Duration, Effect, Layer } from "effect"
-import { ALL_DATASETS } from "../datasets/index.js"
+import { DATASETS } from "../datasets/index.js"
 import { runExport } from "../engine/export.js"
-import { layerParquetSink } from "../engine/ParquetSink.js"
-import { layerCheckpoints } from "../engine/Checkpoints.js"
+import { layerParquetSink } from "../lake/ParquetSink.js"
+import { layerCheckpoints } from "../lake/Checkpoints.js"
 import { Analytics, layerAnalytics } from "../analytics/Analytics.js"
 import { describeRouterError, type RouterError } from "../router/errors.js"
 import { RouterClient } from "../router/RouterClient.js"
-import { loadPlan, sampleRound } from "../router/sampler.js"
-import { trackTransfer } from "../router/tracker.js"
+import { loadPlan, sampleRound } from "../sampling/sampler.js"
+import { trackTransfer } from "../sampling/tracker.js"
 import { DEFAULT_PLAN } from "./sample.js"
 import { routerLayer } from "./routerLayer.js"
 import { writeCatalog } from "../analytics/catalog.js"
@@ -123,7 +123,7 @@ export const demoCommand = Command.make("demo", { seed: seedOption, blocks: bloc
     yield* Console.log(`\nExporting every dataset to ${out} (rerun: only what is new is fetched) …`)
     const progress = makeProgress({ tty: false, log: () => {} })
     const started = Date.now()
-    const exported = yield* runExport(ALL_DATASETS, { observer: progress.observer }).pipe(
+    const exported = yield* runExport(DATASETS, { observer: progress.observer }).pipe(
       Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out })),
       Effect.mapError((e) => new UserError({ message: describeExportFailure(e) }))
     )

@@ -6,11 +6,11 @@ import { Command, Options } from "@effect/cli"
 import { mkdir, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { Console, Effect, Option } from "effect"
-import { ALL_DATASETS } from "../datasets/index.js"
+import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
 import { startDevnet } from "../devnet/index.js"
 import { runExport, type ExportReport } from "../engine/export.js"
 import { followExport } from "../engine/follow.js"
-import { parseEvery } from "../router/sampler.js"
+import { parseEvery } from "../sampling/sampler.js"
 import { isS3Url, parseS3Url } from "../storage/s3.js"
 import { pullManifests, pushLake, workDirFor } from "../storage/sync.js"
 import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
@@ -32,7 +32,7 @@ export const options = {
   indexerUrl: urlOption("indexer-url", "indexer API"),
   out: Options.text("out").pipe(Options.withDefault("data"), Options.withDescription("output folder (created if missing), or s3://bucket/prefix")),
   s3Endpoint: Options.text("s3-endpoint").pipe(Options.optional, Options.withDescription("S3-compatible endpoint URL for s3:// outputs (default: AWS)")),
-  datasets: list("datasets", `comma-separated datasets (default: all the chain serves): ${ALL_DATASETS.map((d) => d.name).join(", ")}`),
+  datasets: list("datasets", `comma-separated datasets (default: all the chain serves): ${EXPORTED_DATASETS.map((d) => d.name).join(", ")}`),
   denoms: list("denoms", "comma-separated denoms for holders (default: the denoms in the exported blocks' total_fee)"),
   fromHeight: Options.integer("from-height").pipe(Options.optional, Options.withDescription("first height (default: the first indexed block)")),
   toHeight: Options.integer("to-height").pipe(Options.optional, Options.withDescription("last height (default: the tip seen at start)")),
@@ -139,7 +139,7 @@ export const exportCommand = Command.make("export", options, (o) =>
       const poll = parseEvery(o.poll)
       if (!poll) return yield* new UserError({ message: `--poll must look like 500ms, 2s or 1m, got "${o.poll}"`, exitCode: 2 })
       yield* followExport(
-        ALL_DATASETS,
+        EXPORTED_DATASETS,
         {
           datasets: Option.getOrUndefined(o.datasets),
           fromHeight: Option.getOrUndefined(o.fromHeight),
@@ -165,9 +165,9 @@ export const exportCommand = Command.make("export", options, (o) =>
     const tty = process.stderr.isTTY === true && process.env.CI === undefined
     const progress = makeProgress({ tty, log: (line) => process.stderr.write(line + "\n") })
     const started = Date.now()
-    const report: ExportReport = yield* runExport(ALL_DATASETS, {
+    const report: ExportReport = yield* runExport(DATASETS, {
       datasets: Option.getOrUndefined(o.datasets),
-      denoms: Option.getOrUndefined(o.denoms),
+      params: Option.match(o.denoms, { onNone: () => ({}), onSome: (denoms) => ({ denoms }) }),
       fromHeight: Option.getOrUndefined(o.fromHeight),
       toHeight: Option.getOrUndefined(o.toHeight),
       pageSize: o.pageSize,
@@ -187,7 +187,7 @@ export const exportCommand = Command.make("export", options, (o) =>
         yield* Console.log(
           `  ${p.dataset}: ${p.kind === "snapshot" ? `snapshot at ${p.watermark}` : `${p.todo} ${p.unit}s in ${p.shards} shards, ~${p.estimatedRequests} requests (${p.done} already committed)`}`
         )
-      for (const d of ALL_DATASETS.filter((d) => report.plans.some((p) => p.dataset === d.name))) {
+      for (const d of EXPORTED_DATASETS.filter((d) => report.plans.some((p) => p.dataset === d.name))) {
         yield* Console.log(`\n${d.name} (${d.kind === "append" ? "partitioned by height_bucket" : "partitioned by snapshot_height"}): ${d.description}`)
         for (const c of d.columns) yield* Console.log(`  ${c.name.padEnd(26)} ${c.type.padEnd(14)} ${c.description}`)
       }

@@ -1,15 +1,16 @@
 /** Builds the service layers the commands need from flags: HTTP (undici), limits, clients, sink. */
 import { Layer } from "effect"
-import { layerCheckpoints } from "../engine/Checkpoints.js"
-import { layerParquetSink } from "../engine/ParquetSink.js"
+import { layerCheckpoints } from "../lake/Checkpoints.js"
+import { layerParquetSink } from "../lake/ParquetSink.js"
 import { DEFAULT_LIMITS, layerRequestLimiter, type LimiterConfig } from "../http/RequestLimiter.js"
 import { DEFAULT_RETRY, type RetryPolicy } from "../http/retry.js"
 import { layerHttpTransport } from "../http/transport.js"
 import { layerIndexerClient } from "../indexer/IndexerClient.js"
+import { layerIndexerSource } from "../sources/indexer.js"
 
 export const indexerLayer = (baseUrl: string, limits: LimiterConfig = DEFAULT_LIMITS, retry: RetryPolicy = DEFAULT_RETRY) =>
   layerIndexerClient({ baseUrl, retry }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(), layerRequestLimiter(limits))))
 
-/** Everything `runExport` needs: the indexer client, the Parquet sink and the checkpoints of `out`. */
+/** Everything `runExport` needs: the indexer as its Source (and its client), the Parquet sink and the checkpoints of `out`. */
 export const exportLayer = (options: { indexerUrl: string; out: string; limits?: LimiterConfig; retry?: RetryPolicy }) =>
-  Layer.mergeAll(indexerLayer(options.indexerUrl, options.limits, options.retry), layerParquetSink(), layerCheckpoints(options.out))
+  Layer.mergeAll(layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(options.indexerUrl, options.limits, options.retry))), layerParquetSink(), layerCheckpoints(options.out))

@@ -2,7 +2,7 @@
 import { Args, Command, Options } from "@effect/cli"
 import { resolve } from "node:path"
 import { Console, Effect, Option } from "effect"
-import { layerCheckpoints } from "../engine/Checkpoints.js"
+import { layerCheckpoints } from "../lake/Checkpoints.js"
 import { publish } from "../publish/publish.js"
 import { validateRelease } from "../publish/validate.js"
 import { isS3Url } from "../storage/s3.js"

@@ -3,33 +3,33 @@
  * /status internal_tx_height (the tracing extension lags the tip). One row per call, DFS
  * pre-order within a tx (index 0, parent_index -1 is the top call); partitioned by height_bucket.
  */
-import type { AppendDataset } from "../engine/Dataset.js"
+import { columnsOf, defineAppend } from "../engine/Dataset.js"
 import type { EvmInternalTx } from "../indexer/schemas.js"
+import { heightBucket } from "../lake/layout.js"
 import { hexToDecimal, internalTxsSource } from "./sources.js"
 
-export const evmInternalTxs: AppendDataset = {
-  kind: "append",
+const col = columnsOf<EvmInternalTx>()
+
+export const evmInternalTxs = defineAppend({
   name: "evm_internal_txs",
   description: "One row per internal EVM call (call trace, DFS pre-order).",
   source: internalTxsSource,
   columns: [
-    { name: "height", type: "BIGINT", description: "block height" },
-    { name: "hash", type: "VARCHAR", description: "parent EVM tx hash" },
-    { name: "index", type: "INTEGER", description: "position in the call tree (DFS pre-order)" },
-    { name: "parent_index", type: "INTEGER", description: "index of the calling frame; -1 for the top call" },
-    { name: "type", type: "VARCHAR", description: "CALL, STATICCALL, DELEGATECALL, CREATE, …" },
-    { name: "from", type: "VARCHAR", description: "caller ('' if absent)" },
-    { name: "to", type: "VARCHAR", description: "callee ('' if absent)" },
-    { name: "input", type: "VARCHAR", description: "call data (hex)" },
-    { name: "output", type: "VARCHAR", description: "return data (hex)" },
-    { name: "value", type: "VARCHAR", description: "value as sent (hex bytes)" },
-    { name: "value_wei", type: "DECIMAL(38,0)", description: "value in wei; NULL when absent ('0x')" },
-    { name: "gas", type: "BIGINT", description: "gas given" },
-    { name: "gas_used", type: "BIGINT", description: "gasUsed" }
+    col("height", "BIGINT", "block height", (t) => t.height),
+    col("hash", "VARCHAR", "parent EVM tx hash", (t) => t.hash),
+    col("index", "INTEGER", "position in the call tree (DFS pre-order)", (t) => t.index),
+    col("parent_index", "INTEGER", "index of the calling frame; -1 for the top call", (t) => t.parent_index),
+    col("type", "VARCHAR", "CALL, STATICCALL, DELEGATECALL, CREATE, …", (t) => t.type),
+    col("from", "VARCHAR", "caller ('' if absent)", (t) => t.from),
+    col("to", "VARCHAR", "callee ('' if absent)", (t) => t.to),
+    col("input", "VARCHAR", "call data (hex)", (t) => t.input),
+    col("output", "VARCHAR", "return data (hex)", (t) => t.output),
+    col("value", "VARCHAR", "value as sent (hex bytes)", (t) => t.value),
+    col("value_wei", "DECIMAL(38,0)", "value in wei; NULL when absent ('0x')", (t) => hexToDecimal(t.value)),
+    col("gas", "BIGINT", "gas given", (t) => hexToDecimal(t.gas)),
+    col("gas_used", "BIGINT", "gasUsed", (t) => hexToDecimal(t.gasUsed))
   ],
+  key: ["hash", "index"],
   sortKey: ["height"],
-  heightColumn: 0,
-  toRows: (t: EvmInternalTx) => [
-    [t.height, t.hash, t.index, t.parent_index, t.type, t.from, t.to, t.input, t.output, t.value, hexToDecimal(t.value), hexToDecimal(t.gas), hexToDecimal(t.gasUsed)]
-  ]
-}
+  partition: heightBucket("height")
+})

@@ -1,36 +1,59 @@
 /**
  * holders — the rich list: GET /indexer/richlist/v1/{denom} for each denom (offset keys, amount
  * descending), a snapshot at /status rich_list_height (the extension lags the tip). One row per
- * (denom, account); partition snapshot_height=…; deduplicated by (denom, account). EVM chains only.
- * Amounts stay exact: `amount` as the wire's decimal string, `amount_decimal` where it fits.
+ * (denom, account); partition snapshot_height=…; deduplicated by (denom, account). Denoms: the
+ * export's `denoms` parameter, else those in the committed blocks' total_fee. Amounts stay exact:
+ * `amount` as the wire's decimal string, `amount_decimal` where it fits.
  */
 import { Effect } from "effect"
-import type { SnapshotDataset } from "../engine/Dataset.js"
+import { columnsOf, defineSnapshot } from "../engine/Dataset.js"
+import type { ListRef } from "../engine/Source.js"
 import type { TokenHolder } from "../indexer/schemas.js"
+import * as S from "../indexer/schemas.js"
+import { compileValidator } from "../schema/fastValidate.js"
 
-export const holders: SnapshotDataset = {
-  kind: "snapshot",
+interface Holding {
+  readonly denom: string
+  readonly holder: TokenHolder
+}
+const col = columnsOf<Holding>()
+const richList = (denom: string): ListRef => ({ endpoint: "richlist", path: `/indexer/richlist/v1/${encodeURIComponent(denom)}`, arrayKey: "holders" })
+const validate = compileValidator(S.TokenHolder)
+/** "" is how the wire says "no amount" */
+const amountOf = (h: Holding) => (h.holder.amount === undefined || h.holder.amount === "" ? null : h.holder.amount)
+
+export const holders = defineSnapshot({
   name: "holders",
   description: "Token holders (rich list) per denom as of the rich list height.",
-  endpoints: ["/indexer/richlist/v1/{denom}"],
   watermark: "rich_list_height",
-  evmOnly: true,
-  needsDenoms: true,
+  // any denom: an indexer that does not serve the rich list answers 404 for the route itself
+  probe: richList("uinit"),
+  // the default denoms are the committed blocks' fee denoms
+  after: ["blocks"],
   columns: [
-    { name: "denom", type: "VARCHAR", description: "token denomination as asked for" },
-    { name: "account", type: "VARCHAR", description: "holder address" },
-    { name: "amount", type: "VARCHAR", description: "balance in base units, exact" },
-    { name: "amount_decimal", type: "DECIMAL(38,0)", description: "balance as DECIMAL(38,0); NULL beyond 38 digits" },
-    { name: "snapshot_time", type: "TIMESTAMP", description: "when the snapshot was read (UTC)" }
+    col("denom", "VARCHAR", "token denomination as asked for", (h) => h.denom),
+    col("account", "VARCHAR", "holder address", (h) => h.holder.account),
+    col("amount", "VARCHAR", "balance in base units, exact", amountOf),
+    col("amount_decimal", "DECIMAL(38,0)", "balance as DECIMAL(38,0); NULL beyond 38 digits", amountOf)
   ],
+  key: ["denom", "account"],
   sortKey: ["denom", "amount_decimal DESC", "account"],
-  keyOf: (row) => `${row[0]}\u0000${row[1]}`,
-  lists: (ctx) =>
-    Effect.succeed(
-      ctx.denoms.map((denom) => ({
+  lists: (input, row) =>
+    Effect.gen(function* () {
+      const denoms =
+        input.params.denoms && input.params.denoms.length > 0
+          ? input.params.denoms
+          : (yield* input.readCommitted("blocks", `SELECT DISTINCT f.denom AS denom FROM (SELECT unnest(from_json(total_fee, '[{"denom":"VARCHAR","amount":"VARCHAR"}]')) AS f FROM committed) ORDER BY 1`)).map((r) =>
+              String(r.denom)
+            )
+      if (denoms.length === 0) return { skip: "no denoms", hint: "pass --denoms, or export blocks first (their total_fee denoms are the default)" }
+      return denoms.map((denom) => ({
         label: `holders of ${denom}`,
-        fetchPage: (page: Parameters<typeof ctx.indexer.richList>[1]) => ctx.indexer.richList(denom, page).pipe(Effect.map((r) => ({ items: r.holders, pagination: r.pagination }))),
-        toRows: (h: TokenHolder) => [[denom, h.account, h.amount ?? null, h.amount ?? null]]
+        list: richList(denom),
+        // largest holders first, as the rich list is read
+        reverse: true,
+        validate,
+        toRows: (holder: TokenHolder) => [row({ denom, holder })]
       }))
-    )
-}
+    })
+})

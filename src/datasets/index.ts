@@ -1,4 +1,8 @@
-/** Every dataset chain-lake exports, in export order (append-only first, then snapshots). */
+/**
+ * The registry: every dataset of the lake, in export order (append-only first, then snapshots,
+ * then those the router samplers write). Views, publish, storage, verify, the CLI's help and the
+ * tests' key lists all derive from it; adding a dataset is its module plus a line here.
+ */
 import type { Dataset } from "../engine/Dataset.js"
 import { blocks } from "./blocks.js"
 import { evmInternalTxs } from "./evm_internal_txs.js"
@@ -7,8 +11,11 @@ import { evmTxs } from "./evm_txs.js"
 import { holders } from "./holders.js"
 import { nftCollections } from "./nft_collections.js"
 import { nftTokens } from "./nft_tokens.js"
+import { routeQuotes } from "./route_quotes.js"
+import { transfers } from "./transfers.js"
 import { txs } from "./txs.js"
 
-export const ALL_DATASETS: ReadonlyArray<Dataset> = [blocks, txs, evmTxs, evmLogs, evmInternalTxs, nftCollections, nftTokens, holders]
+export const DATASETS: ReadonlyArray<Dataset> = [blocks, txs, evmTxs, evmLogs, evmInternalTxs, nftCollections, nftTokens, holders, routeQuotes, transfers]
 
-export const datasetByName = (name: string): Dataset | undefined => ALL_DATASETS.find((d) => d.name === name)
+/** The datasets `chain-lake export` reads from the indexer (the others are sampled from the router). */
+export const EXPORTED_DATASETS = DATASETS.filter((d) => d.kind !== "sample")

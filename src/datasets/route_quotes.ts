@@ -1,49 +1,12 @@
 /**
  * route_quotes — POST /v2/fungible/route, sampled by a plan (pipelines/route-quotes.json): one row
  * per quote asked, successful or not (a failed quote is data: its error kind and message).
- * Partitioned by date=YYYY-MM-DD of sampled_at; one file per sampling round.
+ * Partitioned by date of sampled_at; one file per sampling round (src/sampling/sampler.ts).
  */
-import type { Column, Row } from "../engine/Dataset.js"
+import { columnsOf, defineSample } from "../engine/Dataset.js"
+import { date } from "../lake/layout.js"
 import type { RouterError } from "../router/errors.js"
 import { operationKind, type RouteResponse } from "../router/schemas.js"
-
-export const ROUTE_QUOTES = "route_quotes"
-
-export const routeQuoteColumns: ReadonlyArray<Column> = [
-  { name: "sampled_at", type: "TIMESTAMP", description: "when the quote was asked (UTC)" },
-  { name: "round_id", type: "VARCHAR", description: "the sampling round (one file per round)" },
-  { name: "pair", type: "VARCHAR", description: "source chain/denom → dest chain/denom" },
-  { name: "source_chain_id", type: "VARCHAR", description: "source_asset_chain_id" },
-  { name: "source_denom", type: "VARCHAR", description: "source_asset_denom" },
-  { name: "dest_chain_id", type: "VARCHAR", description: "dest_asset_chain_id" },
-  { name: "dest_denom", type: "VARCHAR", description: "dest_asset_denom" },
-  { name: "variant", type: "VARCHAR", description: "the plan's option variant label" },
-  { name: "go_fast", type: "BOOLEAN", description: "go_fast sent (NULL = unset)" },
-  { name: "allow_unsafe", type: "BOOLEAN", description: "allow_unsafe sent (NULL = unset, router default)" },
-  { name: "is_op_withdraw", type: "BOOLEAN", description: "is_op_withdraw sent (NULL = unset)" },
-  { name: "amount_in", type: "DECIMAL(38,0)", description: "amount asked, base units" },
-  { name: "amount_out", type: "DECIMAL(38,0)", description: "expected output, base units" },
-  { name: "estimated_amount_out", type: "DECIMAL(38,0)", description: "output before fees" },
-  { name: "effective_rate", type: "DOUBLE", description: "amount_out / amount_in (base units)" },
-  { name: "usd_amount_in", type: "DOUBLE", description: "USD value in (NULL when unpriced)" },
-  { name: "usd_amount_out", type: "DOUBLE", description: "USD value out (NULL when unpriced)" },
-  { name: "fees_usd", type: "DOUBLE", description: "sum of estimated_fees[].usd_amount" },
-  { name: "fees", type: "JSON", description: "estimated fees per bridge: [{bridge_id, fee_type, amount, usd_amount, denom}]" },
-  { name: "price_impact_percent", type: "DOUBLE", description: "swap_price_impact_percent (NULL without a swap)" },
-  { name: "warning_type", type: "VARCHAR", description: "warning.type (BAD_PRICE_WARNING, LOW_INFO_WARNING) or NULL" },
-  { name: "extra_warnings", type: "VARCHAR[]", description: "extra_warnings" },
-  { name: "estimated_duration_s", type: "BIGINT", description: "estimated_route_duration_seconds" },
-  { name: "txs_required", type: "INTEGER", description: "txs to sign" },
-  { name: "chain_path", type: "VARCHAR[]", description: "chain_ids in order" },
-  { name: "operation_kinds", type: "VARCHAR[]", description: "each operation's wrapper key" },
-  { name: "does_swap", type: "BOOLEAN", description: "does_swap" },
-  { name: "required_op_hook", type: "BOOLEAN", description: "required_op_hook" },
-  { name: "ok", type: "BOOLEAN", description: "a route came back" },
-  { name: "error_kind", type: "VARCHAR", description: "NoRouteError, BadPriceError, LowInfoError, RouterHttpError, RouterTimeout, … or NULL" },
-  { name: "error_message", type: "VARCHAR", description: "the router's message, or NULL" }
-]
-
-export const routeQuoteSortKey = ["sampled_at", "pair", "variant", "amount_in"]
 
 export interface QuoteAsked {
   readonly sampledAt: string
@@ -57,51 +20,65 @@ export interface QuoteAsked {
   readonly amountIn: string
 }
 
-const num = (s: string | null | undefined) => (s === undefined || s === null || s === "" ? null : Number(s))
-
-export const routeQuoteRow = (q: QuoteAsked, outcome: { readonly route: RouteResponse } | { readonly error: RouterError }): Row => {
-  const head: Row = [
-    q.sampledAt,
-    q.roundId,
-    `${q.source.chain_id}/${q.source.denom} → ${q.dest.chain_id}/${q.dest.denom}`,
-    q.source.chain_id,
-    q.source.denom,
-    q.dest.chain_id,
-    q.dest.denom,
-    q.variant,
-    q.goFast ?? null,
-    q.allowUnsafe ?? null,
-    q.isOpWithdraw ?? null,
-    q.amountIn
-  ]
-  if ("error" in outcome) {
-    const e = outcome.error
-    const message = e._tag === "RouterDecodeError" ? e.toString() : e.message
-    return [...head, ...Array<null>(16).fill(null), false, e._tag, message]
-  }
-  const r = outcome.route
-  const fees = r.estimated_fees ?? []
-  const feesUsd = fees.reduce((s, f) => s + (num(f.usd_amount) ?? 0), 0)
-  return [
-    ...head,
-    r.amount_out,
-    r.estimated_amount_out ?? null,
-    Number(r.amount_out) / Number(r.amount_in),
-    num(r.usd_amount_in),
-    num(r.usd_amount_out),
-    feesUsd,
-    JSON.stringify(fees.map((f) => ({ bridge_id: f.bridge_id, fee_type: f.fee_type, amount: f.amount, usd_amount: f.usd_amount ?? null, denom: f.origin_asset.denom }))),
-    num(r.swap_price_impact_percent ?? null),
-    r.warning?.type ?? null,
-    JSON.stringify(r.extra_warnings ?? []),
-    r.estimated_route_duration_seconds,
-    r.txs_required,
-    JSON.stringify(r.chain_ids),
-    JSON.stringify(r.operations.map(operationKind)),
-    r.does_swap ?? null,
-    r.required_op_hook ?? null,
-    true,
-    null,
-    null
-  ]
+/** One quote: what was asked, and the route or the error that came back. */
+export interface Quote {
+  readonly asked: QuoteAsked
+  readonly route?: RouteResponse
+  readonly error?: RouterError
 }
+
+const num = (s: string | null | undefined) => (s === undefined || s === null || s === "" ? null : Number(s))
+const fees = (r: RouteResponse) => r.estimated_fees ?? []
+/** a value of the route, or NULL when the quote failed */
+const ofRoute =
+  <A>(f: (r: RouteResponse) => A) =>
+  (q: Quote): A | null =>
+    q.route ? f(q.route) : null
+
+const col = columnsOf<Quote>()
+
+export const routeQuotes = defineSample({
+  name: "route_quotes",
+  description: "One row per route quote asked by a sampling plan, failed quotes included.",
+  columns: [
+    col("sampled_at", "TIMESTAMP", "when the quote was asked (UTC)", (q) => q.asked.sampledAt),
+    col("round_id", "VARCHAR", "the sampling round (one file per round)", (q) => q.asked.roundId),
+    col("pair", "VARCHAR", "source chain/denom → dest chain/denom", (q) => `${q.asked.source.chain_id}/${q.asked.source.denom} → ${q.asked.dest.chain_id}/${q.asked.dest.denom}`),
+    col("source_chain_id", "VARCHAR", "source_asset_chain_id", (q) => q.asked.source.chain_id),
+    col("source_denom", "VARCHAR", "source_asset_denom", (q) => q.asked.source.denom),
+    col("dest_chain_id", "VARCHAR", "dest_asset_chain_id", (q) => q.asked.dest.chain_id),
+    col("dest_denom", "VARCHAR", "dest_asset_denom", (q) => q.asked.dest.denom),
+    col("variant", "VARCHAR", "the plan's option variant label", (q) => q.asked.variant),
+    col("go_fast", "BOOLEAN", "go_fast sent (NULL = unset)", (q) => q.asked.goFast ?? null),
+    col("allow_unsafe", "BOOLEAN", "allow_unsafe sent (NULL = unset, router default)", (q) => q.asked.allowUnsafe ?? null),
+    col("is_op_withdraw", "BOOLEAN", "is_op_withdraw sent (NULL = unset)", (q) => q.asked.isOpWithdraw ?? null),
+    col("amount_in", "DECIMAL(38,0)", "amount asked, base units", (q) => q.asked.amountIn),
+    col("amount_out", "DECIMAL(38,0)", "expected output, base units", ofRoute((r) => r.amount_out)),
+    col("estimated_amount_out", "DECIMAL(38,0)", "output before fees", ofRoute((r) => r.estimated_amount_out ?? null)),
+    col("effective_rate", "DOUBLE", "amount_out / amount_in (base units)", ofRoute((r) => Number(r.amount_out) / Number(r.amount_in))),
+    col("usd_amount_in", "DOUBLE", "USD value in (NULL when unpriced)", ofRoute((r) => num(r.usd_amount_in))),
+    col("usd_amount_out", "DOUBLE", "USD value out (NULL when unpriced)", ofRoute((r) => num(r.usd_amount_out))),
+    col("fees_usd", "DOUBLE", "sum of estimated_fees[].usd_amount", ofRoute((r) => fees(r).reduce((s, f) => s + (num(f.usd_amount) ?? 0), 0))),
+    col(
+      "fees",
+      "JSON",
+      "estimated fees per bridge: [{bridge_id, fee_type, amount, usd_amount, denom}]",
+      ofRoute((r) => JSON.stringify(fees(r).map((f) => ({ bridge_id: f.bridge_id, fee_type: f.fee_type, amount: f.amount, usd_amount: f.usd_amount ?? null, denom: f.origin_asset.denom }))))
+    ),
+    col("price_impact_percent", "DOUBLE", "swap_price_impact_percent (NULL without a swap)", ofRoute((r) => num(r.swap_price_impact_percent ?? null))),
+    col("warning_type", "VARCHAR", "warning.type (BAD_PRICE_WARNING, LOW_INFO_WARNING) or NULL", ofRoute((r) => r.warning?.type ?? null)),
+    col("extra_warnings", "VARCHAR[]", "extra_warnings", ofRoute((r) => JSON.stringify(r.extra_warnings ?? []))),
+    col("estimated_duration_s", "BIGINT", "estimated_route_duration_seconds", ofRoute((r) => r.estimated_route_duration_seconds)),
+    col("txs_required", "INTEGER", "txs to sign", ofRoute((r) => r.txs_required)),
+    col("chain_path", "VARCHAR[]", "chain_ids in order", ofRoute((r) => JSON.stringify(r.chain_ids))),
+    col("operation_kinds", "VARCHAR[]", "each operation's wrapper key", ofRoute((r) => JSON.stringify(r.operations.map(operationKind)))),
+    col("does_swap", "BOOLEAN", "does_swap", ofRoute((r) => r.does_swap ?? null)),
+    col("required_op_hook", "BOOLEAN", "required_op_hook", ofRoute((r) => r.required_op_hook ?? null)),
+    col("ok", "BOOLEAN", "a route came back", (q) => q.route !== undefined),
+    col("error_kind", "VARCHAR", "NoRouteError, BadPriceError, LowInfoError, RouterHttpError, RouterTimeout, … or NULL", (q) => q.error?._tag ?? null),
+    col("error_message", "VARCHAR", "the router's message, or NULL", (q) => (q.error ? (q.error._tag === "RouterDecodeError" ? q.error.toString() : q.error.message) : null))
+  ],
+  key: ["round_id", "pair", "variant", "amount_in"],
+  sortKey: ["sampled_at", "pair", "variant", "amount_in"],
+  partition: date("sampled_at")
+})

@@ -5,13 +5,14 @@
  * datasets store verbatim (`tx`, `events`, `logs`) checked for shape only.
  */
 import { Schema } from "effect"
-import { compileValidator } from "../engine/fastValidate.js"
+import { compileValidator } from "../schema/fastValidate.js"
 import type { AppendSource } from "../engine/Dataset.js"
+import type { ListRef } from "../engine/Source.js"
 import * as S from "../indexer/schemas.js"
 
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
-export const blocksSource: AppendSource = {
+export const blocksSource: AppendSource<S.Block> = {
   id: "blocks",
   endpoint: "blocks",
   path: "/indexer/block/v1/blocks",
@@ -20,10 +21,9 @@ export const blocksSource: AppendSource = {
   watermark: "height",
   validate: compileValidator(S.Block),
   heightOf: (b: S.Block) => Number(b.height),
-  evmOnly: false
 }
 
-export const txsSource: AppendSource = {
+export const txsSource: AppendSource<S.Tx> = {
   id: "txs",
   endpoint: "txs",
   path: "/indexer/tx/v1/txs",
@@ -32,10 +32,9 @@ export const txsSource: AppendSource = {
   watermark: "height",
   validate: compileValidator(Schema.Struct({ ...S.Tx.fields, tx: JsonObject, events: Schema.Array(Schema.Unknown) })),
   heightOf: (t: S.Tx) => Number(t.height),
-  evmOnly: false
 }
 
-export const evmTxsSource: AppendSource = {
+export const evmTxsSource: AppendSource<S.EvmTx> = {
   id: "evm-txs",
   endpoint: "evm-txs",
   path: "/indexer/tx/v1/evm-txs",
@@ -44,10 +43,9 @@ export const evmTxsSource: AppendSource = {
   watermark: "height",
   validate: compileValidator(S.EvmTx),
   heightOf: (t: S.EvmTx) => Number.parseInt(t.blockNumber, 16),
-  evmOnly: true
 }
 
-export const internalTxsSource: AppendSource = {
+export const internalTxsSource: AppendSource<S.EvmInternalTx> = {
   id: "evm-internal-txs",
   endpoint: "evm-internal-txs",
   path: "/indexer/tx/v1/evm-internal-txs",
@@ -57,10 +55,13 @@ export const internalTxsSource: AppendSource = {
   watermark: "internal_tx_height",
   validate: compileValidator(S.EvmInternalTx),
   heightOf: (t: S.EvmInternalTx) => t.height,
-  evmOnly: true
 }
 
 /** 0x-hex quantity → decimal string (exact at any size); "0x" (no bytes) → null. */
 export const hexToDecimal = (hex: string | null | undefined): string | null => (hex && hex.length > 2 ? BigInt(hex).toString() : null)
 /** 0x-hex quantity → number (gas, indices: well below 2^53). */
 export const hexToNumber = (hex: string): number => Number.parseInt(hex, 16)
+
+/** The NFT collections list (offset keys): the nft_collections snapshot, and the collections whose tokens nft_tokens reads. */
+export const collectionsList: ListRef = { endpoint: "collections", path: "/indexer/nft/v1/collections", arrayKey: "collections" }
+export const validateCollection = compileValidator(S.NftCollection)

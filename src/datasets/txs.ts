@@ -4,9 +4,21 @@
  * chain order. `tx`, `events` and `logs` are kept verbatim as JSON; message types, sender and
  * fee are flattened because they are cheap and asked for often.
  */
-import type { AppendDataset } from "../engine/Dataset.js"
+import { columnsOf, defineAppend } from "../engine/Dataset.js"
 import type { Tx } from "../indexer/schemas.js"
+import { heightBucket } from "../lake/layout.js"
 import { txsSource } from "./sources.js"
+
+/** A tx with the parts of its body several columns read. */
+interface TxView {
+  readonly t: Tx
+  readonly messages: ReadonlyArray<Record<string, unknown>>
+  readonly memo: unknown
+}
+const view = (t: Tx): TxView => {
+  const body = t.tx.body as { messages?: Array<Record<string, unknown>>; memo?: unknown }
+  return { t, messages: Array.isArray(body.messages) ? body.messages : [], memo: body.memo }
+}
 
 const senderOf = (messages: ReadonlyArray<Record<string, unknown>>): string | null => {
   const m = messages[0]
@@ -15,56 +27,33 @@ const senderOf = (messages: ReadonlyArray<Record<string, unknown>>): string | nu
   return typeof s === "string" ? s : null
 }
 
-export const txs: AppendDataset = {
-  kind: "append",
+const col = columnsOf<TxView>()
+
+export const txs = defineAppend({
   name: "txs",
   description: "One row per cosmos tx, with its messages, events and result.",
   source: txsSource,
+  items: (t: Tx) => [view(t)],
   columns: [
-    { name: "height", type: "BIGINT", description: "block height" },
-    { name: "txhash", type: "VARCHAR", description: "tx hash (uppercase hex, no 0x)" },
-    { name: "timestamp", type: "TIMESTAMP", description: "block time (UTC, microseconds)" },
-    { name: "code", type: "INTEGER", description: "result code; 0 = success" },
-    { name: "codespace", type: "VARCHAR", description: "error codespace ('' on success)" },
-    { name: "gas_wanted", type: "BIGINT", description: "gas limit" },
-    { name: "gas_used", type: "BIGINT", description: "gas used" },
-    { name: "message_types", type: "VARCHAR[]", description: "the @type of each message, in order" },
-    { name: "sender", type: "VARCHAR", description: "the first message's sender (sender / from_address / signer)" },
-    { name: "fee", type: "JSON", description: "auth_info.fee.amount: [{denom, amount}]" },
-    { name: "memo", type: "VARCHAR", description: "tx body memo" },
-    { name: "data", type: "VARCHAR", description: "ABCI result data (uppercase hex)" },
-    { name: "raw_log", type: "VARCHAR", description: "raw log (the error text on failure)" },
-    { name: "info", type: "VARCHAR", description: "info" },
-    { name: "tx", type: "JSON", description: "the tx: {body, auth_info, signatures}" },
-    { name: "events", type: "JSON", description: "ABCI events [{type, attributes:[{key, value, index}]}]" },
-    { name: "logs", type: "JSON", description: "ABCI message logs (usually [])" }
+    col("height", "BIGINT", "block height", (v) => v.t.height),
+    col("txhash", "VARCHAR", "tx hash (uppercase hex, no 0x)", (v) => v.t.txhash),
+    col("timestamp", "TIMESTAMP", "block time (UTC, microseconds)", (v) => v.t.timestamp),
+    col("code", "INTEGER", "result code; 0 = success", (v) => v.t.code),
+    col("codespace", "VARCHAR", "error codespace ('' on success)", (v) => v.t.codespace),
+    col("gas_wanted", "BIGINT", "gas limit", (v) => v.t.gas_wanted),
+    col("gas_used", "BIGINT", "gas used", (v) => v.t.gas_used),
+    col("message_types", "VARCHAR[]", "the @type of each message, in order", (v) => JSON.stringify(v.messages.map((m) => String(m["@type"] ?? "")))),
+    col("sender", "VARCHAR", "the first message's sender (sender / from_address / signer)", (v) => senderOf(v.messages)),
+    col("fee", "JSON", "auth_info.fee.amount: [{denom, amount}]", (v) => JSON.stringify((v.t.tx.auth_info as { fee?: { amount?: unknown } }).fee?.amount ?? [])),
+    col("memo", "VARCHAR", "tx body memo", (v) => (typeof v.memo === "string" ? v.memo : null)),
+    col("data", "VARCHAR", "ABCI result data (uppercase hex)", (v) => v.t.data),
+    col("raw_log", "VARCHAR", "raw log (the error text on failure)", (v) => v.t.raw_log),
+    col("info", "VARCHAR", "info", (v) => v.t.info),
+    col("tx", "JSON", "the tx: {body, auth_info, signatures}", (v) => JSON.stringify(v.t.tx)),
+    col("events", "JSON", "ABCI events [{type, attributes:[{key, value, index}]}]", (v) => JSON.stringify(v.t.events)),
+    col("logs", "JSON", "ABCI message logs (usually [])", (v) => JSON.stringify(v.t.logs))
   ],
+  key: ["txhash"],
   sortKey: ["height"],
-  heightColumn: 0,
-  toRows: (t: Tx) => {
-    const body = t.tx.body as { messages?: Array<Record<string, unknown>>; memo?: string }
-    const messages = Array.isArray(body.messages) ? body.messages : []
-    const fee = (t.tx.auth_info as { fee?: { amount?: unknown } }).fee?.amount ?? []
-    return [
-      [
-        t.height,
-        t.txhash,
-        t.timestamp,
-        t.code,
-        t.codespace,
-        t.gas_wanted,
-        t.gas_used,
-        JSON.stringify(messages.map((m) => String(m["@type"] ?? ""))),
-        senderOf(messages),
-        JSON.stringify(fee),
-        typeof body.memo === "string" ? body.memo : null,
-        t.data,
-        t.raw_log,
-        t.info,
-        JSON.stringify(t.tx),
-        JSON.stringify(t.events),
-        JSON.stringify(t.logs)
-      ]
-    ]
-  }
-}
+  partition: heightBucket("height")
+})

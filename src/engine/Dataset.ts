@@ -1,87 +1,241 @@
 /**
- * What a dataset module declares: its source endpoint, row and Parquet schema, sort key,
- * partitioning and how a record becomes rows. The export engine reads these declarations and
- * knows no dataset by name.
+ * What a dataset module declares, and the one way to declare it (`defineAppend`, `defineSnapshot`,
+ * `defineSample`): its source, its columns (each with its name, Parquet type, meaning and the
+ * value it takes from a record, declared together), its key, sort order and partitioning. The
+ * engine reads these declarations and knows no dataset by name; rows stay fast positional arrays
+ * inside the engine, built from the column list.
  */
 import type { Effect } from "effect"
-import type { IndexerClientService, PageRequest } from "../indexer/IndexerClient.js"
-import type { IndexerError } from "../indexer/errors.js"
-import type { FieldIssue } from "../schema-path.js"
+import type { Column, ColumnType, Row, Value } from "../lake/columns.js"
+import { partitionColumn, type DatePartitioning, type HeightBucketPartitioning, type Partitioning } from "../lake/layout.js"
+import type { FieldIssue } from "../schema/decode.js"
+import type { ListRef, SourceFailure } from "./Source.js"
 
-/** Parquet column types (DuckDB types). Amounts too big for DECIMAL(38,0) stay exact as VARCHAR. */
-export type ColumnType = "BIGINT" | "INTEGER" | "BOOLEAN" | "DOUBLE" | "VARCHAR" | "JSON" | "TIMESTAMP" | "DECIMAL(38,0)" | "VARCHAR[]"
-
-export interface Column {
-  readonly name: string
-  readonly type: ColumnType
-  readonly description: string
+/** The JavaScript values a column of each type accepts (JSON and lists as JSON text). */
+export interface ValueOf {
+  readonly BIGINT: number | string | bigint
+  readonly INTEGER: number
+  readonly BOOLEAN: boolean
+  readonly DOUBLE: number
+  readonly VARCHAR: string
+  readonly JSON: string
+  readonly TIMESTAMP: string
+  readonly "DECIMAL(38,0)": string
+  readonly "VARCHAR[]": string
 }
 
-/** One row's values in column order: strings for VARCHAR/JSON/TIMESTAMP/DECIMAL, JSON text for lists. */
-export type Value = string | number | bigint | boolean | null
-export type Row = Array<Value>
-
-/** Which /status field bounds the data (internal txs and the rich list lag the tip). */
-export type Watermark = "height" | "internal_tx_height" | "rich_list_height"
+/** A column and the value it takes from an item (a record, or one of the rows a record yields). */
+export interface ColumnOf<I> extends Column {
+  readonly value: (item: I) => Value
+}
 
 /**
- * An append-only source: a list endpoint paged in ascending order. `height` sources (blocks) are
- * sharded by height with constructed height cursors; `position` sources (the tx families) by row
- * position: first page by offset, then the cursor, stopping after the shard's row count.
+ * The column declarer for items of type I: `const col = columnsOf<Block>()`, then
+ * `col("height", "BIGINT", "block height", (b) => b.height)`: name, type, meaning and value
+ * together, the value typed by the column type.
  */
-export interface AppendSource {
+export const columnsOf =
+  <I>() =>
+  <T extends ColumnType>(name: string, type: T, description: string, value: (item: I) => ValueOf[T] | null): ColumnOf<I> => ({ name, type, description, value })
+
+/**
+ * An append-only source: a list paged in ascending order. `height` sources (blocks) are sharded by
+ * height with constructed height cursors; `position` sources (the tx families) by row position:
+ * first page by offset, then the cursor, stopping after the shard's row count.
+ */
+export interface AppendSource<R = any> extends ListRef {
+  /** one fetch serves every dataset of the same source id (evm_txs and evm_logs) */
   readonly id: string
-  readonly endpoint: string
-  readonly path: string
-  readonly arrayKey: string
   readonly unit: "height" | "position"
-  readonly watermark: Watermark
+  /** the source's watermark that bounds the data (the tip, or a lagging one such as internal_tx_height) */
+  readonly watermark: string
   /** the record check on the hot path (compiled from the record's Effect Schema) */
   readonly validate: (record: unknown) => FieldIssue | undefined
-  readonly heightOf: (record: any) => number
-  /** EVM-only endpoints are skipped on Move/Wasm chains */
-  readonly evmOnly: boolean
+  readonly heightOf: (record: R) => number
 }
 
-export interface AppendDataset {
-  readonly kind: "append"
+interface Common {
   readonly name: string
   readonly description: string
-  readonly source: AppendSource
+  /** every column, in file order */
   readonly columns: ReadonlyArray<Column>
-  /** rows are sorted by these columns within each file */
+  /** the columns that name one row: no two rows of the dataset (of one snapshot) share them */
+  readonly key: ReadonlyArray<string>
+  /** rows are sorted by these columns within each file ("col DESC" allowed) */
   readonly sortKey: ReadonlyArray<string>
-  /** index of the height column in a row (partitioning by height bucket) */
+  readonly partition: Partitioning
+}
+
+export interface AppendDataset extends Common {
+  readonly kind: "append"
+  readonly source: AppendSource
+  /** index of the height column in a row (the partition's column) */
   readonly heightColumn: number
+  /** a record's rows, each in column order */
   readonly toRows: (record: any) => Array<Row>
 }
 
 /** One offset-paged list read for a snapshot (e.g. the rich list of one denom). */
 export interface SnapshotList {
   readonly label: string
-  readonly fetchPage: (page: PageRequest) => Effect.Effect<{ readonly items: ReadonlyArray<unknown>; readonly pagination: { readonly next_key: string | null; readonly total: string } }, IndexerError>
-  readonly toRows: (record: any) => Array<Row>
+  readonly list: ListRef
+  /** read in descending order (the rich list: largest holders first) */
+  readonly reverse?: boolean
+  /** the item check (compiled from the item's Effect Schema) */
+  readonly validate: (item: unknown) => FieldIssue | undefined
+  /** an item's rows in column order, without the snapshot_time the engine adds */
+  readonly toRows: (item: any) => Array<Row>
 }
 
-export interface SnapshotContext {
-  readonly indexer: IndexerClientService
-  readonly denoms: ReadonlyArray<string>
+/** Why a snapshot has nothing to read this run, and what the user can do about it. */
+export interface SnapshotSkip {
+  readonly skip: string
+  readonly hint?: string
+}
+
+/** What a snapshot dataset may use to name its lists. */
+export interface SnapshotInput {
+  /** list parameters given to the export (e.g. denoms) */
+  readonly params: Readonly<Record<string, ReadonlyArray<string>>>
+  /** every item of a list, read with the engine's pager */
+  readonly readAll: (list: ListRef, validate: (item: unknown) => FieldIssue | undefined) => Effect.Effect<ReadonlyArray<unknown>, SourceFailure>
+  /** rows of another dataset's committed files: `select` reads them as the table `committed` */
+  readonly readCommitted: (dataset: string, select: string) => Effect.Effect<ReadonlyArray<Record<string, unknown>>, SourceFailure>
 }
 
 /** A mutable-state dataset written as a snapshot partition taken at a watermark. */
-export interface SnapshotDataset {
+export interface SnapshotDataset extends Common {
   readonly kind: "snapshot"
-  readonly name: string
-  readonly description: string
-  readonly endpoints: ReadonlyArray<string>
-  readonly watermark: Watermark
-  readonly evmOnly: boolean
-  readonly needsDenoms: boolean
-  readonly columns: ReadonlyArray<Column>
-  readonly sortKey: ReadonlyArray<string>
-  /** the identity of a row; duplicates from offset paging under change are dropped by it */
+  readonly watermark: string
+  /** the list whose answer tells whether this source serves the dataset at all */
+  readonly probe: ListRef
+  /** datasets whose committed files this one reads (SnapshotInput.readCommitted): in a run that exports them, it waits for them */
+  readonly after: ReadonlyArray<string>
+  /** the identity of a row, from `key`; duplicates from offset paging under change are dropped by it */
   readonly keyOf: (row: Row) => string
-  readonly lists: (ctx: SnapshotContext) => Effect.Effect<ReadonlyArray<SnapshotList>, IndexerError>
+  /** the lists to read; none (with a reason, and what to do) when the dataset has nothing to read, e.g. no denoms */
+  readonly lists: (input: SnapshotInput) => Effect.Effect<ReadonlyArray<SnapshotList> | SnapshotSkip, SourceFailure>
 }
 
-export type Dataset = AppendDataset | SnapshotDataset
+/** A dataset written by a sampler (router quotes, tracked transfers) through the engine's commit. */
+export interface SampleDataset<I = any> extends Common {
+  readonly kind: "sample"
+  /** the row of one sampled item */
+  readonly toRow: (item: I) => Row
+}
+
+export type Dataset = AppendDataset | SnapshotDataset | SampleDataset
+
+/** The row builder of a column list: one positional row per item. */
+const rowBuilder = <I>(columns: ReadonlyArray<ColumnOf<I>>): ((item: I) => Row) => {
+  const values = columns.map((c) => c.value)
+  const n = values.length
+  return (item) => {
+    const row: Row = new Array(n)
+    for (let i = 0; i < n; i++) row[i] = values[i](item)
+    return row
+  }
+}
+
+const plain = (columns: ReadonlyArray<Column>): Array<Column> => columns.map((c) => ({ name: c.name, type: c.type, description: c.description }))
+
+const indexOf = (name: string, columns: ReadonlyArray<Column>, dataset: string, what: string): number => {
+  const i = columns.findIndex((c) => c.name === name)
+  if (i < 0) throw new Error(`${dataset}: ${what} ${name} is not a column`)
+  return i
+}
+
+const checked = <D extends Common>(d: D): D => {
+  for (const k of d.key) indexOf(k, d.columns, d.name, "key column")
+  for (const k of d.sortKey) indexOf(k.replace(/ (ASC|DESC)$/i, ""), d.columns, d.name, "sort column")
+  if (new Set(d.columns.map((c) => c.name)).size !== d.columns.length) throw new Error(`${d.name}: a column is declared twice`)
+  return d
+}
+
+/** The column every snapshot dataset ends with: when its snapshot was read (set by the engine). */
+export const SNAPSHOT_TIME: Column = { name: "snapshot_time", type: "TIMESTAMP", description: "when the snapshot was read (UTC)" }
+
+/**
+ * An append-only dataset of `source`: each record yields `items(record)` rows (one row per record
+ * by default), each row's values read by `columns`.
+ */
+export const defineAppend = <R, I = R>(d: {
+  readonly name: string
+  readonly description: string
+  readonly source: AppendSource<R>
+  readonly items?: (record: R) => ReadonlyArray<I>
+  readonly columns: ReadonlyArray<ColumnOf<I>>
+  readonly key: ReadonlyArray<string>
+  readonly sortKey: ReadonlyArray<string>
+  readonly partition: HeightBucketPartitioning
+}): AppendDataset => {
+  const row = rowBuilder(d.columns)
+  const items = d.items
+  return checked({
+    kind: "append",
+    name: d.name,
+    description: d.description,
+    source: d.source,
+    columns: plain(d.columns),
+    key: d.key,
+    sortKey: d.sortKey,
+    partition: d.partition,
+    heightColumn: indexOf(d.partition.column, d.columns, d.name, "partition column"),
+    toRows: items ? (record: R) => items(record).map(row) : (record: R) => [row(record as unknown as I)]
+  })
+}
+
+/** A snapshot dataset: its lists' items each become one row by `columns`, plus snapshot_time. */
+export const defineSnapshot = <I>(d: {
+  readonly name: string
+  readonly description: string
+  readonly watermark: string
+  readonly probe: ListRef
+  readonly after?: ReadonlyArray<string>
+  readonly columns: ReadonlyArray<ColumnOf<I>>
+  readonly key: ReadonlyArray<string>
+  readonly sortKey: ReadonlyArray<string>
+  /** the lists to read; `row` is this dataset's row builder */
+  readonly lists: (input: SnapshotInput, row: (item: I) => Row) => Effect.Effect<ReadonlyArray<SnapshotList> | SnapshotSkip, SourceFailure>
+}): SnapshotDataset => {
+  const row = rowBuilder(d.columns)
+  const columns = [...plain(d.columns), SNAPSHOT_TIME]
+  const key = d.key.map((k) => indexOf(k, d.columns, d.name, "key column"))
+  return checked({
+    kind: "snapshot",
+    name: d.name,
+    description: d.description,
+    watermark: d.watermark,
+    probe: d.probe,
+    after: d.after ?? [],
+    columns,
+    key: d.key,
+    sortKey: d.sortKey,
+    partition: { kind: "snapshot" },
+    keyOf: (r) => key.map((i) => String(r[i])).join("\u0000"),
+    lists: (input) => d.lists(input, row)
+  })
+}
+
+/** A sampled dataset: each item becomes one row by `columns`. */
+export const defineSample = <I>(d: {
+  readonly name: string
+  readonly description: string
+  readonly columns: ReadonlyArray<ColumnOf<I>>
+  readonly key: ReadonlyArray<string>
+  readonly sortKey: ReadonlyArray<string>
+  readonly partition: DatePartitioning
+}): SampleDataset<I> =>
+  checked({
+    kind: "sample",
+    name: d.name,
+    description: d.description,
+    columns: plain(d.columns),
+    key: d.key,
+    sortKey: d.sortKey,
+    partition: d.partition,
+    toRow: rowBuilder(d.columns)
+  })
+
+/** The hive partition column a reader sees for `d` (height_bucket, snapshot_height or date). */
+export const partitionOf = (d: Dataset) => partitionColumn(d.partition)

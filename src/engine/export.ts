@@ -1,39 +1,46 @@
 /**
- * The export engine: plans, pages, validates, writes and checkpoints any dataset declared with
- * the types in Dataset.ts. It knows no dataset by name.
+ * The export engine: runs the datasets of a registry against a `Source` into the lake. It knows no
+ * dataset and no API by name: datasets are declarations (Dataset.ts), the API is a driver
+ * (src/sources/), the lake is Checkpoints and ParquetSink.
  *
- * Append-only sources are split into shards that run concurrently under the shared request
- * limits: height sources (blocks) by height range, with a constructed {"height": a-1} cursor for
- * the first page; position sources (the tx families) by row position, first page by offset, then
- * the cursor, stopping after the shard's row count (sequences are contiguous, and the chain never
- * rewrites history). Shards come in a multiple of `concurrency`, of equal size, so that no worker
- * idles while the last shards finish; a page is parsed when it arrives and each record decoded
- * just before its rows are appended (pageDecode.ts), so rows never outlive their page. Each
- * shard writes one file per height bucket it touches (more when a file grows past `flushBytes`)
- * and commits them with the range they complete, so a rerun resumes exactly where committed data
- * ends, with no duplicates. Snapshot datasets read offset-paged lists at a watermark, drop
- * duplicate keys, and re-read when the watermark moved under them.
+ * A run: (1) asks the source's status, whether each selected dataset's list is served, where
+ * height sources start, and where the asked heights fall in position sources, all at once;
+ * (2) plans each source's shards (plan.ts) from what its datasets have not committed; (3) runs
+ * every shard of every dataset, and the snapshots, in one pool of `concurrency` workers, largest
+ * first, so that no dataset waits for another's tail (snapshots that read what this run commits,
+ * such as holders reading blocks' fee denoms, start once those datasets are done). Every request
+ * goes through the one request limiter of the source's client.
  */
-import { appendFile, mkdir, rename } from "node:fs/promises"
-import { join } from "node:path"
-import { Data, Effect, Stream } from "effect"
-import { type IndexerError, IndexerDecodeError, IndexerHttpError, IndexerPagingError, IndexerTruncatedBody } from "../indexer/errors.js"
-import { IndexerClient, type IndexerClientService, type PageRequest } from "../indexer/IndexerClient.js"
-import { cursorWalk, fetchPage, type ListRequest, type PageInfo } from "../indexer/paginate.js"
-import type { Status } from "../indexer/schemas.js"
-import { Checkpoints, type CheckpointError, type CommittedFile } from "./Checkpoints.js"
-import type { AppendDataset, AppendSource, Dataset, Row, SnapshotDataset, Watermark } from "./Dataset.js"
-import { ParquetSink, type ParquetWriter, type SinkError } from "./ParquetSink.js"
-import { decodeRecord, isInvalid, parsePage, type ParsedPage } from "./pageDecode.js"
-import { covers, normalize, split, subtract, total as rangeTotal, type Range } from "./RangeSet.js"
+import { Data, Effect, Either } from "effect"
+import { Checkpoints, type CheckpointError, type CommittedFile } from "../lake/Checkpoints.js"
+import { ParquetSink, type SinkError } from "../lake/ParquetSink.js"
+import { covers, type Range } from "../lake/RangeSet.js"
+import type { CommitError } from "./commit.js"
+import type { AppendDataset, AppendSource, Dataset, SnapshotDataset } from "./Dataset.js"
+import { heightBounds, planShards, progressOf, requestsFor } from "./plan.js"
+import { firstAtOrAbove } from "./positions.js"
+import { runShard, type ShardSettings } from "./shard.js"
+import { runSnapshot, snapshotInput } from "./snapshot.js"
+import { Source, type SourceFailure, type SourceService, type SourceStatus } from "./Source.js"
 
 export class ExportError extends Data.TaggedError("ExportError")<{ readonly message: string }> {}
 
+/** Defaults of an export, used by the CLI, pipelines and the library alike. */
+export const EXPORT_DEFAULTS = {
+  pageSize: 500,
+  concurrency: 8,
+  bucketWidth: 10_000,
+  // DuckDB holds what a writer has staged: this bounds memory per shard in flight
+  flushBytes: 24 * 1024 * 1024,
+  maxShardUnits: 100_000,
+  onInvalid: "fail"
+} as const
+
 export interface ExportOptions {
-  /** dataset names; default: every dataset the chain serves */
+  /** dataset names; default: every dataset the registry exports */
   readonly datasets?: ReadonlyArray<string>
-  /** denoms for holders; default: the denoms seen in the exported blocks' total_fee */
-  readonly denoms?: ReadonlyArray<string>
+  /** list parameters of snapshot datasets, e.g. `{ denoms: [...] }` for holders */
+  readonly params?: Readonly<Record<string, ReadonlyArray<string>>>
   readonly fromHeight?: number
   /** default: the tip seen at start (or the source's watermark, if lower) */
   readonly toHeight?: number
@@ -92,514 +99,251 @@ export interface ExportReport {
   readonly dryRun: boolean
 }
 
-type Env = IndexerClient | ParquetSink | Checkpoints
-type Failure = IndexerError | SinkError | CheckpointError | ExportError
+type Env = Source | ParquetSink | Checkpoints
+type Failure = SourceFailure | SinkError | CheckpointError | CommitError | ExportError
+type ExportableDataset = AppendDataset | SnapshotDataset
 
-const b64 = (s: string) => Buffer.from(s).toString("base64")
-
-/** Suffix of finished files a shard has not committed yet: complete, but no reader's glob matches them. */
-export const PENDING = ".pending"
-
-const publishPending = (dir: string, files: ReadonlyArray<CommittedFile>) =>
-  Effect.tryPromise({
-    try: async () => {
-      for (const f of files) await rename(join(dir, f.path) + PENDING, join(dir, f.path))
-    },
-    catch: (e) => new ExportError({ message: `could not commit files in ${dir}: ${(e as Error).message}` })
-  })
-const pad = (n: number) => String(n).padStart(12, "0")
-
-const watermarkOf = (status: Status, w: Watermark): number | undefined =>
-  w === "height" ? status.height : w === "internal_tx_height" ? status.internal_tx_height : status.rich_list_height
-
-/** Whether the chain serves EVM routes (they answer 404 on Move/Wasm rollups). */
-const probeEvm = (indexer: IndexerClientService) =>
-  indexer.evmTxs({ limit: 1 }).pipe(
-    Effect.as(true),
-    Effect.catchIf(
-      (e): e is IndexerHttpError => e._tag === "IndexerHttpError" && e.status === 404,
-      () => Effect.succeed(false)
-    )
-  )
-
-/**
- * Position of the first row whose height is >= `height` in an ascending position source
- * (binary search over single-row probes; probes are cached).
- */
-const makePositionFinder = (indexer: IndexerClientService, source: AppendSource) => {
-  const req: ListRequest = { endpoint: source.endpoint, path: source.path, arrayKey: source.arrayKey }
-  const probes = new Map<number, number | null>()
-  const heightAt = (pos: number) =>
-    probes.has(pos)
-      ? Effect.succeed(probes.get(pos)!)
-      : fetchPage(indexer, req, { offset: pos, limit: 1, reverse: false }).pipe(
-          Effect.map((p) => {
-            const h = p.records.length > 0 ? source.heightOf(p.records[0]) : null
-            probes.set(pos, h)
-            return h
-          })
-        )
-  /** number of rows: `total` is MAX(sequence), equal to the count while sequences are contiguous */
-  const count = fetchPage(indexer, req, { limit: 1, reverse: false }).pipe(
-    Effect.flatMap((p) => {
-      const total = Number(p.total)
-      if (!Number.isFinite(total) || total < 0) return Effect.fail(new ExportError({ message: `${source.endpoint} reports total ${p.total}; cannot plan position shards` }))
-      if (total === 0) return Effect.succeed(0)
-      return heightAt(total - 1).pipe(
-        Effect.flatMap((h) =>
-          h === null ? Effect.fail(new ExportError({ message: `${source.endpoint}: total ${total} but no row at position ${total - 1}: sequences are not contiguous` })) : Effect.succeed(total)
-        )
+/** The sources' answers a plan needs, asked all at once: served or not, and where height sources start. */
+const probe = (source: SourceService, selected: ReadonlyArray<ExportableDataset>) => {
+  const lists = new Map(selected.map((d) => [d.name, d.kind === "append" ? d.source : d.probe]))
+  const heightSources = [...new Map(selected.flatMap((d) => (d.kind === "append" && d.source.unit === "height" ? [[d.source.id, d.source] as const] : []))).values()]
+  return Effect.all(
+    [
+      source.status,
+      Effect.forEach([...new Set(lists.values())], (list) => source.served(list).pipe(Effect.map((served) => [list, served] as const)), { concurrency: "unbounded" }),
+      // the lowest height each height source serves (a pruned node starts above 1)
+      Effect.forEach(
+        heightSources,
+        (s) =>
+          source.page(s, { limit: 1, reverse: false }).pipe(
+            Effect.map((p) => [s.id, p.items.length > 0 ? s.heightOf(p.items[0]) : 1] as const),
+            // a source that is not served answers no page; its datasets are skipped below
+            Effect.either,
+            Effect.map((e) => (Either.isRight(e) ? e.right : ([s.id, 1] as const)))
+          ),
+        { concurrency: "unbounded" }
       )
-    })
+    ],
+    { concurrency: "unbounded" }
+  ).pipe(
+    Effect.map(([status, served, lowest]) => ({
+      status,
+      served: (d: ExportableDataset) => new Map(served).get(lists.get(d.name)!) !== false,
+      lowest: new Map(lowest)
+    }))
   )
-  const firstAtOrAbove = (height: number, rows: number) =>
-    Effect.gen(function* () {
-      // the common cases need no search: everything is below `height`, or everything above it
-      // Stryker disable all: shortcuts; without them the search below finds the same position (more probes)
-      if (rows === 0) return 0
-      const last = yield* heightAt(rows - 1)
-      if (last !== null && last < height) return rows
-      const first = yield* heightAt(0)
-      if (first !== null && first >= height) return 0
-      // Stryker restore all
-      let lo = 0
-      let hi = rows
-      while (lo < hi) {
-        const mid = Math.floor((lo + hi) / 2)
-        const h = yield* heightAt(mid)
-        if (h !== null && h >= height) hi = mid
-        else lo = mid + 1
-      }
-      return lo
-    })
-  return { count, firstAtOrAbove }
 }
 
-/** A shard's open file for one dataset and height bucket, with the heights staged in it. */
-interface ShardWriter {
-  readonly writer: ParquetWriter
-  readonly dataset: AppendDataset
-  readonly bucket: number
-  part: number
-  minHeight: number
-  maxHeight: number
-}
+/** Rows in a position source (its total, MAX(sequence), is the count while sequences are contiguous) and the positions of [from, to]. */
+const positionRange = (source: SourceService, list: AppendSource, from: number, to: number, fanout: number) =>
+  Effect.gen(function* () {
+    // single-row probes, kept: the two searches and the count share them
+    const probes = new Map<number, number | null>()
+    const heightAt = (position: number): Effect.Effect<number | null, SourceFailure> =>
+      probes.has(position)
+        ? Effect.succeed(probes.get(position)!)
+        : source.page(list, { offset: position, limit: 1, reverse: false }).pipe(
+            Effect.map((p) => {
+              const h = p.items.length > 0 ? list.heightOf(p.items[0]) : null
+              probes.set(position, h)
+              return h
+            })
+          )
+    const first = yield* source.page(list, { limit: 1, reverse: false })
+    const rows = Number(first.total)
+    if (!Number.isFinite(rows) || rows < 0) return yield* new ExportError({ message: `${list.endpoint} reports total ${first.total}; cannot plan position shards` })
+    if (rows === 0) return [0, 0] as Range
+    if ((yield* heightAt(rows - 1)) === null) return yield* new ExportError({ message: `${list.endpoint}: total ${rows} but no row at position ${rows - 1}: sequences are not contiguous` })
+    const [start, end] = yield* Effect.all([from <= 1 ? Effect.succeed(0) : firstAtOrAbove(heightAt, rows, from, fanout), firstAtOrAbove(heightAt, rows, to + 1, fanout)], { concurrency: "unbounded" })
+    return [start, end] as Range
+  })
 
-interface ShardWriters {
-  readonly byKey: Map<string, ShardWriter>
-  readonly files: Map<string, Array<CommittedFile>>
+/** One unit of work of the pool: a shard, or a snapshot. */
+interface Task {
+  /** units of work, for largest-first ordering */
+  readonly size: number
+  readonly run: Effect.Effect<void, Failure, Env>
 }
 
 /** Exports the datasets of `catalog` that `options` selects. */
 export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOptions = {}): Effect.Effect<ExportReport, Failure, Env> =>
   Effect.gen(function* () {
-    const indexer = yield* IndexerClient
-    const sink = yield* ParquetSink
+    const source = yield* Source
     const checkpoints = yield* Checkpoints
     const observer = options.observer ?? {}
     const notice = (m: string) => observer.notice?.(m)
-    const pageSize = options.pageSize ?? 500
-    const concurrency = options.concurrency ?? 8
-    const bucketWidth = options.bucketWidth ?? 10_000
-    // DuckDB holds what a writer has staged: this bounds memory per shard in flight
-    const flushBytes = options.flushBytes ?? 24 * 1024 * 1024
-    const maxShardUnits = options.maxShardUnits ?? 100_000
-    const onInvalid = options.onInvalid ?? "fail"
+    const pageSize = options.pageSize ?? EXPORT_DEFAULTS.pageSize
+    const concurrency = options.concurrency ?? EXPORT_DEFAULTS.concurrency
+    const settings: ShardSettings = {
+      pageSize,
+      bucketWidth: options.bucketWidth ?? EXPORT_DEFAULTS.bucketWidth,
+      flushBytes: options.flushBytes ?? EXPORT_DEFAULTS.flushBytes,
+      onInvalid: options.onInvalid ?? EXPORT_DEFAULTS.onInvalid
+    }
+    const maxShardUnits = options.maxShardUnits ?? EXPORT_DEFAULTS.maxShardUnits
     const startedAt = new Date().toISOString()
     if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 1000) return yield* new ExportError({ message: `--page-size must be 1..1000 (the indexer's limit), got ${pageSize}` })
 
-    const unknown = (options.datasets ?? []).filter((n) => !catalog.some((d) => d.name === n))
-    if (unknown.length > 0)
-      return yield* new ExportError({ message: `unknown dataset ${unknown.join(", ")}; known: ${catalog.map((d) => d.name).join(", ")}` })
-    let selected: Array<Dataset> = catalog.filter((d) => !options.datasets || options.datasets.includes(d.name))
-
-    const needsEvm = selected.some((d) => (d.kind === "append" ? d.source.evmOnly : d.evmOnly))
-    // the lowest height each height source serves (a pruned node starts above 1); asked together
-    // with /status and the EVM probe, since each is a round trip before any shard can start
-    const heightSources = [...new Map(selected.flatMap((d) => (d.kind === "append" && d.source.unit === "height" ? [[d.source.id, d.source] as const] : []))).values()]
-    const lowestHeight = (source: AppendSource) =>
-      fetchPage(indexer, { endpoint: source.endpoint, path: source.path, arrayKey: source.arrayKey }, { limit: 1, reverse: false }).pipe(
-        Effect.map((p) => (p.records.length > 0 ? source.heightOf(p.records[0]) : 1)),
-        Effect.either
-      )
-    const [status, isEvm, lowestProbes] = yield* Effect.all(
-      [indexer.status, needsEvm ? probeEvm(indexer) : Effect.succeed(true), Effect.forEach(heightSources, (s) => lowestHeight(s).pipe(Effect.map((e) => [s.id, e] as const)), { concurrency: "unbounded" })],
-      { concurrency: "unbounded" }
-    )
-    const lowestBySource = new Map(lowestProbes)
-    const results: Array<DatasetResult> = []
-    const plans: Array<DatasetPlan> = []
-    if (!isEvm) {
-      for (const d of selected.filter((d) => (d.kind === "append" ? d.source.evmOnly : d.evmOnly))) {
-        notice(`${d.name}: skipped, this chain has no EVM routes (Move/Wasm rollup)`)
-        results.push({ dataset: d.name, rows: 0, files: 0, bytes: 0, quarantined: 0, skipped: "not an EVM chain" })
-      }
-      selected = selected.filter((d) => !(d.kind === "append" ? d.source.evmOnly : d.evmOnly))
-    }
+    // sampled datasets (router quotes, transfers) are written by their samplers, not exported
+    const exportable = catalog.filter((d): d is ExportableDataset => d.kind !== "sample")
+    const sampled = (options.datasets ?? []).filter((n) => catalog.some((d) => d.name === n && d.kind === "sample"))
+    if (sampled.length > 0) return yield* new ExportError({ message: `${sampled.join(", ")} ${sampled.length > 1 ? "are" : "is"} sampled from the router, not exported: use chain-lake sample-routes or track` })
+    const unknown = (options.datasets ?? []).filter((n) => !exportable.some((d) => d.name === n))
+    if (unknown.length > 0) return yield* new ExportError({ message: `unknown dataset ${unknown.join(", ")}; known: ${exportable.map((d) => d.name).join(", ")}` })
     if (options.fromHeight !== undefined && options.toHeight !== undefined && options.fromHeight > options.toHeight)
       return yield* new ExportError({ message: `--from-height ${options.fromHeight} is above --to-height ${options.toHeight}` })
+    const selected = exportable.filter((d) => !options.datasets || options.datasets.includes(d.name))
 
-    const quarantineDir = join(checkpoints.root, "_quarantine")
-    let quarantinedBySource = new Map<string, number>()
-    const quarantine = (source: AppendSource, issue: IndexerDecodeError, record: unknown) =>
-      Effect.promise(async () => {
-        await mkdir(quarantineDir, { recursive: true })
-        await appendFile(join(quarantineDir, `${source.id}.ndjson`), JSON.stringify({ endpoint: issue.endpoint, key: issue.key, path: issue.path, message: issue.message, record }) + "\n")
-        quarantinedBySource.set(source.id, (quarantinedBySource.get(source.id) ?? 0) + 1)
+    const answers = yield* probe(source, selected)
+    const status: SourceStatus = answers.status
+    const results = new Map<string, DatasetResult>()
+    const plans = new Map<string, DatasetPlan>()
+    const skip = (d: ExportableDataset, reason: string, message: string) => {
+      notice(`${d.name}: skipped, ${message}`)
+      results.set(d.name, { dataset: d.name, rows: 0, files: 0, bytes: 0, quarantined: 0, skipped: reason })
+    }
+
+    // ------------------------------------------------------------------ plans
+
+    const live = selected.filter((d) => {
+      const list = d.kind === "append" ? d.source : d.probe
+      if (!answers.served(d)) skip(d, "not served", `its endpoint ${list.endpoint} answered that this indexer does not serve it (404)`)
+      else {
+        const watermark = status.watermarks[d.kind === "append" ? d.source.watermark : d.watermark]
+        if (watermark !== undefined && watermark >= 1) return true
+        const name = d.kind === "append" ? d.source.watermark : d.watermark
+        skip(d, `no ${name}`, `the source reports no ${name}`)
+      }
+      return false
+    })
+    // a dataset the user asked for by name that this source cannot serve fails the run, before anything is written
+    const named = new Set(options.datasets ?? [])
+    const refused = [...results.values()].filter((r) => named.has(r.dataset))
+    if (refused.length > 0) return yield* new ExportError({ message: refused.map((r) => `${r.dataset} cannot be exported from this source (${r.skipped})`).join("; ") })
+    const groups = new Map<string, Array<AppendDataset>>()
+    for (const d of live) if (d.kind === "append") groups.set(d.source.id, [...(groups.get(d.source.id) ?? []), d])
+
+    // each source's range, position sources searched all at once
+    const ranges = yield* Effect.forEach(
+      [...groups.values()],
+      (group) =>
+        Effect.gen(function* () {
+          const list = group[0].source
+          const watermark = status.watermarks[list.watermark]!
+          const bounds = heightBounds(options, list.unit === "height" ? answers.lowest.get(list.id)! : 1, watermark)
+          if (bounds.clipped) notice(`${group.map((d) => d.name).join(", ")}: --to-height ${options.toHeight} is above ${list.watermark} ${watermark}; exporting to ${watermark}`)
+          const range: Range =
+            bounds.to < bounds.from ? [0, 0] : list.unit === "height" ? [bounds.from, bounds.to + 1] : yield* positionRange(source, list, bounds.from, bounds.to, concurrency)
+          return { group, list, watermark, bounds, range }
+        }),
+      { concurrency: "unbounded" }
+    )
+
+    const tasks: Array<Task> = []
+    const after: Array<Task> = []
+    const totals = new Map<string, { rows: number; files: number; bytes: number; quarantined: number }>(live.map((d) => [d.name, { rows: 0, files: 0, bytes: 0, quarantined: 0 }]))
+    const events = {
+      rows: (dataset: string, rows: number) => {
+        totals.get(dataset)!.rows += rows
+        observer.rows?.(dataset, rows)
+      },
+      committed: (dataset: string, file: CommittedFile) => {
+        const t = totals.get(dataset)!
+        t.files++
+        t.bytes += file.bytes
+        observer.committed?.(dataset, file)
+      },
+      quarantined: (list: AppendSource) => {
+        for (const d of groups.get(list.id) ?? []) totals.get(d.name)!.quarantined++
+      }
+    }
+    // a dataset is done when its last task is
+    const pending = new Map<string, number>()
+    const finish = (name: string, extra: Partial<DatasetResult> = {}) => {
+      const result: DatasetResult = { dataset: name, ...totals.get(name)!, ...extra }
+      results.set(name, result)
+      observer.done?.(name, result)
+    }
+    const taskDone = (names: ReadonlyArray<string>) =>
+      Effect.sync(() => {
+        for (const n of names) {
+          const left = pending.get(n)! - 1
+          pending.set(n, left)
+          if (left === 0) finish(n)
+        }
       })
 
-    // ------------------------------------------------------------------ append-only sources
-
-    const appendGroups = new Map<string, Array<AppendDataset>>()
-    for (const d of selected) if (d.kind === "append") appendGroups.set(d.source.id, [...(appendGroups.get(d.source.id) ?? []), d])
-
-    for (const group of appendGroups.values()) {
-      const source = group[0].source
-      const watermark = watermarkOf(status, source.watermark)
-      if (watermark === undefined || watermark < 1) {
-        for (const d of group) {
-          notice(`${d.name}: skipped, /status has no ${source.watermark} (the indexer does not serve it)`)
-          results.push({ dataset: d.name, rows: 0, files: 0, bytes: 0, quarantined: 0, skipped: `no ${source.watermark}` })
-        }
-        continue
-      }
-      const lowest = source.unit === "height" ? yield* lowestBySource.get(source.id)! : 1
-      const fromH = Math.max(options.fromHeight ?? lowest, lowest)
-      const toH = Math.min(options.toHeight ?? watermark, watermark)
-      if (options.toHeight !== undefined && options.toHeight > watermark)
-        notice(`${group.map((d) => d.name).join(", ")}: --to-height ${options.toHeight} is above ${source.watermark} ${watermark}; exporting to ${watermark}`)
-
-      let range: Range = [0, 0]
-      if (toH >= fromH) {
-        if (source.unit === "height") range = [fromH, toH + 1]
-        else {
-          const finder = makePositionFinder(indexer, source)
-          const rows = yield* finder.count
-          const start = fromH <= 1 ? 0 : yield* finder.firstAtOrAbove(fromH, rows)
-          const end = yield* finder.firstAtOrAbove(toH + 1, rows)
-          range = [start, end]
-        }
-      }
-      const manifests = new Map<string, ReadonlyArray<Range>>()
+    for (const { group, list, watermark, bounds, range } of ranges) {
+      const committed = new Map<string, ReadonlyArray<Range>>()
       for (const d of group) {
         // a dry run only reads: opening would start manifests and clear leftovers
-        const m = options.dryRun ? yield* checkpoints.get(d.name) : yield* checkpoints.open(d.name, source.unit, d.columns)
-        manifests.set(d.name, m?.committed ?? [])
+        const m = options.dryRun ? yield* checkpoints.get(d.name) : yield* checkpoints.open(d.name, list.unit, d.columns)
+        committed.set(d.name, m?.committed ?? [])
       }
-      // what some dataset of the group still lacks; cut at every committed boundary so that each
-      // shard is wanted by a fixed set of datasets
-      const wanted = normalize(group.flatMap((d) => subtract(range, manifests.get(d.name)!)))
-      const cuts = group.flatMap((d) => manifests.get(d.name)!.flatMap(([a, b]) => [a, b]))
-      const todo = rangeTotal(wanted)
-      // a multiple of `concurrency` shards of equal size, so that every round of shards keeps every
-      // worker busy to the end (the last round is where a sharded export loses time)
-      const shardCount = concurrency * Math.max(1, Math.ceil(todo / (maxShardUnits * concurrency)))
-      const shardSize = Math.max(pageSize, Math.ceil(todo / shardCount))
-      const shards = split(wanted, shardSize, cuts)
+      const shards = planShards(range, [...committed.values()], { concurrency, pageSize, maxShardUnits })
       for (const d of group) {
-        const plan: DatasetPlan = {
+        plans.set(d.name, {
           dataset: d.name,
           kind: "append",
-          unit: source.unit,
-          heights: toH >= fromH ? [fromH, toH] : null,
-          todo: rangeTotal(subtract(range, manifests.get(d.name)!)),
-          done: rangeTotal([range]) - rangeTotal(subtract(range, manifests.get(d.name)!)),
+          unit: list.unit,
+          heights: bounds.to >= bounds.from ? [bounds.from, bounds.to] : null,
+          ...progressOf(range, committed.get(d.name)!),
           shards: shards.length,
-          estimatedRequests: shards.reduce((s, [a, b]) => s + Math.ceil((b - a) / pageSize), 0),
+          estimatedRequests: requestsFor(shards, pageSize),
           watermark
-        }
-        plans.push(plan)
-        observer.planned?.(d.name, plan)
+        })
+        pending.set(d.name, shards.filter((r) => !covers(committed.get(d.name)!, r)).length)
       }
-      if (options.dryRun) continue
-
-      const totals = new Map(group.map((d) => [d.name, { rows: 0, files: 0, bytes: 0 }]))
-      const runShard = ([a, b]: Range) =>
-        Effect.gen(function* () {
-          const targets = group.filter((d) => !covers(manifests.get(d.name)!, [a, b]))
-          const writers: ShardWriters = { byKey: new Map(), files: new Map(targets.map((d) => [d.name, []])) }
-          const fileName = (bucket: number, part: number) =>
-            `height_bucket=${bucket}/part-${source.unit === "height" ? "h" : "p"}${pad(a)}-${pad(b)}-${part}.parquet`
-          const flush = (w: ShardWriter) =>
-            Effect.gen(function* () {
-              if (w.writer.rows() === 0) return
-              const rel = fileName(w.bucket, w.part++)
-              // written under a name no reader globs (*.parquet.pending) until the shard commits
-              const written = yield* w.writer.finish(join(checkpoints.root, w.dataset.name, rel) + PENDING)
-              writers.files.get(w.dataset.name)!.push({ path: rel, rows: written.rows, bytes: written.bytes, sha256: written.sha256, range: [a, b], min_height: w.minHeight, max_height: w.maxHeight, committed_at: new Date().toISOString() })
-              w.minHeight = Infinity
-              w.maxHeight = -Infinity
-            })
-          // the writer each target dataset used last: consecutive records nearly always share a bucket
-          const current: Array<ShardWriter | undefined> = targets.map(() => undefined)
-          const writerFor = (t: number, height: number) =>
-            Effect.gen(function* () {
-              const d = targets[t]
-              const bucket = Math.floor(height / bucketWidth) * bucketWidth
-              const key = `${d.name}/${bucket}`
-              let w = writers.byKey.get(key)
-              if (!w) {
-                w = { writer: yield* sink.openWriter(d.columns, d.sortKey), dataset: d, bucket, part: 0, minHeight: Infinity, maxHeight: -Infinity }
-                writers.byKey.set(key, w)
-              }
-              current[t] = w
-              return w
-            })
-          /*
-           * Each record is decoded just before its rows are appended, in the step that parsed the
-           * page, and dropped once its rows are made: nothing of a page outlives it. (Against
-           * whole pages decoded on arrival and buffered one per shard: scavenges ~20% cheaper,
-           * GC in all about the same, one buffer and one page type fewer.) Only a new bucket's
-           * writer, a flush and quarantine wait (slow paths, a few per file).
-           */
-          const ingest = (page: Extract<ParsedPage, { _tag: "Page" }>, key: string | null) =>
-            Effect.gen(function* () {
-              const flushes = new Set<ShardWriter>()
-              for (let i = 0; i < page.items.length; i++) {
-                const record = decodeRecord(page.items[i], page.latin1, source, targets)
-                // the parsed record is not needed past here: let the GC have it mid-page
-                ;(page.items as Array<unknown>)[i] = undefined
-                if (isInvalid(record)) {
-                  const { issue } = record
-                  const err = new IndexerDecodeError({ endpoint: source.endpoint, key, path: `${source.arrayKey}[${i}]${issue.path ? (issue.path.startsWith("[") ? "" : ".") + issue.path : ""}`, message: issue.message })
-                  if (onInvalid === "fail") return yield* err
-                  yield* quarantine(source, err, record.record)
-                  continue
-                }
-                const h = record.height
-                if (source.unit === "height" && (h < a || h >= b))
-                  return yield* new IndexerPagingError({ endpoint: source.endpoint, key, message: `height ${h} is outside the shard ${a}..${b - 1}` })
-                for (let t = 0; t < targets.length; t++) {
-                  const d = targets[t]
-                  const rows = record.rows[t]
-                  for (const row of rows) {
-                    const height = Number(row[d.heightColumn])
-                    const last = current[t]
-                    const w = last && height >= last.bucket && height < last.bucket + bucketWidth ? last : yield* writerFor(t, height)
-                    w.writer.append(row)
-                    if (height < w.minHeight) w.minHeight = height
-                    if (height > w.maxHeight) w.maxHeight = height
-                    if (w.writer.stagedBytes() > flushBytes) flushes.add(w)
-                  }
-                  totals.get(d.name)!.rows += rows.length
-                  observer.rows?.(d.name, rows.length)
-                }
-              }
-              // after the page: a writer may pass flushBytes by at most one page
-              for (const w of flushes) yield* flush(w)
-            })
-          // the first page by a constructed height cursor (blocks) or by offset (positions), then
-          // the cursor
-          const first =
-            source.unit === "height"
-              ? { key: b64(JSON.stringify({ height: a - 1 })), limit: Math.min(pageSize, b - a), reverse: false }
-              : { offset: a, limit: Math.min(pageSize, b - a), reverse: false }
-          // a page is fetched as bytes and parsed in one step (a body that is not JSON is a
-          // truncated response, retried like one), then written
-          const fetchAndWrite = (request: PageRequest): Effect.Effect<PageInfo, Failure> => {
-            const key = request.key ?? null
-            return indexer
-              .getWith(source.endpoint, source.path, indexer.pageQuery(request), (raw) => {
-                const page = parsePage(raw.bytes, source)
-                if (page._tag === "Truncated") return Effect.fail(new IndexerTruncatedBody({ url: raw.url, bytes: page.bytes }))
-                if (page._tag === "BadEnvelope") return Effect.fail(new IndexerDecodeError({ endpoint: source.endpoint, key, path: page.issue.path, message: page.issue.message }))
-                return Effect.succeed(page)
-              })
-              .pipe(Effect.flatMap((page) => ingest(page, key).pipe(Effect.as({ key, nextKey: page.nextKey, count: page.items.length }))))
-          }
-          let seen = 0
-          yield* Stream.runForEach(cursorWalk(source.endpoint, fetchAndWrite, { first, maxRows: b - a }), (page) =>
-            Effect.sync(() => {
-              seen += page.count
-            })
-          )
-          if (seen !== b - a)
-            return yield* new IndexerPagingError({
-              endpoint: source.endpoint,
-              key: null,
-              message: `expected ${b - a} rows for ${source.unit}s ${a}..${b - 1}, the listing ended after ${seen}`
-            })
-          for (const w of writers.byKey.values()) yield* flush(w)
-          // the commit: pending files renamed into place, then the manifest; not interruptible, so
-          // a stop (Ctrl-C) lands before or after it, never between a visible file and its entry
-          yield* Effect.uninterruptible(
-            Effect.forEach(targets, (d) =>
-              Effect.gen(function* () {
-                const files = writers.files.get(d.name)!
-                yield* publishPending(join(checkpoints.root, d.name), files)
-                yield* checkpoints.commitFiles(d.name, files, [a, b])
-                const t = totals.get(d.name)!
-                t.files += files.length
-                t.bytes += files.reduce((s, f) => s + f.bytes, 0)
-                for (const f of files) observer.committed?.(d.name, f)
-              })
-            )
-          )
-        })
-
-      // writers hold DuckDB connections: close them whatever happens to the shard
-      const runShardClosing = (r: Range) =>
-        Effect.suspend(() => {
-          const opened: Array<ParquetWriter> = []
-          const tracking = { ...sink, openWriter: (...args: Parameters<typeof sink.openWriter>) => sink.openWriter(...args).pipe(Effect.tap((w) => opened.push(w))) }
-          return runShard(r).pipe(
-            Effect.provideService(ParquetSink, tracking),
-            Effect.ensuring(Effect.forEach(opened, (w) => w.close(), { discard: true }))
-          )
-        })
-
-      yield* Effect.forEach(shards, runShardClosing, { concurrency, discard: true })
-      for (const d of group) {
-        const t = totals.get(d.name)!
-        const result: DatasetResult = { dataset: d.name, ...t, quarantined: quarantinedBySource.get(source.id) ?? 0 }
-        results.push(result)
-        observer.done?.(d.name, result)
+      for (const r of shards) {
+        const targets = group.filter((d) => !covers(committed.get(d.name)!, r))
+        tasks.push({ size: r[1] - r[0], run: runShard(list, targets, r, settings, events).pipe(Effect.zipRight(taskDone(targets.map((d) => d.name)))) })
       }
     }
 
-    // ------------------------------------------------------------------ snapshots
-
-    for (const d of selected) {
+    const input = yield* snapshotInput(options.params ?? {}, pageSize)
+    for (const d of live) {
       if (d.kind !== "snapshot") continue
-      const result = yield* runSnapshot(d, options, status, plans, notice)
-      results.push(result)
-      observer.done?.(d.name, result)
+      const height = status.watermarks[d.watermark]!
+      plans.set(d.name, { dataset: d.name, kind: "snapshot", unit: "snapshot", heights: [height, height], todo: 1, done: 0, shards: 1, estimatedRequests: 1, watermark: height })
+      const task: Task = {
+        size: Infinity,
+        run: runSnapshot(d, height, input, { pageSize, notice }).pipe(
+          Effect.flatMap((outcome) =>
+            outcome.skipped !== undefined && outcome.snapshotHeight === undefined && named.has(d.name)
+              ? Effect.fail(new ExportError({ message: `${d.name} cannot be exported: ${outcome.skipped}` }))
+              : Effect.sync(() => {
+              if (outcome.committed) events.committed(d.name, outcome.committed)
+              if (outcome.rows > 0) observer.rows?.(d.name, outcome.rows)
+              totals.get(d.name)!.rows += outcome.rows
+              finish(d.name, { skipped: outcome.skipped, snapshotHeight: outcome.snapshotHeight, consistency: outcome.consistency })
+            })
+          )
+        )
+      }
+      // a snapshot that reads what this run commits (declared `after`) waits for those datasets
+      if (d.after.some((n) => live.some((x) => x.name === n))) after.push(task)
+      else tasks.push(task)
     }
+    for (const d of selected) {
+      const plan = plans.get(d.name)
+      if (plan) observer.planned?.(d.name, plan)
+    }
+
+    if (!options.dryRun) {
+      for (const [name, left] of pending) if (left === 0) finish(name)
+      const largestFirst = (ts: Array<Task>) => [...ts].sort((x, y) => y.size - x.size)
+      yield* Effect.forEach(largestFirst(tasks), (t) => t.run, { concurrency, discard: true })
+      yield* Effect.forEach(after, (t) => t.run, { concurrency, discard: true })
+    } else for (const d of live) results.set(d.name, { dataset: d.name, rows: 0, files: 0, bytes: 0, quarantined: 0 })
 
     return {
       startedAt,
       finishedAt: new Date().toISOString(),
-      chainId: status.chain_id,
-      tip: status.height,
-      datasets: results,
-      plans,
+      chainId: status.chainId,
+      tip: status.tip,
+      // in the registry's order, whatever the order of completion
+      datasets: selected.flatMap((d) => (results.has(d.name) ? [results.get(d.name)!] : [])),
+      plans: selected.flatMap((d) => (plans.has(d.name) ? [plans.get(d.name)!] : [])),
       dryRun: options.dryRun === true
     }
-  })
-
-const runSnapshot = (d: SnapshotDataset, options: ExportOptions, startStatus: Status, plans: Array<DatasetPlan>, notice: (m: string) => void) =>
-  Effect.gen(function* () {
-    const indexer = yield* IndexerClient
-    const sink = yield* ParquetSink
-    const checkpoints = yield* Checkpoints
-    const empty: DatasetResult = { dataset: d.name, rows: 0, files: 0, bytes: 0, quarantined: 0 }
-    const before = watermarkOf(startStatus, d.watermark)
-    if (before === undefined || before < 1) {
-      notice(`${d.name}: skipped, /status has no ${d.watermark}`)
-      return { ...empty, skipped: `no ${d.watermark}` }
-    }
-    // a dry run only reads: opening would start the manifest and clear leftovers
-    const manifest = options.dryRun ? yield* checkpoints.get(d.name) : yield* checkpoints.open(d.name, "snapshot", d.columns)
-    let denoms = options.denoms ?? []
-    if (d.needsDenoms && denoms.length === 0) denoms = yield* denomsFromBlocks(checkpoints.root)
-    if (d.needsDenoms && denoms.length === 0) {
-      notice(`${d.name}: skipped, no denoms: pass --denoms, or export blocks first (their total_fee denoms are the default)`)
-      return { ...empty, skipped: "no denoms" }
-    }
-    const plan: DatasetPlan = { dataset: d.name, kind: "snapshot", unit: "snapshot", heights: [before, before], todo: 1, done: 0, shards: 1, estimatedRequests: 1, watermark: before }
-    plans.push(plan)
-    options.observer?.planned?.(d.name, plan)
-    if (options.dryRun) return empty
-    if (!manifest) return yield* new ExportError({ message: `${d.name}: no manifest after opening it` })
-    const prior = manifest.snapshots.find((s) => s.snapshot_height === before)
-    const allLists = yield* d.lists({ indexer, denoms })
-    const lists = allLists.filter((l) => !prior?.lists.includes(l.label))
-    if (lists.length === 0) {
-      notice(`${d.name}: snapshot at height ${before} is already committed`)
-      return { ...empty, skipped: `snapshot ${before} already committed`, snapshotHeight: before }
-    }
-    const pageSize = options.pageSize ?? 500
-    const writer = yield* Effect.acquireRelease(sink.openWriter(d.columns, d.sortKey), (w) => w.close())
-    const maxReads = 3
-    let reads = 0
-    let rows = 0
-    let duplicates = 0
-    let after = before
-    let consistent = false
-    let snapshotTime = ""
-    while (reads < maxReads && !consistent) {
-      reads++
-      if (reads > 1) yield* writer.discard()
-      const statusBefore = reads === 1 ? startStatus : yield* indexer.status
-      const mark = watermarkOf(statusBefore, d.watermark) ?? before
-      snapshotTime = new Date().toISOString()
-      const seen = new Set<string>()
-      rows = 0
-      duplicates = 0
-      let shortOfTotal = false
-      for (const list of lists) {
-        let key: string | null = null
-        let listRows = 0
-        let total = -1
-        const keys = new Set<string>()
-        for (;;) {
-          const page: { items: ReadonlyArray<unknown>; pagination: { next_key: string | null; total: string } } = yield* list.fetchPage({ key, limit: pageSize, reverse: d.watermark === "rich_list_height" })
-          total = Number(page.pagination.total)
-          for (const item of page.items) {
-            for (const row of list.toRows(item)) {
-              const full = [...row, snapshotTime]
-              const k = d.keyOf(full)
-              listRows++
-              if (seen.has(k)) {
-                duplicates++
-                continue
-              }
-              seen.add(k)
-              writer.append(full)
-              rows++
-            }
-          }
-          const next = page.pagination.next_key
-          if (page.items.length < pageSize || next === null) break
-          if (keys.has(next)) return yield* new IndexerPagingError({ endpoint: list.label, key, message: `next_key ${next} repeated` })
-          keys.add(next)
-          key = next
-        }
-        if (total >= 0 && listRows !== total) shortOfTotal = true
-      }
-      const statusAfter = yield* indexer.status
-      after = watermarkOf(statusAfter, d.watermark) ?? mark
-      consistent = after === mark && duplicates === 0 && !shortOfTotal
-      if (!consistent && reads < maxReads)
-        notice(`${d.name}: the ${d.watermark} moved (${mark} → ${after}) or pages overlapped (${duplicates} duplicates) during the read; reading again`)
-    }
-    const height = before
-    const rel = `snapshot_height=${height}/part-${manifest.files.filter((f) => f.path.startsWith(`snapshot_height=${height}/`)).length}.parquet`
-    // file and manifest entry together: a stop lands before or after, not between
-    const { written, file } = yield* Effect.uninterruptible(
-      Effect.gen(function* () {
-        const written = yield* writer.finish(join(checkpoints.root, d.name, rel))
-        const file: CommittedFile = { path: rel, rows: written.rows, bytes: written.bytes, sha256: written.sha256, min_height: height, max_height: height, committed_at: new Date().toISOString() }
-        yield* checkpoints.commitSnapshot(d.name, [file], {
-          snapshot_height: height,
-          snapshot_time: snapshotTime,
-          consistency: consistent ? "exact" : "best-effort",
-          watermark_before: before,
-          watermark_after: after,
-          rows: written.rows,
-          duplicates_dropped: duplicates,
-          reads,
-          lists: lists.map((l) => l.label),
-          ...(consistent ? {} : { note: "the data changed while it was read; duplicates were dropped by key, but rows may be missing or from a later height" })
-        })
-        return { written, file }
-      })
-    )
-    options.observer?.committed?.(d.name, file)
-    options.observer?.rows?.(d.name, written.rows)
-    return { ...empty, rows: written.rows, files: 1, bytes: written.bytes, snapshotHeight: height, consistency: consistent ? ("exact" as const) : ("best-effort" as const) }
-  }).pipe(Effect.scoped)
-
-/** Default denoms for holders: those in the committed blocks' total_fee. */
-const denomsFromBlocks = (root: string) =>
-  Effect.gen(function* () {
-    const checkpoints = yield* Checkpoints
-    const sink = yield* ParquetSink
-    const m = yield* checkpoints.get("blocks")
-    if (!m || m.files.length === 0) return [] as Array<string>
-    const files = m.files.map((f) => `'${join(root, "blocks", f.path).replace(/'/g, "''")}'`).join(", ")
-    const rows = yield* sink.query(
-      `SELECT DISTINCT f.denom AS denom FROM (SELECT unnest(from_json(total_fee, '[{"denom":"VARCHAR","amount":"VARCHAR"}]')) AS f FROM read_parquet([${files}])) ORDER BY 1`
-    )
-    return rows.map((r) => String(r.denom))
   })

@@ -4,9 +4,9 @@
  * export, so stopping at any moment leaves committed state consistent.
  */
 import { Duration, Effect } from "effect"
-import { IndexerClient } from "../indexer/IndexerClient.js"
 import type { Dataset } from "./Dataset.js"
 import { runExport, type ExportOptions, type ExportReport } from "./export.js"
+import { Source } from "./Source.js"
 
 export interface FollowOptions {
   readonly poll: Duration.Duration
@@ -20,17 +20,17 @@ export const followDefaults = (catalog: ReadonlyArray<Dataset>) => catalog.filte
 
 export const followExport = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, follow: FollowOptions) =>
   Effect.gen(function* () {
-    const indexer = yield* IndexerClient
+    const source = yield* Source
     const datasets = options.datasets ?? followDefaults(catalog)
     let lastTip = -1
     for (;;) {
-      const status = yield* indexer.status
-      if (status.height !== lastTip) {
-        const toHeight = follow.untilHeight !== undefined ? Math.min(follow.untilHeight, status.height) : undefined
+      const status = yield* source.status
+      if (status.tip !== lastTip) {
+        const toHeight = follow.untilHeight !== undefined ? Math.min(follow.untilHeight, status.tip) : undefined
         const report = yield* runExport(catalog, { ...options, datasets, toHeight })
         follow.onRound?.(report)
-        lastTip = status.height
-        if (follow.untilHeight !== undefined && status.height >= follow.untilHeight) return report
+        lastTip = status.tip
+        if (follow.untilHeight !== undefined && status.tip >= follow.untilHeight) return report
       }
       yield* Effect.sleep(follow.poll)
     }

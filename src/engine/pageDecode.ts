@@ -1,6 +1,6 @@
 /**
- * One fetched page of an append-only source, from bytes to rows: UTF-8 decoding, JSON.parse and
- * the envelope check (records array, pagination) in `parsePage`; then per record the compiled
+ * One fetched page, from bytes to rows: UTF-8 decoding and JSON.parse in `readJson` (a source
+ * driver then reads its own envelope: records and pagination); then per record the compiled
  * check, its height and each dataset's `toRows` in `decodeRecord`. Pure and synchronous; the
  * engine decodes a record just before it appends its rows, so that rows never outlive a page.
  *
@@ -9,9 +9,9 @@
  * copied between threads) and cost ~1 s of start-up per run (bench/RESULTS.md).
  */
 import { Buffer, isAscii } from "node:buffer"
-import { readListEnvelope } from "../indexer/paginate.js"
-import type { FieldIssue } from "../schema-path.js"
-import type { AppendDataset, AppendSource, Row } from "./Dataset.js"
+import type { FieldIssue } from "../schema/decode.js"
+import type { AppendDataset, AppendSource } from "./Dataset.js"
+import type { Row } from "../lake/columns.js"
 
 /** A record that passed its check: its height and, per target dataset (in order), its rows. */
 export interface DecodedRecord {
@@ -23,32 +23,6 @@ export interface InvalidRecord {
   readonly issue: FieldIssue
   readonly record: unknown
 }
-
-/** A page read as far as its envelope; its records are decoded one by one with `decodeRecord`. */
-export type ParsedPage =
-  | {
-      readonly _tag: "Page"
-      readonly nextKey: string | null
-      readonly total: string
-      /** the page's records as parsed, not yet checked */
-      readonly items: ReadonlyArray<unknown>
-      /** whether strings still need re-decoding as UTF-8 (the page was read as latin1 and has high bytes) */
-      readonly latin1: boolean
-    }
-  /** not JSON: a body cut short (the request is retried) */
-  | { readonly _tag: "Truncated"; readonly bytes: number }
-  /** JSON, but not a page: no records array, or a bad pagination object */
-  | { readonly _tag: "BadEnvelope"; readonly issue: FieldIssue }
-
-export type DecodedPage =
-  | {
-      readonly _tag: "Page"
-      readonly nextKey: string | null
-      readonly total: string
-      /** one entry per record of the page, in order */
-      readonly records: ReadonlyArray<DecodedRecord | InvalidRecord>
-    }
-  | Exclude<ParsedPage, { readonly _tag: "Page" }>
 
 /*
  * Pages are ASCII but for a few strings (memos, monikers, names). Decoded as UTF-8, one such
@@ -71,8 +45,8 @@ const hasEscapedHighLatin1 = (text: string): boolean => {
 // Stryker restore all
 /** a latin1-read string has a byte >= 0x80 iff its UTF-8 length exceeds its length (a native count: ~30× a regex) */
 // Stryker disable next-line ConditionalExpression,StringLiteral: re-decoding an ASCII string gives it back unchanged (a cost, not a result)
-const restoreString = (s: string): string => (Buffer.byteLength(s, "utf8") !== s.length ? Buffer.from(s, "latin1").toString("utf8") : s)
-const restoreDeep = (v: unknown): unknown =>
+export const restoreString = (s: string): string => (Buffer.byteLength(s, "utf8") !== s.length ? Buffer.from(s, "latin1").toString("utf8") : s)
+export const restoreDeep = (v: unknown): unknown =>
   typeof v === "string"
     ? restoreString(v)
     : Array.isArray(v)
@@ -81,7 +55,7 @@ const restoreDeep = (v: unknown): unknown =>
         ? Object.fromEntries(Object.entries(v).map(([k, x]) => [restoreString(k), restoreDeep(x)]))
         : v
 /** in place: the rows are the decoder's own */
-const restoreRow = (row: Row): void => {
+export const restoreRow = (row: Row): void => {
   // Stryker disable next-line EqualityOperator: one step past the end reads undefined, which is not a string
   for (let i = 0; i < row.length; i++) {
     const v = row[i]
@@ -98,20 +72,14 @@ const pageText = (bytes: ArrayBuffer): { readonly text: string; readonly latin1:
   return hasEscapedHighLatin1(text) ? { text: buffer.toString("utf8"), latin1: false } : { text, latin1: true }
 }
 
-/** Bytes to the page's envelope: UTF-8 decoding, JSON.parse, the records array and pagination checked. */
-export const parsePage = (bytes: ArrayBuffer, source: AppendSource): ParsedPage => {
-  let body: unknown
+/** Bytes to JSON, reading the text as latin1 where that is exact (see above); undefined if it is not JSON (a body cut short). */
+export const readJson = (bytes: ArrayBuffer): { readonly json: unknown; readonly latin1: boolean } | undefined => {
   const { text, latin1 } = pageText(bytes)
   try {
-    body = JSON.parse(text)
+    return { json: JSON.parse(text), latin1 }
   } catch {
-    return { _tag: "Truncated", bytes: bytes.byteLength }
+    return undefined
   }
-  const envelope = readListEnvelope(body, source.arrayKey)
-  if ("issue" in envelope) return { _tag: "BadEnvelope", issue: envelope.issue }
-  const { records: items, pagination } = envelope
-  const nextKey = latin1 && pagination.next_key !== null ? restoreString(pagination.next_key) : pagination.next_key
-  return { _tag: "Page", nextKey, total: pagination.total, items, latin1 }
 }
 
 /** One record of a parsed page: its check, height and each dataset's rows (in `datasets` order). */
@@ -121,13 +89,6 @@ export const decodeRecord = (record: unknown, latin1: boolean, source: AppendSou
   const rows = datasets.map((d) => d.toRows(record))
   if (latin1) for (const forDataset of rows) for (const row of forDataset) restoreRow(row)
   return { height: source.heightOf(record), rows }
-}
-
-/** A whole page from bytes to rows (`parsePage`, then `decodeRecord` for each record). */
-export const decodePage = (bytes: ArrayBuffer, source: AppendSource, datasets: ReadonlyArray<AppendDataset>): DecodedPage => {
-  const page = parsePage(bytes, source)
-  if (page._tag !== "Page") return page
-  return { _tag: "Page", nextKey: page.nextKey, total: page.total, records: page.items.map((r) => decodeRecord(r, page.latin1, source, datasets)) }
 }
 
 export const isInvalid = (r: DecodedRecord | InvalidRecord): r is InvalidRecord => "issue" in r

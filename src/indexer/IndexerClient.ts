@@ -9,7 +9,7 @@ import { decodeBody } from "../http/body.js"
 import { fetchBytes, HttpTransport } from "../http/transport.js"
 import { RequestLimiter } from "../http/RequestLimiter.js"
 import { DEFAULT_RETRY, parseRetryAfter, retrySchedule, type RetryPolicy } from "../http/retry.js"
-import { decodeWithPath } from "../schema-path.js"
+import { decodeWithPath } from "../schema/decode.js"
 import {
   IndexerDecodeError,
   IndexerHttpError,

@@ -8,16 +8,17 @@ import { mkdir, readFile, rm, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Cron, Data, Effect, Either, Layer, Schedule } from "effect"
-import { ALL_DATASETS } from "../datasets/index.js"
+import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
 import { startDevnet } from "../devnet/index.js"
-import { Checkpoints, layerCheckpoints } from "../engine/Checkpoints.js"
+import { Checkpoints, layerCheckpoints } from "../lake/Checkpoints.js"
 import { runExport, type ExportReport } from "../engine/export.js"
-import { layerParquetSink } from "../engine/ParquetSink.js"
+import { layerParquetSink } from "../lake/ParquetSink.js"
 import { layerRequestLimiter } from "../http/RequestLimiter.js"
 import { layerHttpTransport } from "../http/transport.js"
 import { layerIndexerClient } from "../indexer/IndexerClient.js"
+import { layerIndexerSource } from "../sources/indexer.js"
 import { layerRouterClient } from "../router/RouterClient.js"
-import { loadPlan, sampleRound, type RoundResult } from "../router/sampler.js"
+import { loadPlan, sampleRound, type RoundResult } from "../sampling/sampler.js"
 import type { PipelineDefinition } from "./definePipeline.js"
 
 export class LockedError extends Data.TaggedError("LockedError")<{ readonly message: string }> {}
@@ -110,19 +111,19 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
     }
     const http = Layer.mergeAll(layerHttpTransport(), layerRequestLimiter())
     const layer = Layer.mergeAll(
-      layerIndexerClient({ baseUrl: indexerUrl }).pipe(Layer.provide(http)),
+      layerIndexerSource.pipe(Layer.provide(layerIndexerClient({ baseUrl: indexerUrl }).pipe(Layer.provide(http)))),
       layerRouterClient({ baseUrl: routerUrl }).pipe(Layer.provide(http)),
       layerParquetSink(),
       layerCheckpoints(out)
     )
     const work = Effect.gen(function* () {
-      const exported = def.datasets && def.datasets.length === 0 ? undefined : yield* runExport(ALL_DATASETS, { datasets: def.datasets, denoms: def.denoms, fromHeight: def.fromHeight, toHeight: def.toHeight })
+      const exported = def.datasets && def.datasets.length === 0 ? undefined : yield* runExport(DATASETS, { datasets: def.datasets, params: def.denoms ? { denoms: def.denoms } : {}, fromHeight: def.fromHeight, toHeight: def.toHeight })
       const plan = def.routePlan ? yield* loadPlan(join(PIPELINES_DIR, def.routePlan)) : undefined
       const routeRound = plan ? yield* sampleRound(plan) : undefined
       const pruned: Record<string, ReadonlyArray<number>> = {}
       if (def.keepSnapshots !== undefined) {
         const checkpoints = yield* Checkpoints
-        for (const d of ALL_DATASETS.filter((d) => d.kind === "snapshot")) {
+        for (const d of EXPORTED_DATASETS.filter((d) => d.kind === "snapshot")) {
           const dropped = yield* checkpoints.pruneSnapshots(d.name, def.keepSnapshots)
           if (dropped.length > 0) pruned[d.name] = dropped
         }

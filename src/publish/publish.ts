@@ -9,9 +9,10 @@ import { copyFile, mkdir, rename, rm, writeFile } from "node:fs/promises"
 import { dirname, join, resolve } from "node:path"
 import { Data, Effect } from "effect"
 import { LAKE_DATASETS } from "../analytics/Analytics.js"
-import type { ColumnType } from "../engine/Dataset.js"
-import { Checkpoints, type Manifest } from "../engine/Checkpoints.js"
-import { sha256File } from "../engine/files.js"
+import type { ColumnType } from "../lake/columns.js"
+import { Checkpoints, type Manifest } from "../lake/Checkpoints.js"
+import { sha256File } from "../lake/files.js"
+import { snapshotHeightOf } from "../lake/layout.js"
 
 export class PublishError extends Data.TaggedError("PublishError")<{ readonly message: string }> {}
 
@@ -78,8 +79,8 @@ export const publish = (options: PublishOptions) =>
           },
           catch: (e) => new PublishError({ message: (e as Error).message })
         })
-        const snapshot = /snapshot_height=(\d+)\//.exec(f.path)
-        files.push({ path: `${d.name}/${f.path}`, bytes: f.bytes, sha256: f.sha256, rows: f.rows, min_height: f.min_height, max_height: f.max_height, ...(snapshot ? { snapshot_height: Number(snapshot[1]) } : {}) })
+        const snapshotHeight = snapshotHeightOf(f.path)
+        files.push({ path: `${d.name}/${f.path}`, bytes: f.bytes, sha256: f.sha256, rows: f.rows, min_height: f.min_height, max_height: f.max_height, ...(snapshotHeight !== undefined ? { snapshot_height: snapshotHeight } : {}) })
       }
       datasets.push({
         name: d.name,

@@ -6,7 +6,7 @@ import { DuckDBInstance } from "@duckdb/node-api"
 import { readFile, stat } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { Effect } from "effect"
-import { listFiles, sha256File } from "../engine/files.js"
+import { listFiles, sha256File } from "../lake/files.js"
 import { PublishError, type ReleaseManifest } from "./publish.js"
 
 export const validateRelease = (dir: string) =>

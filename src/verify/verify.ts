@@ -4,8 +4,8 @@
  */
 import { Effect } from "effect"
 import { Analytics } from "../analytics/Analytics.js"
-import { Checkpoints } from "../engine/Checkpoints.js"
-import { LAKE_DATASETS } from "../analytics/Analytics.js"
+import { Checkpoints } from "../lake/Checkpoints.js"
+import { DATASETS } from "../datasets/index.js"
 import { IndexerClient } from "../indexer/IndexerClient.js"
 
 export interface Check {
@@ -44,13 +44,14 @@ export const verifyLake = Effect.gen(function* () {
   }
   const [itx, itxDistinct] = one(yield* q("SELECT count(*), count(DISTINCT (hash, \"index\")) FROM evm_internal_txs")).map((v) => Number(v ?? 0))
   if (itx > 0) add("evm_internal_txs: no duplicate (hash, index)", itx === itxDistinct, `${itx} rows, ${itxDistinct} distinct`)
-  for (const [name, key] of [["nft_tokens", "collection_addr, token_id"], ["holders", "denom, account"], ["nft_collections", "object_addr"]] as const) {
+  for (const { name, key: columns } of DATASETS.filter((d) => d.kind === "snapshot")) {
+    const key = columns.map((c) => `"${c}"`).join(", ")
     const dups = yield* q(`SELECT snapshot_height, count(*) - count(DISTINCT (${key})) FROM ${name} GROUP BY 1 HAVING count(*) <> count(DISTINCT (${key}))`)
     const [n] = one(yield* q(`SELECT count(*) FROM ${name}`)).map(Number)
     if (n > 0) add(`${name}: no duplicate keys within a snapshot`, dups.length === 0, dups.length === 0 ? `${n} rows` : `snapshot ${dups[0][0]}: ${dups[0][1]} duplicates`)
   }
   // what the manifests promise against what the files hold
-  for (const d of LAKE_DATASETS) {
+  for (const d of DATASETS) {
     const m = yield* checkpoints.get(d.name).pipe(Effect.orElseSucceed(() => undefined))
     if (!m || m.files.length === 0) continue
     const promised = m.files.reduce((s, f) => s + f.rows, 0)

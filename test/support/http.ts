@@ -1,6 +1,6 @@
 /** Small helpers for tests that talk to the devnet over real loopback HTTP. */
 import { Either, Schema } from "effect"
-import { decodeWithPath } from "../../src/schema-path.js"
+import { decodeWithPath } from "../../src/schema/decode.js"
 
 export interface Fetched {
   readonly status: number

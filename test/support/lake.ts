@@ -3,6 +3,7 @@ import { DuckDBInstance } from "@duckdb/node-api"
 import { createHash } from "node:crypto"
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
+import { DATASETS } from "../../src/datasets/index.js"
 
 export const queryLake = async (sql: string): Promise<Array<Record<string, any>>> => {
   const instance = await DuckDBInstance.create(":memory:")
@@ -20,20 +21,11 @@ export const scan = (out: string, dataset: string) => `read_parquet('${join(out,
 
 export const hasDataset = (out: string, dataset: string) => existsSync(join(out, dataset, "_manifest.json"))
 
-const KEYS: Record<string, string> = {
-  blocks: "height",
-  txs: "height, txhash",
-  evm_txs: "block_number, transaction_index",
-  evm_logs: "block_number, log_index",
-  evm_internal_txs: "height, hash, index",
-  nft_collections: "object_addr",
-  nft_tokens: "collection_addr, token_id",
-  holders: "denom, account"
-}
-const SNAPSHOTS = new Set(["nft_collections", "nft_tokens", "holders"])
+const KEYS: Record<string, string> = Object.fromEntries(DATASETS.map((d) => [d.name, d.key.map((k) => `"${k}"`).join(", ")]))
+const SNAPSHOTS = new Set(DATASETS.filter((d) => d.kind === "snapshot").map((d) => d.name))
 
 /** Every row of the named datasets as sorted JSON lines (snapshot_time and partition columns left out). */
-export const dumpLake = async (out: string, names: ReadonlyArray<string> = Object.keys(KEYS)) => {
+export const dumpLake = async (out: string, names: ReadonlyArray<string> = DATASETS.filter((d) => d.kind !== "sample").map((d) => d.name)) => {
   const result: Record<string, Array<string>> = {}
   for (const name of names) {
     const rows = await queryLake(`SELECT * EXCLUDE (${SNAPSHOTS.has(name) ? "snapshot_time" : "height_bucket"}) FROM ${scan(out, name)} ORDER BY ${KEYS[name]}`)

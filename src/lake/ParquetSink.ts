@@ -8,7 +8,7 @@ import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from "@duc
 import { mkdir, open, rename, rm, stat } from "node:fs/promises"
 import { dirname } from "node:path"
 import { Context, Data, Effect, Layer } from "effect"
-import type { Column, ColumnType, Value } from "./Dataset.js"
+import type { Column, ColumnType, Value } from "./columns.js"
 import { sha256File } from "./files.js"
 
 export class SinkError extends Data.TaggedError("SinkError")<{ readonly message: string; readonly path?: string }> {}

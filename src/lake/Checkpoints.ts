@@ -8,9 +8,10 @@
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Context, Data, Effect, Layer } from "effect"
-import type { Column } from "./Dataset.js"
+import type { Column } from "./columns.js"
 import { listFiles } from "./files.js"
 import { normalize, type Range } from "./RangeSet.js"
+import { snapshotDir, snapshotHeightOf } from "./layout.js"
 
 export class CheckpointError extends Data.TaggedError("CheckpointError")<{ readonly message: string }> {}
 
@@ -167,12 +168,12 @@ export const makeCheckpoints = (root: string) =>
             if (!m || m.snapshots.length <= keep) return []
             const kept = new Set([...m.snapshots].sort((a, b) => b.snapshot_height - a.snapshot_height).slice(0, Math.max(0, keep)).map((s) => s.snapshot_height))
             const dropped = m.snapshots.filter((s) => !kept.has(s.snapshot_height)).map((s) => s.snapshot_height)
-            const isDropped = (path: string) => dropped.some((h) => path.startsWith(`snapshot_height=${h}/`))
+            const isDropped = (path: string) => dropped.includes(snapshotHeightOf(path) ?? NaN)
             // the manifest first: from then on the files are leftovers, removed now (a snapshot's
             // files are all in its folder) or by the next open
             yield* write({ ...m, files: m.files.filter((f) => !isDropped(f.path)), snapshots: m.snapshots.filter((s) => kept.has(s.snapshot_height)) })
             yield* Effect.promise(async () => {
-              for (const h of dropped) await rm(join(root, dataset, `snapshot_height=${h}`), { recursive: true, force: true })
+              for (const h of dropped) await rm(join(root, dataset, snapshotDir(h)), { recursive: true, force: true })
             })
             return dropped
           })

@@ -7,12 +7,14 @@
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Duration, Effect } from "effect"
-import { transferColumns, transferRow, TRANSFERS } from "../datasets/transfers.js"
-import { Checkpoints } from "../engine/Checkpoints.js"
-import type { Row } from "../engine/Dataset.js"
-import { ParquetSink } from "../engine/ParquetSink.js"
-import { RouterClient } from "./RouterClient.js"
-import { isFinalState, type TxStatusResponse } from "./schemas.js"
+import { transfers } from "../datasets/transfers.js"
+import { Checkpoints } from "../lake/Checkpoints.js"
+import type { Row } from "../lake/columns.js"
+import { ParquetSink } from "../lake/ParquetSink.js"
+import { RouterClient } from "../router/RouterClient.js"
+import { isFinalState, type TxStatusResponse } from "../router/schemas.js"
+import { dateFile } from "../lake/layout.js"
+import { commitFiles, writePending } from "../engine/commit.js"
 
 export interface PollSchedule {
   /** while the ETA is further than `nearWindow` */
@@ -42,7 +44,7 @@ interface TrackedTx {
   readonly lastState?: string
 }
 
-const registryPath = (root: string) => join(root, TRANSFERS, "_tracked.json")
+const registryPath = (root: string) => join(root, transfers.name, "_tracked.json")
 const readRegistry = (root: string) =>
   Effect.promise(async () => {
     try {
@@ -53,7 +55,7 @@ const readRegistry = (root: string) =>
   })
 const writeRegistry = (root: string, registry: Record<string, TrackedTx>) =>
   Effect.promise(async () => {
-    await mkdir(join(root, TRANSFERS), { recursive: true })
+    await mkdir(join(root, transfers.name), { recursive: true })
     await writeFile(registryPath(root) + ".tmp", JSON.stringify(registry, null, 1))
     await rename(registryPath(root) + ".tmp", registryPath(root))
   })
@@ -72,7 +74,7 @@ export const trackTransfer = (options: TrackOptions) =>
     const sink = yield* ParquetSink
     const checkpoints = yield* Checkpoints
     const schedule = options.schedule ?? WALLET_POLLING
-    yield* checkpoints.open(TRANSFERS, "sample", transferColumns)
+    yield* checkpoints.open(transfers.name, "sample", transfers.columns)
     const key = `${options.chainId}/${options.txHash.toLowerCase()}`
     const registry = yield* readRegistry(checkpoints.root)
     const known = registry[key]
@@ -94,12 +96,13 @@ export const trackTransfer = (options: TrackOptions) =>
     // rows observed so far are written even when the run is interrupted
     const flush = Effect.gen(function* () {
       if (rows.length === 0) return
-      const writer = yield* sink.openWriter(transferColumns, ["observed_at"])
+      const writer = yield* sink.openWriter(transfers.columns, transfers.sortKey)
       for (const row of rows) writer.append(row)
       const stamp = new Date().toISOString()
-      const rel = `date=${stamp.slice(0, 10)}/part-${stamp.replace(/[-:.]/g, "")}-${options.txHash.slice(0, 16).replace(/[^0-9A-Za-z]/g, "")}.parquet`
-      const written = yield* writer.finish(join(checkpoints.root, TRANSFERS, rel)).pipe(Effect.ensuring(writer.close()))
-      yield* checkpoints.commitFiles(TRANSFERS, [{ path: rel, rows: written.rows, bytes: written.bytes, sha256: written.sha256, min_height: null, max_height: null, committed_at: stamp }])
+      const rel = dateFile(new Date(stamp), `${stamp.replace(/[-:.]/g, "")}-${options.txHash.slice(0, 16).replace(/[^0-9A-Za-z]/g, "")}`)
+      // the engine's commit: a pending file, renamed into place with its manifest entry
+      const file = yield* writePending(writer, transfers.name, rel, { min: null, max: null }).pipe(Effect.ensuring(writer.close()))
+      yield* commitFiles(transfers.name, [file])
       registry[key] = { ...registry[key], lastState: last }
       yield* writeRegistry(checkpoints.root, registry)
       rows.length = 0
@@ -109,7 +112,7 @@ export const trackTransfer = (options: TrackOptions) =>
         status = yield* router.status(options.txHash, options.chainId)
         const now = new Date()
         if (status.state !== last) {
-          rows.push(transferRow(tx, now, status))
+          rows.push(transfers.toRow({ tx, observedAt: now, status }))
           options.onChange?.(status, (now.getTime() - Date.parse(tx.registeredAt)) / 1000, known !== undefined)
           last = status.state
         }

@@ -4,14 +4,15 @@
  * included. Each round is one Parquet file, committed atomically like every dataset.
  */
 import { readFile } from "node:fs/promises"
-import { join } from "node:path"
 import { Data, Duration, Effect, Either, Schema } from "effect"
-import { routeQuoteColumns, routeQuoteRow, routeQuoteSortKey, ROUTE_QUOTES, type QuoteAsked } from "../datasets/route_quotes.js"
-import { Checkpoints } from "../engine/Checkpoints.js"
-import type { Row } from "../engine/Dataset.js"
-import { ParquetSink } from "../engine/ParquetSink.js"
-import { decodeWithPath } from "../schema-path.js"
-import { RouterClient } from "./RouterClient.js"
+import { routeQuotes, type QuoteAsked } from "../datasets/route_quotes.js"
+import { Checkpoints } from "../lake/Checkpoints.js"
+import type { Row } from "../lake/columns.js"
+import { ParquetSink } from "../lake/ParquetSink.js"
+import { decodeWithPath } from "../schema/decode.js"
+import { RouterClient } from "../router/RouterClient.js"
+import { dateFile } from "../lake/layout.js"
+import { commitFiles, writePending } from "../engine/commit.js"
 
 const AssetRef = Schema.Struct({ chain_id: Schema.String, denom: Schema.String })
 export const SamplingPlan = Schema.Struct({
@@ -53,7 +54,7 @@ export const sampleRound = (plan: SamplingPlan, options: { readonly concurrency?
     const router = yield* RouterClient
     const sink = yield* ParquetSink
     const checkpoints = yield* Checkpoints
-    yield* checkpoints.open(ROUTE_QUOTES, "sample", routeQuoteColumns)
+    yield* checkpoints.open(routeQuotes.name, "sample", routeQuotes.columns)
     const started = new Date()
     const roundId = started.toISOString().replace(/[-:.]/g, "").replace("T", "-")
     const asks: Array<QuoteAsked> = plan.pairs.flatMap((pair) =>
@@ -90,19 +91,17 @@ export const sampleRound = (plan: SamplingPlan, options: { readonly concurrency?
             .pipe(
               // a failed quote is data, not a crash: every ask becomes exactly one row
               Effect.either,
-              Effect.map((r) => routeQuoteRow({ ...q, sampledAt }, Either.isRight(r) ? { route: r.right } : { error: r.left }))
+              Effect.map((r) => routeQuotes.toRow({ asked: { ...q, sampledAt }, ...(Either.isRight(r) ? { route: r.right } : { error: r.left }) }))
             )
         }),
       { concurrency: options.concurrency ?? 8 }
     )
-    const writer = yield* Effect.acquireRelease(sink.openWriter(routeQuoteColumns, routeQuoteSortKey), (w) => w.close())
+    const writer = yield* Effect.acquireRelease(sink.openWriter(routeQuotes.columns, routeQuotes.sortKey), (w) => w.close())
     for (const row of rows) writer.append(row)
-    const rel = `date=${started.toISOString().slice(0, 10)}/part-${roundId}.parquet`
-    const written = yield* writer.finish(join(checkpoints.root, ROUTE_QUOTES, rel))
-    yield* checkpoints.commitFiles(ROUTE_QUOTES, [
-      { path: rel, rows: written.rows, bytes: written.bytes, sha256: written.sha256, min_height: null, max_height: null, committed_at: new Date().toISOString() }
-    ])
-    const okColumn = routeQuoteColumns.findIndex((c) => c.name === "ok")
+    const rel = dateFile(started, roundId)
+    // the engine's commit: a pending file, renamed into place with its manifest entry
+    yield* commitFiles(routeQuotes.name, [yield* writePending(writer, routeQuotes.name, rel, { min: null, max: null })])
+    const okColumn = routeQuotes.columns.findIndex((c) => c.name === "ok")
     const ok = rows.filter((r) => r[okColumn] === true).length
     return { roundId, quotes: rows.length, ok, failed: rows.length - ok, file: rel } satisfies RoundResult
   }).pipe(Effect.scoped)

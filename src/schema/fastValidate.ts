@@ -6,7 +6,7 @@
  * refinements such as patterns, Int and brands), and names the field path of the first problem.
  */
 import { Option, SchemaAST, type Schema } from "effect"
-import { formatPath, type FieldIssue } from "../schema-path.js"
+import { formatPath, type FieldIssue } from "./decode.js"
 
 type Check = (value: unknown, path: Array<PropertyKey>) => FieldIssue | undefined
 

@@ -1,0 +1,70 @@
+/**
+ * The engine's view of an API: what it needs from a source, and nothing of how the source speaks
+ * HTTP. A source driver (src/sources/) implements `Source` for one API: its watermarks, whether a
+ * list is served, and one page of any paged list, parsed; and it names the errors the engine
+ * raises on what the source sent, so they read as that API's errors.
+ */
+import { Context, type Effect } from "effect"
+import type { FieldIssue } from "../schema/decode.js"
+
+/** Where a driver finds a paged list (for the indexer: a path and the key of the records array). */
+export interface ListRef {
+  /** the list's name in messages (e.g. "txs", "richlist") */
+  readonly endpoint: string
+  readonly path: string
+  readonly arrayKey: string
+  /** extra query parameters of the list (filters) */
+  readonly query?: Readonly<Record<string, string | ReadonlyArray<string> | boolean | undefined>>
+}
+
+/** The pagination parameters of one page (keys are the source's own, offsets count rows). */
+export interface PageRequest {
+  readonly key?: string | null
+  readonly offset?: number
+  readonly limit: number
+  readonly reverse?: boolean
+}
+
+/** One page of a list: its records as parsed (not yet checked), the key of the next page and the source's total. */
+export interface ListPage {
+  readonly key: string | null
+  readonly items: ReadonlyArray<unknown>
+  readonly nextKey: string | null
+  readonly total: string
+  /** whether strings still need re-decoding as UTF-8 (see pageDecode.ts) */
+  readonly latin1: boolean
+}
+
+/** The chain id, the tip, and each watermark the source reports (undefined where it does not serve one). */
+export interface SourceStatus {
+  readonly chainId: string
+  readonly tip: number
+  readonly watermarks: Readonly<Record<string, number | undefined>>
+}
+
+/** What a driver fails with: a tagged error with a one-line message. */
+export interface SourceFailure {
+  readonly _tag: string
+  readonly message: string
+}
+
+/** A record that breaks its schema: where it was (list, page key, field path) and what is wrong. */
+export interface InvalidRecordFailure extends SourceFailure {
+  readonly endpoint: string
+  readonly key: string | null
+  readonly path: string
+}
+
+export interface SourceService {
+  readonly status: Effect.Effect<SourceStatus, SourceFailure>
+  /** whether `list` is served here: false only when its endpoint itself says it is not (a documented 404) */
+  readonly served: (list: ListRef) => Effect.Effect<boolean, SourceFailure>
+  /** one page of `list`, fetched and parsed in one retried step (a body cut short is fetched again) */
+  readonly page: (list: ListRef, request: PageRequest) => Effect.Effect<ListPage, SourceFailure>
+  /** the error for a record of `list` that breaks its schema (record `index` of the page of `key`) */
+  readonly invalidRecord: (list: ListRef, key: string | null, index: number, issue: FieldIssue) => InvalidRecordFailure
+  /** the error for pagination that cannot be trusted (a repeated key, rows that do not add up) */
+  readonly untrustedPaging: (list: ListRef, key: string | null, message: string) => SourceFailure
+}
+
+export class Source extends Context.Tag("chain-lake/Source")<Source, SourceService>() {}

@@ -1,0 +1,53 @@
+/**
+ * The one pager every paged list goes through: follow `next_key` from a first page, with explicit
+ * stop rules (no next_key, a short or empty page, a row budget reached). A key that comes back
+ * after it was followed fails loudly (`repeated`), since a key a server does not understand
+ * silently restarts the listing at its first page.
+ */
+import { Effect, Option, Stream } from "effect"
+import type { PageRequest } from "./Source.js"
+
+/** What following a cursor needs to know of a page. */
+export interface PageInfo {
+  /** the key this page was requested with (null for the first page) */
+  readonly key: string | null
+  readonly nextKey: string | null
+  /** records in the page */
+  readonly count: number
+}
+
+export interface WalkOptions<E> {
+  readonly first: PageRequest
+  /** stop after this many rows in all (the last page asks only for what is left) */
+  readonly maxRows?: number
+  /** the error for a next_key that was already followed */
+  readonly repeated: (key: string | null, nextKey: string) => E
+}
+
+/** The pages of a list from `first` on, each fetched (and handled) by `fetch`. */
+export const walkPages = <P extends PageInfo, E, R>(fetch: (page: PageRequest) => Effect.Effect<P, E, R>, options: WalkOptions<E>): Stream.Stream<P, E, R> => {
+  const maxRows = options.maxRows ?? Infinity
+  const limit = options.first.limit
+  const seen = new Set<string>()
+  interface State {
+    readonly key: string | null
+    readonly rows: number
+    readonly first: boolean
+  }
+  const step = (state: State): Effect.Effect<readonly [P, Option.Option<State>], E, R> =>
+    Effect.gen(function* () {
+      const left = Math.min(limit, maxRows - state.rows)
+      const request: PageRequest = state.first ? { ...options.first, limit: left } : { ...options.first, offset: undefined, key: state.key, limit: left }
+      const page = yield* fetch(request)
+      const rows = state.rows + page.count
+      // a short page ends the list (an empty one too: the count is below any limit)
+      const done = page.nextKey === null || page.count < left || rows >= maxRows
+      if (!done) {
+        if (seen.has(page.nextKey!)) return yield* Effect.fail(options.repeated(page.key, page.nextKey!))
+        seen.add(page.nextKey!)
+      }
+      return [page, done ? Option.none<State>() : Option.some<State>({ key: page.nextKey, rows, first: false })] as const
+    })
+  if (maxRows <= 0) return Stream.empty
+  return Stream.paginateEffect<State, P, E, R>({ key: options.first.key ?? null, rows: 0, first: true }, step)
+}

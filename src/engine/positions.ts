@@ -1,0 +1,29 @@
+/**
+ * Where heights start in a position source (the tx families: rows in ascending height, addressed by
+ * offset). A k-ary search: each round asks `fanout` single-row probes at once (the concurrency the
+ * run has) and narrows the interval by that factor, instead of one round trip per halving.
+ */
+import { Effect } from "effect"
+
+/**
+ * The first position in [0, rows) whose height is >= `height`, or `rows` if none; `heightAt`
+ * gives a position's height (null past the end). Heights ascend with positions.
+ */
+export const firstAtOrAbove = <E, R>(heightAt: (position: number) => Effect.Effect<number | null, E, R>, rows: number, height: number, fanout: number) =>
+  Effect.gen(function* () {
+    const isAbove = (h: number | null) => h !== null && h >= height
+    // every position below lo is below `height`; every position from hi on is not
+    let lo = 0
+    let hi = rows
+    const k = Math.max(2, fanout)
+    while (lo < hi) {
+      const span = hi - lo
+      const probes = span <= k ? Array.from({ length: span }, (_, i) => lo + i) : Array.from({ length: k }, (_, i) => lo + Math.floor(((i + 1) * span) / (k + 1)))
+      const heights = yield* Effect.forEach(probes, heightAt, { concurrency: "unbounded" })
+      const first = heights.findIndex(isAbove)
+      if (span <= k) return first < 0 ? hi : probes[first]
+      if (first >= 0) hi = probes[first]
+      lo = first === 0 ? lo : probes[(first < 0 ? probes.length : first) - 1] + 1
+    }
+    return lo
+  })

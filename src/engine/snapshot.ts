@@ -1,0 +1,163 @@
+/**
+ * One snapshot of a mutable-state dataset (NFT collections and ownership, the rich list): its
+ * lists read at a watermark with the engine's pager, duplicate keys dropped, and read again (up to
+ * three times) when the watermark moved under them or the rows did not add up; committed as one
+ * file of the snapshot height, "exact" or "best-effort" in the manifest.
+ */
+import { join } from "node:path"
+import { Effect, Stream } from "effect"
+import { Checkpoints, type CommittedFile, type CommittedSnapshot } from "../lake/Checkpoints.js"
+import { snapshotFile, snapshotHeightOf } from "../lake/layout.js"
+import { ParquetSink, sqlString } from "../lake/ParquetSink.js"
+import { commitSnapshot, writePending } from "./commit.js"
+import type { SnapshotDataset, SnapshotInput } from "./Dataset.js"
+import { restoreDeep, restoreRow } from "./pageDecode.js"
+import { walkPages } from "./pager.js"
+import { Source, type ListRef, type SourceFailure, type SourceStatus } from "./Source.js"
+import type { FieldIssue } from "../schema/decode.js"
+
+export interface SnapshotOutcome {
+  readonly rows: number
+  readonly files: number
+  readonly bytes: number
+  readonly skipped?: string
+  readonly snapshotHeight?: number
+  readonly consistency?: "exact" | "best-effort"
+  /** the file committed, if any */
+  readonly committed?: CommittedFile
+}
+
+const MAX_READS = 3
+
+/** Every item of `list`, pages of `pageSize`, each checked by `validate`. */
+const readList = (list: ListRef, validate: (item: unknown) => FieldIssue | undefined, pageSize: number, reverse: boolean, onItem: (item: unknown, latin1: boolean) => void) =>
+  Effect.gen(function* () {
+    const source = yield* Source
+    let rows = 0
+    let total = -1
+    yield* Stream.runForEach(
+      walkPages(
+        (request) =>
+          source.page(list, request).pipe(
+            Effect.flatMap((page) => {
+              for (let i = 0; i < page.items.length; i++) {
+                const issue = validate(page.items[i])
+                if (issue) return Effect.fail(source.invalidRecord(list, page.key, i, issue))
+                onItem(page.items[i], page.latin1)
+              }
+              rows += page.items.length
+              total = Number(page.total)
+              return Effect.succeed({ key: page.key, nextKey: page.nextKey, count: page.items.length })
+            })
+          ),
+        { first: { limit: pageSize, reverse }, repeated: (key, next) => source.untrustedPaging(list, key, `next_key ${next} was already followed: the server restarted the listing`) }
+      ),
+      () => Effect.void
+    )
+    return { rows, total }
+  })
+
+/** What a snapshot dataset may use to name its lists (see SnapshotInput). */
+export const snapshotInput = (params: SnapshotInput["params"], pageSize: number) =>
+  Effect.gen(function* () {
+    const source = yield* Source
+    const sink = yield* ParquetSink
+    const checkpoints = yield* Checkpoints
+    const input: SnapshotInput = {
+      params,
+      readAll: (list, validate) =>
+        Effect.suspend(() => {
+          const items: Array<unknown> = []
+          return readList(list, validate, pageSize, false, (item, latin1) => items.push(latin1 ? restoreDeep(item) : item)).pipe(Effect.as(items), Effect.provideService(Source, source))
+        }),
+      readCommitted: (dataset, select) =>
+        Effect.gen(function* () {
+          const m = yield* checkpoints.get(dataset)
+          if (!m || m.files.length === 0) return []
+          const files = m.files.map((f) => sqlString(join(checkpoints.root, dataset, f.path))).join(", ")
+          return yield* sink.query(`WITH committed AS (SELECT * FROM read_parquet([${files}])) ${select}`)
+        }).pipe(Effect.mapError((e): SourceFailure => e))
+    }
+    return input
+  })
+
+/** Takes (or completes) the snapshot of `d` at `status`'s watermark, unless it is committed already. */
+export const runSnapshot = (d: SnapshotDataset, before: number, input: SnapshotInput, settings: { readonly pageSize: number; readonly notice: (m: string) => void }) =>
+  Effect.gen(function* () {
+    const source = yield* Source
+    const sink = yield* ParquetSink
+    const checkpoints = yield* Checkpoints
+    const empty: SnapshotOutcome = { rows: 0, files: 0, bytes: 0 }
+    const manifest = yield* checkpoints.open(d.name, "snapshot", d.columns)
+    const named = yield* d.lists(input)
+    if ("skip" in named) {
+      settings.notice(`${d.name}: skipped, ${named.skip}${named.hint ? `: ${named.hint}` : ""}`)
+      return { ...empty, skipped: named.skip }
+    }
+    const prior = manifest.snapshots.find((s) => s.snapshot_height === before)
+    const lists = named.filter((l) => !prior?.lists.includes(l.label))
+    if (lists.length === 0) {
+      settings.notice(`${d.name}: snapshot at height ${before} is already committed`)
+      return { ...empty, skipped: `snapshot ${before} already committed`, snapshotHeight: before }
+    }
+    const writer = yield* Effect.acquireRelease(sink.openWriter(d.columns, d.sortKey), (w) => w.close())
+    let reads = 0
+    let rows = 0
+    let duplicates = 0
+    let after = before
+    let consistent = false
+    let snapshotTime = ""
+    while (reads < MAX_READS && !consistent) {
+      reads++
+      if (reads > 1) yield* writer.discard()
+      const statusBefore: SourceStatus | undefined = reads === 1 ? undefined : yield* source.status
+      const mark = statusBefore ? (statusBefore.watermarks[d.watermark] ?? before) : before
+      snapshotTime = new Date().toISOString()
+      const seen = new Set<string>()
+      rows = 0
+      duplicates = 0
+      let shortOfTotal = false
+      for (const list of lists) {
+        let listRows = 0
+        const read = yield* readList(list.list, list.validate, settings.pageSize, list.reverse ?? false, (item, latin1) => {
+          for (const row of list.toRows(item)) {
+            // a page read as latin1 (see pageDecode.ts): its strings are UTF-8 again here
+            if (latin1) restoreRow(row)
+            const full = [...row, snapshotTime]
+            const k = d.keyOf(full)
+            listRows++
+            if (seen.has(k)) {
+              duplicates++
+              continue
+            }
+            seen.add(k)
+            writer.append(full)
+            rows++
+          }
+        })
+        if (read.total >= 0 && listRows !== read.total) shortOfTotal = true
+      }
+      const statusAfter = yield* source.status
+      after = statusAfter.watermarks[d.watermark] ?? mark
+      consistent = after === mark && duplicates === 0 && !shortOfTotal
+      if (!consistent && reads < MAX_READS)
+        settings.notice(`${d.name}: the ${d.watermark} moved (${mark} → ${after}) or pages overlapped (${duplicates} duplicates) during the read; reading again`)
+    }
+    const rel = snapshotFile(before, manifest.files.filter((f) => snapshotHeightOf(f.path) === before).length)
+    const file = yield* writePending(writer, d.name, rel, { min: before, max: before })
+    const snapshot: CommittedSnapshot = {
+      snapshot_height: before,
+      snapshot_time: snapshotTime,
+      consistency: consistent ? "exact" : "best-effort",
+      watermark_before: before,
+      watermark_after: after,
+      rows: file.rows,
+      duplicates_dropped: duplicates,
+      reads,
+      lists: lists.map((l) => l.label),
+      ...(consistent ? {} : { note: "the data changed while it was read; duplicates were dropped by key, but rows may be missing or from a later height" })
+    }
+    yield* commitSnapshot(d.name, [file], snapshot)
+    const outcome: SnapshotOutcome = { rows: file.rows, files: 1, bytes: file.bytes, snapshotHeight: before, consistency: snapshot.consistency, committed: file }
+    return outcome
+  }).pipe(Effect.scoped)

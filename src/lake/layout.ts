@@ -1,0 +1,59 @@
+/**
+ * The lake's layout: how a dataset is partitioned into Hive folders, and the names of its files.
+ * Every path under a dataset's folder is built here, from a partitioning its module declares:
+ *
+ *   heightBucket("height")  →  height_bucket=10000/part-h000000010001-000000010501-0.parquet
+ *   snapshot()              →  snapshot_height=1234/part-0.parquet
+ *   date("sampled_at")      →  date=2026-11-23/part-<name>.parquet
+ *
+ * Readers glob `DATASET/**\/*.parquet` with hive partitioning, so the folder's key becomes a column.
+ */
+
+/** Folders of `width` heights (the width is an export option), by the row's height column. */
+export interface HeightBucketPartitioning {
+  readonly kind: "height_bucket"
+  readonly column: string
+}
+/** One folder per snapshot height. */
+export interface SnapshotPartitioning {
+  readonly kind: "snapshot"
+}
+/** One folder per UTC day of a TIMESTAMP column. */
+export interface DatePartitioning {
+  readonly kind: "date"
+  readonly column: string
+}
+/** How a dataset's files are split into folders. */
+export type Partitioning = HeightBucketPartitioning | SnapshotPartitioning | DatePartitioning
+
+export const heightBucket = (column: string): HeightBucketPartitioning => ({ kind: "height_bucket", column })
+export const snapshot = (): SnapshotPartitioning => ({ kind: "snapshot" })
+export const date = (column: string): DatePartitioning => ({ kind: "date", column })
+
+/** The column a reader sees for the folder key, and its type. */
+export const partitionColumn = (p: Partitioning): { readonly name: string; readonly type: "BIGINT" | "DATE" } =>
+  p.kind === "height_bucket" ? { name: "height_bucket", type: "BIGINT" } : p.kind === "snapshot" ? { name: "snapshot_height", type: "BIGINT" } : { name: "date", type: "DATE" }
+
+/** The bucket a height falls in. */
+export const bucketOf = (height: number, width: number) => Math.floor(height / width) * width
+
+const pad = (n: number) => String(n).padStart(12, "0")
+
+/** A file of an append-only dataset: its bucket, the shard's range [a, b) of heights (h) or positions (p), and its part. */
+export const shardFile = (bucket: number, unit: "height" | "position", [a, b]: readonly [number, number], part: number) =>
+  `height_bucket=${bucket}/part-${unit === "height" ? "h" : "p"}${pad(a)}-${pad(b)}-${part}.parquet`
+
+/** The folder of a snapshot height. */
+export const snapshotDir = (height: number) => `snapshot_height=${height}`
+
+/** The `part`-th file of a snapshot height. */
+export const snapshotFile = (height: number, part: number) => `${snapshotDir(height)}/part-${part}.parquet`
+
+/** The snapshot height a file path of a snapshot dataset is under, or undefined. */
+export const snapshotHeightOf = (path: string): number | undefined => {
+  const m = /^snapshot_height=(\d+)\//.exec(path)
+  return m ? Number(m[1]) : undefined
+}
+
+/** A file of a date-partitioned dataset: the UTC day of `at`, and a name unique to its writer (letters, digits, - only). */
+export const dateFile = (at: Date, name: string) => `date=${at.toISOString().slice(0, 10)}/part-${name.replace(/[^0-9A-Za-z-]/g, "")}.parquet`
