@@ -41,8 +41,8 @@ export default {
   // module-level constants run once at import, so every test would have to run for each of them
   // (98% of the time in a trial); they are listed as ignored, not scored
   ignoreStatic: true,
-  // the tests wait on loopback HTTP and DuckDB as much as on the CPU: 3 runners keep 2 cores busy
-  concurrency: 3,
+  // one runner per core: 3 runners on 2 cores overloaded the machine (load 6) and ran no faster
+  concurrency: 2,
   // a mutant that makes paging loop forever is cut off after its tests' usual time × 1.5 + this
   timeoutMS: 8000,
   reporters: ["clear-text", "progress-append-only", "html", "json"],

@@ -6,9 +6,14 @@
  *    to Parquet, in the same run, and report rows/s, MB/s, peak RSS and the ratio export/floor.
  * 2. Sharding: at 50 ms latency per request, the export at concurrency 16 against a single
  *    sequential cursor walk (concurrency 1), same data, same page size.
+ * 3. Multi-dataset: blocks + txs at page 100 against a devnet with 20 ms added latency, in one
+ *    run: chain-lake end to end (runExport: probes, planning, shards of both datasets in one pool,
+ *    Parquet, commits) against the sequential cursor walk a user writes by hand and against plain
+ *    concurrent fetching of the same pages (16 workers, fetch + JSON.parse, nothing stored).
  *
  *   BENCH_TXS=1000000 npm run bench     (default 1,000,000 txs; results go to bench/RESULTS.md by hand)
- *   BENCH_PAGE (default 1000), BENCH_SHARD_BLOCKS (default 30000), BENCH_PARTS=throughput|sharding,
+ *   BENCH_PAGE (default 1000), BENCH_SHARD_BLOCKS (default 30000), BENCH_MULTI_BLOCKS (default 10000),
+ *   BENCH_PARTS=throughput|sharding|multi,
  *   BENCH_REPEAT (default 2: floor/export pairs, and twice that many parallel sharding runs)
  */
 import { spawn, type ChildProcess } from "node:child_process"
@@ -26,7 +31,7 @@ import { median } from "./stats.js"
 
 const TXS = Number(process.env.BENCH_TXS ?? 1_000_000)
 /** which parts to run: "throughput", "sharding" or both (default) */
-const PARTS = (process.env.BENCH_PARTS ?? "throughput,sharding").split(",")
+const PARTS = (process.env.BENCH_PARTS ?? "throughput,sharding,multi").split(",")
 const PAGE = Number(process.env.BENCH_PAGE ?? 1000)
 const CONCURRENCY = 8
 /** floor/export pairs, and (×2) parallel sharding runs; the median is reported */
@@ -71,26 +76,27 @@ const floor = async (url: string, total: number) => {
   return { seconds, bytes, rows }
 }
 
-const exportRun = async (url: string, options: { concurrency: number; pageSize: number; dataset?: Dataset }) => {
+const exportRun = async (url: string, options: { concurrency: number; pageSize: number; dataset?: Dataset; datasets?: ReadonlyArray<Dataset> }) => {
   const dataset = options.dataset ?? txs
+  const catalog = options.datasets ?? [dataset]
   const out = mkdtempSync(join(tmpdir(), "chain-lake-bench-"))
   peakRss = process.memoryUsage().rss
   const cpu0 = process.cpuUsage()
   const loop0 = performance.eventLoopUtilization()
   const t0 = performance.now()
   const report = await Effect.runPromise(
-    runExport([dataset], { datasets: [dataset.name], pageSize: options.pageSize, concurrency: options.concurrency }).pipe(
+    runExport(catalog, { pageSize: options.pageSize, concurrency: options.concurrency }).pipe(
       Effect.provide(exportLayer({ indexerUrl: url, out, limits: { concurrency: options.concurrency, rps: 0 } }))
     )
   )
   const seconds = (performance.now() - t0) / 1000
   const cpu = process.cpuUsage(cpu0)
-  const rows = report.datasets[0].rows
+  const rows = report.datasets.reduce((n, d) => n + d.rows, 0)
   rmSync(out, { recursive: true, force: true })
   return {
     seconds,
     rows,
-    bytes: report.datasets[0].bytes,
+    bytes: report.datasets.reduce((n, d) => n + d.bytes, 0),
     peakRss,
     /** µs of CPU per row: the exporter's main thread, and the whole process (DuckDB's threads too) */
     mainUsPerRow: (performance.eventLoopUtilization(loop0).active * 1000) / rows,
@@ -105,6 +111,7 @@ const main = async () => {
   // each part in a fresh process: after a 1M-row export the heap left behind (major GCs of a
   // large old generation) slowed the latency-bound sharding run by a quarter
   if (PARTS.includes("sharding")) PARTS.length === 1 ? await sharding() : await inFreshProcess("sharding")
+  if (PARTS.includes("multi")) PARTS.length === 1 ? await multi() : await inFreshProcess("multi")
   clearInterval(sampler)
 }
 
@@ -175,6 +182,67 @@ const sharding = async () => {
     )
   } finally {
     slow.child.kill("SIGINT")
+  }
+}
+
+/** Every page of a list walked by its cursor, one request at a time: what a user writes by hand. */
+const cursorWalkByHand = async (url: string, path: string, arrayKey: string) => {
+  let key: string | null = null
+  let rows = 0
+  do {
+    const res = await fetch(`${url}${path}?pagination.limit=100&pagination.reverse=false${key ? `&pagination.key=${encodeURIComponent(key)}` : ""}`)
+    const page = (await res.json()) as Record<string, unknown> & { pagination: { next_key: string | null } }
+    rows += (page[arrayKey] as Array<unknown>).length
+    key = page.pagination.next_key
+  } while (key !== null)
+  return rows
+}
+
+/** The same pages fetched by 16 plain workers (offsets, fetch + JSON.parse): what the server itself can do. */
+const plainFetch = async (url: string, lists: ReadonlyArray<{ path: string; rows: number }>) => {
+  const pages = lists.flatMap((l) => Array.from({ length: Math.ceil(l.rows / 100) }, (_, p) => `${url}${l.path}?pagination.offset=${p * 100}&pagination.limit=100&pagination.reverse=false`))
+  let next = 0
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      for (let p = next++; p < pages.length; p = next++) JSON.parse(await (await fetch(pages[p])).text())
+    })
+  )
+}
+
+const multi = async () => {
+  const MULTI_BLOCKS = Number(process.env.BENCH_MULTI_BLOCKS ?? 10_000)
+  const remote = await startDevnetProcess(["--blocks", String(MULTI_BLOCKS), "--txs-per-block", "4", "--seed", "7", "--latency-ms", "20"])
+  try {
+    const txCount = Number(((await (await fetch(remote.url + "/indexer/tx/v1/txs?pagination.limit=1")).json()) as { pagination: { total: string } }).pagination.total)
+    const time = async (f: () => Promise<unknown>) => {
+      const t0 = performance.now()
+      await f()
+      return (performance.now() - t0) / 1000
+    }
+    const lists = [
+      { path: "/indexer/block/v1/blocks", rows: MULTI_BLOCKS },
+      { path: "/indexer/tx/v1/txs", rows: txCount }
+    ]
+    await plainFetch(remote.url, [{ path: lists[0].path, rows: 2000 }]) // warm-up
+    const sequential = await time(async () => {
+      await cursorWalkByHand(remote.url, "/indexer/block/v1/blocks", "blocks")
+      await cursorWalkByHand(remote.url, "/indexer/tx/v1/txs", "txs")
+    })
+    const plain: Array<number> = []
+    const lake: Array<number> = []
+    // alternating, REPEAT × 2 times each: the medians count
+    for (let i = 0; i < REPEAT * 2; i++) {
+      plain.push(await time(() => plainFetch(remote.url, lists)))
+      lake.push((await exportRun(remote.url, { concurrency: 16, pageSize: 100, datasets: [blocks, txs] })).seconds)
+    }
+    const m = median(lake)
+    console.log(
+      `multi-dataset at 20 ms latency, blocks + txs (${MULTI_BLOCKS} + ${txCount} rows), page 100: sequential cursor walk ${sequential.toFixed(1)} s; ` +
+        `plain fetch by 16 workers ${plain.map((p) => p.toFixed(2)).join(" / ")} s; chain-lake ${lake.map((p) => p.toFixed(2)).join(" / ")} s → ` +
+        `${(sequential / m).toFixed(1)}× the sequential walk (goal ≥ 6×), ${(m / median(plain)).toFixed(2)}× the plain fetch (goal ≤ 1.3×)`
+    )
+  } finally {
+    remote.child.kill("SIGINT")
   }
 }
 
