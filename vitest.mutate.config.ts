@@ -11,6 +11,8 @@ export const MUTATION_TESTS = [
   "test/rangeset.test.ts",
   "test/checkpoints.test.ts",
   "test/paging.test.ts",
+  "test/plan.test.ts",
+  "test/registry.test.ts",
   "test/errors.test.ts",
   "test/row-builders.test.ts",
   "test/export-options.test.ts",

@@ -9,14 +9,14 @@
 import { Effect, Either } from "effect"
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { join, relative } from "node:path"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, describe, expect, it } from "vitest"
 import { exportLayer } from "../src/cli/layers.js"
 import { DATASETS } from "../src/datasets/index.js"
-import { startDevnet, type Devnet } from "../src/devnet/index.js"
+import type { Devnet } from "../src/devnet/index.js"
 import type { Manifest } from "../src/lake/Checkpoints.js"
 import { runExport, type ExportOptions, type ExportReport } from "../src/engine/export.js"
 import { DEFAULT_RETRY } from "../src/http/retry.js"
-import { json, sleep, startProxy, text, type Handler, type HostileServer } from "./support/hostile.js"
+import { json, proxiedDevnet, sleep, text, type HostileServer } from "./support/hostile.js"
 import { tempDirs } from "./support/tmp.js"
 
 const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 50, timeoutMs: 2_000, maxRetries: 4 }
@@ -28,22 +28,8 @@ const COLLECTIONS_PATH = "/indexer/nft/v1/collections"
 
 const dirs = tempDirs("chain-lake-hostile-")
 let devnet: Devnet
-const servers: Array<HostileServer> = []
-const proxy = async (handler: Handler) => {
-  const server = await startProxy(devnet.indexerUrl, handler)
-  servers.push(server)
-  return server
-}
-beforeAll(async () => {
-  devnet = await startDevnet({ seed: 17, blocks: 120 })
-})
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()))
-})
-afterAll(async () => {
-  await devnet.stop()
-  dirs.removeAll()
-})
+const { proxy } = proxiedDevnet({ seed: 17, blocks: 120 }, (d) => (devnet = d))
+afterAll(() => dirs.removeAll())
 
 const exportVia = (server: HostileServer, out: string, options: ExportOptions) =>
   Effect.runPromise(

@@ -7,16 +7,15 @@
  * bound is a lower bound, so a slow machine cannot fail these tests.
  */
 import { Effect, Either, Layer } from "effect"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { blocksSource } from "../src/datasets/sources.js"
-import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { layerRequestLimiter, type LimiterConfig } from "../src/http/RequestLimiter.js"
 import { DEFAULT_RETRY, type RetryPolicy } from "../src/http/retry.js"
 import { layerHttpTransport } from "../src/http/transport.js"
 import { IndexerDecodeError, type IndexerError } from "../src/indexer/errors.js"
 import { IndexerClient, layerIndexerClient } from "../src/indexer/IndexerClient.js"
 import { makeIndexerSource } from "../src/sources/indexer.js"
-import { json, RESET, sleep, startProxy, startServer, text, type Handler, type HostileServer } from "./support/hostile.js"
+import { json, proxiedDevnet, RESET, sleep, startServer, text, type Handler } from "./support/hostile.js"
 
 // short backoff so that a file of retries runs in seconds; the cap is the default one, so that a
 // Retry-After is honoured as in production (it is capped at 6 × maxDelayMs)
@@ -39,20 +38,7 @@ const valueOf = <A, E>(result: Either.Either<A, E>): A => {
   return result.right
 }
 
-let devnet: Devnet
-const servers: Array<HostileServer> = []
-const proxy = async (handler: Handler) => {
-  const server = await startProxy(devnet.indexerUrl, handler)
-  servers.push(server)
-  return server
-}
-beforeAll(async () => {
-  devnet = await startDevnet({ seed: 31, blocks: 40 })
-})
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()))
-})
-afterAll(() => devnet.stop())
+const { proxy, track } = proxiedDevnet({ seed: 31, blocks: 40 }, () => {})
 
 const passThrough: Handler = (_, forward) => forward()
 const firstBlocks = Effect.flatMap(IndexerClient, (c) => c.blocks({ limit: 5, reverse: false }))
@@ -155,11 +141,12 @@ describe("RequestLimiter, measured at the server", () => {
     const n = 120
     const status = { version: "v1", commit_hash: "c0ffee", chain_id: "hostile-1", height: 7 }
     // each answer is held a while, so that requests overlap whenever the limiter lets them
-    const server = await startServer(async () => {
-      await sleep(10)
-      return json(status)
-    })
-    servers.push(server)
+    const server = track(
+      await startServer(async () => {
+        await sleep(10)
+        return json(status)
+      })
+    )
     const statuses = valueOf(
       await run(
         server.url,

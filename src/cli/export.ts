@@ -6,6 +6,7 @@ import { Command, Options } from "@effect/cli"
 import { mkdir, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { Console, Effect, Option } from "effect"
+import { DEFAULTS } from "../defaults.js"
 import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
 import { startDevnet } from "../devnet/index.js"
 import { runExport, type ExportReport } from "../engine/export.js"
@@ -36,9 +37,9 @@ export const options = {
   denoms: list("denoms", "comma-separated denoms for holders (default: the denoms in the exported blocks' total_fee)"),
   fromHeight: Options.integer("from-height").pipe(Options.optional, Options.withDescription("first height (default: the first indexed block)")),
   toHeight: Options.integer("to-height").pipe(Options.optional, Options.withDescription("last height (default: the tip seen at start)")),
-  concurrency: Options.integer("concurrency").pipe(Options.withDefault(8), Options.withDescription("requests in flight at once, shared by all datasets")),
-  rps: Options.integer("rps").pipe(Options.withDefault(100), Options.withDescription("requests per second at most; 0 = no limit")),
-  pageSize: Options.integer("page-size").pipe(Options.withDefault(500), Options.withDescription("rows per request, 1..1000")),
+  concurrency: Options.integer("concurrency").pipe(Options.withDefault(DEFAULTS.concurrency), Options.withDescription("requests in flight at once, shared by all datasets")),
+  rps: Options.integer("rps").pipe(Options.withDefault(DEFAULTS.rps), Options.withDescription("requests per second at most; 0 = no limit")),
+  pageSize: Options.integer("page-size").pipe(Options.withDefault(DEFAULTS.pageSize), Options.withDescription("rows per request, 1..1000")),
   onInvalid: Options.choice("on-invalid", ["fail", "quarantine"]).pipe(
     Options.withDefault("fail" as const),
     Options.withDescription("a record that breaks the schema: fail (nothing more is committed) or quarantine (kept in _quarantine/ and skipped)")

@@ -3,6 +3,7 @@ import { Command, Options } from "@effect/cli"
 import { resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Console, Effect, Layer, Option } from "effect"
+import { DEFAULTS } from "../defaults.js"
 import { layerCheckpoints } from "../lake/Checkpoints.js"
 import { layerParquetSink } from "../lake/ParquetSink.js"
 import { layerRequestLimiter } from "../http/RequestLimiter.js"
@@ -23,7 +24,7 @@ export const sampleCommand = Command.make(
     out: Options.directory("out").pipe(Options.withDefault("data"), Options.withDescription("output folder")),
     every: Options.text("every").pipe(Options.optional, Options.withDescription("sample again this often: 30s, 5m, 1h (default: once)")),
     count: Options.integer("count").pipe(Options.optional, Options.withDescription("rounds to run (default 1, or until stopped with --every)")),
-    concurrency: Options.integer("concurrency").pipe(Options.withDefault(8)),
+    concurrency: Options.integer("concurrency").pipe(Options.withDefault(DEFAULTS.concurrency)),
     rps: Options.integer("rps").pipe(Options.withDefault(50))
   },
   (o) =>

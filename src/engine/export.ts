@@ -12,6 +12,7 @@
  * goes through the one request limiter of the source's client.
  */
 import { Data, Effect, Either } from "effect"
+import { DEFAULTS as EXPORT_DEFAULTS } from "../defaults.js"
 import { Checkpoints, type CheckpointError, type CommittedFile } from "../lake/Checkpoints.js"
 import { ParquetSink, type SinkError } from "../lake/ParquetSink.js"
 import { covers, type Range } from "../lake/RangeSet.js"
@@ -25,16 +26,6 @@ import { Source, type SourceFailure, type SourceService, type SourceStatus } fro
 
 export class ExportError extends Data.TaggedError("ExportError")<{ readonly message: string }> {}
 
-/** Defaults of an export, used by the CLI, pipelines and the library alike. */
-export const EXPORT_DEFAULTS = {
-  pageSize: 500,
-  concurrency: 8,
-  bucketWidth: 10_000,
-  // DuckDB holds what a writer has staged: this bounds memory per shard in flight
-  flushBytes: 24 * 1024 * 1024,
-  maxShardUnits: 100_000,
-  onInvalid: "fail"
-} as const
 
 export interface ExportOptions {
   /** dataset names; default: every dataset the registry exports */
@@ -308,16 +299,17 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
       const task: Task = {
         size: Infinity,
         run: runSnapshot(d, height, input, { pageSize, notice }).pipe(
-          Effect.flatMap((outcome) =>
-            outcome.skipped !== undefined && outcome.snapshotHeight === undefined && named.has(d.name)
-              ? Effect.fail(new ExportError({ message: `${d.name} cannot be exported: ${outcome.skipped}` }))
-              : Effect.sync(() => {
-              if (outcome.committed) events.committed(d.name, outcome.committed)
-              if (outcome.rows > 0) observer.rows?.(d.name, outcome.rows)
-              totals.get(d.name)!.rows += outcome.rows
-              finish(d.name, { skipped: outcome.skipped, snapshotHeight: outcome.snapshotHeight, consistency: outcome.consistency })
-            })
-          )
+          Effect.flatMap((outcome) => {
+            // nothing to read (no denoms) for a dataset asked for by name: the run fails
+            if (outcome.skipped !== undefined && outcome.snapshotHeight === undefined && named.has(d.name))
+              return Effect.fail(new ExportError({ message: `${d.name} cannot be exported: ${outcome.skipped}` }))
+            if (outcome.committed) events.committed(d.name, outcome.committed)
+            if (outcome.rows > 0) observer.rows?.(d.name, outcome.rows)
+            totals.get(d.name)!.rows += outcome.rows
+            const { skipped, snapshotHeight, consistency } = outcome
+            finish(d.name, { ...(skipped !== undefined ? { skipped } : {}), ...(snapshotHeight !== undefined ? { snapshotHeight } : {}), ...(consistency ? { consistency } : {}) })
+            return Effect.void
+          })
         )
       }
       // a snapshot that reads what this run commits (declared `after`) waits for those datasets

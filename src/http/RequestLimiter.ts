@@ -3,6 +3,7 @@
  * stream of a run (indexer and router clients alike), so parallel shards cannot overrun a server.
  */
 import { Context, Effect, Layer } from "effect"
+import { DEFAULTS } from "../defaults.js"
 
 export interface LimiterConfig {
   /** requests in flight at once */
@@ -11,7 +12,7 @@ export interface LimiterConfig {
   readonly rps: number
 }
 
-export const DEFAULT_LIMITS: LimiterConfig = { concurrency: 16, rps: 200 }
+export const DEFAULT_LIMITS: LimiterConfig = { concurrency: DEFAULTS.concurrency, rps: DEFAULTS.rps }
 
 export interface RequestLimiterService {
   readonly config: LimiterConfig

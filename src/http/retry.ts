@@ -4,6 +4,7 @@
  * (delta-seconds or HTTP-date), capped by attempts and total time. Other 4xx never retry.
  */
 import { Duration, Schedule } from "effect"
+import { DEFAULTS } from "../defaults.js"
 
 export interface RetryPolicy {
   readonly maxRetries: number
@@ -15,7 +16,7 @@ export interface RetryPolicy {
   readonly timeoutMs: number
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { maxRetries: 8, baseDelayMs: 100, maxDelayMs: 10_000, maxElapsedMs: 120_000, timeoutMs: 30_000 }
+export const DEFAULT_RETRY: RetryPolicy = DEFAULTS.retry
 
 /** What the schedule needs to know of a failure. */
 export interface RetryableError {

@@ -8,6 +8,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { performance } from "node:perf_hooks"
+import { afterAll, afterEach, beforeAll } from "vitest"
+import { startDevnet, type Devnet, type DevnetOptions } from "../../src/devnet/index.js"
 
 export interface RecordedRequest {
   readonly method: string
@@ -109,5 +111,36 @@ const start = async (upstream: string | undefined, handler: Handler): Promise<Ho
         server.closeAllConnections()
         server.close(() => resolve())
       })
+  }
+}
+
+/**
+ * A devnet for one test file (started before its tests, stopped after), and proxies in front of
+ * it, each closed after its test. `started` receives the devnet, for the file's own variable.
+ */
+export const proxiedDevnet = (options: DevnetOptions, started: (devnet: Devnet) => void) => {
+  let devnet: Devnet | undefined
+  const servers: Array<HostileServer> = []
+  beforeAll(async () => {
+    devnet = await startDevnet(options)
+    started(devnet)
+  })
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => s.close()))
+  })
+  afterAll(async () => {
+    await devnet?.stop()
+  })
+  return {
+    /** closes `server` after the test, like the proxies */
+    track: (server: HostileServer) => {
+      servers.push(server)
+      return server
+    },
+    proxy: async (handler: Handler) => {
+      const server = await startProxy(devnet!.indexerUrl, handler)
+      servers.push(server)
+      return server
+    }
   }
 }

@@ -1,0 +1,22 @@
+/**
+ * The defaults of a run, defined once: the CLI's flags, pipelines and the library (runExport,
+ * the clients' layers) all start from these.
+ */
+export const DEFAULTS = {
+  /** requests in flight at once, shared by every dataset (and shards worked on at once) */
+  concurrency: 8,
+  /** requests started per second at most; 0 = no limit */
+  rps: 100,
+  /** rows per request (the indexer accepts 1..1000) */
+  pageSize: 500,
+  /** heights per height_bucket folder */
+  bucketWidth: 10_000,
+  /** a writer starts a new file once it holds this many bytes of strings: DuckDB holds what a writer staged, so this bounds memory per shard in flight */
+  flushBytes: 24 * 1024 * 1024,
+  /** largest shard (heights or rows); shards are smaller when that keeps every worker busy */
+  maxShardUnits: 100_000,
+  /** a record that breaks its schema fails the run */
+  onInvalid: "fail" as "fail" | "quarantine",
+  /** retries of a transient failure: attempts, backoff (full jitter), give-up time, per-request timeout */
+  retry: { maxRetries: 8, baseDelayMs: 100, maxDelayMs: 10_000, maxElapsedMs: 120_000, timeoutMs: 30_000 }
+} as const

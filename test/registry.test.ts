@@ -1,0 +1,50 @@
+/**
+ * The dataset registry: every dataset of the lake is in it once, each declaration is whole (key,
+ * sort and partition columns exist, descriptions say something, snapshot datasets end with
+ * snapshot_time), and a declaration that names a column it lacks is refused where it is made.
+ */
+import { describe, expect, it } from "vitest"
+import { DATASETS, EXPORTED_DATASETS } from "../src/datasets/index.js"
+import { blocksSource } from "../src/datasets/sources.js"
+import { columnsOf, defineAppend, partitionOf, SNAPSHOT_TIME } from "../src/engine/Dataset.js"
+import { heightBucket } from "../src/lake/layout.js"
+
+describe("the registry", () => {
+  it("holds every dataset of the lake once; export takes the indexer's, the samplers write the router's", () => {
+    expect(DATASETS.map((d) => d.name)).toEqual(["blocks", "txs", "evm_txs", "evm_logs", "evm_internal_txs", "nft_collections", "nft_tokens", "holders", "route_quotes", "transfers"])
+    expect(EXPORTED_DATASETS.map((d) => d.name)).toEqual(DATASETS.filter((d) => d.kind !== "sample").map((d) => d.name))
+    expect(DATASETS.filter((d) => d.kind === "sample").map((d) => d.name)).toEqual(["route_quotes", "transfers"])
+  })
+
+  it.each(DATASETS.map((d) => [d.name, d] as const))("%s is declared whole", (_, d) => {
+    const names = d.columns.map((c) => c.name)
+    expect(new Set(names).size).toBe(names.length)
+    expect(d.description.length).toBeGreaterThan(10)
+    for (const c of d.columns) expect(c.description.length, c.name).toBeGreaterThan(0)
+    for (const k of d.key) expect(names).toContain(k)
+    for (const k of d.sortKey) expect(names).toContain(k.replace(/ (ASC|DESC)$/i, ""))
+    const partition = partitionOf(d)
+    if (d.kind === "append") {
+      expect(partition).toEqual({ name: "height_bucket", type: "BIGINT" })
+      expect(d.columns[d.heightColumn].type).toBe("BIGINT")
+    } else if (d.kind === "snapshot") {
+      expect(partition).toEqual({ name: "snapshot_height", type: "BIGINT" })
+      expect(d.columns.at(-1)).toEqual(SNAPSHOT_TIME)
+    } else {
+      expect(partition).toEqual({ name: "date", type: "DATE" })
+      expect(d.columns.find((c) => c.name === (d.partition.kind === "date" ? d.partition.column : ""))?.type).toBe("TIMESTAMP")
+    }
+    // the partition column never shadows a column of the files
+    expect(names).not.toContain(partition.name)
+  })
+
+  it("a declaration naming a column it does not have is refused where it is made", () => {
+    const col = columnsOf<{ height: string }>()
+    const declare = (key: Array<string>, sortKey: Array<string>, partitionColumn: string) => () =>
+      defineAppend({ name: "x", description: "a test dataset", source: blocksSource as never, columns: [col("height", "BIGINT", "h", (r) => r.height)], key, sortKey, partition: heightBucket(partitionColumn) })
+    expect(declare(["height"], ["height"], "height")).not.toThrow()
+    expect(declare(["hash"], ["height"], "height")).toThrow("x: key column hash is not a column")
+    expect(declare(["height"], ["time DESC"], "height")).toThrow("x: sort column time is not a column")
+    expect(declare(["height"], ["height"], "block_number")).toThrow("x: partition column block_number is not a column")
+  })
+})
