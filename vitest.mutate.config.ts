@@ -5,28 +5,41 @@
  * route-sampling tests, whose row builder row-builders.test covers.
  */
 import { defineConfig } from "vitest/config"
+import { BaseSequencer, type TestSpecification } from "vitest/node"
 import base from "./vitest.config.js"
 
+// cheapest first: a mutant's tests run in this order and stop at the first failure (Stryker's
+// bail), so a mutant a unit test kills never waits for an export test
 export const MUTATION_TESTS = [
   "test/rangeset.test.ts",
-  "test/checkpoints.test.ts",
   "test/paging.test.ts",
-  "test/plan.test.ts",
-  "test/registry.test.ts",
   "test/errors.test.ts",
   "test/row-builders.test.ts",
-  "test/export-options.test.ts",
-  "test/parquet-sink.test.ts",
-  "test/page-decode.test.ts",
+  "test/registry.test.ts",
+  "test/checkpoints.test.ts",
+  "test/plan.test.ts",
   "test/schemas.test.ts",
+  "test/page-decode.test.ts",
+  "test/parquet-sink.test.ts",
+  "test/export-hostile.test.ts",
   "test/indexer-client.test.ts",
-  "test/retry.test.ts",
   "test/export-values.test.ts",
-  "test/export-hostile.test.ts"
+  "test/export-options.test.ts",
+  "test/retry.test.ts"
 ]
 
 // MUTATE_TESTS=test/a.test.ts,test/b.test.ts narrows a trial run (with `npm run mutate -- --mutate src/x.ts`)
 const include = process.env.MUTATE_TESTS ? process.env.MUTATE_TESTS.split(",") : MUTATION_TESTS
 
 // not mergeConfig: it would append this list to the base's include instead of replacing it
-export default defineConfig({ test: { ...base.test, include, reporters: ["default"], outputFile: {} } })
+/** Runs test files in the list's order; vitest's own order (slowest first) would run the export tests before the unit tests that kill most mutants at once. */
+class CheapestFirst extends BaseSequencer {
+  override async sort(files: Array<TestSpecification>) {
+    const rank = (file: TestSpecification) => MUTATION_TESTS.findIndex((name) => file.moduleId.endsWith(name))
+    return [...files].sort((a, b) => rank(a) - rank(b))
+  }
+}
+
+export default defineConfig({
+  test: { ...base.test, include, reporters: ["default"], outputFile: {}, sequence: { sequencer: CheapestFirst } }
+})
