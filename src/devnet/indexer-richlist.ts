@@ -1,0 +1,19 @@
+/**
+ * The devnet indexer's rich list (/indexer/richlist/v1/{denom}), EVM chains only: a denom's
+ * holders by balance, paged by offset.
+ */
+import type { Chain } from "./chain.js"
+import { offsetPage, parsePagination } from "./pagination.js"
+import { decodeParam, HttpError, json, type DevnetResponse } from "./indexer-wire.js"
+
+export const richList = (c: Chain, rawDenom: string, q: URLSearchParams): DevnetResponse => {
+  // lower-cased and %2F turned into "/", then resolved to an ERC-20 through minievm
+  const denom = decodeParam(rawDenom).toLowerCase()
+  const index = c.denomIndex(denom)
+  if (index < 0) throw new HttpError(400, `failed to get contract address by denom: ${denom}: not found`)
+  const p = parsePagination(q)
+  const holders = c.holders(index)
+  if (!p.reverse) holders.reverse()
+  const page = offsetPage(holders, p, p.countTotal ? String(holders.length) : "0")
+  return json({ holders: page.rows.map((h) => ({ account: h.account.evm, amount: h.amount.toString() })), pagination: page.pagination })
+}
