@@ -4,10 +4,12 @@
  * manifest on disk (what the next process reads) always says what the calls committed.
  */
 import { Effect, Either } from "effect"
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { spawnSync } from "node:child_process"
+import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs"
+import { hostname } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { Checkpoints, layerCheckpoints, type CommittedFile, type CommittedSnapshot } from "../src/lake/Checkpoints.js"
+import { Checkpoints, layerCheckpoints, makeCheckpoints, type CheckpointsService, type CommittedFile, type CommittedSnapshot } from "../src/lake/Checkpoints.js"
 import type { Column } from "../src/lake/columns.js"
 import { filesUnder } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
@@ -35,6 +37,14 @@ const file = (path: string, range?: readonly [number, number]): CommittedFile =>
 const touch = (root: string, rel: string) => {
   mkdirSync(join(root, rel, ".."), { recursive: true })
   writeFileSync(join(root, rel), "x")
+}
+/** Files as a writer stages them before a commit (in its staging folder). */
+const stage = (c: CheckpointsService, dataset: string, files: Array<CommittedFile>) => {
+  for (const f of files) {
+    mkdirSync(join(c.staged(dataset, f.path), ".."), { recursive: true })
+    writeFileSync(c.staged(dataset, f.path), `rows of ${f.path}`)
+  }
+  return files
 }
 const snapshot = (height: number, lists: Array<string>, consistency: "exact" | "best-effort" = "exact"): CommittedSnapshot => ({
   snapshot_height: height,
@@ -66,10 +76,10 @@ describe("Checkpoints", () => {
       Effect.gen(function* () {
         const c = yield* Checkpoints
         yield* c.open("blocks", "height", columns)
-        yield* c.commitFiles("blocks", [file("height_bucket=0/a.parquet", [1, 11])], [1, 11])
-        yield* c.commitFiles("blocks", [file("height_bucket=0/c.parquet", [21, 31])], [21, 31])
-        yield* c.commitFiles("blocks", [file("height_bucket=0/b.parquet", [11, 21])], [11, 21])
-        yield* c.commitFiles("blocks", [{ ...file("height_bucket=0/a.parquet", [1, 11]), rows: 9 }])
+        yield* c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/a.parquet", [1, 11])]), [1, 11])
+        yield* c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/c.parquet", [21, 31])]), [21, 31])
+        yield* c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/b.parquet", [11, 21])]), [11, 21])
+        yield* c.commitFiles("blocks", stage(c, "blocks", [{ ...file("height_bucket=0/a.parquet", [1, 11]), rows: 9 }]))
       })
     )
     const m = onDisk(root, "blocks")
@@ -84,19 +94,114 @@ describe("Checkpoints", () => {
     expect(again).toEqual(m)
   })
 
-  it("open clears what an interrupted run left (temp, pending and unlisted Parquet files) and keeps the committed files", async () => {
+  it("open clears only temp files this tool named, and keeps committed files and files it did not write", async () => {
     const root = temp.make()
     await run(
       root,
       Effect.gen(function* () {
         const c = yield* Checkpoints
         yield* c.open("txs", "position", columns)
-        yield* c.commitFiles("txs", [file("height_bucket=0/kept.parquet", [0, 10])], [0, 10])
+        yield* c.commitFiles("txs", stage(c, "txs", [file("height_bucket=0/kept.parquet", [0, 10])]), [0, 10])
       })
     )
-    for (const rel of ["height_bucket=0/kept.parquet", "height_bucket=0/x.parquet.tmp", "height_bucket=0/y.parquet.pending", "height_bucket=10/orphan.parquet", "_manifest.json.tmp", "notes.md"]) touch(join(root, "txs"), rel)
+    for (const rel of ["height_bucket=0/x.parquet.tmp", "height_bucket=0/y.parquet.pending", "height_bucket=10/users-own.parquet", "_manifest.json.tmp", "notes.md"]) touch(join(root, "txs"), rel)
     await run(root, Effect.flatMap(Checkpoints, (c) => c.open("txs", "position", columns)))
-    expect(filesUnder(join(root, "txs")).sort()).toEqual(["_manifest.json", "height_bucket=0/kept.parquet", "notes.md"])
+    expect(filesUnder(join(root, "txs")).sort()).toEqual(["_manifest.json", "height_bucket=0/kept.parquet", "height_bucket=10/users-own.parquet", "notes.md"])
+    // the writer's staging folder went with it
+    expect(filesUnder(join(root, ".chain-lake"))).toEqual([])
+  })
+
+  it("a folder with Parquet files and no manifest (lost) is refused, and nothing in it is deleted", async () => {
+    const root = temp.make()
+    touch(join(root, "blocks"), "height_bucket=0/part-h1-11-0.parquet")
+    const refused = await run(root, Effect.either(Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))))
+    expect(Either.isLeft(refused) && refused.left.message).toBe(
+      `${join(root, "blocks")} holds 1 Parquet file(s) but no _manifest.json, so nothing says which are committed: restore the manifest, move the folder away, or export into a new --out (nothing was deleted)`
+    )
+    expect(filesUnder(join(root, "blocks"))).toEqual(["height_bucket=0/part-h1-11-0.parquet"])
+  })
+
+  it("open finishes a commit whose writer was killed after its manifest and before its renames; a listed file found nowhere stops it", async () => {
+    const root = temp.make()
+    await run(root, Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns)))
+    // a writer of this host whose process is gone, killed between steps 3 and 4 of the protocol
+    const gone = spawnSync(process.execPath, ["-e", "0"]).pid
+    const writer = `${hostname().replace(/[^0-9A-Za-z.-]/g, "_")}-${gone}-0123abcd`
+    touch(join(root, ".chain-lake", "staging", writer, "blocks"), "height_bucket=0/a.parquet.pending")
+    touch(join(root, ".chain-lake", "staging", writer, "blocks"), "height_bucket=0/uncommitted.parquet.pending")
+    const m = onDisk(root, "blocks")
+    writeFileSync(join(root, "blocks", "_manifest.json"), JSON.stringify({ ...m, files: [file("height_bucket=0/a.parquet", [1, 11])], committed: [[1, 11]] }))
+    await run(root, Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns)))
+    expect(filesUnder(join(root, "blocks")).sort()).toEqual(["_manifest.json", "height_bucket=0/a.parquet"])
+    // the dead writer's staging folder is gone with what it never committed
+    expect(existsSync(join(root, ".chain-lake", "staging", writer))).toBe(false)
+    // a listed file that is nowhere: the lake lost it
+    rmSync(join(root, "blocks", "height_bucket=0", "a.parquet"))
+    const lost = await run(root, Effect.either(Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))))
+    expect(Either.isLeft(lost) && lost.left.message).toMatch(/height_bucket=0\/a\.parquet is listed in blocks\/_manifest\.json but missing: the lake lost a committed file/)
+  })
+
+  it("two writers: a range another writer committed meanwhile is dropped with what it overlaps, and reported", async () => {
+    const root = temp.make()
+    const outcome = await Effect.runPromise(
+      Effect.gen(function* () {
+        const a = yield* makeCheckpoints(root)
+        const b = yield* makeCheckpoints(root)
+        yield* a.open("blocks", "height", columns)
+        yield* b.open("blocks", "height", columns)
+        expect(a.writer).not.toBe(b.writer)
+        expect((yield* a.commitFiles("blocks", stage(a, "blocks", [file("height_bucket=0/part-a.parquet", [0, 10])]), [0, 10])).committed).toBe(true)
+        const overlapping = yield* b.commitFiles("blocks", stage(b, "blocks", [file("height_bucket=0/part-b.parquet", [5, 15])]), [5, 15])
+        const disjoint = yield* b.commitFiles("blocks", stage(b, "blocks", [file("height_bucket=0/part-c.parquet", [10, 15])]), [10, 15])
+        return { overlapping, disjoint, stagedB: existsSync(b.staged("blocks", "height_bucket=0/part-b.parquet")) }
+      }).pipe(Effect.scoped)
+    )
+    expect(outcome.overlapping).toEqual({ committed: false, ranges: [[0, 10]], reason: "another writer committed part of 5..14 first" })
+    expect(outcome.stagedB).toBe(false)
+    expect(outcome.disjoint).toEqual({ committed: true })
+    const m = onDisk(root, "blocks")
+    expect(m.committed).toEqual([[0, 15]])
+    expect(filesUnder(join(root, "blocks")).sort()).toEqual(["_manifest.json", "height_bucket=0/part-a.parquet", "height_bucket=0/part-c.parquet"])
+    // snapshots: a list committed first wins; another list gets its own part number
+    const snapshots = await Effect.runPromise(
+      Effect.gen(function* () {
+        const a = yield* makeCheckpoints(root)
+        const b = yield* makeCheckpoints(root)
+        yield* a.open("holders", "snapshot", columns)
+        yield* a.commitSnapshot("holders", stage(a, "holders", [file("snapshot_height=5/part-0.parquet")]), snapshot(5, ["uinit"]))
+        const same = yield* b.commitSnapshot("holders", stage(b, "holders", [file("snapshot_height=5/part-0.parquet")]), snapshot(5, ["uinit"]))
+        const other = yield* b.commitSnapshot("holders", stage(b, "holders", [file("snapshot_height=5/part-0.parquet")]), snapshot(5, ["uusdc"]))
+        return { same, other }
+      }).pipe(Effect.scoped)
+    )
+    expect(snapshots.same).toEqual({ committed: false, ranges: [], reason: "another writer committed uinit of snapshot 5 first" })
+    expect(snapshots.other).toEqual({ committed: true })
+    expect(onDisk(root, "holders").files.map((f: CommittedFile) => f.path)).toEqual(["snapshot_height=5/part-0.parquet", "snapshot_height=5/part-1.parquet"])
+    expect(filesUnder(join(root, "holders")).sort()).toEqual(["_manifest.json", "snapshot_height=5/part-0.parquet", "snapshot_height=5/part-1.parquet"])
+  })
+
+  it("a dataset's lock: waits for a live holder, takes over one whose process is gone, an empty one past its grace, or one older than a minute", async () => {
+    const root = temp.make()
+    await run(root, Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns)))
+    const lock = join(root, "blocks", "_manifest.lock")
+    const host = hostname().replace(/[^0-9A-Za-z.-]/g, "_")
+    const openWith = (content: string, ageMs: number) => {
+      writeFileSync(lock, content)
+      const at = new Date(Date.now() - ageMs)
+      utimesSync(lock, at, at)
+      return run(root, Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns)))
+    }
+    const gone = spawnSync(process.execPath, ["-e", "0"]).pid
+    await openWith(JSON.stringify({ host, pid: gone, writer: "w", at: "" }), 0)
+    expect(existsSync(lock)).toBe(false)
+    await openWith("", 5_000)
+    await openWith(JSON.stringify({ host: "another-host", pid: 1, writer: "w", at: "" }), 61_000)
+    // a live holder (this test's parent process): the open waits until the lock is freed
+    const freedAt = Date.now() + 400
+    setTimeout(() => rmSync(lock), 400)
+    await openWith(JSON.stringify({ host, pid: process.ppid, writer: "w", at: "" }), 0)
+    expect(Date.now()).toBeGreaterThanOrEqual(freedAt)
+    expect(existsSync(lock)).toBe(false)
   })
 
   it("refuses a manifest written for another unit, and names an unreadable one", async () => {
@@ -107,9 +212,9 @@ describe("Checkpoints", () => {
     writeFileSync(join(root, "blocks", "_manifest.json"), "{ not json")
     const broken = await run(root, Effect.either(Effect.flatMap(Checkpoints, (c) => c.get("blocks"))))
     expect(Either.isLeft(broken) && broken.left.message).toMatch(/^cannot read the manifest of blocks: /)
-    const unopened = await run(temp.make(), Effect.either(Effect.flatMap(Checkpoints, (c) => c.commitFiles("txs", [], [0, 1]))))
+    const unopened = await run(temp.make(), Effect.either(Effect.flatMap(Checkpoints, (c) => c.commitFiles("txs", stage(c, "txs", []), [0, 1]))))
     expect(Either.isLeft(unopened) && unopened.left.message).toBe("txs was not opened")
-    const unopenedSnapshot = await run(temp.make(), Effect.either(Effect.flatMap(Checkpoints, (c) => c.commitSnapshot("holders", [], snapshot(3, ["a"])))))
+    const unopenedSnapshot = await run(temp.make(), Effect.either(Effect.flatMap(Checkpoints, (c) => c.commitSnapshot("holders", stage(c, "holders", []), snapshot(3, ["a"])))))
     expect(Either.isLeft(unopenedSnapshot) && unopenedSnapshot.left.message).toBe("holders was not opened")
     // a manifest that cannot be written (the lake's root is a file) names the reason
     const notAFolder = join(temp.make(), "file")
@@ -127,10 +232,10 @@ describe("Checkpoints", () => {
       Effect.gen(function* () {
         const c = yield* Checkpoints
         yield* c.open("holders", "snapshot", columns)
-        yield* c.commitSnapshot("holders", [file(snap(5))], snapshot(5, ["a"]))
-        yield* c.commitSnapshot("holders", [file("snapshot_height=5/part-1.parquet")], snapshot(5, ["b"], "best-effort"))
-        yield* c.commitSnapshot("holders", [file(snap(9))], snapshot(9, ["a"]))
-        yield* c.commitSnapshot("holders", [file(snap(7))], snapshot(7, ["a"]))
+        yield* c.commitSnapshot("holders", stage(c, "holders", [file(snap(5))]), snapshot(5, ["a"]))
+        yield* c.commitSnapshot("holders", stage(c, "holders", [file("snapshot_height=5/part-1.parquet")]), snapshot(5, ["b"], "best-effort"))
+        yield* c.commitSnapshot("holders", stage(c, "holders", [file(snap(9))]), snapshot(9, ["a"]))
+        yield* c.commitSnapshot("holders", stage(c, "holders", [file(snap(7))]), snapshot(7, ["a"]))
         expect((yield* c.pruneSnapshots("holders", 5)).length).toBe(0)
         return yield* c.pruneSnapshots("holders", 2)
       })
@@ -148,8 +253,8 @@ describe("Checkpoints", () => {
       Effect.gen(function* () {
         const c = yield* Checkpoints
         yield* c.open("holders", "snapshot", columns)
-        yield* c.commitSnapshot("holders", [file(snap(5))], snapshot(5, ["a"]))
-        yield* c.commitSnapshot("holders", [file("snapshot_height=5/part-1.parquet")], snapshot(5, ["b"], "best-effort"))
+        yield* c.commitSnapshot("holders", stage(c, "holders", [file(snap(5))]), snapshot(5, ["a"]))
+        yield* c.commitSnapshot("holders", stage(c, "holders", [file("snapshot_height=5/part-1.parquet")]), snapshot(5, ["b"], "best-effort"))
         return yield* c.get("holders")
       })
     )
@@ -162,8 +267,8 @@ describe("Checkpoints", () => {
         Effect.gen(function* () {
           const c = yield* Checkpoints
           yield* c.open("holders", "snapshot", columns)
-          yield* c.commitSnapshot("holders", [], snapshot(5, ["a"], first))
-          yield* c.commitSnapshot("holders", [], snapshot(5, ["b"], second))
+          yield* c.commitSnapshot("holders", stage(c, "holders", []), snapshot(5, ["a"], first))
+          yield* c.commitSnapshot("holders", stage(c, "holders", []), snapshot(5, ["b"], second))
           return (yield* c.get("holders"))?.snapshots.map((s) => s.consistency)
         })
       )
@@ -180,8 +285,7 @@ describe("Checkpoints", () => {
         const c = yield* Checkpoints
         yield* c.open("nft_tokens", "snapshot", columns)
         for (const h of [3, 4, 5]) {
-          touch(join(root, "nft_tokens"), `snapshot_height=${h}/part-0.parquet`)
-          yield* c.commitSnapshot("nft_tokens", [file(`snapshot_height=${h}/part-0.parquet`)], snapshot(h, ["tokens"]))
+          yield* c.commitSnapshot("nft_tokens", stage(c, "nft_tokens", [file(`snapshot_height=${h}/part-0.parquet`)]), snapshot(h, ["tokens"]))
         }
         expect(yield* c.pruneSnapshots("nft_tokens", 1)).toEqual([3, 4])
       })

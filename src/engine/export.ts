@@ -16,7 +16,6 @@ import { DEFAULTS as EXPORT_DEFAULTS } from "../defaults.js"
 import { Checkpoints, type CheckpointError, type CommittedFile } from "../lake/Checkpoints.js"
 import { ParquetSink, type SinkError } from "../lake/ParquetSink.js"
 import { covers, type Range } from "../lake/RangeSet.js"
-import type { CommitError } from "./commit.js"
 import type { AppendDataset, AppendSource, Dataset, SnapshotDataset } from "./Dataset.js"
 import { heightBounds, planShards, progressOf, requestsFor } from "./plan.js"
 import { firstAtOrAbove } from "./positions.js"
@@ -91,7 +90,7 @@ export interface ExportReport {
 }
 
 type Env = Source | ParquetSink | Checkpoints
-type Failure = SourceFailure | SinkError | CheckpointError | CommitError | ExportError
+type Failure = SourceFailure | SinkError | CheckpointError | ExportError
 type ExportableDataset = AppendDataset | SnapshotDataset
 
 /** The sources' answers a plan needs, asked all at once: served or not, and where height sources start. */
@@ -246,7 +245,8 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
       },
       quarantined: (list: AppendSource) => {
         for (const d of groups.get(list.id) ?? []) totals.get(d.name)!.quarantined++
-      }
+      },
+      notice
     }
     // a dataset is done when its last task is
     const pending = new Map<string, number>()

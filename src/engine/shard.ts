@@ -9,15 +9,15 @@ import { Effect, Stream } from "effect"
 import { Checkpoints, type CheckpointError, type CommittedFile } from "../lake/Checkpoints.js"
 import { bucketOf, shardFile } from "../lake/layout.js"
 import { ParquetSink, type ParquetWriter, type SinkError } from "../lake/ParquetSink.js"
-import type { Range } from "../lake/RangeSet.js"
-import { commitFiles, type CommitError, writePending } from "./commit.js"
+import { subtract, type Range } from "../lake/RangeSet.js"
+import { commitFiles, writePending } from "./commit.js"
 import type { AppendDataset, AppendSource } from "./Dataset.js"
 import { decodeRecord, isInvalid } from "./pageDecode.js"
 import { walkPages, type PageInfo } from "./pager.js"
 import { Source, type InvalidRecordFailure, type ListPage, type PageRequest, type SourceFailure } from "./Source.js"
 
 /** What a shard (or a snapshot) fails with. */
-export type WriteFailure = SourceFailure | SinkError | CheckpointError | CommitError
+export type WriteFailure = SourceFailure | SinkError | CheckpointError
 
 export interface ShardSettings {
   readonly pageSize: number
@@ -32,6 +32,7 @@ export interface ShardEvents {
   readonly rows: (dataset: string, rows: number) => void
   readonly committed: (dataset: string, file: CommittedFile) => void
   readonly quarantined: (source: AppendSource) => void
+  readonly notice: (message: string) => void
 }
 
 /** A shard's open file for one dataset and height bucket, with the heights staged in it. */
@@ -58,7 +59,13 @@ const quarantine = (root: string, source: AppendSource, err: InvalidRecordFailur
  * Exports [a, b) of `source` for `targets` (the datasets of the source that lack this range) and
  * commits it. Writers hold DuckDB connections: they are closed whatever happens to the shard.
  */
-export const runShard = (source: AppendSource, targets: ReadonlyArray<AppendDataset>, [a, b]: Range, settings: ShardSettings, events: ShardEvents) =>
+export const runShard = (
+  source: AppendSource,
+  targets: ReadonlyArray<AppendDataset>,
+  [a, b]: Range,
+  settings: ShardSettings,
+  events: ShardEvents
+): Effect.Effect<void, WriteFailure, Source | ParquetSink | Checkpoints> =>
   Effect.gen(function* () {
     const sourceService = yield* Source
     const sink = yield* ParquetSink
@@ -150,9 +157,17 @@ export const runShard = (source: AppendSource, targets: ReadonlyArray<AppendData
       if (seen !== b - a) return yield* Effect.fail(sourceService.untrustedPaging(source, null, `expected ${b - a} rows for ${source.unit}s ${a}..${b - 1}, the listing ended after ${seen}`))
       for (const w of byKey.values()) yield* flush(w)
       for (const d of targets) {
-        const committed = files.get(d.name)!
-        yield* commitFiles(d.name, committed, [a, b])
-        for (const f of committed) events.committed(d.name, f)
+        const staged = files.get(d.name)!
+        const outcome = yield* commitFiles(d.name, staged, [a, b])
+        if (outcome.committed) {
+          for (const f of staged) events.committed(d.name, f)
+          continue
+        }
+        // another writer committed some of [a, b) while this shard ran: its rows stand, these were
+        // dropped, and what it left of the range is exported again
+        events.rows(d.name, -staged.reduce((n, f) => n + f.rows, 0))
+        events.notice(`${d.name}: ${outcome.reason}; exporting the rest of it again`)
+        for (const gap of subtract([a, b], outcome.ranges)) yield* runShard(source, [d], gap, settings, events)
       }
     })
     return yield* work.pipe(Effect.ensuring(Effect.forEach(opened, (w) => w.close(), { discard: true })))

@@ -13,6 +13,7 @@ import { commitSnapshot, writePending } from "./commit.js"
 import type { SnapshotDataset, SnapshotInput } from "./Dataset.js"
 import { restoreDeep, restoreRow } from "./pageDecode.js"
 import { walkPages } from "./pager.js"
+import type { WriteFailure } from "./shard.js"
 import { Source, type ListRef, type SourceFailure, type SourceStatus } from "./Source.js"
 import type { FieldIssue } from "../schema/decode.js"
 
@@ -82,7 +83,12 @@ export const snapshotInput = (params: SnapshotInput["params"], pageSize: number)
   })
 
 /** Takes (or completes) the snapshot of `d` at `status`'s watermark, unless it is committed already. */
-export const runSnapshot = (d: SnapshotDataset, before: number, input: SnapshotInput, settings: { readonly pageSize: number; readonly notice: (m: string) => void }) =>
+export const runSnapshot = (
+  d: SnapshotDataset,
+  before: number,
+  input: SnapshotInput,
+  settings: { readonly pageSize: number; readonly notice: (m: string) => void }
+): Effect.Effect<SnapshotOutcome, WriteFailure, Source | ParquetSink | Checkpoints> =>
   Effect.gen(function* () {
     const source = yield* Source
     const sink = yield* ParquetSink
@@ -157,7 +163,12 @@ export const runSnapshot = (d: SnapshotDataset, before: number, input: SnapshotI
       lists: lists.map((l) => l.label),
       ...(consistent ? {} : { note: "the data changed while it was read; duplicates were dropped by key, but rows may be missing or from a later height" })
     }
-    yield* commitSnapshot(d.name, [file], snapshot)
+    const commit = yield* commitSnapshot(d.name, [file], snapshot)
+    if (!commit.committed) {
+      // another writer committed some of these lists first: theirs stand; what is left is read again
+      settings.notice(`${d.name}: ${commit.reason}; reading what is left of it again`)
+      return yield* runSnapshot(d, before, input, settings)
+    }
     const outcome: SnapshotOutcome = { rows: file.rows, files: 1, bytes: file.bytes, snapshotHeight: before, consistency: snapshot.consistency, committed: file }
     return outcome
   }).pipe(Effect.scoped)

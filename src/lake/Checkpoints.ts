@@ -1,17 +1,28 @@
 /**
  * Checkpoints: one manifest per dataset (`OUT/<dataset>/_manifest.json`) listing every committed
  * file with rows, bytes, sha256 and its height or position range, and every committed snapshot.
- * Files are committed (renamed into place) just before their manifest entry; on open, files the
- * manifest does not list (and temp or pending files) are leftovers of an interrupted run and are
- * removed, so a resumed run never shows duplicates.
+ *
+ * The commit protocol, safe for several writers (processes, hosts on a shared folder) at once:
+ * 1. a writer writes its files into its own staging folder, `OUT/.chain-lake/staging/<writer>/`,
+ *    named `*.pending` (no reader's glob matches them);
+ * 2. it takes the dataset's lock (`OUT/<dataset>/_manifest.lock`, lock.ts) and reads the manifest
+ *    from disk: if another writer committed any of the range (or snapshot list) meanwhile, its own
+ *    files are dropped and the commit says so; otherwise
+ * 3. it writes the manifest with the files listed (write to a temp file, rename), then
+ * 4. renames the files into place, and frees the lock.
+ * A file is visible to globs only once it is listed. A writer killed between 3 and 4 leaves listed
+ * files in its staging folder: the next open (under the lock) finishes the renames. Nothing else
+ * is deleted: a Parquet file the manifest does not list was put there by someone else and is kept;
+ * a dataset folder with Parquet files but no manifest is refused rather than guessed at.
  */
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
-import { join } from "node:path"
+import { mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from "node:fs/promises"
+import { dirname, join } from "node:path"
 import { Context, Data, Effect, Layer } from "effect"
 import type { Column } from "./columns.js"
 import { listFiles } from "./files.js"
-import { normalize, type Range } from "./RangeSet.js"
-import { snapshotDir, snapshotHeightOf } from "./layout.js"
+import { newWriterId, withLockFile, writerGone, type LockError } from "./lock.js"
+import { normalize, subtract, total, type Range } from "./RangeSet.js"
+import { snapshotDir, snapshotFile, snapshotHeightOf } from "./layout.js"
 
 export class CheckpointError extends Data.TaggedError("CheckpointError")<{ readonly message: string }> {}
 
@@ -53,14 +64,30 @@ export interface Manifest {
   readonly snapshots: ReadonlyArray<CommittedSnapshot>
 }
 
+/** What a commit did: listed the files, or dropped them because another writer committed that work first. */
+export type CommitOutcome =
+  | { readonly committed: true }
+  | {
+      readonly committed: false
+      /** what the other writer committed: the dataset's committed ranges, as read at the commit */
+      readonly ranges: ReadonlyArray<Range>
+      readonly reason: string
+    }
+
 export interface CheckpointsService {
   readonly root: string
-  /** Loads (or starts) a dataset's manifest and removes uncommitted leftovers from its folder. */
+  /** this writer's name in locks and its staging folder */
+  readonly writer: string
+  /** Where to write a file of `dataset` that will be committed as `rel`. */
+  readonly staged: (dataset: string, rel: string) => string
+  /** Loads (or starts) a dataset's manifest and finishes a commit a killed writer left half done. */
   readonly open: (dataset: string, unit: Manifest["unit"], columns: ReadonlyArray<Column>) => Effect.Effect<Manifest, CheckpointError>
+  /** The manifest as it is on disk now, or undefined. */
   readonly get: (dataset: string) => Effect.Effect<Manifest | undefined, CheckpointError>
-  /** Records files (already renamed into place) and the range they complete. */
-  readonly commitFiles: (dataset: string, files: ReadonlyArray<CommittedFile>, range?: Range) => Effect.Effect<void, CheckpointError>
-  readonly commitSnapshot: (dataset: string, files: ReadonlyArray<CommittedFile>, snapshot: CommittedSnapshot) => Effect.Effect<void, CheckpointError>
+  /** Commits staged files and the range they complete, unless another writer committed part of that range. */
+  readonly commitFiles: (dataset: string, files: ReadonlyArray<CommittedFile>, range?: Range) => Effect.Effect<CommitOutcome, CheckpointError>
+  /** Commits a snapshot's staged files, unless another writer committed one of its lists at that height. */
+  readonly commitSnapshot: (dataset: string, files: ReadonlyArray<CommittedFile>, snapshot: CommittedSnapshot) => Effect.Effect<CommitOutcome, CheckpointError>
   /** Keeps the `keep` newest snapshots: drops the others from the manifest, then deletes their files. Returns the heights dropped. */
   readonly pruneSnapshots: (dataset: string, keep: number) => Effect.Effect<ReadonlyArray<number>, CheckpointError>
 }
@@ -68,12 +95,31 @@ export interface CheckpointsService {
 export class Checkpoints extends Context.Tag("chain-lake/Checkpoints")<Checkpoints, CheckpointsService>() {}
 
 const MANIFEST = "_manifest.json"
+const LOCK = "_manifest.lock"
+const PENDING = ".pending"
+/** Where writers stage files, one folder per writer. */
+export const STAGING = join(".chain-lake", "staging")
+
+const exists = (path: string) => stat(path).then(
+  () => true,
+  () => false
+)
 
 export const makeCheckpoints = (root: string) =>
   Effect.gen(function* () {
-    const cache = new Map<string, Manifest>()
-    const lock = yield* Effect.makeSemaphore(1)
+    const writer = newWriterId()
+    const staging = join(root, STAGING, writer)
+    // fibers of this process queue here; processes queue on the lock file
+    const local = yield* Effect.makeSemaphore(1)
     const fail = (e: unknown) => new CheckpointError({ message: (e as Error).message })
+    const staged = (dataset: string, rel: string) => join(staging, dataset, rel) + PENDING
+    const locked = <A>(dataset: string, self: Effect.Effect<A, CheckpointError>) =>
+      local.withPermits(1)(
+        Effect.flatMap(
+          Effect.tryPromise({ try: () => mkdir(join(root, dataset), { recursive: true }), catch: fail }),
+          () => withLockFile(join(root, dataset, LOCK), writer, self).pipe(Effect.mapError((e: CheckpointError | LockError) => (e._tag === "LockError" ? new CheckpointError({ message: e.message }) : e)))
+        )
+      )
 
     const write = (m: Manifest) =>
       Effect.tryPromise({
@@ -83,7 +129,6 @@ export const makeCheckpoints = (root: string) =>
           const tmp = join(dir, `${MANIFEST}.tmp`)
           await writeFile(tmp, JSON.stringify(m, null, 1))
           await rename(tmp, join(dir, MANIFEST))
-          cache.set(m.dataset, m)
         },
         catch: fail
       })
@@ -91,60 +136,139 @@ export const makeCheckpoints = (root: string) =>
     const read = (dataset: string) =>
       Effect.tryPromise({
         try: async () => {
-          if (cache.has(dataset)) return cache.get(dataset)
           const text = await readFile(join(root, dataset, MANIFEST), "utf8").catch((e: NodeJS.ErrnoException) => {
             if (e.code === "ENOENT") return undefined
             throw e
           })
           if (text === undefined) return undefined
-          const m = JSON.parse(text) as Manifest
-          cache.set(dataset, m)
-          return m
+          return JSON.parse(text) as Manifest
         },
         catch: (e) => new CheckpointError({ message: `cannot read the manifest of ${dataset}: ${(e as Error).message}` })
       })
+    const opened = (dataset: string) =>
+      Effect.flatMap(read(dataset), (m) => (m ? Effect.succeed(m) : Effect.fail(new CheckpointError({ message: `${dataset} was not opened` }))))
+
+    /** Moves staged files into place (step 4). */
+    const publish = (dataset: string, files: ReadonlyArray<CommittedFile>, from: (rel: string) => string) =>
+      Effect.tryPromise({
+        try: async () => {
+          for (const f of files) {
+            const target = join(root, dataset, f.path)
+            await mkdir(dirname(target), { recursive: true })
+            await rename(from(f.path), target)
+          }
+        },
+        catch: (e) => new CheckpointError({ message: `could not move committed files into ${join(root, dataset)}: ${(e as Error).message}` })
+      })
+    const drop = (dataset: string, files: ReadonlyArray<CommittedFile>) =>
+      Effect.promise(() => Promise.all(files.map((f) => rm(staged(dataset, f.path), { force: true }))))
+
+    /**
+     * Under the lock: listed files missing from their place are finished from the staging folder
+     * of the writer killed mid-commit; staging folders of writers that are gone are removed; a
+     * listed file found nowhere is a damaged lake, and stops the run.
+     */
+    const recover = (dataset: string, m: Manifest) =>
+      Effect.tryPromise({
+        try: async () => {
+          const stagingRoot = join(root, STAGING)
+          const writers = await readdir(stagingRoot).catch(() => [] as Array<string>)
+          for (const f of m.files) {
+            const target = join(root, dataset, f.path)
+            if (await exists(target)) continue
+            const from = (
+              await Promise.all(writers.map(async (w) => ((await exists(join(stagingRoot, w, dataset, f.path) + PENDING)) ? join(stagingRoot, w, dataset, f.path) + PENDING : undefined)))
+            ).find((x) => x !== undefined)
+            if (!from)
+              throw new CheckpointError({
+                message: `${join(root, dataset, f.path)} is listed in ${dataset}/_manifest.json but missing: the lake lost a committed file; restore it from a copy, or export into a new --out`
+              })
+            await mkdir(dirname(target), { recursive: true })
+            await rename(from, target)
+          }
+          for (const w of writers) {
+            if (!writerGone(w)) continue
+            await rm(join(stagingRoot, w, dataset), { recursive: true, force: true })
+            await rmdir(join(stagingRoot, w)).catch(() => undefined)
+          }
+          // temp files this tool named in the dataset folder: a manifest write cut short (written
+          // only under the lock), and files of versions that staged beside the lake
+          for (const rel of await listFiles(join(root, dataset)))
+            if (rel === `${MANIFEST}.tmp` || rel.endsWith(".parquet.pending") || rel.endsWith(".parquet.tmp")) await rm(join(root, dataset, rel), { force: true })
+        },
+        catch: (e) => (e instanceof CheckpointError ? e : fail(e))
+      })
+
+    /** A folder with Parquet files and no manifest: its manifest was lost, and nothing says which files are committed. */
+    const refuseOrphans = (dataset: string) =>
+      Effect.flatMap(
+        Effect.promise(() => listFiles(join(root, dataset))),
+        (files) => {
+          const parquet = files.filter((f) => f.endsWith(".parquet"))
+          return parquet.length === 0
+            ? Effect.void
+            : Effect.fail(
+                new CheckpointError({
+                  message: `${join(root, dataset)} holds ${parquet.length} Parquet file(s) but no _manifest.json, so nothing says which are committed: restore the manifest, move the folder away, or export into a new --out (nothing was deleted)`
+                })
+              )
+        }
+      )
 
     const service: CheckpointsService = {
       root,
+      writer,
+      staged,
       get: read,
       open: (dataset, unit, columns) =>
-        lock.withPermits(1)(
+        locked(
+          dataset,
           Effect.gen(function* () {
             const existing = yield* read(dataset)
             if (existing && existing.unit !== unit)
               return yield* new CheckpointError({ message: `${dataset}/_manifest.json was written for unit ${existing.unit}, not ${unit}` })
+            if (!existing) yield* refuseOrphans(dataset)
             const manifest: Manifest = existing ?? { dataset, format_version: 1, unit, columns: columns.map((c) => ({ name: c.name, type: c.type })), files: [], committed: [], snapshots: [] }
-            // leftovers of an interrupted run: temp files and files the manifest never listed
-            const listed = new Set(manifest.files.map((f) => f.path))
-            const dir = join(root, dataset)
-            for (const rel of yield* Effect.promise(() => listFiles(dir))) {
-              const file = join(dir, rel)
-              if (rel.endsWith(".tmp") || rel.endsWith(".pending") || (rel.endsWith(".parquet") && !listed.has(rel))) yield* Effect.promise(() => rm(file, { force: true }))
-            }
+            yield* recover(dataset, manifest)
             if (!existing) yield* write(manifest)
             return manifest
           })
         ),
       commitFiles: (dataset, files, range) =>
-        lock.withPermits(1)(
+        locked(
+          dataset,
           Effect.gen(function* () {
-            const m = yield* read(dataset)
-            if (!m) return yield* new CheckpointError({ message: `${dataset} was not opened` })
+            const m = yield* opened(dataset)
+            // another writer got there first: its rows are committed, these are dropped
+            if (range && total(subtract(range, m.committed)) < range[1] - range[0]) {
+              yield* drop(dataset, files)
+              return { committed: false, ranges: m.committed, reason: `another writer committed part of ${range[0]}..${range[1] - 1} first` } as const
+            }
             const paths = new Set(files.map((f) => f.path))
             yield* write({
               ...m,
               files: [...m.files.filter((f) => !paths.has(f.path)), ...files],
               committed: range ? normalize([...m.committed, range]) : m.committed
             })
+            yield* publish(dataset, files, (rel) => staged(dataset, rel))
+            return { committed: true } as const
           })
         ),
       commitSnapshot: (dataset, files, snapshot) =>
-        lock.withPermits(1)(
+        locked(
+          dataset,
           Effect.gen(function* () {
-            const m = yield* read(dataset)
-            if (!m) return yield* new CheckpointError({ message: `${dataset} was not opened` })
-            // a snapshot may be completed by later runs (more denoms): merge lists and counts
+            const m = yield* opened(dataset)
+            // a snapshot may be completed by later runs (more lists): merge lists and counts
             const prior = m.snapshots.find((s) => s.snapshot_height === snapshot.snapshot_height)
+            const taken = prior ? snapshot.lists.filter((l) => prior.lists.includes(l)) : []
+            if (taken.length > 0) {
+              yield* drop(dataset, files)
+              return { committed: false, ranges: [], reason: `another writer committed ${taken.join(", ")} of snapshot ${snapshot.snapshot_height} first` } as const
+            }
+            // part numbers are given here, under the lock, so two writers completing one snapshot never collide
+            const atHeight = m.files.filter((f) => snapshotHeightOf(f.path) === snapshot.snapshot_height).length
+            const named = files.map((f, i) => ({ ...f, path: snapshotFile(snapshot.snapshot_height, atHeight + i) }))
             const merged: CommittedSnapshot = prior
               ? {
                   ...snapshot,
@@ -156,21 +280,24 @@ export const makeCheckpoints = (root: string) =>
               : snapshot
             yield* write({
               ...m,
-              files: [...m.files, ...files],
+              files: [...m.files, ...named],
               snapshots: [...m.snapshots.filter((s) => s.snapshot_height !== snapshot.snapshot_height), merged]
             })
+            const stagedAs = new Map(named.map((f, i) => [f.path, staged(dataset, files[i].path)]))
+            yield* publish(dataset, named, (rel) => stagedAs.get(rel)!)
+            return { committed: true } as const
           })
         ),
       pruneSnapshots: (dataset, keep) =>
-        lock.withPermits(1)(
+        locked(
+          dataset,
           Effect.gen(function* () {
             const m = yield* read(dataset)
             if (!m || m.snapshots.length <= keep) return []
             const kept = new Set([...m.snapshots].sort((a, b) => b.snapshot_height - a.snapshot_height).slice(0, Math.max(0, keep)).map((s) => s.snapshot_height))
             const dropped = m.snapshots.filter((s) => !kept.has(s.snapshot_height)).map((s) => s.snapshot_height)
             const isDropped = (path: string) => dropped.includes(snapshotHeightOf(path) ?? NaN)
-            // the manifest first: from then on the files are leftovers, removed now (a snapshot's
-            // files are all in its folder) or by the next open
+            // the manifest first: from then on the files are no longer committed
             yield* write({ ...m, files: m.files.filter((f) => !isDropped(f.path)), snapshots: m.snapshots.filter((s) => kept.has(s.snapshot_height)) })
             yield* Effect.promise(async () => {
               for (const h of dropped) await rm(join(root, dataset, snapshotDir(h)), { recursive: true, force: true })
@@ -179,7 +306,9 @@ export const makeCheckpoints = (root: string) =>
           })
         )
     }
+    // this writer's staging folder goes with it (a killed writer's, with the next open)
+    yield* Effect.addFinalizer(() => Effect.promise(() => rm(staging, { recursive: true, force: true }).catch(() => undefined)))
     return service
   })
 
-export const layerCheckpoints = (root: string) => Layer.effect(Checkpoints, makeCheckpoints(root))
+export const layerCheckpoints = (root: string) => Layer.scoped(Checkpoints, makeCheckpoints(root))

@@ -20,6 +20,7 @@ import { layerIndexerSource } from "../sources/indexer.js"
 import { layerRouterClient } from "../router/RouterClient.js"
 import { loadPlan, sampleRound, type RoundResult } from "../sampling/sampler.js"
 import type { PipelineDefinition } from "./definePipeline.js"
+import { alive } from "../lake/lock.js"
 
 export class LockedError extends Data.TaggedError("LockedError")<{ readonly message: string }> {}
 export class RunError extends Data.TaggedError("RunError")<{ readonly message: string }> {}
@@ -27,14 +28,6 @@ export class RunError extends Data.TaggedError("RunError")<{ readonly message: s
 const PIPELINES_DIR = fileURLToPath(new URL("../../pipelines/", import.meta.url))
 const LOCK = ".chain-lake.lock"
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
 
 /** Takes OUT's lock (or fails naming its holder); a lock whose process is gone is taken over. */
 export const acquireLock = (out: string, pipeline: string) =>

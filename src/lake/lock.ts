@@ -1,0 +1,115 @@
+/**
+ * A lock file shared by processes (and hosts, on a shared folder): created with O_EXCL, holding
+ * who took it. Commits hold a dataset's lock for milliseconds (read the manifest, write it,
+ * rename the files), so a lock is stale when its process is gone (same host), when it is older
+ * than STALE_MS whoever holds it (a pid reused in a container, another host that died), or when
+ * it is empty or unreadable past a short grace (a holder killed between create and write).
+ */
+import { randomBytes } from "node:crypto"
+import { readFile, rm, stat, writeFile } from "node:fs/promises"
+import { hostname } from "node:os"
+import { Data, Effect } from "effect"
+
+export class LockError extends Data.TaggedError("LockError")<{ readonly message: string }> {}
+
+/** A commit takes well under a second; a lock this old belongs to no running commit. */
+const STALE_MS = 60_000
+/** A lock file is created empty and then written: this young, empty is not stale yet. */
+const EMPTY_GRACE_MS = 2_000
+/** How long to wait for a lock held by a live writer before giving up. */
+const WAIT_MS = 120_000
+
+/** This host's name as it appears in writer ids. */
+const HOST = hostname().replace(/[^0-9A-Za-z.-]/g, "_")
+
+export interface LockHolder {
+  readonly host: string
+  readonly pid: number
+  readonly writer: string
+  readonly at: string
+}
+
+/** Whether a process of this host is alive (EPERM: it is, under another user). */
+export const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/** This process's writer name: host, pid and a random part (two writers in one process differ). */
+export const newWriterId = () => `${HOST}-${process.pid}-${randomBytes(4).toString("hex")}`
+
+/** The host and pid a writer id names, to tell whether its process is gone. */
+export const writerProcess = (writer: string): { readonly host: string; readonly pid: number } | undefined => {
+  const m = /^(.*)-(\d+)-[0-9a-f]{8}$/.exec(writer)
+  return m ? { host: m[1], pid: Number(m[2]) } : undefined
+}
+
+/** Whether `writer` is a process of this host that no longer runs. */
+export const writerGone = (writer: string) => {
+  const p = writerProcess(writer)
+  return p !== undefined && p.host === HOST && p.pid !== process.pid && !alive(p.pid)
+}
+
+const readHolder = async (path: string): Promise<{ holder?: LockHolder; ageMs: number } | undefined> => {
+  const info = await stat(path).catch(() => undefined)
+  if (!info) return undefined
+  const text = await readFile(path, "utf8").catch(() => "")
+  let holder: LockHolder | undefined
+  try {
+    const parsed = JSON.parse(text) as Partial<LockHolder>
+    if (typeof parsed.pid === "number" && typeof parsed.host === "string" && typeof parsed.writer === "string") holder = parsed as LockHolder
+  } catch {
+    holder = undefined
+  }
+  return { ...(holder ? { holder } : {}), ageMs: Date.now() - info.mtimeMs }
+}
+
+const isStale = (found: { holder?: LockHolder; ageMs: number }) => {
+  if (found.ageMs > STALE_MS) return true
+  if (!found.holder) return found.ageMs > EMPTY_GRACE_MS
+  return found.holder.host === HOST && found.holder.pid !== process.pid && !alive(found.holder.pid)
+}
+
+const acquire = (path: string, writer: string) =>
+  Effect.tryPromise({
+    try: async () => {
+      const started = Date.now()
+      const me: LockHolder = { host: HOST, pid: process.pid, writer, at: new Date().toISOString() }
+      for (;;) {
+        try {
+          await writeFile(path, JSON.stringify(me), { flag: "wx" })
+          return
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
+        }
+        const found = await readHolder(path)
+        if (found && isStale(found)) {
+          await rm(path, { force: true })
+          continue
+        }
+        if (Date.now() - started > WAIT_MS) {
+          const h = found?.holder
+          throw new LockError({
+            message: `${path} has been held ${h ? `by pid ${h.pid} on ${h.host} (since ${h.at})` : "by an unknown writer"} for over ${WAIT_MS / 1000} s; if no chain-lake is writing this folder, delete that file and run again`
+          })
+        }
+        await new Promise((r) => setTimeout(r, 5 + Math.random() * 20))
+      }
+    },
+    catch: (e) => (e instanceof LockError ? e : new LockError({ message: `cannot take the lock ${path}: ${(e as Error).message}` }))
+  })
+
+/** Removes the lock only if it is still ours (a holder taken over as stale must not free the new one). */
+const release = (path: string, writer: string) =>
+  Effect.promise(async () => {
+    const found = await readHolder(path)
+    if (found?.holder?.writer === writer && found.holder.pid === process.pid) await rm(path, { force: true })
+  })
+
+/** Runs `self` holding the lock file `path` as `writer`. */
+export const withLockFile = <A, E, R>(path: string, writer: string, self: Effect.Effect<A, E, R>): Effect.Effect<A, E | LockError, R> =>
+  Effect.acquireUseRelease(acquire(path, writer), () => self, () => release(path, writer))

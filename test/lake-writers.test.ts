@@ -1,0 +1,83 @@
+/**
+ * Several writers of one lake, as real processes: two `chain-lake export` runs started at once
+ * into one folder (a cron run and a manual one) both finish, and the lake holds every row of the
+ * chain exactly once, every file on disk committed; a run whose ranges another committed first
+ * says so. Then disjoint height ranges from three jobs at once, and a fourth run over the whole
+ * range that finds nothing left to fetch.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startDevnet, type Devnet } from "../src/devnet/index.js"
+import { expectLakeMatchesChain } from "./support/chain-model.js"
+import { runCli } from "./support/cli.js"
+import { committedFiles, filesUnder } from "./support/lake.js"
+import { tempDirs } from "./support/tmp.js"
+
+const DATASETS = ["blocks", "txs", "evm_txs", "evm_logs"]
+const args = (url: string, out: string, extra: ReadonlyArray<string> = [], tuning = { pageSize: 50, concurrency: 4 }) => [
+  "export",
+  "--indexer-url",
+  url,
+  "--out",
+  out,
+  "--datasets",
+  DATASETS.join(","),
+  "--page-size",
+  String(tuning.pageSize),
+  "--concurrency",
+  String(tuning.concurrency),
+  ...extra
+]
+
+let devnet: Devnet
+const { make: tmp, removeAll } = tempDirs("chain-lake-writers-")
+beforeAll(async () => {
+  devnet = await startDevnet({ seed: 29, blocks: 600, latencyMs: 15 })
+})
+afterAll(async () => {
+  await devnet.stop()
+  removeAll()
+})
+
+/** Every Parquet file on disk is committed, and nothing staged remains. */
+const expectOnlyCommitted = (out: string) => {
+  const onDisk = filesUnder(out).filter((f) => !f.startsWith("_runs/") && !f.endsWith("/_manifest.json"))
+  expect(onDisk.sort()).toEqual(committedFiles(out).map((f) => f.path).sort())
+}
+
+describe("writers of one lake", () => {
+  it("two exports at once into one folder, planning different shards: both exit 0, and the lake holds each row once", async () => {
+    const out = tmp()
+    // started together with different concurrency, they plan different shards (2 against 6), which
+    // overlap: whichever commits second gives way and exports again only what is left
+    const [a, b] = await Promise.all([
+      runCli(args(devnet.indexerUrl, out, [], { pageSize: 20, concurrency: 2 })),
+      runCli(args(devnet.indexerUrl, out, [], { pageSize: 20, concurrency: 6 }))
+    ])
+    expect(a.code, a.stderr).toBe(0)
+    expect(b.code, b.stderr).toBe(0)
+    expectOnlyCommitted(out)
+    await expectLakeMatchesChain(out, devnet, DATASETS)
+    const verify = await runCli(["verify", "--data", out])
+    expect(verify.code, verify.stdout).toBe(0)
+    // the overlap happened, and the run that gave way said so
+    expect(a.stderr + b.stderr).toMatch(/another writer committed part of \d+\.\.\d+ first; exporting the rest of it again/)
+  })
+
+  it("three jobs on disjoint height ranges commit into one folder at once; a fourth over the whole range fetches nothing", async () => {
+    const out = tmp()
+    const jobs = await Promise.all(
+      [
+        [1, 200],
+        [201, 400],
+        [401, 600]
+      ].map(([from, to]) => runCli(args(devnet.indexerUrl, out, ["--from-height", String(from), "--to-height", String(to)])))
+    )
+    for (const j of jobs) expect(j.code, j.stderr).toBe(0)
+    const before = committedFiles(out).length
+    const whole = await runCli(args(devnet.indexerUrl, out, ["--to-height", "600"]))
+    expect(whole.code, whole.stderr).toBe(0)
+    expect(committedFiles(out).length).toBe(before)
+    expectOnlyCommitted(out)
+    await expectLakeMatchesChain(out, devnet, DATASETS)
+  })
+})
