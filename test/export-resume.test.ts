@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { expectLakeMatchesChain } from "./support/chain-model.js"
 import { BIN, runCli } from "./support/cli.js"
-import { committedFiles, filesUnder, sha256Of } from "./support/lake.js"
+import { committedFiles, dataFilesUnder, sha256Of } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
 
 const DATASETS = ["blocks", "txs", "evm_txs", "evm_logs", "evm_internal_txs", "nft_collections", "nft_tokens", "holders"]
@@ -78,7 +78,7 @@ describe("kill and resume", () => {
     expect(resumed.code, resumed.stderr).toBe(0)
     expectCommittedIntact(out)
     // no leftovers: every Parquet file on disk is committed, and nothing temporary remains
-    const onDisk = filesUnder(out).filter((f) => !f.startsWith("_runs/") && !f.endsWith("/_manifest.json"))
+    const onDisk = dataFilesUnder(out)
     expect(onDisk.sort()).toEqual(committedFiles(out).map((f) => f.path).sort())
     await expectLakeMatchesChain(out, devnet, DATASETS)
     const verify = await runCli(["verify", "--data", out])

@@ -15,7 +15,7 @@ import { DENOMS, startDevnet, type Devnet } from "../src/devnet/index.js"
 import { runExport, type ExportOptions } from "../src/engine/export.js"
 import { DEFAULT_RETRY } from "../src/http/retry.js"
 import { expectLakeMatchesChain } from "./support/chain-model.js"
-import { committedFiles, dumpLake, filesUnder, hashTree, queryLake, scan } from "./support/lake.js"
+import { committedFiles, dataFilesUnder, dumpLake, filesUnder, hashTree, queryLake, scan } from "./support/lake.js"
 
 const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 100, timeoutMs: 1_500, maxRetries: 15 }
 const tmp = () => mkdtempSync(join(tmpdir(), "chain-lake-"))
@@ -108,7 +108,7 @@ describe("export: content matches the chain", () => {
     expect(report.datasets.every((d) => d.rows === 0)).toBe(true)
     expect(hashTree(cleanOut)).toEqual(before)
     // every file on disk is committed, and every committed file is on disk
-    expect(filesUnder(cleanOut).filter((f) => !f.endsWith("/_manifest.json")).sort()).toEqual(committedFiles(cleanOut).map((f) => f.path).sort())
+    expect(dataFilesUnder(cleanOut).sort()).toEqual(committedFiles(cleanOut).map((f) => f.path).sort())
     const m = JSON.parse(readFileSync(join(cleanOut, "txs", "_manifest.json"), "utf8"))
     expect(m.committed).toEqual([[0, devnet.chain.txTotal()]])
     const { createHash } = await import("node:crypto")

@@ -5,11 +5,13 @@
  * says so. Then disjoint height ranges from three jobs at once, and a fourth run over the whole
  * range that finds nothing left to fetch.
  */
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { expectLakeMatchesChain } from "./support/chain-model.js"
 import { runCli } from "./support/cli.js"
-import { committedFiles, filesUnder } from "./support/lake.js"
+import { committedFiles, dataFilesUnder, hashTree } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
 
 const DATASETS = ["blocks", "txs", "evm_txs", "evm_logs"]
@@ -40,7 +42,7 @@ afterAll(async () => {
 
 /** Every Parquet file on disk is committed, and nothing staged remains. */
 const expectOnlyCommitted = (out: string) => {
-  const onDisk = filesUnder(out).filter((f) => !f.startsWith("_runs/") && !f.endsWith("/_manifest.json"))
+  const onDisk = dataFilesUnder(out)
   expect(onDisk.sort()).toEqual(committedFiles(out).map((f) => f.path).sort())
 }
 
@@ -79,5 +81,36 @@ describe("writers of one lake", () => {
     expect(committedFiles(out).length).toBe(before)
     expectOnlyCommitted(out)
     await expectLakeMatchesChain(out, devnet, DATASETS)
+  })
+})
+
+describe("the chain a lake holds", () => {
+  it("an export from another chain, or from another history under the same chain id, is refused and leaves the lake as it was", async () => {
+    const out = tmp()
+    const blocksOnly = (url: string) => ["export", "--indexer-url", url, "--out", out, "--datasets", "blocks", "--page-size", "100"]
+    const first = await runCli(blocksOnly(devnet.indexerUrl))
+    expect(first.code, first.stderr).toBe(0)
+    const identity = JSON.parse(readFileSync(join(out, "_lake.json"), "utf8"))
+    expect(identity).toEqual({ format_version: 1, chain_id: devnet.chain.u.chainId, anchors: [{ height: devnet.tip(), hash: expect.stringMatching(/^[0-9A-F]{64}$/) }] })
+    const before = hashTree(out)
+    const reset = await startDevnet({ seed: 30, blocks: 600 })
+    const move = await startDevnet({ seed: 29, blocks: 600, vm: "move" })
+    try {
+      const otherHistory = await runCli(blocksOnly(reset.indexerUrl))
+      expect(otherHistory.code).toBe(1)
+      expect(otherHistory.stderr.trim()).toMatch(
+        new RegExp(`^chain-lake: error: ${out} holds another history of chain ${devnet.chain.u.chainId}: block 600 is [0-9A-F]{64} there and [0-9A-F]{64} on this indexer \\(a reset chain, or another network under the same id\\): export it into another --out$`)
+      )
+      const otherChain = await runCli(blocksOnly(move.indexerUrl))
+      expect(otherChain.code).toBe(1)
+      expect(otherChain.stderr.trim()).toBe(`chain-lake: error: ${out} holds chain ${devnet.chain.u.chainId}, but this indexer serves chain ${move.chain.u.chainId}: export it into another --out`)
+      expect(hashTree(out)).toEqual(before)
+    } finally {
+      await reset.stop()
+      await move.stop()
+    }
+    // the same chain again: accepted
+    const again = await runCli(blocksOnly(devnet.indexerUrl))
+    expect(again.code, again.stderr).toBe(0)
   })
 })

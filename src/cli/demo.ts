@@ -145,6 +145,6 @@ export const demoCommand = Command.make("demo", { seed: seedOption, blocks: bloc
     yield* Console.log(`\nParquet files: ${out}/<dataset>/<partition>=<value>/*.parquet`)
     yield* Console.log(`Charts:       ${report.path} (open it in a browser)`)
     yield* Console.log(`DuckDB:       ${catalog.dbFile} (cd ${out} && duckdb chain-lake.duckdb), or \`npx chain-lake query "FROM msg_type_mix"\``)
-    yield* Console.log(`Next: \`npx chain-lake export --indexer-url URL\` for a real indexer; \`npx chain-lake devnet\` serves this devnet for your own tools.`)
+    yield* Console.log(`Next: \`npx chain-lake export --indexer-url URL --out data-mychain\` for a real indexer (its own folder: a lake holds one chain); \`npx chain-lake devnet\` serves this devnet for your own tools.`)
   }).pipe(Effect.scoped)
 ).pipe(Command.withDescription("Start the embedded devnet in-process and show what it serves (what `npm start` runs)"))

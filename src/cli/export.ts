@@ -99,11 +99,20 @@ export const describeExportFailure = (e: { _tag: string; message?: string }): st
     case "CheckpointError":
       return `checkpoint: ${e.message}`
     case "ExportError":
+    case "LakeIdentityError":
       return e.message ?? "export failed"
     default:
       return describeIndexerError(e as IndexerError)
   }
 }
+
+/** The one line a failed export prints: what failed, and whether a rerun resumes (not when the request or the lake is what is wrong). */
+const exportFailure = (e: { _tag: string; message?: string }) =>
+  new UserError({
+    message: ["ExportError", "LakeIdentityError", "CheckpointError"].includes(e._tag)
+      ? describeExportFailure(e)
+      : `${describeExportFailure(e)}. Committed files are untouched; rerun to resume.`
+  })
 
 const validate = (o: { concurrency: number; rps: number; pageSize: number; fromHeight: Option.Option<number>; toHeight: Option.Option<number> }) =>
   Effect.gen(function* () {
@@ -159,7 +168,7 @@ export const exportCommand = Command.make("export", options, (o) =>
         }
       ).pipe(
         Effect.provide(exportLayer({ indexerUrl, out, limits: { concurrency: o.concurrency, rps: o.rps } })),
-        Effect.mapError((e) => new UserError({ message: `${describeExportFailure(e)}. Committed files are untouched; rerun to resume.` }))
+        Effect.mapError(exportFailure)
       )
       return
     }
@@ -179,7 +188,7 @@ export const exportCommand = Command.make("export", options, (o) =>
     }).pipe(
       Effect.provide(exportLayer({ indexerUrl, out, limits: { concurrency: o.concurrency, rps: o.rps } })),
       Effect.ensuring(Effect.sync(() => progress.stop())),
-      Effect.mapError((e) => new UserError({ message: `${describeExportFailure(e)}. Committed files are untouched; rerun to resume.` }))
+      Effect.mapError(exportFailure)
     )
     const seconds = (Date.now() - started) / 1000
     if (o.dryRun) {

@@ -57,6 +57,8 @@ export interface InvalidRecordFailure extends SourceFailure {
 
 export interface SourceService {
   readonly status: Effect.Effect<SourceStatus, SourceFailure>
+  /** the chain's fingerprint at `height` (its block hash), or undefined where the source no longer (or not yet) serves that height */
+  readonly blockHash: (height: number) => Effect.Effect<string | undefined, SourceFailure>
   /** whether `list` is served here: false only when its endpoint itself says it is not (a documented 404) */
   readonly served: (list: ListRef) => Effect.Effect<boolean, SourceFailure>
   /** one page of `list`, fetched and parsed in one retried step (a body cut short is fetched again) */

@@ -17,6 +17,7 @@ import { Checkpoints, type CheckpointError, type CommittedFile } from "../lake/C
 import { ParquetSink, type SinkError } from "../lake/ParquetSink.js"
 import { covers, type Range } from "../lake/RangeSet.js"
 import type { AppendDataset, AppendSource, Dataset, SnapshotDataset } from "./Dataset.js"
+import { anchorIdentity, checkIdentity, type LakeIdentityError } from "./identity.js"
 import { heightBounds, planShards, progressOf, requestsFor } from "./plan.js"
 import { firstAtOrAbove } from "./positions.js"
 import { runShard, type ShardSettings } from "./shard.js"
@@ -90,7 +91,7 @@ export interface ExportReport {
 }
 
 type Env = Source | ParquetSink | Checkpoints
-type Failure = SourceFailure | SinkError | CheckpointError | ExportError
+type Failure = SourceFailure | SinkError | CheckpointError | ExportError | LakeIdentityError
 type ExportableDataset = AppendDataset | SnapshotDataset
 
 /** The sources' answers a plan needs, asked all at once: served or not, and where height sources start. */
@@ -186,6 +187,8 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
 
     const answers = yield* probe(source, selected)
     const status: SourceStatus = answers.status
+    // before anything is written: the lake must hold this source's chain
+    yield* checkIdentity(status, notice)
     const results = new Map<string, DatasetResult>()
     const plans = new Map<string, DatasetPlan>()
     const skip = (d: ExportableDataset, reason: string, message: string) => {
@@ -210,6 +213,7 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
     const named = new Set(options.datasets ?? [])
     const refused = [...results.values()].filter((r) => named.has(r.dataset))
     if (refused.length > 0) return yield* new ExportError({ message: refused.map((r) => `${r.dataset} cannot be exported from this source (${r.skipped})`).join("; ") })
+    if (!options.dryRun) yield* anchorIdentity(status)
     const groups = new Map<string, Array<AppendDataset>>()
     for (const d of live) if (d.kind === "append") groups.set(d.source.id, [...(groups.get(d.source.id) ?? []), d])
 

@@ -64,6 +64,17 @@ export interface Manifest {
   readonly snapshots: ReadonlyArray<CommittedSnapshot>
 }
 
+/** Which chain a lake holds (`OUT/_lake.json`): its id, and block hashes at a few heights to tell its history from another's. */
+export interface LakeIdentity {
+  readonly format_version: 1
+  readonly chain_id: string
+  /** newest last; a later run checks the newest its source still serves */
+  readonly anchors: ReadonlyArray<{ readonly height: number; readonly hash: string }>
+}
+
+/** How many anchors a lake keeps: enough that a pruning indexer still serves one of them. */
+const ANCHORS_KEPT = 8
+
 /** What a commit did: listed the files, or dropped them because another writer committed that work first. */
 export type CommitOutcome =
   | { readonly committed: true }
@@ -88,6 +99,10 @@ export interface CheckpointsService {
   readonly commitFiles: (dataset: string, files: ReadonlyArray<CommittedFile>, range?: Range) => Effect.Effect<CommitOutcome, CheckpointError>
   /** Commits a snapshot's staged files, unless another writer committed one of its lists at that height. */
   readonly commitSnapshot: (dataset: string, files: ReadonlyArray<CommittedFile>, snapshot: CommittedSnapshot) => Effect.Effect<CommitOutcome, CheckpointError>
+  /** The chain this lake holds, or undefined for a lake that never recorded one. */
+  readonly identity: Effect.Effect<LakeIdentity | undefined, CheckpointError>
+  /** Records the lake's chain and one more anchor (a height and its block hash). */
+  readonly recordIdentity: (chainId: string, anchor: { readonly height: number; readonly hash: string }) => Effect.Effect<void, CheckpointError>
   /** Keeps the `keep` newest snapshots: drops the others from the manifest, then deletes their files. Returns the heights dropped. */
   readonly pruneSnapshots: (dataset: string, keep: number) => Effect.Effect<ReadonlyArray<number>, CheckpointError>
 }
@@ -95,6 +110,7 @@ export interface CheckpointsService {
 export class Checkpoints extends Context.Tag("chain-lake/Checkpoints")<Checkpoints, CheckpointsService>() {}
 
 const MANIFEST = "_manifest.json"
+const IDENTITY = "_lake.json"
 const LOCK = "_manifest.lock"
 const PENDING = ".pending"
 /** Where writers stage files, one folder per writer. */
@@ -113,13 +129,15 @@ export const makeCheckpoints = (root: string) =>
     const local = yield* Effect.makeSemaphore(1)
     const fail = (e: unknown) => new CheckpointError({ message: (e as Error).message })
     const staged = (dataset: string, rel: string) => join(staging, dataset, rel) + PENDING
-    const locked = <A>(dataset: string, self: Effect.Effect<A, CheckpointError>) =>
+    /** Runs `self` holding the lock file `path` (its folder made first). */
+    const holding = <A>(path: string, self: Effect.Effect<A, CheckpointError>) =>
       local.withPermits(1)(
         Effect.flatMap(
-          Effect.tryPromise({ try: () => mkdir(join(root, dataset), { recursive: true }), catch: fail }),
-          () => withLockFile(join(root, dataset, LOCK), writer, self).pipe(Effect.mapError((e: CheckpointError | LockError) => (e._tag === "LockError" ? new CheckpointError({ message: e.message }) : e)))
+          Effect.tryPromise({ try: () => mkdir(dirname(path), { recursive: true }), catch: fail }),
+          () => withLockFile(path, writer, self).pipe(Effect.mapError((e: CheckpointError | LockError) => (e._tag === "LockError" ? new CheckpointError({ message: e.message }) : e)))
         )
       )
+    const locked = <A>(dataset: string, self: Effect.Effect<A, CheckpointError>) => holding(join(root, dataset, LOCK), self)
 
     const write = (m: Manifest) =>
       Effect.tryPromise({
@@ -215,8 +233,41 @@ export const makeCheckpoints = (root: string) =>
         }
       )
 
+    const readIdentity = Effect.tryPromise({
+      try: async () => {
+        const text = await readFile(join(root, IDENTITY), "utf8").catch((e: NodeJS.ErrnoException) => {
+          if (e.code === "ENOENT") return undefined
+          throw e
+        })
+        if (text === undefined) return undefined
+        const parsed = JSON.parse(text) as Partial<LakeIdentity>
+        if (typeof parsed.chain_id !== "string" || !Array.isArray(parsed.anchors)) throw new Error("no chain_id or anchors")
+        return parsed as LakeIdentity
+      },
+      catch: (e) => new CheckpointError({ message: `cannot read ${join(root, IDENTITY)}: ${(e as Error).message}; restore it, or export into a new --out` })
+    })
+
     const service: CheckpointsService = {
       root,
+      identity: readIdentity,
+      recordIdentity: (chainId, anchor) =>
+        holding(
+          join(root, "_lake.lock"),
+          Effect.gen(function* () {
+            const prior = yield* readIdentity
+            if (prior && prior.chain_id !== chainId) return yield* new CheckpointError({ message: `${root} holds chain ${prior.chain_id}, not ${chainId}` })
+            const anchors = [...(prior?.anchors ?? []).filter((a) => a.height !== anchor.height), anchor].sort((a, b) => a.height - b.height).slice(-ANCHORS_KEPT)
+            const identity: LakeIdentity = { format_version: 1, chain_id: chainId, anchors }
+            yield* Effect.tryPromise({
+              try: async () => {
+                const tmp = join(root, `${IDENTITY}.${writer}.tmp`)
+                await writeFile(tmp, JSON.stringify(identity, null, 1))
+                await rename(tmp, join(root, IDENTITY))
+              },
+              catch: fail
+            })
+          })
+        ),
       writer,
       staged,
       get: read,

@@ -42,18 +42,22 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
       })
     )
   }
+  const is404 = (e: IndexerError) => e._tag === "IndexerHttpError" && e.status === 404
   return {
     status: indexer.status.pipe(
       Effect.map((s) => ({ chainId: s.chain_id, tip: s.height, watermarks: { height: s.height, internal_tx_height: s.internal_tx_height, rich_list_height: s.rich_list_height } }))
     ),
+    // a height pruned away or above the tip: 404 "block not found"
+    blockHash: (height) =>
+      indexer.block(height).pipe(
+        Effect.map((r): string | undefined => r.block.hash),
+        Effect.catchIf(is404, () => Effect.succeed(undefined))
+      ),
     // the real indexer answers 404 on routes it does not serve (EVM routes on Move/Wasm rollups)
     served: (list) =>
       page(list, { limit: 1, reverse: false }).pipe(
         Effect.as(true),
-        Effect.catchIf(
-          (e): e is IndexerError => e._tag === "IndexerHttpError" && e.status === 404,
-          () => Effect.succeed(false)
-        )
+        Effect.catchIf(is404, () => Effect.succeed(false))
       ),
     page,
     invalidRecord: (list, key, index, issue) => new IndexerDecodeError({ endpoint: list.endpoint, key, path: recordPath(list.arrayKey, index, issue.path), message: issue.message }),

@@ -41,6 +41,10 @@ export const filesUnder = (out: string, prefix = ""): Array<string> =>
     return e.isDirectory() ? filesUnder(out, rel) : [rel]
   })
 
+/** The data files under `out`: everything but run reports, manifests and the lake's identity (the protocol's own files). */
+export const dataFilesUnder = (out: string): Array<string> =>
+  filesUnder(out).filter((f) => !f.startsWith("_runs/") && !f.endsWith("/_manifest.json") && f !== "_lake.json")
+
 export interface ManifestEntry {
   /** relative to the lake root: dataset/path */
   readonly path: string

@@ -1,0 +1,48 @@
+/**
+ * Which chain a lake holds. Before a run writes anything, the lake's chain id must be the
+ * source's, and the newest block the lake anchored (height and hash) that the source still
+ * serves must have the same hash there: a devnet reset with another seed, or another network
+ * under the same chain id, has other hashes. A run then anchors the source's tip, so a later run
+ * finds an anchor even on an indexer that prunes old heights.
+ */
+import { Data, Effect } from "effect"
+import { Checkpoints } from "../lake/Checkpoints.js"
+import { Source, type SourceStatus } from "./Source.js"
+
+export class LakeIdentityError extends Data.TaggedError("LakeIdentityError")<{ readonly message: string }> {}
+
+/** Checks the lake's chain against the source's, writing nothing; calls `notice` when it cannot tell. */
+export const checkIdentity = (status: SourceStatus, notice: (m: string) => void) =>
+  Effect.gen(function* () {
+    const source = yield* Source
+    const checkpoints = yield* Checkpoints
+    const lake = yield* checkpoints.identity
+    if (lake) {
+      if (lake.chain_id !== status.chainId)
+        return yield* new LakeIdentityError({
+          message: `${checkpoints.root} holds chain ${lake.chain_id}, but this indexer serves chain ${status.chainId}: export it into another --out`
+        })
+      let checked = false
+      for (const anchor of [...lake.anchors].sort((a, b) => b.height - a.height)) {
+        if (anchor.height > status.tip) continue
+        const hash = yield* source.blockHash(anchor.height)
+        if (hash === undefined) continue
+        if (hash !== anchor.hash)
+          return yield* new LakeIdentityError({
+            message: `${checkpoints.root} holds another history of chain ${lake.chain_id}: block ${anchor.height} is ${anchor.hash} there and ${hash} on this indexer (a reset chain, or another network under the same id): export it into another --out`
+          })
+        checked = true
+        break
+      }
+      if (!checked) notice(`could not check that ${checkpoints.root} holds this chain's history: the indexer serves none of the heights it anchored`)
+    }
+  })
+
+/** Records the source's chain in the lake, anchored at its tip: done by a run about to write. */
+export const anchorIdentity = (status: SourceStatus) =>
+  Effect.gen(function* () {
+    const source = yield* Source
+    const checkpoints = yield* Checkpoints
+    const tipHash = yield* source.blockHash(status.tip)
+    if (tipHash !== undefined) yield* checkpoints.recordIdentity(status.chainId, { height: status.tip, hash: tipHash })
+  })
