@@ -111,6 +111,16 @@ describe("Checkpoints", () => {
     expect(filesUnder(join(root, ".chain-lake"))).toEqual([])
   })
 
+  it("a new writer removes the DuckDB spill folders of writers that are gone, and keeps live ones", async () => {
+    const root = temp.make()
+    const host = hostname().replace(/[^0-9A-Za-z.-]/g, "_")
+    const gone = `${host}-${spawnSync(process.execPath, ["-e", "0"]).pid}-0123abcd`
+    const live = `${host}-${process.ppid}-0123abcd`
+    for (const w of [gone, live]) touch(join(root, ".chain-lake", "tmp", w), "duckdb_temp_block-1.block")
+    await run(root, Effect.flatMap(Checkpoints, (c) => c.get("blocks")))
+    expect(filesUnder(join(root, ".chain-lake", "tmp"))).toEqual([`${live}/duckdb_temp_block-1.block`])
+  })
+
   it("a folder with Parquet files and no manifest (lost) is refused, and nothing in it is deleted", async () => {
     const root = temp.make()
     touch(join(root, "blocks"), "height_bucket=0/part-h1-11-0.parquet")

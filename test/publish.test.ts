@@ -3,7 +3,8 @@
  * Frictionless datapackage and a dataset card; validate finds a tampered file, a missing one and
  * an unlisted one; a version is never overwritten.
  */
-import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs"
+import { spawnSync } from "node:child_process"
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -67,5 +68,37 @@ describe("publish and validate", () => {
     expect(v.stderr).toContain(`mismatch: ${files[1]}: missing`)
     expect(v.stderr).toContain(`mismatch: ${files[2].replace(/\.parquet$/, "-copy.parquet")}: not in the manifest`)
     expect(v.stderr.trim().split("\n").at(-1)).toMatch(/^chain-lake: error: \d+ mismatches in lake 2$/)
+  })
+
+  it("paths that leave their folder: a lake manifest entry is refused by publish, a release's by validate; nothing outside is read or written", async () => {
+    const lake = mkdtempSync(join(tmpdir(), "chain-lake-pub-hostile-"))
+    try {
+      const e = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", lake, "--datasets", "blocks"])
+      expect(e.code, e.stderr).toBe(0)
+      writeFileSync(join(lake, "planted.txt"), "a file outside the dataset folder")
+      const manifestPath = join(lake, "blocks", "_manifest.json")
+      const m = JSON.parse(readFileSync(manifestPath, "utf8"))
+      writeFileSync(manifestPath, JSON.stringify({ ...m, files: [...m.files, { ...m.files[0], path: "../planted.txt" }] }))
+      const p = await runCli(["publish", "--data", lake, "--to", dest, "--name", "hostile", "--version", "1"])
+      expect(p.code).toBe(1)
+      expect(p.stderr.trim()).toBe(`chain-lake: error: cannot read the manifest of blocks: ${manifestPath} is damaged at files[${m.files.length}].path: a path inside the dataset folder (relative, forward slashes, no . or .. parts)`)
+      expect(existsSync(join(dest, "hostile"))).toBe(false)
+      // a release whose manifest lists a path out of it: reported, never read
+      // a killed publish of version 3 left its staging folder: the next publish clears it
+      const gone = spawnSync(process.execPath, ["-e", "0"]).pid
+      mkdirSync(join(dest, "lake", `3.tmp-${gone}`, "blocks"), { recursive: true })
+      const ok = await runCli(["publish", "--data", data, "--to", dest, "--name", "lake", "--version", "3"])
+      expect(ok.code, ok.stderr).toBe(0)
+      const release = join(dest, "lake", "3")
+      const rm = JSON.parse(readFileSync(join(release, "manifest.json"), "utf8"))
+      rm.datasets[0].files.push({ ...rm.datasets[0].files[0], path: "../../../etc/passwd" })
+      writeFileSync(join(release, "manifest.json"), JSON.stringify(rm))
+      expect(readdirSync(join(dest, "lake")).filter((f) => f.includes(".tmp-"))).toEqual([])
+      const v = await runCli(["validate", release])
+      expect(v.code).toBe(1)
+      expect(v.stderr).toContain("mismatch: ../../../etc/passwd: leaves the release folder (an untrusted manifest?); not read")
+    } finally {
+      rmSync(lake, { recursive: true, force: true })
+    }
   })
 })

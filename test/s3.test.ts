@@ -2,7 +2,7 @@
  * Object storage against a local S3-compatible server (s3rver, started here): an export to
  * s3://, resumed by a second run, and publish to s3:// + validate from s3://, tampering detected.
  */
-import { mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3"
@@ -67,5 +67,18 @@ describe("s3:// output and publishing", () => {
     } finally {
       rmSync(data, { recursive: true, force: true })
     }
+  })
+
+  it("validate of a release whose manifest lists paths out of it refuses to download, and writes nothing outside its temp folder", async () => {
+    const escape = `chain-lake-escape-${process.pid}.txt`
+    const manifest = { name: "evil", version: "1", datasets: [{ name: "blocks", rows: 1, columns: [], files: [{ path: `../${escape}`, bytes: 5, sha256: "0".repeat(64), rows: 1 }] }] }
+    await s3().send(new PutObjectCommand({ Bucket: "lake", Key: "evil/1/manifest.json", Body: JSON.stringify(manifest) }))
+    await s3().send(new PutObjectCommand({ Bucket: "lake", Key: `${escape}`, Body: Buffer.from("owned") }))
+    const v = await runCli(["validate", "s3://lake/evil/1", "--s3-endpoint", endpoint])
+    expect(v.code).toBe(1)
+    // (the AWS SDK prints a Node-version warning first: issue 17)
+    expect(v.stderr.trim().split("\n").at(-1)).toBe(`chain-lake: error: s3://lake/evil/1/manifest.json lists paths that leave the release (../${escape}): refusing to download it`)
+    expect(existsSync(join(tmpdir(), escape))).toBe(false)
+    expect(readdirSync(tmpdir()).filter((f) => f.startsWith("chain-lake-release-"))).toEqual([])
   })
 })

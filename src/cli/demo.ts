@@ -8,8 +8,7 @@ import { join, resolve } from "node:path"
 import { Console, Duration, Effect, Layer } from "effect"
 import { DATASETS } from "../datasets/index.js"
 import { runExport } from "../engine/export.js"
-import { layerParquetSink } from "../lake/ParquetSink.js"
-import { layerCheckpoints } from "../lake/Checkpoints.js"
+import { layerLakeWriter } from "../lake/writer.js"
 import { Analytics, layerAnalytics } from "../analytics/Analytics.js"
 import { describeRouterError, type RouterError } from "../router/errors.js"
 import { RouterClient } from "../router/RouterClient.js"
@@ -129,7 +128,7 @@ export const demoCommand = Command.make("demo", { seed: seedOption, blocks: bloc
     )
     yield* Console.log("Sampling route quotes and bridging 2.5 USDC from Noble to the rollup (devnet broadcast), tracked to completion:")
     const leg = yield* routerLeg.pipe(
-      Effect.provide(Layer.mergeAll(routerLayer(devnet.routerUrl), layerParquetSink(), layerCheckpoints(out))),
+      Effect.provide(Layer.mergeAll(routerLayer(devnet.routerUrl), layerLakeWriter(out))),
       Effect.mapError((e) => new UserError({ message: "_tag" in e && String(e._tag).startsWith("Router") ? describeRouterError(e as RouterError) : (e as { message: string }).message }))
     )
     yield* answers.pipe(Effect.provide(layerAnalytics({ dataDir: out })), Effect.mapError((e) => new UserError({ message: e.message })))

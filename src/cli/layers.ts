@@ -1,7 +1,6 @@
 /** Builds the service layers the commands need from flags: HTTP (undici), limits, clients, sink. */
 import { Layer } from "effect"
-import { layerCheckpoints } from "../lake/Checkpoints.js"
-import { layerParquetSink } from "../lake/ParquetSink.js"
+import { layerLakeWriter } from "../lake/writer.js"
 import { DEFAULT_LIMITS, layerRequestLimiter, type LimiterConfig } from "../http/RequestLimiter.js"
 import { DEFAULT_RETRY, type RetryPolicy } from "../http/retry.js"
 import { layerHttpTransport } from "../http/transport.js"
@@ -13,4 +12,7 @@ export const indexerLayer = (baseUrl: string, limits: LimiterConfig = DEFAULT_LI
 
 /** Everything `runExport` needs: the indexer as its Source (and its client), the Parquet sink and the checkpoints of `out`. */
 export const exportLayer = (options: { indexerUrl: string; out: string; limits?: LimiterConfig; retry?: RetryPolicy }) =>
-  Layer.mergeAll(layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(options.indexerUrl, options.limits, options.retry))), layerParquetSink(), layerCheckpoints(options.out))
+  Layer.mergeAll(
+    layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(options.indexerUrl, options.limits, options.retry))),
+    layerLakeWriter(options.out)
+  )

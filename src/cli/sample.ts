@@ -4,8 +4,7 @@ import { resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Console, Effect, Layer, Option } from "effect"
 import { DEFAULTS } from "../defaults.js"
-import { layerCheckpoints } from "../lake/Checkpoints.js"
-import { layerParquetSink } from "../lake/ParquetSink.js"
+import { layerLakeWriter } from "../lake/writer.js"
 import { layerRequestLimiter } from "../http/RequestLimiter.js"
 import { layerHttpTransport } from "../http/transport.js"
 import { describeRouterError } from "../router/errors.js"
@@ -40,8 +39,7 @@ export const sampleCommand = Command.make(
       yield* Console.error(`${asks} quotes per round (${plan.pairs.length} pairs × amounts × ${plan.variants.length} variants)${every ? `, every ${Option.getOrThrow(o.every)}` : ""}`)
       const layer = Layer.mergeAll(
         layerRouterClient({ baseUrl: routerUrl }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(), layerRequestLimiter({ concurrency: o.concurrency, rps: o.rps })))),
-        layerParquetSink(),
-        layerCheckpoints(resolve(o.out))
+        layerLakeWriter(resolve(o.out))
       )
       yield* sampleRoutes(plan, {
         rounds,

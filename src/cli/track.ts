@@ -2,8 +2,7 @@
 import { Command, Options } from "@effect/cli"
 import { resolve } from "node:path"
 import { Console, Duration, Effect, Layer, Option } from "effect"
-import { layerCheckpoints } from "../lake/Checkpoints.js"
-import { layerParquetSink } from "../lake/ParquetSink.js"
+import { layerLakeWriter } from "../lake/writer.js"
 import { describeRouterError, type RouterError } from "../router/errors.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { trackTransfer, WALLET_POLLING } from "../sampling/tracker.js"
@@ -55,7 +54,7 @@ export const trackCommand = Command.make(
           console.log(`[${elapsed.toFixed(1)} s${resumed ? ", resumed" : ""}] ${s.state}${legs.length ? ` (${legs.join(", ")})` : ""}`)
         }
       }).pipe(
-        Effect.provide(Layer.mergeAll(routerLayer(routerUrl), layerParquetSink(), layerCheckpoints(resolve(o.out)))),
+        Effect.provide(Layer.mergeAll(routerLayer(routerUrl), layerLakeWriter(resolve(o.out)))),
         Effect.mapError((e) => new UserError({ message: "_tag" in e && String(e._tag).startsWith("Router") || e._tag === "NoRouteError" ? describeRouterError(e as RouterError) : (e as { message: string }).message }))
       )
       if (result.status.state !== "STATE_COMPLETED_SUCCESS")

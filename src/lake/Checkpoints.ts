@@ -17,60 +17,17 @@
  */
 import { mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
-import { Context, Data, Effect, Layer } from "effect"
+import { Context, Data, Effect, Either, Layer } from "effect"
 import type { Column } from "./columns.js"
 import { listFiles } from "./files.js"
+import { CommittedFile, CommittedSnapshot, decodeLakeFile, LakeIdentity, Manifest } from "./manifest.js"
 import { newWriterId, withLockFile, writerGone, type LockError } from "./lock.js"
 import { normalize, subtract, total, type Range } from "./RangeSet.js"
 import { snapshotDir, snapshotFile, snapshotHeightOf } from "./layout.js"
 
 export class CheckpointError extends Data.TaggedError("CheckpointError")<{ readonly message: string }> {}
 
-export interface CommittedFile {
-  /** relative to the dataset folder, with forward slashes */
-  readonly path: string
-  readonly rows: number
-  readonly bytes: number
-  readonly sha256: string
-  /** [start, end) in the source's unit (heights or row positions); absent for snapshots */
-  readonly range?: Range
-  readonly min_height: number | null
-  readonly max_height: number | null
-  readonly committed_at: string
-}
-
-export interface CommittedSnapshot {
-  readonly snapshot_height: number
-  readonly snapshot_time: string
-  readonly consistency: "exact" | "best-effort"
-  readonly watermark_before: number
-  readonly watermark_after: number
-  readonly rows: number
-  readonly duplicates_dropped: number
-  readonly reads: number
-  /** the lists read into this snapshot (e.g. one per denom); a later run may add lists */
-  readonly lists: ReadonlyArray<string>
-  readonly note?: string
-}
-
-export interface Manifest {
-  readonly dataset: string
-  readonly format_version: 1
-  /** what `committed` ranges count: heights, row positions; snapshots and samples have none */
-  readonly unit: "height" | "position" | "snapshot" | "sample"
-  readonly columns: ReadonlyArray<{ readonly name: string; readonly type: string }>
-  readonly files: ReadonlyArray<CommittedFile>
-  readonly committed: ReadonlyArray<Range>
-  readonly snapshots: ReadonlyArray<CommittedSnapshot>
-}
-
-/** Which chain a lake holds (`OUT/_lake.json`): its id, and block hashes at a few heights to tell its history from another's. */
-export interface LakeIdentity {
-  readonly format_version: 1
-  readonly chain_id: string
-  /** newest last; a later run checks the newest its source still serves */
-  readonly anchors: ReadonlyArray<{ readonly height: number; readonly hash: string }>
-}
+export type { CommittedFile, CommittedSnapshot, LakeIdentity, Manifest }
 
 /** How many anchors a lake keeps: enough that a pruning indexer still serves one of them. */
 const ANCHORS_KEPT = 8
@@ -115,6 +72,11 @@ const LOCK = "_manifest.lock"
 const PENDING = ".pending"
 /** Where writers stage files, one folder per writer. */
 export const STAGING = join(".chain-lake", "staging")
+/** Where each writer's DuckDB spills (ParquetSink's tempDirectory), one folder per writer. */
+export const SCRATCH = join(".chain-lake", "tmp")
+
+/** The DuckDB spill folder of a new writer of the lake at `root`. */
+export const scratchFolder = (root: string) => join(root, SCRATCH, newWriterId())
 
 const exists = (path: string) => stat(path).then(
   () => true,
@@ -125,6 +87,10 @@ export const makeCheckpoints = (root: string) =>
   Effect.gen(function* () {
     const writer = newWriterId()
     const staging = join(root, STAGING, writer)
+    // spill folders of writers that were killed (a live writer removes its own)
+    yield* Effect.promise(async () => {
+      for (const w of await readdir(join(root, SCRATCH)).catch(() => [] as Array<string>)) if (writerGone(w)) await rm(join(root, SCRATCH, w), { recursive: true, force: true })
+    })
     // fibers of this process queue here; processes queue on the lock file
     const local = yield* Effect.makeSemaphore(1)
     const fail = (e: unknown) => new CheckpointError({ message: (e as Error).message })
@@ -159,7 +125,9 @@ export const makeCheckpoints = (root: string) =>
             throw e
           })
           if (text === undefined) return undefined
-          return JSON.parse(text) as Manifest
+          const decoded = decodeLakeFile(Manifest, text)
+          if (Either.isLeft(decoded)) throw new Error(`${join(root, dataset, MANIFEST)} is damaged at ${decoded.left}`)
+          return decoded.right
         },
         catch: (e) => new CheckpointError({ message: `cannot read the manifest of ${dataset}: ${(e as Error).message}` })
       })
@@ -240,9 +208,9 @@ export const makeCheckpoints = (root: string) =>
           throw e
         })
         if (text === undefined) return undefined
-        const parsed = JSON.parse(text) as Partial<LakeIdentity>
-        if (typeof parsed.chain_id !== "string" || !Array.isArray(parsed.anchors)) throw new Error("no chain_id or anchors")
-        return parsed as LakeIdentity
+        const decoded = decodeLakeFile(LakeIdentity, text)
+        if (Either.isLeft(decoded)) throw new Error(`damaged at ${decoded.left}`)
+        return decoded.right
       },
       catch: (e) => new CheckpointError({ message: `cannot read ${join(root, IDENTITY)}: ${(e as Error).message}; restore it, or export into a new --out` })
     })

@@ -102,6 +102,8 @@ export interface SinkConfig {
   /** DuckDB keeps freed buffers up to this limit, so it bounds the sink's memory (default 512MB) */
   readonly memoryLimit?: string
   readonly rowGroupSize?: number
+  /** where DuckDB spills what does not fit in memoryLimit (default: DuckDB's `.tmp` in the working directory); removed at the end */
+  readonly tempDirectory?: string
 }
 
 let writerSeq = 0
@@ -114,12 +116,17 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
           DuckDBInstance.create(":memory:", {
             threads: String(config.threads ?? 2),
             memory_limit: config.memoryLimit ?? "512MB",
+            ...(config.tempDirectory ? { temp_directory: config.tempDirectory } : {}),
             autoinstall_known_extensions: "false",
             autoload_known_extensions: "true"
           }),
         catch: (e) => new SinkError({ message: `could not start DuckDB: ${(e as Error).message}` })
       }),
-      (i) => Effect.sync(() => i.closeSync())
+      (i) =>
+        Effect.promise(async () => {
+          i.closeSync()
+          if (config.tempDirectory) await rm(config.tempDirectory, { recursive: true, force: true }).catch(() => undefined)
+        })
     )
     const rowGroupSize = config.rowGroupSize ?? 122_880
     const run = (conn: DuckDBConnection, sql: string, path?: string) =>

@@ -2,7 +2,7 @@
 import { createHash } from "node:crypto"
 import { createReadStream } from "node:fs"
 import { readdir } from "node:fs/promises"
-import { join } from "node:path"
+import { isAbsolute, join, resolve, sep } from "node:path"
 
 /** Hex sha256 of a file, streamed. */
 export const sha256File = (path: string) =>
@@ -24,4 +24,25 @@ export const listFiles = async (dir: string, prefix = ""): Promise<Array<string>
     else out.push(rel)
   }
   return out
+}
+
+/**
+ * Whether a path read from data (a manifest, a release, an API) is relative and stays below the
+ * folder it is relative to: not absolute, no drive letter, no `..`, `.` or empty parts, no
+ * backslashes or NUL.
+ */
+export const isContainedPath = (rel: string): boolean =>
+  rel !== "" &&
+  !rel.includes("\0") &&
+  !rel.includes("\\") &&
+  !isAbsolute(rel) &&
+  !/^[A-Za-z]:/.test(rel) &&
+  rel.split("/").every((part) => part !== "" && part !== "." && part !== "..")
+
+/** `root/rel` for a path read from data, or undefined when it could leave `root`. */
+export const pathInside = (root: string, rel: string): string | undefined => {
+  if (!isContainedPath(rel)) return undefined
+  const base = resolve(root)
+  const full = resolve(base, rel)
+  return full.startsWith(base + sep) ? full : undefined
 }

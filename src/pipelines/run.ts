@@ -10,9 +10,9 @@ import { fileURLToPath } from "node:url"
 import { Cron, Data, Effect, Either, Layer, Schedule } from "effect"
 import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
 import { startDevnet } from "../devnet/index.js"
-import { Checkpoints, layerCheckpoints } from "../lake/Checkpoints.js"
+import { Checkpoints } from "../lake/Checkpoints.js"
+import { layerLakeWriter } from "../lake/writer.js"
 import { runExport, type ExportReport } from "../engine/export.js"
-import { layerParquetSink } from "../lake/ParquetSink.js"
 import { layerRequestLimiter } from "../http/RequestLimiter.js"
 import { layerHttpTransport } from "../http/transport.js"
 import { layerIndexerClient } from "../indexer/IndexerClient.js"
@@ -106,8 +106,7 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
     const layer = Layer.mergeAll(
       layerIndexerSource.pipe(Layer.provide(layerIndexerClient({ baseUrl: indexerUrl }).pipe(Layer.provide(http)))),
       layerRouterClient({ baseUrl: routerUrl }).pipe(Layer.provide(http)),
-      layerParquetSink(),
-      layerCheckpoints(out)
+      layerLakeWriter(out)
     )
     const work = Effect.gen(function* () {
       const exported = def.datasets && def.datasets.length === 0 ? undefined : yield* runExport(DATASETS, { datasets: def.datasets, params: def.denoms ? { denoms: def.denoms } : {}, fromHeight: def.fromHeight, toHeight: def.toHeight })

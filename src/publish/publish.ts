@@ -5,7 +5,7 @@
  * documenting every column. Written to a temp folder and renamed, so readers see all or nothing.
  */
 import { existsSync } from "node:fs"
-import { copyFile, mkdir, rename, rm, writeFile } from "node:fs/promises"
+import { copyFile, mkdir, readdir, rename, rm, writeFile } from "node:fs/promises"
 import { dirname, join, resolve } from "node:path"
 import { Data, Effect } from "effect"
 import { LAKE_DATASETS } from "../analytics/Analytics.js"
@@ -13,6 +13,7 @@ import type { ColumnType } from "../lake/columns.js"
 import { Checkpoints, type Manifest } from "../lake/Checkpoints.js"
 import { sha256File } from "../lake/files.js"
 import { snapshotHeightOf } from "../lake/layout.js"
+import { alive } from "../lake/lock.js"
 
 export class PublishError extends Data.TaggedError("PublishError")<{ readonly message: string }> {}
 
@@ -61,7 +62,16 @@ export const publish = (options: PublishOptions) =>
     if (existsSync(target)) return yield* new PublishError({ message: `${target} exists: a published version is never overwritten; pick a new --version` })
     const staging = `${target}.tmp-${process.pid}`
     const datasets: Array<ReleaseManifest["datasets"][number]> = []
-    yield* Effect.tryPromise({ try: () => rm(staging, { recursive: true, force: true }), catch: (e) => new PublishError({ message: (e as Error).message }) })
+    // what killed publishes left: their staging folders, named by a process that is gone
+    yield* Effect.tryPromise({
+      try: async () => {
+        for (const entry of await readdir(dirname(target)).catch(() => [] as Array<string>)) {
+          const m = /\.tmp-(\d+)$/.exec(entry)
+          if (m && (Number(m[1]) === process.pid || !alive(Number(m[1])))) await rm(join(dirname(target), entry), { recursive: true, force: true })
+        }
+      },
+      catch: (e) => new PublishError({ message: (e as Error).message })
+    })
     for (const d of LAKE_DATASETS) {
       const m: Manifest | undefined = yield* checkpoints.get(d.name).pipe(Effect.mapError((e) => new PublishError({ message: e.message })))
       if (!m || m.files.length === 0) continue

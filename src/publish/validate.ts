@@ -6,7 +6,7 @@ import { DuckDBInstance } from "@duckdb/node-api"
 import { readFile, stat } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { Effect } from "effect"
-import { listFiles, sha256File } from "../lake/files.js"
+import { listFiles, pathInside, sha256File } from "../lake/files.js"
 import { PublishError, type ReleaseManifest } from "./publish.js"
 
 export const validateRelease = (dir: string) =>
@@ -27,7 +27,11 @@ export const validateRelease = (dir: string) =>
         for (const d of manifest.datasets) {
           for (const f of d.files) {
             listed.add(f.path)
-            const path = join(root, f.path)
+            const path = pathInside(root, f.path)
+            if (path === undefined) {
+              problems.push(`${f.path}: leaves the release folder (an untrusted manifest?); not read`)
+              continue
+            }
             const info = await stat(path).catch(() => undefined)
             if (!info) {
               problems.push(`${f.path}: missing`)

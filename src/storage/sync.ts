@@ -6,10 +6,10 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import { LAKE_DATASETS } from "../analytics/Analytics.js"
-import type { Manifest } from "../lake/Checkpoints.js"
-import { listFiles } from "../lake/files.js"
+import { listFiles, pathInside } from "../lake/files.js"
+import { decodeLakeFile, Manifest } from "../lake/manifest.js"
 import type { ReleaseManifest } from "../publish/publish.js"
 import { download, exists, makeS3, parseS3Url, StorageError, upload, type S3Location } from "./s3.js"
 
@@ -23,11 +23,18 @@ export const pullManifests = (url: string, workDir: string, endpoint?: string) =
     for (const d of LAKE_DATASETS) {
       const text = yield* download(s3, loc, `${d.name}/_manifest.json`)
       if (text === undefined) continue
+      yield* decodeManifest(`s3://${loc.bucket}/${loc.prefix}/${d.name}/_manifest.json`, text)
       yield* Effect.promise(async () => {
         await mkdir(join(workDir, d.name), { recursive: true })
         await writeFile(join(workDir, d.name, "_manifest.json"), text)
       })
     }
+  })
+
+const decodeManifest = (where: string, text: string) =>
+  Either.match(decodeLakeFile(Manifest, text), {
+    onLeft: (issue) => Effect.fail(new StorageError({ message: `${where} is damaged at ${issue}` })),
+    onRight: Effect.succeed
   })
 
 /** Uploads committed files the remote manifests do not list yet, then each dataset's manifest. */
@@ -37,10 +44,11 @@ export const pushLake = (workDir: string, url: string, endpoint?: string) =>
     const s3 = makeS3(endpoint)
     let uploaded = 0
     for (const d of LAKE_DATASETS) {
-      const local = yield* Effect.promise(() => readFile(join(workDir, d.name, "_manifest.json"), "utf8").then((t) => JSON.parse(t) as Manifest).catch(() => undefined))
-      if (!local) continue
+      const localText = yield* Effect.promise(() => readFile(join(workDir, d.name, "_manifest.json"), "utf8").catch(() => undefined))
+      if (localText === undefined) continue
+      const local = yield* decodeManifest(`${workDir}/${d.name}/_manifest.json`, localText)
       const remoteText = yield* download(s3, loc, `${d.name}/_manifest.json`)
-      const remote = new Set(remoteText ? (JSON.parse(remoteText) as Manifest).files.map((f) => f.path) : [])
+      const remote = new Set(remoteText ? (yield* decodeManifest(`s3://${loc.bucket}/${loc.prefix}/${d.name}/_manifest.json`, remoteText)).files.map((f) => f.path) : [])
       const fresh = local.files.filter((f) => !remote.has(f.path)).map((f) => `${d.name}/${f.path}`)
       yield* upload(s3, workDir, loc, fresh)
       yield* upload(s3, workDir, loc, [`${d.name}/_manifest.json`])
@@ -73,6 +81,12 @@ export const pullRelease = (url: string, endpoint?: string) =>
     const manifest = JSON.parse(text) as ReleaseManifest
     const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "chain-lake-release-")))
     yield* Effect.promise(() => writeFile(join(dir, "manifest.json"), text))
+    // paths come from a remote, possibly hostile, manifest: none may leave the temp folder
+    const outside = manifest.datasets.flatMap((d) => d.files.map((f) => f.path)).filter((p) => pathInside(dir, p) === undefined)
+    if (outside.length > 0) {
+      yield* Effect.promise(() => rm(dir, { recursive: true, force: true }))
+      return yield* new StorageError({ message: `${url}/manifest.json lists paths that leave the release (${outside.slice(0, 3).join(", ")}): refusing to download it` })
+    }
     for (const d of manifest.datasets)
       for (const f of d.files) {
         const body = yield* Effect.tryPromise({
@@ -84,9 +98,10 @@ export const pullRelease = (url: string, endpoint?: string) =>
           catch: () => undefined
         }).pipe(Effect.orElseSucceed(() => undefined))
         if (body === undefined) continue // validate reports it missing
+        const to = pathInside(dir, f.path)!
         yield* Effect.promise(async () => {
-          await mkdir(dirname(join(dir, f.path)), { recursive: true })
-          await writeFile(join(dir, f.path), body)
+          await mkdir(dirname(to), { recursive: true })
+          await writeFile(to, body)
         })
       }
     return dir

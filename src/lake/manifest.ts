@@ -1,0 +1,75 @@
+/**
+ * The lake's own files, as Effect Schemas: a dataset's `_manifest.json` and the lake's
+ * `_lake.json`. They are decoded (not trusted) when read, so a damaged or hand-edited one is a
+ * clear error naming the field, and every file path they list must stay inside its dataset folder.
+ */
+import { Either, Schema } from "effect"
+import { decodeWithPath } from "../schema/decode.js"
+import { isContainedPath } from "./files.js"
+
+/** [start, end) in the source's unit */
+const RangeSchema = Schema.Tuple(Schema.Number, Schema.Number)
+
+/** A path relative to its dataset folder, with forward slashes, that cannot leave it. */
+const RelativePath = Schema.String.pipe(Schema.filter(isContainedPath, { message: () => "a path inside the dataset folder (relative, forward slashes, no . or .. parts)" }))
+
+export const CommittedFile = Schema.Struct({
+  /** relative to the dataset folder, with forward slashes */
+  path: RelativePath,
+  rows: Schema.Number,
+  bytes: Schema.Number,
+  sha256: Schema.String,
+  /** [start, end) in the source's unit (heights or row positions); absent for snapshots */
+  range: Schema.optional(RangeSchema),
+  min_height: Schema.NullOr(Schema.Number),
+  max_height: Schema.NullOr(Schema.Number),
+  committed_at: Schema.String
+})
+export type CommittedFile = typeof CommittedFile.Type
+
+export const CommittedSnapshot = Schema.Struct({
+  snapshot_height: Schema.Number,
+  snapshot_time: Schema.String,
+  consistency: Schema.Literal("exact", "best-effort"),
+  watermark_before: Schema.Number,
+  watermark_after: Schema.Number,
+  rows: Schema.Number,
+  duplicates_dropped: Schema.Number,
+  reads: Schema.Number,
+  /** the lists read into this snapshot (e.g. one per denom); a later run may add lists */
+  lists: Schema.Array(Schema.String),
+  note: Schema.optional(Schema.String)
+})
+export type CommittedSnapshot = typeof CommittedSnapshot.Type
+
+export const Manifest = Schema.Struct({
+  dataset: Schema.String,
+  format_version: Schema.Literal(1),
+  /** what `committed` ranges count: heights, row positions; snapshots and samples have none */
+  unit: Schema.Literal("height", "position", "snapshot", "sample"),
+  columns: Schema.Array(Schema.Struct({ name: Schema.String, type: Schema.String })),
+  files: Schema.Array(CommittedFile),
+  committed: Schema.Array(RangeSchema),
+  snapshots: Schema.Array(CommittedSnapshot)
+})
+export type Manifest = typeof Manifest.Type
+
+/** Which chain a lake holds (`OUT/_lake.json`): its id, and block hashes at a few heights to tell its history from another's. */
+export const LakeIdentity = Schema.Struct({
+  format_version: Schema.Literal(1),
+  chain_id: Schema.String,
+  /** newest last; a later run checks the newest its source still serves */
+  anchors: Schema.Array(Schema.Struct({ height: Schema.Number, hash: Schema.String }))
+})
+export type LakeIdentity = typeof LakeIdentity.Type
+
+/** Parses and decodes one of the lake's files, or says what is wrong with it (a field path, or not JSON). */
+export const decodeLakeFile = <A, I>(schema: Schema.Schema<A, I>, text: string): Either.Either<A, string> => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (e) {
+    return Either.left(`not JSON (${(e as Error).message})`)
+  }
+  return Either.mapLeft(decodeWithPath(schema, json), (issue) => `${issue.path || "(top)"}: ${issue.message}`)
+}
