@@ -18,6 +18,9 @@ let endpoint: string
 let dir: string
 beforeAll(async () => {
   devnet = await startDevnet({ seed: 71, blocks: 150 })
+  // s3rver's credentials, given as a user would (the SDK's default chain reads them; the CLI children inherit them)
+  process.env.AWS_ACCESS_KEY_ID = "S3RVER"
+  process.env.AWS_SECRET_ACCESS_KEY = "S3RVER"
   dir = mkdtempSync(join(tmpdir(), "chain-lake-s3rver-"))
   server = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory: dir, configureBuckets: [{ name: "lake", configs: [] }] })
   const { port } = (await server.run()) as { port: number }
@@ -45,6 +48,17 @@ describe("s3:// output and publishing", () => {
     const again = await runCli(args)
     expect(again.code, again.stderr).toBe(0)
     expect(again.stdout).toMatch(/uploaded 0 files/)
+    // the lake's chain travels with it: another history under the same chain id is refused
+    const other = await startDevnet({ seed: 72, blocks: 150 })
+    try {
+      const refused = await runCli(["export", "--indexer-url", other.indexerUrl, "--out", "s3://lake/chain", "--s3-endpoint", endpoint, "--datasets", "blocks"])
+      expect(refused.code).toBe(1)
+      expect(refused.stderr).toMatch(/holds another history of chain lake-evm-1: block 150 is/)
+    } finally {
+      await other.stop()
+    }
+    // each run works in a folder of its own, removed when it ends
+    expect(readdirSync(tmpdir()).filter((f) => f.startsWith("chain-lake-s3-"))).toEqual([])
   })
 
   it("publishes to s3:// (manifest last), validates from s3://, and detects a tampered object", async () => {

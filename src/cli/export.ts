@@ -13,7 +13,7 @@ import { runExport, type ExportReport } from "../engine/export.js"
 import { followExport } from "../engine/follow.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { isS3Url, parseS3Url } from "../storage/s3.js"
-import { pullManifests, pushLake, workDirFor } from "../storage/sync.js"
+import { newWorkDir, pullManifests, pushLake, removeDir } from "../storage/sync.js"
 import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
 import { UserError } from "./errors.js"
 import { exportLayer } from "./layers.js"
@@ -131,7 +131,9 @@ export const exportCommand = Command.make("export", options, (o) =>
     // s3:// output: export into a local work folder mirroring the remote manifests, then upload
     const s3Out = isS3Url(o.out) ? o.out : undefined
     const s3Endpoint = Option.getOrUndefined(o.s3Endpoint)
-    const out = s3Out ? yield* Effect.try({ try: () => workDirFor(parseS3Url(s3Out)), catch: (e) => new UserError({ message: (e as Error).message, exitCode: 2 }) }) : resolve(o.out)
+    if (s3Out) yield* Effect.try({ try: () => parseS3Url(s3Out), catch: (e) => new UserError({ message: (e as Error).message, exitCode: 2 }) })
+    // a work folder of this run's own (two jobs on one machine never share one), removed at the end
+    const out = s3Out ? yield* Effect.acquireRelease(newWorkDir, removeDir) : resolve(o.out)
     if (s3Out) yield* pullManifests(s3Out, out, s3Endpoint).pipe(Effect.mapError((e) => new UserError({ message: e.message })))
     let indexerUrl: string
     if (Option.isSome(o.indexerUrl)) {
@@ -167,7 +169,7 @@ export const exportCommand = Command.make("export", options, (o) =>
           }
         }
       ).pipe(
-        Effect.provide(exportLayer({ indexerUrl, out, limits: { concurrency: o.concurrency, rps: o.rps } })),
+        Effect.provide(exportLayer({ indexerUrl, out, limits: { concurrency: o.concurrency, rps: o.rps }, filesElsewhere: s3Out !== undefined })),
         Effect.mapError(exportFailure)
       )
       return
@@ -186,7 +188,7 @@ export const exportCommand = Command.make("export", options, (o) =>
       dryRun: o.dryRun,
       observer: progress.observer
     }).pipe(
-      Effect.provide(exportLayer({ indexerUrl, out, limits: { concurrency: o.concurrency, rps: o.rps } })),
+      Effect.provide(exportLayer({ indexerUrl, out, limits: { concurrency: o.concurrency, rps: o.rps }, filesElsewhere: s3Out !== undefined })),
       Effect.ensuring(Effect.sync(() => progress.stop())),
       Effect.mapError(exportFailure)
     )
@@ -210,7 +212,7 @@ export const exportCommand = Command.make("export", options, (o) =>
     })
     yield* Console.log(summaryTable(report.datasets, seconds))
     if (s3Out) {
-      const uploaded = yield* pushLake(out, s3Out, s3Endpoint).pipe(Effect.mapError((e) => new UserError({ message: `${e.message}. Committed files are kept in ${out}; rerun to upload.` })))
+      const uploaded = yield* pushLake(out, s3Out, s3Endpoint).pipe(Effect.mapError((e) => new UserError({ message: `${e.message}; nothing more was listed in the remote manifests: run the export again` })))
       yield* Console.log(`\nuploaded ${uploaded} files and the manifests to ${s3Out}`)
     }
     yield* Console.log(`\n${report.chainId} up to height ${report.tip} in ${seconds.toFixed(1)} s → ${s3Out ?? out} (run report in _runs/)`)

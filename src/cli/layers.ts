@@ -11,8 +11,8 @@ export const indexerLayer = (baseUrl: string, limits: LimiterConfig = DEFAULT_LI
   layerIndexerClient({ baseUrl, retry }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(), layerRequestLimiter(limits))))
 
 /** Everything `runExport` needs: the indexer as its Source (and its client), the Parquet sink and the checkpoints of `out`. */
-export const exportLayer = (options: { indexerUrl: string; out: string; limits?: LimiterConfig; retry?: RetryPolicy }) =>
+export const exportLayer = (options: { indexerUrl: string; out: string; limits?: LimiterConfig; retry?: RetryPolicy; filesElsewhere?: boolean }) =>
   Layer.mergeAll(
     layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(options.indexerUrl, options.limits, options.retry))),
-    layerLakeWriter(options.out)
+    layerLakeWriter(options.out, { filesElsewhere: options.filesElsewhere === true })
   )

@@ -4,6 +4,7 @@
  * three times) when the watermark moved under them or the rows did not add up; committed as one
  * file of the snapshot height, "exact" or "best-effort" in the manifest.
  */
+import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Stream } from "effect"
 import { Checkpoints, type CommittedFile, type CommittedSnapshot } from "../lake/Checkpoints.js"
@@ -74,8 +75,10 @@ export const snapshotInput = (params: SnapshotInput["params"], pageSize: number)
       readCommitted: (dataset, select) =>
         Effect.gen(function* () {
           const m = yield* checkpoints.get(dataset)
-          if (!m || m.files.length === 0) return []
-          const files = m.files.map((f) => sqlString(join(checkpoints.root, dataset, f.path))).join(", ")
+          // files here only: an S3 export's work folder holds what this run wrote, not the whole lake
+          const here = (m?.files ?? []).map((f) => join(checkpoints.root, dataset, f.path)).filter((p) => existsSync(p))
+          if (here.length === 0) return []
+          const files = here.map(sqlString).join(", ")
           return yield* sink.query(`WITH committed AS (SELECT * FROM read_parquet([${files}])) ${select}`)
         }).pipe(Effect.mapError((e): SourceFailure => e))
     }

@@ -83,7 +83,12 @@ const exists = (path: string) => stat(path).then(
   () => false
 )
 
-export const makeCheckpoints = (root: string) =>
+export interface CheckpointsOptions {
+  /** the committed files live elsewhere (an S3 export's work folder mirrors only the manifests): a listed file missing here is not a loss */
+  readonly filesElsewhere?: boolean
+}
+
+export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) =>
   Effect.gen(function* () {
     const writer = newWriterId()
     const staging = join(root, STAGING, writer)
@@ -161,7 +166,7 @@ export const makeCheckpoints = (root: string) =>
           const writers = await readdir(stagingRoot).catch(() => [] as Array<string>)
           for (const f of m.files) {
             const target = join(root, dataset, f.path)
-            if (await exists(target)) continue
+            if (options.filesElsewhere || (await exists(target))) continue
             const from = (
               await Promise.all(writers.map(async (w) => ((await exists(join(stagingRoot, w, dataset, f.path) + PENDING)) ? join(stagingRoot, w, dataset, f.path) + PENDING : undefined)))
             ).find((x) => x !== undefined)
@@ -330,4 +335,4 @@ export const makeCheckpoints = (root: string) =>
     return service
   })
 
-export const layerCheckpoints = (root: string) => Layer.scoped(Checkpoints, makeCheckpoints(root))
+export const layerCheckpoints = (root: string, options: CheckpointsOptions = {}) => Layer.scoped(Checkpoints, makeCheckpoints(root, options))

@@ -2,7 +2,7 @@
  * Object storage for users outgrowing one machine: uploads of a local folder's committed files to
  * `s3://bucket/prefix` through @aws-sdk/client-s3 (any S3-compatible store with --s3-endpoint).
  * Data files go first and manifests last, so a reader that trusts the manifest never sees a
- * partial upload. Credentials come from the usual AWS environment variables.
+ * partial upload. Credentials come from the AWS SDK's default chain.
  */
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3"
 import { readFile } from "node:fs/promises"
@@ -28,8 +28,8 @@ export const makeS3 = (endpoint?: string) =>
   new S3Client({
     region: process.env.AWS_REGION ?? "us-east-1",
     ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
-    // a local S3-compatible server needs some credentials; real stores use the environment's
-    ...(process.env.AWS_ACCESS_KEY_ID ? {} : { credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" } })
+    // credentials: the SDK's default chain (environment, profiles and SSO, web identity as in
+    // Kubernetes IRSA, instance and container roles), never fixed ones
   })
 
 const key = (loc: S3Location, rel: string) => (loc.prefix ? `${loc.prefix}/${rel}` : rel)

@@ -13,13 +13,19 @@ import { decodeLakeFile, Manifest } from "../lake/manifest.js"
 import type { ReleaseManifest } from "../publish/publish.js"
 import { download, exists, makeS3, parseS3Url, StorageError, upload, type S3Location } from "./s3.js"
 
-export const workDirFor = (loc: S3Location) => join(tmpdir(), "chain-lake-s3", loc.bucket, loc.prefix || "_root")
+/** A work folder for one export to S3: its own, so that two jobs on one machine never share one. */
+export const newWorkDir = Effect.promise(() => mkdtemp(join(tmpdir(), "chain-lake-s3-")))
+
+/** The lake's identity (`_lake.json`) travels with the manifests, so a run against another chain is refused on S3 too. */
+const IDENTITY = "_lake.json"
 
 /** Brings the remote manifests into the work folder, so a local export resumes where the remote lake ends. */
 export const pullManifests = (url: string, workDir: string, endpoint?: string) =>
   Effect.gen(function* () {
     const loc = yield* Effect.try({ try: () => parseS3Url(url), catch: (e) => e as StorageError })
     const s3 = makeS3(endpoint)
+    const identity = yield* download(s3, loc, IDENTITY)
+    if (identity !== undefined) yield* Effect.promise(() => writeFile(join(workDir, IDENTITY), identity))
     for (const d of LAKE_DATASETS) {
       const text = yield* download(s3, loc, `${d.name}/_manifest.json`)
       if (text === undefined) continue
@@ -54,6 +60,7 @@ export const pushLake = (workDir: string, url: string, endpoint?: string) =>
       yield* upload(s3, workDir, loc, [`${d.name}/_manifest.json`])
       uploaded += fresh.length
     }
+    if (yield* Effect.promise(() => readFile(join(workDir, IDENTITY)).then(() => true, () => false))) yield* upload(s3, workDir, loc, [IDENTITY])
     return uploaded
   })
 
