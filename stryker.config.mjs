@@ -20,12 +20,16 @@ export default {
     "src/engine/snapshot.ts",
     "src/engine/pageDecode.ts",
     "src/engine/commit.ts",
+    "src/engine/identity.ts",
     "src/sources/indexer.ts",
     "src/indexer/envelope.ts",
     "src/lake/RangeSet.ts",
-    // the commit protocol: files written atomically, manifests, the layout
+    // the commit protocol: files staged and committed under a lock, manifests, the layout, the lake's identity
     "src/lake/ParquetSink.ts",
     "src/lake/Checkpoints.ts",
+    "src/lake/lock.ts",
+    "src/lake/manifest.ts",
+    "src/lake/files.ts",
     "src/lake/layout.ts",
     // retry and limiter
     "src/http/retry.ts",

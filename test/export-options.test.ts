@@ -5,7 +5,7 @@
  * the chain cannot serve, explicit denoms and snapshots already committed, and the option errors.
  */
 import { Effect, Either } from "effect"
-import { readFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { exportLayer } from "../src/cli/layers.js"
@@ -379,6 +379,54 @@ describe("snapshot reads that cannot be trusted", () => {
       await expectDatasetMatches(out, lake.get("nft_collections")!)
       await expectDatasetMatches(out, lake.get("nft_tokens")!)
       expect(manifest(out, "nft_tokens").snapshots[0]).toMatchObject({ consistency: "exact", reads: 1, duplicates_dropped: 0 })
+    }
+  })
+})
+
+describe("the chain a lake holds", () => {
+  it("is recorded at the tip; another history or another chain id is refused before anything is written; the newest anchor still served decides", async () => {
+    const out = dirs.make()
+    await exportOk(out, { datasets: ["blocks"] })
+    const identityFile = join(out, "_lake.json")
+    const identity = JSON.parse(readFileSync(identityFile, "utf8"))
+    const tipHash = devnet.chain.blockHash(80)
+    expect(identity).toEqual({ format_version: 1, chain_id: "lake-evm-1", anchors: [{ height: 80, hash: tipHash }] })
+    const before = hashTree(out)
+    const reset = await startDevnet({ seed: 20, blocks: 80 })
+    const move = await startDevnet({ seed: 19, blocks: 80, vm: "move" })
+    try {
+      const otherHistory = await exportFrom(reset.indexerUrl, out, { datasets: ["blocks"] })
+      expect(Either.isLeft(otherHistory) && otherHistory.left._tag).toBe("LakeIdentityError")
+      expect(Either.isLeft(otherHistory) && otherHistory.left.message).toBe(
+        `${out} holds another history of chain lake-evm-1: block 80 is ${tipHash} there and ${reset.chain.blockHash(80)} on this indexer (a reset chain, or another network under the same id): export it into another --out`
+      )
+      const otherChain = await exportFrom(move.indexerUrl, out, { datasets: ["blocks"] })
+      expect(Either.isLeft(otherChain) && otherChain.left.message).toBe(`${out} holds chain lake-evm-1, but this indexer serves chain lake-move-1: export it into another --out`)
+      expect(hashTree(out)).toEqual(before)
+    } finally {
+      await reset.stop()
+      await move.stop()
+    }
+    // the newest anchor the indexer still serves decides: 80 (wrong here) is not served, 10 is right
+    writeFileSync(identityFile, JSON.stringify({ ...identity, anchors: [{ height: 10, hash: devnet.chain.blockHash(10) }, { height: 80, hash: "WRONG" }] }))
+    const pruned = await startProxy(devnet.indexerUrl, (req, forward) => (req.url.pathname === "/indexer/block/v1/blocks/80" ? { status: 404, body: "[NOT_FOUND] block not found" } : forward()))
+    try {
+      const notices: Array<string> = []
+      await exportOk(out, { datasets: ["blocks"], observer: { notice: (m) => notices.push(m) } }, pruned.url)
+      expect(notices.filter((n) => n.includes("could not check"))).toEqual([])
+      // served, 80 is wrong: refused
+      const wrong = await exportFrom(devnet.indexerUrl, out, { datasets: ["blocks"] })
+      expect(Either.isLeft(wrong) && wrong.left.message).toMatch(/block 80 is WRONG there/)
+      // none served: a notice, and the run goes on
+      writeFileSync(identityFile, JSON.stringify({ ...identity, anchors: [{ height: 80, hash: "WRONG" }] }))
+      await exportOk(out, { datasets: ["blocks"], observer: { notice: (m) => notices.push(m) } }, pruned.url)
+      expect(notices).toContain(`could not check that ${out} holds this chain's history: the indexer serves none of the heights it anchored`)
+      // a damaged identity file is an error naming it
+      writeFileSync(identityFile, JSON.stringify({ chain_id: 7 }))
+      const damaged = await exportFrom(devnet.indexerUrl, out, { datasets: ["blocks"] })
+      expect(Either.isLeft(damaged) && damaged.left.message).toMatch(new RegExp(`^cannot read ${identityFile.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}: damaged at `))
+    } finally {
+      await pruned.close()
     }
   })
 })
