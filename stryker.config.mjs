@@ -29,6 +29,7 @@ export default {
     "src/lake/Checkpoints.ts",
     "src/lake/lock.ts",
     "src/lake/manifest.ts",
+    "src/lake/commitLog.ts",
     "src/lake/files.ts",
     "src/lake/layout.ts",
     // retry and limiter

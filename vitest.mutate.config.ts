@@ -16,6 +16,7 @@ export const MUTATION_TESTS = [
   "test/errors.test.ts",
   "test/row-builders.test.ts",
   "test/registry.test.ts",
+  "test/commit-log.test.ts",
   "test/checkpoints.test.ts",
   "test/plan.test.ts",
   "test/schemas.test.ts",

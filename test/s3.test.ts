@@ -2,14 +2,15 @@
  * Object storage against a local S3-compatible server (s3rver, started here): an export to
  * s3://, resumed by a second run, and publish to s3:// + validate from s3://, tampering detected.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3"
 import S3rver from "s3rver"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { makeS3 } from "../src/storage/s3.js"
+import { expectLakeMatchesChain } from "./support/chain-model.js"
 import { runCli } from "./support/cli.js"
 
 let devnet: Devnet
@@ -40,11 +41,13 @@ describe("s3:// output and publishing", () => {
     const args = ["export", "--indexer-url", devnet.indexerUrl, "--out", "s3://lake/chain", "--s3-endpoint", endpoint, "--datasets", "blocks,txs"]
     const first = await runCli(args)
     expect(first.code, first.stderr).toBe(0)
-    expect(first.stdout).toMatch(/uploaded \d+ files and the manifests to s3:\/\/lake\/chain/)
+    expect(first.stdout).toMatch(/uploaded \d+ files and their commit-log entries to s3:\/\/lake\/chain/)
     const stored = await keys("chain/")
-    expect(stored).toContain("chain/blocks/_manifest.json")
-    const manifest = JSON.parse(await (await s3().send(new GetObjectCommand({ Bucket: "lake", Key: "chain/txs/_manifest.json" }))).Body!.transformToString())
-    for (const f of manifest.files) expect(stored).toContain(`chain/txs/${f.path}`)
+    const log = stored.filter((k) => k.startsWith("chain/txs/_log/"))
+    expect(log).toHaveLength(1)
+    const fragment = JSON.parse(await (await s3().send(new GetObjectCommand({ Bucket: "lake", Key: log[0] }))).Body!.transformToString())
+    expect(fragment.files.length).toBeGreaterThan(0)
+    for (const f of fragment.files) expect(stored).toContain(`chain/txs/${f.path}`)
     const again = await runCli(args)
     expect(again.code, again.stderr).toBe(0)
     expect(again.stdout).toMatch(/uploaded 0 files/)
@@ -59,6 +62,46 @@ describe("s3:// output and publishing", () => {
     }
     // each run works in a folder of its own, removed when it ends
     expect(readdirSync(tmpdir()).filter((f) => f.startsWith("chain-lake-s3-"))).toEqual([])
+  })
+
+  it("three jobs export disjoint height ranges into one prefix at once: every row once; a fourth over the whole range fetches nothing new", async () => {
+    const url = "s3://lake/jobs"
+    const job = (extra: ReadonlyArray<string>) =>
+      runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", url, "--s3-endpoint", endpoint, "--datasets", "blocks,txs", "--page-size", "25", ...extra])
+    const jobs = await Promise.all([
+      job(["--from-height", "1", "--to-height", "50"]),
+      job(["--from-height", "51", "--to-height", "100"]),
+      job(["--from-height", "101", "--to-height", "150"])
+    ])
+    for (const j of jobs) expect(j.code, j.stderr).toBe(0)
+    const whole = await job(["--to-height", "150"])
+    expect(whole.code, whole.stderr).toBe(0)
+    expect(whole.stdout).toMatch(/uploaded 0 files/)
+    // the lake on S3, brought here file by file as its commit log lists them, equals the chain
+    const local = mkdtempSync(join(tmpdir(), "chain-lake-s3jobs-"))
+    try {
+      for (const dataset of ["blocks", "txs"]) {
+        const fragments = (await keys(`jobs/${dataset}/_log/`)).sort()
+        expect(fragments).toHaveLength(3)
+        const files = []
+        const committed: Array<[number, number]> = []
+        for (const k of fragments) {
+          const f = JSON.parse(await (await s3().send(new GetObjectCommand({ Bucket: "lake", Key: k }))).Body!.transformToString())
+          files.push(...f.files)
+          committed.push(...f.committed)
+        }
+        for (const f of files) {
+          const body = await (await s3().send(new GetObjectCommand({ Bucket: "lake", Key: `jobs/${dataset}/${f.path}` }))).Body!.transformToByteArray()
+          mkdirSync(dirname(join(local, dataset, f.path)), { recursive: true })
+          writeFileSync(join(local, dataset, f.path), body)
+        }
+        const first = JSON.parse(await (await s3().send(new GetObjectCommand({ Bucket: "lake", Key: fragments[0] }))).Body!.transformToString())
+        writeFileSync(join(local, dataset, "_manifest.json"), JSON.stringify({ ...first, files, committed }))
+      }
+      await expectLakeMatchesChain(local, devnet, ["blocks", "txs"])
+    } finally {
+      rmSync(local, { recursive: true, force: true })
+    }
   })
 
   it("publishes to s3:// (manifest last), validates from s3://, and detects a tampered object", async () => {

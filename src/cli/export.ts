@@ -14,6 +14,7 @@ import { followExport } from "../engine/follow.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { isS3Url, parseS3Url } from "../storage/s3.js"
 import { newWorkDir, pullManifests, pushLake, removeDir } from "../storage/sync.js"
+import { newWriterId } from "../lake/lock.js"
 import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
 import { UserError } from "./errors.js"
 import { exportLayer } from "./layers.js"
@@ -134,7 +135,7 @@ export const exportCommand = Command.make("export", options, (o) =>
     if (s3Out) yield* Effect.try({ try: () => parseS3Url(s3Out), catch: (e) => new UserError({ message: (e as Error).message, exitCode: 2 }) })
     // a work folder of this run's own (two jobs on one machine never share one), removed at the end
     const out = s3Out ? yield* Effect.acquireRelease(newWorkDir, removeDir) : resolve(o.out)
-    if (s3Out) yield* pullManifests(s3Out, out, s3Endpoint).pipe(Effect.mapError((e) => new UserError({ message: e.message })))
+    const pulled = s3Out ? yield* pullManifests(s3Out, out, s3Endpoint).pipe(Effect.mapError((e) => new UserError({ message: e.message }))) : new Map()
     let indexerUrl: string
     if (Option.isSome(o.indexerUrl)) {
       indexerUrl = yield* checkUrl("--indexer-url", o.indexerUrl.value)
@@ -212,8 +213,10 @@ export const exportCommand = Command.make("export", options, (o) =>
     })
     yield* Console.log(summaryTable(report.datasets, seconds))
     if (s3Out) {
-      const uploaded = yield* pushLake(out, s3Out, s3Endpoint).pipe(Effect.mapError((e) => new UserError({ message: `${e.message}; nothing more was listed in the remote manifests: run the export again` })))
-      yield* Console.log(`\nuploaded ${uploaded} files and the manifests to ${s3Out}`)
+      const uploaded = yield* pushLake(out, s3Out, pulled, newWriterId(), s3Endpoint).pipe(
+        Effect.mapError((e) => new UserError({ message: `${e.message}: run the export again (it fetches what the remote lake lacks)` }))
+      )
+      yield* Console.log(`\nuploaded ${uploaded} files and their commit-log entries to ${s3Out}`)
     }
     yield* Console.log(`\n${report.chainId} up to height ${report.tip} in ${seconds.toFixed(1)} s → ${s3Out ?? out} (run report in _runs/)`)
   }).pipe(Effect.scoped, Effect.onInterrupt(() => Console.error(INTERRUPTED)))

@@ -20,7 +20,7 @@ import { dirname, join } from "node:path"
 import { Context, Data, Effect, Either, Layer } from "effect"
 import type { Column } from "./columns.js"
 import { listFiles } from "./files.js"
-import { CommittedFile, CommittedSnapshot, decodeLakeFile, LakeIdentity, Manifest } from "./manifest.js"
+import { CommittedFile, CommittedSnapshot, decodeLakeFile, LakeIdentity, Manifest, mergeSnapshot } from "./manifest.js"
 import { newWriterId, withLockFile, writerGone, type LockError } from "./lock.js"
 import { normalize, subtract, total, type Range } from "./RangeSet.js"
 import { snapshotDir, snapshotFile, snapshotHeightOf } from "./layout.js"
@@ -293,15 +293,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             // part numbers are given here, under the lock, so two writers completing one snapshot never collide
             const atHeight = m.files.filter((f) => snapshotHeightOf(f.path) === snapshot.snapshot_height).length
             const named = files.map((f, i) => ({ ...f, path: snapshotFile(snapshot.snapshot_height, atHeight + i) }))
-            const merged: CommittedSnapshot = prior
-              ? {
-                  ...snapshot,
-                  rows: prior.rows + snapshot.rows,
-                  duplicates_dropped: prior.duplicates_dropped + snapshot.duplicates_dropped,
-                  lists: [...prior.lists, ...snapshot.lists],
-                  consistency: prior.consistency === "exact" && snapshot.consistency === "exact" ? "exact" : "best-effort"
-                }
-              : snapshot
+            const merged: CommittedSnapshot = prior ? mergeSnapshot(prior, snapshot) : snapshot
             yield* write({
               ...m,
               files: [...m.files, ...named],

@@ -42,6 +42,15 @@ export const CommittedSnapshot = Schema.Struct({
 })
 export type CommittedSnapshot = typeof CommittedSnapshot.Type
 
+/** A snapshot completed by a later commit (more lists): lists and counts add up; exact only when both parts are. */
+export const mergeSnapshot = (prior: CommittedSnapshot, later: CommittedSnapshot): CommittedSnapshot => ({
+  ...later,
+  rows: prior.rows + later.rows,
+  duplicates_dropped: prior.duplicates_dropped + later.duplicates_dropped,
+  lists: [...prior.lists, ...later.lists],
+  consistency: prior.consistency === "exact" && later.consistency === "exact" ? "exact" : "best-effort"
+})
+
 export const Manifest = Schema.Struct({
   dataset: Schema.String,
   format_version: Schema.Literal(1),

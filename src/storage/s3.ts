@@ -4,7 +4,7 @@
  * Data files go first and manifests last, so a reader that trusts the manifest never sees a
  * partial upload. Credentials come from the AWS SDK's default chain.
  */
-import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3"
+import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from "@aws-sdk/client-s3"
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Data, Effect } from "effect"
@@ -77,3 +77,26 @@ export const upload = (s3: S3Client, dir: string, loc: S3Location, files: Readon
       }),
     { concurrency, discard: true }
   )
+
+/** Keys under `rel` (a folder, with its trailing slash), relative to it, in name order. */
+export const list = (s3: S3Client, loc: S3Location, rel: string) =>
+  Effect.tryPromise({
+    try: async () => {
+      const out: Array<string> = []
+      let token: string | undefined
+      do {
+        const r = await s3.send(new ListObjectsV2Command({ Bucket: loc.bucket, Prefix: key(loc, rel), ContinuationToken: token }))
+        for (const c of r.Contents ?? []) if (c.Key) out.push(c.Key.slice(key(loc, rel).length))
+        token = r.IsTruncated ? r.NextContinuationToken : undefined
+      } while (token)
+      return out.sort()
+    },
+    catch: fail(`cannot list s3://${loc.bucket}/${key(loc, rel)}`)
+  })
+
+/** Writes one object from memory. */
+export const put = (s3: S3Client, loc: S3Location, rel: string, body: string) =>
+  Effect.tryPromise({
+    try: () => s3.send(new PutObjectCommand({ Bucket: loc.bucket, Key: key(loc, rel), Body: body })),
+    catch: fail(`upload to s3://${loc.bucket}/${key(loc, rel)} failed`)
+  })

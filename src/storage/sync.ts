@@ -1,6 +1,6 @@
 /**
  * Lake ↔ S3: an export to `s3://…` runs in a local work folder that mirrors the remote manifests,
- * then uploads what the manifests committed and the remote lacks, each dataset's manifest last.
+ * then uploads what it committed, each dataset's files and then its commit-log fragment.
  * A release published to `s3://…` is built locally, then uploaded with manifest.json last.
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
@@ -11,7 +11,9 @@ import { LAKE_DATASETS } from "../analytics/Analytics.js"
 import { listFiles, pathInside } from "../lake/files.js"
 import { decodeLakeFile, Manifest } from "../lake/manifest.js"
 import type { ReleaseManifest } from "../publish/publish.js"
-import { download, exists, makeS3, parseS3Url, StorageError, upload, type S3Location } from "./s3.js"
+import type { S3Client } from "@aws-sdk/client-s3"
+import { fragmentName, fragmentOf, mergeFragment } from "../lake/commitLog.js"
+import { download, exists, list, makeS3, parseS3Url, put, StorageError, upload, type S3Location } from "./s3.js"
 
 /** A work folder for one export to S3: its own, so that two jobs on one machine never share one. */
 export const newWorkDir = Effect.promise(() => mkdtemp(join(tmpdir(), "chain-lake-s3-")))
@@ -19,22 +21,44 @@ export const newWorkDir = Effect.promise(() => mkdtemp(join(tmpdir(), "chain-lak
 /** The lake's identity (`_lake.json`) travels with the manifests, so a run against another chain is refused on S3 too. */
 const IDENTITY = "_lake.json"
 
-/** Brings the remote manifests into the work folder, so a local export resumes where the remote lake ends. */
+/** The commit log of a dataset on S3: one fragment per commit of a writer (src/lake/commitLog.ts). */
+const logOf = (dataset: string) => `${dataset}/_log/`
+
+/** A dataset's manifest on S3: `_manifest.json` (from older versions) merged with the commit log's fragments in name order; and which fragments were not taken. */
+const remoteManifest = (s3: S3Client, loc: S3Location, dataset: string) =>
+  Effect.gen(function* () {
+    const where = (rel: string) => `s3://${loc.bucket}/${loc.prefix ? loc.prefix + "/" : ""}${rel}`
+    const baseText = yield* download(s3, loc, `${dataset}/_manifest.json`)
+    let manifest = baseText === undefined ? undefined : yield* decodeManifest(where(`${dataset}/_manifest.json`), baseText)
+    const rejected: Array<string> = []
+    for (const name of yield* list(s3, loc, logOf(dataset))) {
+      const text = yield* download(s3, loc, logOf(dataset) + name)
+      if (text === undefined) continue
+      const merged = mergeFragment(manifest, yield* decodeManifest(where(logOf(dataset) + name), text))
+      if (merged) manifest = merged
+      else rejected.push(name)
+    }
+    return { manifest, rejected }
+  })
+
+/** Brings the remote manifests (and the lake's identity) into the work folder, so a local export resumes where the remote lake ends; returns them, to tell later what the run added. */
 export const pullManifests = (url: string, workDir: string, endpoint?: string) =>
   Effect.gen(function* () {
     const loc = yield* Effect.try({ try: () => parseS3Url(url), catch: (e) => e as StorageError })
     const s3 = makeS3(endpoint)
     const identity = yield* download(s3, loc, IDENTITY)
     if (identity !== undefined) yield* Effect.promise(() => writeFile(join(workDir, IDENTITY), identity))
+    const pulled = new Map<string, Manifest>()
     for (const d of LAKE_DATASETS) {
-      const text = yield* download(s3, loc, `${d.name}/_manifest.json`)
-      if (text === undefined) continue
-      yield* decodeManifest(`s3://${loc.bucket}/${loc.prefix}/${d.name}/_manifest.json`, text)
+      const { manifest } = yield* remoteManifest(s3, loc, d.name)
+      if (!manifest) continue
+      pulled.set(d.name, manifest)
       yield* Effect.promise(async () => {
         await mkdir(join(workDir, d.name), { recursive: true })
-        await writeFile(join(workDir, d.name, "_manifest.json"), text)
+        await writeFile(join(workDir, d.name, "_manifest.json"), JSON.stringify(manifest, null, 1))
       })
     }
+    return pulled
   })
 
 const decodeManifest = (where: string, text: string) =>
@@ -43,24 +67,35 @@ const decodeManifest = (where: string, text: string) =>
     onRight: Effect.succeed
   })
 
-/** Uploads committed files the remote manifests do not list yet, then each dataset's manifest. */
-export const pushLake = (workDir: string, url: string, endpoint?: string) =>
+/**
+ * Uploads what this run committed beyond what it pulled: the files, then one commit-log fragment
+ * per dataset (never overwriting another writer's), then reads the log back: a fragment another
+ * writer's overlapping one preceded was not taken, and the run fails saying so. Many jobs can
+ * export disjoint ranges into one prefix at once.
+ */
+export const pushLake = (workDir: string, url: string, pulled: ReadonlyMap<string, Manifest>, writer: string, endpoint?: string) =>
   Effect.gen(function* () {
     const loc = yield* Effect.try({ try: () => parseS3Url(url), catch: (e) => e as StorageError })
     const s3 = makeS3(endpoint)
     let uploaded = 0
+    const written: Array<{ dataset: string; name: string }> = []
     for (const d of LAKE_DATASETS) {
       const localText = yield* Effect.promise(() => readFile(join(workDir, d.name, "_manifest.json"), "utf8").catch(() => undefined))
       if (localText === undefined) continue
-      const local = yield* decodeManifest(`${workDir}/${d.name}/_manifest.json`, localText)
-      const remoteText = yield* download(s3, loc, `${d.name}/_manifest.json`)
-      const remote = new Set(remoteText ? (yield* decodeManifest(`s3://${loc.bucket}/${loc.prefix}/${d.name}/_manifest.json`, remoteText)).files.map((f) => f.path) : [])
-      const fresh = local.files.filter((f) => !remote.has(f.path)).map((f) => `${d.name}/${f.path}`)
-      yield* upload(s3, workDir, loc, fresh)
-      yield* upload(s3, workDir, loc, [`${d.name}/_manifest.json`])
-      uploaded += fresh.length
+      const fragment = fragmentOf(yield* decodeManifest(`${workDir}/${d.name}/_manifest.json`, localText), pulled.get(d.name))
+      if (!fragment) continue
+      yield* upload(s3, workDir, loc, fragment.files.map((f) => `${d.name}/${f.path}`))
+      const name = fragmentName(new Date(), writer)
+      yield* put(s3, loc, logOf(d.name) + name, JSON.stringify(fragment, null, 1))
+      written.push({ dataset: d.name, name })
+      uploaded += fragment.files.length
     }
     if (yield* Effect.promise(() => readFile(join(workDir, IDENTITY)).then(() => true, () => false))) yield* upload(s3, workDir, loc, [IDENTITY])
+    for (const w of written) {
+      const { rejected } = yield* remoteManifest(s3, loc, w.dataset)
+      if (rejected.includes(w.name))
+        return yield* new StorageError({ message: `another job committed part of the same ${w.dataset} ranges to ${url} first, so this run's commit of them was not taken` })
+    }
     return uploaded
   })
 

@@ -1,0 +1,65 @@
+/**
+ * The commit log of a lake on S3 (src/lake/commitLog.ts): fragments merge in order, one that
+ * overlaps what came before is not taken, and a run's fragment holds exactly what it added.
+ */
+import { describe, expect, it } from "vitest"
+import { fragmentName, fragmentOf, mergeFragment } from "../src/lake/commitLog.js"
+import type { CommittedFile, CommittedSnapshot, Manifest } from "../src/lake/manifest.js"
+
+const file = (path: string): CommittedFile => ({ path, rows: 2, bytes: 10, sha256: "cd".repeat(32), min_height: 1, max_height: 2, committed_at: "2026-01-01T00:00:00.000Z" })
+const manifest = (files: Array<string>, committed: Array<[number, number]>, snapshots: Array<CommittedSnapshot> = []): Manifest => ({
+  dataset: "blocks",
+  format_version: 1,
+  unit: "height",
+  columns: [{ name: "height", type: "BIGINT" }],
+  files: files.map(file),
+  committed,
+  snapshots
+})
+const snap = (height: number, lists: Array<string>, rows: number, consistency: "exact" | "best-effort" = "exact"): CommittedSnapshot => ({
+  snapshot_height: height,
+  snapshot_time: "t",
+  consistency,
+  watermark_before: height,
+  watermark_after: height,
+  rows,
+  duplicates_dropped: 0,
+  reads: 1,
+  lists
+})
+
+describe("commit log", () => {
+  it("merges disjoint fragments; one overlapping a range, a snapshot list or a file before it is not taken", () => {
+    const a = mergeFragment(undefined, manifest(["a.parquet"], [[1, 51]]))!
+    const ab = mergeFragment(a, manifest(["b.parquet"], [[51, 101]]))!
+    expect(ab.committed).toEqual([[1, 101]])
+    expect(ab.files.map((f) => f.path)).toEqual(["a.parquet", "b.parquet"])
+    expect(mergeFragment(ab, manifest(["c.parquet"], [[100, 120]]))).toBeUndefined()
+    expect(mergeFragment(ab, manifest(["a.parquet"], [[200, 210]]))).toBeUndefined()
+    expect(mergeFragment(ab, manifest(["c.parquet"], [[101, 120]]))?.committed).toEqual([[1, 120]])
+    const s = mergeFragment(undefined, manifest(["s0.parquet"], [], [snap(5, ["uinit"], 3)]))!
+    expect(mergeFragment(s, manifest(["s1.parquet"], [], [snap(5, ["uinit"], 3)]))).toBeUndefined()
+    expect(mergeFragment(s, manifest(["s1.parquet"], [], [snap(5, ["uusdc"], 4, "best-effort")]))?.snapshots).toEqual([{ ...snap(5, ["uinit", "uusdc"], 7), consistency: "best-effort" }])
+    expect(mergeFragment(s, manifest(["s1.parquet"], [], [snap(6, ["uinit"], 1)]))?.snapshots.map((x) => x.snapshot_height)).toEqual([5, 6])
+  })
+
+  it("a run's fragment holds what it added beyond what it pulled, and nothing when it added nothing", () => {
+    const pulled = manifest(["a.parquet"], [[1, 51]], [snap(5, ["uinit"], 3)])
+    const local = manifest(["a.parquet", "b.parquet"], [[1, 101]], [snap(5, ["uinit", "uusdc"], 7), snap(9, ["uinit"], 2)])
+    const fragment = fragmentOf(local, pulled)!
+    expect(fragment.files.map((f) => f.path)).toEqual(["b.parquet"])
+    expect(fragment.committed).toEqual([[51, 101]])
+    expect(fragment.snapshots).toEqual([{ ...snap(5, ["uusdc"], 4) }, snap(9, ["uinit"], 2)])
+    expect(fragmentOf(pulled, pulled)).toBeUndefined()
+    expect(fragmentOf(local, undefined)).toEqual(local)
+    // merging the fragment into what was pulled gives the run's manifest back
+    expect(mergeFragment(pulled, fragment)?.committed).toEqual(local.committed)
+  })
+
+  it("fragment names sort by time and differ by writer", () => {
+    const at = new Date(1_700_000_000_000)
+    expect(fragmentName(at, "host-1-ab")).toBe("001700000000000-host-1-ab.json")
+    expect(fragmentName(new Date(999), "w") < fragmentName(at, "w")).toBe(true)
+    expect(fragmentName(at, "a/b")).toBe("001700000000000-a_b.json")
+  })
+})
