@@ -6,10 +6,12 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3"
+import { Effect } from "effect"
+import { randomBytes } from "node:crypto"
 import S3rver from "s3rver"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
-import { makeS3 } from "../src/storage/s3.js"
+import { makeS3, upload } from "../src/storage/s3.js"
 import { expectLakeMatchesChain } from "./support/chain-model.js"
 import { runCli } from "./support/cli.js"
 
@@ -99,6 +101,34 @@ describe("s3:// output and publishing", () => {
         writeFileSync(join(local, dataset, "_manifest.json"), JSON.stringify({ ...first, files, committed }))
       }
       await expectLakeMatchesChain(local, devnet, ["blocks", "txs"])
+    } finally {
+      rmSync(local, { recursive: true, force: true })
+    }
+  })
+
+  it("a file larger than one part goes up as a multipart upload and comes back byte for byte", async () => {
+    const local = mkdtempSync(join(tmpdir(), "chain-lake-s3big-"))
+    try {
+      const big = randomBytes(20 * 1024 * 1024 + 123)
+      mkdirSync(join(local, "txs"))
+      writeFileSync(join(local, "txs", "big.parquet"), big)
+      // the commands the upload sends, as the client sees them
+      const client = s3()
+      const commands: Array<string> = []
+      client.middlewareStack.add(
+        (next, context) => (args) => {
+          commands.push(String(context.commandName))
+          return next(args)
+        },
+        { step: "initialize" }
+      )
+      await Effect.runPromise(upload(client, local, { bucket: "lake", prefix: "big" }, ["txs/big.parquet"]))
+      // 20 MB in 8 MB parts: three parts, never one PUT
+      expect(commands.filter((c) => c === "UploadPartCommand")).toHaveLength(3)
+      expect(commands).toContain("CompleteMultipartUploadCommand")
+      expect(commands).not.toContain("PutObjectCommand")
+      const back = Buffer.from(await (await s3().send(new GetObjectCommand({ Bucket: "lake", Key: "big/txs/big.parquet" }))).Body!.transformToByteArray())
+      expect(back.equals(big)).toBe(true)
     } finally {
       rmSync(local, { recursive: true, force: true })
     }

@@ -5,7 +5,7 @@
  * partial upload. Credentials come from the AWS SDK's default chain.
  */
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from "@aws-sdk/client-s3"
-import { readFile } from "node:fs/promises"
+import { createReadStream } from "node:fs"
 import { join } from "node:path"
 import { Data, Effect } from "effect"
 
@@ -64,14 +64,18 @@ export const download = (s3: S3Client, loc: S3Location, rel: string) =>
     catch: fail(`cannot read s3://${loc.bucket}/${key(loc, rel)}`)
   })
 
-/** Uploads `files` (relative to `dir`) in order; callers put manifests last. */
+/**
+ * Uploads `files` (relative to `dir`), streamed from disk; a file past one part (8 MB) goes up as
+ * a multipart upload (parts retried one by one, no 5 GB single-PUT cap). Callers put manifests last.
+ */
 export const upload = (s3: S3Client, dir: string, loc: S3Location, files: ReadonlyArray<string>, concurrency = 4) =>
   Effect.forEach(
     files,
     (rel) =>
       Effect.tryPromise({
         try: async () => {
-          await s3.send(new PutObjectCommand({ Bucket: loc.bucket, Key: key(loc, rel), Body: await readFile(join(dir, rel)) }))
+          const { Upload } = await import("@aws-sdk/lib-storage")
+          await new Upload({ client: s3, params: { Bucket: loc.bucket, Key: key(loc, rel), Body: createReadStream(join(dir, rel)) }, partSize: 8 * 1024 * 1024, queueSize: 2 }).done()
         },
         catch: fail(`upload of ${rel} to s3://${loc.bucket}/${key(loc, rel)} failed`)
       }),
