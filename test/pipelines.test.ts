@@ -1,5 +1,5 @@
 /** `chain-lake run`: a pipeline once, on a cron schedule, and never two runs on one folder at a time. */
-import { readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
@@ -44,6 +44,20 @@ describe("chain-lake run", () => {
     const stale = await runCli(["run", "route-quotes", "--out", out, ...urls()])
     expect(stale.code, stale.stderr).toBe(0)
     expect(stale.stdout).toMatch(/route-quotes: ok — route_quotes \+80/)
+    // an empty lock file (its writer killed between create and write): taken over once it is not brand new
+    const lock = join(out, ".chain-lake.lock")
+    writeFileSync(lock, "")
+    // "just written" as the run sees it (the CLI's start-up takes longer than the 2 s grace)
+    const soon = new Date(Date.now() + 30_000)
+    utimesSync(lock, soon, soon)
+    const young = await runCli(["run", "route-quotes", "--out", out, ...urls()])
+    expect(young.code).toBe(1)
+    expect(young.stderr.trim()).toBe(`chain-lake: error: ${out} is being locked by another run right now; runs never overlap: wait for it or stop it`)
+    writeFileSync(lock, "")
+    const old = new Date(Date.now() - 10_000)
+    utimesSync(lock, old, old)
+    const empty = await runCli(["run", "route-quotes", "--out", out, ...urls()])
+    expect(empty.code, empty.stderr).toBe(0)
   })
 
   it("--schedule runs on the pipeline's cron (here every second) and reports each run", async () => {

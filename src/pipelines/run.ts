@@ -4,7 +4,7 @@
  * succeeded or failed. `schedulePipeline` repeats runs on the definition's cron; a failed run is
  * reported and the next tick tries again.
  */
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises"
+import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Cron, Data, Effect, Either, Layer, Schedule } from "effect"
@@ -29,6 +29,18 @@ const PIPELINES_DIR = fileURLToPath(new URL("../../pipelines/", import.meta.url)
 const LOCK = ".chain-lake.lock"
 
 
+/** The run lock's holder; an empty or damaged lock is nobody's, unless it is seconds old (its writer may be writing it now). */
+const readHolder = async (path: string): Promise<{ pid?: number; pipeline?: string; started?: string } | "being written"> => {
+  const [text, info] = await Promise.all([readFile(path, "utf8").catch(() => ""), stat(path).catch(() => undefined)])
+  try {
+    const parsed = JSON.parse(text) as { pid?: unknown; pipeline?: string; started?: string }
+    if (typeof parsed.pid === "number") return { pid: parsed.pid, pipeline: parsed.pipeline, started: parsed.started }
+  } catch {
+    // empty or damaged: below
+  }
+  return info && Date.now() - info.mtimeMs < 2_000 ? "being written" : {}
+}
+
 /** Takes OUT's lock (or fails naming its holder); a lock whose process is gone is taken over. */
 export const acquireLock = (out: string, pipeline: string) =>
   Effect.acquireRelease(
@@ -42,9 +54,13 @@ export const acquireLock = (out: string, pipeline: string) =>
             return path
           } catch (e) {
             if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
-            const holder = JSON.parse(await readFile(path, "utf8").catch(() => "{}")) as { pid?: number; pipeline?: string; started?: string }
-            if (holder.pid && alive(holder.pid)) throw new LockedError({ message: `${out} is being written by pipeline ${holder.pipeline ?? "?"} (pid ${holder.pid}, since ${holder.started}); runs never overlap: wait for it or stop it` })
-            await rm(path, { force: true }) // stale: its process is gone
+            const holder = await readHolder(path)
+            if (holder === "being written")
+              throw new LockedError({ message: `${out} is being locked by another run right now; runs never overlap: wait for it or stop it` })
+            // a holder with this very pid is a process before us (a container restarted as pid 1): stale
+            if (holder.pid && holder.pid !== process.pid && alive(holder.pid))
+              throw new LockedError({ message: `${out} is being written by pipeline ${holder.pipeline ?? "?"} (pid ${holder.pid}, since ${holder.started}); runs never overlap: wait for it or stop it` })
+            await rm(path, { force: true }) // stale: its process is gone, or the file was left empty or damaged
           }
         }
         throw new LockedError({ message: `could not take the lock ${path}` })
