@@ -1,9 +1,9 @@
 /**
  * The commit log of a lake on S3 (src/lake/commitLog.ts): fragments merge in order, one that
- * overlaps what came before is not taken, and a run's fragment holds exactly what it added.
+ * overlaps what came before is not taken, and names never collide.
  */
 import { describe, expect, it } from "vitest"
-import { fragmentName, fragmentOf, mergeFragment } from "../src/lake/commitLog.js"
+import { fragmentName, mergeFragment } from "../src/lake/commitLog.js"
 import type { CommittedFile, CommittedSnapshot, Manifest } from "../src/lake/manifest.js"
 
 const file = (path: string): CommittedFile => ({ path, rows: 2, bytes: 10, sha256: "cd".repeat(32), min_height: 1, max_height: 2, committed_at: "2026-01-01T00:00:00.000Z" })
@@ -43,23 +43,11 @@ describe("commit log", () => {
     expect(mergeFragment(s, manifest(["s1.parquet"], [], [snap(6, ["uinit"], 1)]))?.snapshots.map((x) => x.snapshot_height)).toEqual([5, 6])
   })
 
-  it("a run's fragment holds what it added beyond what it pulled, and nothing when it added nothing", () => {
-    const pulled = manifest(["a.parquet"], [[1, 51]], [snap(5, ["uinit"], 3)])
-    const local = manifest(["a.parquet", "b.parquet"], [[1, 101]], [snap(5, ["uinit", "uusdc"], 7), snap(9, ["uinit"], 2)])
-    const fragment = fragmentOf(local, pulled)!
-    expect(fragment.files.map((f) => f.path)).toEqual(["b.parquet"])
-    expect(fragment.committed).toEqual([[51, 101]])
-    expect(fragment.snapshots).toEqual([{ ...snap(5, ["uusdc"], 4) }, snap(9, ["uinit"], 2)])
-    expect(fragmentOf(pulled, pulled)).toBeUndefined()
-    expect(fragmentOf(local, undefined)).toEqual(local)
-    // merging the fragment into what was pulled gives the run's manifest back
-    expect(mergeFragment(pulled, fragment)?.committed).toEqual(local.committed)
-  })
-
-  it("fragment names sort by time and differ by writer", () => {
+  it("fragment names sort by time and differ by writer and by each commit of a writer", () => {
     const at = new Date(1_700_000_000_000)
-    expect(fragmentName(at, "host-1-ab")).toBe("001700000000000-host-1-ab.json")
-    expect(fragmentName(new Date(999), "w") < fragmentName(at, "w")).toBe(true)
-    expect(fragmentName(at, "a/b")).toBe("001700000000000-a_b.json")
+    expect(fragmentName(at, "host-1-ab", 7)).toBe("001700000000000-host-1-ab-000007.json")
+    expect(fragmentName(new Date(999), "w", 1) < fragmentName(at, "w", 0)).toBe(true)
+    expect(fragmentName(at, "w", 1) > fragmentName(at, "w", 0)).toBe(true)
+    expect(fragmentName(at, "a/b", 0)).toBe("001700000000000-a_b-000000.json")
   })
 })

@@ -13,7 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { makeS3, upload } from "../src/storage/s3.js"
 import { expectLakeMatchesChain } from "./support/chain-model.js"
-import { runCli } from "./support/cli.js"
+import { BIN, runCli } from "./support/cli.js"
+import { spawn } from "node:child_process"
+import { mergeFragment } from "../src/lake/commitLog.js"
+import type { Manifest } from "../src/lake/manifest.js"
 
 let devnet: Devnet
 let server: S3rver
@@ -38,6 +41,31 @@ afterAll(async () => {
 const s3 = () => makeS3(endpoint)
 const keys = async (prefix: string) => ((await s3().send(new ListObjectsV2Command({ Bucket: "lake", Prefix: prefix }))).Contents ?? []).map((c) => c.Key!)
 
+
+/** The lake under `prefix`, brought here file by file as its commit log lists them (merged in order), equals the chain. */
+const expectRemoteLakeMatchesChain = async (prefix: string, datasets: ReadonlyArray<string>, chainOf: Devnet = devnet) => {
+  const local = mkdtempSync(join(tmpdir(), "chain-lake-s3pull-"))
+  try {
+    for (const dataset of datasets) {
+      let manifest: Manifest | undefined
+      for (const k of (await keys(`${prefix}/${dataset}/_log/`)).sort()) {
+        const fragment = JSON.parse(await (await s3().send(new GetObjectCommand({ Bucket: "lake", Key: k }))).Body!.transformToString())
+        manifest = mergeFragment(manifest, fragment) ?? manifest
+      }
+      expect(manifest, `${dataset} has a commit log`).toBeDefined()
+      for (const f of manifest!.files) {
+        const body = await (await s3().send(new GetObjectCommand({ Bucket: "lake", Key: `${prefix}/${dataset}/${f.path}` }))).Body!.transformToByteArray()
+        mkdirSync(dirname(join(local, dataset, f.path)), { recursive: true })
+        writeFileSync(join(local, dataset, f.path), body)
+      }
+      writeFileSync(join(local, dataset, "_manifest.json"), JSON.stringify(manifest))
+    }
+    await expectLakeMatchesChain(local, chainOf, datasets)
+  } finally {
+    rmSync(local, { recursive: true, force: true })
+  }
+}
+
 describe("s3:// output and publishing", () => {
   it("exports to s3://, manifests and files uploaded; a second run uploads nothing new", async () => {
     const args = ["export", "--indexer-url", devnet.indexerUrl, "--out", "s3://lake/chain", "--s3-endpoint", endpoint, "--datasets", "blocks,txs"]
@@ -45,11 +73,14 @@ describe("s3:// output and publishing", () => {
     expect(first.code, first.stderr).toBe(0)
     expect(first.stdout).toMatch(/uploaded \d+ files and their commit-log entries to s3:\/\/lake\/chain/)
     const stored = await keys("chain/")
+    // one commit-log fragment per commit, each file it lists uploaded
     const log = stored.filter((k) => k.startsWith("chain/txs/_log/"))
-    expect(log).toHaveLength(1)
-    const fragment = JSON.parse(await (await s3().send(new GetObjectCommand({ Bucket: "lake", Key: log[0] }))).Body!.transformToString())
-    expect(fragment.files.length).toBeGreaterThan(0)
-    for (const f of fragment.files) expect(stored).toContain(`chain/txs/${f.path}`)
+    expect(log.length).toBeGreaterThan(0)
+    for (const k of log) {
+      const fragment = JSON.parse(await (await s3().send(new GetObjectCommand({ Bucket: "lake", Key: k }))).Body!.transformToString())
+      expect(fragment.files.length).toBeGreaterThan(0)
+      for (const f of fragment.files) expect(stored).toContain(`chain/txs/${f.path}`)
+    }
     const again = await runCli(args)
     expect(again.code, again.stderr).toBe(0)
     expect(again.stdout).toMatch(/uploaded 0 files/)
@@ -79,30 +110,28 @@ describe("s3:// output and publishing", () => {
     const whole = await job(["--to-height", "150"])
     expect(whole.code, whole.stderr).toBe(0)
     expect(whole.stdout).toMatch(/uploaded 0 files/)
-    // the lake on S3, brought here file by file as its commit log lists them, equals the chain
-    const local = mkdtempSync(join(tmpdir(), "chain-lake-s3jobs-"))
+    await expectRemoteLakeMatchesChain("jobs", ["blocks", "txs"])
+  })
+
+  it("a run killed mid-export keeps every commit it uploaded; the rerun completes the lake exactly", async () => {
+    const slow = await startDevnet({ seed: 71, blocks: 150, latencyMs: 20 })
     try {
-      for (const dataset of ["blocks", "txs"]) {
-        const fragments = (await keys(`jobs/${dataset}/_log/`)).sort()
-        expect(fragments).toHaveLength(3)
-        const files = []
-        const committed: Array<[number, number]> = []
-        for (const k of fragments) {
-          const f = JSON.parse(await (await s3().send(new GetObjectCommand({ Bucket: "lake", Key: k }))).Body!.transformToString())
-          files.push(...f.files)
-          committed.push(...f.committed)
-        }
-        for (const f of files) {
-          const body = await (await s3().send(new GetObjectCommand({ Bucket: "lake", Key: `jobs/${dataset}/${f.path}` }))).Body!.transformToByteArray()
-          mkdirSync(dirname(join(local, dataset, f.path)), { recursive: true })
-          writeFileSync(join(local, dataset, f.path), body)
-        }
-        const first = JSON.parse(await (await s3().send(new GetObjectCommand({ Bucket: "lake", Key: fragments[0] }))).Body!.transformToString())
-        writeFileSync(join(local, dataset, "_manifest.json"), JSON.stringify({ ...first, files, committed }))
-      }
-      await expectLakeMatchesChain(local, devnet, ["blocks", "txs"])
+      const args = ["export", "--indexer-url", slow.indexerUrl, "--out", "s3://lake/killed", "--s3-endpoint", endpoint, "--datasets", "blocks,txs", "--page-size", "10", "--concurrency", "2"]
+      const child = spawn(process.execPath, [BIN, ...args], { stdio: "ignore" })
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+      // killed once two commits are up
+      while ((await keys("killed/txs/_log/")).length + (await keys("killed/blocks/_log/")).length < 2) await new Promise((r) => setTimeout(r, 20))
+      child.kill("SIGKILL")
+      expect(await exited).toBeNull()
+      const kept = (await keys("killed/blocks/_log/")).length + (await keys("killed/txs/_log/")).length
+      expect(kept).toBeGreaterThanOrEqual(2)
+      const rerun = await runCli(args)
+      expect(rerun.code, rerun.stderr).toBe(0)
+      // the rerun started from what the killed run uploaded
+      expect(rerun.stderr).toMatch(/, [1-9]\d* already committed/)
+      await expectRemoteLakeMatchesChain("killed", ["blocks", "txs"], slow)
     } finally {
-      rmSync(local, { recursive: true, force: true })
+      await slow.stop()
     }
   })
 

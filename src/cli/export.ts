@@ -13,7 +13,7 @@ import { runExport, type ExportReport } from "../engine/export.js"
 import { followExport } from "../engine/follow.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { isS3Url, parseS3Url } from "../storage/s3.js"
-import { newWorkDir, pullManifests, pushLake, removeDir } from "../storage/sync.js"
+import { newWorkDir, pullManifests, remoteCommits, removeDir } from "../storage/sync.js"
 import { newWriterId } from "../lake/lock.js"
 import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
 import { UserError } from "./errors.js"
@@ -129,13 +129,17 @@ const validate = (o: { concurrency: number; rps: number; pageSize: number; fromH
 export const exportCommand = Command.make("export", options, (o) =>
   Effect.gen(function* () {
     yield* validate(o)
-    // s3:// output: export into a local work folder mirroring the remote manifests, then upload
+    // s3:// output: export into a local work folder mirroring the remote manifests, uploading each commit
     const s3Out = isS3Url(o.out) ? o.out : undefined
     const s3Endpoint = Option.getOrUndefined(o.s3Endpoint)
     if (s3Out) yield* Effect.try({ try: () => parseS3Url(s3Out), catch: (e) => new UserError({ message: (e as Error).message, exitCode: 2 }) })
     // a work folder of this run's own (two jobs on one machine never share one), removed at the end
     const out = s3Out ? yield* Effect.acquireRelease(newWorkDir, removeDir) : resolve(o.out)
-    const pulled = s3Out ? yield* pullManifests(s3Out, out, s3Endpoint).pipe(Effect.mapError((e) => new UserError({ message: e.message }))) : new Map()
+    if (s3Out) yield* pullManifests(s3Out, out, s3Endpoint).pipe(Effect.mapError((e) => new UserError({ message: e.message })))
+    // each commit goes up to S3 as it happens
+    const remote = s3Out ? remoteCommits(s3Out, out, newWriterId(), s3Endpoint) : undefined
+    const layerFor = (indexerUrl: string) =>
+      exportLayer({ indexerUrl, out, limits: { concurrency: o.concurrency, rps: o.rps }, filesElsewhere: remote !== undefined, ...(remote ? { afterCommit: remote.afterCommit } : {}) })
     let indexerUrl: string
     if (Option.isSome(o.indexerUrl)) {
       indexerUrl = yield* checkUrl("--indexer-url", o.indexerUrl.value)
@@ -170,7 +174,7 @@ export const exportCommand = Command.make("export", options, (o) =>
           }
         }
       ).pipe(
-        Effect.provide(exportLayer({ indexerUrl, out, limits: { concurrency: o.concurrency, rps: o.rps }, filesElsewhere: s3Out !== undefined })),
+        Effect.provide(layerFor(indexerUrl)),
         Effect.mapError(exportFailure)
       )
       return
@@ -189,7 +193,7 @@ export const exportCommand = Command.make("export", options, (o) =>
       dryRun: o.dryRun,
       observer: progress.observer
     }).pipe(
-      Effect.provide(exportLayer({ indexerUrl, out, limits: { concurrency: o.concurrency, rps: o.rps }, filesElsewhere: s3Out !== undefined })),
+      Effect.provide(layerFor(indexerUrl)),
       Effect.ensuring(Effect.sync(() => progress.stop())),
       Effect.mapError(exportFailure)
     )
@@ -212,8 +216,8 @@ export const exportCommand = Command.make("export", options, (o) =>
       await writeFile(join(runDir, `${report.startedAt.replace(/[:.]/g, "-")}.json`), JSON.stringify({ ...report, indexerUrl, seconds }, null, 1))
     })
     yield* Console.log(summaryTable(report.datasets, seconds))
-    if (s3Out) {
-      const uploaded = yield* pushLake(out, s3Out, pulled, newWriterId(), s3Endpoint).pipe(
+    if (remote) {
+      const uploaded = yield* remote.finish.pipe(
         Effect.mapError((e) => new UserError({ message: `${e.message}: run the export again (it fetches what the remote lake lacks)` }))
       )
       yield* Console.log(`\nuploaded ${uploaded} files and their commit-log entries to ${s3Out}`)

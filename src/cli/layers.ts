@@ -1,5 +1,6 @@
 /** Builds the service layers the commands need from flags: HTTP (undici), limits, clients, sink. */
 import { Layer } from "effect"
+import type { CheckpointsOptions } from "../lake/Checkpoints.js"
 import { layerLakeWriter } from "../lake/writer.js"
 import { DEFAULT_LIMITS, layerRequestLimiter, type LimiterConfig } from "../http/RequestLimiter.js"
 import { DEFAULT_RETRY, type RetryPolicy } from "../http/retry.js"
@@ -11,8 +12,8 @@ export const indexerLayer = (baseUrl: string, limits: LimiterConfig = DEFAULT_LI
   layerIndexerClient({ baseUrl, retry }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(), layerRequestLimiter(limits))))
 
 /** Everything `runExport` needs: the indexer as its Source (and its client), the Parquet sink and the checkpoints of `out`. */
-export const exportLayer = (options: { indexerUrl: string; out: string; limits?: LimiterConfig; retry?: RetryPolicy; filesElsewhere?: boolean }) =>
+export const exportLayer = (options: { indexerUrl: string; out: string; limits?: LimiterConfig; retry?: RetryPolicy } & CheckpointsOptions) =>
   Layer.mergeAll(
     layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(options.indexerUrl, options.limits, options.retry))),
-    layerLakeWriter(options.out, { filesElsewhere: options.filesElsewhere === true })
+    layerLakeWriter(options.out, options)
   )

@@ -86,6 +86,12 @@ const exists = (path: string) => stat(path).then(
 export interface CheckpointsOptions {
   /** the committed files live elsewhere (an S3 export's work folder mirrors only the manifests): a listed file missing here is not a loss */
   readonly filesElsewhere?: boolean
+  /**
+   * Called inside each commit, once its files are in place, with what the commit added (the
+   * manifest's format, holding only the new files, range and snapshot lists): an S3 export uploads
+   * it there, so the remote lake grows commit by commit. A failure fails the commit's run.
+   */
+  readonly afterCommit?: (added: Manifest) => Effect.Effect<void, CheckpointError>
 }
 
 export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) =>
@@ -275,6 +281,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
               committed: range ? normalize([...m.committed, range]) : m.committed
             })
             yield* publish(dataset, files, (rel) => staged(dataset, rel))
+            if (options.afterCommit) yield* options.afterCommit({ ...m, files, committed: range ? [range] : [], snapshots: [] })
             return { committed: true } as const
           })
         ),
@@ -301,6 +308,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             })
             const stagedAs = new Map(named.map((f, i) => [f.path, staged(dataset, files[i].path)]))
             yield* publish(dataset, named, (rel) => stagedAs.get(rel)!)
+            if (options.afterCommit) yield* options.afterCommit({ ...m, files: named, committed: [], snapshots: [snapshot] })
             return { committed: true } as const
           })
         ),

@@ -1,6 +1,6 @@
 /**
  * Lake ↔ S3: an export to `s3://…` runs in a local work folder that mirrors the remote manifests,
- * then uploads what it committed, each dataset's files and then its commit-log fragment.
+ * and uploads each commit as it happens: its files, then its commit-log fragment.
  * A release published to `s3://…` is built locally, then uploaded with manifest.json last.
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
@@ -12,7 +12,8 @@ import { listFiles, pathInside } from "../lake/files.js"
 import { decodeLakeFile, Manifest } from "../lake/manifest.js"
 import type { ReleaseManifest } from "../publish/publish.js"
 import type { S3Client } from "@aws-sdk/client-s3"
-import { fragmentName, fragmentOf, mergeFragment } from "../lake/commitLog.js"
+import { CheckpointError } from "../lake/Checkpoints.js"
+import { fragmentName, mergeFragment } from "../lake/commitLog.js"
 import { download, exists, list, makeS3, parseS3Url, put, StorageError, upload, type S3Location } from "./s3.js"
 
 /** A work folder for one export to S3: its own, so that two jobs on one machine never share one. */
@@ -68,36 +69,38 @@ const decodeManifest = (where: string, text: string) =>
   })
 
 /**
- * Uploads what this run committed beyond what it pulled: the files, then one commit-log fragment
- * per dataset (never overwriting another writer's), then reads the log back: a fragment another
+ * The commits of an S3 export, uploaded as they happen: `afterCommit` (Checkpoints' hook) puts a
+ * commit's files, then its commit-log fragment (never another writer's key); the lake's identity
+ * goes up before the first. `finish` reads each dataset's log back: a fragment that another
  * writer's overlapping one preceded was not taken, and the run fails saying so. Many jobs can
- * export disjoint ranges into one prefix at once.
+ * export disjoint ranges into one prefix at once, and a killed run keeps what it committed.
  */
-export const pushLake = (workDir: string, url: string, pulled: ReadonlyMap<string, Manifest>, writer: string, endpoint?: string) =>
-  Effect.gen(function* () {
-    const loc = yield* Effect.try({ try: () => parseS3Url(url), catch: (e) => e as StorageError })
-    const s3 = makeS3(endpoint)
-    let uploaded = 0
-    const written: Array<{ dataset: string; name: string }> = []
-    for (const d of LAKE_DATASETS) {
-      const localText = yield* Effect.promise(() => readFile(join(workDir, d.name, "_manifest.json"), "utf8").catch(() => undefined))
-      if (localText === undefined) continue
-      const fragment = fragmentOf(yield* decodeManifest(`${workDir}/${d.name}/_manifest.json`, localText), pulled.get(d.name))
-      if (!fragment) continue
-      yield* upload(s3, workDir, loc, fragment.files.map((f) => `${d.name}/${f.path}`))
-      const name = fragmentName(new Date(), writer)
-      yield* put(s3, loc, logOf(d.name) + name, JSON.stringify(fragment, null, 1))
-      written.push({ dataset: d.name, name })
-      uploaded += fragment.files.length
+export const remoteCommits = (url: string, workDir: string, writer: string, endpoint?: string) => {
+  const loc = parseS3Url(url)
+  const s3 = makeS3(endpoint)
+  const written: Array<{ readonly dataset: string; readonly name: string }> = []
+  let files = 0
+  let identitySent = false
+  const afterCommit = (added: Manifest) =>
+    Effect.gen(function* () {
+      if (!identitySent && (yield* Effect.promise(() => readFile(join(workDir, IDENTITY)).then(() => true, () => false)))) yield* upload(s3, workDir, loc, [IDENTITY])
+      identitySent = true
+      yield* upload(s3, workDir, loc, added.files.map((f) => `${added.dataset}/${f.path}`))
+      const name = fragmentName(new Date(), writer, written.length)
+      yield* put(s3, loc, logOf(added.dataset) + name, JSON.stringify(added, null, 1))
+      written.push({ dataset: added.dataset, name })
+      files += added.files.length
+    }).pipe(Effect.mapError((e) => new CheckpointError({ message: e.message })))
+  const finish = Effect.gen(function* () {
+    for (const dataset of new Set(written.map((w) => w.dataset))) {
+      const { rejected } = yield* remoteManifest(s3, loc, dataset)
+      if (written.some((w) => w.dataset === dataset && rejected.includes(w.name)))
+        return yield* new StorageError({ message: `another job committed part of the same ${dataset} ranges to ${url} first, so some of this run's commits were not taken` })
     }
-    if (yield* Effect.promise(() => readFile(join(workDir, IDENTITY)).then(() => true, () => false))) yield* upload(s3, workDir, loc, [IDENTITY])
-    for (const w of written) {
-      const { rejected } = yield* remoteManifest(s3, loc, w.dataset)
-      if (rejected.includes(w.name))
-        return yield* new StorageError({ message: `another job committed part of the same ${w.dataset} ranges to ${url} first, so this run's commit of them was not taken` })
-    }
-    return uploaded
+    return files
   })
+  return { afterCommit, finish }
+}
 
 /** Uploads a local release folder to `s3://…/NAME/VERSION/`, manifest.json last; never over an existing one. */
 export const pushRelease = (releaseDir: string, url: string, name: string, version: string, endpoint?: string) =>
