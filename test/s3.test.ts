@@ -69,6 +69,8 @@ const expectRemoteLakeMatchesChain = async (prefix: string, datasets: ReadonlyAr
 describe("s3:// output and publishing", () => {
   it("exports to s3://, manifests and files uploaded; a second run uploads nothing new", async () => {
     const args = ["export", "--indexer-url", devnet.indexerUrl, "--out", "s3://lake/chain", "--s3-endpoint", endpoint, "--datasets", "blocks,txs"]
+    const workFolders = () => readdirSync(tmpdir()).filter((f) => f.startsWith("chain-lake-s3-"))
+    const before = workFolders()
     const first = await runCli(args)
     expect(first.code, first.stderr).toBe(0)
     expect(first.stdout).toMatch(/uploaded \d+ files and their commit-log entries to s3:\/\/lake\/chain/)
@@ -94,7 +96,7 @@ describe("s3:// output and publishing", () => {
       await other.stop()
     }
     // each run works in a folder of its own, removed when it ends
-    expect(readdirSync(tmpdir()).filter((f) => f.startsWith("chain-lake-s3-"))).toEqual([])
+    expect(workFolders().filter((f) => !before.includes(f))).toEqual([])
   })
 
   it("three jobs export disjoint height ranges into one prefix at once: every row once; a fourth over the whole range fetches nothing new", async () => {
@@ -127,6 +129,8 @@ describe("s3:// output and publishing", () => {
       expect(kept).toBeGreaterThanOrEqual(2)
       const rerun = await runCli(args)
       expect(rerun.code, rerun.stderr).toBe(0)
+      // the killed run's work folder went with the rerun
+      expect(readdirSync(tmpdir()).filter((f) => f.startsWith(`chain-lake-s3-`) && f.includes(`-${child.pid}-`))).toEqual([])
       // the rerun started from what the killed run uploaded
       expect(rerun.stderr).toMatch(/, [1-9]\d* already committed/)
       await expectRemoteLakeMatchesChain("killed", ["blocks", "txs"], slow)

@@ -134,10 +134,11 @@ export const exportCommand = Command.make("export", options, (o) =>
     const s3Endpoint = Option.getOrUndefined(o.s3Endpoint)
     if (s3Out) yield* Effect.try({ try: () => parseS3Url(s3Out), catch: (e) => new UserError({ message: (e as Error).message, exitCode: 2 }) })
     // a work folder of this run's own (two jobs on one machine never share one), removed at the end
-    const out = s3Out ? yield* Effect.acquireRelease(newWorkDir, removeDir) : resolve(o.out)
+    const writer = newWriterId()
+    const out = s3Out ? yield* Effect.acquireRelease(newWorkDir(writer), removeDir) : resolve(o.out)
     if (s3Out) yield* pullManifests(s3Out, out, s3Endpoint).pipe(Effect.mapError((e) => new UserError({ message: e.message })))
     // each commit goes up to S3 as it happens
-    const remote = s3Out ? remoteCommits(s3Out, out, newWriterId(), s3Endpoint) : undefined
+    const remote = s3Out ? remoteCommits(s3Out, out, writer, s3Endpoint) : undefined
     const layerFor = (indexerUrl: string) =>
       exportLayer({ indexerUrl, out, limits: { concurrency: o.concurrency, rps: o.rps }, filesElsewhere: remote !== undefined, ...(remote ? { afterCommit: remote.afterCommit } : {}) })
     let indexerUrl: string

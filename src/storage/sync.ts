@@ -3,7 +3,7 @@
  * and uploads each commit as it happens: its files, then its commit-log fragment.
  * A release published to `s3://…` is built locally, then uploaded with manifest.json last.
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { Effect, Either } from "effect"
@@ -13,11 +13,24 @@ import { decodeLakeFile, Manifest } from "../lake/manifest.js"
 import type { ReleaseManifest } from "../publish/publish.js"
 import type { S3Client } from "@aws-sdk/client-s3"
 import { CheckpointError } from "../lake/Checkpoints.js"
+import { writerGone } from "../lake/lock.js"
 import { fragmentName, mergeFragment } from "../lake/commitLog.js"
 import { download, exists, list, makeS3, parseS3Url, put, StorageError, upload, type S3Location } from "./s3.js"
 
-/** A work folder for one export to S3: its own, so that two jobs on one machine never share one. */
-export const newWorkDir = Effect.promise(() => mkdtemp(join(tmpdir(), "chain-lake-s3-")))
+const WORK_PREFIX = "chain-lake-s3-"
+
+/**
+ * A work folder for one export to S3, named by its writer: its own, so that two jobs on one
+ * machine never share one; the folders of killed runs (their process gone) are removed here.
+ */
+export const newWorkDir = (writer: string) =>
+  Effect.promise(async () => {
+    for (const entry of await readdir(tmpdir()).catch(() => [] as Array<string>))
+      if (entry.startsWith(WORK_PREFIX) && writerGone(entry.slice(WORK_PREFIX.length))) await rm(join(tmpdir(), entry), { recursive: true, force: true })
+    const dir = join(tmpdir(), WORK_PREFIX + writer)
+    await mkdir(dir, { recursive: true })
+    return dir
+  })
 
 /** The lake's identity (`_lake.json`) travels with the manifests, so a run against another chain is refused on S3 too. */
 const IDENTITY = "_lake.json"
