@@ -172,6 +172,28 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     expect(manifestOf(out, "blocks")!.committed).toEqual([[1, 61]])
   })
 
+  it("a blocks listing one block off (a shard's pages start one late and end on the next shard's first block) → IndexerPagingError", async () => {
+    // the server reads the cursor as "from this height" instead of "after it": the first shard
+    // gets 2..(its end + 1), as many rows as it asked for, the last one the next shard's
+    const out = dirs.make()
+    const server = await proxy(async (req, forward) => {
+      const cursor = req.url.pathname === BLOCKS_PATH ? cursorOf(req.url) : null
+      if (cursor === null || cursor.height !== 0) return forward()
+      const shifted = new URL(req.url)
+      shifted.searchParams.set("pagination.key", cursorKey({ height: 1 }))
+      return forward(shifted.pathname + shifted.search)
+    })
+    const err = failureOf(await exportVia(server, out, { datasets: ["blocks"] }))
+    expect(err._tag).toBe("IndexerPagingError")
+    const outside = /^height (\d+) is outside the shard (\d+)\.\.(\d+)$/.exec(err.message)
+    expect(outside, err.message).not.toBeNull()
+    const [, height, first, last] = outside!.map(Number)
+    expect(first).toBe(1)
+    // exactly the block after the shard's last: the end is exclusive
+    expect(height).toBe(last + 1)
+    expectNothingCommittedIn(out, "blocks", [first, last + 1])
+  })
+
   it("a 4xx in the middle of an export is asked for once and fails it with IndexerHttpError", async () => {
     const refusedKey = cursorKey({ sequence: 100 })
     const out = dirs.make()
