@@ -64,6 +64,27 @@ describe("chain-lake query", () => {
 })
 
 describe("chain-lake catalog", () => {
+  it("what a user can get wrong is one line and a non-zero exit: no lake at --data, an output path that cannot be written", async () => {
+    const missing = join(tmp(), "mistyped")
+    const noLake = await runCli(["query", "--data", missing, "SELECT count(*) FROM blocks"])
+    expect(noLake.code).toBe(2)
+    expect(noLake.stderr.trim()).toBe(`chain-lake: error: ${missing} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`)
+    const file = join(tmp(), "FILE")
+    writeFileSync(file, "x")
+    for (const args of [
+      ["report", "--data", data, "--out", join(file, "r.html")],
+      ["catalog", "--data", data, "--db", join(file, "x.duckdb")],
+      ["query", "--data", data, "--output", join(file, "x.csv"), "SELECT 1"]
+    ]) {
+      const r = await runCli(args)
+      expect(r.code, args[0]).toBe(1)
+      expect(r.stdout, args[0]).toBe("")
+      const lines = r.stderr.trim().split("\n")
+      expect(lines, args[0]).toHaveLength(1)
+      expect(lines[0], args[0]).toMatch(new RegExp(`^chain-lake: error: .*${file.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}.*not a directory`))
+    }
+  })
+
   it("writes a .duckdb file that another client, opened in a copied data folder, queries", async () => {
     const r = await runCli(["catalog", "--data", data])
     expect(r.code, r.stderr).toBe(0)

@@ -75,6 +75,9 @@ export const LAKE_DATASETS: ReadonlyArray<{ readonly name: string; readonly colu
   partitionType: partitionOf(d).type
 }))
 
+/** Whether `dir` holds a lake: the lake's identity, or a dataset folder with its manifest. */
+export const isLake = (dir: string): boolean => existsSync(join(dir, "_lake.json")) || LAKE_DATASETS.some((d) => existsSync(join(dir, d.name, "_manifest.json")))
+
 /** The dataset view: its files by a relative glob, or an empty typed relation when there are none. */
 export const datasetViewSql = (d: (typeof LAKE_DATASETS)[number], dataDir: string): string => {
   if (hasParquet(join(dataDir, d.name)))

@@ -20,12 +20,29 @@ const root = Command.make("chain-lake").pipe(
 
 const cli = Command.run(root, { name: "chain-lake", version: "0.1.0" })
 
+/** The last resort: what failed, in one line, and exit 1. */
+const oneLine = (e: unknown) => {
+  const o = (typeof e === "object" && e !== null ? e : {}) as { _tag?: string; message?: unknown; pathOrDescriptor?: unknown; description?: string }
+  // a path a flag names (--out, --db, --output) that cannot be used, as @effect/platform says it
+  const message =
+    o._tag === "SystemError" && o.pathOrDescriptor !== undefined
+      ? `cannot use ${String(o.pathOrDescriptor)}: ${o.description ?? String(o.message)}`
+      : o.message !== undefined
+        ? String(o.message)
+        : String(e)
+  return Console.error(`chain-lake: error: ${message.split("\n")[0]}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = 1))))
+}
+
 cli(process.argv).pipe(
   Effect.catchTag("UserError", (e) =>
     Console.error(`chain-lake: error: ${e.message}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = e.exitCode ?? 1))))
   ),
   // @effect/cli has already printed what was wrong with the flags
   Effect.catchIf(ValidationError.isValidationError, () => Effect.sync(() => (process.exitCode = 2))),
+  // anything else (a path a flag names that cannot be used, a failure no command described): one
+  // line, never a stack trace
+  Effect.catchAll((e) => oneLine(e)),
+  Effect.catchAllDefect((e) => oneLine(e)),
   Effect.provide(NodeContext.layer),
   NodeRuntime.runMain({
     // stopped by Ctrl-C (or SIGTERM): 130, as a shell reports a program ended by SIGINT, so that

@@ -3,13 +3,19 @@ import { Args, Command, Options } from "@effect/cli"
 import { readFile, writeFile } from "node:fs/promises"
 import { resolve } from "node:path"
 import { Console, Effect, Option } from "effect"
-import { Analytics, layerAnalytics, type ParamValue, type QueryResult } from "../analytics/Analytics.js"
+import { Analytics, isLake, layerAnalytics, type ParamValue, type QueryResult } from "../analytics/Analytics.js"
 import { writeCatalog } from "../analytics/catalog.js"
 import { writeReport } from "../analytics/report.js"
 import { UserError } from "./errors.js"
 import { table } from "./progress.js"
 
 const dataOption = Options.directory("data").pipe(Options.withDefault("data"), Options.withDescription("the export folder (default data/)"))
+
+/** A folder that holds no lake (mistyped, or run from another folder) is an error, not an empty answer. */
+const requireLake = (data: string) =>
+  isLake(data)
+    ? Effect.void
+    : Effect.fail(new UserError({ message: `${resolve(data)} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`, exitCode: 2 }))
 
 /** `name=value`; integers, decimals and true/false are typed, `name:text=value` keeps a string. */
 export const parseParam = (text: string): [string, ParamValue] => {
@@ -61,6 +67,7 @@ export const queryCommand = Command.make(
           : yield* bad('no SQL: pass it as an argument ("SELECT …") or with --file q.sql')
       const params = yield* Effect.try({ try: () => Object.fromEntries(o.params.map(parseParam)), catch: (e) => bad((e as Error).message) })
       if (o.format === "parquet" && Option.isNone(o.output)) return yield* bad("--format parquet needs --output FILE")
+      yield* requireLake(o.data)
       yield* Effect.gen(function* () {
         const analytics = yield* Analytics
         if (o.format === "parquet") {
@@ -70,7 +77,11 @@ export const queryCommand = Command.make(
         }
         const result = yield* analytics.query(sql, params)
         const text = formatResult(result, o.format)
-        if (Option.isSome(o.output)) yield* Effect.promise(() => writeFile(Option.getOrThrow(o.output), text + "\n"))
+        if (Option.isSome(o.output))
+          yield* Effect.tryPromise({
+            try: () => writeFile(Option.getOrThrow(o.output), text + "\n"),
+            catch: (e) => new UserError({ message: `cannot write --output ${Option.getOrThrow(o.output)}: ${(e as Error).message}` })
+          })
         else yield* Console.log(text)
       }).pipe(
         Effect.provide(layerAnalytics({ dataDir: o.data })),
@@ -87,6 +98,7 @@ export const catalogCommand = Command.make(
   { data: dataOption, db: Options.file("db").pipe(Options.optional, Options.withDescription("the .duckdb file (default DATA/chain-lake.duckdb)")) },
   (o) =>
     Effect.gen(function* () {
+      yield* requireLake(o.data)
       const { dbFile, views } = yield* writeCatalog({ dataDir: o.data, dbFile: Option.getOrUndefined(o.db) }).pipe(
         Effect.mapError((e) => new UserError({ message: e.message }))
       )
@@ -100,6 +112,7 @@ export const reportCommand = Command.make(
   { data: dataOption, out: Options.file("out").pipe(Options.optional, Options.withDescription("the HTML file (default DATA/report.html)")) },
   (o) =>
     Effect.gen(function* () {
+      yield* requireLake(o.data)
       const path = resolve(Option.getOrElse(o.out, () => resolve(o.data, "report.html")))
       const summary = yield* writeReport(path).pipe(
         Effect.provide(layerAnalytics({ dataDir: o.data })),
