@@ -65,6 +65,14 @@ describe("chain-lake export", () => {
     expect(hashTree(out)).toEqual(before)
   })
 
+  it("a dataset typo fails at once with exit 2: no devnet started, nothing written", async () => {
+    const out = join(tmp(), "new")
+    const r = await runCli(["export", "--out", out, "--datasets", "blokcs"])
+    expect(r.code).toBe(2)
+    expect(r.stderr.trim()).toBe("chain-lake: error: unknown dataset blokcs; known: blocks, txs, evm_txs, evm_logs, evm_internal_txs, nft_collections, nft_tokens, holders")
+    expect(existsSync(out)).toBe(false)
+  })
+
   it.each([
     [["--indexer-url", "ftp://x"], /--indexer-url must be an http\(s\) URL/],
     [["--indexer-url", "http://127.0.0.1:CLOSED"], /cannot reach http:\/\/127\.0\.0\.1:\d+ \(--indexer-url\): ECONNREFUSED; check the URL/],

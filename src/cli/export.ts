@@ -9,7 +9,7 @@ import { Console, Effect, Option } from "effect"
 import { DEFAULTS } from "../defaults.js"
 import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
 import { startDevnet } from "../devnet/index.js"
-import { runExport, type ExportReport } from "../engine/export.js"
+import { datasetNamesProblem, runExport, type ExportReport } from "../engine/export.js"
 import { followExport } from "../engine/follow.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { isS3Url, parseS3Url } from "../storage/s3.js"
@@ -115,9 +115,19 @@ const exportFailure = (e: { _tag: string; message?: string }) =>
       : `${describeExportFailure(e)}. Committed files are untouched; rerun to resume.`
   })
 
-const validate = (o: { concurrency: number; rps: number; pageSize: number; fromHeight: Option.Option<number>; toHeight: Option.Option<number> }) =>
+const validate = (o: {
+  concurrency: number
+  rps: number
+  pageSize: number
+  fromHeight: Option.Option<number>
+  toHeight: Option.Option<number>
+  datasets: Option.Option<ReadonlyArray<string>>
+}) =>
   Effect.gen(function* () {
     const bad = (message: string) => new UserError({ message, exitCode: 2 })
+    // before a devnet starts or a server is asked anything
+    const names = datasetNamesProblem(DATASETS, Option.getOrUndefined(o.datasets))
+    if (names) return yield* bad(names)
     if (o.concurrency < 1) return yield* bad(`--concurrency must be at least 1, got ${o.concurrency}`)
     if (o.rps < 0) return yield* bad(`--rps cannot be negative, got ${o.rps}`)
     if (o.pageSize < 1 || o.pageSize > 1000) return yield* bad(`--page-size must be 1..1000 (the indexer answers 400 above 1000), got ${o.pageSize}`)

@@ -156,6 +156,17 @@ interface Task {
   readonly run: Effect.Effect<void, Failure, Env>
 }
 
+/** What is wrong with the dataset names a user gave (unknown, or sampled rather than exported), or undefined: checked before anything starts. */
+export const datasetNamesProblem = (catalog: ReadonlyArray<Dataset>, names: ReadonlyArray<string> | undefined): string | undefined => {
+  // sampled datasets (router quotes, transfers) are written by their samplers, not exported
+  const sampled = (names ?? []).filter((n) => catalog.some((d) => d.name === n && d.kind === "sample"))
+  if (sampled.length > 0) return `${sampled.join(", ")} ${sampled.length > 1 ? "are" : "is"} sampled from the router, not exported: use chain-lake sample-routes or track`
+  const exportable = catalog.filter((d) => d.kind !== "sample")
+  const unknown = (names ?? []).filter((n) => !exportable.some((d) => d.name === n))
+  if (unknown.length > 0) return `unknown dataset ${unknown.join(", ")}; known: ${exportable.map((d) => d.name).join(", ")}`
+  return undefined
+}
+
 /** Exports the datasets of `catalog` that `options` selects. */
 export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOptions = {}): Effect.Effect<ExportReport, Failure, Env> =>
   Effect.gen(function* () {
@@ -175,12 +186,9 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
     const startedAt = new Date().toISOString()
     if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 1000) return yield* new ExportError({ message: `--page-size must be 1..1000 (the indexer's limit), got ${pageSize}` })
 
-    // sampled datasets (router quotes, transfers) are written by their samplers, not exported
     const exportable = catalog.filter((d): d is ExportableDataset => d.kind !== "sample")
-    const sampled = (options.datasets ?? []).filter((n) => catalog.some((d) => d.name === n && d.kind === "sample"))
-    if (sampled.length > 0) return yield* new ExportError({ message: `${sampled.join(", ")} ${sampled.length > 1 ? "are" : "is"} sampled from the router, not exported: use chain-lake sample-routes or track` })
-    const unknown = (options.datasets ?? []).filter((n) => !exportable.some((d) => d.name === n))
-    if (unknown.length > 0) return yield* new ExportError({ message: `unknown dataset ${unknown.join(", ")}; known: ${exportable.map((d) => d.name).join(", ")}` })
+    const badNames = datasetNamesProblem(catalog, options.datasets)
+    if (badNames) return yield* new ExportError({ message: badNames })
     if (options.fromHeight !== undefined && options.toHeight !== undefined && options.fromHeight > options.toHeight)
       return yield* new ExportError({ message: `--from-height ${options.fromHeight} is above --to-height ${options.toHeight}` })
     const selected = exportable.filter((d) => !options.datasets || options.datasets.includes(d.name))
