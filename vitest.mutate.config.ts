@@ -17,6 +17,7 @@ export const MUTATION_TESTS = [
   "test/row-builders.test.ts",
   "test/registry.test.ts",
   "test/commit-log.test.ts",
+  "test/lake-files.test.ts",
   "test/checkpoints.test.ts",
   "test/plan.test.ts",
   "test/schemas.test.ts",
