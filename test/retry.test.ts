@@ -104,6 +104,14 @@ describe("retry policy: what is retried", () => {
     expect(server.requests.length).toBe(2)
   })
 
+  it("a 200 that is an HTML page (a wrong URL, a login page) is asked for once: IndexerDecodeError saying so", async () => {
+    const server = await proxy(() => ({ status: 200, headers: { "content-type": "text/html; charset=utf-8" }, body: "<!doctype html><title>Sign in</title>" }))
+    const err = failureOf(await run(server.url, firstBlocks))
+    expect(err._tag).toBe("IndexerDecodeError")
+    expect(err.message).toBe(`${server.url}/indexer/block/v1/blocks?pagination.limit=5&pagination.reverse=false answered 200 with an HTML page, not JSON: is this the indexer's URL (or is a login or gateway page in front of it)?`)
+    expect(server.requests.length).toBe(1)
+  })
+
   it("a connection dropped before the answer, or in the middle of the body, is asked for again", async () => {
     const server = await proxy(async (req, forward) => {
       if (req.index === 0) return RESET

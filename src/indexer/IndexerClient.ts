@@ -92,10 +92,15 @@ export const makeIndexerClient = (config: IndexerClientConfig) =>
         network: (reason): IndexerError => new IndexerNetworkError({ url, reason }),
         timeout: (): IndexerError => new IndexerTimeout({ url, timeoutMs: policy.timeoutMs })
       }).pipe(
-        Effect.flatMap((res) =>
+        Effect.flatMap((res): Effect.Effect<RawBytes, IndexerError> =>
           res.status < 200 || res.status >= 300
             ? Effect.fail(new IndexerHttpError({ status: res.status, body: decodeBody(res.bytes), url, retryAfterMs: parseRetryAfter(res.headers["retry-after"]) }))
-            : Effect.succeed({ url, endpoint, bytes: res.bytes })
+            : // a web page where JSON was expected (a wrong URL, a login or gateway page) is not a cut body: asking again cannot help
+              /^\s*text\/html\b/i.test(res.headers["content-type"] ?? "")
+              ? Effect.fail(
+                  new IndexerDecodeError({ endpoint, key: null, path: "", message: `${url} answered 200 with an HTML page, not JSON: is this the indexer's URL (or is a login or gateway page in front of it)?` })
+                )
+              : Effect.succeed({ url, endpoint, bytes: res.bytes })
         )
       )
 
