@@ -65,6 +65,14 @@ describe("chain-lake export", () => {
     expect(hashTree(out)).toEqual(before)
   })
 
+  it("the closing line names the heights asked for, not the chain's tip", async () => {
+    const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", tmp(), "--datasets", "blocks", "--from-height", "11", "--to-height", "60"])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/\nlake-evm-1 heights 11\.\.60 in [\d.]+ s → /)
+    const upTo = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", tmp(), "--datasets", "blocks", "--to-height", "5000"])
+    expect(upTo.stdout).toMatch(/\nlake-evm-1 up to height 200 in /)
+  })
+
   it("a dataset typo fails at once with exit 2: no devnet started, nothing written", async () => {
     const out = join(tmp(), "new")
     const r = await runCli(["export", "--out", out, "--datasets", "blokcs"])

@@ -233,6 +233,9 @@ export const exportCommand = Command.make("export", options, (o) =>
       )
       yield* Console.log(`\nuploaded ${uploaded} files and their commit-log entries to ${s3Out}`)
     }
-    yield* Console.log(`\n${report.chainId} up to height ${report.tip} in ${seconds.toFixed(1)} s → ${s3Out ?? out} (run report in _runs/)`)
+    // the heights this run was asked for, not the chain's tip
+    const upTo = Option.isSome(o.toHeight) ? Math.min(o.toHeight.value, report.tip) : report.tip
+    const span = Option.isSome(o.fromHeight) ? `heights ${o.fromHeight.value}..${upTo}` : `up to height ${upTo}`
+    yield* Console.log(`\n${report.chainId} ${span} in ${seconds.toFixed(1)} s → ${s3Out ?? out} (run report in _runs/)`)
   }).pipe(Effect.scoped, Effect.onInterrupt(() => Console.error(INTERRUPTED)))
 ).pipe(Command.withDescription("Export indexer datasets to Parquet (resumable; rerun to continue or to catch up with the chain)"))
