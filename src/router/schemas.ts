@@ -8,7 +8,7 @@
 import { Schema } from "effect"
 
 /** A string amount where "" means absent (unpriced tokens arrive with empty USD values). */
-export const OptionalAmount = Schema.transform(Schema.String, Schema.UndefinedOr(Schema.String), {
+const OptionalAmount = Schema.transform(Schema.String, Schema.UndefinedOr(Schema.String), {
   strict: true,
   decode: (s) => (s === "" ? undefined : s),
   encode: (s) => s ?? ""
@@ -29,7 +29,7 @@ export const RouteRequest = Schema.Struct({
 })
 export type RouteRequest = typeof RouteRequest.Type
 
-export const Asset = Schema.Struct(
+const Asset = Schema.Struct(
   {
     denom: Schema.String,
     chain_id: Schema.String,
@@ -41,13 +41,13 @@ export const Asset = Schema.Struct(
   Open
 )
 
-export const SwapVenue = Schema.Struct({ name: Schema.String, chain_id: Schema.String, logo_uri: opt(Schema.NullOr(Schema.String)) })
+const SwapVenue = Schema.Struct({ name: Schema.String, chain_id: Schema.String, logo_uri: opt(Schema.NullOr(Schema.String)) })
 
 const Hop = { from_chain_id: Schema.String, to_chain_id: Schema.String, denom_in: Schema.String, denom_out: Schema.String }
 const withOpen = <F extends Schema.Struct.Fields>(fields: F) => Schema.Struct(fields, Open)
 
 /** The inner object of each known operation kind (main fields; the rest kept as is). */
-export const OperationKinds = {
+const OperationKinds = {
   transfer: withOpen({ ...Hop, port: Schema.String, channel: Schema.String }),
   swap: withOpen({ chain_id: Schema.String, denom_in: Schema.String, denom_out: Schema.String }),
   axelar_transfer: withOpen({ ...Hop }),
@@ -61,7 +61,7 @@ export const OperationKinds = {
   layer_zero_transfer: withOpen({ ...Hop }),
   eureka_transfer: withOpen({ ...Hop })
 } as const
-export type OperationKind = keyof typeof OperationKinds
+type OperationKind = keyof typeof OperationKinds
 export const OPERATION_KINDS = Object.keys(OperationKinds) as ReadonlyArray<OperationKind>
 
 const COMMON_OPERATION_FIELDS = new Set(["tx_index", "amount_in", "amount_out"])
@@ -84,7 +84,7 @@ export type Operation = typeof Operation.Type
 export const operationKind = (op: Operation | Record<string, unknown>): string =>
   Object.keys(op).find((k) => !COMMON_OPERATION_FIELDS.has(k)) ?? "unknown"
 
-export const Fee = Schema.Struct({
+const Fee = Schema.Struct({
   fee_type: Schema.String,
   bridge_id: Schema.String,
   amount: Schema.String,
@@ -95,9 +95,9 @@ export const Fee = Schema.Struct({
   operation_index: opt(Schema.NullOr(Schema.Int)),
   fee_behavior: opt(Schema.String)
 })
-export type Fee = typeof Fee.Type
+type Fee = typeof Fee.Type
 
-export const RouteWarning = Schema.Struct({ type: Schema.String, message: Schema.String })
+const RouteWarning = Schema.Struct({ type: Schema.String, message: Schema.String })
 
 export const RouteResponse = Schema.Struct({
   amount_in: Schema.String,
@@ -126,9 +126,6 @@ export const RouteResponse = Schema.Struct({
 })
 export type RouteResponse = typeof RouteResponse.Type
 
-/** A 200 that carries no route (a known quirk): `{"message": "no routes found"}`. */
-export const NoRouteBody = Schema.Struct({ message: Schema.String })
-
 /** gRPC-gateway style error body. */
 export const RouterErrorBody = Schema.Struct({
   code: Schema.Int,
@@ -153,7 +150,7 @@ export const OpHookResponse = Schema.Struct({
 export type OpHookResponse = typeof OpHookResponse.Type
 export const SignedOpHook = Schema.Struct({ signer: Schema.String, hook: Schema.String })
 
-export const CosmosMsg = Schema.Struct({ msg: Schema.String, msg_type_url: Schema.String })
+const CosmosMsg = Schema.Struct({ msg: Schema.String, msg_type_url: Schema.String })
 export const MsgsTx = Schema.Struct(
   {
     cosmos_tx: opt(Schema.Struct({ chain_id: Schema.String, path: Schema.Array(Schema.String), signer_address: Schema.String, msgs: Schema.Array(CosmosMsg) })),
@@ -183,34 +180,16 @@ export type MsgsResponse = typeof MsgsResponse.Type
 
 export const TrackResponse = Schema.Struct({ tx_hash: Schema.String, explorer_link: Schema.String })
 
-export const TRANSACTION_STATES = [
-  "STATE_SUBMITTED",
-  "STATE_PENDING",
-  "STATE_ABANDONED",
-  "STATE_COMPLETED_SUCCESS",
-  "STATE_COMPLETED_ERROR",
-  "STATE_PENDING_ERROR",
-  "STATE_UNKNOWN",
-  "STATE_RECEIVED",
-  "STATE_COMPLETED"
-] as const
-
-export const ChainTransaction = Schema.Struct({
-  chain_id: Schema.String,
-  tx_hash: Schema.String,
-  explorer_link: Schema.String,
-  on_chain_at: opt(Schema.String)
-})
 /** One TransferEvent: exactly one wrapper key (ibc_transfer, op_init_transfer, …), each with its own state enum. */
 export const TransferEvent = Open
-export const StatusError = Schema.Struct({ type: Schema.String, message: Schema.String }, Open)
-export const TransferAssetRelease = Schema.Struct({
+const StatusError = Schema.Struct({ type: Schema.String, message: Schema.String }, Open)
+const TransferAssetRelease = Schema.Struct({
   chain_id: Schema.String,
   denom: Schema.String,
   amount: opt(Schema.NullOr(Schema.String)),
   released: Schema.Boolean
 })
-export const TransferStatus = Schema.Struct({
+const TransferStatus = Schema.Struct({
   state: Schema.String,
   transfer_sequence: Schema.Array(TransferEvent),
   next_blocking_transfer: opt(Schema.NullOr(Schema.Struct({ transfer_sequence_index: Schema.Int }))),
