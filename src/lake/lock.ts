@@ -15,7 +15,7 @@ export class LockError extends Data.TaggedError("LockError")<{ readonly message:
 /** A commit takes well under a second; a lock this old belongs to no running commit. */
 const STALE_MS = 60_000
 /** A lock file is created empty and then written: this young, empty is not stale yet. */
-const EMPTY_GRACE_MS = 2_000
+export const EMPTY_GRACE_MS = 2_000
 /** How long to wait for a lock held by a live writer before giving up. */
 const WAIT_MS = 120_000
 
@@ -54,18 +54,26 @@ export const writerGone = (writer: string) => {
   return p !== undefined && p.host === HOST && p.pid !== process.pid && !alive(p.pid)
 }
 
-const readHolder = async (path: string): Promise<{ holder?: LockHolder; ageMs: number } | undefined> => {
+/** A lock file's content (undefined when empty or not a JSON object) and its age; undefined when there is no lock file. */
+export const readLockFile = async (path: string): Promise<{ readonly json?: Readonly<Record<string, unknown>>; readonly ageMs: number } | undefined> => {
   const info = await stat(path).catch(() => undefined)
   if (!info) return undefined
   const text = await readFile(path, "utf8").catch(() => "")
-  let holder: LockHolder | undefined
+  const ageMs = Date.now() - info.mtimeMs
   try {
-    const parsed = JSON.parse(text) as Partial<LockHolder>
-    if (typeof parsed.pid === "number" && typeof parsed.host === "string" && typeof parsed.writer === "string") holder = parsed as LockHolder
+    const json: unknown = JSON.parse(text)
+    return typeof json === "object" && json !== null ? { json: json as Record<string, unknown>, ageMs } : { ageMs }
   } catch {
-    holder = undefined
+    return { ageMs }
   }
-  return { ...(holder ? { holder } : {}), ageMs: Date.now() - info.mtimeMs }
+}
+
+const readHolder = async (path: string): Promise<{ holder?: LockHolder; ageMs: number } | undefined> => {
+  const found = await readLockFile(path)
+  if (!found) return undefined
+  const j = found.json
+  const holder = j && typeof j.pid === "number" && typeof j.host === "string" && typeof j.writer === "string" ? (j as unknown as LockHolder) : undefined
+  return { ...(holder ? { holder } : {}), ageMs: found.ageMs }
 }
 
 const isStale = (found: { holder?: LockHolder; ageMs: number }) => {

@@ -4,7 +4,7 @@
  * succeeded or failed. `schedulePipeline` repeats runs on the definition's cron; a failed run is
  * reported and the next tick tries again.
  */
-import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises"
+import { mkdir, rm, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Cron, Data, Effect, Either, Layer, Schedule } from "effect"
@@ -20,7 +20,7 @@ import { layerIndexerSource } from "../sources/indexer.js"
 import { layerRouterClient } from "../router/RouterClient.js"
 import { loadPlan, sampleRound, type RoundResult } from "../sampling/sampler.js"
 import type { PipelineDefinition } from "./definePipeline.js"
-import { alive } from "../lake/lock.js"
+import { alive, EMPTY_GRACE_MS, readLockFile } from "../lake/lock.js"
 
 export class LockedError extends Data.TaggedError("LockedError")<{ readonly message: string }> {}
 export class RunError extends Data.TaggedError("RunError")<{ readonly message: string }> {}
@@ -28,17 +28,12 @@ export class RunError extends Data.TaggedError("RunError")<{ readonly message: s
 const PIPELINES_DIR = fileURLToPath(new URL("../../pipelines/", import.meta.url))
 const LOCK = ".chain-lake.lock"
 
-
 /** The run lock's holder; an empty or damaged lock is nobody's, unless it is seconds old (its writer may be writing it now). */
-const readHolder = async (path: string): Promise<{ pid?: number; pipeline?: string; started?: string } | "being written"> => {
-  const [text, info] = await Promise.all([readFile(path, "utf8").catch(() => ""), stat(path).catch(() => undefined)])
-  try {
-    const parsed = JSON.parse(text) as { pid?: unknown; pipeline?: string; started?: string }
-    if (typeof parsed.pid === "number") return { pid: parsed.pid, pipeline: parsed.pipeline, started: parsed.started }
-  } catch {
-    // empty or damaged: below
-  }
-  return info && Date.now() - info.mtimeMs < 2_000 ? "being written" : {}
+const readHolder = async (path: string): Promise<{ pid?: number; pipeline?: unknown; started?: unknown } | "being written"> => {
+  const found = await readLockFile(path)
+  const j = found?.json
+  if (j && typeof j.pid === "number") return { pid: j.pid, pipeline: j.pipeline, started: j.started }
+  return found && found.ageMs < EMPTY_GRACE_MS ? "being written" : {}
 }
 
 /** Takes OUT's lock (or fails naming its holder); a lock whose process is gone is taken over. */
