@@ -43,6 +43,8 @@ export const anchorIdentity = (status: SourceStatus) =>
   Effect.gen(function* () {
     const source = yield* Source
     const checkpoints = yield* Checkpoints
+    // a rerun at the same tip: checkIdentity has just verified that anchor
+    if ((yield* checkpoints.identity)?.anchors.some((a) => a.height === status.tip)) return
     const tipHash = yield* source.blockHash(status.tip)
     if (tipHash !== undefined) yield* checkpoints.recordIdentity(status.chainId, { height: status.tip, hash: tipHash })
   })

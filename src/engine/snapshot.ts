@@ -8,7 +8,7 @@ import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Stream } from "effect"
 import { Checkpoints, type CommittedFile, type CommittedSnapshot } from "../lake/Checkpoints.js"
-import { snapshotFile, snapshotHeightOf } from "../lake/layout.js"
+import { snapshotFile } from "../lake/layout.js"
 import { ParquetSink, sqlString } from "../lake/ParquetSink.js"
 import { commitSnapshot, writePending } from "./commit.js"
 import type { SnapshotDataset, SnapshotInput } from "./Dataset.js"
@@ -152,7 +152,8 @@ export const runSnapshot = (
       if (!consistent && reads < MAX_READS)
         settings.notice(`${d.name}: the ${d.watermark} moved (${mark} → ${after}) or pages overlapped (${duplicates} duplicates) during the read; reading again`)
     }
-    const rel = snapshotFile(before, manifest.files.filter((f) => snapshotHeightOf(f.path) === before).length)
+    // staged as part 0: the commit gives the part its number, under the dataset's lock
+    const rel = snapshotFile(before, 0)
     const file = yield* writePending(writer, d.name, rel, { min: before, max: before })
     const snapshot: CommittedSnapshot = {
       snapshot_height: before,
