@@ -8,15 +8,25 @@ import { arrayList, cursorPage, parsePagination, rangeList, type Pagination } fr
 import { evmReceiptsAt, internalTxsAt } from "./render.js"
 import { decodeParam, HttpError, json, parseAccount, parseHeight, signerOnly, type DevnetResponse, type EndpointRequest, type ScanCache } from "./indexer-wire.js"
 
+/** The records at chain-wide sequence numbers `seqs` (1-based), each block rendered once. */
+const atSeqs = <T>(seqs: ReadonlyArray<number>, heightOf: (seq: number) => number, seqBefore: (height: number) => number, blockAt: (height: number) => ReadonlyArray<T>): Array<T> => {
+  const byHeight = new Map<number, ReadonlyArray<T>>()
+  return seqs.map((s) => {
+    const h = heightOf(s)
+    let block = byHeight.get(h)
+    if (!block) byHeight.set(h, (block = blockAt(h)))
+    return block[s - seqBefore(h) - 1]
+  })
+}
+
 export const evmTxs = (c: Chain, scans: ScanCache, { rest, q, filtered }: EndpointRequest): DevnetResponse => {
   const renderSeqs = (page: { seqs: Array<number>; pagination: Pagination }) => {
-    const byHeight = new Map<number, ReturnType<typeof evmReceiptsAt>>()
-    const txs = page.seqs.map((s) => {
-      const h = c.heightOfEvmSeq(s)
-      let block = byHeight.get(h)
-      if (!block) byHeight.set(h, (block = evmReceiptsAt(c, h)))
-      return block[s - c.evmSeqBefore(h) - 1].receipt
-    })
+    const txs = atSeqs(
+      page.seqs,
+      (s) => c.heightOfEvmSeq(s),
+      (h) => c.evmSeqBefore(h),
+      (h) => evmReceiptsAt(c, h)
+    ).map((r) => r.receipt)
     return json({ txs, pagination: page.pagination })
   }
   if (rest.length === 0) {
@@ -58,13 +68,12 @@ const evmScan = (c: Chain, cache: ScanCache, key: string, pred: (accounts: Array
 export const internalTxs = (c: Chain, { rest, q, filtered }: EndpointRequest): DevnetResponse => {
   const watermark = c.internalTxHeight
   const render = (page: { seqs: Array<number>; pagination: Pagination }) => {
-    const byHeight = new Map<number, ReturnType<typeof internalTxsAt>>()
-    const rows = page.seqs.map((s) => {
-      const h = c.heightOfTraceSeq(s)
-      let block = byHeight.get(h)
-      if (!block) byHeight.set(h, (block = internalTxsAt(c, h)))
-      return block[s - c.traceSeqBefore(h) - 1].row
-    })
+    const rows = atSeqs(
+      page.seqs,
+      (s) => c.heightOfTraceSeq(s),
+      (h) => c.traceSeqBefore(h),
+      (h) => internalTxsAt(c, h)
+    ).map((r) => r.row)
     return json({ internal_txs: rows, pagination: page.pagination })
   }
   if (rest.length === 0) {
