@@ -75,6 +75,8 @@ describe("s3:// output and publishing", () => {
     expect(first.code, first.stderr).toBe(0)
     expect(first.stdout).toMatch(/uploaded \d+ files and their commit-log entries to s3:\/\/lake\/chain/)
     const stored = await keys("chain/")
+    // the run report goes up too (the run's work folder does not outlive it)
+    expect(stored.filter((k) => /^chain\/_runs\/.+\.json$/.test(k))).toHaveLength(1)
     // one commit-log fragment per commit, each file it lists uploaded
     const log = stored.filter((k) => k.startsWith("chain/txs/_log/"))
     expect(log.length).toBeGreaterThan(0)

@@ -12,6 +12,7 @@ import { Context, Data, Effect, Layer } from "effect"
 import { DATASETS } from "../datasets/index.js"
 import { partitionOf } from "../engine/Dataset.js"
 import type { Column, ColumnType } from "../lake/columns.js"
+import { IDENTITY_FILE, MANIFEST_FILE } from "../lake/manifest.js"
 
 export class AnalyticsError extends Data.TaggedError("AnalyticsError")<{ readonly message: string }> {}
 /** DuckDB rejected the SQL (syntax, unknown column, bad parameter …): its own message. */
@@ -76,7 +77,7 @@ export const LAKE_DATASETS: ReadonlyArray<{ readonly name: string; readonly colu
 }))
 
 /** Whether `dir` holds a lake: the lake's identity, or a dataset folder with its manifest. */
-export const isLake = (dir: string): boolean => existsSync(join(dir, "_lake.json")) || LAKE_DATASETS.some((d) => existsSync(join(dir, d.name, "_manifest.json")))
+export const isLake = (dir: string): boolean => existsSync(join(dir, IDENTITY_FILE)) || LAKE_DATASETS.some((d) => existsSync(join(dir, d.name, MANIFEST_FILE)))
 
 /** The dataset view: its files by a relative glob, or an empty typed relation when there are none. */
 export const datasetViewSql = (d: (typeof LAKE_DATASETS)[number], dataDir: string): string => {

@@ -221,14 +221,14 @@ export const exportCommand = Command.make("export", options, (o) =>
       }
       return
     }
-    const runDir = join(out, "_runs")
+    const runReport = `_runs/${report.startedAt.replace(/[:.]/g, "-")}.json`
     yield* Effect.promise(async () => {
-      await mkdir(runDir, { recursive: true })
-      await writeFile(join(runDir, `${report.startedAt.replace(/[:.]/g, "-")}.json`), JSON.stringify({ ...report, indexerUrl, seconds }, null, 1))
+      await mkdir(join(out, "_runs"), { recursive: true })
+      await writeFile(join(out, runReport), JSON.stringify({ ...report, indexerUrl, seconds }, null, 1))
     })
     yield* Console.log(summaryTable(report.datasets, seconds))
     if (remote) {
-      const uploaded = yield* remote.finish.pipe(
+      const uploaded = yield* remote.finish([runReport]).pipe(
         Effect.mapError((e) => new UserError({ message: `${e.message}: run the export again (it fetches what the remote lake lacks)` }))
       )
       yield* Console.log(`\nuploaded ${uploaded} files and their commit-log entries to ${s3Out}`)

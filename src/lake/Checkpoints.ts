@@ -17,10 +17,10 @@
  */
 import { mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
-import { Context, Data, Effect, Either, Layer } from "effect"
+import { Context, Data, Effect, Either, Layer, type Schema } from "effect"
 import type { Column } from "./columns.js"
 import { listFiles } from "./files.js"
-import { CommittedFile, CommittedSnapshot, decodeLakeFile, LakeIdentity, Manifest, mergeSnapshot } from "./manifest.js"
+import { CommittedFile, CommittedSnapshot, decodeLakeFile, IDENTITY_FILE, LakeIdentity, Manifest, MANIFEST_FILE, mergeSnapshot } from "./manifest.js"
 import { newWriterId, withLockFile, writerGone, type LockError } from "./lock.js"
 import { normalize, subtract, total, type Range } from "./RangeSet.js"
 import { snapshotDir, snapshotFile, snapshotHeightOf } from "./layout.js"
@@ -66,8 +66,6 @@ export interface CheckpointsService {
 
 export class Checkpoints extends Context.Tag("chain-lake/Checkpoints")<Checkpoints, CheckpointsService>() {}
 
-const MANIFEST = "_manifest.json"
-const IDENTITY = "_lake.json"
 const LOCK = "_manifest.lock"
 const PENDING = ".pending"
 /** Where writers stage files, one folder per writer. */
@@ -77,6 +75,13 @@ export const SCRATCH = join(".chain-lake", "tmp")
 
 /** The DuckDB spill folder of a new writer of the lake at `root`. */
 export const scratchFolder = (root: string) => join(root, SCRATCH, newWriterId())
+
+/** A lake file that is not what its schema says (the issue names the field). */
+class Damaged extends Error {
+  constructor(readonly issue: string) {
+    super(issue)
+  }
+}
 
 const exists = (path: string) => stat(path).then(
   () => true,
@@ -116,31 +121,54 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
       )
     const locked = <A>(dataset: string, self: Effect.Effect<A, CheckpointError>) => holding(join(root, dataset, LOCK), self)
 
-    const write = (m: Manifest) =>
+    /*
+     * A manifest is read from disk at every commit, since another writer may have changed it. A
+     * file that is still the one this writer last read or wrote (every write renames a new file
+     * into place, so the same inode, size and mtime) is not parsed and decoded again: commits
+     * stay cheap as a manifest grows to thousands of files.
+     */
+    const known = new Map<string, { readonly stamp: string; readonly value: unknown }>()
+    const stampOf = (info: { ino: number; size: number; mtimeMs: number }) => `${info.ino}:${info.size}:${info.mtimeMs}`
+
+    /** Writes one of the lake's files whole or not at all: to `tmp` (a name no other writer uses at once), then renamed over `path`. */
+    const writeJson = (path: string, tmp: string, value: unknown) =>
       Effect.tryPromise({
         try: async () => {
-          const dir = join(root, m.dataset)
-          await mkdir(dir, { recursive: true })
-          const tmp = join(dir, `${MANIFEST}.tmp`)
-          await writeFile(tmp, JSON.stringify(m, null, 1))
-          await rename(tmp, join(dir, MANIFEST))
+          await mkdir(dirname(path), { recursive: true })
+          await writeFile(tmp, JSON.stringify(value, null, 1))
+          await rename(tmp, path)
         },
         catch: fail
       })
+    /** Notes that `path` now holds `value` (called once a commit is complete: nothing may widen the gap between manifest and renames). */
+    const remember = (path: string, value: unknown) =>
+      Effect.tryPromise({ try: async () => void known.set(path, { stamp: stampOf(await stat(path)), value }), catch: fail })
+    const manifestPath = (dataset: string) => join(root, dataset, MANIFEST_FILE)
+    // the manifest's temp name is fixed: it is written only under the dataset's lock
+    const write = (m: Manifest) => writeJson(manifestPath(m.dataset), join(root, m.dataset, `${MANIFEST_FILE}.tmp`), m)
+
+    /** One of the lake's files, decoded with `schema`; undefined when there is none; a Damaged error naming what is wrong. */
+    const readJson = async <A, I>(path: string, schema: Schema.Schema<A, I>): Promise<A | undefined> => {
+      const info = await stat(path).catch((e: NodeJS.ErrnoException) => {
+        if (e.code === "ENOENT") return undefined
+        throw e
+      })
+      if (!info) return undefined
+      const stamp = stampOf(info)
+      const cached = known.get(path)
+      if (cached?.stamp === stamp) return cached.value as A
+      // read after the stat: if the file was replaced in between, the next stat differs and reads again
+      const decoded = decodeLakeFile(schema, await readFile(path, "utf8"))
+      if (Either.isLeft(decoded)) throw new Damaged(decoded.left)
+      known.set(path, { stamp, value: decoded.right })
+      return decoded.right
+    }
 
     const read = (dataset: string) =>
       Effect.tryPromise({
-        try: async () => {
-          const text = await readFile(join(root, dataset, MANIFEST), "utf8").catch((e: NodeJS.ErrnoException) => {
-            if (e.code === "ENOENT") return undefined
-            throw e
-          })
-          if (text === undefined) return undefined
-          const decoded = decodeLakeFile(Manifest, text)
-          if (Either.isLeft(decoded)) throw new Error(`${join(root, dataset, MANIFEST)} is damaged at ${decoded.left}`)
-          return decoded.right
-        },
-        catch: (e) => new CheckpointError({ message: `cannot read the manifest of ${dataset}: ${(e as Error).message}` })
+        try: () => readJson(manifestPath(dataset), Manifest),
+        catch: (e) =>
+          new CheckpointError({ message: `cannot read the manifest of ${dataset}: ${e instanceof Damaged ? `${manifestPath(dataset)} is damaged at ${e.issue}` : (e as Error).message}` })
       })
     const opened = (dataset: string) =>
       Effect.flatMap(read(dataset), (m) => (m ? Effect.succeed(m) : Effect.fail(new CheckpointError({ message: `${dataset} was not opened` }))))
@@ -173,9 +201,9 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
           for (const f of m.files) {
             const target = join(root, dataset, f.path)
             if (options.filesElsewhere || (await exists(target))) continue
-            const from = (
-              await Promise.all(writers.map(async (w) => ((await exists(join(stagingRoot, w, dataset, f.path) + PENDING)) ? join(stagingRoot, w, dataset, f.path) + PENDING : undefined)))
-            ).find((x) => x !== undefined)
+            const candidates = writers.map((w) => join(stagingRoot, w, dataset, f.path) + PENDING)
+            const found = await Promise.all(candidates.map(exists))
+            const from = candidates.find((_, i) => found[i])
             if (!from)
               throw new CheckpointError({
                 message: `${join(root, dataset, f.path)} is listed in ${dataset}/_manifest.json but missing: the lake lost a committed file; restore it from a copy, or export into a new --out`
@@ -191,7 +219,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
           // temp files this tool named in the dataset folder: a manifest write cut short (written
           // only under the lock), and files of versions that staged beside the lake
           for (const rel of await listFiles(join(root, dataset)))
-            if (rel === `${MANIFEST}.tmp` || rel.endsWith(".parquet.pending") || rel.endsWith(".parquet.tmp")) await rm(join(root, dataset, rel), { force: true })
+            if (rel === `${MANIFEST_FILE}.tmp` || rel.endsWith(".parquet.pending") || rel.endsWith(".parquet.tmp")) await rm(join(root, dataset, rel), { force: true })
         },
         catch: (e) => (e instanceof CheckpointError ? e : fail(e))
       })
@@ -213,17 +241,11 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
       )
 
     const readIdentity = Effect.tryPromise({
-      try: async () => {
-        const text = await readFile(join(root, IDENTITY), "utf8").catch((e: NodeJS.ErrnoException) => {
-          if (e.code === "ENOENT") return undefined
-          throw e
+      try: () => readJson(join(root, IDENTITY_FILE), LakeIdentity),
+      catch: (e) =>
+        new CheckpointError({
+          message: `cannot read ${join(root, IDENTITY_FILE)}: ${e instanceof Damaged ? `damaged at ${e.issue}` : (e as Error).message}; restore it, or export into a new --out`
         })
-        if (text === undefined) return undefined
-        const decoded = decodeLakeFile(LakeIdentity, text)
-        if (Either.isLeft(decoded)) throw new Error(`damaged at ${decoded.left}`)
-        return decoded.right
-      },
-      catch: (e) => new CheckpointError({ message: `cannot read ${join(root, IDENTITY)}: ${(e as Error).message}; restore it, or export into a new --out` })
     })
 
     const service: CheckpointsService = {
@@ -237,14 +259,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             if (prior && prior.chain_id !== chainId) return yield* new CheckpointError({ message: `${root} holds chain ${prior.chain_id}, not ${chainId}` })
             const anchors = [...(prior?.anchors ?? []).filter((a) => a.height !== anchor.height), anchor].sort((a, b) => a.height - b.height).slice(-ANCHORS_KEPT)
             const identity: LakeIdentity = { format_version: 1, chain_id: chainId, anchors }
-            yield* Effect.tryPromise({
-              try: async () => {
-                const tmp = join(root, `${IDENTITY}.${writer}.tmp`)
-                await writeFile(tmp, JSON.stringify(identity, null, 1))
-                await rename(tmp, join(root, IDENTITY))
-              },
-              catch: fail
-            })
+            yield* writeJson(join(root, IDENTITY_FILE), join(root, `${IDENTITY_FILE}.${writer}.tmp`), identity)
           })
         ),
       writer,
@@ -275,12 +290,14 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
               return { committed: false, ranges: m.committed, reason: `another writer committed part of ${range[0]}..${range[1] - 1} first` } as const
             }
             const paths = new Set(files.map((f) => f.path))
-            yield* write({
+            const next: Manifest = {
               ...m,
               files: [...m.files.filter((f) => !paths.has(f.path)), ...files],
               committed: range ? normalize([...m.committed, range]) : m.committed
-            })
+            }
+            yield* write(next)
             yield* publish(dataset, files, (rel) => staged(dataset, rel))
+            yield* remember(manifestPath(dataset), next)
             if (options.afterCommit) yield* options.afterCommit({ ...m, files, committed: range ? [range] : [], snapshots: [] })
             return { committed: true } as const
           })
@@ -301,13 +318,15 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             const atHeight = m.files.filter((f) => snapshotHeightOf(f.path) === snapshot.snapshot_height).length
             const named = files.map((f, i) => ({ ...f, path: snapshotFile(snapshot.snapshot_height, atHeight + i) }))
             const merged: CommittedSnapshot = prior ? mergeSnapshot(prior, snapshot) : snapshot
-            yield* write({
+            const next: Manifest = {
               ...m,
               files: [...m.files, ...named],
               snapshots: [...m.snapshots.filter((s) => s.snapshot_height !== snapshot.snapshot_height), merged]
-            })
+            }
+            yield* write(next)
             const stagedAs = new Map(named.map((f, i) => [f.path, staged(dataset, files[i].path)]))
             yield* publish(dataset, named, (rel) => stagedAs.get(rel)!)
+            yield* remember(manifestPath(dataset), next)
             if (options.afterCommit) yield* options.afterCommit({ ...m, files: named, committed: [], snapshots: [snapshot] })
             return { committed: true } as const
           })

@@ -7,6 +7,11 @@ import { Either, Schema } from "effect"
 import { decodeWithPath } from "../schema/decode.js"
 import { isContainedPath } from "./files.js"
 
+/** A dataset's manifest, in its folder. */
+export const MANIFEST_FILE = "_manifest.json"
+/** The lake's identity, at its root. */
+export const IDENTITY_FILE = "_lake.json"
+
 /** [start, end) in the source's unit */
 const RangeSchema = Schema.Tuple(Schema.Number, Schema.Number)
 

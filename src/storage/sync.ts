@@ -9,7 +9,7 @@ import { dirname, join } from "node:path"
 import { Effect, Either } from "effect"
 import { LAKE_DATASETS } from "../analytics/Analytics.js"
 import { listFiles, pathInside } from "../lake/files.js"
-import { decodeLakeFile, Manifest } from "../lake/manifest.js"
+import { decodeLakeFile, IDENTITY_FILE, Manifest, MANIFEST_FILE } from "../lake/manifest.js"
 import type { ReleaseManifest } from "../publish/publish.js"
 import type { S3Client } from "@aws-sdk/client-s3"
 import { CheckpointError } from "../lake/Checkpoints.js"
@@ -32,8 +32,6 @@ export const newWorkDir = (writer: string) =>
     return dir
   })
 
-/** The lake's identity (`_lake.json`) travels with the manifests, so a run against another chain is refused on S3 too. */
-const IDENTITY = "_lake.json"
 
 /** The commit log of a dataset on S3: one fragment per commit of a writer (src/lake/commitLog.ts). */
 const logOf = (dataset: string) => `${dataset}/_log/`
@@ -42,8 +40,8 @@ const logOf = (dataset: string) => `${dataset}/_log/`
 const remoteManifest = (s3: S3Client, loc: S3Location, dataset: string) =>
   Effect.gen(function* () {
     const where = (rel: string) => `s3://${loc.bucket}/${loc.prefix ? loc.prefix + "/" : ""}${rel}`
-    const baseText = yield* download(s3, loc, `${dataset}/_manifest.json`)
-    let manifest = baseText === undefined ? undefined : yield* decodeManifest(where(`${dataset}/_manifest.json`), baseText)
+    const baseText = yield* download(s3, loc, `${dataset}/${MANIFEST_FILE}`)
+    let manifest = baseText === undefined ? undefined : yield* decodeManifest(where(`${dataset}/${MANIFEST_FILE}`), baseText)
     const rejected: Array<string> = []
     for (const name of yield* list(s3, loc, logOf(dataset))) {
       const text = yield* download(s3, loc, logOf(dataset) + name)
@@ -55,24 +53,21 @@ const remoteManifest = (s3: S3Client, loc: S3Location, dataset: string) =>
     return { manifest, rejected }
   })
 
-/** Brings the remote manifests (and the lake's identity) into the work folder, so a local export resumes where the remote lake ends; returns them, to tell later what the run added. */
+/** Brings the remote manifests (and the lake's identity) into the work folder, so a local export resumes where the remote lake ends. */
 export const pullManifests = (url: string, workDir: string, endpoint?: string) =>
   Effect.gen(function* () {
     const loc = yield* Effect.try({ try: () => parseS3Url(url), catch: (e) => e as StorageError })
     const s3 = makeS3(endpoint)
-    const identity = yield* download(s3, loc, IDENTITY)
-    if (identity !== undefined) yield* Effect.promise(() => writeFile(join(workDir, IDENTITY), identity))
-    const pulled = new Map<string, Manifest>()
+    const identity = yield* download(s3, loc, IDENTITY_FILE)
+    if (identity !== undefined) yield* Effect.promise(() => writeFile(join(workDir, IDENTITY_FILE), identity))
     for (const d of LAKE_DATASETS) {
       const { manifest } = yield* remoteManifest(s3, loc, d.name)
       if (!manifest) continue
-      pulled.set(d.name, manifest)
       yield* Effect.promise(async () => {
         await mkdir(join(workDir, d.name), { recursive: true })
-        await writeFile(join(workDir, d.name, "_manifest.json"), JSON.stringify(manifest, null, 1))
+        await writeFile(join(workDir, d.name, MANIFEST_FILE), JSON.stringify(manifest, null, 1))
       })
     }
-    return pulled
   })
 
 const decodeManifest = (where: string, text: string) =>
@@ -84,7 +79,7 @@ const decodeManifest = (where: string, text: string) =>
 /**
  * The commits of an S3 export, uploaded as they happen: `afterCommit` (Checkpoints' hook) puts a
  * commit's files, then its commit-log fragment (never another writer's key); the lake's identity
- * goes up before the first. `finish` reads each dataset's log back: a fragment that another
+ * goes up before the first. `finish` uploads the run report and reads each dataset's log back: a fragment that another
  * writer's overlapping one preceded was not taken, and the run fails saying so. Many jobs can
  * export disjoint ranges into one prefix at once, and a killed run keeps what it committed.
  */
@@ -96,7 +91,7 @@ export const remoteCommits = (url: string, workDir: string, writer: string, endp
   let identitySent = false
   const afterCommit = (added: Manifest) =>
     Effect.gen(function* () {
-      if (!identitySent && (yield* Effect.promise(() => readFile(join(workDir, IDENTITY)).then(() => true, () => false)))) yield* upload(s3, workDir, loc, [IDENTITY])
+      if (!identitySent && (yield* Effect.promise(() => readFile(join(workDir, IDENTITY_FILE)).then(() => true, () => false)))) yield* upload(s3, workDir, loc, [IDENTITY_FILE])
       identitySent = true
       yield* upload(s3, workDir, loc, added.files.map((f) => `${added.dataset}/${f.path}`))
       const name = fragmentName(new Date(), writer, written.length)
@@ -104,14 +99,17 @@ export const remoteCommits = (url: string, workDir: string, writer: string, endp
       written.push({ dataset: added.dataset, name })
       files += added.files.length
     }).pipe(Effect.mapError((e) => new CheckpointError({ message: e.message })))
-  const finish = Effect.gen(function* () {
-    for (const dataset of new Set(written.map((w) => w.dataset))) {
-      const { rejected } = yield* remoteManifest(s3, loc, dataset)
-      if (written.some((w) => w.dataset === dataset && rejected.includes(w.name)))
-        return yield* new StorageError({ message: `another job committed part of the same ${dataset} ranges to ${url} first, so some of this run's commits were not taken` })
-    }
-    return files
-  })
+  /** `also`: files of the work folder to upload too (the run report), since the folder goes with the run. */
+  const finish = (also: ReadonlyArray<string>) =>
+    Effect.gen(function* () {
+      yield* upload(s3, workDir, loc, also)
+      for (const dataset of new Set(written.map((w) => w.dataset))) {
+        const { rejected } = yield* remoteManifest(s3, loc, dataset)
+        if (written.some((w) => w.dataset === dataset && rejected.includes(w.name)))
+          return yield* new StorageError({ message: `another job committed part of the same ${dataset} ranges to ${url} first, so some of this run's commits were not taken` })
+      }
+      return files
+    })
   return { afterCommit, finish }
 }
 
