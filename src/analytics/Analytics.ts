@@ -4,7 +4,7 @@
  * folder), then the analytics views of src/analytics/sql/, one per file. A dataset with no files
  * yet is an empty view with the right columns, so every analytics view exists from the start.
  */
-import { DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement } from "@duckdb/node-api"
+import { DuckDBInstance, type DuckDBPreparedStatement } from "@duckdb/node-api"
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -12,6 +12,7 @@ import { Context, Data, Effect, Layer } from "effect"
 import { DATASETS } from "../datasets/index.js"
 import { partitionOf } from "../engine/Dataset.js"
 import type { Column, ColumnType } from "../lake/columns.js"
+import { guardConnection } from "../lake/duckdb.js"
 import { IDENTITY_FILE, MANIFEST_FILE } from "../lake/manifest.js"
 
 export class AnalyticsError extends Data.TaggedError("AnalyticsError")<{ readonly message: string }> {}
@@ -114,22 +115,23 @@ export const makeAnalytics = (options: { readonly dataDir: string; readonly dbFi
       }),
       (i) => Effect.sync(() => i.closeSync())
     )
-    const conn: DuckDBConnection = yield* Effect.acquireRelease(
-      Effect.tryPromise({ try: () => instance.connect(), catch: (e) => new AnalyticsError({ message: (e as Error).message }) }),
-      (c) => Effect.sync(() => c.closeSync())
+    // a query still running when Ctrl-C closes the scope is interrupted and awaited first (lake/duckdb.ts)
+    const conn = yield* Effect.acquireRelease(
+      Effect.tryPromise({ try: async () => guardConnection(await instance.connect()), catch: (e) => new AnalyticsError({ message: (e as Error).message }) }),
+      (c) => Effect.promise(() => c.close())
     )
     const setup = async () => {
       // relative paths in the views resolve against the data folder
-      await conn.run(`SET file_search_path = ${quote(dataDir)}`)
-      for (const d of LAKE_DATASETS) await conn.run(datasetViewSql(d, dataDir))
-      for (const v of analyticsViews()) await conn.run(v.sql)
+      await conn.use((c) => c.run(`SET file_search_path = ${quote(dataDir)}`))
+      for (const d of LAKE_DATASETS) await conn.use((c) => c.run(datasetViewSql(d, dataDir)))
+      for (const v of analyticsViews()) await conn.use((c) => c.run(v.sql))
     }
     yield* Effect.tryPromise({ try: setup, catch: (e) => new AnalyticsError({ message: `creating the views failed: ${(e as Error).message}` }) })
 
     const prepare = (sql: string, params: Readonly<Record<string, ParamValue>>) =>
       Effect.tryPromise({
         try: async () => {
-          const stmt = await conn.prepare(sql)
+          const stmt = await conn.use((c) => c.prepare(sql))
           bindAll(stmt, params)
           return stmt
         },
@@ -142,7 +144,7 @@ export const makeAnalytics = (options: { readonly dataDir: string; readonly dbFi
       query: (sql, params = {}) =>
         Effect.gen(function* () {
           const stmt = yield* prepare(sql, params)
-          const reader = yield* Effect.tryPromise({ try: () => stmt.runAndReadAll(), catch: (e) => new SqlError({ message: (e as Error).message }) })
+          const reader = yield* Effect.tryPromise({ try: () => conn.use(() => stmt.runAndReadAll()), catch: (e) => new SqlError({ message: (e as Error).message }) })
           return {
             columns: reader.columnNames().map((name, i) => ({ name, type: reader.columnTypes()[i].toString() })),
             rows: reader.getRowsJson()
@@ -152,9 +154,9 @@ export const makeAnalytics = (options: { readonly dataDir: string; readonly dbFi
         Effect.gen(function* () {
           // COPY takes no parameters, so the bound result goes through a temp table first
           const stmt = yield* prepare(`CREATE OR REPLACE TEMP TABLE _chain_lake_result AS ${sql}`, params)
-          yield* Effect.tryPromise({ try: () => stmt.run(), catch: (e) => new SqlError({ message: (e as Error).message }) })
+          yield* Effect.tryPromise({ try: () => conn.use(() => stmt.run()), catch: (e) => new SqlError({ message: (e as Error).message }) })
           yield* Effect.tryPromise({
-            try: () => conn.run(`COPY _chain_lake_result TO ${quote(resolve(path))} (FORMAT PARQUET, COMPRESSION ZSTD)`),
+            try: () => conn.use((c) => c.run(`COPY _chain_lake_result TO ${quote(resolve(path))} (FORMAT PARQUET, COMPRESSION ZSTD)`)),
             catch: (e) => new SqlError({ message: (e as Error).message })
           })
         })

@@ -4,11 +4,12 @@
  * name beside the target, fsyncs, hashes and renames, so a reader never sees a partial file.
  * Memory is bounded per writer: callers finish a file every `flushBytes`.
  */
-import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from "@duckdb/node-api"
+import { DuckDBInstance, type DuckDBAppender } from "@duckdb/node-api"
 import { mkdir, open, rename, rm, stat } from "node:fs/promises"
 import { dirname } from "node:path"
 import { Context, Data, Effect, Layer } from "effect"
 import type { Column, ColumnType, Value } from "./columns.js"
+import { guardConnection, type GuardedConnection } from "./duckdb.js"
 import { sha256File } from "./files.js"
 
 export class SinkError extends Data.TaggedError("SinkError")<{ readonly message: string; readonly path?: string }> {}
@@ -110,6 +111,8 @@ let writerSeq = 0
 
 export const makeParquetSink = (config: SinkConfig = {}) =>
   Effect.gen(function* () {
+    /** The sink's open connections, each closed by its user, and any left by the instance's finalizer. */
+    const connections = new Set<GuardedConnection>()
     const instance = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: () =>
@@ -124,21 +127,37 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
       }),
       (i) =>
         Effect.promise(async () => {
+          // a writer left open (its scope cut short) still runs nothing when the instance goes
+          await Promise.all([...connections].map((c) => c.close()))
           i.closeSync()
           if (config.tempDirectory) await rm(config.tempDirectory, { recursive: true, force: true }).catch(() => undefined)
         })
     )
     const rowGroupSize = config.rowGroupSize ?? 122_880
-    const run = (conn: DuckDBConnection, sql: string, path?: string) =>
-      Effect.tryPromise({ try: () => conn.run(sql), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
+    const connect = Effect.tryPromise({
+      try: async () => {
+        const conn = guardConnection(await instance.connect())
+        connections.add(conn)
+        return conn
+      },
+      catch: (e) => new SinkError({ message: (e as Error).message })
+    })
+    const disconnect = (conn: GuardedConnection, beforeClosing?: () => void) =>
+      Effect.promise(async () => {
+        await conn.close(beforeClosing)
+        connections.delete(conn)
+      })
+    const run = (conn: GuardedConnection, sql: string, path?: string) =>
+      Effect.tryPromise({ try: () => conn.use((c) => c.run(sql)), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
 
     const openWriter = (columns: ReadonlyArray<Column>, sortKey: ReadonlyArray<string>) =>
       Effect.gen(function* () {
-        const conn = yield* Effect.tryPromise({ try: () => instance.connect(), catch: (e) => new SinkError({ message: (e as Error).message }) })
+        const conn = yield* connect
         const table = `stage_${++writerSeq}`
         const ddl = [...columns.map((c) => `${quoteIdent(c.name)} ${stageType(c.type)}`), `"_ord" BIGINT`].join(", ")
         yield* run(conn, `CREATE TEMP TABLE ${table} (${ddl})`)
-        let appender = yield* Effect.tryPromise({ try: () => conn.createAppender(table), catch: (e) => new SinkError({ message: (e as Error).message }) })
+        const newAppender = Effect.tryPromise({ try: () => conn.use((c) => c.createAppender(table)), catch: (e) => new SinkError({ message: (e as Error).message }) })
+        let appender = yield* newAppender
         const appenders = columns.map((c) => appenderFor(c.type))
         let rows = 0
         let bytes = 0
@@ -173,7 +192,7 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
         const order = [...sortKey.map((k) => (/^[a-z_][a-z0-9_]*$/.test(k) ? quoteIdent(k) : k)), `"_ord"`].join(", ")
         const reset = Effect.gen(function* () {
           yield* run(conn, `DELETE FROM ${table}`)
-          appender = yield* Effect.tryPromise({ try: () => conn.createAppender(table), catch: (e) => new SinkError({ message: (e as Error).message }) })
+          appender = yield* newAppender
           rows = 0
           bytes = 0
           inOrder = trackOrder
@@ -224,13 +243,12 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
               yield* reset
             }),
           close: () =>
-            Effect.sync(() => {
+            disconnect(conn, () => {
               try {
                 appender.closeSync()
               } catch {
                 /* already closed */
               }
-              conn.closeSync()
             })
         }
         return writer
@@ -238,11 +256,11 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
 
     const query = (sql: string) =>
       Effect.gen(function* () {
-        const conn = yield* Effect.tryPromise({ try: () => instance.connect(), catch: (e) => new SinkError({ message: (e as Error).message }) })
+        const conn = yield* connect
         return yield* Effect.tryPromise({
-          try: async () => (await conn.runAndReadAll(sql)).getRowObjectsJS() as Array<Record<string, unknown>>,
+          try: async () => (await conn.use((c) => c.runAndReadAll(sql))).getRowObjectsJS() as Array<Record<string, unknown>>,
           catch: (e) => new SinkError({ message: (e as Error).message })
-        }).pipe(Effect.ensuring(Effect.sync(() => conn.closeSync())))
+        }).pipe(Effect.ensuring(disconnect(conn)))
       })
 
     return { openWriter, query } satisfies ParquetSinkService
