@@ -31,13 +31,6 @@ describe("chain-lake devnet", () => {
     expect(notANumber.code).toBe(2)
     expect(notANumber.stderr + notANumber.stdout).toMatch(/'many' is not a integer/)
   })
-
-  it("--help lists the commands", async () => {
-    const help = await runCli(["--help"])
-    expect(help.code).toBe(0)
-    expect(help.stdout).toMatch(/devnet \[--seed integer\]/)
-    expect(help.stdout).toMatch(/demo/)
-  })
 })
 
 describe("chain-lake demo (npm start)", () => {

@@ -148,6 +148,26 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     expectOnlyTheLastShardCommitted(out, "txs", devnet.chain.txTotal())
   })
 
+  it("txs pages that overlap (each cursor page repeats the last row of the page before) → IndexerPagingError naming the record", async () => {
+    // a server that reads the cursor as "from" rather than "after": same count, one row repeated
+    // per page and the shard's last rows missing, so counting rows alone would not notice
+    const out = dirs.make()
+    const server = await proxy(async (req, forward) => {
+      const cursor = req.url.pathname === TXS_PATH ? cursorOf(req.url) : null
+      if (cursor === null || cursor.sequence >= 150) return forward()
+      const shifted = new URL(req.url)
+      shifted.searchParams.set("pagination.key", cursorKey({ sequence: cursor.sequence - 1 }))
+      await untilAnotherShardCommits(out, "txs")
+      return forward(shifted.pathname + shifted.search)
+    })
+    const err = failureOf(await exportVia(server, out, { datasets: ["txs"] }))
+    expect(err._tag).toBe("IndexerPagingError")
+    expect(err).toMatchObject({ endpoint: "txs" })
+    expect(err.message).toMatch(/^the record [0-9A-F]{64} at height \d+ came twice: the pages overlap$/)
+    expectNothingCommittedIn(out, "txs", [0, 100])
+    expectOnlyTheLastShardCommitted(out, "txs", devnet.chain.txTotal())
+  })
+
   it("a blocks page holding blocks outside the requested shard → IndexerPagingError", async () => {
     // a key the server does not understand restarts the listing at the first block: the shard
     // that begins after height 60 is answered with blocks from height 1

@@ -78,6 +78,45 @@ describe("chain-lake run", () => {
     expect(readdirSync(join(out, "_runs")).filter((f) => f.includes("every-second")).length).toBe(2)
   })
 
+  it("a .ts pipeline file outside the package loads; one naming no URL is refused unless run with --devnet", async () => {
+    // a folder with no package.json: Node alone would take the .ts file for CommonJS
+    const file = join(tmp(), "outside.ts")
+    writeFileSync(
+      file,
+      `import { definePipeline } from ${JSON.stringify(resolve("src/pipelines/definePipeline.ts"))}\n` +
+        `export default definePipeline({ name: "outside", description: "test", datasets: ["blocks"], schedule: "0 0 * * *" })\n`
+    )
+    const out = tmp()
+    const withUrl = await runCli(["run", file, "--out", out, ...urls()])
+    expect(withUrl.code, withUrl.stderr).toBe(0)
+    expect(withUrl.stdout).toMatch(/outside: ok — blocks \+150/)
+
+    // no URL anywhere: one line, exit 2, nothing written (no lock, no devnet data)
+    const bare = tmp()
+    const env = { CHAIN_LAKE_INDEXER_URL: "", CHAIN_LAKE_ROUTER_URL: "" }
+    const refused = await runCli(["run", file, "--out", bare], { env })
+    expect(refused.code).toBe(2)
+    expect(refused.stderr.trim()).toMatch(/^chain-lake: error: pipeline outside names no indexer URL: pass --indexer-url URL .*--devnet/)
+    expect(refused.stderr.trim().split("\n").length).toBe(1)
+    expect(readdirSync(bare)).toEqual([])
+
+    const onDevnet = await runCli(["run", file, "--out", bare, "--devnet"], { env })
+    expect(onDevnet.code, onDevnet.stderr).toBe(0)
+    expect(onDevnet.stderr).toMatch(/outside: on the embedded devnet \(a simulated chain/)
+    expect(onDevnet.stdout).toMatch(/outside: ok — blocks \+1000/)
+  })
+
+  it("a path that is no pipeline file, or a file exporting no pipeline, is a one-line error", async () => {
+    const missing = await runCli(["run", join(tmp(), "missing.ts"), "--out", tmp()])
+    expect(missing.code).toBe(2)
+    expect(missing.stderr.trim()).toMatch(/^chain-lake: error: no pipeline file .*missing\.ts/)
+    const file = join(tmp(), "five.ts")
+    writeFileSync(file, "export default 5\n")
+    const bad = await runCli(["run", file, "--out", tmp()])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr.trim()).toMatch(/^chain-lake: error: .*five\.ts does not export a pipeline as default/)
+  })
+
   it("an unknown pipeline is a one-line error", async () => {
     const r = await runCli(["run", "nope", "--out", tmp()])
     expect(r.code).toBe(2)

@@ -10,7 +10,7 @@ import { RouterClient } from "../router/RouterClient.js"
 import { SignedOpHook } from "../router/schemas.js"
 import { decodeWithPath } from "../schema/decode.js"
 import { UserError } from "./errors.js"
-import { routerUrlOrDevnet, urlOption } from "./export.js"
+import { endpointOrDevnet, headerOption, urlOption } from "./endpoints.js"
 import { routerLayer } from "./routerLayer.js"
 
 const asset = (flag: string, text: string) => {
@@ -22,7 +22,8 @@ const asset = (flag: string, text: string) => {
 export const bridgeCommand = Command.make(
   "bridge",
   {
-    routerUrl: urlOption("router-url", "router API"),
+    routerUrl: urlOption("router"),
+    header: headerOption("router"),
     from: Options.text("from").pipe(Options.withDescription("source asset, CHAIN:DENOM")),
     to: Options.text("to").pipe(Options.withDescription("destination asset, CHAIN:DENOM")),
     amount: Options.text("amount").pipe(Options.withDescription("amount in base units")),
@@ -58,7 +59,7 @@ export const bridgeCommand = Command.make(
         if (Either.isLeft(decoded)) return yield* bad(`--signed-op-hook must be {"signer": …, "hook": …}: ${decoded.left.path} ${decoded.left.message}`)
         signed = decoded.right
       }
-      const routerUrl = yield* routerUrlOrDevnet(o.routerUrl, "using")
+      const routerUrl = yield* endpointOrDevnet("router", o.routerUrl, o.header, "using")
       yield* Effect.gen(function* () {
         const router = yield* RouterClient
         const route = yield* router.route({

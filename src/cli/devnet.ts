@@ -20,7 +20,7 @@ const options = {
   ),
   faults: Options.text("faults").pipe(
     Options.withDefault("none"),
-    Options.withDescription("none | light | heavy, or a spec like 429=0.05,503=0.05,reset=0.02,truncate=0.02[,malformed=0.01][,count-timeout]")
+    Options.withDescription("none | light | heavy, or rates like 429=0.05,503=0.05,reset=0.02 (also truncate=, malformed= and the flag count-timeout)")
   ),
   latencyMs: Options.integer("latency-ms").pipe(Options.withDefault(0), Options.withDescription("milliseconds from each request to its response (the server's own work counts within it)")),
   vm: Options.choice("vm", ["evm", "move", "wasm"]).pipe(Options.withDefault("evm" as const), Options.withDescription("EVM routes and the rich list exist on evm only")),

@@ -9,13 +9,15 @@ import { Console, Effect, Option } from "effect"
 import { DEFAULTS } from "../defaults.js"
 import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
 import { startDevnet } from "../devnet/index.js"
-import { datasetNamesProblem, runExport, type ExportReport } from "../engine/export.js"
+import { datasetNamesProblem, runExport, type ExportObserver, type ExportReport } from "../engine/export.js"
 import { followExport } from "../engine/follow.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { isS3Url, parseS3Url } from "../storage/s3.js"
 import { newWorkDir, pullManifests, remoteCommits, removeDir } from "../storage/sync.js"
 import { newWriterId } from "../lake/lock.js"
 import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
+import type { ServiceEndpoint } from "../http/endpoint.js"
+import { endpointOrDevnet, headerOption, urlOption } from "./endpoints.js"
 import { UserError } from "./errors.js"
 import { exportLayer } from "./layers.js"
 import { makeProgress, summaryTable } from "./progress.js"
@@ -27,11 +29,9 @@ const list = (name: string, description: string) =>
     Options.map(Option.map((s) => s.split(",").map((x) => x.trim()).filter(Boolean)))
   )
 
-export const urlOption = (name: string, what: string) =>
-  Options.text(name).pipe(Options.optional, Options.withDescription(`${what} base URL (default: the embedded devnet, started in-process)`))
-
 export const options = {
-  indexerUrl: urlOption("indexer-url", "indexer API"),
+  indexerUrl: urlOption("indexer"),
+  header: headerOption("indexer"),
   out: Options.text("out").pipe(Options.withDefault("data"), Options.withDescription("output folder (created if missing), or s3://bucket/prefix")),
   s3Endpoint: Options.text("s3-endpoint").pipe(Options.optional, Options.withDescription("S3-compatible endpoint URL for s3:// outputs (default: AWS)")),
   datasets: list("datasets", `comma-separated datasets (default: all the chain serves): ${EXPORTED_DATASETS.map((d) => d.name).join(", ")}`),
@@ -52,43 +52,6 @@ export const options = {
   poll: Options.text("poll").pipe(Options.withDefault("2s"), Options.withDescription("with --follow: how often to look for new blocks (500ms, 2s, 1m)")),
   untilHeight: Options.integer("until-height").pipe(Options.optional, Options.withDescription("with --follow: stop once this height is exported"))
 }
-
-export const checkUrl = (flag: string, value: string) =>
-  Effect.try({
-    try: () => {
-      const u = new URL(value)
-      if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("not http(s)")
-      return value.replace(/\/+$/, "")
-    },
-    catch: () => new UserError({ message: `${flag} must be an http(s) URL like http://127.0.0.1:8080, got "${value}"`, exitCode: 2 })
-  })
-
-/** A quick reachability check, so a wrong URL fails in seconds rather than after the retry budget. */
-export const preflight = (flag: string, url: string, path: string) =>
-  Effect.tryPromise({
-    try: async () => {
-      const res = await fetch(url + path, { signal: AbortSignal.timeout(10_000) })
-      await res.arrayBuffer()
-      if (res.status === 404) throw new Error(`${path} answered 404: is this the right service?`)
-    },
-    catch: (e) => {
-      const cause = (e as { cause?: { code?: string; message?: string } }).cause
-      return new UserError({ message: `cannot reach ${url} (${flag}): ${cause?.code ?? cause?.message ?? (e as Error).message}; check the URL and that the service is up` })
-    }
-  })
-
-/** The router URL from --router-url (checked and probed), or the embedded devnet's router started for this command. */
-export const routerUrlOrDevnet = (value: Option.Option<string>, purpose: string) =>
-  Effect.gen(function* () {
-    if (Option.isSome(value)) {
-      const url = yield* checkUrl("--router-url", value.value)
-      yield* preflight("--router-url", url, "/v2/tx/status")
-      return url
-    }
-    const devnet = yield* Effect.acquireRelease(Effect.promise(() => startDevnet({ seed: 1, blocks: 10 })), (d) => Effect.promise(() => d.stop()))
-    yield* Console.error(`no --router-url: ${purpose} the embedded devnet router at ${devnet.routerUrl}`)
-    return devnet.routerUrl
-  })
 
 /** What a stopped export or pipeline run says on its way out (exit 130). */
 export const INTERRUPTED = "chain-lake: interrupted: every file committed so far is kept; run the same command again to resume"
@@ -149,20 +112,33 @@ export const exportCommand = Command.make("export", options, (o) =>
     if (s3Out) yield* pullManifests(s3Out, out, s3Endpoint).pipe(Effect.mapError((e) => new UserError({ message: e.message })))
     // each commit goes up to S3 as it happens
     const remote = s3Out ? remoteCommits(s3Out, out, writer, s3Endpoint) : undefined
-    const layerFor = (indexerUrl: string) =>
+    const layerFor = (indexerUrl: ServiceEndpoint) =>
       exportLayer({ indexerUrl, out, limits: { concurrency: o.concurrency, rps: o.rps }, filesElsewhere: remote !== undefined, ...(remote ? { afterCommit: remote.afterCommit } : {}) })
-    let indexerUrl: string
-    if (Option.isSome(o.indexerUrl)) {
-      indexerUrl = yield* checkUrl("--indexer-url", o.indexerUrl.value)
-      yield* preflight("--indexer-url", indexerUrl, "/status")
-    } else {
-      const devnet = yield* Effect.acquireRelease(
-        Effect.promise(() => startDevnet({ seed: o.devnetSeed, blocks: o.devnetBlocks })),
-        (d) => Effect.promise(() => d.stop())
-      )
-      indexerUrl = devnet.indexerUrl
-      yield* Console.error(`no --indexer-url: exporting the embedded devnet (seed ${o.devnetSeed}, ${o.devnetBlocks} blocks) at ${indexerUrl}`)
-    }
+    const indexer = yield* endpointOrDevnet("indexer", o.indexerUrl, o.header, "exporting", { seed: o.devnetSeed, blocks: o.devnetBlocks })
+    const startedAt = new Date().toISOString()
+    // what this run committed, for the report of a run stopped by Ctrl-C (exit 130)
+    const committedSoFar = new Map<string, { rows: number; files: number }>()
+    const counting = (observer: ExportObserver): ExportObserver => ({
+      ...observer,
+      committed: (dataset, file) => {
+        observer.committed?.(dataset, file)
+        const c = committedSoFar.get(dataset) ?? { rows: 0, files: 0 }
+        committedSoFar.set(dataset, { rows: c.rows + file.rows, files: c.files + 1 })
+      }
+    })
+    const onStopped = Effect.onInterrupt(() =>
+      Effect.promise(async () => {
+        const datasets = [...committedSoFar].map(([dataset, c]) => ({ dataset, ...c }))
+        const rel = `_runs/${startedAt.replace(/[:.]/g, "-")}-interrupted.json`
+        // an s3:// run's work folder goes with it: its commits are uploaded, the report is not
+        if (!s3Out) {
+          await mkdir(join(out, "_runs"), { recursive: true })
+          await writeFile(join(out, rel), JSON.stringify({ startedAt, stoppedAt: new Date().toISOString(), interrupted: true, indexerUrl: indexer.baseUrl, committed: datasets }, null, 1))
+        }
+        const what = datasets.length ? datasets.map((d) => `${d.dataset} +${d.rows} rows in ${d.files} files`).join(", ") : "nothing yet"
+        process.stderr.write(`committed by this run before it was stopped: ${what}${s3Out ? "" : ` (report in ${rel})`}\n`)
+      })
+    )
     if (o.follow) {
       const poll = parseEvery(o.poll)
       if (!poll) return yield* new UserError({ message: `--poll must look like 500ms, 2s or 1m, got "${o.poll}"`, exitCode: 2 })
@@ -174,7 +150,7 @@ export const exportCommand = Command.make("export", options, (o) =>
           pageSize: o.pageSize,
           concurrency: o.concurrency,
           onInvalid: o.onInvalid,
-          observer: { notice: (m) => process.stderr.write(m + "\n") }
+          observer: counting({ notice: (m) => process.stderr.write(m + "\n") })
         },
         {
           poll,
@@ -185,7 +161,8 @@ export const exportCommand = Command.make("export", options, (o) =>
           }
         }
       ).pipe(
-        Effect.provide(layerFor(indexerUrl)),
+        Effect.provide(layerFor(indexer)),
+        onStopped,
         Effect.mapError(exportFailure)
       )
       return
@@ -202,10 +179,11 @@ export const exportCommand = Command.make("export", options, (o) =>
       concurrency: o.concurrency,
       onInvalid: o.onInvalid,
       dryRun: o.dryRun,
-      observer: progress.observer
+      observer: counting(progress.observer)
     }).pipe(
-      Effect.provide(layerFor(indexerUrl)),
+      Effect.provide(layerFor(indexer)),
       Effect.ensuring(Effect.sync(() => progress.stop())),
+      onStopped,
       Effect.mapError(exportFailure)
     )
     const seconds = (Date.now() - started) / 1000
@@ -224,7 +202,7 @@ export const exportCommand = Command.make("export", options, (o) =>
     const runReport = `_runs/${report.startedAt.replace(/[:.]/g, "-")}.json`
     yield* Effect.promise(async () => {
       await mkdir(join(out, "_runs"), { recursive: true })
-      await writeFile(join(out, runReport), JSON.stringify({ ...report, indexerUrl, seconds }, null, 1))
+      await writeFile(join(out, runReport), JSON.stringify({ ...report, indexerUrl: indexer.baseUrl, seconds }, null, 1))
     })
     yield* Console.log(summaryTable(report.datasets, seconds))
     if (remote) {

@@ -2,7 +2,9 @@
 import { Command, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Cause, Console, Effect, Exit } from "effect"
+import { redact } from "../http/endpoint.js"
 import { demoCommand } from "./demo.js"
+import { helpWidth, renderHelp, type AnyCommand } from "./help.js"
 import { devnetCommand } from "./devnet.js"
 import { exportCommand } from "./export.js"
 import { catalogCommand, queryCommand, reportCommand } from "./query.js"
@@ -13,9 +15,10 @@ import { publishCommand, validateCommand } from "./publish.js"
 import { verifyCommand } from "./verify.js"
 import { runCommand } from "./run.js"
 
+const commands = [runCommand, exportCommand, sampleCommand, bridgeCommand, trackCommand, queryCommand, catalogCommand, reportCommand, verifyCommand, publishCommand, validateCommand, devnetCommand, demoCommand] as const
 const root = Command.make("chain-lake").pipe(
   Command.withDescription("Export a rollup chain's indexer and router APIs to Parquet and query them with DuckDB"),
-  Command.withSubcommands([runCommand, exportCommand, sampleCommand, bridgeCommand, trackCommand, queryCommand, catalogCommand, reportCommand, verifyCommand, publishCommand, validateCommand, devnetCommand, demoCommand])
+  Command.withSubcommands(commands)
 )
 
 const cli = Command.run(root, { name: "chain-lake", version: "0.1.0" })
@@ -30,12 +33,23 @@ const oneLine = (e: unknown) => {
       : o.message !== undefined
         ? String(o.message)
         : String(e)
-  return Console.error(`chain-lake: error: ${message.split("\n")[0]}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = 1))))
+  return Console.error(`chain-lake: error: ${redact(message.split("\n")[0])}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = 1))))
 }
 
-cli(process.argv).pipe(
+/** `--help` (or no command at all) is answered by help.ts, readable in a terminal and in a pipe. */
+const helpFor = (args: ReadonlyArray<string>): string | undefined => {
+  const flags = args.slice(0, args.includes("--") ? args.indexOf("--") : undefined)
+  if (args.length > 0 && !flags.includes("--help") && !flags.includes("-h")) return undefined
+  const sub = (commands as ReadonlyArray<AnyCommand>).find((c) => [...Command.getNames(c)].includes(args[0]))
+  return sub ? renderHelp(sub, [args[0]], helpWidth()) : renderHelp(root, [], helpWidth(), commands)
+}
+
+const help = helpFor(process.argv.slice(2))
+if (help !== undefined) process.stdout.write(help + "\n")
+else cli(process.argv).pipe(
   Effect.catchTag("UserError", (e) =>
-    Console.error(`chain-lake: error: ${e.message}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = e.exitCode ?? 1))))
+    // credentials never reach the clients (http/endpoint.ts); redact is the last guard for text that quotes what a user typed
+    Console.error(`chain-lake: error: ${redact(e.message)}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = e.exitCode ?? 1))))
   ),
   // @effect/cli has already printed what was wrong with the flags
   Effect.catchIf(ValidationError.isValidationError, () => Effect.sync(() => (process.exitCode = 2))),

@@ -9,7 +9,7 @@ import { writeReport } from "../analytics/report.js"
 import { UserError } from "./errors.js"
 import { table } from "./progress.js"
 
-const dataOption = Options.directory("data").pipe(Options.withDefault("data"), Options.withDescription("the export folder (default data/)"))
+const dataOption = Options.directory("data").pipe(Options.withDefault("data"), Options.withDescription("the export folder"))
 
 /** A folder that holds no lake (mistyped, or run from another folder) is an error, not an empty answer. */
 const requireLake = (data: string) =>
@@ -53,7 +53,7 @@ export const queryCommand = Command.make(
     sql: Args.text({ name: "SQL" }).pipe(Args.optional, Args.withDescription("the SQL (or use --file)")),
     file: Options.file("file").pipe(Options.optional, Options.withDescription("read the SQL from a file")),
     params: Options.text("param").pipe(Options.repeated, Options.withDescription("name=value, bound to $name (repeatable); name:text=… keeps a string")),
-    format: Options.choice("format", ["table", "csv", "json", "parquet"]).pipe(Options.withDefault("table" as const)),
+    format: Options.choice("format", ["table", "csv", "json", "parquet"]).pipe(Options.withDefault("table" as const), Options.withDescription("how the result is written")),
     output: Options.file("output").pipe(Options.optional, Options.withDescription("write to this file instead of stdout (required for parquet)"))
   },
   (o) =>

@@ -1,9 +1,10 @@
 /** `chain-lake run PIPELINE`: one run (--once, the default) or runs on the pipeline's schedule. */
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect, Option } from "effect"
-import { runPipeline, schedulePipeline, loadPipeline, type PipelineRunReport } from "../pipelines/run.js"
+import { Console, Effect, Either, Option } from "effect"
+import { loadPipeline, pipelineEndpoints, runPipeline, schedulePipeline, type PipelineRunReport } from "../pipelines/run.js"
 import { UserError } from "./errors.js"
-import { checkUrl, INTERRUPTED } from "./export.js"
+import { headerOption } from "./endpoints.js"
+import { INTERRUPTED } from "./export.js"
 
 const line = (r: PipelineRunReport) =>
   r.ok
@@ -20,17 +21,28 @@ export const runCommand = Command.make(
     once: Options.boolean("once").pipe(Options.withDescription("run once (the default)")),
     schedule: Options.boolean("schedule").pipe(Options.withDescription("run on the pipeline's cron until stopped")),
     maxRuns: Options.integer("max-runs").pipe(Options.optional, Options.withDescription("with --schedule: stop after this many runs")),
-    indexerUrl: Options.text("indexer-url").pipe(Options.optional),
-    routerUrl: Options.text("router-url").pipe(Options.optional),
+    indexerUrl: Options.text("indexer-url").pipe(Options.optional, Options.withDescription("indexer API base URL (default: the pipeline's sources)")),
+    routerUrl: Options.text("router-url").pipe(Options.optional, Options.withDescription("router API base URL (default: the pipeline's sources)")),
+    indexerHeader: headerOption("indexer", "indexer-header"),
+    routerHeader: headerOption("router", "router-header"),
+    devnet: Options.boolean("devnet").pipe(Options.withDescription("run on the embedded devnet's simulated chain where no URL is given")),
     out: Options.directory("out").pipe(Options.optional, Options.withDescription("output folder (default: the pipeline's)"))
   },
   (o) =>
     Effect.gen(function* () {
       if (o.once && o.schedule) return yield* new UserError({ message: "--once and --schedule exclude each other", exitCode: 2 })
       const def = yield* loadPipeline(o.pipeline).pipe(Effect.mapError((e) => new UserError({ message: e.message, exitCode: 2 })))
-      const indexerUrl = Option.isSome(o.indexerUrl) ? yield* checkUrl("--indexer-url", o.indexerUrl.value) : undefined
-      const routerUrl = Option.isSome(o.routerUrl) ? yield* checkUrl("--router-url", o.routerUrl.value) : undefined
-      const options = { indexerUrl, routerUrl, out: Option.getOrUndefined(o.out) }
+      // a missing URL is a usage error, found before any lock or devnet
+      const options = {
+        indexerUrl: Option.getOrUndefined(o.indexerUrl),
+        routerUrl: Option.getOrUndefined(o.routerUrl),
+        indexerHeaders: o.indexerHeader,
+        routerHeaders: o.routerHeader,
+        out: Option.getOrUndefined(o.out),
+        devnet: o.devnet
+      }
+      const urls = pipelineEndpoints(def, options)
+      if (Either.isLeft(urls)) return yield* new UserError({ message: urls.left.message, exitCode: 2 })
       if (o.schedule) {
         yield* Console.error(`${def.name}: running on "${def.schedule}" until stopped${Option.isSome(o.maxRuns) ? ` (at most ${o.maxRuns.value} runs)` : ""}`)
         yield* schedulePipeline(def, { ...options, maxRuns: Option.getOrUndefined(o.maxRuns), onRun: (r) => console.log(line(r)) }).pipe(

@@ -5,26 +5,25 @@ import { fileURLToPath } from "node:url"
 import { Console, Effect, Layer, Option } from "effect"
 import { DEFAULTS } from "../defaults.js"
 import { layerLakeWriter } from "../lake/writer.js"
-import { layerRequestLimiter } from "../http/RequestLimiter.js"
-import { layerHttpTransport } from "../http/transport.js"
 import { describeRouterError } from "../router/errors.js"
-import { layerRouterClient } from "../router/RouterClient.js"
 import { loadPlan, parseEvery, sampleRoutes } from "../sampling/sampler.js"
 import { UserError } from "./errors.js"
-import { routerUrlOrDevnet, urlOption } from "./export.js"
+import { endpointOrDevnet, headerOption, urlOption } from "./endpoints.js"
+import { routerLayer } from "./routerLayer.js"
 
 export const DEFAULT_PLAN = fileURLToPath(new URL("../../pipelines/route-quotes.json", import.meta.url))
 
 export const sampleCommand = Command.make(
   "sample-routes",
   {
-    routerUrl: urlOption("router-url", "router API"),
+    routerUrl: urlOption("router"),
+    header: headerOption("router"),
     plan: Options.file("plan").pipe(Options.withDefault(DEFAULT_PLAN), Options.withDescription("sampling plan (default: the shipped pipelines/route-quotes.json)")),
     out: Options.directory("out").pipe(Options.withDefault("data"), Options.withDescription("output folder")),
     every: Options.text("every").pipe(Options.optional, Options.withDescription("sample again this often: 30s, 5m, 1h (default: once)")),
     count: Options.integer("count").pipe(Options.optional, Options.withDescription("rounds to run (default 1, or until stopped with --every)")),
-    concurrency: Options.integer("concurrency").pipe(Options.withDefault(DEFAULTS.concurrency)),
-    rps: Options.integer("rps").pipe(Options.withDefault(50))
+    concurrency: Options.integer("concurrency").pipe(Options.withDefault(DEFAULTS.concurrency), Options.withDescription("quote requests in flight at once")),
+    rps: Options.integer("rps").pipe(Options.withDefault(50), Options.withDescription("quote requests per second at most; 0 = no limit"))
   },
   (o) =>
     Effect.gen(function* () {
@@ -34,11 +33,11 @@ export const sampleCommand = Command.make(
       const rounds = Option.getOrElse(o.count, () => (every ? Infinity : 1))
       if (rounds < 1) return yield* bad(`--count must be at least 1, got ${rounds}`)
       const plan = yield* loadPlan(o.plan).pipe(Effect.mapError((e) => bad(e.message)))
-      const routerUrl = yield* routerUrlOrDevnet(o.routerUrl, "sampling")
+      const router = yield* endpointOrDevnet("router", o.routerUrl, o.header, "sampling")
       const asks = plan.pairs.reduce((s, p) => s + p.amounts.length, 0) * plan.variants.length
       yield* Console.error(`${asks} quotes per round (${plan.pairs.length} pairs × amounts × ${plan.variants.length} variants)${every ? `, every ${Option.getOrThrow(o.every)}` : ""}`)
       const layer = Layer.mergeAll(
-        layerRouterClient({ baseUrl: routerUrl }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(), layerRequestLimiter({ concurrency: o.concurrency, rps: o.rps })))),
+        routerLayer(router, { concurrency: o.concurrency, rps: o.rps }),
         layerLakeWriter(resolve(o.out))
       )
       yield* sampleRoutes(plan, {

@@ -7,7 +7,7 @@ import { describeRouterError, type RouterError } from "../router/errors.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { trackTransfer, WALLET_POLLING } from "../sampling/tracker.js"
 import { UserError } from "./errors.js"
-import { checkUrl, preflight } from "./export.js"
+import { headerOption, probedEndpoint } from "./endpoints.js"
 import { routerLayer } from "./routerLayer.js"
 
 const duration = (flag: string, value: Option.Option<string>, fallback: Duration.Duration) =>
@@ -21,7 +21,8 @@ const duration = (flag: string, value: Option.Option<string>, fallback: Duration
 export const trackCommand = Command.make(
   "track",
   {
-    routerUrl: Options.text("router-url").pipe(Options.withDescription("router API base URL")),
+    routerUrl: Options.text("router-url").pipe(Options.withDescription("router API base URL; user:pass@ in it is sent as basic auth")),
+    header: headerOption("router"),
     txHash: Options.text("tx-hash").pipe(Options.withDescription("the broadcast tx")),
     chainId: Options.text("chain-id").pipe(Options.withDescription("the chain it was submitted to")),
     out: Options.directory("out").pipe(Options.withDefault("data"), Options.withDescription("output folder (transfers dataset)")),
@@ -33,8 +34,7 @@ export const trackCommand = Command.make(
   },
   (o) =>
     Effect.gen(function* () {
-      const routerUrl = yield* checkUrl("--router-url", o.routerUrl)
-      yield* preflight("--router-url", routerUrl, "/v2/tx/status")
+      const routerUrl = yield* probedEndpoint("router", o.routerUrl, o.header)
       const schedule = {
         slow: yield* duration("--poll-slow", o.pollSlow, WALLET_POLLING.slow),
         near: yield* duration("--poll-near", o.pollNear, WALLET_POLLING.near),

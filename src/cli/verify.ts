@@ -7,14 +7,15 @@ import { layerCheckpoints } from "../lake/Checkpoints.js"
 import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
 import { verifyAgainstApi, verifyLake, type Check } from "../verify/verify.js"
 import { UserError } from "./errors.js"
-import { checkUrl, preflight } from "./export.js"
+import { headerOption, probedEndpoint } from "./endpoints.js"
 import { indexerLayer } from "./layers.js"
 
 export const verifyCommand = Command.make(
   "verify",
   {
-    data: Options.directory("data").pipe(Options.withDefault("data")),
-    indexerUrl: Options.text("indexer-url").pipe(Options.optional, Options.withDescription("also spot-check the lake against this indexer"))
+    data: Options.directory("data").pipe(Options.withDefault("data"), Options.withDescription("the lake to check")),
+    indexerUrl: Options.text("indexer-url").pipe(Options.optional, Options.withDescription("also spot-check the lake against this indexer")),
+    header: headerOption("indexer")
   },
   (o) =>
     Effect.gen(function* () {
@@ -22,8 +23,7 @@ export const verifyCommand = Command.make(
       const base = Layer.mergeAll(layerAnalytics({ dataDir: data }), layerCheckpoints(data))
       const checks: Array<Check> = yield* verifyLake.pipe(Effect.provide(base), Effect.mapError((e) => new UserError({ message: e.message })))
       if (Option.isSome(o.indexerUrl)) {
-        const url = yield* checkUrl("--indexer-url", o.indexerUrl.value)
-        yield* preflight("--indexer-url", url, "/status")
+        const url = yield* probedEndpoint("indexer", o.indexerUrl.value, o.header)
         const api = yield* verifyAgainstApi().pipe(
           Effect.provide(Layer.mergeAll(layerAnalytics({ dataDir: data }), indexerLayer(url))),
           Effect.mapError((e) => new UserError({ message: "_tag" in e && String(e._tag).startsWith("Indexer") ? describeIndexerError(e as IndexerError) : (e as { message: string }).message }))

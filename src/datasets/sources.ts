@@ -21,6 +21,7 @@ export const blocksSource: AppendSource<S.Block> = {
   watermark: "height",
   validate: compileValidator(S.Block),
   heightOf: (b: S.Block) => Number(b.height),
+  identityOf: (b: S.Block) => b.height,
 }
 
 export const txsSource: AppendSource<S.Tx> = {
@@ -32,6 +33,7 @@ export const txsSource: AppendSource<S.Tx> = {
   watermark: "height",
   validate: compileValidator(Schema.Struct({ ...S.Tx.fields, tx: JsonObject, events: Schema.Array(Schema.Unknown) })),
   heightOf: (t: S.Tx) => Number(t.height),
+  identityOf: (t: S.Tx) => t.txhash,
 }
 
 export const evmTxsSource: AppendSource<S.EvmTx> = {
@@ -43,6 +45,7 @@ export const evmTxsSource: AppendSource<S.EvmTx> = {
   watermark: "height",
   validate: compileValidator(S.EvmTx),
   heightOf: (t: S.EvmTx) => Number.parseInt(t.blockNumber, 16),
+  identityOf: (t: S.EvmTx) => t.transactionHash,
 }
 
 export const internalTxsSource: AppendSource<S.EvmInternalTx> = {
@@ -55,6 +58,7 @@ export const internalTxsSource: AppendSource<S.EvmInternalTx> = {
   watermark: "internal_tx_height",
   validate: compileValidator(S.EvmInternalTx),
   heightOf: (t: S.EvmInternalTx) => t.height,
+  identityOf: (t: S.EvmInternalTx) => `${t.hash}/${t.index}`,
 }
 
 /** 0x-hex quantity → decimal string (exact at any size); "0x" (no bytes) → null. */

@@ -52,6 +52,8 @@ export interface AppendSource<R = any> extends ListRef {
   /** the record check on the hot path (compiled from the record's Effect Schema) */
   readonly validate: (record: unknown) => FieldIssue | undefined
   readonly heightOf: (record: R) => number
+  /** what names one record of the list (a block's height, a tx's hash): a record met twice means the pages overlap */
+  readonly identityOf: (record: R) => string
 }
 
 interface Common {

@@ -29,10 +29,20 @@ export const writePending = (writer: ParquetWriter, dataset: string, rel: string
     return file
   })
 
+/**
+ * Called with the files of a commit that went through, inside its uninterruptible step: a stop
+ * that lands right after a commit still finds it counted (the interrupted run's report lists
+ * exactly what the manifests gained).
+ */
+export type OnCommitted = (files: ReadonlyArray<CommittedFile>) => void
+
+const counted = (files: ReadonlyArray<CommittedFile>, onCommitted?: OnCommitted) => <A extends { readonly committed: boolean }, E, R>(commit: Effect.Effect<A, E, R>) =>
+  Effect.uninterruptible(Effect.tap(commit, (outcome) => Effect.sync(() => (outcome.committed ? onCommitted?.(files) : undefined))))
+
 /** Commits staged files of `dataset` and the range they complete (append-only datasets), or none. */
-export const commitFiles = (dataset: string, files: ReadonlyArray<CommittedFile>, range?: Range) =>
-  Effect.uninterruptible(Effect.flatMap(Checkpoints, (checkpoints) => checkpoints.commitFiles(dataset, files, range)))
+export const commitFiles = (dataset: string, files: ReadonlyArray<CommittedFile>, range?: Range, onCommitted?: OnCommitted) =>
+  Effect.flatMap(Checkpoints, (checkpoints) => checkpoints.commitFiles(dataset, files, range)).pipe(counted(files, onCommitted))
 
 /** Commits a snapshot's staged files with its manifest entry. */
-export const commitSnapshot = (dataset: string, files: ReadonlyArray<CommittedFile>, snapshot: CommittedSnapshot) =>
-  Effect.uninterruptible(Effect.flatMap(Checkpoints, (checkpoints) => checkpoints.commitSnapshot(dataset, files, snapshot)))
+export const commitSnapshot = (dataset: string, files: ReadonlyArray<CommittedFile>, snapshot: CommittedSnapshot, onCommitted?: OnCommitted) =>
+  Effect.flatMap(Checkpoints, (checkpoints) => checkpoints.commitSnapshot(dataset, files, snapshot)).pipe(counted(files, onCommitted))

@@ -35,6 +35,11 @@ export interface ExportOptions {
   readonly fromHeight?: number
   /** default: the tip seen at start (or the source's watermark, if lower) */
   readonly toHeight?: number
+  /**
+   * `toHeight` is a goal the chain may not have reached yet (a follow round): clipping it to a
+   * watermark is expected and not announced (otherwise: a notice, since the user asked for more)
+   */
+  readonly toHeightAhead?: boolean
   readonly pageSize?: number
   readonly concurrency?: number
   readonly onInvalid?: "fail" | "quarantine"
@@ -233,7 +238,7 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
           const list = group[0].source
           const watermark = status.watermarks[list.watermark]!
           const bounds = heightBounds(options, list.unit === "height" ? answers.lowest.get(list.id)! : 1, watermark)
-          if (bounds.clipped) notice(`${group.map((d) => d.name).join(", ")}: --to-height ${options.toHeight} is above ${list.watermark} ${watermark}; exporting to ${watermark}`)
+          if (bounds.clipped && !options.toHeightAhead) notice(`${group.map((d) => d.name).join(", ")}: --to-height ${options.toHeight} is above ${list.watermark} ${watermark}; exporting to ${watermark}`)
           const range: Range =
             bounds.to < bounds.from ? [0, 0] : list.unit === "height" ? [bounds.from, bounds.to + 1] : yield* positionRange(source, list, bounds.from, bounds.to, concurrency)
           return { group, list, watermark, bounds, range }
@@ -310,12 +315,11 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
       plans.set(d.name, { dataset: d.name, kind: "snapshot", unit: "snapshot", heights: [height, height], todo: 1, done: 0, shards: 1, estimatedRequests: 1, watermark: height })
       const task: Task = {
         size: Infinity,
-        run: runSnapshot(d, height, input, { pageSize, notice }).pipe(
+        run: runSnapshot(d, height, input, { pageSize, notice, committed: (file) => events.committed(d.name, file) }).pipe(
           Effect.flatMap((outcome) => {
             // nothing to read (no denoms) for a dataset asked for by name: the run fails
             if (outcome.skipped !== undefined && outcome.snapshotHeight === undefined && named.has(d.name))
               return Effect.fail(new ExportError({ message: `${d.name} cannot be exported: ${outcome.skipped}` }))
-            if (outcome.committed) events.committed(d.name, outcome.committed)
             if (outcome.rows > 0) observer.rows?.(d.name, outcome.rows)
             totals.get(d.name)!.rows += outcome.rows
             const { skipped, snapshotHeight, consistency } = outcome

@@ -22,15 +22,20 @@ export const followExport = (catalog: ReadonlyArray<Dataset>, options: ExportOpt
   Effect.gen(function* () {
     const source = yield* Source
     const datasets = options.datasets ?? followDefaults(catalog)
-    let lastTip = -1
+    // the watermarks the followed datasets export up to (internal txs lag the tip: their own mark)
+    const marks = [...new Set(catalog.flatMap((d) => (d.kind === "append" && datasets.includes(d.name) ? [d.source.watermark] : [])))]
+    const { untilHeight } = follow
+    let last = ""
     for (;;) {
       const status = yield* source.status
-      if (status.tip !== lastTip) {
-        const toHeight = follow.untilHeight !== undefined ? Math.min(follow.untilHeight, status.tip) : undefined
-        const report = yield* runExport(catalog, { ...options, datasets, toHeight })
+      const now = [status.tip, ...marks.map((m) => status.watermarks[m])].join(",")
+      if (now !== last) {
+        // heights above a watermark are exported by a later round, when the chain has them
+        const report = yield* runExport(catalog, { ...options, datasets, toHeight: untilHeight, toHeightAhead: true })
         follow.onRound?.(report)
-        lastTip = status.tip
-        if (follow.untilHeight !== undefined && status.tip >= follow.untilHeight) return report
+        last = now
+        // done once every followed dataset reached the height (a mark the source lacks: its dataset is skipped)
+        if (untilHeight !== undefined && marks.every((m) => (status.watermarks[m] ?? untilHeight) >= untilHeight)) return report
       }
       yield* Effect.sleep(follow.poll)
     }

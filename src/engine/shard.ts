@@ -106,11 +106,21 @@ export const runShard = (
      * decoded on arrival and buffered one per shard: scavenges ~20% cheaper, GC in all about the
      * same.) Only a new bucket's writer, a flush and quarantine wait (slow paths, a few per file).
      */
+    /*
+     * Every page must continue strictly after the one before: heights never go back (blocks:
+     * always forward), and no record of the page before (or of this page) comes again. A server
+     * whose pages overlap or cycle fails the shard before anything of it is committed. Only two
+     * pages of record names are held, so memory stays bounded by the page size.
+     */
+    let lastHeight = -Infinity
+    let pageBefore = new Set<string>()
     const ingest = (page: ListPage) =>
       Effect.gen(function* () {
         const flushes = new Set<ShardWriter>()
+        const thisPage = new Set<string>()
         for (let i = 0; i < page.items.length; i++) {
-          const record = decodeRecord(page.items[i], page.latin1, source, targets)
+          const item = page.items[i]
+          const record = decodeRecord(item, page.latin1, source, targets)
           // the parsed record is not needed past here: let the GC have it mid-page
           ;(page.items as Array<unknown>)[i] = undefined
           if (isInvalid(record)) {
@@ -122,6 +132,13 @@ export const runShard = (
           }
           const h = record.height
           if (source.unit === "height" && (h < a || h >= b)) return yield* Effect.fail(sourceService.untrustedPaging(source, page.key, `height ${h} is outside the shard ${a}..${b - 1}`))
+          if (h < lastHeight || (source.unit === "height" && h === lastHeight))
+            return yield* Effect.fail(sourceService.untrustedPaging(source, page.key, `height ${h} came after height ${lastHeight}: the pages overlap or went back`))
+          const id = source.identityOf(item)
+          if (pageBefore.has(id) || thisPage.has(id))
+            return yield* Effect.fail(sourceService.untrustedPaging(source, page.key, `the record ${id} at height ${h} came twice: the pages overlap`))
+          thisPage.add(id)
+          lastHeight = h
           for (let t = 0; t < targets.length; t++) {
             const d = targets[t]
             const rows = record.rows[t]
@@ -137,6 +154,7 @@ export const runShard = (
             events.rows(d.name, rows.length)
           }
         }
+        pageBefore = thisPage
         // after the page: a writer may pass flushBytes by at most one page
         for (const w of flushes) yield* flush(w)
       })
@@ -158,11 +176,10 @@ export const runShard = (
       for (const w of byKey.values()) yield* flush(w)
       for (const d of targets) {
         const staged = files.get(d.name)!
-        const outcome = yield* commitFiles(d.name, staged, [a, b])
-        if (outcome.committed) {
-          for (const f of staged) events.committed(d.name, f)
-          continue
-        }
+        const outcome = yield* commitFiles(d.name, staged, [a, b], (committed) => {
+          for (const f of committed) events.committed(d.name, f)
+        })
+        if (outcome.committed) continue
         // another writer committed some of [a, b) while this shard ran: its rows stand, these were
         // dropped, and what it left of the range is exported again
         events.rows(d.name, -staged.reduce((n, f) => n + f.rows, 0))

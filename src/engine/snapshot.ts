@@ -90,7 +90,7 @@ export const runSnapshot = (
   d: SnapshotDataset,
   before: number,
   input: SnapshotInput,
-  settings: { readonly pageSize: number; readonly notice: (m: string) => void }
+  settings: { readonly pageSize: number; readonly notice: (m: string) => void; readonly committed?: (file: CommittedFile) => void }
 ): Effect.Effect<SnapshotOutcome, WriteFailure, Source | ParquetSink | Checkpoints> =>
   Effect.gen(function* () {
     const source = yield* Source
@@ -167,7 +167,7 @@ export const runSnapshot = (
       lists: lists.map((l) => l.label),
       ...(consistent ? {} : { note: "the data changed while it was read; duplicates were dropped by key, but rows may be missing or from a later height" })
     }
-    const commit = yield* commitSnapshot(d.name, [file], snapshot)
+    const commit = yield* commitSnapshot(d.name, [file], snapshot, () => settings.committed?.(file))
     if (!commit.committed) {
       // another writer committed some of these lists first: theirs stand; what is left is read again
       settings.notice(`${d.name}: ${commit.reason}; reading what is left of it again`)

@@ -10,6 +10,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { Agent, request as undiciRequest } from "undici"
+import type { ServiceEndpoint } from "./endpoint.js"
 
 export interface HttpRequest {
   readonly method: "GET" | "POST"
@@ -43,9 +44,16 @@ const reasonOf = (e: unknown): string => {
   return err.code && !err.message.includes(err.code) ? `${err.message} (${err.code})` : err.message
 }
 
-/** undici with its own connection pool, closed with the layer; the RequestLimiter, not the pool, bounds requests in flight. */
-export const layerHttpTransport = () =>
-  Layer.scoped(
+/**
+ * undici with its own connection pool, closed with the layer; the RequestLimiter, not the pool,
+ * bounds requests in flight. One transport serves one service: `credentials` (headers, and query
+ * parameters such as an API key, see endpoint.ts) go with each of its requests and appear in no URL
+ * the clients see.
+ */
+export const layerHttpTransport = (credentials: Pick<ServiceEndpoint, "headers" | "query"> = { headers: {}, query: [] }) => {
+  const extraQuery = new URLSearchParams(credentials.query.map(([k, v]): [string, string] => [k, v])).toString()
+  const withQuery = (url: string) => (extraQuery ? `${url}${url.includes("?") ? "&" : "?"}${extraQuery}` : url)
+  return Layer.scoped(
     HttpTransport,
     Effect.acquireRelease(
       Effect.sync(() => new Agent()),
@@ -56,11 +64,12 @@ export const layerHttpTransport = () =>
         send: async (request, signal) => {
           let res: Awaited<ReturnType<typeof undiciRequest>>
           try {
-            res = await undiciRequest(request.url, {
+            res = await undiciRequest(withQuery(request.url), {
               dispatcher: agent,
               method: request.method,
               signal,
-              ...(request.json === undefined ? {} : { body: JSON.stringify(request.json), headers: { "content-type": "application/json" } })
+              headers: request.json === undefined ? credentials.headers : { ...credentials.headers, "content-type": "application/json" },
+              ...(request.json === undefined ? {} : { body: JSON.stringify(request.json) })
             })
           } catch (e) {
             throw { phase: "connect", reason: reasonOf(e) } satisfies TransportFailure
@@ -78,6 +87,7 @@ export const layerHttpTransport = () =>
       }))
     )
   )
+}
 
 export interface TransportErrors<E> {
   /** the connection failed, or the body was cut short */

@@ -4,9 +4,9 @@
  * succeeded or failed. `schedulePipeline` repeats runs on the definition's cron; a failed run is
  * reported and the next tick tries again.
  */
-import { mkdir, rm, writeFile } from "node:fs/promises"
+import { mkdir, rm, stat, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { Cron, Data, Effect, Either, Layer, Schedule } from "effect"
 import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
 import { startDevnet } from "../devnet/index.js"
@@ -19,8 +19,9 @@ import { layerIndexerClient } from "../indexer/IndexerClient.js"
 import { layerIndexerSource } from "../sources/indexer.js"
 import { layerRouterClient } from "../router/RouterClient.js"
 import { loadPlan, sampleRound, type RoundResult } from "../sampling/sampler.js"
-import type { PipelineDefinition } from "./definePipeline.js"
+import { definePipeline, type PipelineDefinition } from "./definePipeline.js"
 import { alive, EMPTY_GRACE_MS, readLockFile } from "../lake/lock.js"
+import { plainEndpoint, redact, serviceEndpointFrom, type ServiceEndpoint } from "../http/endpoint.js"
 
 export class LockedError extends Data.TaggedError("LockedError")<{ readonly message: string }> {}
 export class RunError extends Data.TaggedError("RunError")<{ readonly message: string }> {}
@@ -65,19 +66,32 @@ export const acquireLock = (out: string, pipeline: string) =>
     (path) => Effect.promise(() => rm(path, { force: true }))
   )
 
+/**
+ * A pipeline by name (a file of pipelines/) or by path. A path is loaded with tsx's `tsImport`, so a
+ * `.ts` file anywhere loads (outside this package, with no package.json around it, Node would take
+ * it for CommonJS and refuse it "in a cycle"); such a file's default export then arrives wrapped in
+ * a CommonJS namespace, which is unwrapped.
+ */
 export const loadPipeline = (nameOrPath: string) =>
   Effect.tryPromise({
     try: async () => {
-      const candidates = [resolve(nameOrPath), join(PIPELINES_DIR, `${nameOrPath}.ts`), join(PIPELINES_DIR, nameOrPath)]
-      for (const c of candidates) {
-        try {
-          const mod = (await import(c)) as { default?: PipelineDefinition }
-          if (mod.default?.name && mod.default.schedule) return mod.default
-        } catch (e) {
-          if ((e as NodeJS.ErrnoException).code !== "ERR_MODULE_NOT_FOUND" && !String((e as Error).message).includes("Cannot find module")) throw e
-        }
+      const byName = /^[a-z0-9][a-z0-9-]*$/.test(nameOrPath)
+      const file = byName ? join(PIPELINES_DIR, `${nameOrPath}.ts`) : resolve(nameOrPath)
+      if (!(await stat(file).then((i) => i.isFile(), () => false)))
+        throw new Error(
+          byName
+            ? `no pipeline "${nameOrPath}": give a file exporting definePipeline(...) as default, or one of the names in pipelines/`
+            : `no pipeline file ${file}: give a file exporting definePipeline(...) as default, or one of the names in pipelines/`
+        )
+      const { tsImport } = await import("tsx/esm/api")
+      const mod = (await tsImport(pathToFileURL(file).href, import.meta.url)) as { default?: unknown }
+      const exported = mod.default as { default?: unknown } | undefined
+      const def = exported && typeof exported === "object" && "default" in exported && !("name" in exported) ? exported.default : exported
+      try {
+        return definePipeline(def as PipelineDefinition)
+      } catch (e) {
+        throw new Error(`${file} does not export a pipeline as default (export default definePipeline({...})): ${(e as Error).message}`)
       }
-      throw new Error(`no pipeline "${nameOrPath}": give a file exporting definePipeline(...) as default, or one of the names in pipelines/`)
     },
     catch: (e) => new RunError({ message: (e as Error).message })
   })
@@ -85,7 +99,44 @@ export const loadPipeline = (nameOrPath: string) =>
 export interface RunOptions {
   readonly indexerUrl?: string
   readonly routerUrl?: string
+  /** "Name: value" headers for each service, after those of CHAIN_LAKE_INDEXER_HEADERS / CHAIN_LAKE_ROUTER_HEADERS */
+  readonly indexerHeaders?: ReadonlyArray<string>
+  readonly routerHeaders?: ReadonlyArray<string>
   readonly out?: string
+  /** run on the embedded devnet where no URL is given (a pipeline declaring sources: "devnet" does so by itself) */
+  readonly devnet?: boolean
+}
+
+/** Stands for a service the pipeline never calls (no datasets, or no route plan); a request to it fails at once. */
+const UNUSED_SERVICE = plainEndpoint("http://unused.invalid")
+
+/**
+ * The pipeline's services: URLs from flags, then the environment, then its definition, each with
+ * its credentials (endpoint.ts). A service it uses and no one names is an error, unless the run
+ * is on the devnet (asked for, or declared); undefined means "start the devnet".
+ */
+export const pipelineEndpoints = (
+  def: PipelineDefinition,
+  options: RunOptions
+): Either.Either<{ readonly indexer: ServiceEndpoint | undefined; readonly router: ServiceEndpoint | undefined }, RunError> => {
+  const declared = typeof def.sources === "object" ? def.sources : {}
+  const onDevnet = options.devnet === true || def.sources === "devnet"
+  const needs = { indexer: !(def.datasets && def.datasets.length === 0), router: def.routePlan !== undefined }
+  // an empty value (CHAIN_LAKE_INDEXER_URL= ) names nothing
+  const indexerUrl = options.indexerUrl || process.env.CHAIN_LAKE_INDEXER_URL || declared.indexerUrl || undefined
+  const routerUrl = options.routerUrl || process.env.CHAIN_LAKE_ROUTER_URL || declared.routerUrl || undefined
+  const missing = [...(needs.indexer && !indexerUrl ? ["indexer"] : []), ...(needs.router && !routerUrl ? ["router"] : [])]
+  if (missing.length > 0 && !onDevnet)
+    return Either.left(
+      new RunError({
+        message: `pipeline ${def.name} names no ${missing.join(" or ")} URL: pass ${missing.map((m) => `--${m}-url URL`).join(" and ")} (or set ${missing.map((m) => `CHAIN_LAKE_${m.toUpperCase()}_URL`).join(" / ")}, or sources in the pipeline's file); --devnet runs it on the embedded devnet's simulated chain`
+      })
+    )
+  const endpoint = (service: "indexer" | "router", raw: string | undefined, headers: ReadonlyArray<string> | undefined) =>
+    raw === undefined ? Either.right(needs[service] ? undefined : UNUSED_SERVICE) : serviceEndpointFrom(service, raw, headers)
+  return Either.all({ indexer: endpoint("indexer", indexerUrl, options.indexerHeaders), router: endpoint("router", routerUrl, options.routerHeaders) }).pipe(
+    Either.mapLeft((message) => new RunError({ message: `pipeline ${def.name}: ${message}` }))
+  )
 }
 
 export interface PipelineRunReport {
@@ -105,18 +156,19 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
   Effect.gen(function* () {
     const out = resolve(options.out ?? def.out ?? "data")
     const startedAt = new Date().toISOString()
+    let { indexer, router } = yield* pipelineEndpoints(def, options)
     yield* acquireLock(out, def.name)
-    let indexerUrl = options.indexerUrl ?? process.env.CHAIN_LAKE_INDEXER_URL ?? def.sources?.indexerUrl
-    let routerUrl = options.routerUrl ?? process.env.CHAIN_LAKE_ROUTER_URL ?? def.sources?.routerUrl
-    if (!indexerUrl || !routerUrl) {
+    if (!indexer || !router) {
       const devnet = yield* Effect.acquireRelease(Effect.promise(() => startDevnet({ seed: 1, blocks: 1000 })), (d) => Effect.promise(() => d.stop()))
-      indexerUrl ??= devnet.indexerUrl
-      routerUrl ??= devnet.routerUrl
+      yield* Effect.sync(() => console.error(`${def.name}: on the embedded devnet (a simulated chain; --indexer-url and --router-url name real services)`))
+      indexer ??= plainEndpoint(devnet.indexerUrl)
+      router ??= plainEndpoint(devnet.routerUrl)
     }
-    const http = Layer.mergeAll(layerHttpTransport(), layerRequestLimiter())
+    // each service its own transport (its credentials go to it alone); one limiter for both
+    const limiter = layerRequestLimiter()
     const layer = Layer.mergeAll(
-      layerIndexerSource.pipe(Layer.provide(layerIndexerClient({ baseUrl: indexerUrl }).pipe(Layer.provide(http)))),
-      layerRouterClient({ baseUrl: routerUrl }).pipe(Layer.provide(http)),
+      layerIndexerSource.pipe(Layer.provide(layerIndexerClient({ baseUrl: indexer.baseUrl }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(indexer), limiter))))),
+      layerRouterClient({ baseUrl: router.baseUrl }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(router), limiter))),
       layerLakeWriter(out)
     )
     const work = Effect.gen(function* () {
@@ -139,7 +191,7 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
       startedAt,
       finishedAt: new Date().toISOString(),
       ok: Either.isRight(result),
-      ...(Either.isLeft(result) ? { error: String((result.left as { message?: string }).message ?? result.left) } : { export: result.right.exported, routeRound: result.right.routeRound, pruned: result.right.pruned })
+      ...(Either.isLeft(result) ? { error: redact(String((result.left as { message?: string }).message ?? result.left)) } : { export: result.right.exported, routeRound: result.right.routeRound, pruned: result.right.pruned })
     }
     yield* Effect.promise(async () => {
       await mkdir(join(out, "_runs"), { recursive: true })

@@ -10,9 +10,9 @@ export interface CliResult {
   readonly stderr: string
 }
 
-export const runCli = (args: ReadonlyArray<string>, options: { cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> =>
+export const runCli = (args: ReadonlyArray<string>, options: { cwd?: string; timeoutMs?: number; env?: Readonly<Record<string, string>> } = {}): Promise<CliResult> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd, env: { ...process.env, NO_COLOR: "1" } })
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd, env: { ...process.env, NO_COLOR: "1", ...options.env } })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (d) => (stdout += d))

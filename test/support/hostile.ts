@@ -17,6 +17,8 @@ export interface RecordedRequest {
   readonly path: string
   /** performance.now() when the request arrived */
   readonly at: number
+  /** the request's headers, names lowercase */
+  readonly headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 }
 
 export interface Reply {
@@ -87,7 +89,7 @@ const start = async (upstream: string | undefined, handler: Handler): Promise<Ho
   }
 
   const server = createServer((req, res) => {
-    const recorded: RecordedRequest = { method: req.method ?? "GET", path: req.url ?? "/", at: performance.now() }
+    const recorded: RecordedRequest = { method: req.method ?? "GET", path: req.url ?? "/", at: performance.now(), headers: req.headers }
     const request: HostileRequest = { ...recorded, url: new URL(recorded.path, "http://hostile.invalid"), index: requests.length }
     requests.push(recorded)
     peak = Math.max(peak, ++open)

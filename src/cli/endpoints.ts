@@ -1,0 +1,85 @@
+/**
+ * Service URLs and credentials from flags and the environment: `--indexer-url` / `--router-url`
+ * (basic auth as `https://user:pass@host`, an API key in the URL's query), `--header "Name:
+ * value"` (repeatable) and CHAIN_LAKE_INDEXER_HEADERS / CHAIN_LAKE_ROUTER_HEADERS (one header per
+ * line, so that a cron job or a Kubernetes secret keeps keys off the command line). What the
+ * commands get is a ServiceEndpoint: a clean base URL to show, and credentials only the
+ * transport sees (src/http/endpoint.ts).
+ */
+import { Options } from "@effect/cli"
+import { STATUS_CODES } from "node:http"
+import { request } from "undici"
+import { Console, Effect, Either, Option } from "effect"
+import { startDevnet } from "../devnet/index.js"
+import { HEADERS_ENV, plainEndpoint, serviceEndpointFrom, type Service, type ServiceEndpoint } from "../http/endpoint.js"
+import { UserError } from "./errors.js"
+
+export const urlOption = (service: Service) =>
+  Options.text(`${service}-url`).pipe(
+    Options.optional,
+    Options.withDescription(`${service} API base URL; user:pass@ in it is sent as basic auth (default: the embedded devnet, started in-process)`)
+  )
+
+/** `--header` of a command that talks to one service, or `--indexer-header` / `--router-header` of one that talks to both. */
+export const headerOption = (service: Service, name = "header") =>
+  Options.text(name).pipe(
+    Options.repeated,
+    Options.withDescription(`"Name: value" sent with every ${service} request, e.g. "Authorization: Bearer …" (repeatable; also ${HEADERS_ENV[service]}, one per line)`)
+  )
+
+/** The endpoint `raw` names, with the service's headers from the environment and then from flags; a mistake is a usage error. */
+export const serviceEndpoint = (service: Service, raw: string, headerFlags: ReadonlyArray<string> = []) =>
+  Either.match(serviceEndpointFrom(service, raw, headerFlags), {
+    onLeft: (message) => Effect.fail(new UserError({ message, exitCode: 2 })),
+    onRight: (endpoint) => Effect.succeed(endpoint)
+  })
+
+/** What a status code says about the URL given, when the service answered but not as the service would. */
+const answered = (status: number, statusText: string, path: string) =>
+  status === 404
+    ? `${path} answered 404 Not Found: is this the right service, and the URL its base (no path after it)?`
+    : status === 401 || status === 403
+      ? `${path} answered ${status} ${statusText}: the service wants credentials (user:pass@ in the URL, --header, or the *_HEADERS environment variable)`
+      : undefined
+
+/**
+ * A quick check that the service is there, so a wrong URL fails in seconds rather than after the
+ * retry budget: "cannot reach" only when nothing answered; otherwise what it answered. A 5xx or
+ * 429 passes (the command's retries deal with them).
+ */
+export const preflight = (service: Service, endpoint: ServiceEndpoint, path: string) =>
+  Effect.tryPromise({
+    try: async () => {
+      const url = new URL(endpoint.baseUrl + path)
+      for (const [k, v] of endpoint.query) url.searchParams.append(k, v)
+      // undici's request, as the clients use: fetch refuses ports browsers block (6000, 6667, …) as "bad port"
+      const res = await request(url, { headers: endpoint.headers, signal: AbortSignal.timeout(10_000) })
+      await res.body.dump()
+      return answered(res.statusCode, STATUS_CODES[res.statusCode] ?? "", path)
+    },
+    catch: (e) => {
+      const err = e as { code?: string; message?: string; name?: string }
+      const why = err.name === "TimeoutError" || err.code === "UND_ERR_ABORTED" ? "no answer within 10 s" : (err.code ?? err.message ?? String(e))
+      return new UserError({ message: `cannot reach ${endpoint.baseUrl} (--${service}-url): ${why}; check the URL and that the service is up` })
+    }
+  }).pipe(Effect.flatMap((problem) => (problem ? Effect.fail(new UserError({ message: `${endpoint.baseUrl} (--${service}-url): ${problem}` })) : Effect.void)))
+
+const PREFLIGHT_PATH: Record<Service, string> = { indexer: "/status", router: "/v2/tx/status" }
+
+/** The endpoint a flag names (checked, probed), or the embedded devnet's, started for this command. */
+export const endpointOrDevnet = (service: Service, value: Option.Option<string>, headers: ReadonlyArray<string>, purpose: string, devnet: { seed: number; blocks: number } = { seed: 1, blocks: 10 }) =>
+  Effect.gen(function* () {
+    if (Option.isSome(value)) {
+      const endpoint = yield* serviceEndpoint(service, value.value, headers)
+      yield* preflight(service, endpoint, PREFLIGHT_PATH[service])
+      return endpoint
+    }
+    const started = yield* Effect.acquireRelease(Effect.promise(() => startDevnet(devnet)), (d) => Effect.promise(() => d.stop()))
+    const url = service === "indexer" ? started.indexerUrl : started.routerUrl
+    yield* Console.error(`no --${service}-url: ${purpose} the embedded devnet ${service === "indexer" ? `(seed ${devnet.seed}, ${devnet.blocks} blocks) ` : ""}at ${url}`)
+    return plainEndpoint(url)
+  })
+
+/** A checked endpoint, probed (for commands where the URL is required). */
+export const probedEndpoint = (service: Service, raw: string, headers: ReadonlyArray<string>) =>
+  Effect.tap(serviceEndpoint(service, raw, headers), (endpoint) => preflight(service, endpoint, PREFLIGHT_PATH[service]))

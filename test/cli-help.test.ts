@@ -1,0 +1,55 @@
+/** Every command's `--help`, as a person reads it: in 80 columns, no colour codes, each flag described, defaults shown, examples given. */
+import { describe, expect, it } from "vitest"
+import { DEFAULTS } from "../src/defaults.js"
+import { runCli } from "./support/cli.js"
+
+const COMMANDS = ["run", "export", "sample-routes", "bridge", "track", "query", "catalog", "report", "verify", "publish", "validate", "devnet", "demo"]
+
+/** The Options section: each flag's term and the description lines under it. */
+const optionsOf = (help: string): Map<string, string> => {
+  const section = help.split("\nOptions:\n")[1]?.split("\n\n")[0] ?? ""
+  const flags = new Map<string, string>()
+  let current: string | undefined
+  for (const line of section.split("\n")) {
+    if (/^ {2}\S/.test(line)) flags.set((current = line.trim()), "")
+    else if (current && /^ {6}\S/.test(line)) flags.set(current, `${flags.get(current)} ${line.trim()}`.trim())
+  }
+  return flags
+}
+
+describe("--help", () => {
+  it("every command's help fits 80 columns, has no ANSI codes, names itself as typed, describes every flag and gives an example", async () => {
+    // NO_COLOR unset and a pipe for stdout: plain text all the same
+    const helps = await Promise.all(["", ...COMMANDS].map(async (c) => ({ c, r: await runCli([...(c ? [c] : []), "--help"], { env: { NO_COLOR: "" } }) })))
+    for (const { c, r } of helps) {
+      expect(r.code, `${c} --help: ${r.stderr}`).toBe(0)
+      const out = r.stdout
+      expect(out, c).not.toMatch(/\x1b\[/)
+      for (const line of out.split("\n")) expect(line.length, `${c}: "${line}"`).toBeLessThanOrEqual(80)
+      expect(out, c).not.toMatch(/A user-defined piece of text|This setting is optional|An integer\./)
+      expect(out.startsWith(`chain-lake${c ? ` ${c}` : ""} — `), c).toBe(true)
+      expect(out, c).toMatch(new RegExp(`\\nUsage:\\n  chain-lake${c ? ` ${c}` : ""}\\b`))
+      expect(out, c).toMatch(/\nExamples:\n {2}\S/)
+      const flags = optionsOf(out)
+      expect(flags.size, c).toBeGreaterThanOrEqual(2)
+      // a description of its own, not only "(default: …)"
+      for (const [flag, text] of flags) expect(text.replace(/\((default|required|repeatable)[^)]*\)$/, "").trim(), `${c} ${flag} has no description`).not.toBe("")
+    }
+    const root = helps.find((h) => h.c === "")!.r.stdout
+    for (const c of COMMANDS) expect(root).toMatch(new RegExp(`\\n  ${c}\\n {6}\\S`))
+  })
+
+  it("shows defaults, marks what is required or repeatable, and never calls an optional flag required", async () => {
+    const exportHelp = optionsOf((await runCli(["export", "--help"])).stdout)
+    expect(exportHelp.get("--concurrency N")).toMatch(new RegExp(`\\(default: ${DEFAULTS.concurrency}\\)$`))
+    expect(exportHelp.get("--page-size N")).toMatch(new RegExp(`\\(default: ${DEFAULTS.pageSize}\\)$`))
+    expect(exportHelp.get("--out TEXT")).toMatch(/\(default: data\)$/)
+    expect(exportHelp.get("--on-invalid fail|quarantine")).toMatch(/\(default: fail\)$/)
+    expect(exportHelp.get("--header 'NAME: VALUE'")).toMatch(/repeatable/)
+    const queryHelp = optionsOf((await runCli(["query", "--help"])).stdout)
+    expect(queryHelp.get("--param TEXT")).not.toMatch(/required/)
+    const trackHelp = optionsOf((await runCli(["track", "--help"])).stdout)
+    expect(trackHelp.get("--tx-hash TEXT")).toMatch(/\(required\)$/)
+    expect(trackHelp.get("--out DIR")).toMatch(/\(default: data\)$/)
+  })
+})

@@ -1,0 +1,117 @@
+/**
+ * Services behind gateways: basic auth in the URL, headers from flags and the environment, an API
+ * key in the URL's query. Every request carries them, and no secret appears in anything the tool
+ * prints or writes.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs"
+import { join } from "node:path"
+import { Either } from "effect"
+import { describe, expect, it } from "vitest"
+import type { Devnet } from "../src/devnet/index.js"
+import { parseEndpoint, parseHeaderLines, redact, redactUrl, rememberSecrets } from "../src/http/endpoint.js"
+import { runCli } from "./support/cli.js"
+import { proxiedDevnet, text, type HostileRequest } from "./support/hostile.js"
+import { tempDirs } from "./support/tmp.js"
+
+let devnet: Devnet
+const servers = proxiedDevnet({ seed: 83, blocks: 60 }, (d) => (devnet = d))
+const { make: tmp } = tempDirs("chain-lake-credentials-")
+
+const PASSWORD = "s3cret-Pa55word"
+const API_KEY = "k3y-0f-the-gateway-123"
+const QUERY_KEY = "q-key-987654"
+
+/** Every file under `dir`, as text. */
+const allText = (dir: string): string =>
+  readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .map((rel) => join(dir, rel))
+    .filter((p) => statSync(p).isFile())
+    .map((p) => readFileSync(p, "latin1"))
+    .join("\n")
+
+/** A gateway in front of the devnet's indexer: 401 unless `allowed` says the request carries the credentials. */
+const gateway = (allowed: (r: HostileRequest) => boolean) =>
+  servers.proxy((r, forward) => (allowed(r) ? forward(r.path) : text(401, "unauthorized")))
+
+describe("credentials for services behind a gateway", () => {
+  it("basic auth from the URL: every request carries it, the export is whole, and the password is nowhere in output or lake", async () => {
+    const basic = `Basic ${Buffer.from(`alice:${PASSWORD}`).toString("base64")}`
+    const server = await gateway((r) => r.headers.authorization === basic)
+    const out = tmp()
+    const url = server.url.replace("http://", `http://alice:${PASSWORD}@`)
+    const r = await runCli(["export", "--indexer-url", url, "--datasets", "blocks", "--out", out])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/blocks\s+\|?\s*60\b/)
+    expect(server.requests.length).toBeGreaterThan(1)
+    expect(server.requests.every((q) => q.headers.authorization === basic)).toBe(true)
+    for (const where of [r.stdout, r.stderr, allText(out)]) {
+      expect(where).not.toContain(PASSWORD)
+      expect(where).not.toContain(basic.slice(6))
+    }
+    // the run report names the service, without its credentials
+    const report = readdirSync(join(out, "_runs"))[0]
+    expect(JSON.parse(readFileSync(join(out, "_runs", report), "utf8")).indexerUrl).toBe(server.url)
+  })
+
+  it("headers from the environment and --header, and a key in the URL's query, go with every request", async () => {
+    const server = await gateway((r) => r.headers["x-api-key"] === API_KEY && r.headers["x-team"] === "data" && r.url.searchParams.get("apikey") === QUERY_KEY)
+    const out = tmp()
+    const r = await runCli(["export", "--indexer-url", `${server.url}/?apikey=${QUERY_KEY}`, "--header", "X-Team: data", "--datasets", "blocks,txs", "--out", out], {
+      env: { CHAIN_LAKE_INDEXER_HEADERS: `x-api-key: ${API_KEY}` }
+    })
+    expect(r.code, r.stderr).toBe(0)
+    // paging still works with the key appended (the client's own query comes first)
+    const queries = server.requests.map((q) => new URL(q.path, "http://x").searchParams)
+    expect(queries.some((q) => q.has("pagination.limit") && q.get("apikey") === QUERY_KEY)).toBe(true)
+    expect(server.requests.every((q) => q.headers["x-api-key"] === API_KEY)).toBe(true)
+    for (const where of [r.stdout, r.stderr, allText(out)]) {
+      expect(where).not.toContain(API_KEY)
+      expect(where).not.toContain(QUERY_KEY)
+    }
+  })
+
+  it("wrong credentials: one line saying the service wants credentials (not 'cannot reach'), exit 1, no secret printed", async () => {
+    const server = await gateway(() => false)
+    const out = tmp()
+    const r = await runCli(["export", "--indexer-url", server.url.replace("http://", `http://bob:${PASSWORD}@`), "--out", out])
+    expect(r.code).toBe(1)
+    const lines = r.stderr.trim().split("\n")
+    expect(lines.length, r.stderr).toBe(1)
+    expect(lines[0]).toMatch(/^chain-lake: error: http:\/\/127\.0\.0\.1:\d+ \(--indexer-url\): \/status answered 401 Unauthorized: the service wants credentials/)
+    expect(r.stderr + r.stdout).not.toContain(PASSWORD)
+    expect(readdirSync(out)).toEqual([])
+  })
+
+  it("a server that answers, but not as the indexer (404), is named as such, not as unreachable", async () => {
+    const server = await servers.proxy(() => text(404, "no such route"))
+    const r = await runCli(["export", "--indexer-url", server.url, "--out", tmp()])
+    expect(r.code).toBe(1)
+    expect(r.stderr.trim()).toMatch(/^chain-lake: error: .*\/status answered 404 Not Found: is this the right service/)
+    expect(r.stderr).not.toMatch(/cannot reach/)
+  })
+
+  it("a malformed header or URL is a usage error (exit 2) that repeats no secret", async () => {
+    const bad = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--header", `Authorization Bearer ${API_KEY}`, "--out", tmp()])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr.trim()).toMatch(/^chain-lake: error: indexer headers: a header must look like "Name: value"/)
+    expect(bad.stderr).not.toContain(API_KEY)
+    const ftp = await runCli(["export", "--indexer-url", `ftp://carol:${PASSWORD}@host/`, "--out", tmp()])
+    expect(ftp.code).toBe(2)
+    expect(ftp.stderr.trim()).toMatch(/^chain-lake: error: --indexer-url must be an http\(s\) URL .*ftp:\/\/\*\*\*@host/)
+    expect(ftp.stderr).not.toContain(PASSWORD)
+  })
+})
+
+describe("endpoint parsing and redaction", () => {
+  it("takes user:pass out of the URL into a basic-auth header, keeps the query apart, and redacts what it was given", () => {
+    const e = Either.getOrThrow(parseEndpoint("https://u%40x:p%3Aw@idx.example.com/api/?apikey=abcd1234", { "x-api-key": "zzzz9999" }))
+    expect(e.baseUrl).toBe("https://idx.example.com/api")
+    expect(e.headers).toEqual({ authorization: `Basic ${Buffer.from("u@x:p:w").toString("base64")}`, "x-api-key": "zzzz9999" })
+    expect(e.query).toEqual([["apikey", "abcd1234"]])
+    rememberSecrets(e, "https://u%40x:p%3Aw@idx.example.com/api/?apikey=abcd1234")
+    expect(redact("got zzzz9999 and abcd1234 from https://u:pw@h/x")).toBe("got *** and *** from https://***@h/x")
+    expect(redactUrl("http://a:b@c@h:1/p?key=v&x=y")).toBe("http://***@h:1/p?key=***&x=***")
+    expect(Either.isLeft(parseHeaderLines(["no-colon-here"]))).toBe(true)
+    expect(parseHeaderLines(["A: 1\nB:  two words "])).toEqual(Either.right({ a: "1", b: "two words" }))
+  })
+})
