@@ -15,6 +15,8 @@ export const DEFAULTS = {
   flushBytes: 24 * 1024 * 1024,
   /** largest shard (heights or rows); shards are smaller when that keeps every worker busy */
   maxShardUnits: 100_000,
+  /** the largest answer read from a service, in MB: a hostile or broken server cannot fill memory (a page of 1000 real txs is a few MB) */
+  maxPageMb: 128,
   /** a record that breaks its schema fails the run */
   onInvalid: "fail" as "fail" | "quarantine",
   /** retries of a transient failure: attempts, backoff (full jitter), give-up time, per-request timeout */

@@ -39,6 +39,22 @@ describe("--help", () => {
     for (const c of COMMANDS) expect(root).toMatch(new RegExp(`\\n  ${c}\\n {6}\\S`))
   })
 
+  it("a command line that cannot be parsed is one line on stderr naming the flag, exit 2, and nothing on stdout", async () => {
+    const cases: Array<[ReadonlyArray<string>, RegExp]> = [
+      [["export", "--page-size", "abc"], /^chain-lake: error: --page-size: 'abc' is not an integer \(chain-lake export --help lists the flags\)$/],
+      [["export", "--nope"], /^chain-lake: error: Received unknown argument: '--nope' \(chain-lake export --help lists the flags\)$/],
+      [["track"], /^chain-lake: error: Expected to find option: '--router-url'; .* \(chain-lake track --help lists the flags\)$/],
+      [["exprt"], /^chain-lake: error: Invalid subcommand .* \(chain-lake --help lists the commands\)$/]
+    ]
+    const results = await Promise.all(cases.map(([args]) => runCli(args)))
+    results.forEach((r, i) => {
+      expect(r.code, cases[i][0].join(" ")).toBe(2)
+      expect(r.stdout).toBe("")
+      expect(r.stderr.trim().split("\n").length, r.stderr).toBe(1)
+      expect(r.stderr.trim()).toMatch(cases[i][1])
+    })
+  })
+
   it("shows defaults, marks what is required or repeatable, and never calls an optional flag required", async () => {
     const exportHelp = optionsOf((await runCli(["export", "--help"])).stdout)
     expect(exportHelp.get("--concurrency N")).toMatch(new RegExp(`\\(default: ${DEFAULTS.concurrency}\\)$`))

@@ -128,6 +128,22 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     expect(manifestOf(out, "txs")!.committed).toEqual([[0, Number(first)]])
   })
 
+  it("a pagination.total lower than the data (a stale count) → IndexerPagingError before anything of txs is exported", async () => {
+    const total = devnet.chain.txTotal()
+    const out = dirs.make()
+    const server = await proxy(async (req, forward) => {
+      const res = await forward()
+      if (req.url.pathname !== TXS_PATH) return res
+      const page = JSON.parse(res.body)
+      page.pagination.total = String(total - 50)
+      return json(page)
+    })
+    const err = failureOf(await exportVia(server, out, { datasets: ["txs"] }))
+    expect(err._tag).toBe("IndexerPagingError")
+    expect(err.message).toMatch(new RegExp(`^pagination\\.total says ${total - 50} rows, but position ${total - 50} holds a row at height \\d+ \\(at most \\d+ asked for\\): the total is lower than the data$`))
+    expect(manifestOf(out, "txs")?.files ?? []).toEqual([])
+  })
+
   it("a cursor that repeats (a page answers with the key it was asked with) → IndexerPagingError", async () => {
     // the first shard starts at offset 0 and pages 50 at a time, so it follows {"sequence": 100}
     const repeated = cursorKey({ sequence: 100 })
@@ -212,6 +228,38 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     // exactly the block after the shard's last: the end is exclusive
     expect(height).toBe(last + 1)
     expectNothingCommittedIn(out, "blocks", [first, last + 1])
+  })
+
+  it("a /status claiming height 1e15 fails the blocks export as untrustworthy paging, after planning a bounded number of shards", async () => {
+    const out = dirs.make()
+    const server = await proxy(async (req, forward) => {
+      const res = await forward()
+      if (req.url.pathname !== "/status") return res
+      return json({ ...JSON.parse(res.body), height: 1e15 })
+    })
+    const err = failureOf(await exportVia(server, out, { datasets: ["blocks"] }))
+    expect(err._tag).toBe("IndexerPagingError")
+    expect(err).toMatchObject({ endpoint: "blocks" })
+    // the shards beyond the chain's real tip find no blocks; nothing of them is committed
+    expect((manifestOf(out, "blocks")?.committed ?? []).every(([, b]) => b <= devnet.chain.tip + 1)).toBe(true)
+  })
+
+  it("an answer larger than maxPageMb fails the run at once (not retried) with IndexerDecodeError saying what to do", async () => {
+    const out = dirs.make()
+    const huge = JSON.stringify({ txs: [], pagination: { next_key: null, total: "0" }, padding: "x".repeat(2 * 1024 * 1024) })
+    const server = await proxy((req, forward) => (req.url.pathname === TXS_PATH ? json(JSON.parse(huge)) : forward()))
+    const result = await Effect.runPromise(
+      Effect.either(runExport(DATASETS, { ...SHARDING, datasets: ["txs"] })).pipe(
+        Effect.provide(exportLayer({ indexerUrl: server.url, out, limits: { concurrency: 4, rps: 0 }, retry: FAST_RETRY, maxPageMb: 1 }))
+      )
+    )
+    const err = failureOf(result)
+    expect(err._tag).toBe("IndexerDecodeError")
+    expect(err.message).toMatch(/^the answer of http:\/\/127\.0\.0\.1:\d+\/indexer\/tx\/v1\/txs\?\S+ is larger than 1 MB: lower --page-size, or raise --max-page-mb/)
+    // each URL asked for once: a size limit is not a transient failure
+    const asked = server.requests.filter((r) => r.path.startsWith(TXS_PATH)).map((r) => r.path)
+    expect(asked.length).toBeGreaterThan(0)
+    expect(asked.length).toBe(new Set(asked).size)
   })
 
   it("a 4xx in the middle of an export is asked for once and fails it with IndexerHttpError", async () => {

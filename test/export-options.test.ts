@@ -372,6 +372,29 @@ describe("snapshot reads that cannot be trusted", () => {
     }
   })
 
+  it("a snapshot list that cycles under fresh keys (the same page again and again, a new next_key each time) fails with IndexerPagingError", async () => {
+    let secondPage: string | undefined
+    let fresh = 0
+    const cycling = await startProxy(devnet.indexerUrl, async (req, forward) => {
+      if (req.url.pathname !== collections) return forward()
+      const key = req.url.searchParams.get("pagination.key")
+      const asked = new URL(req.url)
+      if (key !== null && secondPage !== undefined) asked.searchParams.set("pagination.key", secondPage)
+      const page = JSON.parse((await forward(asked.pathname + asked.search)).body)
+      if (key === null) secondPage = page.pagination.next_key
+      else page.pagination.next_key = Buffer.from(`fresh-${++fresh}`).toString("base64")
+      return json(page)
+    })
+    try {
+      const r = await exportFrom(cycling.url, dirs.make(), { datasets: ["nft_collections"], pageSize: 1 })
+      expect(Either.isLeft(r) && r.left).toMatchObject({ _tag: "IndexerPagingError", endpoint: "collections", message: "a page starts with a record an earlier page started with: the listing cycles" })
+      // found on the first repeat, not after reading on and on
+      expect(fresh).toBeLessThanOrEqual(2)
+    } finally {
+      await cycling.close()
+    }
+  })
+
   it("a snapshot of several pages per list reads them all, at every page size", async () => {
     for (const pageSize of [2, 7]) {
       const out = dirs.make()

@@ -12,7 +12,7 @@ import { readListEnvelope } from "../src/indexer/envelope.js"
 
 /** the pager as the engine calls it, failing a repeated key as the indexer source does */
 const cursorWalk = <P extends PageInfo>(endpoint: string, fetch: (page: PageRequest) => Effect.Effect<P>, options: { readonly first: PageRequest; readonly maxRows?: number }) =>
-  walkPages(fetch, { ...options, repeated: (key, next) => new IndexerPagingError({ endpoint, key, message: `next_key ${next} was already followed: the server restarted the listing` }) })
+  walkPages(fetch, { ...options, untrusted: (key, message) => new IndexerPagingError({ endpoint, key, message }) })
 
 /** A listing of `rows` rows served `limit` at a time: keys are "k<position>", the last page has no next key unless `endless`. */
 const listing = (rows: number, options: { readonly endless?: boolean; readonly repeatAt?: number; readonly shortAt?: number } = {}) => {
@@ -91,6 +91,15 @@ describe("walkPages", () => {
       expect(String(r.left)).toBe("pagination of txs cannot be trusted (page key k10): next_key k10 was already followed: the server restarted the listing")
     }
     // the second page was the last one asked
+    expect(l.asked.length).toBe(2)
+  })
+
+  it("fails with IndexerPagingError when a page holds more records than were asked for (a server ignoring the limit)", async () => {
+    const l = listing(1000)
+    const ignoring = (page: PageRequest) => l.fetch({ ...page, limit: page.key ? 500 : page.limit })
+    const r = await walk(cursorWalk("txs", ignoring, { first: { limit: 10 } }))
+    expect(Either.isLeft(r)).toBe(true)
+    if (Either.isLeft(r)) expect(String(r.left)).toBe("pagination of txs cannot be trusted (page key k10): the page holds 500 records, 10 were asked for")
     expect(l.asked.length).toBe(2)
   })
 })

@@ -78,6 +78,26 @@ describe("chain-lake run", () => {
     expect(readdirSync(join(out, "_runs")).filter((f) => f.includes("every-second")).length).toBe(2)
   })
 
+  it("--schedule: a run whose report cannot be written (a full disk, here _runs is a file) is reported as failed, the next tick runs, and the command exits 1", async () => {
+    const out = tmp()
+    writeFileSync(join(out, "_runs"), "not a folder")
+    const file = join(tmp(), "every-second.mts")
+    writeFileSync(
+      file,
+      `import { definePipeline } from ${JSON.stringify(resolve("src/pipelines/definePipeline.ts"))}\n` +
+        `export default definePipeline({ name: "every-second", description: "test", datasets: ["blocks"], schedule: "* * * * * *" })\n`
+    )
+    const r = await runCli(["run", file, "--schedule", "--max-runs", "2", "--out", out, ...urls()])
+    expect(r.code).toBe(1)
+    const lines = r.stdout.trim().split("\n")
+    expect(lines.length, r.stdout + r.stderr).toBe(2)
+    for (const line of lines) expect(line).toMatch(/every-second: FAILED — its run report could not be written to .*_runs.*every-second\.json: /)
+    expect(r.stderr.trim().split("\n").at(-1)).toBe("chain-lake: error: 2 of 2 runs of every-second failed (see the lines above, and the reports in _runs/)")
+    expect(r.stderr).not.toMatch(/\n\s+at /)
+    // the data itself was committed by the first run
+    expect(JSON.parse(readFileSync(join(out, "blocks", "_manifest.json"), "utf8")).files.length).toBeGreaterThan(0)
+  })
+
   it("a .ts pipeline file outside the package loads; one naming no URL is refused unless run with --devnet", async () => {
     // a folder with no package.json: Node alone would take the .ts file for CommonJS
     const file = join(tmp(), "outside.ts")

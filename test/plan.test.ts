@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { heightBounds, planShards, progressOf, requestsFor } from "../src/engine/plan.js"
+import { heightBounds, MAX_SHARDS, planShards, progressOf, requestsFor } from "../src/engine/plan.js"
 import { firstAtOrAbove } from "../src/engine/positions.js"
 import { normalize, subtract, type Range } from "../src/lake/RangeSet.js"
 
@@ -46,6 +46,16 @@ describe("planShards", () => {
       [168, 250]
     ])
     expect(planShards([0, 100], [[[0, 100]]], { concurrency: 4, pageSize: 10, maxShardUnits: 1000 })).toEqual([])
+  })
+
+  it("a huge range (a /status claiming height 1e15) plans a bounded number of shards that still cover it exactly", () => {
+    const range: Range = [1, 1e15 + 1]
+    const shards = planShards(range, [[]], { concurrency: 8, pageSize: 100, maxShardUnits: 100_000 })
+    expect(shards.length).toBeLessThanOrEqual(MAX_SHARDS)
+    expect(shards.length % 8).toBe(0)
+    expect(shards[0][0]).toBe(1)
+    expect(shards.at(-1)![1]).toBe(1e15 + 1)
+    for (let i = 1; i < shards.length; i++) expect(shards[i][0]).toBe(shards[i - 1][1])
   })
 })
 

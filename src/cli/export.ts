@@ -41,6 +41,10 @@ export const options = {
   concurrency: Options.integer("concurrency").pipe(Options.withDefault(DEFAULTS.concurrency), Options.withDescription("requests in flight at once, shared by all datasets")),
   rps: Options.integer("rps").pipe(Options.withDefault(DEFAULTS.rps), Options.withDescription("requests per second at most; 0 = no limit")),
   pageSize: Options.integer("page-size").pipe(Options.withDefault(DEFAULTS.pageSize), Options.withDescription("rows per request, 1..1000")),
+  maxPageMb: Options.integer("max-page-mb").pipe(
+    Options.withDefault(DEFAULTS.maxPageMb),
+    Options.withDescription("the largest answer read from the indexer, in MB; a larger one fails the run (a broken or hostile server cannot fill memory)")
+  ),
   onInvalid: Options.choice("on-invalid", ["fail", "quarantine"]).pipe(
     Options.withDefault("fail" as const),
     Options.withDescription("a record that breaks the schema: fail (nothing more is committed) or quarantine (kept in _quarantine/ and skipped)")
@@ -82,6 +86,7 @@ const validate = (o: {
   concurrency: number
   rps: number
   pageSize: number
+  maxPageMb: number
   fromHeight: Option.Option<number>
   toHeight: Option.Option<number>
   datasets: Option.Option<ReadonlyArray<string>>
@@ -93,6 +98,7 @@ const validate = (o: {
     if (names) return yield* bad(names)
     if (o.concurrency < 1) return yield* bad(`--concurrency must be at least 1, got ${o.concurrency}`)
     if (o.rps < 0) return yield* bad(`--rps cannot be negative, got ${o.rps}`)
+    if (o.maxPageMb < 1) return yield* bad(`--max-page-mb must be at least 1, got ${o.maxPageMb}`)
     if (o.pageSize < 1 || o.pageSize > 1000) return yield* bad(`--page-size must be 1..1000 (the indexer answers 400 above 1000), got ${o.pageSize}`)
     if (Option.isSome(o.fromHeight) && o.fromHeight.value < 1) return yield* bad(`--from-height must be at least 1, got ${o.fromHeight.value}`)
     if (Option.isSome(o.fromHeight) && Option.isSome(o.toHeight) && o.fromHeight.value > o.toHeight.value)
@@ -113,7 +119,7 @@ export const exportCommand = Command.make("export", options, (o) =>
     // each commit goes up to S3 as it happens
     const remote = s3Out ? remoteCommits(s3Out, out, writer, s3Endpoint) : undefined
     const layerFor = (indexerUrl: ServiceEndpoint) =>
-      exportLayer({ indexerUrl, out, limits: { concurrency: o.concurrency, rps: o.rps }, filesElsewhere: remote !== undefined, ...(remote ? { afterCommit: remote.afterCommit } : {}) })
+      exportLayer({ indexerUrl, out, limits: { concurrency: o.concurrency, rps: o.rps }, maxPageMb: o.maxPageMb, filesElsewhere: remote !== undefined, ...(remote ? { afterCommit: remote.afterCommit } : {}) })
     const indexer = yield* endpointOrDevnet("indexer", o.indexerUrl, o.header, "exporting", { seed: o.devnetSeed, blocks: o.devnetBlocks })
     const startedAt = new Date().toISOString()
     // what this run committed, for the report of a run stopped by Ctrl-C (exit 130)

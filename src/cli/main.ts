@@ -16,10 +16,37 @@ import { verifyCommand } from "./verify.js"
 import { runCommand } from "./run.js"
 
 const commands = [runCommand, exportCommand, sampleCommand, bridgeCommand, trackCommand, queryCommand, catalogCommand, reportCommand, verifyCommand, publishCommand, validateCommand, devnetCommand, demoCommand] as const
+/*
+ * What @effect/cli says about flags it cannot parse (several lines, no flag name: "'abc' is not a
+ * integer") is held back and said as one line instead (cliProblem). It prints before any handler
+ * runs; once one runs (the flags parsed), the commands' own messages go straight through.
+ */
+let flagsParsed = false
+const heldBack: Array<string> = []
+
 const root = Command.make("chain-lake").pipe(
   Command.withDescription("Export a rollup chain's indexer and router APIs to Parquet and query them with DuckDB"),
-  Command.withSubcommands(commands)
+  Command.withSubcommands(commands),
+  Command.transformHandler((handler) => Effect.zipRight(Effect.sync(() => (flagsParsed = true)), handler))
 )
+
+/** @effect/cli's complaint as one line: which flag, what was wrong, where to look. */
+const cliProblem = (args: ReadonlyArray<string>): string => {
+  const text = heldBack
+    .join("\n")
+    .replace(/\x1b\[[0-9;]*m/g, "")
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .join("; ")
+    .replace(/\bis not a integer\b/g, "is not an integer")
+  // the flag whose value was refused, when the message quotes the value
+  const value = /'([^']*)'/.exec(text)?.[1]
+  const at = value === undefined ? -1 : args.indexOf(value)
+  const flag = at > 0 && args[at - 1].startsWith("--") ? `${args[at - 1]}: ` : ""
+  const sub = (commands as ReadonlyArray<AnyCommand>).some((c) => [...Command.getNames(c)].includes(args[0])) ? ` ${args[0]}` : ""
+  return `${flag}${text || "the command line could not be read"} (chain-lake${sub} --help lists the ${sub ? "flags" : "commands"})`
+}
 
 const cli = Command.run(root, { name: "chain-lake", version: "0.1.0" })
 
@@ -46,13 +73,21 @@ const helpFor = (args: ReadonlyArray<string>): string | undefined => {
 
 const help = helpFor(process.argv.slice(2))
 if (help !== undefined) process.stdout.write(help + "\n")
-else cli(process.argv).pipe(
+else Effect.flatMap(Console.consoleWith(Effect.succeed), (console) =>
+  cli(process.argv).pipe(
+    Effect.withConsole({
+      ...console,
+      error: (...args: ReadonlyArray<unknown>) => (flagsParsed ? console.error(...args) : Effect.sync(() => void heldBack.push(args.map(String).join(" "))))
+    })
+  )
+).pipe(
   Effect.catchTag("UserError", (e) =>
     // credentials never reach the clients (http/endpoint.ts); redact is the last guard for text that quotes what a user typed
     Console.error(`chain-lake: error: ${redact(e.message)}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = e.exitCode ?? 1))))
   ),
-  // @effect/cli has already printed what was wrong with the flags
-  Effect.catchIf(ValidationError.isValidationError, () => Effect.sync(() => (process.exitCode = 2))),
+  Effect.catchIf(ValidationError.isValidationError, () =>
+    Console.error(`chain-lake: error: ${redact(cliProblem(process.argv.slice(2)))}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = 2))))
+  ),
   // anything else (a path a flag names that cannot be used, a failure no command described): one
   // line, never a stack trace
   Effect.catchAll((e) => oneLine(e)),

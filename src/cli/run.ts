@@ -45,9 +45,8 @@ export const runCommand = Command.make(
       if (Either.isLeft(urls)) return yield* new UserError({ message: urls.left.message, exitCode: 2 })
       if (o.schedule) {
         yield* Console.error(`${def.name}: running on "${def.schedule}" until stopped${Option.isSome(o.maxRuns) ? ` (at most ${o.maxRuns.value} runs)` : ""}`)
-        yield* schedulePipeline(def, { ...options, maxRuns: Option.getOrUndefined(o.maxRuns), onRun: (r) => console.log(line(r)) }).pipe(
-          Effect.mapError((e) => new UserError({ message: e.message }))
-        )
+        const { runs, failed } = yield* schedulePipeline(def, { ...options, maxRuns: Option.getOrUndefined(o.maxRuns), onRun: (r) => console.log(line(r)) })
+        if (failed > 0) return yield* new UserError({ message: `${failed} of ${runs} runs of ${def.name} failed (see the lines above, and the reports in _runs/)` })
         return
       }
       const report = yield* runPipeline(def, options).pipe(Effect.mapError((e) => new UserError({ message: e.message })))

@@ -150,6 +150,11 @@ const positionRange = (source: SourceService, list: AppendSource, from: number, 
     if (!Number.isFinite(rows) || rows < 0) return yield* new ExportError({ message: `${list.endpoint} reports total ${first.total}; cannot plan position shards` })
     if (rows === 0) return [0, 0] as Range
     if ((yield* heightAt(rows - 1)) === null) return yield* new ExportError({ message: `${list.endpoint}: total ${rows} but no row at position ${rows - 1}: sequences are not contiguous` })
+    // a total below the data (a stale count) would end the export early and quietly: a row past
+    // it at a height already asked for cannot be one the chain added since
+    const past = yield* heightAt(rows)
+    if (past !== null && past <= to)
+      return yield* Effect.fail(source.untrustedPaging(list, null, `pagination.total says ${rows} rows, but position ${rows} holds a row at height ${past} (at most ${to} asked for): the total is lower than the data`))
     const [start, end] = yield* Effect.all([from <= 1 ? Effect.succeed(0) : firstAtOrAbove(heightAt, rows, from, fanout), firstAtOrAbove(heightAt, rows, to + 1, fanout)], { concurrency: "unbounded" })
     return [start, end] as Range
   })

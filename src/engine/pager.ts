@@ -1,8 +1,8 @@
 /**
  * The one pager every paged list goes through: follow `next_key` from a first page, with explicit
  * stop rules (no next_key, a short or empty page, a row budget reached). A key that comes back
- * after it was followed fails loudly (`repeated`), since a key a server does not understand
- * silently restarts the listing at its first page.
+ * after it was followed fails loudly (`untrusted`), since a key a server does not understand
+ * silently restarts the listing at its first page; so does a page longer than asked for.
  */
 import { Effect, Option, Stream } from "effect"
 import type { PageRequest } from "./Source.js"
@@ -20,8 +20,8 @@ export interface WalkOptions<E> {
   readonly first: PageRequest
   /** stop after this many rows in all (the last page asks only for what is left) */
   readonly maxRows?: number
-  /** the error for a next_key that was already followed */
-  readonly repeated: (key: string | null, nextKey: string) => E
+  /** the error for pages that cannot be trusted (`key`: the page's), with what was wrong */
+  readonly untrusted: (key: string | null, message: string) => E
 }
 
 /** The pages of a list from `first` on, each fetched (and handled) by `fetch`. */
@@ -39,11 +39,13 @@ export const walkPages = <P extends PageInfo, E, R>(fetch: (page: PageRequest) =
       const left = Math.min(limit, maxRows - state.rows)
       const request: PageRequest = state.first ? { ...options.first, limit: left } : { ...options.first, offset: undefined, key: state.key, limit: left }
       const page = yield* fetch(request)
+      // more records than asked for: a server ignoring the limit (130k records in one page) is not followed further
+      if (page.count > left) return yield* Effect.fail(options.untrusted(page.key, `the page holds ${page.count} records, ${left} were asked for`))
       const rows = state.rows + page.count
       // a short page ends the list (an empty one too: the count is below any limit)
       const done = page.nextKey === null || page.count < left || rows >= maxRows
       if (!done) {
-        if (seen.has(page.nextKey!)) return yield* Effect.fail(options.repeated(page.key, page.nextKey!))
+        if (seen.has(page.nextKey!)) return yield* Effect.fail(options.untrusted(page.key, `next_key ${page.nextKey} was already followed: the server restarted the listing`))
         seen.add(page.nextKey!)
       }
       return [page, done ? Option.none<State>() : Option.some<State>({ key: page.nextKey, rows, first: false })] as const

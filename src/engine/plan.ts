@@ -13,6 +13,13 @@ export interface ShardSizing {
 }
 
 /**
+ * Planning holds every shard of a run at once, so their number is bounded whatever the range: a
+ * /status claiming height 1e15 planned 10^10 shards and ran V8 out of memory. Past this many,
+ * shards grow beyond maxShardUnits (a shard is walked by cursor, one page in memory at a time).
+ */
+export const MAX_SHARDS = 10_000
+
+/**
  * The shards of `range` that some dataset of a source still lacks, given each dataset's committed
  * ranges. Shards are cut at every committed boundary, so each is wanted by a fixed set of
  * datasets; they come in a multiple of `concurrency` of equal size (at least a page), so that every
@@ -22,7 +29,8 @@ export const planShards = (range: Range, committed: ReadonlyArray<ReadonlyArray<
   const wanted = normalize(committed.flatMap((c) => subtract(range, c)))
   const cuts = committed.flatMap((c) => c.flatMap(([a, b]) => [a, b]))
   const todo = total(wanted)
-  const shardCount = sizing.concurrency * Math.max(1, Math.ceil(todo / (sizing.maxShardUnits * sizing.concurrency)))
+  const rounds = Math.min(Math.max(1, Math.ceil(todo / (sizing.maxShardUnits * sizing.concurrency))), Math.max(1, Math.floor(MAX_SHARDS / sizing.concurrency)))
+  const shardCount = sizing.concurrency * rounds
   const shardSize = Math.max(sizing.pageSize, Math.ceil(todo / shardCount))
   return split(wanted, shardSize, cuts)
 }

@@ -166,7 +166,7 @@ export const runShard = (
     let seen = 0
     const work = Effect.gen(function* () {
       yield* Stream.runForEach(
-        walkPages(fetchAndWrite, { first, maxRows: b - a, repeated: (key, next) => sourceService.untrustedPaging(source, key, `next_key ${next} was already followed: the server restarted the listing`) }),
+        walkPages(fetchAndWrite, { first, maxRows: b - a, untrusted: (key, message) => sourceService.untrustedPaging(source, key, message) }),
         (page) =>
           Effect.sync(() => {
             seen += page.count

@@ -37,11 +37,19 @@ const readList = (list: ListRef, validate: (item: unknown) => FieldIssue | undef
     const source = yield* Source
     let rows = 0
     let total = -1
+    // a listing that cycles with fresh keys (the pager catches repeated ones) serves a page it
+    // served before: its first record is met again. One string per page is held, not the rows.
+    const pageStarts = new Set<string>()
     yield* Stream.runForEach(
       walkPages(
         (request) =>
           source.page(list, request).pipe(
             Effect.flatMap((page) => {
+              if (page.items.length > 0) {
+                const start = JSON.stringify(page.items[0])
+                if (pageStarts.has(start)) return Effect.fail(source.untrustedPaging(list, page.key, "a page starts with a record an earlier page started with: the listing cycles"))
+                pageStarts.add(start)
+              }
               for (let i = 0; i < page.items.length; i++) {
                 const issue = validate(page.items[i])
                 if (issue) return Effect.fail(source.invalidRecord(list, page.key, i, issue))
@@ -52,7 +60,7 @@ const readList = (list: ListRef, validate: (item: unknown) => FieldIssue | undef
               return Effect.succeed({ key: page.key, nextKey: page.nextKey, count: page.items.length })
             })
           ),
-        { first: { limit: pageSize, reverse }, repeated: (key, next) => source.untrustedPaging(list, key, `next_key ${next} was already followed: the server restarted the listing`) }
+        { first: { limit: pageSize, reverse }, untrusted: (key, message) => source.untrustedPaging(list, key, message) }
       ),
       () => Effect.void
     )

@@ -10,6 +10,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { Agent, request as undiciRequest } from "undici"
+import { DEFAULTS } from "../defaults.js"
 import type { ServiceEndpoint } from "./endpoint.js"
 
 export interface HttpRequest {
@@ -25,11 +26,14 @@ export interface Fetched {
   readonly bytes: ArrayBuffer
 }
 
-/** Why a request failed below HTTP: no connection, or the body was cut short. */
+/** Why a request failed below HTTP: no connection, the body was cut short, or it was larger than allowed. */
 export interface TransportFailure {
-  readonly phase: "connect" | "body"
+  readonly phase: "connect" | "body" | "too-large"
   readonly reason: string
 }
+
+/** undici's code for a body past the Agent's maxResponseSize. */
+const TOO_LARGE = "UND_ERR_RES_EXCEEDED_MAX_SIZE"
 
 export interface HttpTransportService {
   readonly send: (request: HttpRequest, signal: AbortSignal) => Promise<Fetched>
@@ -50,13 +54,16 @@ const reasonOf = (e: unknown): string => {
  * parameters such as an API key, see endpoint.ts) go with each of its requests and appear in no URL
  * the clients see.
  */
-export const layerHttpTransport = (credentials: Pick<ServiceEndpoint, "headers" | "query"> = { headers: {}, query: [] }) => {
+export const layerHttpTransport = (credentials: Pick<ServiceEndpoint, "headers" | "query"> = { headers: {}, query: [] }, limits: { readonly maxPageMb?: number } = {}) => {
+  const maxPageMb = limits.maxPageMb ?? DEFAULTS.maxPageMb
+  const failed = (phase: "connect" | "body", e: unknown): TransportFailure =>
+    (e as { code?: string }).code === TOO_LARGE ? { phase: "too-large", reason: `larger than ${maxPageMb} MB` } : { phase, reason: reasonOf(e) }
   const extraQuery = new URLSearchParams(credentials.query.map(([k, v]): [string, string] => [k, v])).toString()
   const withQuery = (url: string) => (extraQuery ? `${url}${url.includes("?") ? "&" : "?"}${extraQuery}` : url)
   return Layer.scoped(
     HttpTransport,
     Effect.acquireRelease(
-      Effect.sync(() => new Agent()),
+      Effect.sync(() => new Agent({ maxResponseSize: Math.round(maxPageMb * 1024 * 1024) })),
       // destroy, not close: at release nothing is wanted any more, and close would wait for a request left hanging
       (agent) => Effect.promise(() => agent.destroy().catch(() => undefined))
     ).pipe(
@@ -72,13 +79,13 @@ export const layerHttpTransport = (credentials: Pick<ServiceEndpoint, "headers" 
               ...(request.json === undefined ? {} : { body: JSON.stringify(request.json) })
             })
           } catch (e) {
-            throw { phase: "connect", reason: reasonOf(e) } satisfies TransportFailure
+            throw failed("connect", e)
           }
           let bytes: ArrayBuffer
           try {
             bytes = await res.body.arrayBuffer()
           } catch (e) {
-            throw { phase: "body", reason: reasonOf(e) } satisfies TransportFailure
+            throw failed("body", e)
           }
           const headers: Record<string, string | undefined> = {}
           for (const [k, v] of Object.entries(res.headers)) headers[k] = Array.isArray(v) ? v.join(", ") : v
@@ -92,6 +99,8 @@ export const layerHttpTransport = (credentials: Pick<ServiceEndpoint, "headers" 
 export interface TransportErrors<E> {
   /** the connection failed, or the body was cut short */
   readonly network: (reason: string) => E
+  /** the answer was larger than the transport reads (not transient: asking again gets the same) */
+  readonly tooLarge: (reason: string) => E
   readonly timeout: () => E
 }
 
@@ -101,6 +110,7 @@ export const fetchBytes = <E>(transport: HttpTransportService, request: HttpRequ
     try: (signal) => transport.send(request, signal),
     catch: (e) => {
       const failure = e as Partial<TransportFailure>
+      if (failure.phase === "too-large") return errors.tooLarge(failure.reason ?? "too large")
       return errors.network(failure.phase === "body" ? `body cut short: ${failure.reason}` : (failure.reason ?? String(e)))
     }
   }).pipe(Effect.timeoutFail({ duration: timeoutMs, onTimeout: errors.timeout }))

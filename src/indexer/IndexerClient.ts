@@ -90,6 +90,8 @@ export const makeIndexerClient = (config: IndexerClientConfig) =>
     const fetchOnce = (endpoint: string, url: string): Effect.Effect<RawBytes, IndexerError> =>
       fetchBytes(http, { method: "GET", url }, policy.timeoutMs, {
         network: (reason): IndexerError => new IndexerNetworkError({ url, reason }),
+        tooLarge: (reason): IndexerError =>
+          new IndexerDecodeError({ endpoint, key: null, path: "", message: `the answer of ${url} is ${reason}: lower --page-size, or raise --max-page-mb if such pages are expected` }),
         timeout: (): IndexerError => new IndexerTimeout({ url, timeoutMs: policy.timeoutMs })
       }).pipe(
         Effect.flatMap((res): Effect.Effect<RawBytes, IndexerError> =>

@@ -4,8 +4,8 @@
  * succeeded or failed. `schedulePipeline` repeats runs on the definition's cron; a failed run is
  * reported and the next tick tries again.
  */
-import { mkdir, rm, stat, writeFile } from "node:fs/promises"
-import { join, resolve } from "node:path"
+import { mkdir, rename, rm, stat, writeFile } from "node:fs/promises"
+import { dirname, join, resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { Cron, Data, Effect, Either, Layer, Schedule } from "effect"
 import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
@@ -185,31 +185,57 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
       }
       return { exported, routeRound, pruned }
     }).pipe(Effect.provide(layer))
-    const result = yield* Effect.either(work)
+    // a defect (a full disk where a write was not expected to fail) is a failed run too, reported like any other
+    const result = yield* Effect.either(work.pipe(Effect.catchAllDefect((d) => Effect.fail(new RunError({ message: messageOf(d) })))))
     const report: PipelineRunReport = {
       pipeline: def.name,
       startedAt,
       finishedAt: new Date().toISOString(),
       ok: Either.isRight(result),
-      ...(Either.isLeft(result) ? { error: redact(String((result.left as { message?: string }).message ?? result.left)) } : { export: result.right.exported, routeRound: result.right.routeRound, pruned: result.right.pruned })
+      ...(Either.isLeft(result) ? { error: redact(messageOf(result.left)) } : { export: result.right.exported, routeRound: result.right.routeRound, pruned: result.right.pruned })
     }
-    yield* Effect.promise(async () => {
-      await mkdir(join(out, "_runs"), { recursive: true })
-      await writeFile(join(out, "_runs", `${startedAt.replace(/[:.]/g, "-")}-pipeline-${def.name}.json`), JSON.stringify(report, null, 1))
-    })
+    // whole or not at all (a full disk left 0-byte reports); a report that cannot be written fails the run, which says why
+    const rel = join("_runs", `${startedAt.replace(/[:.]/g, "-")}-pipeline-${def.name}.json`)
+    const written = yield* Effect.either(
+      Effect.tryPromise(async () => {
+        const path = join(out, rel)
+        await mkdir(dirname(path), { recursive: true })
+        try {
+          await writeFile(`${path}.tmp`, JSON.stringify(report, null, 1))
+          await rename(`${path}.tmp`, path)
+        } finally {
+          await rm(`${path}.tmp`, { force: true })
+        }
+      })
+    )
+    if (Either.isLeft(written))
+      return { ...report, ok: false, error: `${report.error ? `${report.error}; and ` : ""}its run report could not be written to ${join(out, rel)}: ${messageOf(written.left.error)}` }
     return report
   }).pipe(Effect.scoped)
 
-/** Runs on the definition's cron until interrupted (or `maxRuns`); failures are reported, and the next tick runs again. */
+const messageOf = (e: unknown): string => String((e as { message?: string } | undefined)?.message ?? e)
+
+/**
+ * Runs on the definition's cron until interrupted (or `maxRuns`). A run that fails, whatever the
+ * cause (a locked folder, a full disk, a defect), is reported and the next tick runs again; the
+ * result counts the runs and the failed ones.
+ */
 export const schedulePipeline = (def: PipelineDefinition, options: RunOptions & { readonly maxRuns?: number; readonly onRun?: (r: PipelineRunReport) => void }) => {
   const cron = Cron.unsafeParse(def.schedule)
+  const counts = { runs: 0, failed: 0 }
+  const failedRun = (e: unknown): PipelineRunReport => ({ pipeline: def.name, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(), ok: false, error: redact(messageOf(e)) })
   const once = runPipeline(def, options).pipe(
-    Effect.tap((r) => Effect.sync(() => options.onRun?.(r))),
-    // a locked folder is reported like a failed run; the next tick tries again
-    Effect.catchTag("LockedError", (e) => Effect.sync(() => options.onRun?.({ pipeline: def.name, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(), ok: false, error: e.message })))
+    Effect.catchAll((e) => Effect.succeed(failedRun(e))),
+    Effect.catchAllDefect((d) => Effect.succeed(failedRun(d))),
+    Effect.tap((r) =>
+      Effect.sync(() => {
+        counts.runs++
+        if (!r.ok) counts.failed++
+        options.onRun?.(r)
+      })
+    )
   )
   const ticks = Schedule.cron(cron)
-  const runs: Effect.Effect<void, RunError> =
-    options.maxRuns !== undefined ? Effect.asVoid(Effect.repeat(once, ticks.pipe(Schedule.intersect(Schedule.recurs(options.maxRuns - 1))))) : Effect.asVoid(Effect.repeat(once, ticks))
-  return runs
+  const repeated: Effect.Effect<unknown> = options.maxRuns !== undefined ? Effect.repeat(once, ticks.pipe(Schedule.intersect(Schedule.recurs(options.maxRuns - 1)))) : Effect.repeat(once, ticks)
+  return repeated.pipe(Effect.as(counts))
 }

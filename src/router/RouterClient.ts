@@ -54,6 +54,7 @@ export const makeRouterClient = (config: RouterClientConfig) =>
       const url = request.url
       const transport = fetchBytes(http, request, policy.timeoutMs, {
         network: (reason): RouterError => new RouterNetworkError({ url, reason }),
+        tooLarge: (reason): RouterError => new RouterDecodeError({ endpoint, path: "", message: `the answer of ${url} is ${reason}`, truncated: false }),
         timeout: (): RouterError => new RouterTimeout({ url, timeoutMs: policy.timeoutMs })
       })
       return Effect.gen(function* () {
