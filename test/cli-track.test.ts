@@ -14,6 +14,7 @@ import { nextPollDelay, WALLET_POLLING } from "../src/sampling/tracker.js"
 import { runCli } from "./support/cli.js"
 import { postJson } from "./support/http.js"
 import { queryLake, scan } from "./support/lake.js"
+import { json, startProxy } from "./support/hostile.js"
 import { addressFor } from "./support/router.js"
 
 let devnet: Devnet
@@ -51,10 +52,18 @@ const bridgeAndBroadcast = async (outcome: "success" | "error") => {
 }
 
 describe("chain-lake track", () => {
-  it("polls a bridged tx to completion, recording each state change; a rerun resumes without registering", async () => {
+  it("polls a bridged tx through the router's first 'tx not found' answers to completion, recording each state change; a rerun resumes without registering", async () => {
     const { txHash, estimated } = await bridgeAndBroadcast("success")
-    const t = await runCli(["track", "--router-url", devnet.routerUrl, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", out, "--estimated-seconds", String(estimated), ...FAST_POLL])
+    // the devnet answers 404 "tx not found" for 500 ms after track, as the real router does until its tracking service indexed the tx
+    let notFound = 0
+    const counting = await startProxy(devnet.routerUrl, async (req, forward) => {
+      const res = await forward()
+      if (req.url.pathname === "/v2/tx/status" && res.status === 404 && /tx not found/.test(res.body)) notFound++
+      return res
+    })
+    const t = await runCli(["track", "--router-url", counting.url, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", out, "--estimated-seconds", String(estimated), ...FAST_POLL]).finally(() => counting.close())
     expect(t.code, t.stderr).toBe(0)
+    expect(notFound).toBeGreaterThan(1)
     const lines = t.stdout.trim().split("\n")
     expect(lines[0]).toMatch(/^\[\d+\.\d s\] STATE_SUBMITTED/)
     expect(lines.some((l) => /STATE_PENDING \(ibc_transfer TRANSFER_PENDING\)/.test(l))).toBe(true)
@@ -68,6 +77,25 @@ describe("chain-lake track", () => {
     expect(again.code, again.stderr).toBe(0)
     const registry = JSON.parse(readFileSync(join(out, "transfers", "_tracked.json"), "utf8"))
     expect(registry[`noble-1/${txHash.toLowerCase()}`].lastState).toBe("STATE_COMPLETED_SUCCESS")
+  })
+
+  it("a tx the router never indexes: re-registered once, then a one-line error after --not-found-for, exit 1", async () => {
+    const { txHash } = await bridgeAndBroadcast("success")
+    const tracks: Array<string> = []
+    const forgetful = await startProxy(devnet.routerUrl, async (req, forward) => {
+      if (req.url.pathname === "/v2/tx/track") tracks.push(req.body ?? "")
+      // every status is "tx not found", the reachability probe's too: a router answering so is still a router
+      if (req.url.pathname === "/v2/tx/status") return json({ code: 5, message: "tx not found", details: [] }, 404)
+      return forward()
+    })
+    const t = await runCli(["track", "--router-url", forgetful.url, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", mkdtempSync(join(tmpdir(), "chain-lake-track-")), ...FAST_POLL, "--not-found-for", "1s"]).finally(() =>
+      forgetful.close()
+    )
+    expect(t.code).toBe(1)
+    expect(t.stderr.trim()).toMatch(new RegExp(`^chain-lake: error: the router still answers "tx not found" for ${txHash} on noble-1 after 1 s \\(re-registered once\\): check --tx-hash and --chain-id`))
+    // registered, then once more (the Skip SDK's retry_track), never again
+    expect(tracks.length).toBe(2)
+    expect(tracks.every((b) => JSON.parse(b).tx_hash === txHash)).toBe(true)
   })
 
   it("a transfer that fails ends with a one-line error and its final state recorded", async () => {

@@ -54,7 +54,9 @@ export const preflight = (service: Service, endpoint: ServiceEndpoint, path: str
       for (const [k, v] of endpoint.query) url.searchParams.append(k, v)
       // undici's request, as the clients use: fetch refuses ports browsers block (6000, 6667, …) as "bad port"
       const res = await request(url, { headers: endpoint.headers, signal: AbortSignal.timeout(10_000) })
-      await res.body.dump()
+      const body = await res.body.text()
+      // the router's 404s are gRPC-gateway JSON ({"code": 5, …}: "tx not found"): a router answered
+      if (service === "router" && res.statusCode === 404 && isGatewayError(body)) return undefined
       return answered(res.statusCode, STATUS_CODES[res.statusCode] ?? "", path)
     },
     catch: (e) => {
@@ -63,6 +65,15 @@ export const preflight = (service: Service, endpoint: ServiceEndpoint, path: str
       return new UserError({ message: `cannot reach ${endpoint.baseUrl} (--${service}-url): ${why}; check the URL and that the service is up` })
     }
   }).pipe(Effect.flatMap((problem) => (problem ? Effect.fail(new UserError({ message: `${endpoint.baseUrl} (--${service}-url): ${problem}` })) : Effect.void)))
+
+const isGatewayError = (body: string): boolean => {
+  try {
+    const j = JSON.parse(body) as { code?: unknown; message?: unknown }
+    return typeof j.code === "number" && typeof j.message === "string"
+  } catch {
+    return false
+  }
+}
 
 const PREFLIGHT_PATH: Record<Service, string> = { indexer: "/status", router: "/v2/tx/status" }
 

@@ -5,7 +5,7 @@ import { Console, Duration, Effect, Layer, Option } from "effect"
 import { layerLakeWriter } from "../lake/writer.js"
 import { describeRouterError, type RouterError } from "../router/errors.js"
 import { parseEvery } from "../sampling/sampler.js"
-import { trackTransfer, WALLET_POLLING } from "../sampling/tracker.js"
+import { NOT_FOUND_FOR_MS, trackTransfer, WALLET_POLLING } from "../sampling/tracker.js"
 import { UserError } from "./errors.js"
 import { headerOption, probedEndpoint } from "./endpoints.js"
 import { routerLayer } from "./routerLayer.js"
@@ -30,7 +30,11 @@ export const trackCommand = Command.make(
     pollSlow: Options.text("poll-slow").pipe(Options.optional, Options.withDescription("pace while the ETA is far (default 60s)")),
     pollNear: Options.text("poll-near").pipe(Options.optional, Options.withDescription("pace near the ETA, or without one (default 5s)")),
     pollOverdue: Options.text("poll-overdue").pipe(Options.optional, Options.withDescription("pace once overdue (default 1s)")),
-    nearWindow: Options.text("near-window").pipe(Options.optional, Options.withDescription("how close to the ETA counts as near (default 5m)"))
+    nearWindow: Options.text("near-window").pipe(Options.optional, Options.withDescription("how close to the ETA counts as near (default 5m)")),
+    notFoundFor: Options.text("not-found-for").pipe(
+      Options.optional,
+      Options.withDescription('how long status may answer "tx not found" (the router indexes a registered tx within seconds) before tracking gives up (default 2m)')
+    )
   },
   (o) =>
     Effect.gen(function* () {
@@ -41,11 +45,13 @@ export const trackCommand = Command.make(
         overdue: yield* duration("--poll-overdue", o.pollOverdue, WALLET_POLLING.overdue),
         nearWindow: yield* duration("--near-window", o.nearWindow, WALLET_POLLING.nearWindow)
       }
+      const notFoundFor = yield* duration("--not-found-for", o.notFoundFor, Duration.millis(NOT_FOUND_FOR_MS))
       const result = yield* trackTransfer({
         txHash: o.txHash,
         chainId: o.chainId,
         estimatedSeconds: Option.getOrUndefined(o.estimatedSeconds),
         schedule,
+        notFoundForMs: Duration.toMillis(notFoundFor),
         onChange: (s, elapsed, resumed) => {
           const legs = (s.transfers?.[0]?.transfer_sequence ?? s.transfer_sequence).map((e) => {
             const kind = Object.keys(e)[0]

@@ -33,6 +33,8 @@ export interface DevnetOptions {
   readonly txsPerBlock?: number
   /** router transfers take estimate × this (default 0.01) */
   readonly transferTimeScale?: number
+  /** a tracked tx is "not found" on /v2/tx/status this long after /v2/tx/track (default 500 ms), as on the real router */
+  readonly trackIndexDelayMs?: number
 }
 
 export interface Devnet {
@@ -58,7 +60,7 @@ export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> 
     return chain.tip
   }
   const indexer = new IndexerApi(chain, { countTimeout: spec.countTimeout })
-  const router = new RouterApi({ seed, transferTimeScale: options.transferTimeScale ?? 0.01, instance: randomUUID() })
+  const router = new RouterApi({ seed, transferTimeScale: options.transferTimeScale ?? 0.01, indexDelayMs: options.trackIndexDelayMs ?? 500, instance: randomUUID() })
   const common = { seed, latencyMs: options.latencyMs ?? 0 }
   const indexerHttp = await serve({
     ...common,

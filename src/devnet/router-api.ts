@@ -17,6 +17,8 @@ export interface RouterOptions {
   readonly seed: number
   /** transfer durations are the route's estimates times this factor (a 30 s hop takes 0.3 s at 0.01) */
   readonly transferTimeScale: number
+  /** a tracked tx answers 404 "tx not found" this long after track, as the real tracking service does until it indexed it */
+  readonly indexDelayMs: number
   readonly now?: () => number
   /** distinguishes devnet runs, so a tx broadcast to one is not mistaken for one of another */
   readonly instance?: string

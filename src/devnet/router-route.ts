@@ -64,8 +64,13 @@ export const route = (body: Record<string, unknown>): DevnetReply => {
   let path: Array<Edge> | undefined
   if (src === dst) path = [{ from: src, to: dst, kind: "bank_send", durationS: 0, feeBps: 0, bridgeId: "" }]
   else path = findPath(src, dst, { goFast, isOpWithdraw })
-  // the quirk real clients meet: a 200 that carries no route
-  if (!path) return ok({ message: "no routes found" })
+  // No route: HTTP 400 with code 3 is what Initia's router answers (its wallet kit reads any route
+  // 400 as "no route"). The quirk Skip clients also meet, a 200 carrying only a message, is served
+  // for go_fast asks, so that both are exercised deterministically.
+  if (!path) {
+    if (goFast) return ok({ message: "no routes found" })
+    throw invalid("no routes found")
+  }
 
   const q = quote(path, amountIn)
   const amountOut = q.amounts[q.amounts.length - 1]

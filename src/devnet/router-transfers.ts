@@ -2,6 +2,11 @@
  * The devnet router's transfers: /devnet/broadcast (devnet-only) turns a tx issued by
  * /v2/fungible/msgs into a tx hash with an outcome, /v2/tx/track registers it once, and
  * /v2/tx/status walks it hop by hop through its bridges' states as time passes.
+ *
+ * As on the real router, a registered tx is "not found" (404, code 5) until the tracking service
+ * has indexed it: the first `indexDelayMs` after track. A second track of the same tx (what the
+ * Skip SDK's retry_track does when status keeps saying "tx not found") is accepted and changes
+ * nothing.
  */
 import { goJson } from "./encoding.js"
 import type { DevnetReply } from "./http.js"
@@ -29,7 +34,7 @@ export const issuedKey = (tx: unknown): string => goJson(tx)
 
 /** The router state the transfer routes read and write; the RouterApi owns it. */
 export interface Transfers {
-  readonly options: { readonly seed: number; readonly transferTimeScale: number; readonly instance?: string }
+  readonly options: { readonly seed: number; readonly transferTimeScale: number; readonly instance?: string; readonly indexDelayMs: number }
   readonly now: () => number
   /** operations of each msgs tx issued, by issuedKey */
   readonly issued: ReadonlyMap<string, Issued>
@@ -68,9 +73,8 @@ export const track = (transfers: Transfers, body: Record<string, unknown>): Devn
   if (!/^(0x)?[0-9a-fA-F]{64}$/.test(txHash)) throw invalid("invalid tx hex encoding")
   const b = transfers.broadcasts.get(txHash.toLowerCase())
   if (!b || b.chainId !== chainId) throw invalid("tx is invalid on chain")
-  // Registration is once per tx
-  if (b.tracked !== undefined) throw new RouterError(409, 6, "tx is already being tracked")
-  b.tracked = transfers.now()
+  // a tx registered again keeps its first registration
+  b.tracked ??= transfers.now()
   return ok({ tx_hash: txHash, explorer_link: `https://explorer.devnet.invalid/${chainId}/txs/${txHash}` }, false)
 }
 
@@ -80,7 +84,7 @@ export const status = (transfers: Transfers, q: URLSearchParams): DevnetReply =>
   if (!txHash) throw invalid("tx_hash is required")
   if (!chainId) throw invalid("chain_id is required")
   const b = transfers.broadcasts.get(txHash.toLowerCase())
-  if (!b || b.tracked === undefined || b.chainId !== chainId) throw new RouterError(404, 5, "tx not found")
+  if (!b || b.tracked === undefined || b.chainId !== chainId || transfers.now() - b.tracked < transfers.options.indexDelayMs) throw new RouterError(404, 5, "tx not found")
   return ok(transferStatus(transfers, txHash, b))
 }
 
@@ -90,7 +94,8 @@ export const status = (transfers: Transfers, q: URLSearchParams): DevnetReply =>
  * last hop, an "abandoned" one gives up halfway.
  */
 const transferStatus = (transfers: Transfers, txHash: string, b: Broadcast) => {
-  const elapsed = (transfers.now() - b.tracked!) / 1000
+  // the transfer's clock starts when the tracking service indexed it (before, status is "tx not found")
+  const elapsed = (transfers.now() - b.tracked! - transfers.options.indexDelayMs) / 1000
   const scale = transfers.options.transferTimeScale
   const hops = b.ops
     .map((op) => {

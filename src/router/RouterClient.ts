@@ -73,8 +73,10 @@ export const makeRouterClient = (config: RouterClientConfig) =>
         const reason = body._tag === "Some" ? body.value.details?.find((d) => d.reason)?.reason : undefined
         if (reason === "BAD_PRICE_ERROR" || reason === "HIGH_LOSS_ERROR") return yield* new BadPriceError({ message, reason })
         if (reason === "LOW_INFO_ERROR") return yield* new LowInfoError({ message })
-        if (endpoint === "route" && (code === 12 || (res.status === 404 && code === 5 && /route/i.test(message))))
-          return yield* new NoRouteError({ message, status: res.status })
+        // no route: code 12 or a 404 about routes (Skip); on Initia any route 400 without a reason (its wallet kit reads it so), with the body's optional `info`
+        const info = body._tag === "Some" ? body.value.info : undefined
+        if (endpoint === "route" && (code === 12 || (res.status === 404 && code === 5 && /route/i.test(message)) || (res.status === 400 && reason === undefined && !/\binvalid\b|\brequired\b/i.test(message))))
+          return yield* new NoRouteError({ message: info ? `${message} (${info})` : message, status: res.status })
         return yield* new RouterHttpError({ status: res.status, url, code, body: message, retryAfterMs: parseRetryAfter(res.headers["retry-after"]) })
       })
     }
@@ -153,6 +155,14 @@ export const makeRouterClient = (config: RouterClientConfig) =>
         return result
       })
 
+    /**
+     * The one re-registration the Skip SDK makes (retry_track) when status keeps answering "tx not
+     * found": a router that lost the first registration learns of the tx; one that has it answers
+     * as it likes (an error here is not the transfer's, so it is ignored).
+     */
+    const retrack = (txHash: string, chainId: string) =>
+      call(R.TrackResponse, "track", post("/v2/tx/track", { tx_hash: txHash, chain_id: chainId }), false).pipe(Effect.asVoid, Effect.ignore)
+
     const status = (txHash: string, chainId: string) =>
       call(R.TxStatusResponse, "status", { method: "GET", url: `${baseUrl}/v2/tx/status?${new URLSearchParams({ tx_hash: txHash, chain_id: chainId })}` })
 
@@ -160,7 +170,7 @@ export const makeRouterClient = (config: RouterClientConfig) =>
     const devnetBroadcast = (chainId: string, tx: R.MsgsTx, outcome?: "success" | "error" | "abandoned") =>
       call(Schema.Struct({ tx_hash: Schema.String, chain_id: Schema.String }), "devnet/broadcast", post("/devnet/broadcast", { chain_id: chainId, tx, ...(outcome ? { outcome } : {}) }))
 
-    return { baseUrl, route, opHook, msgs, track, status, devnetBroadcast, markTracked: (txHash: string, chainId: string) => tracked.add(`${chainId}/${txHash.toLowerCase()}`) }
+    return { baseUrl, route, opHook, msgs, track, retrack, status, devnetBroadcast, markTracked: (txHash: string, chainId: string) => tracked.add(`${chainId}/${txHash.toLowerCase()}`) }
   })
 
 export type RouterClientService = Effect.Effect.Success<ReturnType<typeof makeRouterClient>>

@@ -6,11 +6,12 @@
  */
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Either } from "effect"
 import { transfers } from "../datasets/transfers.js"
 import { Checkpoints } from "../lake/Checkpoints.js"
 import type { Row } from "../lake/columns.js"
 import { ParquetSink } from "../lake/ParquetSink.js"
+import { RouterFlowError, type RouterError } from "../router/errors.js"
 import { RouterClient } from "../router/RouterClient.js"
 import { isFinalState, type TxStatusResponse } from "../router/schemas.js"
 import { dateFile } from "../lake/layout.js"
@@ -25,6 +26,12 @@ export interface PollSchedule {
   readonly overdue: Duration.Duration
   readonly nearWindow: Duration.Duration
 }
+
+/** How long a registered tx may stay "not found" before tracking stops: the tracking service indexes within seconds. */
+export const NOT_FOUND_FOR_MS = 120_000
+
+/** status's 404 "tx not found" (code 5), as opposed to an unsupported chain or a server that is not a router. */
+const isTxNotFound = (e: RouterError): boolean => e._tag === "RouterHttpError" && e.status === 404 && /tx not found/i.test(e.body)
 
 /** interwovenkit's cadence: 60 s, 5 s within 5 min of the ETA, 1 s once overdue. */
 export const WALLET_POLLING: PollSchedule = { slow: Duration.seconds(60), near: Duration.seconds(5), overdue: Duration.seconds(1), nearWindow: Duration.minutes(5) }
@@ -65,6 +72,8 @@ export interface TrackOptions {
   readonly chainId: string
   readonly estimatedSeconds?: number
   readonly schedule?: PollSchedule
+  /** how long status may answer "tx not found" before tracking gives up (default 2 min) */
+  readonly notFoundForMs?: number
   readonly onChange?: (status: TxStatusResponse, elapsedSeconds: number, resumed: boolean) => void
 }
 
@@ -107,9 +116,34 @@ export const trackTransfer = (options: TrackOptions) =>
       yield* writeRegistry(checkpoints.root, registry)
       rows.length = 0
     })
+    /*
+     * A registered tx is "tx not found" (404) until the router's tracking service has indexed it:
+     * polled through for a bounded time, with one re-registration along the way (as the Skip SDK's
+     * retry_track), then a clear error (a wrong hash or chain id looks the same from here).
+     */
+    const notFoundFor = options.notFoundForMs ?? NOT_FOUND_FOR_MS
+    let notFoundSince: number | undefined
+    let retracked = false
     const loop = Effect.gen(function* () {
       for (;;) {
-        status = yield* router.status(options.txHash, options.chainId)
+        const polled = yield* router.status(options.txHash, options.chainId).pipe(Effect.map(Either.right), Effect.catchIf(isTxNotFound, (e) => Effect.succeed(Either.left(e))))
+        if (Either.isLeft(polled)) {
+          const at = Date.now()
+          notFoundSince ??= at
+          if (at - notFoundSince >= notFoundFor)
+            return yield* new RouterFlowError({
+              rule: "tx_not_found",
+              message: `the router still answers "tx not found" for ${options.txHash} on ${options.chainId} after ${Math.round((at - notFoundSince) / 1000)} s (re-registered once): check --tx-hash and --chain-id, and that the tx was broadcast`
+            })
+          if (!retracked && at - notFoundSince >= notFoundFor / 4) {
+            retracked = true
+            yield* router.retrack(options.txHash, options.chainId)
+          }
+          yield* Effect.sleep(schedule.overdue)
+          continue
+        }
+        notFoundSince = undefined
+        status = polled.right
         const now = new Date()
         if (status.state !== last) {
           rows.push(transfers.toRow({ tx, observedAt: now, status }))

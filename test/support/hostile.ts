@@ -37,6 +37,8 @@ export interface HostileRequest extends RecordedRequest {
   readonly url: URL
   /** 0 for the first request this server received */
   readonly index: number
+  /** the request's body (POST), as text */
+  readonly body?: string
 }
 
 /** Sends the request (to `path` instead, if given) to the upstream and returns its answer, body as text. */
@@ -73,7 +75,10 @@ const start = async (upstream: string | undefined, handler: Handler): Promise<Ho
 
   const forwardFrom = (request: HostileRequest): Forward => async (path = request.path) => {
     if (upstream === undefined) throw new Error("this server has no upstream to forward to")
-    const res = await fetch(upstream + path, { method: request.method })
+    const res = await fetch(upstream + path, {
+      method: request.method,
+      ...(request.body === undefined ? {} : { body: request.body, headers: { "content-type": String(request.headers["content-type"] ?? "application/json") } })
+    })
     return { status: res.status, headers: { "content-type": res.headers.get("content-type") ?? "text/plain" }, body: await res.text() }
   }
 
@@ -90,11 +95,17 @@ const start = async (upstream: string | undefined, handler: Handler): Promise<Ho
 
   const server = createServer((req, res) => {
     const recorded: RecordedRequest = { method: req.method ?? "GET", path: req.url ?? "/", at: performance.now(), headers: req.headers }
-    const request: HostileRequest = { ...recorded, url: new URL(recorded.path, "http://hostile.invalid"), index: requests.length }
+    const index = requests.length
     requests.push(recorded)
     peak = Math.max(peak, ++open)
-    Promise.resolve()
-      .then(() => handler(request, forwardFrom(request)))
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    new Promise<void>((resolve) => req.on("end", resolve))
+      .then(() => {
+        const body = chunks.length > 0 ? Buffer.concat(chunks).toString("utf8") : undefined
+        return { ...recorded, url: new URL(recorded.path, "http://hostile.invalid"), index, ...(body === undefined ? {} : { body }) } satisfies HostileRequest
+      })
+      .then((request) => handler(request, forwardFrom(request)))
       .catch((e: unknown): Answer => text(500, `hostile handler failed: ${(e as Error).stack ?? String(e)}`))
       .then((answer) => send(req, res, answer))
   })
