@@ -316,23 +316,36 @@ describe("determinism and hostile data", () => {
 })
 
 describe("other VMs and a growing chain", () => {
-  it("on a Move chain, EVM routes answer 404 and there is no rich list", async () => {
+  it("on a Move chain, EVM routes answer 404; the rich list is served with bech32 accounts (as the real indexer since 2026-02), or not at all on an evm-only devnet", async () => {
     const move = await startDevnet({ seed: 5, blocks: 60, vm: "move" })
+    const older = await startDevnet({ seed: 5, blocks: 60, vm: "move", richList: "evm-only" })
     try {
       for (const p of ["/indexer/tx/v1/evm-txs", "/indexer/tx/v1/evm-internal-txs", "/indexer/tx/v1/evm-txs/by_height/3"]) {
         const r = await getText(move.indexerUrl + p)
         expect([r.status, r.body]).toEqual([404, "evm routes are not available on this chain"])
       }
-      expect((await getText(move.indexerUrl + "/indexer/richlist/v1/uinit")).status).toBe(404)
+      const rich = await getText(move.indexerUrl + "/indexer/richlist/v1/uinit?pagination.limit=5")
+      expect(rich.status).toBe(200)
+      const holders = JSON.parse(rich.body).holders as Array<{ account: string; amount: string }>
+      expect(holders.length).toBeGreaterThan(0)
+      for (const h of holders) expect(h.account).toMatch(/^init1[02-9ac-hj-np-z]{38}$/)
+      // no contract lookup off EVM: an unknown denom has no holders
+      expect(JSON.parse((await getText(move.indexerUrl + "/indexer/richlist/v1/nosuchdenom")).body).holders).toEqual([])
       const status = JSON.parse((await getText(move.indexerUrl + "/status")).body)
       expect(status.internal_tx_height).toBeUndefined()
-      expect(status.rich_list_height).toBeUndefined()
+      expect(status.rich_list_height).toBeGreaterThan(0)
+      // the tx-account cleanup's fields, on by default on the real indexer
+      expect(status).toMatchObject({ tx_account_cleanup_sequence: move.chain.txTotal() })
+      expect(Object.keys(status)).toEqual(expect.arrayContaining(["tx_account_cleanup_deleted", "tx_account_cleanup_inserted"]))
+      expect((await getText(older.indexerUrl + "/indexer/richlist/v1/uinit")).status).toBe(404)
+      expect(JSON.parse((await getText(older.indexerUrl + "/status")).body).rich_list_height).toBeUndefined()
       const txs = JSON.parse((await getText(move.indexerUrl + "/indexer/tx/v1/txs?pagination.limit=200")).body).txs
       const kinds = new Set(txs.flatMap((t: any) => t.tx.body.messages.map((m: any) => m["@type"])))
       expect(kinds.has("/initia.move.v1.MsgExecute")).toBe(true)
       expect(kinds.has("/minievm.evm.v1.MsgCall")).toBe(false)
     } finally {
       await move.stop()
+      await older.stop()
     }
   })
 

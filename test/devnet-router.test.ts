@@ -62,7 +62,12 @@ describe("route", () => {
     expect(slow.required_op_hook).toBe(false)
     const fast = decodeOrThrow(R.RouteResponse, (await route(routeReq(ASSETS.l2Init, ASSETS.l1Init, "5000000", { go_fast: true }))).json, "fast")
     expect(R.operationKind(fast.operations[0])).toBe("go_fast_transfer")
-    expect(fast.estimated_fees?.[0]).toMatchObject({ bridge_id: "GO_FAST", amount: "5000" })
+    // SMART_RELAY is the one fee type the real API sends; tx_index is the fee's operation's tx
+    expect(fast.estimated_fees?.[0]).toMatchObject({ fee_type: "SMART_RELAY", bridge_id: "GO_FAST", amount: "5000", tx_index: fast.operations[0].tx_index })
+    const twoTxs = decodeOrThrow(R.RouteResponse, (await route(routeReq(ASSETS.nobleUsdc, ASSETS.arbUsdc, "5000000"))).json, "two txs")
+    expect(twoTxs.txs_required).toBe(2)
+    expect(twoTxs.estimated_fees?.some((f) => f.tx_index === 1)).toBe(true)
+    for (const r of [slow, fast, twoTxs]) for (const f of r.estimated_fees ?? []) expect(f.tx_index).toBe(r.operations[f.operation_index!].tx_index)
     const hooked = decodeOrThrow(R.RouteResponse, (await route(routeReq(ASSETS.l2Init, ASSETS.osmoInit, "5000000", { go_fast: false }))).json, "hooked")
     expect(hooked.required_op_hook).toBe(true)
   })

@@ -16,7 +16,7 @@ import { runExport, type DatasetPlan, type ExportOptions, type ExportReport } fr
 import { DEFAULT_RETRY } from "../src/http/retry.js"
 import { expectDatasetMatches, expectedLake, type ExpectedDataset } from "./support/chain-model.js"
 import { json, startProxy } from "./support/hostile.js"
-import { expectManifestsTrue, hashTree } from "./support/lake.js"
+import { expectManifestsTrue, hashTree, queryLake, scan } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
 
 const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 50, timeoutMs: 2_000, maxRetries: 6 }
@@ -165,16 +165,25 @@ describe("invalid records", () => {
 })
 
 describe("what the chain cannot serve", () => {
-  it("on a Move chain the datasets whose endpoints answer 404 are skipped with a reason, the rest exported; naming one fails the run", async () => {
+  it("on a Move chain the datasets whose endpoints answer 404 are skipped with a reason, the rest exported (holders too, with bech32 accounts); naming one fails the run", async () => {
     const move = await startDevnet({ seed: 19, blocks: 40, vm: "move" })
+    const older = await startDevnet({ seed: 19, blocks: 40, vm: "move", richList: "evm-only" })
     const notices: Array<string> = []
     try {
       const out = dirs.make()
       const report = await exportOk(out, { observer: { notice: (m) => notices.push(m) } }, move.indexerUrl)
       const skipped = Object.fromEntries(report.datasets.filter((d) => d.skipped).map((d) => [d.dataset, d.skipped]))
-      expect(skipped).toEqual({ evm_txs: "not served", evm_logs: "not served", evm_internal_txs: "not served", holders: "not served" })
+      expect(skipped).toEqual({ evm_txs: "not served", evm_logs: "not served", evm_internal_txs: "not served" })
       expect(notices).toContain("evm_txs: skipped, its endpoint evm-txs answered that this indexer does not serve it (404)")
-      expect(notices).toContain("holders: skipped, its endpoint richlist answered that this indexer does not serve it (404)")
+      // the rich list is served on every VM (the real indexer since 2026-02): holders exported, accounts bech32
+      const holders = await queryLake(`SELECT count(*) n, count(*) FILTER (WHERE account LIKE 'init1%') bech32 FROM ${scan(out, "holders")}`)
+      expect(Number(holders[0].n)).toBeGreaterThan(0)
+      expect(holders[0].bech32).toBe(holders[0].n)
+      // an indexer from before that answers 404 for the rich list: holders skipped, with the reason
+      const olderNotices: Array<string> = []
+      const olderReport = await exportOk(dirs.make(), { observer: { notice: (m) => olderNotices.push(m) } }, older.indexerUrl)
+      expect(olderReport.datasets.find((d) => d.dataset === "holders")!.skipped).toBe("not served")
+      expect(olderNotices).toContain("holders: skipped, its endpoint richlist answered that this indexer does not serve it (404)")
       expect(report.datasets.find((d) => d.dataset === "txs")!.rows).toBe(move.chain.txTotal())
       expect(report.datasets.find((d) => d.dataset === "blocks")!.rows).toBe(40)
       // asked for by name, a dataset the source does not serve is an error, before anything is written
@@ -184,6 +193,7 @@ describe("what the chain cannot serve", () => {
       expect(hashTree(named)).toEqual({})
     } finally {
       await move.stop()
+      await older.stop()
     }
   })
 
@@ -321,7 +331,7 @@ describe("what each source serves", () => {
 
 describe("snapshot reads that cannot be trusted", () => {
   const collections = "/indexer/nft/v1/collections"
-  it("a row repeated across pages is kept once and the snapshot is best-effort; a total the rows do not reach too", async () => {
+  it("a row repeated across pages is kept once and the snapshot is best-effort; an exact total the rows do not reach too", async () => {
     const repeating = await startProxy(devnet.indexerUrl, async (req, forward) => {
       if (req.url.pathname !== collections) return forward()
       const page = JSON.parse((await forward()).body)
@@ -332,26 +342,49 @@ describe("snapshot reads that cannot be trusted", () => {
       }
       return json(page)
     })
+    // tokens of a collection are counted exactly (COUNT, or -1 past 5 s): a total above the rows read is believed
     const short = await startProxy(devnet.indexerUrl, async (req, forward) => {
-      if (req.url.pathname !== collections) return forward()
+      if (!req.url.pathname.startsWith("/indexer/nft/v1/tokens/by_collection/")) return forward()
       const page = JSON.parse((await forward()).body)
       page.pagination.total = String(Number(page.pagination.total) + 3)
       return json(page)
     })
     try {
-      for (const [server, duplicates] of [[repeating, true], [short, false]] as const) {
+      for (const [server, dataset, duplicates] of [[repeating, "nft_collections", true], [short, "nft_tokens", false]] as const) {
         const out = dirs.make()
         const notices: Array<string> = []
-        const report = await exportOk(out, { datasets: ["nft_collections"], pageSize: 3, observer: { notice: (m) => notices.push(m) } }, server.url)
-        expect(report.datasets[0]).toMatchObject({ consistency: "best-effort", rows: lake.get("nft_collections")!.rows.length })
-        const snap = manifest(out, "nft_collections").snapshots[0]
+        const report = await exportOk(out, { datasets: [dataset], pageSize: 3, observer: { notice: (m) => notices.push(m) } }, server.url)
+        expect(report.datasets[0]).toMatchObject({ consistency: "best-effort", rows: lake.get(dataset)!.rows.length })
+        const snap = manifest(out, dataset).snapshots[0]
         expect(snap).toMatchObject({ consistency: "best-effort", reads: 3, note: expect.stringMatching(/^the data changed while it was read/) })
         expect(snap.duplicates_dropped > 0).toBe(duplicates)
-        expect(notices.filter((n) => n.startsWith("nft_collections: the height moved")).length).toBe(2)
-        await expectDatasetMatches(out, lake.get("nft_collections")!)
+        expect(notices.filter((n) => n.startsWith(`${dataset}: the height moved`)).length).toBe(2)
+        await expectDatasetMatches(out, lake.get(dataset)!)
       }
     } finally {
       await Promise.all([repeating.close(), short.close()])
+    }
+  })
+
+  it("the collections total is an estimate on the real indexer (reltuples: stale, or -1): a complete cursor walk is exact, read once", async () => {
+    for (const estimate of ["-1", "2", String(lake.get("nft_collections")!.rows.length + 7)]) {
+      const estimating = await startProxy(devnet.indexerUrl, async (req, forward) => {
+        if (req.url.pathname !== collections) return forward()
+        const page = JSON.parse((await forward()).body)
+        page.pagination.total = estimate
+        return json(page)
+      })
+      try {
+        const out = dirs.make()
+        const report = await exportOk(out, { datasets: ["nft_collections", "nft_tokens"], pageSize: 3 }, estimating.url)
+        for (const d of ["nft_collections", "nft_tokens"]) {
+          expect(report.datasets.find((r) => r.dataset === d), `${d} with total ${estimate}`).toMatchObject({ consistency: "exact" })
+          expect(manifest(out, d).snapshots[0]).toMatchObject({ consistency: "exact", reads: 1 })
+          await expectDatasetMatches(out, lake.get(d)!)
+        }
+      } finally {
+        await estimating.close()
+      }
     }
   })
 

@@ -212,14 +212,14 @@ describe("export: robustness", () => {
     expect(names.map((r) => r.name)).toContain("../../etc")
   })
 
-  it("on a Move chain the datasets whose endpoints answer 404 (EVM routes, the rich list) are skipped with a notice", async () => {
+  it("on a Move chain the datasets whose endpoints answer 404 (EVM routes) are skipped with a notice", async () => {
     const move = await startDevnet({ seed: 8, blocks: 100, vm: "move" })
     const out = tmp()
     const notices: Array<string> = []
     try {
       const report = await exportOk(move, out, { observer: { notice: (m) => notices.push(m) } })
       const skipped = report.datasets.filter((d) => d.skipped).map((d) => d.dataset).sort()
-      expect(skipped).toEqual(["evm_internal_txs", "evm_logs", "evm_txs", "holders"])
+      expect(skipped).toEqual(["evm_internal_txs", "evm_logs", "evm_txs"])
       expect(notices.some((n) => /^evm_txs: skipped, its endpoint evm-txs answered that this indexer does not serve it \(404\)$/.test(n))).toBe(true)
       expect(report.datasets.find((d) => d.dataset === "txs")!.rows).toBe(move.chain.txTotal())
     } finally {

@@ -23,7 +23,7 @@ const options = {
     Options.withDescription("none | light | heavy, or rates like 429=0.05,503=0.05,reset=0.02 (also truncate=, malformed= and the flag count-timeout)")
   ),
   latencyMs: Options.integer("latency-ms").pipe(Options.withDefault(0), Options.withDescription("milliseconds from each request to its response (the server's own work counts within it)")),
-  vm: Options.choice("vm", ["evm", "move", "wasm"]).pipe(Options.withDefault("evm" as const), Options.withDescription("EVM routes and the rich list exist on evm only")),
+  vm: Options.choice("vm", ["evm", "move", "wasm"]).pipe(Options.withDefault("evm" as const), Options.withDescription("the rollup's VM: EVM routes exist on evm only; the rich list is served on every VM (bech32 accounts off evm)")),
   txsPerBlock: Options.integer("txs-per-block").pipe(Options.withDefault(4), Options.withDescription("mean txs per block (20% of blocks are empty)"))
 }
 

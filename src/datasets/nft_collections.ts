@@ -25,5 +25,6 @@ export const nftCollections = defineSnapshot({
   ],
   key: ["object_addr"],
   sortKey: ["height", "object_addr"],
-  lists: (_, row) => Effect.succeed([{ label: "collections", list: collectionsList, validate: validateCollection, toRows: (c: NftCollection) => [row(c)] }])
+  // its total is an estimate (reltuples) on the real indexer: completeness comes from the cursor walk
+  lists: (_, row) => Effect.succeed([{ label: "collections", list: collectionsList, totalIsEstimate: true, validate: validateCollection, toRows: (c: NftCollection) => [row(c)] }])
 })

@@ -33,6 +33,8 @@ export interface DevnetOptions {
   readonly txsPerBlock?: number
   /** router transfers take estimate × this (default 0.01) */
   readonly transferTimeScale?: number
+  /** the rich list on every VM, as the real indexer today (default), or on EVM only, as before February 2026 */
+  readonly richList?: "all-vms" | "evm-only"
   /** a tracked tx is "not found" on /v2/tx/status this long after /v2/tx/track (default 500 ms), as on the real router */
   readonly trackIndexDelayMs?: number
 }
@@ -59,7 +61,7 @@ export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> 
     if (blockTimeMs > 0) chain.extendTo(blocks + Math.floor((Date.now() - started) / blockTimeMs))
     return chain.tip
   }
-  const indexer = new IndexerApi(chain, { countTimeout: spec.countTimeout })
+  const indexer = new IndexerApi(chain, { countTimeout: spec.countTimeout, richList: options.richList ?? "all-vms" })
   const router = new RouterApi({ seed, transferTimeScale: options.transferTimeScale ?? 0.01, indexDelayMs: options.trackIndexDelayMs ?? 500, instance: randomUUID() })
   const common = { seed, latencyMs: options.latencyMs ?? 0 }
   const indexerHttp = await serve({

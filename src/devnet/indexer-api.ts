@@ -22,6 +22,11 @@ export { plainText, type DevnetResponse } from "./indexer-wire.js"
 export interface IndexerOptions {
   /** Simulates the 5 s COUNT timeout: filtered totals become "-1". */
   readonly countTimeout: boolean
+  /**
+   * The real indexer serves the rich list on every VM since February 2026 (bech32 accounts off
+   * EVM, `rich_list_height` in /status); "evm-only" keeps the older behaviour (404 elsewhere).
+   */
+  readonly richList: "all-vms" | "evm-only"
 }
 
 const EVM_ONLY = "evm routes are not available on this chain"
@@ -35,6 +40,10 @@ export class IndexerApi {
     private readonly chain: Chain,
     private readonly options: IndexerOptions
   ) {}
+
+  private get servesRichList() {
+    return this.options.richList === "all-vms" || this.chain.isEvm
+  }
 
   handle(method: string, url: URL): DevnetResponse {
     try {
@@ -53,7 +62,7 @@ export class IndexerApi {
     const c = this.chain
     const notFound = () => new HttpError(404, `Cannot GET ${url.pathname}`)
     if (url.pathname === "/status") return json(this.status())
-    if (url.pathname === "/swagger/doc.json") return json(openApiDocument(c.isEvm))
+    if (url.pathname === "/swagger/doc.json") return json(openApiDocument(c.isEvm, this.options.richList === "all-vms"))
     if (parts[0] !== "indexer" || parts[2] !== "v1") throw notFound()
     const [, family, , resource, ...rest] = parts
     const filtered = (n: number) => (!this.pageCountTotal(q) ? "0" : this.options.countTimeout ? "-1" : String(n))
@@ -87,7 +96,7 @@ export class IndexerApi {
     if (family === "nft") return nft(c, resource, req, notFound)
 
     if (family === "richlist" && resource !== undefined && rest.length === 0) {
-      if (!c.isEvm) throw notFound()
+      if (!this.servesRichList) throw notFound()
       return richList(c, resource, q)
     }
     throw notFound()
@@ -109,8 +118,15 @@ export class IndexerApi {
     }
     // omitempty: zero values are absent
     if (c.internalTxHeight > 0) out.internal_tx_height = c.internalTxHeight
-    if (c.isEvm && c.richListHeight > 0) out.rich_list_height = c.richListHeight
+    if (this.servesRichList && c.richListHeight > 0) out.rich_list_height = c.richListHeight
     if (c.isEvm) out.evm_ret_cleanup_height = c.tip
+    // the tx-account cleanup (TX_ACCOUNT_CLEANUP, on by default): its last cleaned sequence and counts
+    const cleaned = c.txTotal()
+    if (cleaned > 0) {
+      out.tx_account_cleanup_sequence = cleaned
+      out.tx_account_cleanup_deleted = Math.floor(cleaned / 7)
+      out.tx_account_cleanup_inserted = cleaned * 2
+    }
     return out
   }
 

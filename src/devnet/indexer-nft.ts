@@ -7,6 +7,7 @@ import { tokenKey, type Chain } from "./chain.js"
 import { arrayList, cursorPage, offsetPage, parsePagination, type PageParams, type SeqList } from "./pagination.js"
 import { collectionJson, tokenJson } from "./render.js"
 import { txsPage } from "./indexer-txs.js"
+import { COLLECTIONS_ANALYZE_LAG } from "./universe.js"
 import { decodeParam, HttpError, json, parseAccount, parseCollectionAddr, type DevnetResponse, type EndpointRequest } from "./indexer-wire.js"
 
 export const nft = (c: Chain, resource: string | undefined, { rest, q, filtered }: EndpointRequest, notFound: () => Error): DevnetResponse => {
@@ -30,8 +31,11 @@ export const nft = (c: Chain, resource: string | undefined, { rest, q, filtered 
   if (resource === "collections") {
     if (rest.length === 0) {
       const p = parsePagination(q)
-      // reltuples estimate: the devnet's estimate happens to be exact
-      return collectionsPage(created.map((x) => x.index), p, p.countTotal ? String(created.length) : "0")
+      // pg_class.reltuples, as the real indexer counts this list: the count at the last ANALYZE
+      // (stale), or -1 for a table never analyzed
+      const analyzedAt = c.tip - COLLECTIONS_ANALYZE_LAG
+      const estimate = created.filter((col) => col.createdAt <= analyzedAt).length
+      return collectionsPage(created.map((x) => x.index), p, p.countTotal ? String(estimate > 0 ? estimate : -1) : "0")
     }
     if (rest[0] === "by_account" && rest.length === 2) {
       const account = parseAccount(decodeParam(rest[1]))

@@ -10,10 +10,12 @@ export const richList = (c: Chain, rawDenom: string, q: URLSearchParams): Devnet
   // lower-cased and %2F turned into "/", then resolved to an ERC-20 through minievm
   const denom = decodeParam(rawDenom).toLowerCase()
   const index = c.denomIndex(denom)
-  if (index < 0) throw new HttpError(400, `failed to get contract address by denom: ${denom}: not found`)
+  // only EVM resolves the denom to a contract first (and fails on an unknown one); elsewhere an unknown denom has no holders
+  if (index < 0 && c.isEvm) throw new HttpError(400, `failed to get contract address by denom: ${denom}: not found`)
   const p = parsePagination(q)
-  const holders = c.holders(index)
+  const holders = index < 0 ? [] : c.holders(index)
   if (!p.reverse) holders.reverse()
   const page = offsetPage(holders, p, p.countTotal ? String(holders.length) : "0")
-  return json({ holders: page.rows.map((h) => ({ account: h.account.evm, amount: h.amount.toString() })), pagination: page.pagination })
+  // accounts as the VM writes them: 0x hex on EVM, bech32 (init1…) on Move and Wasm
+  return json({ holders: page.rows.map((h) => ({ account: c.isEvm ? h.account.evm : h.account.bech32, amount: h.amount.toString() })), pagination: page.pagination })
 }

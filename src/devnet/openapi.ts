@@ -170,7 +170,7 @@ const get = (summary: string, schema: string, parameters: Array<Schema> = [], ta
   }
 })
 
-const paths = (evm: boolean): Record<string, unknown> => {
+const paths = (evm: boolean, richListElsewhere: boolean): Record<string, unknown> => {
   const all: Record<string, unknown> = {
     "/status": get("Indexer status and watermarks", "status.StatusResponse", [], ["status"]),
     "/indexer/block/v1/avg_blocktime": get("Mean block time (s) over the last 100 blocks", "block.AvgBlockTimeResponse", [], ["block"]),
@@ -197,12 +197,12 @@ const paths = (evm: boolean): Record<string, unknown> => {
     "/indexer/nft/v1/txs/{collection_addr}/{token_id}": get("Txs that touched an NFT", "tx.TxsResponse", [path("collection_addr"), path("token_id"), ...PAGE], ["nft"]),
     "/indexer/richlist/v1/{denom}": get("Token holders by amount (offset key)", "richlist.TokenHoldersResponse", [path("denom"), ...PAGE], ["richlist"])
   }
-  // The real server strips /evm- paths (and the rich list is EVM-only) on other VMs.
-  if (!evm) for (const p of Object.keys(all)) if (p.includes("/evm-") || p.includes("/richlist/")) delete all[p]
+  // The real server strips /evm- paths on other VMs (and the rich list where it is served on EVM only).
+  if (!evm) for (const p of Object.keys(all)) if (p.includes("/evm-") || (!richListElsewhere && p.includes("/richlist/"))) delete all[p]
   return all
 }
 
-export const openApiDocument = (evm = true) => ({
+export const openApiDocument = (evm = true, richListElsewhere = true) => ({
   openapi: "3.0.3",
   info: {
     title: "Rollup indexer API (chain-lake devnet)",
@@ -210,6 +210,6 @@ export const openApiDocument = (evm = true) => ({
     description:
       "Indexer API as served by the real indexer and the chain-lake devnet. Errors are plain text. Numbers are strings where the wire has strings."
   },
-  paths: paths(evm),
+  paths: paths(evm, richListElsewhere),
   components: { schemas }
 })

@@ -118,13 +118,15 @@ export const route = (body: Record<string, unknown>): DevnetReply => {
     usd_amount_in: usd(src, amountIn),
     usd_amount_out: usd(dst, amountOut),
     estimated_fees: q.fees.map((f) => ({
-      fee_type: f.edge.kind === "go_fast_transfer" ? "GO_FAST" : "SMART_RELAY",
+      // the only fee type the real API sends (Go Fast's fee included)
+      fee_type: "SMART_RELAY",
       bridge_id: f.edge.bridgeId,
       amount: f.amount.toString(),
       usd_amount: usd(f.edge.from, f.amount),
       origin_asset: assetJson(f.edge.from),
       chain_id: f.edge.from.chainId,
-      tx_index: 0,
+      // the tx of the operation the fee belongs to
+      tx_index: operations[f.index].tx_index as number,
       operation_index: f.index,
       fee_behavior: "FEE_BEHAVIOR_DEDUCTED"
     })),

@@ -38,6 +38,8 @@ export interface CollectionInfo {
 
 export const ACCOUNT_COUNT = 48
 export const RICH_LIST_LAG = 5
+/** The unfiltered collections list's total is Postgres' reltuples: the count as of the last ANALYZE, this many blocks ago. */
+export const COLLECTIONS_ANALYZE_LAG = 50
 export const INTERNAL_TX_LAG = 3
 
 /**

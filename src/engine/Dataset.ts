@@ -83,6 +83,11 @@ export interface SnapshotList {
   readonly list: ListRef
   /** read in descending order (the rich list: largest holders first) */
   readonly reverse?: boolean
+  /**
+   * the list's pagination.total is an estimate (the real indexer's NFT collections total is
+   * Postgres' reltuples: stale, or -1), so it says nothing of completeness: the cursor walk does
+   */
+  readonly totalIsEstimate?: boolean
   /** the item check (compiled from the item's Effect Schema) */
   readonly validate: (item: unknown) => FieldIssue | undefined
   /** an item's rows in column order, without the snapshot_time the engine adds */

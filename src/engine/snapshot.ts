@@ -152,7 +152,7 @@ export const runSnapshot = (
             rows++
           }
         })
-        if (read.total >= 0 && listRows !== read.total) shortOfTotal = true
+        if (!list.totalIsEstimate && read.total >= 0 && listRows !== read.total) shortOfTotal = true
       }
       const statusAfter = yield* source.status
       after = statusAfter.watermarks[d.watermark] ?? mark
