@@ -72,6 +72,14 @@ describe("chain-lake track", () => {
     expect(rows[0].state).toBe("STATE_SUBMITTED")
     expect(rows.at(-1)).toMatchObject({ state: "STATE_COMPLETED_SUCCESS", released: true, estimated_duration_s: BigInt(estimated) })
     expect(new Set(rows.map((r) => r.state)).size).toBe(rows.length)
+    // per-hop txs with their explorer links and on-chain times, as the router gave them
+    const [final] = await queryLake(`SELECT CAST(hops AS VARCHAR) hops FROM ${scan(out, "transfers")} WHERE tx_hash = '${txHash}' AND state = 'STATE_COMPLETED_SUCCESS'`)
+    const hops = JSON.parse(final.hops) as Array<{ kind: string; txs: Array<{ role: string; tx_hash: string; explorer_link: string; on_chain_at: string }> }>
+    expect(hops.map((h) => h.kind)).toEqual(["ibc_transfer", "ibc_transfer"])
+    for (const h of hops) {
+      expect(h.txs.map((t) => t.role)).toEqual(expect.arrayContaining(["send_tx", "receive_tx"]))
+      for (const t of h.txs) expect(t).toMatchObject({ tx_hash: expect.stringMatching(/^[0-9A-F]{64}$/), explorer_link: expect.stringMatching(/^https:\/\//), on_chain_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) })
+    }
     // a second run: registered already, so it only polls (a second /v2/tx/track would be a 409)
     const again = await runCli(["track", "--router-url", devnet.routerUrl, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", out, ...FAST_POLL])
     expect(again.code, again.stderr).toBe(0)

@@ -18,6 +18,28 @@ afterAll(() => devnet.stop())
 
 const route = (body: unknown) => postJson(devnet.routerUrl + "/v2/fungible/route", body)
 
+/**
+ * The amino JSON value of each message type, as wallets amino-decode it (cosmjs' AminoMsgTransfer,
+ * initia.js' OPinit messages, wasmd's and minievm's amino types): field names and JSON types,
+ * written here independently of the devnet.
+ */
+const AMINO_FIELDS: Record<string, Record<string, "string" | "object" | "array">> = {
+  "/ibc.applications.transfer.v1.MsgTransfer": { source_port: "string", source_channel: "string", token: "object", sender: "string", receiver: "string", timeout_height: "object", timeout_timestamp: "string", memo: "string" },
+  "/opinit.ophost.v1.MsgInitiateTokenDeposit": { sender: "string", bridge_id: "string", to: "string", amount: "object", data: "string" },
+  "/opinit.opchild.v1.MsgInitiateTokenWithdrawal": { sender: "string", to: "string", amount: "object" },
+  "/cosmwasm.wasm.v1.MsgExecuteContract": { sender: "string", contract: "string", msg: "object", funds: "array" },
+  "/minievm.evm.v1.MsgCall": { sender: "string", contract_addr: "string", input: "string", value: "string", access_list: "array" }
+}
+const expectAminoValue = (typeUrl: string, text: string) => {
+  const fields = AMINO_FIELDS[typeUrl]
+  expect(fields, `a known message type: ${typeUrl}`).toBeDefined()
+  const value = JSON.parse(text) as Record<string, unknown>
+  expect(Object.keys(value).sort(), typeUrl).toEqual(Object.keys(fields).sort())
+  for (const [k, t] of Object.entries(fields)) expect(t === "array" ? Array.isArray(value[k]) : typeof value[k] === t && !Array.isArray(value[k]), `${typeUrl} ${k}`).toBe(true)
+  for (const coin of [value.token, value.amount, ...((value.funds as Array<unknown> | undefined) ?? [])].filter((c) => c !== undefined))
+    expect(coin).toEqual({ denom: expect.any(String), amount: expect.stringMatching(/^\d+$/) })
+}
+
 describe("route", () => {
   it("decodes every route shape and covers all twelve operation kinds", async () => {
     const S = ASSETS
@@ -167,8 +189,28 @@ describe("the bridging flow and its rules", () => {
     const withHook = await postJson(devnet.routerUrl + "/v2/fungible/msgs", msgsReq(r, addresses, { signed_op_hook: signed }))
     expect(withHook.status, withHook.body).toBe(200)
     expect(withHook.json.txs[0].cosmos_tx.msgs[0].msg_type_url).toBe("/opinit.opchild.v1.MsgInitiateTokenWithdrawal")
+    // the hook's message is the amino value the wallet signs
+    expectAminoValue(hook.json.hook[0].msg_type_url, hook.json.hook[0].msg)
     const missingField = await postJson(devnet.routerUrl + "/op-hook", { source_address: addresses[0] })
     expect(missingField.status).toBe(400)
+  })
+
+  it("signable messages are amino JSON values with each type's amino field names (never {type, value}), for every message kind", async () => {
+    const cases: Array<[A, A, Record<string, boolean>, string]> = [
+      [ASSETS.l1Init, ASSETS.osmoInit, {}, "/ibc.applications.transfer.v1.MsgTransfer"],
+      [ASSETS.l1Init, ASSETS.l2Init, {}, "/opinit.ophost.v1.MsgInitiateTokenDeposit"],
+      [ASSETS.l2Init, ASSETS.l1Init, { is_op_withdraw: true }, "/opinit.opchild.v1.MsgInitiateTokenWithdrawal"],
+      [ASSETS.l1Init, ASSETS.l1Usdc, {}, "/cosmwasm.wasm.v1.MsgExecuteContract"],
+      [ASSETS.l2Init, ASSETS.l1Usdc, {}, "/minievm.evm.v1.MsgCall"]
+    ]
+    for (const [from, to, extra, typeUrl] of cases) {
+      const r = (await route(routeReq(from, to, "1000000", extra))).json
+      const res = await postJson(devnet.routerUrl + "/v2/fungible/msgs", msgsReq(r, r.required_chain_addresses.map(addressFor)))
+      expect(res.status, res.body).toBe(200)
+      const m = res.json.txs[0].cosmos_tx.msgs[0]
+      expect(m.msg_type_url).toBe(typeUrl)
+      expectAminoValue(m.msg_type_url, m.msg)
+    }
   })
 
   it("track, then status: 'tx not found' until the tracking service indexed the tx, then the transfer to completion; a second track changes nothing", async () => {

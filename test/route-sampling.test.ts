@@ -64,6 +64,20 @@ describe("route sampling", () => {
     expect(Number(counts.ok)).toBe(round.ok)
     // unsafe big swaps refused with allow_unsafe=false, and is_op_withdraw where no withdrawal exists
     expect(counts.kinds).toEqual(["BadPriceError", "NoRouteError"])
+    // the router's assets and chains, read with the first round: every asset and chain the router
+    // serves (asked over HTTP here, independently), so base units read as whole tokens
+    const served = (await (await fetch(`${devnet.routerUrl}/v2/fungible/assets`)).json()) as { chain_to_assets_map: Record<string, { assets: Array<{ denom: string; symbol: string; decimals: number }> }> }
+    const servedAssets = Object.entries(served.chain_to_assets_map).flatMap(([chain, c]) => c.assets.map((a) => `${chain} ${a.denom} ${a.symbol} ${a.decimals}`)).sort()
+    const assets = await queryLake(`SELECT chain_id || ' ' || denom || ' ' || symbol || ' ' || decimals AS a FROM ${scan(out, "router_assets")} ORDER BY 1`)
+    expect(assets.map((r) => r.a)).toEqual(servedAssets)
+    const chains = await queryLake(`SELECT chain_id, chain_type FROM ${scan(out, "router_chains")} ORDER BY chain_id`)
+    const servedChains = ((await (await fetch(`${devnet.routerUrl}/v2/info/chains`)).json()) as { chains: Array<{ chain_id: string; chain_type: string }> }).chains
+    expect(chains).toEqual(servedChains.map((c) => ({ chain_id: c.chain_id, chain_type: c.chain_type })).sort((x, y) => (x.chain_id < y.chain_id ? -1 : 1)))
+    // a quote read in whole tokens through router_assets
+    const [human] = await queryLake(
+      `SELECT count(*) n FROM ${scan(out, "route_quotes")} q JOIN ${scan(out, "router_assets")} a ON a.chain_id = q.source_chain_id AND a.denom = q.source_denom WHERE q.amount_in / 10 ^ a.decimals > 0`
+    )
+    expect(Number(human.n)).toBe(asks)
     const ladder = await Effect.runPromise(
       Effect.gen(function* () {
         const a = yield* Analytics

@@ -54,9 +54,12 @@ const route: RouteResponse = {
   usd_amount_out: "1.75",
   swap_price_impact_percent: "0.42",
   estimated_fees: [
-    { fee_type: "SMART_RELAY", bridge_id: "GO_FAST", amount: "10", usd_amount: "0.25", origin_asset: asset, chain_id: "noble-1", tx_index: 0 },
-    { fee_type: "SMART_RELAY", bridge_id: "IBC", amount: "5", origin_asset: asset, chain_id: "noble-1", tx_index: 0 }
+    { fee_type: "SMART_RELAY", bridge_id: "GO_FAST", amount: "10", usd_amount: "0.25", origin_asset: asset, chain_id: "noble-1", tx_index: 0, operation_index: 1, fee_behavior: "FEE_BEHAVIOR_DEDUCTED" },
+    { fee_type: "SMART_RELAY", bridge_id: "IBC", amount: "5", origin_asset: asset, chain_id: "noble-1", tx_index: 0 },
+    { fee_type: "SMART_RELAY", bridge_id: "EUREKA", amount: "3", usd_amount: "0.5", origin_asset: asset, chain_id: "interwoven-1", tx_index: 0, operation_index: 0, fee_behavior: "FEE_BEHAVIOR_ADDITIONAL" }
   ],
+  swap_venues: [{ name: "initia-dex", chain_id: "interwoven-1" }],
+  extra_infos: ["routed through Initia"],
   estimated_route_duration_seconds: 604800,
   warning: { type: "BAD_PRICE_WARNING", message: "big" },
   extra_warnings: ["withdrawals take 7 days"],
@@ -84,14 +87,24 @@ describe("route_quotes rows", () => {
       effective_rate: 0.75,
       usd_amount_in: 2.5,
       usd_amount_out: 1.75,
-      fees_usd: 0.25,
+      fees_usd: 0.75,
+      fees_deducted_usd: 0.25,
+      fees_additional_usd: 0.5,
       fees: JSON.stringify([
-        { bridge_id: "GO_FAST", fee_type: "SMART_RELAY", amount: "10", usd_amount: "0.25", denom: "uusdc" },
-        { bridge_id: "IBC", fee_type: "SMART_RELAY", amount: "5", usd_amount: null, denom: "uusdc" }
+        { bridge_id: "GO_FAST", fee_type: "SMART_RELAY", fee_behavior: "FEE_BEHAVIOR_DEDUCTED", amount: "10", usd_amount: "0.25", denom: "uusdc", chain_id: "noble-1", tx_index: 0, operation_index: 1 },
+        { bridge_id: "IBC", fee_type: "SMART_RELAY", fee_behavior: null, amount: "5", usd_amount: null, denom: "uusdc", chain_id: "noble-1", tx_index: 0, operation_index: null },
+        { bridge_id: "EUREKA", fee_type: "SMART_RELAY", fee_behavior: "FEE_BEHAVIOR_ADDITIONAL", amount: "3", usd_amount: "0.5", denom: "uusdc", chain_id: "interwoven-1", tx_index: 0, operation_index: 0 }
       ]),
+      operations: JSON.stringify([
+        { kind: "swap", tx_index: 0, amount_in: "2000", amount_out: "1800", from_chain_id: "interwoven-1", to_chain_id: "interwoven-1", bridge_id: null, fee_amount: "3", fee_denom: "uusdc" },
+        { kind: "op_init_transfer", tx_index: 0, amount_in: "1800", amount_out: "1500", from_chain_id: "interwoven-1", to_chain_id: "lake-evm-1", bridge_id: "7", fee_amount: "10", fee_denom: "uusdc" }
+      ]),
+      swap_venues: '["initia-dex"]',
       price_impact_percent: 0.42,
       warning_type: "BAD_PRICE_WARNING",
+      warning_message: "big",
       extra_warnings: '["withdrawals take 7 days"]',
+      extra_infos: '["routed through Initia"]',
       estimated_duration_s: 604800,
       txs_required: 1,
       chain_path: '["interwoven-1","lake-evm-1"]',
@@ -105,7 +118,20 @@ describe("route_quotes rows", () => {
   })
 
   it("a route without the optional parts leaves them empty, not zero", () => {
-    const bare: RouteResponse = { ...route, estimated_amount_out: undefined, usd_amount_in: undefined, usd_amount_out: undefined, swap_price_impact_percent: null, estimated_fees: null, warning: null, extra_warnings: null, does_swap: undefined, required_op_hook: undefined }
+    const bare: RouteResponse = {
+      ...route,
+      estimated_amount_out: undefined,
+      usd_amount_in: undefined,
+      usd_amount_out: undefined,
+      swap_price_impact_percent: null,
+      estimated_fees: null,
+      warning: null,
+      extra_warnings: null,
+      extra_infos: null,
+      swap_venues: null,
+      does_swap: undefined,
+      required_op_hook: undefined
+    }
     const r = named(routeQuoteColumns, routeQuoteRow({ ...asked, goFast: undefined, allowUnsafe: undefined, isOpWithdraw: true }, { route: bare }))
     expect(r).toMatchObject({
       go_fast: null,
@@ -115,10 +141,15 @@ describe("route_quotes rows", () => {
       usd_amount_in: null,
       usd_amount_out: null,
       fees_usd: 0,
+      fees_deducted_usd: 0,
+      fees_additional_usd: 0,
       fees: "[]",
+      swap_venues: "[]",
       price_impact_percent: null,
       warning_type: null,
+      warning_message: null,
       extra_warnings: "[]",
+      extra_infos: "[]",
       does_swap: null,
       required_op_hook: null,
       ok: true
@@ -144,7 +175,23 @@ describe("transfers rows", () => {
     transfers: [
       {
         state: "STATE_COMPLETED_ERROR",
-        transfer_sequence: [{ ibc_transfer: { state: "TRANSFER_SUCCESS" } }, { op_init_transfer: { state: "OPINIT_TRANSFER_FAILED" } }, {}],
+        transfer_sequence: [
+          {
+            ibc_transfer: {
+              state: "TRANSFER_SUCCESS",
+              from_chain_id: "noble-1",
+              to_chain_id: "interwoven-1",
+              packet_txs: {
+                send_tx: { chain_id: "noble-1", tx_hash: "S1", explorer_link: "https://x/S1", on_chain_at: "2026-11-23T10:00:01.123456789Z" },
+                receive_tx: { chain_id: "interwoven-1", tx_hash: "R1", explorer_link: "https://x/R1", on_chain_at: "2026-11-23T10:00:05.000000001Z" },
+                acknowledge_tx: null,
+                error: null
+              }
+            }
+          },
+          { op_init_transfer: { state: "OPINIT_TRANSFER_FAILED" } },
+          {}
+        ],
         next_blocking_transfer: { transfer_sequence_index: 1 }
       }
     ],
@@ -161,6 +208,20 @@ describe("transfers rows", () => {
       observed_at: "2026-11-23T10:00:12.500Z",
       state: "STATE_COMPLETED_ERROR",
       transfer_states: '["ibc_transfer:TRANSFER_SUCCESS","op_init_transfer:OPINIT_TRANSFER_FAILED","unknown:?"]',
+      hops: JSON.stringify([
+        {
+          kind: "ibc_transfer",
+          state: "TRANSFER_SUCCESS",
+          from_chain_id: "noble-1",
+          to_chain_id: "interwoven-1",
+          txs: [
+            { role: "send_tx", chain_id: "noble-1", tx_hash: "S1", explorer_link: "https://x/S1", on_chain_at: "2026-11-23T10:00:01.123456789Z" },
+            { role: "receive_tx", chain_id: "interwoven-1", tx_hash: "R1", explorer_link: "https://x/R1", on_chain_at: "2026-11-23T10:00:05.000000001Z" }
+          ]
+        },
+        { kind: "op_init_transfer", state: "OPINIT_TRANSFER_FAILED", from_chain_id: null, to_chain_id: null, txs: [] },
+        { kind: "unknown", state: null, from_chain_id: null, to_chain_id: null, txs: [] }
+      ]),
       next_blocking_transfer: 1,
       released: true,
       release_chain_id: "interwoven-1",

@@ -29,6 +29,27 @@ export interface Quote {
 
 const num = (s: string | null | undefined) => (s === undefined || s === null || s === "" ? null : Number(s))
 const fees = (r: RouteResponse) => r.estimated_fees ?? []
+/** USD of the fees with `behavior` (deducted from the amount, or paid on top of it) */
+const feesUsd = (r: RouteResponse, behavior: string) => fees(r).reduce((s, f) => s + (f.fee_behavior === behavior ? (num(f.usd_amount) ?? 0) : 0), 0)
+/** each operation's kind, tx, amounts, chains, bridge and the fee charged on it */
+const operationsOf = (r: RouteResponse) =>
+  r.operations.map((op, i) => {
+    const kind = operationKind(op)
+    const inner = ((op as Record<string, unknown>)[kind] ?? {}) as Record<string, unknown>
+    const text = (v: unknown) => (typeof v === "string" ? v : null)
+    const fee = fees(r).find((f) => f.operation_index === i)
+    return {
+      kind,
+      tx_index: op.tx_index,
+      amount_in: op.amount_in,
+      amount_out: op.amount_out,
+      from_chain_id: text(inner.from_chain_id) ?? text(inner.chain_id),
+      to_chain_id: text(inner.to_chain_id) ?? text(inner.chain_id),
+      bridge_id: text(inner.bridge_id) ?? text(inner.op_init_bridge_id),
+      fee_amount: fee?.amount ?? null,
+      fee_denom: fee?.origin_asset.denom ?? null
+    }
+  })
 /** a value of the route, or NULL when the quote failed */
 const ofRoute =
   <A>(f: (r: RouteResponse) => A) =>
@@ -58,16 +79,41 @@ export const routeQuotes = defineSample({
     col("effective_rate", "DOUBLE", "amount_out / amount_in (base units)", ofRoute((r) => Number(r.amount_out) / Number(r.amount_in))),
     col("usd_amount_in", "DOUBLE", "USD value in (NULL when unpriced)", ofRoute((r) => num(r.usd_amount_in))),
     col("usd_amount_out", "DOUBLE", "USD value out (NULL when unpriced)", ofRoute((r) => num(r.usd_amount_out))),
-    col("fees_usd", "DOUBLE", "sum of estimated_fees[].usd_amount", ofRoute((r) => fees(r).reduce((s, f) => s + (num(f.usd_amount) ?? 0), 0))),
+    col("fees_usd", "DOUBLE", "sum of estimated_fees[].usd_amount, deducted and additional together", ofRoute((r) => fees(r).reduce((s, f) => s + (num(f.usd_amount) ?? 0), 0))),
+    col("fees_deducted_usd", "DOUBLE", "USD of the fees taken out of the amount (fee_behavior FEE_BEHAVIOR_DEDUCTED)", ofRoute((r) => feesUsd(r, "FEE_BEHAVIOR_DEDUCTED"))),
+    col("fees_additional_usd", "DOUBLE", "USD of the fees paid on top of the amount (FEE_BEHAVIOR_ADDITIONAL)", ofRoute((r) => feesUsd(r, "FEE_BEHAVIOR_ADDITIONAL"))),
     col(
       "fees",
       "JSON",
-      "estimated fees per bridge: [{bridge_id, fee_type, amount, usd_amount, denom}]",
-      ofRoute((r) => JSON.stringify(fees(r).map((f) => ({ bridge_id: f.bridge_id, fee_type: f.fee_type, amount: f.amount, usd_amount: f.usd_amount ?? null, denom: f.origin_asset.denom }))))
+      "estimated fees: [{bridge_id, fee_type, fee_behavior, amount, usd_amount, denom, chain_id, tx_index, operation_index}]",
+      ofRoute((r) =>
+        JSON.stringify(
+          fees(r).map((f) => ({
+            bridge_id: f.bridge_id,
+            fee_type: f.fee_type,
+            fee_behavior: f.fee_behavior ?? null,
+            amount: f.amount,
+            usd_amount: f.usd_amount ?? null,
+            denom: f.origin_asset.denom,
+            chain_id: f.chain_id,
+            tx_index: f.tx_index,
+            operation_index: f.operation_index ?? null
+          }))
+        )
+      )
     ),
+    col(
+      "operations",
+      "JSON",
+      "per operation: [{kind, tx_index, amount_in, amount_out, from_chain_id, to_chain_id, bridge_id, fee_amount, fee_denom}]",
+      ofRoute((r) => JSON.stringify(operationsOf(r)))
+    ),
+    col("swap_venues", "VARCHAR[]", "swap venue names (swap_venues[].name)", ofRoute((r) => JSON.stringify((r.swap_venues ?? (r.swap_venue ? [r.swap_venue] : [])).map((v) => v.name)))),
     col("price_impact_percent", "DOUBLE", "swap_price_impact_percent (NULL without a swap)", ofRoute((r) => num(r.swap_price_impact_percent ?? null))),
     col("warning_type", "VARCHAR", "warning.type (BAD_PRICE_WARNING, LOW_INFO_WARNING) or NULL", ofRoute((r) => r.warning?.type ?? null)),
+    col("warning_message", "VARCHAR", "warning.message, as a wallet shows it, or NULL", ofRoute((r) => r.warning?.message ?? null)),
     col("extra_warnings", "VARCHAR[]", "extra_warnings", ofRoute((r) => JSON.stringify(r.extra_warnings ?? []))),
+    col("extra_infos", "VARCHAR[]", "extra_infos", ofRoute((r) => JSON.stringify(r.extra_infos ?? []))),
     col("estimated_duration_s", "BIGINT", "estimated_route_duration_seconds", ofRoute((r) => r.estimated_route_duration_seconds)),
     col("txs_required", "INTEGER", "txs to sign", ofRoute((r) => r.txs_required)),
     col("chain_path", "VARCHAR[]", "chain_ids in order", ofRoute((r) => JSON.stringify(r.chain_ids))),

@@ -21,6 +21,26 @@ const transferStates = (s: TxStatusResponse): Array<string> =>
     return `${kind}:${inner?.state ?? "?"}`
   })
 
+/**
+ * Each hop: its kind and state, its chains, and its txs (packet_txs of IBC, txs of the other
+ * bridges: send, receive, acknowledge, fill, …) with hash, explorer link and on_chain_at as the
+ * router wrote it (nanoseconds kept: the text is exact), so per-hop timing can be read.
+ */
+const hopsOf = (s: TxStatusResponse) =>
+  (s.transfers?.[0]?.transfer_sequence ?? s.transfer_sequence).map((e) => {
+    const kind = Object.keys(e)[0] ?? "unknown"
+    const inner = (e[kind] ?? {}) as Record<string, unknown>
+    const text = (v: unknown) => (typeof v === "string" ? v : null)
+    const group = (inner.packet_txs ?? inner.txs ?? {}) as Record<string, unknown>
+    const txs = Object.entries(group).flatMap(([role, v]) => {
+      const t = v as Record<string, unknown> | null
+      return t && typeof t === "object" && typeof t.tx_hash === "string"
+        ? [{ role, chain_id: text(t.chain_id), tx_hash: t.tx_hash, explorer_link: text(t.explorer_link), on_chain_at: text(t.on_chain_at) }]
+        : []
+    })
+    return { kind, state: text(inner.state), from_chain_id: text(inner.from_chain_id ?? inner.src_chain_id), to_chain_id: text(inner.to_chain_id ?? inner.dst_chain_id), txs }
+  })
+
 const col = columnsOf<TransferObservation>()
 
 export const transfers = defineSample({
@@ -32,6 +52,12 @@ export const transfers = defineSample({
     col("observed_at", "TIMESTAMP", "when this state was first seen (UTC)", (o) => o.observedAt.toISOString()),
     col("state", "VARCHAR", "STATE_SUBMITTED, STATE_PENDING, STATE_COMPLETED_SUCCESS, …", (o) => o.status.state),
     col("transfer_states", "VARCHAR[]", "each transfer event as kind:STATE, in order", (o) => JSON.stringify(transferStates(o.status))),
+    col(
+      "hops",
+      "JSON",
+      "per hop: [{kind, state, from_chain_id, to_chain_id, txs: [{role, chain_id, tx_hash, explorer_link, on_chain_at (exact text)}]}]",
+      (o) => JSON.stringify(hopsOf(o.status))
+    ),
     col("next_blocking_transfer", "INTEGER", "index of the transfer being waited on, or NULL", (o) => o.status.next_blocking_transfer?.transfer_sequence_index ?? null),
     col("released", "BOOLEAN", "transfer_asset_release.released", (o) => o.status.transfer_asset_release?.released ?? null),
     col("release_chain_id", "VARCHAR", "where the funds landed", (o) => o.status.transfer_asset_release?.chain_id ?? null),

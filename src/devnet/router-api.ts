@@ -9,6 +9,7 @@
  */
 import type { DevnetReply, DevnetRequest } from "./http.js"
 import { msgs } from "./router-msgs.js"
+import { assets, chains } from "./router-reference.js"
 import { opHook, route } from "./router-route.js"
 import { broadcast, issuedKey, status, track, type Broadcast, type Issued, type Transfers } from "./router-transfers.js"
 import { errorReply, parseBody, RouterError } from "./router-wire.js"
@@ -48,6 +49,8 @@ export class RouterApi {
       }
       if (req.method === "POST" && p === "/v2/tx/track") return track(this.transfers, parseBody(req.body))
       if (req.method === "GET" && p === "/v2/tx/status") return status(this.transfers, req.url.searchParams)
+      if (req.method === "GET" && p === "/v2/fungible/assets") return assets(req.url.searchParams)
+      if (req.method === "GET" && p === "/v2/info/chains") return chains(req.url.searchParams)
       if (req.method === "POST" && p === "/devnet/broadcast") return broadcast(this.transfers, parseBody(req.body))
       throw new RouterError(404, 5, `Not Found: ${req.method} ${p}`)
     } catch (e) {

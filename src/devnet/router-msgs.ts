@@ -9,6 +9,8 @@ import { EDGES, L1, ROLLUP } from "./router-graph.js"
 import { needsOpHook, operationKind } from "./router-operations.js"
 import type { Issued } from "./router-transfers.js"
 import { addressOk, invalid, isAmount, ok, requireString } from "./router-wire.js"
+import { depositValue, evmCallValue, executeContractValue, MSG_DEPOSIT, MSG_EVM_CALL, MSG_EXECUTE_CONTRACT, MSG_TRANSFER, MSG_WITHDRAWAL, transferValue, withdrawalValue } from "./router-amino.js"
+import { bech32Encode, hexToBytes } from "./encoding.js"
 
 /** The reply, and the tx it issued with what /devnet/broadcast will need of it (the caller remembers both). */
 export interface Msgs {
@@ -71,17 +73,23 @@ export const msgs = (body: Record<string, unknown>): Msgs => {
       operations_indices: parsed.map((_, i) => i)
     }
   } else {
+    const receiver = addresses[addresses.length - 1] as string
+    const coin = { denom: body.source_asset_denom as string, amount: body.amount_in as string }
+    // what the hops after the first need, carried the way each message can (IBC memo, OPinit data, the contract's msg)
+    const forward = parsed.length > 1 ? JSON.stringify({ forward: required.slice(1), receiver }) : ""
     const typeUrl =
-      first.kind === "op_init_transfer"
-        ? first.withdraw
-          ? "/opinit.opchild.v1.MsgInitiateTokenWithdrawal"
-          : "/opinit.ophost.v1.MsgInitiateTokenDeposit"
-        : first.kind === "transfer"
-          ? "/ibc.applications.transfer.v1.MsgTransfer"
-          : first.kind === "evm_swap"
-            ? "/minievm.evm.v1.MsgCall"
-            : "/cosmwasm.wasm.v1.MsgExecuteContract"
-    const msg = { sender, receiver: addresses[addresses.length - 1], amount: { denom: body.source_asset_denom, amount: body.amount_in }, memo: parsed.length > 1 ? JSON.stringify({ forward: required.slice(1) }) : "" }
+      first.kind === "op_init_transfer" ? (first.withdraw ? MSG_WITHDRAWAL : MSG_DEPOSIT) : first.kind === "transfer" ? MSG_TRANSFER : first.kind === "evm_swap" ? MSG_EVM_CALL : MSG_EXECUTE_CONTRACT
+    const contract = (tag: string) => sha256Hex("contract", tag, srcChain)
+    const msg =
+      typeUrl === MSG_WITHDRAWAL
+        ? withdrawalValue({ sender, to: receiver, amount: coin })
+        : typeUrl === MSG_DEPOSIT
+          ? depositValue({ sender, bridgeId: String(1 + (Number.parseInt(sha256Hex("bridge", first.to).slice(0, 4), 16) % 64)), to: receiver, amount: coin, data: forward ? Buffer.from(forward).toString("base64") : "" })
+          : typeUrl === MSG_TRANSFER
+            ? transferValue({ sender, receiver, token: coin, channel: "channel-0", memo: forward })
+            : typeUrl === MSG_EVM_CALL
+              ? evmCallValue({ sender, contractAddr: "0x" + contract("evm").slice(0, 40), input: sha256Hex("input", body.amount_in as string, sender), value: "0" })
+              : executeContractValue({ sender, contract: bech32Encode("init", hexToBytes(contract("wasm"))), msg: { swap_and_action: { min_amount_out: minOut.toString(), forward: forward || null } }, funds: [coin] })
     tx = {
       cosmos_tx: { chain_id: srcChain, path: required, signer_address: sender, msgs: [{ msg: JSON.stringify(msg), msg_type_url: typeUrl }] },
       operations_indices: parsed.map((_, i) => i)

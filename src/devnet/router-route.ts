@@ -7,6 +7,7 @@ import type { DevnetReply } from "./http.js"
 import { assetJson, needsOpHook, operationJson, usd } from "./router-operations.js"
 import { CHAINS, findAsset, findPath, L1, type Edge } from "./router-graph.js"
 import { addressOk, invalid, isAmount, ok, optionalBool, requireString, RouterError } from "./router-wire.js"
+import { MSG_TRANSFER, transferValue } from "./router-amino.js"
 
 interface Quote {
   readonly path: Array<Edge>
@@ -147,17 +148,13 @@ export const opHook = (body: Record<string, unknown>): DevnetReply => {
   const v = Object.fromEntries(fields.map((f) => [f, requireString(body, f)])) as Record<(typeof fields)[number], string>
   if (!addressOk(v.source_asset_chain_id, v.source_address)) throw invalid(`invalid source_address for chain ${v.source_asset_chain_id}`)
   if (!addressOk(v.dest_asset_chain_id, v.dest_address)) throw invalid(`invalid dest_address for chain ${v.dest_asset_chain_id}`)
-  const msg = {
-    type: "cosmos-sdk/MsgTransfer",
-    value: {
-      source_port: "transfer",
-      source_channel: "channel-1",
-      token: { denom: "uinit", amount: "0" },
-      sender: v.source_address,
-      receiver: v.dest_address,
-      timeout_timestamp: "0",
-      memo: JSON.stringify({ dest_denom: v.dest_asset_denom, dest_chain_id: v.dest_asset_chain_id })
-    }
-  }
-  return ok({ chain_id: L1, hook: [{ msg_type_url: "/ibc.applications.transfer.v1.MsgTransfer", msg: JSON.stringify(msg) }] })
+  // the amino value the wallet signs, not {type, value} (router-amino.ts)
+  const msg = transferValue({
+    sender: v.source_address,
+    receiver: v.dest_address,
+    token: { denom: "uinit", amount: "0" },
+    channel: "channel-1",
+    memo: JSON.stringify({ dest_denom: v.dest_asset_denom, dest_chain_id: v.dest_asset_chain_id })
+  })
+  return ok({ chain_id: L1, hook: [{ msg_type_url: MSG_TRANSFER, msg: JSON.stringify(msg) }] })
 }

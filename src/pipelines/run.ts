@@ -174,7 +174,7 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
     const work = Effect.gen(function* () {
       const exported = def.datasets && def.datasets.length === 0 ? undefined : yield* runExport(DATASETS, { datasets: def.datasets, params: def.denoms ? { denoms: def.denoms } : {}, fromHeight: def.fromHeight, toHeight: def.toHeight })
       const plan = def.routePlan ? yield* loadPlan(join(PIPELINES_DIR, def.routePlan)) : undefined
-      const routeRound = plan ? yield* sampleRound(plan) : undefined
+      const routeRound = plan ? yield* sampleRound(plan, { withReference: true }) : undefined
       const pruned: Record<string, ReadonlyArray<number>> = {}
       if (def.keepSnapshots !== undefined) {
         const checkpoints = yield* Checkpoints

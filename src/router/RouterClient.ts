@@ -166,11 +166,17 @@ export const makeRouterClient = (config: RouterClientConfig) =>
     const status = (txHash: string, chainId: string) =>
       call(R.TxStatusResponse, "status", { method: "GET", url: `${baseUrl}/v2/tx/status?${new URLSearchParams({ tx_hash: txHash, chain_id: chainId })}` })
 
+    const get = (path: string): HttpRequest => ({ method: "GET", url: baseUrl + path })
+    /** Every asset the router knows, per chain (symbols and decimals). */
+    const assets = call(R.AssetsResponse, "assets", get("/v2/fungible/assets?include_evm_assets=true&include_cw20_assets=true"))
+    /** Every chain the router knows, EVM chains included. */
+    const chains = call(R.ChainsResponse, "chains", get("/v2/info/chains?include_evm=true"))
+
     /** Devnet only: turn a msgs tx into a trackable tx hash (a real router never broadcasts). */
     const devnetBroadcast = (chainId: string, tx: R.MsgsTx, outcome?: "success" | "error" | "abandoned") =>
       call(Schema.Struct({ tx_hash: Schema.String, chain_id: Schema.String }), "devnet/broadcast", post("/devnet/broadcast", { chain_id: chainId, tx, ...(outcome ? { outcome } : {}) }))
 
-    return { baseUrl, route, opHook, msgs, track, retrack, status, devnetBroadcast, markTracked: (txHash: string, chainId: string) => tracked.add(`${chainId}/${txHash.toLowerCase()}`) }
+    return { baseUrl, route, opHook, msgs, track, retrack, status, assets, chains, devnetBroadcast, markTracked: (txHash: string, chainId: string) => tracked.add(`${chainId}/${txHash.toLowerCase()}`) }
   })
 
 export type RouterClientService = Effect.Effect.Success<ReturnType<typeof makeRouterClient>>

@@ -36,7 +36,10 @@ const Asset = Schema.Struct(
     origin_denom: Schema.String,
     origin_chain_id: Schema.String,
     symbol: opt(Schema.NullOr(Schema.String)),
-    decimals: opt(Schema.NullOr(Schema.Number))
+    name: opt(Schema.NullOr(Schema.String)),
+    decimals: opt(Schema.NullOr(Schema.Number)),
+    is_evm: opt(Schema.NullOr(Schema.Boolean)),
+    coingecko_id: opt(Schema.NullOr(Schema.String))
   },
   Open
 )
@@ -125,6 +128,31 @@ export const RouteResponse = Schema.Struct({
   required_op_hook: opt(Schema.Boolean)
 })
 export type RouteResponse = typeof RouteResponse.Type
+
+/** GET /v2/fungible/assets: the assets of each chain, with symbol and decimals (to read amounts in whole tokens). */
+export const AssetsResponse = Schema.Struct({
+  chain_to_assets_map: Schema.Record({ key: Schema.String, value: Schema.Struct({ assets: Schema.Array(Asset) }, Open) })
+})
+export type AssetsResponse = typeof AssetsResponse.Type
+export type RouterAsset = AssetsResponse["chain_to_assets_map"][string]["assets"][number]
+
+/** GET /v2/info/chains: what each chain is (name, type, bech32 prefix, fee assets). */
+export const ChainInfo = Schema.Struct(
+  {
+    chain_id: Schema.String,
+    chain_name: opt(Schema.NullOr(Schema.String)),
+    pretty_name: opt(Schema.NullOr(Schema.String)),
+    chain_type: opt(Schema.NullOr(Schema.String)),
+    bech32_prefix: opt(Schema.NullOr(Schema.String)),
+    is_testnet: opt(Schema.NullOr(Schema.Boolean)),
+    pfm_enabled: opt(Schema.NullOr(Schema.Boolean)),
+    supports_memo: opt(Schema.NullOr(Schema.Boolean)),
+    fee_assets: opt(Schema.NullOr(Schema.Array(Schema.Struct({ denom: Schema.String }, Open))))
+  },
+  Open
+)
+export type ChainInfo = typeof ChainInfo.Type
+export const ChainsResponse = Schema.Struct({ chains: Schema.Array(ChainInfo) })
 
 /** gRPC-gateway style error body. */
 export const RouterErrorBody = Schema.Struct({

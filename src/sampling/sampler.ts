@@ -6,6 +6,9 @@
 import { readFile } from "node:fs/promises"
 import { Data, Duration, Effect, Either, Schema } from "effect"
 import { routeQuotes, type QuoteAsked } from "../datasets/route_quotes.js"
+import { routerAssets } from "../datasets/router_assets.js"
+import { routerChains } from "../datasets/router_chains.js"
+import type { SampleDataset } from "../engine/Dataset.js"
 import { Checkpoints } from "../lake/Checkpoints.js"
 import type { Row } from "../lake/columns.js"
 import { ParquetSink } from "../lake/ParquetSink.js"
@@ -46,15 +49,45 @@ export interface RoundResult {
   readonly ok: number
   readonly failed: number
   readonly file: string
+  /** rows of router_assets and router_chains, when the round read them */
+  readonly reference?: { readonly assets: number; readonly chains: number }
 }
 
-/** One round: every quote of the plan, written as one committed file. */
-export const sampleRound = (plan: SamplingPlan, options: { readonly concurrency?: number } = {}) =>
+/** Writes `rows` of `dataset` as one committed file named for `roundId`. */
+const commitRows = (dataset: Pick<SampleDataset<unknown>, "name" | "columns" | "sortKey">, rows: ReadonlyArray<Row>, at: Date, roundId: string) =>
   Effect.gen(function* () {
-    const router = yield* RouterClient
     const sink = yield* ParquetSink
     const checkpoints = yield* Checkpoints
-    yield* checkpoints.open(routeQuotes.name, "sample", routeQuotes.columns)
+    yield* checkpoints.open(dataset.name, "sample", dataset.columns)
+    const writer = yield* Effect.acquireRelease(sink.openWriter(dataset.columns, dataset.sortKey), (w) => w.close())
+    for (const row of rows) writer.append(row)
+    const rel = dateFile(at, roundId)
+    // the engine's commit: a pending file, renamed into place with its manifest entry
+    yield* commitFiles(dataset.name, [yield* writePending(writer, dataset.name, rel, { min: null, max: null })])
+    return rel
+  }).pipe(Effect.scoped)
+
+/**
+ * The router's assets and chains (symbols, decimals, names), read once per sampling run, so that
+ * quotes in base units can be read in whole tokens: router_assets and router_chains.
+ */
+export const sampleReference = (roundId: string) =>
+  Effect.gen(function* () {
+    const router = yield* RouterClient
+    const at = new Date()
+    const sampledAt = at.toISOString()
+    const [assets, chains] = yield* Effect.all([router.assets, router.chains], { concurrency: 2 })
+    const assetRows = Object.values(assets.chain_to_assets_map).flatMap((c) => c.assets.map((asset) => routerAssets.toRow({ sampledAt, asset })))
+    const chainRows = chains.chains.map((chain) => routerChains.toRow({ sampledAt, chain }))
+    yield* commitRows(routerAssets, assetRows, at, roundId)
+    yield* commitRows(routerChains, chainRows, at, roundId)
+    return { assets: assetRows.length, chains: chainRows.length }
+  })
+
+/** One round: every quote of the plan, written as one committed file (and, `withReference`, the router's assets and chains). */
+export const sampleRound = (plan: SamplingPlan, options: { readonly concurrency?: number; readonly withReference?: boolean } = {}) =>
+  Effect.gen(function* () {
+    const router = yield* RouterClient
     const started = new Date()
     const roundId = started.toISOString().replace(/[-:.]/g, "").replace("T", "-")
     const asks: Array<QuoteAsked> = plan.pairs.flatMap((pair) =>
@@ -96,15 +129,12 @@ export const sampleRound = (plan: SamplingPlan, options: { readonly concurrency?
         }),
       { concurrency: options.concurrency ?? 8 }
     )
-    const writer = yield* Effect.acquireRelease(sink.openWriter(routeQuotes.columns, routeQuotes.sortKey), (w) => w.close())
-    for (const row of rows) writer.append(row)
-    const rel = dateFile(started, roundId)
-    // the engine's commit: a pending file, renamed into place with its manifest entry
-    yield* commitFiles(routeQuotes.name, [yield* writePending(writer, routeQuotes.name, rel, { min: null, max: null })])
+    const rel = yield* commitRows(routeQuotes, rows, started, roundId)
     const okColumn = routeQuotes.columns.findIndex((c) => c.name === "ok")
     const ok = rows.filter((r) => r[okColumn] === true).length
-    return { roundId, quotes: rows.length, ok, failed: rows.length - ok, file: rel } satisfies RoundResult
-  }).pipe(Effect.scoped)
+    const reference = options.withReference ? yield* sampleReference(roundId) : undefined
+    return { roundId, quotes: rows.length, ok, failed: rows.length - ok, file: rel, ...(reference ? { reference } : {}) } satisfies RoundResult
+  })
 
 /** Parses "30s", "5m", "1h" (or plain milliseconds). */
 export const parseEvery = (text: string): Duration.Duration | undefined => {
@@ -121,7 +151,8 @@ export const sampleRoutes = (plan: SamplingPlan, options: { readonly rounds: num
     const results: Array<RoundResult> = []
     for (let i = 0; i < options.rounds; i++) {
       if (i > 0 && options.every) yield* Effect.sleep(options.every)
-      const r = yield* sampleRound(plan, { concurrency: options.concurrency })
+      // the router's assets and chains once per run, with its first round
+      const r = yield* sampleRound(plan, { concurrency: options.concurrency, withReference: i === 0 })
       options.onRound?.(r)
       results.push(r)
     }
