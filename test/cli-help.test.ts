@@ -43,6 +43,7 @@ describe("--help", () => {
     const cases: Array<[ReadonlyArray<string>, RegExp]> = [
       [["export", "--page-size", "abc"], /^chain-lake: error: --page-size: 'abc' is not an integer \(chain-lake export --help lists the flags\)$/],
       [["export", "--nope"], /^chain-lake: error: Received unknown argument: '--nope' \(chain-lake export --help lists the flags\)$/],
+      [["export", "--on-invalid", "maybe"], /^chain-lake: error: --on-invalid "maybe": Expected one of the following cases: fail, quarantine \(chain-lake export --help lists the flags\)$/],
       [["track"], /^chain-lake: error: Expected to find option: '--router-url'; .* \(chain-lake track --help lists the flags\)$/],
       [["exprt"], /^chain-lake: error: Invalid subcommand .* \(chain-lake --help lists the commands\)$/]
     ]

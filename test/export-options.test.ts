@@ -405,6 +405,30 @@ describe("snapshot reads that cannot be trusted", () => {
     }
   })
 
+  it("a snapshot list that never ends (fresh records and keys, past its counted total) fails with IndexerPagingError instead of reading on", async () => {
+    let served = 0
+    const endless = await startProxy(devnet.indexerUrl, async (req, forward) => {
+      if (!req.url.pathname.startsWith("/indexer/nft/v1/tokens/by_collection/")) return forward()
+      const first = new URL(req.url)
+      first.searchParams.delete("pagination.key")
+      const page = JSON.parse((await forward(first.pathname + first.search)).body)
+      if (page.tokens.length === 0) return json(page)
+      // the same tokens under new ids, a new key every time: nothing ever repeats
+      served++
+      page.tokens = page.tokens.map((t: Record<string, unknown>, i: number) => ({ ...t, token_id: `${t.token_id}-${served}-${i}` }))
+      page.pagination.next_key = Buffer.from(`page-${served}`).toString("base64")
+      return json(page)
+    })
+    try {
+      const r = await exportFrom(endless.url, dirs.make(), { datasets: ["nft_tokens"], pageSize: 2 })
+      expect(Either.isLeft(r) && r.left).toMatchObject({ _tag: "IndexerPagingError", endpoint: "tokens/by_collection", message: expect.stringMatching(/^\d+ records read, but pagination\.total says \d+: the listing does not end$/) })
+      // stopped a few pages past the total, not after reading on and on
+      expect(served).toBeLessThan(200)
+    } finally {
+      await endless.close()
+    }
+  })
+
   it("a snapshot list that cycles under fresh keys (the same page again and again, a new next_key each time) fails with IndexerPagingError", async () => {
     let secondPage: string | undefined
     let fresh = 0

@@ -222,5 +222,14 @@ export const renderHelp = (
   return out.join("\n")
 }
 
+/** The flags of `command` that take one of a few values, with those values (`--on-invalid` → fail, quarantine). */
+export const choiceFlags = (command: AnyCommand): Map<string, ReadonlyArray<string>> =>
+  new Map(
+    sections(Command.getHelp(command, CliConfig.defaultConfig)).options.flatMap((o) => {
+      const m = /^(--[a-z0-9-]+) (\S+(?: \| \S+)+)$/.exec(o.term)
+      return m && !HIDDEN.has(m[1]) ? [[m[1], m[2].split(" | ")] as const] : []
+    })
+  )
+
 /** The width help is wrapped to: the terminal's (at most 100), or 80 when output is not a terminal. */
 export const helpWidth = (): number => (process.stdout.isTTY && process.stdout.columns ? Math.min(100, Math.max(40, process.stdout.columns)) : 80)

@@ -4,7 +4,7 @@ import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Cause, Console, Effect, Exit } from "effect"
 import { redact } from "../http/endpoint.js"
 import { demoCommand } from "./demo.js"
-import { helpWidth, renderHelp, type AnyCommand } from "./help.js"
+import { choiceFlags, helpWidth, renderHelp, type AnyCommand } from "./help.js"
 import { devnetCommand } from "./devnet.js"
 import { exportCommand } from "./export.js"
 import { catalogCommand, queryCommand, reportCommand } from "./query.js"
@@ -40,11 +40,16 @@ const cliProblem = (args: ReadonlyArray<string>): string => {
     .filter(Boolean)
     .join("; ")
     .replace(/\bis not a integer\b/g, "is not an integer")
-  // the flag whose value was refused, when the message quotes the value
+  const command = (commands as ReadonlyArray<AnyCommand>).find((c) => [...Command.getNames(c)].includes(args[0]))
+  const sub = command ? ` ${args[0]}` : ""
+  // the flag whose value was refused: the one before a value the message quotes, or the choice
+  // flag whose values the message lists ("Expected one of the following cases: fail, quarantine")
   const value = /'([^']*)'/.exec(text)?.[1]
   const at = value === undefined ? -1 : args.indexOf(value)
-  const flag = at > 0 && args[at - 1].startsWith("--") ? `${args[at - 1]}: ` : ""
-  const sub = (commands as ReadonlyArray<AnyCommand>).some((c) => [...Command.getNames(c)].includes(args[0])) ? ` ${args[0]}` : ""
+  const cases = /following cases: (.*)$/.exec(text.split("; ")[0])?.[1]
+  const choice = cases && command ? [...choiceFlags(command)].find(([, values]) => values.join(", ") === cases)?.[0] : undefined
+  const given = choice ? args[args.indexOf(choice) + 1] : undefined
+  const flag = at > 0 && args[at - 1].startsWith("--") ? `${args[at - 1]}: ` : choice ? `${choice}${given !== undefined ? ` "${given}"` : ""}: ` : ""
   return `${flag}${text || "the command line could not be read"} (chain-lake${sub} --help lists the ${sub ? "flags" : "commands"})`
 }
 

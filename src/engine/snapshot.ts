@@ -31,8 +31,19 @@ export interface SnapshotOutcome {
 
 const MAX_READS = 3
 
-/** Every item of `list`, pages of `pageSize`, each checked by `validate`. */
-const readList = (list: ListRef, validate: (item: unknown) => FieldIssue | undefined, pageSize: number, reverse: boolean, onItem: (item: unknown, latin1: boolean) => void) =>
+/**
+ * Every item of `list`, pages of `pageSize`, each checked by `validate`. Where the list's total is
+ * a count (not an estimate), reading more than two pages past it is a listing that does not end
+ * (fresh records forever): it fails rather than reading on.
+ */
+const readList = (
+  list: ListRef,
+  validate: (item: unknown) => FieldIssue | undefined,
+  pageSize: number,
+  reverse: boolean,
+  onItem: (item: unknown, latin1: boolean) => void,
+  totalIsEstimate = true
+) =>
   Effect.gen(function* () {
     const source = yield* Source
     let rows = 0
@@ -57,6 +68,8 @@ const readList = (list: ListRef, validate: (item: unknown) => FieldIssue | undef
               }
               rows += page.items.length
               total = Number(page.total)
+              if (!totalIsEstimate && total >= 0 && rows > total + 2 * pageSize)
+                return Effect.fail(source.untrustedPaging(list, page.key, `${rows} records read, but pagination.total says ${total}: the listing does not end`))
               return Effect.succeed({ key: page.key, nextKey: page.nextKey, count: page.items.length })
             })
           ),
@@ -136,22 +149,29 @@ export const runSnapshot = (
       let shortOfTotal = false
       for (const list of lists) {
         let listRows = 0
-        const read = yield* readList(list.list, list.validate, settings.pageSize, list.reverse ?? false, (item, latin1) => {
-          for (const row of list.toRows(item)) {
-            // a page read as latin1 (see pageDecode.ts): its strings are UTF-8 again here
-            if (latin1) restoreRow(row)
-            const full = [...row, snapshotTime]
-            const k = d.keyOf(full)
-            listRows++
-            if (seen.has(k)) {
-              duplicates++
-              continue
+        const read = yield* readList(
+          list.list,
+          list.validate,
+          settings.pageSize,
+          list.reverse ?? false,
+          (item, latin1) => {
+            for (const row of list.toRows(item)) {
+              // a page read as latin1 (see pageDecode.ts): its strings are UTF-8 again here
+              if (latin1) restoreRow(row)
+              const full = [...row, snapshotTime]
+              const k = d.keyOf(full)
+              listRows++
+              if (seen.has(k)) {
+                duplicates++
+                continue
+              }
+              seen.add(k)
+              writer.append(full)
+              rows++
             }
-            seen.add(k)
-            writer.append(full)
-            rows++
-          }
-        })
+          },
+          list.totalIsEstimate ?? false
+        )
         if (!list.totalIsEstimate && read.total >= 0 && listRows !== read.total) shortOfTotal = true
       }
       const statusAfter = yield* source.status
