@@ -270,6 +270,17 @@ describe("errors: real statuses and plain-text bodies", () => {
     expect(r.contentType).toMatch(/^text\/plain/)
   })
 
+  it("lenient inputs the real indexer accepts: a 0x-prefixed cosmos tx hash; order_by in any case, padded, or empty", async () => {
+    const tx = (await getJson("/indexer/tx/v1/txs?pagination.limit=1&pagination.reverse=false")).txs[0]
+    expect((await getJson(`/indexer/tx/v1/txs/0x${tx.txhash}`)).tx.txhash).toBe(tx.txhash)
+    const collection = (await getJson("/indexer/nft/v1/collections?pagination.limit=1")).collections[0].object_addr
+    const path = `/indexer/nft/v1/tokens/by_collection/${collection}?pagination.limit=5`
+    const byId = await getJson(path + "&order_by=token_id")
+    expect(await getJson(path + "&order_by=")).toEqual(byId)
+    expect(await getJson(path + "&order_by=%20TOKEN_ID%20")).toEqual(byId)
+    expect(await getJson(path + "&order_by=HEIGHT")).toEqual(await getJson(path + "&order_by=height"))
+  })
+
   it("a non-integer limit is ignored (default 100); height above the tip on by_height is an empty list", async () => {
     const r = await getJson("/indexer/tx/v1/txs?pagination.limit=abc")
     expect(r.txs.length).toBe(Math.min(100, devnet.chain.txTotal()))

@@ -72,8 +72,10 @@ export const nft = (c: Chain, resource: string | undefined, { rest, q, filtered 
       const col = created.find((x) => x.address === addr)
       tokens = col ? c.liveTokensOf(col.index) : []
     }
-    const orderBy = q.get("order_by") ?? "token_id"
-    if (orderBy !== "token_id" && orderBy !== "height") throw new HttpError(400, `invalid order_by value '${orderBy}', must be one of: token_id, height`)
+    // as normalizeOrderBy: trimmed and lowercased, empty means token_id
+    const givenOrder = q.get("order_by") ?? ""
+    const orderBy = givenOrder.trim().toLowerCase() || "token_id"
+    if (orderBy !== "token_id" && orderBy !== "height") throw new HttpError(400, `invalid order_by value '${givenOrder}', must be one of: token_id, height`)
     const p = parsePagination(q)
     const tokenId = q.get("token_id")
     if (tokenId !== null && tokenId !== "") tokens = tokens.filter((t) => t.tokenId === tokenId)

@@ -47,7 +47,8 @@ export const txs = (c: Chain, scans: ScanCache, { rest, q, filtered }: EndpointR
     return txsPage(c, cursorPage(arrayList(list), p, "sequence", filtered(list.length)))
   }
   if (rest.length === 1) {
-    const hash = decodeParam(rest[0])
+    // as util.HexToBytes: a 0x prefix is dropped (lowercase "0x" only, as strings.TrimPrefix)
+    const hash = decodeParam(rest[0]).replace(/^0x/, "")
     if (!/^[0-9a-fA-F]+$/.test(hash)) throw new HttpError(400, "invalid hash format")
     const found = c.lookupTxHash(hash.toUpperCase())
     if (!found) throw new HttpError(404, "[NOT_FOUND] transaction not found")
