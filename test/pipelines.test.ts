@@ -19,6 +19,13 @@ afterAll(async () => {
 
 const urls = () => ["--indexer-url", devnet.indexerUrl, "--router-url", devnet.routerUrl]
 
+/** A pipeline file `name` in a fresh folder (no package.json around it), exporting `definePipeline(definition)`. */
+const pipelineFile = (name: string, definition: string) => {
+  const file = join(tmp(), name)
+  writeFileSync(file, `import { definePipeline } from ${JSON.stringify(resolve("src/pipelines/definePipeline.ts"))}\nexport default definePipeline(${definition})\n`)
+  return file
+}
+
 describe("chain-lake run", () => {
   it("runs the demo pipeline once: every dataset, a round of route quotes, and a run report", async () => {
     const out = tmp()
@@ -62,12 +69,7 @@ describe("chain-lake run", () => {
 
   it("--schedule runs on the pipeline's cron (here every second) and reports each run", async () => {
     const out = tmp()
-    const file = join(tmp(), "every-second.mts")
-    writeFileSync(
-      file,
-      `import { definePipeline } from ${JSON.stringify(resolve("src/pipelines/definePipeline.ts"))}\n` +
-        `export default definePipeline({ name: "every-second", description: "test", datasets: ["blocks"], schedule: "* * * * * *" })\n`
-    )
+    const file = pipelineFile("every-second.mts", `{ name: "every-second", description: "test", datasets: ["blocks"], schedule: "* * * * * *" }`)
     const r = await runCli(["run", file, "--schedule", "--max-runs", "2", "--out", out, ...urls()])
     expect(r.code, r.stderr).toBe(0)
     const lines = r.stdout.trim().split("\n")
@@ -81,12 +83,7 @@ describe("chain-lake run", () => {
   it("--schedule: a run whose report cannot be written (a full disk, here _runs is a file) is reported as failed, the next tick runs, and the command exits 1", async () => {
     const out = tmp()
     writeFileSync(join(out, "_runs"), "not a folder")
-    const file = join(tmp(), "every-second.mts")
-    writeFileSync(
-      file,
-      `import { definePipeline } from ${JSON.stringify(resolve("src/pipelines/definePipeline.ts"))}\n` +
-        `export default definePipeline({ name: "every-second", description: "test", datasets: ["blocks"], schedule: "* * * * * *" })\n`
-    )
+    const file = pipelineFile("every-second.mts", `{ name: "every-second", description: "test", datasets: ["blocks"], schedule: "* * * * * *" }`)
     const r = await runCli(["run", file, "--schedule", "--max-runs", "2", "--out", out, ...urls()])
     expect(r.code).toBe(1)
     const lines = r.stdout.trim().split("\n")
@@ -100,12 +97,7 @@ describe("chain-lake run", () => {
 
   it("a .ts pipeline file outside the package loads; one naming no URL is refused unless run with --devnet", async () => {
     // a folder with no package.json: Node alone would take the .ts file for CommonJS
-    const file = join(tmp(), "outside.ts")
-    writeFileSync(
-      file,
-      `import { definePipeline } from ${JSON.stringify(resolve("src/pipelines/definePipeline.ts"))}\n` +
-        `export default definePipeline({ name: "outside", description: "test", datasets: ["blocks"], schedule: "0 0 * * *" })\n`
-    )
+    const file = pipelineFile("outside.ts", `{ name: "outside", description: "test", datasets: ["blocks"], schedule: "0 0 * * *" }`)
     const out = tmp()
     const withUrl = await runCli(["run", file, "--out", out, ...urls()])
     expect(withUrl.code, withUrl.stderr).toBe(0)
@@ -148,12 +140,7 @@ describe("snapshot retention", () => {
   it("keepSnapshots keeps the newest snapshot heights and deletes the rest, manifests first", async () => {
     const growing = await startDevnet({ seed: 67, blocks: 100, blockTimeMs: 50 })
     const out = tmp()
-    const file = join(tmp(), "keep-two.mts")
-    writeFileSync(
-      file,
-      `import { definePipeline } from ${JSON.stringify(resolve("src/pipelines/definePipeline.ts"))}\n` +
-        `export default definePipeline({ name: "keep-two", description: "test", datasets: ["nft_collections"], schedule: "0 0 * * *", keepSnapshots: 2 })\n`
-    )
+    const file = pipelineFile("keep-two.mts", `{ name: "keep-two", description: "test", datasets: ["nft_collections"], schedule: "0 0 * * *", keepSnapshots: 2 }`)
     try {
       for (let i = 0; i < 3; i++) {
         const r = await runCli(["run", file, "--out", out, "--indexer-url", growing.indexerUrl, "--router-url", growing.routerUrl])

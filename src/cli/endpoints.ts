@@ -8,10 +8,10 @@
  */
 import { Options } from "@effect/cli"
 import { STATUS_CODES } from "node:http"
-import { request } from "undici"
 import { Console, Effect, Either, Option } from "effect"
 import { startDevnet } from "../devnet/index.js"
 import { HEADERS_ENV, plainEndpoint, serviceEndpointFrom, type Service, type ServiceEndpoint } from "../http/endpoint.js"
+import { HttpTransport, layerHttpTransport, type TransportFailure } from "../http/transport.js"
 import { UserError } from "./errors.js"
 
 export const urlOption = (service: Service) =>
@@ -48,23 +48,26 @@ const answered = (status: number, statusText: string, path: string) =>
  * 429 passes (the command's retries deal with them).
  */
 export const preflight = (service: Service, endpoint: ServiceEndpoint, path: string) =>
-  Effect.tryPromise({
-    try: async () => {
-      const url = new URL(endpoint.baseUrl + path)
-      for (const [k, v] of endpoint.query) url.searchParams.append(k, v)
-      // undici's request, as the clients use: fetch refuses ports browsers block (6000, 6667, …) as "bad port"
-      const res = await request(url, { headers: endpoint.headers, signal: AbortSignal.timeout(10_000) })
-      const body = await res.body.text()
-      // the router's 404s are gRPC-gateway JSON ({"code": 5, …}: "tx not found"): a router answered
-      if (service === "router" && res.statusCode === 404 && isGatewayError(body)) return undefined
-      return answered(res.statusCode, STATUS_CODES[res.statusCode] ?? "", path)
-    },
-    catch: (e) => {
-      const err = e as { code?: string; message?: string; name?: string }
-      const why = err.name === "TimeoutError" || err.code === "UND_ERR_ABORTED" ? "no answer within 10 s" : (err.code ?? err.message ?? String(e))
-      return new UserError({ message: `cannot reach ${endpoint.baseUrl} (--${service}-url): ${why}; check the URL and that the service is up` })
-    }
-  }).pipe(Effect.flatMap((problem) => (problem ? Effect.fail(new UserError({ message: `${endpoint.baseUrl} (--${service}-url): ${problem}` })) : Effect.void)))
+  Effect.flatMap(HttpTransport, (http) => {
+    // the clients' own transport (undici, with the endpoint's credentials): fetch would refuse ports browsers block (6000, 6667, …) as "bad port"
+    const signal = AbortSignal.timeout(10_000)
+    return Effect.tryPromise({
+      try: async () => {
+        const res = await http.send({ method: "GET", url: endpoint.baseUrl + path }, signal)
+        // the router's 404s are gRPC-gateway JSON ({"code": 5, …}: "tx not found"): a router answered
+        if (service === "router" && res.status === 404 && isGatewayError(new TextDecoder().decode(res.bytes))) return undefined
+        return answered(res.status, STATUS_CODES[res.status] ?? "", path)
+      },
+      catch: (e) => {
+        const failure = e as Partial<TransportFailure>
+        const why = signal.aborted ? "no answer within 10 s" : (failure.code ?? failure.reason ?? String(e))
+        return new UserError({ message: `cannot reach ${endpoint.baseUrl} (--${service}-url): ${why}; check the URL and that the service is up` })
+      }
+    })
+  }).pipe(
+    Effect.provide(layerHttpTransport(endpoint)),
+    Effect.flatMap((problem) => (problem ? Effect.fail(new UserError({ message: `${endpoint.baseUrl} (--${service}-url): ${problem}` })) : Effect.void))
+  )
 
 const isGatewayError = (body: string): boolean => {
   try {

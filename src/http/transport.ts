@@ -30,6 +30,8 @@ export interface Fetched {
 export interface TransportFailure {
   readonly phase: "connect" | "body" | "too-large"
   readonly reason: string
+  /** the system's or undici's code (ECONNREFUSED, UND_ERR_SOCKET, …), when there is one */
+  readonly code?: string
 }
 
 /** undici's code for a body past the Agent's maxResponseSize. */
@@ -57,7 +59,9 @@ const reasonOf = (e: unknown): string => {
 export const layerHttpTransport = (credentials: Pick<ServiceEndpoint, "headers" | "query"> = { headers: {}, query: [] }, limits: { readonly maxPageMb?: number } = {}) => {
   const maxPageMb = limits.maxPageMb ?? DEFAULTS.maxPageMb
   const failed = (phase: "connect" | "body", e: unknown): TransportFailure =>
-    (e as { code?: string }).code === TOO_LARGE ? { phase: "too-large", reason: `larger than ${maxPageMb} MB` } : { phase, reason: reasonOf(e) }
+    (e as { code?: string }).code === TOO_LARGE
+      ? { phase: "too-large", reason: `larger than ${maxPageMb} MB` }
+      : { phase, reason: reasonOf(e), ...(typeof (e as { code?: unknown }).code === "string" ? { code: (e as { code: string }).code } : {}) }
   const extraQuery = new URLSearchParams(credentials.query.map(([k, v]): [string, string] => [k, v])).toString()
   const withQuery = (url: string) => (extraQuery ? `${url}${url.includes("?") ? "&" : "?"}${extraQuery}` : url)
   return Layer.scoped(
