@@ -185,10 +185,15 @@ describe("cursor pagination walks every row exactly once", () => {
     expect(new Set(holders.rows.map((h) => h.account)).size).toBe(holders.rows.length)
   })
 
-  it("a cursor of the wrong type silently restarts at the first page, as on the real server", async () => {
+  it("a cursor of the wrong type falls back to pagination.offset, as on the real server (Rollytics ApplyToBlock)", async () => {
     const firstPage = await getText(base + "/indexer/block/v1/blocks?pagination.limit=5")
     const wrong = await getText(base + `/indexer/block/v1/blocks?pagination.limit=5&pagination.key=${b64('{"sequence":50}')}`)
     expect(wrong.body).toBe(firstPage.body)
+    const wrongWithOffset = await getJson(`/indexer/block/v1/blocks?pagination.limit=2&pagination.offset=7&pagination.reverse=false&pagination.key=${b64('{"sequence":50}')}`)
+    expect(wrongWithOffset.blocks.map((b: any) => b.height)).toEqual(["8", "9"])
+    const txsWrong = await getJson(`/indexer/tx/v1/txs?pagination.limit=2&pagination.offset=3&pagination.reverse=false&pagination.key=${b64('{"height":50}')}`)
+    const txsOffset = await getJson(`/indexer/tx/v1/txs?pagination.limit=2&pagination.offset=3&pagination.reverse=false`)
+    expect(txsWrong.txs.map((t: any) => t.txhash)).toEqual(txsOffset.txs.map((t: any) => t.txhash))
     // a legacy integer key works as an offset on a cursor endpoint
     const legacy = await getJson(`/indexer/block/v1/blocks?pagination.limit=2&pagination.key=${b64("10")}&pagination.reverse=false`)
     expect(legacy.blocks.map((b: any) => b.height)).toEqual(["11", "12"])

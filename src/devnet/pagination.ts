@@ -111,7 +111,7 @@ export interface Pagination {
 
 /**
  * Keyset cursor mode: first page by offset, then `seq > X` (ASC) or `seq < X` (DESC). The next
- * key is set on every non-empty page; a cursor of another type restarts at offset 0.
+ * key is set on every non-empty page; a cursor of another type falls back to pagination.offset.
  */
 export const cursorPage = (
   list: SeqList,
@@ -126,7 +126,8 @@ export const cursorPage = (
     const x = key.value
     start = params.reverse ? firstAbove(list, x - 1) - 1 : firstAbove(list, x)
   } else {
-    const offset = key.type === "offset" ? key.offset : key.type === "none" ? params.offset : 0
+    // a JSON cursor of another type sets no offset: the real server reads pagination.offset
+    const offset = key.type === "offset" ? key.offset : params.offset
     start = params.reverse ? list.length - 1 - offset : offset
   }
   for (let i = start; seqs.length < params.limit && i >= 0 && i < list.length; i += params.reverse ? -1 : 1) seqs.push(list.at(i))
