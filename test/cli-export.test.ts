@@ -77,7 +77,7 @@ describe("chain-lake export", () => {
     const out = join(tmp(), "new")
     const r = await runCli(["export", "--out", out, "--datasets", "blokcs"])
     expect(r.code).toBe(2)
-    expect(r.stderr.trim()).toBe("chain-lake: error: unknown dataset blokcs; known: blocks, txs, evm_txs, evm_logs, evm_internal_txs, nft_collections, nft_tokens, holders")
+    expect(r.stderr.trim()).toBe("chain-lake: error: unknown dataset blokcs; known: blocks, txs, evm_txs, evm_logs, evm_internal_txs, token_transfers_evm, token_transfers_cosmos, nft_transfers, nft_collections, nft_tokens, holders")
     expect(existsSync(out)).toBe(false)
   })
 

@@ -173,10 +173,14 @@ describe("what the chain cannot serve", () => {
       const out = dirs.make()
       const report = await exportOk(out, { observer: { notice: (m) => notices.push(m) } }, move.indexerUrl)
       const skipped = Object.fromEntries(report.datasets.filter((d) => d.skipped).map((d) => [d.dataset, d.skipped]))
-      expect(skipped).toEqual({ evm_txs: "not served", evm_logs: "not served", evm_internal_txs: "not served" })
+      expect(skipped).toEqual({ evm_txs: "not served", evm_logs: "not served", evm_internal_txs: "not served", token_transfers_evm: "not served", nft_transfers: "not served" })
+      // the cosmos side of token transfers comes from the txs every VM serves, accounts canonical
+      const moves = await queryLake(`SELECT count(*) n, count(*) FILTER (WHERE regexp_full_match(from_address, '0x[0-9a-f]{40}') AND from_bech32 LIKE 'init1%') canonical FROM ${scan(out, "token_transfers_cosmos")}`)
+      expect(Number(moves[0].n)).toBeGreaterThan(0)
+      expect(moves[0].canonical).toBe(moves[0].n)
       expect(notices).toContain("evm_txs: skipped, its endpoint evm-txs answered that this indexer does not serve it (404)")
       // the rich list is served on every VM (the real indexer since 2026-02): holders exported, accounts bech32
-      const holders = await queryLake(`SELECT count(*) n, count(*) FILTER (WHERE account LIKE 'init1%') bech32 FROM ${scan(out, "holders")}`)
+      const holders = await queryLake(`SELECT count(*) n, count(*) FILTER (WHERE account LIKE 'init1%' AND regexp_full_match(account_hex, '0x[0-9a-f]{40}')) bech32 FROM ${scan(out, "holders")}`)
       expect(Number(holders[0].n)).toBeGreaterThan(0)
       expect(holders[0].bech32).toBe(holders[0].n)
       // an indexer from before that answers 404 for the rich list: holders skipped, with the reason
@@ -257,7 +261,7 @@ describe("snapshots", () => {
 
 describe("option errors", () => {
   it.each([
-    [{ datasets: ["blocks", "nope", "txz"] }, "unknown dataset nope, txz; known: blocks, txs, evm_txs, evm_logs, evm_internal_txs, nft_collections, nft_tokens, holders"],
+    [{ datasets: ["blocks", "nope", "txz"] }, "unknown dataset nope, txz; known: blocks, txs, evm_txs, evm_logs, evm_internal_txs, token_transfers_evm, token_transfers_cosmos, nft_transfers, nft_collections, nft_tokens, holders"],
     [{ pageSize: 0 }, "--page-size must be 1..1000 (the indexer's limit), got 0"],
     [{ pageSize: 1001 }, "--page-size must be 1..1000 (the indexer's limit), got 1001"],
     [{ pageSize: 2.5 }, "--page-size must be 1..1000 (the indexer's limit), got 2.5"],

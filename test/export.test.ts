@@ -219,7 +219,7 @@ describe("export: robustness", () => {
     try {
       const report = await exportOk(move, out, { observer: { notice: (m) => notices.push(m) } })
       const skipped = report.datasets.filter((d) => d.skipped).map((d) => d.dataset).sort()
-      expect(skipped).toEqual(["evm_internal_txs", "evm_logs", "evm_txs"])
+      expect(skipped).toEqual(["evm_internal_txs", "evm_logs", "evm_txs", "nft_transfers", "token_transfers_evm"])
       expect(notices.some((n) => /^evm_txs: skipped, its endpoint evm-txs answered that this indexer does not serve it \(404\)$/.test(n))).toBe(true)
       expect(report.datasets.find((d) => d.dataset === "txs")!.rows).toBe(move.chain.txTotal())
     } finally {

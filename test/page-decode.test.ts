@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { blocks } from "../src/datasets/blocks.js"
 import { txs } from "../src/datasets/txs.js"
-import type { AppendDataset } from "../src/engine/Dataset.js"
+const MEMO = txs.columns.findIndex((c) => c.name === "memo")
+import { NO_CONTEXT, type AppendDataset } from "../src/engine/Dataset.js"
 import { decodeRecord, isInvalid } from "../src/engine/pageDecode.js"
 import { parseListPage } from "../src/sources/indexer.js"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
@@ -34,7 +35,7 @@ const bytesOf = (text: string) => {
   return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer
 }
 /** The reference: UTF-8 decode, JSON.parse, the dataset's own toRows. */
-const expectedRows = (text: string, d: AppendDataset) => (JSON.parse(text)[d.source.arrayKey] as Array<unknown>).flatMap((r) => d.toRows(r))
+const expectedRows = (text: string, d: AppendDataset) => (JSON.parse(text)[d.source.arrayKey] as Array<unknown>).flatMap((r) => d.toRows(r, NO_CONTEXT))
 const decodedRows = (text: string, d: AppendDataset) => {
   const page = decodePage(bytesOf(text), d.source, [d])
   if (page._tag !== "Page") throw new Error(`not a page: ${page._tag}`)
@@ -63,12 +64,12 @@ describe("decodePage", () => {
       const page = withMemo(memo)
       const rows = decodedRows(page, txs)
       expect(rows).toEqual(expectedRows(page, txs))
-      expect(rows.some((r) => r[10] === memo)).toBe(true)
+      expect(rows.some((r) => r[MEMO] === memo)).toBe(true)
     }
     // a JSON escape of a latin1-range char next to raw UTF-8: decoded as UTF-8 up front
     const escaped = withMemo("", "caf\\u00e9 ✓")
     expect(decodedRows(escaped, txs)).toEqual(expectedRows(escaped, txs))
-    expect(decodedRows(escaped, txs).some((r) => r[10] === "café ✓")).toBe(true)
+    expect(decodedRows(escaped, txs).some((r) => r[MEMO] === "café ✓")).toBe(true)
     const ascii = txPage.replace(/[^\x00-\x7f]/g, "?")
     expect(decodedRows(ascii, txs)).toEqual(expectedRows(ascii, txs))
   })
@@ -93,7 +94,7 @@ describe("decodePage", () => {
     // 8, 9, a, f, A, F in the escape's third digit; escapes of ASCII (\u0041, \u007f) need no care
     for (const [escape, char] of [["\\u0080", "\u0080"], ["\\u0099", "\u0099"], ["\\u00a0", "\u00a0"], ["\\u00ff", "ÿ"], ["\\u00A9", "©"], ["\\u00Fe", "þ"], ["\\u0041", "A"], ["\\u007f", "\u007f"]]) {
       const page = withMemo(`${escape} ✓`)
-      expect(decodedRows(page, txs).some((r) => r[10] === `${char} ✓`), escape).toBe(true)
+      expect(decodedRows(page, txs).some((r) => r[MEMO] === `${char} ✓`), escape).toBe(true)
       expect(decodedRows(page, txs)).toEqual(expectedRows(page, txs))
     }
     const keyed = txPage.replace(/"next_key":"[^"]*"/, '"next_key":"clé✓"')

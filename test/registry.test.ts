@@ -11,7 +11,7 @@ import { heightBucket } from "../src/lake/layout.js"
 
 describe("the registry", () => {
   it("holds every dataset of the lake once; export takes the indexer's, the samplers write the router's", () => {
-    expect(DATASETS.map((d) => d.name)).toEqual(["blocks", "txs", "evm_txs", "evm_logs", "evm_internal_txs", "nft_collections", "nft_tokens", "holders", "route_quotes", "router_assets", "router_chains", "transfers"])
+    expect(DATASETS.map((d) => d.name)).toEqual(["blocks", "txs", "evm_txs", "evm_logs", "evm_internal_txs", "token_transfers_evm", "token_transfers_cosmos", "nft_transfers", "nft_collections", "nft_tokens", "holders", "route_quotes", "router_assets", "router_chains", "transfers"])
     expect(EXPORTED_DATASETS.map((d) => d.name)).toEqual(DATASETS.filter((d) => d.kind !== "sample").map((d) => d.name))
     expect(DATASETS.filter((d) => d.kind === "sample").map((d) => d.name)).toEqual(["route_quotes", "router_assets", "router_chains", "transfers"])
   })

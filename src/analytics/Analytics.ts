@@ -124,7 +124,14 @@ export const makeAnalytics = (options: { readonly dataDir: string; readonly dbFi
       // relative paths in the views resolve against the data folder
       await conn.use((c) => c.run(`SET file_search_path = ${quote(dataDir)}`))
       for (const d of LAKE_DATASETS) await conn.use((c) => c.run(datasetViewSql(d, dataDir)))
-      for (const v of analyticsViews()) await conn.use((c) => c.run(v.sql))
+      // a view may read another (token_flows reads token_transfers): each pass creates those whose inputs exist
+      let pending = analyticsViews()
+      while (pending.length > 0) {
+        const failed: Array<{ view: (typeof pending)[number]; error: Error }> = []
+        for (const view of pending) await conn.use((c) => c.run(view.sql)).catch((error: Error) => failed.push({ view, error }))
+        if (failed.length === pending.length) throw new Error(`view ${failed[0].view.name}: ${failed[0].error.message}`)
+        pending = failed.map((f) => f.view)
+      }
     }
     yield* Effect.tryPromise({ try: setup, catch: (e) => new AnalyticsError({ message: `creating the views failed: ${(e as Error).message}` }) })
 

@@ -23,6 +23,8 @@ export const blocks = defineAppend({
     col("gas_wanted", "BIGINT", "sum of the block's txs' gas wanted", (b) => b.gas_wanted),
     col("tx_count", "INTEGER", "number of cosmos txs", (b) => Number(b.tx_count)),
     col("total_fee", "JSON", "fees paid, [{denom, amount}] with amounts as exact strings", (b) => JSON.stringify(b.total_fee)),
+    col("total_fee_denom", "VARCHAR", "the fee denom when all of the block's fees are in one (NULL for none or several: see total_fee)", (b) => (b.total_fee.length === 1 ? b.total_fee[0].denom : null)),
+    col("total_fee_amount", "DECIMAL(38,0)", "the fees in total_fee_denom, exact", (b) => (b.total_fee.length === 1 ? b.total_fee[0].amount || null : null)),
     col("proposer_moniker", "VARCHAR", "proposer.moniker", (b) => b.proposer.moniker),
     col("proposer_operator_address", "VARCHAR", "proposer.operator_address", (b) => b.proposer.operator_address)
   ],

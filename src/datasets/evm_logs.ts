@@ -1,6 +1,6 @@
 /**
  * evm_logs — flattened from the receipts of GET /indexer/tx/v1/evm-txs (fetched once with
- * evm_txs). One row per log; partitioned by height_bucket of block_number.
+ * evm_txs). One row per log, with its block's time; partitioned by height_bucket of block_number.
  */
 import { columnsOf, defineAppend } from "../engine/Dataset.js"
 import type { EvmTx } from "../indexer/schemas.js"
@@ -21,6 +21,7 @@ export const evmLogs = defineAppend({
     col("transaction_hash", "VARCHAR", "transactionHash", (l) => l.transactionHash),
     col("transaction_index", "INTEGER", "transactionIndex", (l) => hexToNumber(l.transactionIndex)),
     col("log_index", "INTEGER", "logIndex (within the block)", (l) => hexToNumber(l.logIndex)),
+    col("timestamp", "TIMESTAMP", "block time (UTC; from the block list, logs carry none)", (l, context) => context.blockTime(hexToNumber(l.blockNumber))),
     col("address", "VARCHAR", "emitting contract", (l) => l.address),
     col("topic0", "VARCHAR", "topics[0] (event signature), else NULL", (l) => l.topics[0] ?? null),
     col("topic1", "VARCHAR", "topics[1], else NULL", (l) => l.topics[1] ?? null),
@@ -32,5 +33,6 @@ export const evmLogs = defineAppend({
   ],
   key: ["block_number", "log_index"],
   sortKey: ["block_number", "log_index"],
-  partition: heightBucket("block_number")
+  partition: heightBucket("block_number"),
+  blockTime: true
 })

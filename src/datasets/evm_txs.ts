@@ -1,7 +1,8 @@
 /**
  * evm_txs — GET /indexer/tx/v1/evm-txs (EVM receipts), sharded by row position. One row per
  * receipt, camelCase fields as snake_case columns and hex quantities as numbers (wei prices as
- * exact DECIMAL); partitioned by height_bucket of block_number. Logs go to evm_logs.
+ * exact DECIMAL), and the block's time read from the block list (receipts carry none);
+ * partitioned by height_bucket of block_number. Logs go to evm_logs.
  */
 import { columnsOf, defineAppend } from "../engine/Dataset.js"
 import type { EvmTx } from "../indexer/schemas.js"
@@ -19,6 +20,7 @@ export const evmTxs = defineAppend({
     col("block_hash", "VARCHAR", "blockHash", (r) => r.blockHash),
     col("transaction_hash", "VARCHAR", "transactionHash", (r) => r.transactionHash),
     col("transaction_index", "INTEGER", "transactionIndex", (r) => hexToNumber(r.transactionIndex)),
+    col("timestamp", "TIMESTAMP", "block time (UTC; from the block list, receipts carry none)", (r, context) => context.blockTime(hexToNumber(r.blockNumber))),
     col("from", "VARCHAR", "sender address", (r) => r.from),
     col("to", "VARCHAR", "recipient ('' on contract creation)", (r) => r.to),
     col("contract_address", "VARCHAR", "created contract, else NULL", (r) => r.contractAddress),
@@ -32,5 +34,6 @@ export const evmTxs = defineAppend({
   ],
   key: ["transaction_hash"],
   sortKey: ["block_number", "transaction_index"],
-  partition: heightBucket("block_number")
+  partition: heightBucket("block_number"),
+  blockTime: true
 })

@@ -11,6 +11,7 @@ import type { ListRef } from "../engine/Source.js"
 import type { TokenHolder } from "../indexer/schemas.js"
 import * as S from "../indexer/schemas.js"
 import { compileValidator } from "../schema/fastValidate.js"
+import { canonicalAddress } from "./addresses.js"
 
 interface Holding {
   readonly denom: string
@@ -33,6 +34,7 @@ export const holders = defineSnapshot({
   columns: [
     col("denom", "VARCHAR", "token denomination as asked for", (h) => h.denom),
     col("account", "VARCHAR", "holder address", (h) => h.holder.account),
+    col("account_hex", "VARCHAR", "holder, canonical: 0x + lowercase hex of the account bytes (joins across VMs)", (h) => canonicalAddress(h.holder.account)),
     col("amount", "VARCHAR", "balance in base units, exact", amountOf),
     col("amount_decimal", "DECIMAL(38,0)", "balance as DECIMAL(38,0); NULL beyond 38 digits", amountOf)
   ],

@@ -9,6 +9,7 @@ import { columnsOf, defineSnapshot } from "../engine/Dataset.js"
 import type { Nft, NftCollection } from "../indexer/schemas.js"
 import * as S from "../indexer/schemas.js"
 import { compileValidator } from "../schema/fastValidate.js"
+import { canonicalAddress } from "./addresses.js"
 import { collectionsList, validateCollection } from "./sources.js"
 
 const col = columnsOf<Nft>()
@@ -26,6 +27,7 @@ export const nftTokens = defineSnapshot({
     col("token_id", "VARCHAR", "nft.token_id", (t) => t.nft.token_id),
     col("uri", "VARCHAR", "nft.uri", (t) => t.nft.uri),
     col("owner", "VARCHAR", "current owner", (t) => t.owner),
+    col("owner_hex", "VARCHAR", "owner, canonical: 0x + lowercase hex of the account bytes", (t) => canonicalAddress(t.owner)),
     col("object_addr", "VARCHAR", "token object (Move only, else '')", (t) => t.object_addr),
     col("height", "BIGINT", "height of the last mint or transfer", (t) => t.height),
     col("timestamp", "TIMESTAMP", "time of the last mint or transfer (UTC)", (t) => t.timestamp)

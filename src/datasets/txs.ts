@@ -1,12 +1,13 @@
 /**
  * txs — GET /indexer/tx/v1/txs (cosmos txs), sharded by row position (first page by offset,
  * then the sequence cursor). One row per tx; partitioned by height_bucket; sorted by height then
- * chain order. `tx`, `events` and `logs` are kept verbatim as JSON; message types, sender and
- * fee are flattened because they are cheap and asked for often.
+ * chain order. `tx`, `events` and `logs` are kept verbatim as JSON; message types, sender (also
+ * as canonical hex) and the first fee coin are flattened because they are cheap and asked for often.
  */
 import { columnsOf, defineAppend } from "../engine/Dataset.js"
 import type { Tx } from "../indexer/schemas.js"
 import { heightBucket } from "../lake/layout.js"
+import { canonicalAddress } from "./addresses.js"
 import { txsSource } from "./sources.js"
 
 /** A tx with the parts of its body several columns read. */
@@ -14,10 +15,18 @@ interface TxView {
   readonly t: Tx
   readonly messages: ReadonlyArray<Record<string, unknown>>
   readonly memo: unknown
+  readonly sender: string | null
+  /** auth_info.fee.amount as sent */
+  readonly fee: unknown
+  readonly firstFee: { readonly denom: string; readonly amount: string } | undefined
 }
 const view = (t: Tx): TxView => {
   const body = t.tx.body as { messages?: Array<Record<string, unknown>>; memo?: unknown }
-  return { t, messages: Array.isArray(body.messages) ? body.messages : [], memo: body.memo }
+  const messages = Array.isArray(body.messages) ? body.messages : []
+  const fee = (t.tx.auth_info as { fee?: { amount?: unknown } } | undefined)?.fee?.amount ?? []
+  const first = Array.isArray(fee) ? (fee[0] as { denom?: unknown; amount?: unknown } | undefined) : undefined
+  const firstFee = first && typeof first.denom === "string" && typeof first.amount === "string" && /^\d+$/.test(first.amount) ? { denom: first.denom, amount: first.amount } : undefined
+  return { t, messages, memo: body.memo, sender: senderOf(messages), fee, firstFee }
 }
 
 const senderOf = (messages: ReadonlyArray<Record<string, unknown>>): string | null => {
@@ -43,8 +52,11 @@ export const txs = defineAppend({
     col("gas_wanted", "BIGINT", "gas limit", (v) => v.t.gas_wanted),
     col("gas_used", "BIGINT", "gas used", (v) => v.t.gas_used),
     col("message_types", "VARCHAR[]", "the @type of each message, in order", (v) => JSON.stringify(v.messages.map((m) => String(m["@type"] ?? "")))),
-    col("sender", "VARCHAR", "the first message's sender (sender / from_address / signer)", (v) => senderOf(v.messages)),
-    col("fee", "JSON", "auth_info.fee.amount: [{denom, amount}]", (v) => JSON.stringify((v.t.tx.auth_info as { fee?: { amount?: unknown } }).fee?.amount ?? [])),
+    col("sender", "VARCHAR", "the first message's sender (sender / from_address / signer)", (v) => v.sender),
+    col("sender_hex", "VARCHAR", "sender, canonical: 0x + lowercase hex of the account bytes (joins with EVM addresses)", (v) => canonicalAddress(v.sender)),
+    col("fee", "JSON", "auth_info.fee.amount: [{denom, amount}]", (v) => JSON.stringify(v.fee)),
+    col("fee_denom", "VARCHAR", "the first fee coin's denom (NULL without a fee)", (v) => v.firstFee?.denom ?? null),
+    col("fee_amount", "DECIMAL(38,0)", "the first fee coin's amount in base units, exact", (v) => v.firstFee?.amount ?? null),
     col("memo", "VARCHAR", "tx body memo", (v) => (typeof v.memo === "string" ? v.memo : null)),
     col("data", "VARCHAR", "ABCI result data (uppercase hex)", (v) => v.t.data),
     col("raw_log", "VARCHAR", "raw log (the error text on failure)", (v) => v.t.raw_log),

@@ -24,9 +24,25 @@ export interface ValueOf {
   readonly "VARCHAR[]": string
 }
 
+/**
+ * What a row may read besides its record: the time of the block at a height (for lists whose
+ * records carry only a height, such as EVM receipts). The engine asks the source for the block
+ * times of a page's heights before it makes the page's rows, for datasets that declare `blockTime`.
+ */
+export interface RowContext {
+  readonly blockTime: (height: number) => string
+}
+
+/** The context of rows that read nothing besides their record. */
+export const NO_CONTEXT: RowContext = {
+  blockTime: () => {
+    throw new Error("a column reads the block time, but its dataset does not declare blockTime: true")
+  }
+}
+
 /** A column and the value it takes from an item (a record, or one of the rows a record yields). */
 export interface ColumnOf<I> extends Column {
-  readonly value: (item: I) => Value
+  readonly value: (item: I, context: RowContext) => Value
 }
 
 /**
@@ -36,7 +52,7 @@ export interface ColumnOf<I> extends Column {
  */
 export const columnsOf =
   <I>() =>
-  <T extends ColumnType>(name: string, type: T, description: string, value: (item: I) => ValueOf[T] | null): ColumnOf<I> => ({ name, type, description, value })
+  <T extends ColumnType>(name: string, type: T, description: string, value: (item: I, context: RowContext) => ValueOf[T] | null): ColumnOf<I> => ({ name, type, description, value })
 
 /**
  * An append-only source: a list paged in ascending order. `height` sources (blocks) are sharded by
@@ -73,8 +89,10 @@ export interface AppendDataset extends Common {
   readonly source: AppendSource
   /** index of the height column in a row (the partition's column) */
   readonly heightColumn: number
+  /** its rows read the block time of their record's height (RowContext.blockTime) */
+  readonly blockTime: boolean
   /** a record's rows, each in column order */
-  readonly toRows: (record: any) => Array<Row>
+  readonly toRows: (record: any, context: RowContext) => Array<Row>
 }
 
 /** One offset-paged list read for a snapshot (e.g. the rich list of one denom). */
@@ -134,12 +152,12 @@ export interface SampleDataset<I = any> extends Common {
 export type Dataset = AppendDataset | SnapshotDataset | SampleDataset
 
 /** The row builder of a column list: one positional row per item. */
-const rowBuilder = <I>(columns: ReadonlyArray<ColumnOf<I>>): ((item: I) => Row) => {
+const rowBuilder = <I>(columns: ReadonlyArray<ColumnOf<I>>): ((item: I, context?: RowContext) => Row) => {
   const values = columns.map((c) => c.value)
   const n = values.length
-  return (item) => {
+  return (item, context = NO_CONTEXT) => {
     const row: Row = new Array(n)
-    for (let i = 0; i < n; i++) row[i] = values[i](item)
+    for (let i = 0; i < n; i++) row[i] = values[i](item, context)
     return row
   }
 }
@@ -175,6 +193,8 @@ export const defineAppend = <R, I = R>(d: {
   readonly key: ReadonlyArray<string>
   readonly sortKey: ReadonlyArray<string>
   readonly partition: HeightBucketPartitioning
+  /** a column reads `context.blockTime` (the source's records carry a height but no time) */
+  readonly blockTime?: boolean
 }): AppendDataset => {
   const row = rowBuilder(d.columns)
   const items = d.items
@@ -188,7 +208,8 @@ export const defineAppend = <R, I = R>(d: {
     sortKey: d.sortKey,
     partition: d.partition,
     heightColumn: indexOf(d.partition.column, d.columns, d.name, "partition column"),
-    toRows: items ? (record: R) => items(record).map(row) : (record: R) => [row(record as unknown as I)]
+    blockTime: d.blockTime ?? false,
+    toRows: items ? (record: R, context: RowContext) => items(record).map((item) => row(item, context)) : (record: R, context: RowContext) => [row(record as unknown as I, context)]
   })
 }
 

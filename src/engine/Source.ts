@@ -59,6 +59,8 @@ export interface SourceService {
   readonly status: Effect.Effect<SourceStatus, SourceFailure>
   /** the chain's fingerprint at `height` (its block hash), or undefined where the source no longer (or not yet) serves that height */
   readonly blockHash: (height: number) => Effect.Effect<string | undefined, SourceFailure>
+  /** the time (RFC 3339, UTC) of the block at each height; fails if the source serves no block at one of them */
+  readonly blockTimes: (heights: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, string>, SourceFailure>
   /** whether `list` is served here: false only when its endpoint itself says it is not (a documented 404) */
   readonly served: (list: ListRef) => Effect.Effect<boolean, SourceFailure>
   /** one page of `list`, fetched and parsed in one retried step (a body cut short is fetched again) */

@@ -46,3 +46,17 @@ export const commitFiles = (dataset: string, files: ReadonlyArray<CommittedFile>
 /** Commits a snapshot's staged files with its manifest entry. */
 export const commitSnapshot = (dataset: string, files: ReadonlyArray<CommittedFile>, snapshot: CommittedSnapshot, onCommitted?: OnCommitted) =>
   Effect.flatMap(Checkpoints, (checkpoints) => checkpoints.commitSnapshot(dataset, files, snapshot)).pipe(counted(files, onCommitted))
+
+/**
+ * A lake written by an older chain-lake may lack columns added since: its files read as NULL
+ * there (the views read files by column name). Said once per dataset, so that NULLs are not
+ * taken for data.
+ */
+export const olderColumnsNotice = (dataset: string, manifest: { readonly columns: ReadonlyArray<{ readonly name: string }>; readonly files: ReadonlyArray<unknown> } | undefined, columns: ReadonlyArray<{ readonly name: string }>): string | undefined => {
+  if (!manifest || manifest.files.length === 0) return undefined
+  const had = new Set(manifest.columns.map((c) => c.name))
+  const added = columns.filter((c) => !had.has(c.name)).map((c) => c.name)
+  return added.length > 0
+    ? `${dataset}: files committed earlier lack ${added.join(", ")} (added by a newer chain-lake); those rows read NULL there: export into a new folder to have ${added.length > 1 ? "them" : "it"} everywhere`
+    : undefined
+}

@@ -17,6 +17,7 @@ import { Checkpoints, type CheckpointError, type CommittedFile } from "../lake/C
 import { ParquetSink, type SinkError } from "../lake/ParquetSink.js"
 import { covers, type Range } from "../lake/RangeSet.js"
 import type { AppendDataset, AppendSource, Dataset, SnapshotDataset } from "./Dataset.js"
+import { olderColumnsNotice } from "./commit.js"
 import { anchorIdentity, checkIdentity, type LakeIdentityError } from "./identity.js"
 import { heightBounds, planShards, progressOf, requestsFor } from "./plan.js"
 import { firstAtOrAbove } from "./positions.js"
@@ -291,6 +292,8 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
       for (const d of group) {
         // a dry run only reads: opening would start manifests and clear leftovers
         const m = options.dryRun ? yield* checkpoints.get(d.name) : yield* checkpoints.open(d.name, list.unit, d.columns)
+        const older = olderColumnsNotice(d.name, m, d.columns)
+        if (older) notice(older)
         committed.set(d.name, m?.committed ?? [])
       }
       const shards = planShards(range, [...committed.values()], { concurrency, pageSize, maxShardUnits })

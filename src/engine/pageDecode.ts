@@ -10,7 +10,7 @@
  */
 import { Buffer, isAscii } from "node:buffer"
 import type { FieldIssue } from "../schema/decode.js"
-import type { AppendDataset, AppendSource } from "./Dataset.js"
+import { NO_CONTEXT, type AppendDataset, type AppendSource, type RowContext } from "./Dataset.js"
 import type { Row } from "../lake/columns.js"
 
 /** A record that passed its check: its height and, per target dataset (in order), its rows. */
@@ -83,10 +83,16 @@ export const readJson = (bytes: ArrayBuffer): { readonly json: unknown; readonly
 }
 
 /** One record of a parsed page: its check, height and each dataset's rows (in `datasets` order). */
-export const decodeRecord = (record: unknown, latin1: boolean, source: AppendSource, datasets: ReadonlyArray<AppendDataset>): DecodedRecord | InvalidRecord => {
+export const decodeRecord = (
+  record: unknown,
+  latin1: boolean,
+  source: AppendSource,
+  datasets: ReadonlyArray<AppendDataset>,
+  context: RowContext = NO_CONTEXT
+): DecodedRecord | InvalidRecord => {
   const issue = source.validate(record)
   if (issue) return latin1 ? { issue: { path: restoreString(issue.path), message: restoreString(issue.message) }, record: restoreDeep(record) } : { issue, record }
-  const rows = datasets.map((d) => d.toRows(record))
+  const rows = datasets.map((d) => d.toRows(record, context))
   if (latin1) for (const forDataset of rows) for (const row of forDataset) restoreRow(row)
   return { height: source.heightOf(record), rows }
 }

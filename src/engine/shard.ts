@@ -11,7 +11,7 @@ import { bucketOf, shardFile } from "../lake/layout.js"
 import { ParquetSink, type ParquetWriter, type SinkError } from "../lake/ParquetSink.js"
 import { subtract, type Range } from "../lake/RangeSet.js"
 import { commitFiles, writePending } from "./commit.js"
-import type { AppendDataset, AppendSource } from "./Dataset.js"
+import { NO_CONTEXT, type AppendDataset, type AppendSource, type RowContext } from "./Dataset.js"
 import { decodeRecord, isInvalid } from "./pageDecode.js"
 import { walkPages, type PageInfo } from "./pager.js"
 import { Source, type InvalidRecordFailure, type ListPage, type PageRequest, type SourceFailure } from "./Source.js"
@@ -46,6 +46,11 @@ interface ShardWriter {
 }
 
 const b64 = (s: string) => Buffer.from(s).toString("base64")
+
+/** A row asked for the time of a height its record did not name (see `contextOf`). */
+class MissingBlockTime {
+  constructor(readonly height: number) {}
+}
 
 /** Appends an invalid record to OUT/_quarantine/<source>.ndjson with where it was and what is wrong. */
 const quarantine = (root: string, source: AppendSource, err: InvalidRecordFailure, record: unknown) =>
@@ -114,13 +119,47 @@ export const runShard = (
      */
     let lastHeight = -Infinity
     let pageBefore = new Set<string>()
+    /*
+     * Datasets whose rows carry a block time their records lack (EVM receipts have a height only)
+     * get the times of the page's heights from the source, in a few requests per page, before the
+     * page's rows are made.
+     */
+    const timed = targets.some((d) => d.blockTime)
+    const contextOf = (page: ListPage): Effect.Effect<RowContext, SourceFailure> => {
+      if (!timed) return Effect.succeed(NO_CONTEXT)
+      const heights = new Set<number>()
+      for (const item of page.items) {
+        // a record that breaks its schema fails (or is quarantined) below; its height is not asked for
+        let h = NaN
+        try {
+          h = source.heightOf(item)
+        } catch {}
+        if (Number.isSafeInteger(h) && h > 0) heights.add(h)
+      }
+      return sourceService.blockTimes([...heights]).pipe(
+        Effect.map((times) => ({
+          blockTime: (height: number) => {
+            const time = times.get(height)
+            if (time === undefined) throw new MissingBlockTime(height)
+            return time
+          }
+        }))
+      )
+    }
     const ingest = (page: ListPage) =>
       Effect.gen(function* () {
         const flushes = new Set<ShardWriter>()
         const thisPage = new Set<string>()
+        const context = yield* contextOf(page)
         for (let i = 0; i < page.items.length; i++) {
           const item = page.items[i]
-          const record = decodeRecord(item, page.latin1, source, targets)
+          let record: ReturnType<typeof decodeRecord>
+          try {
+            record = decodeRecord(item, page.latin1, source, targets, context)
+          } catch (e) {
+            if (!(e instanceof MissingBlockTime)) throw e
+            return yield* Effect.fail(sourceService.untrustedPaging(source, page.key, `record ${i} has rows at height ${e.height}, not its own height: the record contradicts itself`))
+          }
           // the parsed record is not needed past here: let the GC have it mid-page
           ;(page.items as Array<unknown>)[i] = undefined
           if (isInvalid(record)) {

@@ -10,7 +10,7 @@ import { Effect, Stream } from "effect"
 import { Checkpoints, type CommittedFile, type CommittedSnapshot } from "../lake/Checkpoints.js"
 import { snapshotFile } from "../lake/layout.js"
 import { ParquetSink, sqlString } from "../lake/ParquetSink.js"
-import { commitSnapshot, writePending } from "./commit.js"
+import { commitSnapshot, olderColumnsNotice, writePending } from "./commit.js"
 import type { SnapshotDataset, SnapshotInput } from "./Dataset.js"
 import { restoreDeep, restoreRow } from "./pageDecode.js"
 import { walkPages } from "./pager.js"
@@ -119,6 +119,8 @@ export const runSnapshot = (
     const checkpoints = yield* Checkpoints
     const empty: SnapshotOutcome = { rows: 0, files: 0, bytes: 0 }
     const manifest = yield* checkpoints.open(d.name, "snapshot", d.columns)
+    const older = olderColumnsNotice(d.name, manifest, d.columns)
+    if (older) settings.notice(older)
     const named = yield* d.lists(input)
     if ("skip" in named) {
       settings.notice(`${d.name}: skipped, ${named.skip}${named.hint ? `: ${named.hint}` : ""}`)

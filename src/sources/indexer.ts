@@ -30,6 +30,15 @@ export const parseListPage = (
 /** A record's field path within its page: `txs[3].height`. */
 const recordPath = (arrayKey: string, index: number, path: string) => `${arrayKey}[${index}]${path ? (path.startsWith("[") ? "" : ".") + path : ""}`
 
+/** The block list, read by height for the block times of lists whose records carry only a height. */
+const blockList: ListRef = { endpoint: "blocks", path: "/indexer/block/v1/blocks", arrayKey: "blocks" }
+/** the documented default page size: a server that caps pages lower still answers in order, and the walk goes on */
+const BLOCK_TIME_PAGE = 100
+/** block times remembered per run (a height's time never changes); beyond this the oldest are forgotten */
+const BLOCK_TIME_CACHE = 50_000
+
+const heightCursor = (height: number) => Buffer.from(JSON.stringify({ height })).toString("base64")
+
 export const makeIndexerSource = (indexer: IndexerClientService): SourceService => {
   const page = (list: ListRef, request: Parameters<SourceService["page"]>[1]): Effect.Effect<ListPage, IndexerError> => {
     const key = request.key ?? null
@@ -43,6 +52,60 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
     )
   }
   const is404 = (e: IndexerError) => e._tag === "IndexerHttpError" && e.status === 404
+
+  const times = new Map<number, string>()
+  const remember = (height: number, time: string) => {
+    if (times.size >= BLOCK_TIME_CACHE) for (const old of [...times.keys()].slice(0, BLOCK_TIME_CACHE / 10)) times.delete(old)
+    times.set(height, time)
+  }
+  /*
+   * The heights a page asks for are ascending and close together (a page of receipts spans a few
+   * blocks), so they are read as runs of the block list from a height cursor: one request per
+   * run of up to BLOCK_TIME_PAGE heights, never more requests than heights.
+   */
+  const readBlockTimes = (heights: ReadonlyArray<number>): Effect.Effect<void, IndexerError> =>
+    Effect.gen(function* () {
+      const missing = heights.filter((h) => !times.has(h)).sort((x, y) => x - y)
+      let i = 0
+      while (i < missing.length) {
+        const from = missing[i]
+        let to = from
+        while (i < missing.length && missing[i] < from + BLOCK_TIME_PAGE) to = missing[i++]
+        let key: string | null = heightCursor(from - 1)
+        let next = from
+        // a server may cap the page below what was asked: walk on from the last height it gave
+        while (next <= to && key !== null) {
+          const got: ListPage = yield* page(blockList, { key, limit: to - next + 1, reverse: false })
+          let last = next - 1
+          for (const [index, block] of got.items.entries()) {
+            const b = block as { height?: unknown; timestamp?: unknown }
+            const height = typeof b.height === "string" ? Number(b.height) : NaN
+            if (!Number.isSafeInteger(height) || typeof b.timestamp !== "string")
+              return yield* Effect.fail(new IndexerDecodeError({ endpoint: blockList.endpoint, key, path: recordPath(blockList.arrayKey, index, typeof b.timestamp !== "string" ? "timestamp" : "height"), message: "expected a block with a string height and timestamp" }))
+            if (height <= last) return yield* Effect.fail(new IndexerPagingError({ endpoint: blockList.endpoint, key, message: `height ${height} came after height ${last}: the block list went back` }))
+            last = height
+            if (height > to) break
+            remember(height, got.latin1 ? restoreString(b.timestamp) : b.timestamp)
+          }
+          if (got.items.length === 0 || last < next) break
+          next = last + 1
+          key = heightCursor(last)
+        }
+      }
+    })
+  const blockTimes = (heights: ReadonlyArray<number>): Effect.Effect<ReadonlyMap<number, string>, IndexerError> =>
+    readBlockTimes(heights).pipe(
+      Effect.flatMap(() => {
+        const answer = new Map<number, string>()
+        for (const h of heights) {
+          const time = times.get(h)
+          if (time === undefined)
+            return Effect.fail(new IndexerPagingError({ endpoint: blockList.endpoint, key: heightCursor(h - 1), message: `block ${h} is not in the block list (pruned, or not indexed yet), so the rows at that height have no block time` }))
+          answer.set(h, time)
+        }
+        return Effect.succeed(answer)
+      })
+    )
   return {
     status: indexer.status.pipe(
       Effect.map((s) => ({ chainId: s.chain_id, tip: s.height, watermarks: { height: s.height, internal_tx_height: s.internal_tx_height, rich_list_height: s.rich_list_height } }))
@@ -60,6 +123,7 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
         Effect.catchIf(is404, () => Effect.succeed(false))
       ),
     page,
+    blockTimes,
     invalidRecord: (list, key, index, issue) => new IndexerDecodeError({ endpoint: list.endpoint, key, path: recordPath(list.arrayKey, index, issue.path), message: issue.message }),
     untrustedPaging: (list, key, message) => new IndexerPagingError({ endpoint: list.endpoint, key, message })
   }

@@ -18,6 +18,7 @@ import { join } from "node:path"
 import { expect } from "vitest"
 import type { Chain, NftToken } from "../../src/devnet/chain.js"
 import { DENOMS, type Devnet } from "../../src/devnet/index.js"
+import { bech32Encode, hexToBytes } from "../../src/devnet/encoding.js"
 import { blockJson, evmReceiptsAt, internalTxsAt, msgTypeOf, tokenJson, txJson } from "../../src/devnet/render.js"
 
 /** A JSON column's expected value: compared parsed, since key order and spacing carry no meaning. */
@@ -76,6 +77,12 @@ const hexInt = (hex: string): number => Number(BigInt(hex))
 /** What DECIMAL(38,0) holds: the exact value, or NULL when it has more than 38 digits. */
 const decimal38 = (n: bigint): string | null => (n.toString().replace("-", "").length <= 38 ? n.toString() : null)
 
+/** An account as the lake's address columns spell it: 0x and lowercase hex of its bytes. */
+const canonicalHex = (hex: string): string => "0x" + hex.replace(/^0x/, "").toLowerCase()
+/** Its bech32 twin, by the devnet's own encoder (the exporter has its own). */
+const bech32Of = (hex: string): string => bech32Encode("init", hexToBytes(hex.replace(/^0x/, "")))
+const ZERO_ACCOUNT = "0x" + "0".repeat(40)
+
 const bucketOf = (height: number, bucketWidth: number): string => String(Math.floor(height / bucketWidth) * bucketWidth)
 
 const heights = (from: number, to: number): Array<number> => Array.from({ length: Math.max(0, to - from + 1) }, (_, k) => from + k)
@@ -101,6 +108,8 @@ export const blockRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow>
       gas_wanted: String(sums.gasWanted),
       tx_count: chain.blockTxCount(h),
       total_fee: new JsonCell(totalFee),
+      total_fee_denom: totalFee.length === 1 ? totalFee[0].denom : null,
+      total_fee_amount: totalFee.length === 1 ? totalFee[0].amount : null,
       proposer_moniker: wire.proposer.moniker,
       proposer_operator_address: wire.proposer.operator_address,
       height_bucket: bucketOf(h, bucketWidth)
@@ -124,7 +133,10 @@ export const txRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow> =>
         message_types: Array.from({ length: plan.msgCount }, () => msgTypeOf(chain, plan)),
         // every message of a tx is signed by the same account
         sender: chain.accountOf(chain.signerOf(plan, seq)).bech32,
+        sender_hex: canonicalHex(chain.accountOf(chain.signerOf(plan, seq)).hex),
         fee: new JsonCell([{ denom: DENOMS[plan.feeDenom].denom, amount: String(plan.feeAmount) }]),
+        fee_denom: DENOMS[plan.feeDenom].denom,
+        fee_amount: String(plan.feeAmount),
         memo: wire.tx.body.memo,
         data: wire.data,
         raw_log: wire.raw_log,
@@ -148,6 +160,7 @@ export const evmTxRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow>
         block_hash: "0x" + chain.blockHash(h).toLowerCase(),
         transaction_hash: chain.evmTxHash(h, plan.index),
         transaction_index: plan.index,
+        timestamp: timestampText(blockTimeMicros(chain, h)),
         from: chain.accountOf(chain.signerOf(plan, seq)).evm,
         to: receipt.to,
         contract_address: receipt.contractAddress,
@@ -174,6 +187,7 @@ export const evmLogRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow
         transaction_hash: chain.evmTxHash(h, plan.index),
         transaction_index: plan.index,
         log_index: logIndex++,
+        timestamp: timestampText(blockTimeMicros(chain, h)),
         address: log.address,
         topic0: log.topics[0] ?? null,
         topic1: log.topics[1] ?? null,
@@ -185,6 +199,101 @@ export const evmLogRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow
         height_bucket: bucketOf(h, bucketWidth)
       }))
     )
+  })
+
+/** ERC-20 Transfer logs (three topics: the amount is the data word), one token_transfers_evm row each. */
+export const evmTokenTransferRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow> =>
+  heights(1, chain.tip).flatMap((h) => {
+    let logIndex = 0
+    return evmReceiptsAt(chain, h).flatMap(({ plan, receipt }) =>
+      receipt.logs.flatMap((log) => {
+        const index = logIndex++
+        if (log.topics.length !== 3) return []
+        const from = canonicalHex(log.topics[1].slice(-40))
+        const to = canonicalHex(log.topics[2].slice(-40))
+        const amount = BigInt(log.data).toString()
+        return [
+          {
+            height: String(h),
+            timestamp: timestampText(blockTimeMicros(chain, h)),
+            tx_hash: chain.evmTxHash(h, plan.index),
+            source: "evm",
+            event_index: index,
+            coin_index: 0,
+            token: log.address.toLowerCase(),
+            from_address: from,
+            to_address: to,
+            from_bech32: bech32Of(from),
+            to_bech32: bech32Of(to),
+            amount,
+            amount_text: amount,
+            height_bucket: bucketOf(h, bucketWidth)
+          }
+        ]
+      })
+    )
+  })
+
+/** Bank sends and IBC transfers that succeeded move their amount from the signer to the recipient: one token_transfers_cosmos row each. */
+export const cosmosTokenTransferRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow> =>
+  heights(1, chain.tip).flatMap((h) =>
+    Array.from({ length: chain.blockTxCount(h) }, (_, i) => chain.plan(h, i)).flatMap((plan) => {
+      if (plan.failed || (plan.kind !== "bank_send" && plan.kind !== "ibc_transfer")) return []
+      const seq = chain.txSeqBefore(h) + plan.index + 1
+      const signer = chain.accountOf(chain.signerOf(plan, seq))
+      const recipient = chain.accountOf(plan.recipient)
+      // where the event sits among the tx's events is the renderer's choice
+      const eventIndex = txJson(chain, h, plan.index).events.findIndex((e) => e.type === "transfer")
+      return [
+        {
+          height: String(h),
+          timestamp: timestampText(txTimeMicros(chain, h)),
+          tx_hash: chain.txHash(h, plan.index),
+          source: "cosmos",
+          event_index: eventIndex,
+          coin_index: 0,
+          token: DENOMS[plan.denom].denom,
+          from_address: canonicalHex(signer.hex),
+          to_address: canonicalHex(recipient.hex),
+          from_bech32: signer.bech32,
+          to_bech32: recipient.bech32,
+          amount: String(plan.amount),
+          amount_text: String(plan.amount),
+          height_bucket: bucketOf(h, bucketWidth)
+        }
+      ]
+    })
+  )
+
+/** Each NFT mint, transfer and burn of the chain's NFT events, once per Transfer log its tx emits. */
+export const nftTransferRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow> =>
+  heights(1, chain.tip).flatMap((h) => {
+    let logIndex = 0
+    return evmReceiptsAt(chain, h).flatMap(({ plan, receipt }) => {
+      const nft = chain.nftEvents.get(chain.txSeqBefore(h) + plan.index + 1)
+      return receipt.logs.flatMap((log) => {
+        const index = logIndex++
+        if (!nft) return []
+        const from = nft.kind === "mint" ? ZERO_ACCOUNT : canonicalHex(chain.accountOf(nft.from).hex)
+        const to = nft.kind === "burn" ? ZERO_ACCOUNT : canonicalHex(chain.accountOf(nft.to).hex)
+        return [
+          {
+            height: String(h),
+            timestamp: timestampText(blockTimeMicros(chain, h)),
+            tx_hash: chain.evmTxHash(h, plan.index),
+            log_index: index,
+            collection: chain.u.collections[nft.collection].address.toLowerCase(),
+            token_id: BigInt(log.topics[3]).toString(),
+            kind: nft.kind,
+            from_address: from,
+            to_address: to,
+            from_bech32: bech32Of(from),
+            to_bech32: bech32Of(to),
+            height_bucket: bucketOf(h, bucketWidth)
+          }
+        ]
+      })
+    })
   })
 
 /** Internal txs stop at internal_tx_height: the tracing extension lags the tip. */
@@ -240,6 +349,7 @@ export const tokenRows = (chain: Chain): Array<ExpectedRow> =>
         token_id: t.tokenId,
         uri: wire.nft.uri,
         owner: chain.accountOf(t.owner).bech32,
+        owner_hex: canonicalHex(chain.accountOf(t.owner).hex),
         object_addr: wire.object_addr,
         height: String(t.height),
         timestamp: timestampText(txTimeMicros(chain, t.height)),
@@ -258,6 +368,7 @@ export const holderRows = (chain: Chain): Array<ExpectedRow> =>
     chain.holders(i).map((h) => ({
       denom: DENOMS[i].denom,
       account: h.account.evm,
+      account_hex: canonicalHex(h.account.hex),
       amount: h.amount.toString(),
       amount_decimal: decimal38(h.amount),
       snapshot_height: String(chain.richListHeight)
@@ -280,7 +391,7 @@ export const expectedLake = (chain: Chain, bucketWidth: number): Array<ExpectedD
   {
     name: "blocks",
     columns: cols(
-      "height BIGINT, hash VARCHAR, chain_id VARCHAR, timestamp TIMESTAMP, block_time BIGINT, gas_used BIGINT, gas_wanted BIGINT, tx_count INTEGER, total_fee JSON, proposer_moniker VARCHAR, proposer_operator_address VARCHAR, height_bucket BIGINT"
+      "height BIGINT, hash VARCHAR, chain_id VARCHAR, timestamp TIMESTAMP, block_time BIGINT, gas_used BIGINT, gas_wanted BIGINT, tx_count INTEGER, total_fee JSON, total_fee_denom VARCHAR, total_fee_amount DECIMAL(38,0), proposer_moniker VARCHAR, proposer_operator_address VARCHAR, height_bucket BIGINT"
     ),
     key: ["height"],
     partition: "height_bucket",
@@ -289,7 +400,7 @@ export const expectedLake = (chain: Chain, bucketWidth: number): Array<ExpectedD
   {
     name: "txs",
     columns: cols(
-      "height BIGINT, txhash VARCHAR, timestamp TIMESTAMP, code INTEGER, codespace VARCHAR, gas_wanted BIGINT, gas_used BIGINT, message_types VARCHAR[], sender VARCHAR, fee JSON, memo VARCHAR, data VARCHAR, raw_log VARCHAR, info VARCHAR, tx JSON, events JSON, logs JSON, height_bucket BIGINT"
+      "height BIGINT, txhash VARCHAR, timestamp TIMESTAMP, code INTEGER, codespace VARCHAR, gas_wanted BIGINT, gas_used BIGINT, message_types VARCHAR[], sender VARCHAR, sender_hex VARCHAR, fee JSON, fee_denom VARCHAR, fee_amount DECIMAL(38,0), memo VARCHAR, data VARCHAR, raw_log VARCHAR, info VARCHAR, tx JSON, events JSON, logs JSON, height_bucket BIGINT"
     ),
     key: ["txhash"],
     partition: "height_bucket",
@@ -298,7 +409,7 @@ export const expectedLake = (chain: Chain, bucketWidth: number): Array<ExpectedD
   {
     name: "evm_txs",
     columns: cols(
-      "block_number BIGINT, block_hash VARCHAR, transaction_hash VARCHAR, transaction_index INTEGER, from VARCHAR, to VARCHAR, contract_address VARCHAR, status INTEGER, type INTEGER, gas_used BIGINT, cumulative_gas_used BIGINT, effective_gas_price DECIMAL(38,0), log_count INTEGER, logs_bloom VARCHAR, height_bucket BIGINT"
+      "block_number BIGINT, block_hash VARCHAR, transaction_hash VARCHAR, transaction_index INTEGER, timestamp TIMESTAMP, from VARCHAR, to VARCHAR, contract_address VARCHAR, status INTEGER, type INTEGER, gas_used BIGINT, cumulative_gas_used BIGINT, effective_gas_price DECIMAL(38,0), log_count INTEGER, logs_bloom VARCHAR, height_bucket BIGINT"
     ),
     key: ["transaction_hash"],
     partition: "height_bucket",
@@ -307,7 +418,7 @@ export const expectedLake = (chain: Chain, bucketWidth: number): Array<ExpectedD
   {
     name: "evm_logs",
     columns: cols(
-      "block_number BIGINT, block_hash VARCHAR, transaction_hash VARCHAR, transaction_index INTEGER, log_index INTEGER, address VARCHAR, topic0 VARCHAR, topic1 VARCHAR, topic2 VARCHAR, topic3 VARCHAR, topics VARCHAR[], data VARCHAR, removed BOOLEAN, height_bucket BIGINT"
+      "block_number BIGINT, block_hash VARCHAR, transaction_hash VARCHAR, transaction_index INTEGER, log_index INTEGER, timestamp TIMESTAMP, address VARCHAR, topic0 VARCHAR, topic1 VARCHAR, topic2 VARCHAR, topic3 VARCHAR, topics VARCHAR[], data VARCHAR, removed BOOLEAN, height_bucket BIGINT"
     ),
     key: ["block_number", "log_index"],
     partition: "height_bucket",
@@ -322,6 +433,24 @@ export const expectedLake = (chain: Chain, bucketWidth: number): Array<ExpectedD
     partition: "height_bucket",
     rows: internalTxRows(chain, bucketWidth)
   },
+  ...(["evm", "cosmos"] as const).map((side) => ({
+    name: `token_transfers_${side}`,
+    columns: cols(
+      "height BIGINT, timestamp TIMESTAMP, tx_hash VARCHAR, source VARCHAR, event_index INTEGER, coin_index INTEGER, token VARCHAR, from_address VARCHAR, to_address VARCHAR, from_bech32 VARCHAR, to_bech32 VARCHAR, amount DECIMAL(38,0), amount_text VARCHAR, height_bucket BIGINT"
+    ),
+    key: ["tx_hash", "event_index", "coin_index"],
+    partition: "height_bucket" as const,
+    rows: side === "evm" ? evmTokenTransferRows(chain, bucketWidth) : cosmosTokenTransferRows(chain, bucketWidth)
+  })),
+  {
+    name: "nft_transfers",
+    columns: cols(
+      "height BIGINT, timestamp TIMESTAMP, tx_hash VARCHAR, log_index INTEGER, collection VARCHAR, token_id VARCHAR, kind VARCHAR, from_address VARCHAR, to_address VARCHAR, from_bech32 VARCHAR, to_bech32 VARCHAR, height_bucket BIGINT"
+    ),
+    key: ["height", "log_index"],
+    partition: "height_bucket",
+    rows: nftTransferRows(chain, bucketWidth)
+  },
   {
     name: "nft_collections",
     columns: cols("object_addr VARCHAR, name VARCHAR, origin_name VARCHAR, creator VARCHAR, nft_count INTEGER, height BIGINT, timestamp TIMESTAMP, snapshot_height BIGINT"),
@@ -332,7 +461,7 @@ export const expectedLake = (chain: Chain, bucketWidth: number): Array<ExpectedD
   {
     name: "nft_tokens",
     columns: cols(
-      "collection_addr VARCHAR, collection_name VARCHAR, collection_origin_name VARCHAR, token_id VARCHAR, uri VARCHAR, owner VARCHAR, object_addr VARCHAR, height BIGINT, timestamp TIMESTAMP, snapshot_height BIGINT"
+      "collection_addr VARCHAR, collection_name VARCHAR, collection_origin_name VARCHAR, token_id VARCHAR, uri VARCHAR, owner VARCHAR, owner_hex VARCHAR, object_addr VARCHAR, height BIGINT, timestamp TIMESTAMP, snapshot_height BIGINT"
     ),
     key: ["collection_addr", "token_id"],
     partition: "snapshot_height",
@@ -340,7 +469,7 @@ export const expectedLake = (chain: Chain, bucketWidth: number): Array<ExpectedD
   },
   {
     name: "holders",
-    columns: cols("denom VARCHAR, account VARCHAR, amount VARCHAR, amount_decimal DECIMAL(38,0), snapshot_height BIGINT"),
+    columns: cols("denom VARCHAR, account VARCHAR, account_hex VARCHAR, amount VARCHAR, amount_decimal DECIMAL(38,0), snapshot_height BIGINT"),
     key: ["denom", "account"],
     partition: "snapshot_height",
     rows: holderRows(chain)
