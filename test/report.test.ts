@@ -46,6 +46,8 @@ describe("chain-lake report", () => {
       expect(c.height, c.id).toBeGreaterThan(100)
       // rendered marks: bars, lines or points drawn inside the chart
       expect(c.marks, c.id).toBeGreaterThan(5)
+      // nothing, legends included, passes the card's edge
+      expect(c.overflow, c.id).toBeLessThan(1)
     }
     expect(page.errors).toEqual([])
   })

@@ -20,31 +20,61 @@ export interface Chart {
 
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v))
 
+/** A long token, collection or denom shortened for a label: its head and tail. */
+const SHORT_LABEL_SQL = (column: string) => `CASE WHEN length(${column}) > 22 THEN left(${column}, 12) || '…' || right(${column}, 6) ELSE ${column} END`
+
+/** The time bucket of each row, at the lake's time grain (the time_grain view: at most 60 buckets over the chain's span). */
+const BUCKET_SQL = "time_bucket(to_seconds((SELECT seconds FROM time_grain)), timestamp)"
+const GRAIN_LABEL_SQL = "(SELECT label FROM time_grain) AS grain, (SELECT seconds FROM time_grain) AS grain_seconds"
+/** A UTC time axis labelled at the grain's precision (vega would print local 12-hour times). */
+const timeAxis = (rows: Array<Record<string, unknown>>) => {
+  const seconds = Number(rows[0]?.grain_seconds ?? 86400)
+  const format = seconds < 60 ? "%H:%M:%S" : seconds < 86400 ? "%m-%d %H:%M" : "%Y-%m-%d"
+  return { field: "t", type: "temporal" as const, scale: { type: "utc" as const }, title: `time (UTC, per ${String(rows[0]?.grain ?? "bucket")})`, axis: { labelOverlap: true, format } }
+}
+/** A bucket's start as a bar label at the grain's precision ("2026-01-01T00:00:05Z" → "00:00:05"). */
+const bucketLabel = (t: unknown, seconds: number) => {
+  const text = String(t)
+  return seconds < 60 ? text.slice(11, 19) : seconds < 86400 ? text.slice(5, 16).replace("T", " ") : text.slice(0, 10)
+}
+
 export const CHARTS: ReadonlyArray<Chart> = [
   {
-    id: "daily-activity",
-    title: "Daily activity",
-    question: "How many txs (and failed txs) does the chain carry per day?",
-    sql: "SELECT CAST(day AS VARCHAR) AS day, txs, coalesce(failed_txs, 0) AS failed_txs FROM daily_activity ORDER BY day",
+    id: "activity-over-time",
+    title: "Activity over time",
+    question: "How many txs (and failed txs) does the chain carry over time? Bucketed by the lake's time grain (daily_activity has them per day).",
+    sql: `WITH b AS (SELECT ${BUCKET_SQL} AS t, sum(tx_count) AS txs FROM blocks GROUP BY ALL),
+          f AS (SELECT ${BUCKET_SQL} AS t, count(*) FILTER (WHERE code <> 0) AS failed_txs FROM txs GROUP BY ALL)
+          SELECT strftime(t, '%Y-%m-%dT%H:%M:%SZ') AS t, ${GRAIN_LABEL_SQL}, txs, coalesce(failed_txs, 0) AS failed_txs
+          FROM b LEFT JOIN f USING (t) ORDER BY t`,
     spec: (rows) => ({
-      data: { values: rows.flatMap((r) => [{ day: r.day, kind: "succeeded", txs: num(r.txs)! - num(r.failed_txs)! }, { day: r.day, kind: "failed", txs: num(r.failed_txs) }]) },
+      data: {
+        values: rows.flatMap((r) => {
+          const bucket = bucketLabel(r.t, Number(r.grain_seconds))
+          return [{ bucket, kind: "succeeded", txs: num(r.txs)! - num(r.failed_txs)! }, { bucket, kind: "failed", txs: num(r.failed_txs) }]
+        })
+      },
       mark: "bar",
       encoding: {
-        x: { field: "day", type: "ordinal", title: "day (UTC)" },
+        x: { field: "bucket", type: "ordinal", sort: null, title: timeAxis(rows).title, axis: { labelOverlap: true, labelAngle: 0 } },
         y: { field: "txs", type: "quantitative", stack: "zero", title: "txs" },
-        color: { field: "kind", type: "nominal", scale: { domain: ["succeeded", "failed"], range: ["#4c78a8", "#e45756"] } }
+        color: { field: "kind", type: "nominal", title: null, scale: { domain: ["succeeded", "failed"], range: ["#4c78a8", "#e45756"] }, legend: { orient: "top" } }
       }
     })
   },
   {
     id: "activity-by-height",
     title: "Activity over the chain's life",
-    question: "How do txs and gas per block change with height (100-block windows)?",
-    sql: "SELECT (height // 100) * 100 AS window_start, avg(tx_count) AS txs_per_block, avg(gas_used) AS gas_per_block FROM blocks GROUP BY ALL ORDER BY 1",
+    question: "How do txs and gas per block change with height? Means over windows of equal height (about 40 windows; a last window shorter than half the others is left out).",
+    sql: `WITH span AS (SELECT min(height) AS lo, CAST(greatest(1, ceil((max(height) - min(height) + 1) / 40.0)) AS BIGINT) AS w FROM blocks),
+          windows AS (SELECT lo + ((height - lo) // w) * w AS window_start, any_value(w) AS w, count(*) AS blocks, avg(tx_count) AS txs_per_block, avg(gas_used) AS gas_per_block FROM blocks, span GROUP BY ALL)
+          SELECT window_start, txs_per_block, gas_per_block FROM windows WHERE blocks * 2 >= w ORDER BY 1`,
     spec: (rows) => ({
-      data: { values: rows.map((r) => ({ window: num(r.window_start), txs: num(r.txs_per_block) })) },
-      mark: { type: "line", point: true },
-      encoding: { x: { field: "window", type: "quantitative", title: "height (window start)" }, y: { field: "txs", type: "quantitative", title: "mean txs per block" } }
+      data: { values: rows.map((r) => ({ window: num(r.window_start), txs: num(r.txs_per_block), gas: num(r.gas_per_block) })) },
+      vconcat: [
+        { width: 560, height: 110, mark: { type: "line", point: true }, encoding: { x: { field: "window", type: "quantitative", title: null, axis: { format: "~s" } }, y: { field: "txs", type: "quantitative", title: "mean txs per block" } } },
+        { width: 560, height: 110, mark: { type: "line", point: true, color: "#f58518" }, encoding: { x: { field: "window", type: "quantitative", title: "height (window start)", axis: { format: "~s" } }, y: { field: "gas", type: "quantitative", title: "mean gas per block", axis: { format: "~s" } } } }
+      ]
     })
   },
   {
@@ -61,15 +91,16 @@ export const CHARTS: ReadonlyArray<Chart> = [
   {
     id: "message-mix",
     title: "Message mix",
-    question: "Which message types are sent, and how often do their txs fail?",
+    question: "Which message types are sent, and how often do their txs fail? (colour: failure rate on a scale from 0)",
     sql: "SELECT message_type, messages, failure_rate FROM msg_type_mix",
     spec: (rows) => ({
       data: { values: rows.map((r) => ({ type: String(r.message_type).split(".").pop(), messages: num(r.messages), failure: num(r.failure_rate) })) },
       mark: "bar",
       encoding: {
         y: { field: "type", type: "nominal", sort: "-x", title: null },
-        x: { field: "messages", type: "quantitative" },
-        color: { field: "failure", type: "quantitative", title: "failure rate", scale: { scheme: "orangered" } }
+        x: { field: "messages", type: "quantitative", axis: { format: "~s" } },
+        // from 0, so that 5% and 6% look alike, as they are
+        color: { field: "failure", type: "quantitative", title: "failure rate", scale: { scheme: "orangered", domainMin: 0 }, legend: { format: ".0%", orient: "bottom" } }
       }
     })
   },
@@ -79,14 +110,22 @@ export const CHARTS: ReadonlyArray<Chart> = [
     question: "How evenly is each token held at the latest rich-list snapshot? The further below the diagonal, the more concentrated.",
     sql: `WITH latest AS (SELECT denom, max(snapshot_height) AS h FROM holders GROUP BY denom),
           h AS (SELECT holders.denom, CAST(amount AS DOUBLE) AS amount FROM holders JOIN latest ON holders.denom = latest.denom AND holders.snapshot_height = latest.h WHERE TRY_CAST(amount AS HUGEINT) > 0)
-          SELECT CASE WHEN length(denom) > 20 THEN left(denom, 16) || '…' ELSE denom END AS denom,
+          SELECT ${SHORT_LABEL_SQL("denom")} AS denom,
                  row_number() OVER w / count(*) OVER (PARTITION BY denom) AS holders_share,
                  sum(amount) OVER w / sum(amount) OVER (PARTITION BY denom) AS amount_share
           FROM h WINDOW w AS (PARTITION BY denom ORDER BY amount ASC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)`,
     spec: (rows) => ({
       data: { values: [...rows.map((r) => ({ denom: r.denom, x: num(r.holders_share), y: num(r.amount_share) })), ...[...new Set(rows.map((r) => r.denom))].map((denom) => ({ denom, x: 0, y: 0 }))] },
       layer: [
-        { mark: { type: "line", point: false }, encoding: { x: { field: "x", type: "quantitative", title: "share of holders (poorest first)" }, y: { field: "y", type: "quantitative", title: "share of the amount" }, color: { field: "denom", type: "nominal" }, order: { field: "x" } } },
+        {
+          mark: { type: "line", point: false },
+          encoding: {
+            x: { field: "x", type: "quantitative", title: "share of holders (poorest first)", axis: { format: ".0%" } },
+            y: { field: "y", type: "quantitative", title: "share of the amount", axis: { format: ".0%" } },
+            color: { field: "denom", type: "nominal", legend: { orient: "bottom", columns: 2, labelLimit: 300 } },
+            order: { field: "x" }
+          }
+        },
         { data: { values: [{ x: 0, y: 0 }, { x: 1, y: 1 }] }, mark: { type: "line", strokeDash: [4, 4], color: "#999" }, encoding: { x: { field: "x", type: "quantitative" }, y: { field: "y", type: "quantitative" } } }
       ]
     })
@@ -94,15 +133,21 @@ export const CHARTS: ReadonlyArray<Chart> = [
   {
     id: "route-quotes",
     title: "Route quotes vs amount",
-    question: "How does the price impact of a route grow with the amount sent? (default options, median over samples)",
-    sql: "SELECT pair, CAST(amount_in AS DOUBLE) AS amount_in, coalesce(median_price_impact_percent, 0) AS impact, availability FROM route_quote_stats WHERE variant = 'default' AND availability > 0",
+    question: "How does the price impact of a route grow with the amount sent? (default options, median over samples; amounts in whole tokens where router_assets knows the asset's decimals)",
+    sql: `WITH assets AS (SELECT chain_id, denom, any_value(symbol) AS symbol, any_value(decimals) AS decimals FROM router_assets GROUP BY ALL),
+          pairs AS (SELECT DISTINCT pair, source_chain_id, source_denom, dest_chain_id FROM route_quotes)
+          SELECT coalesce(a.symbol, ${SHORT_LABEL_SQL("p.source_denom")}) || ' ' || p.source_chain_id || ' → ' || p.dest_chain_id AS label,
+                 CAST(s.amount_in AS DOUBLE) / pow(10, coalesce(a.decimals, 0)) AS amount, a.decimals IS NOT NULL AS whole_tokens,
+                 coalesce(s.median_price_impact_percent, 0) AS impact
+          FROM route_quote_stats s JOIN pairs p USING (pair) LEFT JOIN assets a ON a.chain_id = p.source_chain_id AND a.denom = p.source_denom
+          WHERE s.variant = 'default' AND s.availability > 0 ORDER BY label, amount`,
     spec: (rows) => ({
-      data: { values: rows.map((r) => ({ pair: String(r.pair).replace(/\/(ibc|evm)\/[^ ]+/g, "/$1/…").slice(0, 48), amount: num(r.amount_in), impact: num(r.impact) })) },
+      data: { values: rows.map((r) => ({ pair: String(r.label) + (r.whole_tokens ? "" : " (base units)"), amount: num(r.amount), impact: num(r.impact) })) },
       mark: { type: "line", point: true },
       encoding: {
-        x: { field: "amount", type: "quantitative", scale: { type: "log" }, title: "amount in (base units, log scale)" },
+        x: { field: "amount", type: "quantitative", scale: { type: "log" }, title: "amount in (log scale)", axis: { format: "~s" } },
         y: { field: "impact", type: "quantitative", title: "price impact (%)" },
-        color: { field: "pair", type: "nominal", legend: { orient: "bottom", columns: 1 } }
+        color: { field: "pair", type: "nominal", title: null, legend: { orient: "bottom", columns: 1, labelLimit: 520 } }
       }
     })
   },
@@ -115,10 +160,75 @@ export const CHARTS: ReadonlyArray<Chart> = [
       data: { values: rows.flatMap((r) => [{ collection: r.collection_name, what: "tokens", n: num(r.tokens) }, { collection: r.collection_name, what: "owners", n: num(r.owners) }]) },
       mark: "bar",
       encoding: {
-        y: { field: "collection", type: "nominal", title: null },
+        y: { field: "collection", type: "nominal", title: null, axis: { labelLimit: 160 } },
         yOffset: { field: "what" },
         x: { field: "n", type: "quantitative", title: "count" },
-        color: { field: "what", type: "nominal" }
+        color: { field: "what", type: "nominal", title: null, legend: { orient: "top" } }
+      }
+    })
+  },
+  {
+    id: "top-tokens",
+    title: "Top tokens",
+    question: "Which tokens move most? Transfers per token (top 10, top_tokens), ERC-20 logs and cosmos transfer events apart.",
+    sql: `SELECT ${SHORT_LABEL_SQL("token")} AS token, source, transfers FROM top_tokens
+          WHERE token IN (SELECT token FROM top_tokens GROUP BY token ORDER BY sum(transfers) DESC, token LIMIT 10)`,
+    spec: (rows) => ({
+      data: { values: rows.map((r) => ({ token: r.token, source: r.source, transfers: num(r.transfers) })) },
+      mark: "bar",
+      encoding: {
+        y: { field: "token", type: "nominal", sort: "-x", title: null, axis: { labelLimit: 200 } },
+        x: { field: "transfers", type: "quantitative", stack: "zero", axis: { format: "~s" } },
+        color: { field: "source", type: "nominal", title: null, scale: { domain: ["cosmos", "evm"], range: ["#54a24b", "#4c78a8"] }, legend: { orient: "top" } }
+      }
+    })
+  },
+  {
+    id: "token-flows",
+    title: "Token flows over time",
+    question: "How many transfers of the five busiest tokens happen over time? (token_flows has them per day, with volumes)",
+    sql: `WITH top AS (SELECT token FROM token_transfers GROUP BY token ORDER BY count(*) DESC, token LIMIT 5)
+          SELECT strftime(${BUCKET_SQL}, '%Y-%m-%dT%H:%M:%SZ') AS t, ${GRAIN_LABEL_SQL}, ${SHORT_LABEL_SQL("token")} AS token, count(*) AS transfers
+          FROM token_transfers WHERE token IN (SELECT token FROM top) GROUP BY ALL ORDER BY t`,
+    spec: (rows) => ({
+      data: { values: rows.map((r) => ({ t: r.t, token: r.token, transfers: num(r.transfers) })) },
+      mark: { type: "line", point: true },
+      encoding: {
+        x: timeAxis(rows),
+        y: { field: "transfers", type: "quantitative", title: "transfers" },
+        color: { field: "token", type: "nominal", title: null, legend: { orient: "bottom", columns: 2, labelLimit: 300 } }
+      }
+    })
+  },
+  {
+    id: "active-accounts",
+    title: "Active accounts",
+    question: "How many accounts act over time, on each side and in all (an account active on both sides counted once; active_accounts has them per day)?",
+    sql: `SELECT strftime(${BUCKET_SQL}, '%Y-%m-%dT%H:%M:%SZ') AS t, ${GRAIN_LABEL_SQL},
+                 count(DISTINCT account) AS all_sides, count(DISTINCT account) FILTER (WHERE side = 'cosmos') AS cosmos, count(DISTINCT account) FILTER (WHERE side = 'evm') AS evm
+          FROM account_activity GROUP BY ALL ORDER BY t`,
+    spec: (rows) => ({
+      data: { values: rows.flatMap((r) => (["all_sides", "cosmos", "evm"] as const).map((side) => ({ t: r.t, side: side === "all_sides" ? "either side" : side, accounts: num(r[side]) }))) },
+      mark: { type: "line", point: true },
+      encoding: {
+        x: timeAxis(rows),
+        y: { field: "accounts", type: "quantitative", title: "active accounts" },
+        color: { field: "side", type: "nominal", title: null, scale: { domain: ["either side", "cosmos", "evm"], range: ["#222222", "#54a24b", "#4c78a8"] }, legend: { orient: "top" } }
+      }
+    })
+  },
+  {
+    id: "nft-transfer-activity",
+    title: "NFT transfer activity",
+    question: "Per collection: mints, transfers and burns from the ERC-721 Transfer logs (nft_transfer_activity, summed over the lake).",
+    sql: `SELECT ${SHORT_LABEL_SQL("collection")} AS collection, sum(mints) AS mints, sum(transfers) AS transfers, sum(burns) AS burns FROM nft_transfer_activity GROUP BY ALL`,
+    spec: (rows) => ({
+      data: { values: rows.flatMap((r) => (["mints", "transfers", "burns"] as const).map((kind) => ({ collection: r.collection, kind, n: num(r[kind]) }))) },
+      mark: "bar",
+      encoding: {
+        y: { field: "collection", type: "nominal", sort: "-x", title: null, axis: { labelLimit: 200 } },
+        x: { field: "n", type: "quantitative", stack: "zero", title: "events" },
+        color: { field: "kind", type: "nominal", title: null, scale: { domain: ["mints", "transfers", "burns"], range: ["#54a24b", "#4c78a8", "#e45756"] }, legend: { orient: "top" } }
       }
     })
   }
@@ -129,7 +239,8 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", 
 export const renderChartSvg = (spec: TopLevelSpec) =>
   Effect.tryPromise({
     try: async () => {
-      const compiled = compile({ width: 640, height: 260, ...spec } as TopLevelSpec).spec
+      // 560 px of plot leaves room for axes and a side legend inside the 700 px card
+      const compiled = compile({ width: 560, height: 240, ...spec } as TopLevelSpec).spec
       const view = new vega.View(vega.parse(compiled), { renderer: "none" })
       const svg = await view.toSVG()
       view.finalize()
@@ -164,6 +275,7 @@ export const writeReport = (path: string): Effect.Effect<ReportSummary, Analytic
 body{font-family:system-ui,-apple-system,sans-serif;margin:2rem auto;max-width:760px;color:#222}
 h1{margin-bottom:.2rem} .meta{color:#666;margin-top:0}
 figure.chart{margin:2rem 0;padding:1rem;border:1px solid #eee;border-radius:8px}
+figure.chart svg{max-width:100%;height:auto}
 figure.chart h2{margin:.2rem 0;font-size:1.2rem} .question{color:#555;margin:.2rem 0 1rem}
 .empty{color:#a00}
 </style></head>

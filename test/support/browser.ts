@@ -6,8 +6,8 @@ export const haveChromium = existsSync(CHROMIUM)
 
 export interface RenderedPage {
   readonly errors: ReadonlyArray<string>
-  /** per figure id: svg width, height and number of drawn marks */
-  readonly charts: ReadonlyArray<{ readonly id: string; readonly width: number; readonly height: number; readonly marks: number }>
+  /** per figure id: svg width, height, number of drawn marks, and by how many pixels the chart (legends included) passes its card's right edge */
+  readonly charts: ReadonlyArray<{ readonly id: string; readonly width: number; readonly height: number; readonly marks: number; readonly overflow: number }>
 }
 
 export const renderInChromium = async (path: string): Promise<RenderedPage> => {
@@ -29,7 +29,17 @@ export const renderInChromium = async (path: string): Promise<RenderedPage> => {
       const id = (await figure.getAttribute("id")) ?? "?"
       const box = await figure.locator("svg").boundingBox()
       const marks = await figure.locator("svg path, svg rect, svg line").count()
-      charts.push({ id, width: box?.width ?? 0, height: box?.height ?? 0, marks })
+      const overflow = await figure.evaluate((el) => {
+        const svg = el.querySelector("svg")
+        if (!svg) return 0
+        const card = el.getBoundingClientRect()
+        const style = getComputedStyle(el)
+        const inner = card.right - parseFloat(style.paddingRight) - parseFloat(style.borderRightWidth)
+        // every drawn element, legends too: a legend may stick out of an svg that fits
+        const right = Math.max(svg.getBoundingClientRect().right, ...[...svg.querySelectorAll("g")].map((g) => g.getBoundingClientRect().right))
+        return Math.max(0, right - inner)
+      })
+      charts.push({ id, width: box?.width ?? 0, height: box?.height ?? 0, marks, overflow })
     }
     return { errors, charts }
   } finally {
