@@ -36,6 +36,23 @@ describe("chain-lake query", () => {
     expect(JSON.parse(r.stdout)).toEqual([{ n: "0" }])
   })
 
+  it("the table cuts wide values and says so, csv and json print them whole; JSON columns are JSON in json output; times say UTC", async () => {
+    const sql = "SELECT txhash, timestamp, fee, events FROM txs ORDER BY height, txhash LIMIT 3"
+    const whole = await queryLake(`SELECT txhash, strftime(timestamp, '%Y-%m-%dT%H:%M:%S.%fZ') AS t, CAST(fee AS VARCHAR) AS fee, CAST(events AS VARCHAR) AS events FROM read_parquet('${join(data, "txs").replace(/'/g, "''")}/**/*.parquet') ORDER BY height, txhash LIMIT 3`)
+    const table = await runCli(["query", "--data", data, sql])
+    expect(table.code, table.stderr).toBe(0)
+    const lines = table.stdout.trim().split("\n")
+    expect(lines.at(-1)).toBe("(values longer than 48 characters are cut with …: --format csv or json prints them whole)")
+    for (const line of lines.slice(2, -1)) for (const cell of line.split(/ {2,}/)) expect([...cell].length).toBeLessThanOrEqual(48)
+    expect(table.stdout).toContain(String(whole[0].events).slice(0, 47) + "…")
+    const json = await runCli(["query", "--data", data, sql, "--format", "json"])
+    const rows = JSON.parse(json.stdout)
+    expect(rows.map((r: any) => [r.txhash, r.timestamp, r.fee, r.events])).toEqual(whole.map((w) => [w.txhash, w.t.replace(/\.000000Z$/, "Z").replace(/(\.\d*?)0+Z$/, "$1Z"), JSON.parse(w.fee), JSON.parse(w.events)]))
+    const csv = await runCli(["query", "--data", data, sql, "--format", "csv"])
+    expect(csv.stdout).toContain(`"${String(whole[0].events).replace(/"/g, '""')}"`)
+    expect(csv.stdout.split("\n")[1]).toMatch(/^[0-9A-F]{64},\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z,/)
+  })
+
   it("writes csv, json and parquet (--file and --output)", async () => {
     const dir = tmp()
     writeFileSync(join(dir, "q.sql"), "SELECT height, tx_count FROM blocks WHERE height <= 3 ORDER BY height")

@@ -153,7 +153,11 @@ export const makeAnalytics = (options: { readonly dataDir: string; readonly dbFi
           const stmt = yield* prepare(sql, params)
           const reader = yield* Effect.tryPromise({ try: () => conn.use(() => stmt.runAndReadAll()), catch: (e) => new SqlError({ message: (e as Error).message }) })
           return {
-            columns: reader.columnNames().map((name, i) => ({ name, type: reader.columnTypes()[i].toString() })),
+            // JSON is VARCHAR with an alias to DuckDB's client
+            columns: reader.columnNames().map((name, i) => {
+              const type = reader.columnTypes()[i]
+              return { name, type: type.alias ?? type.toString() }
+            }),
             rows: reader.getRowsJson()
           }
         }),

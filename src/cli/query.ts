@@ -39,11 +39,37 @@ const csvCell = (v: unknown) => {
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
 }
 
+/** The lake's times are UTC (TIMESTAMP without a zone): printed so, as ISO 8601 with Z. */
+const utc = (v: unknown) => (typeof v === "string" ? v.replace(" ", "T") + "Z" : v)
+/** A JSON column's text, as the JSON it holds (text that does not parse stays text). */
+const parsedJson = (v: unknown) => {
+  if (typeof v !== "string") return v
+  try {
+    return JSON.parse(v)
+  } catch {
+    return v
+  }
+}
+/** Per column, what a value becomes in the output: times marked UTC, JSON as JSON (json output only). */
+const converters = (r: QueryResult, format: "table" | "csv" | "json") =>
+  r.columns.map((c) => (c.type === "TIMESTAMP" ? utc : c.type === "JSON" && format === "json" ? parsedJson : (v: unknown) => v))
+
+/** Table cells longer than this are cut, as DuckDB's own CLI cuts them; csv and json print every value whole. */
+export const TABLE_CELL_WIDTH = 48
+const tableCell = (v: unknown): string => {
+  const s = cell(v).replace(/\r?\n/g, "↵")
+  return [...s].length > TABLE_CELL_WIDTH ? [...s].slice(0, TABLE_CELL_WIDTH - 1).join("") + "…" : s
+}
+
 export const formatResult = (r: QueryResult, format: "table" | "csv" | "json"): string => {
-  if (format === "json") return JSON.stringify(r.rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c.name, row[i]]))), null, 1)
-  if (format === "csv") return [r.columns.map((c) => csvCell(c.name)).join(","), ...r.rows.map((row) => row.map(csvCell).join(","))].join("\n")
-  if (r.rows.length === 0) return `(no rows; columns: ${r.columns.map((c) => c.name).join(", ")})`
-  return table(r.rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c.name, cell(row[i])]))))
+  const convert = converters(r, format)
+  const rows = r.rows.map((row) => row.map((v, i) => (v === null ? null : convert[i](v))))
+  if (format === "json") return JSON.stringify(rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c.name, row[i]]))), null, 1)
+  if (format === "csv") return [r.columns.map((c) => csvCell(c.name)).join(","), ...rows.map((row) => row.map(csvCell).join(","))].join("\n")
+  if (rows.length === 0) return `(no rows; columns: ${r.columns.map((c) => c.name).join(", ")})`
+  const cut = rows.some((row) => row.some((v) => [...cell(v)].length > TABLE_CELL_WIDTH || /\n/.test(cell(v))))
+  const text = table(rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c.name, tableCell(row[i])]))))
+  return cut ? `${text}\n(values longer than ${TABLE_CELL_WIDTH} characters are cut with …: --format csv or json prints them whole)` : text
 }
 
 export const queryCommand = Command.make(

@@ -33,7 +33,7 @@ export const renderInChromium = async (path: string): Promise<RenderedPage> => {
         const svg = el.querySelector("svg")
         if (!svg) return 0
         const card = el.getBoundingClientRect()
-        const style = getComputedStyle(el)
+        const style = (globalThis as unknown as { getComputedStyle: (e: unknown) => { paddingRight: string; borderRightWidth: string } }).getComputedStyle(el)
         const inner = card.right - parseFloat(style.paddingRight) - parseFloat(style.borderRightWidth)
         // every drawn element, legends too: a legend may stick out of an svg that fits
         const right = Math.max(svg.getBoundingClientRect().right, ...[...svg.querySelectorAll("g")].map((g) => g.getBoundingClientRect().right))
