@@ -43,6 +43,13 @@ describe("publish and validate", () => {
     expect(pkg.licenses).toEqual([{ name: "CC-BY-4.0" }])
     const txs = pkg.resources.find((r: any) => r.name === "txs")
     expect(txs.schema.fields.find((f: any) => f.name === "height")).toMatchObject({ type: "integer", "x-parquet-type": "BIGINT" })
+    expect(txs.schema.fields.find((f: any) => f.name === "fee_amount")).toMatchObject({ "x-parquet-type": "DECIMAL(38,0)" })
+    // the analyst datasets are published with their columns
+    for (const [name, column] of [["token_transfers_evm", "amount"], ["token_transfers_cosmos", "from_address"], ["nft_transfers", "token_id"]]) {
+      const resource = pkg.resources.find((r: any) => r.name === name)
+      expect(resource, name).toBeDefined()
+      expect(resource.schema.fields.map((f: any) => f.name), name).toContain(column)
+    }
     const card = readFileSync(join(release, "README.md"), "utf8")
     for (const d of manifest.datasets) for (const c of d.columns) expect(card).toContain(`| \`${c.name}\` |`)
     const v = await runCli(["validate", release])

@@ -3,6 +3,7 @@
  * sort and partition columns exist, descriptions say something, snapshot datasets end with
  * snapshot_time), and a declaration that names a column it lacks is refused where it is made.
  */
+import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import { DATASETS, EXPORTED_DATASETS } from "../src/datasets/index.js"
 import { blocksSource } from "../src/datasets/sources.js"
@@ -14,6 +15,13 @@ describe("the registry", () => {
     expect(DATASETS.map((d) => d.name)).toEqual(["blocks", "txs", "evm_txs", "evm_logs", "evm_internal_txs", "token_transfers_evm", "token_transfers_cosmos", "nft_transfers", "nft_collections", "nft_tokens", "holders", "route_quotes", "router_assets", "router_chains", "transfers"])
     expect(EXPORTED_DATASETS.map((d) => d.name)).toEqual(DATASETS.filter((d) => d.kind !== "sample").map((d) => d.name))
     expect(DATASETS.filter((d) => d.kind === "sample").map((d) => d.name)).toEqual(["route_quotes", "router_assets", "router_chains", "transfers"])
+  })
+
+  it("the README's dataset table lists every exported dataset, and its query section every dataset view", () => {
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8")
+    for (const d of EXPORTED_DATASETS) expect(readme, d.name).toMatch(new RegExp(`^\\| \`${d.name}\` \\|`, "m"))
+    const querySection = readme.slice(readme.indexOf("### `chain-lake query`"))
+    for (const d of EXPORTED_DATASETS) expect(querySection.slice(0, 1200), d.name).toContain(`\`${d.name}\``)
   })
 
   it.each(DATASETS.map((d) => [d.name, d] as const))("%s is declared whole", (_, d) => {
