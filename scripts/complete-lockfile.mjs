@@ -47,6 +47,7 @@ for (const [location, entry] of Object.entries(packages)) {
     added++
   }
 }
-lock.packages = Object.fromEntries(Object.entries(packages).sort(([a], [b]) => (a === "" ? -1 : b === "" ? 1 : a < b ? -1 : a > b ? 1 : 0)))
+// in the order npm writes them (localeCompare in "en"), so that a later `npm install` moves nothing
+lock.packages = Object.fromEntries(Object.entries(packages).sort(([a], [b]) => (a === "" ? -1 : b === "" ? 1 : a.localeCompare(b, "en"))))
 writeFileSync(path, JSON.stringify(lock, null, 2) + "\n")
 console.log(`complete-lockfile: added ${added} platform entries`)

@@ -1,5 +1,9 @@
 /** Every command's `--help`, as a person reads it: in 80 columns, no colour codes, each flag described, defaults shown, examples given. */
+import { existsSync, readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
+// @ts-expect-error: plain JavaScript (bin/ runs before any build), no declarations
+import { newestSourceTime } from "../bin/freshness.mjs"
 import { DEFAULTS } from "../src/defaults.js"
 import { runCli } from "./support/cli.js"
 
@@ -16,6 +20,19 @@ const optionsOf = (help: string): Map<string, string> => {
   }
   return flags
 }
+
+describe("start-up", () => {
+  it("--help and --version answered from the build print exactly what the CLI prints when loaded (CI runs the build, as npm install does)", async () => {
+    const build = new URL("../dist/build.json", import.meta.url)
+    const fresh = existsSync(build) && JSON.parse(readFileSync(build, "utf8")).builtFrom >= newestSourceTime(fileURLToPath(new URL("..", import.meta.url)))
+    if (process.env.CI) expect(fresh, "dist/ is missing or older than src/: npm ci should have built it (the prepare script)").toBe(true)
+    for (const args of [["--help"], ["--version"], [], ["export", "--help"], ["query", "-h"], ["track", "--router-url", "x", "--help"], ["--out", "x", "--help"]]) {
+      const [recorded, loaded] = await Promise.all([runCli(args), runCli(args, { env: { CHAIN_LAKE_FROM_SOURCE: "1" } })])
+      expect(recorded.code, args.join(" ")).toBe(loaded.code)
+      expect(recorded.stdout, args.join(" ")).toBe(loaded.stdout)
+    }
+  })
+})
 
 describe("--help", () => {
   it("every command's help fits 80 columns, has no ANSI codes, names itself as typed, describes every flag and gives an example", async () => {

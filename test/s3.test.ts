@@ -38,8 +38,9 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-const s3 = () => makeS3(endpoint)
-const keys = async (prefix: string) => ((await s3().send(new ListObjectsV2Command({ Bucket: "lake", Prefix: prefix }))).Contents ?? []).map((c) => c.Key!)
+/** the test's own client, made as chain-lake makes its own */
+const s3 = { send: async (command: GetObjectCommand | ListObjectsV2Command | PutObjectCommand): Promise<any> => (await makeS3(endpoint).client()).send(command as GetObjectCommand) }
+const keys = async (prefix: string) => ((await s3.send(new ListObjectsV2Command({ Bucket: "lake", Prefix: prefix }))).Contents ?? []).map((c: { Key?: string }) => c.Key!) as Array<string>
 
 
 /** The lake under `prefix`, brought here file by file as its commit log lists them (merged in order), equals the chain. */
@@ -49,12 +50,12 @@ const expectRemoteLakeMatchesChain = async (prefix: string, datasets: ReadonlyAr
     for (const dataset of datasets) {
       let manifest: Manifest | undefined
       for (const k of (await keys(`${prefix}/${dataset}/_log/`)).sort()) {
-        const fragment = JSON.parse(await (await s3().send(new GetObjectCommand({ Bucket: "lake", Key: k }))).Body!.transformToString())
+        const fragment = JSON.parse(await (await s3.send(new GetObjectCommand({ Bucket: "lake", Key: k }))).Body!.transformToString())
         manifest = mergeFragment(manifest, fragment) ?? manifest
       }
       expect(manifest, `${dataset} has a commit log`).toBeDefined()
       for (const f of manifest!.files) {
-        const body = await (await s3().send(new GetObjectCommand({ Bucket: "lake", Key: `${prefix}/${dataset}/${f.path}` }))).Body!.transformToByteArray()
+        const body = await (await s3.send(new GetObjectCommand({ Bucket: "lake", Key: `${prefix}/${dataset}/${f.path}` }))).Body!.transformToByteArray()
         mkdirSync(dirname(join(local, dataset, f.path)), { recursive: true })
         writeFileSync(join(local, dataset, f.path), body)
       }
@@ -81,7 +82,7 @@ describe("s3:// output and publishing", () => {
     const log = stored.filter((k) => k.startsWith("chain/txs/_log/"))
     expect(log.length).toBeGreaterThan(0)
     for (const k of log) {
-      const fragment = JSON.parse(await (await s3().send(new GetObjectCommand({ Bucket: "lake", Key: k }))).Body!.transformToString())
+      const fragment = JSON.parse(await (await s3.send(new GetObjectCommand({ Bucket: "lake", Key: k }))).Body!.transformToString())
       expect(fragment.files.length).toBeGreaterThan(0)
       for (const f of fragment.files) expect(stored).toContain(`chain/txs/${f.path}`)
     }
@@ -148,21 +149,21 @@ describe("s3:// output and publishing", () => {
       mkdirSync(join(local, "txs"))
       writeFileSync(join(local, "txs", "big.parquet"), big)
       // the commands the upload sends, as the client sees them
-      const client = s3()
+      const uploader = makeS3(endpoint)
       const commands: Array<string> = []
-      client.middlewareStack.add(
+      ;(await uploader.client()).middlewareStack.add(
         (next, context) => (args) => {
           commands.push(String(context.commandName))
           return next(args)
         },
         { step: "initialize" }
       )
-      await Effect.runPromise(upload(client, local, { bucket: "lake", prefix: "big" }, ["txs/big.parquet"]))
+      await Effect.runPromise(upload(uploader, local, { bucket: "lake", prefix: "big" }, ["txs/big.parquet"]))
       // 20 MB in 8 MB parts: three parts, never one PUT
       expect(commands.filter((c) => c === "UploadPartCommand")).toHaveLength(3)
       expect(commands).toContain("CompleteMultipartUploadCommand")
       expect(commands).not.toContain("PutObjectCommand")
-      const back = Buffer.from(await (await s3().send(new GetObjectCommand({ Bucket: "lake", Key: "big/txs/big.parquet" }))).Body!.transformToByteArray())
+      const back = Buffer.from(await (await s3.send(new GetObjectCommand({ Bucket: "lake", Key: "big/txs/big.parquet" }))).Body!.transformToByteArray())
       expect(back.equals(big)).toBe(true)
     } finally {
       rmSync(local, { recursive: true, force: true })
@@ -182,7 +183,7 @@ describe("s3:// output and publishing", () => {
       const again = await runCli(["publish", "--data", data, "--to", "s3://lake/releases", "--name", "lake", "--version", "1", "--s3-endpoint", endpoint])
       expect(again.stderr).toMatch(/never overwritten/)
       const blockFile = (await keys("releases/lake/1/blocks/")).find((k) => k.endsWith(".parquet"))!
-      await s3().send(new PutObjectCommand({ Bucket: "lake", Key: blockFile, Body: Buffer.from("tampered") }))
+      await s3.send(new PutObjectCommand({ Bucket: "lake", Key: blockFile, Body: Buffer.from("tampered") }))
       const bad = await runCli(["validate", "s3://lake/releases/lake/1", "--s3-endpoint", endpoint])
       expect(bad.code).toBe(1)
       expect(bad.stderr).toContain(`mismatch: ${blockFile.replace("releases/lake/1/", "")}:`)
@@ -194,8 +195,8 @@ describe("s3:// output and publishing", () => {
   it("validate of a release whose manifest lists paths out of it refuses to download, and writes nothing outside its temp folder", async () => {
     const escape = `chain-lake-escape-${process.pid}.txt`
     const manifest = { name: "evil", version: "1", datasets: [{ name: "blocks", rows: 1, columns: [], files: [{ path: `../${escape}`, bytes: 5, sha256: "0".repeat(64), rows: 1 }] }] }
-    await s3().send(new PutObjectCommand({ Bucket: "lake", Key: "evil/1/manifest.json", Body: JSON.stringify(manifest) }))
-    await s3().send(new PutObjectCommand({ Bucket: "lake", Key: `${escape}`, Body: Buffer.from("owned") }))
+    await s3.send(new PutObjectCommand({ Bucket: "lake", Key: "evil/1/manifest.json", Body: JSON.stringify(manifest) }))
+    await s3.send(new PutObjectCommand({ Bucket: "lake", Key: `${escape}`, Body: Buffer.from("owned") }))
     const v = await runCli(["validate", "s3://lake/evil/1", "--s3-endpoint", endpoint])
     expect(v.code).toBe(1)
     // (the AWS SDK prints a Node-version warning first: issue 17)

@@ -4,7 +4,7 @@
  * folder), then the analytics views of src/analytics/sql/, one per file. A dataset with no files
  * yet is an empty view with the right columns, so every analytics view exists from the start.
  */
-import { DuckDBInstance, type DuckDBPreparedStatement } from "@duckdb/node-api"
+import type { DuckDBPreparedStatement } from "@duckdb/node-api"
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -110,7 +110,7 @@ export const makeAnalytics = (options: { readonly dataDir: string; readonly dbFi
     const dataDir = resolve(options.dataDir)
     const instance = yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () => DuckDBInstance.create(options.dbFile ?? ":memory:", { autoinstall_known_extensions: "false" }),
+        try: async () => (await import("@duckdb/node-api")).DuckDBInstance.create(options.dbFile ?? ":memory:", { autoinstall_known_extensions: "false" }),
         catch: (e) => new AnalyticsError({ message: `cannot open DuckDB${options.dbFile ? ` file ${options.dbFile}` : ""}: ${(e as Error).message}` })
       }),
       (i) => Effect.sync(() => i.closeSync())

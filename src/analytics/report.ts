@@ -5,8 +5,7 @@
  */
 import { writeFile } from "node:fs/promises"
 import { Effect } from "effect"
-import * as vega from "vega"
-import { compile, type TopLevelSpec } from "vega-lite"
+import type { TopLevelSpec } from "vega-lite"
 import { Analytics, AnalyticsError, type SqlError } from "./Analytics.js"
 
 export interface Chart {
@@ -240,6 +239,8 @@ export const renderChartSvg = (spec: TopLevelSpec) =>
   Effect.tryPromise({
     try: async () => {
       // 560 px of plot leaves room for axes and a side legend inside the 700 px card
+      // loaded here: only `report` pays for vega's start-up
+      const [vega, { compile }] = await Promise.all([import("vega"), import("vega-lite")])
       const compiled = compile({ width: 560, height: 240, ...spec } as TopLevelSpec).spec
       const view = new vega.View(vega.parse(compiled), { renderer: "none" })
       const svg = await view.toSVG()

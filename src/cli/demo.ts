@@ -18,7 +18,6 @@ import { DEFAULT_PLAN } from "./sample.js"
 import { routerLayer } from "./routerLayer.js"
 import { writeCatalog } from "../analytics/catalog.js"
 import { writeReport } from "../analytics/report.js"
-import { startDevnet } from "../devnet/index.js"
 import { describeIndexerError } from "../indexer/errors.js"
 import { IndexerClient } from "../indexer/IndexerClient.js"
 import { blocksOption, seedOption } from "./devnet.js"
@@ -110,7 +109,7 @@ const routerLeg = Effect.gen(function* () {
 export const demoCommand = Command.make("demo", { seed: seedOption, blocks: blocksOption, out: Options.directory("out").pipe(Options.withDefault("data"), Options.withDescription("where the demo export goes")) }, (o) =>
   Effect.gen(function* () {
     const devnet = yield* Effect.acquireRelease(
-      Effect.promise(() => startDevnet({ seed: o.seed, blocks: o.blocks })),
+      Effect.promise(async () => (await import("../devnet/index.js")).startDevnet({ seed: o.seed, blocks: o.blocks })),
       (d) => Effect.promise(() => d.stop())
     )
     yield* Console.log(`Embedded devnet: indexer ${devnet.indexerUrl}, router ${devnet.routerUrl} (seed ${o.seed}, ${o.blocks} blocks)\n`)

@@ -1,7 +1,8 @@
 /** `chain-lake devnet`: serve the embedded devnet until killed. */
 import { Command, Options } from "@effect/cli"
 import { Console, Effect } from "effect"
-import { FaultSpecError, startDevnet, type Vm } from "../devnet/index.js"
+import { FaultSpecError } from "../devnet/faults.js"
+import type { Vm } from "../devnet/index.js"
 import { UserError } from "./errors.js"
 
 export const seedOption = Options.integer("seed").pipe(Options.withDefault(1), Options.withDescription("chain seed: the same seed serves the same bytes"))
@@ -34,8 +35,9 @@ export const devnetCommand = Command.make("devnet", options, (o) =>
     if (o.blockTime < 0 || o.latencyMs < 0) return yield* new UserError({ message: "--block-time and --latency-ms cannot be negative" })
     const devnet = yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () =>
-          startDevnet({
+        // the devnet loads when it is asked for: other commands never pay for it
+        try: async () =>
+          (await import("../devnet/index.js")).startDevnet({
             seed: o.seed,
             blocks: o.blocks,
             port: o.port,

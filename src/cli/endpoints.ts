@@ -9,7 +9,6 @@
 import { Options } from "@effect/cli"
 import { STATUS_CODES } from "node:http"
 import { Console, Effect, Either, Option } from "effect"
-import { startDevnet } from "../devnet/index.js"
 import { HEADERS_ENV, plainEndpoint, serviceEndpointFrom, type Service, type ServiceEndpoint } from "../http/endpoint.js"
 import { HttpTransport, layerHttpTransport, type TransportFailure } from "../http/transport.js"
 import { UserError } from "./errors.js"
@@ -88,7 +87,7 @@ export const endpointOrDevnet = (service: Service, value: Option.Option<string>,
       yield* preflight(service, endpoint, PREFLIGHT_PATH[service])
       return endpoint
     }
-    const started = yield* Effect.acquireRelease(Effect.promise(() => startDevnet(devnet)), (d) => Effect.promise(() => d.stop()))
+    const started = yield* Effect.acquireRelease(Effect.promise(async () => (await import("../devnet/index.js")).startDevnet(devnet)), (d) => Effect.promise(() => d.stop()))
     const url = service === "indexer" ? started.indexerUrl : started.routerUrl
     yield* Console.error(`no --${service}-url: ${purpose} the embedded devnet ${service === "indexer" ? `(seed ${devnet.seed}, ${devnet.blocks} blocks) ` : ""}at ${url}`)
     return plainEndpoint(url)

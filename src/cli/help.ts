@@ -232,4 +232,5 @@ export const choiceFlags = (command: AnyCommand): Map<string, ReadonlyArray<stri
   )
 
 /** The width help is wrapped to: the terminal's (at most 100), or 80 when output is not a terminal. */
-export const helpWidth = (): number => (process.stdout.isTTY && process.stdout.columns ? Math.min(100, Math.max(40, process.stdout.columns)) : 80)
+/** 80 columns, or the terminal's width where it is narrower (at least 40): the same text in a pipe and a terminal (bin/chain-lake.mjs answers --help from the build). */
+export const helpWidth = (): number => (process.stdout.isTTY && process.stdout.columns && process.stdout.columns < 80 ? Math.max(40, process.stdout.columns) : 80)

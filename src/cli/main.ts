@@ -1,6 +1,8 @@
 /** The chain-lake CLI: parses flags, builds layers and calls the library. */
 import { Command, ValidationError } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+// the subpaths: the package index loads its HTTP server, sockets and workers too (~0.5 s of start-up)
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Effect, Exit } from "effect"
 import { redact } from "../http/endpoint.js"
 import { demoCommand } from "./demo.js"

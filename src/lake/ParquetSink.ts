@@ -4,7 +4,7 @@
  * name beside the target, fsyncs, hashes and renames, so a reader never sees a partial file.
  * Memory is bounded per writer: callers finish a file every `flushBytes`.
  */
-import { DuckDBInstance, type DuckDBAppender } from "@duckdb/node-api"
+import type { DuckDBAppender } from "@duckdb/node-api"
 import { mkdir, open, rename, rm, stat } from "node:fs/promises"
 import { dirname } from "node:path"
 import { Context, Data, Effect, Layer } from "effect"
@@ -115,8 +115,8 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
     const connections = new Set<GuardedConnection>()
     const instance = yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () =>
-          DuckDBInstance.create(":memory:", {
+        try: async () =>
+          (await import("@duckdb/node-api")).DuckDBInstance.create(":memory:", {
             threads: String(config.threads ?? 2),
             memory_limit: config.memoryLimit ?? "512MB",
             ...(config.tempDirectory ? { temp_directory: config.tempDirectory } : {}),

@@ -9,7 +9,6 @@ import { dirname, join, resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { Cron, Data, Effect, Either, Layer, Schedule } from "effect"
 import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
-import { startDevnet } from "../devnet/index.js"
 import { Checkpoints } from "../lake/Checkpoints.js"
 import { layerLakeWriter } from "../lake/writer.js"
 import { runExport, type ExportReport } from "../engine/export.js"
@@ -159,7 +158,7 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
     let { indexer, router } = yield* pipelineEndpoints(def, options)
     yield* acquireLock(out, def.name)
     if (!indexer || !router) {
-      const devnet = yield* Effect.acquireRelease(Effect.promise(() => startDevnet({ seed: 1, blocks: 1000 })), (d) => Effect.promise(() => d.stop()))
+      const devnet = yield* Effect.acquireRelease(Effect.promise(async () => (await import("../devnet/index.js")).startDevnet({ seed: 1, blocks: 1000 })), (d) => Effect.promise(() => d.stop()))
       yield* Effect.sync(() => console.error(`${def.name}: on the embedded devnet (a simulated chain; --indexer-url and --router-url name real services)`))
       indexer ??= plainEndpoint(devnet.indexerUrl)
       router ??= plainEndpoint(devnet.routerUrl)

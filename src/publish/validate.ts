@@ -2,7 +2,6 @@
  * Validation of a published release: every file the manifest lists exists with its bytes,
  * sha256, row count and schema; no data file is unlisted. Returns every mismatch.
  */
-import { DuckDBInstance } from "@duckdb/node-api"
 import { readFile, stat } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { Effect } from "effect"
@@ -20,7 +19,7 @@ export const validateRelease = (dir: string) =>
         throw new Error(`${root} has no readable manifest.json (${(e as Error).message}): is it a published version folder?`)
       }
       const problems: Array<string> = []
-      const instance = await DuckDBInstance.create(":memory:")
+      const instance = await (await import("@duckdb/node-api")).DuckDBInstance.create(":memory:")
       const conn = await instance.connect()
       try {
         const listed = new Set<string>()

@@ -4,7 +4,7 @@
  * Data files go first and manifests last, so a reader that trusts the manifest never sees a
  * partial upload. Credentials come from the AWS SDK's default chain.
  */
-import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from "@aws-sdk/client-s3"
+import type { S3Client } from "@aws-sdk/client-s3"
 import { createReadStream } from "node:fs"
 import { join } from "node:path"
 import { Data, Effect } from "effect"
@@ -24,23 +24,39 @@ export const parseS3Url = (url: string): S3Location => {
   return { bucket: m[1], prefix: (m[3] ?? "").replace(/^\/+|\/+$/g, "") }
 }
 
-export const makeS3 = (endpoint?: string) =>
-  new S3Client({
-    region: process.env.AWS_REGION ?? "us-east-1",
-    ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
-    // credentials: the SDK's default chain (environment, profiles and SSO, web identity as in
-    // Kubernetes IRSA, instance and container roles), never fixed ones
-  })
+/** The AWS SDK, loaded on first use: only runs that read or write s3:// pay its start-up. */
+const sdk = () => import("@aws-sdk/client-s3")
+
+/** An S3 client made on first use. */
+export interface S3 {
+  readonly client: () => Promise<S3Client>
+}
+
+export const makeS3 = (endpoint?: string): S3 => {
+  let client: Promise<S3Client> | undefined
+  return {
+    client: () =>
+      (client ??= sdk().then(
+        ({ S3Client }) =>
+          new S3Client({
+            region: process.env.AWS_REGION ?? "us-east-1",
+            ...(endpoint ? { endpoint, forcePathStyle: true } : {})
+            // credentials: the SDK's default chain (environment, profiles and SSO, web identity as in
+            // Kubernetes IRSA, instance and container roles), never fixed ones
+          })
+      ))
+  }
+}
 
 const key = (loc: S3Location, rel: string) => (loc.prefix ? `${loc.prefix}/${rel}` : rel)
 
 const fail = (what: string) => (e: unknown) => new StorageError({ message: `${what}: ${(e as Error).name === "NoSuchBucket" ? "no such bucket" : (e as Error).message}` })
 
-export const exists = (s3: S3Client, loc: S3Location, rel: string) =>
+export const exists = (s3: S3, loc: S3Location, rel: string) =>
   Effect.tryPromise({
     try: async () => {
       try {
-        await s3.send(new HeadObjectCommand({ Bucket: loc.bucket, Key: key(loc, rel) }))
+        await (await s3.client()).send(new (await sdk()).HeadObjectCommand({ Bucket: loc.bucket, Key: key(loc, rel) }))
         return true
       } catch (e) {
         if ((e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return false
@@ -50,11 +66,11 @@ export const exists = (s3: S3Client, loc: S3Location, rel: string) =>
     catch: fail(`cannot reach s3://${loc.bucket}/${key(loc, rel)}`)
   })
 
-export const download = (s3: S3Client, loc: S3Location, rel: string) =>
+export const download = (s3: S3, loc: S3Location, rel: string) =>
   Effect.tryPromise({
     try: async () => {
       try {
-        const r = await s3.send(new GetObjectCommand({ Bucket: loc.bucket, Key: key(loc, rel) }))
+        const r = await (await s3.client()).send(new (await sdk()).GetObjectCommand({ Bucket: loc.bucket, Key: key(loc, rel) }))
         return await r.Body!.transformToString()
       } catch (e) {
         if ((e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return undefined
@@ -68,14 +84,14 @@ export const download = (s3: S3Client, loc: S3Location, rel: string) =>
  * Uploads `files` (relative to `dir`), streamed from disk; a file past one part (8 MB) goes up as
  * a multipart upload (parts retried one by one, no 5 GB single-PUT cap). Callers put manifests last.
  */
-export const upload = (s3: S3Client, dir: string, loc: S3Location, files: ReadonlyArray<string>, concurrency = 4) =>
+export const upload = (s3: S3, dir: string, loc: S3Location, files: ReadonlyArray<string>, concurrency = 4) =>
   Effect.forEach(
     files,
     (rel) =>
       Effect.tryPromise({
         try: async () => {
           const { Upload } = await import("@aws-sdk/lib-storage")
-          await new Upload({ client: s3, params: { Bucket: loc.bucket, Key: key(loc, rel), Body: createReadStream(join(dir, rel)) }, partSize: 8 * 1024 * 1024, queueSize: 2 }).done()
+          await new Upload({ client: await s3.client(), params: { Bucket: loc.bucket, Key: key(loc, rel), Body: createReadStream(join(dir, rel)) }, partSize: 8 * 1024 * 1024, queueSize: 2 }).done()
         },
         catch: fail(`upload of ${rel} to s3://${loc.bucket}/${key(loc, rel)} failed`)
       }),
@@ -83,13 +99,13 @@ export const upload = (s3: S3Client, dir: string, loc: S3Location, files: Readon
   )
 
 /** Keys under `rel` (a folder, with its trailing slash), relative to it, in name order. */
-export const list = (s3: S3Client, loc: S3Location, rel: string) =>
+export const list = (s3: S3, loc: S3Location, rel: string) =>
   Effect.tryPromise({
     try: async () => {
       const out: Array<string> = []
       let token: string | undefined
       do {
-        const r = await s3.send(new ListObjectsV2Command({ Bucket: loc.bucket, Prefix: key(loc, rel), ContinuationToken: token }))
+        const r = await (await s3.client()).send(new (await sdk()).ListObjectsV2Command({ Bucket: loc.bucket, Prefix: key(loc, rel), ContinuationToken: token }))
         for (const c of r.Contents ?? []) if (c.Key) out.push(c.Key.slice(key(loc, rel).length))
         token = r.IsTruncated ? r.NextContinuationToken : undefined
       } while (token)
@@ -99,8 +115,8 @@ export const list = (s3: S3Client, loc: S3Location, rel: string) =>
   })
 
 /** Writes one object from memory. */
-export const put = (s3: S3Client, loc: S3Location, rel: string, body: string) =>
+export const put = (s3: S3, loc: S3Location, rel: string, body: string) =>
   Effect.tryPromise({
-    try: () => s3.send(new PutObjectCommand({ Bucket: loc.bucket, Key: key(loc, rel), Body: body })),
+    try: async () => (await s3.client()).send(new (await sdk()).PutObjectCommand({ Bucket: loc.bucket, Key: key(loc, rel), Body: body })),
     catch: fail(`upload to s3://${loc.bucket}/${key(loc, rel)} failed`)
   })

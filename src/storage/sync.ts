@@ -11,11 +11,10 @@ import { LAKE_DATASETS } from "../analytics/Analytics.js"
 import { listFiles, pathInside } from "../lake/files.js"
 import { decodeLakeFile, IDENTITY_FILE, Manifest, MANIFEST_FILE } from "../lake/manifest.js"
 import type { ReleaseManifest } from "../publish/publish.js"
-import type { S3Client } from "@aws-sdk/client-s3"
 import { CheckpointError } from "../lake/Checkpoints.js"
 import { writerGone } from "../lake/lock.js"
 import { fragmentName, mergeFragment } from "../lake/commitLog.js"
-import { download, exists, list, makeS3, parseS3Url, put, StorageError, upload, type S3Location } from "./s3.js"
+import { download, exists, list, makeS3, parseS3Url, put, StorageError, upload, type S3, type S3Location } from "./s3.js"
 
 const WORK_PREFIX = "chain-lake-s3-"
 
@@ -37,7 +36,7 @@ export const newWorkDir = (writer: string) =>
 const logOf = (dataset: string) => `${dataset}/_log/`
 
 /** A dataset's manifest on S3: `_manifest.json` (from older versions) merged with the commit log's fragments in name order; and which fragments were not taken. */
-const remoteManifest = (s3: S3Client, loc: S3Location, dataset: string) =>
+const remoteManifest = (s3: S3, loc: S3Location, dataset: string) =>
   Effect.gen(function* () {
     const where = (rel: string) => `s3://${loc.bucket}/${loc.prefix ? loc.prefix + "/" : ""}${rel}`
     const baseText = yield* download(s3, loc, `${dataset}/${MANIFEST_FILE}`)
@@ -148,7 +147,7 @@ export const pullRelease = (url: string, endpoint?: string) =>
         const body = yield* Effect.tryPromise({
           try: async () => {
             const { GetObjectCommand } = await import("@aws-sdk/client-s3")
-            const r = await s3.send(new GetObjectCommand({ Bucket: loc.bucket, Key: loc.prefix ? `${loc.prefix}/${f.path}` : f.path }))
+            const r = await (await s3.client()).send(new GetObjectCommand({ Bucket: loc.bucket, Key: loc.prefix ? `${loc.prefix}/${f.path}` : f.path }))
             return Buffer.from(await r.Body!.transformToByteArray())
           },
           catch: () => undefined

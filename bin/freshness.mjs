@@ -1,0 +1,15 @@
+/** When the newest source file was changed: dist/ is used only while it was built from at least that. */
+import { readdirSync, statSync } from "node:fs"
+import { join } from "node:path"
+
+const newest = (dir) => {
+  let time = 0
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name)
+    time = Math.max(time, e.isDirectory() ? newest(p) : statSync(p).mtimeMs)
+  }
+  return time
+}
+
+/** The newest change under src/ (and the build's own config), in ms. */
+export const newestSourceTime = (root) => Math.max(newest(join(root, "src")), statSync(join(root, "tsconfig.build.json")).mtimeMs, statSync(join(root, "tsconfig.json")).mtimeMs)
