@@ -13,10 +13,10 @@
  *
  *   BENCH_TXS=1000000 npm run bench     (default 1,000,000 txs; results go to bench/RESULTS.md by hand)
  *   BENCH_PAGE (default 1000), BENCH_SHARD_BLOCKS (default 30000), BENCH_MULTI_BLOCKS (default 10000),
- *   BENCH_PARTS=throughput|sharding|multi,
+ *   BENCH_PARTS=throughput|sharding|multi|memory (memory: peak RSS at 20k and 50k blocks, page 1000 × concurrency 16),
  *   BENCH_REPEAT (default 2: floor/export pairs, and twice that many parallel sharding runs)
  */
-import { spawn, type ChildProcess } from "node:child_process"
+import { spawn, spawnSync, type ChildProcess } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -27,6 +27,7 @@ import { blocks } from "../src/datasets/blocks.js"
 import { txs } from "../src/datasets/txs.js"
 import type { Dataset } from "../src/engine/Dataset.js"
 import { runExport } from "../src/engine/export.js"
+import { parseMemorySize } from "../src/lake/writer.js"
 import { median } from "./stats.js"
 
 const TXS = Number(process.env.BENCH_TXS ?? 1_000_000)
@@ -50,7 +51,16 @@ const startDevnetProcess = (args: Array<string>): Promise<{ child: ChildProcess;
   })
 
 let peakRss = 0
-const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50)
+/** the JS heap (V8's total) at its peak: RSS less this is DuckDB, buffers and code */
+let peakHeap = 0
+/** memory V8 knows of outside its heap (response bodies as ArrayBuffers, native objects it tracks) */
+let peakExternal = 0
+const sampler = setInterval(() => {
+  const m = process.memoryUsage()
+  peakRss = Math.max(peakRss, m.rss)
+  peakHeap = Math.max(peakHeap, m.heapTotal)
+  peakExternal = Math.max(peakExternal, m.external)
+}, 50)
 
 /** The floor: every page fetched (undici, keep-alive) and JSON.parsed, concurrently; nothing stored. */
 const floor = async (url: string, total: number) => {
@@ -76,17 +86,19 @@ const floor = async (url: string, total: number) => {
   return { seconds, bytes, rows }
 }
 
-const exportRun = async (url: string, options: { concurrency: number; pageSize: number; dataset?: Dataset; datasets?: ReadonlyArray<Dataset> }) => {
+const exportRun = async (url: string, options: { concurrency: number; pageSize: number; dataset?: Dataset; datasets?: ReadonlyArray<Dataset>; memoryLimit?: string | undefined }) => {
   const dataset = options.dataset ?? txs
   const catalog = options.datasets ?? [dataset]
   const out = mkdtempSync(join(tmpdir(), "chain-lake-bench-"))
   peakRss = process.memoryUsage().rss
+  peakHeap = process.memoryUsage().heapTotal
+  peakExternal = process.memoryUsage().external
   const cpu0 = process.cpuUsage()
   const loop0 = performance.eventLoopUtilization()
   const t0 = performance.now()
   const report = await Effect.runPromise(
     runExport(catalog, { pageSize: options.pageSize, concurrency: options.concurrency }).pipe(
-      Effect.provide(exportLayer({ indexerUrl: url, out, limits: { concurrency: options.concurrency, rps: 0 } }))
+      Effect.provide(exportLayer({ indexerUrl: url, out, limits: { concurrency: options.concurrency, rps: 0 }, ...(options.memoryLimit ? { memoryLimitBytes: parseMemorySize(options.memoryLimit) } : {}) }))
     )
   )
   const seconds = (performance.now() - t0) / 1000
@@ -98,6 +110,8 @@ const exportRun = async (url: string, options: { concurrency: number; pageSize: 
     rows,
     bytes: report.datasets.reduce((n, d) => n + d.bytes, 0),
     peakRss,
+    peakHeap,
+    peakExternal,
     /** µs of CPU per row: the exporter's main thread, and the whole process (DuckDB's threads too) */
     mainUsPerRow: (performance.eventLoopUtilization(loop0).active * 1000) / rows,
     cpuUsPerRow: (cpu.user + cpu.system) / rows
@@ -112,12 +126,17 @@ const main = async () => {
   // large old generation) slowed the latency-bound sharding run by a quarter
   if (PARTS.includes("sharding")) PARTS.length === 1 ? await sharding() : await inFreshProcess("sharding")
   if (PARTS.includes("multi")) PARTS.length === 1 ? await multi() : await inFreshProcess("multi")
+  // each size in its own process, so that one peak does not carry into the other
+  if (PARTS.includes("memory")) {
+    if (process.env.BENCH_MEMORY_BLOCKS) await memory(Number(process.env.BENCH_MEMORY_BLOCKS))
+    else for (const blocks of [20_000, 50_000]) await inFreshProcess("memory", { BENCH_MEMORY_BLOCKS: String(blocks) })
+  }
   clearInterval(sampler)
 }
 
-const inFreshProcess = (part: string) =>
+const inFreshProcess = (part: string, env: Record<string, string> = {}) =>
   new Promise<void>((resolve, reject) => {
-    const child = spawn(process.execPath, [...process.execArgv, process.argv[1]], { stdio: "inherit", env: { ...process.env, BENCH_PARTS: part } })
+    const child = spawn(process.execPath, [...process.execArgv, process.argv[1]], { stdio: "inherit", env: { ...process.env, BENCH_PARTS: part, ...env } })
     child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`bench part ${part} exited ${code}`))))
   })
 
@@ -146,6 +165,29 @@ const throughput = async (blockCount: number) => {
     console.log(`ratio export / floor: median ${median(ratios).toFixed(2)}× of ${ratios.map((r) => r.toFixed(2)).join(", ")} (goal ≤ 1.3×)`)
   } finally {
     big.child.kill("SIGINT")
+  }
+}
+
+/**
+ * Memory: peak RSS of `chain-lake export --datasets txs --page-size 1000 --concurrency 16` run as
+ * a user runs it (its own process, measured by /usr/bin/time) against a devnet of `blockCount`
+ * blocks (its default mix, ~4 txs per block), at the default --memory-limit and at
+ * BENCH_MEMORY_LIMIT (default 400MB).
+ */
+const memory = async (blockCount: number) => {
+  const devnet = await startDevnetProcess(["--blocks", String(blockCount), "--seed", "7"])
+  try {
+    for (const limit of [undefined, process.env.BENCH_MEMORY_LIMIT ?? "400MB"]) {
+      const out = mkdtempSync(join(tmpdir(), "chain-lake-bench-mem-"))
+      const args = ["-f", "%M %e", process.execPath, "bin/chain-lake.mjs", "export", "--indexer-url", devnet.url, "--out", out, "--datasets", "txs", "--page-size", "1000", "--concurrency", "16", "--rps", "0", ...(limit ? ["--memory-limit", limit] : [])]
+      const r = spawnSync("/usr/bin/time", args, { encoding: "utf8" })
+      rmSync(out, { recursive: true, force: true })
+      if (r.status !== 0) throw new Error(`export failed: ${r.stderr}`)
+      const [kb, seconds] = r.stderr.trim().split("\n").pop()!.split(" ").map(Number)
+      console.log(`memory: chain-lake export of ${blockCount} blocks' txs, page 1000 × concurrency 16, --memory-limit ${limit ?? "default"}: peak RSS ${(kb / 1024).toFixed(0)} MB in ${seconds.toFixed(1)} s`)
+    }
+  } finally {
+    devnet.child.kill("SIGINT")
   }
 }
 

@@ -17,6 +17,8 @@ export const DEFAULTS = {
   maxShardUnits: 100_000,
   /** the largest answer read from a service, in MB: a hostile or broken server cannot fill memory (a page of 1000 real txs is a few MB) */
   maxPageMb: 128,
+  /** the memory a run may use, shared by DuckDB (40%, of which half for staged rows) and Node (lake/writer.ts) */
+  memoryLimit: "1GB",
   /** a record that breaks its schema fails the run */
   onInvalid: "fail" as "fail" | "quarantine",
   /** retries of a transient failure: attempts, backoff (full jitter), give-up time, per-request timeout */

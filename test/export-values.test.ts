@@ -28,7 +28,7 @@ const BUCKET_WIDTH = 50
 // families' shards write several files per bucket (part 1, 2, …) while blocks shards write one
 const FLUSH_BYTES = 24_000
 const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 100, timeoutMs: 1_500, maxRetries: 15 }
-const DATASETS = ["blocks", "txs", "evm_txs", "evm_logs", "evm_internal_txs", "nft_collections", "nft_tokens", "holders"] as const
+const DATASETS = ["blocks", "txs", "evm_txs", "evm_logs", "evm_internal_txs", "token_transfers_evm", "token_transfers_cosmos", "nft_transfers", "nft_collections", "nft_tokens", "holders"] as const
 
 const { make: tmp, removeAll: removeTmpDirs } = tempDirs("chain-lake-values-")
 
@@ -45,11 +45,11 @@ beforeAll(async () => {
  * the code a test runs to that test, and runs only those tests against a mutant of that code;
  * code run by a hook would count as covered by no test.
  */
-const exportAll = async (): Promise<string> => {
+const exportAll = async (options: { readonly memoryLimitBytes?: number } = {}): Promise<string> => {
   const out = tmp()
   const result = await Effect.runPromise(
     Effect.either(runExport(REGISTRY, { pageSize: PAGE_SIZE, concurrency: 4, bucketWidth: BUCKET_WIDTH, flushBytes: FLUSH_BYTES })).pipe(
-      Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out, limits: { concurrency: 4, rps: 0 }, retry: FAST_RETRY }))
+      Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out, limits: { concurrency: 4, rps: 0 }, retry: FAST_RETRY, ...options }))
     )
   )
   if (Either.isLeft(result)) throw new Error(`export failed: ${JSON.stringify(result.left)}`)
@@ -93,6 +93,20 @@ describe("export values", () => {
     expect(files.filter((f) => /\/part-[hp]\d{12}-\d{12}-[1-9]\d*\.parquet$/.test(f)).length, files.join("\n")).toBeGreaterThan(0)
     // more rows than one page everywhere but the small NFT collection list, so page edges fall inside the data
     for (const name of ["blocks", "txs", "evm_txs", "evm_logs", "evm_internal_txs", "nft_tokens", "holders"]) expect(lake.get(name)!.rows.length, name).toBeGreaterThan(PAGE_SIZE)
+  })
+
+  it("under a run-wide staging budget smaller than a page, files are finished early and every value is still the chain's", async () => {
+    // a memory limit whose staging share (20%) is 4 kB, less than a page of txs: every shard finishes files early
+    const out = await exportAll({ memoryLimitBytes: 20_000 })
+    for (const name of DATASETS) await expectDatasetMatches(out, lake.get(name)!)
+    await expectManifestsTrue(out, DATASETS)
+    // more files than a run without the budget (where txs already flush every page or two, the
+    // datasets of small rows did not): rows past the budget went to files of their own
+    const plain = await exportAll()
+    for (const name of ["blocks", "evm_logs", "token_transfers_cosmos"]) {
+      const files = (dir: string) => parquetFiles(dir).filter((f) => f.startsWith(`${name}/`)).length
+      expect(files(out), name).toBeGreaterThan(files(plain))
+    }
   })
 
   it("the seed yields the cases the comparisons tell apart", () => {

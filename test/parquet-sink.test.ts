@@ -3,6 +3,7 @@
  * order (COPY skips its sort) or not (COPY sorts): real DuckDB, real Parquet files read back.
  */
 import { Effect } from "effect"
+import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import type { Column, Value } from "../src/lake/columns.js"
@@ -152,5 +153,48 @@ describe("ParquetSink", () => {
     expect(result.failed).toMatchObject({ _tag: "SinkError", path: join(dir, "second.parquet", "inside-a-file.parquet") })
     const { readdirSync } = await import("node:fs")
     expect(readdirSync(dir).sort()).toEqual(["second.parquet", "typed.parquet"])
+  })
+})
+
+describe("memory", () => {
+  it("DuckDB past its memory limit spills into a scratch folder whose parents do not exist yet (it used to fail the run), and writers go on", async () => {
+    const scratch = join(temp.make(), "lake", ".chain-lake", "tmp", "writer-1")
+    const result = await Effect.runPromise(
+      Effect.gen(function* () {
+        const sink = yield* ParquetSink
+        const writer = yield* sink.openWriter(columns, ["height"])
+        // a sort of ~5M rows in a sink of 64 MB: DuckDB must spill to answer
+        const [sorted] = yield* sink.query("SELECT count(*) AS n FROM (SELECT x FROM range(5000000) t(x) ORDER BY md5(x::varchar) LIMIT 4999999)")
+        const spilled = existsSync(scratch)
+        for (let i = 0; i < 1000; i++) writer.append([i, 0, `row ${i}`])
+        const path = join(temp.make(), "after.parquet")
+        const file = yield* writer.finish(path)
+        const [back] = yield* sink.query(`SELECT count(*) AS n, max(height) AS top FROM read_parquet('${path}')`)
+        yield* writer.close()
+        return { sorted: sorted.n, spilled, rows: file.rows, back }
+      }).pipe(Effect.provide(layerParquetSink({ memoryLimit: "64MB", tempDirectory: scratch })), Effect.scoped)
+    )
+    expect(result).toEqual({ sorted: 4_999_999n, spilled: true, rows: 1000, back: { n: 1000n, top: 999n } })
+  }, 120_000)
+
+  it("the writers of one sink past its staging budget say so; each alone stays under it", async () => {
+    const over = await Effect.runPromise(
+      Effect.gen(function* () {
+        const sink = yield* ParquetSink
+        const a = yield* sink.openWriter(columns, ["height"])
+        const b = yield* sink.openWriter(columns, ["height"])
+        const seen: Array<boolean> = []
+        for (let i = 0; i < 600; i++) a.append([i, 0, "y".repeat(1000)])
+        seen.push(sink.overBudget())
+        for (let i = 0; i < 600; i++) b.append([i, 0, "y".repeat(1000)])
+        seen.push(sink.overBudget())
+        yield* b.discard()
+        seen.push(sink.overBudget())
+        yield* a.close()
+        yield* b.close()
+        return seen
+      }).pipe(Effect.provide(layerParquetSink({ stagingBudget: 1_000_000 })), Effect.scoped)
+    )
+    expect(over).toEqual([false, true, false])
   })
 })

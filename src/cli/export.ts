@@ -18,6 +18,7 @@ import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
 import type { ServiceEndpoint } from "../http/endpoint.js"
 import { endpointOrDevnet, headerOption, urlOption } from "./endpoints.js"
 import { UserError } from "./errors.js"
+import { parseMemorySize } from "../lake/writer.js"
 import { exportLayer } from "./layers.js"
 import { makeProgress, summaryTable } from "./progress.js"
 
@@ -44,6 +45,10 @@ export const options = {
     Options.withDefault(DEFAULTS.maxPageMb),
     Options.withDescription("the largest answer read from the indexer, in MB; a larger one fails the run (a broken or hostile server cannot fill memory)")
   ),
+  memoryLimit: Options.text("memory-limit").pipe(
+    Options.withDefault(DEFAULTS.memoryLimit),
+    Options.withDescription("memory the run may use (e.g. 512MB, 2GB): DuckDB gets 40% and what writers stage is held to 20%; lower means smaller files, more often")
+  ),
   onInvalid: Options.choice("on-invalid", ["fail", "quarantine"]).pipe(
     Options.withDefault("fail" as const),
     Options.withDescription("a record that breaks the schema: fail (nothing more is committed) or quarantine (kept in _quarantine/ and skipped)")
@@ -62,7 +67,9 @@ export const INTERRUPTED = "chain-lake: interrupted: every file committed so far
 export const describeExportFailure = (e: { _tag: string; message?: string }): string => {
   switch (e._tag) {
     case "SinkError":
-      return `writing Parquet failed: ${e.message}`
+      return /Out of Memory/i.test(e.message ?? "")
+        ? `writing Parquet failed: DuckDB ran out of memory (${e.message}): raise --memory-limit, or lower --concurrency`
+        : `writing Parquet failed: ${e.message}`
     case "CheckpointError":
       return `checkpoint: ${e.message}`
     case "ExportError":
@@ -86,6 +93,7 @@ const validate = (o: {
   rps: number
   pageSize: number
   maxPageMb: number
+  memoryLimit: string
   fromHeight: Option.Option<number>
   toHeight: Option.Option<number>
   datasets: Option.Option<ReadonlyArray<string>>
@@ -98,6 +106,8 @@ const validate = (o: {
     if (o.concurrency < 1) return yield* bad(`--concurrency must be at least 1, got ${o.concurrency}`)
     if (o.rps < 0) return yield* bad(`--rps cannot be negative, got ${o.rps}`)
     if (o.maxPageMb < 1) return yield* bad(`--max-page-mb must be at least 1, got ${o.maxPageMb}`)
+    const memory = parseMemorySize(o.memoryLimit)
+    if (memory === undefined || memory < 128 * 1024 * 1024) return yield* bad(`--memory-limit must be a size of at least 128MB (e.g. 512MB, 2GB), got "${o.memoryLimit}"`)
     if (o.pageSize < 1 || o.pageSize > 1000) return yield* bad(`--page-size must be 1..1000 (the indexer answers 400 above 1000), got ${o.pageSize}`)
     if (Option.isSome(o.fromHeight) && o.fromHeight.value < 1) return yield* bad(`--from-height must be at least 1, got ${o.fromHeight.value}`)
     if (Option.isSome(o.fromHeight) && Option.isSome(o.toHeight) && o.fromHeight.value > o.toHeight.value)
@@ -118,7 +128,7 @@ export const exportCommand = Command.make("export", options, (o) =>
     // each commit goes up to S3 as it happens
     const remote = s3Out ? remoteCommits(s3Out, out, writer, s3Endpoint) : undefined
     const layerFor = (indexerUrl: ServiceEndpoint) =>
-      exportLayer({ indexerUrl, out, limits: { concurrency: o.concurrency, rps: o.rps }, maxPageMb: o.maxPageMb, filesElsewhere: remote !== undefined, ...(remote ? { afterCommit: remote.afterCommit } : {}) })
+      exportLayer({ indexerUrl, out, limits: { concurrency: o.concurrency, rps: o.rps }, maxPageMb: o.maxPageMb, memoryLimitBytes: parseMemorySize(o.memoryLimit)!, filesElsewhere: remote !== undefined, ...(remote ? { afterCommit: remote.afterCommit } : {}) })
     const indexer = yield* endpointOrDevnet("indexer", o.indexerUrl, o.header, "exporting", { seed: o.devnetSeed, blocks: o.devnetBlocks })
     const startedAt = new Date().toISOString()
     // what this run committed, for the report of a run stopped by Ctrl-C (exit 130)

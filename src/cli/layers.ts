@@ -16,7 +16,7 @@ export const indexerLayer = (endpoint: ServiceEndpoint | string, limits: Limiter
 }
 
 /** Everything `runExport` needs: the indexer as its Source (and its client), the Parquet sink and the checkpoints of `out`. */
-export const exportLayer = (options: { indexerUrl: ServiceEndpoint | string; out: string; limits?: LimiterConfig; retry?: RetryPolicy; maxPageMb?: number } & CheckpointsOptions) =>
+export const exportLayer = (options: { indexerUrl: ServiceEndpoint | string; out: string; limits?: LimiterConfig; retry?: RetryPolicy; maxPageMb?: number; memoryLimitBytes?: number } & CheckpointsOptions) =>
   Layer.mergeAll(
     layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(options.indexerUrl, options.limits, options.retry, options.maxPageMb))),
     layerLakeWriter(options.out, options)

@@ -196,6 +196,15 @@ export const runShard = (
         pageBefore = thisPage
         // after the page: a writer may pass flushBytes by at most one page
         for (const w of flushes) yield* flush(w)
+        // all writers of the run together past the sink's budget: this shard finishes its largest
+        // files early (smaller files rather than DuckDB past its memory limit)
+        if (sink.overBudget()) {
+          const own = [...byKey.values()].filter((w) => w.writer.rows() > 0).sort((x, y) => y.writer.stagedBytes() - x.writer.stagedBytes())
+          for (const w of own) {
+            if (!sink.overBudget()) break
+            yield* flush(w)
+          }
+        }
       })
     // the first page by a constructed height cursor (blocks) or by offset (positions), then the cursor
     const first: PageRequest =

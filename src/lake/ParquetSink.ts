@@ -37,6 +37,8 @@ export interface ParquetWriter {
 
 export interface ParquetSinkService {
   readonly openWriter: (columns: ReadonlyArray<Column>, sortKey: ReadonlyArray<string>) => Effect.Effect<ParquetWriter, SinkError>
+  /** whether the open writers together stage more than the sink's staging budget (their users then finish files early) */
+  readonly overBudget: () => boolean
   /** Runs SQL on the sink's DuckDB (e.g. reading back what was written). */
   readonly query: (sql: string) => Effect.Effect<Array<Record<string, unknown>>, SinkError>
 }
@@ -105,9 +107,17 @@ export interface SinkConfig {
   readonly rowGroupSize?: number
   /** where DuckDB spills what does not fit in memoryLimit (default: DuckDB's `.tmp` in the working directory); removed at the end */
   readonly tempDirectory?: string
+  /**
+   * bytes (of strings) all open writers may stage together before their users finish files early:
+   * staged rows live in DuckDB's memory, so this keeps it within memoryLimit whatever the number
+   * of writers (default: no budget beyond each user's own flush size)
+   */
+  readonly stagingBudget?: number
 }
 
 let writerSeq = 0
+/** the most string bytes a row group holds (see `finish`) */
+const ROW_GROUP_BYTES = 8 * 1024 * 1024
 
 export const makeParquetSink = (config: SinkConfig = {}) =>
   Effect.gen(function* () {
@@ -121,7 +131,8 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
             memory_limit: config.memoryLimit ?? "512MB",
             ...(config.tempDirectory ? { temp_directory: config.tempDirectory } : {}),
             autoinstall_known_extensions: "false",
-            autoload_known_extensions: "true"
+            autoload_known_extensions: "true",
+            allocator_flush_threshold: "16MB"
           }),
         catch: (e) => new SinkError({ message: `could not start DuckDB: ${(e as Error).message}` })
       }),
@@ -150,8 +161,38 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
     const run = (conn: GuardedConnection, sql: string, path?: string) =>
       Effect.tryPromise({ try: () => conn.use((c) => c.run(sql)), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
 
+    /*
+     * A COPY holds its file's rows and compression buffers outside DuckDB's memory_limit: with
+     * one per shard at once (16 at concurrency 16) they were most of the sink's memory. As many
+     * at once as DuckDB has threads, which is all the CPU they could use anyway.
+     */
+    const copies = yield* Effect.makeSemaphore(config.threads ?? 2)
+    const open = new Set<ParquetWriter>()
+    const budget = config.stagingBudget ?? Infinity
+    const overBudget = () => {
+      let total = 0
+      for (const w of open) total += w.stagedBytes()
+      return total > budget
+    }
+
+    /*
+     * DuckDB makes only the last folder of temp_directory: without its parents, the first spill
+     * (writers past memory_limit) failed the run. Made when the first writer opens, so that a
+     * sink that writes nothing (a dry run) creates nothing.
+     */
+    let scratchMade = !config.tempDirectory
+    const makeScratch = Effect.suspend(() =>
+      scratchMade
+        ? Effect.void
+        : Effect.tryPromise({
+            try: () => mkdir(dirname(config.tempDirectory!), { recursive: true }),
+            catch: (e) => new SinkError({ message: `cannot make DuckDB's scratch folder: ${(e as Error).message}` })
+          }).pipe(Effect.map(() => void (scratchMade = true)))
+    )
+
     const openWriter = (columns: ReadonlyArray<Column>, sortKey: ReadonlyArray<string>) =>
       Effect.gen(function* () {
+        yield* makeScratch
         const conn = yield* connect
         const table = `stage_${++writerSeq}`
         const ddl = [...columns.map((c) => `${quoteIdent(c.name)} ${stageType(c.type)}`), `"_ord" BIGINT`].join(", ")
@@ -215,14 +256,16 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
             Effect.gen(function* () {
               const count = rows
               const sorted = !inOrder
+              // a row group is built whole in memory, outside DuckDB's limit: ~8 MB of strings at most, whatever the row size
+              const groupRows = Math.max(2048, Math.min(rowGroupSize, Math.floor((rows * ROW_GROUP_BYTES) / Math.max(1, bytes))))
               yield* Effect.try({ try: () => appender.closeSync(), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
               const tmp = `${path}.tmp`
               yield* Effect.tryPromise({ try: () => mkdir(dirname(path), { recursive: true }), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
               yield* run(
                 conn,
-                `COPY (SELECT ${outer} FROM (SELECT ${inner} FROM ${table})${sorted ? ` ORDER BY ${order}` : ""}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${rowGroupSize})`,
+                `COPY (SELECT ${outer} FROM (SELECT ${inner} FROM ${table})${sorted ? ` ORDER BY ${order}` : ""}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${groupRows})`,
                 path
-              )
+              ).pipe(copies.withPermits(1))
               const written = yield* Effect.tryPromise({
                 try: async () => {
                   await fsyncFile(tmp)
@@ -243,14 +286,18 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
               yield* reset
             }),
           close: () =>
-            disconnect(conn, () => {
-              try {
-                appender.closeSync()
-              } catch {
-                /* already closed */
-              }
-            })
+            Effect.zipRight(
+              Effect.sync(() => open.delete(writer)),
+              disconnect(conn, () => {
+                try {
+                  appender.closeSync()
+                } catch {
+                  /* already closed */
+                }
+              })
+            )
         }
+        open.add(writer)
         return writer
       })
 
@@ -263,7 +310,7 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
         }).pipe(Effect.ensuring(disconnect(conn)))
       })
 
-    return { openWriter, query } satisfies ParquetSinkService
+    return { openWriter, overBudget, query } satisfies ParquetSinkService
   })
 
 export const layerParquetSink = (config: SinkConfig = {}) => Layer.scoped(ParquetSink, makeParquetSink(config))

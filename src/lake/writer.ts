@@ -1,8 +1,30 @@
 /** What writing into a lake needs, as one layer: the Parquet sink (spilling inside the lake) and the lake's checkpoints. */
 import { Layer } from "effect"
+import { DEFAULTS } from "../defaults.js"
 import { layerCheckpoints, scratchFolder, type CheckpointsOptions } from "./Checkpoints.js"
 import { layerParquetSink } from "./ParquetSink.js"
 
-/** The sink and checkpoints of the lake at `out`; DuckDB spills into `out/.chain-lake/tmp/`, never into the working directory. */
-export const layerLakeWriter = (out: string, options: CheckpointsOptions = {}) =>
-  Layer.mergeAll(layerParquetSink({ tempDirectory: scratchFolder(out) }), layerCheckpoints(out, options))
+const MB = 1024 * 1024
+
+/** "400MB", "1.5GB", "512M", "2G" or plain bytes → bytes; undefined when it is none of those. */
+export const parseMemorySize = (text: string): number | undefined => {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(b|k|kb|kib|m|mb|mib|g|gb|gib)?\s*$/i.exec(text)
+  if (!m) return undefined
+  const unit = (m[2] ?? "b").toLowerCase()[0]
+  return Math.floor(Number(m[1]) * (unit === "g" ? 1024 * MB : unit === "m" ? MB : unit === "k" ? 1024 : 1))
+}
+
+/**
+ * How a run's memory limit is shared. DuckDB gets 40% (its memory_limit: staged rows, COPY's
+ * buffers); what all writers stage together is held to 20% (inside DuckDB's share: DuckDB needs
+ * about as much again to write a file); the rest is Node's: pages in flight (page size ×
+ * concurrency), their parsing, and the runtime itself (bench/RESULTS.md).
+ */
+export const sinkMemory = (limitBytes: number) => ({ memoryLimit: `${Math.max(64, Math.floor((limitBytes * 0.4) / MB))}MB`, stagingBudget: Math.floor(limitBytes * 0.2) })
+
+/** The sink and checkpoints of the lake at `out`, within `memoryLimitBytes` (default DEFAULTS.memoryLimit); DuckDB spills into `out/.chain-lake/tmp/`, never into the working directory. */
+export const layerLakeWriter = (out: string, options: CheckpointsOptions & { readonly memoryLimitBytes?: number } = {}) =>
+  Layer.mergeAll(
+    layerParquetSink({ tempDirectory: scratchFolder(out), ...sinkMemory(options.memoryLimitBytes ?? parseMemorySize(DEFAULTS.memoryLimit)!) }),
+    layerCheckpoints(out, options)
+  )
