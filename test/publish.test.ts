@@ -77,6 +77,28 @@ describe("publish and validate", () => {
     expect(v.stderr.trim().split("\n").at(-1)).toMatch(/^chain-lake: error: \d+ mismatches in lake 2$/)
   })
 
+  it("a release manifest of the wrong shape is one line naming the field, exit 1, nothing read", async () => {
+    const p = await runCli(["publish", "--data", data, "--to", dest, "--name", "lake", "--version", "shape-check"])
+    expect(p.code, p.stderr).toBe(0)
+    const release = join(dest, "lake", "shape-check")
+    const manifestPath = join(release, "manifest.json")
+    const manifest = JSON.parse(readFileSync(manifestPath, "utf8"))
+    for (const [broken, field] of [
+      [{ ...manifest, datasets: [{ ...manifest.datasets[0], files: [{ ...manifest.datasets[0].files[0], bytes: "12" }] }] }, "datasets[0].files[0].bytes"],
+      [{ ...manifest, datasets: [{ ...manifest.datasets[0], files: "all" }] }, "datasets[0].files"],
+      [{ ...manifest, datasets: [{ ...manifest.datasets[0], files: [{ ...manifest.datasets[0].files[0], sha256: "../../x" }] }] }, "datasets[0].files[0].sha256"]
+    ] as const) {
+      writeFileSync(manifestPath, JSON.stringify(broken))
+      const v = await runCli(["validate", release])
+      expect(v.code, v.stderr).toBe(1)
+      expect(v.stderr.trim().split("\n")).toHaveLength(1)
+      expect(v.stderr).toContain(`is not a release manifest: at ${field}:`)
+    }
+    writeFileSync(manifestPath, "{not json")
+    const v = await runCli(["validate", release])
+    expect(v.stderr.trim()).toMatch(/manifest\.json is not JSON/)
+  })
+
   it("paths that leave their folder: a lake manifest entry is refused by publish, a release's by validate; nothing outside is read or written", async () => {
     const lake = mkdtempSync(join(tmpdir(), "chain-lake-pub-hostile-"))
     try {

@@ -194,7 +194,14 @@ describe("s3:// output and publishing", () => {
 
   it("validate of a release whose manifest lists paths out of it refuses to download, and writes nothing outside its temp folder", async () => {
     const escape = `chain-lake-escape-${process.pid}.txt`
-    const manifest = { name: "evil", version: "1", datasets: [{ name: "blocks", rows: 1, columns: [], files: [{ path: `../${escape}`, bytes: 5, sha256: "0".repeat(64), rows: 1 }] }] }
+    // well-formed in every field (a malformed one is refused before its paths are looked at): only the path is hostile
+    const manifest = {
+      name: "evil",
+      version: "1",
+      license: null,
+      created_at: "2026-01-01T00:00:00Z",
+      datasets: [{ name: "blocks", partition: "height_bucket", rows: 1, columns: [], files: [{ path: `../${escape}`, bytes: 5, sha256: "0".repeat(64), rows: 1, min_height: 1, max_height: 1 }] }]
+    }
     await s3.send(new PutObjectCommand({ Bucket: "lake", Key: "evil/1/manifest.json", Body: JSON.stringify(manifest) }))
     await s3.send(new PutObjectCommand({ Bucket: "lake", Key: `${escape}`, Body: Buffer.from("owned") }))
     const v = await runCli(["validate", "s3://lake/evil/1", "--s3-endpoint", endpoint])

@@ -7,13 +7,14 @@
 import { existsSync } from "node:fs"
 import { copyFile, mkdir, readdir, rename, rm, writeFile } from "node:fs/promises"
 import { dirname, join, resolve } from "node:path"
-import { Data, Effect } from "effect"
+import { Data, Effect, Either, Schema } from "effect"
 import { LAKE_DATASETS } from "../analytics/Analytics.js"
 import type { ColumnType } from "../lake/columns.js"
 import { Checkpoints, type Manifest } from "../lake/Checkpoints.js"
 import { sha256File } from "../lake/files.js"
 import { snapshotHeightOf } from "../lake/layout.js"
 import { alive } from "../lake/lock.js"
+import { decodeWithPath } from "../schema/decode.js"
 
 export class PublishError extends Data.TaggedError("PublishError")<{ readonly message: string }> {}
 
@@ -24,26 +25,43 @@ export interface PublishOptions {
   readonly license?: string
 }
 
-export interface ReleaseManifest {
-  readonly name: string
-  readonly version: string
-  readonly license: string | null
-  readonly created_at: string
-  readonly datasets: ReadonlyArray<{
-    readonly name: string
-    readonly partition: string
-    readonly columns: ReadonlyArray<{ readonly name: string; readonly type: string; readonly description: string }>
-    readonly rows: number
-    readonly files: ReadonlyArray<{
-      readonly path: string
-      readonly bytes: number
-      readonly sha256: string
-      readonly rows: number
-      readonly min_height: number | null
-      readonly max_height: number | null
-      readonly snapshot_height?: number
-    }>
-  }>
+/** A release's manifest.json: what `validate` trusts only after decoding it (a release may come from anyone). */
+export const ReleaseManifest = Schema.Struct({
+  name: Schema.String,
+  version: Schema.String,
+  license: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  datasets: Schema.Array(
+    Schema.Struct({
+      name: Schema.String,
+      partition: Schema.String,
+      columns: Schema.Array(Schema.Struct({ name: Schema.String, type: Schema.String, description: Schema.String })),
+      rows: Schema.NonNegativeInt,
+      files: Schema.Array(
+        Schema.Struct({
+          path: Schema.String,
+          bytes: Schema.NonNegativeInt,
+          sha256: Schema.String.pipe(Schema.pattern(/^[0-9a-f]{64}$/)),
+          rows: Schema.NonNegativeInt,
+          min_height: Schema.NullOr(Schema.Int),
+          max_height: Schema.NullOr(Schema.Int),
+          snapshot_height: Schema.optional(Schema.Int)
+        })
+      )
+    })
+  )
+})
+export type ReleaseManifest = typeof ReleaseManifest.Type
+
+/** manifest.json's text as a ReleaseManifest, or what is wrong with it (field path and problem) in one line. */
+export const readReleaseManifest = (text: string, where: string): Either.Either<ReleaseManifest, string> => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (e) {
+    return Either.left(`${where} is not JSON (${(e as Error).message})`)
+  }
+  return Either.mapLeft(decodeWithPath(ReleaseManifest, json), (issue) => `${where} is not a release manifest: at ${issue.path || "the top"}: ${issue.message}`)
 }
 
 /** Frictionless table-schema types for the Parquet column types. */

@@ -4,20 +4,23 @@
  */
 import { readFile, stat } from "node:fs/promises"
 import { join, resolve } from "node:path"
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import { listFiles, pathInside, sha256File } from "../lake/files.js"
-import { PublishError, type ReleaseManifest } from "./publish.js"
+import { PublishError, readReleaseManifest, type ReleaseManifest } from "./publish.js"
 
 export const validateRelease = (dir: string) =>
   Effect.tryPromise({
     try: async () => {
       const root = resolve(dir)
-      let manifest: ReleaseManifest
+      let text: string
       try {
-        manifest = JSON.parse(await readFile(join(root, "manifest.json"), "utf8"))
+        text = await readFile(join(root, "manifest.json"), "utf8")
       } catch (e) {
         throw new Error(`${root} has no readable manifest.json (${(e as Error).message}): is it a published version folder?`)
       }
+      const decoded = readReleaseManifest(text, join(root, "manifest.json"))
+      if (Either.isLeft(decoded)) throw new Error(decoded.left)
+      const manifest: ReleaseManifest = decoded.right
       const problems: Array<string> = []
       const instance = await (await import("@duckdb/node-api")).DuckDBInstance.create(":memory:")
       const conn = await instance.connect()

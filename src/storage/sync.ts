@@ -10,7 +10,7 @@ import { Effect, Either } from "effect"
 import { LAKE_DATASETS } from "../analytics/Analytics.js"
 import { listFiles, pathInside } from "../lake/files.js"
 import { decodeLakeFile, IDENTITY_FILE, Manifest, MANIFEST_FILE } from "../lake/manifest.js"
-import type { ReleaseManifest } from "../publish/publish.js"
+import { readReleaseManifest } from "../publish/publish.js"
 import { CheckpointError } from "../lake/Checkpoints.js"
 import { writerGone } from "../lake/lock.js"
 import { fragmentName, mergeFragment } from "../lake/commitLog.js"
@@ -133,7 +133,9 @@ export const pullRelease = (url: string, endpoint?: string) =>
     const s3 = makeS3(endpoint)
     const text = yield* download(s3, loc, "manifest.json")
     if (text === undefined) return yield* new StorageError({ message: `${url} has no manifest.json: is it a published version?` })
-    const manifest = JSON.parse(text) as ReleaseManifest
+    const decoded = readReleaseManifest(text, `${url}/manifest.json`)
+    if (Either.isLeft(decoded)) return yield* new StorageError({ message: `${decoded.left}: refusing to download it` })
+    const manifest = decoded.right
     const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "chain-lake-release-")))
     yield* Effect.promise(() => writeFile(join(dir, "manifest.json"), text))
     // paths come from a remote, possibly hostile, manifest: none may leave the temp folder
