@@ -198,3 +198,39 @@ describe("memory", () => {
     expect(over).toEqual([false, true, false])
   })
 })
+
+describe("rows unique by key", () => {
+  it("finish with uniqueBy keeps the first row staged of each key, counts the repeats, and writes them sorted", async () => {
+    const result = await Effect.runPromise(
+      Effect.gen(function* () {
+        const sink = yield* ParquetSink
+        const writer = yield* sink.openWriter(columns, ["height", "idx"])
+        // keys (height, idx): (2,0) three times, (1,1) twice; labels say which came first
+        const rows: Array<Array<Value>> = [
+          [2, 0, "first 2/0"],
+          [1, 1, "first 1/1"],
+          [2, 0, "second 2/0"],
+          [3, 0, "only 3/0"],
+          [1, 1, "second 1/1"],
+          [2, 0, "third 2/0"]
+        ]
+        for (const r of rows) writer.append(r)
+        const repeats = yield* writer.repeats(["height", "idx"])
+        const path = join(temp.make(), "unique.parquet")
+        const file = yield* writer.finish(path, { uniqueBy: ["height", "idx"] })
+        const back = yield* sink.query(`SELECT height, idx, label FROM read_parquet('${path}')`)
+        yield* writer.close()
+        return { repeats, rows: file.rows, back: back.map((r) => [Number(r.height), Number(r.idx), r.label]) }
+      }).pipe(Effect.provide(layerParquetSink()), Effect.scoped)
+    )
+    expect(result).toEqual({
+      repeats: 3,
+      rows: 3,
+      back: [
+        [1, 1, "first 1/1"],
+        [2, 0, "first 2/0"],
+        [3, 0, "only 3/0"]
+      ]
+    })
+  })
+})

@@ -136,8 +136,6 @@ export interface SnapshotDataset extends Common {
   readonly probe: ListRef
   /** datasets whose committed files this one reads (SnapshotInput.readCommitted): in a run that exports them, it waits for them */
   readonly after: ReadonlyArray<string>
-  /** the identity of a row, from `key`; duplicates from offset paging under change are dropped by it */
-  readonly keyOf: (row: Row) => string
   /** the lists to read; none (with a reason, and what to do) when the dataset has nothing to read, e.g. no denoms */
   readonly lists: (input: SnapshotInput) => Effect.Effect<ReadonlyArray<SnapshotList> | SnapshotSkip, SourceFailure>
 }
@@ -228,7 +226,6 @@ export const defineSnapshot = <I>(d: {
 }): SnapshotDataset => {
   const row = rowBuilder(d.columns)
   const columns = [...plain(d.columns), SNAPSHOT_TIME]
-  const key = d.key.map((k) => indexOf(k, d.columns, d.name, "key column"))
   return checked({
     kind: "snapshot",
     name: d.name,
@@ -240,7 +237,6 @@ export const defineSnapshot = <I>(d: {
     key: d.key,
     sortKey: d.sortKey,
     partition: { kind: "snapshot" },
-    keyOf: (r) => key.map((i) => String(r[i])).join("\u0000"),
     lists: (input) => d.lists(input, row)
   })
 }

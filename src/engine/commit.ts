@@ -12,10 +12,17 @@ import type { Range } from "../lake/RangeSet.js"
 export class CommitError extends Data.TaggedError("CommitError")<{ readonly message: string }> {}
 
 /** Writes what `writer` staged to this writer's staging folder: a file ready to commit as `dataset/rel`. */
-export const writePending = (writer: ParquetWriter, dataset: string, rel: string, heights: { readonly min: number | null; readonly max: number | null }, range?: Range) =>
+export const writePending = (
+  writer: ParquetWriter,
+  dataset: string,
+  rel: string,
+  heights: { readonly min: number | null; readonly max: number | null },
+  range?: Range,
+  uniqueBy?: ReadonlyArray<string>
+) =>
   Effect.gen(function* () {
     const checkpoints = yield* Checkpoints
-    const written = yield* writer.finish(checkpoints.staged(dataset, rel))
+    const written = yield* writer.finish(checkpoints.staged(dataset, rel), uniqueBy ? { uniqueBy } : {})
     const file: CommittedFile = {
       path: rel,
       rows: written.rows,

@@ -28,8 +28,14 @@ export interface ParquetWriter {
   readonly rows: () => number
   /** approximate bytes staged (string lengths), for flush decisions */
   readonly stagedBytes: () => number
-  /** Writes the staged rows to `path` atomically and empties the writer. */
-  readonly finish: (path: string) => Effect.Effect<WrittenFile, SinkError>
+  /**
+   * Writes the staged rows to `path` atomically and empties the writer; with `uniqueBy`, only the
+   * first row staged of each value of those columns (DuckDB drops the rest, spilling if need be,
+   * so no key set grows in memory).
+   */
+  readonly finish: (path: string, options?: { readonly uniqueBy?: ReadonlyArray<string> }) => Effect.Effect<WrittenFile, SinkError>
+  /** How many staged rows repeat an earlier row's values of `columns` (what `uniqueBy` would drop). */
+  readonly repeats: (columns: ReadonlyArray<string>) => Effect.Effect<number, SinkError>
   /** Drops the staged rows. */
   readonly discard: () => Effect.Effect<void, SinkError>
   readonly close: () => Effect.Effect<void>
@@ -252,10 +258,21 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
           },
           rows: () => rows,
           stagedBytes: () => bytes,
-          finish: (path) =>
+          repeats: (keys) =>
             Effect.gen(function* () {
-              const count = rows
-              const sorted = !inOrder
+              yield* Effect.try({ try: () => appender.flushSync(), catch: (e) => new SinkError({ message: (e as Error).message }) })
+              const [r] = yield* Effect.tryPromise({
+                try: async () => (await conn.use((c) => c.runAndReadAll(`SELECT count(*) - (SELECT count(*) FROM (SELECT DISTINCT ${keys.map(quoteIdent).join(", ")} FROM ${table})) AS n FROM ${table}`))).getRowObjectsJS(),
+                catch: (e) => new SinkError({ message: (e as Error).message })
+              })
+              return Number(r.n)
+            }),
+          finish: (path, options = {}) =>
+            Effect.gen(function* () {
+              const unique = options.uniqueBy && options.uniqueBy.length > 0 ? options.uniqueBy.map(quoteIdent).join(", ") : undefined
+              const count = unique ? rows - (yield* writer.repeats(options.uniqueBy!)) : rows
+              // dropping repeats keeps the first staged of each key; the window may reorder, so COPY sorts
+              const sorted = !inOrder || unique !== undefined
               // a row group is built whole in memory, outside DuckDB's limit: ~8 MB of strings at most, whatever the row size
               const groupRows = Math.max(2048, Math.min(rowGroupSize, Math.floor((rows * ROW_GROUP_BYTES) / Math.max(1, bytes))))
               yield* Effect.try({ try: () => appender.closeSync(), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
@@ -263,7 +280,7 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
               yield* Effect.tryPromise({ try: () => mkdir(dirname(path), { recursive: true }), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
               yield* run(
                 conn,
-                `COPY (SELECT ${outer} FROM (SELECT ${inner} FROM ${table})${sorted ? ` ORDER BY ${order}` : ""}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${groupRows})`,
+                `COPY (SELECT ${outer} FROM (SELECT ${inner} FROM ${table}${unique ? ` QUALIFY row_number() OVER (PARTITION BY ${unique} ORDER BY "_ord") = 1` : ""})${sorted ? ` ORDER BY ${order}` : ""}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${groupRows})`,
                 path
               ).pipe(copies.withPermits(1))
               const written = yield* Effect.tryPromise({
