@@ -409,6 +409,30 @@ describe("snapshot reads that cannot be trusted", () => {
     }
   })
 
+  it("a list with an estimated total that never ends (the collections list inventing collections) fails too, far past the estimate", async () => {
+    let served = 0
+    const endless = await startProxy(devnet.indexerUrl, async (req, forward) => {
+      if (req.url.pathname !== collections) return forward()
+      const first = new URL(req.url)
+      first.searchParams.delete("pagination.key")
+      first.searchParams.delete("pagination.offset")
+      const page = JSON.parse((await forward(first.pathname + first.search)).body)
+      served++
+      page.collections = page.collections.map((c: Record<string, unknown>, i: number) => ({ ...c, object_addr: `0x${served.toString(16).padStart(8, "0")}${i.toString(16).padStart(32, "0")}` }))
+      page.pagination.next_key = Buffer.from(String(served * page.collections.length)).toString("base64")
+      // reltuples: an estimate, never the count
+      page.pagination.total = "3"
+      return json(page)
+    })
+    try {
+      const r = await exportFrom(endless.url, dirs.make(), { datasets: ["nft_collections"], pageSize: 2 })
+      expect(Either.isLeft(r) && r.left).toMatchObject({ _tag: "IndexerPagingError", endpoint: "collections", message: expect.stringMatching(/ten times what pagination\.total estimates \(3\) and past 200 pages: the listing does not end$/) })
+      expect(served).toBeLessThan(220)
+    } finally {
+      await endless.close()
+    }
+  })
+
   it("a snapshot list that never ends (fresh records and keys, past its counted total) fails with IndexerPagingError instead of reading on", async () => {
     let served = 0
     const endless = await startProxy(devnet.indexerUrl, async (req, forward) => {

@@ -30,11 +30,14 @@ export interface SnapshotOutcome {
 }
 
 const MAX_READS = 3
+/** pages a list with an estimated total may always read, however low the estimate (a table never analyzed says 0 or -1) */
+const ESTIMATE_SLACK_PAGES = 200
 
 /**
  * Every item of `list`, pages of `pageSize`, each checked by `validate`. Where the list's total is
  * a count (not an estimate), reading more than two pages past it is a listing that does not end
- * (fresh records forever): it fails rather than reading on.
+ * (fresh records forever): it fails rather than reading on; where it is an estimate, reading ten
+ * times past it and past 200 pages does.
  */
 const readList = (
   list: ListRef,
@@ -70,6 +73,11 @@ const readList = (
               total = Number(page.total)
               if (!totalIsEstimate && total >= 0 && rows > total + 2 * pageSize)
                 return Effect.fail(source.untrustedPaging(list, page.key, `${rows} records read, but pagination.total says ${total}: the listing does not end`))
+              // an estimate (stale, or -1) bounds nothing exactly, but a listing far past it is one that does not end
+              if (totalIsEstimate && rows > Math.max(10 * total, ESTIMATE_SLACK_PAGES * pageSize))
+                return Effect.fail(
+                  source.untrustedPaging(list, page.key, `${rows} records read, ten times what pagination.total estimates (${total}) and past ${ESTIMATE_SLACK_PAGES} pages: the listing does not end`)
+                )
               return Effect.succeed({ key: page.key, nextKey: page.nextKey, count: page.items.length })
             })
           ),
