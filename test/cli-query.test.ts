@@ -53,6 +53,21 @@ describe("chain-lake query", () => {
     expect(csv.stdout.split("\n")[1]).toMatch(/^[0-9A-F]{64},\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z,/)
   })
 
+  it("reads the committed files only: a Parquet file someone put in a dataset's folder is not data (the catalog's live views do read it)", async () => {
+    const lake = tmp()
+    cpSync(data, lake, { recursive: true })
+    const manifest = JSON.parse(readFileSync(join(lake, "blocks", "_manifest.json"), "utf8"))
+    const committed = join(lake, "blocks", manifest.files[0].path)
+    cpSync(committed, join(lake, "blocks", "height_bucket=0", "my-own-copy.parquet"))
+    const r = await runCli(["query", "--data", lake, "SELECT count(*) AS n, count(DISTINCT height) AS d FROM blocks", "--format", "json"])
+    expect(r.code, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout)).toEqual([{ n: "150", d: "150" }])
+    const c = await runCli(["catalog", "--data", lake])
+    expect(c.code, c.stderr).toBe(0)
+    const [live] = await queryLake(`ATTACH '${join(lake, "chain-lake.duckdb")}' AS cat (READ_ONLY); SET file_search_path = '${lake}'; SELECT count(*) AS n FROM cat.blocks`)
+    expect(Number(live.n)).toBeGreaterThan(150)
+  })
+
   it("writes csv, json and parquet (--file and --output)", async () => {
     const dir = tmp()
     writeFileSync(join(dir, "q.sql"), "SELECT height, tx_count FROM blocks WHERE height <= 3 ORDER BY height")

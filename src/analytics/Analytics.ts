@@ -1,7 +1,8 @@
 /**
- * Analytics: DuckDB over the Parquet lake. One view per dataset over its files
- * (`read_parquet(…, hive_partitioning = true, union_by_name = true)`, paths relative to the data
- * folder), then the analytics views of src/analytics/sql/, one per file. A dataset with no files
+ * Analytics: DuckDB over the Parquet lake. One view per dataset over its committed files (as its
+ * manifest lists them; every file by a glob for the catalog), read with
+ * `read_parquet(…, hive_partitioning = true, union_by_name = true)`, paths relative to the data
+ * folder, then the analytics views of src/analytics/sql/, one per file. A dataset with no files
  * yet is an empty view with the right columns, so every analytics view exists from the start.
  */
 import type { DuckDBPreparedStatement } from "@duckdb/node-api"
@@ -80,10 +81,34 @@ export const LAKE_DATASETS: ReadonlyArray<{ readonly name: string; readonly colu
 /** Whether `dir` holds a lake: the lake's identity, or a dataset folder with its manifest. */
 export const isLake = (dir: string): boolean => existsSync(join(dir, IDENTITY_FILE)) || LAKE_DATASETS.some((d) => existsSync(join(dir, d.name, MANIFEST_FILE)))
 
-/** The dataset view: its files by a relative glob, or an empty typed relation when there are none. */
-export const datasetViewSql = (d: (typeof LAKE_DATASETS)[number], dataDir: string): string => {
-  if (hasParquet(join(dataDir, d.name)))
-    return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT * FROM read_parquet(${quote(`${d.name}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true)`
+/** The files a dataset's manifest lists as committed, relative to the data folder; undefined when it has no readable manifest. */
+const committedFiles = (dataDir: string, dataset: string): ReadonlyArray<string> | undefined => {
+  try {
+    const manifest = JSON.parse(readFileSync(join(dataDir, dataset, MANIFEST_FILE), "utf8")) as { files?: ReadonlyArray<{ path?: unknown }> }
+    const paths = (manifest.files ?? []).map((f) => f.path).filter((p): p is string => typeof p === "string" && !p.split("/").includes(".."))
+    return paths.map((p) => `${dataset}/${p}`)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The dataset view: the files its manifest lists as committed (a Parquet file someone else put
+ * in the folder, or one a run has not committed, is not data), or, with `live`, every Parquet
+ * file under the folder by a relative glob (new files show without recreating the view: the
+ * catalog); an empty typed relation when there are none.
+ */
+export const datasetViewSql = (d: (typeof LAKE_DATASETS)[number], dataDir: string, live = false): string => {
+  const listed = live ? undefined : committedFiles(dataDir, d.name)
+  const source =
+    listed !== undefined
+      ? listed.length > 0
+        ? `[${listed.map(quote).join(", ")}]`
+        : undefined
+      : hasParquet(join(dataDir, d.name))
+        ? quote(`${d.name}/**/*.parquet`)
+        : undefined
+  if (source !== undefined) return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT * FROM read_parquet(${source}, hive_partitioning = true, union_by_name = true)`
   const cols = [...d.columns.map((c) => `CAST(NULL AS ${emptyType(c.type)}) AS ${ident(c.name)}`), `CAST(NULL AS ${d.partitionType}) AS ${d.partition}`]
   return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${cols.join(", ")} WHERE false`
 }
@@ -105,7 +130,15 @@ const bindAll = (stmt: DuckDBPreparedStatement, params: Readonly<Record<string, 
   })
 }
 
-export const makeAnalytics = (options: { readonly dataDir: string; readonly dbFile?: string }) =>
+export interface AnalyticsOptions {
+  readonly dataDir: string
+  /** a DuckDB file to hold the views (the catalog); default in memory */
+  readonly dbFile?: string
+  /** views read every Parquet file under a dataset's folder (new ones show by themselves) rather than the committed files as of now */
+  readonly live?: boolean
+}
+
+export const makeAnalytics = (options: AnalyticsOptions) =>
   Effect.gen(function* () {
     const dataDir = resolve(options.dataDir)
     const instance = yield* Effect.acquireRelease(
@@ -123,7 +156,7 @@ export const makeAnalytics = (options: { readonly dataDir: string; readonly dbFi
     const setup = async () => {
       // relative paths in the views resolve against the data folder
       await conn.use((c) => c.run(`SET file_search_path = ${quote(dataDir)}`))
-      for (const d of LAKE_DATASETS) await conn.use((c) => c.run(datasetViewSql(d, dataDir)))
+      for (const d of LAKE_DATASETS) await conn.use((c) => c.run(datasetViewSql(d, dataDir, options.live ?? false)))
       // a view may read another (token_flows reads token_transfers): each pass creates those whose inputs exist
       let pending = analyticsViews()
       while (pending.length > 0) {
@@ -175,4 +208,4 @@ export const makeAnalytics = (options: { readonly dataDir: string; readonly dbFi
     return service
   })
 
-export const layerAnalytics = (options: { readonly dataDir: string; readonly dbFile?: string }) => Layer.scoped(Analytics, makeAnalytics(options))
+export const layerAnalytics = (options: AnalyticsOptions) => Layer.scoped(Analytics, makeAnalytics(options))

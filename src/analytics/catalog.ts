@@ -21,6 +21,7 @@ export const writeCatalog = (options: { readonly dataDir: string; readonly dbFil
       },
       catch: (e) => new AnalyticsError({ message: `cannot replace ${dbFile}: ${(e as Error).message}` })
     })
-    const analytics = yield* makeAnalytics({ dataDir: options.dataDir, dbFile })
+    // globs: files exported later show in any client without writing the catalog again
+    const analytics = yield* makeAnalytics({ dataDir: options.dataDir, dbFile, live: true })
     return { dbFile, views: analytics.views }
   }).pipe(Effect.scoped)
