@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // the Skip Go SDK conformance test has its own dependencies: `npm run test:conformance`
+    exclude: ["**/node_modules/**", ...(process.env.CHAIN_LAKE_CONFORMANCE ? [] : ["test/conformance/**"])],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
