@@ -13,7 +13,17 @@ import { newestSourceTime } from "./freshness.mjs"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const buildFile = new URL("../dist/build.json", import.meta.url)
-const build = existsSync(buildFile) && !process.env.CHAIN_LAKE_FROM_SOURCE ? JSON.parse(readFileSync(buildFile, "utf8")) : undefined
+/** what the build recorded, or undefined (no build, a forced source run, or a record that cannot be read: then src/ runs) */
+const readBuild = () => {
+  if (!existsSync(buildFile) || process.env.CHAIN_LAKE_FROM_SOURCE) return undefined
+  try {
+    const b = JSON.parse(readFileSync(buildFile, "utf8"))
+    return typeof b?.builtFrom === "number" && typeof b.version === "string" && typeof b.help === "object" && b.help !== null && typeof b.help[""] === "string" ? b : undefined
+  } catch {
+    return undefined
+  }
+}
+const build = readBuild()
 
 /** What the build recorded for these arguments, if they only ask for the version or help (as src/cli/main.ts decides). */
 const recorded = (args) => {

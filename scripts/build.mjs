@@ -7,7 +7,7 @@
  * from build.json without loading the CLI: the same text, at a fraction of the start-up.
  */
 import { execFile, execFileSync } from "node:child_process"
-import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
@@ -31,5 +31,7 @@ const commands = [...rootHelp.matchAll(/^ {2}([a-z][a-z-]+)$/gm)].map((m) => m[1
 if (commands.length < 5) throw new Error(`build: could not read the command list from --help:\n${rootHelp}`)
 const help = Object.fromEntries(await Promise.all(["", ...commands].map(async (c) => [c, await answer(c ? [c, "--help"] : ["--help"])])))
 const version = await answer(["--version"])
-writeFileSync(join(dist, "build.json"), JSON.stringify({ builtFrom, version, help }, null, 1))
+// written whole or not at all: bin/ reads it at every start
+writeFileSync(join(dist, "build.json.tmp"), JSON.stringify({ builtFrom, version, help }, null, 1))
+renameSync(join(dist, "build.json.tmp"), join(dist, "build.json"))
 console.log(`built dist/ (${commands.length} commands' help recorded)`)

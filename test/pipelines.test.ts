@@ -163,7 +163,8 @@ describe("snapshot retention", () => {
 
 describe("clean shutdown", () => {
   it("SIGINT in the middle of a run releases the lock and leaves committed state consistent; the next run completes", async () => {
-    const slow = await startDevnet({ seed: 73, blocks: 400, latencyMs: 15 })
+    // slow enough that the run is still going when the first commit lands (the compiled CLI starts in well under a second)
+    const slow = await startDevnet({ seed: 73, blocks: 400, latencyMs: 50 })
     const out = tmp()
     try {
       const { spawn } = await import("node:child_process")

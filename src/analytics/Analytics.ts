@@ -85,8 +85,10 @@ export const isLake = (dir: string): boolean => existsSync(join(dir, IDENTITY_FI
 const committedFiles = (dataDir: string, dataset: string): ReadonlyArray<string> | undefined => {
   try {
     const manifest = JSON.parse(readFileSync(join(dataDir, dataset, MANIFEST_FILE), "utf8")) as { files?: ReadonlyArray<{ path?: unknown }> }
-    const paths = (manifest.files ?? []).map((f) => f.path).filter((p): p is string => typeof p === "string" && !p.split("/").includes(".."))
-    return paths.map((p) => `${dataset}/${p}`)
+    const paths = (manifest.files ?? []).map((f) => f.path).filter((p): p is string => typeof p === "string" && !p.split(/[\\/]/).includes(".."))
+    // a commit lists its files before it renames them into place (a kill in between is finished by
+    // the next run): a listed file not there yet is not read, rather than failing every view
+    return paths.map((p) => `${dataset}/${p}`).filter((p) => existsSync(join(dataDir, p)))
   } catch {
     return undefined
   }
@@ -156,13 +158,26 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
     const setup = async () => {
       // relative paths in the views resolve against the data folder
       await conn.use((c) => c.run(`SET file_search_path = ${quote(dataDir)}`))
-      for (const d of LAKE_DATASETS) await conn.use((c) => c.run(datasetViewSql(d, dataDir, options.live ?? false)))
+      for (const d of LAKE_DATASETS) {
+        const sql = datasetViewSql(d, dataDir, options.live ?? false)
+        await conn.use((c) => c.run(sql))
+        // files written before a column was added lack it (union_by_name gives NULL only where some
+        // file has it): the view adds it as NULL, so views that read it still bind
+        const present = new Set((await conn.use((c) => c.runAndReadAll(`DESCRIBE ${ident(d.name)}`))).getRowObjectsJson().map((r) => String(r.column_name)))
+        const absent = d.columns.filter((c) => !present.has(c.name))
+        if (absent.length > 0)
+          await conn.use((c) => c.run(sql.replace(" AS SELECT * FROM ", ` AS SELECT *, ${absent.map((a) => `CAST(NULL AS ${emptyType(a.type)}) AS ${ident(a.name)}`).join(", ")} FROM `)))
+      }
       // a view may read another (token_flows reads token_transfers): each pass creates those whose inputs exist
       let pending = analyticsViews()
       while (pending.length > 0) {
         const failed: Array<{ view: (typeof pending)[number]; error: Error }> = []
         for (const view of pending) await conn.use((c) => c.run(view.sql)).catch((error: Error) => failed.push({ view, error }))
-        if (failed.length === pending.length) throw new Error(`view ${failed[0].view.name}: ${failed[0].error.message}`)
+        if (failed.length === pending.length) {
+          // the view whose own SQL is wrong, rather than one that only waits for it
+          const cause = failed.find((f) => !/does not exist/i.test(f.error.message)) ?? failed[0]
+          throw new Error(`view ${cause.view.name}: ${cause.error.message}`)
+        }
         pending = failed.map((f) => f.view)
       }
     }

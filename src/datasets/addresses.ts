@@ -49,6 +49,8 @@ export const bech32Bytes = (text: string): { readonly prefix: string; readonly b
   const sep = lower.lastIndexOf("1")
   if (sep < 1 || sep + 7 > lower.length) return undefined
   const prefix = lower.slice(0, sep)
+  // BIP-173: prefix characters are printable US-ASCII (33..126)
+  for (let i = 0; i < prefix.length; i++) if (prefix.charCodeAt(i) < 33 || prefix.charCodeAt(i) > 126) return undefined
   const data: Array<number> = []
   for (const c of lower.slice(sep + 1)) {
     const v = CHARSET.indexOf(c)
