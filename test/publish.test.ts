@@ -4,12 +4,14 @@
  * an unlisted one; a version is never overwritten.
  */
 import { spawnSync } from "node:child_process"
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs"
+import { createHash } from "node:crypto"
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { runCli } from "./support/cli.js"
+import { queryLake } from "./support/lake.js"
 
 let devnet: Devnet
 let data: string
@@ -75,6 +77,32 @@ describe("publish and validate", () => {
     expect(v.stderr).toContain(`mismatch: ${files[1]}: missing`)
     expect(v.stderr).toContain(`mismatch: ${files[2].replace(/\.parquet$/, "-copy.parquet")}: not in the manifest`)
     expect(v.stderr.trim().split("\n").at(-1)).toMatch(/^chain-lake: error: \d+ mismatches in lake 2$/)
+  })
+
+  it("a file that predates a column validates (it lacks the column, in order); a file with a column the schema lacks does not", async () => {
+    const p = await runCli(["publish", "--data", data, "--to", dest, "--name", "lake", "--version", "older-columns"])
+    expect(p.code, p.stderr).toBe(0)
+    const release = join(dest, "lake", "older-columns")
+    const manifestPath = join(release, "manifest.json")
+    const rewrite = async (select: string) => {
+      const manifest = JSON.parse(readFileSync(manifestPath, "utf8"))
+      const txs = manifest.datasets.find((d: any) => d.name === "txs")
+      const entry = txs.files[0]
+      const path = join(release, entry.path)
+      await queryLake(`COPY (SELECT ${select} FROM read_parquet('${path}', hive_partitioning = false)) TO '${path}.new' (FORMAT PARQUET)`)
+      renameSync(`${path}.new`, path)
+      entry.bytes = statSync(path).size
+      entry.sha256 = createHash("sha256").update(readFileSync(path)).digest("hex")
+      writeFileSync(manifestPath, JSON.stringify(manifest))
+      return entry.path as string
+    }
+    await rewrite("* EXCLUDE (sender_hex, fee_denom, fee_amount)")
+    const older = await runCli(["validate", release])
+    expect(older.code, older.stderr).toBe(0)
+    const renamed = await rewrite("* RENAME (sender AS signer)")
+    const v = await runCli(["validate", release])
+    expect(v.code).toBe(1)
+    expect(v.stderr).toContain(`mismatch: ${renamed}: columns `)
   })
 
   it("a release manifest of the wrong shape is one line naming the field, exit 1, nothing read", async () => {
