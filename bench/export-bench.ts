@@ -153,7 +153,7 @@ const throughput = async (blockCount: number) => {
     for (let pair = 1; pair <= REPEAT; pair++) {
       const f = await floor(big.url, total)
       console.log(`[${pair}] floor (fetch + JSON.parse): ${f.rows} rows in ${f.seconds.toFixed(1)} s = ${Math.round(f.rows / f.seconds)} rows/s, ${(f.bytes / 1e6 / f.seconds).toFixed(1)} MB/s`)
-      const e = await exportRun(big.url, { concurrency: CONCURRENCY, pageSize: PAGE })
+      const e = await exportRun(big.url, { concurrency: CONCURRENCY, pageSize: PAGE, memoryLimit: process.env.BENCH_MEMORY_LIMIT })
       console.log(
         `[${pair}] export txs → Parquet: ${e.rows} rows in ${e.seconds.toFixed(1)} s = ${Math.round(e.rows / e.seconds)} rows/s, ${(f.bytes / 1e6 / e.seconds).toFixed(1)} MB/s of JSON, ` +
           `${(e.bytes / 1e6).toFixed(1)} MB Parquet, peak RSS ${(e.peakRss / 1e6).toFixed(0)} MB; ` +
