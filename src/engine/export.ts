@@ -305,7 +305,9 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
           heights: bounds.to >= bounds.from ? [bounds.from, bounds.to] : null,
           ...progressOf(range, committed.get(d.name)!),
           shards: shards.length,
-          estimatedRequests: requestsFor(shards, pageSize),
+          // datasets that read block times add a block-list request per page where the list's records are
+          // dense in height (more where they are sparse: up to one per distinct height)
+          estimatedRequests: requestsFor(shards, pageSize) * (group.some((g) => g.blockTime) ? 2 : 1),
           watermark
         })
         pending.set(d.name, shards.filter((r) => !covers(committed.get(d.name)!, r)).length)
