@@ -137,8 +137,7 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
             memory_limit: config.memoryLimit ?? "512MB",
             ...(config.tempDirectory ? { temp_directory: config.tempDirectory } : {}),
             autoinstall_known_extensions: "false",
-            autoload_known_extensions: "true",
-            allocator_flush_threshold: "16MB"
+            autoload_known_extensions: "true"
           }),
         catch: (e) => new SinkError({ message: `could not start DuckDB: ${(e as Error).message}` })
       }),
@@ -167,12 +166,6 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
     const run = (conn: GuardedConnection, sql: string, path?: string) =>
       Effect.tryPromise({ try: () => conn.use((c) => c.run(sql)), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
 
-    /*
-     * A COPY holds its file's rows and compression buffers outside DuckDB's memory_limit: with
-     * one per shard at once (16 at concurrency 16) they were most of the sink's memory. As many
-     * at once as DuckDB has threads, which is all the CPU they could use anyway.
-     */
-    const copies = yield* Effect.makeSemaphore(config.threads ?? 2)
     const open = new Set<ParquetWriter>()
     const budget = config.stagingBudget ?? Infinity
     const overBudget = () => {
@@ -282,7 +275,7 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
                 conn,
                 `COPY (SELECT ${outer} FROM (SELECT ${inner} FROM ${table}${unique ? ` QUALIFY row_number() OVER (PARTITION BY ${unique} ORDER BY "_ord") = 1` : ""})${sorted ? ` ORDER BY ${order}` : ""}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${groupRows})`,
                 path
-              ).pipe(copies.withPermits(1))
+              )
               const written = yield* Effect.tryPromise({
                 try: async () => {
                   await fsyncFile(tmp)
