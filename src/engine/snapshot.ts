@@ -142,7 +142,6 @@ export const runSnapshot = (
     }
     const writer = yield* Effect.acquireRelease(sink.openWriter(d.columns, d.sortKey), (w) => w.close())
     let reads = 0
-    let rows = 0
     let duplicates = 0
     let after = before
     let consistent = false
@@ -153,8 +152,6 @@ export const runSnapshot = (
       const statusBefore: SourceStatus | undefined = reads === 1 ? undefined : yield* source.status
       const mark = statusBefore ? (statusBefore.watermarks[d.watermark] ?? before) : before
       snapshotTime = new Date().toISOString()
-      rows = 0
-      duplicates = 0
       let shortOfTotal = false
       for (const list of lists) {
         let listRows = 0
@@ -181,7 +178,6 @@ export const runSnapshot = (
        * in DuckDB (which spills if need be), so no key set grows with the snapshot in memory.
        */
       duplicates = yield* writer.repeats(d.key)
-      rows = writer.rows() - duplicates
       const statusAfter = yield* source.status
       after = statusAfter.watermarks[d.watermark] ?? mark
       consistent = after === mark && duplicates === 0 && !shortOfTotal

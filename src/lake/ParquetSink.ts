@@ -263,7 +263,6 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
           finish: (path, options = {}) =>
             Effect.gen(function* () {
               const unique = options.uniqueBy && options.uniqueBy.length > 0 ? options.uniqueBy.map(quoteIdent).join(", ") : undefined
-              const count = unique ? rows - (yield* writer.repeats(options.uniqueBy!)) : rows
               // dropping repeats keeps the first staged of each key; the window may reorder, so COPY sorts
               const sorted = !inOrder || unique !== undefined
               // a row group is built whole in memory, outside DuckDB's limit: ~8 MB of strings at most, whatever the row size
@@ -271,11 +270,13 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
               yield* Effect.try({ try: () => appender.closeSync(), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
               const tmp = `${path}.tmp`
               yield* Effect.tryPromise({ try: () => mkdir(dirname(path), { recursive: true }), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
-              yield* run(
+              // COPY answers the rows it wrote: what is left once repeats are dropped
+              const copied = yield* run(
                 conn,
                 `COPY (SELECT ${outer} FROM (SELECT ${inner} FROM ${table}${unique ? ` QUALIFY row_number() OVER (PARTITION BY ${unique} ORDER BY "_ord") = 1` : ""})${sorted ? ` ORDER BY ${order}` : ""}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${groupRows})`,
                 path
               )
+              const count = copied.rowsChanged
               const written = yield* Effect.tryPromise({
                 try: async () => {
                   await fsyncFile(tmp)
