@@ -9,12 +9,12 @@ import type { DuckDBPreparedStatement } from "@duckdb/node-api"
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Context, Data, Effect, Layer } from "effect"
+import { Context, Data, Effect, Either, Layer } from "effect"
 import { DATASETS } from "../datasets/index.js"
 import { partitionOf } from "../engine/Dataset.js"
 import type { Column, ColumnType } from "../lake/columns.js"
 import { guardConnection } from "../lake/duckdb.js"
-import { IDENTITY_FILE, MANIFEST_FILE } from "../lake/manifest.js"
+import { decodeLakeFile, IDENTITY_FILE, Manifest, MANIFEST_FILE } from "../lake/manifest.js"
 
 export class AnalyticsError extends Data.TaggedError("AnalyticsError")<{ readonly message: string }> {}
 /** DuckDB rejected the SQL (syntax, unknown column, bad parameter …): its own message. */
@@ -83,24 +83,27 @@ export const isLake = (dir: string): boolean => existsSync(join(dir, IDENTITY_FI
 
 /** The files a dataset's manifest lists as committed, relative to the data folder; undefined when it has no readable manifest. */
 const committedFiles = (dataDir: string, dataset: string): ReadonlyArray<string> | undefined => {
-  try {
-    const manifest = JSON.parse(readFileSync(join(dataDir, dataset, MANIFEST_FILE), "utf8")) as { files?: ReadonlyArray<{ path?: unknown }> }
-    const paths = (manifest.files ?? []).map((f) => f.path).filter((p): p is string => typeof p === "string" && !p.split(/[\\/]/).includes(".."))
-    // a commit lists its files before it renames them into place (a kill in between is finished by
-    // the next run): a listed file not there yet is not read, rather than failing every view
-    return paths.map((p) => `${dataset}/${p}`).filter((p) => existsSync(join(dataDir, p)))
-  } catch {
-    return undefined
-  }
+  const path = join(dataDir, dataset, MANIFEST_FILE)
+  if (!existsSync(path)) return undefined
+  const manifest = decodeLakeFile(Manifest, readFileSync(path, "utf8"))
+  if (Either.isLeft(manifest)) return undefined
+  const paths = manifest.right.files.map((f) => f.path).filter((p) => !p.split(/[\\/]/).includes(".."))
+  // a commit lists its files before it renames them into place (a kill in between is finished by
+  // the next run): a listed file not there yet is not read, rather than failing every view
+  return paths.map((p) => `${dataset}/${p}`).filter((p) => existsSync(join(dataDir, p)))
 }
+
+/** A column every row has as NULL, typed as the dataset declares it. */
+const nullColumn = (c: Column) => `CAST(NULL AS ${emptyType(c.type)}) AS ${ident(c.name)}`
 
 /**
  * The dataset view: the files its manifest lists as committed (a Parquet file someone else put
  * in the folder, or one a run has not committed, is not data), or, with `live`, every Parquet
  * file under the folder by a relative glob (new files show without recreating the view: the
- * catalog); an empty typed relation when there are none.
+ * catalog); an empty typed relation when there are none. `absent`: columns the files lack (written
+ * before the column was added), given as NULL.
  */
-export const datasetViewSql = (d: (typeof LAKE_DATASETS)[number], dataDir: string, live = false): string => {
+export const datasetViewSql = (d: (typeof LAKE_DATASETS)[number], dataDir: string, live = false, absent: ReadonlyArray<Column> = []): string => {
   const listed = live ? undefined : committedFiles(dataDir, d.name)
   const source =
     listed !== undefined
@@ -110,8 +113,9 @@ export const datasetViewSql = (d: (typeof LAKE_DATASETS)[number], dataDir: strin
       : hasParquet(join(dataDir, d.name))
         ? quote(`${d.name}/**/*.parquet`)
         : undefined
-  if (source !== undefined) return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT * FROM read_parquet(${source}, hive_partitioning = true, union_by_name = true)`
-  const cols = [...d.columns.map((c) => `CAST(NULL AS ${emptyType(c.type)}) AS ${ident(c.name)}`), `CAST(NULL AS ${d.partitionType}) AS ${d.partition}`]
+  if (source !== undefined)
+    return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${["*", ...absent.map(nullColumn)].join(", ")} FROM read_parquet(${source}, hive_partitioning = true, union_by_name = true)`
+  const cols = [...d.columns.map(nullColumn), `CAST(NULL AS ${d.partitionType}) AS ${d.partition}`]
   return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${cols.join(", ")} WHERE false`
 }
 
@@ -159,14 +163,13 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
       // relative paths in the views resolve against the data folder
       await conn.use((c) => c.run(`SET file_search_path = ${quote(dataDir)}`))
       for (const d of LAKE_DATASETS) {
-        const sql = datasetViewSql(d, dataDir, options.live ?? false)
-        await conn.use((c) => c.run(sql))
+        const live = options.live ?? false
+        await conn.use((c) => c.run(datasetViewSql(d, dataDir, live)))
         // files written before a column was added lack it (union_by_name gives NULL only where some
         // file has it): the view adds it as NULL, so views that read it still bind
         const present = new Set((await conn.use((c) => c.runAndReadAll(`DESCRIBE ${ident(d.name)}`))).getRowObjectsJson().map((r) => String(r.column_name)))
         const absent = d.columns.filter((c) => !present.has(c.name))
-        if (absent.length > 0)
-          await conn.use((c) => c.run(sql.replace(" AS SELECT * FROM ", ` AS SELECT *, ${absent.map((a) => `CAST(NULL AS ${emptyType(a.type)}) AS ${ident(a.name)}`).join(", ")} FROM `)))
+        if (absent.length > 0) await conn.use((c) => c.run(datasetViewSql(d, dataDir, live, absent)))
       }
       // a view may read another (token_flows reads token_transfers): each pass creates those whose inputs exist
       let pending = analyticsViews()

@@ -13,8 +13,8 @@ import type { ColumnType } from "../lake/columns.js"
 import { Checkpoints, type Manifest } from "../lake/Checkpoints.js"
 import { sha256File } from "../lake/files.js"
 import { snapshotHeightOf } from "../lake/layout.js"
+import { decodeLakeFile } from "../lake/manifest.js"
 import { alive } from "../lake/lock.js"
-import { decodeWithPath } from "../schema/decode.js"
 
 export class PublishError extends Data.TaggedError("PublishError")<{ readonly message: string }> {}
 
@@ -54,15 +54,8 @@ export const ReleaseManifest = Schema.Struct({
 export type ReleaseManifest = typeof ReleaseManifest.Type
 
 /** manifest.json's text as a ReleaseManifest, or what is wrong with it (field path and problem) in one line. */
-export const readReleaseManifest = (text: string, where: string): Either.Either<ReleaseManifest, string> => {
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (e) {
-    return Either.left(`${where} is not JSON (${(e as Error).message})`)
-  }
-  return Either.mapLeft(decodeWithPath(ReleaseManifest, json), (issue) => `${where} is not a release manifest: at ${issue.path || "the top"}: ${issue.message}`)
-}
+export const readReleaseManifest = (text: string, where: string): Either.Either<ReleaseManifest, string> =>
+  Either.mapLeft(decodeLakeFile(ReleaseManifest, text), (problem) => (problem.startsWith("not JSON") ? `${where} is ${problem}` : `${where} is not a release manifest: at ${problem}`))
 
 /** Frictionless table-schema types for the Parquet column types. */
 const frictionlessType = (t: ColumnType | string): string =>
