@@ -176,62 +176,57 @@ export const evmTxRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow>
     })
   })
 
-export const evmLogRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow> =>
+/** Every EVM log of blocks 1..tip with its tx's plan; log indices run over the whole block, across its receipts. */
+const chainLogs = (chain: Chain) =>
   heights(1, chain.tip).flatMap((h) => {
-    // log indices run over the whole block, across its receipts
     let logIndex = 0
-    return evmReceiptsAt(chain, h).flatMap(({ receipt, plan }) =>
-      receipt.logs.map((log) => ({
-        block_number: String(h),
-        block_hash: "0x" + chain.blockHash(h).toLowerCase(),
-        transaction_hash: chain.evmTxHash(h, plan.index),
-        transaction_index: plan.index,
-        log_index: logIndex++,
-        timestamp: timestampText(blockTimeMicros(chain, h)),
-        address: log.address,
-        topic0: log.topics[0] ?? null,
-        topic1: log.topics[1] ?? null,
-        topic2: log.topics[2] ?? null,
-        topic3: log.topics[3] ?? null,
-        topics: [...log.topics],
-        data: log.data,
-        removed: false,
-        height_bucket: bucketOf(h, bucketWidth)
-      }))
-    )
+    return evmReceiptsAt(chain, h).flatMap(({ plan, receipt }) => receipt.logs.map((log) => ({ h, plan, log, logIndex: logIndex++ })))
   })
+
+export const evmLogRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow> =>
+  chainLogs(chain).map(({ h, plan, log, logIndex }) => ({
+    block_number: String(h),
+    block_hash: "0x" + chain.blockHash(h).toLowerCase(),
+    transaction_hash: chain.evmTxHash(h, plan.index),
+    transaction_index: plan.index,
+    log_index: logIndex,
+    timestamp: timestampText(blockTimeMicros(chain, h)),
+    address: log.address,
+    topic0: log.topics[0] ?? null,
+    topic1: log.topics[1] ?? null,
+    topic2: log.topics[2] ?? null,
+    topic3: log.topics[3] ?? null,
+    topics: [...log.topics],
+    data: log.data,
+    removed: false,
+    height_bucket: bucketOf(h, bucketWidth)
+  }))
 
 /** ERC-20 Transfer logs (three topics: the amount is the data word), one token_transfers_evm row each. */
 export const evmTokenTransferRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow> =>
-  heights(1, chain.tip).flatMap((h) => {
-    let logIndex = 0
-    return evmReceiptsAt(chain, h).flatMap(({ plan, receipt }) =>
-      receipt.logs.flatMap((log) => {
-        const index = logIndex++
-        if (log.topics.length !== 3) return []
-        const from = canonicalHex(log.topics[1].slice(-40))
-        const to = canonicalHex(log.topics[2].slice(-40))
-        const amount = BigInt(log.data).toString()
-        return [
-          {
-            height: String(h),
-            timestamp: timestampText(blockTimeMicros(chain, h)),
-            tx_hash: chain.evmTxHash(h, plan.index),
-            source: "evm",
-            event_index: index,
-            coin_index: 0,
-            token: log.address.toLowerCase(),
-            from_address: from,
-            to_address: to,
-            from_bech32: bech32Of(from),
-            to_bech32: bech32Of(to),
-            amount,
-            amount_text: amount,
-            height_bucket: bucketOf(h, bucketWidth)
-          }
-        ]
-      })
-    )
+  chainLogs(chain).flatMap(({ h, plan, log, logIndex }) => {
+    if (log.topics.length !== 3) return []
+    const from = canonicalHex(log.topics[1].slice(-40))
+    const to = canonicalHex(log.topics[2].slice(-40))
+    const amount = BigInt(log.data).toString()
+    return [
+      {
+        height: String(h),
+        timestamp: timestampText(blockTimeMicros(chain, h)),
+        tx_hash: chain.evmTxHash(h, plan.index),
+        source: "evm",
+        event_index: logIndex,
+        coin_index: 0,
+        token: log.address.toLowerCase(),
+        from_address: from,
+        to_address: to,
+        from_bech32: bech32Of(from),
+        to_bech32: bech32Of(to),
+        amount,
+        amount_text: amount,
+        height_bucket: bucketOf(h, bucketWidth)
+      }
+    ]
   })
 
 /** Bank sends and IBC transfers that succeeded move their amount from the signer to the recipient: one token_transfers_cosmos row each. */
@@ -267,33 +262,27 @@ export const cosmosTokenTransferRows = (chain: Chain, bucketWidth: number): Arra
 
 /** Each NFT mint, transfer and burn of the chain's NFT events, once per Transfer log its tx emits. */
 export const nftTransferRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow> =>
-  heights(1, chain.tip).flatMap((h) => {
-    let logIndex = 0
-    return evmReceiptsAt(chain, h).flatMap(({ plan, receipt }) => {
-      const nft = chain.nftEvents.get(chain.txSeqBefore(h) + plan.index + 1)
-      return receipt.logs.flatMap((log) => {
-        const index = logIndex++
-        if (!nft) return []
-        const from = nft.kind === "mint" ? ZERO_ACCOUNT : canonicalHex(chain.accountOf(nft.from).hex)
-        const to = nft.kind === "burn" ? ZERO_ACCOUNT : canonicalHex(chain.accountOf(nft.to).hex)
-        return [
-          {
-            height: String(h),
-            timestamp: timestampText(blockTimeMicros(chain, h)),
-            tx_hash: chain.evmTxHash(h, plan.index),
-            log_index: index,
-            collection: chain.u.collections[nft.collection].address.toLowerCase(),
-            token_id: BigInt(log.topics[3]).toString(),
-            kind: nft.kind,
-            from_address: from,
-            to_address: to,
-            from_bech32: bech32Of(from),
-            to_bech32: bech32Of(to),
-            height_bucket: bucketOf(h, bucketWidth)
-          }
-        ]
-      })
-    })
+  chainLogs(chain).flatMap(({ h, plan, log, logIndex }) => {
+    const nft = chain.nftEvents.get(chain.txSeqBefore(h) + plan.index + 1)
+    if (!nft) return []
+    const from = nft.kind === "mint" ? ZERO_ACCOUNT : canonicalHex(chain.accountOf(nft.from).hex)
+    const to = nft.kind === "burn" ? ZERO_ACCOUNT : canonicalHex(chain.accountOf(nft.to).hex)
+    return [
+      {
+        height: String(h),
+        timestamp: timestampText(blockTimeMicros(chain, h)),
+        tx_hash: chain.evmTxHash(h, plan.index),
+        log_index: logIndex,
+        collection: chain.u.collections[nft.collection].address.toLowerCase(),
+        token_id: BigInt(log.topics[3]).toString(),
+        kind: nft.kind,
+        from_address: from,
+        to_address: to,
+        from_bech32: bech32Of(from),
+        to_bech32: bech32Of(to),
+        height_bucket: bucketOf(h, bucketWidth)
+      }
+    ]
   })
 
 /** Internal txs stop at internal_tx_height: the tracing extension lags the tip. */
