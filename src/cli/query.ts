@@ -56,9 +56,10 @@ const converters = (r: QueryResult, format: "table" | "csv" | "json") =>
 
 /** Table cells longer than this are cut, as DuckDB's own CLI cuts them; csv and json print every value whole. */
 export const TABLE_CELL_WIDTH = 48
-const tableCell = (v: unknown): string => {
-  const s = cell(v).replace(/\r?\n/g, "↵")
-  return [...s].length > TABLE_CELL_WIDTH ? [...s].slice(0, TABLE_CELL_WIDTH - 1).join("") + "…" : s
+/** A cell as the table shows it: line breaks as ↵, cut past TABLE_CELL_WIDTH characters. */
+const tableCell = (text: string): string => {
+  const chars = [...text.replace(/\r?\n/g, "↵")]
+  return chars.length > TABLE_CELL_WIDTH ? chars.slice(0, TABLE_CELL_WIDTH - 1).join("") + "…" : chars.join("")
 }
 
 export const formatResult = (r: QueryResult, format: "table" | "csv" | "json"): string => {
@@ -67,8 +68,18 @@ export const formatResult = (r: QueryResult, format: "table" | "csv" | "json"): 
   if (format === "json") return JSON.stringify(rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c.name, row[i]]))), null, 1)
   if (format === "csv") return [r.columns.map((c) => csvCell(c.name)).join(","), ...rows.map((row) => row.map(csvCell).join(","))].join("\n")
   if (rows.length === 0) return `(no rows; columns: ${r.columns.map((c) => c.name).join(", ")})`
-  const cut = rows.some((row) => row.some((v) => [...cell(v)].length > TABLE_CELL_WIDTH || /\n/.test(cell(v))))
-  const text = table(rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c.name, tableCell(row[i])]))))
+  let cut = false
+  const shown = rows.map((row) =>
+    Object.fromEntries(
+      r.columns.map((c, i) => {
+        const whole = cell(row[i])
+        const text = tableCell(whole)
+        if (text !== whole) cut = true
+        return [c.name, text]
+      })
+    )
+  )
+  const text = table(shown)
   return cut ? `${text}\n(values longer than ${TABLE_CELL_WIDTH} characters are cut with …: --format csv or json prints them whole)` : text
 }
 
