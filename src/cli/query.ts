@@ -55,7 +55,7 @@ const converters = (r: QueryResult, format: "table" | "csv" | "json") =>
   r.columns.map((c) => (c.type === "TIMESTAMP" ? utc : c.type === "JSON" && format === "json" ? parsedJson : (v: unknown) => v))
 
 /** Table cells longer than this are cut, as DuckDB's own CLI cuts them; csv and json print every value whole. */
-export const TABLE_CELL_WIDTH = 48
+const TABLE_CELL_WIDTH = 48
 /** A cell as the table shows it: line breaks as ↵, cut past TABLE_CELL_WIDTH characters. */
 const tableCell = (text: string): string => {
   const chars = [...text.replace(/\r?\n/g, "↵")]

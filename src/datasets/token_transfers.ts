@@ -95,7 +95,7 @@ export const tokenTransfersEvm = defineAppend({
 
 /** "10uinit,5ibc/27A6…": a coin list as cosmos-sdk prints it (amount, then the denom) */
 const COIN = /^(\d+)([a-zA-Z][a-zA-Z0-9/:._-]*)$/
-export const parseCoins = (text: string): Array<{ readonly amount: string; readonly denom: string }> | undefined => {
+const parseCoins = (text: string): Array<{ readonly amount: string; readonly denom: string }> | undefined => {
   if (text === "") return []
   const coins = []
   for (const part of text.split(",")) {
