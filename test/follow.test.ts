@@ -1,10 +1,11 @@
 /** `chain-lake export --follow`: keeps a growing chain's datasets fresh, in committed increments, and stops cleanly. */
 import { spawn } from "node:child_process"
+import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { internalTxRows } from "./support/chain-model.js"
 import { BIN, runCli } from "./support/cli.js"
-import { queryLake, scan } from "./support/lake.js"
+import { filesUnder, queryLake, scan } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
 import { expectConsistent } from "./support/verify.js"
 
@@ -37,6 +38,13 @@ describe("export --follow", () => {
     expect(Number(i.hi)).toBe(Math.max(...expected.map((row) => Number(row.height))))
     const v = await runCli(["verify", "--data", out])
     expect(v.code, v.stdout).toBe(0)
+    // every round committed small files; rounds compacted them as they piled up, and the end compacted the rest
+    expect(r.stdout).toMatch(/ compacted blocks: \d+ files/)
+    for (const dataset of ["blocks", "txs"]) {
+      const parts = filesUnder(join(out, dataset)).filter((f) => f.endsWith(".parquet"))
+      const partitions = new Set(parts.map((f) => f.split("/")[0]))
+      expect(parts.length, `${dataset}: ${parts.join(", ")}`).toBe(partitions.size)
+    }
   })
 
   it("stops on SIGINT with committed state consistent", async () => {

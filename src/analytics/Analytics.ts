@@ -1,6 +1,6 @@
 /**
  * Analytics: DuckDB over the Parquet lake. One view per dataset over its committed files (as its
- * manifest lists them; every file by a glob for the catalog), read with
+ * manifest lists them now; for the catalog, as it lists them when a query runs), read with
  * `read_parquet(…, hive_partitioning = true, union_by_name = true)`, paths relative to the data
  * folder, then the analytics views of src/analytics/sql/, one per file. A dataset with no files
  * yet is an empty view with the right columns, so every analytics view exists from the start.
@@ -97,24 +97,33 @@ const committedFiles = (dataDir: string, dataset: string): ReadonlyArray<string>
 const nullColumn = (c: Column) => `CAST(NULL AS ${emptyType(c.type)}) AS ${ident(c.name)}`
 
 /**
+ * The rows of the files a dataset's manifest lists when a query runs, among every Parquet file
+ * under its folder then (a relative glob): for the catalog, whose views must show files committed
+ * after it was written, and never a file the manifest does not list (one a compaction replaced,
+ * kept for a while for readers that listed it; one not committed yet; one someone else put there).
+ * A file is matched by its last two path parts (`<partition>/<file>`, the lake's layout), so the
+ * catalog still works once the folder is moved.
+ */
+const liveSource = (dataset: string) =>
+  `(SELECT * EXCLUDE (filename) FROM read_parquet(${quote(`${dataset}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true, filename = true) ` +
+  `WHERE regexp_extract(filename, '[^/\\\\]+[/\\\\][^/\\\\]+$') IN (SELECT f.path FROM (SELECT unnest(files) AS f FROM read_json(${quote(`${dataset}/${MANIFEST_FILE}`)}, columns = {files: 'STRUCT(path VARCHAR)[]'}, maximum_object_size = 2147483647))))`
+
+/**
  * The dataset view: the files its manifest lists as committed (a Parquet file someone else put
- * in the folder, or one a run has not committed, is not data), or, with `live`, every Parquet
- * file under the folder by a relative glob (new files show without recreating the view: the
- * catalog); an empty typed relation when there are none. `absent`: columns the files lack (written
- * before the column was added), given as NULL.
+ * in the folder, one a run has not committed, or one a compaction replaced, is not data), as of
+ * now, or, with `live`, as of each query (liveSource: the catalog); an empty typed relation when
+ * there are none. `absent`: columns the files lack (written before the column was added), given as NULL.
  */
 export const datasetViewSql = (d: (typeof LAKE_DATASETS)[number], dataDir: string, live = false, absent: ReadonlyArray<Column> = []): string => {
-  const listed = live ? undefined : committedFiles(dataDir, d.name)
-  const source =
-    listed !== undefined
-      ? listed.length > 0
-        ? `[${listed.map(quote).join(", ")}]`
-        : undefined
-      : hasParquet(join(dataDir, d.name))
-        ? quote(`${d.name}/**/*.parquet`)
-        : undefined
-  if (source !== undefined)
-    return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${["*", ...absent.map(nullColumn)].join(", ")} FROM read_parquet(${source}, hive_partitioning = true, union_by_name = true)`
+  const listed = committedFiles(dataDir, d.name)
+  const source = live
+    ? listed !== undefined && hasParquet(join(dataDir, d.name))
+      ? liveSource(d.name)
+      : undefined
+    : listed !== undefined && listed.length > 0
+      ? `read_parquet([${listed.map(quote).join(", ")}], hive_partitioning = true, union_by_name = true)`
+      : undefined
+  if (source !== undefined) return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${["*", ...absent.map(nullColumn)].join(", ")} FROM ${source}`
   const cols = [...d.columns.map(nullColumn), `CAST(NULL AS ${d.partitionType}) AS ${d.partition}`]
   return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${cols.join(", ")} WHERE false`
 }
@@ -140,7 +149,7 @@ export interface AnalyticsOptions {
   readonly dataDir: string
   /** a DuckDB file to hold the views (the catalog); default in memory */
   readonly dbFile?: string
-  /** views read every Parquet file under a dataset's folder (new ones show by themselves) rather than the committed files as of now */
+  /** views read the files a manifest lists when each query runs (new ones show by themselves) rather than as of now */
   readonly live?: boolean
 }
 
@@ -184,7 +193,17 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
         pending = failed.map((f) => f.view)
       }
     }
-    yield* Effect.tryPromise({ try: setup, catch: (e) => new AnalyticsError({ message: `creating the views failed: ${(e as Error).message}` }) })
+    /*
+     * The views list the files committed when they were made; a compaction may replace some of them
+     * later (moving them out of the folder): a query that then finds a listed file gone makes the
+     * views again from the manifests and runs again, so it reads the old files or the new ones.
+     */
+    const vanished = (e: { readonly message: string }) => /No files found that match the pattern|No such file or directory/.test(e.message)
+    const afresh = <A, E extends { readonly message: string }>(run: Effect.Effect<A, E>, remake: Effect.Effect<void, E>, attempts = 3): Effect.Effect<A, E> =>
+      Effect.catchIf(run, (e) => attempts > 1 && vanished(e), () => Effect.zipRight(remake, afresh(run, remake, attempts - 1)))
+    const makeViews = Effect.tryPromise({ try: setup, catch: (e) => new AnalyticsError({ message: `creating the views failed: ${(e as Error).message}` }) })
+    yield* afresh(makeViews, Effect.void)
+    const remakeViews = Effect.mapError(makeViews, (e) => new SqlError({ message: e.message }))
 
     const prepare = (sql: string, params: Readonly<Record<string, ParamValue>>) =>
       Effect.tryPromise({
@@ -200,7 +219,7 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
       dataDir,
       views: [...LAKE_DATASETS.map((d) => d.name), ...analyticsViews().map((v) => v.name)],
       query: (sql, params = {}) =>
-        Effect.gen(function* () {
+        afresh(Effect.gen(function* () {
           const stmt = yield* prepare(sql, params)
           const reader = yield* Effect.tryPromise({ try: () => conn.use(() => stmt.runAndReadAll()), catch: (e) => new SqlError({ message: (e as Error).message }) })
           return {
@@ -211,9 +230,9 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
             }),
             rows: reader.getRowsJson()
           }
-        }),
+        }), remakeViews),
       copyToParquet: (sql, params, path) =>
-        Effect.gen(function* () {
+        afresh(Effect.gen(function* () {
           // COPY takes no parameters, so the bound result goes through a temp table first
           const stmt = yield* prepare(`CREATE OR REPLACE TEMP TABLE _chain_lake_result AS ${sql}`, params)
           yield* Effect.tryPromise({ try: () => conn.use(() => stmt.run()), catch: (e) => new SqlError({ message: (e as Error).message }) })
@@ -221,7 +240,7 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
             try: () => conn.use((c) => c.run(`COPY _chain_lake_result TO ${quote(resolve(path))} (FORMAT PARQUET, COMPRESSION ZSTD)`)),
             catch: (e) => new SqlError({ message: (e as Error).message })
           })
-        })
+        }), remakeViews)
     }
     return service
   })

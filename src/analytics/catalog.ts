@@ -21,7 +21,7 @@ export const writeCatalog = (options: { readonly dataDir: string; readonly dbFil
       },
       catch: (e) => new AnalyticsError({ message: `cannot replace ${dbFile}: ${(e as Error).message}` })
     })
-    // globs: files exported later show in any client without writing the catalog again
+    // read at each query: files committed later show in any client without writing the catalog again
     const analytics = yield* makeAnalytics({ dataDir: options.dataDir, dbFile, live: true })
     return { dbFile, views: analytics.views }
   }).pipe(Effect.scoped)

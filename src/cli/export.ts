@@ -9,7 +9,7 @@ import { Console, Effect, Option } from "effect"
 import { DEFAULTS } from "../defaults.js"
 import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
 import { datasetNamesProblem, runExport, type ExportObserver, type ExportReport } from "../engine/export.js"
-import { followExport } from "../engine/follow.js"
+import { FOLLOW_COMPACT_AFTER, followExport } from "../engine/follow.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { isS3Url, parseS3Url } from "../storage/s3.js"
 import { newWorkDir, pullManifests, remoteCommits, removeDir } from "../storage/sync.js"
@@ -20,7 +20,7 @@ import { endpointOrDevnet, headerOption, urlOption } from "./endpoints.js"
 import { UserError } from "./errors.js"
 import { parseMemorySize } from "../lake/writer.js"
 import { exportLayer } from "./layers.js"
-import { makeProgress, summaryTable } from "./progress.js"
+import { compactionLine, makeProgress, summaryTable } from "./progress.js"
 
 const list = (name: string, description: string) =>
   Options.text(name).pipe(
@@ -58,7 +58,11 @@ export const options = {
   devnetSeed: Options.integer("devnet-seed").pipe(Options.withDefault(1), Options.withDescription("seed of the embedded devnet (without --indexer-url)")),
   follow: Options.boolean("follow").pipe(Options.withDescription("after catching up, keep exporting new blocks until stopped (append-only datasets by default)")),
   poll: Options.text("poll").pipe(Options.withDefault("2s"), Options.withDescription("with --follow: how often to look for new blocks (500ms, 2s, 1m)")),
-  untilHeight: Options.integer("until-height").pipe(Options.optional, Options.withDescription("with --follow: stop once this height is exported"))
+  untilHeight: Options.integer("until-height").pipe(Options.optional, Options.withDescription("with --follow: stop once this height is exported")),
+  compactAfter: Options.integer("compact-after").pipe(
+    Options.withDefault(FOLLOW_COMPACT_AFTER),
+    Options.withDescription("with --follow: compact a partition once it holds this many small files (0: never; see chain-lake compact)")
+  )
 }
 
 /** What a stopped export or pipeline run says on its way out (exit 130). */
@@ -72,6 +76,8 @@ export const describeExportFailure = (e: { _tag: string; message?: string }): st
         : `writing Parquet failed: ${e.message}`
     case "CheckpointError":
       return `checkpoint: ${e.message}`
+    case "CompactionError":
+      return `compaction: ${e.message}`
     case "ExportError":
     case "LakeIdentityError":
       return e.message ?? "export failed"
@@ -83,7 +89,7 @@ export const describeExportFailure = (e: { _tag: string; message?: string }): st
 /** The one line a failed export prints: what failed, and whether a rerun resumes (not when the request or the lake is what is wrong). */
 const exportFailure = (e: { _tag: string; message?: string }) =>
   new UserError({
-    message: ["ExportError", "LakeIdentityError", "CheckpointError"].includes(e._tag)
+    message: ["ExportError", "LakeIdentityError", "CheckpointError", "CompactionError"].includes(e._tag)
       ? describeExportFailure(e)
       : `${describeExportFailure(e)}. Committed files are untouched; rerun to resume.`
   })
@@ -155,6 +161,7 @@ export const exportCommand = Command.make("export", options, (o) =>
       })
     )
     if (o.follow) {
+      if (o.compactAfter < 0 || o.compactAfter === 1) return yield* new UserError({ message: `--compact-after must be 0 (never) or at least 2, got ${o.compactAfter}`, exitCode: 2 })
       const poll = parseEvery(o.poll)
       if (!poll) return yield* new UserError({ message: `--poll must look like 500ms, 2s or 1m, got "${o.poll}"`, exitCode: 2 })
       yield* followExport(
@@ -170,6 +177,11 @@ export const exportCommand = Command.make("export", options, (o) =>
         {
           poll,
           untilHeight: Option.getOrUndefined(o.untilHeight),
+          // an s3:// run's work folder holds no committed files to merge: `chain-lake compact` does that
+          compactAfter: s3Out ? 0 : o.compactAfter,
+          onCompacted: (reports) => {
+            for (const r of reports) if (r.merged.length > 0) console.log(`${new Date().toISOString()} compacted ${compactionLine(r)}`)
+          },
           onRound: (r) => {
             const rows = r.datasets.map((d) => `${d.dataset} +${d.rows}`).join(", ")
             console.log(`${new Date().toISOString()} height ${r.tip}: ${rows}`)

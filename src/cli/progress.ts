@@ -2,6 +2,7 @@
  * Renders export progress: one bar per dataset on a TTY (rows, rate, ETA from the API's
  * totals), plain log lines otherwise; and the final summary table.
  */
+import type { DatasetCompaction } from "../lake/compaction.js"
 import cliProgress from "cli-progress"
 import type { DatasetPlan, DatasetResult, ExportObserver } from "../engine/export.js"
 
@@ -97,3 +98,19 @@ export const summaryTable = (results: ReadonlyArray<DatasetResult>, seconds: num
       note: r.skipped ? `skipped: ${r.skipped}` : r.snapshotHeight !== undefined ? `snapshot ${r.snapshotHeight} (${r.consistency})` : r.quarantined > 0 ? `${r.quarantined} quarantined` : ""
     }))
   )
+
+/** One dataset's compaction in a line: what was merged, what was deleted, what was left for later. */
+export const compactionLine = (r: DatasetCompaction, dryRun = false): string => {
+  const files = r.merged.reduce((s, m) => s + m.files, 0)
+  const mb = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MB`
+  const before = r.merged.reduce((s, m) => s + m.bytesBefore, 0)
+  const after = r.merged.reduce((s, m) => s + m.bytesAfter, 0)
+  const what =
+    r.merged.length === 0
+      ? "nothing to merge"
+      : dryRun
+        ? `would merge ${files} files (${mb(before)}) into ${r.merged.length} in ${new Set(r.merged.map((m) => m.partition)).size} partition(s)`
+        : `${files} files (${mb(before)}) into ${r.merged.length} (${mb(after)}) in ${new Set(r.merged.map((m) => m.partition)).size} partition(s)`
+  const extra = [r.deleted > 0 ? `${r.deleted} retired file(s) deleted` : "", r.skipped.length > 0 ? `${r.skipped.length} merge(s) left for later (${r.skipped[0]})` : ""].filter(Boolean)
+  return `${r.dataset}: ${what}; ${r.filesBefore} → ${r.filesAfter} files${extra.length > 0 ? `; ${extra.join("; ")}` : ""}`
+}

@@ -11,7 +11,7 @@ const line = (r: PipelineRunReport) =>
     ? `${r.finishedAt} ${r.pipeline}: ok — ${[
         ...(r.export?.datasets ?? []).map((d) => `${d.dataset} +${d.rows}`),
         ...(r.routeRound ? [`route_quotes +${r.routeRound.quotes}`] : [])
-      ].join(", ")}`
+      ].join(", ")}${(r.compacted ?? []).some((c) => c.merged.length > 0) ? `; compacted ${(r.compacted ?? []).filter((c) => c.merged.length > 0).map((c) => `${c.dataset} ${c.filesBefore}→${c.filesAfter} files`).join(", ")}` : ""}`
     : `${r.finishedAt} ${r.pipeline}: FAILED — ${r.error}`
 
 export const runCommand = Command.make(

@@ -20,13 +20,13 @@ export const verifyCommand = Command.make(
   (o) =>
     Effect.gen(function* () {
       const data = resolve(o.data)
-      // every Parquet file on disk (live views): verify is what finds files the manifests do not list
-      const base = Layer.mergeAll(layerAnalytics({ dataDir: data, live: true }), layerCheckpoints(data))
+      // the committed files (the views), and every Parquet file on disk against the manifests (verifyLake)
+      const base = Layer.mergeAll(layerAnalytics({ dataDir: data }), layerCheckpoints(data))
       const checks: Array<Check> = yield* verifyLake.pipe(Effect.provide(base), Effect.mapError((e) => new UserError({ message: e.message })))
       if (Option.isSome(o.indexerUrl)) {
         const url = yield* probedEndpoint("indexer", o.indexerUrl.value, o.header)
         const api = yield* verifyAgainstApi().pipe(
-          Effect.provide(Layer.mergeAll(layerAnalytics({ dataDir: data, live: true }), indexerLayer(url))),
+          Effect.provide(Layer.mergeAll(layerAnalytics({ dataDir: data }), indexerLayer(url))),
           Effect.mapError((e) => new UserError({ message: "_tag" in e && String(e._tag).startsWith("Indexer") ? describeIndexerError(e as IndexerError) : (e as { message: string }).message }))
         )
         checks.push(...api)

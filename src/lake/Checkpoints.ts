@@ -14,13 +14,23 @@
  * files in its staging folder: the next open (under the lock) finishes the renames. Nothing else
  * is deleted: a Parquet file the manifest does not list was put there by someone else and is kept;
  * a dataset folder with Parquet files but no manifest is refused rather than guessed at.
+ *
+ * A compaction (src/lake/compaction.ts) swaps files of one partition for their merge in one commit,
+ * in another order, so that a reader of the manifest sees the old files or the new ones, never
+ * both and never neither: it writes its intent (the new paths) to its staging folder, renames the
+ * new files into place (not yet listed: not data), writes the manifest listing them instead of the
+ * old ones, which it marks `retired`, and moves the old files out of the dataset folder, into
+ * `OUT/.chain-lake/retired/<dataset>/<path>.retired` (no glob of the folder sees them; a reader
+ * that listed one before the swap finds it there until the grace period is over, when `vacuum`
+ * deletes it). A compactor killed before the manifest write leaves unlisted new files its intent
+ * names, and one killed after it leaves retired files in place: the next open finishes either.
  */
 import { mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
 import { Context, Data, Effect, Either, Layer, type Schema } from "effect"
 import type { Column } from "./columns.js"
-import { listFiles } from "./files.js"
-import { CommittedFile, CommittedSnapshot, decodeLakeFile, IDENTITY_FILE, LakeIdentity, Manifest, MANIFEST_FILE, mergeSnapshot } from "./manifest.js"
+import { listFiles, pathInside } from "./files.js"
+import { CommittedFile, CommittedSnapshot, decodeLakeFile, IDENTITY_FILE, LakeIdentity, Manifest, MANIFEST_FILE, mergeSnapshot, type RetiredFile } from "./manifest.js"
 import { newWriterId, withLockFile, writerGone, type LockError } from "./lock.js"
 import { normalize, subtract, total, type Range } from "./RangeSet.js"
 import { snapshotDir, snapshotFile, snapshotHeightOf } from "./layout.js"
@@ -60,6 +70,14 @@ export interface CheckpointsService {
   readonly identity: Effect.Effect<LakeIdentity | undefined, CheckpointError>
   /** Records the lake's chain and one more anchor (a height and its block hash). */
   readonly recordIdentity: (chainId: string, anchor: { readonly height: number; readonly hash: string }) => Effect.Effect<void, CheckpointError>
+  /**
+   * Swaps `replaced` (committed files of one partition) for `files` (staged, holding exactly their
+   * rows) in one commit, unless another writer changed or replaced one of them first. The
+   * replaced files stay in place, retired, until `vacuum` deletes them.
+   */
+  readonly commitCompaction: (dataset: string, replaced: ReadonlyArray<CommittedFile>, files: ReadonlyArray<CommittedFile>) => Effect.Effect<CommitOutcome, CheckpointError>
+  /** Finishes what killed writers left of `dataset` (as `open` does), deletes the files retired more than `graceMs` ago, then drops them from the manifest. Returns their paths. */
+  readonly vacuum: (dataset: string, graceMs: number) => Effect.Effect<ReadonlyArray<string>, CheckpointError>
   /** Keeps the `keep` newest snapshots: drops the others from the manifest, then deletes their files. Returns the heights dropped. */
   readonly pruneSnapshots: (dataset: string, keep: number) => Effect.Effect<ReadonlyArray<number>, CheckpointError>
 }
@@ -68,10 +86,17 @@ export class Checkpoints extends Context.Tag("chain-lake/Checkpoints")<Checkpoin
 
 const LOCK = "_manifest.lock"
 const PENDING = ".pending"
+/** A compactor's intent, in its staging folder of the dataset: the paths it is about to rename into place. */
+const INTENT = "_compaction.json"
 /** Where writers stage files, one folder per writer. */
 export const STAGING = join(".chain-lake", "staging")
 /** Where each writer's DuckDB spills (ParquetSink's tempDirectory), one folder per writer. */
 export const SCRATCH = join(".chain-lake", "tmp")
+/** Where files a compaction replaced wait out their grace period (`<dataset>/<path>.retired`). */
+export const RETIRED = join(".chain-lake", "retired")
+
+/** Where the retired file `path` of `dataset` of the lake at `root` is kept until it is deleted. */
+export const retiredPath = (root: string, dataset: string, path: string) => join(root, RETIRED, dataset, `${path}.retired`)
 
 /** The DuckDB spill folder of a new writer of the lake at `root`. */
 export const scratchFolder = (root: string) => join(root, SCRATCH, newWriterId())
@@ -98,6 +123,15 @@ export interface CheckpointsOptions {
    */
   readonly afterCommit?: (added: Manifest) => Effect.Effect<void, CheckpointError>
 }
+
+/** What a commit added, in the manifest's format (an S3 commit-log fragment): `m`'s header with only the new parts. */
+const fragment = (m: Manifest, added: Pick<Manifest, "files" | "committed" | "snapshots">): Manifest => ({
+  dataset: m.dataset,
+  format_version: m.format_version,
+  unit: m.unit,
+  columns: m.columns,
+  ...added
+})
 
 export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) =>
   Effect.gen(function* () {
@@ -188,6 +222,17 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
     const drop = (dataset: string, files: ReadonlyArray<CommittedFile>) =>
       Effect.promise(() => Promise.all(files.map((f) => rm(staged(dataset, f.path), { force: true }))))
 
+    /** Moves a retired file out of the dataset folder, where no glob sees it (nothing to do when it is gone already). */
+    const retire = async (dataset: string, path: string) => {
+      const from = pathInside(join(root, dataset), path)
+      if (!from) return
+      const to = retiredPath(root, dataset, path)
+      await mkdir(dirname(to), { recursive: true })
+      await rename(from, to).catch((e: NodeJS.ErrnoException) => {
+        if (e.code !== "ENOENT") throw e
+      })
+    }
+
     /**
      * Under the lock: listed files missing from their place are finished from the staging folder
      * of the writer killed mid-commit; staging folders of writers that are gone are removed; a
@@ -211,11 +256,24 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             await mkdir(dirname(target), { recursive: true })
             await rename(from, target)
           }
+          const listed = new Set([...m.files, ...(m.retired ?? [])].map((f) => f.path))
           for (const w of writers) {
             if (!writerGone(w)) continue
+            // a compaction cut short before its manifest write: the new files it put in place are not data
+            const intent = await readFile(join(stagingRoot, w, dataset, INTENT), "utf8").then(
+              (text) => JSON.parse(text) as { readonly paths?: ReadonlyArray<unknown> },
+              () => undefined
+            )
+            for (const path of intent?.paths ?? []) {
+              if (typeof path !== "string" || listed.has(path)) continue
+              const target = pathInside(join(root, dataset), path)
+              if (target) await rm(target, { force: true })
+            }
             await rm(join(stagingRoot, w, dataset), { recursive: true, force: true })
             await rmdir(join(stagingRoot, w)).catch(() => undefined)
           }
+          // files a compaction retired that are still in place (it was killed right after its manifest write)
+          for (const r of m.retired ?? []) if (!m.files.some((f) => f.path === r.path)) await retire(dataset, r.path)
           // temp files this tool named in the dataset folder: a manifest write cut short (written
           // only under the lock), and files of versions that staged beside the lake
           for (const rel of await listFiles(join(root, dataset)))
@@ -298,7 +356,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             yield* write(next)
             yield* publish(dataset, files, (rel) => staged(dataset, rel))
             yield* remember(manifestPath(dataset), next)
-            if (options.afterCommit) yield* options.afterCommit({ ...m, files, committed: range ? [range] : [], snapshots: [] })
+            if (options.afterCommit) yield* options.afterCommit(fragment(m, { files, committed: range ? [range] : [], snapshots: [] }))
             return { committed: true } as const
           })
         ),
@@ -314,9 +372,14 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
               yield* drop(dataset, files)
               return { committed: false, ranges: [], reason: `another writer committed ${taken.join(", ")} of snapshot ${snapshot.snapshot_height} first` } as const
             }
-            // part numbers are given here, under the lock, so two writers completing one snapshot never collide
-            const atHeight = m.files.filter((f) => snapshotHeightOf(f.path) === snapshot.snapshot_height).length
-            const named = files.map((f, i) => ({ ...f, path: snapshotFile(snapshot.snapshot_height, atHeight + i) }))
+            // part numbers are given here, under the lock, so two writers completing one snapshot never
+            // collide; a number a listed or retired file (or any file in the folder) has is skipped
+            const inUse = new Set([...m.files.map((f) => f.path), ...(m.retired ?? []).map((r) => r.path)])
+            const named: Array<CommittedFile> = []
+            for (let part = 0; named.length < files.length; part++) {
+              const path = snapshotFile(snapshot.snapshot_height, part)
+              if (!inUse.has(path) && !(yield* Effect.promise(() => exists(join(root, dataset, path))))) named.push({ ...files[named.length], path })
+            }
             const merged: CommittedSnapshot = prior ? mergeSnapshot(prior, snapshot) : snapshot
             const next: Manifest = {
               ...m,
@@ -327,8 +390,69 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             const stagedAs = new Map(named.map((f, i) => [f.path, staged(dataset, files[i].path)]))
             yield* publish(dataset, named, (rel) => stagedAs.get(rel)!)
             yield* remember(manifestPath(dataset), next)
-            if (options.afterCommit) yield* options.afterCommit({ ...m, files: named, committed: [], snapshots: [snapshot] })
+            if (options.afterCommit) yield* options.afterCommit(fragment(m, { files: named, committed: [], snapshots: [snapshot] }))
             return { committed: true } as const
+          })
+        ),
+      commitCompaction: (dataset, replaced, files) =>
+        locked(
+          dataset,
+          Effect.gen(function* () {
+            const m = yield* opened(dataset)
+            const listed = new Map(m.files.map((f) => [f.path, f]))
+            const changed = replaced.find((r) => listed.get(r.path)?.sha256 !== r.sha256)
+            const retired = new Set((m.retired ?? []).map((r) => r.path))
+            const taken = yield* Effect.promise(async () => {
+              for (const f of files) if (listed.has(f.path) || retired.has(f.path) || (await exists(join(root, dataset, f.path)))) return f.path
+              return undefined
+            })
+            if (changed || taken) {
+              yield* drop(dataset, files)
+              return { committed: false, ranges: [], reason: changed ? `another writer replaced ${changed.path} first` : `${taken} is in use` } as const
+            }
+            const intent = join(staging, dataset, INTENT)
+            yield* writeJson(intent, `${intent}.tmp`, { paths: files.map((f) => f.path) })
+            // the new files in place first, unlisted: a reader of the manifest sees the old files until the manifest names the new ones
+            yield* publish(dataset, files, (rel) => staged(dataset, rel))
+            const at = new Date().toISOString()
+            const gone = new Set(replaced.map((r) => r.path))
+            const first = m.files.findIndex((f) => gone.has(f.path))
+            const kept = m.files.filter((f) => !gone.has(f.path))
+            const newlyRetired: Array<RetiredFile> = replaced.map((r) => ({ path: r.path, retired_at: at, replaced_by: files.map((f) => f.path) }))
+            // the new files where the first old one was listed: a manifest keeps its order
+            const before = m.files.slice(0, first).filter((f) => !gone.has(f.path)).length
+            const next: Manifest = { ...m, files: [...kept.slice(0, before), ...files, ...kept.slice(before)], retired: [...(m.retired ?? []), ...newlyRetired] }
+            yield* write(next)
+            // the old files out of the folder: a glob sees the old files or the new ones again
+            yield* Effect.tryPromise({
+              try: async () => {
+                for (const r of replaced) await retire(dataset, r.path)
+                await rm(intent, { force: true })
+              },
+              catch: (e) => new CheckpointError({ message: `could not move replaced files of ${dataset} out of its folder: ${(e as Error).message} (the next run finishes it)` })
+            })
+            yield* remember(manifestPath(dataset), next)
+            return { committed: true } as const
+          })
+        ),
+      vacuum: (dataset, graceMs) =>
+        locked(
+          dataset,
+          Effect.gen(function* () {
+            const m = yield* read(dataset)
+            // what a writer killed mid-commit left (a compaction's unlisted files, retired files still in place) is finished first
+            if (m) yield* recover(dataset, m)
+            const now = Date.now()
+            const expired = (m?.retired ?? []).filter((r) => now - Date.parse(r.retired_at) >= graceMs)
+            if (!m || expired.length === 0) return []
+            // the files first: a kill in between leaves entries whose files are gone, which the next vacuum drops
+            yield* Effect.tryPromise({
+              try: () => Promise.all(expired.map((r) => rm(retiredPath(root, dataset, r.path), { force: true }))),
+              catch: (e) => new CheckpointError({ message: `could not delete retired files of ${dataset}: ${(e as Error).message}` })
+            })
+            const gone = new Set(expired.map((r) => r.path))
+            yield* write({ ...m, retired: (m.retired ?? []).filter((r) => !gone.has(r.path)) })
+            return expired.map((r) => r.path)
           })
         ),
       pruneSnapshots: (dataset, keep) =>
@@ -341,9 +465,17 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             const dropped = m.snapshots.filter((s) => !kept.has(s.snapshot_height)).map((s) => s.snapshot_height)
             const isDropped = (path: string) => dropped.includes(snapshotHeightOf(path) ?? NaN)
             // the manifest first: from then on the files are no longer committed
-            yield* write({ ...m, files: m.files.filter((f) => !isDropped(f.path)), snapshots: m.snapshots.filter((s) => kept.has(s.snapshot_height)) })
+            yield* write({
+              ...m,
+              files: m.files.filter((f) => !isDropped(f.path)),
+              snapshots: m.snapshots.filter((s) => kept.has(s.snapshot_height)),
+              ...(m.retired ? { retired: m.retired.filter((r) => !isDropped(r.path)) } : {})
+            })
             yield* Effect.promise(async () => {
-              for (const h of dropped) await rm(join(root, dataset, snapshotDir(h)), { recursive: true, force: true })
+              for (const h of dropped) {
+                await rm(join(root, dataset, snapshotDir(h)), { recursive: true, force: true })
+                await rm(join(root, RETIRED, dataset, snapshotDir(h)), { recursive: true, force: true })
+              }
             })
             return dropped
           })

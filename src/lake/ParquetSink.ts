@@ -45,6 +45,12 @@ export interface ParquetSinkService {
   readonly openWriter: (columns: ReadonlyArray<Column>, sortKey: ReadonlyArray<string>) => Effect.Effect<ParquetWriter, SinkError>
   /** whether the open writers together stage more than the sink's staging budget (their users then finish files early) */
   readonly overBudget: () => boolean
+  /**
+   * Writes the rows of the Parquet files `inputs` into one file at `path`, atomically, sorted by
+   * `sortKey` and then by input and row order (rows equal in the sort key keep their order), with
+   * ZSTD and row groups of ~2 MB compressed: the merge of small files into one (compaction).
+   */
+  readonly rewrite: (inputs: ReadonlyArray<string>, path: string, sortKey: ReadonlyArray<string>) => Effect.Effect<WrittenFile, SinkError>
   /** Runs SQL on the sink's DuckDB (e.g. reading back what was written). */
   readonly query: (sql: string) => Effect.Effect<Array<Record<string, unknown>>, SinkError>
 }
@@ -121,7 +127,26 @@ export interface SinkConfig {
   readonly stagingBudget?: number
 }
 
+/** Makes the file COPY wrote at `tmp` durable, hashes it and renames it to `path`; removes `tmp` on failure. */
+const settle = (tmp: string, path: string, rows: number, sorted: boolean) =>
+  Effect.tryPromise({
+    try: async (): Promise<WrittenFile> => {
+      await fsyncFile(tmp)
+      const sha256 = await sha256File(tmp)
+      const { size } = await stat(tmp)
+      await rename(tmp, path)
+      await fsyncDir(dirname(path))
+      return { path, rows, bytes: size, sha256, sorted }
+    },
+    catch: (e) => new SinkError({ message: `could not commit ${path}: ${(e as Error).message}`, path })
+  }).pipe(Effect.tapError(() => Effect.promise(() => rm(tmp, { force: true }))))
+
+/** The ORDER BY list of a sort key: a plain column name is quoted, "col DESC" is kept as is. */
+const orderByOf = (sortKey: ReadonlyArray<string>) => sortKey.map((k) => (/^[a-z_][a-z0-9_]*$/.test(k) ? quoteIdent(k) : k))
+
 let writerSeq = 0
+/** the compressed bytes a rewritten file's row group holds, about (see `rewrite`) */
+const REWRITE_GROUP_BYTES = 2 * 1024 * 1024
 /** the most string bytes a row group holds (see `finish`) */
 const ROW_GROUP_BYTES = 8 * 1024 * 1024
 
@@ -229,7 +254,7 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
         // sort on the final (typed) values: a plain column name is quoted, "col DESC" is kept as is
         const inner = [...columns.map(finalExpr), `"_ord"`].join(", ")
         const outer = columns.map((c) => quoteIdent(c.name)).join(", ")
-        const order = [...sortKey.map((k) => (/^[a-z_][a-z0-9_]*$/.test(k) ? quoteIdent(k) : k)), `"_ord"`].join(", ")
+        const order = [...orderByOf(sortKey), `"_ord"`].join(", ")
         const reset = Effect.gen(function* () {
           yield* run(conn, `DELETE FROM ${table}`)
           appender = yield* newAppender
@@ -276,18 +301,7 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
                 `COPY (SELECT ${outer} FROM (SELECT ${inner} FROM ${table}${unique ? ` QUALIFY row_number() OVER (PARTITION BY ${unique} ORDER BY "_ord") = 1` : ""})${sorted ? ` ORDER BY ${order}` : ""}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${groupRows})`,
                 path
               )
-              const count = copied.rowsChanged
-              const written = yield* Effect.tryPromise({
-                try: async () => {
-                  await fsyncFile(tmp)
-                  const sha256 = await sha256File(tmp)
-                  const { size } = await stat(tmp)
-                  await rename(tmp, path)
-                  await fsyncDir(dirname(path))
-                  return { path, rows: count, bytes: size, sha256, sorted }
-                },
-                catch: (e) => new SinkError({ message: `could not commit ${path}: ${(e as Error).message}`, path })
-              }).pipe(Effect.tapError(() => Effect.promise(() => rm(tmp, { force: true }))))
+              const written = yield* settle(tmp, path, copied.rowsChanged, sorted)
               yield* reset
               return written
             }),
@@ -321,7 +335,33 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
         }).pipe(Effect.ensuring(disconnect(conn)))
       })
 
-    return { openWriter, overBudget, query } satisfies ParquetSinkService
+    const rewrite = (inputs: ReadonlyArray<string>, path: string, sortKey: ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        yield* makeScratch
+        const sizes = yield* Effect.tryPromise({ try: () => Promise.all(inputs.map((f) => stat(f).then((s) => s.size))), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
+        const list = `[${inputs.map(sqlString).join(", ")}]`
+        const conn = yield* connect
+        return yield* Effect.gen(function* () {
+          const [counted] = yield* Effect.tryPromise({
+            try: async () => (await conn.use((c) => c.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM read_parquet(${list}, hive_partitioning = false, union_by_name = true)`))).getRowObjectsJS(),
+            catch: (e) => new SinkError({ message: (e as Error).message, path })
+          })
+          const rows = Number(counted.n)
+          // a row group is built whole in memory: ~2 MB of compressed input per group, whatever the row size
+          const groupRows = Math.max(2048, Math.min(122_880, Math.floor((rows * REWRITE_GROUP_BYTES) / Math.max(1, sizes.reduce((a, b) => a + b, 0)))))
+          const order = [...orderByOf(sortKey), `list_position(${list}, filename)`, "file_row_number"].join(", ")
+          const tmp = `${path}.tmp`
+          yield* Effect.tryPromise({ try: () => mkdir(dirname(path), { recursive: true }), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
+          const copied = yield* run(
+            conn,
+            `COPY (SELECT * EXCLUDE (filename, file_row_number) FROM read_parquet(${list}, hive_partitioning = false, union_by_name = true, filename = true, file_row_number = true) ORDER BY ${order}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${groupRows})`,
+            path
+          )
+          return yield* settle(tmp, path, copied.rowsChanged, true)
+        }).pipe(Effect.ensuring(disconnect(conn)))
+      })
+
+    return { openWriter, overBudget, rewrite, query } satisfies ParquetSinkService
   })
 
 export const layerParquetSink = (config: SinkConfig = {}) => Layer.scoped(ParquetSink, makeParquetSink(config))

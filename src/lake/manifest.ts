@@ -56,6 +56,19 @@ export const mergeSnapshot = (prior: CommittedSnapshot, later: CommittedSnapshot
   consistency: prior.consistency === "exact" && later.consistency === "exact" ? "exact" : "best-effort"
 })
 
+/**
+ * A file a compaction replaced: no longer committed, and moved out of the dataset folder (to
+ * `OUT/.chain-lake/retired/<dataset>/<path>.retired`, where a reader that listed it before the
+ * swap finds it); deleted by a later compaction once older than the grace period (Checkpoints.ts).
+ */
+export const RetiredFile = Schema.Struct({
+  path: RelativePath,
+  retired_at: Schema.String,
+  /** the committed files that hold its rows now */
+  replaced_by: Schema.Array(RelativePath)
+})
+export type RetiredFile = typeof RetiredFile.Type
+
 export const Manifest = Schema.Struct({
   dataset: Schema.String,
   format_version: Schema.Literal(1),
@@ -64,7 +77,9 @@ export const Manifest = Schema.Struct({
   columns: Schema.Array(Schema.Struct({ name: Schema.String, type: Schema.String })),
   files: Schema.Array(CommittedFile),
   committed: Schema.Array(RangeSchema),
-  snapshots: Schema.Array(CommittedSnapshot)
+  snapshots: Schema.Array(CommittedSnapshot),
+  /** files a compaction replaced, kept until their grace period ends (absent in lakes never compacted) */
+  retired: Schema.optional(Schema.Array(RetiredFile))
 })
 export type Manifest = typeof Manifest.Type
 

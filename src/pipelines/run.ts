@@ -1,7 +1,7 @@
 /**
  * Running a pipeline: one run at a time per output folder (a lock file, recovered when its
- * process is gone), export then route sampling, and a run report in OUT/_runs/ whether the run
- * succeeded or failed. `schedulePipeline` repeats runs on the definition's cron; a failed run is
+ * process is gone), export then route sampling, snapshot retention and compaction of the small
+ * files runs leave, and a run report in OUT/_runs/ whether the run succeeded or failed. `schedulePipeline` repeats runs on the definition's cron; a failed run is
  * reported and the next tick tries again.
  */
 import { mkdir, rename, rm, stat, writeFile } from "node:fs/promises"
@@ -11,6 +11,7 @@ import { Cron, Data, Effect, Either, Layer, Schedule } from "effect"
 import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
 import { Checkpoints } from "../lake/Checkpoints.js"
 import { layerLakeWriter } from "../lake/writer.js"
+import { compactLake, type DatasetCompaction } from "../lake/compaction.js"
 import { runExport, type ExportReport } from "../engine/export.js"
 import { layerRequestLimiter } from "../http/RequestLimiter.js"
 import { layerHttpTransport } from "../http/transport.js"
@@ -148,6 +149,8 @@ export interface PipelineRunReport {
   readonly routeRound?: RoundResult
   /** snapshot heights deleted by keepSnapshots, per dataset */
   readonly pruned?: Readonly<Record<string, ReadonlyArray<number>>>
+  /** what the compaction that ends each run merged and deleted, per dataset */
+  readonly compacted?: ReadonlyArray<DatasetCompaction>
 }
 
 /** One run: lock, export, route sampling, report. */
@@ -182,7 +185,9 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
           if (dropped.length > 0) pruned[d.name] = dropped
         }
       }
-      return { exported, routeRound, pruned }
+      // the small files this run and earlier ones left (snapshot parts, sample files, short ranges), merged
+      const compacted = (yield* compactLake(DATASETS)).filter((r) => r.merged.length > 0 || r.deleted > 0)
+      return { exported, routeRound, pruned, compacted }
     }).pipe(Effect.provide(layer))
     // a defect (a full disk where a write was not expected to fail) is a failed run too, reported like any other
     const result = yield* Effect.either(work.pipe(Effect.catchAllDefect((d) => Effect.fail(new RunError({ message: messageOf(d) })))))
@@ -191,7 +196,7 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
       startedAt,
       finishedAt: new Date().toISOString(),
       ok: Either.isRight(result),
-      ...(Either.isLeft(result) ? { error: redact(messageOf(result.left)) } : { export: result.right.exported, routeRound: result.right.routeRound, pruned: result.right.pruned })
+      ...(Either.isLeft(result) ? { error: redact(messageOf(result.left)) } : { export: result.right.exported, routeRound: result.right.routeRound, pruned: result.right.pruned, compacted: result.right.compacted })
     }
     // whole or not at all (a full disk left 0-byte reports); a report that cannot be written fails the run, which says why
     const rel = join("_runs", `${startedAt.replace(/[:.]/g, "-")}-pipeline-${def.name}.json`)

@@ -2,7 +2,9 @@
  * verify: reconciles the lake with itself and, when an indexer is given, with the API. Each
  * check says what it compared and whether it held; any failure is a mismatch (exit 1).
  */
+import { join } from "node:path"
 import { Effect } from "effect"
+import { listFiles } from "../lake/files.js"
 import { Analytics } from "../analytics/Analytics.js"
 import { Checkpoints } from "../lake/Checkpoints.js"
 import { DATASETS } from "../datasets/index.js"
@@ -50,10 +52,27 @@ export const verifyLake = Effect.gen(function* () {
     const [n] = one(yield* q(`SELECT count(*) FROM ${name}`)).map(Number)
     if (n > 0) add(`${name}: no duplicate keys within a snapshot`, dups.length === 0, dups.length === 0 ? `${n} rows` : `snapshot ${dups[0][0]}: ${dups[0][1]} duplicates`)
   }
-  // what the manifests promise against what the files hold
+  // what the manifests promise against what the folders and files hold
   for (const d of DATASETS) {
     const m = yield* checkpoints.get(d.name).pipe(Effect.orElseSucceed(() => undefined))
-    if (!m || m.files.length === 0) continue
+    if (!m) continue
+    const onDisk = (yield* Effect.promise(() => listFiles(join(checkpoints.root, d.name)))).filter((f) => f.endsWith(".parquet"))
+    const listed = new Set(m.files.map((f) => f.path))
+    const kept = new Set((m.retired ?? []).map((f) => f.path))
+    const unlisted = onDisk.filter((f) => !listed.has(f) && !kept.has(f))
+    const present = new Set(onDisk)
+    const missing = m.files.filter((f) => !present.has(f.path))
+    if (onDisk.length > 0 || m.files.length > 0)
+      add(
+        `${d.name}: the folder holds exactly the committed files`,
+        unlisted.length === 0 && missing.length === 0,
+        missing.length > 0
+          ? `${missing.length} listed file(s) missing, e.g. ${missing[0].path}`
+          : unlisted.length > 0
+            ? `${unlisted.length} Parquet file(s) no manifest lists (not data: an outside copy, or a run that did not commit), e.g. ${unlisted[0]}`
+            : `${m.files.length} files${kept.size > 0 ? `, and ${kept.size} replaced by compaction kept for readers until their grace period ends` : ""}`
+      )
+    if (m.files.length === 0) continue
     const promised = m.files.reduce((s, f) => s + f.rows, 0)
     const [held] = one(yield* q(`SELECT count(*) FROM ${d.name}`)).map(Number)
     add(`${d.name}: rows equal the manifest's`, promised === held, `manifest ${promised}, files ${held}`)

@@ -1,0 +1,65 @@
+/** `chain-lake compact`: merges the small files of a lake made earlier (lake/compaction.ts), and deletes replaced files whose grace period is over. */
+import { Command, Options } from "@effect/cli"
+import { resolve } from "node:path"
+import { Console, Duration, Effect, Option } from "effect"
+import { isLake } from "../analytics/Analytics.js"
+import { DATASETS } from "../datasets/index.js"
+import { datasetNamesProblem } from "../engine/export.js"
+import { DEFAULTS } from "../defaults.js"
+import { compactLake, DEFAULT_COMPACTION, DEFAULT_GRACE_MS } from "../lake/compaction.js"
+import { layerLakeWriter, parseMemorySize } from "../lake/writer.js"
+import { parseEvery } from "../sampling/sampler.js"
+import { isS3Url } from "../storage/s3.js"
+import { UserError } from "./errors.js"
+import { compactionLine } from "./progress.js"
+
+export const compactCommand = Command.make(
+  "compact",
+  {
+    data: Options.text("data").pipe(Options.withDefault("data"), Options.withDescription("the lake to compact")),
+    datasets: Options.text("datasets").pipe(
+      Options.optional,
+      Options.withDescription("comma-separated datasets (default: every dataset the lake holds)"),
+      Options.map(Option.map((s) => s.split(",").map((x) => x.trim()).filter(Boolean)))
+    ),
+    dryRun: Options.boolean("dry-run").pipe(Options.withDescription("say what would be merged; write and delete nothing")),
+    targetSize: Options.text("target-size").pipe(
+      Options.withDefault("128MB"),
+      Options.withDescription("the size merged files aim at; files of half of it or more are left alone")
+    ),
+    grace: Options.text("grace").pipe(
+      Options.withDefault(`${DEFAULT_GRACE_MS / 60_000}m`),
+      Options.withDescription("how long replaced files stay for readers that listed them before they are deleted (0s: at once, when nothing reads the lake)")
+    ),
+    memoryLimit: Options.text("memory-limit").pipe(Options.withDefault(DEFAULTS.memoryLimit), Options.withDescription("the memory the merge may use (DuckDB spills the rest into the lake's scratch folder)"))
+  },
+  (o) =>
+    Effect.gen(function* () {
+      const bad = (message: string) => new UserError({ message, exitCode: 2 })
+      if (isS3Url(o.data)) return yield* bad(`compact works on a local lake; ${o.data} is on S3: compact the local lake before it is uploaded (export --follow compacts as it goes), or copy it down first`)
+      const names = datasetNamesProblem(DATASETS, Option.getOrUndefined(o.datasets))
+      if (names) return yield* bad(names)
+      const target = parseMemorySize(o.targetSize)
+      if (target === undefined || target < 1024 * 1024) return yield* bad(`--target-size must be a size of at least 1MB (e.g. 64MB, 1GB), got "${o.targetSize}"`)
+      const memory = parseMemorySize(o.memoryLimit)
+      if (memory === undefined || memory < 128 * 1024 * 1024) return yield* bad(`--memory-limit must be a size of at least 128MB (e.g. 512MB, 2GB), got "${o.memoryLimit}"`)
+      const grace = /^0+$/.test(o.grace.trim()) ? Duration.zero : parseEvery(o.grace)
+      if (!grace) return yield* bad(`--grace must look like 0s, 30s, 15m or 1h, got "${o.grace}"`)
+      const data = resolve(o.data)
+      if (!isLake(data)) return yield* bad(`${data} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`)
+      const chosen = Option.match(o.datasets, { onNone: () => DATASETS, onSome: (names) => DATASETS.filter((d) => names.includes(d.name)) })
+      const reports = yield* compactLake(chosen, {
+        policy: { ...DEFAULT_COMPACTION, targetBytes: target },
+        graceMs: Duration.toMillis(grace),
+        dryRun: o.dryRun
+      }).pipe(
+        Effect.provide(layerLakeWriter(data, { memoryLimitBytes: memory })),
+        Effect.mapError((e) => new UserError({ message: e._tag === "CompactionError" ? e.message : `compaction: ${e.message}` }))
+      )
+      if (reports.length === 0) return yield* new UserError({ message: `${data} holds none of ${chosen.map((d) => d.name).join(", ")}: nothing to compact` })
+      for (const r of reports) yield* Console.log(compactionLine(r, o.dryRun))
+      const before = reports.reduce((s, r) => s + r.filesBefore, 0)
+      const after = reports.reduce((s, r) => s + r.filesAfter, 0)
+      yield* Console.log(o.dryRun ? `dry run: ${before} files would become ${after}; nothing was written` : `${before} files → ${after}`)
+    })
+).pipe(Command.withDescription("Merge the lake's small files (from --follow and scheduled runs) into large ones, so queries stay fast; readers are never disturbed"))

@@ -1,0 +1,217 @@
+/**
+ * Compaction: the small files of a partition, rewritten into files of a target size and swapped
+ * into the lake in one commit (Checkpoints.commitCompaction), as Delta's OPTIMIZE or Iceberg's
+ * rewrite_data_files do. `export --follow` commits every round and makes ~2,500 tiny files per
+ * dataset an hour; every reader then opens them all.
+ *
+ * - A file is small below half the target size; a partition is compacted once it holds at least
+ *   `minFiles` small files. The small files of append datasets are merged in runs of adjacent
+ *   committed ranges (a merged file's range is their union, so ranges stay true); those of a
+ *   snapshot height or of a day (samples) all together. Never across partitions: different
+ *   snapshot heights are never merged.
+ * - Each merge is checked: the inputs' sha256 against the manifest before they are read (a damaged
+ *   file is not laundered into a new one) and the output's rows against the inputs'.
+ * - The replaced files leave the dataset folder at the swap (a glob sees the old files or the new
+ *   ones again) and wait out `graceMs` in the lake's retired folder, for readers that listed them
+ *   before it; a later compaction deletes them (`vacuum`). chain-lake's own readers go by the
+ *   manifest and read again when a file they listed was replaced meanwhile (Analytics.ts).
+ */
+import { join } from "node:path"
+import { randomBytes } from "node:crypto"
+import { Data, Effect } from "effect"
+import { Checkpoints, type CheckpointsService, type CommittedFile, type Manifest } from "./Checkpoints.js"
+import { sha256File } from "./files.js"
+import { ParquetSink } from "./ParquetSink.js"
+import type { Range } from "./RangeSet.js"
+
+export class CompactionError extends Data.TaggedError("CompactionError")<{ readonly message: string }> {}
+
+export interface CompactionPolicy {
+  /** the size a merged file aims at, in bytes; files from half of it up are left alone */
+  readonly targetBytes: number
+  /** how many small files a partition holds before it is compacted (at least 2) */
+  readonly minFiles: number
+}
+
+/** Default: 128 MB files (what DuckDB, Spark and Trino read well), every partition with 2 small files or more. */
+export const DEFAULT_COMPACTION: CompactionPolicy = { targetBytes: 128 * 1024 * 1024, minFiles: 2 }
+
+/** A merge: small files of one partition that become one file. */
+export interface CompactionGroup {
+  readonly partition: string
+  readonly files: ReadonlyArray<CommittedFile>
+  /** the union of the files' committed ranges (append datasets) */
+  readonly range?: Range
+  readonly rows: number
+  readonly bytes: number
+}
+
+/** The folder a file path is in: every layout is `<partition>/<file>` (layout.ts). */
+const partitionOf = (path: string) => path.slice(0, Math.max(0, path.lastIndexOf("/")))
+
+/** Splits a run of small files into groups of at most `targetBytes` (a single file is no merge). */
+const pack = (partition: string, run: ReadonlyArray<CommittedFile>, targetBytes: number): Array<CompactionGroup> => {
+  const groups: Array<CompactionGroup> = []
+  let current: Array<CommittedFile> = []
+  const close = () => {
+    if (current.length >= 2) {
+      const ranges = current.flatMap((f) => (f.range ? [f.range] : []))
+      groups.push({
+        partition,
+        files: current,
+        ...(ranges.length === current.length ? { range: [Math.min(...ranges.map((r) => r[0])), Math.max(...ranges.map((r) => r[1]))] as const } : {}),
+        rows: current.reduce((s, f) => s + f.rows, 0),
+        bytes: current.reduce((s, f) => s + f.bytes, 0)
+      })
+    }
+    current = []
+  }
+  for (const f of run) {
+    if (current.length > 0 && current.reduce((s, c) => s + c.bytes, 0) + f.bytes > targetBytes) close()
+    current.push(f)
+  }
+  close()
+  return groups
+}
+
+/** What compacting `manifest` under `policy` would merge. */
+export const planCompaction = (manifest: Manifest, policy: CompactionPolicy): Array<CompactionGroup> => {
+  const small = policy.targetBytes / 2
+  const byPartition = new Map<string, Array<CommittedFile>>()
+  for (const f of manifest.files) {
+    const p = partitionOf(f.path)
+    byPartition.set(p, [...(byPartition.get(p) ?? []), f])
+  }
+  const groups: Array<CompactionGroup> = []
+  for (const [partition, files] of byPartition) {
+    if (files.filter((f) => f.bytes < small).length < Math.max(2, policy.minFiles)) continue
+    if (manifest.unit === "height" || manifest.unit === "position") {
+      // runs of adjacent ranges, in range order; a large file, or a range not yet committed, ends a run
+      const ordered = [...files].sort((a, b) => (a.range?.[0] ?? 0) - (b.range?.[0] ?? 0) || (a.path < b.path ? -1 : 1))
+      let run: Array<CommittedFile> = []
+      let end = 0
+      const flush = () => {
+        groups.push(...pack(partition, run, policy.targetBytes))
+        run = []
+      }
+      for (const f of ordered) {
+        if (f.bytes >= small || !f.range) {
+          flush()
+          continue
+        }
+        if (run.length > 0 && f.range[0] > end) flush()
+        end = run.length === 0 ? f.range[1] : Math.max(end, f.range[1])
+        run.push(f)
+      }
+      flush()
+    } else {
+      groups.push(...pack(partition, files.filter((f) => f.bytes < small).sort((a, b) => (a.path < b.path ? -1 : 1)), policy.targetBytes))
+    }
+  }
+  return groups
+}
+
+/** The name of a merged file: in the partition, after the range it holds, with a part no other file has. */
+const mergedName = (group: CompactionGroup, unit: Manifest["unit"]) => {
+  const token = `c${Date.now().toString(36)}${randomBytes(3).toString("hex")}`
+  const pad = (n: number) => String(n).padStart(12, "0")
+  const stem = group.range ? `part-${unit === "height" ? "h" : "p"}${pad(group.range[0])}-${pad(group.range[1])}-${token}` : `part-${token}`
+  return `${group.partition}/${stem}.parquet`
+}
+
+export interface DatasetCompaction {
+  readonly dataset: string
+  /** merges committed */
+  readonly merged: ReadonlyArray<{ readonly partition: string; readonly files: number; readonly bytesBefore: number; readonly bytesAfter: number; readonly rows: number }>
+  /** merges planned but not committed: another writer replaced one of their files first (a later compaction retries) */
+  readonly skipped: ReadonlyArray<string>
+  /** retired files deleted (their grace period was over) */
+  readonly deleted: number
+  readonly filesBefore: number
+  readonly filesAfter: number
+}
+
+export interface CompactOptions {
+  readonly policy?: CompactionPolicy
+  /** how long replaced files stay for readers that listed them before they are deleted (default 15 minutes) */
+  readonly graceMs?: number
+  /** plan only: read the manifest, write and delete nothing */
+  readonly dryRun?: boolean
+  /** called after each merge is committed */
+  readonly onMerged?: (dataset: string, group: CompactionGroup) => void
+}
+
+export const DEFAULT_GRACE_MS = 15 * 60_000
+
+const checkInputs = (checkpoints: CheckpointsService, dataset: string, group: CompactionGroup) =>
+  Effect.forEach(
+    group.files,
+    (f) =>
+      Effect.tryPromise({
+        try: () => sha256File(join(checkpoints.root, dataset, f.path)),
+        catch: (e) => new CompactionError({ message: `cannot read ${join(checkpoints.root, dataset, f.path)}: ${(e as Error).message}` })
+      }).pipe(
+        Effect.filterOrFail(
+          (sha) => sha === f.sha256,
+          () =>
+            new CompactionError({
+              message: `${join(checkpoints.root, dataset, f.path)} does not hold what ${dataset}/_manifest.json says (sha256 differs): the file is damaged; restore it from a copy (nothing was compacted)`
+            })
+        )
+      ),
+    { discard: true }
+  )
+
+/**
+ * Compacts one dataset of the lake: deletes retired files past their grace period, then merges
+ * what `planCompaction` finds, one commit per merge (a stop lands between merges).
+ */
+export const compactDataset = (dataset: string, sortKey: ReadonlyArray<string>, options: CompactOptions = {}) =>
+  Effect.gen(function* (): Effect.fn.Return<DatasetCompaction | undefined, CompactionError, Checkpoints | ParquetSink> {
+    const checkpoints = yield* Checkpoints
+    const sink = yield* ParquetSink
+    const policy = options.policy ?? DEFAULT_COMPACTION
+    const fail = (e: { readonly message: string }) => new CompactionError({ message: e.message })
+    const deleted = options.dryRun ? [] : yield* checkpoints.vacuum(dataset, options.graceMs ?? DEFAULT_GRACE_MS).pipe(Effect.mapError(fail))
+    const manifest = yield* checkpoints.get(dataset).pipe(Effect.mapError(fail))
+    if (!manifest) return undefined
+    const groups = planCompaction(manifest, policy)
+    const merged: Array<DatasetCompaction["merged"][number]> = []
+    const skipped: Array<string> = []
+    if (!options.dryRun)
+      for (const group of groups) {
+        yield* checkInputs(checkpoints, dataset, group)
+        const path = mergedName(group, manifest.unit)
+        const written = yield* sink.rewrite(group.files.map((f) => join(checkpoints.root, dataset, f.path)), checkpoints.staged(dataset, path), sortKey).pipe(Effect.mapError(fail))
+        if (written.rows !== group.rows)
+          return yield* new CompactionError({ message: `merging ${group.files.length} files of ${dataset}/${group.partition} gave ${written.rows} rows, not the ${group.rows} the manifest lists: nothing was compacted; run verify` })
+        const heights = group.files.flatMap((f) => [f.min_height, f.max_height]).filter((h): h is number => h !== null)
+        const file: CommittedFile = {
+          path,
+          rows: written.rows,
+          bytes: written.bytes,
+          sha256: written.sha256,
+          ...(group.range ? { range: group.range } : {}),
+          min_height: heights.length > 0 ? Math.min(...heights) : null,
+          max_height: heights.length > 0 ? Math.max(...heights) : null,
+          committed_at: new Date().toISOString()
+        }
+        const outcome = yield* Effect.uninterruptible(checkpoints.commitCompaction(dataset, group.files, [file])).pipe(Effect.mapError(fail))
+        if (!outcome.committed) {
+          skipped.push(`${group.partition}: ${outcome.reason}`)
+          continue
+        }
+        merged.push({ partition: group.partition, files: group.files.length, bytesBefore: group.bytes, bytesAfter: written.bytes, rows: written.rows })
+        options.onMerged?.(dataset, group)
+      }
+    const filesBefore = manifest.files.length
+    const filesAfter = options.dryRun ? filesBefore - groups.reduce((s, g) => s + g.files.length - 1, 0) : filesBefore - merged.reduce((s, g) => s + g.files - 1, 0)
+    return { dataset, merged: options.dryRun ? groups.map((g) => ({ partition: g.partition, files: g.files.length, bytesBefore: g.bytes, bytesAfter: 0, rows: g.rows })) : merged, skipped, deleted: deleted.length, filesBefore, filesAfter } satisfies DatasetCompaction
+  })
+
+/** Compacts each of `datasets` (name and sort key, as their modules declare them) that has a manifest. */
+export const compactLake = (datasets: ReadonlyArray<{ readonly name: string; readonly sortKey: ReadonlyArray<string> }>, options: CompactOptions = {}) =>
+  Effect.map(
+    Effect.forEach(datasets, (d) => compactDataset(d.name, d.sortKey, options)),
+    (reports) => reports.filter((r): r is DatasetCompaction => r !== undefined)
+  )

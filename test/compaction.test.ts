@@ -1,0 +1,234 @@
+/**
+ * Compaction: the small files a lake gathers (one export per height range, snapshot lists added
+ * run by run) are merged into one file per partition and swapped in by one commit; the lake's rows,
+ * manifests and checksums stay exact, also when the compactor is killed or a writer commits at once.
+ */
+import { spawn } from "node:child_process"
+import { cpSync, existsSync, readFileSync, statSync } from "node:fs"
+import { join } from "node:path"
+import { Effect, Either } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { exportLayer } from "../src/cli/layers.js"
+import { DATASETS } from "../src/datasets/index.js"
+import { DENOMS, startDevnet, type Devnet } from "../src/devnet/index.js"
+import { runExport, type ExportOptions } from "../src/engine/export.js"
+import { DEFAULT_RETRY } from "../src/http/retry.js"
+import { compactLake, planCompaction } from "../src/lake/compaction.js"
+import type { Manifest } from "../src/lake/manifest.js"
+import { layerLakeWriter } from "../src/lake/writer.js"
+import { expectLakeMatchesChain } from "./support/chain-model.js"
+import { BIN, runCli } from "./support/cli.js"
+import { dumpLake, expectManifestsTrue, filesUnder, hashTree, queryLake } from "./support/lake.js"
+import { tempDirs } from "./support/tmp.js"
+
+const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 100, timeoutMs: 1_500, maxRetries: 15 }
+const { make: tmp, removeAll } = tempDirs("chain-lake-compact-")
+const APPEND = ["blocks", "txs", "evm_txs", "evm_logs", "token_transfers_evm"]
+const ALL = [...APPEND, "holders"]
+
+const exportOk = async (devnet: Devnet, out: string, options: ExportOptions) => {
+  const r = await Effect.runPromise(
+    Effect.either(runExport(DATASETS, { pageSize: 100, concurrency: 4, ...options })).pipe(
+      Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out, limits: { concurrency: 4, rps: 0 }, retry: FAST_RETRY }))
+    )
+  )
+  if (Either.isLeft(r)) throw new Error(`export failed: ${JSON.stringify(r.left)}`)
+  return r.right
+}
+
+const manifestOf = (out: string, dataset: string) => JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8")) as Manifest
+const parquetIn = (out: string, dataset: string) => filesUnder(join(out, dataset)).filter((f) => f.endsWith(".parquet"))
+const retiredIn = (out: string, dataset: string) => (existsSync(join(out, ".chain-lake", "retired", dataset)) ? filesUnder(join(out, ".chain-lake", "retired", dataset)) : [])
+
+let devnet: Devnet
+/** a lake of many small files: six exports of 50 heights each, holders one denom per run at one snapshot height */
+let small: string
+let before: Record<string, Array<string>>
+beforeAll(async () => {
+  devnet = await startDevnet({ seed: 31, blocks: 300 })
+  small = tmp()
+  for (let i = 1; i <= 6; i++) await exportOk(devnet, small, { datasets: APPEND, toHeight: i * 50 })
+  for (const denom of DENOMS.slice(0, 3)) await exportOk(devnet, small, { datasets: ["holders"], params: { denoms: [denom.denom] } })
+  before = await dumpLake(small, ALL)
+}, 120_000)
+afterAll(async () => {
+  await devnet.stop()
+  removeAll()
+})
+
+describe("planCompaction", () => {
+  const file = (path: string, bytes: number, range?: [number, number]) => ({ path, rows: 1, bytes, sha256: "x", ...(range ? { range } : {}), min_height: null, max_height: null, committed_at: "" })
+  const manifest = (unit: Manifest["unit"], files: Manifest["files"]): Manifest => ({ dataset: "d", format_version: 1, unit, columns: [], files, committed: [], snapshots: [] })
+  const policy = { targetBytes: 100, minFiles: 2 }
+
+  it("merges runs of adjacent ranges within a partition: a large file or a gap ends a run, and a merge never passes the target size", () => {
+    const m = manifest("height", [
+      file("height_bucket=0/a", 10, [1, 10]),
+      file("height_bucket=0/b", 10, [10, 20]),
+      file("height_bucket=0/c", 80, [20, 30]), // large: stays
+      file("height_bucket=0/d", 10, [30, 40]),
+      file("height_bucket=0/e", 10, [40, 50]),
+      file("height_bucket=0/f", 10, [60, 70]), // a gap before it: alone
+      file("height_bucket=100/g", 10, [90, 110]),
+      file("height_bucket=100/h", 10, [90, 110]) // one shard's two parts share a range
+    ])
+    const groups = planCompaction(m, policy).map((g) => ({ files: g.files.map((f) => f.path.split("/")[1]), range: g.range }))
+    expect(groups).toEqual([
+      { files: ["a", "b"], range: [1, 20] },
+      { files: ["d", "e"], range: [30, 50] },
+      { files: ["g", "h"], range: [90, 110] }
+    ])
+    const big = manifest("height", [1, 2, 3, 4, 5].map((i) => file(`height_bucket=0/p${i}`, 40, [i * 10, i * 10 + 10])))
+    expect(planCompaction(big, policy).map((g) => g.files.length)).toEqual([2, 2])
+  })
+
+  it("never merges across snapshot heights or days, and waits for minFiles small files", () => {
+    const m = manifest("snapshot", [file("snapshot_height=5/part-0.parquet", 10), file("snapshot_height=5/part-1.parquet", 10), file("snapshot_height=9/part-0.parquet", 10)])
+    expect(planCompaction(m, policy).map((g) => [g.partition, g.files.length])).toEqual([["snapshot_height=5", 2]])
+    expect(planCompaction(m, { ...policy, minFiles: 3 })).toEqual([])
+  })
+})
+
+describe("chain-lake compact", () => {
+  it("--dry-run says what it would merge and writes nothing", async () => {
+    const lake = tmp()
+    cpSync(small, lake, { recursive: true })
+    const tree = hashTree(lake)
+    const r = await runCli(["compact", "--data", lake, "--dry-run"])
+    expect(r.code, r.stderr).toBe(0)
+    const n = manifestOf(lake, "txs").files.length
+    expect(n).toBeGreaterThanOrEqual(6)
+    expect(r.stdout).toContain(`txs: would merge ${n} files`)
+    expect(r.stdout).toMatch(new RegExp(`^txs: would merge ${n} files .* into 1 in 1 partition\\(s\\); ${n} → 1 files$`, "m"))
+    expect(r.stdout).toMatch(/^holders: would merge 3 files/m)
+    expect(hashTree(lake)).toEqual(tree)
+  })
+
+  it("merges each partition's small files into one; rows, manifests and checksums stay exact; replaced files leave the folder and go after the grace period", async () => {
+    const lake = tmp()
+    cpSync(small, lake, { recursive: true })
+    const filesBefore = Object.fromEntries(ALL.map((d) => [d, parquetIn(lake, d).length]))
+    expect(filesBefore.txs).toBeGreaterThanOrEqual(6)
+    const r = await runCli(["compact", "--data", lake])
+    expect(r.code, r.stderr).toBe(0)
+    for (const d of ALL) expect(parquetIn(lake, d), d).toHaveLength(1)
+    // the rows are the same, found by a plain glob (the README's contract) and by the chain model
+    expect(await dumpLake(lake, ALL)).toEqual(before)
+    await expectLakeMatchesChain(lake, devnet, APPEND)
+    await expectManifestsTrue(lake, ALL)
+    const txs = manifestOf(lake, "txs")
+    expect(manifestOf(lake, "blocks").committed).toEqual([[1, 301]])
+    expect(txs.committed).toEqual(manifestOf(small, "txs").committed)
+    expect(txs.retired).toHaveLength(filesBefore.txs)
+    // the snapshot's record is untouched: same lists, rows and consistency
+    expect(manifestOf(lake, "holders").snapshots).toEqual(manifestOf(small, "holders").snapshots)
+    const v = await runCli(["verify", "--data", lake])
+    expect(v.code, v.stdout).toBe(0)
+    expect(v.stdout).toMatch(new RegExp(`^ok +txs: the folder holds exactly the committed files: 1 files, and ${filesBefore.txs} replaced by compaction kept`, "m"))
+    // replaced files wait in the retired folder, then go
+    expect(retiredIn(lake, "txs")).toHaveLength(filesBefore.txs)
+    const again = await runCli(["compact", "--data", lake, "--grace", "0s"])
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.stdout).toContain(`txs: nothing to merge; 1 → 1 files; ${filesBefore.txs} retired file(s) deleted\n`)
+    expect(retiredIn(lake, "txs")).toEqual([])
+    expect(manifestOf(lake, "txs").retired).toEqual([])
+    // a release of the compacted lake carries the right checksums
+    const dest = tmp()
+    const p = await runCli(["publish", "--data", lake, "--to", dest, "--name", "lake", "--version", "1.0.0"])
+    expect(p.code, p.stderr).toBe(0)
+    const val = await runCli(["validate", join(dest, "lake", "1.0.0")])
+    expect(val.code, val.stdout + val.stderr).toBe(0)
+    // an export after compaction knows the merged ranges are committed: it fetches nothing again
+    const rerun = await exportOk(devnet, lake, { datasets: APPEND })
+    expect(rerun.datasets.reduce((s, d) => s + d.rows, 0)).toBe(0)
+    expect((await runCli(["verify", "--data", lake])).code).toBe(0)
+  })
+
+  it("a merged file is sorted by the dataset's sort key, ZSTD-compressed", async () => {
+    const lake = tmp()
+    cpSync(small, lake, { recursive: true })
+    expect((await runCli(["compact", "--data", lake, "--datasets", "evm_logs"])).code).toBe(0)
+    expect(parquetIn(lake, "txs")).toHaveLength(parquetIn(small, "txs").length)
+    const [only] = parquetIn(lake, "evm_logs")
+    const path = join(lake, "evm_logs", only).replace(/'/g, "''")
+    const [order] = await queryLake(`SELECT bool_and(ok) AS sorted FROM (SELECT (block_number, log_index) >= lag((block_number, log_index)) OVER () OR lag(block_number) OVER () IS NULL AS ok FROM read_parquet('${path}', hive_partitioning = false))`)
+    expect(order.sorted).toBe(true)
+    const codecs = await queryLake(`SELECT DISTINCT compression FROM parquet_metadata('${path}')`)
+    expect(codecs.map((c) => c.compression)).toEqual(["ZSTD"])
+  })
+
+  it("killed at random points, leaves a lake whose manifests are true and whose rows read exactly once; the next compaction finishes it", async () => {
+    let cutShort = 0
+    for (const delayMs of [0, 5, 15, 30, 60, 120]) {
+      const lake = tmp()
+      cpSync(small, lake, { recursive: true })
+      const child = spawn(process.execPath, [BIN, "compact", "--data", lake], { stdio: "ignore" })
+      // kill once the first merge has committed (a manifest changed), then after a random further delay
+      const first = statSync(join(lake, "blocks", "_manifest.json")).mtimeMs
+      const exited = new Promise((resolve) => child.on("exit", resolve))
+      let done = false
+      void exited.then(() => (done = true))
+      while (!done && statSync(join(lake, "blocks", "_manifest.json")).mtimeMs === first) await new Promise((r) => setTimeout(r, 5))
+      await new Promise((r) => setTimeout(r, delayMs))
+      child.kill("SIGKILL")
+      await exited
+      await expectManifestsTrue(lake, ALL)
+      if (ALL.some((d) => parquetIn(lake, d).length > 1)) cutShort++
+      // readers that go by the manifest (query, report, the catalog) see every row once
+      const q = await runCli(["query", "--data", lake, "SELECT (SELECT count(*) FROM txs) AS txs, (SELECT count(DISTINCT txhash) FROM txs) AS distinct_txs, (SELECT count(*) FROM holders) AS holders", "--format", "json"])
+      expect(q.code, q.stderr).toBe(0)
+      expect(JSON.parse(q.stdout), `killed ${delayMs} ms after the first commit`).toEqual([{ txs: String(before.txs.length), distinct_txs: String(before.txs.length), holders: String(before.holders.length) }])
+      const finish = await runCli(["compact", "--data", lake])
+      expect(finish.code, finish.stderr).toBe(0)
+      expect(await dumpLake(lake, ALL)).toEqual(before)
+      for (const d of ALL) expect(parquetIn(lake, d), d).toHaveLength(1)
+      const v = await runCli(["verify", "--data", lake])
+      expect(v.code, v.stdout).toBe(0)
+    }
+    // the kills landed while the compaction was under way, not after it
+    expect(cutShort).toBeGreaterThanOrEqual(4)
+  }, 120_000)
+
+  it("a writer committing while the lake is compacted is never lost", async () => {
+    const lake = tmp()
+    cpSync(small, lake, { recursive: true })
+    // the lake ends at 300; devnet blocks beyond are served by a longer chain of the same seed
+    const longer = await startDevnet({ seed: 31, blocks: 600 })
+    try {
+      let exporting = true
+      const exportMore = Effect.promise(async () => {
+        for (let h = 350; h <= 600; h += 50) await exportOk(longer, lake, { datasets: APPEND, toHeight: h })
+        exporting = false
+      })
+      const compactAgain = Effect.gen(function* () {
+        let rounds = 0
+        while (exporting || rounds === 0) {
+          yield* compactLake(DATASETS, { graceMs: 0 }).pipe(Effect.provide(layerLakeWriter(lake)))
+          rounds++
+        }
+        return rounds
+      })
+      const [, rounds] = await Effect.runPromise(Effect.all([exportMore, compactAgain], { concurrency: 2 }))
+      expect(rounds).toBeGreaterThan(1)
+      await expectLakeMatchesChain(lake, longer, APPEND)
+      await expectManifestsTrue(lake, APPEND)
+      expect(manifestOf(lake, "blocks").committed).toEqual([[1, 601]])
+    } finally {
+      await longer.stop()
+    }
+  }, 120_000)
+
+  it("what a user gets wrong is one line and exit 2", async () => {
+    for (const [args, message] of [
+      [["--data", tmp()], /holds no lake/],
+      [["--data", small, "--target-size", "big"], /--target-size must be a size/],
+      [["--data", small, "--grace", "soon"], /--grace must look like/],
+      [["--data", small, "--datasets", "nosuch"], /nosuch/]
+    ] as const) {
+      const r = await runCli(["compact", ...args])
+      expect(r.code, r.stderr).toBe(2)
+      expect(r.stderr.trim().split("\n")).toHaveLength(1)
+      expect(r.stderr).toMatch(message)
+    }
+  })
+})
