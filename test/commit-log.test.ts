@@ -43,6 +43,18 @@ describe("commit log", () => {
     expect(mergeFragment(s, manifest(["s1.parquet"], [], [snap(6, ["uinit"], 1)]))?.snapshots.map((x) => x.snapshot_height)).toEqual([5, 6])
   })
 
+  it("a compaction's fragment swaps the files it retires for its merged file; one retiring a file no longer listed (merged by another compaction first) is not taken", () => {
+    const ab = mergeFragment(mergeFragment(undefined, manifest(["a.parquet"], [[1, 51]]))!, manifest(["b.parquet"], [[51, 101]]))!
+    const retire = (paths: Array<string>, by: string): Manifest => ({ ...manifest([by], []), retired: paths.map((path) => ({ path, retired_at: "t", replaced_by: [by] })) })
+    const merged = mergeFragment(ab, retire(["a.parquet", "b.parquet"], "ab.parquet"))!
+    expect(merged.files.map((f) => f.path)).toEqual(["ab.parquet"])
+    expect(merged.committed).toEqual([[1, 101]])
+    expect(merged.retired?.map((r) => r.path)).toEqual(["a.parquet", "b.parquet"])
+    expect(mergeFragment(merged, retire(["a.parquet", "b.parquet"], "ab2.parquet"))).toBeUndefined()
+    // later commits merge as before
+    expect(mergeFragment(merged, manifest(["c.parquet"], [[101, 150]]))?.files.map((f) => f.path)).toEqual(["ab.parquet", "c.parquet"])
+  })
+
   it("fragment names sort by time and differ by writer and by each commit of a writer", () => {
     const at = new Date(1_700_000_000_000)
     expect(fragmentName(at, "host-1-ab", 7)).toBe("001700000000000-host-1-ab-000007.json")

@@ -102,6 +102,37 @@ describe("s3:// output and publishing", () => {
     expect(workFolders().filter((f) => !before.includes(f))).toEqual([])
   })
 
+  it("compact s3://: each partition's small files merged into one, committed in the commit log; replaced files leave the folder and go after the grace period", async () => {
+    const url = "s3://lake/small"
+    for (const h of [50, 100, 150]) {
+      const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", url, "--s3-endpoint", endpoint, "--datasets", "blocks,txs", "--to-height", String(h)])
+      expect(r.code, r.stderr).toBe(0)
+    }
+    const parquet = async (dataset: string) => (await keys(`small/${dataset}/`)).filter((k) => k.endsWith(".parquet"))
+    expect((await parquet("blocks")).length).toBe(3)
+    const dry = await runCli(["compact", "--data", url, "--s3-endpoint", endpoint, "--dry-run"])
+    expect(dry.code, dry.stderr).toBe(0)
+    expect(dry.stdout).toMatch(/^blocks: would merge 3 files/m)
+    expect((await parquet("blocks")).length).toBe(3)
+    const c = await runCli(["compact", "--data", url, "--s3-endpoint", endpoint])
+    expect(c.code, c.stderr).toBe(0)
+    expect(c.stdout).toMatch(/^blocks: 3 files .* into 1 /m)
+    expect(await parquet("blocks")).toHaveLength(1)
+    expect(await parquet("txs")).toHaveLength(1)
+    // the commit log's manifest lists the merged files only, and they hold the chain's rows once
+    await expectRemoteLakeMatchesChain("small", ["blocks", "txs"])
+    expect((await keys("small/.chain-lake/retired/blocks/")).length).toBe(3)
+    expect(await keys("small/.chain-lake/compacting/")).toEqual([])
+    // an export resumes from the compacted lake: nothing to fetch
+    const again = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", url, "--s3-endpoint", endpoint, "--datasets", "blocks,txs", "--to-height", "150"])
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.stdout).toMatch(/uploaded 0 files/)
+    const vacuum = await runCli(["compact", "--data", url, "--s3-endpoint", endpoint, "--grace", "0s"])
+    expect(vacuum.code, vacuum.stderr).toBe(0)
+    expect(vacuum.stdout).toMatch(/^blocks: nothing to merge; 1 → 1 files; 3 retired file\(s\) deleted$/m)
+    expect(await keys("small/.chain-lake/retired/")).toEqual([])
+  })
+
   it("three jobs export disjoint height ranges into one prefix at once: every row once; a fourth over the whole range fetches nothing new", async () => {
     const url = "s3://lake/jobs"
     const job = (extra: ReadonlyArray<string>) =>

@@ -1,22 +1,27 @@
 /** `chain-lake compact`: merges the small files of a lake made earlier (lake/compaction.ts), and deletes replaced files whose grace period is over. */
 import { Command, Options } from "@effect/cli"
-import { resolve } from "node:path"
+import { rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
 import { Console, Duration, Effect, Option } from "effect"
 import { isLake } from "../analytics/Analytics.js"
 import { DATASETS } from "../datasets/index.js"
 import { datasetNamesProblem } from "../engine/export.js"
 import { DEFAULTS } from "../defaults.js"
-import { compactLake, DEFAULT_COMPACTION, DEFAULT_GRACE_MS } from "../lake/compaction.js"
-import { layerLakeWriter, parseMemorySize } from "../lake/writer.js"
+import { compactLake, DEFAULT_COMPACTION, DEFAULT_GRACE_MS, type DatasetCompaction } from "../lake/compaction.js"
+import { newWriterId } from "../lake/lock.js"
+import { layerParquetSink } from "../lake/ParquetSink.js"
+import { layerLakeWriter, parseMemorySize, sinkMemory } from "../lake/writer.js"
+import { compactS3 } from "../storage/compactS3.js"
 import { parseEvery } from "../sampling/sampler.js"
-import { isS3Url } from "../storage/s3.js"
+import { isS3Url, parseS3Url } from "../storage/s3.js"
 import { UserError } from "./errors.js"
 import { compactionLine } from "./progress.js"
 
 export const compactCommand = Command.make(
   "compact",
   {
-    data: Options.text("data").pipe(Options.withDefault("data"), Options.withDescription("the lake to compact")),
+    data: Options.text("data").pipe(Options.withDefault("data"), Options.withDescription("the lake to compact: a folder, or s3://bucket/prefix")),
     datasets: Options.text("datasets").pipe(
       Options.optional,
       Options.withDescription("comma-separated datasets (default: every dataset the lake holds)"),
@@ -31,12 +36,12 @@ export const compactCommand = Command.make(
       Options.withDefault(`${DEFAULT_GRACE_MS / 60_000}m`),
       Options.withDescription("how long replaced files stay for readers that listed them before they are deleted (0s: at once, when nothing reads the lake)")
     ),
+    s3Endpoint: Options.text("s3-endpoint").pipe(Options.optional, Options.withDescription("S3-compatible endpoint URL for an s3:// lake (default: AWS)")),
     memoryLimit: Options.text("memory-limit").pipe(Options.withDefault(DEFAULTS.memoryLimit), Options.withDescription("the memory the merge may use (DuckDB spills the rest into the lake's scratch folder)"))
   },
   (o) =>
     Effect.gen(function* () {
       const bad = (message: string) => new UserError({ message, exitCode: 2 })
-      if (isS3Url(o.data)) return yield* bad(`compact works on a local lake; ${o.data} is on S3: compact the local lake before it is uploaded (export --follow compacts as it goes), or copy it down first`)
       const names = datasetNamesProblem(DATASETS, Option.getOrUndefined(o.datasets))
       if (names) return yield* bad(names)
       const target = parseMemorySize(o.targetSize)
@@ -45,17 +50,25 @@ export const compactCommand = Command.make(
       if (memory === undefined || memory < 128 * 1024 * 1024) return yield* bad(`--memory-limit must be a size of at least 128MB (e.g. 512MB, 2GB), got "${o.memoryLimit}"`)
       const grace = /^0+$/.test(o.grace.trim()) ? Duration.zero : parseEvery(o.grace)
       if (!grace) return yield* bad(`--grace must look like 0s, 30s, 15m or 1h, got "${o.grace}"`)
-      const data = resolve(o.data)
-      if (!isLake(data)) return yield* bad(`${data} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`)
       const chosen = Option.match(o.datasets, { onNone: () => DATASETS, onSome: (names) => DATASETS.filter((d) => names.includes(d.name)) })
-      const reports = yield* compactLake(chosen, {
-        policy: { ...DEFAULT_COMPACTION, targetBytes: target },
-        graceMs: Duration.toMillis(grace),
-        dryRun: o.dryRun
-      }).pipe(
-        Effect.provide(layerLakeWriter(data, { memoryLimitBytes: memory })),
-        Effect.mapError((e) => new UserError({ message: e._tag === "CompactionError" ? e.message : `compaction: ${e.message}` }))
-      )
+      const options = { policy: { ...DEFAULT_COMPACTION, targetBytes: target }, graceMs: Duration.toMillis(grace), dryRun: o.dryRun }
+      const failed = (e: { readonly _tag: string; readonly message: string }) => new UserError({ message: e._tag === "CompactionError" ? e.message : `compaction: ${e.message}` })
+      let data = o.data
+      let reports: ReadonlyArray<DatasetCompaction>
+      if (isS3Url(o.data)) {
+        yield* Effect.try({ try: () => parseS3Url(o.data), catch: (e) => bad((e as Error).message) })
+        // merged in a scratch folder of this run's own, which goes with it
+        const scratch = join(tmpdir(), `chain-lake-compact-${newWriterId()}`)
+        reports = yield* compactS3(o.data, chosen, { ...options, endpoint: Option.getOrUndefined(o.s3Endpoint) }).pipe(
+          Effect.provide(layerParquetSink({ tempDirectory: join(scratch, "tmp"), ...sinkMemory(memory) })),
+          Effect.ensuring(Effect.promise(() => rm(scratch, { recursive: true, force: true }))),
+          Effect.mapError(failed)
+        )
+      } else {
+        data = resolve(o.data)
+        if (!isLake(data)) return yield* bad(`${data} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`)
+        reports = yield* compactLake(chosen, options).pipe(Effect.provide(layerLakeWriter(data, { memoryLimitBytes: memory })), Effect.mapError(failed))
+      }
       if (reports.length === 0) return yield* new UserError({ message: `${data} holds none of ${chosen.map((d) => d.name).join(", ")}: nothing to compact` })
       for (const r of reports) yield* Console.log(compactionLine(r, o.dryRun))
       const before = reports.reduce((s, r) => s + r.filesBefore, 0)

@@ -1,6 +1,6 @@
 /**
  * A dataset's commit log, for stores without a lock (S3): each commit of a writer is one new object, a fragment in the manifest's own format holding only its new files, ranges and
- * snapshot lists, named `<time>-<writer>.json` so that no two writers ever write the same key. The
+ * snapshot lists (a compaction's: its merged files, and the files they replace as `retired`), named `<time>-<writer>.json` so that no two writers ever write the same key. The
  * manifest is the fragments merged in name order. A fragment that overlaps what came before it
  * (a range or snapshot list another writer committed first) is not taken: its files stay unlisted,
  * and its writer, which reads the log back after writing, reports that its commit lost.
@@ -29,10 +29,16 @@ export const mergeFragment = (base: Manifest | undefined, fragment: Manifest): M
   }
   const paths = new Set(fragment.files.map((f) => f.path))
   if ((base?.files ?? []).some((f) => paths.has(f.path))) return undefined
+  // a compaction's fragment retires files it merged: each must still be listed (another compaction may have merged it first)
+  const retiring = new Set((fragment.retired ?? []).map((r) => r.path))
+  const listed = new Set((base?.files ?? []).map((f) => f.path))
+  if ([...retiring].some((p) => !listed.has(p))) return undefined
+  const retired = [...(base?.retired ?? []), ...(fragment.retired ?? [])]
   return {
     ...(base ?? fragment),
-    files: [...(base?.files ?? []), ...fragment.files],
+    files: [...(base?.files ?? []).filter((f) => !retiring.has(f.path)), ...fragment.files],
     committed: normalize([...committed, ...fragment.committed]),
-    snapshots
+    snapshots,
+    ...(retired.length > 0 ? { retired } : {})
   }
 }

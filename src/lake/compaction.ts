@@ -19,7 +19,7 @@
 import { join } from "node:path"
 import { randomBytes } from "node:crypto"
 import { Data, Effect } from "effect"
-import { Checkpoints, type CheckpointsService, type CommittedFile, type Manifest } from "./Checkpoints.js"
+import { Checkpoints, type CommittedFile, type Manifest } from "./Checkpoints.js"
 import { sha256File } from "./files.js"
 import { ParquetSink } from "./ParquetSink.js"
 import type { Range } from "./RangeSet.js"
@@ -112,7 +112,7 @@ export const planCompaction = (manifest: Manifest, policy: CompactionPolicy): Ar
 }
 
 /** The name of a merged file: in the partition, after the range it holds, with a part no other file has. */
-const mergedName = (group: CompactionGroup, unit: Manifest["unit"]) => {
+export const mergedName = (group: CompactionGroup, unit: Manifest["unit"]) => {
   const token = `c${Date.now().toString(36)}${randomBytes(3).toString("hex")}`
   const pad = (n: number) => String(n).padStart(12, "0")
   const stem = group.range ? `part-${unit === "height" ? "h" : "p"}${pad(group.range[0])}-${pad(group.range[1])}-${token}` : `part-${token}`
@@ -143,24 +143,34 @@ export interface CompactOptions {
 
 export const DEFAULT_GRACE_MS = 15 * 60_000
 
-const checkInputs = (checkpoints: CheckpointsService, dataset: string, group: CompactionGroup) =>
-  Effect.forEach(
-    group.files,
-    (f) =>
-      Effect.tryPromise({
-        try: () => sha256File(join(checkpoints.root, dataset, f.path)),
-        catch: (e) => new CompactionError({ message: `cannot read ${join(checkpoints.root, dataset, f.path)}: ${(e as Error).message}` })
-      }).pipe(
-        Effect.filterOrFail(
-          (sha) => sha === f.sha256,
-          () =>
-            new CompactionError({
-              message: `${join(checkpoints.root, dataset, f.path)} does not hold what ${dataset}/_manifest.json says (sha256 differs): the file is damaged; restore it from a copy (nothing was compacted)`
-            })
-        )
-      ),
-    { discard: true }
-  )
+/**
+ * Writes the merge of `group` (its files read at `inputAt(file)`, checked against their sha256
+ * first) to `output`, and returns its manifest entry as `rel`: rows must equal the inputs'.
+ */
+export const mergeGroup = (group: CompactionGroup, where: string, inputAt: (f: CommittedFile) => string, output: string, rel: string, sortKey: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const sink = yield* ParquetSink
+    for (const f of group.files) {
+      const sha = yield* Effect.tryPromise({ try: () => sha256File(inputAt(f)), catch: (e) => new CompactionError({ message: `cannot read ${where}/${f.path}: ${(e as Error).message}` }) })
+      if (sha !== f.sha256)
+        return yield* new CompactionError({ message: `${where}/${f.path} does not hold what its manifest says (sha256 differs): the file is damaged; restore it from a copy (nothing was compacted)` })
+    }
+    const written = yield* sink.rewrite(group.files.map(inputAt), output, sortKey).pipe(Effect.mapError((e) => new CompactionError({ message: e.message })))
+    if (written.rows !== group.rows)
+      return yield* new CompactionError({ message: `merging ${group.files.length} files of ${where}/${group.partition} gave ${written.rows} rows, not the ${group.rows} the manifest lists: nothing was compacted; run verify` })
+    const heights = group.files.flatMap((f) => [f.min_height, f.max_height]).filter((h): h is number => h !== null)
+    const file: CommittedFile = {
+      path: rel,
+      rows: written.rows,
+      bytes: written.bytes,
+      sha256: written.sha256,
+      ...(group.range ? { range: group.range } : {}),
+      min_height: heights.length > 0 ? Math.min(...heights) : null,
+      max_height: heights.length > 0 ? Math.max(...heights) : null,
+      committed_at: new Date().toISOString()
+    }
+    return file
+  })
 
 /**
  * Compacts one dataset of the lake: deletes retired files past their grace period, then merges
@@ -169,45 +179,43 @@ const checkInputs = (checkpoints: CheckpointsService, dataset: string, group: Co
 export const compactDataset = (dataset: string, sortKey: ReadonlyArray<string>, options: CompactOptions = {}) =>
   Effect.gen(function* (): Effect.fn.Return<DatasetCompaction | undefined, CompactionError, Checkpoints | ParquetSink> {
     const checkpoints = yield* Checkpoints
-    const sink = yield* ParquetSink
     const policy = options.policy ?? DEFAULT_COMPACTION
     const fail = (e: { readonly message: string }) => new CompactionError({ message: e.message })
     const deleted = options.dryRun ? [] : yield* checkpoints.vacuum(dataset, options.graceMs ?? DEFAULT_GRACE_MS).pipe(Effect.mapError(fail))
     const manifest = yield* checkpoints.get(dataset).pipe(Effect.mapError(fail))
     if (!manifest) return undefined
     const groups = planCompaction(manifest, policy)
-    const merged: Array<DatasetCompaction["merged"][number]> = []
+    const merged: Array<Merge> = []
     const skipped: Array<string> = []
     if (!options.dryRun)
       for (const group of groups) {
-        yield* checkInputs(checkpoints, dataset, group)
         const path = mergedName(group, manifest.unit)
-        const written = yield* sink.rewrite(group.files.map((f) => join(checkpoints.root, dataset, f.path)), checkpoints.staged(dataset, path), sortKey).pipe(Effect.mapError(fail))
-        if (written.rows !== group.rows)
-          return yield* new CompactionError({ message: `merging ${group.files.length} files of ${dataset}/${group.partition} gave ${written.rows} rows, not the ${group.rows} the manifest lists: nothing was compacted; run verify` })
-        const heights = group.files.flatMap((f) => [f.min_height, f.max_height]).filter((h): h is number => h !== null)
-        const file: CommittedFile = {
-          path,
-          rows: written.rows,
-          bytes: written.bytes,
-          sha256: written.sha256,
-          ...(group.range ? { range: group.range } : {}),
-          min_height: heights.length > 0 ? Math.min(...heights) : null,
-          max_height: heights.length > 0 ? Math.max(...heights) : null,
-          committed_at: new Date().toISOString()
-        }
+        const file = yield* mergeGroup(group, join(checkpoints.root, dataset), (f) => join(checkpoints.root, dataset, f.path), checkpoints.staged(dataset, path), path, sortKey)
         const outcome = yield* Effect.uninterruptible(checkpoints.commitCompaction(dataset, group.files, [file])).pipe(Effect.mapError(fail))
         if (!outcome.committed) {
           skipped.push(`${group.partition}: ${outcome.reason}`)
           continue
         }
-        merged.push({ partition: group.partition, files: group.files.length, bytesBefore: group.bytes, bytesAfter: written.bytes, rows: written.rows })
+        merged.push({ partition: group.partition, files: group.files.length, bytesBefore: group.bytes, bytesAfter: file.bytes, rows: file.rows })
         options.onMerged?.(dataset, group)
       }
-    const filesBefore = manifest.files.length
-    const filesAfter = options.dryRun ? filesBefore - groups.reduce((s, g) => s + g.files.length - 1, 0) : filesBefore - merged.reduce((s, g) => s + g.files - 1, 0)
-    return { dataset, merged: options.dryRun ? groups.map((g) => ({ partition: g.partition, files: g.files.length, bytesBefore: g.bytes, bytesAfter: 0, rows: g.rows })) : merged, skipped, deleted: deleted.length, filesBefore, filesAfter } satisfies DatasetCompaction
+    return compactionReport(manifest, options.dryRun ? groups.map(plannedMerge) : merged, skipped, deleted.length)
   })
+
+type Merge = DatasetCompaction["merged"][number]
+
+/** A planned group as a dry run reports it (nothing written yet). */
+export const plannedMerge = (g: CompactionGroup): Merge => ({ partition: g.partition, files: g.files.length, bytesBefore: g.bytes, bytesAfter: 0, rows: g.rows })
+
+/** What compacting a dataset did (for a dry run: would do). */
+export const compactionReport = (manifest: Manifest, merged: ReadonlyArray<Merge>, skipped: ReadonlyArray<string>, deleted: number): DatasetCompaction => ({
+  dataset: manifest.dataset,
+  merged,
+  skipped,
+  deleted,
+  filesBefore: manifest.files.length,
+  filesAfter: manifest.files.length - merged.reduce((s, g) => s + g.files - 1, 0)
+})
 
 /** Compacts each of `datasets` (name and sort key, as their modules declare them) that has a manifest. */
 export const compactLake = (datasets: ReadonlyArray<{ readonly name: string; readonly sortKey: ReadonlyArray<string> }>, options: CompactOptions = {}) =>

@@ -120,3 +120,32 @@ export const put = (s3: S3, loc: S3Location, rel: string, body: string) =>
     try: async () => (await s3.client()).send(new (await sdk()).PutObjectCommand({ Bucket: loc.bucket, Key: key(loc, rel), Body: body })),
     catch: fail(`upload to s3://${loc.bucket}/${key(loc, rel)} failed`)
   })
+
+/** Downloads one object to a local file, streamed (a data file, possibly large). */
+export const downloadFile = (s3: S3, loc: S3Location, rel: string, path: string) =>
+  Effect.tryPromise({
+    try: async () => {
+      const { pipeline } = await import("node:stream/promises")
+      const { createWriteStream } = await import("node:fs")
+      const r = await (await s3.client()).send(new (await sdk()).GetObjectCommand({ Bucket: loc.bucket, Key: key(loc, rel) }))
+      await pipeline(r.Body as NodeJS.ReadableStream, createWriteStream(path))
+    },
+    catch: fail(`cannot read s3://${loc.bucket}/${key(loc, rel)}`)
+  })
+
+/** A key as CopySource wants it: URL-encoded, but `=` of the Hive folders kept (a sub-delimiter paths allow, which some stores do not decode). */
+const copySource = (k: string) => k.split("/").map((part) => encodeURIComponent(part).replace(/%3D/g, "=")).join("/")
+
+/** Copies one object to another key of the same bucket, server side. */
+export const copy = (s3: S3, loc: S3Location, from: string, to: string) =>
+  Effect.tryPromise({
+    try: async () => (await s3.client()).send(new (await sdk()).CopyObjectCommand({ Bucket: loc.bucket, CopySource: `${loc.bucket}/${copySource(key(loc, from))}`, Key: key(loc, to) })),
+    catch: fail(`cannot copy s3://${loc.bucket}/${key(loc, from)} to ${key(loc, to)}`)
+  })
+
+/** Deletes one object (none there is no error). */
+export const remove = (s3: S3, loc: S3Location, rel: string) =>
+  Effect.tryPromise({
+    try: async () => (await s3.client()).send(new (await sdk()).DeleteObjectCommand({ Bucket: loc.bucket, Key: key(loc, rel) })),
+    catch: fail(`cannot delete s3://${loc.bucket}/${key(loc, rel)}`)
+  })

@@ -33,10 +33,10 @@ export const newWorkDir = (writer: string) =>
 
 
 /** The commit log of a dataset on S3: one fragment per commit of a writer (src/lake/commitLog.ts). */
-const logOf = (dataset: string) => `${dataset}/_log/`
+export const logOf = (dataset: string) => `${dataset}/_log/`
 
 /** A dataset's manifest on S3: `_manifest.json` (from older versions) merged with the commit log's fragments in name order; and which fragments were not taken. */
-const remoteManifest = (s3: S3, loc: S3Location, dataset: string) =>
+export const remoteManifest = (s3: S3, loc: S3Location, dataset: string) =>
   Effect.gen(function* () {
     const where = (rel: string) => `s3://${loc.bucket}/${loc.prefix ? loc.prefix + "/" : ""}${rel}`
     const baseText = yield* download(s3, loc, `${dataset}/${MANIFEST_FILE}`)
