@@ -4,6 +4,7 @@ import { join, resolve } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { runCli } from "./support/cli.js"
+import { filesUnder } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
 import { expectConsistent } from "./support/verify.js"
 
@@ -137,16 +138,24 @@ describe("chain-lake run", () => {
 })
 
 describe("snapshot retention", () => {
-  it("keepSnapshots keeps the newest snapshot heights and deletes the rest, manifests first", async () => {
+  it("keepSnapshots keeps the newest snapshot heights and deletes the rest, manifests first; each run ends by compacting the small files runs leave", async () => {
     const growing = await startDevnet({ seed: 67, blocks: 100, blockTimeMs: 50 })
     const out = tmp()
-    const file = pipelineFile("keep-two.mts", `{ name: "keep-two", description: "test", datasets: ["nft_collections"], schedule: "0 0 * * *", keepSnapshots: 2 }`)
+    const file = pipelineFile("keep-two.mts", `{ name: "keep-two", description: "test", datasets: ["nft_collections", "blocks"], schedule: "0 0 * * *", keepSnapshots: 2 }`)
     try {
+      const lines: Array<string> = []
       for (let i = 0; i < 3; i++) {
         const r = await runCli(["run", file, "--out", out, "--indexer-url", growing.indexerUrl, "--router-url", growing.routerUrl])
         expect(r.code, r.stderr).toBe(0)
+        lines.push(r.stdout.trim())
         await new Promise((res) => setTimeout(res, 150))
       }
+      // each run committed a new range of blocks, and the run's end merged them with the earlier ones
+      expect(lines[2]).toMatch(/; compacted blocks \d+→1 files/)
+      expect(filesUnder(join(out, "blocks")).filter((f) => f.endsWith(".parquet"))).toHaveLength(1)
+      const blocks = JSON.parse(readFileSync(join(out, "blocks", "_manifest.json"), "utf8"))
+      expect(blocks.committed).toHaveLength(1)
+      expect(blocks.files[0].rows).toBe(blocks.committed[0][1] - 1)
       const manifest = JSON.parse(readFileSync(join(out, "nft_collections", "_manifest.json"), "utf8"))
       expect(manifest.snapshots.length).toBe(2)
       const onDisk = readdirSync(join(out, "nft_collections")).filter((f) => f.startsWith("snapshot_height="))
