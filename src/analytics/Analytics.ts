@@ -196,14 +196,16 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
     /*
      * The views list the files committed when they were made; a compaction may replace some of them
      * later (moving them out of the folder): a query that then finds a listed file gone makes the
-     * views again from the manifests and runs again, so it reads the old files or the new ones.
+     * views again from the manifests and runs again, so it reads the old files or the new ones
+     * (a compaction of many datasets may swap several times while the views are made: 10 tries).
      */
     const vanished = (e: { readonly message: string }) => /No files found that match the pattern|No such file or directory/.test(e.message)
-    const afresh = <A, E extends { readonly message: string }>(run: Effect.Effect<A, E>, remake: Effect.Effect<void, E>, attempts = 3): Effect.Effect<A, E> =>
+    const afresh = <A, E extends { readonly message: string }>(run: Effect.Effect<A, E>, remake: Effect.Effect<void, E>, attempts = 10): Effect.Effect<A, E> =>
       Effect.catchIf(run, (e) => attempts > 1 && vanished(e), () => Effect.zipRight(remake, afresh(run, remake, attempts - 1)))
     const makeViews = Effect.tryPromise({ try: setup, catch: (e) => new AnalyticsError({ message: `creating the views failed: ${(e as Error).message}` }) })
     yield* afresh(makeViews, Effect.void)
-    const remakeViews = Effect.mapError(makeViews, (e) => new SqlError({ message: e.message }))
+    // making them again may meet another swap too
+    const remakeViews = afresh(Effect.mapError(makeViews, (e) => new SqlError({ message: e.message })), Effect.void)
 
     const prepare = (sql: string, params: Readonly<Record<string, ParamValue>>) =>
       Effect.tryPromise({
