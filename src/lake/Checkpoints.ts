@@ -88,6 +88,8 @@ const LOCK = "_manifest.lock"
 const PENDING = ".pending"
 /** A compactor's intent, in its staging folder of the dataset: the paths it is about to rename into place. */
 const INTENT = "_compaction.json"
+/** An intent this old belongs to no running compaction, whoever wrote it. */
+const INTENT_STALE_MS = 60 * 60_000
 /** Where writers stage files, one folder per writer. */
 export const STAGING = join(".chain-lake", "staging")
 /** Where each writer's DuckDB spills (ParquetSink's tempDirectory), one folder per writer. */
@@ -258,9 +260,13 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
           }
           const listed = new Set([...m.files, ...(m.retired ?? [])].map((f) => f.path))
           for (const w of writers) {
-            if (!writerGone(w)) continue
-            // a compaction cut short before its manifest write: the new files it put in place are not data
-            const intent = await readFile(join(stagingRoot, w, dataset, INTENT), "utf8").then(
+            // a compaction cut short before its manifest write: the new files it put in place are not
+            // data. Its writer is gone (this host), or it is another host's intent left for an hour
+            // (a compaction's swap takes milliseconds)
+            const intentPath = join(stagingRoot, w, dataset, INTENT)
+            const abandoned = writerGone(w) || Date.now() - ((await stat(intentPath).catch(() => undefined))?.mtimeMs ?? Date.now()) > INTENT_STALE_MS
+            if (!abandoned) continue
+            const intent = await readFile(intentPath, "utf8").then(
               (text) => JSON.parse(text) as { readonly paths?: ReadonlyArray<unknown> },
               () => undefined
             )
@@ -269,11 +275,14 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
               const target = pathInside(join(root, dataset), path)
               if (target) await rm(target, { force: true })
             }
+            await rm(intentPath, { force: true })
+            if (!writerGone(w)) continue
             await rm(join(stagingRoot, w, dataset), { recursive: true, force: true })
             await rmdir(join(stagingRoot, w)).catch(() => undefined)
           }
           // files a compaction retired that are still in place (it was killed right after its manifest write)
-          for (const r of m.retired ?? []) if (!m.files.some((f) => f.path === r.path)) await retire(dataset, r.path)
+          const committed = new Set(m.files.map((f) => f.path))
+          for (const r of m.retired ?? []) if (!committed.has(r.path)) await retire(dataset, r.path)
           // temp files this tool named in the dataset folder: a manifest write cut short (written
           // only under the lock), and files of versions that staged beside the lake
           for (const rel of await listFiles(join(root, dataset)))
@@ -419,9 +428,8 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             const first = m.files.findIndex((f) => gone.has(f.path))
             const kept = m.files.filter((f) => !gone.has(f.path))
             const newlyRetired: Array<RetiredFile> = replaced.map((r) => ({ path: r.path, retired_at: at, replaced_by: files.map((f) => f.path) }))
-            // the new files where the first old one was listed: a manifest keeps its order
-            const before = m.files.slice(0, first).filter((f) => !gone.has(f.path)).length
-            const next: Manifest = { ...m, files: [...kept.slice(0, before), ...files, ...kept.slice(before)], retired: [...(m.retired ?? []), ...newlyRetired] }
+            // the new files where the first old one was listed (every file before it is kept): a manifest keeps its order
+            const next: Manifest = { ...m, files: [...kept.slice(0, first), ...files, ...kept.slice(first)], retired: [...(m.retired ?? []), ...newlyRetired] }
             yield* write(next)
             // the old files out of the folder: a glob sees the old files or the new ones again
             yield* Effect.tryPromise({
