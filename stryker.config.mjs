@@ -32,6 +32,8 @@ export default {
     "src/lake/commitLog.ts",
     "src/lake/files.ts",
     "src/lake/layout.ts",
+    // compaction: the plan, the merge and the swap (Checkpoints.commitCompaction above)
+    "src/lake/compaction.ts",
     // retry and limiter
     "src/http/retry.ts",
     "src/http/RequestLimiter.ts",

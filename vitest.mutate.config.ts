@@ -19,6 +19,7 @@ export const MUTATION_TESTS = [
   "test/commit-log.test.ts",
   "test/lake-files.test.ts",
   "test/checkpoints.test.ts",
+  "test/compaction.test.ts",
   "test/plan.test.ts",
   "test/schemas.test.ts",
   "test/page-decode.test.ts",
