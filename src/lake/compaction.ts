@@ -22,6 +22,7 @@ import { Data, Effect } from "effect"
 import { Checkpoints, type CommittedFile, type Manifest } from "./Checkpoints.js"
 import { sha256File } from "./files.js"
 import { ParquetSink } from "./ParquetSink.js"
+import { mergedFile } from "./layout.js"
 import type { Range } from "./RangeSet.js"
 
 export class CompactionError extends Data.TaggedError("CompactionError")<{ readonly message: string }> {}
@@ -111,13 +112,8 @@ export const planCompaction = (manifest: Manifest, policy: CompactionPolicy): Ar
   return groups
 }
 
-/** The name of a merged file: in the partition, after the range it holds, with a part no other file has. */
-export const mergedName = (group: CompactionGroup, unit: Manifest["unit"]) => {
-  const token = `c${Date.now().toString(36)}${randomBytes(3).toString("hex")}`
-  const pad = (n: number) => String(n).padStart(12, "0")
-  const stem = group.range ? `part-${unit === "height" ? "h" : "p"}${pad(group.range[0])}-${pad(group.range[1])}-${token}` : `part-${token}`
-  return `${group.partition}/${stem}.parquet`
-}
+/** The name of a merged file (layout.ts), with a token of the time and random bytes: no other file has it. */
+export const mergedName = (group: CompactionGroup, unit: Manifest["unit"]) => mergedFile(group.partition, unit, group.range, `${Date.now().toString(36)}${randomBytes(3).toString("hex")}`)
 
 export interface DatasetCompaction {
   readonly dataset: string

@@ -5,6 +5,7 @@
  *   heightBucket("height")  →  height_bucket=10000/part-h000000010001-000000010501-0.parquet
  *   snapshot()              →  snapshot_height=1234/part-0.parquet
  *   date("sampled_at")      →  date=2026-11-23/part-<name>.parquet
+ *   a compaction's merge    →  <partition>/part-h000000000001-000000010501-c<token>.parquet
  *
  * Readers glob `DATASET/**\/*.parquet` with hive partitioning, so the folder's key becomes a column.
  */
@@ -57,3 +58,7 @@ export const snapshotHeightOf = (path: string): number | undefined => {
 
 /** A file of a date-partitioned dataset: the UTC day of `at`, and a name unique to its writer (letters, digits, - only). */
 export const dateFile = (at: Date, name: string) => `date=${at.toISOString().slice(0, 10)}/part-${name.replace(/[^0-9A-Za-z-]/g, "")}.parquet`
+
+/** A compaction's merged file in `partition`: after the range it holds (append datasets), with a token no other file has. */
+export const mergedFile = (partition: string, unit: "height" | "position" | "snapshot" | "sample", range: readonly [number, number] | undefined, token: string) =>
+  `${partition}/part-${range && (unit === "height" || unit === "position") ? `${unit === "height" ? "h" : "p"}${pad(range[0])}-${pad(range[1])}-` : ""}c${token}.parquet`
