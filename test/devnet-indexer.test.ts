@@ -9,6 +9,7 @@ import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import * as S from "../src/indexer/schemas.js"
+import { bech32Of } from "../src/datasets/addresses.js"
 import { b64, decodeOrThrow, getText } from "./support/http.js"
 
 // ajv-formats is CommonJS with a default export
@@ -260,6 +261,15 @@ describe("errors: real statuses and plain-text bodies", () => {
     [`/indexer/nft/v1/collections/0x${"12".repeat(20)}`, 404, "nft collection not found"],
     ["/indexer/tx/v1/txs/by_account/xyz", 400, "[INVALID_VALUE] invalid value for account: xyz (invalid address format)"],
     ["/indexer/nft/v1/tokens/by_collection/xyz", 400, "encoding/hex: invalid byte: U+0078 'x'"],
+    // addresses are read as Rollytics' AccAddressFromString does: hex after one "0x", lowercased, padded to 20 or 32 bytes
+    ["/indexer/nft/v1/collections/0x0x12", 400, "encoding/hex: invalid byte: U+0078 'x'"],
+    ["/indexer/nft/v1/collections/0XAB", 400, "encoding/hex: invalid byte: U+0078 'x'"],
+    [`/indexer/nft/v1/collections/0x${"1".repeat(65)}`, 400, `[INVALID_VALUE] invalid value for address: 0x${"1".repeat(65)} (invalid address format)`],
+    ["/indexer/nft/v1/txs/caf%C3%A9/1", 400, "encoding/hex: invalid byte: U+00C3 'Ã'"],
+    ["/indexer/nft/v1/tokens/by_account/0x12?collection_addr=zz", 400, "encoding/hex: invalid byte: U+007A 'z'"],
+    [`/indexer/tx/v1/txs/by_account/0x${"1".repeat(65)}`, 400, `[INVALID_VALUE] invalid value for account: 0x${"1".repeat(65)} (invalid address format)`],
+    // a valid bech32 address of another chain's prefix is not an account here: it is read as hex and fails
+    ["/indexer/tx/v1/txs/by_account/cosmos1qyqszqgpqyqszqgpqyqszqgpqyqszqgpjnp7du", 400, "[INVALID_VALUE] invalid value for account: cosmos1qyqszqgpqyqszqgpqyqszqgpqyqszqgpjnp7du (invalid address format)"],
     ["/indexer/tx/v1/txs?pagination.limit=1001", 400, "pagination.limit must be between 1 and 1000"],
     ["/indexer/tx/v1/txs?pagination.limit=0", 400, "pagination.limit must be between 1 and 1000"],
     ["/indexer/tx/v1/txs?pagination.offset=-1", 400, "pagination.offset cannot be negative"],
@@ -284,6 +294,29 @@ describe("errors: real statuses and plain-text bodies", () => {
     expect(await getJson(path + "&order_by=")).toEqual(byId)
     expect(await getJson(path + "&order_by=%20TOKEN_ID%20")).toEqual(byId)
     expect(await getJson(path + "&order_by=HEIGHT")).toEqual(await getJson(path + "&order_by=height"))
+  })
+
+  it("lenient addresses the real indexer accepts: short, odd-length, padded, upper-case and bech32 collection addresses; short hex accounts", async () => {
+    const collections = (await getJson("/indexer/nft/v1/collections?pagination.limit=50")).collections
+    const address: string = collections[0].object_addr
+    const hex = address.slice(2)
+    const bech32 = bech32Of("init", Buffer.from(hex, "hex"))
+    for (const form of [hex, hex.toUpperCase(), "0x" + hex.toUpperCase(), "0x000" + hex, bech32])
+      expect((await getJson(`/indexer/nft/v1/collections/${form}`)).collection.object_addr, form).toBe(address)
+    // its leading zero digit dropped, an address is odd-length (and short): padded back to 20 bytes
+    const zeroLed: string = collections.map((c: { object_addr: string }) => c.object_addr).find((a: string) => a.startsWith("0x0"))
+    expect(zeroLed).toBeDefined()
+    expect((await getJson(`/indexer/nft/v1/collections/0x${zeroLed.slice(2).replace(/^0+/, "")}`)).collection.object_addr).toBe(zeroLed)
+    const tokens = await getJson(`/indexer/nft/v1/tokens/by_collection/${address}?pagination.limit=5`)
+    expect(tokens.tokens.length).toBeGreaterThan(0)
+    expect(await getJson(`/indexer/nft/v1/tokens/by_collection/${bech32}?pagination.limit=5`)).toEqual(tokens)
+    const token = tokens.tokens[0]
+    expect(await getJson(`/indexer/nft/v1/txs/${hex.toUpperCase()}/${token.token_id}?pagination.limit=5`)).toEqual(await getJson(`/indexer/nft/v1/txs/${address}/${token.token_id}?pagination.limit=5`))
+    const owned = await getJson(`/indexer/nft/v1/tokens/by_account/${token.owner}?collection_addr=${address}`)
+    expect(owned.tokens.length).toBeGreaterThan(0)
+    expect(await getJson(`/indexer/nft/v1/tokens/by_account/${token.owner}?collection_addr=${bech32}`)).toEqual(owned)
+    // a short hex account is a valid (padded) address that owns nothing: an empty list, not a 400
+    expect((await getJson("/indexer/tx/v1/txs/by_account/0x12")).txs).toEqual([])
   })
 
   it("a non-integer limit is ignored (default 100); height above the tip on by_height is an empty list", async () => {

@@ -62,9 +62,10 @@ export const nft = (c: Chain, resource: string | undefined, { rest, q, filtered 
     let tokens
     if (rest[0] === "by_account") {
       const account = parseAccount(decodeParam(rest[1]))
-      const collFilter = q.get("collection_addr")
+      const given = q.get("collection_addr")
+      const collFilter = given ? parseCollectionAddr(given) : undefined
       tokens = created
-        .filter((col) => !collFilter || col.address === collFilter.toLowerCase())
+        .filter((col) => !collFilter || col.address === collFilter)
         .flatMap((col) => c.liveTokensOf(col.index))
         .filter((t) => c.accountOf(t.owner).hex === account)
     } else {

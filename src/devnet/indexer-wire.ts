@@ -46,25 +46,45 @@ export const parseHeight = (raw: string): number => {
   return h
 }
 
-/** Account as bech32 (init1…) or 0x-hex; returns the 20 address bytes as lowercase hex. */
-export const parseAccount = (raw: string): string => {
-  if (/^0x[0-9a-fA-F]{40}$/.test(raw)) return raw.slice(2).toLowerCase()
-  const decoded = bech32Decode(raw)
-  if (decoded && decoded.bytes.length === 20) return Buffer.from(decoded.bytes).toString("hex")
-  throw new HttpError(400, `[INVALID_VALUE] invalid value for account: ${raw} (invalid address format)`)
+/**
+ * An address as the real indexer reads one (Rollytics util.AccAddressFromString): bech32 with the
+ * chain's prefix; otherwise hex, with or without 0x, any case, leading zeros trimmed and the rest
+ * left-padded to 20 bytes (≤ 40 digits) or 32 bytes (≤ 64). So "0x1", "1", odd lengths and an
+ * init1… address all name an address; a bad hex digit is Go's raw hex error. Returns the address
+ * bytes as lowercase hex, or throws the plain error text (the caller frames it per parameter).
+ */
+const addressBytes = (raw: string): string => {
+  if (!raw.startsWith("0x")) {
+    const decoded = bech32Decode(raw)
+    // the SDK's bech32 check: the account prefix, and the rollup's 20- or 32-byte verifier
+    if (decoded && decoded.hrp === "init" && (decoded.bytes.length === 20 || decoded.bytes.length === 32)) return Buffer.from(decoded.bytes).toString("hex")
+  }
+  // Go works on bytes: lengths count UTF-8 bytes, and the hex error names the first bad byte
+  const trimmed = Buffer.from((raw.startsWith("0x") ? raw.slice(2) : raw).replace(/^0+/, "").toLowerCase(), "utf8")
+  const width = trimmed.length <= 40 ? 40 : trimmed.length <= 64 ? 64 : undefined
+  if (width === undefined) throw new Error(`[INVALID_VALUE] invalid value for address: ${raw} (invalid address format)`)
+  const digits = Buffer.concat([Buffer.from("0".repeat(width - trimmed.length)), trimmed])
+  const bad = digits.findIndex((b) => !((b >= 0x30 && b <= 0x39) || (b >= 0x61 && b <= 0x66)))
+  if (bad >= 0) throw new Error(`encoding/hex: invalid byte: U+${digits[bad].toString(16).toUpperCase().padStart(4, "0")} '${String.fromCharCode(digits[bad])}'`)
+  return digits.toString("latin1")
 }
 
-/** Collection address: 0x-hex; a bad one fails with Go's raw hex error, as the real server does. */
-export const parseCollectionAddr = (raw: string): string => {
-  const body = raw.startsWith("0x") ? raw.slice(2) : raw
-  for (let i = 0; i < body.length; i++) {
-    if (!/[0-9a-fA-F]/.test(body[i])) {
-      const cp = body.codePointAt(i)!
-      throw new HttpError(400, `encoding/hex: invalid byte: U+${cp.toString(16).toUpperCase().padStart(4, "0")} '${String.fromCodePoint(cp)}'`)
-    }
+/** Account path parameter: any address form above; every failure is the handler's one INVALID_VALUE text. */
+export const parseAccount = (raw: string): string => {
+  try {
+    return addressBytes(raw)
+  } catch {
+    throw new HttpError(400, `[INVALID_VALUE] invalid value for account: ${raw} (invalid address format)`)
   }
-  if (body.length % 2 !== 0) throw new HttpError(400, "encoding/hex: odd length hex string")
-  return "0x" + body.toLowerCase()
+}
+
+/** Collection address (path or `collection_addr` query): any address form above, as "0x"+hex; a failure is answered with the raw error text, as the real handler does. */
+export const parseCollectionAddr = (raw: string): string => {
+  try {
+    return "0x" + addressBytes(raw)
+  } catch (e) {
+    throw new HttpError(400, (e as Error).message)
+  }
 }
 
 /** is_signer as the server reads it: only "true" and "1" count. */
