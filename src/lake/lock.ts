@@ -6,7 +6,7 @@
  * it is empty or unreadable past a short grace (a holder killed between create and write).
  */
 import { randomBytes } from "node:crypto"
-import { readFile, rm, stat, writeFile } from "node:fs/promises"
+import { open, readFile, rm, stat } from "node:fs/promises"
 import { hostname } from "node:os"
 import { Data, Effect } from "effect"
 
@@ -68,6 +68,23 @@ export const readLockFile = async (path: string): Promise<{ readonly json?: Read
   }
 }
 
+/**
+ * Creates the lock file `path` with `content`, failing with EEXIST when it exists. Creating and
+ * writing are two steps: when the write fails after the create (a full disk), the empty file just
+ * made is removed, so that it holds up no other writer.
+ */
+export const createLockFile = async (path: string, content: string) => {
+  const handle = await open(path, "wx")
+  try {
+    await handle.writeFile(content)
+    await handle.close()
+  } catch (e) {
+    await handle.close().catch(() => undefined)
+    await rm(path, { force: true })
+    throw e
+  }
+}
+
 const readHolder = async (path: string): Promise<{ holder?: LockHolder; ageMs: number } | undefined> => {
   const found = await readLockFile(path)
   if (!found) return undefined
@@ -89,7 +106,7 @@ const acquire = (path: string, writer: string) =>
       const me: LockHolder = { host: HOST, pid: process.pid, writer, at: new Date().toISOString() }
       for (;;) {
         try {
-          await writeFile(path, JSON.stringify(me), { flag: "wx" })
+          await createLockFile(path, JSON.stringify(me))
           return
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e

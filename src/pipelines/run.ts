@@ -20,7 +20,7 @@ import { layerIndexerSource } from "../sources/indexer.js"
 import { layerRouterClient } from "../router/RouterClient.js"
 import { loadPlan, sampleRound, type RoundResult } from "../sampling/sampler.js"
 import { definePipeline, type PipelineDefinition } from "./definePipeline.js"
-import { alive, EMPTY_GRACE_MS, readLockFile } from "../lake/lock.js"
+import { alive, createLockFile, EMPTY_GRACE_MS, readLockFile } from "../lake/lock.js"
 import { plainEndpoint, redact, serviceEndpointFrom, type ServiceEndpoint } from "../http/endpoint.js"
 
 export class LockedError extends Data.TaggedError("LockedError")<{ readonly message: string }> {}
@@ -46,7 +46,7 @@ export const acquireLock = (out: string, pipeline: string) =>
         const path = join(out, LOCK)
         for (let attempt = 0; attempt < 2; attempt++) {
           try {
-            await writeFile(path, JSON.stringify({ pid: process.pid, pipeline, started: new Date().toISOString() }), { flag: "wx" })
+            await createLockFile(path, JSON.stringify({ pid: process.pid, pipeline, started: new Date().toISOString() }))
             return path
           } catch (e) {
             if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
@@ -61,7 +61,7 @@ export const acquireLock = (out: string, pipeline: string) =>
         }
         throw new LockedError({ message: `could not take the lock ${path}` })
       },
-      catch: (e) => (e instanceof LockedError ? e : new RunError({ message: (e as Error).message }))
+      catch: (e) => (e instanceof LockedError ? e : new RunError({ message: `cannot take the run lock ${join(out, LOCK)}: ${(e as Error).message}` }))
     }),
     (path) => Effect.promise(() => rm(path, { force: true }))
   )
