@@ -20,13 +20,13 @@ const TIME = "/usr/bin/time"
 const haveTime = existsSync(TIME)
 
 /** One run: wall ms and peak RSS in MB (NaN without /usr/bin/time). */
-const once = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}): { ms: number; rssMb: number } => {
+const once = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}, status = 0): { ms: number; rssMb: number } => {
   const started = performance.now()
   const r = haveTime
     ? spawnSync(TIME, ["-f", "%M", process.execPath, ...args], { encoding: "utf8", env: { ...process.env, ...env } })
     : spawnSync(process.execPath, args, { encoding: "utf8", env: { ...process.env, ...env } })
   const ms = performance.now() - started
-  if (r.status !== 0) throw new Error(`${args.join(" ")} exited ${r.status}: ${r.stderr}`)
+  if (r.status !== status) throw new Error(`${args.join(" ")} exited ${r.status}: ${r.stderr}`)
   const rssKb = haveTime ? Number(r.stderr.trim().split("\n").pop()) : NaN
   return { ms, rssMb: rssKb / 1024 }
 }
@@ -35,10 +35,11 @@ const lake = mkdtempSync(join(tmpdir(), "chain-lake-startup-"))
 // a lake with one tiny dataset, so that `query` opens DuckDB over real views
 spawnSync(process.execPath, ["bin/chain-lake.mjs", "export", "--out", lake, "--datasets", "blocks", "--devnet-blocks", "20", "--to-height", "20"], { encoding: "utf8" })
 
-const cases: ReadonlyArray<{ readonly label: string; readonly args: ReadonlyArray<string>; readonly env?: NodeJS.ProcessEnv }> = [
+const cases: ReadonlyArray<{ readonly label: string; readonly args: ReadonlyArray<string>; readonly env?: NodeJS.ProcessEnv; readonly status?: number }> = [
   { label: "chain-lake --help", args: ["bin/chain-lake.mjs", "--help"] },
   { label: "chain-lake --version", args: ["bin/chain-lake.mjs", "--version"] },
   { label: "chain-lake export --help", args: ["bin/chain-lake.mjs", "export", "--help"] },
+  { label: "chain-lake export --datasets nope (refused)", args: ["bin/chain-lake.mjs", "export", "--datasets", "nope"], status: 2 },
   { label: "chain-lake query (DuckDB, views)", args: ["bin/chain-lake.mjs", "query", "--data", lake, "SELECT count(*) FROM blocks"] },
   { label: "chain-lake --help, from src/ through tsx", args: ["bin/chain-lake.mjs", "--help"], env: { CHAIN_LAKE_FROM_SOURCE: "1" } }
 ]
@@ -47,7 +48,7 @@ const floor: Array<{ ms: number; rssMb: number }> = []
 const results = cases.map(() => [] as Array<{ ms: number; rssMb: number }>)
 for (let i = 0; i < REPEAT; i++) {
   floor.push(once(["-e", "0"]))
-  cases.forEach((c, k) => results[k].push(once(c.args, c.env)))
+  cases.forEach((c, k) => results[k].push(once(c.args, c.env, c.status)))
 }
 rmSync(lake, { recursive: true, force: true })
 
