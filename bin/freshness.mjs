@@ -12,4 +12,4 @@ const newest = (dir) => {
 }
 
 /** The newest change under src/ (and the build's own config), in ms. */
-export const newestSourceTime = (root) => Math.max(newest(join(root, "src")), statSync(join(root, "tsconfig.build.json")).mtimeMs, statSync(join(root, "tsconfig.json")).mtimeMs)
+export const newestSourceTime = (root) => Math.max(newest(join(root, "src")), statSync(join(root, "scripts", "build.mjs")).mtimeMs, statSync(join(root, "tsconfig.json")).mtimeMs)
