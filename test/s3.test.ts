@@ -12,6 +12,12 @@ import S3rver from "s3rver"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { makeS3, upload } from "../src/storage/s3.js"
+import { newWorkDir, pullManifests, remoteCommits } from "../src/storage/sync.js"
+import { exportLayer } from "../src/cli/layers.js"
+import { DATASETS } from "../src/datasets/index.js"
+import { runExport } from "../src/engine/export.js"
+import { newWriterId } from "../src/lake/lock.js"
+import { filesUnder } from "./support/lake.js"
 import { expectLakeMatchesChain } from "./support/chain-model.js"
 import { BIN, runCli } from "./support/cli.js"
 import { spawn } from "node:child_process"
@@ -68,6 +74,37 @@ const expectRemoteLakeMatchesChain = async (prefix: string, datasets: ReadonlyAr
 }
 
 describe("s3:// output and publishing", () => {
+  it("an export to s3:// keeps no committed file on local disk; a later run's holders read the fee denoms of blocks an earlier run committed, fetched back one file at a time", async () => {
+    const url = "s3://lake/light"
+    // the export as `chain-lake export --out s3://…` composes it, watched commit by commit
+    const writer = newWriterId()
+    const work = await Effect.runPromise(newWorkDir(writer))
+    try {
+      await Effect.runPromise(pullManifests(url, work, endpoint))
+      const remote = remoteCommits(url, work, writer, endpoint)
+      const kept: Array<string> = []
+      let commits = 0
+      const layer = exportLayer({ indexerUrl: devnet.indexerUrl, out: work, limits: { concurrency: 4, rps: 0 }, filesElsewhere: true, afterCommit: remote.afterCommit, fetchCommitted: remote.fetchCommitted })
+      const observer = {
+        committed: (dataset: string, file: { readonly path: string }) => {
+          commits++
+          if (existsSync(join(work, dataset, file.path))) kept.push(`${dataset}/${file.path}`)
+        }
+      }
+      await Effect.runPromise(runExport(DATASETS, { datasets: ["blocks", "txs"], pageSize: 25, concurrency: 4, observer }).pipe(Effect.provide(layer)))
+      await Effect.runPromise(remote.finish([]))
+      expect(commits).toBeGreaterThan(4)
+      expect(kept, "committed files still on local disk after their commit").toEqual([])
+      expect(filesUnder(work).filter((f) => f.endsWith(".parquet") || f.endsWith(".pending"))).toEqual([])
+    } finally {
+      rmSync(work, { recursive: true, force: true })
+    }
+    // holders only, no --denoms: the default denoms come from the blocks committed above, none of them local
+    const holders = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", url, "--s3-endpoint", endpoint, "--datasets", "holders"])
+    expect(holders.code, holders.stderr).toBe(0)
+    await expectRemoteLakeMatchesChain("light", ["blocks", "txs", "holders"])
+  })
+
   it("exports to s3://, manifests and files uploaded; a second run uploads nothing new", async () => {
     const args = ["export", "--indexer-url", devnet.indexerUrl, "--out", "s3://lake/chain", "--s3-endpoint", endpoint, "--datasets", "blocks,txs"]
     const workFolders = () => readdirSync(tmpdir()).filter((f) => f.startsWith("chain-lake-s3-"))

@@ -134,7 +134,7 @@ export const exportCommand = Command.make("export", options, (o) =>
     // each commit goes up to S3 as it happens
     const remote = s3Out ? remoteCommits(s3Out, out, writer, s3Endpoint) : undefined
     const layerFor = (indexerUrl: ServiceEndpoint) =>
-      exportLayer({ indexerUrl, out, limits: { concurrency: o.concurrency, rps: o.rps }, maxPageMb: o.maxPageMb, memoryLimitBytes: parseMemorySize(o.memoryLimit)!, filesElsewhere: remote !== undefined, ...(remote ? { afterCommit: remote.afterCommit } : {}) })
+      exportLayer({ indexerUrl, out, limits: { concurrency: o.concurrency, rps: o.rps }, maxPageMb: o.maxPageMb, memoryLimitBytes: parseMemorySize(o.memoryLimit)!, filesElsewhere: remote !== undefined, ...(remote ? { afterCommit: remote.afterCommit, fetchCommitted: remote.fetchCommitted } : {}) })
     const indexer = yield* endpointOrDevnet("indexer", o.indexerUrl, o.header, "exporting", { seed: o.devnetSeed, blocks: o.devnetBlocks })
     const startedAt = new Date().toISOString()
     // what this run committed, for the report of a run stopped by Ctrl-C (exit 130)

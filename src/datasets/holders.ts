@@ -45,9 +45,8 @@ export const holders = defineSnapshot({
       const denoms =
         input.params.denoms && input.params.denoms.length > 0
           ? input.params.denoms
-          : (yield* input.readCommitted("blocks", `SELECT DISTINCT f.denom AS denom FROM (SELECT unnest(from_json(total_fee, '[{"denom":"VARCHAR","amount":"VARCHAR"}]')) AS f FROM committed) ORDER BY 1`)).map((r) =>
-              String(r.denom)
-            )
+          : // distinct per batch of files (readCommitted), then across them
+            [...new Set((yield* input.readCommitted("blocks", `SELECT DISTINCT f.denom AS denom FROM (SELECT unnest(from_json(total_fee, '[{"denom":"VARCHAR","amount":"VARCHAR"}]')) AS f FROM committed)`)).map((r) => String(r.denom)))].sort()
       if (denoms.length === 0) return { skip: "no denoms", hint: "pass --denoms, or export blocks first (their total_fee denoms are the default)" }
       return denoms.map((denom) => ({
         label: `holders of ${denom}`,

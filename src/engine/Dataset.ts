@@ -124,7 +124,11 @@ export interface SnapshotInput {
   readonly params: Readonly<Record<string, ReadonlyArray<string>>>
   /** every item of a list, read with the engine's pager */
   readonly readAll: (list: ListRef, validate: (item: unknown) => FieldIssue | undefined) => Effect.Effect<ReadonlyArray<unknown>, SourceFailure>
-  /** rows of another dataset's committed files: `select` reads them as the table `committed` */
+  /**
+   * rows of another dataset's committed files: `select` reads them as the table `committed`. It
+   * may run over the files in several batches (an S3 lake's files are fetched one at a time), its
+   * rows concatenated: a select whose batches the caller cannot combine (a count, say) is wrong here.
+   */
   readonly readCommitted: (dataset: string, select: string) => Effect.Effect<ReadonlyArray<Record<string, unknown>>, SourceFailure>
 }
 

@@ -4,8 +4,6 @@
  * three times) when the watermark moved under them or the rows did not add up; committed as one
  * file of the snapshot height, "exact" or "best-effort" in the manifest.
  */
-import { existsSync } from "node:fs"
-import { join } from "node:path"
 import { Effect, Stream } from "effect"
 import { Checkpoints, type CommittedFile, type CommittedSnapshot } from "../lake/Checkpoints.js"
 import { snapshotFile } from "../lake/layout.js"
@@ -101,15 +99,11 @@ export const snapshotInput = (params: SnapshotInput["params"], pageSize: number)
           const items: Array<unknown> = []
           return readList(list, validate, pageSize, false, (item, latin1) => items.push(latin1 ? restoreDeep(item) : item)).pipe(Effect.as(items), Effect.provideService(Source, source))
         }),
+      // the lake's files at once, or (an S3 export's, fetched) one at a time: the select runs per batch
       readCommitted: (dataset, select) =>
-        Effect.gen(function* () {
-          const m = yield* checkpoints.get(dataset)
-          // files here only: an S3 export's work folder holds what this run wrote, not the whole lake
-          const here = (m?.files ?? []).map((f) => join(checkpoints.root, dataset, f.path)).filter((p) => existsSync(p))
-          if (here.length === 0) return []
-          const files = here.map(sqlString).join(", ")
-          return yield* sink.query(`WITH committed AS (SELECT * FROM read_parquet([${files}])) ${select}`)
-        }).pipe(Effect.mapError((e): SourceFailure => e))
+        checkpoints
+          .withCommittedFiles(dataset, (paths) => sink.query(`WITH committed AS (SELECT * FROM read_parquet([${paths.map(sqlString).join(", ")}])) ${select}`))
+          .pipe(Effect.mapError((e): SourceFailure => e))
     }
     return input
   })

@@ -80,6 +80,13 @@ export interface CheckpointsService {
   readonly vacuum: (dataset: string, graceMs: number) => Effect.Effect<ReadonlyArray<string>, CheckpointError>
   /** Keeps the `keep` newest snapshots: drops the others from the manifest, then deletes their files. Returns the heights dropped. */
   readonly pruneSnapshots: (dataset: string, keep: number) => Effect.Effect<ReadonlyArray<number>, CheckpointError>
+  /**
+   * Runs `use` over every committed file of `dataset`, given as local paths: the files in the lake
+   * folder all in one call; each file that lives elsewhere (an S3 export's, brought by
+   * `fetchCommitted`) alone, in a copy deleted right after, so local disk holds one at a time.
+   * Returns the calls' results, concatenated.
+   */
+  readonly withCommittedFiles: <A, E>(dataset: string, use: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<A>, E>) => Effect.Effect<Array<A>, E | CheckpointError>
 }
 
 export class Checkpoints extends Context.Tag("chain-lake/Checkpoints")<Checkpoints, CheckpointsService>() {}
@@ -124,6 +131,8 @@ export interface CheckpointsOptions {
    * it there, so the remote lake grows commit by commit. A failure fails the commit's run.
    */
   readonly afterCommit?: (added: Manifest) => Effect.Effect<void, CheckpointError>
+  /** Brings a committed file that is not here (`path` in `dataset`'s folder of the remote lake) to the local file `to` (withCommittedFiles). */
+  readonly fetchCommitted?: (dataset: string, path: string, to: string) => Effect.Effect<void, CheckpointError>
 }
 
 /** What a commit added, in the manifest's format (an S3 commit-log fragment): `m`'s header with only the new parts. */
@@ -332,6 +341,27 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
       writer,
       staged,
       get: read,
+      withCommittedFiles: <A, E>(dataset: string, use: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<A>, E>) =>
+        Effect.gen(function* () {
+          const files = ((yield* read(dataset))?.files ?? []).map((f) => ({ path: f.path, at: join(root, dataset, f.path) }))
+          const present = yield* Effect.promise(() => Promise.all(files.map((f) => exists(f.at))))
+          const here = files.filter((_, i) => present[i]).map((f) => f.at)
+          const results: Array<A> = here.length > 0 ? [...(yield* use(here))] : []
+          const fetch = options.fetchCommitted
+          if (!fetch) return results
+          const scratch = join(root, SCRATCH, writer)
+          for (const [i, f] of files.entries()) {
+            if (present[i]) continue
+            const copy = join(scratch, `committed-${i}.parquet`)
+            const rows = yield* Effect.acquireUseRelease(
+              Effect.tryPromise({ try: () => mkdir(scratch, { recursive: true }), catch: fail }).pipe(Effect.zipRight(fetch(dataset, f.path, copy))),
+              () => use([copy]),
+              () => Effect.promise(() => rm(copy, { force: true }))
+            )
+            results.push(...rows)
+          }
+          return results
+        }),
       open: (dataset, unit, columns) =>
         locked(
           dataset,

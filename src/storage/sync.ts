@@ -14,7 +14,7 @@ import { readReleaseManifest } from "../publish/publish.js"
 import { CheckpointError } from "../lake/Checkpoints.js"
 import { writerGone } from "../lake/lock.js"
 import { fragmentName, mergeFragment } from "../lake/commitLog.js"
-import { download, exists, list, makeS3, parseS3Url, put, StorageError, upload, type S3, type S3Location } from "./s3.js"
+import { download, downloadFile, exists, list, makeS3, parseS3Url, put, StorageError, upload, type S3, type S3Location } from "./s3.js"
 
 const WORK_PREFIX = "chain-lake-s3-"
 
@@ -77,8 +77,10 @@ const decodeManifest = (where: string, text: string) =>
 
 /**
  * The commits of an S3 export, uploaded as they happen: `afterCommit` (Checkpoints' hook) puts a
- * commit's files, then its commit-log fragment (never another writer's key); the lake's identity
- * goes up before the first. `finish` uploads the run report and reads each dataset's log back: a fragment that another
+ * commit's files, then its commit-log fragment (never another writer's key), then deletes the
+ * files here (the work folder holds only what is in flight); the lake's identity goes up before
+ * the first. `fetchCommitted` brings a committed file back for a reader (a snapshot's default
+ * denoms read the blocks). `finish` uploads the run report and reads each dataset's log back: a fragment that another
  * writer's overlapping one preceded was not taken, and the run fails saying so. Many jobs can
  * export disjoint ranges into one prefix at once, and a killed run keeps what it committed.
  */
@@ -92,11 +94,21 @@ export const remoteCommits = (url: string, workDir: string, writer: string, endp
     Effect.gen(function* () {
       if (!identitySent && (yield* Effect.promise(() => readFile(join(workDir, IDENTITY_FILE)).then(() => true, () => false)))) yield* upload(s3, workDir, loc, [IDENTITY_FILE])
       identitySent = true
-      yield* upload(s3, workDir, loc, added.files.map((f) => `${added.dataset}/${f.path}`))
+      const paths = added.files.map((f) => `${added.dataset}/${f.path}`)
+      yield* upload(s3, workDir, loc, paths)
       const name = fragmentName(new Date(), writer, written.length)
       yield* put(s3, loc, logOf(added.dataset) + name, JSON.stringify(added, null, 1))
       written.push({ dataset: added.dataset, name })
       files += added.files.length
+      // up and committed: local disk keeps only what is in flight (a reader of them fetches them back: fetchCommitted)
+      yield* Effect.promise(() => Promise.all(paths.map((p) => rm(join(workDir, p), { force: true }))))
+    }).pipe(Effect.mapError((e) => new CheckpointError({ message: e.message })))
+  /** A committed file of the remote lake, brought to the local file `to` (Checkpoints' withCommittedFiles). */
+  const fetchCommitted = (dataset: string, path: string, to: string) =>
+    Effect.gen(function* () {
+      // the path comes from a remote manifest: it must stay inside its dataset's folder
+      if (pathInside(join(workDir, dataset), path) === undefined) return yield* new StorageError({ message: `${dataset}/${path} leaves its folder: refusing to read it` })
+      yield* downloadFile(s3, loc, `${dataset}/${path}`, to)
     }).pipe(Effect.mapError((e) => new CheckpointError({ message: e.message })))
   /** `also`: files of the work folder to upload too (the run report), since the folder goes with the run. */
   const finish = (also: ReadonlyArray<string>) =>
@@ -109,7 +121,7 @@ export const remoteCommits = (url: string, workDir: string, writer: string, endp
       }
       return files
     })
-  return { afterCommit, finish }
+  return { afterCommit, fetchCommitted, finish }
 }
 
 /** Uploads a local release folder to `s3://…/NAME/VERSION/`, manifest.json last; never over an existing one. */
