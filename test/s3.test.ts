@@ -239,6 +239,30 @@ describe("s3:// output and publishing", () => {
     }
   })
 
+  it("export --follow to s3:// that reaches --until-height reads its commit log back: a clean run ends ok, one whose commit another writer's entry preceded fails saying so", async () => {
+    const follow = (url: string, indexerUrl = devnet.indexerUrl) =>
+      ["export", "--follow", "--until-height", "150", "--poll", "100ms", "--indexer-url", indexerUrl, "--out", url, "--s3-endpoint", endpoint, "--datasets", "blocks", "--page-size", "10", "--concurrency", "2"]
+    const clean = await runCli(follow("s3://lake/followed"))
+    expect(clean.code, clean.stderr).toBe(0)
+    expect(clean.stdout).toMatch(/uploaded \d+ files and their commit-log entries to s3:\/\/lake\/followed/)
+    await expectRemoteLakeMatchesChain("followed", ["blocks"])
+    // another writer's entry for the same heights, named to sort first, lands while the follow runs (after it read the log)
+    const slow = await startDevnet({ seed: 71, blocks: 150, latencyMs: 20 })
+    try {
+      const child = spawn(process.execPath, [BIN, ...follow("s3://lake/raced", slow.indexerUrl)], { env: { ...process.env, NO_COLOR: "1" } })
+      let stderr = ""
+      child.stderr.on("data", (d) => (stderr += d))
+      const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)))
+      while ((await keys("raced/blocks/_log/")).length === 0) await new Promise((r) => setTimeout(r, 20))
+      const theirs = { dataset: "blocks", format_version: 1, unit: "height", columns: [], files: [{ path: "height_bucket=0/theirs.parquet", rows: 150, bytes: 1, sha256: "0".repeat(64), range: [1, 151], min_height: 1, max_height: 150, committed_at: new Date().toISOString() }], committed: [[1, 151]], snapshots: [] }
+      await s3.send(new PutObjectCommand({ Bucket: "lake", Key: "raced/blocks/_log/000000000000000-another-000000.json", Body: JSON.stringify(theirs) }))
+      expect(await exited, stderr).toBe(1)
+      expect(stderr).toMatch(/another job committed part of the same blocks ranges to s3:\/\/lake\/raced first, so some of this run's commits were not taken: run the export again/)
+    } finally {
+      await slow.stop()
+    }
+  })
+
   it("a file larger than one part goes up as a multipart upload and comes back byte for byte", async () => {
     const local = mkdtempSync(join(tmpdir(), "chain-lake-s3big-"))
     try {

@@ -120,6 +120,13 @@ const validate = (o: {
       return yield* bad(`--from-height ${o.fromHeight.value} is above --to-height ${o.toHeight.value}`)
   })
 
+/** The end of an s3:// run: its log entries read back (each must have been taken), and what went up. */
+const uploaded = (remote: ReturnType<typeof remoteCommits>, also: ReadonlyArray<string> = []) =>
+  remote.finish(also).pipe(
+    Effect.mapError((e) => new UserError({ message: `${e.message}: run the export again (it fetches what the remote lake lacks)` })),
+    Effect.flatMap((files) => Console.log(`\nuploaded ${files} files and their commit-log entries to ${remote.url}`))
+  )
+
 export const exportCommand = Command.make("export", options, (o) =>
   Effect.gen(function* () {
     yield* validate(o)
@@ -192,6 +199,8 @@ export const exportCommand = Command.make("export", options, (o) =>
         onStopped,
         Effect.mapError(exportFailure)
       )
+      // reached --until-height: read the commit log back, as a plain export does (a follow stopped by Ctrl-C is not)
+      if (remote) yield* uploaded(remote)
       return
     }
     const tty = process.stderr.isTTY === true && process.env.CI === undefined
@@ -232,12 +241,7 @@ export const exportCommand = Command.make("export", options, (o) =>
       await writeFile(join(out, runReport), JSON.stringify({ ...report, indexerUrl: indexer.baseUrl, seconds }, null, 1))
     })
     yield* Console.log(summaryTable(report.datasets, seconds))
-    if (remote) {
-      const uploaded = yield* remote.finish([runReport]).pipe(
-        Effect.mapError((e) => new UserError({ message: `${e.message}: run the export again (it fetches what the remote lake lacks)` }))
-      )
-      yield* Console.log(`\nuploaded ${uploaded} files and their commit-log entries to ${s3Out}`)
-    }
+    if (remote) yield* uploaded(remote, [runReport])
     // the heights this run was asked for, not the chain's tip
     const upTo = Option.isSome(o.toHeight) ? Math.min(o.toHeight.value, report.tip) : report.tip
     const span = Option.isSome(o.fromHeight) ? `heights ${o.fromHeight.value}..${upTo}` : `up to height ${upTo}`

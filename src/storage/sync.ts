@@ -121,7 +121,7 @@ export const remoteCommits = (url: string, workDir: string, writer: string, endp
       }
       return files
     })
-  return { afterCommit, fetchCommitted, finish }
+  return { url, afterCommit, fetchCommitted, finish }
 }
 
 /** Uploads a local release folder to `s3://…/NAME/VERSION/`, manifest.json last; never over an existing one. */
