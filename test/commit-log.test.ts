@@ -3,7 +3,8 @@
  * overlaps what came before is not taken, and names never collide.
  */
 import { describe, expect, it } from "vitest"
-import { fragmentName, mergeFragment } from "../src/lake/commitLog.js"
+import { fragmentName, fragmentTaken, mergeFragment } from "../src/lake/commitLog.js"
+import { wasTaken, type RemoteRead } from "../src/storage/sync.js"
 import type { CommittedFile, CommittedSnapshot, Manifest } from "../src/lake/manifest.js"
 
 const file = (path: string): CommittedFile => ({ path, rows: 2, bytes: 10, sha256: "cd".repeat(32), min_height: 1, max_height: 2, committed_at: "2026-01-01T00:00:00.000Z" })
@@ -61,5 +62,21 @@ describe("commit log", () => {
     expect(fragmentName(new Date(999), "w", 1) < fragmentName(at, "w", 0)).toBe(true)
     expect(fragmentName(at, "w", 1) > fragmentName(at, "w", 0)).toBe(true)
     expect(fragmentName(at, "a/b", 0)).toBe("001700000000000-a_b-000000.json")
+  })
+
+  it("a fragment was taken when its name came after the checkpoint and was not rejected, or, covered by the checkpoint, when its files are listed (or retired by a compaction)", () => {
+    const merged = { ...manifest(["a.parquet", "b.parquet"], [[1, 101]]), retired: [{ path: "old.parquet", retired_at: "t", replaced_by: ["b.parquet"] }] }
+    expect(fragmentTaken(merged, manifest(["a.parquet"], [[1, 51]]))).toBe(true)
+    expect(fragmentTaken(merged, manifest(["old.parquet"], [[1, 51]]))).toBe(true)
+    expect(fragmentTaken(merged, manifest(["a.parquet", "lost.parquet"], [[1, 51]]))).toBe(false)
+    expect(fragmentTaken(undefined, manifest(["a.parquet"], [[1, 51]]))).toBe(false)
+    const read: RemoteRead = { manifest: merged, covers: "000000000000200-w-000001.json", fragments: ["000000000000300-w-000002.json"], rejected: ["000000000000300-w-000002.json"] }
+    // covered by the checkpoint: judged by its files
+    expect(wasTaken(read, "000000000000100-w-000000.json", manifest(["a.parquet"], []))).toBe(true)
+    expect(wasTaken(read, "000000000000200-w-000001.json", manifest(["lost.parquet"], []))).toBe(false)
+    // after it: judged by the merge
+    expect(wasTaken(read, "000000000000300-w-000002.json", manifest(["a.parquet"], []))).toBe(false)
+    expect(wasTaken({ ...read, rejected: [] }, "000000000000300-w-000002.json", manifest(["zzz.parquet"], []))).toBe(true)
+    expect(wasTaken({ ...read, covers: undefined }, "000000000000100-w-000000.json", manifest(["lost.parquet"], []))).toBe(true)
   })
 })

@@ -12,7 +12,7 @@ import S3rver from "s3rver"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { makeS3, upload } from "../src/storage/s3.js"
-import { newWorkDir, pullManifests, remoteCommits } from "../src/storage/sync.js"
+import { checkpointLog, newWorkDir, pullManifests, remoteCommits, remoteManifest } from "../src/storage/sync.js"
 import { exportLayer } from "../src/cli/layers.js"
 import { DATASETS } from "../src/datasets/index.js"
 import { runExport } from "../src/engine/export.js"
@@ -49,13 +49,16 @@ const s3 = { send: async (command: GetObjectCommand | ListObjectsV2Command | Put
 const keys = async (prefix: string) => ((await s3.send(new ListObjectsV2Command({ Bucket: "lake", Prefix: prefix }))).Contents ?? []).map((c: { Key?: string }) => c.Key!) as Array<string>
 
 
-/** The lake under `prefix`, brought here file by file as its commit log lists them (merged in order), equals the chain. */
+/** The lake under `prefix`, brought here file by file as its commit log lists them (from its newest checkpoint, the fragments after it merged in order), equals the chain. */
 const expectRemoteLakeMatchesChain = async (prefix: string, datasets: ReadonlyArray<string>, chainOf: Devnet = devnet) => {
   const local = mkdtempSync(join(tmpdir(), "chain-lake-s3pull-"))
   try {
     for (const dataset of datasets) {
       let manifest: Manifest | undefined
-      for (const k of (await keys(`${prefix}/${dataset}/_log/`)).sort()) {
+      let covers = ""
+      const checkpoint = (await keys(`${prefix}/${dataset}/_checkpoint/`)).sort().at(-1)
+      if (checkpoint) ({ manifest, covers } = JSON.parse(await (await s3.send(new GetObjectCommand({ Bucket: "lake", Key: checkpoint }))).Body!.transformToString()))
+      for (const k of (await keys(`${prefix}/${dataset}/_log/`)).sort().filter((k) => k.split("/").at(-1)! > covers)) {
         const fragment = JSON.parse(await (await s3.send(new GetObjectCommand({ Bucket: "lake", Key: k }))).Body!.transformToString())
         manifest = mergeFragment(manifest, fragment) ?? manifest
       }
@@ -261,6 +264,49 @@ describe("s3:// output and publishing", () => {
     } finally {
       await slow.stop()
     }
+  })
+
+  it("a commit log is checkpointed: reads start at the newest checkpoint, covered fragments go once it has stood, and the lake reads the same throughout", async () => {
+    const url = "s3://lake/logged"
+    const run = (toHeight: number) => runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", url, "--s3-endpoint", endpoint, "--datasets", "blocks,txs", "--to-height", String(toHeight)])
+    for (const h of [50, 100]) expect((await run(h)).code).toBe(0)
+    const s3c = makeS3(endpoint)
+    const loc = { bucket: "lake", prefix: "logged" }
+    const read = () => Effect.runPromise(remoteManifest(s3c, loc, "txs"))
+    const whole = await read()
+    expect(whole.covers).toBeUndefined()
+    const logged = await keys("logged/txs/_log/")
+    expect(logged.length).toBeGreaterThan(1)
+    // a log shorter than the threshold is left alone
+    expect(await Effect.runPromise(checkpointLog(s3c, loc, "txs", whole, { after: logged.length + 1 }))).toBe(false)
+    expect(await keys("logged/txs/_checkpoint/")).toEqual([])
+    // checkpointed: the fragments stay while it has not stood long enough
+    expect(await Effect.runPromise(checkpointLog(s3c, loc, "txs", whole, { after: 1 }))).toBe(true)
+    expect(await keys("logged/txs/_checkpoint/")).toEqual([`logged/txs/_checkpoint/${logged.at(-1)!.split("/").at(-1)}`])
+    expect(await keys("logged/txs/_log/")).toEqual(logged)
+    const fromCheckpoint = await read()
+    expect(fromCheckpoint.covers).toBe(logged.at(-1)!.split("/").at(-1))
+    expect(fromCheckpoint.fragments).toEqual([])
+    expect(fromCheckpoint.manifest).toEqual(whole.manifest)
+    // a later run starts from the checkpoint and adds fragments after it
+    expect((await run(150)).code).toBe(0)
+    const later = await read()
+    expect(later.fragments.length).toBeGreaterThan(0)
+    await expectRemoteLakeMatchesChain("logged", ["blocks", "txs"])
+    // once a checkpoint has stood (here: at once), the fragments it covers and the older checkpoints go
+    expect(await Effect.runPromise(checkpointLog(s3c, loc, "txs", later, { after: 1, settleMs: 0 }))).toBe(true)
+    expect(await keys("logged/txs/_log/")).toEqual([])
+    expect(await keys("logged/txs/_checkpoint/")).toHaveLength(1)
+    expect((await read()).manifest).toEqual(later.manifest)
+    await expectRemoteLakeMatchesChain("logged", ["blocks", "txs"])
+    const again = await run(150)
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.stdout).toMatch(/uploaded 0 files/)
+    // a damaged checkpoint is one clear line, not a guess
+    await s3.send(new PutObjectCommand({ Bucket: "lake", Key: "logged/txs/_checkpoint/999999999999999-x-000000.json", Body: "{}" }))
+    const damaged = await run(150)
+    expect(damaged.code).toBe(1)
+    expect(damaged.stderr).toMatch(/s3:\/\/lake\/logged\/txs\/_checkpoint\/999999999999999-x-000000\.json is damaged at/)
   })
 
   it("a file larger than one part goes up as a multipart upload and comes back byte for byte", async () => {

@@ -4,8 +4,14 @@
  * manifest is the fragments merged in name order. A fragment that overlaps what came before it
  * (a range or snapshot list another writer committed first) is not taken: its files stay unlisted,
  * and its writer, which reads the log back after writing, reports that its commit lost.
+ *
+ * The log is compacted by checkpoints: a checkpoint is the manifest the fragments up to one of
+ * them (`covers`, by name) merge to, kept under `_checkpoint/` and named by that fragment, so the
+ * newest sorts last. A reader starts from the newest checkpoint and merges only the fragments named
+ * after it; fragments a checkpoint covers are deleted once that checkpoint has stood for a while.
  */
-import { mergeSnapshot, type Manifest } from "./manifest.js"
+import { Schema } from "effect"
+import { Manifest, mergeSnapshot } from "./manifest.js"
 import { normalize, subtract, total } from "./RangeSet.js"
 
 /** The key of a writer's `seq`-th fragment under the dataset's `_log/` folder: sorts by time, unique by writer and sequence. */
@@ -41,4 +47,22 @@ export const mergeFragment = (base: Manifest | undefined, fragment: Manifest): M
     snapshots,
     ...(retired.length > 0 ? { retired } : {})
   }
+}
+
+/** A checkpoint of a dataset's commit log: what the fragments up to and including `covers` merge to. */
+export const LogCheckpoint = Schema.Struct({
+  format_version: Schema.Literal(1),
+  /** the name of the last fragment merged in */
+  covers: Schema.String,
+  manifest: Manifest
+})
+export type LogCheckpoint = typeof LogCheckpoint.Type
+
+/** The key of the checkpoint covering the fragment `covers`, under the dataset's `_checkpoint/` folder: sorts as the fragments do. */
+export const checkpointName = (covers: string) => covers
+
+/** Whether a writer's fragment was taken: each file it committed is listed in the merged manifest (or was, until a compaction retired it). */
+export const fragmentTaken = (merged: Manifest | undefined, fragment: Pick<Manifest, "files">): boolean => {
+  const listed = new Set([...(merged?.files ?? []), ...(merged?.retired ?? [])].map((f) => f.path))
+  return fragment.files.every((f) => listed.has(f.path))
 }

@@ -9,6 +9,7 @@
  *    compaction retired one of them first, the fragment was not taken and the merged file is deleted;
  * 4. copy each input to `.chain-lake/retired/<dataset>/<path>.retired` and delete it from the
  *    folder (a glob sees the old files or the new one again), then delete the intent.
+ * Each dataset's commit log is checkpointed at the end when it has grown long (sync.ts checkpointLog).
  * Each run first finishes what killed runs left: an intent older than an hour (or whose process on
  * this host is gone) has its unlisted merged files deleted; retired files still in the folder are
  * moved out; retired copies past the grace period are deleted. A glob over the prefix may see a
@@ -23,7 +24,7 @@ import { isContainedPath } from "../lake/files.js"
 import { newWriterId, writerGone } from "../lake/lock.js"
 import type { Manifest } from "../lake/manifest.js"
 import { copy, download, downloadFile, list, makeS3, parseS3Url, put, remove, upload, type S3, type S3Location } from "./s3.js"
-import { logOf, newWorkDir, remoteManifest, removeDir } from "./sync.js"
+import { checkpointLog, logOf, newWorkDir, remoteManifest, removeDir, wasTaken } from "./sync.js"
 
 /** An intent this old belongs to no running compaction (another host's cannot be asked whether it lives). */
 const INTENT_STALE_MS = 60 * 60_000
@@ -67,7 +68,11 @@ const retire = (s3: S3, loc: S3Location, dataset: string, path: string) =>
   Effect.zipRight(copy(s3, loc, `${dataset}/${path}`, retiredKey(dataset, path)), remove(s3, loc, `${dataset}/${path}`))
 
 /** Compacts each of `datasets` of the lake at `url` (s3://bucket/prefix); the ParquetSink merges. */
-export const compactS3 = (url: string, datasets: ReadonlyArray<{ readonly name: string; readonly sortKey: ReadonlyArray<string> }>, options: CompactOptions & { readonly endpoint?: string } = {}) =>
+export const compactS3 = (
+  url: string,
+  datasets: ReadonlyArray<{ readonly name: string; readonly sortKey: ReadonlyArray<string> }>,
+  options: CompactOptions & { readonly endpoint?: string; readonly checkpoint?: { readonly after?: number; readonly settleMs?: number } } = {}
+) =>
   Effect.gen(function* () {
     const loc = parseS3Url(url)
     const s3 = makeS3(options.endpoint)
@@ -113,8 +118,8 @@ export const compactS3 = (url: string, datasets: ReadonlyArray<{ readonly name: 
         }
         const name = fragmentName(new Date(), writer, seq++)
         yield* put(s3, loc, logOf(d.name) + name, JSON.stringify(fragment, null, 1)).pipe(Effect.mapError(fail))
-        const { rejected } = yield* remoteManifest(s3, loc, d.name).pipe(Effect.mapError(fail))
-        if (rejected.includes(name)) {
+        const read = yield* remoteManifest(s3, loc, d.name).pipe(Effect.mapError(fail))
+        if (!wasTaken(read, name, fragment)) {
           yield* remove(s3, loc, `${d.name}/${rel}`).pipe(Effect.mapError(fail))
           skipped.push(`${group.partition}: another compaction retired one of its files first`)
         } else {
@@ -125,6 +130,9 @@ export const compactS3 = (url: string, datasets: ReadonlyArray<{ readonly name: 
         yield* removeDir(join(work, d.name))
       }
       reports.push(compactionReport(manifest, merged, skipped, deleted))
+      // the log, read once more, checkpointed if it has grown long
+      const read = yield* remoteManifest(s3, loc, d.name).pipe(Effect.mapError(fail))
+      yield* checkpointLog(s3, loc, d.name, read, options.checkpoint).pipe(Effect.mapError(fail))
     }
     return reports
   }).pipe(Effect.scoped)

@@ -98,21 +98,27 @@ export const upload = (s3: S3, dir: string, loc: S3Location, files: ReadonlyArra
     { concurrency, discard: true }
   )
 
-/** Keys under `rel` (a folder, with its trailing slash), relative to it, in name order. */
-export const list = (s3: S3, loc: S3Location, rel: string) =>
+/** Keys under `rel` (a folder, with its trailing slash), relative to it, in name order, with when each was written; only those named after `after` when given. */
+export const listEntries = (s3: S3, loc: S3Location, rel: string, after?: string) =>
   Effect.tryPromise({
     try: async () => {
-      const out: Array<string> = []
+      const out: Array<{ readonly name: string; readonly modified: Date }> = []
       let token: string | undefined
       do {
-        const r = await (await s3.client()).send(new (await sdk()).ListObjectsV2Command({ Bucket: loc.bucket, Prefix: key(loc, rel), ContinuationToken: token }))
-        for (const c of r.Contents ?? []) if (c.Key) out.push(c.Key.slice(key(loc, rel).length))
+        const r = await (await s3.client()).send(
+          new (await sdk()).ListObjectsV2Command({ Bucket: loc.bucket, Prefix: key(loc, rel), ContinuationToken: token, ...(after !== undefined && !token ? { StartAfter: key(loc, rel + after) } : {}) })
+        )
+        for (const c of r.Contents ?? []) if (c.Key) out.push({ name: c.Key.slice(key(loc, rel).length), modified: c.LastModified ?? new Date(0) })
         token = r.IsTruncated ? r.NextContinuationToken : undefined
       } while (token)
-      return out.sort()
+      // a store that ignores StartAfter is held to it here
+      return out.filter((e) => after === undefined || e.name > after).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     },
     catch: fail(`cannot list s3://${loc.bucket}/${key(loc, rel)}`)
   })
+
+/** Keys under `rel` (a folder, with its trailing slash), relative to it, in name order; only those named after `after` when given. */
+export const list = (s3: S3, loc: S3Location, rel: string, after?: string) => Effect.map(listEntries(s3, loc, rel, after), (entries) => entries.map((e) => e.name))
 
 /** Writes one object from memory. */
 export const put = (s3: S3, loc: S3Location, rel: string, body: string) =>

@@ -6,15 +6,15 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
-import { Effect, Either } from "effect"
+import { Effect, Either, type Schema } from "effect"
 import { LAKE_DATASETS } from "../analytics/Analytics.js"
 import { listFiles, pathInside } from "../lake/files.js"
 import { decodeLakeFile, IDENTITY_FILE, Manifest, MANIFEST_FILE } from "../lake/manifest.js"
 import { readReleaseManifest } from "../publish/publish.js"
 import { CheckpointError } from "../lake/Checkpoints.js"
 import { writerGone } from "../lake/lock.js"
-import { fragmentName, mergeFragment } from "../lake/commitLog.js"
-import { download, downloadFile, exists, list, makeS3, parseS3Url, put, StorageError, upload, type S3, type S3Location } from "./s3.js"
+import { checkpointName, fragmentName, fragmentTaken, LogCheckpoint, mergeFragment } from "../lake/commitLog.js"
+import { download, downloadFile, exists, list, listEntries, makeS3, parseS3Url, put, remove, StorageError, upload, type S3, type S3Location } from "./s3.js"
 
 const WORK_PREFIX = "chain-lake-s3-"
 
@@ -34,22 +34,83 @@ export const newWorkDir = (writer: string) =>
 
 /** The commit log of a dataset on S3: one fragment per commit of a writer (src/lake/commitLog.ts). */
 export const logOf = (dataset: string) => `${dataset}/_log/`
+/** Where a dataset's commit-log checkpoints are kept (src/lake/commitLog.ts). */
+export const checkpointsOf = (dataset: string) => `${dataset}/_checkpoint/`
 
-/** A dataset's manifest on S3: `_manifest.json` (from older versions) merged with the commit log's fragments in name order; and which fragments were not taken. */
-export const remoteManifest = (s3: S3, loc: S3Location, dataset: string) =>
+/** A dataset's manifest as read from S3, and what the read saw of its commit log. */
+export interface RemoteRead {
+  readonly manifest: Manifest | undefined
+  /** the fragment the newest checkpoint covers (the read started there), if any */
+  readonly covers: string | undefined
+  /** the fragments named after it, in order, and which of them were not taken */
+  readonly fragments: ReadonlyArray<string>
+  readonly rejected: ReadonlyArray<string>
+}
+
+/**
+ * A dataset's manifest on S3: the newest checkpoint (or, with none, `_manifest.json` from older
+ * versions) merged with the commit log's fragments named after it, in name order.
+ */
+export const remoteManifest = (s3: S3, loc: S3Location, dataset: string): Effect.Effect<RemoteRead, StorageError> =>
   Effect.gen(function* () {
     const where = (rel: string) => `s3://${loc.bucket}/${loc.prefix ? loc.prefix + "/" : ""}${rel}`
-    const baseText = yield* download(s3, loc, `${dataset}/${MANIFEST_FILE}`)
-    let manifest = baseText === undefined ? undefined : yield* decodeManifest(where(`${dataset}/${MANIFEST_FILE}`), baseText)
+    const newest = (yield* list(s3, loc, checkpointsOf(dataset))).at(-1)
+    let manifest: Manifest | undefined
+    let covers: string | undefined
+    if (newest !== undefined) {
+      const text = yield* download(s3, loc, checkpointsOf(dataset) + newest)
+      // a checkpoint deleted since the listing was superseded by a newer one: read again
+      if (text === undefined) return yield* remoteManifest(s3, loc, dataset)
+      const checkpoint = yield* decoded(LogCheckpoint, where(checkpointsOf(dataset) + newest), text)
+      manifest = checkpoint.manifest
+      covers = checkpoint.covers
+    } else {
+      const baseText = yield* download(s3, loc, `${dataset}/${MANIFEST_FILE}`)
+      manifest = baseText === undefined ? undefined : yield* decoded(Manifest, where(`${dataset}/${MANIFEST_FILE}`), baseText)
+    }
+    const fragments = yield* list(s3, loc, logOf(dataset), covers)
     const rejected: Array<string> = []
-    for (const name of yield* list(s3, loc, logOf(dataset))) {
+    for (const name of fragments) {
       const text = yield* download(s3, loc, logOf(dataset) + name)
       if (text === undefined) continue
-      const merged = mergeFragment(manifest, yield* decodeManifest(where(logOf(dataset) + name), text))
+      const merged = mergeFragment(manifest, yield* decoded(Manifest, where(logOf(dataset) + name), text))
       if (merged) manifest = merged
       else rejected.push(name)
     }
-    return { manifest, rejected }
+    const read: RemoteRead = { manifest, covers, fragments, rejected }
+    return read
+  })
+
+/** Whether the fragment `name` (holding `fragment`) was taken, as `read` saw the log: by name after its checkpoint, by its files before. */
+export const wasTaken = (read: RemoteRead, name: string, fragment: Pick<Manifest, "files">) =>
+  read.covers !== undefined && name <= read.covers ? fragmentTaken(read.manifest, fragment) : !read.rejected.includes(name)
+
+/** Fragments a dataset's log may gather after its newest checkpoint before a writer checkpoints it. */
+export const CHECKPOINT_AFTER = 50
+/** How long a checkpoint stands before the fragments it covers are deleted (a reader that listed them before it was written has long finished). */
+export const CHECKPOINT_SETTLE_MS = 60 * 60_000
+
+/**
+ * Checkpoints a dataset's commit log when `read` saw at least `after` fragments past the newest
+ * checkpoint: the manifest they merge to goes to `_checkpoint/<last fragment>`, so later reads
+ * start there. Then the fragments (and older checkpoints) covered by a checkpoint that has stood
+ * `settleMs` are deleted. Any writer may do it: two checkpoints of the same log agree.
+ */
+export const checkpointLog = (s3: S3, loc: S3Location, dataset: string, read: RemoteRead, options: { readonly after?: number; readonly settleMs?: number } = {}) =>
+  Effect.gen(function* () {
+    const last = read.fragments.at(-1)
+    if (read.manifest === undefined || last === undefined || read.fragments.length < (options.after ?? CHECKPOINT_AFTER)) return false
+    const checkpoint: LogCheckpoint = { format_version: 1, covers: last, manifest: read.manifest }
+    yield* put(s3, loc, checkpointsOf(dataset) + checkpointName(last), JSON.stringify(checkpoint))
+    const settleMs = options.settleMs ?? CHECKPOINT_SETTLE_MS
+    const settled = (yield* listEntries(s3, loc, checkpointsOf(dataset))).filter((c) => Date.now() - c.modified.getTime() >= settleMs).at(-1)
+    if (settled === undefined) return true
+    for (const name of yield* list(s3, loc, logOf(dataset))) {
+      if (name > settled.name) break
+      yield* remove(s3, loc, logOf(dataset) + name)
+    }
+    for (const name of yield* list(s3, loc, checkpointsOf(dataset))) if (name < settled.name) yield* remove(s3, loc, checkpointsOf(dataset) + name)
+    return true
   })
 
 /** Brings the remote manifests (and the lake's identity) into the work folder, so a local export resumes where the remote lake ends. */
@@ -69,8 +130,8 @@ export const pullManifests = (url: string, workDir: string, endpoint?: string) =
     }
   })
 
-const decodeManifest = (where: string, text: string) =>
-  Either.match(decodeLakeFile(Manifest, text), {
+const decoded = <A, I>(schema: Schema.Schema<A, I>, where: string, text: string) =>
+  Either.match(decodeLakeFile(schema, text), {
     onLeft: (issue) => Effect.fail(new StorageError({ message: `${where} is damaged at ${issue}` })),
     onRight: Effect.succeed
   })
@@ -87,7 +148,7 @@ const decodeManifest = (where: string, text: string) =>
 export const remoteCommits = (url: string, workDir: string, writer: string, endpoint?: string) => {
   const loc = parseS3Url(url)
   const s3 = makeS3(endpoint)
-  const written: Array<{ readonly dataset: string; readonly name: string }> = []
+  const written: Array<{ readonly dataset: string; readonly name: string; readonly files: Manifest["files"] }> = []
   let files = 0
   let identitySent = false
   const afterCommit = (added: Manifest) =>
@@ -98,11 +159,21 @@ export const remoteCommits = (url: string, workDir: string, writer: string, endp
       yield* upload(s3, workDir, loc, paths)
       const name = fragmentName(new Date(), writer, written.length)
       yield* put(s3, loc, logOf(added.dataset) + name, JSON.stringify(added, null, 1))
-      written.push({ dataset: added.dataset, name })
+      written.push({ dataset: added.dataset, name, files: added.files })
       files += added.files.length
       // up and committed: local disk keeps only what is in flight (a reader of them fetches them back: fetchCommitted)
       yield* Effect.promise(() => Promise.all(paths.map((p) => rm(join(workDir, p), { force: true }))))
+      // a long run (a follow) reads its log back every so often, and checkpoints it
+      if (written.filter((w) => w.dataset === added.dataset).length % CHECKPOINT_AFTER === 0) yield* readBack(added.dataset)
     }).pipe(Effect.mapError((e) => new CheckpointError({ message: e.message })))
+  /** Reads `dataset`'s log back: every commit of this run must have been taken; a log grown long is checkpointed. */
+  const readBack = (dataset: string) =>
+    Effect.gen(function* () {
+      const read = yield* remoteManifest(s3, loc, dataset)
+      if (written.some((w) => w.dataset === dataset && !wasTaken(read, w.name, w)))
+        return yield* new StorageError({ message: `another job committed part of the same ${dataset} ranges to ${url} first, so some of this run's commits were not taken` })
+      yield* checkpointLog(s3, loc, dataset, read)
+    })
   /** A committed file of the remote lake, brought to the local file `to` (Checkpoints' withCommittedFiles). */
   const fetchCommitted = (dataset: string, path: string, to: string) =>
     Effect.gen(function* () {
@@ -110,15 +181,15 @@ export const remoteCommits = (url: string, workDir: string, writer: string, endp
       if (pathInside(join(workDir, dataset), path) === undefined) return yield* new StorageError({ message: `${dataset}/${path} leaves its folder: refusing to read it` })
       yield* downloadFile(s3, loc, `${dataset}/${path}`, to)
     }).pipe(Effect.mapError((e) => new CheckpointError({ message: e.message })))
-  /** `also`: files of the work folder to upload too (the run report), since the folder goes with the run. */
+  /**
+   * `also`: files of the work folder to upload too (the run report), since the folder goes with
+   * the run. Reads each dataset's log back (every commit must have been taken), and checkpoints
+   * a log that has grown long.
+   */
   const finish = (also: ReadonlyArray<string>) =>
     Effect.gen(function* () {
       yield* upload(s3, workDir, loc, also)
-      for (const dataset of new Set(written.map((w) => w.dataset))) {
-        const { rejected } = yield* remoteManifest(s3, loc, dataset)
-        if (written.some((w) => w.dataset === dataset && rejected.includes(w.name)))
-          return yield* new StorageError({ message: `another job committed part of the same ${dataset} ranges to ${url} first, so some of this run's commits were not taken` })
-      }
+      for (const dataset of new Set(written.map((w) => w.dataset))) yield* readBack(dataset)
       return files
     })
   return { url, afterCommit, fetchCommitted, finish }
