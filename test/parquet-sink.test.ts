@@ -177,6 +177,28 @@ describe("memory", () => {
     expect(result).toEqual({ sorted: 4_999_999n, spilled: true, rows: 1000, back: { n: 1000n, top: 999n } })
   }, 120_000)
 
+  it("a writer that finishes file after file holds the memory of one file's rows, not of every file it wrote (DuckDB keeps a table's deleted rows)", async () => {
+    const used = await Effect.runPromise(
+      Effect.gen(function* () {
+        const sink = yield* ParquetSink
+        const writer = yield* sink.openWriter(columns, ["height"])
+        const dir = temp.make()
+        const seen: Array<number> = []
+        for (let file = 0; file < 12; file++) {
+          // ~4 MB of strings a file
+          for (let i = 0; i < 2000; i++) writer.append([file * 2000 + i, i, `${file}:${i}:`.padEnd(2000, "x")])
+          yield* writer.finish(join(dir, `part-${file}.parquet`))
+          const [m] = yield* sink.query("SELECT sum(memory_usage_bytes)::BIGINT AS used FROM duckdb_memory()")
+          seen.push(Number(m.used))
+        }
+        yield* writer.close()
+        return seen
+      }).pipe(Effect.provide(layerParquetSink({ memoryLimit: "512MB" })), Effect.scoped)
+    )
+    // flat: the last file's writer holds no more than the first one's did (with DELETE it grew by ~4 MB a file)
+    expect(used.at(-1)!, used.map((n) => Math.round(n / 2 ** 20)).join(" MB, ") + " MB").toBeLessThanOrEqual(used[0] + 2 * 2 ** 20)
+  })
+
   it("the writers of one sink past its staging budget say so; each alone stays under it", async () => {
     const over = await Effect.runPromise(
       Effect.gen(function* () {

@@ -125,6 +125,12 @@ export interface SinkConfig {
    * of writers (default: no budget beyond each user's own flush size)
    */
   readonly stagingBudget?: number
+  /**
+   * COPYs (files being written) at once: each builds its row groups in DuckDB's memory, beside
+   * what the writers stage, so more of them at once than the memory holds fails the run with
+   * DuckDB's out-of-memory (default: no limit)
+   */
+  readonly copies?: number
 }
 
 /** Makes the file COPY wrote at `tmp` durable, hashes it and renames it to `path`; removes `tmp` on failure. */
@@ -191,6 +197,7 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
     const run = (conn: GuardedConnection, sql: string, path?: string) =>
       Effect.tryPromise({ try: () => conn.use((c) => c.run(sql)), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
 
+    const copying = yield* Effect.makeSemaphore(config.copies ?? Number.MAX_SAFE_INTEGER)
     const open = new Set<ParquetWriter>()
     const budget = config.stagingBudget ?? Infinity
     const overBudget = () => {
@@ -256,7 +263,9 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
         const outer = columns.map((c) => quoteIdent(c.name)).join(", ")
         const order = [...orderByOf(sortKey), `"_ord"`].join(", ")
         const reset = Effect.gen(function* () {
-          yield* run(conn, `DELETE FROM ${table}`)
+          // a new table, not DELETE: an in-memory table keeps the room of deleted rows, so each
+          // file a writer finished stayed in DuckDB's memory (and spilled) until the writer closed
+          yield* run(conn, `DROP TABLE ${table}; CREATE TEMP TABLE ${table} (${ddl})`)
           appender = yield* newAppender
           rows = 0
           bytes = 0
@@ -296,10 +305,12 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
               const tmp = `${path}.tmp`
               yield* Effect.tryPromise({ try: () => mkdir(dirname(path), { recursive: true }), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
               // COPY answers the rows it wrote: what is left once repeats are dropped
-              const copied = yield* run(
-                conn,
-                `COPY (SELECT ${outer} FROM (SELECT ${inner} FROM ${table}${unique ? ` QUALIFY row_number() OVER (PARTITION BY ${unique} ORDER BY "_ord") = 1` : ""})${sorted ? ` ORDER BY ${order}` : ""}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${groupRows})`,
-                path
+              const copied = yield* copying.withPermits(1)(
+                run(
+                  conn,
+                  `COPY (SELECT ${outer} FROM (SELECT ${inner} FROM ${table}${unique ? ` QUALIFY row_number() OVER (PARTITION BY ${unique} ORDER BY "_ord") = 1` : ""})${sorted ? ` ORDER BY ${order}` : ""}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${groupRows})`,
+                  path
+                )
               )
               const written = yield* settle(tmp, path, copied.rowsChanged, sorted)
               yield* reset

@@ -16,11 +16,17 @@ export const parseMemorySize = (text: string): number | undefined => {
 
 /**
  * How a run's memory limit is shared. DuckDB gets 40% (its memory_limit: staged rows, COPY's
- * buffers); what all writers stage together is held to 20% (inside DuckDB's share: DuckDB needs
- * about as much again to write a file); the rest is Node's: pages in flight (page size ×
- * concurrency), their parsing, and the runtime itself (bench/RESULTS.md).
+ * buffers); what all writers stage together is held to 15% (inside DuckDB's share, where staged
+ * strings take more room than their text), and files are written (COPY) one per 64 MB of DuckDB's
+ * share at a time, each building its row groups in what is left; the rest is Node's: pages in
+ * flight (page size × concurrency), their parsing, and the runtime itself (bench/RESULTS.md).
+ * (20% staged and COPYs without limit failed 2 runs of 3 at 400MB, 50k blocks, with DuckDB's
+ * out-of-memory.)
  */
-export const sinkMemory = (limitBytes: number) => ({ memoryLimit: `${Math.max(64, Math.floor((limitBytes * 0.4) / MB))}MB`, stagingBudget: Math.floor(limitBytes * 0.2) })
+export const sinkMemory = (limitBytes: number) => {
+  const duckdbMb = Math.max(64, Math.floor((limitBytes * 0.4) / MB))
+  return { memoryLimit: `${duckdbMb}MB`, stagingBudget: Math.floor(limitBytes * 0.15), copies: Math.max(1, Math.floor(duckdbMb / 64)) }
+}
 
 /** The sink and checkpoints of the lake at `out`, within `memoryLimitBytes` (default DEFAULTS.memoryLimit); DuckDB spills into `out/.chain-lake/tmp/`, never into the working directory. */
 export const layerLakeWriter = (out: string, options: CheckpointsOptions & { readonly memoryLimitBytes?: number } = {}) =>
