@@ -9,11 +9,16 @@
  * 3. Multi-dataset: blocks + txs at page 100 against a devnet with 20 ms added latency, in one
  *    run: chain-lake end to end (runExport: probes, planning, shards of both datasets in one pool,
  *    Parquet, commits) against the sequential cursor walk a user writes by hand and against plain
- *    concurrent fetching of the same pages (16 workers, fetch + JSON.parse, nothing stored).
+ *    concurrent fetching of the same pages (16 workers, fetch + JSON.parse, nothing stored); then
+ *    the same against a replay of the devnet (bench/replay-server.ts), a server whose CPU is not
+ *    the client's.
+ * 4. Memory: peak RSS of the CLI's txs export at two sizes (see `memory`). Start-up: bench/startup-bench.ts.
  *
  *   BENCH_TXS=1000000 npm run bench     (default 1,000,000 txs; results go to bench/RESULTS.md by hand)
  *   BENCH_PAGE (default 1000), BENCH_SHARD_BLOCKS (default 30000), BENCH_MULTI_BLOCKS (default 10000),
- *   BENCH_PARTS=throughput|sharding|multi|memory (memory: peak RSS at 20k and 50k blocks, page 1000 × concurrency 16),
+ *   BENCH_PARTS: a comma list of startup, throughput, sharding, multi, memory (default all, in that
+ *   order, so one run prints the start-up ratios, the throughput and sharding ratios, the
+ *   multi-dataset ratios and the peak RSS at 20k and 50k blocks, page 1000 × concurrency 16),
  *   BENCH_REPEAT (default 2: floor/export pairs, and twice that many parallel sharding runs)
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process"
@@ -32,7 +37,7 @@ import { median } from "./stats.js"
 
 const TXS = Number(process.env.BENCH_TXS ?? 1_000_000)
 /** which parts to run: "throughput", "sharding" or both (default) */
-const PARTS = (process.env.BENCH_PARTS ?? "throughput,sharding,multi").split(",")
+const PARTS = (process.env.BENCH_PARTS ?? "startup,throughput,sharding,multi,memory").split(",")
 const PAGE = Number(process.env.BENCH_PAGE ?? 1000)
 const CONCURRENCY = 8
 /** floor/export pairs, and (×2) parallel sharding runs; the median is reported */
@@ -124,6 +129,11 @@ const main = async () => {
   await import("@duckdb/node-api")
   const blockCount = Math.ceil(TXS / 10)
   console.log(`# export bench: ~${TXS} txs (${blockCount} blocks × ~10), page ${PAGE}, concurrency ${CONCURRENCY}, node ${process.version}`)
+  // start-up first, on a quiet machine: the CLI's own bench (bench/startup-bench.ts)
+  if (PARTS.includes("startup"))
+    await new Promise<void>((resolve, reject) =>
+      spawn(process.execPath, ["--import", "tsx", "bench/startup-bench.ts"], { stdio: "inherit" }).on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`startup bench exited ${code}`))))
+    )
   if (PARTS.includes("throughput")) await throughput(blockCount)
   // each part in a fresh process: after a 1M-row export the heap left behind (major GCs of a
   // large old generation) slowed the latency-bound sharding run by a quarter
@@ -254,11 +264,31 @@ const plainFetch = async (url: string, lists: ReadonlyArray<{ path: string; rows
   )
 }
 
+/** The replay server (bench/replay-server.ts) in front of `origin`, in its own process. */
+const startReplay = (origin: string, latencyMs: number): Promise<{ child: ChildProcess; url: string }> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "bench/replay-server.ts", origin, String(latencyMs)], { stdio: ["ignore", "pipe", "inherit"] })
+    child.stdout!.on("data", (d) => {
+      const m = /url=(\S+)/.exec(String(d))
+      if (m) resolve({ child, url: m[1] })
+    })
+    child.on("exit", (code) => reject(new Error(`replay server exited ${code}`)))
+  })
+
+/**
+ * A whole multi-dataset export (blocks + txs at page 100, 20 ms latency): chain-lake against a
+ * sequential cursor walk by hand and a plain concurrent fetch of the same pages, in one run, against
+ * two servers: the devnet itself (its pages rendered on the same 2 cores as the client), and a
+ * replay of it (bench/replay-server.ts: every answer kept, served again after the latency), which
+ * answers as a remote indexer on its own hardware does, taking none of the client's CPU.
+ */
 const multi = async () => {
   const MULTI_BLOCKS = Number(process.env.BENCH_MULTI_BLOCKS ?? 10_000)
-  const remote = await startDevnetProcess(["--blocks", String(MULTI_BLOCKS), "--txs-per-block", "4", "--seed", "7", "--latency-ms", "20"])
+  const devnet = await startDevnetProcess(["--blocks", String(MULTI_BLOCKS), "--txs-per-block", "4", "--seed", "7", "--latency-ms", "20"])
+  const origin = await startDevnetProcess(["--blocks", String(MULTI_BLOCKS), "--txs-per-block", "4", "--seed", "7"])
+  const replay = await startReplay(origin.url, 20)
   try {
-    const txCount = Number(((await (await fetch(remote.url + "/indexer/tx/v1/txs?pagination.limit=1")).json()) as { pagination: { total: string } }).pagination.total)
+    const txCount = Number(((await (await fetch(devnet.url + "/indexer/tx/v1/txs?pagination.limit=1")).json()) as { pagination: { total: string } }).pagination.total)
     const time = async (f: () => Promise<unknown>) => {
       const t0 = performance.now()
       await f()
@@ -268,26 +298,39 @@ const multi = async () => {
       { path: "/indexer/block/v1/blocks", rows: MULTI_BLOCKS },
       { path: "/indexer/tx/v1/txs", rows: txCount }
     ]
-    await plainFetch(remote.url, [{ path: lists[0].path, rows: 2000 }]) // warm-up
-    const sequential = await time(async () => {
-      await cursorWalkByHand(remote.url, "/indexer/block/v1/blocks", "blocks")
-      await cursorWalkByHand(remote.url, "/indexer/tx/v1/txs", "txs")
-    })
-    const plain: Array<number> = []
-    const lake: Array<number> = []
-    // alternating, REPEAT × 2 times each: the medians count
-    for (let i = 0; i < REPEAT * 2; i++) {
-      plain.push(await time(() => plainFetch(remote.url, lists)))
-      lake.push((await exportRun(remote.url, { concurrency: 16, pageSize: 100, datasets: [blocks, txs] })).seconds)
+    const walk = async (url: string) => {
+      await cursorWalkByHand(url, "/indexer/block/v1/blocks", "blocks")
+      await cursorWalkByHand(url, "/indexer/tx/v1/txs", "txs")
     }
-    const m = median(lake)
-    console.log(
-      `multi-dataset at 20 ms latency, blocks + txs (${MULTI_BLOCKS} + ${txCount} rows), page 100: sequential cursor walk ${sequential.toFixed(1)} s; ` +
-        `plain fetch by 16 workers ${plain.map((p) => p.toFixed(2)).join(" / ")} s; chain-lake ${lake.map((p) => p.toFixed(2)).join(" / ")} s → ` +
-        `${(sequential / m).toFixed(1)}× the sequential walk (goal ≥ 6×), ${(m / median(plain)).toFixed(2)}× the plain fetch (goal ≤ 1.3×)`
-    )
+    const lakeRun = async (url: string) => (await exportRun(url, { concurrency: 16, pageSize: 100, datasets: [blocks, txs] })).seconds
+    // the replay learns every page each client asks for, once
+    await walk(replay.url)
+    await plainFetch(replay.url, lists)
+    await lakeRun(replay.url)
+    for (const [label, url] of [
+      ["the devnet (server on the same cores)", devnet.url],
+      ["a replay of it (a remote server's CPU)", replay.url]
+    ] as const) {
+      await plainFetch(url, [{ path: lists[0].path, rows: 2000 }]) // warm-up
+      const sequential = await time(() => walk(url))
+      const plain: Array<number> = []
+      const lake: Array<number> = []
+      // alternating, REPEAT × 2 times each: the medians count
+      for (let i = 0; i < REPEAT * 2; i++) {
+        plain.push(await time(() => plainFetch(url, lists)))
+        lake.push(await lakeRun(url))
+      }
+      const m = median(lake)
+      console.log(
+        `multi-dataset against ${label}, 20 ms latency, blocks + txs (${MULTI_BLOCKS} + ${txCount} rows), page 100: sequential cursor walk ${sequential.toFixed(1)} s; ` +
+          `plain fetch by 16 workers ${plain.map((p) => p.toFixed(2)).join(" / ")} s; chain-lake ${lake.map((p) => p.toFixed(2)).join(" / ")} s → ` +
+          `${(sequential / m).toFixed(1)}× the sequential walk (goal ≥ 6×), ${(m / median(plain)).toFixed(2)}× the plain fetch (goal ≤ 1.3×)`
+      )
+    }
   } finally {
-    remote.child.kill("SIGINT")
+    devnet.child.kill("SIGINT")
+    origin.child.kill("SIGINT")
+    replay.child.kill("SIGINT")
   }
 }
 
