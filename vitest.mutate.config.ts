@@ -44,5 +44,6 @@ class CheapestFirst extends BaseSequencer {
 }
 
 export default defineConfig({
-  test: { ...base.test, include, reporters: ["default"], outputFile: {}, sequence: { sequencer: CheapestFirst } }
+  // CHAIN_LAKE_MUTATION: tests whose subject runs in a child process skip themselves (test/support/mutation.ts)
+  test: { ...base.test, env: { CHAIN_LAKE_MUTATION: "1" }, include, reporters: ["default"], outputFile: {}, sequence: { sequencer: CheapestFirst } }
 })

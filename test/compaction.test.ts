@@ -22,6 +22,7 @@ import { verifyLake } from "../src/verify/verify.js"
 import { expectLakeMatchesChain } from "./support/chain-model.js"
 import { BIN, runCli } from "./support/cli.js"
 import { dumpLake, expectManifestsTrue, filesUnder, hashTree, queryLake } from "./support/lake.js"
+import { describeCli } from "./support/mutation.js"
 import { tempDirs } from "./support/tmp.js"
 
 const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 100, timeoutMs: 1_500, maxRetries: 15 }
@@ -174,7 +175,7 @@ describe("compactLake (the library call the CLI, follow and pipelines make)", ()
   })
 })
 
-describe("chain-lake compact", () => {
+describeCli("chain-lake compact", () => {
   it("--dry-run says what it would merge and writes nothing", async () => {
     const lake = tmp()
     cpSync(small, lake, { recursive: true })

@@ -5,11 +5,14 @@ import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { DATASETS } from "../../src/datasets/index.js"
 
-export const queryLake = async (sql: string): Promise<Array<Record<string, any>>> => {
+export const queryLake = (sql: string): Promise<Array<Record<string, any>>> => withQueries((query) => query(sql))
+
+/** Runs `use` with one in-memory DuckDB (starting one costs more than the small queries tests make). */
+const withQueries = async <A>(use: (query: (sql: string) => Promise<Array<Record<string, any>>>) => Promise<A>): Promise<A> => {
   const instance = await DuckDBInstance.create(":memory:")
   const conn = await instance.connect()
   try {
-    return (await conn.runAndReadAll(sql)).getRowObjectsJS() as Array<Record<string, any>>
+    return await use(async (sql) => (await conn.runAndReadAll(sql)).getRowObjectsJS() as Array<Record<string, any>>)
   } finally {
     conn.closeSync()
     instance.closeSync()
@@ -27,10 +30,12 @@ const SNAPSHOTS = new Set(DATASETS.filter((d) => d.kind === "snapshot").map((d) 
 /** Every row of the named datasets as sorted JSON lines (snapshot_time and partition columns left out). */
 export const dumpLake = async (out: string, names: ReadonlyArray<string> = DATASETS.filter((d) => d.kind !== "sample").map((d) => d.name)) => {
   const result: Record<string, Array<string>> = {}
-  for (const name of names) {
-    const rows = await queryLake(`SELECT * EXCLUDE (${SNAPSHOTS.has(name) ? "snapshot_time" : "height_bucket"}) FROM ${scan(out, name)} ORDER BY ${KEYS[name]}`)
-    result[name] = rows.map((r) => JSON.stringify(r, (_, v) => (typeof v === "bigint" ? v.toString() : v)))
-  }
+  await withQueries(async (query) => {
+    for (const name of names) {
+      const rows = await query(`SELECT * EXCLUDE (${SNAPSHOTS.has(name) ? "snapshot_time" : "height_bucket"}) FROM ${scan(out, name)} ORDER BY ${KEYS[name]}`)
+      result[name] = rows.map((r) => JSON.stringify(r, (_, v) => (typeof v === "bigint" ? v.toString() : v)))
+    }
+  })
   return result
 }
 
@@ -82,36 +87,38 @@ const HEIGHT_COLUMN: Record<string, string> = { evm_txs: "block_number", evm_log
  */
 export const expectManifestsTrue = async (out: string, datasets: ReadonlyArray<string>, options: { readonly mayBeEmpty?: boolean } = {}) => {
   const { expect } = await import("vitest")
-  for (const name of datasets) {
-    const m = JSON.parse(readFileSync(join(out, name, "_manifest.json"), "utf8")) as {
-      unit: string
-      columns: Array<{ name: string; type: string }>
-      committed: Array<[number, number]>
-      files: Array<{ path: string; sha256: string; rows: number; range?: [number, number]; min_height: number | null; max_height: number | null }>
-    }
-    // an empty manifest (after a run that committed nothing) promises nothing: no ranges either
-    if (options.mayBeEmpty && m.files.length === 0) expect(m.committed, `${name}: committed with no files`).toEqual([])
-    else expect(m.files.length, `${name}: files`).toBeGreaterThan(0)
-    for (const f of m.files) {
-      const path = join(out, name, f.path)
-      expect(sha256Of(path), `${name}/${f.path}: sha256`).toBe(f.sha256)
-      const file = `read_parquet('${path.replace(/'/g, "''")}', hive_partitioning = false)`
-      const height = m.unit === "snapshot" ? "NULL" : `"${HEIGHT_COLUMN[name] ?? "height"}"`
-      const [facts] = await queryLake(`SELECT count(*)::INTEGER n, min(${height})::BIGINT lo, max(${height})::BIGINT hi FROM ${file}`)
-      const snapshotHeight = m.unit === "snapshot" ? Number(/^snapshot_height=(\d+)\//.exec(f.path)?.[1]) : undefined
-      expect({ rows: facts.n, min: snapshotHeight ?? Number(facts.lo), max: snapshotHeight ?? Number(facts.hi) }, `${name}/${f.path}`).toEqual({ rows: f.rows, min: f.min_height, max: f.max_height })
-      if (m.unit === "height") expect(f.min_height! >= f.range![0] && f.max_height! < f.range![1], `${name}/${f.path}: heights within ${f.range}`).toBe(true)
-      const columns = await queryLake(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM ${file})`)
-      expect(columns.map((c) => c.column_name), `${name}/${f.path}: columns`).toEqual(m.columns.map((c) => c.name))
-    }
-    if (m.unit === "height" || m.unit === "position") {
-      const merged: Array<[number, number]> = []
-      for (const [a, b] of m.files.map((f) => f.range!).sort((x, y) => x[0] - y[0])) {
-        const last = merged[merged.length - 1]
-        if (last && a <= last[1]) last[1] = Math.max(last[1], b)
-        else merged.push([a, b])
+  await withQueries(async (query) => {
+    for (const name of datasets) {
+      const m = JSON.parse(readFileSync(join(out, name, "_manifest.json"), "utf8")) as {
+        unit: string
+        columns: Array<{ name: string; type: string }>
+        committed: Array<[number, number]>
+        files: Array<{ path: string; sha256: string; rows: number; range?: [number, number]; min_height: number | null; max_height: number | null }>
       }
-      expect(m.committed, `${name}: committed ranges`).toEqual(merged)
+      // an empty manifest (after a run that committed nothing) promises nothing: no ranges either
+      if (options.mayBeEmpty && m.files.length === 0) expect(m.committed, `${name}: committed with no files`).toEqual([])
+      else expect(m.files.length, `${name}: files`).toBeGreaterThan(0)
+      for (const f of m.files) {
+        const path = join(out, name, f.path)
+        expect(sha256Of(path), `${name}/${f.path}: sha256`).toBe(f.sha256)
+        const file = `read_parquet('${path.replace(/'/g, "''")}', hive_partitioning = false)`
+        const height = m.unit === "snapshot" ? "NULL" : `"${HEIGHT_COLUMN[name] ?? "height"}"`
+        const [facts] = await query(`SELECT count(*)::INTEGER n, min(${height})::BIGINT lo, max(${height})::BIGINT hi FROM ${file}`)
+        const snapshotHeight = m.unit === "snapshot" ? Number(/^snapshot_height=(\d+)\//.exec(f.path)?.[1]) : undefined
+        expect({ rows: facts.n, min: snapshotHeight ?? Number(facts.lo), max: snapshotHeight ?? Number(facts.hi) }, `${name}/${f.path}`).toEqual({ rows: f.rows, min: f.min_height, max: f.max_height })
+        if (m.unit === "height") expect(f.min_height! >= f.range![0] && f.max_height! < f.range![1], `${name}/${f.path}: heights within ${f.range}`).toBe(true)
+        const columns = await query(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM ${file})`)
+        expect(columns.map((c) => c.column_name), `${name}/${f.path}: columns`).toEqual(m.columns.map((c) => c.name))
+      }
+      if (m.unit === "height" || m.unit === "position") {
+        const merged: Array<[number, number]> = []
+        for (const [a, b] of m.files.map((f) => f.range!).sort((x, y) => x[0] - y[0])) {
+          const last = merged[merged.length - 1]
+          if (last && a <= last[1]) last[1] = Math.max(last[1], b)
+          else merged.push([a, b])
+        }
+        expect(m.committed, `${name}: committed ranges`).toEqual(merged)
+      }
     }
-  }
+  })
 }
