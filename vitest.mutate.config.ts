@@ -15,6 +15,7 @@ export const MUTATION_TESTS = [
   "test/paging.test.ts",
   "test/errors.test.ts",
   "test/row-builders.test.ts",
+  "test/row-values.test.ts",
   "test/registry.test.ts",
   "test/commit-log.test.ts",
   "test/lake-files.test.ts",
