@@ -14,6 +14,8 @@ export const MUTATION_TESTS = [
   "test/rangeset.test.ts",
   "test/paging.test.ts",
   "test/errors.test.ts",
+  "test/addresses.test.ts",
+  "test/row-edge-cases.test.ts",
   "test/row-builders.test.ts",
   "test/row-values.test.ts",
   "test/registry.test.ts",

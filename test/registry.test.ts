@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import { DATASETS, EXPORTED_DATASETS } from "../src/datasets/index.js"
 import { blocksSource } from "../src/datasets/sources.js"
-import { columnsOf, defineAppend, partitionOf, SNAPSHOT_TIME } from "../src/engine/Dataset.js"
+import { columnsOf, defineAppend, NO_CONTEXT, partitionOf, SNAPSHOT_TIME } from "../src/engine/Dataset.js"
 import { heightBucket } from "../src/lake/layout.js"
 
 describe("the registry", () => {
@@ -54,5 +54,26 @@ describe("the registry", () => {
     expect(declare(["hash"], ["height"], "height")).toThrow("x: key column hash is not a column")
     expect(declare(["height"], ["time DESC"], "height")).toThrow("x: sort column time is not a column")
     expect(declare(["height"], ["height"], "block_number")).toThrow("x: partition column block_number is not a column")
+    expect(declare(["height"], ["height DESC", "height asc"], "height")).not.toThrow()
+    const twice = () =>
+      defineAppend({ name: "y", description: "a test dataset", source: blocksSource as never, columns: [col("height", "BIGINT", "h", (r) => r.height), col("height", "VARCHAR", "again", (r) => r.height)], key: ["height"], sortKey: [], partition: heightBucket("height") })
+    expect(twice).toThrow("y: a column is declared twice")
+  })
+
+  it("an append dataset's rows: one per item, values in column order; the block time only where declared", () => {
+    const col = columnsOf<{ height: number; note: string }>()
+    const columns = [col("height", "BIGINT", "h", (r) => r.height), col("note", "VARCHAR", "n", (r) => r.note), col("at", "TIMESTAMP", "t", (r, context) => context.blockTime(r.height))]
+    const base = { description: "a test dataset", source: blocksSource as never, columns, key: ["height"], sortKey: ["height"], partition: heightBucket("height") }
+    const context = { blockTime: (h: number) => `time of ${h}` }
+    const perRecord = defineAppend({ ...base, name: "one", blockTime: true })
+    expect([perRecord.kind, perRecord.blockTime, perRecord.heightColumn]).toEqual(["append", true, 0])
+    expect(perRecord.toRows({ height: 7, note: "a" }, context)).toEqual([[7, "a", "time of 7"]])
+    const perItem = defineAppend({ ...base, name: "many", items: (r: { heights: Array<number> }) => r.heights.map((height) => ({ height, note: "n" })), blockTime: true })
+    expect(perItem.toRows({ heights: [1, 2] }, context)).toEqual([[1, "n", "time of 1"], [2, "n", "time of 2"]])
+    expect(perItem.toRows({ heights: [] }, context)).toEqual([])
+    // undeclared, the block time is not there to read: said, not guessed
+    const undeclared = defineAppend({ ...base, name: "nope" })
+    expect(undeclared.blockTime).toBe(false)
+    expect(() => undeclared.toRows({ height: 1, note: "x" }, NO_CONTEXT)).toThrow("a column reads the block time, but its dataset does not declare blockTime: true")
   })
 })

@@ -6,6 +6,8 @@
  */
 import { describe, expect, it } from "vitest"
 import { routeQuotes, type QuoteAsked } from "../src/datasets/route_quotes.js"
+import { routerAssets } from "../src/datasets/router_assets.js"
+import { routerChains } from "../src/datasets/router_chains.js"
 import { hexToDecimal, hexToNumber } from "../src/datasets/sources.js"
 import { transfers } from "../src/datasets/transfers.js"
 import type { Column, Row } from "../src/lake/columns.js"
@@ -156,6 +158,11 @@ describe("route_quotes rows", () => {
     })
   })
 
+  it("an empty amount text is no amount (NULL), and the older single swap_venue is read when swap_venues is absent", () => {
+    const older = { ...route, usd_amount_in: "", swap_price_impact_percent: "", swap_venues: undefined, swap_venue: { name: "initia-dex", chain_id: "interwoven-1" } } as RouteResponse
+    expect(named(routeQuoteColumns, routeQuoteRow(asked, { route: older }))).toMatchObject({ usd_amount_in: null, price_impact_percent: null, swap_venues: '["initia-dex"]' })
+  })
+
   it("a failed quote is a row: what was asked, no route values, the error's kind and message", () => {
     const r = named(routeQuoteColumns, routeQuoteRow(asked, { error: new NoRouteError({ message: "no routes found", status: 200 }) }))
     const routeColumns = routeQuoteColumns.slice(12, -3).map((c) => c.name)
@@ -235,6 +242,19 @@ describe("transfers rows", () => {
     })
   })
 
+  it("txs that are not objects with a hash are left out of a hop; an empty transfers list falls back to the top-level sequence", () => {
+    const odd: TxStatusResponse = {
+      state: "STATE_PENDING",
+      transfer_sequence: [{ ibc_transfer: { state: "TRANSFER_PENDING", packet_txs: { send_tx: "S1", receive_tx: { chain_id: "x" }, acknowledge_tx: null, timeout_tx: { tx_hash: "T1" } } } }],
+      transfers: []
+    }
+    const r = named(transferColumns, transferRow(tx, new Date("2026-11-23T10:00:01.000Z"), odd))
+    expect(r.transfer_states).toBe('["ibc_transfer:TRANSFER_PENDING"]')
+    expect(JSON.parse(String(r.hops))).toEqual([
+      { kind: "ibc_transfer", state: "TRANSFER_PENDING", from_chain_id: null, to_chain_id: null, txs: [{ role: "timeout_tx", chain_id: null, tx_hash: "T1", explorer_link: null, on_chain_at: null }] }
+    ])
+  })
+
   it("without transfers, release or error: the top-level sequence, and empty columns", () => {
     const submitted: TxStatusResponse = { state: "STATE_SUBMITTED", transfer_sequence: [{ cctp_transfer: { state: "CCTP_TRANSFER_SENT" } }] }
     const r = named(transferColumns, transferRow({ ...tx, estimatedSeconds: undefined }, new Date("2026-11-23T10:00:01.000Z"), submitted))
@@ -250,6 +270,65 @@ describe("transfers rows", () => {
       estimated_duration_s: null,
       elapsed_s: 1
     })
+  })
+})
+
+describe("router_assets and router_chains rows", () => {
+  const sampledAt = "2026-11-23T10:00:00.000Z"
+  it("an asset: each column holds the value its name says", () => {
+    const full = { chain_id: "noble-1", denom: "uusdc", symbol: "USDC", name: "USD Coin", decimals: 6, origin_chain_id: "noble-1", origin_denom: "uusdc", is_evm: false, coingecko_id: "usd-coin" }
+    expect(named(routerAssets.columns, routerAssets.toRow({ sampledAt, asset: full }))).toEqual({
+      sampled_at: sampledAt,
+      chain_id: "noble-1",
+      denom: "uusdc",
+      symbol: "USDC",
+      name: "USD Coin",
+      decimals: 6,
+      origin_chain_id: "noble-1",
+      origin_denom: "uusdc",
+      is_evm: false,
+      coingecko_id: "usd-coin"
+    })
+  })
+  it("an asset without the optional parts: NULL, not '' or 0 (an empty name or CoinGecko id is none)", () => {
+    const bare = { chain_id: "lake-evm-1", denom: "evm/0xAbC", origin_chain_id: "interwoven-1", origin_denom: "uinit", name: "", coingecko_id: "" }
+    expect(named(routerAssets.columns, routerAssets.toRow({ sampledAt, asset: bare }))).toEqual({
+      sampled_at: sampledAt,
+      chain_id: "lake-evm-1",
+      denom: "evm/0xAbC",
+      symbol: null,
+      name: null,
+      decimals: null,
+      origin_chain_id: "interwoven-1",
+      origin_denom: "uinit",
+      is_evm: null,
+      coingecko_id: null
+    })
+    expect(named(routerAssets.columns, routerAssets.toRow({ sampledAt, asset: { ...bare, decimals: 0, is_evm: true, name: 7 as unknown as string } }))).toMatchObject({ decimals: 0, is_evm: true, name: null })
+  })
+  it("a chain: each column holds the value its name says; no fee assets is an empty list", () => {
+    const chain = { chain_id: "interwoven-1", chain_name: "initia", pretty_name: "Initia", chain_type: "cosmos", bech32_prefix: "init", is_testnet: false, fee_assets: [{ denom: "uinit" }, { denom: "uusdc" }] }
+    expect(named(routerChains.columns, routerChains.toRow({ sampledAt, chain }))).toEqual({
+      sampled_at: sampledAt,
+      chain_id: "interwoven-1",
+      chain_name: "initia",
+      pretty_name: "Initia",
+      chain_type: "cosmos",
+      bech32_prefix: "init",
+      is_testnet: false,
+      fee_denoms: '["uinit","uusdc"]'
+    })
+    expect(named(routerChains.columns, routerChains.toRow({ sampledAt, chain: { chain_id: "1" } }))).toEqual({
+      sampled_at: sampledAt,
+      chain_id: "1",
+      chain_name: null,
+      pretty_name: null,
+      chain_type: null,
+      bech32_prefix: null,
+      is_testnet: null,
+      fee_denoms: "[]"
+    })
+    expect(named(routerChains.columns, routerChains.toRow({ sampledAt, chain: { chain_id: "1", fee_assets: null, is_testnet: true } }))).toMatchObject({ fee_denoms: "[]", is_testnet: true })
   })
 })
 

@@ -96,7 +96,6 @@ export const tokenTransfersEvm = defineAppend({
 /** "10uinit,5ibc/27A6…": a coin list as cosmos-sdk prints it (amount, then the denom) */
 const COIN = /^(\d+)([a-zA-Z][a-zA-Z0-9/:._-]*)$/
 const parseCoins = (text: string): Array<{ readonly amount: string; readonly denom: string }> | undefined => {
-  if (text === "") return []
   const coins = []
   for (const part of text.split(",")) {
     const m = COIN.exec(part.trim())
@@ -117,6 +116,7 @@ type TxEvent = { readonly type?: unknown; readonly attributes?: ReadonlyArray<At
 const cosmosTransfers = (t: Tx): Array<TokenTransfer> => {
   const out: Array<TokenTransfer> = []
   const events = t.events as ReadonlyArray<TxEvent>
+  // Stryker disable next-line EqualityOperator: one step past the end reads undefined, which is no transfer event
   for (let e = 0; e < events.length; e++) {
     const event = events[e]
     if (event?.type !== "transfer" || !Array.isArray(event.attributes)) continue

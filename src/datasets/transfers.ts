@@ -34,7 +34,8 @@ const hopsOf = (s: TxStatusResponse) =>
     const group = (inner.packet_txs ?? inner.txs ?? {}) as Record<string, unknown>
     const txs = Object.entries(group).flatMap(([role, v]) => {
       const t = v as Record<string, unknown> | null
-      return t && typeof t === "object" && typeof t.tx_hash === "string"
+      // (a string or number has no tx_hash: only an object passes)
+      return t && typeof t.tx_hash === "string"
         ? [{ role, chain_id: text(t.chain_id), tx_hash: t.tx_hash, explorer_link: text(t.explorer_link), on_chain_at: text(t.on_chain_at) }]
         : []
     })
