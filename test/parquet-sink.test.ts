@@ -175,6 +175,8 @@ describe("memory", () => {
       }).pipe(Effect.provide(layerParquetSink({ memoryLimit: "64MB", tempDirectory: scratch })), Effect.scoped)
     )
     expect(result).toEqual({ sorted: 4_999_999n, spilled: true, rows: 1000, back: { n: 1000n, top: 999n } })
+    // the sink's scratch folder goes with the sink
+    expect(existsSync(scratch)).toBe(false)
   }, 120_000)
 
   it("a writer that finishes file after file holds the memory of one file's rows, not of every file it wrote (DuckDB keeps a table's deleted rows)", async () => {
@@ -254,5 +256,190 @@ describe("rows unique by key", () => {
         [3, 0, "only 3/0"]
       ]
     })
+  })
+})
+
+describe("edges", () => {
+  /** Runs `f` with a sink of `config`, its scope closed after. */
+  const withSink = <A>(f: (sink: typeof ParquetSink.Service) => Effect.Effect<A, unknown>, config: Parameters<typeof layerParquetSink>[0] = {}) =>
+    Effect.runPromise(Effect.flatMap(ParquetSink, f).pipe(Effect.provide(layerParquetSink(config)), Effect.scoped) as Effect.Effect<A>)
+
+  it("column names and paths that need quoting: a reserved word, a double quote, a folder with an apostrophe, a sort key 'col desc'", async () => {
+    const odd: ReadonlyArray<Column> = [
+      { name: "order", type: "BIGINT", description: "" },
+      { name: 'we"ird', type: "VARCHAR", description: "" },
+      { name: "amount", type: "INTEGER", description: "" }
+    ]
+    const path = join(temp.make(), "O'Brien's lake", "part.parquet")
+    const back = await withSink((sink) =>
+      Effect.gen(function* () {
+        const writer = yield* sink.openWriter(odd, ["order", "amount desc"])
+        for (const row of [[2, "b", 1], [1, "a", 1], [2, "c", 5], [1, "a", 1]] as Array<Array<Value>>) writer.append(row)
+        expect(yield* writer.repeats(['we"ird'])).toBe(1)
+        const file = yield* writer.finish(path, { uniqueBy: ['we"ird'] })
+        expect(file).toMatchObject({ path, rows: 3, sorted: true })
+        return yield* sink.query(`SELECT "order", "we""ird" AS w, amount FROM read_parquet('${path.replace(/'/g, "''")}')`)
+      })
+    )
+    expect(back.map((r) => [Number(r.order), r.w, r.amount])).toEqual([
+      [1, "a", 1],
+      [2, "c", 5],
+      [2, "b", 1]
+    ])
+  })
+
+  it("rows unique by key are sorted even when they came in order (the window may reorder them); an empty key list is no uniqueness", async () => {
+    const files = await withSink((sink) =>
+      Effect.gen(function* () {
+        const writer = yield* sink.openWriter(columns, ["height"])
+        const dir = temp.make()
+        for (let i = 0; i < 3000; i++) writer.append([i, 0, `r${i}`])
+        const unique = yield* writer.finish(join(dir, "unique.parquet"), { uniqueBy: ["height"] })
+        for (let i = 0; i < 3; i++) writer.append([1, 0, `same key ${i}`])
+        const none = yield* writer.finish(join(dir, "none.parquet"), { uniqueBy: [] })
+        const [order] = yield* sink.query(`SELECT bool_and(height = rn - 1) AS ordered FROM (SELECT height, row_number() OVER () AS rn FROM read_parquet('${join(dir, "unique.parquet")}'))`)
+        yield* writer.close()
+        return { unique, none, ordered: order.ordered }
+      })
+    )
+    expect([files.unique.rows, files.unique.sorted, files.ordered]).toEqual([3000, true, true])
+    expect([files.none.rows, files.none.sorted]).toEqual([3, false])
+  })
+
+  it("a value COPY cannot convert fails the file with its path and DuckDB's reason, and leaves no temp file; the writer goes on", async () => {
+    const dir = temp.make()
+    const typed: ReadonlyArray<Column> = [{ name: "t", type: "TIMESTAMP", description: "" }]
+    const result = await withSink((sink) =>
+      Effect.gen(function* () {
+        const writer = yield* sink.openWriter(typed, [])
+        writer.append(["not a time"])
+        const failed = yield* Effect.flip(writer.finish(join(dir, "bad.parquet")))
+        yield* writer.discard()
+        writer.append(["2026-01-01T00:00:00Z"])
+        const good = yield* writer.finish(join(dir, "good.parquet"))
+        return { failed, good }
+      })
+    )
+    expect(result.failed).toMatchObject({ _tag: "SinkError", path: join(dir, "bad.parquet") })
+    expect(result.failed.message).toMatch(/timestamp|convert|cast/i)
+    expect(result.good.rows).toBe(1)
+    const { readdirSync } = await import("node:fs")
+    expect(readdirSync(dir)).toEqual(["good.parquet"])
+  })
+
+  it("a file that cannot be put in place (its name is a folder) is not committed: the error names it, the temp file is gone", async () => {
+    const dir = temp.make()
+    const { mkdirSync, writeFileSync, readdirSync } = await import("node:fs")
+    mkdirSync(join(dir, "taken.parquet"))
+    writeFileSync(join(dir, "taken.parquet", "keep"), "user data")
+    const failed = await withSink((sink) =>
+      Effect.gen(function* () {
+        const writer = yield* sink.openWriter(columns, ["height"])
+        writer.append([1, 0, "a"])
+        return yield* Effect.flip(writer.finish(join(dir, "taken.parquet")))
+      })
+    )
+    expect(failed).toMatchObject({ _tag: "SinkError", path: join(dir, "taken.parquet") })
+    expect(failed.message).toMatch(new RegExp(`^could not commit ${join(dir, "taken.parquet").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: `))
+    expect(readdirSync(dir)).toEqual(["taken.parquet"])
+    expect(readdirSync(join(dir, "taken.parquet"))).toEqual(["keep"])
+  })
+
+  it("exactly at the staging budget is not over it", async () => {
+    const seen = await withSink(
+      (sink) =>
+        Effect.gen(function* () {
+          const writer = yield* sink.openWriter(columns, ["height"])
+          writer.append([1, 0, "x".repeat(10)])
+          const at = sink.overBudget()
+          writer.append([2, 0, "y"])
+          const over = sink.overBudget()
+          // a closed writer stages nothing
+          yield* writer.close()
+          return [at, over, sink.overBudget()]
+        }),
+      { stagingBudget: 10 }
+    )
+    expect(seen).toEqual([false, true, false])
+  })
+
+  it("a file's row groups hold ~8 MB of strings: several groups for a large file, none cut at the 2048-row floor", async () => {
+    const path = join(temp.make(), "groups.parquet")
+    const groups = await withSink((sink) =>
+      Effect.gen(function* () {
+        const writer = yield* sink.openWriter(columns, ["height"])
+        for (let i = 0; i < 10_000; i++) writer.append([i, 0, String(i).padEnd(2000, "x")])
+        yield* writer.finish(path)
+        return (yield* sink.query(`SELECT row_group_id, any_value(row_group_num_rows)::INTEGER AS n FROM parquet_metadata('${path}') GROUP BY 1 ORDER BY 1`)).map((r) => r.n as number)
+      })
+    )
+    // 20 MB of strings in groups of ~4,200 rows (DuckDB rounds up to its 2,048-row chunks)
+    expect(groups.length, groups.join(", ")).toBeGreaterThan(1)
+    expect(groups.length, groups.join(", ")).toBeLessThan(5)
+    expect(groups.reduce((a, b) => a + b, 0)).toBe(10_000)
+  })
+
+  it("rewrite merges files into one: sorted by the key, then by input and row order; ~2 MB compressed per row group; a missing input fails with the path", async () => {
+    const dir = temp.make()
+    const out = join(dir, "merged", "all.parquet")
+    const result = await withSink((sink) =>
+      Effect.gen(function* () {
+        const inputs = [0, 1, 2].map((k) => join(dir, `in-${k}.parquet`))
+        // heights 0..2 in every file, labels naming file and row; 20 md5s a row: hardly compressible
+        for (const [k, p] of inputs.entries())
+          yield* sink.query(
+            `COPY (SELECT (r % 3)::BIGINT AS height, 0 AS idx, '${k}:' || r || ':' || concat_ws('', ${Array.from({ length: 20 }, (_, j) => `md5(r::VARCHAR || '${k}${j}')`).join(", ")}) AS label FROM range(4000) t(r) ORDER BY r) TO '${p}' (FORMAT PARQUET)`
+          )
+        const merged = yield* sink.rewrite(inputs, out, ["height"])
+        const firsts = yield* sink.query(`SELECT height, split_part(label, ':', 1) || ':' || split_part(label, ':', 2) AS at FROM read_parquet('${out}') LIMIT 4`)
+        const [ordered] = yield* sink.query(
+          `SELECT bool_and(ok) AS ok FROM (SELECT (height, split_part(label, ':', 1)::INT, split_part(label, ':', 2)::INT) >= lag((height, split_part(label, ':', 1)::INT, split_part(label, ':', 2)::INT)) OVER () AS ok FROM read_parquet('${out}')) WHERE ok IS NOT NULL`
+        )
+        const groups = (yield* sink.query(`SELECT row_group_id, any_value(row_group_num_rows)::INTEGER AS n FROM parquet_metadata('${out}') GROUP BY 1 ORDER BY 1`)).map((r) => r.n as number)
+        const missing = yield* Effect.flip(sink.rewrite([inputs[0], join(dir, "gone.parquet")], join(dir, "x.parquet"), ["height"]))
+        const { writeFileSync } = yield* Effect.promise(() => import("node:fs"))
+        writeFileSync(join(dir, "not-parquet.txt"), "user's notes")
+        const notParquet = yield* Effect.flip(sink.rewrite([inputs[0], join(dir, "not-parquet.txt")], join(dir, "y.parquet"), ["height"]))
+        return { merged, firsts, ordered: ordered.ok, groups, missing, notParquet }
+      })
+    )
+    expect(result.merged).toMatchObject({ path: out, rows: 12_000, sorted: true })
+    expect(result.firsts).toEqual([
+      { height: 0n, at: "0:0" },
+      { height: 0n, at: "0:3" },
+      { height: 0n, at: "0:6" },
+      { height: 0n, at: "0:9" }
+    ])
+    expect(result.ordered).toBe(true)
+    expect(result.groups.length, result.groups.join(", ")).toBeGreaterThan(1)
+    expect(Math.max(...result.groups), result.groups.join(", ")).toBeGreaterThan(2048)
+    expect(result.missing).toMatchObject({ _tag: "SinkError", path: join(dir, "x.parquet") })
+    const { readdirSync } = await import("node:fs")
+    expect(result.notParquet).toMatchObject({ _tag: "SinkError", path: join(dir, "y.parquet") })
+    expect(readdirSync(dir).sort()).toEqual(["in-0.parquet", "in-1.parquet", "in-2.parquet", "merged", "not-parquet.txt"])
+  })
+
+  it("a scratch folder that cannot be made is a SinkError when the first writer opens, not before", async () => {
+    const { writeFileSync } = await import("node:fs")
+    const file = join(temp.make(), "a-file")
+    writeFileSync(file, "")
+    const result = await Effect.runPromise(
+      Effect.gen(function* () {
+        const sink = yield* ParquetSink
+        const [one] = yield* sink.query("SELECT 1 AS one")
+        const failed = yield* Effect.flip(sink.openWriter(columns, ["height"]))
+        return { one: one.one, failed }
+      }).pipe(Effect.provide(layerParquetSink({ tempDirectory: join(file, "tmp", "writer-1") })), Effect.scoped)
+    )
+    expect(result.one).toBe(1)
+    expect(result.failed).toMatchObject({ _tag: "SinkError", message: expect.stringMatching(/^cannot make DuckDB's scratch folder: /) })
+  })
+
+  it("DuckDB that cannot start, and SQL it refuses, are SinkErrors with DuckDB's reason", async () => {
+    const notStarted = await Effect.runPromise(Effect.flip(Effect.flatMap(ParquetSink, (s) => s.query("SELECT 1")).pipe(Effect.provide(layerParquetSink({ memoryLimit: "lots" })), Effect.scoped)))
+    expect(notStarted).toMatchObject({ _tag: "SinkError" })
+    expect((notStarted as { message: string }).message).toMatch(/^could not start DuckDB: \S/)
+    const refused = await withSink((sink) => Effect.flip(sink.query("SELEC 1")))
+    expect(refused).toMatchObject({ _tag: "SinkError", message: expect.stringMatching(/syntax error/i) })
   })
 })
