@@ -394,12 +394,13 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
           const tmp = `${path}.tmp`
           // Stryker disable next-line all: DuckDB's COPY makes a missing folder itself (kept: that is not documented)
           yield* Effect.tryPromise({ try: () => mkdir(dirname(path), { recursive: true }), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
-          const copied = yield* run(
+          const copy = run(
             conn,
             `COPY (SELECT * EXCLUDE (filename, file_row_number) FROM read_parquet(${list}, hive_partitioning = false, union_by_name = true, filename = true, file_row_number = true) ORDER BY ${order}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${groupRows})`,
             path
-            // Stryker disable next-line ArrowFunction: a COPY that fails after its inputs were counted is not provoked by any test
-          ).pipe(Effect.tapError(() => removeQuietly(tmp)))
+          )
+          // Stryker disable next-line ArrowFunction: a COPY that fails after its inputs were counted is not provoked by any test
+          const copied = yield* copy.pipe(Effect.tapError(() => removeQuietly(tmp)))
           return yield* settle(tmp, path, copied.rowsChanged, true)
         }).pipe(Effect.ensuring(disconnect(conn)))
       })
