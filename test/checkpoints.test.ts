@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync 
 import { hostname } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { Checkpoints, layerCheckpoints, makeCheckpoints, type CheckpointsService, type CommittedFile, type CommittedSnapshot } from "../src/lake/Checkpoints.js"
+import { Checkpoints, layerCheckpoints, makeCheckpoints, retiredPath, type CheckpointsService, type CommittedFile, type CommittedSnapshot } from "../src/lake/Checkpoints.js"
 import type { Column } from "../src/lake/columns.js"
 import { filesUnder } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
@@ -303,5 +303,109 @@ describe("Checkpoints", () => {
     expect(filesUnder(join(root, "nft_tokens")).sort()).toEqual(["_manifest.json", "snapshot_height=5/part-0.parquet"])
     expect(onDisk(root, "nft_tokens").files.map((f: CommittedFile) => f.path)).toEqual(["snapshot_height=5/part-0.parquet"])
     expect(existsSync(join(root, "nft_tokens", "snapshot_height=3"))).toBe(false)
+  })
+})
+
+describe("the lake's identity, compaction's swap, vacuum and reading committed files", () => {
+  it("recordIdentity keeps one chain and its latest 8 anchors by height (one per height); another chain is refused; a damaged file is said", async () => {
+    const root = temp.make()
+    const result = await run(
+      root,
+      Effect.gen(function* () {
+        const c = yield* Checkpoints
+        const before = yield* c.identity
+        for (const h of [50, 10, 90, 20, 80, 30, 70, 40, 60, 100]) yield* c.recordIdentity("chain-a", { height: h, hash: `H${h}` })
+        yield* c.recordIdentity("chain-a", { height: 100, hash: "again" })
+        const after = yield* c.identity
+        const other = yield* Effect.flip(c.recordIdentity("chain-b", { height: 1, hash: "X" }))
+        return { before, after, other }
+      })
+    )
+    expect(result.before).toBeUndefined()
+    expect(result.after).toEqual({ format_version: 1, chain_id: "chain-a", anchors: [30, 40, 50, 60, 70, 80, 90, 100].map((h) => ({ height: h, hash: h === 100 ? "again" : `H${h}` })) })
+    expect(result.other.message).toBe(`${root} holds chain chain-a, not chain-b`)
+    expect(JSON.parse(readFileSync(join(root, "_lake.json"), "utf8"))).toEqual(result.after)
+    writeFileSync(join(root, "_lake.json"), JSON.stringify({ format_version: 1, chain_id: 5, anchors: [] }))
+    const damaged = await run(root, Effect.flip(Effect.flatMap(Checkpoints, (c) => c.identity)))
+    expect(damaged.message).toMatch(new RegExp(`^cannot read ${join(root, "_lake.json")}: damaged at .*chain_id.*; restore it, or export into a new --out$`))
+  })
+
+  it("commitCompaction puts the new file where the first old one was listed and retires the old ones out of the folder; a stale or taken swap commits nothing; vacuum deletes retired files past their grace", async () => {
+    const root = temp.make()
+    const f = (name: string, sha: string): CommittedFile => ({ ...file(`height_bucket=0/${name}.parquet`, undefined), sha256: sha.repeat(64) })
+    const result = await run(
+      root,
+      Effect.gen(function* () {
+        const c = yield* Checkpoints
+        yield* c.open("blocks", "height", columns)
+        yield* c.commitFiles("blocks", stage(c, "blocks", [f("a", "1"), f("b", "2"), f("c", "3")]))
+        const merged = f("ab", "4")
+        const swapped = yield* c.commitCompaction("blocks", [f("a", "1"), f("b", "2")], stage(c, "blocks", [merged]))
+        const afterSwap = onDisk(root, "blocks")
+        // replaced files no longer as listed (another writer got there first), or a new name already in use: nothing committed
+        const stale = yield* c.commitCompaction("blocks", [f("c", "9")], stage(c, "blocks", [f("c2", "5")]))
+        const taken = yield* c.commitCompaction("blocks", [f("c", "3")], stage(c, "blocks", [f("ab", "6")]))
+        const notYet = yield* c.vacuum("blocks", 3_600_000)
+        const deleted = yield* c.vacuum("blocks", 0)
+        return { swapped, afterSwap, stale, taken, notYet, deleted, afterVacuum: onDisk(root, "blocks") }
+      })
+    )
+    expect(result.swapped).toEqual({ committed: true })
+    expect(result.afterSwap.files.map((x: CommittedFile) => x.path)).toEqual(["height_bucket=0/ab.parquet", "height_bucket=0/c.parquet"])
+    expect(result.afterSwap.retired.map((r: { path: string; replaced_by: Array<string> }) => [r.path, r.replaced_by])).toEqual([
+      ["height_bucket=0/a.parquet", ["height_bucket=0/ab.parquet"]],
+      ["height_bucket=0/b.parquet", ["height_bucket=0/ab.parquet"]]
+    ])
+    expect(result.stale).toEqual({ committed: false, ranges: [], reason: "another writer replaced height_bucket=0/c.parquet first" })
+    expect(result.taken).toEqual({ committed: false, ranges: [], reason: "height_bucket=0/ab.parquet is in use" })
+    expect(result.notYet).toEqual([])
+    expect(result.deleted).toEqual(["height_bucket=0/a.parquet", "height_bucket=0/b.parquet"])
+    expect(result.afterVacuum.retired).toEqual([])
+    expect(result.afterVacuum.files.map((x: CommittedFile) => x.path)).toEqual(["height_bucket=0/ab.parquet", "height_bucket=0/c.parquet"])
+    // on disk: the listed files and the manifest; nothing retired left, nothing staged
+    expect(filesUnder(join(root, "blocks")).sort()).toEqual(["_manifest.json", "height_bucket=0/ab.parquet", "height_bucket=0/c.parquet"])
+    expect(existsSync(retiredPath(root, "blocks", "height_bucket=0/a.parquet"))).toBe(false)
+    expect(readFileSync(join(root, "blocks", "height_bucket=0/ab.parquet"), "utf8")).toBe("rows of height_bucket=0/ab.parquet")
+  })
+
+  it("withCommittedFiles reads the committed files in the folder in one call, and each missing one through fetchCommitted alone, in a copy deleted after", async () => {
+    const root = temp.make()
+    const elsewhere = temp.make()
+    const fetched: Array<string> = []
+    const layer = layerCheckpoints(root, {
+      fetchCommitted: (dataset, path, to) =>
+        Effect.sync(() => {
+          fetched.push(`${dataset}/${path}`)
+          writeFileSync(to, readFileSync(join(elsewhere, path)))
+        })
+    })
+    const result = await Effect.runPromise(
+      Effect.gen(function* () {
+        const c = yield* Checkpoints
+        const none = yield* c.withCommittedFiles("blocks", (paths) => Effect.succeed(paths))
+        yield* c.open("blocks", "height", columns)
+        yield* c.commitFiles("blocks", stage(c, "blocks", [file("a.parquet"), file("b.parquet"), file("c.parquet")]))
+        // b and c live elsewhere (an S3 lake keeps no committed file locally)
+        for (const name of ["b.parquet", "c.parquet"]) {
+          writeFileSync(join(elsewhere, name), `remote ${name}`)
+          rmSync(join(root, "blocks", name))
+        }
+        const calls: Array<Array<string>> = []
+        const read = yield* c.withCommittedFiles("blocks", (paths) =>
+          Effect.sync(() => {
+            calls.push([...paths])
+            return paths.map((p) => readFileSync(p, "utf8"))
+          })
+        )
+        return { none, read, calls }
+      }).pipe(Effect.provide(layer), Effect.scoped)
+    )
+    expect(result.none).toEqual([])
+    expect(result.read).toEqual(["rows of a.parquet", "remote b.parquet", "remote c.parquet"])
+    expect(result.calls.map((c) => c.length)).toEqual([1, 1, 1])
+    expect(result.calls[0]).toEqual([join(root, "blocks", "a.parquet")])
+    expect(fetched).toEqual(["blocks/b.parquet", "blocks/c.parquet"])
+    // the copies are gone
+    for (const call of result.calls.slice(1)) expect(existsSync(call[0])).toBe(false)
   })
 })
