@@ -409,3 +409,189 @@ describe("the lake's identity, compaction's swap, vacuum and reading committed f
     for (const call of result.calls.slice(1)) expect(existsSync(call[0])).toBe(false)
   })
 })
+
+describe("recovery of a compaction cut short", () => {
+  const host = hostname().replace(/[^0-9A-Za-z.-]/g, "_")
+  const deadWriter = () => `${host}-${spawnSync(process.execPath, ["-e", "0"]).pid}-0123abcd`
+  /** A lake with blocks' c.parquet committed, and a.parquet retired by a compaction whose manifest write happened. */
+  const lakeWith = async (root: string, retired: Array<string> = []) => {
+    await run(
+      root,
+      Effect.gen(function* () {
+        const c = yield* Checkpoints
+        yield* c.open("blocks", "height", columns)
+        yield* c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/c.parquet")]))
+      })
+    )
+    const m = onDisk(root, "blocks")
+    writeFileSync(join(root, "blocks", "_manifest.json"), JSON.stringify({ ...m, retired: retired.map((path) => ({ path, retired_at: "2026-01-01T00:00:00.000Z", replaced_by: ["height_bucket=0/c.parquet"] })) }))
+  }
+  const intent = (root: string, writer: string, paths: Array<unknown>) => {
+    touch(root, join(".chain-lake", "staging", writer, "blocks", "_compaction.json"))
+    writeFileSync(join(root, ".chain-lake", "staging", writer, "blocks", "_compaction.json"), JSON.stringify({ paths }))
+    return join(root, ".chain-lake", "staging", writer, "blocks", "_compaction.json")
+  }
+  const reopen = (root: string) => run(root, Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns)))
+
+  it("a dead writer's swap before its manifest write: the unlisted files it put in place go, listed ones and paths outside the dataset stay", async () => {
+    const root = temp.make()
+    await lakeWith(root)
+    const writer = deadWriter()
+    intent(root, writer, ["height_bucket=0/ab.parquet", 5, "height_bucket=0/c.parquet", "../outside.parquet"])
+    touch(root, "blocks/height_bucket=0/ab.parquet")
+    touch(root, "outside.parquet")
+    await reopen(root)
+    expect(filesUnder(join(root, "blocks")).sort()).toEqual(["_manifest.json", "height_bucket=0/c.parquet"])
+    expect(existsSync(join(root, "outside.parquet"))).toBe(true)
+    expect(existsSync(join(root, ".chain-lake", "staging", writer))).toBe(false)
+  })
+
+  it("another host's intent is left alone for an hour (its swap may be running), and undone after", async () => {
+    const root = temp.make()
+    await lakeWith(root)
+    const other = "another-host-4242-0123abcd"
+    const intentPath = intent(root, other, ["height_bucket=0/ab.parquet"])
+    touch(root, "blocks/height_bucket=0/ab.parquet")
+    await reopen(root)
+    expect(existsSync(join(root, "blocks", "height_bucket=0", "ab.parquet"))).toBe(true)
+    expect(existsSync(intentPath)).toBe(true)
+    const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000)
+    utimesSync(intentPath, twoHoursAgo, twoHoursAgo)
+    await reopen(root)
+    expect(existsSync(join(root, "blocks", "height_bucket=0", "ab.parquet"))).toBe(false)
+    expect(existsSync(intentPath)).toBe(false)
+    // its staging folder is the other host's to clear
+    expect(existsSync(join(root, ".chain-lake", "staging", other, "blocks"))).toBe(true)
+  })
+
+  it("a swap killed after its manifest write: retired files still in place are moved out (one already gone is passed over)", async () => {
+    const root = temp.make()
+    await lakeWith(root, ["height_bucket=0/a.parquet", "height_bucket=0/gone.parquet"])
+    touch(root, "blocks/height_bucket=0/a.parquet")
+    await reopen(root)
+    expect(filesUnder(join(root, "blocks")).sort()).toEqual(["_manifest.json", "height_bucket=0/c.parquet"])
+    expect(readFileSync(retiredPath(root, "blocks", "height_bucket=0/a.parquet"), "utf8")).toBe("x")
+    expect(existsSync(retiredPath(root, "blocks", "height_bucket=0/gone.parquet"))).toBe(false)
+  })
+
+  it("temp files this tool names are cleared from the dataset folder; anything else stays", async () => {
+    const root = temp.make()
+    await lakeWith(root)
+    for (const rel of ["_manifest.json.tmp", "height_bucket=0/x.parquet.pending", "height_bucket=0/y.parquet.tmp", "notes.txt", "height_bucket=0/z.tmp", "mine.json.tmp"]) touch(root, join("blocks", rel))
+    await reopen(root)
+    expect(filesUnder(join(root, "blocks")).sort()).toEqual(["_manifest.json", "height_bucket=0/c.parquet", "height_bucket=0/z.tmp", "mine.json.tmp", "notes.txt"])
+  })
+})
+
+describe("commit hooks, compaction's checks, vacuum's edges", () => {
+  it("afterCommit gets what each commit added, in the manifest's form: files and range, or a snapshot's files and entry", async () => {
+    const root = temp.make()
+    const added: Array<{ files: Array<string>; committed: unknown; snapshots: Array<number> }> = []
+    const layer = layerCheckpoints(root, {
+      afterCommit: (m) => Effect.sync(() => void added.push({ files: m.files.map((f) => f.path), committed: m.committed, snapshots: m.snapshots.map((s) => s.snapshot_height) }))
+    })
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const c = yield* Checkpoints
+        yield* c.open("blocks", "height", columns)
+        yield* c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/a.parquet", [1, 11])]), [1, 11])
+        yield* c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/b.parquet")]))
+        yield* c.open("holders", "snapshot", columns)
+        yield* c.commitSnapshot("holders", stage(c, "holders", [file("snapshot_height=5/part-0.parquet")]), snapshot(5, ["uinit"]))
+      }).pipe(Effect.provide(layer))
+    )
+    expect(added).toEqual([
+      { files: ["height_bucket=0/a.parquet"], committed: [[1, 11]], snapshots: [] },
+      { files: ["height_bucket=0/b.parquet"], committed: [], snapshots: [] },
+      { files: ["snapshot_height=5/part-0.parquet"], committed: [], snapshots: [5] }
+    ])
+  })
+
+  it("commitCompaction: the merged file takes the first replaced file's place among others; the old files leave the folder at once; a replaced file not listed, or a new name that is retired or on disk, commits nothing", async () => {
+    const root = temp.make()
+    const f = (name: string) => file(`height_bucket=0/${name}.parquet`)
+    const result = await run(
+      root,
+      Effect.gen(function* () {
+        const c = yield* Checkpoints
+        yield* c.open("blocks", "height", columns)
+        yield* c.commitFiles("blocks", stage(c, "blocks", [f("x"), f("a"), f("b"), f("y")]))
+        const swapped = yield* c.commitCompaction("blocks", [f("a"), f("b")], stage(c, "blocks", [f("ab")]))
+        const onDiskAfterSwap = filesUnder(join(root, "blocks")).sort()
+        const order = onDisk(root, "blocks").files.map((x: CommittedFile) => x.path)
+        const notListed = yield* c.commitCompaction("blocks", [f("nope")], stage(c, "blocks", [f("n2")]))
+        const retiredName = yield* c.commitCompaction("blocks", [f("x")], stage(c, "blocks", [f("a")]))
+        touch(root, "blocks/height_bucket=0/users.parquet")
+        const onDiskName = yield* c.commitCompaction("blocks", [f("x")], stage(c, "blocks", [f("users")]))
+        return { swapped, onDiskAfterSwap, order, notListed, retiredName, onDiskName }
+      })
+    )
+    expect(result.swapped).toEqual({ committed: true })
+    expect(result.order).toEqual(["height_bucket=0/x.parquet", "height_bucket=0/ab.parquet", "height_bucket=0/y.parquet"])
+    // at once, not at the next open or vacuum; the swap's intent is gone too
+    expect(result.onDiskAfterSwap).toEqual(["_manifest.json", "height_bucket=0/ab.parquet", "height_bucket=0/x.parquet", "height_bucket=0/y.parquet"])
+    expect(existsSync(join(root, ".chain-lake", "retired", "blocks", "height_bucket=0", "a.parquet.retired"))).toBe(true)
+    expect(result.notListed).toEqual({ committed: false, ranges: [], reason: "another writer replaced height_bucket=0/nope.parquet first" })
+    expect(result.retiredName).toEqual({ committed: false, ranges: [], reason: "height_bucket=0/a.parquet is in use" })
+    expect(result.onDiskName).toEqual({ committed: false, ranges: [], reason: "height_bucket=0/users.parquet is in use" })
+    expect(readFileSync(join(root, "blocks", "height_bucket=0", "users.parquet"), "utf8")).toBe("x")
+  })
+
+  it("vacuum: nothing for a dataset never opened; only the retired files past their grace; pruneSnapshots keeps exactly `keep`", async () => {
+    const root = temp.make()
+    const result = await run(
+      root,
+      Effect.gen(function* () {
+        const c = yield* Checkpoints
+        const never = yield* c.vacuum("blocks", 0)
+        yield* c.open("blocks", "height", columns)
+        yield* c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/c.parquet")]))
+        const m = onDisk(root, "blocks")
+        const retiredAt = (path: string, at: string) => ({ path, retired_at: at, replaced_by: ["height_bucket=0/c.parquet"] })
+        writeFileSync(
+          join(root, "blocks", "_manifest.json"),
+          JSON.stringify({ ...m, retired: [retiredAt("height_bucket=0/old.parquet", "2020-01-01T00:00:00.000Z"), retiredAt("height_bucket=0/new.parquet", new Date().toISOString())] })
+        )
+        for (const name of ["old", "new"]) touch(root, join(".chain-lake", "retired", "blocks", "height_bucket=0", `${name}.parquet.retired`))
+        const deleted = yield* c.vacuum("blocks", 3_600_000)
+        yield* c.open("holders", "snapshot", columns)
+        for (const h of [5, 6]) yield* c.commitSnapshot("holders", stage(c, "holders", [file(`snapshot_height=${h}/part-0.parquet`)]), snapshot(h, ["uinit"]))
+        const prunedAtKeep = yield* c.pruneSnapshots("holders", 2)
+        return { never, deleted, retired: onDisk(root, "blocks").retired.map((r: { path: string }) => r.path), prunedAtKeep }
+      })
+    )
+    expect(result.never).toEqual([])
+    expect(result.deleted).toEqual(["height_bucket=0/old.parquet"])
+    expect(result.retired).toEqual(["height_bucket=0/new.parquet"])
+    expect(existsSync(join(root, ".chain-lake", "retired", "blocks", "height_bucket=0", "old.parquet.retired"))).toBe(false)
+    expect(existsSync(join(root, ".chain-lake", "retired", "blocks", "height_bucket=0", "new.parquet.retired"))).toBe(true)
+    expect(result.prunedAtKeep).toEqual([])
+  })
+
+  it("withCommittedFiles without a fetcher reads what is here; no call at all when nothing is; a damaged manifest is said; the writer's staging folder goes with it", async () => {
+    const root = temp.make()
+    let calls = 0
+    let staging = ""
+    const result = await run(
+      root,
+      Effect.gen(function* () {
+        const c = yield* Checkpoints
+        staging = join(root, ".chain-lake", "staging", c.writer)
+        yield* c.open("blocks", "height", columns)
+        yield* c.commitFiles("blocks", stage(c, "blocks", [file("a.parquet"), file("b.parquet")]))
+        rmSync(join(root, "blocks", "b.parquet"))
+        const here = yield* c.withCommittedFiles("blocks", (paths) => Effect.sync(() => (calls++, paths.map((p) => p.slice(root.length)))))
+        rmSync(join(root, "blocks", "a.parquet"))
+        const none = yield* c.withCommittedFiles("blocks", (paths) => Effect.sync(() => (calls++, [...paths])))
+        expect(existsSync(staging)).toBe(true)
+        return { here, none }
+      })
+    )
+    expect(result).toEqual({ here: [join("/blocks", "a.parquet")], none: [] })
+    expect(calls).toBe(1)
+    expect(existsSync(staging)).toBe(false)
+    writeFileSync(join(root, "blocks", "_manifest.json"), "{ not json")
+    const damaged = await run(root, Effect.flip(Effect.flatMap(Checkpoints, (c) => c.get("blocks"))))
+    expect(damaged.message).toMatch(new RegExp(`^cannot read the manifest of blocks: ${join(root, "blocks", "_manifest.json")} is damaged at `))
+  })
+})
