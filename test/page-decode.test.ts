@@ -107,6 +107,21 @@ describe("decodePage", () => {
     }
   })
 
+  it("a page read as latin1 (raw UTF-8, no escapes): an invalid record's issue and record come back as UTF-8, not as their bytes", () => {
+    const tx = { ...JSON.parse(txPage).txs[0] }
+    tx.height = `é${tx.height}`
+    const text = JSON.stringify({ txs: [tx], pagination: { previous_key: null, next_key: null, total: "1" } })
+    expect(text).not.toContain("\\u00")
+    const page = decodePage(bytesOf(text), txs.source, [txs])
+    if (page._tag !== "Page") throw new Error(page._tag)
+    const [invalid] = page.records
+    if (!isInvalid(invalid)) throw new Error("the record passed its check")
+    expect(invalid.issue.path).toBe("height")
+    expect(invalid.issue.message).toContain(`"é${tx.height.slice(1)}"`)
+    expect(invalid.issue.message).not.toContain("Ã")
+    expect(invalid.record).toEqual(tx)
+  })
+
   it("a quarantined record from a page with high bytes keeps its text, nulls and nesting", () => {
     const bad = txPage.replace(/"height":"(\d+)"/, '"height":null,"extra":{"list":[null,"ü",1]}')
     const page = decodePage(bytesOf(bad), txs.source, [txs])
