@@ -3,7 +3,7 @@
  * order (COPY skips its sort) or not (COPY sorts): real DuckDB, real Parquet files read back.
  */
 import { Effect } from "effect"
-import { existsSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import type { Column, Value } from "../src/lake/columns.js"
@@ -151,7 +151,6 @@ describe("ParquetSink", () => {
     expect(result.second.rows).toBe(1)
     expect(result.kept.map((r) => r.s)).toEqual(["kept"])
     expect(result.failed).toMatchObject({ _tag: "SinkError", path: join(dir, "second.parquet", "inside-a-file.parquet") })
-    const { readdirSync } = await import("node:fs")
     expect(readdirSync(dir).sort()).toEqual(["second.parquet", "typed.parquet"])
   })
 })
@@ -323,13 +322,11 @@ describe("edges", () => {
     expect(result.failed).toMatchObject({ _tag: "SinkError", path: join(dir, "bad.parquet") })
     expect(result.failed.message).toMatch(/timestamp|convert|cast/i)
     expect(result.good.rows).toBe(1)
-    const { readdirSync } = await import("node:fs")
     expect(readdirSync(dir)).toEqual(["good.parquet"])
   })
 
   it("a file that cannot be put in place (its name is a folder) is not committed: the error names it, the temp file is gone", async () => {
     const dir = temp.make()
-    const { mkdirSync, writeFileSync, readdirSync } = await import("node:fs")
     mkdirSync(join(dir, "taken.parquet"))
     writeFileSync(join(dir, "taken.parquet", "keep"), "user data")
     const failed = await withSink((sink) =>
@@ -397,7 +394,6 @@ describe("edges", () => {
         )
         const groups = (yield* sink.query(`SELECT row_group_id, any_value(row_group_num_rows)::INTEGER AS n FROM parquet_metadata('${out}') GROUP BY 1 ORDER BY 1`)).map((r) => r.n as number)
         const missing = yield* Effect.flip(sink.rewrite([inputs[0], join(dir, "gone.parquet")], join(dir, "x.parquet"), ["height"]))
-        const { writeFileSync } = yield* Effect.promise(() => import("node:fs"))
         writeFileSync(join(dir, "not-parquet.txt"), "user's notes")
         const notParquet = yield* Effect.flip(sink.rewrite([inputs[0], join(dir, "not-parquet.txt")], join(dir, "y.parquet"), ["height"]))
         return { merged, firsts, ordered: ordered.ok, groups, missing, notParquet }
@@ -414,13 +410,11 @@ describe("edges", () => {
     expect(result.groups.length, result.groups.join(", ")).toBeGreaterThan(1)
     expect(Math.max(...result.groups), result.groups.join(", ")).toBeGreaterThan(2048)
     expect(result.missing).toMatchObject({ _tag: "SinkError", path: join(dir, "x.parquet") })
-    const { readdirSync } = await import("node:fs")
     expect(result.notParquet).toMatchObject({ _tag: "SinkError", path: join(dir, "y.parquet") })
     expect(readdirSync(dir).sort()).toEqual(["in-0.parquet", "in-1.parquet", "in-2.parquet", "merged", "not-parquet.txt"])
   })
 
   it("a scratch folder that cannot be made is a SinkError when the first writer opens, not before", async () => {
-    const { writeFileSync } = await import("node:fs")
     const file = join(temp.make(), "a-file")
     writeFileSync(file, "")
     const result = await Effect.runPromise(

@@ -10,13 +10,14 @@ import { nftTransfers } from "../src/datasets/nft_transfers.js"
 import { TRANSFER_TOPIC, tokenTransfersCosmos, tokenTransfersEvm } from "../src/datasets/token_transfers.js"
 import { blocksSource, evmTxsSource, internalTxsSource, txsSource } from "../src/datasets/sources.js"
 import { txs } from "../src/datasets/txs.js"
-import { NO_CONTEXT } from "../src/engine/Dataset.js"
+import { NO_CONTEXT, type AppendDataset } from "../src/engine/Dataset.js"
 import type { Row } from "../src/lake/columns.js"
 import { bech32Encode, hexToBytes } from "../src/devnet/encoding.js"
 
 const BLOCK_TIME = "2026-11-23T10:00:00Z"
 const context = { blockTime: (height: number) => (height === 0x2a ? BLOCK_TIME : `no block ${height}`) }
-const named = (rows: ReadonlyArray<Row>) => rows.map((row) => Object.fromEntries(tokenTransfersEvm.columns.map((c, i) => [c.name, row[i]])))
+/** Rows of `d` as objects keyed by column name. */
+const named = (d: AppendDataset, rows: ReadonlyArray<Row>) => rows.map((row) => Object.fromEntries(d.columns.map((c, i) => [c.name, row[i]])))
 
 const FROM = "00000000000000000000000000000000000000a1"
 const TO = "00000000000000000000000000000000000000b2"
@@ -33,7 +34,7 @@ const log = (overrides: Record<string, unknown> = {}) => ({
   removed: false,
   ...overrides
 })
-const evmRows = (...logs: Array<Record<string, unknown>>) => named(tokenTransfersEvm.toRows({ logs }, context))
+const evmRows = (...logs: Array<Record<string, unknown>>) => named(tokenTransfersEvm, tokenTransfersEvm.toRows({ logs }, context))
 
 describe("token_transfers_evm", () => {
   it("an ERC-20 Transfer log: each column holds the value its name says (time from the block)", () => {
@@ -93,11 +94,11 @@ const transfer = (...attributes: Array<unknown>) => ({ type: "transfer", attribu
 const tx = (events: Array<unknown>) => ({ height: "42", timestamp: "2026-11-23T10:00:01.5Z", txhash: "AB12", events })
 /** the moved coins of a tx's events: event index, coin index, token, amount, from, to */
 const moves = (events: Array<unknown>) =>
-  named(tokenTransfersCosmos.toRows(tx(events), context)).map((r) => [r.event_index, r.coin_index, r.token, r.amount_text, r.from_bech32, r.to_bech32])
+  named(tokenTransfersCosmos, tokenTransfersCosmos.toRows(tx(events), context)).map((r) => [r.event_index, r.coin_index, r.token, r.amount_text, r.from_bech32, r.to_bech32])
 
 describe("token_transfers_cosmos", () => {
   it("a transfer event: each column holds the value its name says (time from the tx)", () => {
-    expect(named(tokenTransfersCosmos.toRows(tx([transfer(attr("recipient", RECIPIENT), attr("sender", SENDER), attr("amount", "25uinit"))]), context))).toEqual([
+    expect(named(tokenTransfersCosmos, tokenTransfersCosmos.toRows(tx([transfer(attr("recipient", RECIPIENT), attr("sender", SENDER), attr("amount", "25uinit"))]), context))).toEqual([
       {
         height: 42,
         timestamp: "2026-11-23T10:00:01.5Z",
@@ -160,15 +161,13 @@ describe("token_transfers_cosmos", () => {
   })
 
   it("a sender or recipient that is not an account (a module name, nothing): NULL canonical address, the wire's text kept", () => {
-    const [row] = named(tokenTransfersCosmos.toRows(tx([transfer(attr("sender", "fee_collector"), attr("amount", "1uinit"))]), context))
+    const [row] = named(tokenTransfersCosmos, tokenTransfersCosmos.toRows(tx([transfer(attr("sender", "fee_collector"), attr("amount", "1uinit"))]), context))
     expect([row.from_address, row.from_bech32, row.to_address, row.to_bech32]).toEqual([null, "fee_collector", null, null])
   })
 })
 
-const txRow = (record: Record<string, unknown>) => {
-  const [row] = txs.toRows({ height: "42", txhash: "AB", timestamp: "2026-11-23T10:00:01Z", code: 0, codespace: "", gas_wanted: "1", gas_used: "1", data: "", raw_log: "", info: "", events: [], logs: [], ...record }, NO_CONTEXT)
-  return Object.fromEntries(txs.columns.map((c, i) => [c.name, row[i]]))
-}
+const txRow = (record: Record<string, unknown>) =>
+  named(txs, txs.toRows({ height: "42", txhash: "AB", timestamp: "2026-11-23T10:00:01Z", code: 0, codespace: "", gas_wanted: "1", gas_used: "1", data: "", raw_log: "", info: "", events: [], logs: [], ...record }, NO_CONTEXT))[0]
 const withBody = (body: unknown, authInfo?: unknown) => ({ tx: { body, ...(authInfo === undefined ? {} : { auth_info: authInfo }), signatures: [] } })
 
 describe("txs", () => {
@@ -203,7 +202,7 @@ describe("txs", () => {
 
 const nftLog = (overrides: Record<string, unknown> = {}) => log({ topics: [TRANSFER_TOPIC, word(FROM), word(TO), word("ff")], data: "0x", ...overrides })
 const nftRows = (...logs: Array<Record<string, unknown>>) =>
-  nftTransfers.toRows({ logs }, context).map((row) => Object.fromEntries(nftTransfers.columns.map((c, i) => [c.name, row[i]])))
+named(nftTransfers, nftTransfers.toRows({ logs }, context))
 
 describe("nft_transfers", () => {
   it("an ERC-721 Transfer log: each column holds the value its name says", () => {

@@ -140,6 +140,10 @@ export interface SinkConfig {
   readonly copies?: number
 }
 
+/** Removes a temp file that a failed COPY or commit may have left, so that no stray file stays in the lake. */
+// Stryker disable next-line ObjectLiteral,BooleanLiteral: without force, rm of a file COPY never made throws, and that is caught too
+const removeQuietly = (tmp: string) => Effect.promise(() => rm(tmp, { force: true }).catch(() => undefined))
+
 /** Makes the file COPY wrote at `tmp` durable, hashes it and renames it to `path`; removes `tmp` on failure. */
 const settle = (tmp: string, path: string, rows: number, sorted: boolean) =>
   Effect.tryPromise({
@@ -153,10 +157,6 @@ const settle = (tmp: string, path: string, rows: number, sorted: boolean) =>
     },
     catch: (e) => new SinkError({ message: `could not commit ${path}: ${(e as Error).message}`, path })
   }).pipe(Effect.tapError(() => removeQuietly(tmp)))
-
-/** A failed COPY may leave its part-written temp file: removed, so that no stray file stays in the lake. */
-// Stryker disable next-line ObjectLiteral,BooleanLiteral: without force, rm of a file COPY never made throws, and that is caught too
-const removeQuietly = (tmp: string) => Effect.promise(() => rm(tmp, { force: true }).catch(() => undefined))
 
 /** The ORDER BY list of a sort key: a plain column name is quoted, "col DESC" is kept as is. */
 const orderByOf = (sortKey: ReadonlyArray<string>) => sortKey.map((k) => (/^[a-z_][a-z0-9_]*$/.test(k) ? quoteIdent(k) : k))
@@ -215,6 +215,20 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
 
     // Stryker disable next-line LogicalOperator: a semaphore of undefined permits lets every taker through, as no limit does
     const copying = yield* Effect.makeSemaphore(config.copies ?? Number.MAX_SAFE_INTEGER)
+    /**
+     * Writes what `select` answers to `path`, whole or not at all: COPY (ZSTD, row groups of
+     * `groupRows`) to a temp name beside it, then `settle`; a failed COPY's part-written temp file
+     * is removed. `limited`: the COPY takes one of the sink's `copies` permits.
+     */
+    const copyToFile = (conn: GuardedConnection, select: string, path: string, groupRows: number, sorted: boolean, limited: boolean) =>
+      Effect.gen(function* () {
+        const tmp = `${path}.tmp`
+        yield* Effect.tryPromise({ try: () => mkdir(dirname(path), { recursive: true }), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
+        const copy = run(conn, `COPY (${select}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${groupRows})`, path)
+        // COPY answers the rows it wrote: what is left once repeats are dropped
+        const copied = yield* (limited ? copying.withPermits(1)(copy) : copy).pipe(Effect.tapError(() => removeQuietly(tmp)))
+        return yield* settle(tmp, path, copied.rowsChanged, sorted)
+      })
     const open = new Set<ParquetWriter>()
     const budget = config.stagingBudget ?? Infinity
     const overBudget = () => {
@@ -329,17 +343,14 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
               const groupRows = Math.max(2048, Math.min(rowGroupSize, Math.floor((rows * ROW_GROUP_BYTES) / Math.max(1, bytes))))
               // Stryker disable next-line ArrowFunction,ObjectLiteral: the appender failing to close is not provoked by any test
               yield* Effect.try({ try: () => appender.closeSync(), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
-              const tmp = `${path}.tmp`
-              yield* Effect.tryPromise({ try: () => mkdir(dirname(path), { recursive: true }), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
-              // COPY answers the rows it wrote: what is left once repeats are dropped
-              const copied = yield* copying.withPermits(1)(
-                run(
-                  conn,
-                  `COPY (SELECT ${outer} FROM (SELECT ${inner} FROM ${table}${unique ? ` QUALIFY row_number() OVER (PARTITION BY ${unique} ORDER BY "_ord") = 1` : ""})${sorted ? ` ORDER BY ${order}` : ""}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${groupRows})`,
-                  path
-                )
-              ).pipe(Effect.tapError(() => removeQuietly(tmp)))
-              const written = yield* settle(tmp, path, copied.rowsChanged, sorted)
+              const written = yield* copyToFile(
+                conn,
+                `SELECT ${outer} FROM (SELECT ${inner} FROM ${table}${unique ? ` QUALIFY row_number() OVER (PARTITION BY ${unique} ORDER BY "_ord") = 1` : ""})${sorted ? ` ORDER BY ${order}` : ""}`,
+                path,
+                groupRows,
+                sorted,
+                true
+              )
               yield* reset
               return written
             }),
@@ -391,17 +402,14 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
           // a row group is built whole in memory: ~2 MB of compressed input per group, whatever the row size
           const groupRows = Math.max(2048, Math.min(122_880, Math.floor((rows * REWRITE_GROUP_BYTES) / Math.max(1, sizes.reduce((a, b) => a + b, 0)))))
           const order = [...orderByOf(sortKey), `list_position(${list}, filename)`, "file_row_number"].join(", ")
-          const tmp = `${path}.tmp`
-          // Stryker disable next-line all: DuckDB's COPY makes a missing folder itself (kept: that is not documented)
-          yield* Effect.tryPromise({ try: () => mkdir(dirname(path), { recursive: true }), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
-          const copy = run(
+          return yield* copyToFile(
             conn,
-            `COPY (SELECT * EXCLUDE (filename, file_row_number) FROM read_parquet(${list}, hive_partitioning = false, union_by_name = true, filename = true, file_row_number = true) ORDER BY ${order}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${groupRows})`,
-            path
+            `SELECT * EXCLUDE (filename, file_row_number) FROM read_parquet(${list}, hive_partitioning = false, union_by_name = true, filename = true, file_row_number = true) ORDER BY ${order}`,
+            path,
+            groupRows,
+            true,
+            false
           )
-          // Stryker disable next-line ArrowFunction: a COPY that fails after its inputs were counted is not provoked by any test
-          const copied = yield* copy.pipe(Effect.tapError(() => removeQuietly(tmp)))
-          return yield* settle(tmp, path, copied.rowsChanged, true)
         }).pipe(Effect.ensuring(disconnect(conn)))
       })
 

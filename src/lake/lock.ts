@@ -17,7 +17,7 @@ const STALE_MS = 60_000
 /** A lock file is created empty and then written: this young, empty is not stale yet. */
 export const EMPTY_GRACE_MS = 2_000
 /** How long to wait for a lock held by a live writer before giving up. */
-export const WAIT_MS = 120_000
+const WAIT_MS = 120_000
 
 /** This host's name as it appears in writer ids. */
 const HOST = hostname().replace(/[^0-9A-Za-z.-]/g, "_")
