@@ -1,17 +1,20 @@
 #!/usr/bin/env node
 /**
- * Summarises a StrykerJS JSON report (default reports/mutation/mutation.json, written by
+ * Summarises StrykerJS JSON reports (default: every group's, reports/mutation/<group>.json, written by
  * `npm run mutate`) as the Markdown table docs/testing.md records: per module, mutants killed
  * (timeouts count as killed), survived, not covered and ignored (static), and the score
  * killed / (killed + survived + not covered). `--survivors PATH` lists the survivors of the
  * modules whose path contains PATH, one line each, for triage.
  */
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
+import { MUTATION_GROUPS } from "./mutation-groups.mjs"
 
 const args = process.argv.slice(2)
 const at = args.indexOf("--survivors")
 const survivorsOf = at >= 0 ? args.splice(at, 2)[1] : undefined
-const report = JSON.parse(readFileSync(args[0] ?? "reports/mutation/mutation.json", "utf8"))
+const paths = args.length > 0 ? args : Object.keys(MUTATION_GROUPS).map((g) => `reports/mutation/${g}.json`).filter(existsSync)
+// a module belongs to one group, so the reports' files do not overlap
+const report = { files: Object.assign({}, ...paths.map((p) => JSON.parse(readFileSync(p, "utf8")).files)) }
 
 const rows = []
 const total = { killed: 0, survived: 0, noCoverage: 0, ignored: 0 }

@@ -190,30 +190,6 @@ describe("Checkpoints", () => {
     expect(filesUnder(join(root, "holders")).sort()).toEqual(["_manifest.json", "snapshot_height=5/part-0.parquet", "snapshot_height=5/part-1.parquet"])
   })
 
-  it("a dataset's lock: waits for a live holder, takes over one whose process is gone, an empty one past its grace, or one older than a minute", async () => {
-    const root = temp.make()
-    await run(root, Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns)))
-    const lock = join(root, "blocks", "_manifest.lock")
-    const host = hostname().replace(/[^0-9A-Za-z.-]/g, "_")
-    const openWith = (content: string, ageMs: number) => {
-      writeFileSync(lock, content)
-      const at = new Date(Date.now() - ageMs)
-      utimesSync(lock, at, at)
-      return run(root, Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns)))
-    }
-    const gone = spawnSync(process.execPath, ["-e", "0"]).pid
-    await openWith(JSON.stringify({ host, pid: gone, writer: "w", at: "" }), 0)
-    expect(existsSync(lock)).toBe(false)
-    await openWith("", 5_000)
-    await openWith(JSON.stringify({ host: "another-host", pid: 1, writer: "w", at: "" }), 61_000)
-    // a live holder (this test's parent process): the open waits until the lock is freed
-    const freedAt = Date.now() + 400
-    setTimeout(() => rmSync(lock), 400)
-    await openWith(JSON.stringify({ host, pid: process.ppid, writer: "w", at: "" }), 0)
-    expect(Date.now()).toBeGreaterThanOrEqual(freedAt)
-    expect(existsSync(lock)).toBe(false)
-  })
-
   it("refuses a manifest written for another unit, and names an unreadable one", async () => {
     const root = temp.make()
     await run(root, Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns)))
@@ -593,5 +569,32 @@ describe("commit hooks, compaction's checks, vacuum's edges", () => {
     writeFileSync(join(root, "blocks", "_manifest.json"), "{ not json")
     const damaged = await run(root, Effect.flip(Effect.flatMap(Checkpoints, (c) => c.get("blocks"))))
     expect(damaged.message).toMatch(new RegExp(`^cannot read the manifest of blocks: ${join(root, "blocks", "_manifest.json")} is damaged at `))
+  })
+})
+
+// slow (waits out a lock): last, so that a mutant an earlier test kills never waits for it
+describe("a dataset's lock, waited for", () => {
+  it("a dataset's lock: waits for a live holder, takes over one whose process is gone, an empty one past its grace, or one older than a minute", async () => {
+    const root = temp.make()
+    await run(root, Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns)))
+    const lock = join(root, "blocks", "_manifest.lock")
+    const host = hostname().replace(/[^0-9A-Za-z.-]/g, "_")
+    const openWith = (content: string, ageMs: number) => {
+      writeFileSync(lock, content)
+      const at = new Date(Date.now() - ageMs)
+      utimesSync(lock, at, at)
+      return run(root, Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns)))
+    }
+    const gone = spawnSync(process.execPath, ["-e", "0"]).pid
+    await openWith(JSON.stringify({ host, pid: gone, writer: "w", at: "" }), 0)
+    expect(existsSync(lock)).toBe(false)
+    await openWith("", 5_000)
+    await openWith(JSON.stringify({ host: "another-host", pid: 1, writer: "w", at: "" }), 61_000)
+    // a live holder (this test's parent process): the open waits until the lock is freed
+    const freedAt = Date.now() + 400
+    setTimeout(() => rmSync(lock), 400)
+    await openWith(JSON.stringify({ host, pid: process.ppid, writer: "w", at: "" }), 0)
+    expect(Date.now()).toBeGreaterThanOrEqual(freedAt)
+    expect(existsSync(lock)).toBe(false)
   })
 })

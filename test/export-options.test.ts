@@ -135,6 +135,10 @@ describe("dry run", () => {
     expect(plans.find((p) => p.dataset === "blocks")).toMatchObject({ todo: devnet.chain.tip - 30, done: 30 })
     expect(plans.find((p) => p.dataset === "holders")).toMatchObject({ kind: "snapshot", unit: "snapshot", watermark: devnet.chain.richListHeight })
     expect(report.datasets.every((d) => d.rows === 0 && d.files === 0)).toBe(true)
+    // into a folder that holds no lake yet: not even the lake's identity is written
+    const fresh = dirs.make()
+    await exportOk(fresh, { dryRun: true, datasets: ["blocks", "txs"] })
+    expect(hashTree(fresh)).toEqual({})
   })
 })
 

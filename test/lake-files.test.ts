@@ -138,6 +138,39 @@ describe("lock files", () => {
     rmSync(lock)
   })
 
+  it("a lock removed or emptied by someone else while held is left as it is when released", async () => {
+    const lock = join(root, "gone.lock")
+    expect(await Effect.runPromise(withLockFile(lock, "w1", Effect.sync(() => rmSync(lock))))).toBeUndefined()
+    expect(existsSync(lock)).toBe(false)
+    await Effect.runPromise(withLockFile(lock, "w1", Effect.sync(() => writeFileSync(lock, ""))))
+    expect(readFileSync(lock, "utf8")).toBe("")
+    rmSync(lock)
+  })
+
+  it("a process is alive while it runs, under another user too", () => {
+    expect(alive(process.pid)).toBe(true)
+    expect(alive(1)).toBe(true) // init: EPERM for a user, 0 for root
+    expect(alive(deadPid())).toBe(false)
+  })
+
+  it("a damaged lock past its grace is taken over; a lock in a folder that does not exist is a LockError naming it", async () => {
+    const lock = join(root, "b.lock")
+    writeFileSync(lock, "{ half")
+    const old = new Date(Date.now() - 5_000)
+    const { utimesSync } = await import("node:fs")
+    utimesSync(lock, old, old)
+    expect(await Effect.runPromise(withLockFile(lock, "w1", Effect.succeed("ran")))).toBe("ran")
+    // a lock naming a pid of this host that is gone
+    writeFileSync(lock, JSON.stringify({ host: HOST, pid: deadPid(), writer: "w0", at: "" }))
+    expect(await Effect.runPromise(withLockFile(lock, "w1", Effect.succeed("ran")))).toBe("ran")
+    const nowhere = join(root, "missing-folder", "c.lock")
+    const err = await Effect.runPromise(Effect.either(withLockFile(nowhere, "w1", Effect.void)))
+    expect(Either.isLeft(err) && err.left).toMatchObject({ _tag: "LockError", message: expect.stringMatching(new RegExp(`^cannot take the lock ${nowhere.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}: ENOENT`)) })
+  })
+})
+
+// slow (waits out a lock): last, so that a mutant an earlier test kills never waits for it
+describe("lock files, waited for", () => {
   it("a live holder is waited for, then the wait fails naming it; the lock stays its holder's", async () => {
     const lock = join(root, "held.lock")
     const held = async (content: string, ageMs = 0) => {
@@ -169,35 +202,5 @@ describe("lock files", () => {
     // past a minute, any lock is stale, a live holder's too; so is one that names no holder past its grace
     expect((await held(JSON.stringify({ host: HOST, pid: process.ppid, writer: "w0", at: "" }), 61_000)).message).toBe("took it")
     expect((await held(JSON.stringify({ host: HOST, pid: process.ppid }), 3_000)).message).toBe("took it")
-  })
-
-  it("a lock removed or emptied by someone else while held is left as it is when released", async () => {
-    const lock = join(root, "gone.lock")
-    expect(await Effect.runPromise(withLockFile(lock, "w1", Effect.sync(() => rmSync(lock))))).toBeUndefined()
-    expect(existsSync(lock)).toBe(false)
-    await Effect.runPromise(withLockFile(lock, "w1", Effect.sync(() => writeFileSync(lock, ""))))
-    expect(readFileSync(lock, "utf8")).toBe("")
-    rmSync(lock)
-  })
-
-  it("a process is alive while it runs, under another user too", () => {
-    expect(alive(process.pid)).toBe(true)
-    expect(alive(1)).toBe(true) // init: EPERM for a user, 0 for root
-    expect(alive(deadPid())).toBe(false)
-  })
-
-  it("a damaged lock past its grace is taken over; a lock in a folder that does not exist is a LockError naming it", async () => {
-    const lock = join(root, "b.lock")
-    writeFileSync(lock, "{ half")
-    const old = new Date(Date.now() - 5_000)
-    const { utimesSync } = await import("node:fs")
-    utimesSync(lock, old, old)
-    expect(await Effect.runPromise(withLockFile(lock, "w1", Effect.succeed("ran")))).toBe("ran")
-    // a lock naming a pid of this host that is gone
-    writeFileSync(lock, JSON.stringify({ host: HOST, pid: deadPid(), writer: "w0", at: "" }))
-    expect(await Effect.runPromise(withLockFile(lock, "w1", Effect.succeed("ran")))).toBe("ran")
-    const nowhere = join(root, "missing-folder", "c.lock")
-    const err = await Effect.runPromise(Effect.either(withLockFile(nowhere, "w1", Effect.void)))
-    expect(Either.isLeft(err) && err.left).toMatchObject({ _tag: "LockError", message: expect.stringMatching(new RegExp(`^cannot take the lock ${nowhere.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}: ENOENT`)) })
   })
 })

@@ -155,73 +155,6 @@ describe("ParquetSink", () => {
   })
 })
 
-describe("memory", () => {
-  it("DuckDB past its memory limit spills into a scratch folder whose parents do not exist yet (it used to fail the run), and writers go on", async () => {
-    const scratch = join(temp.make(), "lake", ".chain-lake", "tmp", "writer-1")
-    const result = await Effect.runPromise(
-      Effect.gen(function* () {
-        const sink = yield* ParquetSink
-        const writer = yield* sink.openWriter(columns, ["height"])
-        // a sort of ~5M rows in a sink of 64 MB: DuckDB must spill to answer
-        const [sorted] = yield* sink.query("SELECT count(*) AS n FROM (SELECT x FROM range(5000000) t(x) ORDER BY md5(x::varchar) LIMIT 4999999)")
-        const spilled = existsSync(scratch)
-        for (let i = 0; i < 1000; i++) writer.append([i, 0, `row ${i}`])
-        const path = join(temp.make(), "after.parquet")
-        const file = yield* writer.finish(path)
-        const [back] = yield* sink.query(`SELECT count(*) AS n, max(height) AS top FROM read_parquet('${path}')`)
-        yield* writer.close()
-        return { sorted: sorted.n, spilled, rows: file.rows, back }
-      }).pipe(Effect.provide(layerParquetSink({ memoryLimit: "64MB", tempDirectory: scratch })), Effect.scoped)
-    )
-    expect(result).toEqual({ sorted: 4_999_999n, spilled: true, rows: 1000, back: { n: 1000n, top: 999n } })
-    // the sink's scratch folder goes with the sink
-    expect(existsSync(scratch)).toBe(false)
-  }, 120_000)
-
-  it("a writer that finishes file after file holds the memory of one file's rows, not of every file it wrote (DuckDB keeps a table's deleted rows)", async () => {
-    const used = await Effect.runPromise(
-      Effect.gen(function* () {
-        const sink = yield* ParquetSink
-        const writer = yield* sink.openWriter(columns, ["height"])
-        const dir = temp.make()
-        const seen: Array<number> = []
-        for (let file = 0; file < 12; file++) {
-          // ~4 MB of strings a file
-          for (let i = 0; i < 2000; i++) writer.append([file * 2000 + i, i, `${file}:${i}:`.padEnd(2000, "x")])
-          yield* writer.finish(join(dir, `part-${file}.parquet`))
-          const [m] = yield* sink.query("SELECT sum(memory_usage_bytes)::BIGINT AS used FROM duckdb_memory()")
-          seen.push(Number(m.used))
-        }
-        yield* writer.close()
-        return seen
-      }).pipe(Effect.provide(layerParquetSink({ memoryLimit: "512MB" })), Effect.scoped)
-    )
-    // flat: the last file's writer holds no more than the first one's did (with DELETE it grew by ~4 MB a file)
-    expect(used.at(-1)!, used.map((n) => Math.round(n / 2 ** 20)).join(" MB, ") + " MB").toBeLessThanOrEqual(used[0] + 2 * 2 ** 20)
-  })
-
-  it("the writers of one sink past its staging budget say so; each alone stays under it", async () => {
-    const over = await Effect.runPromise(
-      Effect.gen(function* () {
-        const sink = yield* ParquetSink
-        const a = yield* sink.openWriter(columns, ["height"])
-        const b = yield* sink.openWriter(columns, ["height"])
-        const seen: Array<boolean> = []
-        for (let i = 0; i < 600; i++) a.append([i, 0, "y".repeat(1000)])
-        seen.push(sink.overBudget())
-        for (let i = 0; i < 600; i++) b.append([i, 0, "y".repeat(1000)])
-        seen.push(sink.overBudget())
-        yield* b.discard()
-        seen.push(sink.overBudget())
-        yield* a.close()
-        yield* b.close()
-        return seen
-      }).pipe(Effect.provide(layerParquetSink({ stagingBudget: 1_000_000 })), Effect.scoped)
-    )
-    expect(over).toEqual([false, true, false])
-  })
-})
-
 describe("rows unique by key", () => {
   it("finish with uniqueBy keeps the first row staged of each key, counts the repeats, and writes them sorted", async () => {
     const result = await Effect.runPromise(
@@ -435,5 +368,73 @@ describe("edges", () => {
     expect((notStarted as { message: string }).message).toMatch(/^could not start DuckDB: \S/)
     const refused = await withSink((sink) => Effect.flip(sink.query("SELEC 1")))
     expect(refused).toMatchObject({ _tag: "SinkError", message: expect.stringMatching(/syntax error/i) })
+  })
+})
+
+// the slowest (DuckDB past its memory limit): last, so that a mutant an earlier test kills never waits for them
+describe("memory", () => {
+  it("DuckDB past its memory limit spills into a scratch folder whose parents do not exist yet (it used to fail the run), and writers go on", async () => {
+    const scratch = join(temp.make(), "lake", ".chain-lake", "tmp", "writer-1")
+    const result = await Effect.runPromise(
+      Effect.gen(function* () {
+        const sink = yield* ParquetSink
+        const writer = yield* sink.openWriter(columns, ["height"])
+        // a sort of ~5M rows in a sink of 64 MB: DuckDB must spill to answer
+        const [sorted] = yield* sink.query("SELECT count(*) AS n FROM (SELECT x FROM range(5000000) t(x) ORDER BY md5(x::varchar) LIMIT 4999999)")
+        const spilled = existsSync(scratch)
+        for (let i = 0; i < 1000; i++) writer.append([i, 0, `row ${i}`])
+        const path = join(temp.make(), "after.parquet")
+        const file = yield* writer.finish(path)
+        const [back] = yield* sink.query(`SELECT count(*) AS n, max(height) AS top FROM read_parquet('${path}')`)
+        yield* writer.close()
+        return { sorted: sorted.n, spilled, rows: file.rows, back }
+      }).pipe(Effect.provide(layerParquetSink({ memoryLimit: "64MB", tempDirectory: scratch })), Effect.scoped)
+    )
+    expect(result).toEqual({ sorted: 4_999_999n, spilled: true, rows: 1000, back: { n: 1000n, top: 999n } })
+    // the sink's scratch folder goes with the sink
+    expect(existsSync(scratch)).toBe(false)
+  }, 120_000)
+
+  it("a writer that finishes file after file holds the memory of one file's rows, not of every file it wrote (DuckDB keeps a table's deleted rows)", async () => {
+    const used = await Effect.runPromise(
+      Effect.gen(function* () {
+        const sink = yield* ParquetSink
+        const writer = yield* sink.openWriter(columns, ["height"])
+        const dir = temp.make()
+        const seen: Array<number> = []
+        for (let file = 0; file < 12; file++) {
+          // ~4 MB of strings a file
+          for (let i = 0; i < 2000; i++) writer.append([file * 2000 + i, i, `${file}:${i}:`.padEnd(2000, "x")])
+          yield* writer.finish(join(dir, `part-${file}.parquet`))
+          const [m] = yield* sink.query("SELECT sum(memory_usage_bytes)::BIGINT AS used FROM duckdb_memory()")
+          seen.push(Number(m.used))
+        }
+        yield* writer.close()
+        return seen
+      }).pipe(Effect.provide(layerParquetSink({ memoryLimit: "512MB" })), Effect.scoped)
+    )
+    // flat: the last file's writer holds no more than the first one's did (with DELETE it grew by ~4 MB a file)
+    expect(used.at(-1)!, used.map((n) => Math.round(n / 2 ** 20)).join(" MB, ") + " MB").toBeLessThanOrEqual(used[0] + 2 * 2 ** 20)
+  })
+
+  it("the writers of one sink past its staging budget say so; each alone stays under it", async () => {
+    const over = await Effect.runPromise(
+      Effect.gen(function* () {
+        const sink = yield* ParquetSink
+        const a = yield* sink.openWriter(columns, ["height"])
+        const b = yield* sink.openWriter(columns, ["height"])
+        const seen: Array<boolean> = []
+        for (let i = 0; i < 600; i++) a.append([i, 0, "y".repeat(1000)])
+        seen.push(sink.overBudget())
+        for (let i = 0; i < 600; i++) b.append([i, 0, "y".repeat(1000)])
+        seen.push(sink.overBudget())
+        yield* b.discard()
+        seen.push(sink.overBudget())
+        yield* a.close()
+        yield* b.close()
+        return seen
+      }).pipe(Effect.provide(layerParquetSink({ stagingBudget: 1_000_000 })), Effect.scoped)
+    )
+    expect(over).toEqual([false, true, false])
   })
 })

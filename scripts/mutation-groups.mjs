@@ -1,0 +1,81 @@
+/**
+ * The scope of mutation testing (`npm run mutate`), in groups: each group's modules are mutated
+ * against that group's tests only, in a Stryker run of its own (scripts/mutate.mjs runs them one
+ * after another; stryker.config.mjs and vitest.mutate.config.ts read the group from
+ * MUTATE_GROUP).
+ *
+ * Why groups: a mutant runs every test that executes its line until one fails. An export test
+ * executes the engine, the sink, the checkpoints and every row builder, so in one run over the
+ * whole scope a lake or row-builder mutant its own unit tests miss waits for every export test
+ * (≈ 10–25 s of a runner each), and that is what made the run take hours. Here a module is scored
+ * by the tests written for it: a survivor costs a second, not half a minute, and the score is a
+ * lower bound (an export test might still have killed it). The engine's group keeps the in-process
+ * export tests, which are the engine's own tests.
+ *
+ * Keep the scope current as modules move: every module of the core belongs to one group.
+ * Test files are listed cheapest first: a mutant's tests run in this order and stop at the first
+ * failure (Stryker's bail), so a mutant a unit test kills never waits for an export test.
+ */
+export const MUTATION_GROUPS = {
+  // the dataset declarations and their row builders
+  datasets: {
+    mutate: ["src/engine/Dataset.ts", "src/datasets/*.ts", "!src/datasets/index.ts"],
+    tests: ["test/addresses.test.ts", "test/row-edge-cases.test.ts", "test/row-builders.test.ts", "test/row-values.test.ts", "test/registry.test.ts"]
+  },
+  // the lake's commit protocol: files staged and committed under a lock, manifests, the layout,
+  // the S3 commit log, compaction's plan, merge and swap
+  lake: {
+    mutate: [
+      "src/lake/RangeSet.ts",
+      "src/lake/ParquetSink.ts",
+      "src/lake/Checkpoints.ts",
+      "src/lake/lock.ts",
+      "src/lake/manifest.ts",
+      "src/lake/commitLog.ts",
+      "src/lake/files.ts",
+      "src/lake/layout.ts",
+      "src/lake/compaction.ts"
+    ],
+    tests: ["test/rangeset.test.ts", "test/commit-log.test.ts", "test/lake-files.test.ts", "test/checkpoints.test.ts", "test/compaction.test.ts", "test/parquet-sink.test.ts"]
+  },
+  // retry, the request limiter, the indexer's error classification
+  http: {
+    mutate: ["src/http/retry.ts", "src/http/RequestLimiter.ts", "src/indexer/errors.ts"],
+    tests: ["test/errors.test.ts", "test/paging.test.ts", "test/indexer-client.test.ts", "test/retry.test.ts"]
+  },
+  // the engine: paging, planning, shards, snapshots, commit and resume, the indexer driver
+  engine: {
+    mutate: [
+      "src/engine/export.ts",
+      "src/engine/plan.ts",
+      "src/engine/positions.ts",
+      "src/engine/pager.ts",
+      "src/engine/shard.ts",
+      "src/engine/snapshot.ts",
+      "src/engine/pageDecode.ts",
+      "src/engine/commit.ts",
+      "src/engine/identity.ts",
+      "src/sources/indexer.ts",
+      "src/indexer/envelope.ts"
+    ],
+    tests: [
+      "test/paging.test.ts",
+      "test/plan.test.ts",
+      "test/export-checks.test.ts",
+      "test/page-decode.test.ts",
+      "test/checkpoints.test.ts",
+      "test/export-hostile.test.ts",
+      "test/shard-edges.test.ts",
+      "test/export-options.test.ts",
+      "test/export-values.test.ts",
+      "test/retry.test.ts"
+    ]
+  }
+}
+
+/** The group MUTATE_GROUP names, or an error naming the groups there are. */
+export const mutationGroup = (name = process.env.MUTATE_GROUP) => {
+  const group = MUTATION_GROUPS[name ?? ""]
+  if (!group) throw new Error(`MUTATE_GROUP must be one of ${Object.keys(MUTATION_GROUPS).join(", ")} (got ${name ?? "nothing"}); npm run mutate runs them all`)
+  return group
+}
