@@ -18,7 +18,7 @@ import type { Manifest } from "../src/lake/Checkpoints.js"
 import { runExport, type ExportOptions, type ExportReport } from "../src/engine/export.js"
 import { DEFAULT_RETRY } from "../src/http/retry.js"
 import { expectDatasetMatches, expectedLake } from "./support/chain-model.js"
-import { json, proxiedDevnet, sleep, type HostileServer } from "./support/hostile.js"
+import { json, proxiedDevnet, type HostileServer } from "./support/hostile.js"
 import { tempDirs } from "./support/tmp.js"
 
 const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 50, timeoutMs: 2_000, maxRetries: 4 }
@@ -134,8 +134,14 @@ describe("a shard's edges", () => {
     // the slow writer plans every height before the fast one commits the first half
     let release!: () => void
     const released = new Promise<void>((resolve) => (release = resolve))
+    // its first shard page arrives once it has planned: held until the fast writer has committed
+    let planned!: () => void
+    const shardStarted = new Promise<void>((resolve) => (planned = resolve))
     const slow = await proxy(async (req, forward) => {
-      if (req.url.pathname === BLOCKS_PATH && req.url.searchParams.get("pagination.limit") !== "1") await released
+      if (req.url.pathname === BLOCKS_PATH && req.url.searchParams.get("pagination.limit") !== "1") {
+        planned()
+        await released
+      }
       return forward()
     })
     const notices: Array<string> = []
@@ -146,7 +152,7 @@ describe("a shard's edges", () => {
       concurrency: 1,
       observer: { notice: (m) => notices.push(m), rows: (_, n) => (rows.slow += n) }
     })
-    await sleep(300)
+    await shardStarted
     const fast = await exportOk(devnet.indexerUrl, out, { datasets: ["blocks"], pageSize: 10, concurrency: 1, toHeight: half })
     release()
     const slowReport = await slowRun
