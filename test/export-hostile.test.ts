@@ -332,6 +332,22 @@ describe("export: a snapshot under a moving watermark", () => {
     expect(notices.filter((n) => /moved .* reading again/.test(n)).length).toBe(2)
   })
 
+  it("a watermark that moved once, during the first read, is judged again from where it stood before the second: exact, read twice", async () => {
+    let calls = 0
+    const server = await proxy(async (req, forward) => {
+      const res = await forward()
+      if (req.url.pathname !== "/status") return res
+      const status = JSON.parse(res.body)
+      // the run's first /status sees the tip; every later one a tip one higher
+      const moved = ++calls > 1 ? 1 : 0
+      return json({ ...status, height: status.height + moved, rich_list_height: status.rich_list_height + moved })
+    })
+    const { report, manifest, notices } = await collectionsSnapshot(server)
+    expect(report.datasets[0]).toMatchObject({ dataset: "nft_collections", consistency: "exact", rows: collections() })
+    expect(manifest.snapshots[0]).toMatchObject({ consistency: "exact", reads: 2, snapshot_height: tip(), watermark_before: tip(), watermark_after: tip() + 1, rows: collections() })
+    expect(notices.filter((n) => /moved .* reading again/.test(n))).toEqual([`nft_collections: the height moved (${tip()} → ${tip() + 1}) or pages overlapped (0 duplicates) during the read; reading again`])
+  })
+
   it("an unmodified devnet behind the same proxy gives exact, read once, with no note", async () => {
     const server = await proxy((_, forward) => forward())
     const { report, manifest } = await collectionsSnapshot(server)

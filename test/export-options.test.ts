@@ -12,7 +12,7 @@ import { exportLayer } from "../src/cli/layers.js"
 import { DATASETS, EXPORTED_DATASETS } from "../src/datasets/index.js"
 import { DENOMS, startDevnet, type Devnet } from "../src/devnet/index.js"
 import type { Manifest } from "../src/lake/Checkpoints.js"
-import { runExport, type DatasetPlan, type ExportOptions, type ExportReport } from "../src/engine/export.js"
+import { runExport, type DatasetPlan, type DatasetResult, type ExportOptions, type ExportReport } from "../src/engine/export.js"
 import { DEFAULT_RETRY } from "../src/http/retry.js"
 import { expectDatasetMatches, expectedLake, type ExpectedDataset } from "./support/chain-model.js"
 import { json, startProxy } from "./support/hostile.js"
@@ -41,9 +41,32 @@ const exportFrom = (indexerUrl: string, out: string, options: ExportOptions = {}
       Effect.provide(exportLayer({ indexerUrl, out, limits: { concurrency: 3, rps: 0 }, retry: FAST_RETRY }))
     )
   )
+/**
+ * An export that must succeed; what its observer heard must add up to its report: each dataset it
+ * exported done once, its rows summed to the report's (a shard re-exported after another writer
+ * took its range counts its dropped rows back out).
+ */
 const exportOk = async (out: string, options: ExportOptions = {}, indexerUrl = devnet.indexerUrl): Promise<ExportReport> => {
-  const r = await exportFrom(indexerUrl, out, options)
+  const heard = { rows: new Map<string, number>(), done: new Map<string, number>() }
+  const given = options.observer ?? {}
+  const observer = {
+    ...given,
+    rows: (d: string, n: number) => {
+      heard.rows.set(d, (heard.rows.get(d) ?? 0) + n)
+      given.rows?.(d, n)
+    },
+    done: (d: string, result: DatasetResult) => {
+      heard.done.set(d, (heard.done.get(d) ?? 0) + 1)
+      given.done?.(d, result)
+    }
+  }
+  const r = await exportFrom(indexerUrl, out, { ...options, observer })
   if (Either.isLeft(r)) throw new Error(`export failed: ${String(r.left)}`)
+  if (!options.dryRun)
+    for (const d of r.right.datasets.filter((d) => d.skipped === undefined)) {
+      expect(heard.done.get(d.dataset), `${d.dataset}: done`).toBe(1)
+      expect(heard.rows.get(d.dataset) ?? 0, `${d.dataset}: rows heard`).toBe(d.rows)
+    }
   return r.right
 }
 const manifest = (out: string, dataset: string): Manifest => JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8"))
@@ -112,7 +135,12 @@ describe("height bounds", () => {
     const notices: Array<string> = []
     const c = devnet.chain
     const report = await exportOk(out, { datasets: ["evm_internal_txs"], fromHeight: c.internalTxHeight - 5, toHeight: c.tip, observer: { notice: (m) => notices.push(m) } })
-    expect(notices).toContain(`evm_internal_txs: --to-height ${c.tip} is above internal_tx_height ${c.internalTxHeight}; exporting to ${c.internalTxHeight}`)
+    expect(notices.filter((n) => n.includes("is above"))).toEqual([`evm_internal_txs: --to-height ${c.tip} is above internal_tx_height ${c.internalTxHeight}; exporting to ${c.internalTxHeight}`])
+    // a goal ahead of the chain (a follow round) is clipped without a word; heights within reach are not clipped at all
+    const quiet: Array<string> = []
+    await exportOk(dirs.make(), { datasets: ["evm_internal_txs"], fromHeight: c.internalTxHeight - 2, toHeight: c.tip, toHeightAhead: true, observer: { notice: (m) => quiet.push(m) } })
+    await exportOk(dirs.make(), { datasets: ["blocks", "evm_internal_txs"], fromHeight: c.internalTxHeight - 2, toHeight: c.internalTxHeight, observer: { notice: (m) => quiet.push(m) } })
+    expect(quiet.filter((n) => n.includes("is above"))).toEqual([])
     await expectDatasetMatches(out, between("evm_internal_txs", c.internalTxHeight - 5, c.internalTxHeight))
     expect(report.datasets[0].rows).toBe(between("evm_internal_txs", c.internalTxHeight - 5, c.internalTxHeight).rows.length)
     // heights past every row of the source: a position range that is empty
@@ -133,7 +161,19 @@ describe("dry run", () => {
     expect(report.plans).toEqual(plans)
     expect(plans.map((p) => p.dataset)).toEqual(EXPORTED_DATASETS.map((d) => d.name))
     expect(plans.find((p) => p.dataset === "blocks")).toMatchObject({ todo: devnet.chain.tip - 30, done: 30 })
-    expect(plans.find((p) => p.dataset === "holders")).toMatchObject({ kind: "snapshot", unit: "snapshot", watermark: devnet.chain.richListHeight })
+    expect(plans.find((p) => p.dataset === "holders")).toMatchObject({ kind: "snapshot", unit: "snapshot", heights: [devnet.chain.richListHeight, devnet.chain.richListHeight], watermark: devnet.chain.richListHeight })
+    // datasets that read block times ask about one block-list request per page besides their own; one page per shard here
+    const big: Array<DatasetPlan> = []
+    await exportOk(dirs.make(), { dryRun: true, datasets: ["txs", "evm_txs"], fromHeight: 5, toHeight: 20, pageSize: 1_000, observer: { planned: (_, p) => big.push(p) } })
+    expect(big.map((p) => [p.dataset, p.heights, p.estimatedRequests])).toEqual([
+      ["txs", [5, 20], big[0].shards],
+      ["evm_txs", [5, 20], 2 * big[1].shards]
+    ])
+    expect(big.every((p) => p.shards >= 1)).toBe(true)
+    // one height is a range too
+    const one: Array<DatasetPlan> = []
+    await exportOk(dirs.make(), { dryRun: true, datasets: ["blocks"], fromHeight: 7, toHeight: 7, observer: { planned: (_, p) => one.push(p) } })
+    expect(one).toMatchObject([{ dataset: "blocks", heights: [7, 7], todo: 1 }])
     expect(report.datasets.every((d) => d.rows === 0 && d.files === 0)).toBe(true)
     // into a folder that holds no lake yet: not even the lake's identity is written
     const fresh = dirs.make()
@@ -339,6 +379,44 @@ describe("what each source serves", () => {
 
 describe("snapshot reads that cannot be trusted", () => {
   const collections = "/indexer/nft/v1/collections"
+
+  it("a counted list read to its end may pass its total by two pages at most: one row more fails, exactly two pages is read (best-effort, short of nothing)", async () => {
+    const denom = DENOMS[0].denom
+    const path = `/indexer/richlist/v1/${encodeURIComponent(denom)}`
+    const all = (await (await fetch(`${devnet.indexerUrl}${path}?pagination.limit=1000`)).json()) as { holders: Array<unknown> }
+    const rows = all.holders.length
+    const pageSize = 3
+    expect(rows, "the rich list is longer than three pages").toBeGreaterThan(3 * pageSize)
+    const withTotal = (total: number) =>
+      startProxy(devnet.indexerUrl, async (req, forward) => {
+        const res = await forward()
+        if (req.url.pathname !== path) return res
+        const page = JSON.parse(res.body)
+        page.pagination.total = String(total)
+        return json(page)
+      })
+    const holdersWith = async (total: number, size = pageSize) => {
+      const server = await withTotal(total)
+      try {
+        return await exportFrom(server.url, dirs.make(), { datasets: ["holders"], params: { denoms: [denom] }, pageSize: size })
+      } finally {
+        await server.close()
+      }
+    }
+    const atTheBound = await holdersWith(rows - 2 * pageSize)
+    expect(Either.isRight(atTheBound) && atTheBound.right.datasets[0], String(Either.isLeft(atTheBound) && atTheBound.left)).toMatchObject({ dataset: "holders", rows, consistency: "best-effort" })
+    const pastIt = await holdersWith(rows - 2 * pageSize - 1)
+    expect(Either.isLeft(pastIt) && pastIt.left).toMatchObject({ _tag: "IndexerPagingError", message: `${rows} records read, but pagination.total says ${rows - 2 * pageSize - 1}: the listing does not end` })
+    // a total of 0 bounds the read too: it stops at the first page past two
+    const zero = await holdersWith(0)
+    expect(Either.isLeft(zero) && zero.left).toMatchObject({ _tag: "IndexerPagingError", message: `${3 * pageSize} records read, but pagination.total says 0: the listing does not end` })
+    // within two pages of it, a total of 0 is a count the rows contradict: best-effort, read three times
+    const zeroInOnePage = await holdersWith(0, 1_000)
+    expect(Either.isRight(zeroInOnePage) && zeroInOnePage.right.datasets[0]).toMatchObject({ rows, consistency: "best-effort" })
+    // no count at all (-1) promises nothing: the read is exact
+    const uncounted = await holdersWith(-1, 1_000)
+    expect(Either.isRight(uncounted) && uncounted.right.datasets[0], String(Either.isLeft(uncounted) && uncounted.left)).toMatchObject({ rows, consistency: "exact" })
+  })
   it("a row repeated across pages is kept once and the snapshot is best-effort; an exact total the rows do not reach too", async () => {
     const repeating = await startProxy(devnet.indexerUrl, async (req, forward) => {
       if (req.url.pathname !== collections) return forward()
@@ -413,7 +491,12 @@ describe("snapshot reads that cannot be trusted", () => {
     }
   })
 
-  it("a list with an estimated total that never ends (the collections list inventing collections) fails too, far past the estimate", async () => {
+  it.each([
+    // ten times the estimate is below 200 pages: the pages decide
+    { estimate: 3, pageSize: 2, failsAt: 402 },
+    // ten times the estimate is past 200 pages: the estimate decides
+    { estimate: 30, pageSize: 1, failsAt: 301 }
+  ])("a list with an estimated total that never ends (the collections list inventing collections) fails too, far past the estimate: $estimate, $pageSize a page", async ({ estimate, pageSize, failsAt }) => {
     let served = 0
     const endless = await startProxy(devnet.indexerUrl, async (req, forward) => {
       if (req.url.pathname !== collections) return forward()
@@ -425,13 +508,18 @@ describe("snapshot reads that cannot be trusted", () => {
       page.collections = page.collections.map((c: Record<string, unknown>, i: number) => ({ ...c, object_addr: `0x${served.toString(16).padStart(8, "0")}${i.toString(16).padStart(32, "0")}` }))
       page.pagination.next_key = Buffer.from(String(served * page.collections.length)).toString("base64")
       // reltuples: an estimate, never the count
-      page.pagination.total = "3"
+      page.pagination.total = String(estimate)
       return json(page)
     })
     try {
-      const r = await exportFrom(endless.url, dirs.make(), { datasets: ["nft_collections"], pageSize: 2 })
-      expect(Either.isLeft(r) && r.left).toMatchObject({ _tag: "IndexerPagingError", endpoint: "collections", message: expect.stringMatching(/ten times what pagination\.total estimates \(3\) and past 200 pages: the listing does not end$/) })
-      expect(served).toBeLessThan(220)
+      const r = await exportFrom(endless.url, dirs.make(), { datasets: ["nft_collections"], pageSize })
+      expect(Either.isLeft(r) && r.left).toMatchObject({
+        _tag: "IndexerPagingError",
+        endpoint: "collections",
+        message: `${failsAt} records read, ten times what pagination.total estimates (${estimate}) and past 200 pages: the listing does not end`
+      })
+      // its pages, and the probe that asked whether the list is served
+      expect(served).toBe(failsAt / pageSize + 1)
     } finally {
       await endless.close()
     }
@@ -454,6 +542,10 @@ describe("snapshot reads that cannot be trusted", () => {
     try {
       const r = await exportFrom(endless.url, dirs.make(), { datasets: ["nft_tokens"], pageSize: 2 })
       expect(Either.isLeft(r) && r.left).toMatchObject({ _tag: "IndexerPagingError", endpoint: "tokens/by_collection", message: expect.stringMatching(/^\d+ records read, but pagination\.total says \d+: the listing does not end$/) })
+      // it stops at the first page past total + 2 pages (2 rows a page), not before
+      const [read, total] = (/^(\d+) records read, but pagination\.total says (\d+)/.exec((r as Either.Left<{ message: string }, unknown>).left.message) ?? []).slice(1).map(Number)
+      expect(read, `${read} read, total ${total}`).toBeGreaterThan(total + 2 * 2)
+      expect(read).toBeLessThanOrEqual(total + 2 * 2 + 2)
       // stopped a few pages past the total, not after reading on and on
       expect(served).toBeLessThan(200)
     } finally {
