@@ -270,6 +270,43 @@ describe("what the chain cannot serve", () => {
       await proxy.close()
     }
   })
+
+  it("a lake whose files predate a column says so when an export adds to it (append and snapshot datasets)", async () => {
+    const out = dirs.make()
+    await exportOk(out, { datasets: ["blocks", "holders"], toHeight: 20, params: { denoms: [DENOMS[0].denom] } })
+    // as a chain-lake before these columns would have written the manifests
+    for (const [name, column] of [["blocks", "total_fee_denom"], ["holders", "account_hex"]]) {
+      const path = join(out, name, "_manifest.json")
+      const m = JSON.parse(readFileSync(path, "utf8"))
+      m.columns = m.columns.filter((c: { name: string }) => c.name !== column)
+      writeFileSync(path, JSON.stringify(m))
+    }
+    const notices: Array<string> = []
+    await exportOk(out, { datasets: ["blocks", "holders"], params: { denoms: [DENOMS[1].denom] }, observer: { notice: (m) => notices.push(m) } })
+    expect(notices.filter((n) => n.includes("lack"))).toEqual([
+      "blocks: files committed earlier lack total_fee_denom (added by a newer chain-lake); those rows read NULL there: export into a new folder to have it everywhere",
+      "holders: files committed earlier lack account_hex (added by a newer chain-lake); those rows read NULL there: export into a new folder to have it everywhere"
+    ])
+  })
+
+  it("a watermark of 0 is none (nothing indexed yet); a watermark of 1 is a height", async () => {
+    const at = (richListHeight: number) =>
+      startProxy(devnet.indexerUrl, async (req, forward) => {
+        if (req.url.pathname !== "/status") return forward()
+        return json({ ...JSON.parse((await forward()).body), rich_list_height: richListHeight })
+      })
+    const zero = await at(0)
+    const one = await at(1)
+    try {
+      const none = await exportFrom(zero.url, dirs.make(), { datasets: ["holders"], params: { denoms: [DENOMS[0].denom] } })
+      expect(Either.isLeft(none) && none.left).toMatchObject({ _tag: "ExportError", message: "holders cannot be exported from this source (no rich_list_height)" })
+      const first = await exportOk(dirs.make(), { datasets: ["holders"], params: { denoms: [DENOMS[0].denom] } }, one.url)
+      expect(first.datasets[0]).toMatchObject({ dataset: "holders", snapshotHeight: 1 })
+    } finally {
+      await zero.close()
+      await one.close()
+    }
+  })
 })
 
 describe("snapshots", () => {
@@ -286,7 +323,9 @@ describe("snapshots", () => {
     expect(first.datasets.find((d) => d.dataset === "holders")).toMatchObject({ rows: holdersOf(1), files: 1, snapshotHeight: c.richListHeight, consistency: "exact" })
     expect(first.datasets.find((d) => d.dataset === "nft_collections")).toMatchObject({ snapshotHeight: c.tip, consistency: "exact" })
     expectReportMatchesManifests(first, out)
-    const again = await exportOk(out, { datasets: ["holders", "nft_collections"], params: { denoms: [DENOMS[1].denom] } })
+    const againNotices: Array<string> = []
+    const again = await exportOk(out, { datasets: ["holders", "nft_collections"], params: { denoms: [DENOMS[1].denom] }, observer: { notice: (m) => againNotices.push(m) } })
+    expect(againNotices.sort()).toEqual([`holders: snapshot at height ${c.richListHeight} is already committed`, `nft_collections: snapshot at height ${c.tip} is already committed`])
     // reported in the catalog's order, whatever the order asked in
     expect(again.datasets.map((d) => [d.dataset, d.skipped])).toEqual([
       ["nft_collections", `snapshot ${c.tip} already committed`],
@@ -379,6 +418,22 @@ describe("what each source serves", () => {
 
 describe("snapshot reads that cannot be trusted", () => {
   const collections = "/indexer/nft/v1/collections"
+
+  it("a snapshot list's record that breaks its schema fails the read, naming the list, the page and the field", async () => {
+    const broken = await startProxy(devnet.indexerUrl, async (req, forward) => {
+      const res = await forward()
+      if (req.url.pathname !== collections || req.url.searchParams.get("pagination.limit") === "1") return res
+      const page = JSON.parse(res.body)
+      page.collections[1] = { ...page.collections[1], object_addr: 7 }
+      return json(page)
+    })
+    try {
+      const r = await exportFrom(broken.url, dirs.make(), { datasets: ["nft_collections"] })
+      expect(Either.isLeft(r) && r.left).toMatchObject({ _tag: "IndexerDecodeError", endpoint: "collections", path: "collections[1].object_addr" })
+    } finally {
+      await broken.close()
+    }
+  })
 
   it("a counted list read to its end may pass its total by two pages at most: one row more fails, exactly two pages is read (best-effort, short of nothing)", async () => {
     const denom = DENOMS[0].denom
