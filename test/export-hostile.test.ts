@@ -144,6 +144,22 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     expect(manifestOf(out, "txs")?.files ?? []).toEqual([])
   })
 
+  it("a total that stops short of the txs of the last height asked for is stale too (the row past it is at that height)", async () => {
+    const c = devnet.chain
+    // every tx below the tip's block: the row at position `stale` is the tip's first tx
+    const stale = c.txSeqBefore(c.tip)
+    expect(c.txTotal()).toBeGreaterThan(stale)
+    const server = await proxy(async (req, forward) => {
+      const res = await forward()
+      if (req.url.pathname !== TXS_PATH) return res
+      const page = JSON.parse(res.body)
+      page.pagination.total = String(stale)
+      return json(page)
+    })
+    const err = failureOf(await exportVia(server, dirs.make(), { datasets: ["txs"], toHeight: c.tip }))
+    expect(err.message).toBe(`pagination.total says ${stale} rows, but position ${stale} holds a row at height ${c.tip} (at most ${c.tip} asked for): the total is lower than the data`)
+  })
+
   it("a cursor that repeats (a page answers with the key it was asked with) → IndexerPagingError", async () => {
     // the first shard starts at offset 0 and pages 50 at a time, so it follows {"sequence": 100}
     const repeated = cursorKey({ sequence: 100 })

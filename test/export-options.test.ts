@@ -42,12 +42,12 @@ const exportFrom = (indexerUrl: string, out: string, options: ExportOptions = {}
     )
   )
 /**
- * An export that must succeed; what its observer heard must add up to its report: each dataset it
- * exported done once, its rows summed to the report's (a shard re-exported after another writer
- * took its range counts its dropped rows back out).
+ * An export that must succeed; what its observer heard must add up to its report: the plans, each
+ * dataset it exported done once, its rows summed to the report's (a shard re-exported after another
+ * writer took its range counts its dropped rows back out).
  */
 const exportOk = async (out: string, options: ExportOptions = {}, indexerUrl = devnet.indexerUrl): Promise<ExportReport> => {
-  const heard = { rows: new Map<string, number>(), done: new Map<string, number>() }
+  const heard = { rows: new Map<string, number>(), done: new Map<string, number>(), planned: [] as Array<DatasetPlan> }
   const given = options.observer ?? {}
   const observer = {
     ...given,
@@ -58,10 +58,16 @@ const exportOk = async (out: string, options: ExportOptions = {}, indexerUrl = d
     done: (d: string, result: DatasetResult) => {
       heard.done.set(d, (heard.done.get(d) ?? 0) + 1)
       given.done?.(d, result)
+    },
+    planned: (d: string, plan: DatasetPlan) => {
+      heard.planned.push(plan)
+      given.planned?.(d, plan)
     }
   }
   const r = await exportFrom(indexerUrl, out, { ...options, observer })
   if (Either.isLeft(r)) throw new Error(`export failed: ${String(r.left)}`)
+  // the plans heard are the report's: one for each dataset not skipped before planning
+  expect(r.right.plans).toEqual(heard.planned)
   if (!options.dryRun)
     for (const d of r.right.datasets.filter((d) => d.skipped === undefined)) {
       expect(heard.done.get(d.dataset), `${d.dataset}: done`).toBe(1)
