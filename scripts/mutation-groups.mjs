@@ -63,6 +63,7 @@ export const MUTATION_GROUPS = {
       "test/plan.test.ts",
       "test/export-checks.test.ts",
       "test/page-decode.test.ts",
+      "test/block-times.test.ts",
       "test/checkpoints.test.ts",
       "test/export-hostile.test.ts",
       "test/shard-edges.test.ts",

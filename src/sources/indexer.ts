@@ -55,6 +55,7 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
 
   const times = new Map<number, string>()
   const remember = (height: number, time: string) => {
+    // Stryker disable next-line all: bounds memory only (50,000 heights of a run); no answer changes
     if (times.size >= BLOCK_TIME_CACHE) for (const old of [...times.keys()].slice(0, BLOCK_TIME_CACHE / 10)) times.delete(old)
     times.set(height, time)
   }
@@ -118,6 +119,7 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
       ),
     // the real indexer answers 404 on routes it does not serve (EVM routes on Move/Wasm rollups)
     served: (list) =>
+      // Stryker disable next-line BooleanLiteral: either end of the list answers whether it is served
       page(list, { limit: 1, reverse: false }).pipe(
         Effect.as(true),
         Effect.catchIf(is404, () => Effect.succeed(false))
