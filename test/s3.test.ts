@@ -177,7 +177,9 @@ describe("s3:// output and publishing", () => {
     let cutShort = 0
     // one lake of three exports' small files, copied object by object for each kill
     for (const h of [50, 100, 150]) expect((await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", "s3://lake/uncompacted", "--s3-endpoint", endpoint, "--datasets", "blocks,txs", "--to-height", String(h)])).code).toBe(0)
-    for (const [i, delayMs] of [500, 900, 1300].entries()) {
+    // each kill lands a little after the compaction put its intent (its swap has begun), not at a
+    // fixed time from the start, which a loaded machine shifts before or after the swap
+    for (const [i, delayMs] of [0, 60, 200].entries()) {
       const url = `s3://lake/killed${i}`
       for (const k of await keys("uncompacted/")) {
         const body = await (await s3.send(new GetObjectCommand({ Bucket: "lake", Key: k }))).Body!.transformToByteArray()
@@ -185,6 +187,7 @@ describe("s3:// output and publishing", () => {
       }
       const child = spawn(process.execPath, [BIN, "compact", "--data", url, "--s3-endpoint", endpoint], { stdio: "ignore" })
       const exited = new Promise((resolve) => child.on("exit", resolve))
+      for (let waited = 0; waited < 20_000 && (await keys(`killed${i}/.chain-lake/compacting/`)).length === 0; waited += 10) await new Promise((r) => setTimeout(r, 10))
       await new Promise((r) => setTimeout(r, delayMs))
       child.kill("SIGKILL")
       await exited
