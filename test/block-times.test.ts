@@ -90,8 +90,20 @@ describe("block times", () => {
     expect(Either.isLeft(lacking) && lacking.left).toMatchObject({
       _tag: "IndexerPagingError",
       endpoint: "blocks",
-      message: "block 31 is not in the block list (pruned, or not indexed yet), so the rows at that height have no block time"
+      message: "block 31 is not in the block list (pruned, or not indexed yet), so the rows at that height have no block time",
+      // the cursor that would ask for it
+      key: Buffer.from(JSON.stringify({ height: 30 })).toString("base64")
     })
+
+    // a block list with nothing from a height on (pruned, or not indexed yet): its empty page ends the walk
+    const emptied = await blockPagesVia((blocks) => blocks.splice(0))
+    const none = await withSource(emptied, (source) => source.blockTimes([70, 71]))
+    expect(Either.isLeft(none) && none.left).toMatchObject({ _tag: "IndexerPagingError", message: "block 70 is not in the block list (pruned, or not indexed yet), so the rows at that height have no block time" })
+
+    // the same height twice is no order either
+    const repeated = await blockPagesVia((blocks) => blocks.splice(1, 0, blocks[0]))
+    const twice = await withSource(repeated, (source) => source.blockTimes([60, 61]))
+    expect(Either.isLeft(twice) && twice.left).toMatchObject({ _tag: "IndexerPagingError", endpoint: "blocks", message: "height 60 came after height 60: the block list went back" })
 
     const untimed = await blockPagesVia((blocks) => delete blocks[1].timestamp)
     const noTime = await withSource(untimed, (source) => source.blockTimes([40, 41]))
@@ -119,7 +131,7 @@ describe("the driver's answers", () => {
   it("a body that never parses is a truncated body, fetched again before it fails", async () => {
     const server = await proxy((req, forward) => (req.url.pathname === txsList.path ? text(200, '{"txs": [{"txhash": "AB', { "content-type": "application/json" }) : forward()))
     const r = await withSource(server, (source) => source.page(txsList, { limit: 5, reverse: false }))
-    expect(Either.isLeft(r) && r.left).toMatchObject({ _tag: "IndexerTruncatedBody" })
+    expect(Either.isLeft(r) && r.left).toMatchObject({ _tag: "IndexerTruncatedBody", url: expect.stringContaining(txsList.path), bytes: '{"txs": [{"txhash": "AB'.length })
     expect(server.requests.filter((q) => q.path.startsWith(txsList.path)).length).toBe(1 + FAST_RETRY.maxRetries)
   })
 

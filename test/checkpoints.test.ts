@@ -11,6 +11,7 @@ import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { Checkpoints, layerCheckpoints, makeCheckpoints, retiredPath, type CheckpointsService, type CommittedFile, type CommittedSnapshot } from "../src/lake/Checkpoints.js"
 import type { Column } from "../src/lake/columns.js"
+import { commitFiles, olderColumnsNotice } from "../src/engine/commit.js"
 import { filesUnder } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
 
@@ -596,5 +597,43 @@ describe("a dataset's lock, waited for", () => {
     await openWith(JSON.stringify({ host, pid: process.ppid, writer: "w", at: "" }), 0)
     expect(Date.now()).toBeGreaterThanOrEqual(freedAt)
     expect(existsSync(lock)).toBe(false)
+  })
+})
+
+describe("the engine's commit step (src/engine/commit.ts)", () => {
+  it("commits without anyone watching (the samplers pass no onCommitted), and tells a watcher only of commits that went through", async () => {
+    const root = temp.make()
+    const heard: Array<ReadonlyArray<string>> = []
+    const outcomes = await run(
+      root,
+      Effect.gen(function* () {
+        const c = yield* Checkpoints
+        yield* c.open("blocks", "height", columns)
+        const unwatched = yield* commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/a.parquet", [0, 10])]), [0, 10])
+        const watched = yield* commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/b.parquet", [10, 20])]), [10, 20], (files) => heard.push(files.map((f) => f.path)))
+        const refused = yield* commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/c.parquet", [5, 15])]), [5, 15], (files) => heard.push(files.map((f) => f.path)))
+        return [unwatched.committed, watched.committed, refused.committed]
+      })
+    )
+    expect(outcomes).toEqual([true, true, false])
+    expect(heard).toEqual([["height_bucket=0/b.parquet"]])
+    expect(onDisk(root, "blocks").files.map((f: CommittedFile) => f.path)).toEqual(["height_bucket=0/a.parquet", "height_bucket=0/b.parquet"])
+  })
+})
+
+describe("olderColumnsNotice", () => {
+  const now = [{ name: "height" }, { name: "hash" }, { name: "fee_denom" }, { name: "fee_amount" }]
+  it("says which columns the files committed earlier lack, naming each", () => {
+    expect(olderColumnsNotice("blocks", { columns: [{ name: "height" }, { name: "hash" }, { name: "fee_amount" }], files: [{}] }, now)).toBe(
+      "blocks: files committed earlier lack fee_denom (added by a newer chain-lake); those rows read NULL there: export into a new folder to have it everywhere"
+    )
+    expect(olderColumnsNotice("blocks", { columns: [{ name: "height" }, { name: "hash" }], files: [{}] }, now)).toBe(
+      "blocks: files committed earlier lack fee_denom, fee_amount (added by a newer chain-lake); those rows read NULL there: export into a new folder to have them everywhere"
+    )
+  })
+  it("says nothing when no file was committed, there is no manifest, or nothing is lacking", () => {
+    expect(olderColumnsNotice("blocks", { columns: [], files: [] }, now)).toBeUndefined()
+    expect(olderColumnsNotice("blocks", undefined, now)).toBeUndefined()
+    expect(olderColumnsNotice("blocks", { columns: now, files: [{}] }, now)).toBeUndefined()
   })
 })

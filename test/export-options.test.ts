@@ -5,12 +5,13 @@
  * the chain cannot serve, explicit denoms and snapshots already committed, and the option errors.
  */
 import { Effect, Either } from "effect"
-import { readFileSync, writeFileSync } from "node:fs"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { exportLayer } from "../src/cli/layers.js"
 import { DATASETS, EXPORTED_DATASETS } from "../src/datasets/index.js"
 import { DENOMS, startDevnet, type Devnet } from "../src/devnet/index.js"
+import type { Dataset } from "../src/engine/Dataset.js"
 import type { Manifest } from "../src/lake/Checkpoints.js"
 import { runExport, type DatasetPlan, type DatasetResult, type ExportOptions, type ExportReport } from "../src/engine/export.js"
 import { DEFAULT_RETRY } from "../src/http/retry.js"
@@ -35,10 +36,10 @@ afterAll(async () => {
   dirs.removeAll()
 })
 
-const exportFrom = (indexerUrl: string, out: string, options: ExportOptions = {}) =>
+const exportFrom = (indexerUrl: string, out: string, options: ExportOptions = {}, retry = FAST_RETRY) =>
   Effect.runPromise(
     Effect.either(runExport(DATASETS, { pageSize: 20, concurrency: 3, bucketWidth: BUCKET_WIDTH, ...options })).pipe(
-      Effect.provide(exportLayer({ indexerUrl, out, limits: { concurrency: 3, rps: 0 }, retry: FAST_RETRY }))
+      Effect.provide(exportLayer({ indexerUrl, out, limits: { concurrency: 3, rps: 0 }, retry }))
     )
   )
 /**
@@ -46,7 +47,7 @@ const exportFrom = (indexerUrl: string, out: string, options: ExportOptions = {}
  * dataset it exported done once, its rows summed to the report's (a shard re-exported after another
  * writer took its range counts its dropped rows back out).
  */
-const exportOk = async (out: string, options: ExportOptions = {}, indexerUrl = devnet.indexerUrl): Promise<ExportReport> => {
+const exportOk = async (out: string, options: ExportOptions = {}, indexerUrl = devnet.indexerUrl, retry = FAST_RETRY): Promise<ExportReport> => {
   const heard = { rows: new Map<string, number>(), done: new Map<string, number>(), planned: [] as Array<DatasetPlan> }
   const given = options.observer ?? {}
   const observer = {
@@ -64,7 +65,7 @@ const exportOk = async (out: string, options: ExportOptions = {}, indexerUrl = d
       given.planned?.(d, plan)
     }
   }
-  const r = await exportFrom(indexerUrl, out, { ...options, observer })
+  const r = await exportFrom(indexerUrl, out, { ...options, observer }, retry)
   if (Either.isLeft(r)) throw new Error(`export failed: ${String(r.left)}`)
   // the plans heard are the report's: one for each dataset not skipped before planning
   expect(r.right.plans).toEqual(heard.planned)
@@ -149,9 +150,12 @@ describe("height bounds", () => {
     expect(quiet.filter((n) => n.includes("is above"))).toEqual([])
     await expectDatasetMatches(out, between("evm_internal_txs", c.internalTxHeight - 5, c.internalTxHeight))
     expect(report.datasets[0].rows).toBe(between("evm_internal_txs", c.internalTxHeight - 5, c.internalTxHeight).rows.length)
-    // heights past every row of the source: a position range that is empty
-    const empty = await exportOk(dirs.make(), { datasets: ["txs"], fromHeight: c.tip + 1, toHeight: c.tip + 5 })
-    expect(empty.datasets[0]).toMatchObject({ dataset: "txs", rows: 0, files: 0 })
+    // heights past every row of the source: a range that is empty, by height or by position; no heights planned
+    const past: Array<string> = []
+    const empty = await exportOk(dirs.make(), { datasets: ["blocks", "txs", "token_transfers_cosmos"], fromHeight: c.tip + 3, toHeight: c.tip + 5, observer: { notice: (m) => past.push(m) } })
+    expect(empty.datasets.map((d) => [d.dataset, d.rows, d.files])).toEqual([["blocks", 0, 0], ["txs", 0, 0], ["token_transfers_cosmos", 0, 0]])
+    expect(empty.plans.map((p) => [p.dataset, p.heights, p.todo, p.done, p.shards])).toEqual([["blocks", null, 0, 0, 0], ["txs", null, 0, 0, 0], ["token_transfers_cosmos", null, 0, 0, 0]])
+    expect(past.filter((n) => n.includes("is above"))).toEqual([`blocks: --to-height ${c.tip + 5} is above height ${c.tip}; exporting to ${c.tip}`, `txs, token_transfers_cosmos: --to-height ${c.tip + 5} is above height ${c.tip}; exporting to ${c.tip}`])
   })
 })
 
@@ -176,6 +180,17 @@ describe("dry run", () => {
       ["evm_txs", [5, 20], 2 * big[1].shards]
     ])
     expect(big.every((p) => p.shards >= 1)).toBe(true)
+    // a source read by a dataset that needs block times and one that does not: their pages are the same requests, so both plans count the block lists
+    const txs = DATASETS.find((d) => d.name === "txs")!
+    const mixed = await Effect.runPromise(
+      runExport([...DATASETS, { ...txs, name: "txs_timed", blockTime: true } as Dataset], { dryRun: true, datasets: ["txs", "txs_timed"], fromHeight: 5, toHeight: 20, pageSize: 1_000, concurrency: 3 }).pipe(
+        Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out: dirs.make(), limits: { concurrency: 3, rps: 0 }, retry: FAST_RETRY }))
+      )
+    )
+    expect(mixed.plans.map((p) => [p.dataset, p.estimatedRequests])).toEqual([
+      ["txs", 2 * mixed.plans[0].shards],
+      ["txs_timed", 2 * mixed.plans[0].shards]
+    ])
     // one height is a range too
     const one: Array<DatasetPlan> = []
     await exportOk(dirs.make(), { dryRun: true, datasets: ["blocks"], fromHeight: 7, toHeight: 7, observer: { planned: (_, p) => one.push(p) } })
@@ -330,7 +345,11 @@ describe("snapshots", () => {
     expect(first.datasets.find((d) => d.dataset === "nft_collections")).toMatchObject({ snapshotHeight: c.tip, consistency: "exact" })
     expectReportMatchesManifests(first, out)
     const againNotices: Array<string> = []
-    const again = await exportOk(out, { datasets: ["holders", "nft_collections"], params: { denoms: [DENOMS[1].denom] }, observer: { notice: (m) => againNotices.push(m) } })
+    const againRows: Array<[string, number]> = []
+    const again = await exportOk(out, { datasets: ["holders", "nft_collections"], params: { denoms: [DENOMS[1].denom] }, observer: { notice: (m) => againNotices.push(m), rows: (d, n) => againRows.push([d, n]) } })
+    // nothing read, nothing to hear, all counts zero
+    expect(againRows).toEqual([])
+    expect(again.datasets.map((d) => [d.rows, d.files, d.bytes])).toEqual([[0, 0, 0], [0, 0, 0]])
     expect(againNotices.sort()).toEqual([`holders: snapshot at height ${c.richListHeight} is already committed`, `nft_collections: snapshot at height ${c.tip} is already committed`])
     // reported in the catalog's order, whatever the order asked in
     expect(again.datasets.map((d) => [d.dataset, d.skipped])).toEqual([
@@ -345,6 +364,124 @@ describe("snapshots", () => {
     expect(m.files.map((f) => f.path)).toEqual([`snapshot_height=${c.richListHeight}/part-0.parquet`, `snapshot_height=${c.richListHeight}/part-1.parquet`])
     expect(m.files.every((f) => f.min_height === c.richListHeight && f.max_height === c.richListHeight)).toBe(true)
     await expectDatasetMatches(out, lake.get("holders")!)
+  })
+})
+
+describe("denoms from the lake", () => {
+  it("holders takes its denoms from the blocks committed; blocks files it cannot read fail the run naming the error", async () => {
+    const out = dirs.make()
+    await exportOk(out, { datasets: ["blocks"], toHeight: 20 })
+    const fromBlocks = await exportOk(dirs.make(), { datasets: ["blocks", "holders"], toHeight: 20 })
+    expect(fromBlocks.datasets.find((d) => d.dataset === "holders")).toMatchObject({ consistency: "exact" })
+    const file = join(out, "blocks", manifest(out, "blocks").files[0].path)
+    writeFileSync(file, "not parquet")
+    const broken = await exportFrom(devnet.indexerUrl, out, { datasets: ["holders"] })
+    expect(Either.isLeft(broken) && broken.left).toMatchObject({ _tag: "SinkError", message: expect.stringContaining(`File '${file}' too small to be a Parquet file`) })
+  })
+})
+
+describe("snapshots at a later height", () => {
+  it("a rich list at a new height is a new snapshot, read in full beside the earlier one", async () => {
+    const c = devnet.chain
+    const earlier = await startProxy(devnet.indexerUrl, async (req, forward) => {
+      if (req.url.pathname !== "/status") return forward()
+      return json({ ...JSON.parse((await forward()).body), rich_list_height: c.richListHeight - 1 })
+    })
+    try {
+      const out = dirs.make()
+      const params = { denoms: [DENOMS[0].denom] }
+      await exportOk(out, { datasets: ["holders"], params }, earlier.url)
+      const later = await exportOk(out, { datasets: ["holders"], params })
+      expect(later.datasets[0]).toMatchObject({ rows: c.holders(0).length, snapshotHeight: c.richListHeight, consistency: "exact" })
+      expect(manifest(out, "holders").snapshots.map((s) => [s.snapshot_height, s.rows])).toEqual([
+        [c.richListHeight - 1, c.holders(0).length],
+        [c.richListHeight, c.holders(0).length]
+      ])
+    } finally {
+      await earlier.close()
+    }
+  })
+})
+
+describe("two writers of one snapshot", () => {
+  it("the one that commits second keeps the other's rows and reads what is left: here nothing", async () => {
+    const c = devnet.chain
+    let arrived!: () => void
+    let release!: () => void
+    const reading = new Promise<void>((r) => (arrived = r))
+    const released = new Promise<void>((r) => (release = r))
+    const held = await startProxy(devnet.indexerUrl, async (req, forward) => {
+      if (req.url.pathname.startsWith("/indexer/richlist/v1/") && req.url.searchParams.get("pagination.limit") !== "1") {
+        arrived()
+        await released
+      }
+      return forward()
+    })
+    let second: Promise<ExportReport> | undefined
+    try {
+      const out = dirs.make()
+      const params = { denoms: [DENOMS[0].denom] }
+      const notices: Array<string> = []
+      // its held request waits for the first writer, however slow the machine: no request timeout
+      second = exportOk(out, { datasets: ["holders"], params, observer: { notice: (m) => notices.push(m) } }, held.url, { ...FAST_RETRY, timeoutMs: 120_000 })
+      // (a second writer that fails before its read ends the wait too)
+      await Promise.race([reading, second])
+      const first = await exportOk(out, { datasets: ["holders"], params })
+      release()
+      const late = await second
+      expect(first.datasets[0]).toMatchObject({ rows: c.holders(0).length, files: 1, consistency: "exact" })
+      expect(late.datasets[0]).toMatchObject({ rows: 0, files: 0, skipped: `snapshot ${c.richListHeight} already committed` })
+      expect(notices.filter((n) => n.includes("reading what is left"))).toHaveLength(1)
+      expect(manifest(out, "holders").snapshots).toHaveLength(1)
+      expect(manifest(out, "holders").files).toHaveLength(1)
+      await expectDatasetMatches(out, { ...lake.get("holders")!, rows: lake.get("holders")!.rows.filter((r) => r.denom === DENOMS[0].denom) })
+    } finally {
+      release()
+      await second?.catch(() => undefined)
+      await held.close()
+    }
+  })
+})
+
+describe("scheduling", () => {
+  it("a snapshot that reads nothing the run commits starts among the first tasks; one declared after blocks waits for them", async () => {
+    const order: Array<string> = []
+    const reversed = new Map<string, Set<string | null>>()
+    const proxy = await startProxy(devnet.indexerUrl, (req, forward) => {
+      // the probes (one record each) come before any work: only the reads are recorded
+      if (req.url.searchParams.get("pagination.limit") !== "1") {
+        order.push(req.url.pathname)
+        reversed.set(req.url.pathname, (reversed.get(req.url.pathname) ?? new Set()).add(req.url.searchParams.get("pagination.reverse")))
+      }
+      return forward()
+    })
+    try {
+      await exportOk(dirs.make(), { datasets: ["blocks", "nft_collections", "nft_tokens", "holders"], pageSize: 5, params: { denoms: [DENOMS[0].denom] } }, proxy.url)
+      // each list read in the order its dataset declares: the rich list largest first, the rest oldest first (the collections twice: their snapshot, and nft_tokens' list of them)
+      expect(Object.fromEntries([...reversed].filter(([p]) => !p.startsWith("/indexer/nft/v1/tokens") && !p.startsWith("/indexer/block/v1/blocks/") && p !== "/status").map(([p, r]) => [p, [...r]]))).toEqual({
+        "/indexer/block/v1/blocks": ["false"],
+        "/indexer/nft/v1/collections": ["false"],
+        [`/indexer/richlist/v1/${encodeURIComponent(DENOMS[0].denom)}`]: ["true"]
+      })
+      const blockReads = order.flatMap((p, i) => (p === "/indexer/block/v1/blocks" ? [i] : []))
+      const collectionReads = order.flatMap((p, i) => (p === "/indexer/nft/v1/collections" ? [i] : []))
+      const holderReads = order.flatMap((p, i) => (p.startsWith("/indexer/richlist/v1/") ? [i] : []))
+      expect(blockReads.length).toBeGreaterThan(3 * 3)
+      expect(collectionReads.length).toBeGreaterThan(0)
+      expect(holderReads.length).toBeGreaterThan(0)
+      expect(collectionReads[0]).toBeLessThan(blockReads[blockReads.length - 1])
+      expect(holderReads[0]).toBeGreaterThan(blockReads[blockReads.length - 1])
+      // without blocks in the run, holders has nothing to wait for
+      order.length = 0
+      await exportOk(dirs.make(), { datasets: ["txs", "holders"], pageSize: 5, params: { denoms: [DENOMS[0].denom] } }, proxy.url)
+      const txReads = order.flatMap((p, i) => (p === "/indexer/tx/v1/txs" ? [i] : []))
+      const holderFirst = order.findIndex((p) => p.startsWith("/indexer/richlist/v1/"))
+      expect(txReads.length).toBeGreaterThan(3 * 3)
+      expect(holderFirst).toBeGreaterThanOrEqual(0)
+      expect(holderFirst).toBeLessThan(txReads[txReads.length - 1])
+    } finally {
+      await proxy.close()
+    }
   })
 })
 
@@ -474,8 +611,8 @@ describe("snapshot reads that cannot be trusted", () => {
     // within two pages of it, a total of 0 is a count the rows contradict: best-effort, read three times
     const zeroInOnePage = await holdersWith(0, 1_000)
     expect(Either.isRight(zeroInOnePage) && zeroInOnePage.right.datasets[0]).toMatchObject({ rows, consistency: "best-effort" })
-    // no count at all (-1) promises nothing: the read is exact
-    const uncounted = await holdersWith(-1, 1_000)
+    // no count at all (-1) promises nothing and bounds nothing: the read of many pages is exact
+    const uncounted = await holdersWith(-1)
     expect(Either.isRight(uncounted) && uncounted.right.datasets[0], String(Either.isLeft(uncounted) && uncounted.left)).toMatchObject({ rows, consistency: "exact" })
   })
   it("a row repeated across pages is kept once and the snapshot is best-effort; an exact total the rows do not reach too", async () => {
@@ -514,7 +651,8 @@ describe("snapshot reads that cannot be trusted", () => {
   })
 
   it("the collections total is an estimate on the real indexer (reltuples: stale, or -1): a complete cursor walk is exact, read once", async () => {
-    for (const estimate of ["-1", "2", String(lake.get("nft_collections")!.rows.length + 7)]) {
+    // at page size 1 a stale "2" is passed by more than two pages, which would end a counted list (nft_tokens reads the collections too)
+    for (const [estimate, pageSize] of [["-1", 3], ["2", 1], [String(lake.get("nft_collections")!.rows.length + 7), 3]] as const) {
       const estimating = await startProxy(devnet.indexerUrl, async (req, forward) => {
         if (req.url.pathname !== collections) return forward()
         const page = JSON.parse((await forward()).body)
@@ -523,7 +661,7 @@ describe("snapshot reads that cannot be trusted", () => {
       })
       try {
         const out = dirs.make()
-        const report = await exportOk(out, { datasets: ["nft_collections", "nft_tokens"], pageSize: 3 }, estimating.url)
+        const report = await exportOk(out, { datasets: ["nft_collections", "nft_tokens"], pageSize }, estimating.url)
         for (const d of ["nft_collections", "nft_tokens"]) {
           expect(report.datasets.find((r) => r.dataset === d), `${d} with total ${estimate}`).toMatchObject({ consistency: "exact" })
           expect(manifest(out, d).snapshots[0]).toMatchObject({ consistency: "exact", reads: 1 })
@@ -637,6 +775,25 @@ describe("snapshot reads that cannot be trusted", () => {
     }
   })
 
+  it("a snapshot page holding an escaped \\u00e9 beside raw UTF-8 (decoded as UTF-8 up front) keeps both as sent", async () => {
+    const proxy = await startProxy(devnet.indexerUrl, async (req, forward) => {
+      if (req.url.pathname !== "/indexer/nft/v1/collections") return forward()
+      const page = JSON.parse((await forward()).body)
+      page.collections = page.collections.map((c: { collection: { name: string } }) => ({ ...c, collection: { ...c.collection, name: `${c.collection.name} caf\u00e9 ü` } }))
+      // the escape as the indexer may write it: \u00e9 in the JSON text, ü as its UTF-8 bytes
+      return { status: 200, headers: { "content-type": "application/json" }, body: JSON.stringify(page).replaceAll("\u00e9", "\\u00e9") }
+    })
+    try {
+      const out = dirs.make()
+      await exportOk(out, { datasets: ["nft_collections"] }, proxy.url)
+      const names = (await queryLake(`SELECT name FROM ${scan(out, "nft_collections")}`)).map((r) => String(r.name))
+      expect(names.length).toBeGreaterThan(0)
+      expect(names.every((n) => n.endsWith(" caf\u00e9 ü"))).toBe(true)
+    } finally {
+      await proxy.close()
+    }
+  })
+
   it("a snapshot of several pages per list reads them all, at every page size", async () => {
     for (const pageSize of [2, 7]) {
       const out = dirs.make()
@@ -692,6 +849,44 @@ describe("the chain a lake holds", () => {
       expect(Either.isLeft(damaged) && damaged.left.message).toMatch(new RegExp(`^cannot read ${identityFile.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}: damaged at `))
     } finally {
       await pruned.close()
+    }
+  })
+
+  it("a rerun at an anchored tip asks for the tip's block once (the check) and writes no anchor; anchors above the tip are not asked for; a tip not served is not anchored", async () => {
+    const asked: Array<number> = []
+    const counting = await startProxy(devnet.indexerUrl, (req, forward) => {
+      const block = /^\/indexer\/block\/v1\/blocks\/(\d+)$/.exec(req.url.pathname)
+      if (block) asked.push(Number(block[1]))
+      return forward()
+    })
+    const noTip = await startProxy(devnet.indexerUrl, (req, forward) => (req.url.pathname === "/indexer/block/v1/blocks/80" ? { status: 404, body: "[NOT_FOUND] block not found" } : forward()))
+    try {
+      const out = dirs.make()
+      const identityFile = join(out, "_lake.json")
+      await exportOk(out, { datasets: ["blocks"], toHeight: 10 }, counting.url)
+      expect(asked).toEqual([80])
+      const anchored = readFileSync(identityFile, "utf8")
+      await exportOk(out, { datasets: ["blocks"], toHeight: 10 }, counting.url)
+      expect(asked).toEqual([80, 80])
+      expect(readFileSync(identityFile, "utf8")).toBe(anchored)
+      // several anchors, one of them above this indexer's tip (the lake came from one ahead of it)
+      const several = { format_version: 1, chain_id: "lake-evm-1", anchors: [{ height: 10, hash: devnet.chain.blockHash(10) }, { height: 80, hash: devnet.chain.blockHash(80) }, { height: 95, hash: "AHEAD" }] }
+      writeFileSync(identityFile, JSON.stringify(several))
+      asked.length = 0
+      await exportOk(out, { datasets: ["blocks"], toHeight: 10 }, counting.url)
+      expect(asked).toEqual([80])
+      expect(JSON.parse(readFileSync(identityFile, "utf8"))).toEqual(several)
+      // anchored only below this tip (an earlier run's): this tip is anchored too, beside it
+      writeFileSync(identityFile, JSON.stringify({ ...several, anchors: [several.anchors[0]] }))
+      await exportOk(out, { datasets: ["blocks"], toHeight: 10 }, counting.url)
+      expect(JSON.parse(readFileSync(identityFile, "utf8")).anchors.map((a: { height: number }) => a.height).sort((x: number, y: number) => x - y)).toEqual([10, 80])
+      // an indexer that does not serve its own tip block: nothing to anchor, so no identity is written
+      const fresh = dirs.make()
+      await exportOk(fresh, { datasets: ["blocks"], toHeight: 10 }, noTip.url)
+      expect(existsSync(join(fresh, "_lake.json"))).toBe(false)
+    } finally {
+      await counting.close()
+      await noTip.close()
     }
   })
 })

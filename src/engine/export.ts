@@ -175,10 +175,11 @@ interface Task {
 /** What is wrong with the dataset names a user gave (unknown, or sampled rather than exported), or undefined: checked before anything starts. */
 export const datasetNamesProblem = (catalog: ReadonlyArray<Dataset>, names: ReadonlyArray<string> | undefined): string | undefined => {
   // sampled datasets (router quotes, transfers) are written by their samplers, not exported
-  const sampled = (names ?? []).filter((n) => catalog.some((d) => d.name === n && d.kind === "sample"))
+  if (names === undefined) return undefined
+  const sampled = names.filter((n) => catalog.some((d) => d.name === n && d.kind === "sample"))
   if (sampled.length > 0) return `${sampled.join(", ")} ${sampled.length > 1 ? "are" : "is"} sampled from the router, not exported: use chain-lake sample-routes or track`
   const exportable = catalog.filter((d) => d.kind !== "sample")
-  const unknown = (names ?? []).filter((n) => !exportable.some((d) => d.name === n))
+  const unknown = names.filter((n) => !exportable.some((d) => d.name === n))
   if (unknown.length > 0) return `unknown dataset ${unknown.join(", ")}; known: ${exportable.map((d) => d.name).join(", ")}`
   return undefined
 }
@@ -235,7 +236,8 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
       if (!answers.served(d)) skip(d, "not served", `its endpoint ${list.endpoint} answered that this indexer does not serve it (404)`)
       else {
         const watermark = status.watermarks[d.kind === "append" ? d.source.watermark : d.watermark]
-        if (watermark !== undefined && watermark >= 1) return true
+        // none, or 0 (nothing indexed yet)
+        if ((watermark ?? 0) >= 1) return true
         const name = d.kind === "append" ? d.source.watermark : d.watermark
         skip(d, `no ${name}`, `the source reports no ${name}`)
       }
@@ -259,8 +261,9 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
           const watermark = status.watermarks[list.watermark]!
           const bounds = heightBounds(options, list.unit === "height" ? answers.lowest.get(list.id)! : 1, watermark)
           if (bounds.clipped && !options.toHeightAhead) notice(`${group.map((d) => d.name).join(", ")}: --to-height ${options.toHeight} is above ${list.watermark} ${watermark}; exporting to ${watermark}`)
-          const range: Range =
-            bounds.to < bounds.from ? [0, 0] : list.unit === "height" ? [bounds.from, bounds.to + 1] : yield* positionRange(source, list, bounds.from, bounds.to, concurrency)
+          // an empty or inverted range: nothing to do, and no position search to make
+          if (bounds.to < bounds.from) return { group, list, watermark, bounds, range: [0, 0] as Range }
+          const range: Range = list.unit === "height" ? [bounds.from, bounds.to + 1] : yield* positionRange(source, list, bounds.from, bounds.to, concurrency)
           return { group, list, watermark, bounds, range }
         }),
       // Stryker disable next-line ObjectLiteral,StringLiteral: at once or one after another: the same answers, only slower
@@ -346,7 +349,8 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
         run: runSnapshot(d, height, input, { pageSize, notice, committed: (file) => events.committed(d.name, file) }).pipe(
           Effect.flatMap((outcome) => {
             // nothing to read (no denoms) for a dataset asked for by name: the run fails
-            if (outcome.skipped !== undefined && outcome.snapshotHeight === undefined && named.has(d.name))
+            // (a snapshot with no height is one skipped before reading)
+            if (outcome.snapshotHeight === undefined && named.has(d.name))
               return Effect.fail(new ExportError({ message: `${d.name} cannot be exported: ${outcome.skipped}` }))
             if (outcome.rows > 0) observer.rows?.(d.name, outcome.rows)
             totals.get(d.name)!.rows += outcome.rows

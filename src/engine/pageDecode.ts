@@ -75,11 +75,13 @@ const pageText = (bytes: ArrayBuffer): { readonly text: string; readonly latin1:
 /** Bytes to JSON, reading the text as latin1 where that is exact (see above); undefined if it is not JSON (a body cut short). */
 export const readJson = (bytes: ArrayBuffer): { readonly json: unknown; readonly latin1: boolean } | undefined => {
   const { text, latin1 } = pageText(bytes)
+  let json: unknown
   try {
-    return { json: JSON.parse(text), latin1 }
+    json = JSON.parse(text)
   } catch {
     return undefined
   }
+  return { json, latin1 }
 }
 
 /** One record of a parsed page: its check, height and each dataset's rows (in `datasets` order). */

@@ -48,6 +48,7 @@ const readList = (
   Effect.gen(function* () {
     const source = yield* Source
     let rows = 0
+    // Stryker disable next-line UnaryOperator: every walk reads a page, which sets it
     let total = -1
     // a listing that cycles with fresh keys (the pager catches repeated ones) serves a page it
     // served before: its first record is met again. One string per page is held, not the rows.
@@ -57,11 +58,10 @@ const readList = (
         (request) =>
           source.page(list, request).pipe(
             Effect.flatMap((page) => {
-              if (page.items.length > 0) {
-                const start = JSON.stringify(page.items[0])
-                if (pageStarts.has(start)) return Effect.fail(source.untrustedPaging(list, page.key, "a page starts with a record an earlier page started with: the listing cycles"))
-                pageStarts.add(start)
-              }
+              // (an empty page, whose start is undefined, ends the walk: pager.ts)
+              const start = JSON.stringify(page.items[0])
+              if (pageStarts.has(start)) return Effect.fail(source.untrustedPaging(list, page.key, "a page starts with a record an earlier page started with: the listing cycles"))
+              pageStarts.add(start)
               for (let i = 0; i < page.items.length; i++) {
                 const issue = validate(page.items[i])
                 if (issue) return Effect.fail(source.invalidRecord(list, page.key, i, issue))

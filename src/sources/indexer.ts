@@ -71,11 +71,12 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
       while (i < missing.length) {
         const from = missing[i]
         let to = from
-        while (i < missing.length && missing[i] < from + BLOCK_TIME_PAGE) to = missing[i++]
-        let key: string | null = heightCursor(from - 1)
+        // (past the end missing[i] is undefined, and undefined < n is false)
+        while (missing[i] < from + BLOCK_TIME_PAGE) to = missing[i++]
+        let key = heightCursor(from - 1)
         let next = from
         // a server may cap the page below what was asked: walk on from the last height it gave
-        while (next <= to && key !== null) {
+        while (next <= to) {
           const got: ListPage = yield* page(blockList, { key, limit: to - next + 1, reverse: false })
           let last = next - 1
           for (const [index, block] of got.items.entries()) {
@@ -88,7 +89,8 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
             if (height > to) break
             remember(height, got.latin1 ? restoreString(b.timestamp) : b.timestamp)
           }
-          if (got.items.length === 0 || last < next) break
+          // (a page with blocks has moved `last` past `next - 1`: only an empty one makes no progress)
+          if (got.items.length === 0) break
           next = last + 1
           key = heightCursor(last)
         }
