@@ -15,7 +15,7 @@ const group = mutationGroup(name)
 export default {
   testRunner: "vitest",
   vitest: { configFile: "vitest.mutate.config.ts", related: false },
-  // the second keeps vitest's worker thread between mutant runs (see the file)
+  // the second keeps vitest's worker thread from one test file to the next (see the file)
   plugins: ["@stryker-mutator/vitest-runner", "./scripts/stryker-keep-worker.mjs"],
   // one group of the scope (scripts/mutation-groups.mjs); scripts/mutate.mjs runs every group
   mutate: group.mutate,

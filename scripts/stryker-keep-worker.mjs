@@ -1,7 +1,7 @@
 /**
  * A Stryker plugin module with no plugins, loaded for its one side effect in each test-runner
- * process: vitest's worker thread is kept between mutant runs instead of being replaced after
- * every run.
+ * process: vitest's worker thread is kept from one test file to the next (within a mutant run and
+ * across runs) instead of being replaced after every file.
  *
  * Why: Stryker's vitest runner starts each mutant's tests with `vitest.start`, and vitest 3.2's
  * threads pool (Stryker forces it) gives each test file of a run a new worker thread (tinypool's

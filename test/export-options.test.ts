@@ -76,6 +76,9 @@ const exportOk = async (out: string, options: ExportOptions = {}, indexerUrl = d
     }
   return r.right
 }
+/** The devnet behind a proxy whose /status answer is `rewrite`'s. */
+const statusVia = (rewrite: (status: Record<string, unknown>) => Record<string, unknown>) =>
+  startProxy(devnet.indexerUrl, async (req, forward) => (req.url.pathname === "/status" ? json(rewrite(JSON.parse((await forward()).body))) : forward()))
 const manifest = (out: string, dataset: string): Manifest => JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8"))
 const heightOf = (name: string, row: Readonly<Record<string, unknown>>) => Number(name.startsWith("evm_") && name !== "evm_internal_txs" ? row.block_number : row.height)
 /** The model's rows of `name` with heights in [from, to]. */
@@ -267,13 +270,7 @@ describe("what the chain cannot serve", () => {
   })
 
   it("a dataset whose watermark the source does not report is skipped with a notice, or fails the run when named", async () => {
-    const proxy = await startProxy(devnet.indexerUrl, async (req, forward) => {
-      if (req.url.pathname !== "/status") return forward()
-      const status = JSON.parse((await forward()).body)
-      delete status.rich_list_height
-      delete status.internal_tx_height
-      return json(status)
-    })
+    const proxy = await statusVia(({ rich_list_height, internal_tx_height, ...status }) => status)
     try {
       const notices: Array<string> = []
       const report = await exportOk(dirs.make(), { params: { denoms: [DENOMS[0].denom] }, observer: { notice: (m) => notices.push(m) } }, proxy.url)
@@ -311,11 +308,7 @@ describe("what the chain cannot serve", () => {
   })
 
   it("a watermark of 0 is none (nothing indexed yet); a watermark of 1 is a height", async () => {
-    const at = (richListHeight: number) =>
-      startProxy(devnet.indexerUrl, async (req, forward) => {
-        if (req.url.pathname !== "/status") return forward()
-        return json({ ...JSON.parse((await forward()).body), rich_list_height: richListHeight })
-      })
+    const at = (richListHeight: number) => statusVia((status) => ({ ...status, rich_list_height: richListHeight }))
     const zero = await at(0)
     const one = await at(1)
     try {
@@ -383,10 +376,7 @@ describe("denoms from the lake", () => {
 describe("snapshots at a later height", () => {
   it("a rich list at a new height is a new snapshot, read in full beside the earlier one", async () => {
     const c = devnet.chain
-    const earlier = await startProxy(devnet.indexerUrl, async (req, forward) => {
-      if (req.url.pathname !== "/status") return forward()
-      return json({ ...JSON.parse((await forward()).body), rich_list_height: c.richListHeight - 1 })
-    })
+    const earlier = await statusVia((status) => ({ ...status, rich_list_height: c.richListHeight - 1 }))
     try {
       const out = dirs.make()
       const params = { denoms: [DENOMS[0].denom] }

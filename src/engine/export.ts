@@ -262,8 +262,8 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
           const bounds = heightBounds(options, list.unit === "height" ? answers.lowest.get(list.id)! : 1, watermark)
           if (bounds.clipped && !options.toHeightAhead) notice(`${group.map((d) => d.name).join(", ")}: --to-height ${options.toHeight} is above ${list.watermark} ${watermark}; exporting to ${watermark}`)
           // an empty or inverted range: nothing to do, and no position search to make
-          if (bounds.to < bounds.from) return { group, list, watermark, bounds, range: [0, 0] as Range }
-          const range: Range = list.unit === "height" ? [bounds.from, bounds.to + 1] : yield* positionRange(source, list, bounds.from, bounds.to, concurrency)
+          const range: Range =
+            bounds.to < bounds.from ? [0, 0] : list.unit === "height" ? [bounds.from, bounds.to + 1] : yield* positionRange(source, list, bounds.from, bounds.to, concurrency)
           return { group, list, watermark, bounds, range }
         }),
       // Stryker disable next-line ObjectLiteral,StringLiteral: at once or one after another: the same answers, only slower
