@@ -4,11 +4,14 @@
  * run that fills in the rest, plans and reports that add up, the dry run, quarantine, datasets
  * the chain cannot serve, explicit denoms and snapshots already committed, and the option errors.
  */
-import { Effect, Either } from "effect"
+import { Effect, Either, Layer } from "effect"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { exportLayer } from "../src/cli/layers.js"
+import { exportLayer, indexerLayer } from "../src/cli/layers.js"
+import { ParquetSink } from "../src/lake/ParquetSink.js"
+import { layerLakeWriter } from "../src/lake/writer.js"
+import { layerIndexerSource } from "../src/sources/indexer.js"
 import { DATASETS, EXPORTED_DATASETS } from "../src/datasets/index.js"
 import { DENOMS, startDevnet, type Devnet } from "../src/devnet/index.js"
 import type { Dataset } from "../src/engine/Dataset.js"
@@ -469,6 +472,54 @@ describe("scheduling", () => {
       expect(txReads.length).toBeGreaterThan(3 * 3)
       expect(holderFirst).toBeGreaterThanOrEqual(0)
       expect(holderFirst).toBeLessThan(txReads[txReads.length - 1])
+    } finally {
+      await proxy.close()
+    }
+  })
+})
+
+describe("shards that are writing", () => {
+  it("hold no paging slot: at concurrency 1 the next shard pages while the one before writes and commits its file", async () => {
+    // one paging slot, and four shards of one page and one file each
+    let pages = 0
+    const proxy = await startProxy(devnet.indexerUrl, (req, forward) => {
+      if (req.url.pathname === "/indexer/block/v1/blocks" && req.url.searchParams.get("pagination.limit") !== "1") pages++
+      return forward()
+    })
+    // the sink as the CLI builds it, but each file's write first waits (up to 1 s) for another
+    // page to be asked for: a shard that held its slot while writing would see none come
+    const sawAPage: Array<boolean> = []
+    const gated = Layer.effect(
+      ParquetSink,
+      Effect.map(ParquetSink, (sink) => ({
+        ...sink,
+        openWriter: (columns, sortKey) =>
+          Effect.map(sink.openWriter(columns, sortKey), (writer) => ({
+            ...writer,
+            finish: (path, options) =>
+              Effect.gen(function* () {
+                const before = pages
+                for (let waited = 0; waited < 1_000 && pages === before; waited += 10) yield* Effect.sleep(10)
+                sawAPage.push(pages > before)
+                return yield* writer.finish(path, options)
+              })
+          }))
+      }))
+    )
+    try {
+      const out = dirs.make()
+      const lakeWriter = layerLakeWriter(out)
+      const layer = Layer.mergeAll(
+        layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(proxy.url, { concurrency: 1, rps: 0 }, FAST_RETRY))),
+        // (of two layers merged, the later one's ParquetSink is the one provided)
+        Layer.merge(lakeWriter, gated.pipe(Layer.provide(lakeWriter)))
+      )
+      const report = await Effect.runPromise(runExport(DATASETS, { datasets: ["blocks"], pageSize: 20, concurrency: 1, maxShardUnits: 20, bucketWidth: 100 }).pipe(Effect.provide(layer)))
+      expect(report.datasets[0]).toMatchObject({ rows: 80, files: 4 })
+      expect(pages).toBe(4)
+      // the first three shards' writes each saw the next shard's page come; the last had none to see
+      expect(sawAPage).toEqual([true, true, true, false])
+      await expectDatasetMatches(out, expectedLake(devnet.chain, 100).find((d) => d.name === "blocks")!)
     } finally {
       await proxy.close()
     }

@@ -6,10 +6,11 @@
  * A run: (1) asks the source's status, whether each selected dataset's list is served, where
  * height sources start, and where the asked heights fall in position sources, all at once;
  * (2) plans each source's shards (plan.ts) from what its datasets have not committed; (3) runs
- * every shard of every dataset, and the snapshots, in one pool of `concurrency` workers, largest
- * first, so that no dataset waits for another's tail (snapshots that read what this run commits,
- * such as holders reading blocks' fee denoms, start once those datasets are done). Every request
- * goes through the one request limiter of the source's client.
+ * every shard of every dataset, and the snapshots, in one pool, largest first, `concurrency` of
+ * them paging at once; a shard that has paged its range writes and commits its last files without
+ * holding a paging slot, so that no dataset waits for another's tail (snapshots that read what this
+ * run commits, such as holders reading blocks' fee denoms, start once those datasets are done).
+ * Every request goes through the one request limiter of the source's client.
  */
 import { Data, Effect, Either } from "effect"
 import { DEFAULTS as EXPORT_DEFAULTS } from "../defaults.js"
@@ -270,6 +271,8 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
       { concurrency: "unbounded" }
     )
 
+    // paging slots: a shard takes one while it pages (shard.ts), a snapshot for all of its run
+    const fetchSlots = yield* Effect.makeSemaphore(concurrency)
     const tasks: Array<Task> = []
     const after: Array<Task> = []
     const totals = new Map<string, { rows: number; files: number; bytes: number; quarantined: number }>(live.map((d) => [d.name, { rows: 0, files: 0, bytes: 0, quarantined: 0 }]))
@@ -335,7 +338,7 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
         // Stryker disable next-line MethodExpression: a dataset that already holds the shard's range would have its files refused at commit (shard.ts drops them and re-exports what is missing, here nothing): only work is wasted
         const targets = group.filter((d) => !covers(committed.get(d.name)!, r))
         // Stryker disable next-line ArithmeticOperator: size only orders the tasks (largest first), which changes when work runs, not what is written
-        tasks.push({ size: r[1] - r[0], run: runShard(list, targets, r, settings, events).pipe(Effect.zipRight(taskDone(targets.map((d) => d.name)))) })
+        tasks.push({ size: r[1] - r[0], run: runShard(list, targets, r, settings, events, fetchSlots).pipe(Effect.zipRight(taskDone(targets.map((d) => d.name)))) })
       }
     }
 
@@ -346,7 +349,7 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
       plans.set(d.name, { dataset: d.name, kind: "snapshot", unit: "snapshot", heights: [height, height], todo: 1, done: 0, shards: 1, estimatedRequests: 1, watermark: height })
       const task: Task = {
         size: Infinity,
-        run: runSnapshot(d, height, input, { pageSize, notice, committed: (file) => events.committed(d.name, file) }).pipe(
+        run: fetchSlots.withPermits(1)(runSnapshot(d, height, input, { pageSize, notice, committed: (file) => events.committed(d.name, file) })).pipe(
           Effect.flatMap((outcome) => {
             // nothing to read (no denoms) for a dataset asked for by name: the run fails
             // (a snapshot with no height is one skipped before reading)
@@ -374,10 +377,12 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
       for (const [name, left] of pending) if (left === 0) finish(name)
       // Stryker disable next-line all: the order tasks start in (largest first keeps workers busy to the end) changes when work runs, not what is written
       const largestFirst = (ts: Array<Task>) => [...ts].sort((x, y) => y.size - x.size)
+      // tasks under way: those paging (at most `concurrency`) and as many again writing their last files
+      const pool = 2 * concurrency
       // Stryker disable next-line ObjectLiteral,BooleanLiteral: whether forEach keeps the tasks' void results, nothing reads them
-      yield* Effect.forEach(largestFirst(tasks), (t) => t.run, { concurrency, discard: true })
+      yield* Effect.forEach(largestFirst(tasks), (t) => t.run, { concurrency: pool, discard: true })
       // Stryker disable next-line ObjectLiteral,BooleanLiteral: whether forEach keeps the tasks' void results, nothing reads them
-      yield* Effect.forEach(after, (t) => t.run, { concurrency, discard: true })
+      yield* Effect.forEach(after, (t) => t.run, { concurrency: pool, discard: true })
     } else for (const d of live) results.set(d.name, { dataset: d.name, rows: 0, files: 0, bytes: 0, quarantined: 0 })
 
     return {
