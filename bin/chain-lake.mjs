@@ -1,7 +1,8 @@
-#!/usr/bin/env -S node --max-semi-space-size=32
-// A larger young generation (32 MB semi-spaces, V8's default is 16): an export allocates a page's
-// parse tree and rows and drops them a page later; with the default, scavenges copied the live
-// page again and again (GC 7.5 → 4 µs per exported tx, bench/RESULTS.md). npm scripts pass it too.
+#!/usr/bin/env node
+// V8's default young generation (16 MB semi-spaces). 32 MB ones once saved GC time when whole
+// pages were decoded and buffered (session 3); since rows are made just before they are appended,
+// they cost the same CPU per tx (60–80 µs either way) and 30–60 MB more peak RSS (bench/RESULTS.md,
+// session 13).
 //
 // Runs the compiled CLI in dist/ (built by `npm install`, scripts/build.mjs) while no source file
 // is newer than the build; otherwise the TypeScript in src/ through tsx's loader, so a fresh

@@ -8,6 +8,7 @@ import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import type { Column, Value } from "../src/lake/columns.js"
 import { ParquetSink, layerParquetSink } from "../src/lake/ParquetSink.js"
+import { layerLakeWriter, parseMemorySize, sinkMemory } from "../src/lake/writer.js"
 import { tempDirs } from "./support/tmp.js"
 
 const temp = tempDirs("chain-lake-sink-")
@@ -436,5 +437,27 @@ describe("memory", () => {
       }).pipe(Effect.provide(layerParquetSink({ stagingBudget: 1_000_000 })), Effect.scoped)
     )
     expect(over).toEqual([false, true, false])
+  })
+})
+
+describe("a run's --memory-limit, shared out", () => {
+  it("DuckDB gets 40% (64 MB at least), writers stage 15% in all, and files are written one per 64 MB of DuckDB's share at a time", async () => {
+    const MB = 2 ** 20
+    expect(parseMemorySize("400MB")).toBe(400 * MB)
+    expect(parseMemorySize("1.5GB")).toBe(1536 * MB)
+    expect(parseMemorySize("lots")).toBeUndefined()
+    expect(sinkMemory(400 * MB)).toEqual({ memoryLimit: "160MiB", stagingBudget: 60 * MB, copies: 2 })
+    expect(sinkMemory(1024 * MB)).toEqual({ memoryLimit: "409MiB", stagingBudget: Math.floor(1024 * MB * 0.15), copies: 6 })
+    expect(sinkMemory(128 * MB)).toEqual({ memoryLimit: "64MiB", stagingBudget: Math.floor(128 * MB * 0.15), copies: 1 })
+    // what the lake's writer hands DuckDB is that share, and the sink says how many files it writes at once
+    const [setting, writesAtOnce] = await Effect.runPromise(
+      Effect.flatMap(ParquetSink, (s) => Effect.map(s.query("SELECT current_setting('memory_limit') AS m"), ([r]) => [r.m, s.writesAtOnce] as const)).pipe(
+        Effect.provide(layerLakeWriter(temp.make(), { memoryLimitBytes: 400 * MB })),
+        Effect.scoped
+      )
+    )
+    // in MiB: DuckDB reads "MB" as 10^6 bytes (160MB would be 152.5 MiB)
+    expect(String(setting)).toBe("160.0 MiB")
+    expect(writesAtOnce).toBe(2)
   })
 })

@@ -8,7 +8,7 @@
  * (2) plans each source's shards (plan.ts) from what its datasets have not committed; (3) runs
  * every shard of every dataset, and the snapshots, in one pool, largest first, `concurrency` of
  * them paging at once; a shard that has paged its range writes and commits its last files without
- * holding a paging slot, so that no dataset waits for another's tail (snapshots that read what this
+ * holding a paging slot (as many at once as the sink writes files), so that no dataset waits for another's tail (snapshots that read what this
  * run commits, such as holders reading blocks' fee denoms, start once those datasets are done).
  * Every request goes through the one request limiter of the source's client.
  */
@@ -199,6 +199,7 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
   Effect.gen(function* () {
     const source = yield* Source
     const checkpoints = yield* Checkpoints
+    const sink = yield* ParquetSink
     const observer = options.observer ?? {}
     const notice = (m: string) => observer.notice?.(m)
     const pageSize = options.pageSize ?? EXPORT_DEFAULTS.pageSize
@@ -377,8 +378,9 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
       for (const [name, left] of pending) if (left === 0) finish(name)
       // Stryker disable next-line all: the order tasks start in (largest first keeps workers busy to the end) changes when work runs, not what is written
       const largestFirst = (ts: Array<Task>) => [...ts].sort((x, y) => y.size - x.size)
-      // tasks under way: those paging (at most `concurrency`) and as many again writing their last files
-      const pool = 2 * concurrency
+      // tasks under way: those paging (at most `concurrency`), and as many writing their last files
+      // as the sink writes at once (more would only wait for it, each holding a writer's staged rows)
+      const pool = concurrency + Math.min(concurrency, sink.writesAtOnce)
       // Stryker disable next-line ObjectLiteral,BooleanLiteral: whether forEach keeps the tasks' void results, nothing reads them
       yield* Effect.forEach(largestFirst(tasks), (t) => t.run, { concurrency: pool, discard: true })
       // Stryker disable next-line ObjectLiteral,BooleanLiteral: whether forEach keeps the tasks' void results, nothing reads them

@@ -45,6 +45,8 @@ export interface ParquetSinkService {
   readonly openWriter: (columns: ReadonlyArray<Column>, sortKey: ReadonlyArray<string>) => Effect.Effect<ParquetWriter, SinkError>
   /** whether the open writers together stage more than the sink's staging budget (their users then finish files early) */
   readonly overBudget: () => boolean
+  /** how many files the sink writes (COPYs) at once; more wait their turn */
+  readonly writesAtOnce: number
   /**
    * Writes the rows of the Parquet files `inputs` into one file at `path`, atomically, sorted by
    * `sortKey` and then by input and row order (rows equal in the sort key keep their order), with
@@ -413,7 +415,7 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
         }).pipe(Effect.ensuring(disconnect(conn)))
       })
 
-    return { openWriter, overBudget, rewrite, query } satisfies ParquetSinkService
+    return { openWriter, overBudget, writesAtOnce: config.copies ?? Number.MAX_SAFE_INTEGER, rewrite, query } satisfies ParquetSinkService
   })
 
 export const layerParquetSink = (config: SinkConfig = {}) => Layer.scoped(ParquetSink, makeParquetSink(config))

@@ -25,7 +25,7 @@ export const parseMemorySize = (text: string): number | undefined => {
  */
 export const sinkMemory = (limitBytes: number) => {
   const duckdbMb = Math.max(64, Math.floor((limitBytes * 0.4) / MB))
-  return { memoryLimit: `${duckdbMb}MB`, stagingBudget: Math.floor(limitBytes * 0.15), copies: Math.max(1, Math.floor(duckdbMb / 64)) }
+  return { memoryLimit: `${duckdbMb}MiB`, stagingBudget: Math.floor(limitBytes * 0.15), copies: Math.max(1, Math.floor(duckdbMb / 64)) }
 }
 
 /** The sink and checkpoints of the lake at `out`, within `memoryLimitBytes` (default DEFAULTS.memoryLimit); DuckDB spills into `out/.chain-lake/tmp/`, never into the working directory. */
