@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // V8's default young generation (16 MB semi-spaces). 32 MB ones once saved GC time when whole
 // pages were decoded and buffered (session 3); since rows are made just before they are appended,
-// they cost the same CPU per tx (60–80 µs either way) and 30–60 MB more peak RSS (bench/RESULTS.md,
-// session 13).
+// they cost the same CPU per tx (60–80 µs either way) and more peak RSS: ~20 MB at --memory-limit
+// 400MB, ~70 MB at the default (bench/RESULTS.md, session 13).
 //
 // Runs the compiled CLI in dist/ (built by `npm install`, scripts/build.mjs) while no source file
 // is newer than the build; otherwise the TypeScript in src/ through tsx's loader, so a fresh

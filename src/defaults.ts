@@ -3,7 +3,7 @@
  * the clients' layers) all start from these.
  */
 export const DEFAULTS = {
-  /** requests in flight at once, shared by every dataset (and shards worked on at once) */
+  /** requests in flight at once, shared by every dataset (and shards paging at once) */
   concurrency: 8,
   /** requests started per second at most; 0 = no limit */
   rps: 100,
@@ -17,7 +17,7 @@ export const DEFAULTS = {
   maxShardUnits: 100_000,
   /** the largest answer read from a service, in MB: a hostile or broken server cannot fill memory (a page of 1000 real txs is a few MB) */
   maxPageMb: 128,
-  /** the memory a run may use, shared by DuckDB (40%, of which half for staged rows) and Node (lake/writer.ts) */
+  /** the memory a run may use, shared by DuckDB (40%; what writers stage, 15%, lives in it) and Node (lake/writer.ts) */
   memoryLimit: "1GB",
   /** a record that breaks its schema fails the run */
   onInvalid: "fail" as "fail" | "quarantine",

@@ -216,7 +216,8 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
       Effect.tryPromise({ try: () => conn.use((c) => c.run(sql)), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
 
     // Stryker disable next-line LogicalOperator: a semaphore of undefined permits lets every taker through, as no limit does
-    const copying = yield* Effect.makeSemaphore(config.copies ?? Number.MAX_SAFE_INTEGER)
+    const writesAtOnce = config.copies ?? Number.MAX_SAFE_INTEGER
+    const copying = yield* Effect.makeSemaphore(writesAtOnce)
     /**
      * Writes what `select` answers to `path`, whole or not at all: COPY (ZSTD, row groups of
      * `groupRows`) to a temp name beside it, then `settle`; a failed COPY's part-written temp file
@@ -415,7 +416,7 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
         }).pipe(Effect.ensuring(disconnect(conn)))
       })
 
-    return { openWriter, overBudget, writesAtOnce: config.copies ?? Number.MAX_SAFE_INTEGER, rewrite, query } satisfies ParquetSinkService
+    return { openWriter, overBudget, writesAtOnce, rewrite, query } satisfies ParquetSinkService
   })
 
 export const layerParquetSink = (config: SinkConfig = {}) => Layer.scoped(ParquetSink, makeParquetSink(config))
