@@ -17,7 +17,7 @@ export const DEFAULTS = {
   maxShardUnits: 100_000,
   /** the largest answer read from a service, in MB: a hostile or broken server cannot fill memory (a page of 1000 real txs is a few MB) */
   maxPageMb: 128,
-  /** the memory a run may use, shared by DuckDB (40%; what writers stage, 15%, lives in it) and Node (lake/writer.ts) */
+  /** the memory a run may use: past the process base, DuckDB gets 40% (what writers stage lives in it) and Node the rest (lake/writer.ts) */
   memoryLimit: "1GB",
   /** a record that breaks its schema fails the run */
   onInvalid: "fail" as "fail" | "quarantine",

@@ -8,7 +8,7 @@ import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import type { Column, Value } from "../src/lake/columns.js"
 import { ParquetSink, layerParquetSink } from "../src/lake/ParquetSink.js"
-import { layerLakeWriter, parseMemorySize, sinkMemory } from "../src/lake/writer.js"
+import { layerLakeWriter, parseMemorySize, PROCESS_BASE_BYTES, sinkMemory } from "../src/lake/writer.js"
 import { tempDirs } from "./support/tmp.js"
 
 const temp = tempDirs("chain-lake-sink-")
@@ -441,23 +441,26 @@ describe("memory", () => {
 })
 
 describe("a run's --memory-limit, shared out", () => {
-  it("DuckDB gets 40% (64 MB at least), writers stage 15% in all, and files are written one per 64 MB of DuckDB's share at a time", async () => {
+  it("past the process base, DuckDB gets 40% (64 MB at least), writers stage a third of that in all, and files are written one per 64 MB of it at a time", async () => {
     const MB = 2 ** 20
     expect(parseMemorySize("400MB")).toBe(400 * MB)
     expect(parseMemorySize("1.5GB")).toBe(1536 * MB)
     expect(parseMemorySize("lots")).toBeUndefined()
-    expect(sinkMemory(400 * MB)).toEqual({ memoryLimit: "160MiB", stagingBudget: 60 * MB, copies: 2 })
-    expect(sinkMemory(1024 * MB)).toEqual({ memoryLimit: "409MiB", stagingBudget: Math.floor(1024 * MB * 0.15), copies: 6 })
-    expect(sinkMemory(128 * MB)).toEqual({ memoryLimit: "64MiB", stagingBudget: Math.floor(128 * MB * 0.15), copies: 1 })
+    expect(PROCESS_BASE_BYTES).toBe(100 * MB)
+    expect(sinkMemory(400 * MB)).toEqual({ memoryLimit: "120MiB", stagingBudget: 40 * MB, copies: 1 })
+    expect(sinkMemory(1024 * MB)).toEqual({ memoryLimit: "369MiB", stagingBudget: Math.floor((924 * MB * 0.4) / 3), copies: 5 })
+    // a small limit: DuckDB keeps its floor, and what is staged shrinks with what is left
+    expect(sinkMemory(128 * MB)).toEqual({ memoryLimit: "64MiB", stagingBudget: Math.floor((28 * MB * 0.4) / 3), copies: 1 })
+    expect(sinkMemory(50 * MB).stagingBudget).toBe(0)
     // what the lake's writer hands DuckDB is that share, and the sink says how many files it writes at once
     const [setting, writesAtOnce] = await Effect.runPromise(
       Effect.flatMap(ParquetSink, (s) => Effect.map(s.query("SELECT current_setting('memory_limit') AS m"), ([r]) => [r.m, s.writesAtOnce] as const)).pipe(
-        Effect.provide(layerLakeWriter(temp.make(), { memoryLimitBytes: 400 * MB })),
+        Effect.provide(layerLakeWriter(temp.make(), { memoryLimitBytes: 1024 * MB })),
         Effect.scoped
       )
     )
-    // in MiB: DuckDB reads "MB" as 10^6 bytes (160MB would be 152.5 MiB)
-    expect(String(setting)).toBe("160.0 MiB")
-    expect(writesAtOnce).toBe(2)
+    // in MiB: DuckDB reads "MB" as 10^6 bytes (369MB would be 351.9 MiB)
+    expect(String(setting)).toBe("369.0 MiB")
+    expect(writesAtOnce).toBe(5)
   })
 })

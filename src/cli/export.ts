@@ -47,7 +47,7 @@ export const options = {
   ),
   memoryLimit: Options.text("memory-limit").pipe(
     Options.withDefault(DEFAULTS.memoryLimit),
-    Options.withDescription("memory the run may use (e.g. 512MB, 2GB): DuckDB gets 40% and what writers stage is held to 15%; lower means smaller files, more often")
+    Options.withDescription("memory the run may use (e.g. 512MB, 2GB): past 100 MB for the process, DuckDB gets 40% and writers stage a third of that; lower means smaller files, more often")
   ),
   onInvalid: Options.choice("on-invalid", ["fail", "quarantine"]).pipe(
     Options.withDefault("fail" as const),
