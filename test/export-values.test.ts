@@ -96,7 +96,7 @@ describe("export values", () => {
   })
 
   it("under a run-wide staging budget smaller than a page, files are finished early and every value is still the chain's", async () => {
-    // a memory limit below the process base leaves no staging share, less than a page of txs: every shard finishes files early
+    // a memory limit below the process base stages nothing (less than a page of txs): every shard finishes files early
     const out = await exportAll({ memoryLimitBytes: 20_000 })
     for (const name of DATASETS) await expectDatasetMatches(out, lake.get(name)!)
     await expectManifestsTrue(out, DATASETS)

@@ -117,7 +117,7 @@ describe("a shard's edges", () => {
 
   it("over the staging budget a shard finishes its largest file first, and only as many as it must", async () => {
     const out = dirs.make()
-    // 1 MB past the process base stages ~130 kB in all: txs' JSON passes it every few pages, its
+    // 1,000,000 bytes past the process base stage ~130 kB in all: txs' JSON passes it every few pages, its
     // small token_transfers_cosmos rows never do on their own
     await exportOk(devnet.indexerUrl, out, { datasets: ["txs", "token_transfers_cosmos"], pageSize: 10, concurrency: 1, bucketWidth: 1_000 }, PROCESS_BASE_BYTES + 1_000_000)
     const txsFiles = manifestOf(out, "txs").files.length

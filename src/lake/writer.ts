@@ -14,16 +14,17 @@ export const parseMemorySize = (text: string): number | undefined => {
   return Math.floor(Number(m[1]) * (unit === "g" ? 1024 * MB : unit === "m" ? MB : unit === "k" ? 1024 : 1))
 }
 
-/** What a run needs whatever its limit: the runtime and the code of Node and DuckDB (~100 MB; the CLI's `query` peaks at 96–126 MB). No share of the limit goes to it. */
+/** What a run needs whatever its limit: the runtime and the code of Node and DuckDB (~100 MB: the CLI loaded peaks at ~96 MB, `query` with DuckDB at ~126 MB). No share of the limit goes to it. */
 export const PROCESS_BASE_BYTES = 100 * MB
 
 /**
  * How a run's memory limit is shared, once the process base is set aside. DuckDB gets 40% of the
  * rest (its memory_limit: staged rows, COPY's buffers; 64 MB at least); what all writers stage
- * together is held to a third of that (DuckDB holds staged text at 1.1–1.6× its size, measured,
- * which leaves room for the COPYs), and files are written (COPY) one per 64 MB of DuckDB's share
- * at a time, each building its row groups in what is left; the rest is Node's: pages in flight
- * (page size × concurrency) and their parsing. At 400MB: DuckDB 120 MB, 40 MB staged, peaks of
+ * together is held to a third of that 40% (DuckDB holds staged text at 1.1–1.6× its size,
+ * measured, which leaves room for the COPYs; below ~260MB, where DuckDB keeps its floor, less than
+ * a third of the floor), and files are written (COPY) one per 64 MB of DuckDB's share at a time,
+ * each building its row groups in what is left; the rest is meant for Node: pages in flight (page
+ * size × concurrency) and their parsing (measured peaks pass a limit of 400MB, bench/RESULTS.md). At 400MB: DuckDB 120 MB, 40 MB staged, peaks of
  * 461–492 MB at 50k blocks, 15 runs of 15 (40% and 15% of the whole limit: 523–540 MB; DuckDB at
  * 64 MB failed 1 run in 5 with its out-of-memory; bench/RESULTS.md, session 13).
  */
