@@ -486,8 +486,9 @@ describe("shards that are writing", () => {
       if (req.url.pathname === "/indexer/block/v1/blocks" && req.url.searchParams.get("pagination.limit") !== "1") pages++
       return forward()
     })
-    // the sink as the CLI builds it, but each file's write first waits (up to 1 s) for another
-    // page to be asked for: a shard that held its slot while writing would see none come
+    // the sink as the CLI builds it, but each file's write first waits (up to 2 s: room for a
+    // loaded CI machine) for another page to be asked for: a shard that held its slot while
+    // writing would see none come
     const sawAPage: Array<boolean> = []
     const gated = Layer.effect(
       ParquetSink,
@@ -499,7 +500,7 @@ describe("shards that are writing", () => {
             finish: (path, options) =>
               Effect.gen(function* () {
                 const before = pages
-                for (let waited = 0; waited < 1_000 && pages === before; waited += 10) yield* Effect.sleep(10)
+                for (let waited = 0; waited < 2_000 && pages === before; waited += 10) yield* Effect.sleep(10)
                 sawAPage.push(pages > before)
                 return yield* writer.finish(path, options)
               })
