@@ -8,10 +8,8 @@ import { Effect, Either, Layer } from "effect"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { exportLayer, indexerLayer } from "../src/cli/layers.js"
+import { exportLayer } from "../src/cli/layers.js"
 import { ParquetSink } from "../src/lake/ParquetSink.js"
-import { layerLakeWriter } from "../src/lake/writer.js"
-import { layerIndexerSource } from "../src/sources/indexer.js"
 import { DATASETS, EXPORTED_DATASETS } from "../src/datasets/index.js"
 import { DENOMS, startDevnet, type Devnet } from "../src/devnet/index.js"
 import type { Dataset } from "../src/engine/Dataset.js"
@@ -509,12 +507,9 @@ describe("shards that are writing", () => {
     )
     try {
       const out = dirs.make()
-      const lakeWriter = layerLakeWriter(out)
-      const layer = Layer.mergeAll(
-        layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(proxy.url, { concurrency: 1, rps: 0 }, FAST_RETRY))),
-        // (of two layers merged, the later one's ParquetSink is the one provided)
-        Layer.merge(lakeWriter, gated.pipe(Layer.provide(lakeWriter)))
-      )
+      const base = exportLayer({ indexerUrl: proxy.url, out, limits: { concurrency: 1, rps: 0 }, retry: FAST_RETRY })
+      // (of two layers merged, the later one's ParquetSink is the one provided; `base` is built once)
+      const layer = Layer.merge(base, gated.pipe(Layer.provide(base)))
       const report = await Effect.runPromise(runExport(DATASETS, { datasets: ["blocks"], pageSize: 20, concurrency: 1, maxShardUnits: 20, bucketWidth: 100 }).pipe(Effect.provide(layer)))
       expect(report.datasets[0]).toMatchObject({ rows: 80, files: 4 })
       expect(pages).toBe(4)

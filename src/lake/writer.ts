@@ -24,9 +24,9 @@ export const PROCESS_BASE_BYTES = 100 * MB
  * measured, which leaves room for the COPYs; below ~260MB, where DuckDB keeps its floor, less than
  * a third of the floor), and files are written (COPY) one per 64 MB of DuckDB's share at a time,
  * each building its row groups in what is left; the rest is meant for Node: pages in flight (page
- * size × concurrency) and their parsing (measured peaks pass a limit of 400MB, bench/RESULTS.md). At 400MB: DuckDB 120 MB, 40 MB staged, peaks of
- * 461–492 MB at 50k blocks, 15 runs of 15 (40% and 15% of the whole limit: 523–540 MB; DuckDB at
- * 64 MB failed 1 run in 5 with its out-of-memory; bench/RESULTS.md, session 13).
+ * size × concurrency) and their parsing. At 400MB: DuckDB 120 MB, 40 MB staged, and peaks of
+ * 461–492 MB at 50k blocks (past that limit), 15 runs of 15 (40% and 15% of the whole limit:
+ * 523–540 MB; DuckDB at 64 MB failed 1 run in 5 with its out-of-memory; bench/RESULTS.md, session 13).
  */
 export const sinkMemory = (limitBytes: number) => {
   const duckdbBytes = Math.max(0, limitBytes - PROCESS_BASE_BYTES) * 0.4
