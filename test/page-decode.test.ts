@@ -1,7 +1,7 @@
 /**
  * decodePage reads pages as latin1 and re-decodes only the strings with high bytes: its rows must
  * equal a plain UTF-8 decode + JSON.parse + toRows, whatever the page holds (ASCII only, UTF-8
- * text of 2, 3 and 4 bytes per char, JSON escapes of U+0080..U+00FF, a cut body).
+ * text of 2, 3 and 4 bytes per char, JSON escapes of chars past ASCII, a cut body).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { blocks } from "../src/datasets/blocks.js"
@@ -89,10 +89,17 @@ describe("decodePage", () => {
     })
   })
 
-  it("an escape of any char U+0080..U+00FF next to raw UTF-8 decodes exactly (each hex digit class), and so does a next_key with high bytes", () => {
+  it("an escape of any char past ASCII next to raw UTF-8 decodes exactly (each hex digit class, U+2028, a surrogate pair), and so does a next_key with high bytes", () => {
     const withMemo = (raw: string) => txPage.replace(/"memo":"(?:[^"\\]|\\.)*"/, `"memo":"${raw}"`)
     // 8, 9, a, f, A, F in the escape's third digit; escapes of ASCII (\u0041, \u007f) need no care
     for (const [escape, char] of [["\\u0080", "\u0080"], ["\\u0099", "\u0099"], ["\\u00a0", "\u00a0"], ["\\u00ff", "ÿ"], ["\\u00A9", "©"], ["\\u00Fe", "þ"], ["\\u0041", "A"], ["\\u007f", "\u007f"]]) {
+      const page = withMemo(`${escape} ✓`)
+      expect(decodedRows(page, txs).some((r) => r[MEMO] === `${char} ✓`), escape).toBe(true)
+      expect(decodedRows(page, txs)).toEqual(expectedRows(page, txs))
+    }
+    // escapes past U+00FF (Go's encoding/json writes U+2028 and U+2029 so), an escaped surrogate
+    // pair and an escaped backslash before "u": a latin1 read kept only each char's low byte
+    for (const [escape, char] of [["\\u2028", "\u2028"], ["a\\u2029b", "a\u2029b"], ["\\u0100", "\u0100"], ["\\uFFFD", "\ufffd"], ["\\ud83d\\ude80", "🚀"], ["\\\\u2028", "\\u2028"]]) {
       const page = withMemo(`${escape} ✓`)
       expect(decodedRows(page, txs).some((r) => r[MEMO] === `${char} ✓`), escape).toBe(true)
       expect(decodedRows(page, txs)).toEqual(expectedRows(page, txs))

@@ -29,16 +29,20 @@ export interface InvalidRecord {
  * string makes the whole page a two-byte string: slower to decode, to parse and to hold. So a
  * page is read as latin1 (a copy, one char per byte), parsed, and only the strings that carry
  * bytes >= 0x80 are re-decoded as UTF-8 on their way out (measured ~7 µs per tx, 15%, in
- * bench/RESULTS.md). JSON escapes of U+0080..U+00FF would read the same as raw bytes after
- * parsing, so a page holding one is decoded as UTF-8 up front.
+ * bench/RESULTS.md). A JSON escape of any char past ASCII (`\u00e9`, and `\u2028` as Go writes
+ * it) would be parsed into the latin1 text as its char, which the re-decode cannot tell from raw
+ * bytes (U+00E9 came back as U+FFFD, U+2028 as its low byte: "("): a page holding one is
+ * decoded as UTF-8 up front.
  */
-/** whether the text holds a JSON escape \u0080..\u00ff (indexOf is far faster than a regex over a page) */
+/** whether the text holds a JSON escape of a char past ASCII, \u0080 and up (indexOf is far faster than a regex over a page) */
 // Stryker disable all: a wrong "yes" only decodes the page as UTF-8 up front (same rows, slower), so
 // those mutants cannot be told apart by output; a wrong "no" is caught by page-decode.test
-const hasEscapedHighLatin1 = (text: string): boolean => {
-  for (let i = text.indexOf("\\u00"); i >= 0; i = text.indexOf("\\u00", i + 4)) {
+const hasEscapedNonAscii = (text: string): boolean => {
+  for (let i = text.indexOf("\\u"); i >= 0; i = text.indexOf("\\u", i + 2)) {
+    // \u01xx and up (an escaped backslash before "u" reads as one too: UTF-8 up front, still exact)
+    if (text.charCodeAt(i + 2) !== 48 || text.charCodeAt(i + 3) !== 48) return true
     const c = text.charCodeAt(i + 4)
-    if ((c >= 56 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70)) return true // 8-9, a-f, A-F
+    if ((c >= 56 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70)) return true // \u0080..\u00ff: 8-9, a-f, A-F
   }
   return false
 }
@@ -69,7 +73,7 @@ const pageText = (bytes: ArrayBuffer): { readonly text: string; readonly latin1:
   // Stryker disable next-line ConditionalExpression,BooleanLiteral: an ASCII page taken for a latin1 one is restored string by string, unchanged (slower, same rows)
   if (isAscii(buffer)) return { text: buffer.toString("latin1"), latin1: false }
   const text = buffer.toString("latin1")
-  return hasEscapedHighLatin1(text) ? { text: buffer.toString("utf8"), latin1: false } : { text, latin1: true }
+  return hasEscapedNonAscii(text) ? { text: buffer.toString("utf8"), latin1: false } : { text, latin1: true }
 }
 
 /** Bytes to JSON, reading the text as latin1 where that is exact (see above); undefined if it is not JSON (a body cut short). */
