@@ -276,6 +276,31 @@ describe("edges", () => {
     expect(readdirSync(join(dir, "taken.parquet"))).toEqual(["keep"])
   })
 
+  it("a lone surrogate in a JSON or list column (a string cut mid-pair, sent escaped) is stored as U+FFFD, as in a VARCHAR; whole pairs and an escaped backslash before 'u' stay as they are", async () => {
+    const cols: ReadonlyArray<Column> = [
+      { name: "s", type: "VARCHAR", description: "" },
+      { name: "j", type: "JSON", description: "" },
+      { name: "l", type: "VARCHAR[]", description: "" }
+    ]
+    const lone = "cut \ud83d here, \ude80 there"
+    const literal = "text \\ud800 and 🚀"
+    const back = await Effect.gen(function* () {
+      const sink = yield* ParquetSink
+      const writer = yield* sink.openWriter(cols, [])
+      const path = join(temp.make(), "surrogates.parquet")
+      writer.append([lone, JSON.stringify({ memo: lone, n: [1] }), JSON.stringify([lone])])
+      writer.append([literal, JSON.stringify({ memo: literal }), JSON.stringify([literal])])
+      yield* writer.finish(path)
+      yield* writer.close()
+      return yield* sink.query(`SELECT s, j::VARCHAR AS j, l FROM read_parquet('${path}')`)
+    }).pipe(Effect.provide(layerParquetSink()), Effect.runPromise)
+    const mended = "cut \ufffd here, \ufffd there"
+    expect(back).toEqual([
+      { s: mended, j: JSON.stringify({ memo: mended, n: [1] }), l: [mended] },
+      { s: literal, j: JSON.stringify({ memo: literal }), l: [literal] }
+    ])
+  })
+
   it("exactly at the staging budget is not over it", async () => {
     const seen = await withSink(
       (sink) =>

@@ -82,8 +82,19 @@ const finalExpr = (c: Column): string => {
   }
 }
 
+/** a JSON escape of a surrogate, after an even run of backslashes (an odd one escapes the "\\" itself) */
+const ESCAPED_SURROGATE = /(?<!\\)((?:\\\\)*)\\u[dD][89a-fA-F][0-9a-fA-F]{2}/g
+/**
+ * JSON text as DuckDB's JSON type takes it. JSON.stringify writes a lone surrogate (a string cut
+ * mid-pair, which a server may send escaped) as its escape and a whole pair as itself, and
+ * DuckDB refuses the escape ("Conversion Error", the whole file failing): so each escaped
+ * surrogate becomes U+FFFD, as the appender stores a lone surrogate of a VARCHAR.
+ */
+export const wellFormedJson = (text: string): string => (text.indexOf("\\u") === -1 ? text : text.replace(ESCAPED_SURROGATE, "$1\ufffd"))
+
 type Appendix = (a: DuckDBAppender, v: Value) => void
 const appenderFor = (t: ColumnType): Appendix => {
+  if (t === "JSON" || t === "VARCHAR[]") return (a, v) => (v === null ? a.appendNull() : a.appendVarchar(wellFormedJson(String(v))))
   switch (stageType(t)) {
     // Stryker disable next-line StringLiteral,ConditionalExpression: the staging column casts text to its type, so a value appended as text is stored the same (only slower)
     case "BIGINT":
