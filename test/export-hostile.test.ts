@@ -251,6 +251,21 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     expectNothingCommittedIn(out, "blocks", [first, last + 1])
   })
 
+  it("a blocks page with a block of another chain than /status names (a proxy mixing two networks) → IndexerPagingError, the shard not committed", async () => {
+    const out = dirs.make()
+    const server = await proxy(async (req, forward) => {
+      if (req.url.pathname !== BLOCKS_PATH) return forward()
+      const res = await forward()
+      const page = JSON.parse(res.body) as { blocks: Array<{ height: string; chain_id: string }> }
+      for (const b of page.blocks) if (b.height === "90") b.chain_id = "evil-chain-9"
+      return json(page)
+    })
+    const err = failureOf(await exportVia(server, out, { datasets: ["blocks"] }))
+    expect(err._tag).toBe("IndexerPagingError")
+    expect(err.message).toBe(`the record at height 90 is of chain "evil-chain-9", not ${devnet.chain.u.chainId} (the chain /status names)`)
+    expectNothingCommittedIn(out, "blocks", [61, 121])
+  })
+
   it("a /status claiming height 1e15 fails the blocks export as untrustworthy paging, after planning a bounded number of shards", async () => {
     const out = dirs.make()
     const server = await proxy(async (req, forward) => {

@@ -22,6 +22,7 @@ export const blocksSource: AppendSource<S.Block> = {
   validate: compileValidator(S.Block),
   heightOf: (b: S.Block) => Number(b.height),
   identityOf: (b: S.Block) => b.height,
+  chainIdOf: (b: S.Block) => b.chain_id
 }
 
 export const txsSource: AppendSource<S.Tx> = {

@@ -70,6 +70,8 @@ export interface AppendSource<R = any> extends ListRef {
   readonly heightOf: (record: R) => number
   /** what names one record of the list (a block's height, a tx's hash): a record met twice means the pages overlap */
   readonly identityOf: (record: R) => string
+  /** the chain a record names, where it names one (a block's chain_id): a record of another chain than /status's is foreign */
+  readonly chainIdOf?: (record: R) => string
 }
 
 interface Common {

@@ -206,12 +206,6 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
     const notice = (m: string) => observer.notice?.(m)
     const pageSize = options.pageSize ?? EXPORT_DEFAULTS.pageSize
     const concurrency = options.concurrency ?? EXPORT_DEFAULTS.concurrency
-    const settings: ShardSettings = {
-      pageSize,
-      bucketWidth: options.bucketWidth ?? EXPORT_DEFAULTS.bucketWidth,
-      flushBytes: options.flushBytes ?? EXPORT_DEFAULTS.flushBytes,
-      onInvalid: options.onInvalid ?? EXPORT_DEFAULTS.onInvalid
-    }
     const maxShardUnits = options.maxShardUnits ?? EXPORT_DEFAULTS.maxShardUnits
     const startedAt = new Date().toISOString()
     const badOptions = exportOptionsProblem(pageSize, options)
@@ -224,6 +218,13 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
 
     const answers = yield* probe(source, selected)
     const status: SourceStatus = answers.status
+    const settings: ShardSettings = {
+      pageSize,
+      bucketWidth: options.bucketWidth ?? EXPORT_DEFAULTS.bucketWidth,
+      flushBytes: options.flushBytes ?? EXPORT_DEFAULTS.flushBytes,
+      onInvalid: options.onInvalid ?? EXPORT_DEFAULTS.onInvalid,
+      chainId: status.chainId
+    }
     // before anything is written: the lake must hold this source's chain
     yield* checkIdentity(status, notice)
     const results = new Map<string, DatasetResult>()

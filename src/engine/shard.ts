@@ -25,6 +25,8 @@ export interface ShardSettings {
   /** start a new file once a writer holds this many bytes of strings */
   readonly flushBytes: number
   readonly onInvalid: "fail" | "quarantine"
+  /** the chain /status names: a record that names another (see AppendSource.chainIdOf) fails the run */
+  readonly chainId: string
 }
 
 /** What the engine counts while shards run, per dataset. */
@@ -82,7 +84,7 @@ export const runShard = (
     const sourceService = yield* Source
     const sink = yield* ParquetSink
     const checkpoints = yield* Checkpoints
-    const { pageSize, bucketWidth, flushBytes, onInvalid } = settings
+    const { pageSize, bucketWidth, flushBytes, onInvalid, chainId } = settings
     const byKey = new Map<string, ShardWriter>()
     const files = new Map<string, Array<CommittedFile>>(targets.map((d) => [d.name, []]))
     const opened: Array<ParquetWriter> = []
@@ -189,6 +191,8 @@ export const runShard = (
           // (a block at the height before it is its identity again: the check below names it)
           if (h < lastHeight)
             return yield* Effect.fail(sourceService.untrustedPaging(source, page.key, `height ${h} came after height ${lastHeight}: the pages overlap or went back`))
+          if (source.chainIdOf && source.chainIdOf(item) !== chainId)
+            return yield* Effect.fail(sourceService.untrustedPaging(source, page.key, `the record at height ${h} is of chain ${JSON.stringify(source.chainIdOf(item))}, not ${chainId} (the chain /status names)`))
           const id = source.identityOf(item)
           if (pageBefore.has(id) || thisPage.has(id))
             return yield* Effect.fail(sourceService.untrustedPaging(source, page.key, `the record ${id} at height ${h} came twice: the pages overlap`))
