@@ -251,6 +251,26 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     expectNothingCommittedIn(out, "blocks", [first, last + 1])
   })
 
+  it("txs pages that ignore pagination.offset (honoured only on single-row probes) → IndexerPagingError; no shard past the first is committed", async () => {
+    const out = dirs.make()
+    const server = await proxy(async (req, forward) => {
+      const offset = Number(req.url.searchParams.get("pagination.offset") ?? 0)
+      if (req.url.pathname !== TXS_PATH || req.url.searchParams.get("pagination.limit") === "1" || offset === 0) return forward()
+      const ignored = new URL(req.url)
+      ignored.searchParams.delete("pagination.offset")
+      await untilAnotherShardCommits(out, "txs")
+      return forward(ignored.pathname + ignored.search)
+    })
+    const err = failureOf(await exportVia(server, out, { datasets: ["txs"] }))
+    expect(err._tag).toBe("IndexerPagingError")
+    expect(err.message).toMatch(/^the page at offset (\d+) starts with record [0-9A-F]{64}, but the row at position \1 asked alone is [0-9A-F]{64}: the indexer did not honour pagination.offset$/)
+    // only the shard that starts at position 0 (whose first page the offset does not move) stands
+    const committed = manifestOf(out, "txs")!.committed
+    expect(committed.length).toBe(1)
+    expect(committed[0][0]).toBe(0)
+    expect(committed[0][1]).toBeLessThan(devnet.chain.txTotal())
+  })
+
   it("a blocks page with a block of another chain than /status names (a proxy mixing two networks) → IndexerPagingError, the shard not committed", async () => {
     const out = dirs.make()
     const server = await proxy(async (req, forward) => {

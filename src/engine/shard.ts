@@ -236,8 +236,26 @@ export const runShard = (
     // cursor; the pager asks no page for more than the shard's rows left (maxRows)
     const first: PageRequest =
       source.unit === "height" ? { key: b64(JSON.stringify({ height: a - 1 })), limit: pageSize, reverse: false } : { offset: a, limit: pageSize, reverse: false }
+    /*
+     * A position shard's first page is where offsets are trusted: an indexer that ignored
+     * pagination.offset on it (honouring it only on single-row probes, as the planner asks)
+     * answered the listing's first rows to every shard, committed as duplicates with exit 0. So
+     * that page's first row is checked against the row at its position asked alone, at once.
+     */
+    const firstPage = (request: PageRequest) =>
+      Effect.gen(function* () {
+        const [page, alone] = yield* Effect.all([sourceService.page(source, request), sourceService.page(source, { offset: a, limit: 1, reverse: false })], { concurrency: 2 })
+        const [got, expected] = [page.items[0], alone.items[0]].map((r) => (r === undefined ? "none" : source.identityOf(r)))
+        if (got !== expected)
+          return yield* Effect.fail(
+            sourceService.untrustedPaging(source, page.key, `the page at offset ${a} starts with record ${got}, but the row at position ${a} asked alone is ${expected}: the indexer did not honour pagination.offset`)
+          )
+        return page
+      })
     const fetchAndWrite = (request: PageRequest): Effect.Effect<PageInfo, WriteFailure, Checkpoints> =>
-      sourceService.page(source, request).pipe(Effect.flatMap((page) => ingest(page).pipe(Effect.as({ key: page.key, nextKey: page.nextKey, count: page.items.length }))))
+      (source.unit === "position" && a > 0 && request.offset !== undefined ? firstPage(request) : sourceService.page(source, request)).pipe(
+        Effect.flatMap((page) => ingest(page).pipe(Effect.as({ key: page.key, nextKey: page.nextKey, count: page.items.length })))
+      )
     let seen = 0
     const work = Effect.gen(function* () {
       yield* fetchSlots.withPermits(1)(
