@@ -1,6 +1,6 @@
 /**
  * walkPages, the one pager every paged list goes through, against an in-memory listing: which
- * page is asked for next, each stop rule (an empty page, no next_key, a short page, the row budget),
+ * page is asked for next, each stop rule (an empty page, no next_key, the row budget; not a short page),
  * and a repeated key failing loudly; and the list-envelope check that names what is wrong.
  */
 import { Chunk, Effect, Either, Stream } from "effect"
@@ -52,9 +52,14 @@ describe("walkPages", () => {
     ])
   })
 
-  it("stops on a short page even when it carries a next_key, and on an empty one", async () => {
+  it("follows the next_key of a short page (a server cutting pages short) to the end, and stops on an empty page", async () => {
     const short = listing(100, { shortAt: 20 })
-    expect((await pagesOf(cursorWalk("txs", short.fetch, { first: { limit: 10 } }))).map((p) => p.count)).toEqual([10, 10, 9])
+    const counts = (await pagesOf(cursorWalk("txs", short.fetch, { first: { limit: 10 } }))).map((p) => p.count)
+    expect(counts.slice(0, 4)).toEqual([10, 10, 9, 9])
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(100)
+    // a short page without a next key ends the list
+    const last = listing(25)
+    expect((await pagesOf(cursorWalk("txs", last.fetch, { first: { limit: 10 } }))).map((p) => p.count)).toEqual([10, 10, 5])
     const endless = listing(20, { endless: true })
     // the listing ends exactly at a page edge but keeps handing out keys: the empty page stops it
     expect((await pagesOf(cursorWalk("txs", endless.fetch, { first: { limit: 10 } }))).map((p) => p.count)).toEqual([10, 10, 0])

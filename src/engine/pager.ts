@@ -42,8 +42,11 @@ export const walkPages = <P extends PageInfo, E, R>(fetch: (page: PageRequest) =
       // more records than asked for: a server ignoring the limit (130k records in one page) is not followed further
       if (page.count > left) return yield* Effect.fail(options.untrusted(page.key, `the page holds ${page.count} records, ${left} were asked for`))
       const rows = state.rows + page.count
-      // a short page ends the list (an empty one too: the count is below any limit)
-      const done = page.nextKey === null || page.count < left || rows >= maxRows
+      // no next key ends the list, and so does an empty page (a key handed out past the end). A
+      // short page with a next key does not: the indexer documents next_key as null after a short
+      // offset page, so one that names a next page is a server cutting pages short (a snapshot
+      // stopped there lost the rest, exit 0); a keyset list's last page costs one empty page more.
+      const done = page.nextKey === null || page.count === 0 || rows >= maxRows
       if (!done) {
         if (seen.has(page.nextKey!)) return yield* Effect.fail(options.untrusted(page.key, `next_key ${page.nextKey} was already followed: the server restarted the listing`))
         seen.add(page.nextKey!)

@@ -53,12 +53,21 @@ const readList = (
     // a listing that cycles with fresh keys (the pager catches repeated ones) serves a page it
     // served before: its first record is met again. One string per page is held, not the rows.
     const pageStarts = new Set<string>()
+    // a page shorter than asked for that still names a next page: an offset list (the snapshot
+    // lists) has rows past it only if the server cut the page short, and then the rows between
+    // are lost (the next offset is the page's start plus the limit)
+    let cutShort: { readonly key: string | null; readonly count: number } | undefined
     yield* Stream.runForEach(
       walkPages(
         (request) =>
           source.page(list, request).pipe(
             Effect.flatMap((page) => {
               // (an empty page, whose start is undefined, ends the walk: pager.ts)
+              if (cutShort && page.items.length > 0)
+                return Effect.fail(
+                  source.untrustedPaging(list, cutShort.key, `the page held ${cutShort.count} of the ${pageSize} records asked for, yet more followed: the server cut a page short, and rows may be lost`)
+                )
+              cutShort = page.items.length < pageSize && page.nextKey !== null ? { key: page.key, count: page.items.length } : undefined
               const start = JSON.stringify(page.items[0])
               if (pageStarts.has(start)) return Effect.fail(source.untrustedPaging(list, page.key, "a page starts with a record an earlier page started with: the listing cycles"))
               pageStarts.add(start)
@@ -177,8 +186,14 @@ export const runSnapshot = (
       const statusAfter = yield* source.status
       after = statusAfter.watermarks[d.watermark] ?? mark
       consistent = after === mark && duplicates === 0 && !shortOfTotal
-      if (!consistent && reads < MAX_READS)
-        settings.notice(`${d.name}: the ${d.watermark} moved (${mark} → ${after}) or pages overlapped (${duplicates} duplicates) during the read; reading again`)
+      if (!consistent && reads < MAX_READS) {
+        const what = [
+          after !== mark ? `the ${d.watermark} moved (${mark} → ${after})` : undefined,
+          duplicates > 0 ? `pages overlapped (${duplicates} duplicates)` : undefined,
+          shortOfTotal ? "a list ended short of its pagination.total" : undefined
+        ]
+        settings.notice(`${d.name}: ${what.filter((w) => w !== undefined).join(", ")} during the read; reading again`)
+      }
     }
     // staged as part 0: the commit gives the part its number, under the dataset's lock
     const rel = snapshotFile(before, 0)
