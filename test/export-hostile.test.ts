@@ -420,6 +420,21 @@ describe("export: a snapshot under a moving watermark", () => {
     expect(notices.filter((n) => /moved .* reading again/.test(n))).toEqual([`nft_collections: the height moved (${tip()} → ${tip() + 1}) during the read; reading again`])
   })
 
+  it("a /status that lags the lists (collections created after the height it names) gives best-effort, read three times, with the rows counted in the notice", async () => {
+    const created = devnet.chain.u.collections.filter((c) => devnet.chain.collectionCreated(c)).map((c) => c.createdAt)
+    const lagging = Math.max(...created) - 1
+    const server = await proxy(async (req, forward) => {
+      const res = await forward()
+      if (req.url.pathname !== "/status") return res
+      return json({ ...JSON.parse(res.body), height: lagging })
+    })
+    const { report, manifest, notices } = await collectionsSnapshot(server)
+    expect(report.datasets[0]).toMatchObject({ dataset: "nft_collections", consistency: "best-effort" })
+    expect(manifest.snapshots[0]).toMatchObject({ consistency: "best-effort", reads: 3, snapshot_height: lagging, note: expect.stringMatching(/from a later height/) })
+    const later = created.filter((h) => h > lagging).length
+    expect(notices.filter((n) => /reading again/.test(n))).toEqual(Array(2).fill(`nft_collections: ${later} rows hold state from after height ${lagging} during the read; reading again`))
+  })
+
   it("an unmodified devnet behind the same proxy gives exact, read once, with no note", async () => {
     const server = await proxy((_, forward) => forward())
     const { report, manifest } = await collectionsSnapshot(server)

@@ -25,6 +25,7 @@ export const nftCollections = defineSnapshot({
   ],
   key: ["object_addr"],
   sortKey: ["height", "object_addr"],
+  stateHeight: "height",
   // its total is an estimate (reltuples) on the real indexer: completeness comes from the cursor walk
   lists: (_, row) => Effect.succeed([{ label: "collections", list: collectionsList, totalIsEstimate: true, validate: validateCollection, toRows: (c: NftCollection) => [row(c)] }])
 })

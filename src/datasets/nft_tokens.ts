@@ -34,6 +34,7 @@ export const nftTokens = defineSnapshot({
   ],
   key: ["collection_addr", "token_id"],
   sortKey: ["collection_addr", "token_id"],
+  stateHeight: "height",
   lists: (input, row) =>
     Effect.gen(function* () {
       const collections = (yield* input.readAll(collectionsList, validateCollection)) as ReadonlyArray<NftCollection>

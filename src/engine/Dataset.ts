@@ -138,6 +138,8 @@ export interface SnapshotInput {
 export interface SnapshotDataset extends Common {
   readonly kind: "snapshot"
   readonly watermark: string
+  /** the position of the column holding the height of each row's state (a creation, the last transfer), if rows carry one: a row past the snapshot height is not state as of it */
+  readonly stateHeightColumn?: number
   /** the list whose answer tells whether this source serves the dataset at all */
   readonly probe: ListRef
   /** datasets whose committed files this one reads (SnapshotInput.readCommitted): in a run that exports them, it waits for them */
@@ -229,6 +231,8 @@ export const defineSnapshot = <I>(d: {
   readonly columns: ReadonlyArray<ColumnOf<I>>
   readonly key: ReadonlyArray<string>
   readonly sortKey: ReadonlyArray<string>
+  /** the column holding the height of each row's state (a creation, the last transfer), if rows carry one */
+  readonly stateHeight?: string
   /** the lists to read; `row` is this dataset's row builder */
   readonly lists: (input: SnapshotInput, row: (item: I) => Row) => Effect.Effect<ReadonlyArray<SnapshotList> | SnapshotSkip, SourceFailure>
 }): SnapshotDataset => {
@@ -239,6 +243,7 @@ export const defineSnapshot = <I>(d: {
     name: d.name,
     description: d.description,
     watermark: d.watermark,
+    ...(d.stateHeight === undefined ? {} : { stateHeightColumn: indexOf(d.stateHeight, d.columns, d.name, "state height column") }),
     probe: d.probe,
     after: d.after ?? [],
     columns,

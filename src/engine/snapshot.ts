@@ -158,6 +158,9 @@ export const runSnapshot = (
       const mark = statusBefore ? (statusBefore.watermarks[d.watermark] ?? before) : before
       snapshotTime = new Date().toISOString()
       let shortOfTotal = false
+      // rows whose state is from past the height this read started at (a lagging /status)
+      let later = 0
+      const stateHeight = d.stateHeightColumn
       for (const list of lists) {
         let listRows = 0
         const read = yield* readList(
@@ -169,6 +172,7 @@ export const runSnapshot = (
             for (const row of list.toRows(item)) {
               // a page read as latin1 (see pageDecode.ts): its strings are UTF-8 again here
               if (latin1) restoreRow(row)
+              if (stateHeight !== undefined && Number(row[stateHeight]) > mark) later++
               row.push(snapshotTime)
               listRows++
               writer.append(row)
@@ -185,12 +189,13 @@ export const runSnapshot = (
       duplicates = yield* writer.repeats(d.key)
       const statusAfter = yield* source.status
       after = statusAfter.watermarks[d.watermark] ?? mark
-      consistent = after === mark && duplicates === 0 && !shortOfTotal
+      consistent = after === mark && duplicates === 0 && !shortOfTotal && later === 0
       if (!consistent && reads < MAX_READS) {
         const what = [
           after !== mark ? `the ${d.watermark} moved (${mark} → ${after})` : undefined,
           duplicates > 0 ? `pages overlapped (${duplicates} duplicates)` : undefined,
-          shortOfTotal ? "a list ended short of its pagination.total" : undefined
+          shortOfTotal ? "a list ended short of its pagination.total" : undefined,
+          later > 0 ? `${later} rows hold state from after height ${mark}` : undefined
         ]
         settings.notice(`${d.name}: ${what.filter((w) => w !== undefined).join(", ")} during the read; reading again`)
       }
