@@ -82,6 +82,21 @@ describe("credentials for services behind a gateway", () => {
     expect(readdirSync(out)).toEqual([])
   })
 
+  it("a gateway that echoes the request (its line URL-encoded, a header in base64) in a 400 gets no secret printed, in any of those forms", async () => {
+    const key = "Q+Key/1=9"
+    const header = "HDR+SECRET/99"
+    const server = await servers.proxy((r) =>
+      text(400, `bad request: ${r.method} ${r.path} x-api-key=${encodeURIComponent(String(r.headers["x-api-key"]))} raw=${Buffer.from(String(r.headers["x-api-key"])).toString("base64")}`)
+    )
+    const r = await runCli(["export", "--indexer-url", `${server.url}/?api_key=${encodeURIComponent(key)}`, "--header", `x-api-key: ${header}`, "--out", tmp()])
+    expect(r.code).toBe(1)
+    // the echo reached the message (else this test proves nothing)
+    expect(r.stderr).toContain("bad request: GET /status")
+    for (const secret of [key, header])
+      for (const form of [secret, encodeURIComponent(secret), new URLSearchParams({ s: secret }).toString().slice(2), Buffer.from(secret).toString("base64")])
+        expect(r.stderr + r.stdout, form).not.toContain(form)
+  })
+
   it("a server that answers, but not as the indexer (404), is named as such, not as unreachable", async () => {
     const server = await servers.proxy(() => text(404, "no such route"))
     const r = await runCli(["export", "--indexer-url", server.url, "--out", tmp()])

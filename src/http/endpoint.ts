@@ -81,7 +81,15 @@ export const rememberSecrets = (endpoint: ServiceEndpoint, rawUrl?: string): voi
     if (token) secrets.add(token)
   }
   for (const [, value] of endpoint.query) secrets.add(value)
+  // as a server or gateway may echo them: URL-encoded (a quoted request line, a query as sent on
+  // the wire), form-encoded ("+" for a space) and base64 (a header dumped as bytes)
+  for (const s of [...secrets]) for (const form of encodings(s)) secrets.add(form)
   for (const s of [...secrets]) if (s.length < 4) secrets.delete(s)
+}
+
+const encodings = (s: string): ReadonlyArray<string> => {
+  const base64 = Buffer.from(s).toString("base64")
+  return [encodeURIComponent(s), new URLSearchParams({ s }).toString().slice(2), base64, base64.replace(/=+$/, ""), Buffer.from(s).toString("base64url")]
 }
 
 export type Service = "indexer" | "router"
