@@ -287,6 +287,47 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     expect(manifestOf(out, "nft_collections")?.snapshots ?? []).toEqual([])
   })
 
+  it("values their columns cannot hold (tx_count past 2^31, gas past 2^63) and a tx nested 5000 deep are invalid records: named and failing by default, quarantined on request with the rest exported", async () => {
+    const tenth = await (await fetch(`${devnet.indexerUrl}${TXS_PATH}?pagination.offset=10&pagination.limit=1&pagination.reverse=false`)).json()
+    const deepHash = (tenth as { txs: Array<{ txhash: string }> }).txs[0].txhash
+    const server = await proxy(async (req, forward) => {
+      const res = await forward()
+      if (req.url.pathname === BLOCKS_PATH) {
+        const page = JSON.parse(res.body) as { blocks: Array<{ height: string; tx_count: string; gas_used: string }> }
+        for (const b of page.blocks) if (b.height === "7") b.tx_count = "2147483648"
+        for (const b of page.blocks) if (b.height === "9") b.gas_used = "9223372036854775808"
+        return json(page)
+      }
+      if (req.url.pathname === TXS_PATH) {
+        const page = JSON.parse(res.body) as { txs: Array<{ txhash: string; tx: Record<string, unknown> }> }
+        const first = page.txs.find((t) => t.txhash === deepHash)
+        if (!first) return res
+        // as text: the proxy's own JSON.stringify cannot write it either
+        first.tx.deep = "DEEP"
+        return text(200, JSON.stringify(page).replace('"DEEP"', "[".repeat(5000) + "]".repeat(5000)), { "content-type": "application/json" })
+      }
+      return res
+    })
+    const failed = failureOf(await exportVia(server, dirs.make(), { datasets: ["blocks"] }))
+    expect(failed).toMatchObject({ _tag: "IndexerDecodeError", endpoint: "blocks" })
+    expect(failed.message).toMatch(/^blocks: (2147483648 does not fit column tx_count \(a 32-bit integer\)|9223372036854775808 does not fit column gas_used \(a 64-bit integer\))$/)
+    const out = dirs.make()
+    const result = await exportVia(server, out, { datasets: ["blocks", "txs"], onInvalid: "quarantine" })
+    if (Either.isLeft(result)) throw new Error(`export failed: ${String(result.left)}`)
+    const quarantined = (source: string) =>
+      readFileSync(join(out, "_quarantine", `${source}.ndjson`), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { message: string; record: unknown; record_omitted?: string })
+    expect(quarantined("blocks").map((q) => q.message).sort()).toEqual([
+      "blocks: 2147483648 does not fit column tx_count (a 32-bit integer)",
+      "blocks: 9223372036854775808 does not fit column gas_used (a 64-bit integer)"
+    ])
+    const [deepTx] = quarantined("txs")
+    expect(deepTx).toMatchObject({ message: "cannot be written: Maximum call stack size exceeded (JSON nested too deeply?)", record: null, record_omitted: "nested too deeply to store" })
+    expect(result.right.datasets.map((d) => [d.dataset, d.rows, d.quarantined])).toEqual([
+      ["blocks", devnet.chain.tip - 2, 2],
+      ["txs", devnet.chain.txTotal() - 1, 1]
+    ])
+  })
+
   it("a blocks page with a block of another chain than /status names (a proxy mixing two networks) → IndexerPagingError, the shard not committed", async () => {
     const out = dirs.make()
     const server = await proxy(async (req, forward) => {

@@ -11,7 +11,7 @@ import { TRANSFER_TOPIC, tokenTransfersCosmos, tokenTransfersEvm } from "../src/
 import { blocksSource, evmTxsSource, internalTxsSource, txsSource } from "../src/datasets/sources.js"
 import { txs } from "../src/datasets/txs.js"
 import { NO_CONTEXT, type AppendDataset } from "../src/engine/Dataset.js"
-import type { Row } from "../src/lake/columns.js"
+import { integerRangeCheck, type Row, type Value } from "../src/lake/columns.js"
 import { bech32Encode, hexToBytes } from "../src/devnet/encoding.js"
 
 const BLOCK_TIME = "2026-11-23T10:00:00Z"
@@ -252,5 +252,37 @@ describe("record identities (how the engine tells a repeated record from a new o
     expect(internalTxsSource.identityOf({ hash: "0xaa", index: 1 } as never)).not.toBe(internalTxsSource.identityOf({ hash: "0xaa", index: 0 } as never))
     expect(internalTxsSource.identityOf({ hash: "0xab", index: 0 } as never)).not.toBe(internalTxsSource.identityOf({ hash: "0xaa", index: 0 } as never))
     expect([blocksSource.identityOf({ height: "7" } as never), txsSource.identityOf({ txhash: "AB" } as never), evmTxsSource.identityOf({ transactionHash: "0xcd" } as never)]).toEqual(["7", "AB", "0xcd"])
+  })
+})
+
+describe("integer columns' ranges (checked before a row is appended)", () => {
+  it("INTEGER holds −2^31..2^31−1 and BIGINT −2^63..2^63−1, as numbers, bigints or decimal text; anything else names the column", () => {
+    const check = integerRangeCheck([
+      { name: "i", type: "INTEGER", description: "" },
+      { name: "b", type: "BIGINT", description: "" },
+      { name: "s", type: "VARCHAR", description: "" }
+    ])
+    const fit: Array<[Value, Value]> = [
+      [2 ** 31 - 1, "9223372036854775807"],
+      [-(2 ** 31), "-9223372036854775808"],
+      [0, 2 ** 53],
+      [null, null],
+      [7, 9223372036854775807n],
+      [-7, "123456789012345678"]
+    ]
+    for (const [i, b] of fit) expect(check([i, b, "x".repeat(99)]), `${i} ${b}`).toBeUndefined()
+    const misfit: Array<[Value, Value, string]> = [
+      [2 ** 31, 0, "2147483648 does not fit column i (a 32-bit integer)"],
+      [-(2 ** 31) - 1, 0, "-2147483649 does not fit column i (a 32-bit integer)"],
+      [1.5, 0, "1.5 does not fit column i (a 32-bit integer)"],
+      [0, "9223372036854775808", "9223372036854775808 does not fit column b (a 64-bit integer)"],
+      [0, "-9223372036854775809", "-9223372036854775809 does not fit column b (a 64-bit integer)"],
+      [0, 2 ** 63, "9223372036854776000 does not fit column b (a 64-bit integer)"],
+      [0, 9223372036854775808n, "9223372036854775808 does not fit column b (a 64-bit integer)"],
+      [0, "12a", "12a does not fit column b (a 64-bit integer)"],
+      [0, "", " does not fit column b (a 64-bit integer)"],
+      [0, 0.5, "0.5 does not fit column b (a 64-bit integer)"]
+    ]
+    for (const [i, b, message] of misfit) expect(check([i, b, null])).toEqual({ column: message.includes("column i") ? "i" : "b", message })
   })
 })

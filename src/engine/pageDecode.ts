@@ -11,7 +11,7 @@
 import { Buffer, isAscii } from "node:buffer"
 import type { FieldIssue } from "../schema/decode.js"
 import { NO_CONTEXT, type AppendDataset, type AppendSource, type RowContext } from "./Dataset.js"
-import type { Row } from "../lake/columns.js"
+import { integerRangeCheck, type Row } from "../lake/columns.js"
 
 /** A record that passed its check: its height and, per target dataset (in order), its rows. */
 export interface DecodedRecord {
@@ -97,10 +97,43 @@ export const decodeRecord = (
   context: RowContext = NO_CONTEXT
 ): DecodedRecord | InvalidRecord => {
   const issue = source.validate(record)
-  if (issue) return latin1 ? { issue: { path: restoreString(issue.path), message: restoreString(issue.message) }, record: restoreDeep(record) } : { issue, record }
-  const rows = datasets.map((d) => d.toRows(record, context))
+  if (issue) return invalid(issue, record, latin1)
+  let rows: Array<Array<Row>>
+  try {
+    rows = datasets.map((d) => d.toRows(record, context))
+  } catch (e) {
+    // JSON nested thousands deep parses, but stringifying it for a JSON column overflows the stack
+    if (e instanceof RangeError) return invalid({ path: "", message: `cannot be written: ${e.message} (JSON nested too deeply?)` }, record, latin1)
+    throw e
+  }
+  for (let t = 0; t < datasets.length; t++) {
+    const check = rangeCheckOf(datasets[t])
+    for (const row of rows[t]) {
+      const problem = check(row)
+      if (problem) return invalid({ path: "", message: `${datasets[t].name}: ${problem.message}` }, record, latin1)
+    }
+  }
   if (latin1) for (const forDataset of rows) for (const row of forDataset) restoreRow(row)
   return { height: source.heightOf(record), rows }
+}
+
+const rangeChecks = new WeakMap<AppendDataset, ReturnType<typeof integerRangeCheck>>()
+const rangeCheckOf = (d: AppendDataset) => {
+  let check = rangeChecks.get(d)
+  if (!check) rangeChecks.set(d, (check = integerRangeCheck(d.columns)))
+  return check
+}
+
+/** An invalid record, its text UTF-8 again if it was read as latin1 (a record too deep to walk is kept as it is). */
+const invalid = (issue: FieldIssue, record: unknown, latin1: boolean): InvalidRecord => {
+  if (!latin1) return { issue, record }
+  let restored: unknown = record
+  try {
+    restored = restoreDeep(record)
+  } catch {
+    /* nested too deeply to walk: kept as read */
+  }
+  return { issue: { path: restoreString(issue.path), message: restoreString(issue.message) }, record: restored }
 }
 
 export const isInvalid = (r: DecodedRecord | InvalidRecord): r is InvalidRecord => "issue" in r

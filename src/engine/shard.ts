@@ -59,7 +59,15 @@ const quarantine = (root: string, source: AppendSource, err: InvalidRecordFailur
   Effect.promise(async () => {
     const dir = join(root, "_quarantine")
     await mkdir(dir, { recursive: true })
-    await appendFile(join(dir, `${source.id}.ndjson`), JSON.stringify({ endpoint: err.endpoint, key: err.key, path: err.path, message: err.message, record }) + "\n")
+    const entry = { endpoint: err.endpoint, key: err.key, path: err.path, message: err.message }
+    let line: string
+    try {
+      line = JSON.stringify({ ...entry, record })
+    } catch {
+      // a record nested too deeply to stringify: where it was and why, without it
+      line = JSON.stringify({ ...entry, record: null, record_omitted: "nested too deeply to store" })
+    }
+    await appendFile(join(dir, `${source.id}.ndjson`), line + "\n")
   })
 
 /**

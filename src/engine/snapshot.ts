@@ -6,6 +6,7 @@
  */
 import { Effect, Stream } from "effect"
 import { Checkpoints, type CommittedFile, type CommittedSnapshot } from "../lake/Checkpoints.js"
+import { integerRangeCheck } from "../lake/columns.js"
 import { snapshotFile } from "../lake/layout.js"
 import { ParquetSink, sqlString } from "../lake/ParquetSink.js"
 import { commitSnapshot, olderColumnsNotice, writePending } from "./commit.js"
@@ -42,7 +43,8 @@ const readList = (
   validate: (item: unknown) => FieldIssue | undefined,
   pageSize: number,
   reverse: boolean,
-  onItem: (item: unknown, latin1: boolean) => void,
+  /** takes one checked item; a problem it names (a value its column cannot hold) fails the read as an invalid record */
+  onItem: (item: unknown, latin1: boolean) => FieldIssue | void,
   totalIsEstimate = true
 ) =>
   Effect.gen(function* () {
@@ -74,7 +76,8 @@ const readList = (
               for (let i = 0; i < page.items.length; i++) {
                 const issue = validate(page.items[i])
                 if (issue) return Effect.fail(source.invalidRecord(list, page.key, i, issue))
-                onItem(page.items[i], page.latin1)
+                const problem = onItem(page.items[i], page.latin1)
+                if (problem) return Effect.fail(source.invalidRecord(list, page.key, i, problem))
               }
               rows += page.items.length
               total = Number(page.total)
@@ -106,7 +109,7 @@ export const snapshotInput = (params: SnapshotInput["params"], pageSize: number)
       readAll: (list, validate) =>
         Effect.suspend(() => {
           const items: Array<unknown> = []
-          return readList(list, validate, pageSize, false, (item, latin1) => items.push(latin1 ? restoreDeep(item) : item)).pipe(Effect.as(items), Effect.provideService(Source, source))
+          return readList(list, validate, pageSize, false, (item, latin1) => void items.push(latin1 ? restoreDeep(item) : item)).pipe(Effect.as(items), Effect.provideService(Source, source))
         }),
       // the lake's files at once, or (an S3 export's, fetched) one at a time: the select runs per batch
       readCommitted: (dataset, select) =>
@@ -144,6 +147,7 @@ export const runSnapshot = (
       return { ...empty, skipped: `snapshot ${before} already committed`, snapshotHeight: before }
     }
     const writer = yield* Effect.acquireRelease(sink.openWriter(d.columns, d.sortKey), (w) => w.close())
+    const fits = integerRangeCheck(d.columns)
     let reads = 0
     let duplicates = 0
     let after = before
@@ -169,7 +173,12 @@ export const runSnapshot = (
           settings.pageSize,
           list.reverse ?? false,
           (item, latin1) => {
-            for (const row of list.toRows(item)) {
+            const rows = list.toRows(item)
+            for (const row of rows) {
+              const problem = fits(row)
+              if (problem) return { path: "", message: `${d.name}: ${problem.message}` }
+            }
+            for (const row of rows) {
               // a page read as latin1 (see pageDecode.ts): its strings are UTF-8 again here
               if (latin1) restoreRow(row)
               if (stateHeight !== undefined && Number(row[stateHeight]) > mark) later++

@@ -12,3 +12,35 @@ export interface Column {
 /** One row's values in column order: strings for VARCHAR/JSON/TIMESTAMP/DECIMAL, JSON text for lists. */
 export type Value = string | number | bigint | boolean | null
 export type Row = Array<Value>
+
+const INT64_MIN = -(2n ** 63n)
+const INT64_MAX = 2n ** 63n - 1n
+
+/** Whether `v` fits a BIGINT (DuckDB's int64): a safe or exact integer number, an integer's decimal text, a bigint. */
+const fitsInt64 = (v: Exclude<Value, null>): boolean => {
+  if (typeof v === "number") return Number.isInteger(v) && Math.abs(v) < 2 ** 63
+  if (typeof v === "bigint") return v >= INT64_MIN && v <= INT64_MAX
+  if (typeof v !== "string" || !/^-?\d{1,19}$/.test(v)) return false
+  // up to 18 digits always fits; 19 may not
+  return v.length - (v[0] === "-" ? 1 : 0) < 19 || (BigInt(v) >= INT64_MIN && BigInt(v) <= INT64_MAX)
+}
+
+/**
+ * The check of a row's integer columns against their types, run before a row is appended: a value
+ * out of range (a tx_count past 2^31, gas past 2^63) failed the append half-way through the row,
+ * with only "number out of int32 range" to say so. Undefined when every value fits, else the
+ * first column that does not and why.
+ */
+export const integerRangeCheck = (columns: ReadonlyArray<Column>) => {
+  const checked = columns.flatMap((c, i) => (c.type === "INTEGER" || c.type === "BIGINT" ? [{ i, name: c.name, type: c.type }] : []))
+  return (row: ReadonlyArray<Value>): { readonly column: string; readonly message: string } | undefined => {
+    for (const { i, name, type } of checked) {
+      const v = row[i]
+      if (v === null) continue
+      const n = type === "INTEGER" ? Number(v) : 0
+      const fits = type === "INTEGER" ? typeof v !== "boolean" && Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 : fitsInt64(v)
+      if (!fits) return { column: name, message: `${String(v).slice(0, 40)} does not fit column ${name} (${type === "INTEGER" ? "a 32-bit" : "a 64-bit"} integer)` }
+    }
+    return undefined
+  }
+}
