@@ -9,6 +9,7 @@
 import { Effect, Either } from "effect"
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { join, relative } from "node:path"
+import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib"
 import { afterAll, describe, expect, it } from "vitest"
 import { exportLayer } from "../src/cli/layers.js"
 import { DATASETS } from "../src/datasets/index.js"
@@ -326,6 +327,29 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
       ["blocks", devnet.chain.tip - 2, 2],
       ["txs", devnet.chain.txTotal() - 1, 1]
     ])
+  })
+
+  it("a gateway that compresses every answer unasked (gzip, br, deflate) is read as if it had not; a body that does not decompress fails, saying so", async () => {
+    const compress = [gzipSync, brotliCompressSync, deflateSync] as const
+    const names = ["gzip", "br", "deflate"] as const
+    const server = await proxy(async (req, forward) => {
+      const res = await forward()
+      const k = req.index % 3
+      return { status: res.status, headers: { ...res.headers, "content-encoding": names[k] }, bytes: compress[k](Buffer.from(res.body ?? "")) }
+    })
+    const out = dirs.make()
+    const result = await exportVia(server, out, { datasets: ["blocks", "txs"] })
+    if (Either.isLeft(result)) throw new Error(`export failed: ${String(result.left)}`)
+    expect(result.right.datasets.map((d) => [d.dataset, d.rows])).toEqual([
+      ["blocks", devnet.chain.tip],
+      ["txs", devnet.chain.txTotal()]
+    ])
+    const broken = await proxy(async (req, forward) => {
+      const res = await forward()
+      return { status: res.status, headers: { ...res.headers, "content-encoding": "gzip" }, body: res.body }
+    })
+    const err = failureOf(await exportVia(broken, dirs.make(), { datasets: ["blocks"] }))
+    expect(err.message).toMatch(/its gzip body could not be decompressed: incorrect header check/)
   })
 
   it("a blocks page with a block of another chain than /status names (a proxy mixing two networks) → IndexerPagingError, the shard not committed", async () => {

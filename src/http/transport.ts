@@ -10,6 +10,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { Agent, request as undiciRequest } from "undici"
+import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from "node:zlib"
 import { DEFAULTS } from "../defaults.js"
 import type { ServiceEndpoint } from "./endpoint.js"
 
@@ -26,9 +27,9 @@ export interface Fetched {
   readonly bytes: ArrayBuffer
 }
 
-/** Why a request failed below HTTP: no connection, the body was cut short, or it was larger than allowed. */
+/** Why a request failed below HTTP: no connection, the body was cut short or could not be decompressed, or it was larger than allowed. */
 export interface TransportFailure {
-  readonly phase: "connect" | "body" | "too-large"
+  readonly phase: "connect" | "body" | "encoding" | "too-large"
   readonly reason: string
   /** the system's or undici's code (ECONNREFUSED, UND_ERR_SOCKET, …), when there is one */
   readonly code?: string
@@ -56,18 +57,56 @@ const reasonOf = (e: unknown): string => {
  * parameters such as an API key, see endpoint.ts) go with each of its requests and appear in no URL
  * the clients see.
  */
+/**
+ * A body as sent, decompressed where the server compressed it although nothing asked it to (a
+ * gateway or CDN that always does): gzip, deflate and br; at most `maxBytes` once decompressed.
+ */
+const decoded = (bytes: ArrayBuffer, encoding: string | undefined, maxBytes: number): ArrayBuffer => {
+  const kind = encoding?.trim().toLowerCase()
+  if (!kind || kind === "identity") return bytes
+  const input = Buffer.from(bytes)
+  const options = { maxOutputLength: maxBytes }
+  let out: Buffer
+  try {
+    out =
+      kind === "gzip" || kind === "x-gzip"
+        ? gunzipSync(input, options)
+        : kind === "br"
+          ? brotliDecompressSync(input, options)
+          : kind === "deflate"
+            ? inflateOrRaw(input, options)
+            : input
+  } catch (e) {
+    const code = (e as { code?: string }).code
+    throw code === "ERR_BUFFER_TOO_LARGE"
+      ? ({ phase: "too-large", reason: `larger than ${maxBytes / 1024 / 1024} MB once decompressed` } satisfies TransportFailure)
+      : ({ phase: "encoding", reason: `its ${kind} body could not be decompressed: ${(e as Error).message}` } satisfies TransportFailure)
+  }
+  return out === input ? bytes : (out.buffer.slice(out.byteOffset, out.byteOffset + out.byteLength) as ArrayBuffer)
+}
+/** "deflate" is zlib-wrapped by the standard, raw from some servers */
+const inflateOrRaw = (input: Buffer, options: { maxOutputLength: number }) => {
+  try {
+    return inflateSync(input, options)
+  } catch (e) {
+    if ((e as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") throw e
+    return inflateRawSync(input, options)
+  }
+}
+
 export const layerHttpTransport = (credentials: Pick<ServiceEndpoint, "headers" | "query"> = { headers: {}, query: [] }, limits: { readonly maxPageMb?: number } = {}) => {
   const maxPageMb = limits.maxPageMb ?? DEFAULTS.maxPageMb
   const failed = (phase: "connect" | "body", e: unknown): TransportFailure =>
     (e as { code?: string }).code === TOO_LARGE
       ? { phase: "too-large", reason: `larger than ${maxPageMb} MB` }
       : { phase, reason: reasonOf(e), ...(typeof (e as { code?: unknown }).code === "string" ? { code: (e as { code: string }).code } : {}) }
+  const maxBytes = Math.round(maxPageMb * 1024 * 1024)
   const extraQuery = new URLSearchParams(credentials.query.map(([k, v]): [string, string] => [k, v])).toString()
   const withQuery = (url: string) => (extraQuery ? `${url}${url.includes("?") ? "&" : "?"}${extraQuery}` : url)
   return Layer.scoped(
     HttpTransport,
     Effect.acquireRelease(
-      Effect.sync(() => new Agent({ maxResponseSize: Math.round(maxPageMb * 1024 * 1024) })),
+      Effect.sync(() => new Agent({ maxResponseSize: maxBytes })),
       // destroy, not close: at release nothing is wanted any more, and close would wait for a request left hanging
       (agent) => Effect.promise(() => agent.destroy().catch(() => undefined))
     ).pipe(
@@ -93,7 +132,7 @@ export const layerHttpTransport = (credentials: Pick<ServiceEndpoint, "headers" 
           }
           const headers: Record<string, string | undefined> = {}
           for (const [k, v] of Object.entries(res.headers)) headers[k] = Array.isArray(v) ? v.join(", ") : v
-          return { status: res.statusCode, headers, bytes }
+          return { status: res.statusCode, headers, bytes: decoded(bytes, headers["content-encoding"], maxBytes) }
         }
       }))
     )

@@ -25,6 +25,8 @@ export interface Reply {
   readonly status: number
   readonly headers?: Readonly<Record<string, string>>
   readonly body?: string
+  /** the body as bytes (a compressed one), instead of `body` */
+  readonly bytes?: Uint8Array
   /** send headers that promise the whole body, then only this many bytes, then drop the connection */
   readonly cutAfterBytes?: number
 }
@@ -87,7 +89,7 @@ const start = async (upstream: string | undefined, handler: Handler): Promise<Ho
   const send = (req: IncomingMessage, res: ServerResponse, answer: Answer) => {
     open--
     if (answer === RESET) return req.socket.destroy()
-    const bytes = Buffer.from(answer.body ?? "", "utf8")
+    const bytes = answer.bytes ? Buffer.from(answer.bytes) : Buffer.from(answer.body ?? "", "utf8")
     res.writeHead(answer.status, { ...answer.headers, "content-length": String(bytes.length) })
     if (answer.cutAfterBytes === undefined) return res.end(bytes)
     res.write(bytes.subarray(0, answer.cutAfterBytes), () => req.socket.destroy())
