@@ -103,6 +103,9 @@ const validate = (o: {
   fromHeight: Option.Option<number>
   toHeight: Option.Option<number>
   datasets: Option.Option<ReadonlyArray<string>>
+  follow: boolean
+  poll: string
+  compactAfter: number
 }) =>
   Effect.gen(function* () {
     const bad = (message: string) => new UserError({ message, exitCode: 2 })
@@ -118,6 +121,8 @@ const validate = (o: {
     if (Option.isSome(o.fromHeight) && o.fromHeight.value < 1) return yield* bad(`--from-height must be at least 1, got ${o.fromHeight.value}`)
     if (Option.isSome(o.fromHeight) && Option.isSome(o.toHeight) && o.fromHeight.value > o.toHeight.value)
       return yield* bad(`--from-height ${o.fromHeight.value} is above --to-height ${o.toHeight.value}`)
+    if (o.follow && (o.compactAfter < 0 || o.compactAfter === 1)) return yield* bad(`--compact-after must be 0 (never) or at least 2, got ${o.compactAfter}`)
+    if (o.follow && !parseEvery(o.poll)) return yield* bad(`--poll must look like 500ms, 2s or 1m, got "${o.poll}"`)
   })
 
 /** The end of an s3:// run: its log entries read back (each must have been taken), and what went up. */
@@ -168,9 +173,8 @@ export const exportCommand = Command.make("export", options, (o) =>
       })
     )
     if (o.follow) {
-      if (o.compactAfter < 0 || o.compactAfter === 1) return yield* new UserError({ message: `--compact-after must be 0 (never) or at least 2, got ${o.compactAfter}`, exitCode: 2 })
-      const poll = parseEvery(o.poll)
-      if (!poll) return yield* new UserError({ message: `--poll must look like 500ms, 2s or 1m, got "${o.poll}"`, exitCode: 2 })
+      // (checked by validate)
+      const poll = parseEvery(o.poll)!
       yield* followExport(
         EXPORTED_DATASETS,
         {

@@ -136,12 +136,15 @@ export const sampleRound = (plan: SamplingPlan, options: { readonly concurrency?
     return { roundId, quotes: rows.length, ok, failed: rows.length - ok, file: rel, ...(reference ? { reference } : {}) } satisfies RoundResult
   })
 
-/** Parses "30s", "5m", "1h" (or plain milliseconds). */
+/**
+ * Parses "500ms", "30s", "5m", "1h". A bare number is refused: read as milliseconds, `--every 5`
+ * sampled the router back to back (30,000 requests in 10 minutes) where its user meant 5 seconds.
+ */
 export const parseEvery = (text: string): Duration.Duration | undefined => {
-  const m = /^(\d+)(ms|s|m|h)?$/.exec(text.trim())
+  const m = /^(\d+)(ms|s|m|h)$/.exec(text.trim())
   if (!m) return undefined
   const n = Number(m[1])
-  const unit = m[2] ?? "ms"
+  const unit = m[2]
   return unit === "h" ? Duration.hours(n) : unit === "m" ? Duration.minutes(n) : unit === "s" ? Duration.seconds(n) : Duration.millis(n)
 }
 
