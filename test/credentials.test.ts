@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest"
 import type { Devnet } from "../src/devnet/index.js"
 import { parseEndpoint, parseHeaderLines, redact, redactUrl, rememberSecrets } from "../src/http/endpoint.js"
 import { runCli } from "./support/cli.js"
-import { proxiedDevnet, text, type HostileRequest } from "./support/hostile.js"
+import { proxiedDevnet, RESET, text, type HostileRequest } from "./support/hostile.js"
 import { tempDirs } from "./support/tmp.js"
 
 let devnet: Devnet
@@ -95,6 +95,19 @@ describe("credentials for services behind a gateway", () => {
     for (const secret of [key, header])
       for (const form of [secret, encodeURIComponent(secret), new URLSearchParams({ s: secret }).toString().slice(2), Buffer.from(secret).toString("base64")])
         expect(r.stderr + r.stdout, form).not.toContain(form)
+  })
+
+  it("a gateway that drops the first connection (a flaky one) is asked again: the export runs, and only a service that stays down is 'cannot reach'", async () => {
+    const flaky = await servers.proxy((r, forward) => (r.index < 2 ? RESET : forward(r.path)))
+    const out = tmp()
+    const r = await runCli(["export", "--indexer-url", flaky.url, "--out", out, "--datasets", "blocks"])
+    expect(r.code, r.stderr).toBe(0)
+    expect(flaky.requests.slice(0, 3).map((q) => q.path)).toEqual(["/status", "/status", "/status"])
+    const down = await servers.proxy(() => RESET)
+    const failed = await runCli(["export", "--indexer-url", down.url, "--out", tmp(), "--datasets", "blocks"])
+    expect(failed.code).toBe(1)
+    expect(failed.stderr.trim()).toMatch(/^chain-lake: error: cannot reach http:\/\/127\.0\.0\.1:\d+ \(--indexer-url\): \w+; check the URL and that the service is up$/)
+    expect(down.requests.length).toBe(3)
   })
 
   it("a server that answers, but not as the indexer (404), is named as such, not as unreachable", async () => {

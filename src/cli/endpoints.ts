@@ -52,7 +52,7 @@ export const preflight = (service: Service, endpoint: ServiceEndpoint, path: str
     const signal = AbortSignal.timeout(10_000)
     return Effect.tryPromise({
       try: async () => {
-        const res = await http.send({ method: "GET", url: endpoint.baseUrl + path }, signal)
+        const res = await askTwiceMore(() => http.send({ method: "GET", url: endpoint.baseUrl + path }, signal), signal)
         // the router's 404s are gRPC-gateway JSON ({"code": 5, …}: "tx not found"): a router answered
         if (service === "router" && res.status === 404 && isGatewayError(new TextDecoder().decode(res.bytes))) return undefined
         return answered(res.status, STATUS_CODES[res.status] ?? "", path)
@@ -67,6 +67,27 @@ export const preflight = (service: Service, endpoint: ServiceEndpoint, path: str
     Effect.provide(layerHttpTransport(endpoint)),
     Effect.flatMap((problem) => (problem ? Effect.fail(new UserError({ message: `${endpoint.baseUrl} (--${service}-url): ${problem}` })) : Effect.void))
   )
+
+/** what a flaky gateway or a server under load does to one request: a connection dropped or reset, a body cut short */
+const TRANSIENT = new Set(["UND_ERR_SOCKET", "ECONNRESET", "EPIPE", "UND_ERR_CLOSED"])
+/**
+ * The check's request, asked again (twice more, 0.2 and 0.5 s later) when it failed the way a
+ * flaky gateway fails one request: the commands retry those, and a check that did not made a
+ * cron run fail with "cannot reach" against a service that was up. A refused connection or an
+ * unknown host is answered at once.
+ */
+const askTwiceMore = async <A>(ask: () => Promise<A>, signal: AbortSignal): Promise<A> => {
+  for (const pause of [200, 500]) {
+    try {
+      return await ask()
+    } catch (e) {
+      const failure = e as Partial<TransportFailure>
+      if (signal.aborted || !(failure.phase === "body" || (failure.code !== undefined && TRANSIENT.has(failure.code)))) throw e
+      await new Promise((resolve) => setTimeout(resolve, pause))
+    }
+  }
+  return ask()
+}
 
 const isGatewayError = (body: string): boolean => {
   try {
