@@ -168,7 +168,7 @@ const describeOption = (entry: Entry, defaults: ReadonlyMap<string, string>): En
   const notes = [
     ...(repeated && !own.join(" ").includes("repeatable") ? ["repeatable"] : []),
     // a description that speaks of its default already says it better than the raw value
-    ...(defaults.has(name) && !/\bdefault\b/.test(own.join(" ")) ? [`default: ${defaults.get(name)}`] : defaults.has(name) ? [] : !optional && !isBoolean && !repeated && !["--help", "--version"].includes(name) ? ["required"] : [])
+    ...(defaults.has(name) && !/\bdefault\b/.test(own.join(" ")) ? [`default: ${defaults.get(name)}`] : defaults.has(name) ? [] : !optional && !isBoolean && !repeated && name !== "--help" ? ["required"] : [])
   ]
   const text = [own.join(" "), notes.length ? `(${notes.join("; ")})` : ""].filter(Boolean).join(" ")
   return { term: `${flag[1] ?? ""}${name}${placeholder && !isBoolean ? ` ${placeholder}` : ""}`, text }
@@ -188,7 +188,9 @@ export const renderHelp = (
 ): string => {
   const { description, arguments: args, options } = sections(Command.getHelp(command, CliConfig.defaultConfig))
   const defaults = defaultsOf(command)
-  const flags = options.filter((o) => !/^\(?(-h, )?--(help|version)\b/.test(o.term)).flatMap((o) => describeOption(o, defaults) ?? [])
+  // the built-ins are listed below; a command's own --version (publish's release version) stays
+  const builtIn = (o: Entry) => /^\(?(-h, )?--help\b/.test(o.term) || (/^--version\b/.test(o.term) && o.text.includes("Show the version of the application"))
+  const flags = options.filter((o) => !builtIn(o)).flatMap((o) => describeOption(o, defaults) ?? [])
   const out: Array<string> = []
   const name = ["chain-lake", ...path].join(" ")
   out.push(...wrap(`${name} — ${description}`, width, 0), "")
@@ -212,7 +214,8 @@ export const renderHelp = (
     "Arguments",
     args.map((a) => ({ term: a.term.split(" ")[0], text: a.text.split("\n").filter((l) => !BOILERPLATE.test(l)).join(" ") }))
   )
-  list("Options", [...flags, ...builtIns()])
+  // (publish's --version is its release's: chain-lake's own is asked at the top level there)
+  list("Options", [...flags, ...builtIns().filter((b) => !flags.some((f) => f.term.split(" ")[0] === b.term))])
   const examples = EXAMPLES[path.join(" ")] ?? []
   if (examples.length) {
     out.push("Examples:")
