@@ -1,9 +1,10 @@
 /** `chain-lake query` and `chain-lake catalog` as a user runs them, and the catalog from another DuckDB client. */
-import { execFileSync } from "node:child_process"
-import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { execFileSync, spawnSync } from "node:child_process"
+import { cpSync, existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
+import { EXAMPLES } from "../src/cli/help.js"
 import { runCli } from "./support/cli.js"
 import { queryLake } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
@@ -28,6 +29,17 @@ describe("chain-lake query", () => {
     expect(r.code, r.stderr).toBe(0)
     const expected = Array.from({ length: 100 }, (_, i) => devnet.chain.blockTxCount(i + 1)).reduce((a, b) => a + b, 0)
     expect(r.stdout).toMatch(new RegExp(`^n\\n-+\\n${expected}$`, "m"))
+  })
+
+  it("the examples of query --help run as printed, in a shell, over a lake in ./data", async () => {
+    const dir = tmp()
+    symlinkSync(data, join(dir, "data"))
+    for (const example of EXAMPLES.query) {
+      const command = example.replace(/^chain-lake /, `"${process.execPath}" "${join(process.cwd(), "bin", "chain-lake.mjs")}" `)
+      const r = spawnSync("sh", ["-c", command], { cwd: dir, encoding: "utf8" })
+      expect(r.status, `${example}\n${r.stderr}`).toBe(0)
+    }
+    expect(readFileSync(join(dir, "txs.csv"), "utf8").split("\n")[0]).toMatch(/^height,txhash,/)
   })
 
   it("binds values, never splices them: an injection attempt is just a string", async () => {

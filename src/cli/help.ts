@@ -9,7 +9,7 @@
 import { CliConfig, Command, type HelpDoc } from "@effect/cli"
 
 /** Examples shown under each command's help (a newcomer copies these first). */
-const EXAMPLES: Readonly<Record<string, ReadonlyArray<string>>> = {
+export const EXAMPLES: Readonly<Record<string, ReadonlyArray<string>>> = {
   "": ["chain-lake demo", "chain-lake export --indexer-url https://indexer.example.com --datasets blocks,txs", "chain-lake query \"SELECT count(*) FROM blocks\"", "chain-lake export --help"],
   run: ["chain-lake run daily-snapshot --indexer-url https://indexer.example.com", "chain-lake run ./my-pipeline.ts --schedule", "chain-lake run full-history --devnet --out /tmp/lake"],
   export: [
@@ -20,7 +20,8 @@ const EXAMPLES: Readonly<Record<string, ReadonlyArray<string>>> = {
   "sample-routes": ["chain-lake sample-routes --router-url https://router.example.com --every 5m", "chain-lake sample-routes --plan pipelines/route-quotes.json --count 3"],
   bridge: ["chain-lake bridge --from noble-1:uusdc --to interwoven-1:uinit --amount 1000000 --address noble-1=noble1… --address interwoven-1=init1…"],
   track: ["chain-lake track --router-url https://router.example.com --tx-hash ABC… --chain-id noble-1"],
-  query: ["chain-lake query \"SELECT height, num_txs FROM blocks ORDER BY height DESC LIMIT 5\"", "chain-lake query --param min=100 \"SELECT * FROM txs WHERE height >= $min\" --format csv --output txs.csv"],
+  // run as printed by cli-query.test (in double quotes, the shell took "$min" for its own variable)
+  query: ["chain-lake query \"SELECT height, tx_count FROM blocks ORDER BY height DESC LIMIT 5\"", "chain-lake query --param min=100 'SELECT * FROM txs WHERE height >= $min' --format csv --output txs.csv"],
   catalog: ["chain-lake catalog --data data --db lake.duckdb"],
   report: ["chain-lake report --data data --out report.html"],
   verify: ["chain-lake verify --data data", "chain-lake verify --data data --indexer-url https://indexer.example.com"],
