@@ -4,7 +4,7 @@
  * amount ladder; bad plans and flags fail with one line.
  */
 import { Effect } from "effect"
-import { writeFileSync } from "node:fs"
+import { readdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -116,6 +116,10 @@ describe("route sampling", () => {
     const r = await runCli(["sample-routes", "--router-url", devnet.routerUrl, "--out", out, "--every", "200ms", "--count", "2"])
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout.match(/^round \S+: \d+ quotes, \d+ routes, \d+ failed/gm)?.length).toBe(2)
+    // sampled datasets are the lake's like any other: compact merges the two rounds' files when asked by name
+    const compacted = await runCli(["compact", "--data", out, "--datasets", "route_quotes", "--grace", "0s"])
+    expect(compacted.code, compacted.stderr).toBe(0)
+    expect(readdirSync(join(out, "route_quotes"), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".parquet"))).toHaveLength(1)
     const badPlan = join(tmp(), "plan.json")
     writeFileSync(badPlan, JSON.stringify({ pairs: [{ from: { chain_id: "a", denom: "b" }, to: { chain_id: "c" }, amounts: ["1"] }], variants: [{ label: "x" }] }))
     const bad = await runCli(["sample-routes", "--router-url", devnet.routerUrl, "--out", out, "--plan", badPlan])
