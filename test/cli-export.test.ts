@@ -1,5 +1,5 @@
 /** `chain-lake export` as a user runs it: defaults, dry run, and one-line errors. */
-import { copyFileSync, existsSync, readdirSync, writeFileSync } from "node:fs"
+import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
@@ -79,6 +79,23 @@ describe("chain-lake export", () => {
     expect(r.code).toBe(2)
     expect(r.stderr.trim()).toBe("chain-lake: error: unknown dataset blokcs; known: blocks, txs, evm_txs, evm_logs, evm_internal_txs, token_transfers_evm, token_transfers_cosmos, nft_transfers, nft_collections, nft_tokens, holders")
     expect(existsSync(out)).toBe(false)
+  })
+
+  it("an --out that is a file, or inside one, fails at once with exit 2 saying so; publish --to too", async () => {
+    const file = join(tmp(), "afile")
+    writeFileSync(file, "mine")
+    const cases: Array<[ReadonlyArray<string>, string]> = [
+      [["export", "--out", file, "--datasets", "blocks"], `--out ${file} is a file, not a folder: give a folder (it is made if missing)`],
+      [["export", "--out", join(file, "lake"), "--datasets", "blocks"], `--out ${join(file, "lake")} cannot be made: ${file} is a file`],
+      [["publish", "--data", tmp(), "--to", file, "--name", "x", "--version", "1"], `--to ${file} is a file, not a folder: give a folder (it is made if missing)`]
+    ]
+    for (const [args, message] of cases) {
+      const r = await runCli(args)
+      expect(r.code, r.stderr).toBe(2)
+      expect(r.stderr.trim()).toBe(`chain-lake: error: ${message}`)
+      expect(r.stdout).not.toMatch(/devnet/)
+    }
+    expect(readFileSync(file, "utf8")).toBe("mine")
   })
 
   it.each([

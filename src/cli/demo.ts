@@ -25,6 +25,7 @@ import { UserError } from "./errors.js"
 import { describeExportFailure } from "./export.js"
 import { exportLayer, indexerLayer } from "./layers.js"
 import { makeProgress, summaryTable, table } from "./progress.js"
+import { checkOutputFolder } from "./outputFolder.js"
 
 const tour = Effect.gen(function* () {
   const indexer = yield* IndexerClient
@@ -108,6 +109,7 @@ const routerLeg = Effect.gen(function* () {
 
 export const demoCommand = Command.make("demo", { seed: seedOption, blocks: blocksOption, out: Options.directory("out").pipe(Options.withDefault("data"), Options.withDescription("where the demo export goes")) }, (o) =>
   Effect.gen(function* () {
+    yield* checkOutputFolder("--out", o.out)
     const devnet = yield* Effect.acquireRelease(
       Effect.promise(async () => (await import("../devnet/index.js")).startDevnet({ seed: o.seed, blocks: o.blocks })),
       (d) => Effect.promise(() => d.stop())

@@ -21,6 +21,7 @@ import { UserError } from "./errors.js"
 import { parseMemorySize } from "../lake/writer.js"
 import { exportLayer } from "./layers.js"
 import { compactionLine, makeProgress, summaryTable } from "./progress.js"
+import { checkOutputFolder } from "./outputFolder.js"
 
 const list = (name: string, description: string) =>
   Options.text(name).pipe(
@@ -135,6 +136,7 @@ const uploaded = (remote: ReturnType<typeof remoteCommits>, also: ReadonlyArray<
 export const exportCommand = Command.make("export", options, (o) =>
   Effect.gen(function* () {
     yield* validate(o)
+    if (!isS3Url(o.out)) yield* checkOutputFolder("--out", o.out)
     // s3:// output: export into a local work folder mirroring the remote manifests, uploading each commit
     const s3Out = isS3Url(o.out) ? o.out : undefined
     const s3Endpoint = Option.getOrUndefined(o.s3Endpoint)

@@ -10,6 +10,7 @@ import { loadPlan, parseEvery, sampleRoutes } from "../sampling/sampler.js"
 import { UserError } from "./errors.js"
 import { endpointOrDevnet, headerOption, urlOption } from "./endpoints.js"
 import { routerLayer } from "./routerLayer.js"
+import { checkOutputFolder } from "./outputFolder.js"
 
 export const DEFAULT_PLAN = fileURLToPath(new URL("../../pipelines/route-quotes.json", import.meta.url))
 
@@ -32,6 +33,7 @@ export const sampleCommand = Command.make(
       if (Option.isSome(o.every) && every === undefined) return yield* bad(`--every must look like 30s, 5m or 1h, got "${Option.getOrThrow(o.every)}"`)
       const rounds = Option.getOrElse(o.count, () => (every ? Infinity : 1))
       if (rounds < 1) return yield* bad(`--count must be at least 1, got ${rounds}`)
+      yield* checkOutputFolder("--out", o.out)
       const plan = yield* loadPlan(o.plan).pipe(Effect.mapError((e) => bad(e.message)))
       const router = yield* endpointOrDevnet("router", o.routerUrl, o.header, "sampling")
       const asks = plan.pairs.reduce((s, p) => s + p.amounts.length, 0) * plan.variants.length

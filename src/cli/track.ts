@@ -9,6 +9,7 @@ import { NOT_FOUND_FOR_MS, trackTransfer, WALLET_POLLING } from "../sampling/tra
 import { UserError } from "./errors.js"
 import { headerOption, probedEndpoint } from "./endpoints.js"
 import { routerLayer } from "./routerLayer.js"
+import { checkOutputFolder } from "./outputFolder.js"
 
 const duration = (flag: string, value: Option.Option<string>, fallback: Duration.Duration) =>
   Effect.gen(function* () {
@@ -38,6 +39,7 @@ export const trackCommand = Command.make(
   },
   (o) =>
     Effect.gen(function* () {
+      yield* checkOutputFolder("--out", o.out)
       const routerUrl = yield* probedEndpoint("router", o.routerUrl, o.header)
       const schedule = {
         slow: yield* duration("--poll-slow", o.pollSlow, WALLET_POLLING.slow),

@@ -1,0 +1,48 @@
+/**
+ * An output folder a command is about to write, checked before anything is fetched: a file in its
+ * place, or a parent that cannot be written, failed only at the first commit, with what the
+ * lake's checkpoint code saw ("cannot read …/_lake.json: ENOTDIR", "ENOENT: mkdir …"), and
+ * sample-routes only after it had sampled a whole round.
+ */
+import { accessSync, constants, statSync } from "node:fs"
+import { dirname, resolve } from "node:path"
+import { Effect } from "effect"
+import { UserError } from "./errors.js"
+
+/** What is wrong with writing into `path` (given by `flag`), or undefined. */
+export const outputFolderProblem = (flag: string, path: string): string | undefined => {
+  const full = resolve(path)
+  // the folder itself, or the nearest folder above it that exists (the rest is made)
+  let existing = full
+  for (;;) {
+    const kind = kindOf(existing)
+    if (kind === "file")
+      return existing === full ? `${flag} ${path} is a file, not a folder: give a folder (it is made if missing)` : `${flag} ${path} cannot be made: ${existing} is a file`
+    if (kind === "folder") break
+    const parent = dirname(existing)
+    if (parent === existing) break
+    existing = parent
+  }
+  try {
+    accessSync(existing, constants.W_OK | constants.X_OK)
+  } catch (e) {
+    const why = (e as NodeJS.ErrnoException).code === "EROFS" ? "is on a read-only file system" : "is not writable"
+    return existing === full ? `${flag} ${path} ${why}: give a folder you can write` : `${flag} ${path} cannot be made: ${existing} ${why}`
+  }
+  return undefined
+}
+
+const kindOf = (path: string): "file" | "folder" | undefined => {
+  try {
+    return statSync(path).isDirectory() ? "folder" : "file"
+  } catch {
+    return undefined
+  }
+}
+
+/** Fails with a usage error (exit 2) when `path` cannot be written as an output folder. */
+export const checkOutputFolder = (flag: string, path: string): Effect.Effect<void, UserError> =>
+  Effect.suspend(() => {
+    const problem = outputFolderProblem(flag, path)
+    return problem ? Effect.fail(new UserError({ message: problem, exitCode: 2 })) : Effect.void
+  })
