@@ -81,6 +81,20 @@ describe("chain-lake export", () => {
     expect(existsSync(out)).toBe(false)
   })
 
+  it("what a rerun cannot fix is not called resumable: a denom the indexer refuses (400), a record that breaks its schema", async () => {
+    const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", tmp(), "--datasets", "holders", "--denoms", "nosuch"])
+    expect(r.code).toBe(1)
+    expect(r.stderr.trim().split("\n").at(-1)).toMatch(/^chain-lake: error: indexer answered 400 .*nosuch.*\. Committed files are untouched; change what the indexer refused, then rerun\.$/)
+    const bad = await startDevnet({ seed: 19, blocks: 40, faults: "malformed=1" })
+    try {
+      const m = await runCli(["export", "--indexer-url", bad.indexerUrl, "--out", tmp(), "--datasets", "blocks"])
+      expect(m.code).toBe(1)
+      expect(m.stderr.trim().split("\n").at(-1)).toMatch(/\. Committed files are untouched; --on-invalid quarantine sets such records aside and exports the rest\.$/)
+    } finally {
+      await bad.stop()
+    }
+  })
+
   it("an --out that is a file, or inside one, fails at once with exit 2 saying so; publish --to too", async () => {
     const file = join(tmp(), "afile")
     writeFileSync(file, "mine")

@@ -88,12 +88,21 @@ export const describeExportFailure = (e: { _tag: string; message?: string }): st
 }
 
 /** The one line a failed export prints: what failed, and whether a rerun resumes (not when the request or the lake is what is wrong). */
-const exportFailure = (e: { _tag: string; message?: string }) =>
+const exportFailure = (e: { _tag: string; message?: string; status?: number }) =>
   new UserError({
     message: ["ExportError", "LakeIdentityError", "CheckpointError", "CompactionError"].includes(e._tag)
       ? describeExportFailure(e)
-      : `${describeExportFailure(e)}. Committed files are untouched; rerun to resume.`
+      : refused(e)
+        ? // asked again, the same request is refused the same way (a denom the rich list does not know)
+          `${describeExportFailure(e)}. Committed files are untouched; change what the indexer refused, then rerun.`
+        : e._tag === "IndexerDecodeError"
+          ? // a rerun reads the same answer: set bad records aside, or (an HTML page) point at the indexer
+            `${describeExportFailure(e)}. Committed files are untouched${(e as { path?: string }).path ? "; --on-invalid quarantine sets such records aside and exports the rest" : ""}.`
+          : `${describeExportFailure(e)}. Committed files are untouched; rerun to resume.`
   })
+/** A 4xx that is not "later" (408, 425, 429): the request itself is what the indexer refuses. */
+const refused = (e: { _tag: string; status?: number }) =>
+  e._tag === "IndexerHttpError" && e.status !== undefined && e.status >= 400 && e.status < 500 && ![408, 425, 429].includes(e.status)
 
 const validate = (o: {
   concurrency: number
