@@ -110,6 +110,16 @@ describe("credentials for services behind a gateway", () => {
     expect(down.requests.length).toBe(3)
   })
 
+  it("a login page in front of the service (200, HTML) fails the command before it asks anything more: sample-routes stores no round of 'not JSON' quotes", async () => {
+    const login = await servers.proxy(() => text(200, "<!doctype html><html><body>Sign in</body></html>", { "content-type": "text/html" }))
+    const out = tmp()
+    const r = await runCli(["sample-routes", "--router-url", login.url, "--out", out])
+    expect(r.code).toBe(1)
+    expect(r.stderr.trim()).toMatch(/^chain-lake: error: http:\/\/127\.0\.0\.1:\d+ \(--router-url\): \/v2\/tx\/status answered 200 with an HTML page, not JSON: is this the router's URL \(or is a login or gateway page in front of it\)\?$/)
+    expect(login.requests.length).toBe(1)
+    expect(readdirSync(out)).toEqual([])
+  })
+
   it("a server that answers, but not as the indexer (404), is named as such, not as unreachable", async () => {
     const server = await servers.proxy(() => text(404, "no such route"))
     const r = await runCli(["export", "--indexer-url", server.url, "--out", tmp()])

@@ -53,8 +53,12 @@ export const preflight = (service: Service, endpoint: ServiceEndpoint, path: str
     return Effect.tryPromise({
       try: async () => {
         const res = await askTwiceMore(() => http.send({ method: "GET", url: endpoint.baseUrl + path }, signal), signal)
+        const body = new TextDecoder().decode(res.bytes)
         // the router's 404s are gRPC-gateway JSON ({"code": 5, …}: "tx not found"): a router answered
-        if (service === "router" && res.status === 404 && isGatewayError(new TextDecoder().decode(res.bytes))) return undefined
+        if (service === "router" && res.status === 404 && isGatewayError(body)) return undefined
+        // a web page where JSON was due: another site, or a login page in front of the service (the
+        // router sampler stored each quote's "not JSON" as data, a round of them)
+        if (/^\s*</.test(body)) return `${path} answered ${res.status} with an HTML page, not JSON: is this the ${service}'s URL (or is a login or gateway page in front of it)?`
         return answered(res.status, STATUS_CODES[res.status] ?? "", path)
       },
       catch: (e) => {
