@@ -122,6 +122,15 @@ describe("chain-lake catalog", () => {
     const noLake = await runCli(["query", "--data", missing, "SELECT count(*) FROM blocks"])
     expect(noLake.code).toBe(2)
     expect(noLake.stderr.trim()).toBe(`chain-lake: error: ${missing} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`)
+    // verify and publish say the same, with the same exit; an s3:// lake is named as one, not read as a folder "s3:"
+    for (const args of [["verify", "--data", missing], ["publish", "--data", missing, "--to", tmp(), "--name", "x", "--version", "1"]]) {
+      const r = await runCli(args)
+      expect([r.code, r.stderr.trim()]).toEqual([2, `chain-lake: error: ${missing} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`])
+    }
+    for (const command of ["query", "verify", "report", "catalog"]) {
+      const r = await runCli([command, "--data", "s3://bucket/lake", ...(command === "query" ? ["SELECT 1"] : [])])
+      expect([r.code, r.stderr.trim()], command).toEqual([2, "chain-lake: error: --data s3://bucket/lake: this command reads a local lake; copy it down first (e.g. aws s3 sync s3://bucket/lake DIR) and give --data DIR"])
+    }
     const file = join(tmp(), "FILE")
     writeFileSync(file, "x")
     for (const args of [

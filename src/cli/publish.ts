@@ -12,6 +12,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { UserError } from "./errors.js"
 import { checkOutputFolder } from "./outputFolder.js"
+import { requireLake } from "./query.js"
 
 export const publishCommand = Command.make(
   "publish",
@@ -27,6 +28,7 @@ export const publishCommand = Command.make(
     Effect.gen(function* () {
       const s3 = isS3Url(o.to)
       if (!s3) yield* checkOutputFolder("--to", o.to)
+      yield* requireLake(o.data)
       const localTo = s3 ? yield* Effect.promise(() => mkdtemp(join(tmpdir(), "chain-lake-publish-"))) : o.to
       const published = yield* publish({ to: localTo, name: o.name, version: o.version, license: Option.getOrUndefined(o.license) }).pipe(
         Effect.provide(layerCheckpoints(resolve(o.data))),

@@ -8,14 +8,20 @@ import { writeCatalog } from "../analytics/catalog.js"
 import { writeReport } from "../analytics/report.js"
 import { UserError } from "./errors.js"
 import { table } from "./progress.js"
+import { isS3Url } from "../storage/s3.js"
 
 const dataOption = Options.directory("data").pipe(Options.withDefault("data"), Options.withDescription("the export folder"))
 
-/** A folder that holds no lake (mistyped, or run from another folder) is an error, not an empty answer. */
-const requireLake = (data: string) =>
-  isLake(data)
-    ? Effect.void
-    : Effect.fail(new UserError({ message: `${resolve(data)} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`, exitCode: 2 }))
+/**
+ * A folder that holds no lake (mistyped, or run from another folder) is an error, not an empty
+ * answer; an s3:// address is named as such (it was read as the local folder "s3:/bucket/…").
+ */
+export const requireLake = (data: string) =>
+  isS3Url(data)
+    ? Effect.fail(new UserError({ message: `--data ${data}: this command reads a local lake; copy it down first (e.g. aws s3 sync ${data} DIR) and give --data DIR`, exitCode: 2 }))
+    : isLake(data)
+      ? Effect.void
+      : Effect.fail(new UserError({ message: `${resolve(data)} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`, exitCode: 2 }))
 
 /** `name=value`; integers, decimals and true/false are typed, `name:text=value` keeps a string. */
 export const parseParam = (text: string): [string, ParamValue] => {

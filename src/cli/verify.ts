@@ -9,6 +9,7 @@ import { verifyAgainstApi, verifyLake, type Check } from "../verify/verify.js"
 import { UserError } from "./errors.js"
 import { headerOption, probedEndpoint } from "./endpoints.js"
 import { indexerLayer } from "./layers.js"
+import { requireLake } from "./query.js"
 
 export const verifyCommand = Command.make(
   "verify",
@@ -19,6 +20,7 @@ export const verifyCommand = Command.make(
   },
   (o) =>
     Effect.gen(function* () {
+      yield* requireLake(o.data)
       const data = resolve(o.data)
       // the committed files (the views), and every Parquet file on disk against the manifests (verifyLake)
       const base = Layer.mergeAll(layerAnalytics({ dataDir: data }), layerCheckpoints(data))
