@@ -36,8 +36,9 @@ export const sampleCommand = Command.make(
       yield* checkOutputFolder("--out", o.out)
       const plan = yield* loadPlan(o.plan).pipe(Effect.mapError((e) => bad(e.message)))
       const router = yield* endpointOrDevnet("router", o.routerUrl, o.header, "sampling")
-      const asks = plan.pairs.reduce((s, p) => s + p.amounts.length, 0) * plan.variants.length
-      yield* Console.error(`${asks} quotes per round (${plan.pairs.length} pairs × amounts × ${plan.variants.length} variants)${every ? `, every ${Option.getOrThrow(o.every)}` : ""}`)
+      const amounts = plan.pairs.reduce((s, p) => s + p.amounts.length, 0)
+      const asks = amounts * plan.variants.length
+      yield* Console.error(`${asks} quotes per round (${amounts} amounts over ${plan.pairs.length} pairs × ${plan.variants.length} variants)${every ? `, every ${Option.getOrThrow(o.every)}` : ""}`)
       const layer = Layer.mergeAll(
         routerLayer(router, { concurrency: o.concurrency, rps: o.rps }),
         layerLakeWriter(resolve(o.out))

@@ -1,0 +1,68 @@
+/**
+ * src/'s folders stand in layers: no folder imports another that imports it back, directly or
+ * round a longer loop, and the engine imports none of the API, dataset, devnet or CLI folders.
+ * Read from the sources' import lines, as a newcomer would read them.
+ */
+import { readdirSync, readFileSync } from "node:fs"
+import { dirname, join, normalize, relative } from "node:path"
+import { describe, expect, it } from "vitest"
+
+const SRC = join(process.cwd(), "src")
+
+/** folder → the other folders of src/ its files import */
+const folderImports = (): Map<string, Set<string>> => {
+  const edges = new Map<string, Set<string>>()
+  for (const rel of readdirSync(SRC, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"))) {
+    const from = rel.split(/[\\/]/)[0]
+    if (!rel.includes("/") && !rel.includes("\\")) continue
+    const text = readFileSync(join(SRC, rel), "utf8")
+    for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)[^"'\n]*?from\s+["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/g)) {
+      const target = relative(SRC, normalize(join(SRC, dirname(rel), m[1] ?? m[2])))
+      const to = target.split(/[\\/]/)[0]
+      if (target.startsWith("..") || to === from || !target.includes("/")) continue
+      if (!edges.has(from)) edges.set(from, new Set())
+      edges.get(from)!.add(to)
+    }
+  }
+  return edges
+}
+
+/** a loop of folders, if there is one */
+const findCycle = (edges: Map<string, Set<string>>): Array<string> | undefined => {
+  const state = new Map<string, "open" | "done">()
+  const path: Array<string> = []
+  const visit = (n: string): Array<string> | undefined => {
+    if (state.get(n) === "done") return undefined
+    if (state.get(n) === "open") return [...path.slice(path.indexOf(n)), n]
+    state.set(n, "open")
+    path.push(n)
+    for (const m of edges.get(n) ?? []) {
+      const found = visit(m)
+      if (found) return found
+    }
+    path.pop()
+    state.set(n, "done")
+    return undefined
+  }
+  for (const n of edges.keys()) {
+    const found = visit(n)
+    if (found) return found
+  }
+  return undefined
+}
+
+describe("src/ folders stand in layers", () => {
+  const edges = folderImports()
+  it("no folder imports one that imports it back, round any loop", () => {
+    expect(edges.size).toBeGreaterThan(8)
+    expect(findCycle(edges)).toBeUndefined()
+    // the check finds a loop where there is one
+    expect(findCycle(new Map([["a", new Set(["b"])], ["b", new Set(["c"])], ["c", new Set(["a"])]]))).toEqual(["a", "b", "c", "a"])
+  })
+
+  it("the engine imports no API client, dataset, source, devnet or CLI folder; the devnet no client schemas", () => {
+    expect([...(edges.get("engine") ?? [])].filter((f) => ["indexer", "router", "datasets", "sources", "devnet", "cli", "pipelines"].includes(f))).toEqual([])
+    expect([...(edges.get("devnet") ?? [])].filter((f) => ["indexer", "router"].includes(f))).toEqual([])
+    for (const client of ["indexer", "router"]) expect(edges.get(client)?.has("devnet") ?? false, client).toBe(false)
+  })
+})
