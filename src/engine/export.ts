@@ -179,6 +179,8 @@ interface Task {
 export const datasetNamesProblem = (catalog: ReadonlyArray<Dataset>, names: ReadonlyArray<string> | undefined): string | undefined => {
   // sampled datasets (router quotes, transfers) are written by their samplers, not exported
   if (names === undefined) return undefined
+  // `--datasets ""` (an unset shell variable) exported nothing and said it was done
+  if (names.length === 0) return `no dataset named; known: ${catalog.filter((d) => d.kind !== "sample").map((d) => d.name).join(", ")}`
   const sampled = names.filter((n) => catalog.some((d) => d.name === n && d.kind === "sample"))
   if (sampled.length > 0) return `${sampled.join(", ")} ${sampled.length > 1 ? "are" : "is"} sampled from the router, not exported: use chain-lake sample-routes or track`
   const exportable = catalog.filter((d) => d.kind !== "sample")
