@@ -1,10 +1,11 @@
 /** `chain-lake verify`: passes on a clean export, and names what is wrong on a damaged one or against another chain. */
-import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { copyFileSync, cpSync, mkdtempSync, readdirSync, renameSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { runCli } from "./support/cli.js"
+import { queryLake } from "./support/lake.js"
 
 let devnet: Devnet
 let other: Devnet
@@ -33,6 +34,24 @@ describe("chain-lake verify", () => {
     const r = await runCli(["verify", "--data", data, "--indexer-url", other.indexerUrl])
     expect(r.code).toBe(1)
     expect(r.stdout).toMatch(/^FAIL +blocks match the API \(10 sampled\): height \d+: lake /m)
+  })
+
+  it("names blocks of another chain than the lake's (a proxy that mixed networks into an older export)", async () => {
+    const mixed = mkdtempSync(join(tmpdir(), "chain-lake-verify-mixed-"))
+    try {
+      cpSync(data, mixed, { recursive: true })
+      const dir = join(mixed, "blocks", "height_bucket=0")
+      const file = join(dir, readdirSync(dir).find((f) => f.endsWith(".parquet"))!)
+      const lit = (p: string) => `'${p.replace(/'/g, "''")}'`
+      await queryLake(`COPY (SELECT * REPLACE (CASE WHEN height = 7 THEN 'evil-chain-9' ELSE chain_id END AS chain_id) FROM read_parquet(${lit(file)})) TO ${lit(file + ".x")} (FORMAT PARQUET)`)
+      renameSync(file + ".x", file)
+      const r = await runCli(["verify", "--data", mixed])
+      expect(r.code).toBe(1)
+      expect(r.stdout).toMatch(/^FAIL +blocks: all of the lake's chain: 1 block\(s\) of evil-chain-9, the lake's chain is \S+$/m)
+      expect(r.stderr.trim()).toMatch(/^chain-lake: error: 1 of \d+ checks failed$/)
+    } finally {
+      rmSync(mixed, { recursive: true, force: true })
+    }
   })
 
   it("names a file copied into the lake by hand (not data: the views leave it out), and a committed file that went missing", async () => {

@@ -31,6 +31,17 @@ export const verifyLake = Effect.gen(function* () {
     add("blocks: no duplicate heights", blocks === distinct, `${blocks} rows, ${distinct} distinct heights`)
     add("blocks: no height gaps", hi - lo + 1 === distinct, `heights ${lo}..${hi}: ${hi - lo + 1} expected, ${distinct} present`)
   }
+  if (blocks > 0) {
+    // blocks of another chain (a proxy mixing networks) are foreign data, whatever else holds
+    const lake = yield* checkpoints.identity.pipe(Effect.orElseSucceed(() => undefined))
+    const chains = (yield* q("SELECT chain_id, count(*) FROM blocks GROUP BY 1 ORDER BY 2 DESC")).map(([c, n]) => [String(c), Number(n)] as const)
+    const foreign = chains.filter(([c]) => c !== (lake?.chain_id ?? chains[0][0]))
+    add(
+      "blocks: all of the lake's chain",
+      foreign.length === 0,
+      foreign.length === 0 ? `${chains[0][0]}` : `${foreign.reduce((n, [, k]) => n + k, 0)} block(s) of ${foreign.map(([c]) => c).join(", ")}, the lake's chain is ${lake?.chain_id ?? chains[0][0]}`
+    )
+  }
   const [txRows, txDistinct] = one(yield* q("SELECT count(*), count(DISTINCT txhash) FROM txs")).map((v) => Number(v ?? 0))
   if (txRows > 0) {
     add("txs: no duplicate txhash", txRows === txDistinct, `${txRows} rows, ${txDistinct} distinct`)
