@@ -19,14 +19,14 @@ describe("chain-lake devnet", () => {
     expect(await exited).not.toBeNull()
   })
 
-  it("rejects bad flags with a one-line error and a non-zero exit", async () => {
+  it("rejects bad flags with a one-line error and exit 2 (a usage error, as in every command)", async () => {
     const badFault = await runCli(["devnet", "--faults", "teapot=1"])
-    expect(badFault.code).not.toBe(0)
+    expect(badFault.code).toBe(2)
     expect(badFault.stderr.trim()).toBe(
       'chain-lake: error: --faults: unknown fault "teapot" (names: 429, 500, 502, 503, reset, truncate, stall, malformed, stall-ms, retry-after, count-timeout)'
     )
     const badBlocks = await runCli(["devnet", "--blocks", "0"])
-    expect([badBlocks.code, badBlocks.stderr.trim()]).toEqual([1, "chain-lake: error: --blocks must be at least 1, got 0"])
+    expect([badBlocks.code, badBlocks.stderr.trim()]).toEqual([2, "chain-lake: error: --blocks must be at least 1, got 0"])
     const notANumber = await runCli(["devnet", "--blocks", "many"])
     expect(notANumber.code).toBe(2)
     expect(notANumber.stderr.trim()).toBe("chain-lake: error: --blocks: 'many' is not an integer (chain-lake devnet --help lists the flags)")

@@ -29,8 +29,9 @@ describe("datasetNamesProblem", () => {
 
   it("takes no names (every exported dataset) or known exported ones", () => {
     expect(datasetNamesProblem(catalog, undefined)).toBeUndefined()
-    expect(datasetNamesProblem(catalog, [])).toBeUndefined()
     expect(datasetNamesProblem(catalog, ["blocks", "holders"])).toBeUndefined()
+    // an empty list (`--datasets ""`, an unset shell variable) names nothing: an export of nothing is a mistake
+    expect(datasetNamesProblem(catalog, [])).toMatch(/^no dataset named; known: blocks, /)
   })
 
   it("names sampled datasets and says which command writes them, before unknown names", () => {

@@ -27,6 +27,11 @@ describe("export --follow", () => {
     const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--follow", "--poll", "100ms", "--until-height", String(target), "--datasets", "blocks,txs,evm_internal_txs"])
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout.trim().split("\n").length).toBeGreaterThan(1)
+    // each round names the height it exported to, never past --until-height; the end says it got there
+    const heights = [...r.stdout.matchAll(/ height (\d+): /g)].map((m) => Number(m[1]))
+    expect(heights.at(-1)).toBe(target)
+    expect(Math.max(...heights)).toBe(target)
+    expect(r.stderr.trim().split("\n").at(-1)).toBe(`followed up to --until-height ${target} → ${out}`)
     // internal_tx_height lags the tip: that is how a chain grows, not a --to-height the user overshot
     expect(r.stderr).not.toMatch(/is above/)
     const [b] = await queryLake(`SELECT count(*) n, count(DISTINCT height) d, min(height) lo, max(height) hi FROM ${scan(out, "blocks")}`)

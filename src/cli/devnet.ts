@@ -30,9 +30,10 @@ const options = {
 
 export const devnetCommand = Command.make("devnet", options, (o) =>
   Effect.gen(function* () {
-    if (o.blocks < 1) return yield* new UserError({ message: `--blocks must be at least 1, got ${o.blocks}` })
-    if (o.port < 0 || o.port > 65534) return yield* new UserError({ message: `--port must be between 0 and 65534, got ${o.port}` })
-    if (o.blockTime < 0 || o.latencyMs < 0) return yield* new UserError({ message: "--block-time and --latency-ms cannot be negative" })
+    // usage errors: exit 2, as every other command's
+    if (o.blocks < 1) return yield* new UserError({ message: `--blocks must be at least 1, got ${o.blocks}`, exitCode: 2 })
+    if (o.port < 0 || o.port > 65534) return yield* new UserError({ message: `--port must be between 0 and 65534, got ${o.port}`, exitCode: 2 })
+    if (o.blockTime < 0 || o.latencyMs < 0) return yield* new UserError({ message: "--block-time and --latency-ms cannot be negative", exitCode: 2 })
     const devnet = yield* Effect.acquireRelease(
       Effect.tryPromise({
         // the devnet loads when it is asked for: other commands never pay for it
@@ -50,6 +51,7 @@ export const devnetCommand = Command.make("devnet", options, (o) =>
           }),
         catch: (e) =>
           new UserError({
+            ...(e instanceof FaultSpecError ? { exitCode: 2 } : {}),
             message:
               e instanceof FaultSpecError
                 ? `--faults: ${e.message}`

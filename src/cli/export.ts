@@ -206,7 +206,9 @@ export const exportCommand = Command.make("export", options, (o) =>
           },
           onRound: (r) => {
             const rows = r.datasets.map((d) => `${d.dataset} +${d.rows}`).join(", ")
-            console.log(`${new Date().toISOString()} height ${r.tip}: ${rows}`)
+            // the height exported to: the tip, or --until-height below it (the line said the tip, past the height asked for)
+            const until = Option.getOrUndefined(o.untilHeight)
+            console.log(`${new Date().toISOString()} height ${until === undefined ? r.tip : Math.min(r.tip, until)}: ${rows}`)
           }
         }
       ).pipe(
@@ -216,6 +218,7 @@ export const exportCommand = Command.make("export", options, (o) =>
       )
       // reached --until-height: read the commit log back, as a plain export does (a follow stopped by Ctrl-C is not)
       if (remote) yield* uploaded(remote)
+      if (Option.isSome(o.untilHeight)) yield* Console.error(`followed up to --until-height ${o.untilHeight.value} → ${o.out}`)
       return
     }
     const tty = process.stderr.isTTY === true && process.env.CI === undefined
