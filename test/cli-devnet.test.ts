@@ -34,6 +34,22 @@ describe("chain-lake devnet", () => {
 })
 
 describe("chain-lake demo (npm start)", () => {
+  it("stopped with Ctrl-C, it says what stays and how to go on, and exits 130", async () => {
+    const { mkdtempSync, rmSync } = await import("node:fs")
+    const out = mkdtempSync((await import("node:os")).tmpdir() + "/chain-lake-demo-stop-")
+    try {
+      const { child } = await startCli(["demo", "--blocks", "60", "--out", out], /Embedded devnet: /)
+      let stderr = ""
+      child.stderr!.on("data", (d) => (stderr += d))
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+      child.kill("SIGINT")
+      expect(await exited).toBe(130)
+      expect(stderr).toContain(`stopped: what was committed in ${out} stays; npm start (or chain-lake demo) again fetches only the rest`)
+    } finally {
+      rmSync(out, { recursive: true, force: true })
+    }
+  })
+
   it("tours the client, exports every dataset, samples routes, tracks a transfer, answers three questions, and reruns cleanly", async () => {
     const { mkdtempSync, rmSync } = await import("node:fs")
     const out = mkdtempSync((await import("node:os")).tmpdir() + "/chain-lake-demo-")

@@ -5,7 +5,7 @@
  */
 import { Command, Options } from "@effect/cli"
 import { join, resolve } from "node:path"
-import { Console, Duration, Effect, Layer } from "effect"
+import { Console, Duration, Effect, Exit, Layer } from "effect"
 import { DATASETS } from "../datasets/index.js"
 import { runExport } from "../engine/export.js"
 import { layerLakeWriter } from "../lake/writer.js"
@@ -109,6 +109,10 @@ const routerLeg = Effect.gen(function* () {
 
 export const demoCommand = Command.make("demo", { seed: seedOption, blocks: blocksOption, out: Options.directory("out").pipe(Options.withDefault("data"), Options.withDescription("where the demo export goes")) }, (o) =>
   Effect.gen(function* () {
+    // Ctrl-C: say so, and that a rerun picks up where this one stopped (it exited 130 in silence)
+    yield* Effect.addFinalizer((exit) =>
+      Exit.isInterrupted(exit) ? Console.error(`\nstopped: what was committed in ${resolve(o.out)} stays; npm start (or chain-lake demo) again fetches only the rest`) : Effect.void
+    )
     yield* checkOutputFolder("--out", o.out)
     const devnet = yield* Effect.acquireRelease(
       Effect.promise(async () => (await import("../devnet/index.js")).startDevnet({ seed: o.seed, blocks: o.blocks })),
