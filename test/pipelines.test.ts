@@ -103,6 +103,8 @@ describe("chain-lake run", () => {
     const withUrl = await runCli(["run", file, "--out", out, ...urls()])
     expect(withUrl.code, withUrl.stderr).toBe(0)
     expect(withUrl.stdout).toMatch(/outside: ok — blocks \+150/)
+    // the lake holds what the pipeline exports, and no empty folder for every other dataset
+    expect(readdirSync(out).sort()).toEqual([".chain-lake", "_lake.json", "_runs", "blocks"])
 
     // no URL anywhere: one line, exit 2, nothing written (no lock, no devnet data)
     const bare = tmp()

@@ -177,6 +177,8 @@ export const compactDataset = (dataset: string, sortKey: ReadonlyArray<string>, 
     const checkpoints = yield* Checkpoints
     const policy = options.policy ?? DEFAULT_COMPACTION
     const fail = (e: { readonly message: string }) => new CompactionError({ message: e.message })
+    // a dataset the lake does not hold is left alone: its lock alone made an empty folder of it
+    if (!(yield* checkpoints.get(dataset).pipe(Effect.mapError(fail)))) return undefined
     const deleted = options.dryRun ? [] : yield* checkpoints.vacuum(dataset, options.graceMs ?? DEFAULT_GRACE_MS).pipe(Effect.mapError(fail))
     const manifest = yield* checkpoints.get(dataset).pipe(Effect.mapError(fail))
     if (!manifest) return undefined
