@@ -5,6 +5,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { ASSETS } from "../src/devnet/router-graph.js"
+import { EXAMPLES } from "../src/cli/help.js"
 import { runCli } from "./support/cli.js"
 import { addressFor } from "./support/router.js"
 
@@ -58,6 +59,14 @@ describe("chain-lake bridge", () => {
   it("a missing address for a required chain is a one-line error", async () => {
     const r = await runCli(flags(ASSETS.nobleUsdc, ASSETS.l2Usdc, ["noble-1"]))
     expect(r.code).toBe(1)
-    expect(r.stderr.trim()).toBe("chain-lake: error: the route needs an address on interwoven-1, lake-evm-1 (required_chain_addresses: noble-1, interwoven-1, lake-evm-1)")
+    expect(r.stderr.trim()).toBe("chain-lake: error: the route needs an address on interwoven-1, lake-evm-1 (required_chain_addresses: noble-1, interwoven-1, lake-evm-1): give each with --address CHAIN=ADDR")
+  })
+
+  it("the example of bridge --help runs as printed against the devnet's router", async () => {
+    const [example] = EXAMPLES.bridge
+    const args = example.split(" ").slice(1)
+    const r = await runCli([...args, "--router-url", devnet.routerUrl])
+    expect(r.code, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout).route.chain_ids).toEqual(["noble-1", "interwoven-1"])
   })
 })

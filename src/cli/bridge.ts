@@ -106,7 +106,8 @@ export const bridgeCommand = Command.make(
         Effect.provide(routerLayer(routerUrl)),
         Effect.catchIf(
           (e): e is RouterError => "_tag" in e && e._tag !== "UserError",
-          (e) => Effect.fail(new UserError({ message: describeRouterError(e) }))
+          // the library names the chains; the CLI names its flag too
+          (e) => Effect.fail(new UserError({ message: `${describeRouterError(e)}${e._tag === "RouterFlowError" && e.rule === "address_list" ? ": give each with --address CHAIN=ADDR" : ""}` }))
         )
       )
     }).pipe(Effect.scoped)

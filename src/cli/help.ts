@@ -18,7 +18,10 @@ export const EXAMPLES: Readonly<Record<string, ReadonlyArray<string>>> = {
     "CHAIN_LAKE_INDEXER_HEADERS='x-api-key: …' chain-lake export --indexer-url https://indexer.example.com --out s3://bucket/lake"
   ],
   "sample-routes": ["chain-lake sample-routes --router-url https://router.example.com --every 5m", "chain-lake sample-routes --plan pipelines/route-quotes.json --count 3"],
-  bridge: ["chain-lake bridge --from noble-1:uusdc --to interwoven-1:uinit --amount 1000000 --address noble-1=noble1… --address interwoven-1=init1…"],
+  // addresses the embedded devnet's router takes (any well-formed address of each chain's prefix)
+  bridge: [
+    "chain-lake bridge --from noble-1:uusdc --to interwoven-1:uinit --amount 1000000 --address noble-1=noble1qyqszqgpqyqszqgpqyqszqgpqyqszqgp2q8dz8 --address interwoven-1=init1qyqszqgpqyqszqgpqyqszqgpqyqszqgp2q8dz8"
+  ],
   track: ["chain-lake track --router-url https://router.example.com --tx-hash ABC… --chain-id noble-1"],
   // run as printed by cli-query.test (in double quotes, the shell took "$min" for its own variable)
   query: ["chain-lake query \"SELECT height, tx_count FROM blocks ORDER BY height DESC LIMIT 5\"", "chain-lake query --param min=100 'SELECT * FROM txs WHERE height >= $min' --format csv --output txs.csv"],
