@@ -5,6 +5,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { EXAMPLES } from "../src/cli/help.js"
+import { displayWidth, table } from "../src/cli/progress.js"
 import { runCli } from "./support/cli.js"
 import { queryLake } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
@@ -165,5 +166,14 @@ describe("chain-lake catalog", () => {
     expect(row.blocks).toBe("150")
     expect(Number(row.types)).toBeGreaterThan(2)
     expect(row.txs).toBe(String(devnet.chain.txTotal()))
+  })
+})
+
+describe("the query table", () => {
+  it("pads by the columns a terminal draws: wide CJK and emoji take two, combining marks none", () => {
+    expect([displayWidth("abc"), displayWidth("日本の風景"), displayWidth("Café ☕ Club"), displayWidth("e\u0301"), displayWidth("🚀")]).toEqual([3, 10, 12, 1, 2])
+    const lines = table([{ name: "日本の風景", n: "60" }, { name: "Lake Frogs", n: "71" }, { name: "Café ☕ Club", n: "61" }]).split("\n")
+    // every value of the second column starts at the same terminal column
+    expect(lines.slice(2).map((l) => displayWidth(l.slice(0, l.lastIndexOf(" ") + 1)))).toEqual([14, 14, 14])
   })
 })

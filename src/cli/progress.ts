@@ -79,11 +79,44 @@ export const makeProgress = (options: { tty: boolean; log: (line: string) => voi
 
 const human = (bytes: number) => (bytes > 1e9 ? `${(bytes / 1e9).toFixed(2)} GB` : bytes > 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${(bytes / 1e3).toFixed(1)} kB`)
 
+/**
+ * Columns `text` takes in a terminal: East Asian wide and fullwidth chars and most emoji take two,
+ * combining marks and zero-width chars none (a table padded by length misaligned "日本の風景").
+ */
+export const displayWidth = (text: string): number => {
+  let width = 0
+  for (const ch of text) {
+    const c = ch.codePointAt(0)!
+    if ((c >= 0x300 && c <= 0x36f) || (c >= 0x200b && c <= 0x200f) || c === 0xfe0f) continue
+    width += isWide(c) ? 2 : 1
+  }
+  return width
+}
+const isWide = (c: number): boolean =>
+  (c >= 0x1100 && c <= 0x115f) ||
+  (c >= 0x2600 && c <= 0x27bf && EMOJI_2600.has(c)) ||
+  (c >= 0x2e80 && c <= 0xa4cf && c !== 0x303f) ||
+  (c >= 0xac00 && c <= 0xd7a3) ||
+  (c >= 0xf900 && c <= 0xfaff) ||
+  (c >= 0xfe30 && c <= 0xfe4f) ||
+  (c >= 0xff00 && c <= 0xff60) ||
+  (c >= 0xffe0 && c <= 0xffe6) ||
+  (c >= 0x1f300 && c <= 0x1f64f) ||
+  (c >= 0x1f680 && c <= 0x1f6ff) ||
+  (c >= 0x1f900 && c <= 0x1faff) ||
+  (c >= 0x20000 && c <= 0x3fffd)
+/** the symbols of U+2600..U+27BF that terminals draw two columns wide (Unicode's East Asian Width "W") */
+const EMOJI_2600 = new Set([
+  0x2614, 0x2615, 0x2648, 0x2649, 0x264a, 0x264b, 0x264c, 0x264d, 0x264e, 0x264f, 0x2650, 0x2651, 0x2652, 0x2653, 0x267f, 0x2693, 0x26a1, 0x26aa, 0x26ab, 0x26bd,
+  0x26be, 0x26c4, 0x26c5, 0x26ce, 0x26d4, 0x26ea, 0x26f2, 0x26f3, 0x26f5, 0x26fa, 0x26fd, 0x2705, 0x270a, 0x270b, 0x2728, 0x274c, 0x274e, 0x2753, 0x2754, 0x2755,
+  0x2757, 0x2795, 0x2796, 0x2797, 0x27b0, 0x27bf
+])
+
 export const table = (rows: ReadonlyArray<Record<string, string>>): string => {
   if (rows.length === 0) return "(no rows)"
   const cols = Object.keys(rows[0])
-  const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => [...r[c]].length)))
-  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => c.padEnd(width[i])).join("  ").trimEnd()
+  const width = cols.map((c) => Math.max(displayWidth(c), ...rows.map((r) => displayWidth(r[c]))))
+  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => c + " ".repeat(Math.max(0, width[i] - displayWidth(c)))).join("  ").trimEnd()
   return [line(cols), line(width.map((w) => "-".repeat(w))), ...rows.map((r) => line(cols.map((c) => r[c])))].join("\n")
 }
 
