@@ -65,7 +65,8 @@ describe("--help", () => {
       [["exprt"], /^chain-lake: error: Invalid subcommand .* \(chain-lake --help lists the commands\)$/],
       // a duration without its unit is refused (read as milliseconds, "5" sampled the router back to back)
       [["sample-routes", "--every", "5"], /^chain-lake: error: --every must look like 30s, 5m or 1h, got "5"/],
-      [["export", "--follow", "--poll", "2"], /^chain-lake: error: --poll must look like 500ms, 2s or 1m, got "2"/]
+      [["export", "--follow", "--poll", "2"], /^chain-lake: error: --poll must look like 500ms, 2s or 1m, got "2"/],
+      [["compact", "--datasets", ""], /^chain-lake: error: no dataset named; known: blocks, /]
     ]
     const results = await Promise.all(cases.map(([args]) => runCli(args)))
     results.forEach((r, i) => {

@@ -350,6 +350,12 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     })
     const err = failureOf(await exportVia(broken, dirs.make(), { datasets: ["blocks"] }))
     expect(err.message).toMatch(/its gzip body could not be decompressed: incorrect header check/)
+    // an encoding it cannot read is named; an empty body with an encoding is empty
+    const zstd = await proxy(async (req, forward) => {
+      const res = await forward()
+      return req.url.pathname === "/status" ? { ...res, headers: { ...res.headers, "content-encoding": "zstd" } } : res
+    })
+    expect(failureOf(await exportVia(zstd, dirs.make(), { datasets: ["blocks"] })).message).toMatch(/its body came with content-encoding zstd, which chain-lake cannot read/)
   })
 
   it("a blocks page with a block of another chain than /status names (a proxy mixing two networks) → IndexerPagingError, the shard not committed", async () => {

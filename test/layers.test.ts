@@ -8,6 +8,8 @@ import { dirname, join, normalize, relative } from "node:path"
 import { describe, expect, it } from "vitest"
 
 const SRC = join(process.cwd(), "src")
+/** `import … from`, over several lines too; `export … from`; a bare `import "…"`; `import("…")` */
+const IMPORTS = /(?:^|\n)\s*(?:import|export)\s+(?:type\s+)?(?:\{[^}]*\}|\*(?:\s+as\s+\w+)?|\w+(?:\s*,\s*\{[^}]*\})?)\s+from\s+["'](\.[^"']+)["']|(?:^|\n)\s*import\s+["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/g
 
 /** folder → the other folders of src/ its files import */
 const folderImports = (): Map<string, Set<string>> => {
@@ -16,8 +18,9 @@ const folderImports = (): Map<string, Set<string>> => {
     const from = rel.split(/[\\/]/)[0]
     if (!rel.includes("/") && !rel.includes("\\")) continue
     const text = readFileSync(join(SRC, rel), "utf8")
-    for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)[^"'\n]*?from\s+["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/g)) {
-      const target = relative(SRC, normalize(join(SRC, dirname(rel), m[1] ?? m[2])))
+    const imports = new RegExp(IMPORTS.source, "g")
+    for (const m of text.matchAll(imports)) {
+      const target = relative(SRC, normalize(join(SRC, dirname(rel), m[1] ?? m[2] ?? m[3])))
       const to = target.split(/[\\/]/)[0]
       if (target.startsWith("..") || to === from || !target.includes("/")) continue
       if (!edges.has(from)) edges.set(from, new Set())
@@ -56,6 +59,9 @@ describe("src/ folders stand in layers", () => {
   it("no folder imports one that imports it back, round any loop", () => {
     expect(edges.size).toBeGreaterThan(8)
     expect(findCycle(edges)).toBeUndefined()
+    // every import form is read
+    const sample = 'import {\n  a,\n  type B\n} from "../x/a.js"\nimport "../y/b.js"\nexport * from "../z/c.js"\nconst d = await import("../w/d.js")\nimport e, { f } from "../v/e.js"'
+    expect([...sample.matchAll(new RegExp(IMPORTS.source, "g"))].map((m) => m[1] ?? m[2] ?? m[3])).toEqual(["../x/a.js", "../y/b.js", "../z/c.js", "../w/d.js", "../v/e.js"])
     // the check finds a loop where there is one
     expect(findCycle(new Map([["a", new Set(["b"])], ["b", new Set(["c"])], ["c", new Set(["a"])]]))).toEqual(["a", "b", "c", "a"])
   })

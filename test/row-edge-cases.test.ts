@@ -268,7 +268,9 @@ describe("integer columns' ranges (checked before a row is appended)", () => {
       [0, 2 ** 53],
       [null, null],
       [7, 9223372036854775807n],
-      [-7, "123456789012345678"]
+      [-7, "123456789012345678"],
+      [0, -(2 ** 63)],
+      [-(2 ** 31), 2 ** 63 - 2 ** 10]
     ]
     for (const [i, b] of fit) expect(check([i, b, "x".repeat(99)]), `${i} ${b}`).toBeUndefined()
     const misfit: Array<[Value, Value, string]> = [
@@ -281,7 +283,11 @@ describe("integer columns' ranges (checked before a row is appended)", () => {
       [0, 9223372036854775808n, "9223372036854775808 does not fit column b (a 64-bit integer)"],
       [0, "12a", "12a does not fit column b (a 64-bit integer)"],
       [0, "", " does not fit column b (a 64-bit integer)"],
-      [0, 0.5, "0.5 does not fit column b (a 64-bit integer)"]
+      [0, 0.5, "0.5 does not fit column b (a 64-bit integer)"],
+      // an INTEGER's text is decimal digits as a BIGINT's: Number("") is 0, Number("0x1f") 31
+      ["", 0, " does not fit column i (a 32-bit integer)"],
+      ["0x1f", 0, "0x1f does not fit column i (a 32-bit integer)"],
+      ["1e3", 0, "1e3 does not fit column i (a 32-bit integer)"]
     ]
     for (const [i, b, message] of misfit) expect(check([i, b, null])).toEqual({ column: message.includes("column i") ? "i" : "b", message })
   })

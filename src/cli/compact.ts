@@ -42,6 +42,7 @@ export const compactCommand = Command.make(
     Effect.gen(function* () {
       const bad = (message: string) => new UserError({ message, exitCode: 2 })
       // every dataset a lake holds is compacted, the sampled ones (route_quotes, transfers) too
+      if (Option.isSome(o.datasets) && o.datasets.value.length === 0) return yield* bad(`no dataset named; known: ${DATASETS.map((d) => d.name).join(", ")}`)
       const unknown = Option.getOrElse(o.datasets, () => [] as ReadonlyArray<string>).filter((n) => !DATASETS.some((d) => d.name === n))
       if (unknown.length > 0) return yield* bad(`unknown dataset ${unknown.join(", ")}; known: ${DATASETS.map((d) => d.name).join(", ")}`)
       const target = parseMemorySize(o.targetSize)

@@ -58,7 +58,8 @@ export const preflight = (service: Service, endpoint: ServiceEndpoint, path: str
         if (service === "router" && res.status === 404 && isGatewayError(body)) return undefined
         // a web page where JSON was due: another site, or a login page in front of the service (the
         // router sampler stored each quote's "not JSON" as data, a round of them)
-        if (/^\s*</.test(body)) return `${path} answered ${res.status} with an HTML page, not JSON: is this the ${service}'s URL (or is a login or gateway page in front of it)?`
+        // (a 5xx or 429 page of a proxy is HTML too: those pass, for the command's retries)
+        if (res.status >= 200 && res.status < 300 && /^\s*</.test(body)) return `${path} answered ${res.status} with an HTML page, not JSON: is this the ${service}'s URL (or is a login or gateway page in front of it)?`
         return answered(res.status, STATUS_CODES[res.status] ?? "", path)
       },
       catch: (e) => {

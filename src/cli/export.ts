@@ -88,7 +88,7 @@ export const describeExportFailure = (e: { _tag: string; message?: string }): st
 }
 
 /** The one line a failed export prints: what failed, and whether a rerun resumes (not when the request or the lake is what is wrong). */
-const exportFailure = (e: { _tag: string; message?: string; status?: number }) =>
+const exportFailure = (onInvalid: "fail" | "quarantine") => (e: { _tag: string; message?: string; status?: number; endpoint?: string; path?: string }) =>
   new UserError({
     message: ["ExportError", "LakeIdentityError", "CheckpointError", "CompactionError"].includes(e._tag)
       ? describeExportFailure(e)
@@ -97,9 +97,12 @@ const exportFailure = (e: { _tag: string; message?: string; status?: number }) =
           `${describeExportFailure(e)}. Committed files are untouched; change what the indexer refused, then rerun.`
         : e._tag === "IndexerDecodeError"
           ? // a rerun reads the same answer: set bad records aside, or (an HTML page) point at the indexer
-            `${describeExportFailure(e)}. Committed files are untouched${(e as { path?: string }).path ? "; --on-invalid quarantine sets such records aside and exports the rest" : ""}.`
+            `${describeExportFailure(e)}. Committed files are untouched${onInvalid === "fail" && quarantinable(e) ? "; --on-invalid quarantine sets such records aside and exports the rest" : ""}.`
           : `${describeExportFailure(e)}. Committed files are untouched; rerun to resume.`
   })
+/** A record of an appended list that breaks its schema (`txs[3].height`): what --on-invalid quarantine sets aside (not an envelope, nor a snapshot's record). */
+const APPENDED = new Set(EXPORTED_DATASETS.flatMap((d) => (d.kind === "append" ? [d.source.endpoint] : [])))
+const quarantinable = (e: { endpoint?: string; path?: string }) => e.endpoint !== undefined && APPENDED.has(e.endpoint) && /\[\d+\]/.test(e.path ?? "")
 /** A 4xx that is not "later" (408, 425, 429): the request itself is what the indexer refuses. */
 const refused = (e: { _tag: string; status?: number }) =>
   e._tag === "IndexerHttpError" && e.status !== undefined && e.status >= 400 && e.status < 500 && ![408, 425, 429].includes(e.status)
@@ -214,7 +217,7 @@ export const exportCommand = Command.make("export", options, (o) =>
       ).pipe(
         Effect.provide(layerFor(indexer)),
         onStopped,
-        Effect.mapError(exportFailure)
+        Effect.mapError(exportFailure(o.onInvalid))
       )
       // reached --until-height: read the commit log back, as a plain export does (a follow stopped by Ctrl-C is not)
       if (remote) yield* uploaded(remote)
@@ -238,7 +241,7 @@ export const exportCommand = Command.make("export", options, (o) =>
       Effect.provide(layerFor(indexer)),
       Effect.ensuring(Effect.sync(() => progress.stop())),
       onStopped,
-      Effect.mapError(exportFailure)
+      Effect.mapError(exportFailure(o.onInvalid))
     )
     const seconds = (Date.now() - started) / 1000
     if (o.dryRun) {

@@ -94,6 +94,12 @@ export const displayWidth = (text: string): number => {
 }
 const isWide = (c: number): boolean =>
   (c >= 0x1100 && c <= 0x115f) ||
+  c === 0x231a ||
+  c === 0x231b ||
+  c === 0x2b50 ||
+  c === 0x2b55 ||
+  c === 0x1f004 ||
+  (c >= 0x1f7e0 && c <= 0x1f7eb) ||
   (c >= 0x2600 && c <= 0x27bf && EMOJI_2600.has(c)) ||
   (c >= 0x2e80 && c <= 0xa4cf && c !== 0x303f) ||
   (c >= 0xac00 && c <= 0xd7a3) ||

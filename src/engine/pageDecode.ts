@@ -103,7 +103,7 @@ export const decodeRecord = (
     rows = datasets.map((d) => d.toRows(record, context))
   } catch (e) {
     // JSON nested thousands deep parses, but stringifying it for a JSON column overflows the stack
-    if (e instanceof RangeError) return invalid({ path: "", message: `cannot be written: ${e.message} (JSON nested too deeply?)` }, record, latin1)
+    if (e instanceof RangeError && /call stack/i.test(e.message)) return invalid({ path: "", message: `cannot be written: ${e.message} (JSON nested too deeply?)` }, record, latin1)
     throw e
   }
   for (let t = 0; t < datasets.length; t++) {

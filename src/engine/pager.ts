@@ -1,6 +1,6 @@
 /**
  * The one pager every paged list goes through: follow `next_key` from a first page, with explicit
- * stop rules (no next_key, a short or empty page, a row budget reached). A key that comes back
+ * stop rules (no next_key, an empty page, a row budget reached; not a short page that names a next one). A key that comes back
  * after it was followed fails loudly (`untrusted`), since a key a server does not understand
  * silently restarts the listing at its first page; so does a page longer than asked for.
  */

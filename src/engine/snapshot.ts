@@ -58,7 +58,7 @@ const readList = (
     // a page shorter than asked for that still names a next page: an offset list (the snapshot
     // lists) has rows past it only if the server cut the page short, and then the rows between
     // are lost (the next offset is the page's start plus the limit)
-    let cutShort: { readonly key: string | null; readonly count: number } | undefined
+    let cutShort: { readonly key: string | null; readonly count: number; readonly asked: number } | undefined
     yield* Stream.runForEach(
       walkPages(
         (request) =>
@@ -67,9 +67,10 @@ const readList = (
               // (an empty page, whose start is undefined, ends the walk: pager.ts)
               if (cutShort && page.items.length > 0)
                 return Effect.fail(
-                  source.untrustedPaging(list, cutShort.key, `the page held ${cutShort.count} of the ${pageSize} records asked for, yet more followed: the server cut a page short, and rows may be lost`)
+                  source.untrustedPaging(list, cutShort.key, `the page held ${cutShort.count} of the ${cutShort.asked} records asked for, yet more followed: the server cut a page short, and rows may be lost`)
                 )
-              cutShort = page.items.length < pageSize && page.nextKey !== null ? { key: page.key, count: page.items.length } : undefined
+              const asked = request.limit ?? pageSize
+              cutShort = page.items.length < asked && page.nextKey !== null ? { key: page.key, count: page.items.length, asked } : undefined
               const start = JSON.stringify(page.items[0])
               if (pageStarts.has(start)) return Effect.fail(source.untrustedPaging(list, page.key, "a page starts with a record an earlier page started with: the listing cycles"))
               pageStarts.add(start)
@@ -162,7 +163,7 @@ export const runSnapshot = (
       const mark = statusBefore ? (statusBefore.watermarks[d.watermark] ?? before) : before
       snapshotTime = new Date().toISOString()
       let shortOfTotal = false
-      // rows whose state is from past the height this read started at (a lagging /status)
+      // rows whose state is from past the snapshot's height, which labels the file (a lagging /status, or a later read)
       let later = 0
       const stateHeight = d.stateHeightColumn
       for (const list of lists) {
@@ -181,7 +182,7 @@ export const runSnapshot = (
             for (const row of rows) {
               // a page read as latin1 (see pageDecode.ts): its strings are UTF-8 again here
               if (latin1) restoreRow(row)
-              if (stateHeight !== undefined && Number(row[stateHeight]) > mark) later++
+              if (stateHeight !== undefined && Number(row[stateHeight]) > before) later++
               row.push(snapshotTime)
               listRows++
               writer.append(row)
@@ -204,7 +205,7 @@ export const runSnapshot = (
           after !== mark ? `the ${d.watermark} moved (${mark} → ${after})` : undefined,
           duplicates > 0 ? `pages overlapped (${duplicates} duplicates)` : undefined,
           shortOfTotal ? "a list ended short of its pagination.total" : undefined,
-          later > 0 ? `${later} rows hold state from after height ${mark}` : undefined
+          later > 0 ? `${later} rows hold state from after height ${before}` : undefined
         ]
         settings.notice(`${d.name}: ${what.filter((w) => w !== undefined).join(", ")} during the read; reading again`)
       }

@@ -81,10 +81,11 @@ export const rememberSecrets = (endpoint: ServiceEndpoint, rawUrl?: string): voi
     if (token) secrets.add(token)
   }
   for (const [, value] of endpoint.query) secrets.add(value)
-  // as a server or gateway may echo them: URL-encoded (a quoted request line, a query as sent on
-  // the wire), form-encoded ("+" for a space) and base64 (a header dumped as bytes)
-  for (const s of [...secrets]) for (const form of encodings(s)) secrets.add(form)
   for (const s of [...secrets]) if (s.length < 4) secrets.delete(s)
+  // as a server or gateway may echo them: URL-encoded (a quoted request line, a query as sent on
+  // the wire), form-encoded ("+" for a space) and a value base64-encoded on its own (not inside a
+  // longer encoded text, such as a whole "name: value" line)
+  for (const s of [...secrets]) for (const form of encodings(s)) secrets.add(form)
 }
 
 const encodings = (s: string): ReadonlyArray<string> => {

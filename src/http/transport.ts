@@ -61,9 +61,15 @@ const reasonOf = (e: unknown): string => {
  * A body as sent, decompressed where the server compressed it although nothing asked it to (a
  * gateway or CDN that always does): gzip, deflate and br; at most `maxBytes` once decompressed.
  */
-const decoded = (bytes: ArrayBuffer, encoding: string | undefined, maxBytes: number): ArrayBuffer => {
+const decoded = (bytes: ArrayBuffer, encoding: string | undefined, maxBytes: number, status: number): ArrayBuffer => {
   const kind = encoding?.trim().toLowerCase()
-  if (!kind || kind === "identity") return bytes
+  if (!kind || kind === "identity" || bytes.byteLength === 0) return bytes
+  // an error's body is shown as it came if it does not decompress: the status is what matters
+  const ok = status >= 200 && status < 300
+  if (!["gzip", "x-gzip", "br", "deflate"].includes(kind)) {
+    if (!ok) return bytes
+    throw { phase: "encoding", reason: `its body came with content-encoding ${kind}, which chain-lake cannot read (gzip, br and deflate it can)` } satisfies TransportFailure
+  }
   const input = Buffer.from(bytes)
   const options = { maxOutputLength: maxBytes }
   let out: Buffer
@@ -73,16 +79,15 @@ const decoded = (bytes: ArrayBuffer, encoding: string | undefined, maxBytes: num
         ? gunzipSync(input, options)
         : kind === "br"
           ? brotliDecompressSync(input, options)
-          : kind === "deflate"
-            ? inflateOrRaw(input, options)
-            : input
+          : inflateOrRaw(input, options)
   } catch (e) {
     const code = (e as { code?: string }).code
+    if (!ok && code !== "ERR_BUFFER_TOO_LARGE") return bytes
     throw code === "ERR_BUFFER_TOO_LARGE"
       ? ({ phase: "too-large", reason: `larger than ${maxBytes / 1024 / 1024} MB once decompressed` } satisfies TransportFailure)
       : ({ phase: "encoding", reason: `its ${kind} body could not be decompressed: ${(e as Error).message}` } satisfies TransportFailure)
   }
-  return out === input ? bytes : (out.buffer.slice(out.byteOffset, out.byteOffset + out.byteLength) as ArrayBuffer)
+  return out.buffer.slice(out.byteOffset, out.byteOffset + out.byteLength) as ArrayBuffer
 }
 /** "deflate" is zlib-wrapped by the standard, raw from some servers */
 const inflateOrRaw = (input: Buffer, options: { maxOutputLength: number }) => {
@@ -132,7 +137,7 @@ export const layerHttpTransport = (credentials: Pick<ServiceEndpoint, "headers" 
           }
           const headers: Record<string, string | undefined> = {}
           for (const [k, v] of Object.entries(res.headers)) headers[k] = Array.isArray(v) ? v.join(", ") : v
-          return { status: res.statusCode, headers, bytes: decoded(bytes, headers["content-encoding"], maxBytes) }
+          return { status: res.statusCode, headers, bytes: decoded(bytes, headers["content-encoding"], maxBytes, res.statusCode) }
         }
       }))
     )

@@ -18,7 +18,7 @@ const INT64_MAX = 2n ** 63n - 1n
 
 /** Whether `v` fits a BIGINT (DuckDB's int64): a safe or exact integer number, an integer's decimal text, a bigint. */
 const fitsInt64 = (v: Exclude<Value, null>): boolean => {
-  if (typeof v === "number") return Number.isInteger(v) && Math.abs(v) < 2 ** 63
+  if (typeof v === "number") return Number.isInteger(v) && v >= -(2 ** 63) && v < 2 ** 63
   if (typeof v === "bigint") return v >= INT64_MIN && v <= INT64_MAX
   if (typeof v !== "string" || !/^-?\d{1,19}$/.test(v)) return false
   // up to 18 digits always fits; 19 may not
@@ -37,8 +37,9 @@ export const integerRangeCheck = (columns: ReadonlyArray<Column>) => {
     for (const { i, name, type } of checked) {
       const v = row[i]
       if (v === null) continue
-      const n = type === "INTEGER" ? Number(v) : 0
-      const fits = type === "INTEGER" ? typeof v !== "boolean" && Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 : fitsInt64(v)
+      // an INTEGER's text is decimal digits, as a BIGINT's ("", " ", "0x1f" or "1e3" are no integers)
+      const n = type === "INTEGER" && (typeof v === "number" || (typeof v === "string" && /^-?\d{1,10}$/.test(v))) ? Number(v) : NaN
+      const fits = type === "INTEGER" ? Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 : fitsInt64(v)
       if (!fits) return { column: name, message: `${String(v).slice(0, 40)} does not fit column ${name} (${type === "INTEGER" ? "a 32-bit" : "a 64-bit"} integer)` }
     }
     return undefined
