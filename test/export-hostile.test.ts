@@ -272,7 +272,7 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     expect(committed[0][1]).toBeLessThan(devnet.chain.txTotal())
   })
 
-  it("a snapshot list whose page is cut short but names a next page (rows between lost) → IndexerPagingError, no snapshot committed", async () => {
+  it("a snapshot list (offset keys) whose page is cut short but names a next page (rows between lost) → IndexerPagingError, no snapshot committed", async () => {
     const out = dirs.make()
     const server = await proxy(async (req, forward) => {
       const res = await forward()
@@ -284,7 +284,7 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     })
     const err = failureOf(await exportVia(server, out, { datasets: ["nft_collections"], pageSize: 2 }))
     expect(err._tag).toBe("IndexerPagingError")
-    expect(err.message).toBe("the page held 1 of the 2 records asked for, yet more followed: the server cut a page short, and rows may be lost")
+    expect(err.message).toBe("the page held 1 of the 2 records asked for, yet named a next page (an offset key follows only a full page): the server cut it short, and rows may be lost")
     expect(manifestOf(out, "nft_collections")?.snapshots ?? []).toEqual([])
   })
 

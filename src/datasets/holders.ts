@@ -18,7 +18,7 @@ interface Holding {
   readonly holder: TokenHolder
 }
 const col = columnsOf<Holding>()
-const richList = (denom: string): ListRef => ({ endpoint: "richlist", path: `/indexer/richlist/v1/${encodeURIComponent(denom)}`, arrayKey: "holders" })
+const richList = (denom: string): ListRef => ({ endpoint: "richlist", path: `/indexer/richlist/v1/${encodeURIComponent(denom)}`, arrayKey: "holders", keys: "offset" })
 const validate = compileValidator(S.TokenHolder)
 /** "" is how the wire says "no amount" */
 const amountOf = (h: Holding) => (h.holder.amount === undefined || h.holder.amount === "" ? null : h.holder.amount)

@@ -41,7 +41,7 @@ export const nftTokens = defineSnapshot({
       const addresses = [...new Set(collections.map((c) => c.object_addr))]
       return addresses.map((address) => ({
         label: `tokens of ${address}`,
-        list: { endpoint: "tokens/by_collection", path: `/indexer/nft/v1/tokens/by_collection/${encodeURIComponent(address)}`, arrayKey: "tokens", query: { order_by: "token_id" } },
+        list: { endpoint: "tokens/by_collection", path: `/indexer/nft/v1/tokens/by_collection/${encodeURIComponent(address)}`, arrayKey: "tokens", query: { order_by: "token_id" }, keys: "offset" },
         validate,
         toRows: (t: Nft) => [row(t)]
       }))

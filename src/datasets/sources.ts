@@ -68,5 +68,5 @@ export const hexToDecimal = (hex: string | null | undefined): string | null => (
 export const hexToNumber = (hex: string): number => Number.parseInt(hex, 16)
 
 /** The NFT collections list (offset keys): the nft_collections snapshot, and the collections whose tokens nft_tokens reads. */
-export const collectionsList: ListRef = { endpoint: "collections", path: "/indexer/nft/v1/collections", arrayKey: "collections" }
+export const collectionsList: ListRef = { endpoint: "collections", path: "/indexer/nft/v1/collections", arrayKey: "collections", keys: "offset" }
 export const validateCollection = compileValidator(S.NftCollection)

@@ -15,6 +15,11 @@ export interface ListRef {
   readonly arrayKey: string
   /** extra query parameters of the list (filters) */
   readonly query?: Readonly<Record<string, string | ReadonlyArray<string> | boolean | undefined>>
+  /**
+   * "offset" where the list's next_key is an offset, set only after a full page: a short page that
+   * names a next one was cut short, and the rows between it and that offset are lost
+   */
+  readonly keys?: "offset"
 }
 
 /** The pagination parameters of one page (keys are the source's own, offsets count rows). */

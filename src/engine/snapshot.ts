@@ -55,22 +55,18 @@ const readList = (
     // a listing that cycles with fresh keys (the pager catches repeated ones) serves a page it
     // served before: its first record is met again. One string per page is held, not the rows.
     const pageStarts = new Set<string>()
-    // a page shorter than asked for that still names a next page: an offset list (the snapshot
-    // lists) has rows past it only if the server cut the page short, and then the rows between
-    // are lost (the next offset is the page's start plus the limit)
-    let cutShort: { readonly key: string | null; readonly count: number; readonly asked: number } | undefined
     yield* Stream.runForEach(
       walkPages(
         (request) =>
           source.page(list, request).pipe(
             Effect.flatMap((page) => {
-              // (an empty page, whose start is undefined, ends the walk: pager.ts)
-              if (cutShort && page.items.length > 0)
-                return Effect.fail(
-                  source.untrustedPaging(list, cutShort.key, `the page held ${cutShort.count} of the ${cutShort.asked} records asked for, yet more followed: the server cut a page short, and rows may be lost`)
-                )
+              // an offset list's short page that names a next one was cut short (the pager follows it, for keyset lists)
               const asked = request.limit ?? pageSize
-              cutShort = page.items.length < asked && page.nextKey !== null ? { key: page.key, count: page.items.length, asked } : undefined
+              if (list.keys === "offset" && page.items.length > 0 && page.items.length < asked && page.nextKey !== null)
+                return Effect.fail(
+                  source.untrustedPaging(list, page.key, `the page held ${page.items.length} of the ${asked} records asked for, yet named a next page (an offset key follows only a full page): the server cut it short, and rows may be lost`)
+                )
+              // (an empty page, whose start is undefined, ends the walk: pager.ts)
               const start = JSON.stringify(page.items[0])
               if (pageStarts.has(start)) return Effect.fail(source.untrustedPaging(list, page.key, "a page starts with a record an earlier page started with: the listing cycles"))
               pageStarts.add(start)
