@@ -118,6 +118,10 @@ describe("credentials for services behind a gateway", () => {
     expect(r.stderr.trim()).toMatch(/^chain-lake: error: http:\/\/127\.0\.0\.1:\d+ \(--router-url\): \/v2\/tx\/status answered 200 with an HTML page, not JSON: is this the router's URL \(or is a login or gateway page in front of it\)\?$/)
     expect(login.requests.length).toBe(1)
     expect(readdirSync(out)).toEqual([])
+    // an answer in an encoding it cannot read came from a service that is up: not "cannot reach"
+    const zstd = await servers.proxy(async (r, forward) => ({ ...(await forward(r.path)), headers: { "content-type": "application/json", "content-encoding": "zstd" } }))
+    const z = await runCli(["export", "--indexer-url", zstd.url, "--out", tmp(), "--datasets", "blocks"])
+    expect([z.code, z.stderr.trim()]).toEqual([1, `chain-lake: error: ${zstd.url} (--indexer-url): /status: its body came with content-encoding zstd, which chain-lake cannot read (gzip, br and deflate it can)`])
   })
 
   it("a server that answers, but not as the indexer (404), is named as such, not as unreachable", async () => {

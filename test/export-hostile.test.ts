@@ -270,6 +270,26 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     expect(committed.length).toBe(1)
     expect(committed[0][0]).toBe(0)
     expect(committed[0][1]).toBeLessThan(devnet.chain.txTotal())
+    // a probe that answers no row at all is no pass: the row at that position exists
+    const silent = await proxy(async (req, forward) => {
+      const offset = Number(req.url.searchParams.get("pagination.offset") ?? 0)
+      if (req.url.pathname !== TXS_PATH || offset === 0 || req.url.searchParams.has("pagination.key")) return forward()
+      if (req.url.searchParams.get("pagination.limit") !== "1") {
+        const ignored = new URL(req.url)
+        ignored.searchParams.delete("pagination.offset")
+        return forward(ignored.pathname + ignored.search)
+      }
+      // the planner's probes are answered; a shard's own, asked with its first page (given 50 ms to arrive), is empty
+      await sleep(50)
+      const res = await forward()
+      const shardPages = silent.requests.filter((r) => {
+        const u = new URL(r.path, silent.url)
+        return u.pathname === TXS_PATH && u.searchParams.get("pagination.limit") !== "1" && Number(u.searchParams.get("pagination.offset") ?? 0) > 0
+      })
+      return shardPages.length > 0 ? json({ txs: [], pagination: JSON.parse(res.body).pagination }) : res
+    })
+    const quiet = failureOf(await exportVia(silent, dirs.make(), { datasets: ["txs"] }))
+    expect(quiet.message).toMatch(/^the page at offset \d+ starts with record [0-9A-F]{64}, but the row at position \d+ asked alone is none: the indexer did not honour pagination.offset$/)
   })
 
   it("a snapshot list (offset keys) whose page is cut short but names a next page (rows between lost) → IndexerPagingError, no snapshot committed", async () => {
@@ -322,7 +342,7 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
       "blocks: 9223372036854775808 does not fit column gas_used (a 64-bit integer)"
     ])
     const [deepTx] = quarantined("txs")
-    expect(deepTx).toMatchObject({ message: "cannot be written: Maximum call stack size exceeded (JSON nested too deeply?)", record: null, record_omitted: "nested too deeply to store" })
+    expect(deepTx).toMatchObject({ message: "cannot be written: Maximum call stack size exceeded (JSON nested too deeply?)", record: { txhash: deepHash }, record_omitted: "its nested values: too deep to store" })
     expect(result.right.datasets.map((d) => [d.dataset, d.rows, d.quarantined])).toEqual([
       ["blocks", devnet.chain.tip - 2, 2],
       ["txs", devnet.chain.txTotal() - 1, 1]
@@ -403,6 +423,13 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     const asked = server.requests.filter((r) => r.path.startsWith(TXS_PATH)).map((r) => r.path)
     expect(asked.length).toBeGreaterThan(0)
     expect(asked.length).toBe(new Set(asked).size)
+  })
+
+  it("a redirect is not followed (credentials would go with it): IndexerHttpError says so, with no empty body after a colon", async () => {
+    const server = await proxy((req, forward) => (req.url.pathname === BLOCKS_PATH ? text(302, "", { location: "http://elsewhere.invalid/" }) : forward()))
+    const err = failureOf(await exportVia(server, dirs.make(), { datasets: ["blocks"] }))
+    expect(err._tag).toBe("IndexerHttpError")
+    expect(err.message).toMatch(/^indexer answered 302 for \S+ \(a redirect, which chain-lake does not follow: give --indexer-url the address it points to\)$/)
   })
 
   it("a 4xx in the middle of an export is asked for once and fails it with IndexerHttpError", async () => {

@@ -64,6 +64,8 @@ export const preflight = (service: Service, endpoint: ServiceEndpoint, path: str
       },
       catch: (e) => {
         const failure = e as Partial<TransportFailure>
+        // it answered, in a form that cannot be read: not a reachability problem
+        if (failure.phase === "encoding" || failure.phase === "too-large") return new UserError({ message: `${endpoint.baseUrl} (--${service}-url): ${path}: ${failure.reason}` })
         const why = signal.aborted ? "no answer within 10 s" : (failure.code ?? failure.reason ?? String(e))
         return new UserError({ message: `cannot reach ${endpoint.baseUrl} (--${service}-url): ${why}; check the URL and that the service is up` })
       }

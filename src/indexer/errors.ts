@@ -15,7 +15,10 @@ export class IndexerHttpError extends Data.TaggedError("IndexerHttpError")<{
     return this.status === 429 || this.status >= 500
   }
   override get message() {
-    return `indexer answered ${this.status} for ${this.url}: ${this.body.slice(0, 300)}`
+    const said = this.body.trim() ? `: ${this.body.slice(0, 300)}` : ""
+    // undici follows no redirect (credentials would go with it to another host)
+    const redirect = this.status >= 300 && this.status < 400 ? " (a redirect, which chain-lake does not follow: give --indexer-url the address it points to)" : ""
+    return `indexer answered ${this.status} for ${this.url}${redirect}${said}`
   }
 }
 
