@@ -175,14 +175,15 @@ describe("snapshot row builders against the chain model", () => {
     const listsOf = new Map<string, ReadonlyArray<SnapshotList>>()
     for (const d of SNAPSHOT) listsOf.set(d.name, (await snapshotLists(d)) as ReadonlyArray<SnapshotList>)
     const described = (name: string) => listsOf.get(name)!.map((l) => ({ label: l.label, ...l.list, reverse: l.reverse ?? false, totalIsEstimate: l.totalIsEstimate ?? false }))
-    expect(described("nft_collections")).toEqual([{ label: "collections", endpoint: "collections", path: "/indexer/nft/v1/collections", arrayKey: "collections", reverse: false, totalIsEstimate: true }])
+    // offset keys: next_key only after a full page (a short page naming one was cut short)
+    expect(described("nft_collections")).toEqual([{ label: "collections", endpoint: "collections", path: "/indexer/nft/v1/collections", arrayKey: "collections", keys: "offset", reverse: false, totalIsEstimate: true }])
     const tokenLists = described("nft_tokens")
     expect(tokenLists.length).toBe(devnet.chain.u.collections.filter((c) => c.createdAt <= devnet.chain.tip).length)
     for (const l of tokenLists) {
       const address = l.label.replace("tokens of ", "")
-      expect(l).toEqual({ label: `tokens of ${address}`, endpoint: "tokens/by_collection", path: `/indexer/nft/v1/tokens/by_collection/${address}`, arrayKey: "tokens", query: { order_by: "token_id" }, reverse: false, totalIsEstimate: false })
+      expect(l).toEqual({ label: `tokens of ${address}`, endpoint: "tokens/by_collection", path: `/indexer/nft/v1/tokens/by_collection/${address}`, arrayKey: "tokens", query: { order_by: "token_id" }, keys: "offset", reverse: false, totalIsEstimate: false })
     }
-    expect(described("holders").map((l) => [l.label, l.reverse, l.totalIsEstimate])).toEqual(model.get("holders")!.rows.map((r) => r.denom).filter((d, i, all) => all.indexOf(d) === i).sort().map((d) => [`holders of ${d}`, true, false]))
+    expect(described("holders").map((l) => [l.label, l.reverse, l.totalIsEstimate, l.keys])).toEqual(model.get("holders")!.rows.map((r) => r.denom).filter((d, i, all) => all.indexOf(d) === i).sort().map((d) => [`holders of ${d}`, true, false, "offset"]))
   })
 
   it("holders: the denoms asked for, in the list paths, or a skip with its hint when there are none", async () => {
