@@ -66,7 +66,11 @@ describe("--help", () => {
       // a duration without its unit is refused (read as milliseconds, "5" sampled the router back to back)
       [["sample-routes", "--every", "5"], /^chain-lake: error: --every must look like 30s, 5m or 1h, got "5"/],
       [["export", "--follow", "--poll", "2"], /^chain-lake: error: --poll must look like 500ms, 2s or 1m, got "2"/],
-      [["compact", "--datasets", ""], /^chain-lake: error: no dataset named; known: blocks, /]
+      [["compact", "--datasets", ""], /^chain-lake: error: no dataset named; known: blocks, /],
+      // a flag that applies with another only is refused without it (it was taken and did nothing)
+      [["export", "--poll", "5s"], /^chain-lake: error: --poll applies with --follow only$/],
+      [["export", "--until-height", "50"], /^chain-lake: error: --until-height applies with --follow only/],
+      [["run", "demo", "--max-runs", "2"], /^chain-lake: error: --max-runs applies with --schedule only$/]
     ]
     const results = await Promise.all(cases.map(([args]) => runCli(args)))
     results.forEach((r, i) => {

@@ -58,7 +58,7 @@ export const options = {
   devnetBlocks: Options.integer("devnet-blocks").pipe(Options.withDefault(1000), Options.withDescription("blocks of the embedded devnet (without --indexer-url)")),
   devnetSeed: Options.integer("devnet-seed").pipe(Options.withDefault(1), Options.withDescription("seed of the embedded devnet (without --indexer-url)")),
   follow: Options.boolean("follow").pipe(Options.withDescription("after catching up, keep exporting new blocks until stopped (append-only datasets by default)")),
-  poll: Options.text("poll").pipe(Options.withDefault("2s"), Options.withDescription("with --follow: how often to look for new blocks (500ms, 2s, 1m)")),
+  poll: Options.text("poll").pipe(Options.optional, Options.withDescription("with --follow: how often to look for new blocks (500ms, 2s, 1m; default 2s)")),
   untilHeight: Options.integer("until-height").pipe(Options.optional, Options.withDescription("with --follow: stop once this height is exported")),
   compactAfter: Options.integer("compact-after").pipe(
     Options.withDefault(FOLLOW_COMPACT_AFTER),
@@ -117,7 +117,8 @@ const validate = (o: {
   toHeight: Option.Option<number>
   datasets: Option.Option<ReadonlyArray<string>>
   follow: boolean
-  poll: string
+  poll: Option.Option<string>
+  untilHeight: Option.Option<number>
   compactAfter: number
 }) =>
   Effect.gen(function* () {
@@ -135,7 +136,10 @@ const validate = (o: {
     if (Option.isSome(o.fromHeight) && Option.isSome(o.toHeight) && o.fromHeight.value > o.toHeight.value)
       return yield* bad(`--from-height ${o.fromHeight.value} is above --to-height ${o.toHeight.value}`)
     if (o.follow && (o.compactAfter < 0 || o.compactAfter === 1)) return yield* bad(`--compact-after must be 0 (never) or at least 2, got ${o.compactAfter}`)
-    if (o.follow && !parseEvery(o.poll)) return yield* bad(`--poll must look like 500ms, 2s or 1m, got "${o.poll}"`)
+    // flags of --follow without it were taken and did nothing
+    if (!o.follow && Option.isSome(o.poll)) return yield* bad("--poll applies with --follow only")
+    if (!o.follow && Option.isSome(o.untilHeight)) return yield* bad("--until-height applies with --follow only (--to-height bounds a plain export)")
+    if (o.follow && Option.isSome(o.poll) && !parseEvery(o.poll.value)) return yield* bad(`--poll must look like 500ms, 2s or 1m, got "${o.poll.value}"`)
   })
 
 /** The end of an s3:// run: its log entries read back (each must have been taken), and what went up. */
@@ -188,7 +192,7 @@ export const exportCommand = Command.make("export", options, (o) =>
     )
     if (o.follow) {
       // (checked by validate)
-      const poll = parseEvery(o.poll)!
+      const poll = parseEvery(Option.getOrElse(o.poll, () => "2s"))!
       yield* followExport(
         EXPORTED_DATASETS,
         {

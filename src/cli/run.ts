@@ -31,6 +31,7 @@ export const runCommand = Command.make(
   (o) =>
     Effect.gen(function* () {
       if (o.once && o.schedule) return yield* new UserError({ message: "--once and --schedule exclude each other", exitCode: 2 })
+      if (!o.schedule && Option.isSome(o.maxRuns)) return yield* new UserError({ message: "--max-runs applies with --schedule only", exitCode: 2 })
       const def = yield* loadPipeline(o.pipeline).pipe(Effect.mapError((e) => new UserError({ message: e.message, exitCode: 2 })))
       // a missing URL is a usage error, found before any lock or devnet
       const options = {
