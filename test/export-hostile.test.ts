@@ -49,6 +49,12 @@ const cursorOf = (url: URL): Record<string, number> | null => {
   return key ? JSON.parse(Buffer.from(key, "base64").toString("utf8")) : null
 }
 const cursorKey = (cursor: Record<string, number>) => Buffer.from(JSON.stringify(cursor)).toString("base64")
+/** The path and query of `url` with its query edited by `edit` (what a proxy forwards instead). */
+const rewritten = (url: URL, edit: (query: URLSearchParams) => void) => {
+  const copy = new URL(url)
+  edit(copy.searchParams)
+  return copy.pathname + copy.search
+}
 const requestsTo = (server: HostileServer, path: string) => server.requests.filter((r) => r.path === path)
 
 const manifestOf = (out: string, dataset: string): Manifest | undefined => {
@@ -193,10 +199,8 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     const server = await proxy(async (req, forward) => {
       const cursor = req.url.pathname === TXS_PATH ? cursorOf(req.url) : null
       if (cursor === null || cursor.sequence >= 150) return forward()
-      const shifted = new URL(req.url)
-      shifted.searchParams.set("pagination.key", cursorKey({ sequence: cursor.sequence - 1 }))
       await untilAnotherShardCommits(out, "txs")
-      return forward(shifted.pathname + shifted.search)
+      return forward(rewritten(req.url, (q) => q.set("pagination.key", cursorKey({ sequence: cursor.sequence - 1 }))))
     })
     const err = failureOf(await exportVia(server, out, { datasets: ["txs"] }))
     expect(err._tag).toBe("IndexerPagingError")
@@ -213,10 +217,8 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     const server = await proxy(async (req, forward) => {
       const cursor = req.url.pathname === BLOCKS_PATH ? cursorOf(req.url) : null
       if (cursor === null || cursor.height < 60) return forward()
-      const restarted = new URL(req.url)
-      restarted.searchParams.delete("pagination.key")
       await untilAnotherShardCommits(out, "blocks")
-      return forward(restarted.pathname + restarted.search)
+      return forward(rewritten(req.url, (q) => q.delete("pagination.key")))
     })
     const err = failureOf(await exportVia(server, out, { datasets: ["blocks"] }))
     expect(err._tag).toBe("IndexerPagingError")
@@ -237,9 +239,7 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     const server = await proxy(async (req, forward) => {
       const cursor = req.url.pathname === BLOCKS_PATH ? cursorOf(req.url) : null
       if (cursor === null || cursor.height !== 0) return forward()
-      const shifted = new URL(req.url)
-      shifted.searchParams.set("pagination.key", cursorKey({ height: 1 }))
-      return forward(shifted.pathname + shifted.search)
+      return forward(rewritten(req.url, (q) => q.set("pagination.key", cursorKey({ height: 1 }))))
     })
     const err = failureOf(await exportVia(server, out, { datasets: ["blocks"] }))
     expect(err._tag).toBe("IndexerPagingError")
@@ -257,10 +257,8 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     const server = await proxy(async (req, forward) => {
       const offset = Number(req.url.searchParams.get("pagination.offset") ?? 0)
       if (req.url.pathname !== TXS_PATH || req.url.searchParams.get("pagination.limit") === "1" || offset === 0) return forward()
-      const ignored = new URL(req.url)
-      ignored.searchParams.delete("pagination.offset")
       await untilAnotherShardCommits(out, "txs")
-      return forward(ignored.pathname + ignored.search)
+      return forward(rewritten(req.url, (q) => q.delete("pagination.offset")))
     })
     const err = failureOf(await exportVia(server, out, { datasets: ["txs"] }))
     expect(err._tag).toBe("IndexerPagingError")
@@ -275,9 +273,7 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
       const offset = Number(req.url.searchParams.get("pagination.offset") ?? 0)
       if (req.url.pathname !== TXS_PATH || offset === 0 || req.url.searchParams.has("pagination.key")) return forward()
       if (req.url.searchParams.get("pagination.limit") !== "1") {
-        const ignored = new URL(req.url)
-        ignored.searchParams.delete("pagination.offset")
-        return forward(ignored.pathname + ignored.search)
+        return forward(rewritten(req.url, (q) => q.delete("pagination.offset")))
       }
       // the planner's probes are answered; a shard's own, asked with its first page (given 50 ms to arrive), is empty
       await sleep(50)

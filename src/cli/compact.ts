@@ -6,6 +6,7 @@ import { join, resolve } from "node:path"
 import { Console, Duration, Effect, Option } from "effect"
 import { isLake } from "../analytics/Analytics.js"
 import { DATASETS } from "../datasets/index.js"
+import { namesProblem } from "../engine/export.js"
 import { DEFAULTS } from "../defaults.js"
 import { compactLake, DEFAULT_COMPACTION, DEFAULT_GRACE_MS, type DatasetCompaction } from "../lake/compaction.js"
 import { newWriterId } from "../lake/lock.js"
@@ -42,9 +43,8 @@ export const compactCommand = Command.make(
     Effect.gen(function* () {
       const bad = (message: string) => new UserError({ message, exitCode: 2 })
       // every dataset a lake holds is compacted, the sampled ones (route_quotes, transfers) too
-      if (Option.isSome(o.datasets) && o.datasets.value.length === 0) return yield* bad(`no dataset named; known: ${DATASETS.map((d) => d.name).join(", ")}`)
-      const unknown = Option.getOrElse(o.datasets, () => [] as ReadonlyArray<string>).filter((n) => !DATASETS.some((d) => d.name === n))
-      if (unknown.length > 0) return yield* bad(`unknown dataset ${unknown.join(", ")}; known: ${DATASETS.map((d) => d.name).join(", ")}`)
+      const names = Option.isSome(o.datasets) ? namesProblem(DATASETS, o.datasets.value) : undefined
+      if (names) return yield* bad(names)
       const target = parseMemorySize(o.targetSize)
       if (target === undefined || target < 1024 * 1024) return yield* bad(`--target-size must be a size of at least 1MB (e.g. 64MB, 1GB), got "${o.targetSize}"`)
       const memory = parseMemorySize(o.memoryLimit)

@@ -152,9 +152,9 @@ const uploaded = (remote: ReturnType<typeof remoteCommits>, also: ReadonlyArray<
 export const exportCommand = Command.make("export", options, (o) =>
   Effect.gen(function* () {
     yield* validate(o)
-    if (!isS3Url(o.out)) yield* checkOutputFolder("--out", o.out)
     // s3:// output: export into a local work folder mirroring the remote manifests, uploading each commit
     const s3Out = isS3Url(o.out) ? o.out : undefined
+    if (!s3Out) yield* checkOutputFolder("--out", o.out)
     const s3Endpoint = Option.getOrUndefined(o.s3Endpoint)
     if (s3Out) yield* Effect.try({ try: () => parseS3Url(s3Out), catch: (e) => new UserError({ message: (e as Error).message, exitCode: 2 }) })
     // a work folder of this run's own (two jobs on one machine never share one), removed at the end

@@ -179,14 +179,18 @@ interface Task {
 export const datasetNamesProblem = (catalog: ReadonlyArray<Dataset>, names: ReadonlyArray<string> | undefined): string | undefined => {
   // sampled datasets (router quotes, transfers) are written by their samplers, not exported
   if (names === undefined) return undefined
-  // `--datasets ""` (an unset shell variable) exported nothing and said it was done
-  if (names.length === 0) return `no dataset named; known: ${catalog.filter((d) => d.kind !== "sample").map((d) => d.name).join(", ")}`
   const sampled = names.filter((n) => catalog.some((d) => d.name === n && d.kind === "sample"))
   if (sampled.length > 0) return `${sampled.join(", ")} ${sampled.length > 1 ? "are" : "is"} sampled from the router, not exported: use chain-lake sample-routes or track`
-  const exportable = catalog.filter((d) => d.kind !== "sample")
-  const unknown = names.filter((n) => !exportable.some((d) => d.name === n))
-  if (unknown.length > 0) return `unknown dataset ${unknown.join(", ")}; known: ${exportable.map((d) => d.name).join(", ")}`
-  return undefined
+  return namesProblem(catalog.filter((d) => d.kind !== "sample"), names)
+}
+
+/** A list of dataset names that names none, or one `known` lacks, as one line; undefined when every name is known. */
+export const namesProblem = (known: ReadonlyArray<{ readonly name: string }>, names: ReadonlyArray<string>): string | undefined => {
+  const all = known.map((d) => d.name).join(", ")
+  // `--datasets ""` (an unset shell variable) exported nothing and said it was done
+  if (names.length === 0) return `no dataset named; known: ${all}`
+  const unknown = names.filter((n) => !known.some((d) => d.name === n))
+  return unknown.length > 0 ? `unknown dataset ${unknown.join(", ")}; known: ${all}` : undefined
 }
 
 /** What is wrong with a run's page size and height bounds, or undefined: checked before anything starts. */

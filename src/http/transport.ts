@@ -66,20 +66,14 @@ const decoded = (bytes: ArrayBuffer, encoding: string | undefined, maxBytes: num
   if (!kind || kind === "identity" || bytes.byteLength === 0) return bytes
   // an error's body is shown as it came if it does not decompress: the status is what matters
   const ok = status >= 200 && status < 300
-  if (!["gzip", "x-gzip", "br", "deflate"].includes(kind)) {
+  const decompress = DECOMPRESSORS.get(kind)
+  if (!decompress) {
     if (!ok) return bytes
     throw { phase: "encoding", reason: `its body came with content-encoding ${kind}, which chain-lake cannot read (gzip, br and deflate it can)` } satisfies TransportFailure
   }
-  const input = Buffer.from(bytes)
-  const options = { maxOutputLength: maxBytes }
   let out: Buffer
   try {
-    out =
-      kind === "gzip" || kind === "x-gzip"
-        ? gunzipSync(input, options)
-        : kind === "br"
-          ? brotliDecompressSync(input, options)
-          : inflateOrRaw(input, options)
+    out = decompress(Buffer.from(bytes), { maxOutputLength: maxBytes })
   } catch (e) {
     const code = (e as { code?: string }).code
     if (!ok && code !== "ERR_BUFFER_TOO_LARGE") return bytes
@@ -98,6 +92,14 @@ const inflateOrRaw = (input: Buffer, options: { maxOutputLength: number }) => {
     return inflateRawSync(input, options)
   }
 }
+/** the content-encodings read, each with its decompressor */
+type Decompress = (input: Buffer, options: { maxOutputLength: number }) => Buffer
+const DECOMPRESSORS: ReadonlyMap<string, Decompress> = new Map<string, Decompress>([
+  ["gzip", gunzipSync],
+  ["x-gzip", gunzipSync],
+  ["br", brotliDecompressSync],
+  ["deflate", inflateOrRaw]
+])
 
 export const layerHttpTransport = (credentials: Pick<ServiceEndpoint, "headers" | "query"> = { headers: {}, query: [] }, limits: { readonly maxPageMb?: number } = {}) => {
   const maxPageMb = limits.maxPageMb ?? DEFAULTS.maxPageMb
