@@ -4,6 +4,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { runCli } from "./support/cli.js"
+import { json, startProxy } from "./support/hostile.js"
 import { hashTree } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
 
@@ -92,6 +93,27 @@ describe("chain-lake export", () => {
       expect(m.stderr.trim().split("\n").at(-1)).toMatch(/\. Committed files are untouched; --on-invalid quarantine sets such records aside and exports the rest\.$/)
     } finally {
       await bad.stop()
+    }
+  })
+
+  it("paging the server gets wrong is not called resumable as such: the line says when a rerun helps and when it cannot", async () => {
+    // every blocks page names the first next page again: the listing goes round in a loop
+    let firstNext: string | null = null
+    const server = await startProxy(devnet.indexerUrl, async (req, forward) => {
+      if (!req.url.pathname.endsWith("/blocks")) return forward()
+      const page = await forward()
+      const body = JSON.parse(page.body) as { pagination: { next_key: string | null } }
+      firstNext ??= body.pagination.next_key
+      return json({ ...body, pagination: { ...body.pagination, next_key: firstNext } })
+    })
+    try {
+      const r = await runCli(["export", "--indexer-url", server.url, "--out", tmp(), "--datasets", "blocks", "--page-size", "20", "--concurrency", "1"])
+      expect(r.code).toBe(1)
+      expect(r.stderr.trim().split("\n").at(-1)).toMatch(
+        /^chain-lake: error: pagination of blocks cannot be trusted .*\. Committed files are untouched; a rerun resumes if the list was changing, but if it fails the same way the server's paging is wrong \(check any proxy or gateway in front of it\)\.$/
+      )
+    } finally {
+      await server.close()
     }
   })
 

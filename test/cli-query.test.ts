@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { EXAMPLES } from "../src/cli/help.js"
 import { displayWidth, table } from "../src/cli/progress.js"
+import { tableCell } from "../src/cli/query.js"
 import { runCli } from "./support/cli.js"
 import { queryLake } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
@@ -55,8 +56,8 @@ describe("chain-lake query", () => {
     const table = await runCli(["query", "--data", data, sql])
     expect(table.code, table.stderr).toBe(0)
     const lines = table.stdout.trim().split("\n")
-    expect(lines.at(-1)).toBe("(values longer than 48 characters are cut with …: --format csv or json prints them whole)")
-    for (const line of lines.slice(2, -1)) for (const cell of line.split(/ {2,}/)) expect([...cell].length).toBeLessThanOrEqual(48)
+    expect(lines.at(-1)).toBe("(values wider than 48 columns are cut with …: --format csv or json prints them whole)")
+    for (const line of lines.slice(2, -1)) for (const cell of line.split(/ {2,}/)) expect(displayWidth(cell)).toBeLessThanOrEqual(48)
     expect(table.stdout).toContain(String(whole[0].events).slice(0, 47) + "…")
     const json = await runCli(["query", "--data", data, sql, "--format", "json"])
     const rows = JSON.parse(json.stdout)
@@ -107,6 +108,9 @@ describe("chain-lake query", () => {
     [["SELEC 1"], 2, /^chain-lake: error: Parser Error: syntax error at or near "SELEC"/],
     [["SELECT * FROM nosuch"], 2, /Table with name nosuch does not exist/],
     [["SELECT $x"], 2, /no value for parameter \$x/],
+    [["SELECT $h", "--param", "h=1", "--param", "h=2"], 2, /^chain-lake: error: --param h is given twice: give each parameter once$/m],
+    [["SELECT $h", "--param", "h=1", "--param", "h:text=2"], 2, /--param h is given twice/],
+    [["SELECT 1", "--param", "1x:text=2"], 2, /--param name "1x" must be a SQL identifier/],
     [["SELECT 1", "--format", "parquet"], 2, /--format parquet needs --output FILE/],
     [[], 2, /no SQL: pass it as an argument/]
   ])("%j exits %i with DuckDB's or our one message", async (args, code, message) => {
@@ -175,5 +179,14 @@ describe("the query table", () => {
     const lines = table([{ name: "日本の風景", n: "60" }, { name: "Lake Frogs", n: "71" }, { name: "Café ☕ Club", n: "61" }]).split("\n")
     // every value of the second column starts at the same terminal column
     expect(lines.slice(2).map((l) => displayWidth(l.slice(0, l.lastIndexOf(" ") + 1)))).toEqual([14, 14, 14])
+  })
+
+  it("cuts a cell at 48 terminal columns, not 48 chars: 30 wide chars are 60 columns", () => {
+    const wide = "日".repeat(30)
+    expect(tableCell(wide)).toBe("日".repeat(23) + "…")
+    expect(displayWidth(tableCell(wide))).toBe(47)
+    expect(tableCell("x".repeat(48))).toBe("x".repeat(48))
+    expect(tableCell("x".repeat(49))).toBe("x".repeat(47) + "…")
+    expect(tableCell("a\nb")).toBe("a↵b")
   })
 })

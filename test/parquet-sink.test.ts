@@ -466,16 +466,18 @@ describe("memory", () => {
 })
 
 describe("a run's --memory-limit, shared out", () => {
-  it("past the process base, DuckDB gets 40% (64 MB at least), writers stage a third of that in all, and files are written one per 64 MB of it at a time", async () => {
+  it("past the process base, DuckDB gets 40% (96 MB at least), writers stage a third of that in all (at most half of what a COPY leaves), and files are written one per 64 MB of it at a time", async () => {
     const MB = 2 ** 20
     expect(parseMemorySize("400MB")).toBe(400 * MB)
     expect(parseMemorySize("1.5GB")).toBe(1536 * MB)
     expect(parseMemorySize("lots")).toBeUndefined()
     expect(PROCESS_BASE_BYTES).toBe(100 * MB)
-    expect(sinkMemory(400 * MB)).toEqual({ memoryLimit: "120MiB", stagingBudget: 40 * MB, copies: 1 })
+    // 120 MB for DuckDB: a third is 40 MB, but a COPY's 56 MB leaves 64, half of it 32
+    expect(sinkMemory(400 * MB)).toEqual({ memoryLimit: "120MiB", stagingBudget: 32 * MB, copies: 1 })
     expect(sinkMemory(1024 * MB)).toEqual({ memoryLimit: "369MiB", stagingBudget: Math.floor((924 * MB * 0.4) / 3), copies: 5 })
     // a small limit: DuckDB keeps its floor, and what is staged shrinks with what is left
-    expect(sinkMemory(128 * MB)).toEqual({ memoryLimit: "64MiB", stagingBudget: Math.floor((28 * MB * 0.4) / 3), copies: 1 })
+    expect(sinkMemory(250 * MB)).toEqual({ memoryLimit: "96MiB", stagingBudget: 20 * MB, copies: 1 })
+    expect(sinkMemory(128 * MB)).toEqual({ memoryLimit: "96MiB", stagingBudget: Math.floor((28 * MB * 0.4) / 3), copies: 1 })
     expect(sinkMemory(50 * MB).stagingBudget).toBe(0)
     // what the lake's writer hands DuckDB is that share, and the sink says how many files it writes at once
     const [setting, writesAtOnce] = await Effect.runPromise(

@@ -71,10 +71,13 @@ export const INTERRUPTED = "chain-lake: interrupted: every file committed so far
 
 export const describeExportFailure = (e: { _tag: string; message?: string }): string => {
   switch (e._tag) {
-    case "SinkError":
-      return /Out of Memory/i.test(e.message ?? "")
-        ? `writing Parquet failed: DuckDB ran out of memory (${e.message}): raise --memory-limit, or lower --concurrency`
-        : `writing Parquet failed: ${e.message}`
+    case "SinkError": {
+      // DuckDB's messages go on with lines of advice ("Possible solutions: … SET threads=X") that a CLI user cannot follow
+      const first = (e.message ?? "").split("\n")[0].trim()
+      return /Out of Memory/i.test(first)
+        ? `writing Parquet failed: DuckDB ran out of memory (${first}): raise --memory-limit, or lower --concurrency`
+        : `writing Parquet failed: ${first}`
+    }
     case "CheckpointError":
       return `checkpoint: ${e.message}`
     case "CompactionError":
@@ -98,7 +101,10 @@ const exportFailure = (onInvalid: "fail" | "quarantine") => (e: { _tag: string; 
         : e._tag === "IndexerDecodeError"
           ? // a rerun reads the same answer: set bad records aside, or (an HTML page) point at the indexer
             `${describeExportFailure(e)}. Committed files are untouched${onInvalid === "fail" && quarantinable(e) ? "; --on-invalid quarantine sets such records aside and exports the rest" : ""}.`
-          : `${describeExportFailure(e)}. Committed files are untouched; rerun to resume.`
+          : e._tag === "IndexerPagingError"
+            ? // a list that moved while it was paged passes on a rerun; a server (or proxy) that pages wrongly fails the same way again
+              `${describeExportFailure(e)}. Committed files are untouched; a rerun resumes if the list was changing, but if it fails the same way the server's paging is wrong (check any proxy or gateway in front of it).`
+            : `${describeExportFailure(e)}. Committed files are untouched; rerun to resume.`
   })
 /** A record of an appended list that breaks its schema (`txs[3].height`): what --on-invalid quarantine sets aside (not an envelope, nor a snapshot's record). */
 const APPENDED = new Set(EXPORTED_DATASETS.flatMap((d) => (d.kind === "append" ? [d.source.endpoint] : [])))

@@ -7,7 +7,7 @@ import { Analytics, isLake, layerAnalytics, type ParamValue, type QueryResult } 
 import { writeCatalog } from "../analytics/catalog.js"
 import { writeReport } from "../analytics/report.js"
 import { UserError } from "./errors.js"
-import { table } from "./progress.js"
+import { displayWidth, table } from "./progress.js"
 import { isS3Url } from "../storage/s3.js"
 
 const dataOption = Options.directory("data").pipe(Options.withDefault("data"), Options.withDescription("the export folder"))
@@ -27,16 +27,27 @@ export const requireLake = (data: string) =>
 export const parseParam = (text: string): [string, ParamValue] => {
   const eq = text.indexOf("=")
   if (eq < 1) throw new Error(`--param must look like name=value, got "${text}"`)
-  let name = text.slice(0, eq)
+  const asText = text.slice(0, eq).endsWith(":text")
+  const name = text.slice(0, asText ? eq - 5 : eq)
   const raw = text.slice(eq + 1)
-  if (name.endsWith(":text")) return [name.slice(0, -5), raw]
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`--param name "${name}" must be a SQL identifier`)
+  if (asText) return [name, raw]
   if (/^-?\d+$/.test(raw)) return [name, BigInt(raw)]
   if (/^-?\d+\.\d+$/.test(raw)) return [name, Number(raw)]
   if (raw === "true" || raw === "false") return [name, raw === "true"]
   if (raw === "null") return [name, null]
-  name = name.trim()
   return [name, raw]
+}
+
+/** Every --param, each name once: a second value for a name is refused (it silently replaced the first). */
+export const parseParams = (texts: ReadonlyArray<string>): Record<string, ParamValue> => {
+  const params: Record<string, ParamValue> = {}
+  for (const text of texts) {
+    const [name, value] = parseParam(text)
+    if (Object.hasOwn(params, name)) throw new Error(`--param ${name} is given twice: give each parameter once`)
+    params[name] = value
+  }
+  return params
 }
 
 const cell = (v: unknown): string => (v === null || v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v))
@@ -62,10 +73,18 @@ const converters = (r: QueryResult, format: "table" | "csv" | "json") =>
 
 /** Table cells longer than this are cut, as DuckDB's own CLI cuts them; csv and json print every value whole. */
 const TABLE_CELL_WIDTH = 48
-/** A cell as the table shows it: line breaks as ↵, cut past TABLE_CELL_WIDTH characters. */
-const tableCell = (text: string): string => {
-  const chars = [...text.replace(/\r?\n/g, "↵")]
-  return chars.length > TABLE_CELL_WIDTH ? chars.slice(0, TABLE_CELL_WIDTH - 1).join("") + "…" : chars.join("")
+/** A cell as the table shows it: line breaks as ↵, cut past TABLE_CELL_WIDTH terminal columns (a wide char takes two). */
+export const tableCell = (text: string): string => {
+  const flat = text.replace(/\r?\n/g, "↵")
+  if (displayWidth(flat) <= TABLE_CELL_WIDTH) return flat
+  let kept = ""
+  let width = 0
+  for (const ch of flat) {
+    width += displayWidth(ch)
+    if (width > TABLE_CELL_WIDTH - 1) break
+    kept += ch
+  }
+  return kept + "…"
 }
 
 export const formatResult = (r: QueryResult, format: "table" | "csv" | "json"): string => {
@@ -86,7 +105,7 @@ export const formatResult = (r: QueryResult, format: "table" | "csv" | "json"): 
     )
   )
   const text = table(shown)
-  return cut ? `${text}\n(values longer than ${TABLE_CELL_WIDTH} characters are cut with …: --format csv or json prints them whole)` : text
+  return cut ? `${text}\n(values wider than ${TABLE_CELL_WIDTH} columns are cut with …: --format csv or json prints them whole)` : text
 }
 
 export const queryCommand = Command.make(
@@ -108,7 +127,7 @@ export const queryCommand = Command.make(
         : Option.isSome(o.file)
           ? yield* Effect.tryPromise({ try: () => readFile(Option.getOrThrow(o.file), "utf8"), catch: (e) => bad(`cannot read --file: ${(e as Error).message}`) })
           : yield* bad('no SQL: pass it as an argument ("SELECT …") or with --file q.sql')
-      const params = yield* Effect.try({ try: () => Object.fromEntries(o.params.map(parseParam)), catch: (e) => bad((e as Error).message) })
+      const params = yield* Effect.try({ try: () => parseParams(o.params), catch: (e) => bad((e as Error).message) })
       if (o.format === "parquet" && Option.isNone(o.output)) return yield* bad("--format parquet needs --output FILE")
       yield* requireLake(o.data)
       yield* Effect.gen(function* () {

@@ -9,3 +9,12 @@ export const decodeBody = (body: ArrayBuffer): string => {
   const bytes = Buffer.from(body)
   return isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8")
 }
+
+/** An error body as part of a one-line message: whitespace runs (a server's stack trace, an HTML page) made one space, at most 300 chars. */
+export const bodyExcerpt = (body: string): string => {
+  const flat = body.replace(/\s+/g, " ").trim()
+  if (flat.length <= 300) return flat
+  // not between the two halves of a surrogate pair (an emoji)
+  const end = /[\ud800-\udbff]/.test(flat[299]) ? 299 : 300
+  return `${flat.slice(0, end)}…`
+}

@@ -3,6 +3,7 @@
  * a retry may help (`retryable`), which the shared retry schedule reads.
  */
 import { Data } from "effect"
+import { bodyExcerpt } from "../http/body.js"
 
 /** A non-2xx answer. The body is plain text on the real indexer (never JSON-parsed). */
 export class IndexerHttpError extends Data.TaggedError("IndexerHttpError")<{
@@ -15,7 +16,7 @@ export class IndexerHttpError extends Data.TaggedError("IndexerHttpError")<{
     return this.status === 429 || this.status >= 500
   }
   override get message() {
-    const said = this.body.trim() ? `: ${this.body.slice(0, 300)}` : ""
+    const said = this.body.trim() ? `: ${bodyExcerpt(this.body)}` : ""
     // undici follows no redirect (credentials would go with it to another host)
     const redirect = this.status >= 300 && this.status < 400 ? " (a redirect, which chain-lake does not follow: give --indexer-url the address it points to)" : ""
     return `indexer answered ${this.status} for ${this.url}${redirect}${said}`

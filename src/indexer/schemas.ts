@@ -8,8 +8,10 @@
  */
 import { Schema } from "effect"
 
-/** A base-10 integer carried as a string (may exceed 2^53; never parsed to a double). */
+/** A base-10 integer carried as a string (may exceed 2^53; never parsed to a double); negative only where the API says so (`total`: "-1"). */
 export const DecimalString = Schema.String.pipe(Schema.pattern(/^-?[0-9]+$/), Schema.brand("DecimalString"))
+/** A count, height or gas amount carried as a string: never negative ("-1" transactions in a block was stored as -1). */
+export const UintString = Schema.String.pipe(Schema.pattern(/^[0-9]+$/), Schema.brand("UintString"))
 /** A 0x-hex quantity as EVM JSON-RPC prints it. */
 export const HexQuantity = Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]+$/))
 /** RFC3339 timestamp (second or nanosecond precision). */
@@ -51,14 +53,14 @@ export const Coin = Schema.Struct({ denom: Schema.String, amount: Amount })
 
 export const Block = Schema.Struct({
   chain_id: Schema.String,
-  height: DecimalString,
+  height: UintString,
   hash: Schema.String,
   /** milliseconds since the previous block; "0" for the first indexed block */
-  block_time: DecimalString,
+  block_time: UintString,
   timestamp: Rfc3339,
-  gas_used: DecimalString,
-  gas_wanted: DecimalString,
-  tx_count: DecimalString,
+  gas_used: UintString,
+  gas_wanted: UintString,
+  tx_count: UintString,
   total_fee: Schema.Array(Coin),
   proposer: Schema.Struct({ moniker: Schema.String, identity: Schema.String, operator_address: Schema.String })
 })
@@ -76,15 +78,15 @@ const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
 export const Tx = Schema.Struct({
   txhash: Schema.String,
-  height: DecimalString,
+  height: UintString,
   codespace: Schema.String,
   code: Schema.Int,
   data: Schema.String,
   raw_log: Schema.String,
   logs: Schema.Array(Schema.Unknown),
   info: Schema.String,
-  gas_wanted: DecimalString,
-  gas_used: DecimalString,
+  gas_wanted: UintString,
+  gas_used: UintString,
   /** {body, auth_info, signatures}; no top-level "@type" */
   tx: Schema.Struct({ body: JsonObject, auth_info: JsonObject, signatures: Schema.Array(Schema.String) }),
   timestamp: Rfc3339,

@@ -18,20 +18,30 @@ export const parseMemorySize = (text: string): number | undefined => {
 export const PROCESS_BASE_BYTES = 100 * MB
 
 /**
+ * What a COPY of txs rows to Parquet holds in DuckDB beside the staged table, whatever the
+ * table's size (its JSON casts and row groups): at a 64 MiB limit a 12 MB table copied and a
+ * 14.5 MB one ran out of memory; at 80 MiB a 31 MB one copied (one thread; bench/RESULTS.md).
+ */
+const COPY_FIXED_MB = 56
+/** DuckDB's share is never less: at 64 MiB a txs export at page 1000 failed with its out-of-memory even at --concurrency 1. */
+const DUCKDB_FLOOR_MB = 96
+
+/**
  * How a run's memory limit is shared, once the process base is set aside. DuckDB gets 40% of the
- * rest (its memory_limit: staged rows, COPY's buffers; 64 MB at least); what all writers stage
- * together is held to a third of that 40% (DuckDB holds staged text at 1.1–1.6× its size,
- * measured, which leaves room for the COPYs; below ~260MB, where DuckDB keeps its floor, less than
- * a third of the floor), and files are written (COPY) one per 64 MB of DuckDB's share at a time,
- * each building its row groups in what is left; the rest is meant for Node: pages in flight (page
- * size × concurrency) and their parsing. At 400MB: DuckDB 120 MB, 40 MB staged, and peaks of
- * 461–492 MB at 50k blocks (past that limit), 15 runs of 15 (40% and 15% of the whole limit:
- * 523–540 MB; DuckDB at 64 MB failed 1 run in 5 with its out-of-memory; bench/RESULTS.md, session 13).
+ * rest (its memory_limit: staged rows, COPY's buffers; DUCKDB_FLOOR_MB at least); what all
+ * writers stage together is held to a third of that 40%, and to half of what a COPY leaves of
+ * DuckDB's share (DuckDB holds staged text at 1.1–1.6× its size, measured); files are written
+ * (COPY) one per 64 MB of DuckDB's share at a time, each building its row groups in what is left;
+ * the rest is meant for Node: pages in flight (page size × concurrency) and their parsing. At
+ * 400MB: DuckDB 120 MB, 32 MB staged; peaks of a txs export at page 1000 × concurrency 16 are
+ * ~440–480 MB at 50k blocks, past that limit (bench/RESULTS.md).
  */
 export const sinkMemory = (limitBytes: number) => {
-  const duckdbBytes = Math.max(0, limitBytes - PROCESS_BASE_BYTES) * 0.4
-  const duckdbMb = Math.max(64, Math.floor(duckdbBytes / MB))
-  return { memoryLimit: `${duckdbMb}MiB`, stagingBudget: Math.floor(duckdbBytes / 3), copies: Math.max(1, Math.floor(duckdbMb / 64)) }
+  const shareMb = (Math.max(0, limitBytes - PROCESS_BASE_BYTES) * 0.4) / MB
+  const duckdbMb = Math.max(DUCKDB_FLOOR_MB, Math.floor(shareMb))
+  // a third of the share, and never more than half of what a COPY leaves of DuckDB's memory
+  const stagingMb = Math.min(shareMb / 3, (duckdbMb - COPY_FIXED_MB) / 2)
+  return { memoryLimit: `${duckdbMb}MiB`, stagingBudget: Math.floor(stagingMb * MB), copies: Math.max(1, Math.floor(duckdbMb / 64)) }
 }
 
 /** The sink and checkpoints of the lake at `out`, within `memoryLimitBytes` (default DEFAULTS.memoryLimit); DuckDB spills into `out/.chain-lake/tmp/`, never into the working directory. */

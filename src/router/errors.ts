@@ -3,6 +3,7 @@
  * them; `retryable` drives the shared retry schedule.
  */
 import { Data } from "effect"
+import { bodyExcerpt } from "../http/body.js"
 
 /** No route between the assets: a 200 without operations, or 404/code 5 or code 12 on /route. */
 export class NoRouteError extends Data.TaggedError("NoRouteError")<{ readonly message: string; readonly status: number }> {
@@ -31,7 +32,7 @@ export class RouterHttpError extends Data.TaggedError("RouterHttpError")<{
     return this.status === 429 || this.status >= 500
   }
   override get message() {
-    return `router answered ${this.status}${this.code !== undefined ? ` (code ${this.code})` : ""} for ${this.url}: ${this.body.slice(0, 300)}`
+    return `router answered ${this.status}${this.code !== undefined ? ` (code ${this.code})` : ""} for ${this.url}: ${bodyExcerpt(this.body)}`
   }
 }
 

@@ -1,0 +1,52 @@
+/**
+ * A small --memory-limit is a slower run, not a failed one: DuckDB's share has a floor that leaves
+ * a COPY of txs room beside what the writers stage, and when DuckDB does run out of memory the
+ * user reads one line (not DuckDB's page of advice about SET commands they cannot type).
+ */
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describeExportFailure } from "../src/cli/export.js"
+import { startDevnet, type Devnet } from "../src/devnet/index.js"
+import { ParquetSink, layerParquetSink } from "../src/lake/ParquetSink.js"
+import { runCli } from "./support/cli.js"
+import { tempDirs } from "./support/tmp.js"
+
+let devnet: Devnet
+const temp = tempDirs("chain-lake-memory-")
+beforeAll(async () => {
+  // ~31k txs: enough for the first file of a shard to stage the whole budget of a 250MB run
+  devnet = await startDevnet({ seed: 7, blocks: 8000 })
+}, 120_000)
+afterAll(async () => {
+  await devnet.stop()
+  temp.removeAll()
+})
+
+describe("--memory-limit", () => {
+  it("a txs export at 250MB, page 1000, one worker, exits 0 with every tx (a 64 MiB share for DuckDB ran out of memory at its first file, every time)", async () => {
+    const out = temp.make()
+    const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "txs", "--page-size", "1000", "--concurrency", "1", "--memory-limit", "250MB"], { timeoutMs: 120_000 })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(new RegExp(`^txs\\s+${devnet.chain.txTotal()}\\s+`, "m"))
+    // the files hold each tx once
+    const counted = await Effect.runPromise(
+      Effect.flatMap(ParquetSink, (s) => s.query(`SELECT count(*) AS n, count(DISTINCT txhash) AS distinct_txs FROM read_parquet('${out}/txs/**/*.parquet')`)).pipe(Effect.provide(layerParquetSink()), Effect.scoped)
+    )
+    expect(counted).toEqual([{ n: BigInt(devnet.chain.txTotal()), distinct_txs: BigInt(devnet.chain.txTotal()) }])
+  }, 150_000)
+
+  it("DuckDB's out-of-memory reads as one line that names the flag to change", async () => {
+    // a real DuckDB error: a sort far past a 16 MiB limit with nowhere to spill
+    const error = await Effect.runPromise(
+      Effect.flip(Effect.flatMap(ParquetSink, (s) => s.query("SELECT count(*) FROM (SELECT md5(x::varchar) AS h FROM range(3000000) t(x) ORDER BY h)"))).pipe(
+        Effect.provide(layerParquetSink({ memoryLimit: "16MiB" })),
+        Effect.scoped
+      )
+    )
+    // DuckDB's own text goes on for lines ("Possible solutions: … SET threads=X")
+    expect(error.message.split("\n").length).toBeGreaterThan(1)
+    const line = describeExportFailure(error)
+    expect(line).not.toContain("\n")
+    expect(line).toMatch(/^writing Parquet failed: DuckDB ran out of memory \(Out of Memory Error: .+\): raise --memory-limit, or lower --concurrency$/)
+  })
+})
