@@ -47,6 +47,7 @@ const REFUSALS: Array<Refusal> = [
     ["a block height sent as a number", "/indexer/block/v1/blocks?pagination.limit=1", "blocks", S.Block, (r: any) => (r.height = 7), "height", "Expected string, actual 7"],
     ["a block with -1 txs", "/indexer/block/v1/blocks?pagination.limit=1", "blocks", S.Block, (r: any) => (r.tx_count = "-1"), "tx_count", undefined],
     ["a tx with negative gas used", "/indexer/tx/v1/txs?pagination.limit=1", "txs", S.Tx, (r: any) => (r.gas_used = "-5"), "gas_used", undefined],
+    ["an internal tx at a negative height", "/indexer/tx/v1/evm-internal-txs?pagination.limit=1", "internal_txs", S.EvmInternalTx, (r: any) => (r.height = -2), "height", undefined],
     ["a block without its hash", "/indexer/block/v1/blocks?pagination.limit=1", "blocks", S.Block, (r: any) => delete r.hash, "hash", "is missing"],
     ["a tx code sent as a string", "/indexer/tx/v1/txs?pagination.limit=1", "txs", S.Tx, (r: any) => (r.code = "0"), "code", 'Expected number, actual "0"'],
     ["an EVM receipt with a numeric log index", "/indexer/tx/v1/evm-txs?pagination.limit=20", "txs", S.EvmTx, (r: any) => (r.logs = [{ ...r.logs[0], logIndex: 3 }]), "logs[0].logIndex", "Expected string, actual 3"],

@@ -29,11 +29,12 @@ export const Status = Schema.Struct({
   version: Schema.String,
   commit_hash: Schema.String,
   chain_id: Schema.String,
-  height: Schema.Int,
+  height: Schema.NonNegativeInt,
   // omitempty on the server: absent when zero or not enabled
-  internal_tx_height: Schema.optional(Schema.Int),
-  rich_list_height: Schema.optional(Schema.Int),
-  evm_ret_cleanup_height: Schema.optional(Schema.Int),
+  internal_tx_height: Schema.optional(Schema.NonNegativeInt),
+  rich_list_height: Schema.optional(Schema.NonNegativeInt),
+  evm_ret_cleanup_height: Schema.optional(Schema.NonNegativeInt),
+  // -1 while the cleanup has never run
   tx_account_cleanup_sequence: Schema.optional(Schema.Int),
   tx_account_cleanup_deleted: Schema.optional(Schema.Int),
   tx_account_cleanup_inserted: Schema.optional(Schema.Int)
@@ -42,7 +43,11 @@ export type Status = typeof Status.Type
 
 export const AvgBlockTime = Schema.Struct({ avg_block_time: Schema.Number })
 
-/** An amount in base units; an empty string (seen for unpriced or missing values) decodes as absent. */
+/**
+ * An amount in base units; an empty string (seen for unpriced or missing values) decodes as absent.
+ * A rich-list balance may be negative (the devnet serves such balances, and an indexer that derives
+ * balances from the transfers it has seen can too), so a sign is not taken for a corrupt record.
+ */
 export const Amount = Schema.transform(Schema.String.pipe(Schema.pattern(/^(-?[0-9]+)?$/)), Schema.UndefinedOr(Schema.String), {
   strict: true,
   decode: (s) => (s === "" ? undefined : s),
@@ -130,12 +135,12 @@ export const EvmTxsResponse = Schema.Struct({ txs: Schema.Array(EvmTx), paginati
 export const EvmTxResponse = Schema.Struct({ tx: EvmTx })
 
 export const EvmInternalTx = Schema.Struct({
-  height: Schema.Int,
+  height: Schema.NonNegativeInt,
   hash: Schema.String,
   /** -1 for the top-level call */
   parent_index: Schema.Int,
   /** DFS pre-order within the tx */
-  index: Schema.Int,
+  index: Schema.NonNegativeInt,
   type: Schema.String,
   from: Schema.String,
   to: Schema.String,
@@ -154,10 +159,10 @@ export const NftCollection = Schema.Struct({
     creator: Schema.String,
     name: Schema.String,
     origin_name: Schema.String,
-    nfts: Schema.Struct({ handle: Schema.String, length: Schema.Int })
+    nfts: Schema.Struct({ handle: Schema.String, length: Schema.NonNegativeInt })
   }),
   /** creation height */
-  height: Schema.Int,
+  height: Schema.NonNegativeInt,
   timestamp: Rfc3339
 })
 export type NftCollection = typeof NftCollection.Type
@@ -173,7 +178,7 @@ export const Nft = Schema.Struct({
   owner: Schema.String,
   nft: Schema.Struct({ token_id: Schema.String, uri: Schema.String }),
   /** last mint or transfer */
-  height: Schema.Int,
+  height: Schema.NonNegativeInt,
   timestamp: Rfc3339
 })
 export type Nft = typeof Nft.Type
