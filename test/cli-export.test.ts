@@ -134,6 +134,13 @@ describe("chain-lake export", () => {
     expect(readFileSync(file, "utf8")).toBe("mine")
   })
 
+  it("an --out the kernel will not make (/proc/…) fails with one line: Node's own recursive mkdir spun there, busy and deaf to SIGTERM", async () => {
+    if (!existsSync("/proc/self")) return
+    const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", "/proc/chain-lake-nope", "--datasets", "blocks"], { timeoutMs: 30_000 })
+    expect(r.code).toBe(1)
+    expect(r.stderr.trim().split("\n").at(-1)).toBe("chain-lake: error: checkpoint: ENOENT: no such file or directory, mkdir '/proc/chain-lake-nope'")
+  })
+
   it.each([
     [["--indexer-url", "ftp://x"], /--indexer-url must be an http\(s\) URL/],
     [["--indexer-url", "http://127.0.0.1:CLOSED"], /cannot reach http:\/\/127\.0\.0\.1:\d+ \(--indexer-url\): ECONNREFUSED; check the URL/],

@@ -95,6 +95,31 @@ describe("kill and resume", () => {
 })
 
 describe("Ctrl-C", () => {
+  it("a second Ctrl-C stops the process at once (a cleanup stuck on the file system cannot hold it); what is committed stays whole and a rerun completes", async () => {
+    const out = tmp()
+    const child = spawn(process.execPath, [BIN, ...args(devnet.indexerUrl, out)], { stdio: ["ignore", "pipe", "pipe"] })
+    let stderr = ""
+    child.stderr.on("data", (d) => (stderr += d))
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+    await new Promise<void>((resolve) => {
+      const watch = setInterval(() => {
+        if (committedFiles(out).length >= 1) {
+          clearInterval(watch)
+          resolve()
+        }
+      }, 5)
+    })
+    child.kill("SIGINT")
+    // (two signals sent back to back are one signal to the kernel)
+    await new Promise((resolve) => setTimeout(resolve, 15))
+    child.kill("SIGINT")
+    expect(await exited).toBe(130)
+    expect(stderr).toMatch(/^chain-lake: stopped at once \(second signal\): every file committed so far is kept; run the same command again to resume$/m)
+    const resumed = await runCli(args(devnet.indexerUrl, out))
+    expect(resumed.code, resumed.stderr).toBe(0)
+    await expectLakeMatchesChain(out, devnet, DATASETS)
+  })
+
   it("an export stopped by SIGINT exits 130, says what it committed, writes an interrupted run report that matches the lake, and a rerun completes", async () => {
     const out = tmp()
     const child = spawn(process.execPath, [BIN, ...args(devnet.indexerUrl, out)], { stdio: ["ignore", "pipe", "pipe"] })

@@ -10,7 +10,7 @@ import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Either, Schema } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
-import { isContainedPath, listFiles, pathInside, sha256File } from "../src/lake/files.js"
+import { isContainedPath, listFiles, makeFolder, pathInside, sha256File } from "../src/lake/files.js"
 import { bucketOf, date, dateFile, heightBucket, mergedFile, partitionColumn, shardFile, snapshot, snapshotFile, snapshotHeightOf } from "../src/lake/layout.js"
 import { alive, newWriterId, readLockFile, withLockFile, writerGone, writerProcess } from "../src/lake/lock.js"
 import { decodeLakeFile, LakeIdentity } from "../src/lake/manifest.js"
@@ -73,6 +73,34 @@ describe("paths read from data", () => {
     expect((await listFiles(dir)).sort()).toEqual(["x/y/f.parquet", "z"])
     expect(await sha256File(join(root, "top.txt"))).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     await expect(sha256File(join(root, "missing"))).rejects.toThrow(/ENOENT/)
+  })
+})
+
+describe("folders made", () => {
+  it("makeFolder makes every missing folder, accepts one that exists, and names a file in the way", async () => {
+    const deep = join(root, "made", "a", "b", "c")
+    await makeFolder(deep)
+    await makeFolder(deep)
+    expect(existsSync(deep)).toBe(true)
+    writeFileSync(join(root, "made", "file"), "x")
+    await expect(makeFolder(join(root, "made", "file"))).rejects.toMatchObject({ code: "EEXIST" })
+    await expect(makeFolder(join(root, "made", "file", "below"))).rejects.toMatchObject({ code: "ENOTDIR" })
+    // two writers making the same folders at once
+    await Promise.all([makeFolder(join(root, "both", "x", "y")), makeFolder(join(root, "both", "x", "y"))])
+    expect(existsSync(join(root, "both", "x", "y"))).toBe(true)
+  })
+
+  it("a folder the kernel will not make though its parent exists (/proc) fails at once: Node's recursive mkdir spun there forever", async () => {
+    // (Linux: procfs answers ENOENT to mkdir)
+    if (!existsSync("/proc/self")) return
+    const outcome = await Promise.race([
+      makeFolder("/proc/chain-lake-nope/lake").then(
+        () => "made",
+        (e: NodeJS.ErrnoException) => e.code
+      ),
+      new Promise((resolve) => setTimeout(() => resolve("still spinning after 5 s"), 5000))
+    ])
+    expect(outcome).toBe("ENOENT")
   })
 })
 

@@ -3,7 +3,7 @@
  * exports the embedded devnet (started in-process), so it runs on a machine with no network.
  */
 import { Command, Options } from "@effect/cli"
-import { mkdir, writeFile } from "node:fs/promises"
+import { writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { Console, Effect, Option } from "effect"
 import { DEFAULTS } from "../defaults.js"
@@ -22,6 +22,7 @@ import { parseMemorySize } from "../lake/writer.js"
 import { exportLayer } from "./layers.js"
 import { compactionLine, makeProgress, summaryTable } from "./progress.js"
 import { checkOutputFolder } from "./outputFolder.js"
+import { makeFolder } from "../lake/files.js"
 
 const list = (name: string, description: string) =>
   Options.text(name).pipe(
@@ -189,7 +190,7 @@ export const exportCommand = Command.make("export", options, (o) =>
         const rel = `_runs/${startedAt.replace(/[:.]/g, "-")}-interrupted.json`
         // an s3:// run's work folder goes with it: its commits are uploaded, the report is not
         if (!s3Out) {
-          await mkdir(join(out, "_runs"), { recursive: true })
+          await makeFolder(join(out, "_runs"))
           await writeFile(join(out, rel), JSON.stringify({ startedAt, stoppedAt: new Date().toISOString(), interrupted: true, indexerUrl: indexer.baseUrl, committed: datasets }, null, 1))
         }
         const what = datasets.length ? datasets.map((d) => `${d.dataset} +${d.rows} rows in ${d.files} files`).join(", ") : "nothing yet"
@@ -268,7 +269,7 @@ export const exportCommand = Command.make("export", options, (o) =>
     }
     const runReport = `_runs/${report.startedAt.replace(/[:.]/g, "-")}.json`
     yield* Effect.promise(async () => {
-      await mkdir(join(out, "_runs"), { recursive: true })
+      await makeFolder(join(out, "_runs"))
       await writeFile(join(out, runReport), JSON.stringify({ ...report, indexerUrl: indexer.baseUrl, seconds }, null, 1))
     })
     yield* Console.log(summaryTable(report.datasets, seconds))

@@ -79,32 +79,53 @@ const helpFor = (args: ReadonlyArray<string>): string | undefined => {
   return sub ? renderHelp(sub, [args[0]], helpWidth()) : renderHelp(root, [], helpWidth(), commands)
 }
 
+/**
+ * The first Ctrl-C (or SIGTERM) stops a command gracefully (runMain interrupts it: files being
+ * written are dropped, the lock is released, an interrupted run report is written). A second one
+ * stops the process at once, as a kill does (commits are atomic, a dead writer's lock is taken
+ * over), so that a cleanup stuck on the file system cannot keep a process running that the user
+ * asked twice to stop.
+ */
+const stopAtSecondSignal = () => {
+  let signals = 0
+  const onSignal = () => {
+    if (++signals < 2) return
+    process.stderr.write("chain-lake: stopped at once (second signal): every file committed so far is kept; run the same command again to resume\n")
+    process.exit(130)
+  }
+  process.on("SIGINT", onSignal)
+  process.on("SIGTERM", onSignal)
+}
+
 const help = helpFor(process.argv.slice(2))
 if (help !== undefined) process.stdout.write(help + "\n")
-else Effect.flatMap(Console.consoleWith(Effect.succeed), (console) =>
-  cli(process.argv).pipe(
-    Effect.withConsole({
-      ...console,
-      error: (...args: ReadonlyArray<unknown>) => (flagsParsed ? console.error(...args) : Effect.sync(() => void heldBack.push(args.map(String).join(" "))))
+else {
+  stopAtSecondSignal()
+  Effect.flatMap(Console.consoleWith(Effect.succeed), (console) =>
+    cli(process.argv).pipe(
+      Effect.withConsole({
+        ...console,
+        error: (...args: ReadonlyArray<unknown>) => (flagsParsed ? console.error(...args) : Effect.sync(() => void heldBack.push(args.map(String).join(" "))))
+      })
+    )
+  ).pipe(
+    Effect.catchTag("UserError", (e) =>
+      // credentials never reach the clients (http/endpoint.ts); redact is the last guard for text that quotes what a user typed
+      Console.error(`chain-lake: error: ${redact(e.message)}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = e.exitCode ?? 1))))
+    ),
+    Effect.catchIf(ValidationError.isValidationError, () =>
+      Console.error(`chain-lake: error: ${redact(cliProblem(process.argv.slice(2)))}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = 2))))
+    ),
+    // anything else (a path a flag names that cannot be used, a failure no command described): one
+    // line, never a stack trace
+    Effect.catchAll((e) => oneLine(e)),
+    Effect.catchAllDefect((e) => oneLine(e)),
+    Effect.provide(NodeContext.layer),
+    NodeRuntime.runMain({
+      // stopped by Ctrl-C (or SIGTERM): 130, as a shell reports a program ended by SIGINT, so that
+      // scripts never read an interrupted run as a finished one; other failures 1; a success exits
+      // by itself, with the code a command set (process.exitCode)
+      teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) ? 0 : Cause.isInterruptedOnly(exit.cause) ? 130 : 1)
     })
   )
-).pipe(
-  Effect.catchTag("UserError", (e) =>
-    // credentials never reach the clients (http/endpoint.ts); redact is the last guard for text that quotes what a user typed
-    Console.error(`chain-lake: error: ${redact(e.message)}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = e.exitCode ?? 1))))
-  ),
-  Effect.catchIf(ValidationError.isValidationError, () =>
-    Console.error(`chain-lake: error: ${redact(cliProblem(process.argv.slice(2)))}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = 2))))
-  ),
-  // anything else (a path a flag names that cannot be used, a failure no command described): one
-  // line, never a stack trace
-  Effect.catchAll((e) => oneLine(e)),
-  Effect.catchAllDefect((e) => oneLine(e)),
-  Effect.provide(NodeContext.layer),
-  NodeRuntime.runMain({
-    // stopped by Ctrl-C (or SIGTERM): 130, as a shell reports a program ended by SIGINT, so that
-    // scripts never read an interrupted run as a finished one; other failures 1; a success exits
-    // by itself, with the code a command set (process.exitCode)
-    teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) ? 0 : Cause.isInterruptedOnly(exit.cause) ? 130 : 1)
-  })
-)
+}

@@ -3,7 +3,7 @@
  * written to one file per dataset and height bucket (more when a file grows past `flushBytes`),
  * and committed with the range they complete. Nothing of a shard is visible before its commit.
  */
-import { appendFile, mkdir } from "node:fs/promises"
+import { appendFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect, Stream } from "effect"
 import { Checkpoints, type CheckpointError, type CommittedFile } from "../lake/Checkpoints.js"
@@ -15,6 +15,7 @@ import { NO_CONTEXT, type AppendDataset, type AppendSource, type RowContext } fr
 import { decodeRecord, isInvalid } from "./pageDecode.js"
 import { walkPages, type PageInfo } from "./pager.js"
 import { Source, type InvalidRecordFailure, type ListPage, type PageRequest, type SourceFailure } from "./Source.js"
+import { makeFolder } from "../lake/files.js"
 
 /** What a shard (or a snapshot) fails with. */
 export type WriteFailure = SourceFailure | SinkError | CheckpointError
@@ -58,7 +59,7 @@ class MissingBlockTime {
 const quarantine = (root: string, source: AppendSource, err: InvalidRecordFailure, record: unknown) =>
   Effect.promise(async () => {
     const dir = join(root, "_quarantine")
-    await mkdir(dir, { recursive: true })
+    await makeFolder(dir)
     const entry = { endpoint: err.endpoint, key: err.key, path: err.path, message: err.message }
     let line: string
     try {

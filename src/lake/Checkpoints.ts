@@ -25,11 +25,11 @@
  * deletes it). A compactor killed before the manifest write leaves unlisted new files its intent
  * names, and one killed after it leaves retired files in place: the next open finishes either.
  */
-import { mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from "node:fs/promises"
+import { readdir, readFile, rename, rm, rmdir, stat, writeFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
 import { Context, Data, Effect, Either, Layer, type Schema } from "effect"
 import type { Column } from "./columns.js"
-import { listFiles, pathInside } from "./files.js"
+import { listFiles, pathInside, makeFolder } from "./files.js"
 import { CommittedFile, CommittedSnapshot, decodeLakeFile, IDENTITY_FILE, LakeIdentity, Manifest, MANIFEST_FILE, mergeSnapshot, type RetiredFile } from "./manifest.js"
 import { newWriterId, withLockFile, writerGone, type LockError } from "./lock.js"
 import { normalize, subtract, total, type Range } from "./RangeSet.js"
@@ -162,7 +162,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
     const holding = <A>(path: string, self: Effect.Effect<A, CheckpointError>) =>
       local.withPermits(1)(
         Effect.flatMap(
-          Effect.tryPromise({ try: () => mkdir(dirname(path), { recursive: true }), catch: fail }),
+          Effect.tryPromise({ try: () => makeFolder(dirname(path)), catch: fail }),
           // Stryker disable next-line all: a lock held past its wait is not provoked by the unit tests (lake-files.test tests the wait and its message)
           () => withLockFile(path, writer, self).pipe(Effect.mapError((e: CheckpointError | LockError) => (e._tag === "LockError" ? new CheckpointError({ message: e.message }) : e)))
         )
@@ -182,7 +182,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
     const writeJson = (path: string, tmp: string, value: unknown) =>
       Effect.tryPromise({
         try: async () => {
-          await mkdir(dirname(path), { recursive: true })
+          await makeFolder(dirname(path))
           await writeFile(tmp, JSON.stringify(value, null, 1))
           await rename(tmp, path)
         },
@@ -233,7 +233,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
         try: async () => {
           for (const f of files) {
             const target = join(root, dataset, f.path)
-            await mkdir(dirname(target), { recursive: true })
+            await makeFolder(dirname(target))
             await rename(from(f.path), target)
           }
         },
@@ -250,7 +250,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
       // Stryker disable next-line ConditionalExpression: the manifest's schema already refuses a path outside the dataset; a second guard
       if (!from) return
       const to = retiredPath(root, dataset, path)
-      await mkdir(dirname(to), { recursive: true })
+      await makeFolder(dirname(to))
       await rename(from, to).catch((e: NodeJS.ErrnoException) => {
         if (e.code !== "ENOENT") throw e
       })
@@ -277,7 +277,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
                 message: `${join(root, dataset, f.path)} is listed in ${dataset}/_manifest.json but missing: the lake lost a committed file; restore it from a copy, or export into a new --out`
               })
             // Stryker disable next-line ObjectLiteral,BooleanLiteral: the dataset folder exists; only the last level may be missing
-            await mkdir(dirname(target), { recursive: true })
+            await makeFolder(dirname(target))
             await rename(from, target)
           }
           const listed = new Set([...m.files, ...(m.retired ?? [])].map((f) => f.path))
@@ -367,7 +367,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             if (present[i]) continue
             const copy = join(scratch, `committed-${i}.parquet`)
             const rows = yield* Effect.acquireUseRelease(
-              Effect.tryPromise({ try: () => mkdir(scratch, { recursive: true }), catch: fail }).pipe(Effect.zipRight(fetch(dataset, f.path, copy))),
+              Effect.tryPromise({ try: () => makeFolder(scratch), catch: fail }).pipe(Effect.zipRight(fetch(dataset, f.path, copy))),
               () => use([copy]),
               // Stryker disable next-line ObjectLiteral,BooleanLiteral: the copy it removes exists
               () => Effect.promise(() => rm(copy, { force: true }))

@@ -5,12 +5,12 @@
  * Memory is bounded per writer: callers finish a file every `flushBytes`.
  */
 import type { DuckDBAppender } from "@duckdb/node-api"
-import { mkdir, open, rename, rm, stat } from "node:fs/promises"
+import { open, rename, rm, stat } from "node:fs/promises"
 import { dirname } from "node:path"
 import { Context, Data, Effect, Layer } from "effect"
 import type { Column, ColumnType, Value } from "./columns.js"
 import { guardConnection, type GuardedConnection } from "./duckdb.js"
-import { sha256File } from "./files.js"
+import { sha256File, makeFolder } from "./files.js"
 
 export class SinkError extends Data.TaggedError("SinkError")<{ readonly message: string; readonly path?: string }> {}
 
@@ -237,7 +237,7 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
     const copyToFile = (conn: GuardedConnection, select: string, path: string, groupRows: number, sorted: boolean, limited: boolean) =>
       Effect.gen(function* () {
         const tmp = `${path}.tmp`
-        yield* Effect.tryPromise({ try: () => mkdir(dirname(path), { recursive: true }), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
+        yield* Effect.tryPromise({ try: () => makeFolder(dirname(path)), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
         const copy = run(conn, `COPY (${select}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${groupRows})`, path)
         // COPY answers the rows it wrote: what is left once repeats are dropped
         const copied = yield* (limited ? copying.withPermits(1)(copy) : copy).pipe(Effect.tapError(() => removeQuietly(tmp)))
@@ -261,7 +261,7 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
       scratchMade
         ? Effect.void
         : Effect.tryPromise({
-            try: () => mkdir(dirname(config.tempDirectory!), { recursive: true }),
+            try: () => makeFolder(dirname(config.tempDirectory!)),
             catch: (e) => new SinkError({ message: `cannot make DuckDB's scratch folder: ${(e as Error).message}` })
           }).pipe(
             // Stryker disable next-line ArrowFunction,BooleanLiteral: without the flag the folder is made again (mkdir -p: a cost, not a result)

@@ -1,8 +1,8 @@
 /** File helpers shared by the sink, the checkpoints and publishing. */
 import { createHash } from "node:crypto"
 import { createReadStream } from "node:fs"
-import { readdir } from "node:fs/promises"
-import { isAbsolute, join, resolve, sep } from "node:path"
+import { mkdir, readdir, stat } from "node:fs/promises"
+import { dirname, isAbsolute, join, resolve, sep } from "node:path"
 
 /** Hex sha256 of a file, streamed. */
 export const sha256File = (path: string) =>
@@ -13,6 +13,30 @@ export const sha256File = (path: string) =>
       .on("end", () => resolve(h.digest("hex")))
       .on("error", reject)
   })
+
+/**
+ * `mkdir -p` that cannot spin: Node's own recursive mkdir loops forever where the kernel answers
+ * ENOENT for a folder whose parent exists (`--out /proc/x` kept 2 cores busy and ignored
+ * SIGTERM). Here each folder is asked for at most twice: once, and again after its parent is made.
+ */
+export const makeFolder = async (path: string): Promise<void> => {
+  try {
+    await mkdir(path)
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code
+    if (code === "EEXIST") {
+      if ((await stat(path)).isDirectory()) return
+      throw e
+    }
+    const parent = dirname(path)
+    if (code !== "ENOENT" || parent === path) throw e
+    await makeFolder(parent)
+    await mkdir(path).catch((again: NodeJS.ErrnoException) => {
+      // made meanwhile by another writer
+      if (again.code !== "EEXIST") throw again
+    })
+  }
+}
 
 /** Every file below `dir`, relative, with forward slashes; a missing folder has none. */
 export const listFiles = async (dir: string, prefix = ""): Promise<Array<string>> => {

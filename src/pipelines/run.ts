@@ -4,7 +4,7 @@
  * files runs leave, and a run report in OUT/_runs/ whether the run succeeded or failed. `schedulePipeline` repeats runs on the definition's cron; a failed run is
  * reported and the next tick tries again.
  */
-import { mkdir, rename, rm, stat, writeFile } from "node:fs/promises"
+import { rename, rm, stat, writeFile } from "node:fs/promises"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { Cron, Data, Effect, Either, Layer, Schedule } from "effect"
@@ -22,6 +22,7 @@ import { loadPlan, sampleRound, type RoundResult } from "../sampling/sampler.js"
 import { definePipeline, type PipelineDefinition } from "./definePipeline.js"
 import { alive, createLockFile, EMPTY_GRACE_MS, readLockFile } from "../lake/lock.js"
 import { plainEndpoint, redact, serviceEndpointFrom, type ServiceEndpoint } from "../http/endpoint.js"
+import { makeFolder } from "../lake/files.js"
 
 export class LockedError extends Data.TaggedError("LockedError")<{ readonly message: string }> {}
 export class RunError extends Data.TaggedError("RunError")<{ readonly message: string }> {}
@@ -42,7 +43,7 @@ export const acquireLock = (out: string, pipeline: string) =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
-        await mkdir(out, { recursive: true })
+        await makeFolder(out)
         const path = join(out, LOCK)
         for (let attempt = 0; attempt < 2; attempt++) {
           try {
@@ -203,7 +204,7 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
     const written = yield* Effect.either(
       Effect.tryPromise(async () => {
         const path = join(out, rel)
-        await mkdir(dirname(path), { recursive: true })
+        await makeFolder(dirname(path))
         try {
           await writeFile(`${path}.tmp`, JSON.stringify(report, null, 1))
           await rename(`${path}.tmp`, path)

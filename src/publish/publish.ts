@@ -5,13 +5,13 @@
  * documenting every column. Written to a temp folder and renamed, so readers see all or nothing.
  */
 import { existsSync } from "node:fs"
-import { copyFile, mkdir, readdir, rename, rm, writeFile } from "node:fs/promises"
+import { copyFile, readdir, rename, rm, writeFile } from "node:fs/promises"
 import { dirname, join, resolve } from "node:path"
 import { Data, Effect, Either, Schema } from "effect"
 import { LAKE_DATASETS } from "../analytics/Analytics.js"
 import type { ColumnType } from "../lake/columns.js"
 import { Checkpoints, type Manifest } from "../lake/Checkpoints.js"
-import { sha256File } from "../lake/files.js"
+import { sha256File, makeFolder } from "../lake/files.js"
 import { snapshotHeightOf } from "../lake/layout.js"
 import { decodeLakeFile } from "../lake/manifest.js"
 import { alive } from "../lake/lock.js"
@@ -92,7 +92,7 @@ export const publish = (options: PublishOptions) =>
         const to = join(staging, d.name, f.path)
         yield* Effect.tryPromise({
           try: async () => {
-            await mkdir(dirname(to), { recursive: true })
+            await makeFolder(dirname(to))
             await copyFile(from, to)
             // copy what the manifest promises, or fail: a changed file is not published
             const sum = await sha256File(to)
@@ -152,7 +152,7 @@ export const publish = (options: PublishOptions) =>
     ].join("\n")
     yield* Effect.tryPromise({
       try: async () => {
-        await mkdir(staging, { recursive: true })
+        await makeFolder(staging)
         await writeFile(join(staging, "manifest.json"), JSON.stringify(manifest, null, 1))
         await writeFile(join(staging, "datapackage.json"), JSON.stringify(datapackage, null, 1))
         await writeFile(join(staging, "README.md"), card)

@@ -4,7 +4,7 @@
  * the cadence production wallets use: slow while the ETA is far, faster near it, every second
  * once overdue. Every state change becomes a row of the transfers dataset.
  */
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises"
+import { readFile, rename, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Duration, Effect, Either } from "effect"
 import { transfers } from "../datasets/transfers.js"
@@ -16,6 +16,7 @@ import { RouterClient } from "../router/RouterClient.js"
 import { isFinalState, type TxStatusResponse } from "../router/schemas.js"
 import { dateFile } from "../lake/layout.js"
 import { commitFiles, writePending } from "../engine/commit.js"
+import { makeFolder } from "../lake/files.js"
 
 export interface PollSchedule {
   /** while the ETA is further than `nearWindow` */
@@ -62,7 +63,7 @@ const readRegistry = (root: string) =>
   })
 const writeRegistry = (root: string, registry: Record<string, TrackedTx>) =>
   Effect.promise(async () => {
-    await mkdir(join(root, transfers.name), { recursive: true })
+    await makeFolder(join(root, transfers.name))
     await writeFile(registryPath(root) + ".tmp", JSON.stringify(registry, null, 1))
     await rename(registryPath(root) + ".tmp", registryPath(root))
   })

@@ -15,12 +15,11 @@
  * moved out; retired copies past the grace period are deleted. A glob over the prefix may see a
  * merged file beside the ones it replaces for the seconds between steps 2 and 4.
  */
-import { mkdir } from "node:fs/promises"
 import { dirname, join } from "node:path"
 import { Effect, Either } from "effect"
 import { compactionReport, CompactionError, DEFAULT_COMPACTION, DEFAULT_GRACE_MS, mergedName, mergeGroup, planCompaction, plannedMerge, type CompactOptions, type DatasetCompaction } from "../lake/compaction.js"
 import { fragmentName } from "../lake/commitLog.js"
-import { isContainedPath } from "../lake/files.js"
+import { isContainedPath, makeFolder } from "../lake/files.js"
 import { newWriterId, writerGone } from "../lake/lock.js"
 import type { Manifest } from "../lake/manifest.js"
 import { copy, download, downloadFile, list, makeS3, parseS3Url, put, remove, upload, type S3, type S3Location } from "./s3.js"
@@ -100,7 +99,7 @@ export const compactS3 = (
         yield* put(s3, loc, intent, JSON.stringify({ writer, at: new Date().toISOString(), paths: [rel] })).pipe(Effect.mapError(fail))
         yield* Effect.forEach(
           group.files,
-          (f) => Effect.zipRight(Effect.promise(() => mkdir(dirname(local(f.path)), { recursive: true })), downloadFile(s3, loc, `${d.name}/${f.path}`, local(f.path))),
+          (f) => Effect.zipRight(Effect.promise(() => makeFolder(dirname(local(f.path)))), downloadFile(s3, loc, `${d.name}/${f.path}`, local(f.path))),
           { concurrency: 4, discard: true }
         ).pipe(Effect.mapError(fail))
         const file = yield* mergeGroup(group, `${url}/${d.name}`, (f) => local(f.path), local(rel), rel, d.sortKey)

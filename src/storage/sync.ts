@@ -3,12 +3,12 @@
  * and uploads each commit as it happens: its files, then its commit-log fragment.
  * A release published to `s3://…` is built locally, then uploaded with manifest.json last.
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { Effect, Either, type Schema } from "effect"
 import { LAKE_DATASETS } from "../analytics/Analytics.js"
-import { listFiles, pathInside } from "../lake/files.js"
+import { listFiles, pathInside, makeFolder } from "../lake/files.js"
 import { decodeLakeFile, IDENTITY_FILE, Manifest, MANIFEST_FILE } from "../lake/manifest.js"
 import { readReleaseManifest } from "../publish/publish.js"
 import { CheckpointError } from "../lake/Checkpoints.js"
@@ -27,7 +27,7 @@ export const newWorkDir = (writer: string) =>
     for (const entry of await readdir(tmpdir()).catch(() => [] as Array<string>))
       if (entry.startsWith(WORK_PREFIX) && writerGone(entry.slice(WORK_PREFIX.length))) await rm(join(tmpdir(), entry), { recursive: true, force: true })
     const dir = join(tmpdir(), WORK_PREFIX + writer)
-    await mkdir(dir, { recursive: true })
+    await makeFolder(dir)
     return dir
   })
 
@@ -124,7 +124,7 @@ export const pullManifests = (url: string, workDir: string, endpoint?: string) =
       const { manifest } = yield* remoteManifest(s3, loc, d.name)
       if (!manifest) continue
       yield* Effect.promise(async () => {
-        await mkdir(join(workDir, d.name), { recursive: true })
+        await makeFolder(join(workDir, d.name))
         await writeFile(join(workDir, d.name, MANIFEST_FILE), JSON.stringify(manifest, null, 1))
       })
     }
@@ -240,7 +240,7 @@ export const pullRelease = (url: string, endpoint?: string) =>
         if (body === undefined) continue // validate reports it missing
         const to = pathInside(dir, f.path)!
         yield* Effect.promise(async () => {
-          await mkdir(dirname(to), { recursive: true })
+          await makeFolder(dirname(to))
           await writeFile(to, body)
         })
       }
