@@ -10,7 +10,8 @@ import { describe, expect, it } from "vitest"
 import type { Devnet } from "../src/devnet/index.js"
 import { parseEndpoint, parseHeaderLines, redact, redactUrl, rememberSecrets } from "../src/http/endpoint.js"
 import { runCli } from "./support/cli.js"
-import { proxiedDevnet, RESET, text, type HostileRequest } from "./support/hostile.js"
+import { json, proxiedDevnet, RESET, startProxy, text, type HostileRequest } from "./support/hostile.js"
+import { queryLake } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
 
 let devnet: Devnet
@@ -95,6 +96,28 @@ describe("credentials for services behind a gateway", () => {
     for (const secret of [key, header])
       for (const form of [secret, encodeURIComponent(secret), new URLSearchParams({ s: secret }).toString().slice(2), Buffer.from(secret).toString("base64")])
         expect(r.stderr + r.stdout, form).not.toContain(form)
+  })
+
+  it("a router that echoes the request's key and credentials into its errors: route_quotes stores them redacted", async () => {
+    const echo = await startProxy(devnet.routerUrl, (r, forward) =>
+      r.url.pathname.endsWith("/route")
+        ? json({ code: 3, message: `invalid request: url=${r.path} auth=${String(r.headers.authorization)} key=${String(r.headers["x-api-key"])}` }, 400)
+        : forward()
+    )
+    try {
+      const out = tmp()
+      const url = echo.url.replace("http://", `http://alice:${PASSWORD}@`) + `/?apikey=${QUERY_KEY}`
+      const r = await runCli(["sample-routes", "--router-url", url, "--header", `X-Api-Key: ${API_KEY}`, "--out", out])
+      expect(r.code, r.stderr).toBe(0)
+      const rows = await queryLake(`SELECT error_message FROM read_parquet('${out}/route_quotes/**/*.parquet') WHERE error_message IS NOT NULL`)
+      expect(rows.length).toBeGreaterThan(0)
+      // the echo reached the rows (else this test proves nothing), with every secret starred
+      expect(String(rows[0].error_message)).toMatch(/invalid request: url=.*apikey=\*\*\*.* auth=(Basic )?\*\*\* key=\*\*\*/)
+      const stored = rows.map((q) => String(q.error_message)).join("\n")
+      for (const secret of [PASSWORD, API_KEY, QUERY_KEY, Buffer.from(`alice:${PASSWORD}`).toString("base64")]) expect(stored).not.toContain(secret)
+    } finally {
+      await echo.close()
+    }
   })
 
   it("a gateway that drops the first connection (a flaky one) is asked again: the export runs, and only a service that stays down is 'cannot reach'", async () => {

@@ -12,6 +12,7 @@ import { ASSETS } from "../src/devnet/router-graph.js"
 import { DEFAULT_RETRY } from "../src/http/retry.js"
 import { RouterClient } from "../src/router/RouterClient.js"
 import { isFinalState, operationKind } from "../src/router/schemas.js"
+import { json, startProxy } from "./support/hostile.js"
 import { addressFor as addressOf, routeRequest as req } from "./support/router.js"
 
 const FAST = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 50, timeoutMs: 1500, maxRetries: 15 }
@@ -46,6 +47,53 @@ describe("RouterClient", () => {
     expect(out.unsafe).toMatchObject({ _tag: "BadPriceError", reason: "BAD_PRICE_ERROR" })
     expect(out.lowInfo._tag).toBe("LowInfoError")
     expect(out.bad).toMatchObject({ _tag: "RouterHttpError", status: 400, code: 3, body: "invalid amount_in" })
+  })
+
+  it("refuses a route that is not an answer to the question asked, or whose amounts are not amounts (they were signed for, and stored as quotes)", async () => {
+    // each ask's dest denom says how the proxy spoils the answer
+    const spoil: Record<string, (route: Record<string, unknown>) => void> = {
+      negative: (r) => (r.amount_out = `-${r.amount_out}`),
+      fraction: (r) => (r.amount_out = `${r.amount_out}.75`),
+      words: (r) => (r.amount_out = "lots"),
+      otherAsset: (r) => (r.dest_asset_denom = "uevil"),
+      otherChain: (r) => (r.dest_asset_chain_id = "evil-1"),
+      otherSource: (r) => (r.source_asset_denom = "uother"),
+      lessIn: (r) => (r.amount_in = "1"),
+      opAmount: (r) => ((r.operations as Array<Record<string, unknown>>)[0].amount_out = "-5")
+    }
+    let mode = ""
+    const proxy = await startProxy(devnet.routerUrl, async (request, forward) => {
+      const answer = await forward()
+      if (!request.url.pathname.endsWith("/route") || !mode) return answer
+      const route = JSON.parse(answer.body) as Record<string, unknown>
+      spoil[mode](route)
+      return json(route)
+    })
+    try {
+      const seen: Record<string, unknown> = {}
+      for (const m of Object.keys(spoil)) {
+        mode = m
+        const e = await run(Effect.flip(Effect.flatMap(RouterClient, (r) => r.route(req(ASSETS.nobleUsdc, ASSETS.arbUsdc, "5000000")))), proxy.url)
+        seen[m] = { tag: e._tag, path: (e as { path?: string }).path }
+      }
+      expect(seen).toEqual({
+        negative: { tag: "RouterDecodeError", path: "amount_out" },
+        fraction: { tag: "RouterDecodeError", path: "amount_out" },
+        words: { tag: "RouterDecodeError", path: "amount_out" },
+        otherAsset: { tag: "RouterDecodeError", path: "dest_asset_denom" },
+        otherChain: { tag: "RouterDecodeError", path: "dest_asset_chain_id" },
+        otherSource: { tag: "RouterDecodeError", path: "source_asset_denom" },
+        lessIn: { tag: "RouterDecodeError", path: "amount_in" },
+        opAmount: { tag: "RouterDecodeError", path: "operations[0].amount_out" }
+      })
+      // the same answer unspoiled passes, denoms compared without case and amounts as numbers
+      mode = ""
+      const asked = req(ASSETS.nobleUsdc, ASSETS.arbUsdc, "05000000")
+      const ok = await run(Effect.flatMap(RouterClient, (r) => r.route({ ...asked, dest_asset_denom: asked.dest_asset_denom.toUpperCase() })), proxy.url)
+      expect(ok.amount_in).toBe("5000000")
+    } finally {
+      await proxy.close()
+    }
   })
 
   it("enforces the flow rules: addresses for every required chain, a signed op-hook when required, track once", async () => {

@@ -4,6 +4,7 @@
  * Partitioned by date of sampled_at; one file per sampling round (src/sampling/sampler.ts).
  */
 import { columnsOf, defineSample } from "../engine/Dataset.js"
+import { redact } from "../http/endpoint.js"
 import { date } from "../lake/layout.js"
 import type { RouterError } from "../router/errors.js"
 import { operationKind, type RouteResponse } from "../router/schemas.js"
@@ -122,7 +123,8 @@ export const routeQuotes = defineSample({
     col("required_op_hook", "BOOLEAN", "required_op_hook", ofRoute((r) => r.required_op_hook ?? null)),
     col("ok", "BOOLEAN", "a route came back", (q) => q.route !== undefined),
     col("error_kind", "VARCHAR", "NoRouteError, BadPriceError, LowInfoError, RouterHttpError, RouterTimeout, … or NULL", (q) => q.error?._tag ?? null),
-    col("error_message", "VARCHAR", "the router's message, or NULL", (q) => (q.error ? (q.error._tag === "RouterDecodeError" ? q.error.toString() : q.error.message) : null))
+    // redacted: a router (or a gateway) may echo the request's key or credentials into its error text
+    col("error_message", "VARCHAR", "the router's message, or NULL", (q) => (q.error ? redact(q.error._tag === "RouterDecodeError" ? q.error.toString() : q.error.message) : null))
   ],
   key: ["round_id", "pair", "variant", "amount_in"],
   sortKey: ["sampled_at", "pair", "variant", "amount_in"],

@@ -4,6 +4,7 @@
  * and estimated against actual duration. Partitioned by date of observed_at (src/sampling/tracker.ts).
  */
 import { columnsOf, defineSample } from "../engine/Dataset.js"
+import { redact } from "../http/endpoint.js"
 import { date } from "../lake/layout.js"
 import type { TxStatusResponse } from "../router/schemas.js"
 
@@ -65,7 +66,8 @@ export const transfers = defineSample({
     col("release_denom", "VARCHAR", "the denom released", (o) => o.status.transfer_asset_release?.denom ?? null),
     col("release_amount", "VARCHAR", "the amount released (exact)", (o) => o.status.transfer_asset_release?.amount ?? null),
     col("error_type", "VARCHAR", "error.type, or NULL", (o) => o.status.error?.type ?? null),
-    col("error_message", "VARCHAR", "error.message, or NULL", (o) => o.status.error?.message ?? null),
+    // redacted, as route_quotes' error_message
+    col("error_message", "VARCHAR", "error.message, or NULL", (o) => (o.status.error ? redact(o.status.error.message) : null)),
     col("registered_at", "TIMESTAMP", "when the tx was registered with /v2/tx/track (UTC)", (o) => o.tx.registeredAt),
     col("estimated_duration_s", "BIGINT", "the route's estimate, if given", (o) => o.tx.estimatedSeconds ?? null),
     col("elapsed_s", "DOUBLE", "seconds from registration to this observation (the actual duration on a final state)", (o) => (o.observedAt.getTime() - Date.parse(o.tx.registeredAt)) / 1000)

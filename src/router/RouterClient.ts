@@ -41,6 +41,20 @@ export interface MsgsOptions {
 
 type Json = Record<string, unknown>
 
+/**
+ * Where a route answers another question than the one asked: another source or destination asset,
+ * or another amount in. Such a route was signed for as asked (bridge printed a MsgTransfer of 1
+ * for an ask of 1000000) and stored as a quote of the pair asked. Denoms compare without case
+ * (EVM addresses come checksummed or not); amounts as numbers (no leading zeros).
+ */
+const answerMismatch = (asked: R.RouteRequest, route: R.RouteResponse): { path: string; message: string } | undefined => {
+  const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
+  for (const field of ["source_asset_chain_id", "source_asset_denom", "dest_asset_chain_id", "dest_asset_denom"] as const)
+    if (!same(asked[field], route[field])) return { path: field, message: `the route is for ${JSON.stringify(route[field])}, but ${JSON.stringify(asked[field])} was asked` }
+  if (BigInt(asked.amount_in) !== BigInt(route.amount_in)) return { path: "amount_in", message: `the route moves ${route.amount_in}, but ${asked.amount_in} was asked` }
+  return undefined
+}
+
 export const makeRouterClient = (config: RouterClientConfig) =>
   Effect.gen(function* () {
     const http = yield* HttpTransport
@@ -101,9 +115,9 @@ export const makeRouterClient = (config: RouterClientConfig) =>
           if (typeof o === "object" && o !== null && !("operations" in o))
             return Effect.fail(new NoRouteError({ message: typeof o.message === "string" ? o.message : "no routes found", status: 200 }))
           const decoded = decodeWithPath(R.RouteResponse, json)
-          return Either.isRight(decoded)
-            ? Effect.succeed(decoded.right)
-            : Effect.fail(new RouterDecodeError({ endpoint: "route", path: decoded.left.path, message: decoded.left.message, truncated: false }))
+          if (Either.isLeft(decoded)) return Effect.fail(new RouterDecodeError({ endpoint: "route", path: decoded.left.path, message: decoded.left.message, truncated: false }))
+          const mismatch = answerMismatch(request, decoded.right)
+          return mismatch ? Effect.fail(new RouterDecodeError({ endpoint: "route", path: mismatch.path, message: mismatch.message, truncated: false })) : Effect.succeed(decoded.right)
         })
       )
 

@@ -13,7 +13,14 @@ const OptionalAmount = Schema.transform(Schema.String, Schema.UndefinedOr(Schema
   decode: (s) => (s === "" ? undefined : s),
   encode: (s) => s ?? ""
 })
+/** An amount in base units: digits only (a sign, a fraction or "lots" is not an amount; they were stored as quotes). */
 const BaseUnits = Schema.String.pipe(Schema.pattern(/^[0-9]+$/))
+/** BaseUnits where "" means absent. */
+const OptionalBaseUnits = Schema.transform(Schema.String.pipe(Schema.pattern(/^([0-9]+)?$/)), Schema.UndefinedOr(Schema.String), {
+  strict: true,
+  decode: (s) => (s === "" ? undefined : s),
+  encode: (s) => s ?? ""
+})
 const Open = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 const opt = Schema.optional
 
@@ -58,7 +65,7 @@ const OperationKinds = {
   hyperlane_transfer: withOpen({ ...Hop }),
   op_init_transfer: withOpen({ ...Hop, op_init_bridge_id: Schema.String }),
   go_fast_transfer: withOpen({ ...Hop, fee: Open }),
-  evm_swap: withOpen({ from_chain_id: Schema.String, denom_in: Schema.String, denom_out: Schema.String, amount_in: Schema.String, amount_out: Schema.String }),
+  evm_swap: withOpen({ from_chain_id: Schema.String, denom_in: Schema.String, denom_out: Schema.String, amount_in: BaseUnits, amount_out: BaseUnits }),
   bank_send: withOpen({ chain_id: Schema.String, denom: Schema.String }),
   stargate_transfer: withOpen({ ...Hop }),
   layer_zero_transfer: withOpen({ ...Hop }),
@@ -73,8 +80,8 @@ const COMMON_OPERATION_FIELDS = new Set(["tx_index", "amount_in", "amount_out"])
 export const Operation = Schema.Struct(
   {
     tx_index: Schema.Int,
-    amount_in: Schema.String,
-    amount_out: Schema.String,
+    amount_in: BaseUnits,
+    amount_out: BaseUnits,
     ...Object.fromEntries(Object.entries(OperationKinds).map(([k, s]) => [k, opt(s)])) as {
       [K in OperationKind]: Schema.optional<(typeof OperationKinds)[K]>
     }
@@ -90,7 +97,7 @@ export const operationKind = (op: Operation | Record<string, unknown>): string =
 const Fee = Schema.Struct({
   fee_type: Schema.String,
   bridge_id: Schema.String,
-  amount: Schema.String,
+  amount: BaseUnits,
   usd_amount: opt(OptionalAmount),
   origin_asset: Asset,
   chain_id: Schema.String,
@@ -103,8 +110,8 @@ type Fee = typeof Fee.Type
 const RouteWarning = Schema.Struct({ type: Schema.String, message: Schema.String })
 
 export const RouteResponse = Schema.Struct({
-  amount_in: Schema.String,
-  amount_out: Schema.String,
+  amount_in: BaseUnits,
+  amount_out: BaseUnits,
   source_asset_denom: Schema.String,
   source_asset_chain_id: Schema.String,
   dest_asset_denom: Schema.String,
@@ -113,7 +120,7 @@ export const RouteResponse = Schema.Struct({
   chain_ids: Schema.Array(Schema.String),
   required_chain_addresses: Schema.Array(Schema.String),
   does_swap: opt(Schema.Boolean),
-  estimated_amount_out: opt(OptionalAmount),
+  estimated_amount_out: opt(OptionalBaseUnits),
   swap_venues: opt(Schema.NullOr(Schema.Array(SwapVenue))),
   swap_venue: opt(Schema.NullOr(SwapVenue)),
   txs_required: Schema.Int,
@@ -201,7 +208,7 @@ export type MsgsTx = typeof MsgsTx.Type
 export const MsgsResponse = Schema.Struct({
   txs: Schema.Array(MsgsTx),
   msgs: opt(Schema.Array(Open)),
-  min_amount_out: opt(OptionalAmount),
+  min_amount_out: opt(OptionalBaseUnits),
   estimated_fees: opt(Schema.NullOr(Schema.Array(Fee)))
 })
 export type MsgsResponse = typeof MsgsResponse.Type
@@ -214,7 +221,7 @@ const StatusError = Schema.Struct({ type: Schema.String, message: Schema.String 
 const TransferAssetRelease = Schema.Struct({
   chain_id: Schema.String,
   denom: Schema.String,
-  amount: opt(Schema.NullOr(Schema.String)),
+  amount: opt(Schema.NullOr(BaseUnits)),
   released: Schema.Boolean
 })
 const TransferStatus = Schema.Struct({
