@@ -173,6 +173,40 @@ describe("chain-lake catalog", () => {
   })
 })
 
+describe("a lake whose manifest is damaged or gone", () => {
+  it("query, verify and publish say so in one line and exit non-zero (the dataset was read as empty, exit 0); other datasets still answer", async () => {
+    const damaged = tmp()
+    cpSync(data, damaged, { recursive: true })
+    writeFileSync(join(damaged, "blocks", "_manifest.json"), "{")
+    const gone = tmp()
+    cpSync(data, gone, { recursive: true })
+    rmSync(join(gone, "blocks", "_manifest.json"))
+    const outside = tmp()
+    cpSync(data, outside, { recursive: true })
+    const m = JSON.parse(readFileSync(join(outside, "blocks", "_manifest.json"), "utf8")) as { files: Array<{ path: string }> }
+    m.files[0].path = `../txs/${m.files[0].path}`
+    writeFileSync(join(outside, "blocks", "_manifest.json"), JSON.stringify(m))
+    for (const [lake, problem] of [
+      [damaged, /blocks\/_manifest\.json is damaged \(not JSON .*\): restore it, or export blocks again into a new folder$/],
+      [gone, /blocks holds Parquet files but no _manifest\.json, which says which of them are data: restore it, or export blocks again into a new folder$/],
+      [outside, /blocks\/_manifest\.json is damaged \(files\[0\]\.path: a path inside the dataset folder .*\): restore it, or export blocks again into a new folder$/]
+    ] as const) {
+      const q = await runCli(["query", "--data", lake, "SELECT count(*) AS n FROM blocks"])
+      expect(q.code, q.stdout).toBe(2)
+      expect(q.stderr.trim().split("\n")).toHaveLength(1)
+      expect(q.stderr.trim()).toMatch(problem)
+      const other = await runCli(["query", "--data", lake, "SELECT count(*) AS n FROM txs", "--format", "csv"])
+      expect(other.code, other.stderr).toBe(0)
+      expect(other.stdout.trim()).toBe(`n\n${devnet.chain.txTotal()}`)
+      const verify = await runCli(["verify", "--data", lake])
+      expect(verify.code).toBe(1)
+      const publish = await runCli(["publish", "--data", lake, "--to", tmp(), "--name", "x", "--version", "1"])
+      expect(publish.code).toBe(1)
+      expect(publish.stderr.trim().split("\n")).toHaveLength(1)
+    }
+  })
+})
+
 describe("the query table", () => {
   it("pads by the columns a terminal draws: wide CJK and emoji take two, combining marks none", () => {
     expect([displayWidth("abc"), displayWidth("日本の風景"), displayWidth("Café ☕ Club"), displayWidth("e\u0301"), displayWidth("🚀")]).toEqual([3, 10, 12, 1, 2])

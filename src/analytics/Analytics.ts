@@ -6,7 +6,7 @@
  * yet is an empty view with the right columns, so every analytics view exists from the start.
  */
 import type { DuckDBPreparedStatement } from "@duckdb/node-api"
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Context, Data, Effect, Either, Layer } from "effect"
@@ -15,6 +15,7 @@ import { partitionOf } from "../engine/Dataset.js"
 import type { Column, ColumnType } from "../lake/columns.js"
 import { guardConnection } from "../lake/duckdb.js"
 import { decodeLakeFile, IDENTITY_FILE, Manifest, MANIFEST_FILE } from "../lake/manifest.js"
+import { holdsParquet } from "../lake/files.js"
 
 export class AnalyticsError extends Data.TaggedError("AnalyticsError")<{ readonly message: string }> {}
 /** DuckDB rejected the SQL (syntax, unknown column, bad parameter …): its own message. */
@@ -59,15 +60,6 @@ export const analyticsViews = (): Array<{ name: string; question: string; sql: s
 const quote = (s: string) => `'${s.replace(/'/g, "''")}'`
 const ident = (s: string) => `"${s.replace(/"/g, '""')}"`
 
-const hasParquet = (dir: string): boolean => {
-  if (!existsSync(dir)) return false
-  for (const e of readdirSync(dir)) {
-    const p = join(dir, e)
-    if (statSync(p).isDirectory() ? hasParquet(p) : e.endsWith(".parquet")) return true
-  }
-  return false
-}
-
 const emptyType = (t: ColumnType) => (t === "JSON" ? "JSON" : t)
 
 /** Every dataset the lake can hold, with its columns and its hive partition column (from the registry). */
@@ -81,16 +73,23 @@ export const LAKE_DATASETS: ReadonlyArray<{ readonly name: string; readonly colu
 /** Whether `dir` holds a lake: the lake's identity, or a dataset folder with its manifest. */
 export const isLake = (dir: string): boolean => existsSync(join(dir, IDENTITY_FILE)) || LAKE_DATASETS.some((d) => existsSync(join(dir, d.name, MANIFEST_FILE)))
 
-/** The files a dataset's manifest lists as committed, relative to the data folder; undefined when it has no readable manifest. */
-const committedFiles = (dataDir: string, dataset: string): ReadonlyArray<string> | undefined => {
+/**
+ * The files a dataset's manifest lists as committed, relative to the data folder; undefined when
+ * the lake has no such dataset; a `problem` when its manifest is damaged (a path outside the
+ * dataset's folder included), or is gone while Parquet files are there (such a dataset was read as empty, and
+ * query, report and verify answered with exit 0).
+ */
+const committedFiles = (dataDir: string, dataset: string): { readonly files: ReadonlyArray<string> } | { readonly problem: string } | undefined => {
   const path = join(dataDir, dataset, MANIFEST_FILE)
-  if (!existsSync(path)) return undefined
+  if (!existsSync(path))
+    return holdsParquet(join(dataDir, dataset)) ? { problem: `${dataset} holds Parquet files but no ${MANIFEST_FILE}, which says which of them are data: restore it, or export ${dataset} again into a new folder` } : undefined
   const manifest = decodeLakeFile(Manifest, readFileSync(path, "utf8"))
-  if (Either.isLeft(manifest)) return undefined
-  const paths = manifest.right.files.map((f) => f.path).filter((p) => !p.split(/[\\/]/).includes(".."))
+  if (Either.isLeft(manifest)) return { problem: `${dataset}/${MANIFEST_FILE} is damaged (${manifest.left}): restore it, or export ${dataset} again into a new folder` }
+  // (the manifest's schema refuses a path outside the dataset's folder: such a manifest is damaged)
+  const paths = manifest.right.files.map((f) => f.path)
   // a commit lists its files before it renames them into place (a kill in between is finished by
   // the next run): a listed file not there yet is not read, rather than failing every view
-  return paths.map((p) => `${dataset}/${p}`).filter((p) => existsSync(join(dataDir, p)))
+  return { files: paths.map((p) => `${dataset}/${p}`).filter((p) => existsSync(join(dataDir, p))) }
 }
 
 /** A column every row has as NULL, typed as the dataset declares it. */
@@ -115,16 +114,20 @@ const liveSource = (dataset: string) =>
  * there are none. `absent`: columns the files lack (written before the column was added), given as NULL.
  */
 export const datasetViewSql = (d: (typeof LAKE_DATASETS)[number], dataDir: string, live = false, absent: ReadonlyArray<Column> = []): string => {
-  const listed = committedFiles(dataDir, d.name)
+  const committed = committedFiles(dataDir, d.name)
+  const cols = [...d.columns.map(nullColumn), `CAST(NULL AS ${d.partitionType}) AS ${d.partition}`]
+  // a query that reads the dataset fails with the problem; queries of other datasets still answer
+  if (committed !== undefined && "problem" in committed)
+    return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${cols.join(", ")} FROM (SELECT 1) WHERE error(${quote(committed.problem)}) IS NULL`
+  const listed = committed?.files
   const source = live
-    ? listed !== undefined && hasParquet(join(dataDir, d.name))
+    ? listed !== undefined && holdsParquet(join(dataDir, d.name))
       ? liveSource(d.name)
       : undefined
     : listed !== undefined && listed.length > 0
       ? `read_parquet([${listed.map(quote).join(", ")}], hive_partitioning = true, union_by_name = true)`
       : undefined
   if (source !== undefined) return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${["*", ...absent.map(nullColumn)].join(", ")} FROM ${source}`
-  const cols = [...d.columns.map(nullColumn), `CAST(NULL AS ${d.partitionType}) AS ${d.partition}`]
   return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${cols.join(", ")} WHERE false`
 }
 

@@ -1,6 +1,6 @@
 /** File helpers shared by the sink, the checkpoints and publishing. */
 import { createHash } from "node:crypto"
-import { createReadStream } from "node:fs"
+import { createReadStream, existsSync, readdirSync, statSync } from "node:fs"
 import { mkdir, readdir, stat } from "node:fs/promises"
 import { dirname, isAbsolute, join, resolve, sep } from "node:path"
 
@@ -36,6 +36,16 @@ export const makeFolder = async (path: string): Promise<void> => {
       if (again.code !== "EEXIST") throw again
     })
   }
+}
+
+/** Whether `dir` holds a Parquet file, at any depth. */
+export const holdsParquet = (dir: string): boolean => {
+  if (!existsSync(dir)) return false
+  for (const e of readdirSync(dir)) {
+    const p = join(dir, e)
+    if (statSync(p).isDirectory() ? holdsParquet(p) : e.endsWith(".parquet")) return true
+  }
+  return false
 }
 
 /** Every file below `dir`, relative, with forward slashes; a missing folder has none. */

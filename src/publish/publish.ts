@@ -11,7 +11,7 @@ import { Data, Effect, Either, Schema } from "effect"
 import { LAKE_DATASETS } from "../analytics/Analytics.js"
 import type { ColumnType } from "../lake/columns.js"
 import { Checkpoints, type Manifest } from "../lake/Checkpoints.js"
-import { sha256File, makeFolder } from "../lake/files.js"
+import { holdsParquet, makeFolder, sha256File } from "../lake/files.js"
 import { snapshotHeightOf } from "../lake/layout.js"
 import { decodeLakeFile } from "../lake/manifest.js"
 import { alive } from "../lake/lock.js"
@@ -85,6 +85,9 @@ export const publish = (options: PublishOptions) =>
     })
     for (const d of LAKE_DATASETS) {
       const m: Manifest | undefined = yield* checkpoints.get(d.name).pipe(Effect.mapError((e) => new PublishError({ message: e.message })))
+      // a dataset folder with Parquet files and no manifest lost its manifest: publishing the rest without a word would drop it
+      if (!m && holdsParquet(join(root, d.name)))
+        return yield* new PublishError({ message: `${d.name} holds Parquet files but no _manifest.json, which says which of them are data: restore it, or export ${d.name} again into a new folder` })
       if (!m || m.files.length === 0) continue
       const files = []
       for (const f of m.files) {
