@@ -219,13 +219,31 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
         },
         catch: (e) => new SqlError({ message: (e as Error).message })
       })
+    /*
+     * Queries read: a COPY … TO over a committed Parquet file rewrote the lake (verify did not see
+     * it), and ATTACH, SET, CREATE or LOAD change what later reads see. SELECT (with WITH, FROM-first,
+     * DESCRIBE, SHOW, SUMMARIZE, PRAGMA table_info and VALUES, which DuckDB types as SELECT) and
+     * EXPLAIN are run; the rest is refused before it runs.
+     */
+    const readOnly = (stmt: DuckDBPreparedStatement) =>
+      Effect.tryPromise({
+        try: async () => {
+          // (DuckDB is loaded by now; a static import would load it for --help too)
+          const { StatementType } = await import("@duckdb/node-api")
+          if (stmt.statementType === StatementType.SELECT || stmt.statementType === StatementType.EXPLAIN) return stmt
+          throw new Error(
+            `only statements that read are run here (SELECT, WITH, DESCRIBE, SUMMARIZE, EXPLAIN …), not ${StatementType[stmt.statementType] ?? "this statement"}: to write a result, use --format csv or json, or --format parquet --output FILE`
+          )
+        },
+        catch: (e) => new SqlError({ message: (e as Error).message })
+      })
 
     const service: AnalyticsService = {
       dataDir,
       views: [...LAKE_DATASETS.map((d) => d.name), ...analyticsViews().map((v) => v.name)],
       query: (sql, params = {}) =>
         afresh(Effect.gen(function* () {
-          const stmt = yield* prepare(sql, params)
+          const stmt = yield* Effect.flatMap(prepare(sql, params), readOnly)
           const reader = yield* Effect.tryPromise({ try: () => conn.use(() => stmt.runAndReadAll()), catch: (e) => new SqlError({ message: (e as Error).message }) })
           return {
             // JSON is VARCHAR with an alias to DuckDB's client
@@ -239,6 +257,7 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
       copyToParquet: (sql, params, path) =>
         afresh(Effect.gen(function* () {
           // COPY takes no parameters, so the bound result goes through a temp table first
+          yield* Effect.flatMap(prepare(sql, params), readOnly)
           const stmt = yield* prepare(`CREATE OR REPLACE TEMP TABLE _chain_lake_result AS ${sql}`, params)
           yield* Effect.tryPromise({ try: () => conn.use(() => stmt.run()), catch: (e) => new SqlError({ message: (e as Error).message }) })
           yield* Effect.tryPromise({
