@@ -70,7 +70,9 @@ describe("--help", () => {
       // a flag that applies with another only is refused without it (it was taken and did nothing)
       [["export", "--poll", "5s"], /^chain-lake: error: --poll applies with --follow only$/],
       [["export", "--until-height", "50"], /^chain-lake: error: --until-height applies with --follow only/],
-      [["run", "demo", "--max-runs", "2"], /^chain-lake: error: --max-runs applies with --schedule only$/]
+      [["run", "demo", "--max-runs", "2"], /^chain-lake: error: --max-runs applies with --schedule only$/],
+      // (0 and -1 ran once and exited 0)
+      [["run", "demo", "--schedule", "--max-runs", "0"], /^chain-lake: error: --max-runs must be 1 or more, got 0$/]
     ]
     const results = await Promise.all(cases.map(([args]) => runCli(args)))
     results.forEach((r, i) => {

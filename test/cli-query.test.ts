@@ -26,6 +26,12 @@ afterAll(async () => {
 })
 
 describe("chain-lake query", () => {
+  it("binds an integer past 2^63 (amounts are) as HUGEINT", async () => {
+    const r = await runCli(["query", "--data", data, "SELECT $p AS v, typeof($p) AS t", "--param", "p=12345678901234567890123", "--format", "csv"])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout.trim()).toBe("v,t\n12345678901234567890123,HUGEINT")
+  })
+
   it("answers over the views, with bound parameters, as a table", async () => {
     const r = await runCli(["query", "--data", data, "SELECT count(*) AS n FROM txs WHERE height <= $h", "--param", "h=100"])
     expect(r.code, r.stderr).toBe(0)
@@ -114,6 +120,7 @@ describe("chain-lake query", () => {
     [["SELECT $h", "--param", "h=1", "--param", "h=2"], 2, /^chain-lake: error: --param h is given twice: give each parameter once$/m],
     [["SELECT $h", "--param", "h=1", "--param", "h:text=2"], 2, /--param h is given twice/],
     [["SELECT 1", "--param", "1x:text=2"], 2, /--param name "1x" must be a SQL identifier/],
+    [["SELECT $p AS v", "--param", `p=${"9".repeat(40)}`], 2, /^chain-lake: error: --param p: 9{40} is past what DuckDB's integers hold \(2\^127\): pass it as text \(p:text=…\) and compare it as text or CAST it to a DECIMAL$/m],
     [["SELECT 1", "--format", "parquet"], 2, /--format parquet needs --output FILE/],
     [[], 2, /no SQL: pass it as an argument/]
   ])("%j exits %i with DuckDB's or our one message", async (args, code, message) => {

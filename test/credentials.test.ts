@@ -147,6 +147,14 @@ describe("credentials for services behind a gateway", () => {
     expect([z.code, z.stderr.trim()]).toEqual([1, `chain-lake: error: ${zstd.url} (--indexer-url): /status: its body came with content-encoding zstd, which chain-lake cannot read (gzip, br and deflate it can)`])
   })
 
+  it("a node's RPC (its /status is JSON, but not an indexer's) is named as such, before anything is asked of it", async () => {
+    const rpc = await servers.proxy(() => json({ jsonrpc: "2.0", id: -1, result: { node_info: { network: "x-1" }, sync_info: { latest_block_height: "5" } } }))
+    const r = await runCli(["export", "--indexer-url", rpc.url, "--out", tmp(), "--datasets", "blocks"])
+    expect(r.code).toBe(1)
+    expect(r.stderr.trim()).toBe(`chain-lake: error: ${rpc.url} (--indexer-url): /status answered JSON that is not an indexer's status (no chain_id and height; it looks like a node's RPC, which answers /status too): is this the indexer's URL?`)
+    expect(rpc.requests.length).toBe(1)
+  })
+
   it("a server that answers, but not as the indexer (404), is named as such, not as unreachable", async () => {
     const server = await servers.proxy(() => text(404, "no such route"))
     const r = await runCli(["export", "--indexer-url", server.url, "--out", tmp()])

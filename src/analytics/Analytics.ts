@@ -141,7 +141,12 @@ const bindAll = (stmt: DuckDBPreparedStatement, params: Readonly<Record<string, 
     const v = params[name]
     const index = i + 1
     if (v === null) stmt.bindNull(index)
-    else if (typeof v === "bigint") stmt.bindBigInt(index, v)
+    else if (typeof v === "bigint") {
+      // amounts pass 2^63: HUGEINT up to 2^127; past that DuckDB holds no integer ("bigint out of int64 range" named nothing)
+      if (v >= -(2n ** 63n) && v < 2n ** 63n) stmt.bindBigInt(index, v)
+      else if (v >= -(2n ** 127n) && v < 2n ** 127n) stmt.bindHugeInt(index, v)
+      else throw new Error(`--param ${name}: ${v} is past what DuckDB's integers hold (2^127): pass it as text (${name}:text=…) and compare it as text or CAST it to a DECIMAL`)
+    }
     else if (typeof v === "number") Number.isInteger(v) ? stmt.bindBigInt(index, BigInt(v)) : stmt.bindDouble(index, v)
     else if (typeof v === "boolean") stmt.bindBoolean(index, v)
     else stmt.bindVarchar(index, v)

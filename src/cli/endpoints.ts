@@ -60,6 +60,12 @@ export const preflight = (service: Service, endpoint: ServiceEndpoint, path: str
         // router sampler stored each quote's "not JSON" as data, a round of them)
         // (a 5xx or 429 page of a proxy is HTML too: those pass, for the command's retries)
         if (res.status >= 200 && res.status < 300 && /^\s*</.test(body)) return `${path} answered ${res.status} with an HTML page, not JSON: is this the ${service}'s URL (or is a login or gateway page in front of it)?`
+        // JSON, but not an indexer's status: a node's RPC answers /status too ("malformed response from /status at version" said nothing of the URL)
+        if (service === "indexer" && res.status >= 200 && res.status < 300) {
+          const status = parsedObject(body)
+          if (status !== undefined && !("chain_id" in status && "height" in status))
+            return `${path} answered JSON that is not an indexer's status (no chain_id and height${"jsonrpc" in status || "result" in status ? "; it looks like a node's RPC, which answers /status too" : ""}): is this the indexer's URL?`
+        }
         return answered(res.status, STATUS_CODES[res.status] ?? "", path)
       },
       catch: (e) => {
@@ -94,6 +100,16 @@ const askTwiceMore = async <A>(ask: () => Promise<A>, signal: AbortSignal): Prom
     }
   }
   return ask()
+}
+
+/** the body as a JSON object, or undefined (not JSON, or not an object) */
+const parsedObject = (body: string): Record<string, unknown> | undefined => {
+  try {
+    const v: unknown = JSON.parse(body)
+    return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined
+  } catch {
+    return undefined
+  }
 }
 
 const isGatewayError = (body: string): boolean => {
