@@ -100,12 +100,13 @@ const nullColumn = (c: Column) => `CAST(NULL AS ${emptyType(c.type)}) AS ${ident
  * under its folder then (a relative glob): for the catalog, whose views must show files committed
  * after it was written, and never a file the manifest does not list (one a compaction replaced,
  * kept for a while for readers that listed it; one not committed yet; one someone else put there).
- * A file is matched by its last two path parts (`<partition>/<file>`, the lake's layout), so the
- * catalog still works once the folder is moved.
+ * A file is matched by its last three path parts (`<dataset>/<partition>/<file>`, the lake's
+ * layout), so the catalog still works once the folder is moved; two parts also matched a copy of a
+ * partition folder the user kept inside the dataset's folder (`blocks/backup/height_bucket=0/…`).
  */
 const liveSource = (dataset: string) =>
   `(SELECT * EXCLUDE (filename) FROM read_parquet(${quote(`${dataset}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true, filename = true) ` +
-  `WHERE regexp_extract(filename, '[^/\\\\]+[/\\\\][^/\\\\]+$') IN (SELECT f.path FROM (SELECT unnest(files) AS f FROM read_json(${quote(`${dataset}/${MANIFEST_FILE}`)}, columns = {files: 'STRUCT(path VARCHAR)[]'}, maximum_object_size = 2147483647))))`
+  `WHERE replace(regexp_extract(filename, '[^/\\\\]+[/\\\\][^/\\\\]+[/\\\\][^/\\\\]+$'), '\\', '/') IN (SELECT ${quote(`${dataset}/`)} || f.path FROM (SELECT unnest(files) AS f FROM read_json(${quote(`${dataset}/${MANIFEST_FILE}`)}, columns = {files: 'STRUCT(path VARCHAR)[]'}, maximum_object_size = 2147483647))))`
 
 /**
  * The dataset view: the files its manifest lists as committed (a Parquet file someone else put
