@@ -19,6 +19,7 @@ import { layerHttpTransport } from "../src/http/transport.js"
 import { layerRouterClient } from "../src/router/RouterClient.js"
 import { loadPlan, sampleRoutes } from "../src/sampling/sampler.js"
 import { runCli } from "./support/cli.js"
+import { json, startProxy } from "./support/hostile.js"
 import { queryLake, scan } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
 
@@ -89,6 +90,33 @@ describe("route sampling", () => {
     expect(impacts).toEqual([...impacts].sort((a, b) => a - b))
     expect(impacts[3]).toBeGreaterThan(impacts[0])
     expect(ladder.rows.every((r) => Number(r[2]) === 1)).toBe(true)
+  })
+
+  it("a round the router answered not at all (every ask 503) is an outage: the run fails, and nothing of it is stored as quotes", async () => {
+    const down = await startProxy(devnet.routerUrl, (r, forward) => (r.url.pathname.endsWith("/route") ? json({ code: 14, message: "upstream unavailable" }, 503) : forward()))
+    const out = tmp()
+    try {
+      const failed = await sample(down.url, out, 1, 1).then(
+        () => undefined,
+        (e: unknown) => String(e)
+      )
+      expect(failed).toMatch(/RouterUnavailableError.*the router answered none of the round's \d+ asks \(router answered 503 \(code 14\) for .*upstream unavailable\): nothing of this round is stored; rounds before it are kept/)
+      expect(readdirSync(out).filter((f) => f === "route_quotes")).toEqual([])
+      // one ask answered (no route is an answer) and the round is data again, its 503s as failures
+      let answered = 0
+      const partly = await startProxy(devnet.routerUrl, (r, forward) =>
+        r.url.pathname.endsWith("/route") && answered++ > 0 ? json({ code: 14, message: "upstream unavailable" }, 503) : forward()
+      )
+      try {
+        const [round] = await sample(partly.url, out, 1, 1)
+        expect(round.failed).toBe(round.quotes - round.ok)
+        expect(round.quotes - round.failed).toBeLessThanOrEqual(1)
+      } finally {
+        await partly.close()
+      }
+    } finally {
+      await down.close()
+    }
   })
 
   it("under the heavy fault profile no sample is lost: the same routes and failures as a clean router", async () => {

@@ -14,6 +14,7 @@ import type { Row } from "../lake/columns.js"
 import { ParquetSink } from "../lake/ParquetSink.js"
 import { decodeWithPath } from "../schema/decode.js"
 import { RouterClient } from "../router/RouterClient.js"
+import { describeRouterError, type RouterError } from "../router/errors.js"
 import { dateFile } from "../lake/layout.js"
 import { commitFiles, writePending } from "../engine/commit.js"
 
@@ -33,6 +34,13 @@ export const SamplingPlan = Schema.Struct({
 export type SamplingPlan = typeof SamplingPlan.Type
 
 export class PlanError extends Data.TaggedError("PlanError")<{ readonly message: string }> {}
+
+/** A round in which the router answered no ask at all (all 5xx, 429, timeouts or dropped connections): an outage, not market data. */
+export class RouterUnavailableError extends Data.TaggedError("RouterUnavailableError")<{ readonly message: string }> {}
+
+/** Whether a quote's failure is the router not answering, rather than an answer (no route, a bad price, a malformed route). */
+const notAnswered = (e: RouterError): boolean =>
+  e._tag === "RouterTimeout" || e._tag === "RouterNetworkError" || (e._tag === "RouterHttpError" && (e.status >= 500 || e.status === 429))
 
 export const loadPlan = (path: string) =>
   Effect.gen(function* () {
@@ -105,6 +113,7 @@ export const sampleRound = (plan: SamplingPlan, options: { readonly concurrency?
         }))
       )
     )
+    const unanswered: Array<RouterError> = []
     const rows: Array<Row> = yield* Effect.forEach(
       asks,
       (q) =>
@@ -124,11 +133,17 @@ export const sampleRound = (plan: SamplingPlan, options: { readonly concurrency?
             .pipe(
               // a failed quote is data, not a crash: every ask becomes exactly one row
               Effect.either,
+              Effect.tap((r) => void (Either.isLeft(r) && notAnswered(r.left) && unanswered.push(r.left))),
               Effect.map((r) => routeQuotes.toRow({ asked: { ...q, sampledAt }, ...(Either.isRight(r) ? { route: r.right } : { error: r.left }) }))
             )
         }),
       { concurrency: options.concurrency ?? 8 }
     )
+    // stored, a round of 503s read as every pair unavailable in route_quote_stats, with exit 0
+    if (asks.length > 0 && unanswered.length === asks.length)
+      return yield* new RouterUnavailableError({
+        message: `the router answered none of the round's ${asks.length} asks (${describeRouterError(unanswered[0])}): nothing of this round is stored; rounds before it are kept`
+      })
     const rel = yield* commitRows(routeQuotes, rows, started, roundId)
     const okColumn = routeQuotes.columns.findIndex((c) => c.name === "ok")
     const ok = rows.filter((r) => r[okColumn] === true).length
