@@ -79,6 +79,29 @@ describe("publish and validate", () => {
     expect(v.stderr.trim().split("\n").at(-1)).toMatch(/^chain-lake: error: \d+ mismatches in lake 2$/)
   })
 
+  it("validate refuses a manifest that lists a file or a dataset twice, a dataset total its files do not add up to, and a datapackage that points elsewhere", async () => {
+    const p = await runCli(["publish", "--data", data, "--to", dest, "--name", "lake", "--version", "twice"])
+    expect(p.code, p.stderr).toBe(0)
+    const release = join(dest, "lake", "twice")
+    const manifestPath = join(release, "manifest.json")
+    const manifest = JSON.parse(readFileSync(manifestPath, "utf8"))
+    const [first, second] = manifest.datasets
+    writeFileSync(
+      manifestPath,
+      JSON.stringify({ ...manifest, datasets: [{ ...first, files: [...first.files, first.files[0]], rows: first.rows + first.files[0].rows }, { ...second, rows: second.rows + 1 }, ...manifest.datasets.slice(1)] })
+    )
+    const packagePath = join(release, "datapackage.json")
+    const pkg = JSON.parse(readFileSync(packagePath, "utf8"))
+    pkg.resources[0].path = ["../../etc/passwd"]
+    writeFileSync(packagePath, JSON.stringify(pkg))
+    const v = await runCli(["validate", release])
+    expect(v.code).toBe(1)
+    expect(v.stderr).toContain(`mismatch: ${first.files[0].path}: listed twice in manifest.json`)
+    expect(v.stderr).toContain(`mismatch: ${second.name}: ${second.rows + 1} rows in manifest.json, but its files list ${second.rows}`)
+    expect(v.stderr).toContain(`mismatch: ${second.name}: listed twice in manifest.json`)
+    expect(v.stderr).toContain(`mismatch: datapackage.json: ${pkg.resources[0].name} lists "../../etc/passwd", outside the release folder`)
+  })
+
   it("a file that predates a column validates (it lacks the column, in order); a file with a column the schema lacks does not", async () => {
     const p = await runCli(["publish", "--data", data, "--to", dest, "--name", "lake", "--version", "older-columns"])
     expect(p.code, p.stderr).toBe(0)

@@ -5,7 +5,7 @@
 import { readFile, stat } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { Effect, Either } from "effect"
-import { listFiles, pathInside, sha256File } from "../lake/files.js"
+import { isContainedPath, listFiles, pathInside, sha256File } from "../lake/files.js"
 import { PublishError, readReleaseManifest, type ReleaseManifest } from "./publish.js"
 
 export const validateRelease = (dir: string) =>
@@ -26,8 +26,15 @@ export const validateRelease = (dir: string) =>
       const conn = await instance.connect()
       try {
         const listed = new Set<string>()
+        const datasetsSeen = new Set<string>()
         for (const d of manifest.datasets) {
+          // a dataset or a file listed twice is read twice by whoever follows the manifest
+          if (datasetsSeen.has(d.name)) problems.push(`${d.name}: listed twice in manifest.json`)
+          datasetsSeen.add(d.name)
+          const fileRows = d.files.reduce((sum, f) => sum + f.rows, 0)
+          if (fileRows !== d.rows) problems.push(`${d.name}: ${d.rows} rows in manifest.json, but its files list ${fileRows}`)
           for (const f of d.files) {
+            if (listed.has(f.path)) problems.push(`${f.path}: listed twice in manifest.json`)
             listed.add(f.path)
             const path = pathInside(root, f.path)
             if (path === undefined) {
@@ -61,6 +68,7 @@ export const validateRelease = (dir: string) =>
           }
         }
         for (const f of await listFiles(root)) if (f.endsWith(".parquet") && !listed.has(f)) problems.push(`${f}: not in the manifest`)
+        problems.push(...(await datapackageProblems(root, manifest)))
       } finally {
         conn.closeSync()
         instance.closeSync()
@@ -69,3 +77,30 @@ export const validateRelease = (dir: string) =>
     },
     catch: (e) => new PublishError({ message: (e as Error).message })
   })
+
+/** datapackage.json (what Frictionless tools follow) must name the manifest's datasets and files, and nothing outside the release. */
+const datapackageProblems = async (root: string, manifest: ReleaseManifest): Promise<Array<string>> => {
+  const text = await readFile(join(root, "datapackage.json"), "utf8").catch(() => undefined)
+  if (text === undefined) return ["datapackage.json: missing (publish writes one beside manifest.json)"]
+  let resources: Array<{ name?: unknown; path?: unknown }>
+  try {
+    const parsed = JSON.parse(text) as { resources?: unknown }
+    if (!Array.isArray(parsed.resources)) return ["datapackage.json: no resources list"]
+    resources = parsed.resources as Array<{ name?: unknown; path?: unknown }>
+  } catch (e) {
+    return [`datapackage.json: not JSON (${(e as Error).message})`]
+  }
+  const problems: Array<string> = []
+  const byName = new Map(manifest.datasets.map((d) => [d.name, new Set(d.files.map((f) => f.path))]))
+  for (const r of resources) {
+    const name = String(r.name)
+    const paths = (Array.isArray(r.path) ? r.path : [r.path]).map(String)
+    const outside = paths.find((p) => !isContainedPath(p))
+    if (outside !== undefined) problems.push(`datapackage.json: ${name} lists ${JSON.stringify(outside)}, outside the release folder`)
+    const files = byName.get(name)
+    if (files === undefined) problems.push(`datapackage.json: ${name} is not a dataset of manifest.json`)
+    else if (paths.length !== files.size || !paths.every((p) => files.has(p))) problems.push(`datapackage.json: ${name}'s files are not the ones manifest.json lists`)
+  }
+  for (const name of byName.keys()) if (!resources.some((r) => r.name === name)) problems.push(`datapackage.json: no resource for ${name}`)
+  return problems
+}
