@@ -4,7 +4,7 @@
  */
 import { join } from "node:path"
 import { Effect } from "effect"
-import { listFiles } from "../lake/files.js"
+import { listFiles, sha256File } from "../lake/files.js"
 import { Analytics } from "../analytics/Analytics.js"
 import { Checkpoints } from "../lake/Checkpoints.js"
 import { DATASETS } from "../datasets/index.js"
@@ -84,6 +84,11 @@ export const verifyLake = Effect.gen(function* () {
             : `${m.files.length} files${kept.size > 0 ? `, and ${kept.size} replaced by compaction kept for readers until their grace period ends` : ""}`
       )
     if (m.files.length === 0) continue
+    // a file rewritten in place (its rows and name kept) is caught by its checksum only
+    const changed: Array<string> = []
+    for (const f of m.files.filter((f) => present.has(f.path)))
+      if ((yield* Effect.promise(() => sha256File(join(checkpoints.root, d.name, f.path)))) !== f.sha256) changed.push(f.path)
+    add(`${d.name}: every file as committed (sha256)`, changed.length === 0, changed.length === 0 ? `${m.files.length - missing.length} files` : `${changed.length} file(s) changed since their commit, e.g. ${changed[0]}`)
     const promised = m.files.reduce((s, f) => s + f.rows, 0)
     const [held] = one(yield* q(`SELECT count(*) FROM ${d.name}`)).map(Number)
     add(`${d.name}: rows equal the manifest's`, promised === held, `manifest ${promised}, files ${held}`)
