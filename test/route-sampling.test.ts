@@ -18,7 +18,7 @@ import { DEFAULT_RETRY } from "../src/http/retry.js"
 import { layerHttpTransport } from "../src/http/transport.js"
 import { layerRouterClient } from "../src/router/RouterClient.js"
 import { loadPlan, sampleRoutes } from "../src/sampling/sampler.js"
-import { runCli } from "./support/cli.js"
+import { runCli, startCli } from "./support/cli.js"
 import { json, startProxy } from "./support/hostile.js"
 import { queryLake, scan } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
@@ -155,5 +155,13 @@ describe("route sampling", () => {
     expect(bad.stderr.trim()).toMatch(/^chain-lake: error: the plan \S+ is invalid at pairs\[0\]\.to\.denom: is missing$/)
     const every = await runCli(["sample-routes", "--router-url", devnet.routerUrl, "--out", out, "--every", "soon"])
     expect(every.stderr.trim()).toBe('chain-lake: error: --every must look like 30s, 5m or 1h, got "soon"')
+    // Ctrl-C between rounds says what stays (it exited 130 without a word)
+    const { child } = await startCli(["sample-routes", "--router-url", devnet.routerUrl, "--out", tmp(), "--every", "1h"], /^round \S+:/m)
+    let stderr = ""
+    child.stderr!.on("data", (d) => (stderr += d))
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+    child.kill("SIGINT")
+    expect(await exited).toBe(130)
+    expect(stderr.trim().split("\n").at(-1)).toBe("chain-lake: interrupted: every round committed so far is kept; the round under way is not stored")
   })
 })

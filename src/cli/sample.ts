@@ -52,5 +52,5 @@ export const sampleCommand = Command.make(
         Effect.provide(layer),
         Effect.mapError((e) => new UserError({ message: "_tag" in e && e._tag.startsWith("Router") ? describeRouterError(e as never) : (e as { message: string }).message }))
       )
-    }).pipe(Effect.scoped)
+    }).pipe(Effect.scoped, Effect.onInterrupt(() => Console.error("chain-lake: interrupted: every round committed so far is kept; the round under way is not stored")))
 ).pipe(Command.withDescription("Sample route quotes from the router by a plan, once or every so often, into the route_quotes dataset"))

@@ -68,5 +68,5 @@ export const trackCommand = Command.make(
       if (result.status.state !== "STATE_COMPLETED_SUCCESS")
         return yield* new UserError({ message: `the transfer ended in ${result.status.state}${result.status.error ? `: ${result.status.error.message}` : ""}` })
       yield* Console.log(`completed; state changes recorded in ${resolve(o.out)}/transfers/`)
-    })
+    }).pipe(Effect.onInterrupt(() => Console.error("chain-lake: interrupted: the state changes seen so far are kept; run the same command again to go on tracking (the tx is not registered twice)")))
 ).pipe(Command.withDescription("Register a tx with the router once and poll it to completion, recording each state change"))
