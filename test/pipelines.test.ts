@@ -194,6 +194,10 @@ describe("clean shutdown", () => {
       child.kill("SIGINT")
       expect(await exited).toBe(130)
       expect(readdirSync(out)).not.toContain(".chain-lake.lock")
+      // the stopped run is reported too
+      const reports = readdirSync(join(out, "_runs")).filter((f) => f.endsWith("-pipeline-full-history.json"))
+      expect(reports).toHaveLength(1)
+      expect(JSON.parse(readFileSync(join(out, "_runs", reports[0]), "utf8"))).toMatchObject({ pipeline: "full-history", ok: false, interrupted: true })
       // consistent, though maybe incomplete (shards commit out of order): no duplicates, and the
       // files on disk are exactly what the manifests committed
       const v = await runCli(["verify", "--data", out])

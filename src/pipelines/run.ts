@@ -146,6 +146,8 @@ export interface PipelineRunReport {
   readonly finishedAt: string
   readonly ok: boolean
   readonly error?: string
+  /** stopped by Ctrl-C or SIGTERM (what it committed is kept; the next run goes on from there) */
+  readonly interrupted?: boolean
   readonly export?: ExportReport
   readonly routeRound?: RoundResult
   /** snapshot heights deleted by keepSnapshots, per dataset */
@@ -190,18 +192,9 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
       const compacted = (yield* compactLake(DATASETS)).filter((r) => r.merged.length > 0 || r.deleted > 0)
       return { exported, routeRound, pruned, compacted }
     }).pipe(Effect.provide(layer))
-    // a defect (a full disk where a write was not expected to fail) is a failed run too, reported like any other
-    const result = yield* Effect.either(work.pipe(Effect.catchAllDefect((d) => Effect.fail(new RunError({ message: messageOf(d) })))))
-    const report: PipelineRunReport = {
-      pipeline: def.name,
-      startedAt,
-      finishedAt: new Date().toISOString(),
-      ok: Either.isRight(result),
-      ...(Either.isLeft(result) ? { error: redact(messageOf(result.left)) } : { export: result.right.exported, routeRound: result.right.routeRound, pruned: result.right.pruned, compacted: result.right.compacted })
-    }
-    // whole or not at all (a full disk left 0-byte reports); a report that cannot be written fails the run, which says why
+    // whole or not at all (a full disk left 0-byte reports)
     const rel = join("_runs", `${startedAt.replace(/[:.]/g, "-")}-pipeline-${def.name}.json`)
-    const written = yield* Effect.either(
+    const writeReport = (report: PipelineRunReport) =>
       Effect.tryPromise(async () => {
         const path = join(out, rel)
         await makeFolder(dirname(path))
@@ -212,7 +205,20 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
           await rm(`${path}.tmp`, { force: true })
         }
       })
+    // a defect (a full disk where a write was not expected to fail) is a failed run too, reported like any other
+    const result = yield* Effect.either(work.pipe(Effect.catchAllDefect((d) => Effect.fail(new RunError({ message: messageOf(d) }))))).pipe(
+      // a run stopped by Ctrl-C is reported too (README: every run, success or failure)
+      Effect.onInterrupt(() => Effect.ignore(writeReport({ pipeline: def.name, startedAt, finishedAt: new Date().toISOString(), ok: false, interrupted: true, error: "interrupted" })))
     )
+    const report: PipelineRunReport = {
+      pipeline: def.name,
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      ok: Either.isRight(result),
+      ...(Either.isLeft(result) ? { error: redact(messageOf(result.left)) } : { export: result.right.exported, routeRound: result.right.routeRound, pruned: result.right.pruned, compacted: result.right.compacted })
+    }
+    // a report that cannot be written fails the run, which says why
+    const written = yield* Effect.either(writeReport(report))
     if (Either.isLeft(written))
       return { ...report, ok: false, error: `${report.error ? `${report.error}; and ` : ""}its run report could not be written to ${join(out, rel)}: ${messageOf(written.left.error)}` }
     return report
