@@ -5,6 +5,7 @@ import { loadPipeline, pipelineEndpoints, runPipeline, schedulePipeline, type Pi
 import { UserError } from "./errors.js"
 import { headerOption } from "./endpoints.js"
 import { INTERRUPTED } from "./export.js"
+import { makeProgress } from "./progress.js"
 
 const line = (r: PipelineRunReport) =>
   r.ok
@@ -51,7 +52,12 @@ export const runCommand = Command.make(
         if (failed > 0) return yield* new UserError({ message: `${failed} of ${runs} runs of ${def.name} failed (see the lines above, and the reports in _runs/)` })
         return
       }
-      const report = yield* runPipeline(def, options).pipe(Effect.mapError((e) => new UserError({ message: e.message })))
+      // the export's plan and progress, as `export` shows them (a long run was silent until its last line)
+      const progress = makeProgress({ tty: process.stderr.isTTY === true && process.env.CI === undefined, log: (text) => process.stderr.write(text + "\n") })
+      const report = yield* runPipeline(def, { ...options, observer: progress.observer }).pipe(
+        Effect.ensuring(Effect.sync(() => progress.stop())),
+        Effect.mapError((e) => new UserError({ message: e.message }))
+      )
       yield* Console.log(line(report))
       if (!report.ok) return yield* new UserError({ message: `pipeline ${def.name} failed: ${report.error}` })
     }).pipe(Effect.onInterrupt(() => Console.error(INTERRUPTED)))

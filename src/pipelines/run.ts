@@ -12,7 +12,7 @@ import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
 import { Checkpoints } from "../lake/Checkpoints.js"
 import { layerLakeWriter } from "../lake/writer.js"
 import { compactLake, type DatasetCompaction } from "../lake/compaction.js"
-import { runExport, type ExportReport } from "../engine/export.js"
+import { runExport, type ExportObserver, type ExportReport } from "../engine/export.js"
 import { layerRequestLimiter } from "../http/RequestLimiter.js"
 import { layerHttpTransport } from "../http/transport.js"
 import { layerIndexerClient } from "../indexer/IndexerClient.js"
@@ -106,6 +106,8 @@ export interface RunOptions {
   readonly out?: string
   /** run on the embedded devnet where no URL is given (a pipeline declaring sources: "devnet" does so by itself) */
   readonly devnet?: boolean
+  /** the export's plan, rows and commits as they happen (the CLI's progress) */
+  readonly observer?: ExportObserver
 }
 
 /** Stands for a service the pipeline never calls (no datasets, or no route plan); a request to it fails at once. */
@@ -177,7 +179,7 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
       layerLakeWriter(out)
     )
     const work = Effect.gen(function* () {
-      const exported = def.datasets && def.datasets.length === 0 ? undefined : yield* runExport(DATASETS, { datasets: def.datasets, params: def.denoms ? { denoms: def.denoms } : {}, fromHeight: def.fromHeight, toHeight: def.toHeight })
+      const exported = def.datasets && def.datasets.length === 0 ? undefined : yield* runExport(DATASETS, { datasets: def.datasets, params: def.denoms ? { denoms: def.denoms } : {}, fromHeight: def.fromHeight, toHeight: def.toHeight, observer: options.observer })
       const plan = def.routePlan ? yield* loadPlan(join(PIPELINES_DIR, def.routePlan)) : undefined
       const routeRound = plan ? yield* sampleRound(plan, { withReference: true }) : undefined
       const pruned: Record<string, ReadonlyArray<number>> = {}
