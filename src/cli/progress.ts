@@ -18,7 +18,8 @@ export const makeProgress = (options: { tty: boolean; log: (line: string) => voi
   if (options.tty) {
     const multi = new cliProgress.MultiBar(
       {
-        format: " {dataset} |{bar}| {value}/{total} {unit} | {rate}/s | ETA {eta_formatted}",
+        // the ETA from the dataset's rate since the start: cli-progress's own, from its last updates, read 1 s where 7 were left (rows come in bursts)
+        format: " {dataset} |{bar}| {value}/{total} {unit} | {rate}/s | ETA {eta}",
         hideCursor: true,
         clearOnComplete: false,
         stopOnComplete: false,
@@ -34,17 +35,20 @@ export const makeProgress = (options: { tty: boolean; log: (line: string) => voi
         planned: (name, plan) => {
           plans.set(name, plan)
           const unit = plan.unit === "snapshot" ? "rows" : plan.unit === "height" ? "blocks" : "rows"
-          bars.set(name, multi.create(Math.max(1, plan.unit === "snapshot" ? 1 : plan.todo), 0, { dataset: name.padEnd(16), unit, rate: 0 }))
+          bars.set(name, multi.create(Math.max(1, plan.unit === "snapshot" ? 1 : plan.todo), 0, { dataset: name.padEnd(16), unit, rate: 0, eta: "?" }))
         },
         rows: (name, n) => {
           rows.set(name, (rows.get(name) ?? 0) + n)
           const plan = plans.get(name)
           const bar = bars.get(name)
-          if (bar && plan && plan.unit !== "snapshot") bar.update(Math.min(plan.todo, rows.get(name)!), { rate: rate(name) })
+          if (bar && plan && plan.unit !== "snapshot") {
+            const done = Math.min(plan.todo, rows.get(name)!)
+            bar.update(done, { rate: rate(name), eta: etaOf(plan.todo - done, rate(name)) })
+          }
         },
         done: (name, result) => {
           const bar = bars.get(name)
-          if (bar) bar.update(bar.getTotal(), { rate: rate(name) })
+          if (bar) bar.update(bar.getTotal(), { rate: rate(name), eta: "0s" })
           void result
         }
       },
@@ -68,13 +72,23 @@ export const makeProgress = (options: { tty: boolean; log: (line: string) => voi
         const now = Date.now()
         if (now - lastLog > 5000) {
           lastLog = now
-          options.log(`progress: ${[...rows.entries()].map(([k, v]) => `${k} ${v}`).join(", ")}`)
+          options.log(`progress: ${[...rows.entries()].map(([k, v]) => `${k} ${ofTotal(v, plans.get(k))}`).join(", ")}`)
         }
       },
       done: (name, result) => options.log(`${name}: ${result.skipped ? `skipped (${result.skipped})` : `${result.rows} rows in ${result.files} files`}`)
     },
     stop: () => {}
   }
+}
+
+/** "35501/80593 (44%)" for a ranged plan; a snapshot's rows have no total ahead of time */
+const ofTotal = (rows: number, plan: DatasetPlan | undefined): string =>
+  plan && plan.kind !== "snapshot" && plan.todo > 0 ? `${Math.min(rows, plan.todo)}/${plan.todo} (${Math.floor((100 * Math.min(rows, plan.todo)) / plan.todo)}%)` : String(rows)
+/** seconds left at `perSecond`, as 45s, 3m05s or 2h10m */
+export const etaOf = (left: number, perSecond: number): string => {
+  if (perSecond <= 0) return "?"
+  const s = Math.ceil(left / perSecond)
+  return s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s` : `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`
 }
 
 const human = (bytes: number) => (bytes > 1e9 ? `${(bytes / 1e9).toFixed(2)} GB` : bytes > 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${(bytes / 1e3).toFixed(1)} kB`)
