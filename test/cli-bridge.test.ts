@@ -62,6 +62,12 @@ describe("chain-lake bridge", () => {
     expect(r.stderr.trim()).toBe("chain-lake: error: the route needs an address on interwoven-1, lake-evm-1 (required_chain_addresses: noble-1, interwoven-1, lake-evm-1): give each with --address CHAIN=ADDR")
   })
 
+  it("no route is one line naming the pair and the amount asked", async () => {
+    const r = await runCli(flags(ASSETS.isolated, ASSETS.l1Init, []))
+    expect(r.code).toBe(1)
+    expect(r.stderr.trim()).toMatch(/^chain-lake: error: no routes found from isolated-1:uiso to interwoven-1:uinit for \d+: try another amount or pair/)
+  })
+
   it("the example of bridge --help runs as printed against the devnet's router", async () => {
     const [example] = EXAMPLES.bridge
     const args = example.split(" ").slice(1)

@@ -72,7 +72,10 @@ describe("--help", () => {
       [["export", "--until-height", "50"], /^chain-lake: error: --until-height applies with --follow only/],
       [["run", "demo", "--max-runs", "2"], /^chain-lake: error: --max-runs applies with --schedule only$/],
       // (0 and -1 ran once and exited 0)
-      [["run", "demo", "--schedule", "--max-runs", "0"], /^chain-lake: error: --max-runs must be 1 or more, got 0$/]
+      [["run", "demo", "--schedule", "--max-runs", "0"], /^chain-lake: error: --max-runs must be 1 or more, got 0$/],
+      // a release name or version that cannot be a folder name is a usage error (it exited 1)
+      [["publish", "--to", "/tmp", "--name", "my lake", "--version", "1"], /^chain-lake: error: --name must be 1-64 of letters, digits, \. _ - \(it becomes a folder name\), got "my lake"$/],
+      [["publish", "--to", "/tmp", "--name", "lake", "--version", "../x"], /^chain-lake: error: --version must be 1-64 of letters, digits, \. _ - \(it becomes a folder name\), got "\.\.\/x"$/]
     ]
     const results = await Promise.all(cases.map(([args]) => runCli(args)))
     results.forEach((r, i) => {

@@ -144,6 +144,9 @@ describe("chain-lake catalog", () => {
       const r = await runCli(args)
       expect([r.code, r.stderr.trim()]).toEqual([2, `chain-lake: error: ${missing} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`])
     }
+    // run from inside a lake (as the demo's hints lead), the default --data is one level too deep
+    const inside = await runCli(["query", "SELECT count(*) FROM blocks"], { cwd: data })
+    expect([inside.code, inside.stderr.trim()]).toEqual([2, `chain-lake: error: ${join(data, "data")} holds no lake (no _lake.json, no <dataset>/_manifest.json): this folder is a lake itself: give --data .`])
     for (const command of ["query", "verify", "report", "catalog"]) {
       const r = await runCli([command, "--data", "s3://bucket/lake", ...(command === "query" ? ["SELECT 1"] : [])])
       expect([r.code, r.stderr.trim()], command).toEqual([2, "chain-lake: error: --data s3://bucket/lake: this command reads a local lake; copy it down first (e.g. aws s3 sync s3://bucket/lake DIR) and give --data DIR"])

@@ -107,7 +107,16 @@ export const bridgeCommand = Command.make(
         Effect.catchIf(
           (e): e is RouterError => "_tag" in e && e._tag !== "UserError",
           // the library names the chains; the CLI names its flag too
-          (e) => Effect.fail(new UserError({ message: `${describeRouterError(e)}${e._tag === "RouterFlowError" && e.rule === "address_list" ? ": give each with --address CHAIN=ADDR" : ""}` }))
+          (e) =>
+            Effect.fail(
+              new UserError({
+                message:
+                  e._tag === "NoRouteError"
+                    ? // "no routes found" alone did not say for what
+                      `${describeRouterError(e)} from ${o.from} to ${o.to} for ${o.amount}: try another amount or pair (chain-lake query "FROM router_assets" lists the router's assets once sample-routes has run)`
+                    : `${describeRouterError(e)}${e._tag === "RouterFlowError" && e.rule === "address_list" ? ": give each with --address CHAIN=ADDR" : ""}`
+              })
+            )
         )
       )
     }).pipe(Effect.scoped)

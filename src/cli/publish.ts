@@ -3,7 +3,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { resolve } from "node:path"
 import { Console, Effect, Option } from "effect"
 import { layerCheckpoints } from "../lake/Checkpoints.js"
-import { publish } from "../publish/publish.js"
+import { publish, releaseNameProblem } from "../publish/publish.js"
 import { validateRelease } from "../publish/validate.js"
 import { isS3Url } from "../storage/s3.js"
 import { pullRelease, pushRelease, removeDir } from "../storage/sync.js"
@@ -26,6 +26,9 @@ export const publishCommand = Command.make(
   },
   (o) =>
     Effect.gen(function* () {
+      // a usage error like any other bad flag (it exited 1)
+      const badName = releaseNameProblem(o.name, o.version)
+      if (badName) return yield* new UserError({ message: badName, exitCode: 2 })
       const s3 = isS3Url(o.to)
       if (!s3) yield* checkOutputFolder("--to", o.to)
       yield* requireLake(o.data)

@@ -21,7 +21,13 @@ export const requireLake = (data: string) =>
     ? Effect.fail(new UserError({ message: `--data ${data}: this command reads a local lake; copy it down first (e.g. aws s3 sync ${data} DIR) and give --data DIR`, exitCode: 2 }))
     : isLake(data)
       ? Effect.void
-      : Effect.fail(new UserError({ message: `${resolve(data)} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`, exitCode: 2 }))
+      : Effect.fail(
+          new UserError({
+            // run from inside the lake (the demo's hints lead there), the default "data" is one level too deep
+            message: `${resolve(data)} holds no lake (no _lake.json, no <dataset>/_manifest.json): ${isLake(".") ? "this folder is a lake itself: give --data ." : "give --data the folder an export wrote"}`,
+            exitCode: 2
+          })
+        )
 
 /** `name=value`; integers, decimals and true/false are typed, `name:text=value` keeps a string. */
 export const parseParam = (text: string): [string, ParamValue] => {

@@ -63,10 +63,18 @@ const frictionlessType = (t: ColumnType | string): string =>
 
 const SAFE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
+/** What is wrong with a release's name or version (each becomes a folder name), or undefined. */
+export const releaseNameProblem = (name: string, version: string): string | undefined =>
+  !SAFE.test(name)
+    ? `--name must be 1-64 of letters, digits, . _ - (it becomes a folder name), got "${name}"`
+    : !SAFE.test(version)
+      ? `--version must be 1-64 of letters, digits, . _ - (it becomes a folder name), got "${version}"`
+      : undefined
+
 export const publish = (options: PublishOptions) =>
   Effect.gen(function* () {
-    if (!SAFE.test(options.name)) return yield* new PublishError({ message: `--name must be 1-64 of letters, digits, . _ - (it becomes a folder name), got "${options.name}"` })
-    if (!SAFE.test(options.version)) return yield* new PublishError({ message: `--version must be 1-64 of letters, digits, . _ - (it becomes a folder name), got "${options.version}"` })
+    const badName = releaseNameProblem(options.name, options.version)
+    if (badName) return yield* new PublishError({ message: badName })
     const checkpoints = yield* Checkpoints
     const root = checkpoints.root
     const target = resolve(options.to, options.name, options.version)
