@@ -52,6 +52,22 @@ describe("export --follow", () => {
     }
   })
 
+  it("says what it is doing: the catching-up round's plan, then, on a chain that stopped growing, that it waits", async () => {
+    const still = await startDevnet({ seed: 61, blocks: 50 })
+    const child = spawn(process.execPath, [BIN, "export", "--indexer-url", still.indexerUrl, "--out", tmp(), "--follow", "--poll", "200ms", "--datasets", "blocks"], { stdio: ["ignore", "pipe", "pipe"] })
+    try {
+      let stderr = ""
+      child.stderr.on("data", (d) => (stderr += d))
+      for (let i = 0; i < 200 && !/no new blocks since/.test(stderr); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(stderr).toMatch(/^blocks: 50 blocks to fetch \(heights 1\.\.50\), 0 already committed/m)
+      expect(stderr).toMatch(/^\S+ at height 50: no new blocks since \S+, polling every 200ms$/m)
+    } finally {
+      child.kill("SIGINT")
+      await new Promise((resolve) => child.on("exit", resolve))
+      await still.stop()
+    }
+  }, 30_000)
+
   it("stops on SIGINT with committed state consistent", async () => {
     const out = tmp()
     const child = spawn(process.execPath, [BIN, "export", "--indexer-url", devnet.indexerUrl, "--out", out, "--follow", "--poll", "100ms", "--datasets", "blocks,txs"], { stdio: ["ignore", "pipe", "pipe"] })

@@ -5,7 +5,7 @@
 import { Command, Options } from "@effect/cli"
 import { writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
-import { Console, Effect, Option } from "effect"
+import { Console, Duration, Effect, Option } from "effect"
 import { DEFAULTS } from "../defaults.js"
 import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
 import { datasetNamesProblem, runExport, type ExportObserver, type ExportReport } from "../engine/export.js"
@@ -200,6 +200,10 @@ export const exportCommand = Command.make("export", options, (o) =>
     if (o.follow) {
       // (checked by validate)
       const poll = parseEvery(Option.getOrElse(o.poll, () => "2s"))!
+      // the first round catches up (it may take hours): its plan and progress, as a plain export's; later rounds say one line each
+      const catchUp = makeProgress({ tty: false, log: (line) => process.stderr.write(line + "\n") })
+      let caughtUp = false
+      let saidWaiting = 0
       yield* followExport(
         EXPORTED_DATASETS,
         {
@@ -208,7 +212,11 @@ export const exportCommand = Command.make("export", options, (o) =>
           pageSize: o.pageSize,
           concurrency: o.concurrency,
           onInvalid: o.onInvalid,
-          observer: counting({ notice: (m) => process.stderr.write(m + "\n") })
+          observer: counting({
+            notice: (m) => process.stderr.write(m + "\n"),
+            planned: (name, plan) => (caughtUp ? undefined : catchUp.observer.planned?.(name, plan)),
+            rows: (name, n) => (caughtUp ? undefined : catchUp.observer.rows?.(name, n))
+          })
         },
         {
           poll,
@@ -218,7 +226,15 @@ export const exportCommand = Command.make("export", options, (o) =>
           onCompacted: (reports) => {
             for (const r of reports) if (r.merged.length > 0) console.log(`${new Date().toISOString()} compacted ${compactionLine(r)}`)
           },
+          // a chain that stops growing (the embedded devnet never grows) was silence that looked like a hang
+          onWaiting: (tip, since) => {
+            // first after 5 s (or 5 polls) without a new block, then once a minute
+            if (Date.now() - saidWaiting < 60_000 || Date.now() - since.getTime() < Math.max(5_000, 5 * Duration.toMillis(poll))) return
+            saidWaiting = Date.now()
+            console.error(`${new Date().toISOString()} at height ${tip}: no new blocks since ${since.toISOString()}, polling every ${Option.getOrElse(o.poll, () => "2s")}`)
+          },
           onRound: (r) => {
+            caughtUp = true
             const rows = r.datasets.map((d) => `${d.dataset} +${d.rows}`).join(", ")
             // the height exported to: the tip, or --until-height below it (the line said the tip, past the height asked for)
             const until = Option.getOrUndefined(o.untilHeight)

@@ -23,6 +23,8 @@ export interface FollowOptions {
   /** how compaction sizes files and how long replaced files stay (lake/compaction.ts) */
   readonly compaction?: Omit<CompactOptions, "dryRun" | "onMerged">
   readonly onCompacted?: (reports: ReadonlyArray<DatasetCompaction>) => void
+  /** after a poll that found nothing new: the tip, and since when it has not moved */
+  readonly onWaiting?: (tip: number, since: Date) => void
 }
 
 /** Small files a followed partition holds before a round compacts it. */
@@ -39,6 +41,7 @@ export const followExport = (catalog: ReadonlyArray<Dataset>, options: ExportOpt
     const marks = [...new Set(catalog.flatMap((d) => (d.kind === "append" && datasets.includes(d.name) ? [d.source.watermark] : [])))]
     const { untilHeight } = follow
     let last = ""
+    let since = new Date()
     const compactAfter = follow.compactAfter ?? FOLLOW_COMPACT_AFTER
     const compact = (minFiles: number) =>
       compactAfter > 0
@@ -64,7 +67,8 @@ export const followExport = (catalog: ReadonlyArray<Dataset>, options: ExportOpt
           return report
         }
         yield* compact(compactAfter)
-      }
+        since = new Date()
+      } else follow.onWaiting?.(status.tip, since)
       yield* Effect.sleep(follow.poll)
     }
   })
