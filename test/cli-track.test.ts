@@ -3,7 +3,7 @@
  * completed, with every state change in the transfers dataset; a rerun resumes without
  * registering again; a failed transfer ends with a one-line error and its state recorded.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Duration } from "effect"
@@ -85,6 +85,13 @@ describe("chain-lake track", () => {
     expect(again.code, again.stderr).toBe(0)
     const registry = JSON.parse(readFileSync(join(out, "transfers", "_tracked.json"), "utf8"))
     expect(registry[`noble-1/${txHash.toLowerCase()}`].lastState).toBe("STATE_COMPLETED_SUCCESS")
+    // a damaged registry is not read as empty (every tx in it would be registered again)
+    writeFileSync(join(out, "transfers", "_tracked.json"), "{")
+    const damaged = await runCli(["track", "--router-url", devnet.routerUrl, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", out, ...FAST_POLL])
+    expect(damaged.code).toBe(1)
+    expect(damaged.stderr.trim()).toMatch(/^chain-lake: error: \S+_tracked\.json cannot be read \(.*\): restore it, or remove it to register its txs with the router again$/)
+    // (the lake is the next tests' too)
+    writeFileSync(join(out, "transfers", "_tracked.json"), JSON.stringify(registry))
   })
 
   it("a tx the router never indexes: re-registered once, then a one-line error after --not-found-for, exit 1", async () => {

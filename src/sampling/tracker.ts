@@ -6,7 +6,7 @@
  */
 import { readFile, rename, writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import { Duration, Effect, Either } from "effect"
+import { Data, Duration, Effect, Either } from "effect"
 import { transfers } from "../datasets/transfers.js"
 import { Checkpoints } from "../lake/Checkpoints.js"
 import type { Row } from "../lake/columns.js"
@@ -53,13 +53,26 @@ interface TrackedTx {
 }
 
 const registryPath = (root: string) => join(root, transfers.name, "_tracked.json")
+/** The registry of tracked txs is there but cannot be read. */
+export class TrackRegistryError extends Data.TaggedError("TrackRegistryError")<{ readonly message: string }> {}
+
+/** The registry of registered txs; none yet is empty, but a damaged one is not (read as empty, every tx in it was registered again). */
 const readRegistry = (root: string) =>
-  Effect.promise(async () => {
-    try {
-      return JSON.parse(await readFile(registryPath(root), "utf8")) as Record<string, TrackedTx>
-    } catch {
-      return {} as Record<string, TrackedTx>
-    }
+  Effect.tryPromise({
+    try: async () => {
+      const text = await readFile(registryPath(root), "utf8").catch((e: NodeJS.ErrnoException) => {
+        if (e.code === "ENOENT") return undefined
+        throw e
+      })
+      if (text === undefined) return {} as Record<string, TrackedTx>
+      const registry: unknown = JSON.parse(text)
+      if (typeof registry !== "object" || registry === null || Array.isArray(registry)) throw new Error("not a JSON object")
+      return registry as Record<string, TrackedTx>
+    },
+    catch: (e) =>
+      new TrackRegistryError({
+        message: `${registryPath(root)} cannot be read (${(e as Error).message}): restore it, or remove it to register its txs with the router again`
+      })
   })
 const writeRegistry = (root: string, registry: Record<string, TrackedTx>) =>
   Effect.promise(async () => {
