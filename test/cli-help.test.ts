@@ -73,6 +73,8 @@ describe("--help", () => {
       [["run", "demo", "--max-runs", "2"], /^chain-lake: error: --max-runs applies with --schedule only$/],
       // (0 and -1 ran once and exited 0)
       [["run", "demo", "--schedule", "--max-runs", "0"], /^chain-lake: error: --max-runs must be 1 or more, got 0$/],
+      // a mistyped flag gets the command's nearest one
+      [["export", "--dataset", "blocks"], /^chain-lake: error: Received unknown argument: '--dataset': did you mean --datasets\? \(chain-lake export --help lists the flags\)$/],
       // a release name or version that cannot be a folder name is a usage error (it exited 1)
       [["publish", "--to", "/tmp", "--name", "my lake", "--version", "1"], /^chain-lake: error: --name must be 1-64 of letters, digits, \. _ - \(it becomes a folder name\), got "my lake"$/],
       [["publish", "--to", "/tmp", "--name", "lake", "--version", "../x"], /^chain-lake: error: --version must be 1-64 of letters, digits, \. _ - \(it becomes a folder name\), got "\.\.\/x"$/]

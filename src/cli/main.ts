@@ -53,7 +53,25 @@ const cliProblem = (args: ReadonlyArray<string>): string => {
   const choice = cases && command ? [...choiceFlags(command)].find(([, values]) => values.join(", ") === cases)?.[0] : undefined
   const given = choice ? args[args.indexOf(choice) + 1] : undefined
   const flag = at > 0 && args[at - 1].startsWith("--") ? `${args[at - 1]}: ` : choice ? `${choice}${given !== undefined ? ` "${given}"` : ""}: ` : ""
-  return `${flag}${text || "the command line could not be read"} (chain-lake${sub} --help lists the ${sub ? "flags" : "commands"})`
+  const unknown = /Received unknown argument: '(--[^']+)'/.exec(text)?.[1]
+  const near = unknown && command ? nearestFlag(unknown.split("=")[0], renderHelp(command, [args[0]], 200)) : undefined
+  return `${flag}${text || "the command line could not be read"}${near ? `: did you mean ${near}?` : ""} (chain-lake${sub} --help lists the ${sub ? "flags" : "commands"})`
+}
+
+/** The command's flag closest to a mistyped one (`--dataset` → `--datasets`): at most 2 edits, or one a prefix of the other. */
+const nearestFlag = (typed: string, help: string): string | undefined => {
+  const flags = [...new Set(help.match(/--[a-z][a-z0-9-]*/g) ?? [])]
+  const scored = flags.map((f) => ({ f, d: f.startsWith(typed) || typed.startsWith(f) ? 1 : editDistance(typed, f) })).filter((x) => x.d <= 2)
+  return scored.sort((a, b) => a.d - b.d)[0]?.f
+}
+const editDistance = (a: string, b: string): number => {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i]
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
+    row = next
+  }
+  return row[b.length]
 }
 
 const cli = Command.run(root, { name: "chain-lake", version: "0.1.0" })
