@@ -37,6 +37,24 @@ describe("chain-lake report", () => {
     for (const chart of CHARTS) expect(html).toMatch(new RegExp(`<figure class="chart" id="${chart.id}" data-rows="[1-9]\\d*"><h2>[^<]+</h2><p class="question">[^<]+</p><svg`))
   })
 
+  it("a chart with no data names the datasets to export (through the views it reads)", async () => {
+    const only = mkdtempSync(join(tmpdir(), "chain-lake-report-blocks-"))
+    try {
+      const e = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", only, "--datasets", "blocks"])
+      expect(e.code, e.stderr).toBe(0)
+      const r = await runCli(["report", "--data", only])
+      expect(r.code, r.stderr).toBe(0)
+      const html = readFileSync(join(only, "report.html"), "utf8")
+      const empty = [...html.matchAll(/<p class="empty">No data yet: export ([^(<]+) \(chain-lake export --datasets …\)\.<\/p>/g)].map((m) => m[1])
+      expect(empty.length).toBeGreaterThan(0)
+      // each names datasets of the lake (not "the datasets this chart reads")
+      for (const names of empty) for (const n of names.split(", ")) expect(n).toMatch(/^[a-z_]+$/)
+      expect(empty.some((names) => names.split(", ").includes("txs"))).toBe(true)
+    } finally {
+      rmSync(only, { recursive: true, force: true })
+    }
+  })
+
   it.runIf(haveChromium || process.env.CI)("renders every chart in headless Chromium with no console errors", async () => {
     expect(haveChromium, `${CHROMIUM} is missing: apt-get install chromium`).toBe(true)
     const page = await renderInChromium(join(data, "report.html"))

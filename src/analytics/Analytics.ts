@@ -70,6 +70,14 @@ export const LAKE_DATASETS: ReadonlyArray<{ readonly name: string; readonly colu
   partitionType: partitionOf(d).type
 }))
 
+/** The datasets a query reads, directly or through the analytics views it names (for "export these" hints). */
+export const datasetsRead = (sql: string, depth = 3): ReadonlyArray<string> => {
+  const words = new Set(sql.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? [])
+  const direct = LAKE_DATASETS.map((d) => d.name).filter((n) => words.has(n))
+  const viaViews = depth > 0 ? analyticsViews().filter((v) => words.has(v.name)).flatMap((v) => datasetsRead(v.sql, depth - 1)) : []
+  return [...new Set([...direct, ...viaViews])].sort()
+}
+
 /** Whether `dir` holds a lake: the lake's identity, or a dataset folder with its manifest. */
 export const isLake = (dir: string): boolean => existsSync(join(dir, IDENTITY_FILE)) || LAKE_DATASETS.some((d) => existsSync(join(dir, d.name, MANIFEST_FILE)))
 

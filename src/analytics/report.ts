@@ -6,7 +6,7 @@
 import { writeFile } from "node:fs/promises"
 import { Effect } from "effect"
 import type { TopLevelSpec } from "vega-lite"
-import { Analytics, AnalyticsError, type SqlError } from "./Analytics.js"
+import { Analytics, AnalyticsError, datasetsRead, type SqlError } from "./Analytics.js"
 
 export interface Chart {
   readonly id: string
@@ -265,7 +265,8 @@ export const writeReport = (path: string): Effect.Effect<ReportSummary, Analytic
       const result = yield* analytics.query(chart.sql)
       const rows = result.rows.map((row) => Object.fromEntries(result.columns.map((c, i) => [c.name, row[i]])))
       charts.push({ id: chart.id, rows: rows.length })
-      const body = rows.length === 0 ? `<p class="empty">No data yet: export the datasets this chart reads.</p>` : yield* renderChartSvg(chart.spec(rows))
+      const body =
+        rows.length === 0 ? `<p class="empty">No data yet: export ${escapeHtml(datasetsRead(chart.sql).join(", ") || "the datasets this chart reads")} (chain-lake export --datasets …).</p>` : yield* renderChartSvg(chart.spec(rows))
       sections.push(`<figure class="chart" id="${chart.id}" data-rows="${rows.length}"><h2>${escapeHtml(chart.title)}</h2><p class="question">${escapeHtml(chart.question)}</p>${body}</figure>`)
     }
     const stats = yield* analytics.query("SELECT (SELECT count(*) FROM blocks) AS blocks, (SELECT count(*) FROM txs) AS txs, (SELECT max(height) FROM blocks) AS tip")
