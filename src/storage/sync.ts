@@ -221,6 +221,9 @@ export const pullRelease = (url: string, endpoint?: string) =>
     const manifest = decoded.right
     const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "chain-lake-release-")))
     yield* Effect.promise(() => writeFile(join(dir, "manifest.json"), text))
+    // validate checks datapackage.json against the manifest too (absent here: validate says it is missing)
+    const datapackage = yield* download(s3, loc, "datapackage.json")
+    if (datapackage !== undefined) yield* Effect.promise(() => writeFile(join(dir, "datapackage.json"), datapackage))
     // paths come from a remote, possibly hostile, manifest: none may leave the temp folder
     const outside = manifest.datasets.flatMap((d) => d.files.map((f) => f.path)).filter((p) => pathInside(dir, p) === undefined)
     if (outside.length > 0) {
