@@ -117,8 +117,10 @@ describe("chain-lake query", () => {
     [["SELECT * FROM nosuch"], 2, /Table with name nosuch does not exist/],
     [["SELECT $x"], 2, /no value for parameter \$x/],
     // queries read: a COPY over a committed file rewrote the lake
-    [["COPY (SELECT 1 AS height) TO 'blocks/over.parquet' (FORMAT PARQUET)"], 2, /^chain-lake: error: only statements that read are run here \(SELECT, WITH, DESCRIBE, SUMMARIZE, EXPLAIN …\), not COPY: to write a result, use --format csv or json, or --format parquet --output FILE$/m],
+    [["COPY (SELECT 1 AS height) TO 'blocks/over.parquet' (FORMAT PARQUET)"], 2, /^chain-lake: error: only statements that read are run here \(SELECT, WITH, DESCRIBE, SUMMARIZE …\), not COPY: to write a result, use --format csv or json, or --format parquet --output FILE$/m],
     [["ATTACH 'x.duckdb'"], 2, /only statements that read are run here .*, not ATTACH/],
+    // EXPLAIN ANALYZE runs what it explains
+    [["EXPLAIN ANALYZE COPY (SELECT 1 AS height) TO 'blocks/over.parquet' (FORMAT PARQUET)"], 2, /only statements that read are run here .*, not EXPLAIN/],
     [["SELECT $h", "--param", "h=1", "--param", "h=2"], 2, /^chain-lake: error: --param h is given twice: give each parameter once$/m],
     [["SELECT $h", "--param", "h=1", "--param", "h:text=2"], 2, /--param h is given twice/],
     [["SELECT 1", "--param", "1x:text=2"], 2, /--param name "1x" must be a SQL identifier/],

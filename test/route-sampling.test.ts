@@ -102,6 +102,20 @@ describe("route sampling", () => {
       )
       expect(failed).toMatch(/RouterUnavailableError.*the router answered none of the round's \d+ asks \(router answered 503 \(code 14\) for .*upstream unavailable\): nothing of this round is stored; rounds before it are kept/)
       expect(readdirSync(out).filter((f) => f === "route_quotes")).toEqual([])
+      // in a run of several rounds, an outage round is skipped and the next one sampled; all skipped fails
+      expect(await sample(down.url, out, 2, 1).then(() => "ok", (e: unknown) => String(e))).toMatch(/RouterUnavailableError/)
+      let failedAsks = 0
+      const blip = await startProxy(devnet.routerUrl, (r, forward) =>
+        // the first round's 80 asks, each asked twice (maxRetries 1), meet an outage
+        r.url.pathname.endsWith("/route") && failedAsks++ < 160 ? json({ code: 14, message: "upstream unavailable" }, 503) : forward()
+      )
+      try {
+        const rounds = await sample(blip.url, out, 2, 1)
+        expect(rounds).toHaveLength(1)
+        expect(rounds[0].ok).toBeGreaterThan(0)
+      } finally {
+        await blip.close()
+      }
       // one ask answered (no route is an answer) and the round is data again, its 503s as failures
       let answered = 0
       const partly = await startProxy(devnet.routerUrl, (r, forward) =>

@@ -236,17 +236,18 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
     /*
      * Queries read: a COPY … TO over a committed Parquet file rewrote the lake (verify did not see
      * it), and ATTACH, SET, CREATE or LOAD change what later reads see. SELECT (with WITH, FROM-first,
-     * DESCRIBE, SHOW, SUMMARIZE, PRAGMA table_info and VALUES, which DuckDB types as SELECT) and
-     * EXPLAIN are run; the rest is refused before it runs.
+     * DESCRIBE, SHOW, SUMMARIZE, PRAGMA table_info and VALUES, which DuckDB types as SELECT) is run;
+     * the rest is refused before it runs, EXPLAIN too (EXPLAIN ANALYZE runs what it explains).
      */
     const readOnly = (stmt: DuckDBPreparedStatement) =>
       Effect.tryPromise({
         try: async () => {
           // (DuckDB is loaded by now; a static import would load it for --help too)
           const { StatementType } = await import("@duckdb/node-api")
-          if (stmt.statementType === StatementType.SELECT || stmt.statementType === StatementType.EXPLAIN) return stmt
+          // (not EXPLAIN: EXPLAIN ANALYZE runs the statement it explains, a COPY included)
+          if (stmt.statementType === StatementType.SELECT) return stmt
           throw new Error(
-            `only statements that read are run here (SELECT, WITH, DESCRIBE, SUMMARIZE, EXPLAIN …), not ${StatementType[stmt.statementType] ?? "this statement"}: to write a result, use --format csv or json, or --format parquet --output FILE`
+            `only statements that read are run here (SELECT, WITH, DESCRIBE, SUMMARIZE …), not ${StatementType[stmt.statementType] ?? "this statement"}: to write a result, use --format csv or json, or --format parquet --output FILE`
           )
         },
         catch: (e) => new SqlError({ message: (e as Error).message })

@@ -47,7 +47,8 @@ export const sampleCommand = Command.make(
         rounds,
         every,
         concurrency: o.concurrency,
-        onRound: (r) => console.log(`round ${r.roundId}: ${r.quotes} quotes, ${r.ok} routes, ${r.failed} failed → ${resolve(o.out)}/route_quotes/${r.file}`)
+        onRound: (r) => console.log(`round ${r.roundId}: ${r.quotes} quotes, ${r.ok} routes, ${r.failed} failed → ${resolve(o.out)}/route_quotes/${r.file}`),
+        onSkipped: (e) => console.error(`${new Date().toISOString()} round skipped: ${e.message}`)
       }).pipe(
         Effect.provide(layer),
         Effect.mapError((e) => new UserError({ message: "_tag" in e && e._tag.startsWith("Router") ? describeRouterError(e as never) : (e as { message: string }).message }))

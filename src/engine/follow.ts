@@ -41,6 +41,7 @@ export const followExport = (catalog: ReadonlyArray<Dataset>, options: ExportOpt
     const marks = [...new Set(catalog.flatMap((d) => (d.kind === "append" && datasets.includes(d.name) ? [d.source.watermark] : [])))]
     const { untilHeight } = follow
     let last = ""
+    let lastTip = -1
     let since = new Date()
     const compactAfter = follow.compactAfter ?? FOLLOW_COMPACT_AFTER
     const compact = (minFiles: number) =>
@@ -56,6 +57,11 @@ export const followExport = (catalog: ReadonlyArray<Dataset>, options: ExportOpt
     for (;;) {
       const status = yield* source.status
       const now = [status.tip, ...marks.map((m) => status.watermarks[m])].join(",")
+      // the tip's last move, for onWaiting (a watermark catching up is not a new block)
+      if (status.tip !== lastTip) {
+        lastTip = status.tip
+        since = new Date()
+      }
       if (now !== last) {
         // heights above a watermark are exported by a later round, when the chain has them
         const report = yield* runExport(catalog, { ...options, datasets, toHeight: untilHeight, toHeightAhead: true })
@@ -67,7 +73,6 @@ export const followExport = (catalog: ReadonlyArray<Dataset>, options: ExportOpt
           return report
         }
         yield* compact(compactAfter)
-        since = new Date()
       } else follow.onWaiting?.(status.tip, since)
       yield* Effect.sleep(follow.poll)
     }

@@ -31,7 +31,7 @@ const DUCKDB_FLOOR_MB = 96
  * rest (its memory_limit: staged rows, COPY's buffers; DUCKDB_FLOOR_MB at least); what all
  * writers stage together is held to a third of that 40%, and to half of what a COPY leaves of
  * DuckDB's share (DuckDB holds staged text at 1.1–1.6× its size, measured); files are written
- * (COPY) one per 64 MB of DuckDB's share at a time, each building its row groups in what is left;
+ * (COPY) as many at a time as COPY_FIXED_MB each fits beside what is staged;
  * the rest is meant for Node: pages in flight (page size × concurrency) and their parsing. At
  * 400MB: DuckDB 120 MB, 32 MB staged; peaks of a txs export at page 1000 × concurrency 16 are
  * ~440–480 MB at 50k blocks, past that limit (bench/RESULTS.md).
@@ -41,7 +41,8 @@ export const sinkMemory = (limitBytes: number) => {
   const duckdbMb = Math.max(DUCKDB_FLOOR_MB, Math.floor(shareMb))
   // a third of the share, and never more than half of what a COPY leaves of DuckDB's memory
   const stagingMb = Math.min(shareMb / 3, (duckdbMb - COPY_FIXED_MB) / 2)
-  return { memoryLimit: `${duckdbMb}MiB`, stagingBudget: Math.floor(stagingMb * MB), copies: Math.max(1, Math.floor(duckdbMb / 64)) }
+  // as many COPYs at once as their fixed share fits beside what is staged
+  return { memoryLimit: `${duckdbMb}MiB`, stagingBudget: Math.floor(stagingMb * MB), copies: Math.max(1, Math.floor((duckdbMb - Math.max(0, stagingMb)) / COPY_FIXED_MB)) }
 }
 
 /** The sink and checkpoints of the lake at `out`, within `memoryLimitBytes` (default DEFAULTS.memoryLimit); DuckDB spills into `out/.chain-lake/tmp/`, never into the working directory. */

@@ -44,11 +44,14 @@ type Json = Record<string, unknown>
 /**
  * Where a route answers another question than the one asked: another source or destination asset,
  * or another amount in. Such a route was signed for as asked (bridge printed a MsgTransfer of 1
- * for an ask of 1000000) and stored as a quote of the pair asked. Denoms compare without case
+ * for an ask of 1000000) and stored as a quote of the pair asked. Hex denoms compare without case
  * (EVM addresses come checksummed or not); amounts as numbers (no leading zeros).
  */
 const answerMismatch = (asked: R.RouteRequest, route: R.RouteResponse): { path: string; message: string } | undefined => {
-  const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
+  // only hex addresses and hashes may differ in case (checksummed EVM addresses, ibc/ hashes); Cosmos denoms are case-sensitive
+  const HEX = /^(0x|ibc\/|evm\/|move\/|l2\/)[0-9a-f]+$/i
+  const norm = (d: string) => (HEX.test(d) ? d.toLowerCase() : d)
+  const same = (a: string, b: string) => norm(a) === norm(b)
   for (const field of ["source_asset_chain_id", "source_asset_denom", "dest_asset_chain_id", "dest_asset_denom"] as const)
     if (!same(asked[field], route[field])) return { path: field, message: `the route is for ${JSON.stringify(route[field])}, but ${JSON.stringify(asked[field])} was asked` }
   if (BigInt(asked.amount_in) !== BigInt(route.amount_in)) return { path: "amount_in", message: `the route moves ${route.amount_in}, but ${asked.amount_in} was asked` }

@@ -221,7 +221,7 @@ const StatusError = Schema.Struct({ type: Schema.String, message: Schema.String 
 const TransferAssetRelease = Schema.Struct({
   chain_id: Schema.String,
   denom: Schema.String,
-  amount: opt(Schema.NullOr(BaseUnits)),
+  amount: opt(Schema.NullOr(OptionalBaseUnits)),
   released: Schema.Boolean
 })
 const TransferStatus = Schema.Struct({

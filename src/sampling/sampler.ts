@@ -164,15 +164,25 @@ export const parseEvery = (text: string): Duration.Duration | undefined => {
 }
 
 /** `rounds` rounds (Infinity: until interrupted), `every` apart; each round committed before the wait. */
-export const sampleRoutes = (plan: SamplingPlan, options: { readonly rounds: number; readonly every?: Duration.Duration; readonly concurrency?: number; readonly onRound?: (r: RoundResult) => void }) =>
+export const sampleRoutes = (
+  plan: SamplingPlan,
+  options: { readonly rounds: number; readonly every?: Duration.Duration; readonly concurrency?: number; readonly onRound?: (r: RoundResult) => void; readonly onSkipped?: (e: RouterUnavailableError) => void }
+) =>
   Effect.gen(function* () {
     const results: Array<RoundResult> = []
+    let skipped: RouterUnavailableError | undefined
     for (let i = 0; i < options.rounds; i++) {
       if (i > 0 && options.every) yield* Effect.sleep(options.every)
-      // the router's assets and chains once per run, with its first round
-      const r = yield* sampleRound(plan, { concurrency: options.concurrency, withReference: i === 0 })
+      // the router's assets and chains with the run's first stored round
+      const r = yield* sampleRound(plan, { concurrency: options.concurrency, withReference: results.length === 0 }).pipe(
+        // one round of an outage in a long sampling run is skipped, said, and the next round tried (a blip ended a sampler meant to run for days)
+        Effect.catchTag("RouterUnavailableError", (e) => (options.rounds > 1 ? Effect.sync(() => ((skipped = e), options.onSkipped?.(e), undefined)) : Effect.fail(e)))
+      )
+      if (r === undefined) continue
       options.onRound?.(r)
       results.push(r)
     }
+    // every round an outage: nothing was sampled
+    if (results.length === 0 && skipped) return yield* skipped
     return results
   })
