@@ -167,6 +167,18 @@ describe("route sampling", () => {
     const bad = await runCli(["sample-routes", "--router-url", devnet.routerUrl, "--out", out, "--plan", badPlan])
     expect(bad.code).toBe(2)
     expect(bad.stderr.trim()).toMatch(/^chain-lake: error: the plan \S+ is invalid at pairs\[0\]\.to\.denom: is missing$/)
+    // a quote asked twice in a round (rows of one key): an amount written twice, a variant label reused
+    const pair = { from: { chain_id: "noble-1", denom: "uusdc" }, to: { chain_id: "interwoven-1", denom: "uinit" } }
+    for (const [plan, where] of [
+      [{ pairs: [{ ...pair, amounts: ["1000000", "01000000"] }], variants: [{ label: "x" }] }, /invalid at pairs\[0\]\.amounts\[1\]: 01000000 is given twice$/],
+      [{ pairs: [{ ...pair, amounts: ["1"] }], variants: [{ label: "x", go_fast: true }, { label: "x", go_fast: false }] }, /invalid at variants\[1\]\.label: "x" is given twice$/],
+      [{ pairs: [{ ...pair, amounts: ["1"] }, { ...pair, amounts: ["2"] }], variants: [{ label: "x" }] }, /invalid at pairs\[1\]: noble-1:uusdc → interwoven-1:uinit is given twice$/]
+    ] as const) {
+      writeFileSync(badPlan, JSON.stringify(plan))
+      const twice = await runCli(["sample-routes", "--router-url", devnet.routerUrl, "--out", out, "--plan", badPlan])
+      expect(twice.code).toBe(2)
+      expect(twice.stderr.trim()).toMatch(where)
+    }
     const every = await runCli(["sample-routes", "--router-url", devnet.routerUrl, "--out", out, "--every", "soon"])
     expect(every.stderr.trim()).toBe('chain-lake: error: --every must look like 30s, 5m or 1h, got "soon"')
     // Ctrl-C between rounds says what stays (it exited 130 without a word)

@@ -48,8 +48,31 @@ export const loadPlan = (path: string) =>
     const json = yield* Effect.try({ try: () => JSON.parse(text) as unknown, catch: (e) => new PlanError({ message: `the plan ${path} is not JSON: ${(e as Error).message}` }) })
     const plan = decodeWithPath(SamplingPlan, json)
     if (Either.isLeft(plan)) return yield* new PlanError({ message: `the plan ${path} is invalid at ${plan.left.path || "(root)"}: ${plan.left.message}` })
+    const repeated = repeatedAsk(plan.right)
+    if (repeated) return yield* new PlanError({ message: `the plan ${path} is invalid at ${repeated}` })
     return plan.right
   })
+
+/** Where a plan asks the same quote twice (rows of one key in a round: route_quotes' key is round, pair, variant, amount). */
+const repeatedAsk = (plan: SamplingPlan): string | undefined => {
+  const labels = new Set<string>()
+  for (const [i, v] of plan.variants.entries()) {
+    if (labels.has(v.label)) return `variants[${i}].label: "${v.label}" is given twice`
+    labels.add(v.label)
+  }
+  const pairs = new Set<string>()
+  for (const [i, p] of plan.pairs.entries()) {
+    const pair = JSON.stringify([p.from.chain_id, p.from.denom, p.to.chain_id, p.to.denom])
+    if (pairs.has(pair)) return `pairs[${i}]: ${p.from.chain_id}:${p.from.denom} → ${p.to.chain_id}:${p.to.denom} is given twice`
+    pairs.add(pair)
+    const amounts = new Set<bigint>()
+    for (const [j, a] of p.amounts.entries()) {
+      if (amounts.has(BigInt(a))) return `pairs[${i}].amounts[${j}]: ${a} is given twice`
+      amounts.add(BigInt(a))
+    }
+  }
+  return undefined
+}
 
 export interface RoundResult {
   readonly roundId: string
