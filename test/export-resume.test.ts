@@ -94,27 +94,33 @@ describe("kill and resume", () => {
   })
 })
 
+/** An export into `out` in a child process, once it has committed `files` files: its exit code and what it printed on stderr so far. */
+const exportUntilCommitted = async (out: string, files: number) => {
+  const child = spawn(process.execPath, [BIN, ...args(devnet.indexerUrl, out)], { stdio: ["ignore", "pipe", "pipe"] })
+  let stderr = ""
+  child.stderr.on("data", (d) => (stderr += d))
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+  await new Promise<void>((resolve) => {
+    const watch = setInterval(() => {
+      if (committedFiles(out).length >= files) {
+        clearInterval(watch)
+        resolve()
+      }
+    }, 5)
+  })
+  return { child, exited, stderr: () => stderr }
+}
+
 describe("Ctrl-C", () => {
   it("a second Ctrl-C stops the process at once (a cleanup stuck on the file system cannot hold it); what is committed stays whole and a rerun completes", async () => {
     const out = tmp()
-    const child = spawn(process.execPath, [BIN, ...args(devnet.indexerUrl, out)], { stdio: ["ignore", "pipe", "pipe"] })
-    let stderr = ""
-    child.stderr.on("data", (d) => (stderr += d))
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
-    await new Promise<void>((resolve) => {
-      const watch = setInterval(() => {
-        if (committedFiles(out).length >= 1) {
-          clearInterval(watch)
-          resolve()
-        }
-      }, 5)
-    })
+    const { child, exited, stderr } = await exportUntilCommitted(out, 1)
     child.kill("SIGINT")
     // (two signals sent back to back are one signal to the kernel)
     await new Promise((resolve) => setTimeout(resolve, 15))
     child.kill("SIGINT")
     expect(await exited).toBe(130)
-    expect(stderr).toMatch(/^chain-lake: stopped at once \(second signal\): every file committed so far is kept; run the same command again to resume$/m)
+    expect(stderr()).toMatch(/^chain-lake: stopped at once \(second signal\): every file committed so far is kept; run the same command again to resume$/m)
     const resumed = await runCli(args(devnet.indexerUrl, out))
     expect(resumed.code, resumed.stderr).toBe(0)
     await expectLakeMatchesChain(out, devnet, DATASETS)
@@ -122,22 +128,11 @@ describe("Ctrl-C", () => {
 
   it("an export stopped by SIGINT exits 130, says what it committed, writes an interrupted run report that matches the lake, and a rerun completes", async () => {
     const out = tmp()
-    const child = spawn(process.execPath, [BIN, ...args(devnet.indexerUrl, out)], { stdio: ["ignore", "pipe", "pipe"] })
-    let stderr = ""
-    child.stderr.on("data", (d) => (stderr += d))
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
-    await new Promise<void>((resolve) => {
-      const watch = setInterval(() => {
-        if (committedFiles(out).length >= 3) {
-          clearInterval(watch)
-          resolve()
-        }
-      }, 5)
-    })
+    const { child, exited, stderr } = await exportUntilCommitted(out, 3)
     child.kill("SIGINT")
     expect(await exited).toBe(130)
-    expect(stderr).toMatch(/^committed by this run before it was stopped: .*\+\d+ rows in \d+ files.* \(report in _runs\/.*-interrupted\.json\)$/m)
-    expect(stderr).toMatch(/^chain-lake: interrupted: every file committed so far is kept; run the same command again to resume$/m)
+    expect(stderr()).toMatch(/^committed by this run before it was stopped: .*\+\d+ rows in \d+ files.* \(report in _runs\/.*-interrupted\.json\)$/m)
+    expect(stderr()).toMatch(/^chain-lake: interrupted: every file committed so far is kept; run the same command again to resume$/m)
     const reports = readdirSync(join(out, "_runs")).filter((f) => f.endsWith("-interrupted.json"))
     expect(reports.length).toBe(1)
     const report = JSON.parse(readFileSync(join(out, "_runs", reports[0]), "utf8")) as { interrupted: boolean; committed: Array<{ dataset: string; rows: number; files: number }> }

@@ -31,6 +31,15 @@ afterAll(async () => {
   rmSync(dest, { recursive: true, force: true })
 })
 
+/** Publishes the lake as version `version` of "lake": the release folder and its manifest, read back. */
+const published = async (version: string) => {
+  const p = await runCli(["publish", "--data", data, "--to", dest, "--name", "lake", "--version", version])
+  expect(p.code, p.stderr).toBe(0)
+  const release = join(dest, "lake", version)
+  const manifestPath = join(release, "manifest.json")
+  return { release, manifestPath, manifest: JSON.parse(readFileSync(manifestPath, "utf8")) }
+}
+
 describe("publish and validate", () => {
   it("publishes committed files with manifest, datapackage and dataset card; validate passes; versions are immutable", async () => {
     const p = await runCli(["publish", "--data", data, "--to", dest, "--name", "lake", "--version", "1.0.0", "--license", "CC-BY-4.0"])
@@ -80,11 +89,7 @@ describe("publish and validate", () => {
   })
 
   it("validate refuses a manifest that lists a file or a dataset twice, a dataset total its files do not add up to, and a datapackage that points elsewhere", async () => {
-    const p = await runCli(["publish", "--data", data, "--to", dest, "--name", "lake", "--version", "twice"])
-    expect(p.code, p.stderr).toBe(0)
-    const release = join(dest, "lake", "twice")
-    const manifestPath = join(release, "manifest.json")
-    const manifest = JSON.parse(readFileSync(manifestPath, "utf8"))
+    const { release, manifestPath, manifest } = await published("twice")
     const [first, second] = manifest.datasets
     writeFileSync(
       manifestPath,
@@ -129,11 +134,7 @@ describe("publish and validate", () => {
   })
 
   it("a release manifest of the wrong shape is one line naming the field, exit 1, nothing read", async () => {
-    const p = await runCli(["publish", "--data", data, "--to", dest, "--name", "lake", "--version", "shape-check"])
-    expect(p.code, p.stderr).toBe(0)
-    const release = join(dest, "lake", "shape-check")
-    const manifestPath = join(release, "manifest.json")
-    const manifest = JSON.parse(readFileSync(manifestPath, "utf8"))
+    const { release, manifestPath, manifest } = await published("shape-check")
     for (const [broken, field] of [
       [{ ...manifest, datasets: [{ ...manifest.datasets[0], files: [{ ...manifest.datasets[0].files[0], bytes: "12" }] }] }, "datasets[0].files[0].bytes"],
       [{ ...manifest, datasets: [{ ...manifest.datasets[0], files: "all" }] }, "datasets[0].files"],

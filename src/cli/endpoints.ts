@@ -113,12 +113,8 @@ const parsedObject = (body: string): Record<string, unknown> | undefined => {
 }
 
 const isGatewayError = (body: string): boolean => {
-  try {
-    const j = JSON.parse(body) as { code?: unknown; message?: unknown }
-    return typeof j.code === "number" && typeof j.message === "string"
-  } catch {
-    return false
-  }
+  const j = parsedObject(body)
+  return typeof j?.code === "number" && typeof j.message === "string"
 }
 
 const PREFLIGHT_PATH: Record<Service, string> = { indexer: "/status", router: "/v2/tx/status" }

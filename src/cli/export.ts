@@ -20,7 +20,7 @@ import { endpointOrDevnet, headerOption, urlOption } from "./endpoints.js"
 import { UserError } from "./errors.js"
 import { parseMemorySize } from "../lake/writer.js"
 import { exportLayer } from "./layers.js"
-import { compactionLine, makeProgress, summaryTable } from "./progress.js"
+import { compactionLine, stderrProgress, summaryTable } from "./progress.js"
 import { checkOutputFolder } from "./outputFolder.js"
 import { makeFolder } from "../lake/files.js"
 
@@ -199,9 +199,10 @@ export const exportCommand = Command.make("export", options, (o) =>
     )
     if (o.follow) {
       // (checked by validate)
-      const poll = parseEvery(Option.getOrElse(o.poll, () => "2s"))!
+      const pollText = Option.getOrElse(o.poll, () => "2s")
+      const poll = parseEvery(pollText)!
       // the first round catches up (it may take hours): its plan and progress, as a plain export's; later rounds say one line each
-      const catchUp = makeProgress({ tty: false, log: (line) => process.stderr.write(line + "\n") })
+      const catchUp = stderrProgress(false)
       let caughtUp = false
       let saidWaiting = 0
       yield* followExport(
@@ -231,7 +232,7 @@ export const exportCommand = Command.make("export", options, (o) =>
             // first after 5 s (or 5 polls) without a new block, then once a minute
             if (Date.now() - saidWaiting < 60_000 || Date.now() - since.getTime() < Math.max(5_000, 5 * Duration.toMillis(poll))) return
             saidWaiting = Date.now()
-            console.error(`${new Date().toISOString()} at height ${tip}: no new blocks since ${since.toISOString()}, polling every ${Option.getOrElse(o.poll, () => "2s")}`)
+            console.error(`${new Date().toISOString()} at height ${tip}: no new blocks since ${since.toISOString()}, polling every ${pollText}`)
           },
           onRound: (r) => {
             caughtUp = true
@@ -251,8 +252,7 @@ export const exportCommand = Command.make("export", options, (o) =>
       if (Option.isSome(o.untilHeight)) yield* Console.error(`followed up to --until-height ${o.untilHeight.value} → ${o.out}`)
       return
     }
-    const tty = process.stderr.isTTY === true && process.env.CI === undefined
-    const progress = makeProgress({ tty, log: (line) => process.stderr.write(line + "\n") })
+    const progress = stderrProgress()
     const started = Date.now()
     const report: ExportReport = yield* runExport(DATASETS, {
       datasets: Option.getOrUndefined(o.datasets),

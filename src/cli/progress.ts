@@ -91,6 +91,10 @@ export const etaOf = (left: number, perSecond: number): string => {
   return s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s` : `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`
 }
 
+/** The progress a command shows on stderr: bars on a terminal (not under CI), log lines otherwise. */
+export const stderrProgress = (tty = process.stderr.isTTY === true && process.env.CI === undefined): ProgressRenderer =>
+  makeProgress({ tty, log: (line) => process.stderr.write(line + "\n") })
+
 const human = (bytes: number) => (bytes > 1e9 ? `${(bytes / 1e9).toFixed(2)} GB` : bytes > 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${(bytes / 1e3).toFixed(1)} kB`)
 
 /**

@@ -5,7 +5,7 @@ import { loadPipeline, pipelineEndpoints, runPipeline, schedulePipeline, type Pi
 import { UserError } from "./errors.js"
 import { headerOption } from "./endpoints.js"
 import { INTERRUPTED } from "./export.js"
-import { makeProgress } from "./progress.js"
+import { stderrProgress } from "./progress.js"
 
 const line = (r: PipelineRunReport) =>
   r.ok
@@ -53,7 +53,7 @@ export const runCommand = Command.make(
         return
       }
       // the export's plan and progress, as `export` shows them (a long run was silent until its last line)
-      const progress = makeProgress({ tty: process.stderr.isTTY === true && process.env.CI === undefined, log: (text) => process.stderr.write(text + "\n") })
+      const progress = stderrProgress()
       const report = yield* runPipeline(def, { ...options, observer: progress.observer }).pipe(
         Effect.ensuring(Effect.sync(() => progress.stop())),
         Effect.mapError((e) => new UserError({ message: e.message }))

@@ -199,7 +199,15 @@ export const sampleRoutes = (
       // the router's assets and chains with the run's first stored round
       const r = yield* sampleRound(plan, { concurrency: options.concurrency, withReference: results.length === 0 }).pipe(
         // one round of an outage in a long sampling run is skipped, said, and the next round tried (a blip ended a sampler meant to run for days)
-        Effect.catchTag("RouterUnavailableError", (e) => (options.rounds > 1 ? Effect.sync(() => ((skipped = e), options.onSkipped?.(e), undefined)) : Effect.fail(e)))
+        Effect.catchTag("RouterUnavailableError", (e) =>
+          options.rounds > 1
+            ? Effect.sync(() => {
+                skipped = e
+                options.onSkipped?.(e)
+                return undefined
+              })
+            : Effect.fail(e)
+        )
       )
       if (r === undefined) continue
       options.onRound?.(r)
