@@ -92,7 +92,7 @@ describe("token_transfers", () => {
     const expected = new Map<string, bigint>()
     let coins = 0
     for (const tx of await walk("/indexer/tx/v1/txs", "txs"))
-      for (const event of tx.events)
+      for (const event of tx.events ?? [])
         if (event.type === "transfer") {
           const amount = event.attributes.find((a: any) => a.key === "amount").value as string
           for (const coin of amount.split(",")) {

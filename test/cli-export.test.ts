@@ -37,12 +37,24 @@ describe("chain-lake export", () => {
     expect(r.stderr).toMatch(/blocks: 200 blocks to fetch \(heights 1\.\.200\), 0 already committed/)
   })
 
-  it("without --indexer-url exports the embedded devnet", async () => {
-    const out = tmp()
-    const r = await runCli(["export", "--out", out, "--devnet-blocks", "60", "--datasets", "blocks"])
+  it("without --indexer-url refuses in one line and writes nothing; --devnet exports the embedded devnet's simulated chain", async () => {
+    const out = join(tmp(), "lake")
+    const none = await runCli(["export", "--out", out, "--datasets", "blocks"], { env: { CHAIN_LAKE_INDEXER_URL: "" } })
+    expect(none.code).toBe(2)
+    expect(none.stderr.trim()).toBe("chain-lake: error: no --indexer-url: give the indexer's URL (or set CHAIN_LAKE_INDEXER_URL); --devnet uses the embedded devnet's simulated chain instead")
+    expect(existsSync(out)).toBe(false)
+    const seedAlone = await runCli(["export", "--out", out, "--devnet-blocks", "60"])
+    expect([seedAlone.code, seedAlone.stderr.trim()]).toEqual([2, "chain-lake: error: --devnet-blocks applies with --devnet only"])
+    const r = await runCli(["export", "--devnet", "--out", out, "--devnet-blocks", "60", "--datasets", "blocks"])
     expect(r.code, r.stderr).toBe(0)
-    expect(r.stderr).toMatch(/no --indexer-url: exporting the embedded devnet/)
+    expect(r.stderr).toMatch(/exporting the embedded devnet \(seed 1, 60 blocks\) at http:\/\/127\.0\.0\.1:\d+: simulated data/)
     expect(r.stdout).toMatch(/^blocks\s+60\s+/m)
+  })
+
+  it("CHAIN_LAKE_INDEXER_URL names the indexer when --indexer-url is not given", async () => {
+    const r = await runCli(["export", "--out", tmp(), "--datasets", "blocks", "--to-height", "30"], { env: { CHAIN_LAKE_INDEXER_URL: devnet.indexerUrl } })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/^blocks\s+30\s+/m)
   })
 
   it("--dry-run prints the plan and the Parquet schemas and writes, renames and deletes nothing", async () => {
@@ -85,7 +97,7 @@ describe("chain-lake export", () => {
   it("what a rerun cannot fix is not called resumable: a denom the indexer refuses (400), a record that breaks its schema", async () => {
     const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", tmp(), "--datasets", "holders", "--denoms", "nosuch"])
     expect(r.code).toBe(1)
-    expect(r.stderr.trim().split("\n").at(-1)).toMatch(/^chain-lake: error: indexer answered 400 .*nosuch.*\. Committed files are untouched; change what the indexer refused, then rerun\.$/)
+    expect(r.stderr.trim().split("\n").at(-1)).toMatch(/^chain-lake: error: holders: the source has no holders of nosuch \(failed to .*nosuch.*\)/)
     const bad = await startDevnet({ seed: 19, blocks: 40, faults: "malformed=1" })
     try {
       const m = await runCli(["export", "--indexer-url", bad.indexerUrl, "--out", tmp(), "--datasets", "blocks"])
@@ -121,8 +133,8 @@ describe("chain-lake export", () => {
     const file = join(tmp(), "afile")
     writeFileSync(file, "mine")
     const cases: Array<[ReadonlyArray<string>, string]> = [
-      [["export", "--out", file, "--datasets", "blocks"], `--out ${file} is a file, not a folder: give a folder (it is made if missing)`],
-      [["export", "--out", join(file, "lake"), "--datasets", "blocks"], `--out ${join(file, "lake")} cannot be made: ${file} is a file`],
+      [["export", "--indexer-url", `http://127.0.0.1:${closedPort}`, "--out", file, "--datasets", "blocks"], `--out ${file} is a file, not a folder: give a folder (it is made if missing)`],
+      [["export", "--indexer-url", `http://127.0.0.1:${closedPort}`, "--out", join(file, "lake"), "--datasets", "blocks"], `--out ${join(file, "lake")} cannot be made: ${file} is a file`],
       [["publish", "--data", tmp(), "--to", file, "--name", "x", "--version", "1"], `--to ${file} is a file, not a folder: give a folder (it is made if missing)`]
     ]
     for (const [args, message] of cases) {

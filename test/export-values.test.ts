@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { exportLayer } from "../src/cli/layers.js"
 import { DATASETS as REGISTRY } from "../src/datasets/index.js"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
+import { txJson } from "../src/devnet/render.js"
 import { runExport } from "../src/engine/export.js"
 import { DEFAULT_RETRY } from "../src/http/retry.js"
 import { expectDatasetMatches, expectedLake, scan, withDuckDB, type ExpectedDataset } from "./support/chain-model.js"
@@ -122,6 +123,10 @@ describe("export values", () => {
     expect(txs.some((r) => (r.message_types as ReadonlyArray<string>).length > 1)).toBe(true)
     expect(txs.some((r) => r.memo !== "")).toBe(true)
     expect(txs.some((r) => r.code !== 0)).toBe(true)
+    // txs whose events the indexer serves as null (failed in the ante handler), stored as []
+    const c0 = devnet.chain
+    const nullEvents = Array.from({ length: c0.tip }, (_, k) => k + 1).flatMap((h) => Array.from({ length: c0.blockTxCount(h) }, (_, i) => txJson(c0, h, i))).filter((t) => t.events === null)
+    expect(nullEvents.length).toBeGreaterThan(0)
     // balances beyond 2^53 (a Number() rounds them) and a second fee denom
     const holders = rows("holders")
     expect(holders.some((r) => BigInt(String(r.amount)) > BigInt(Number.MAX_SAFE_INTEGER))).toBe(true)

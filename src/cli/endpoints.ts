@@ -119,18 +119,37 @@ const isGatewayError = (body: string): boolean => {
 
 const PREFLIGHT_PATH: Record<Service, string> = { indexer: "/status", router: "/v2/tx/status" }
 
-/** The endpoint a flag names (checked, probed), or the embedded devnet's, started for this command. */
-export const endpointOrDevnet = (service: Service, value: Option.Option<string>, headers: ReadonlyArray<string>, purpose: string, devnet: { seed: number; blocks: number } = { seed: 1, blocks: 10 }) =>
+/** What a command that needs a service's URL says without one. */
+export const noUrl = (service: Service) =>
+  `no --${service}-url: give the ${service}'s URL (or set CHAIN_LAKE_${service.toUpperCase()}_URL); --devnet uses the embedded devnet's simulated chain instead`
+
+/** The service's URL from the environment (CHAIN_LAKE_INDEXER_URL / CHAIN_LAKE_ROUTER_URL); an empty value names nothing. */
+export const urlFromEnvironment = (service: Service): string | undefined => process.env[`CHAIN_LAKE_${service.toUpperCase()}_URL`] || undefined
+
+/**
+ * The endpoint a flag (or the environment) names, checked and probed; else the embedded devnet's,
+ * started for this command, where `devnet` allows it. Without it a command that writes data
+ * refuses: simulated data must never land in a real lake because a flag was forgotten.
+ */
+export const endpointOrDevnet = (
+  service: Service,
+  value: Option.Option<string>,
+  headers: ReadonlyArray<string>,
+  purpose: string,
+  devnet: { seed: number; blocks: number } | false = { seed: 1, blocks: 10 }
+) =>
   Effect.gen(function* () {
-    if (Option.isSome(value)) {
-      const endpoint = yield* serviceEndpoint(service, value.value, headers)
+    const url = Option.getOrUndefined(value) ?? urlFromEnvironment(service)
+    if (url !== undefined) {
+      const endpoint = yield* serviceEndpoint(service, url, headers)
       yield* preflight(service, endpoint, PREFLIGHT_PATH[service])
       return endpoint
     }
+    if (devnet === false) return yield* new UserError({ message: noUrl(service), exitCode: 2 })
     const started = yield* Effect.acquireRelease(Effect.promise(async () => (await import("../devnet/index.js")).startDevnet(devnet)), (d) => Effect.promise(() => d.stop()))
-    const url = service === "indexer" ? started.indexerUrl : started.routerUrl
-    yield* Console.error(`no --${service}-url: ${purpose} the embedded devnet ${service === "indexer" ? `(seed ${devnet.seed}, ${devnet.blocks} blocks) ` : ""}at ${url}`)
-    return plainEndpoint(url)
+    const devnetUrl = service === "indexer" ? started.indexerUrl : started.routerUrl
+    yield* Console.error(`${purpose} the embedded devnet ${service === "indexer" ? `(seed ${devnet.seed}, ${devnet.blocks} blocks) ` : ""}at ${devnetUrl}: simulated data`)
+    return plainEndpoint(devnetUrl)
   })
 
 /** A checked endpoint, probed (for commands where the URL is required). */

@@ -16,7 +16,7 @@ import { newWorkDir, pullManifests, remoteCommits, removeDir } from "../storage/
 import { newWriterId } from "../lake/lock.js"
 import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
 import type { ServiceEndpoint } from "../http/endpoint.js"
-import { endpointOrDevnet, headerOption, urlOption } from "./endpoints.js"
+import { endpointOrDevnet, headerOption, noUrl, urlFromEnvironment } from "./endpoints.js"
 import { UserError } from "./errors.js"
 import { parseMemorySize } from "../lake/writer.js"
 import { exportLayer } from "./layers.js"
@@ -32,7 +32,11 @@ const list = (name: string, description: string) =>
   )
 
 export const options = {
-  indexerUrl: urlOption("indexer"),
+  indexerUrl: Options.text("indexer-url").pipe(
+    Options.optional,
+    Options.withDescription("the indexer API's base URL (or CHAIN_LAKE_INDEXER_URL); user:pass@ in it is sent as basic auth")
+  ),
+  devnet: Options.boolean("devnet").pipe(Options.withDescription("export the embedded devnet's simulated chain instead of an indexer (started in-process)")),
   header: headerOption("indexer"),
   out: Options.text("out").pipe(Options.withDefault("data"), Options.withDescription("output folder (created if missing), or s3://bucket/prefix")),
   s3Endpoint: Options.text("s3-endpoint").pipe(Options.optional, Options.withDescription("S3-compatible endpoint URL for s3:// outputs (default: AWS)")),
@@ -56,8 +60,8 @@ export const options = {
     Options.withDescription("a record that breaks the schema: fail (nothing more is committed) or quarantine (kept in _quarantine/ and skipped)")
   ),
   dryRun: Options.boolean("dry-run").pipe(Options.withDescription("print the plan and the Parquet schemas; write nothing")),
-  devnetBlocks: Options.integer("devnet-blocks").pipe(Options.withDefault(1000), Options.withDescription("blocks of the embedded devnet (without --indexer-url)")),
-  devnetSeed: Options.integer("devnet-seed").pipe(Options.withDefault(1), Options.withDescription("seed of the embedded devnet (without --indexer-url)")),
+  devnetBlocks: Options.integer("devnet-blocks").pipe(Options.optional, Options.withDescription("with --devnet: its blocks (default 1000)")),
+  devnetSeed: Options.integer("devnet-seed").pipe(Options.optional, Options.withDescription("with --devnet: its seed (default 1)")),
   follow: Options.boolean("follow").pipe(Options.withDescription("after catching up, keep exporting new blocks until stopped (append-only datasets by default)")),
   poll: Options.text("poll").pipe(Options.optional, Options.withDescription("with --follow: how often to look for new blocks (500ms, 2s, 1m; default 2s)")),
   untilHeight: Options.integer("until-height").pipe(Options.optional, Options.withDescription("with --follow: stop once this height is exported")),
@@ -127,6 +131,10 @@ const validate = (o: {
   poll: Option.Option<string>
   untilHeight: Option.Option<number>
   compactAfter: number
+  devnet: boolean
+  indexerUrl: Option.Option<string>
+  devnetBlocks: Option.Option<number>
+  devnetSeed: Option.Option<number>
 }) =>
   Effect.gen(function* () {
     const bad = (message: string) => new UserError({ message, exitCode: 2 })
@@ -146,7 +154,11 @@ const validate = (o: {
     // flags of --follow without it were taken and did nothing
     if (!o.follow && Option.isSome(o.poll)) return yield* bad("--poll applies with --follow only")
     if (!o.follow && Option.isSome(o.untilHeight)) return yield* bad("--until-height applies with --follow only (--to-height bounds a plain export)")
+    if (!o.devnet && (Option.isSome(o.devnetBlocks) || Option.isSome(o.devnetSeed))) return yield* bad(`--devnet-${Option.isSome(o.devnetBlocks) ? "blocks" : "seed"} applies with --devnet only`)
+    if (o.devnet && Option.isSome(o.indexerUrl)) return yield* bad("--devnet and --indexer-url name two sources: give one")
     if (o.follow && Option.isSome(o.poll) && !parseEvery(o.poll.value)) return yield* bad(`--poll must look like 500ms, 2s or 1m, got "${o.poll.value}"`)
+    // the source last: the flags' own mistakes are named first
+    if (!o.devnet && Option.isNone(o.indexerUrl) && urlFromEnvironment("indexer") === undefined) return yield* bad(noUrl("indexer"))
   })
 
 /** The end of an s3:// run: its log entries read back (each must have been taken), and what went up. */
@@ -172,7 +184,8 @@ export const exportCommand = Command.make("export", options, (o) =>
     const remote = s3Out ? remoteCommits(s3Out, out, writer, s3Endpoint) : undefined
     const layerFor = (indexerUrl: ServiceEndpoint) =>
       exportLayer({ indexerUrl, out, limits: { concurrency: o.concurrency, rps: o.rps }, maxPageMb: o.maxPageMb, memoryLimitBytes: parseMemorySize(o.memoryLimit)!, filesElsewhere: remote !== undefined, ...(remote ? { afterCommit: remote.afterCommit, fetchCommitted: remote.fetchCommitted } : {}) })
-    const indexer = yield* endpointOrDevnet("indexer", o.indexerUrl, o.header, "exporting", { seed: o.devnetSeed, blocks: o.devnetBlocks })
+    const devnet = o.devnet && { seed: Option.getOrElse(o.devnetSeed, () => 1), blocks: Option.getOrElse(o.devnetBlocks, () => 1000) }
+    const indexer = yield* endpointOrDevnet("indexer", o.indexerUrl, o.header, "exporting", devnet)
     const startedAt = new Date().toISOString()
     // what this run committed, for the report of a run stopped by Ctrl-C (exit 130)
     const committedSoFar = new Map<string, { rows: number; files: number }>()

@@ -27,7 +27,8 @@ export const holders = defineSnapshot({
   name: "holders",
   description: "Token holders (rich list) per denom as of the rich list height.",
   watermark: "rich_list_height",
-  // any denom: an indexer that does not serve the rich list answers 404 for the route itself
+  // any denom: an indexer that does not serve the rich list answers 404 for the route itself, while
+  // the real one answers 400 for a denom it cannot map to an ERC-20 contract (EVM), which still says the route is served
   probe: richList("uinit"),
   // the default denoms are the committed blocks' fee denoms
   after: ["blocks"],
@@ -42,17 +43,21 @@ export const holders = defineSnapshot({
   sortKey: ["denom", "amount_decimal DESC", "account"],
   lists: (input, row) =>
     Effect.gen(function* () {
-      const denoms =
-        input.params.denoms && input.params.denoms.length > 0
-          ? input.params.denoms
-          : // distinct per batch of files (readCommitted), then across them
-            [...new Set((yield* input.readCommitted("blocks", `SELECT DISTINCT f.denom AS denom FROM (SELECT unnest(from_json(total_fee, '[{"denom":"VARCHAR","amount":"VARCHAR"}]')) AS f FROM committed)`)).map((r) => String(r.denom)))].sort()
+      const given = input.params.denoms ?? []
+      const named = given.length > 0
+      const denoms = named
+        ? given
+        : // distinct per batch of files (readCommitted), then across them
+          [...new Set((yield* input.readCommitted("blocks", `SELECT DISTINCT f.denom AS denom FROM (SELECT unnest(from_json(total_fee, '[{"denom":"VARCHAR","amount":"VARCHAR"}]')) AS f FROM committed)`)).map((r) => String(r.denom)))].sort()
       if (denoms.length === 0) return { skip: "no denoms", hint: "pass --denoms, or export blocks first (their total_fee denoms are the default)" }
       return denoms.map((denom) => ({
         label: `holders of ${denom}`,
         list: richList(denom),
         // largest holders first, as the rich list is read
         reverse: true,
+        // on EVM the indexer answers 400 for a denom it cannot map to an ERC-20 contract
+        // (rollytics api/handler/richlist/richlist.go): no rich list for it; an error only if the user named it
+        whenAbsent: named ? ("fail" as const) : ("empty" as const),
         validate,
         toRows: (holder: TokenHolder) => [row({ denom, holder })]
       }))

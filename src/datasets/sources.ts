@@ -32,7 +32,7 @@ export const txsSource: AppendSource<S.Tx> = {
   arrayKey: "txs",
   unit: "position",
   watermark: "height",
-  validate: compileValidator(Schema.Struct({ ...S.Tx.fields, tx: JsonObject, events: Schema.Array(Schema.Unknown) })),
+  validate: compileValidator(Schema.Struct({ ...S.Tx.fields, tx: JsonObject, events: Schema.NullOr(Schema.Array(Schema.Unknown)) })),
   heightOf: (t: S.Tx) => Number(t.height),
   identityOf: (t: S.Tx) => t.txhash,
 }

@@ -115,7 +115,7 @@ type TxEvent = { readonly type?: unknown; readonly attributes?: ReadonlyArray<At
  */
 const cosmosTransfers = (t: Tx): Array<TokenTransfer> => {
   const out: Array<TokenTransfer> = []
-  const events = t.events as ReadonlyArray<TxEvent>
+  const events = (t.events ?? []) as ReadonlyArray<TxEvent>
   // Stryker disable next-line EqualityOperator: one step past the end reads undefined, which is no transfer event
   for (let e = 0; e < events.length; e++) {
     const event = events[e]

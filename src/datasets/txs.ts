@@ -62,7 +62,7 @@ export const txs = defineAppend({
     col("raw_log", "VARCHAR", "raw log (the error text on failure)", (v) => v.t.raw_log),
     col("info", "VARCHAR", "info", (v) => v.t.info),
     col("tx", "JSON", "the tx: {body, auth_info, signatures}", (v) => JSON.stringify(v.t.tx)),
-    col("events", "JSON", "ABCI events [{type, attributes:[{key, value, index}]}]", (v) => JSON.stringify(v.t.events)),
+    col("events", "JSON", "ABCI events [{type, attributes:[{key, value, index}]}]; [] where the indexer has none (its null)", (v) => JSON.stringify(v.t.events ?? [])),
     col("logs", "JSON", "ABCI message logs (usually [])", (v) => JSON.stringify(v.t.logs))
   ],
   key: ["txhash"],

@@ -7,7 +7,6 @@
 import { Rng, permute48, sha256Hex, unpermute48, hash32 } from "./rng.js"
 import {
   ACCOUNT_COUNT,
-  DENOMS,
   INTERNAL_TX_LAG,
   RICH_LIST_LAG,
   makeUniverse,
@@ -82,6 +81,8 @@ export interface ChainOptions {
   readonly vm: Vm
   /** Mean txs per block (20% of blocks are empty). */
   readonly txsPerBlock?: number
+  /** the denom that pays most fees (default uinit) */
+  readonly feeDenom?: string
 }
 
 const GENESIS_MS = Date.UTC(2026, 0, 1)
@@ -143,7 +144,7 @@ export class Chain {
     this.seed = options.seed
     this.vm = options.vm
     this.txsPerBlock = options.txsPerBlock ?? 4
-    this.u = makeUniverse(options.seed, options.vm)
+    this.u = makeUniverse(options.seed, options.vm, options.feeDenom)
     this.liveTokens = this.u.collections.map(() => [])
     this.nextTokenNo = this.u.collections.map(() => 1)
     this.balances = this.u.genesisBalances.map((row) => [...row])
@@ -208,6 +209,14 @@ export class Chain {
 
   isEvmTx(p: TxPlan): boolean {
     return this.isEvm && EVM_KINDS.has(p.kind)
+  }
+
+  /**
+   * A failed bank send failed in the ante handler (a stale account sequence): its state, the fee
+   * included, is discarded and its result has no events, which the indexer stores as null.
+   */
+  failsInAnte(p: TxPlan): boolean {
+    return p.failed && p.kind === "bank_send"
   }
 
   /** Generates heights up to `height` (idempotent; a growing chain calls it as time passes). */
@@ -416,6 +425,7 @@ export class Chain {
         const p = this.plan(h, i)
         const seq = this.txEnd.data[h - 1] + i + 1
         const signer = this.signerOf(p, seq)
+        if (this.failsInAnte(p)) continue
         this.balances[p.feeDenom][signer] -= BigInt(p.feeAmount)
         if (p.failed) continue
         if (p.kind === "bank_send") {
@@ -442,7 +452,7 @@ export class Chain {
   }
 
   denomIndex(denom: string): number {
-    return DENOMS.findIndex((d) => d.denom.toLowerCase() === denom.toLowerCase())
+    return this.u.denoms.findIndex((d) => d.denom.toLowerCase() === denom.toLowerCase())
   }
 
   accountOf(index: number): Account {

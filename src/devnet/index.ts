@@ -35,6 +35,8 @@ export interface DevnetOptions {
   readonly transferTimeScale?: number
   /** the rich list on every VM, as the real indexer today (default), or on EVM only, as before February 2026 */
   readonly richList?: "all-vms" | "evm-only"
+  /** the denom that pays most fees, in place of uinit (an EVM rollup's own gas token): the rich list of uinit then answers 400 */
+  readonly feeDenom?: string
   /** a tracked tx is "not found" on /v2/tx/status this long after /v2/tx/track (default 500 ms), as on the real router */
   readonly trackIndexDelayMs?: number
 }
@@ -53,7 +55,7 @@ export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> 
   const seed = options.seed ?? 1
   const blocks = options.blocks ?? 500
   if (!Number.isInteger(blocks) || blocks < 1) throw new Error(`--blocks must be a positive integer, got ${blocks}`)
-  const chain = new Chain({ seed, blocks, vm: options.vm ?? "evm", txsPerBlock: options.txsPerBlock })
+  const chain = new Chain({ seed, blocks, vm: options.vm ?? "evm", txsPerBlock: options.txsPerBlock, feeDenom: options.feeDenom })
   const spec = typeof options.faults === "object" ? options.faults : parseFaults(options.faults)
   const started = Date.now()
   const blockTimeMs = options.blockTimeMs ?? 0

@@ -67,7 +67,8 @@ const schemas: Record<string, Schema> = {
     gas_used: decimal,
     tx: obj({ body: { type: "object" }, auth_info: { type: "object" }, signatures: arr(str) }),
     timestamp: { type: "string", format: "date-time" },
-    events: arr(ref("tx.Event"))
+    // a tx result without events is null (cometbft's JSON encoder writes a nil list so)
+    events: { ...arr(ref("tx.Event")), nullable: true }
   }),
   "tx.TxsResponse": obj({ txs: arr(ref("tx.Tx")), pagination: ref("common.PaginationResponse") }),
   "tx.TxResponse": obj({ tx: ref("tx.Tx") }),

@@ -6,7 +6,6 @@
 import type { Chain, NftToken, TxPlan } from "./chain.js"
 import { hexBytes, hexQty, rfc3339Nano, rfc3339Seconds } from "./encoding.js"
 import { Rng, sha256Hex } from "./rng.js"
-import { DENOMS } from "./universe.js"
 
 const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 const ZERO_BLOOM = "0x" + "0".repeat(512)
@@ -48,7 +47,7 @@ export const blockJson = (chain: Chain, height: number) => {
   const { gasUsed, gasWanted, fees: feeSums } = chain.blockSums(height)
   const fees = new Map<string, bigint>()
   feeSums.forEach((amount, i) => {
-    if (amount > 0) fees.set(DENOMS[i].denom, BigInt(amount))
+    if (amount > 0) fees.set(chain.u.denoms[i].denom, BigInt(amount))
   })
   const prev = height === 1 ? 0 : chain.headerTimeMs(height - 1) * 1e6 + chain.headerExtraNanos(height - 1)
   const now = chain.headerTimeMs(height) * 1e6 + chain.headerExtraNanos(height)
@@ -85,8 +84,8 @@ export const txJson = (chain: Chain, height: number, index: number) => {
   const signer = chain.accountOf(chain.signerOf(p, seq))
   const recipient = chain.accountOf(nft ? nft.to : p.recipient)
   const typeUrl = msgTypeOf(chain, p)
-  const denom = DENOMS[p.denom].denom
-  const feeDenom = DENOMS[p.feeDenom].denom
+  const denom = chain.u.denoms[p.denom].denom
+  const feeDenom = chain.u.denoms[p.feeDenom].denom
   const r = new Rng(chain.seed, "txbody", height, index)
   const messages: Array<Record<string, unknown>> = []
   for (let m = 0; m < p.msgCount; m++) messages.push(messageJson(chain, p, typeUrl, signer.bech32, recipient, denom, nft, r))
@@ -120,8 +119,10 @@ export const txJson = (chain: Chain, height: number, index: number) => {
       for (const log of receiptLogs(chain, p, 0, nft)) events.push({ type: "evm", attributes: [attr("log", JSON.stringify({ address: log.address, topics: log.topics, data: log.data })), attr("msg_index", "0")] })
     }
   }
-  const failure =
-    p.kind === "evm_call" && chain.isEvm
+  const sequence = Math.floor(seq / 7)
+  const failure = chain.failsInAnte(p)
+    ? { codespace: "sdk", code: 32, raw_log: `account sequence mismatch, expected ${sequence + 1}, got ${sequence}: incorrect account sequence` }
+    : p.kind === "evm_call" && chain.isEvm
       ? { codespace: "evm", code: 2, raw_log: "failed to execute message; message index: 0: execution reverted" }
       : { codespace: "sdk", code: 11, raw_log: `out of gas in location: WriteFlat; gasWanted: ${p.gasWanted}, gasUsed: ${p.gasUsed}: out of gas` }
   return {
@@ -154,7 +155,8 @@ export const txJson = (chain: Chain, height: number, index: number) => {
       signatures: [Buffer.from(sha256Hex(chain.seed, "sig", seq) + sha256Hex(chain.seed, "sig2", seq), "hex").toString("base64")]
     },
     timestamp: rfc3339Nano(chain.headerTimeMs(height), chain.headerExtraNanos(height)),
-    events
+    // cometbft's JSON encoder writes the nil events of a tx failed in the ante handler as null
+    events: chain.failsInAnte(p) ? null : events
   }
 }
 

@@ -78,6 +78,8 @@ export interface Universe {
   readonly vm: Vm
   readonly chainId: string
   readonly accounts: ReadonlyArray<Account>
+  /** DENOMS, the first renamed where the chain's fee denom is another (EVM rollups pay fees in their own token) */
+  readonly denoms: ReadonlyArray<DenomInfo>
   readonly proposers: ReadonlyArray<{ moniker: string; operator_address: string }>
   /** Generic EVM contracts called by evm_call txs. */
   readonly contracts: ReadonlyArray<string>
@@ -86,7 +88,8 @@ export interface Universe {
   readonly accountByHex: ReadonlyMap<string, Account>
 }
 
-export const makeUniverse = (seed: number, vm: Vm): Universe => {
+export const makeUniverse = (seed: number, vm: Vm, feeDenom?: string): Universe => {
+  const denoms = feeDenom === undefined ? DENOMS : [{ ...DENOMS[0], denom: feeDenom }, ...DENOMS.slice(1)]
   const accounts = Array.from({ length: ACCOUNT_COUNT }, (_, i) => makeAccount(seed, "acct", i))
   const proposers = [0, 1].map((i) => ({
     moniker: i === 0 ? "lake-operator" : "lake-operator-backup",
@@ -104,7 +107,7 @@ export const makeUniverse = (seed: number, vm: Vm): Universe => {
     tokenPrefix: index % 3 === 1 ? "token-" : "",
     uriBase: `https://nft.devnet.invalid/${index}/`
   }))
-  const genesisBalances = DENOMS.map((d, di) => {
+  const genesisBalances = denoms.map((d, di) => {
     const r = new Rng(seed, "genesis", di)
     return accounts.map((_, ai) => {
       if (ai > 0 && !r.chance(d.holderShare)) return 0n
@@ -118,6 +121,7 @@ export const makeUniverse = (seed: number, vm: Vm): Universe => {
     vm,
     chainId: vm === "evm" ? "lake-evm-1" : vm === "move" ? "lake-move-1" : "lake-wasm-1",
     accounts,
+    denoms,
     proposers,
     contracts,
     collections,

@@ -108,6 +108,13 @@ export interface SnapshotList {
    * Postgres' reltuples: stale, or -1), so it says nothing of completeness: the cursor walk does
    */
   readonly totalIsEstimate?: boolean
+  /**
+   * what to do when the source answers that this list does not exist (the rich list of a denom the
+   * chain cannot resolve): "empty" reads it as a list without rows, with a notice and the label
+   * kept in the snapshot's `absent`; "fail" (a list the user named) fails the run once the
+   * snapshot's other lists are committed. Unset: such an answer fails the run like any other.
+   */
+  readonly whenAbsent?: "empty" | "fail"
   /** the item check (compiled from the item's Effect Schema) */
   readonly validate: (item: unknown) => FieldIssue | undefined
   /** an item's rows in column order, without the snapshot_time the engine adds */

@@ -68,6 +68,11 @@ export interface SourceService {
   readonly blockTimes: (heights: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, string>, SourceFailure>
   /** whether `list` is served here: false only when its endpoint itself says it is not (a documented 404) */
   readonly served: (list: ListRef) => Effect.Effect<boolean, SourceFailure>
+  /**
+   * the source's own words when `failure` is its answer that the list asked for does not exist
+   * (a parameter it cannot resolve, such as a denom with no rich list), else undefined
+   */
+  readonly absent: (failure: SourceFailure) => string | undefined
   /** one page of `list`, fetched and parsed in one retried step (a body cut short is fetched again) */
   readonly page: (list: ListRef, request: PageRequest) => Effect.Effect<ListPage, SourceFailure>
   /** the error for a record of `list` that breaks its schema (record `index` of the page of `key`) */

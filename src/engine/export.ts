@@ -363,8 +363,10 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
           Effect.flatMap((outcome) => {
             // nothing to read (no denoms) for a dataset asked for by name: the run fails
             // (a snapshot with no height is one skipped before reading)
-            if (outcome.snapshotHeight === undefined && named.has(d.name))
+            if (outcome.snapshotHeight === undefined && named.has(d.name) && !outcome.missing)
               return Effect.fail(new ExportError({ message: `${d.name} cannot be exported: ${outcome.skipped}` }))
+            // lists the user named that the source does not have: what was read is committed, and the run fails
+            if (outcome.missing) return Effect.fail(new ExportError({ message: `${d.name}: ${outcome.missing.join("; ")}` }))
             if (outcome.rows > 0) observer.rows?.(d.name, outcome.rows)
             totals.get(d.name)!.rows += outcome.rows
             const { skipped, snapshotHeight, consistency } = outcome

@@ -10,7 +10,7 @@ import { integerRangeCheck } from "../lake/columns.js"
 import { snapshotFile } from "../lake/layout.js"
 import { ParquetSink, sqlString } from "../lake/ParquetSink.js"
 import { commitSnapshot, olderColumnsNotice, writePending } from "./commit.js"
-import type { SnapshotDataset, SnapshotInput } from "./Dataset.js"
+import type { SnapshotDataset, SnapshotInput, SnapshotList } from "./Dataset.js"
 import { restoreDeep, restoreRow } from "./pageDecode.js"
 import { walkPages } from "./pager.js"
 import type { WriteFailure } from "./shard.js"
@@ -26,6 +26,8 @@ export interface SnapshotOutcome {
   readonly consistency?: "exact" | "best-effort"
   /** the file committed, if any */
   readonly committed?: CommittedFile
+  /** lists the user named that the source said it does not have, each with the source's words: the run fails on them */
+  readonly missing?: ReadonlyArray<string>
 }
 
 const MAX_READS = 3
@@ -144,6 +146,18 @@ export const runSnapshot = (
       return { ...empty, skipped: `snapshot ${before} already committed`, snapshotHeight: before }
     }
     const writer = yield* Effect.acquireRelease(sink.openWriter(d.columns, d.sortKey), (w) => w.close())
+    // lists the source said it does not have, this read: label → its words
+    const absent = new Map<SnapshotList, string>()
+    /** `read`, or undefined where the source answers (before any row) that the list does not exist and the list allows it */
+    const whenAbsent = <A>(list: SnapshotList, rowsRead: () => number, read: Effect.Effect<A, SourceFailure, Source>) =>
+      list.whenAbsent === undefined
+        ? read
+        : read.pipe(
+            Effect.catchIf(
+              (e) => rowsRead() === 0 && source.absent(e) !== undefined,
+              (e) => Effect.sync(() => void absent.set(list, source.absent(e)!))
+            )
+          )
     const fits = integerRangeCheck(d.columns)
     let reads = 0
     let duplicates = 0
@@ -161,10 +175,11 @@ export const runSnapshot = (
       let shortOfTotal = false
       // rows whose state is from past the snapshot's height, which labels the file (a lagging /status, or a later read)
       let later = 0
+      absent.clear()
       const stateHeight = d.stateHeightColumn
       for (const list of lists) {
         let listRows = 0
-        const read = yield* readList(
+        const read = yield* whenAbsent(list, () => listRows, readList(
           list.list,
           list.validate,
           settings.pageSize,
@@ -185,7 +200,8 @@ export const runSnapshot = (
             }
           },
           list.totalIsEstimate ?? false
-        )
+        ))
+        if (read === undefined) continue
         if (!list.totalIsEstimate && read.total >= 0 && listRows !== read.total) shortOfTotal = true
       }
       /*
@@ -206,6 +222,11 @@ export const runSnapshot = (
         settings.notice(`${d.name}: ${what.filter((w) => w !== undefined).join(", ")} during the read; reading again`)
       }
     }
+    const missing = [...absent].filter(([l]) => l.whenAbsent === "fail").map(([l, why]) => `the source has no ${l.label} (${why})`)
+    const empties = [...absent].filter(([l]) => l.whenAbsent === "empty")
+    for (const [l, why] of empties) settings.notice(`${d.name}: the source has no ${l.label} (${why}); recorded as absent in the snapshot`)
+    const read = lists.filter((l) => absent.get(l) === undefined || l.whenAbsent === "empty")
+    if (read.length === 0) return { ...empty, skipped: "every list named is absent from the source", missing }
     // staged as part 0: the commit gives the part its number, under the dataset's lock
     const rel = snapshotFile(before, 0)
     const file = yield* writePending(writer, d.name, rel, { min: before, max: before }, undefined, d.key)
@@ -218,7 +239,8 @@ export const runSnapshot = (
       rows: file.rows,
       duplicates_dropped: duplicates,
       reads,
-      lists: lists.map((l) => l.label),
+      lists: read.map((l) => l.label),
+      ...(empties.length > 0 ? { absent: empties.map(([l]) => l.label) } : {}),
       ...(consistent ? {} : { note: "the data changed while it was read; duplicates were dropped by key, but rows may be missing or from a later height" })
     }
     // Stryker disable next-line OptionalChaining: every caller passes committed; it stays optional for the ones that do not watch
@@ -228,6 +250,14 @@ export const runSnapshot = (
       settings.notice(`${d.name}: ${commit.reason}; reading what is left of it again`)
       return yield* runSnapshot(d, before, input, settings)
     }
-    const outcome: SnapshotOutcome = { rows: file.rows, files: 1, bytes: file.bytes, snapshotHeight: before, consistency: snapshot.consistency, committed: file }
+    const outcome: SnapshotOutcome = {
+      rows: file.rows,
+      files: 1,
+      bytes: file.bytes,
+      snapshotHeight: before,
+      consistency: snapshot.consistency,
+      committed: file,
+      ...(missing.length > 0 ? { missing } : {})
+    }
     return outcome
   }).pipe(Effect.scoped)

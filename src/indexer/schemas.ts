@@ -95,7 +95,8 @@ export const Tx = Schema.Struct({
   /** {body, auth_info, signatures}; no top-level "@type" */
   tx: Schema.Struct({ body: JsonObject, auth_info: JsonObject, signatures: Schema.Array(Schema.String) }),
   timestamp: Rfc3339,
-  events: Schema.Array(Event)
+  /** null for a tx result without events: the indexer stores them with cometbft's JSON encoder, which writes a nil list so (rollytics indexer/collector/tx/collect.go) */
+  events: Schema.NullOr(Schema.Array(Event))
 })
 export type Tx = typeof Tx.Type
 export const TxsResponse = Schema.Struct({ txs: Schema.Array(Tx), pagination: Pagination })

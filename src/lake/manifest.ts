@@ -43,6 +43,8 @@ export const CommittedSnapshot = Schema.Struct({
   reads: Schema.Number,
   /** the lists read into this snapshot (e.g. one per denom); a later run may add lists */
   lists: Schema.Array(Schema.String),
+  /** those of `lists` the source said it does not have (read as empty), e.g. the rich list of a denom with no ERC-20 contract */
+  absent: Schema.optional(Schema.Array(Schema.String)),
   note: Schema.optional(Schema.String)
 })
 export type CommittedSnapshot = typeof CommittedSnapshot.Type
@@ -53,6 +55,7 @@ export const mergeSnapshot = (prior: CommittedSnapshot, later: CommittedSnapshot
   rows: prior.rows + later.rows,
   duplicates_dropped: prior.duplicates_dropped + later.duplicates_dropped,
   lists: [...prior.lists, ...later.lists],
+  ...(prior.absent || later.absent ? { absent: [...(prior.absent ?? []), ...(later.absent ?? [])] } : {}),
   consistency: prior.consistency === "exact" && later.consistency === "exact" ? "exact" : "best-effort"
 })
 

@@ -8,6 +8,7 @@ import { Effect, Layer } from "effect"
 import { Source, type ListPage, type ListRef, type SourceService } from "../engine/Source.js"
 import { readJson, restoreString } from "../engine/pageDecode.js"
 import { IndexerDecodeError, IndexerPagingError, IndexerTruncatedBody, type IndexerError } from "../indexer/errors.js"
+import { bodyExcerpt } from "../http/body.js"
 import { IndexerClient, type IndexerClientService } from "../indexer/IndexerClient.js"
 import { readListEnvelope } from "../indexer/envelope.js"
 import type { FieldIssue } from "../schema/decode.js"
@@ -52,6 +53,10 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
     )
   }
   const is404 = (e: IndexerError) => e._tag === "IndexerHttpError" && e.status === 404
+  // a handler that refuses its path parameter (the rich list of a denom it cannot map to an ERC-20
+  // contract answers 400 with the lookup's error: rollytics api/handler/richlist/richlist.go) is a
+  // route that is served: only 404 says a route is not
+  const refused = (e: IndexerError) => e._tag === "IndexerHttpError" && e.status === 400
 
   const times = new Map<number, string>()
   const remember = (height: number, time: string) => {
@@ -124,8 +129,14 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
       // Stryker disable next-line BooleanLiteral: either end of the list answers whether it is served
       page(list, { limit: 1, reverse: false }).pipe(
         Effect.as(true),
-        Effect.catchIf(is404, () => Effect.succeed(false))
+        Effect.catchIf(is404, () => Effect.succeed(false)),
+        Effect.catchIf(refused, () => Effect.succeed(true))
       ),
+    absent: (failure) => {
+      const e = failure as IndexerError
+      if (e._tag !== "IndexerHttpError" || !(refused(e) || is404(e))) return undefined
+      return bodyExcerpt(e.body) || `answered ${e.status}`
+    },
     page,
     blockTimes,
     invalidRecord: (list, key, index, issue) => new IndexerDecodeError({ endpoint: list.endpoint, key, path: recordPath(list.arrayKey, index, issue.path), message: issue.message }),

@@ -142,7 +142,8 @@ export const txRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow> =>
         raw_log: wire.raw_log,
         info: wire.info,
         tx: new JsonCell(wire.tx),
-        events: new JsonCell(wire.events),
+        // a tx without events (the wire's null) is stored as an empty list
+        events: new JsonCell(wire.events ?? []),
         logs: new JsonCell(wire.logs),
         height_bucket: bucketOf(h, bucketWidth)
       }
@@ -238,7 +239,8 @@ export const cosmosTokenTransferRows = (chain: Chain, bucketWidth: number): Arra
       const signer = chain.accountOf(chain.signerOf(plan, seq))
       const recipient = chain.accountOf(plan.recipient)
       // where the event sits among the tx's events is the renderer's choice
-      const eventIndex = txJson(chain, h, plan.index).events.findIndex((e) => e.type === "transfer")
+      // (a tx that succeeded has events)
+      const eventIndex = txJson(chain, h, plan.index).events!.findIndex((e) => e.type === "transfer")
       return [
         {
           height: String(h),
