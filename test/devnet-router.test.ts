@@ -41,7 +41,7 @@ const expectAminoValue = (typeUrl: string, text: string) => {
 }
 
 describe("route", () => {
-  it("decodes every route shape and covers all twelve operation kinds", async () => {
+  it("decodes every route shape and covers every known operation kind, cctp_transfer_v2 included", async () => {
     const S = ASSETS
     const pairs: Array<[A, A, Record<string, boolean>?]> = [
       [S.l1Init, S.l1Init],
@@ -51,6 +51,7 @@ describe("route", () => {
       [S.l2Init, S.osmoInit, { go_fast: false }],
       [S.nobleUsdc, S.l2Usdc],
       [S.nobleUsdc, S.arbUsdc],
+      [S.nobleUsdc, S.avaxUsdc],
       [S.ethWeth, S.l1Init],
       [S.baseLake, S.l2Init],
       [S.atom, S.ethAtom],
@@ -74,6 +75,14 @@ describe("route", () => {
       expect(decoded.operations.at(-1)!.amount_out).toBe(decoded.amount_out)
     }
     expect([...kinds].sort()).toEqual([...R.OPERATION_KINDS].sort())
+    expect(kinds.has("cctp_transfer_v2")).toBe(true)
+  })
+
+  it("a CCTP V2 route carries @skip-go/client's CCTPTransferV2 fields (Circle's domain, finality threshold, max fee)", async () => {
+    const r = decodeOrThrow(R.RouteResponse, (await route(routeReq(ASSETS.nobleUsdc, ASSETS.avaxUsdc, "5000000"))).json, "cctp v2")
+    expect(r.operations.map(R.operationKind)).toEqual(["cctp_transfer_v2"])
+    // Avalanche is Circle's domain 1; 1000 is V2's fast-transfer finality
+    expect(r.operations[0].cctp_transfer_v2).toMatchObject({ from_chain_id: "noble-1", to_chain_id: "43114", bridge_id: "CCTP_V2", destination_domain: 1, finality_threshold: 1000, max_fee: r.estimated_fees![0].amount })
   })
 
   it("the OPinit withdrawal: 7-day estimate with a notice; go_fast picks the fast bridge; is_op_withdraw forces OPinit", async () => {

@@ -201,7 +201,9 @@ const transferEvent = (kind: string, from: string, to: string, finished: boolean
         }
       }
     case "cctp_transfer":
-      return { cctp_transfer: { ...base, state: failed ? "CCTP_TRANSFER_UNKNOWN" : finished ? "CCTP_TRANSFER_RECEIVED" : "CCTP_TRANSFER_PENDING_CONFIRMATION", txs: { send_tx: send, receive_tx: recv } } }
+    case "cctp_transfer_v2":
+      // V2's status event has V1's shape (@skip-go/client 1.6.1 TransferEvent.cctpTransferV2: CCTPTransferInfo)
+      return { [kind]: { ...base, state: failed ? "CCTP_TRANSFER_UNKNOWN" : finished ? "CCTP_TRANSFER_RECEIVED" : "CCTP_TRANSFER_PENDING_CONFIRMATION", txs: { send_tx: send, receive_tx: recv } } }
     case "hyperlane_transfer":
       return { hyperlane_transfer: { ...base, state: failed ? "HYPERLANE_TRANSFER_FAILED" : finished ? "HYPERLANE_TRANSFER_RECEIVED" : "HYPERLANE_TRANSFER_SENT", txs: { send_tx: send, receive_tx: recv } } }
     case "stargate_transfer":

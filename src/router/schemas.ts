@@ -62,6 +62,8 @@ const OperationKinds = {
   swap: withOpen({ chain_id: Schema.String, denom_in: Schema.String, denom_out: Schema.String }),
   axelar_transfer: withOpen({ ...Hop }),
   cctp_transfer: withOpen({ ...Hop }),
+  // CCTP V2 (@skip-go/client 1.6.1 CCTPTransferV2): V1's hop plus its domain, finality threshold and max fee
+  cctp_transfer_v2: withOpen({ ...Hop, destination_domain: opt(Schema.Int), finality_threshold: opt(Schema.Int), max_fee: opt(OptionalBaseUnits) }),
   hyperlane_transfer: withOpen({ ...Hop }),
   op_init_transfer: withOpen({ ...Hop, op_init_bridge_id: Schema.String }),
   go_fast_transfer: withOpen({ ...Hop, fee: Open }),
