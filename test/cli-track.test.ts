@@ -174,10 +174,13 @@ describe("chain-lake track", () => {
     expect(last).toEqual({ state: "STATE_COMPLETED_SUCCESS", outcome: "success" })
   })
 
-  it("--timeout must be a duration: one line, exit 2", async () => {
+  it("--timeout must be a duration above 0: one line, exit 2", async () => {
     const t = await track(devnet.routerUrl, "AB".repeat(32), mkdtempSync(join(tmpdir(), "chain-lake-track-")), "--timeout", "5")
     expect(t.code).toBe(2)
     expect(t.stderr.trim()).toBe('chain-lake: error: --timeout must look like 500ms, 5s, 1m, got "5"')
+    const zero = await track(devnet.routerUrl, "AB".repeat(32), mkdtempSync(join(tmpdir(), "chain-lake-track-")), "--timeout", "0s")
+    expect(zero.code).toBe(2)
+    expect(zero.stderr.trim()).toBe('chain-lake: error: --timeout must be more than 0, got "0s"')
   })
 
   it("a status without a top-level transfer_sequence (deprecated in the API) is accepted: events NULL where the router sent none", async () => {

@@ -54,6 +54,7 @@ export const trackCommand = Command.make(
       }
       const notFoundFor = yield* duration("--not-found-for", o.notFoundFor, Duration.millis(NOT_FOUND_FOR_MS))
       const timeout = Option.isSome(o.timeout) ? Duration.toMillis(yield* duration("--timeout", o.timeout, Duration.zero)) : undefined
+      if (timeout === 0) return yield* new UserError({ message: `--timeout must be more than 0, got "${Option.getOrThrow(o.timeout)}"`, exitCode: 2 })
       const result = yield* trackTransfer({
         txHash: o.txHash,
         chainId: o.chainId,
