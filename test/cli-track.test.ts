@@ -30,8 +30,8 @@ afterAll(async () => {
 
 const FAST_POLL = ["--poll-slow", "100ms", "--poll-near", "50ms", "--poll-overdue", "20ms", "--near-window", "200ms"]
 
-const bridgeAndBroadcast = async (outcome: "success" | "error") => {
-  const chains = ["noble-1", "interwoven-1", "lake-evm-1"]
+type Outcome = "success" | "error" | "unknown"
+const bridgeAndBroadcast = async (outcome: Outcome, to: { chainId: string; denom: string } = ASSETS.l2Usdc, chains = ["noble-1", "interwoven-1", "lake-evm-1"]) => {
   const b = await runCli([
     "bridge",
     "--router-url",
@@ -39,7 +39,7 @@ const bridgeAndBroadcast = async (outcome: "success" | "error") => {
     "--from",
     `${ASSETS.nobleUsdc.chainId}:${ASSETS.nobleUsdc.denom}`,
     "--to",
-    `${ASSETS.l2Usdc.chainId}:${ASSETS.l2Usdc.denom}`,
+    `${to.chainId}:${to.denom}`,
     "--amount",
     "3000000",
     ...chains.flatMap((c) => ["--address", `${c}=${addressFor(c)}`])
@@ -48,8 +48,10 @@ const bridgeAndBroadcast = async (outcome: "success" | "error") => {
   const bridged = JSON.parse(b.stdout)
   // devnet only: a real router never broadcasts; the wallet would sign and submit txs[0]
   const sent = await postJson(devnet.routerUrl + "/devnet/broadcast", { chain_id: "noble-1", tx: bridged.txs[0], outcome })
-  return { txHash: sent.json.tx_hash as string, estimated: bridged.route.estimated_route_duration_seconds as number }
+  return { txHash: sent.json.tx_hash as string, estimated: bridged.route.estimated_route_duration_seconds as number, kinds: bridged.route.operation_kinds as Array<string> }
 }
+const track = (routerUrl: string, txHash: string, dir: string, ...flags: Array<string>) =>
+  runCli(["track", "--router-url", routerUrl, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", dir, ...FAST_POLL, ...flags])
 
 describe("chain-lake track", () => {
   it("polls a bridged tx through the router's first 'tx not found' answers to completion, recording each state change; a rerun resumes without registering", async () => {
@@ -120,6 +122,93 @@ describe("chain-lake track", () => {
     expect(t.stderr.trim()).toBe("chain-lake: error: the transfer ended in STATE_COMPLETED_ERROR: packet acknowledgement error")
     const [last] = await queryLake(`SELECT state, error_type FROM ${scan(out, "transfers")} WHERE tx_hash = '${txHash}' ORDER BY observed_at DESC LIMIT 1`)
     expect(last).toEqual({ state: "STATE_COMPLETED_ERROR", error_type: "STATUS_ERROR_TRANSFER" })
+  })
+
+  it("STATE_UNKNOWN is final, an error (the API's docs: treat as error): one line, exit 1, recorded with outcome 'error', never polled on", async () => {
+    const { txHash } = await bridgeAndBroadcast("unknown")
+    let polls = 0
+    let unknownSeen = 0
+    const counting = await startProxy(devnet.routerUrl, async (req, forward) => {
+      const res = await forward()
+      if (req.url.pathname === "/v2/tx/status" && res.status === 200) {
+        polls++
+        if (JSON.parse(res.body).state === "STATE_UNKNOWN") unknownSeen++
+      }
+      return res
+    })
+    const t = await track(counting.url, txHash, out, "--timeout", "20s").finally(() => counting.close())
+    expect(t.code).toBe(1)
+    expect(t.stderr.trim()).toBe("chain-lake: error: the transfer ended in STATE_UNKNOWN (the router lost track of it: an error, as its docs say): the transfer's state could not be determined")
+    // the first STATE_UNKNOWN ended the polling
+    expect(unknownSeen).toBe(1)
+    expect(polls).toBeGreaterThan(1)
+    const rows = await queryLake(`SELECT state, outcome, error_type FROM ${scan(out, "transfers")} WHERE tx_hash = '${txHash}' ORDER BY observed_at`)
+    expect(rows.at(-1)).toEqual({ state: "STATE_UNKNOWN", outcome: "error", error_type: "STATUS_ERROR_UNKNOWN" })
+    expect(rows.slice(0, -1).every((r) => r.outcome === null)).toBe(true)
+  })
+
+  it("--timeout: gives up with one line naming the tx still pending, exit 1, the changes seen kept; a rerun goes on", async () => {
+    const { txHash } = await bridgeAndBroadcast("success")
+    const dir = mkdtempSync(join(tmpdir(), "chain-lake-track-"))
+    // a router whose transfer never moves on from STATE_PENDING
+    const stuck = await startProxy(devnet.routerUrl, async (req, forward) => {
+      const res = await forward()
+      if (req.url.pathname !== "/v2/tx/status" || res.status !== 200) return res
+      const body = JSON.parse(res.body)
+      return json({ ...body, state: body.state === "STATE_SUBMITTED" ? body.state : "STATE_PENDING", transfers: [], transfer_asset_release: null })
+    })
+    const started = Date.now()
+    const t = await track(stuck.url, txHash, dir, "--timeout", "1500ms").finally(() => stuck.close())
+    expect(Date.now() - started).toBeLessThan(15_000)
+    expect(t.code).toBe(1)
+    const lines = t.stderr.trim().split("\n")
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toBe(`chain-lake: error: gave up after 1.5 s (--timeout): ${txHash} on noble-1 still STATE_PENDING; the state changes seen are kept, run the same command again to go on tracking`)
+    const rows = await queryLake(`SELECT state, outcome FROM ${scan(dir, "transfers")} ORDER BY observed_at`)
+    expect(rows.map((r) => r.state)).toEqual(["STATE_SUBMITTED", "STATE_PENDING"])
+    expect(rows.every((r) => r.outcome === null)).toBe(true)
+    // the rerun, against the router itself, resumes and completes
+    const again = await track(devnet.routerUrl, txHash, dir)
+    expect(again.code, again.stderr).toBe(0)
+    const [last] = await queryLake(`SELECT state, outcome FROM ${scan(dir, "transfers")} ORDER BY observed_at DESC LIMIT 1`)
+    expect(last).toEqual({ state: "STATE_COMPLETED_SUCCESS", outcome: "success" })
+  })
+
+  it("--timeout must be a duration above 0: one line, exit 2", async () => {
+    const t = await track(devnet.routerUrl, "AB".repeat(32), mkdtempSync(join(tmpdir(), "chain-lake-track-")), "--timeout", "5")
+    expect(t.code).toBe(2)
+    expect(t.stderr.trim()).toBe('chain-lake: error: --timeout must look like 500ms, 5s, 1m, got "5"')
+    const zero = await track(devnet.routerUrl, "AB".repeat(32), mkdtempSync(join(tmpdir(), "chain-lake-track-")), "--timeout", "0s")
+    expect(zero.code).toBe(2)
+    expect(zero.stderr.trim()).toBe('chain-lake: error: --timeout must be more than 0, got "0s"')
+  })
+
+  it("a status without a top-level transfer_sequence (deprecated in the API) is accepted: events NULL where the router sent none", async () => {
+    const { txHash } = await bridgeAndBroadcast("success")
+    const dir = mkdtempSync(join(tmpdir(), "chain-lake-track-"))
+    const terse = await startProxy(devnet.routerUrl, async (req, forward) => {
+      const res = await forward()
+      if (req.url.pathname !== "/v2/tx/status" || res.status !== 200) return res
+      const { transfer_sequence: _dropped, transfers, ...rest } = JSON.parse(res.body)
+      // completed transfers keep their per-transfer events; the others come with none at all
+      return json(rest.state === "STATE_COMPLETED_SUCCESS" ? { ...rest, transfers } : rest)
+    })
+    const t = await track(terse.url, txHash, dir).finally(() => terse.close())
+    expect(t.code, t.stderr).toBe(0)
+    const rows = await queryLake(`SELECT state, transfer_states, CAST(hops AS VARCHAR) hops FROM ${scan(dir, "transfers")} ORDER BY observed_at`)
+    expect(rows[0]).toEqual({ state: "STATE_SUBMITTED", transfer_states: null, hops: null })
+    expect(rows.at(-1)).toMatchObject({ state: "STATE_COMPLETED_SUCCESS", transfer_states: ["ibc_transfer:TRANSFER_SUCCESS", "ibc_transfer:TRANSFER_SUCCESS"] })
+  })
+
+  it("a CCTP V2 transfer: bridge lists cctp_transfer_v2, and its status events are recorded by kind", async () => {
+    const { txHash, kinds } = await bridgeAndBroadcast("success", ASSETS.avaxUsdc, ["noble-1", "43114"])
+    expect(kinds).toEqual(["cctp_transfer_v2"])
+    const dir = mkdtempSync(join(tmpdir(), "chain-lake-track-"))
+    const t = await track(devnet.routerUrl, txHash, dir)
+    expect(t.code, t.stderr).toBe(0)
+    const [final] = await queryLake(`SELECT transfer_states, CAST(hops AS VARCHAR) hops FROM ${scan(dir, "transfers")} WHERE state = 'STATE_COMPLETED_SUCCESS'`)
+    expect(final.transfer_states).toEqual(["cctp_transfer_v2:CCTP_TRANSFER_RECEIVED"])
+    expect(JSON.parse(final.hops)[0]).toMatchObject({ kind: "cctp_transfer_v2", from_chain_id: "noble-1", to_chain_id: "43114" })
   })
 
   it("polls like production wallets: 60 s far from the ETA, 5 s within 5 min, 1 s once overdue", () => {

@@ -41,7 +41,7 @@ const expectAminoValue = (typeUrl: string, text: string) => {
 }
 
 describe("route", () => {
-  it("decodes every route shape and covers all twelve operation kinds", async () => {
+  it("decodes every route shape and covers every known operation kind, cctp_transfer_v2 included", async () => {
     const S = ASSETS
     const pairs: Array<[A, A, Record<string, boolean>?]> = [
       [S.l1Init, S.l1Init],
@@ -51,6 +51,7 @@ describe("route", () => {
       [S.l2Init, S.osmoInit, { go_fast: false }],
       [S.nobleUsdc, S.l2Usdc],
       [S.nobleUsdc, S.arbUsdc],
+      [S.nobleUsdc, S.avaxUsdc],
       [S.ethWeth, S.l1Init],
       [S.baseLake, S.l2Init],
       [S.atom, S.ethAtom],
@@ -74,6 +75,14 @@ describe("route", () => {
       expect(decoded.operations.at(-1)!.amount_out).toBe(decoded.amount_out)
     }
     expect([...kinds].sort()).toEqual([...R.OPERATION_KINDS].sort())
+    expect(kinds.has("cctp_transfer_v2")).toBe(true)
+  })
+
+  it("a CCTP V2 route carries @skip-go/client's CCTPTransferV2 fields (Circle's domain, finality threshold, max fee)", async () => {
+    const r = decodeOrThrow(R.RouteResponse, (await route(routeReq(ASSETS.nobleUsdc, ASSETS.avaxUsdc, "5000000"))).json, "cctp v2")
+    expect(r.operations.map(R.operationKind)).toEqual(["cctp_transfer_v2"])
+    // Avalanche is Circle's domain 1; 1000 is V2's fast-transfer finality
+    expect(r.operations[0].cctp_transfer_v2).toMatchObject({ from_chain_id: "noble-1", to_chain_id: "43114", bridge_id: "CCTP_V2", destination_domain: 1, finality_threshold: 1000, max_fee: r.estimated_fees![0].amount })
   })
 
   it("the OPinit withdrawal: 7-day estimate with a notice; go_fast picks the fast bridge; is_op_withdraw forces OPinit", async () => {
@@ -240,8 +249,8 @@ describe("the bridging flow and its rules", () => {
       const status = decodeOrThrow(R.TxStatusResponse, JSON.parse(s.body), "status")
       if (states.at(-1) !== status.state) states.push(status.state)
       if (R.isFinalState(status.state)) {
-        expect(status.transfer_sequence.length).toBe(2)
-        expect(Object.keys(status.transfer_sequence[0])).toEqual(["ibc_transfer"])
+        expect(status.transfer_sequence!.length).toBe(2)
+        expect(Object.keys(status.transfer_sequence![0])).toEqual(["ibc_transfer"])
         expect(status.transfer_asset_release).toMatchObject({ chain_id: "lake-evm-1", released: true })
         break
       }
@@ -253,18 +262,23 @@ describe("the bridging flow and its rules", () => {
     expect(states.at(-1)).toBe("STATE_COMPLETED_SUCCESS")
   })
 
-  it("transfers can end in error or abandonment; track refuses unknown txs and chains", async () => {
+  it("transfers can end in error, abandonment or STATE_UNKNOWN; track refuses unknown txs and chains", async () => {
     const r = (await route(routeReq(ASSETS.l1Init, ASSETS.osmoInit, "1000"))).json
     const msgs = (await postJson(devnet.routerUrl + "/v2/fungible/msgs", msgsReq(r, r.required_chain_addresses.map(addressFor)))).json
-    for (const outcome of ["error", "abandoned"] as const) {
+    const ends = { error: "STATE_COMPLETED_ERROR", abandoned: "STATE_ABANDONED", unknown: "STATE_UNKNOWN" } as const
+    for (const outcome of ["error", "abandoned", "unknown"] as const) {
       const sent = (await postJson(devnet.routerUrl + "/devnet/broadcast", { chain_id: "interwoven-1", tx: msgs.txs[0], outcome })).json
       await postJson(devnet.routerUrl + "/v2/tx/track", { tx_hash: sent.tx_hash, chain_id: "interwoven-1" })
-      let state = ""
-      for (let i = 0; i < 100 && !R.isFinalState(state); i++) {
+      let last: Record<string, unknown> = { state: "" }
+      const states: Array<string> = []
+      for (let i = 0; i < 100 && states.at(-1) !== ends[outcome]; i++) {
         await new Promise((res) => setTimeout(res, 25))
-        state = JSON.parse((await getText(`${devnet.routerUrl}/v2/tx/status?tx_hash=${sent.tx_hash}&chain_id=interwoven-1`)).body).state
+        last = JSON.parse((await getText(`${devnet.routerUrl}/v2/tx/status?tx_hash=${sent.tx_hash}&chain_id=interwoven-1`)).body)
+        if (typeof last.state === "string" && states.at(-1) !== last.state) states.push(last.state)
       }
-      expect(state).toBe(outcome === "error" ? "STATE_COMPLETED_ERROR" : "STATE_ABANDONED")
+      expect(states.at(-1)).toBe(ends[outcome])
+      // the API's error-code docs: STATE_UNKNOWN is an error; nothing was released
+      if (outcome === "unknown") expect(last).toMatchObject({ error: { type: "STATUS_ERROR_UNKNOWN" }, transfer_asset_release: null })
     }
     const unknown = await postJson(devnet.routerUrl + "/v2/tx/track", { tx_hash: "AB".repeat(32), chain_id: "interwoven-1" })
     expect([unknown.status, unknown.json.message]).toEqual([400, "tx is invalid on chain"])

@@ -18,7 +18,10 @@ import { DEFAULT_RETRY } from "../src/http/retry.js"
 import { layerHttpTransport } from "../src/http/transport.js"
 import { layerRouterClient } from "../src/router/RouterClient.js"
 import { loadPlan, sampleRoutes } from "../src/sampling/sampler.js"
+import { ASSETS } from "../src/devnet/router-graph.js"
 import { runCli, startCli } from "./support/cli.js"
+import { postJson } from "./support/http.js"
+import { addressFor } from "./support/router.js"
 import { json, startProxy } from "./support/hostile.js"
 import { queryLake, scan } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
@@ -90,6 +93,88 @@ describe("route sampling", () => {
     expect(impacts).toEqual([...impacts].sort((a, b) => a - b))
     expect(impacts[3]).toBeGreaterThan(impacts[0])
     expect(ladder.rows.every((r) => Number(r[2]) === 1)).toBe(true)
+  })
+
+  it("a router without /v2/fungible/assets and /v2/info/chains: the quotes are sampled, both metadata datasets reported not served, nothing written for them", async () => {
+    const documentedOnly = await startDevnet({ seed: 37, blocks: 10, routerMetadata: false })
+    const out = tmp()
+    try {
+      expect((await fetch(`${documentedOnly.routerUrl}/v2/fungible/assets`)).status).toBe(404)
+      const [round] = await sample(documentedOnly.routerUrl, out)
+      expect(round.ok).toBeGreaterThan(0)
+      expect(round.reference).toEqual({
+        notServed: [
+          { dataset: "router_assets", endpoint: "/v2/fungible/assets", status: 404 },
+          { dataset: "router_chains", endpoint: "/v2/info/chains", status: 404 }
+        ]
+      })
+      const [n] = await queryLake(`SELECT count(*) n FROM ${scan(out, "route_quotes")}`)
+      expect(Number(n.n)).toBe(round.quotes)
+      expect(readdirSync(out).filter((f) => f.startsWith("router_"))).toEqual([])
+    } finally {
+      await documentedOnly.stop()
+    }
+    // one of the two missing (a proxy's plain-text 404): the other is written
+    const half = await startProxy(devnet.routerUrl, (r, forward) => (r.url.pathname === "/v2/fungible/assets" ? { status: 404, headers: { "content-type": "text/html" }, body: "<h1>Not Found</h1>" } : forward()))
+    const halfOut = tmp()
+    try {
+      const [round] = await sample(half.url, halfOut)
+      expect(round.reference).toMatchObject({ notServed: [{ dataset: "router_assets", status: 404 }] })
+      const [chains] = await queryLake(`SELECT count(*) n FROM ${scan(halfOut, "router_chains")}`)
+      expect(Number(chains.n)).toBe(round.reference!.chains)
+      expect(Number(chains.n)).toBeGreaterThan(0)
+    } finally {
+      await half.close()
+    }
+  })
+
+  it("the CLI against `chain-lake devnet --no-router-metadata`: a notice and exit 0; router_assets named with --datasets fails with one line, the quotes kept; track completes", async () => {
+    const { child, stdout } = await startCli(["devnet", "--seed", "5", "--blocks", "10", "--no-router-metadata"], /router_url=\S+\n/)
+    const routerUrl = /router_url=(\S+)/.exec(stdout())![1]
+    try {
+      expect((await fetch(`${routerUrl}/v2/info/chains`)).status).toBe(404)
+      const out = tmp()
+      const r = await runCli(["sample-routes", "--router-url", routerUrl, "--out", out])
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stderr.split("\n").filter((l) => l.startsWith("notice:"))).toEqual([
+        "notice: the router does not serve /v2/fungible/assets (404) nor /v2/info/chains (404): router_assets and router_chains skipped (not served); the route quotes are sampled"
+      ])
+      expect(r.stdout).toMatch(/^round \S+: \d+ quotes, [1-9]\d* routes/m)
+      const named = await runCli(["sample-routes", "--router-url", routerUrl, "--out", out, "--datasets", "route_quotes,router_assets"])
+      expect(named.code).toBe(1)
+      expect(named.stderr.trim().split("\n").filter((l) => l.startsWith("chain-lake: error:"))).toHaveLength(1)
+      expect(named.stderr.trim().split("\n").at(-1)).toBe("chain-lake: error: router_assets was asked for, but the router does not serve /v2/fungible/assets (404); the round's quotes are committed")
+      const [rounds] = await queryLake(`SELECT count(DISTINCT round_id) n FROM ${scan(out, "route_quotes")}`)
+      expect(Number(rounds.n)).toBe(2)
+      // the documented flow still runs end to end: bridge, broadcast (devnet only), track
+      const chains = ["noble-1", "interwoven-1", "lake-evm-1"]
+      const b = await runCli(["bridge", "--router-url", routerUrl, "--from", "noble-1:uusdc", "--to", `lake-evm-1:${ASSETS.l2Usdc.denom}`, "--amount", "3000000", ...chains.flatMap((c) => ["--address", `${c}=${addressFor(c)}`])])
+      expect(b.code, b.stderr).toBe(0)
+      const sent = await postJson(routerUrl + "/devnet/broadcast", { chain_id: "noble-1", tx: JSON.parse(b.stdout).txs[0], outcome: "success" })
+      const t = await runCli(["track", "--router-url", routerUrl, "--tx-hash", sent.json.tx_hash, "--chain-id", "noble-1", "--out", out, "--poll-near", "50ms", "--poll-overdue", "20ms"])
+      expect(t.code, t.stderr).toBe(0)
+    } finally {
+      child.kill("SIGINT")
+    }
+  })
+
+  it("--datasets: route_quotes alone reads no metadata; an unknown name is a usage error", async () => {
+    const asked: Array<string> = []
+    const counting = await startProxy(devnet.routerUrl, (r, forward) => {
+      asked.push(r.url.pathname)
+      return forward()
+    })
+    try {
+      const r = await runCli(["sample-routes", "--router-url", counting.url, "--out", tmp(), "--datasets", "route_quotes"])
+      expect(r.code, r.stderr).toBe(0)
+      expect(asked.filter((p) => p === "/v2/fungible/assets" || p === "/v2/info/chains")).toEqual([])
+      expect(asked).toContain("/v2/fungible/route")
+    } finally {
+      await counting.close()
+    }
+    const bad = await runCli(["sample-routes", "--router-url", devnet.routerUrl, "--out", tmp(), "--datasets", "route_quotes,assets"])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr.trim()).toBe('chain-lake: error: --datasets takes route_quotes, router_assets, router_chains, got "route_quotes,assets"')
   })
 
   it("a round the router answered not at all (every ask 503) is an outage: the run fails, and nothing of it is stored as quotes", async () => {

@@ -214,6 +214,7 @@ describe("transfers rows", () => {
       chain_id: "noble-1",
       observed_at: "2026-11-23T10:00:12.500Z",
       state: "STATE_COMPLETED_ERROR",
+      outcome: "error",
       transfer_states: '["ibc_transfer:TRANSFER_SUCCESS","op_init_transfer:OPINIT_TRANSFER_FAILED","unknown:?"]',
       hops: JSON.stringify([
         {

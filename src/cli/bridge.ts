@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises"
 import { Console, Effect, Either, Option } from "effect"
 import { describeRouterError, type RouterError } from "../router/errors.js"
 import { RouterClient } from "../router/RouterClient.js"
-import { SignedOpHook } from "../router/schemas.js"
+import { operationKind, SignedOpHook } from "../router/schemas.js"
 import { decodeWithPath } from "../schema/decode.js"
 import { UserError } from "./errors.js"
 import { endpointOrDevnet, headerOption, urlOption } from "./endpoints.js"
@@ -91,6 +91,7 @@ export const bridgeCommand = Command.make(
                 amount_in: route.amount_in,
                 amount_out: route.amount_out,
                 chain_ids: route.chain_ids,
+                operation_kinds: route.operations.map(operationKind),
                 estimated_route_duration_seconds: route.estimated_route_duration_seconds,
                 warning: route.warning ?? null,
                 extra_warnings: route.extra_warnings ?? []
@@ -113,7 +114,7 @@ export const bridgeCommand = Command.make(
                 message:
                   e._tag === "NoRouteError"
                     ? // "no routes found" alone did not say for what
-                      `${describeRouterError(e)} from ${o.from} to ${o.to} for ${o.amount}: try another amount or pair (chain-lake query "FROM router_assets" lists the router's assets once sample-routes has run)`
+                      `${describeRouterError(e)} from ${o.from} to ${o.to} for ${o.amount}: try another amount or pair (chain-lake query "FROM router_assets" lists the router's assets once sample-routes has read them from a router that serves them)`
                     : `${describeRouterError(e)}${e._tag === "RouterFlowError" && e.rule === "address_list" ? ": give each with --address CHAIN=ADDR" : ""}`
               })
             )

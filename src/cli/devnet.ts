@@ -25,7 +25,10 @@ const options = {
   ),
   latencyMs: Options.integer("latency-ms").pipe(Options.withDefault(0), Options.withDescription("milliseconds from each request to its response (the server's own work counts within it)")),
   vm: Options.choice("vm", ["evm", "move", "wasm"]).pipe(Options.withDefault("evm" as const), Options.withDescription("the rollup's VM: EVM routes exist on evm only; the rich list is served on every VM (bech32 accounts off evm)")),
-  txsPerBlock: Options.integer("txs-per-block").pipe(Options.withDefault(4), Options.withDescription("mean txs per block (20% of blocks are empty)"))
+  txsPerBlock: Options.integer("txs-per-block").pipe(Options.withDefault(4), Options.withDescription("mean txs per block (20% of blocks are empty)")),
+  noRouterMetadata: Options.boolean("no-router-metadata").pipe(
+    Options.withDescription("a router with only the documented route, msgs, track and status: /v2/fungible/assets and /v2/info/chains answer 404")
+  )
 }
 
 export const devnetCommand = Command.make("devnet", options, (o) =>
@@ -47,7 +50,8 @@ export const devnetCommand = Command.make("devnet", options, (o) =>
             faults: o.faults,
             latencyMs: o.latencyMs,
             vm: o.vm as Vm,
-            txsPerBlock: o.txsPerBlock
+            txsPerBlock: o.txsPerBlock,
+            routerMetadata: !o.noRouterMetadata
           }),
         catch: (e) =>
           new UserError({
@@ -65,7 +69,7 @@ export const devnetCommand = Command.make("devnet", options, (o) =>
     yield* Console.log(`indexer_url=${devnet.indexerUrl}`)
     yield* Console.log(`router_url=${devnet.routerUrl}`)
     yield* Console.error(
-      `devnet: seed ${o.seed}, ${devnet.chain.tip} blocks, ${devnet.chain.txTotal()} txs, vm ${o.vm}, faults ${o.faults}${o.blockTime > 0 ? `, a block every ${o.blockTime} ms` : ""}; Ctrl-C stops it`
+      `devnet: seed ${o.seed}, ${devnet.chain.tip} blocks, ${devnet.chain.txTotal()} txs, vm ${o.vm}, faults ${o.faults}${o.noRouterMetadata ? ", router without metadata endpoints" : ""}${o.blockTime > 0 ? `, a block every ${o.blockTime} ms` : ""}; Ctrl-C stops it`
     )
     return yield* Effect.never
   }).pipe(Effect.scoped)

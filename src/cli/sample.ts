@@ -6,13 +6,32 @@ import { Console, Effect, Layer, Option } from "effect"
 import { DEFAULTS } from "../defaults.js"
 import { layerLakeWriter } from "../lake/writer.js"
 import { describeRouterError } from "../router/errors.js"
-import { loadPlan, parseEvery, sampleRoutes } from "../sampling/sampler.js"
+import { loadPlan, METADATA_IF_SERVED, parseEvery, sampleRoutes, type MetadataWanted, type NotServed } from "../sampling/sampler.js"
 import { UserError } from "./errors.js"
 import { endpointOrDevnet, headerOption, urlOption } from "./endpoints.js"
 import { routerLayer } from "./routerLayer.js"
 import { checkOutputFolder } from "./outputFolder.js"
 
 export const DEFAULT_PLAN = fileURLToPath(new URL("../../pipelines/route-quotes.json", import.meta.url))
+
+const SAMPLED = ["route_quotes", "router_assets", "router_chains"] as const
+
+/**
+ * --datasets as what the run wants of the metadata datasets: unset, both where served; given, the
+ * named ones are required and the others not read (route_quotes is always sampled).
+ */
+const metadataWanted = (names: Option.Option<string>): MetadataWanted | string => {
+  if (Option.isNone(names)) return METADATA_IF_SERVED
+  const list = names.value.split(",").map((n) => n.trim()).filter(Boolean)
+  const unknown = list.filter((n) => !(SAMPLED as ReadonlyArray<string>).includes(n))
+  if (list.length === 0 || unknown.length > 0) return `--datasets takes ${SAMPLED.join(", ")}, got "${names.value}"`
+  const want = (d: string) => (list.includes(d) ? "required" : "skip")
+  return { router_assets: want("router_assets"), router_chains: want("router_chains") }
+}
+
+/** The one notice line of metadata datasets skipped because the router does not serve their endpoints. */
+const notServedNotice = (skipped: ReadonlyArray<NotServed>) =>
+  `notice: the router does not serve ${skipped.map((s) => `${s.endpoint} (${s.status})`).join(" nor ")}: ${skipped.map((s) => s.dataset).join(" and ")} skipped (not served); the route quotes are sampled`
 
 export const sampleCommand = Command.make(
   "sample-routes",
@@ -24,7 +43,13 @@ export const sampleCommand = Command.make(
     every: Options.text("every").pipe(Options.optional, Options.withDescription("sample again this often: 30s, 5m, 1h (default: once)")),
     count: Options.integer("count").pipe(Options.optional, Options.withDescription("rounds to run (default 1, or until stopped with --every)")),
     concurrency: Options.integer("concurrency").pipe(Options.withDefault(DEFAULTS.concurrency), Options.withDescription("quote requests in flight at once")),
-    rps: Options.integer("rps").pipe(Options.withDefault(50), Options.withDescription("quote requests per second at most; 0 = no limit"))
+    rps: Options.integer("rps").pipe(Options.withDefault(50), Options.withDescription("quote requests per second at most; 0 = no limit")),
+    datasets: Options.text("datasets").pipe(
+      Options.optional,
+      Options.withDescription(
+        "route_quotes, router_assets, router_chains: a named metadata dataset the router does not serve fails the run, one not named is not read (default: route_quotes, and the metadata where the router serves it)"
+      )
+    )
   },
   (o) =>
     Effect.gen(function* () {
@@ -33,6 +58,8 @@ export const sampleCommand = Command.make(
       if (Option.isSome(o.every) && every === undefined) return yield* bad(`--every must look like 30s, 5m or 1h, got "${Option.getOrThrow(o.every)}"`)
       const rounds = Option.getOrElse(o.count, () => (every ? Infinity : 1))
       if (rounds < 1) return yield* bad(`--count must be at least 1, got ${rounds}`)
+      const metadata = metadataWanted(o.datasets)
+      if (typeof metadata === "string") return yield* bad(metadata)
       yield* checkOutputFolder("--out", o.out)
       const plan = yield* loadPlan(o.plan).pipe(Effect.mapError((e) => bad(e.message)))
       const router = yield* endpointOrDevnet("router", o.routerUrl, o.header, "sampling")
@@ -47,7 +74,11 @@ export const sampleCommand = Command.make(
         rounds,
         every,
         concurrency: o.concurrency,
-        onRound: (r) => console.log(`round ${r.roundId}: ${r.quotes} quotes, ${r.ok} routes, ${r.failed} failed → ${resolve(o.out)}/route_quotes/${r.file}`),
+        metadata,
+        onRound: (r) => {
+          if (r.reference?.notServed.length) console.error(notServedNotice(r.reference.notServed))
+          console.log(`round ${r.roundId}: ${r.quotes} quotes, ${r.ok} routes, ${r.failed} failed → ${resolve(o.out)}/route_quotes/${r.file}`)
+        },
         onSkipped: (e) => console.error(`${new Date().toISOString()} round skipped: ${e.message}`)
       }).pipe(
         Effect.provide(layer),

@@ -5,6 +5,7 @@ import { Console, Duration, Effect, Layer, Option } from "effect"
 import { layerLakeWriter } from "../lake/writer.js"
 import { describeRouterError, type RouterError } from "../router/errors.js"
 import { parseEvery } from "../sampling/sampler.js"
+import { transferEventsOf } from "../router/schemas.js"
 import { NOT_FOUND_FOR_MS, trackTransfer, WALLET_POLLING } from "../sampling/tracker.js"
 import { UserError } from "./errors.js"
 import { headerOption, probedEndpoint } from "./endpoints.js"
@@ -35,6 +36,10 @@ export const trackCommand = Command.make(
     notFoundFor: Options.text("not-found-for").pipe(
       Options.optional,
       Options.withDescription('how long status may answer "tx not found" (the router indexes a registered tx within seconds) before tracking gives up (default 2m)')
+    ),
+    timeout: Options.text("timeout").pipe(
+      Options.optional,
+      Options.withDescription("how long this run polls before giving up, exit 1, the changes seen kept (default: the estimate plus 30m, or 30m without one)")
     )
   },
   (o) =>
@@ -48,14 +53,17 @@ export const trackCommand = Command.make(
         nearWindow: yield* duration("--near-window", o.nearWindow, WALLET_POLLING.nearWindow)
       }
       const notFoundFor = yield* duration("--not-found-for", o.notFoundFor, Duration.millis(NOT_FOUND_FOR_MS))
+      const timeout = Option.isSome(o.timeout) ? Duration.toMillis(yield* duration("--timeout", o.timeout, Duration.zero)) : undefined
+      if (timeout === 0) return yield* new UserError({ message: `--timeout must be more than 0, got "${Option.getOrThrow(o.timeout)}"`, exitCode: 2 })
       const result = yield* trackTransfer({
         txHash: o.txHash,
         chainId: o.chainId,
         estimatedSeconds: Option.getOrUndefined(o.estimatedSeconds),
         schedule,
         notFoundForMs: Duration.toMillis(notFoundFor),
+        timeoutMs: timeout,
         onChange: (s, elapsed, resumed) => {
-          const legs = (s.transfers?.[0]?.transfer_sequence ?? s.transfer_sequence).map((e) => {
+          const legs = (transferEventsOf(s) ?? []).map((e) => {
             const kind = Object.keys(e)[0]
             return `${kind} ${(e[kind] as { state?: string })?.state ?? "?"}`
           })
@@ -66,7 +74,9 @@ export const trackCommand = Command.make(
         Effect.mapError((e) => new UserError({ message: "_tag" in e && String(e._tag).startsWith("Router") || e._tag === "NoRouteError" ? describeRouterError(e as RouterError) : (e as { message: string }).message }))
       )
       if (result.status.state !== "STATE_COMPLETED_SUCCESS")
-        return yield* new UserError({ message: `the transfer ended in ${result.status.state}${result.status.error ? `: ${result.status.error.message}` : ""}` })
+        return yield* new UserError({
+          message: `the transfer ended in ${result.status.state}${result.status.state === "STATE_UNKNOWN" ? " (the router lost track of it: an error, as its docs say)" : ""}${result.status.error ? `: ${result.status.error.message}` : ""}`
+        })
       yield* Console.log(`completed; state changes recorded in ${resolve(o.out)}/transfers/`)
     }).pipe(Effect.onInterrupt(() => Console.error("chain-lake: interrupted: the state changes seen so far are kept; run the same command again to go on tracking (the tx is not registered twice)")))
 ).pipe(Command.withDescription("Register a tx with the router once and poll it to completion, recording each state change"))

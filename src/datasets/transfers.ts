@@ -6,7 +6,7 @@
 import { columnsOf, defineSample } from "../engine/Dataset.js"
 import { redact } from "../http/endpoint.js"
 import { date } from "../lake/layout.js"
-import type { TxStatusResponse } from "../router/schemas.js"
+import { outcomeOf, transferEventsOf, type TxStatusResponse } from "../router/schemas.js"
 
 /** One observed state of a tracked tx. */
 export interface TransferObservation {
@@ -15,8 +15,9 @@ export interface TransferObservation {
   readonly status: TxStatusResponse
 }
 
-const transferStates = (s: TxStatusResponse): Array<string> =>
-  (s.transfers?.[0]?.transfer_sequence ?? s.transfer_sequence).map((e) => {
+/** NULL when the router sent no transfer events at all (`transfer_sequence` is deprecated and may be absent). */
+const transferStates = (s: TxStatusResponse): Array<string> | undefined =>
+  transferEventsOf(s)?.map((e) => {
     const kind = Object.keys(e)[0] ?? "unknown"
     const inner = e[kind] as { state?: string } | undefined
     return `${kind}:${inner?.state ?? "?"}`
@@ -28,7 +29,7 @@ const transferStates = (s: TxStatusResponse): Array<string> =>
  * router wrote it (nanoseconds kept: the text is exact), so per-hop timing can be read.
  */
 const hopsOf = (s: TxStatusResponse) =>
-  (s.transfers?.[0]?.transfer_sequence ?? s.transfer_sequence).map((e) => {
+  transferEventsOf(s)?.map((e) => {
     const kind = Object.keys(e)[0] ?? "unknown"
     const inner = (e[kind] ?? {}) as Record<string, unknown>
     const text = (v: unknown) => (typeof v === "string" ? v : null)
@@ -43,6 +44,7 @@ const hopsOf = (s: TxStatusResponse) =>
     return { kind, state: text(inner.state), from_chain_id: text(inner.from_chain_id ?? inner.src_chain_id), to_chain_id: text(inner.to_chain_id ?? inner.dst_chain_id), txs }
   })
 
+const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v))
 const col = columnsOf<TransferObservation>()
 
 export const transfers = defineSample({
@@ -53,12 +55,13 @@ export const transfers = defineSample({
     col("chain_id", "VARCHAR", "where it was submitted", (o) => o.tx.chainId),
     col("observed_at", "TIMESTAMP", "when this state was first seen (UTC)", (o) => o.observedAt.toISOString()),
     col("state", "VARCHAR", "STATE_SUBMITTED, STATE_PENDING, STATE_COMPLETED_SUCCESS, …", (o) => o.status.state),
-    col("transfer_states", "VARCHAR[]", "each transfer event as kind:STATE, in order", (o) => JSON.stringify(transferStates(o.status))),
+    col("outcome", "VARCHAR", "success, error (STATE_COMPLETED_ERROR, or STATE_UNKNOWN: the API's docs say treat as error) or abandoned; NULL while in flight", (o) => outcomeOf(o.status.state) ?? null),
+    col("transfer_states", "VARCHAR[]", "each transfer event as kind:STATE, in order (NULL when the router sent no events)", (o) => json(transferStates(o.status))),
     col(
       "hops",
       "JSON",
-      "per hop: [{kind, state, from_chain_id, to_chain_id, txs: [{role, chain_id, tx_hash, explorer_link, on_chain_at (exact text)}]}]",
-      (o) => JSON.stringify(hopsOf(o.status))
+      "per hop: [{kind, state, from_chain_id, to_chain_id, txs: [{role, chain_id, tx_hash, explorer_link, on_chain_at (exact text)}]}] (NULL when the router sent no events)",
+      (o) => json(hopsOf(o.status))
     ),
     col("next_blocking_transfer", "INTEGER", "index of the transfer being waited on, or NULL", (o) => o.status.next_blocking_transfer?.transfer_sequence_index ?? null),
     col("released", "BOOLEAN", "transfer_asset_release.released", (o) => o.status.transfer_asset_release?.released ?? null),

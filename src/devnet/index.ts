@@ -39,6 +39,12 @@ export interface DevnetOptions {
   readonly feeDenom?: string
   /** a tracked tx is "not found" on /v2/tx/status this long after /v2/tx/track (default 500 ms), as on the real router */
   readonly trackIndexDelayMs?: number
+  /**
+   * the router serves /v2/fungible/assets and /v2/info/chains (default true: Initia's router does,
+   * its wallet kit reads them, real-service-drift.md); false: only the documented route → msgs →
+   * track → status flow, both answering 404
+   */
+  readonly routerMetadata?: boolean
 }
 
 export interface Devnet {
@@ -64,7 +70,7 @@ export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> 
     return chain.tip
   }
   const indexer = new IndexerApi(chain, { countTimeout: spec.countTimeout, richList: options.richList ?? "all-vms" })
-  const router = new RouterApi({ seed, transferTimeScale: options.transferTimeScale ?? 0.01, indexDelayMs: options.trackIndexDelayMs ?? 500, instance: randomUUID() })
+  const router = new RouterApi({ seed, transferTimeScale: options.transferTimeScale ?? 0.01, indexDelayMs: options.trackIndexDelayMs ?? 500, metadata: options.routerMetadata ?? true, instance: randomUUID() })
   const common = { seed, latencyMs: options.latencyMs ?? 0 }
   const indexerHttp = await serve({
     ...common,

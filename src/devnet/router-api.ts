@@ -20,6 +20,8 @@ export interface RouterOptions {
   readonly transferTimeScale: number
   /** a tracked tx answers 404 "tx not found" this long after track, as the real tracking service does until it indexed it */
   readonly indexDelayMs: number
+  /** serve /v2/fungible/assets and /v2/info/chains (outside the documented flow; a router may answer 404 there) */
+  readonly metadata: boolean
   readonly now?: () => number
   /** distinguishes devnet runs, so a tx broadcast to one is not mistaken for one of another */
   readonly instance?: string
@@ -30,10 +32,12 @@ export class RouterApi {
   private readonly issued = new Map<string, Issued>()
   private readonly broadcasts = new Map<string, Broadcast>()
   private broadcastCount = 0
+  private readonly metadata: boolean
   /** the state above as the transfer routes see it */
   private readonly transfers: Transfers
 
   constructor(options: RouterOptions) {
+    this.metadata = options.metadata
     this.transfers = { options, now: options.now ?? Date.now, issued: this.issued, broadcasts: this.broadcasts, nextBroadcast: () => ++this.broadcastCount }
   }
 
@@ -49,8 +53,8 @@ export class RouterApi {
       }
       if (req.method === "POST" && p === "/v2/tx/track") return track(this.transfers, parseBody(req.body))
       if (req.method === "GET" && p === "/v2/tx/status") return status(this.transfers, req.url.searchParams)
-      if (req.method === "GET" && p === "/v2/fungible/assets") return assets(req.url.searchParams)
-      if (req.method === "GET" && p === "/v2/info/chains") return chains(req.url.searchParams)
+      if (this.metadata && req.method === "GET" && p === "/v2/fungible/assets") return assets(req.url.searchParams)
+      if (this.metadata && req.method === "GET" && p === "/v2/info/chains") return chains(req.url.searchParams)
       if (req.method === "POST" && p === "/devnet/broadcast") return broadcast(this.transfers, parseBody(req.body))
       throw new RouterError(404, 5, `Not Found: ${req.method} ${p}`)
     } catch (e) {

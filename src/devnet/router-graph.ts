@@ -20,6 +20,7 @@ export type OpKind =
   | "swap"
   | "axelar_transfer"
   | "cctp_transfer"
+  | "cctp_transfer_v2"
   | "hyperlane_transfer"
   | "op_init_transfer"
   | "go_fast_transfer"
@@ -78,6 +79,7 @@ export const ASSETS = {
   ethWeth: a("1", "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2", "WETH", 18, 3000),
   ethAtom: a("1", "0xbf6Bc6782f7EB580312CC09B976e9329f3e027B3", "ATOM", 6, 5, ["cosmoshub-4", "uatom"]),
   arbUsdc: a("42161", "0xaf88d065e77c8cC2239327C5EDb3A432268e5831", "USDC", 6, 1, ["noble-1", "uusdc"]),
+  avaxUsdc: a("43114", "0xB97EF9Ef8734C71904D8002F8b6Bc66Dd9c48a6E", "USDC", 6, 1, ["noble-1", "uusdc"]),
   baseUsdc: a("8453", "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", "USDC", 6, 1, ["noble-1", "uusdc"]),
   baseLake: a("8453", "0x1a4e0000000000000000000000000000000000aa", "LAKE", 18, undefined, [ROLLUP, "evm/0xAbCdEf0123456789aBcDeF0123456789AbCdEf01"]),
   isolated: a("isolated-1", "uiso", "ISO", 6, 1)
@@ -105,6 +107,8 @@ export const EDGES: ReadonlyArray<Edge> = [
   ...bridge(S.l1Init, S.osmoInit, "transfer", 30, 0, "IBC", { channel: "channel-1" }),
   ...bridge(S.l1Atom, S.atom, "transfer", 30, 0, "IBC", { channel: "channel-2" }),
   ...bridge(S.nobleUsdc, S.ethUsdc, "cctp_transfer", 1_200, 5, "CCTP"),
+  // CCTP V2 (@skip-go/client 1.6.1 BridgeType CCTP_V2): its fast transfer settles in seconds
+  ...bridge(S.nobleUsdc, S.avaxUsdc, "cctp_transfer_v2", 30, 1, "CCTP_V2"),
   ...bridge(S.ethUsdc, S.arbUsdc, "stargate_transfer", 90, 6, "STARGATE"),
   ...bridge(S.ethWeth, S.l1Weth, "axelar_transfer", 1_800, 8, "AXELAR"),
   ...bridge(S.baseLake, S.l2Lake, "layer_zero_transfer", 180, 0, "LAYER_ZERO"),

@@ -6,6 +6,9 @@
 import { sha256Hex } from "./rng.js"
 import type { AssetDef, Edge } from "./router-graph.js"
 
+/** Circle's CCTP domain of each devnet chain (Ethereum 0, Avalanche 1, Noble 4, as Circle numbers them). */
+const CCTP_DOMAINS: Readonly<Record<string, number>> = { "1": 0, "43114": 1, "noble-1": 4 }
+
 /** An asset as the router lists it (fee assets, fee origins). */
 export const assetJson = (x: AssetDef) => ({
   denom: x.denom,
@@ -97,6 +100,10 @@ export const operationJson = (e: Edge, amountIn: bigint, amountOut: bigint, txIn
       break
     case "cctp_transfer":
       inner = { ...common, burn_token: e.from.denom }
+      break
+    case "cctp_transfer_v2":
+      // @skip-go/client 1.6.1 CCTPTransferV2: Circle's domain numbers; finality 1000 is V2's fast transfer
+      inner = { ...common, burn_token: e.from.denom, destination_domain: CCTP_DOMAINS[e.to.chainId] ?? 0, finality_threshold: 1000, max_fee: feeAmount.toString() }
       break
     case "axelar_transfer":
       inner = { ...common, asset: e.from.symbol, should_unwrap: false, ...fee, is_testnet: false }

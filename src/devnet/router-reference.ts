@@ -33,7 +33,8 @@ const PRETTY: Readonly<Record<string, readonly [name: string, pretty: string, pr
   "isolated-1": ["isolated", "Isolated", "iso"],
   "1": ["ethereum", "Ethereum", ""],
   "42161": ["arbitrum", "Arbitrum", ""],
-  "8453": ["base", "Base", ""]
+  "8453": ["base", "Base", ""],
+  "43114": ["avalanche", "Avalanche", ""]
 }
 
 export const chains = (q: URLSearchParams): DevnetReply => {

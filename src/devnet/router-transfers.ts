@@ -24,7 +24,7 @@ export interface Issued {
 export interface Broadcast {
   readonly chainId: string
   readonly ops: ReadonlyArray<Record<string, unknown>>
-  readonly outcome: "success" | "error" | "abandoned"
+  readonly outcome: "success" | "error" | "abandoned" | "unknown"
   tracked?: number
   readonly estimatedSeconds: number
 }
@@ -55,7 +55,7 @@ export const broadcast = (transfers: Transfers, body: Record<string, unknown>): 
   const txHash = isEvm ? "0x" + raw : raw.toUpperCase()
   const asked = body.outcome
   const outcome =
-    asked === "success" || asked === "error" || asked === "abandoned"
+    asked === "success" || asked === "error" || asked === "abandoned" || asked === "unknown"
       ? asked
       : new Rng(transfers.options.seed, "outcome", txHash).weighted<Broadcast["outcome"]>([
           ["success", 85],
@@ -91,7 +91,9 @@ export const status = (transfers: Transfers, q: URLSearchParams): DevnetReply =>
 /**
  * Where a tracked transfer stands now: its bridge hops (swaps and sends ride inside them) finish
  * one after another over the route's estimate × transferTimeScale; an "error" outcome fails the
- * last hop, an "abandoned" one gives up halfway.
+ * last hop, an "abandoned" one gives up halfway, and an "unknown" one (asked for by broadcast
+ * only) loses track of the last hop: STATE_UNKNOWN, which the API's error-code docs say to treat
+ * as an error.
  */
 const transferStatus = (transfers: Transfers, txHash: string, b: Broadcast) => {
   // the transfer's clock starts when the tracking service indexed it (before, status is "tx not found")
@@ -123,10 +125,16 @@ const transferStatus = (transfers: Transfers, txHash: string, b: Broadcast) => {
       if (!started) break
       const finished = elapsed >= doneAt
       const failed = finished && b.outcome === "error" && i === failAt
+      const lost = finished && b.outcome === "unknown" && i === failAt
       const h = hops[i]
       const from = String(h.inner.from_chain_id ?? h.inner.chain_id)
       const to = String(h.inner.to_chain_id ?? h.inner.chain_id)
-      events.push(transferEvent(h.kind, from, to, finished, failed, link))
+      events.push(transferEvent(h.kind, from, to, finished && !lost, failed, link))
+      if (lost) {
+        state = "STATE_UNKNOWN"
+        error = { type: "STATUS_ERROR_UNKNOWN", message: "the transfer's state could not be determined" }
+        break
+      }
       if (!finished) {
         blockingIndex = i
         break
@@ -163,7 +171,7 @@ const transferStatus = (transfers: Transfers, txHash: string, b: Broadcast) => {
     next_blocking_transfer: transfer.next_blocking_transfer,
     transfer_asset_release: release,
     error,
-    status: state.startsWith("STATE_COMPLETED") || state === "STATE_ABANDONED" ? "STATE_COMPLETED" : "STATE_PENDING"
+    status: state.startsWith("STATE_COMPLETED") || state === "STATE_ABANDONED" || state === "STATE_UNKNOWN" ? "STATE_COMPLETED" : "STATE_PENDING"
   }
 }
 
@@ -201,7 +209,9 @@ const transferEvent = (kind: string, from: string, to: string, finished: boolean
         }
       }
     case "cctp_transfer":
-      return { cctp_transfer: { ...base, state: failed ? "CCTP_TRANSFER_UNKNOWN" : finished ? "CCTP_TRANSFER_RECEIVED" : "CCTP_TRANSFER_PENDING_CONFIRMATION", txs: { send_tx: send, receive_tx: recv } } }
+    case "cctp_transfer_v2":
+      // V2's status event has V1's shape (@skip-go/client 1.6.1 TransferEvent.cctpTransferV2: CCTPTransferInfo)
+      return { [kind]: { ...base, state: failed ? "CCTP_TRANSFER_UNKNOWN" : finished ? "CCTP_TRANSFER_RECEIVED" : "CCTP_TRANSFER_PENDING_CONFIRMATION", txs: { send_tx: send, receive_tx: recv } } }
     case "hyperlane_transfer":
       return { hyperlane_transfer: { ...base, state: failed ? "HYPERLANE_TRANSFER_FAILED" : finished ? "HYPERLANE_TRANSFER_RECEIVED" : "HYPERLANE_TRANSFER_SENT", txs: { send_tx: send, receive_tx: recv } } }
     case "stargate_transfer":

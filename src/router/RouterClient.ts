@@ -190,7 +190,7 @@ export const makeRouterClient = (config: RouterClientConfig) =>
     const chains = call(R.ChainsResponse, "chains", get("/v2/info/chains?include_evm=true"))
 
     /** Devnet only: turn a msgs tx into a trackable tx hash (a real router never broadcasts). */
-    const devnetBroadcast = (chainId: string, tx: R.MsgsTx, outcome?: "success" | "error" | "abandoned") =>
+    const devnetBroadcast = (chainId: string, tx: R.MsgsTx, outcome?: "success" | "error" | "abandoned" | "unknown") =>
       call(Schema.Struct({ tx_hash: Schema.String, chain_id: Schema.String }), "devnet/broadcast", post("/devnet/broadcast", { chain_id: chainId, tx, ...(outcome ? { outcome } : {}) }))
 
     return { baseUrl, route, opHook, msgs, track, retrack, status, assets, chains, devnetBroadcast, markTracked: (txHash: string, chainId: string) => tracked.add(`${chainId}/${txHash.toLowerCase()}`) }

@@ -62,6 +62,8 @@ const OperationKinds = {
   swap: withOpen({ chain_id: Schema.String, denom_in: Schema.String, denom_out: Schema.String }),
   axelar_transfer: withOpen({ ...Hop }),
   cctp_transfer: withOpen({ ...Hop }),
+  // CCTP V2 (@skip-go/client 1.6.1 CCTPTransferV2): V1's hop plus its domain, finality threshold and max fee
+  cctp_transfer_v2: withOpen({ ...Hop, destination_domain: opt(Schema.Int), finality_threshold: opt(Schema.Int), max_fee: opt(OptionalBaseUnits) }),
   hyperlane_transfer: withOpen({ ...Hop }),
   op_init_transfer: withOpen({ ...Hop, op_init_bridge_id: Schema.String }),
   go_fast_transfer: withOpen({ ...Hop, fee: Open }),
@@ -234,7 +236,8 @@ const TransferStatus = Schema.Struct({
 export const TxStatusResponse = Schema.Struct({
   state: Schema.String,
   transfers: opt(Schema.Array(TransferStatus)),
-  transfer_sequence: Schema.Array(TransferEvent),
+  // deprecated in the router's OpenAPI document in favour of `transfers`: a router may leave it out
+  transfer_sequence: opt(Schema.Array(TransferEvent)),
   next_blocking_transfer: opt(Schema.NullOr(Schema.Struct({ transfer_sequence_index: Schema.Int }))),
   transfer_asset_release: opt(Schema.NullOr(TransferAssetRelease)),
   error: opt(Schema.NullOr(StatusError)),
@@ -242,6 +245,23 @@ export const TxStatusResponse = Schema.Struct({
 })
 export type TxStatusResponse = typeof TxStatusResponse.Type
 
-/** Final states per the production clients: success, error and abandonment. */
-export const isFinalState = (state: string) =>
-  state === "STATE_COMPLETED_SUCCESS" || state === "STATE_COMPLETED_ERROR" || state === "STATE_ABANDONED"
+/** How a final state ended; undefined while the transfer is in flight. */
+export type Outcome = "success" | "error" | "abandoned"
+
+/**
+ * The outcome of a state: success, error and abandonment as the production clients read them, and
+ * STATE_UNKNOWN as an error (the Skip Go API's error-code docs: "treat as error"), never polled on.
+ */
+export const outcomeOf = (state: string): Outcome | undefined =>
+  state === "STATE_COMPLETED_SUCCESS"
+    ? "success"
+    : state === "STATE_COMPLETED_ERROR" || state === "STATE_UNKNOWN"
+      ? "error"
+      : state === "STATE_ABANDONED"
+        ? "abandoned"
+        : undefined
+
+export const isFinalState = (state: string) => outcomeOf(state) !== undefined
+
+/** The transfer events of a status: its first transfer's, else the deprecated flat list; undefined when the router sent neither. */
+export const transferEventsOf = (s: TxStatusResponse) => s.transfers?.[0]?.transfer_sequence ?? s.transfer_sequence

@@ -14,7 +14,7 @@ import type { Row } from "../lake/columns.js"
 import { ParquetSink } from "../lake/ParquetSink.js"
 import { decodeWithPath } from "../schema/decode.js"
 import { RouterClient } from "../router/RouterClient.js"
-import { describeRouterError, type RouterError } from "../router/errors.js"
+import { describeRouterError, type RouterError, type RouterHttpError } from "../router/errors.js"
 import { dateFile } from "../lake/layout.js"
 import { commitFiles, writePending } from "../engine/commit.js"
 
@@ -37,6 +37,12 @@ export class PlanError extends Data.TaggedError("PlanError")<{ readonly message:
 
 /** A round in which the router answered no ask at all (all 5xx, 429, timeouts or dropped connections): an outage, not market data. */
 export class RouterUnavailableError extends Data.TaggedError("RouterUnavailableError")<{ readonly message: string }> {}
+
+/**
+ * A metadata dataset the user named (--datasets) that the router does not serve: the round's
+ * quotes are committed, the run fails.
+ */
+export class MetadataNotServedError extends Data.TaggedError("MetadataNotServedError")<{ readonly message: string }> {}
 
 /** Whether a quote's failure is the router not answering, rather than an answer (no route, a bad price, a malformed route). */
 const notAnswered = (e: RouterError): boolean =>
@@ -74,14 +80,37 @@ const repeatedAsk = (plan: SamplingPlan): string | undefined => {
   return undefined
 }
 
+/** What a run wants of a metadata dataset: named by the user (its absence fails the run), read where served, or not read. */
+export type MetadataWant = "required" | "if-served" | "skip"
+export interface MetadataWanted {
+  readonly router_assets: MetadataWant
+  readonly router_chains: MetadataWant
+}
+/** The default: both read where the router serves them. */
+export const METADATA_IF_SERVED: MetadataWanted = { router_assets: "if-served", router_chains: "if-served" }
+
+/** A metadata dataset skipped because the router does not serve its endpoint. */
+export interface NotServed {
+  readonly dataset: keyof MetadataWanted
+  readonly endpoint: string
+  readonly status: number
+}
+
+export interface ReferenceResult {
+  /** rows written to router_assets and router_chains (absent: not read) */
+  readonly assets?: number
+  readonly chains?: number
+  readonly notServed: ReadonlyArray<NotServed>
+}
+
 export interface RoundResult {
   readonly roundId: string
   readonly quotes: number
   readonly ok: number
   readonly failed: number
   readonly file: string
-  /** rows of router_assets and router_chains, when the round read them */
-  readonly reference?: { readonly assets: number; readonly chains: number }
+  /** router_assets and router_chains, when the round read them */
+  readonly reference?: ReferenceResult
 }
 
 /** Writes `rows` of `dataset` as one committed file named for `roundId`. */
@@ -99,24 +128,60 @@ const commitRows = (dataset: Pick<SampleDataset<unknown>, "name" | "columns" | "
   }).pipe(Effect.scoped)
 
 /**
- * The router's assets and chains (symbols, decimals, names), read once per sampling run, so that
- * quotes in base units can be read in whole tokens: router_assets and router_chains.
+ * Whether an endpoint is not served at all: 404 (or 501). /v2/fungible/assets and /v2/info/chains
+ * are outside the documented route → msgs → track → status flow (issue 32), so a router may lack them.
  */
-export const sampleReference = (roundId: string) =>
+const notServed = (e: RouterError): e is RouterHttpError => e._tag === "RouterHttpError" && (e.status === 404 || e.status === 501)
+
+const METADATA_ENDPOINTS: Record<keyof MetadataWanted, string> = { router_assets: "/v2/fungible/assets", router_chains: "/v2/info/chains" }
+
+/**
+ * One metadata list as `want` says: not read (undefined), read, or not served (a NotServed); a
+ * dataset the user named that is not served fails the run.
+ */
+const readMetadata = <A>(dataset: keyof MetadataWanted, want: MetadataWant, read: Effect.Effect<A, RouterError>) => {
+  if (want === "skip") return Effect.succeed(undefined)
+  const endpoint = METADATA_ENDPOINTS[dataset]
+  return read.pipe(
+    Effect.map((value): { value: A } | NotServed => ({ value })),
+    Effect.catchIf(notServed, (e): Effect.Effect<NotServed, MetadataNotServedError> =>
+      want === "required"
+        ? Effect.fail(new MetadataNotServedError({ message: `${dataset} was asked for, but the router does not serve ${endpoint} (${e.status}); the round's quotes are committed` }))
+        : Effect.succeed({ dataset, endpoint, status: e.status })
+    )
+  )
+}
+
+/**
+ * The router's assets and chains (symbols, decimals, names), read once per sampling run, so that
+ * quotes in base units can be read in whole tokens: router_assets and router_chains. Each is
+ * written where the router serves it, and reported not served otherwise.
+ */
+export const sampleReference = (roundId: string, wanted: MetadataWanted = METADATA_IF_SERVED) =>
   Effect.gen(function* () {
     const router = yield* RouterClient
     const at = new Date()
     const sampledAt = at.toISOString()
-    const [assets, chains] = yield* Effect.all([router.assets, router.chains], { concurrency: 2 })
-    const assetRows = Object.values(assets.chain_to_assets_map).flatMap((c) => c.assets.map((asset) => routerAssets.toRow({ sampledAt, asset })))
-    const chainRows = chains.chains.map((chain) => routerChains.toRow({ sampledAt, chain }))
-    yield* commitRows(routerAssets, assetRows, at, roundId)
-    yield* commitRows(routerChains, chainRows, at, roundId)
-    return { assets: assetRows.length, chains: chainRows.length }
+    const [assets, chains] = yield* Effect.all([readMetadata("router_assets", wanted.router_assets, router.assets), readMetadata("router_chains", wanted.router_chains, router.chains)], {
+      concurrency: 2
+    })
+    const result: { assets?: number; chains?: number; notServed: Array<NotServed> } = { notServed: [] }
+    for (const read of [assets, chains]) if (read && !("value" in read)) result.notServed.push(read)
+    if (assets && "value" in assets) {
+      const rows = Object.values(assets.value.chain_to_assets_map).flatMap((c) => c.assets.map((asset) => routerAssets.toRow({ sampledAt, asset })))
+      yield* commitRows(routerAssets, rows, at, roundId)
+      result.assets = rows.length
+    }
+    if (chains && "value" in chains) {
+      const rows = chains.value.chains.map((chain) => routerChains.toRow({ sampledAt, chain }))
+      yield* commitRows(routerChains, rows, at, roundId)
+      result.chains = rows.length
+    }
+    return result satisfies ReferenceResult
   })
 
-/** One round: every quote of the plan, written as one committed file (and, `withReference`, the router's assets and chains). */
-export const sampleRound = (plan: SamplingPlan, options: { readonly concurrency?: number; readonly withReference?: boolean } = {}) =>
+/** One round: every quote of the plan, written as one committed file (and, `withReference`, the router's assets and chains: true reads those served). */
+export const sampleRound = (plan: SamplingPlan, options: { readonly concurrency?: number; readonly withReference?: boolean | MetadataWanted } = {}) =>
   Effect.gen(function* () {
     const router = yield* RouterClient
     const started = new Date()
@@ -170,7 +235,8 @@ export const sampleRound = (plan: SamplingPlan, options: { readonly concurrency?
     const rel = yield* commitRows(routeQuotes, rows, started, roundId)
     const okColumn = routeQuotes.columns.findIndex((c) => c.name === "ok")
     const ok = rows.filter((r) => r[okColumn] === true).length
-    const reference = options.withReference ? yield* sampleReference(roundId) : undefined
+    const wanted = options.withReference === true ? METADATA_IF_SERVED : options.withReference || undefined
+    const reference = wanted ? yield* sampleReference(roundId, wanted) : undefined
     return { roundId, quotes: rows.length, ok, failed: rows.length - ok, file: rel, ...(reference ? { reference } : {}) } satisfies RoundResult
   })
 
@@ -189,7 +255,15 @@ export const parseEvery = (text: string): Duration.Duration | undefined => {
 /** `rounds` rounds (Infinity: until interrupted), `every` apart; each round committed before the wait. */
 export const sampleRoutes = (
   plan: SamplingPlan,
-  options: { readonly rounds: number; readonly every?: Duration.Duration; readonly concurrency?: number; readonly onRound?: (r: RoundResult) => void; readonly onSkipped?: (e: RouterUnavailableError) => void }
+  options: {
+    readonly rounds: number
+    readonly every?: Duration.Duration
+    readonly concurrency?: number
+    /** router_assets and router_chains, read with the first stored round (default: where served) */
+    readonly metadata?: MetadataWanted
+    readonly onRound?: (r: RoundResult) => void
+    readonly onSkipped?: (e: RouterUnavailableError) => void
+  }
 ) =>
   Effect.gen(function* () {
     const results: Array<RoundResult> = []
@@ -197,7 +271,7 @@ export const sampleRoutes = (
     for (let i = 0; i < options.rounds; i++) {
       if (i > 0 && options.every) yield* Effect.sleep(options.every)
       // the router's assets and chains with the run's first stored round
-      const r = yield* sampleRound(plan, { concurrency: options.concurrency, withReference: results.length === 0 }).pipe(
+      const r = yield* sampleRound(plan, { concurrency: options.concurrency, withReference: results.length === 0 && (options.metadata ?? METADATA_IF_SERVED) }).pipe(
         // one round of an outage in a long sampling run is skipped, said, and the next round tried (a blip ended a sampler meant to run for days)
         Effect.catchTag("RouterUnavailableError", (e) =>
           options.rounds > 1

@@ -53,6 +53,16 @@ interface TrackedTx {
 }
 
 const registryPath = (root: string) => join(root, transfers.name, "_tracked.json")
+/** The overall deadline passed with the tx not in a final state: what was observed is kept, a rerun goes on. */
+export class TrackTimeoutError extends Data.TaggedError("TrackTimeoutError")<{ readonly message: string; readonly pending: ReadonlyArray<{ readonly txHash: string; readonly chainId: string; readonly state?: string }> }> {}
+
+/**
+ * The default overall deadline: the route's estimate plus 30 minutes (the router itself abandons a
+ * transfer stalled for more than 10 minutes, router-openapi.yaml STATE_ABANDONED), or 30 minutes
+ * without an estimate.
+ */
+export const defaultTrackTimeoutMs = (estimatedSeconds?: number) => (estimatedSeconds ?? 0) * 1000 + 30 * 60_000
+
 /** The registry of tracked txs is there but cannot be read. */
 export class TrackRegistryError extends Data.TaggedError("TrackRegistryError")<{ readonly message: string }> {}
 
@@ -88,6 +98,8 @@ export interface TrackOptions {
   readonly schedule?: PollSchedule
   /** how long status may answer "tx not found" before tracking gives up (default 2 min) */
   readonly notFoundForMs?: number
+  /** how long this run polls before giving up (default: defaultTrackTimeoutMs of the estimate); the state changes seen are kept */
+  readonly timeoutMs?: number
   readonly onChange?: (status: TxStatusResponse, elapsedSeconds: number, resumed: boolean) => void
 }
 
@@ -168,6 +180,12 @@ export const trackTransfer = (options: TrackOptions) =>
         yield* Effect.sleep(nextPollDelay(now.getTime(), eta, schedule))
       }
     })
-    const final = yield* loop.pipe(Effect.ensuring(flush.pipe(Effect.orDie)))
+    const timeoutMs = options.timeoutMs ?? defaultTrackTimeoutMs(tx.estimatedSeconds)
+    const gaveUp = () =>
+      new TrackTimeoutError({
+        message: `gave up after ${+(timeoutMs / 1000).toFixed(1)} s (--timeout): ${options.txHash} on ${options.chainId} still ${last ?? "not found by the router"}; the state changes seen are kept, run the same command again to go on tracking`,
+        pending: [{ txHash: options.txHash, chainId: options.chainId, ...(last ? { state: last } : {}) }]
+      })
+    const final = yield* loop.pipe(Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: gaveUp }), Effect.ensuring(flush.pipe(Effect.orDie)))
     return { status: final, resumed: known !== undefined, registeredAt: tx.registeredAt }
   })
