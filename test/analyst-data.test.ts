@@ -316,7 +316,7 @@ describe("hostile servers", () => {
         { type: "transfer", attributes: [attr("recipient", "fee_collector"), attr("sender", sender), attr("amount", "99999999999999999999999999999999999999999uinit")] }
       ]
     }
-    const rows = tokenTransfersCosmos.toRows(tx, { blockTime: () => "unused" })
+    const rows = tokenTransfersCosmos.toRows(tx, { blockTime: () => "unused", cosmosTxHashes: () => [] })
     const names = tokenTransfersCosmos.columns.map((c) => c.name)
     const objects = rows.map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])))
     expect(objects.map((o) => [o.event_index, o.coin_index, o.token, o.amount_text, o.from_address, o.to_address])).toEqual([

@@ -64,7 +64,7 @@ describe("the registry", () => {
     const col = columnsOf<{ height: number; note: string }>()
     const columns = [col("height", "BIGINT", "h", (r) => r.height), col("note", "VARCHAR", "n", (r) => r.note), col("at", "TIMESTAMP", "t", (r, context) => context.blockTime(r.height))]
     const base = { description: "a test dataset", source: blocksSource as never, columns, key: ["height"], sortKey: ["height"], partition: heightBucket("height") }
-    const context = { blockTime: (h: number) => `time of ${h}` }
+    const context = { ...NO_CONTEXT, blockTime: (h: number) => `time of ${h}` }
     const perRecord = defineAppend({ ...base, name: "one", blockTime: true })
     expect([perRecord.kind, perRecord.blockTime, perRecord.heightColumn]).toEqual(["append", true, 0])
     expect(perRecord.toRows({ height: 7, note: "a" }, context)).toEqual([[7, "a", "time of 7"]])

@@ -15,7 +15,7 @@ import { integerRangeCheck, type Row, type Value } from "../src/lake/columns.js"
 import { bech32Encode, hexToBytes } from "../src/devnet/encoding.js"
 
 const BLOCK_TIME = "2026-11-23T10:00:00Z"
-const context = { blockTime: (height: number) => (height === 0x2a ? BLOCK_TIME : `no block ${height}`) }
+const context = { ...NO_CONTEXT, cosmosTxHashes: () => [], blockTime: (height: number) => (height === 0x2a ? BLOCK_TIME : `no block ${height}`) }
 /** Rows of `d` as objects keyed by column name. */
 const named = (d: AppendDataset, rows: ReadonlyArray<Row>) => rows.map((row) => Object.fromEntries(d.columns.map((c, i) => [c.name, row[i]])))
 

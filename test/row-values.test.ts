@@ -71,7 +71,11 @@ describe("row builders against the chain model", () => {
   it("the append datasets: every column of every row, from every record of the devnet's lists", async () => {
     const blocks = (await readList("/indexer/block/v1/blocks", "blocks")) as Array<{ height: string | number; timestamp: string }>
     const blockTimes = new Map(blocks.map((b) => [Number(b.height), b.timestamp]))
+    // the blocks' cosmos tx hashes, which receipts standing for cosmos txs link to
+    const cosmosTxs = new Map<number, Array<string>>()
+    for (const t of (await readList("/indexer/tx/v1/txs", "txs")) as Array<{ height: string; txhash: string }>) cosmosTxs.set(Number(t.height), [...(cosmosTxs.get(Number(t.height)) ?? []), t.txhash])
     const context = {
+      cosmosTxHashes: (height: number) => cosmosTxs.get(height) ?? [],
       blockTime: (height: number) => {
         const t = blockTimes.get(height)
         if (t === undefined) throw new Error(`no block ${height}`)

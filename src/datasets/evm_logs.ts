@@ -1,6 +1,13 @@
 /**
  * evm_logs — flattened from the receipts of GET /indexer/tx/v1/evm-txs (fetched once with
  * evm_txs). One row per log, with its block's time; partitioned by height_bucket of block_number.
+ *
+ * Keyed by (transaction_hash, log_index), not (block_number, log_index): minievm numbered a
+ * receipt's logs from 0 per tx until its block-scoped counter (minievm a1340f9, March 2026,
+ * `indexer/abci.go` and `jsonrpc/backend/tx.go` `marshalReceipt`, tested in
+ * `indexer/log_index_test.go`), and the indexer keeps receipts as they were served then
+ * (Rollytics `indexer/collector/tx/collect.go` stores each receipt's JSON once). On a chain indexed
+ * before the fix, two txs of a block both have a log 0; within a tx the index is unique either way.
  */
 import { columnsOf, defineAppend } from "../engine/Dataset.js"
 import type { EvmTx } from "../indexer/schemas.js"
@@ -19,8 +26,8 @@ export const evmLogs = defineAppend({
     col("block_number", "BIGINT", "blockNumber", (l) => hexToNumber(l.blockNumber)),
     col("block_hash", "VARCHAR", "blockHash", (l) => l.blockHash),
     col("transaction_hash", "VARCHAR", "transactionHash", (l) => l.transactionHash),
-    col("transaction_index", "INTEGER", "transactionIndex", (l) => hexToNumber(l.transactionIndex)),
-    col("log_index", "INTEGER", "logIndex (within the block)", (l) => hexToNumber(l.logIndex)),
+    col("transaction_index", "INTEGER", "transactionIndex: the receipt's place among the block's EVM receipts, from 1 (see evm_txs)", (l) => hexToNumber(l.transactionIndex)),
+    col("log_index", "INTEGER", "logIndex: within the block; within the tx on receipts indexed before minievm's March 2026 fix", (l) => hexToNumber(l.logIndex)),
     col("timestamp", "TIMESTAMP", "block time (UTC; from the block list, logs carry none)", (l, context) => context.blockTime(hexToNumber(l.blockNumber))),
     col("address", "VARCHAR", "emitting contract", (l) => l.address),
     col("topic0", "VARCHAR", "topics[0] (event signature), else NULL", (l) => l.topics[0] ?? null),
@@ -31,8 +38,8 @@ export const evmLogs = defineAppend({
     col("data", "VARCHAR", "log data (hex)", (l) => l.data),
     col("removed", "BOOLEAN", "removed flag", (l) => l.removed)
   ],
-  key: ["block_number", "log_index"],
-  sortKey: ["block_number", "log_index"],
+  key: ["transaction_hash", "log_index"],
+  sortKey: ["block_number", "transaction_index", "log_index"],
   partition: heightBucket("block_number"),
   blockTime: true
 })

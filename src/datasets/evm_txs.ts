@@ -3,13 +3,32 @@
  * receipt, camelCase fields as snake_case columns and hex quantities as numbers (wei prices as
  * exact DECIMAL), and the block's time read from the block list (receipts carry none);
  * partitioned by height_bucket of block_number. Logs go to evm_logs.
+ *
+ * Receipts minievm builds for cosmos txs (a successful cosmos tx that emitted EVM logs, e.g. a bank
+ * send moving an ERC-20: sources.ts `standsForCosmosTx`) are rows too, marked `is_cosmos_tx`, with
+ * the cosmos tx's hash in `cosmos_tx_hash` (as txs.txhash spells it: joins txs), found among the
+ * block's cosmos txs by the synthetic tx hash derived from each (sources.ts `syntheticTxHash`).
+ * They have no sender (`from` NULL) and no recipient (`to` NULL, never '' as a contract creation).
+ * `transaction_index` is minievm's: the receipt's place among the block's EVM receipts (synthetic
+ * ones included), counted from 1 (`indexer/abci.go`: `txIndex++` before use).
  */
-import { columnsOf, defineAppend } from "../engine/Dataset.js"
+import { columnsOf, defineAppend, type RowContext } from "../engine/Dataset.js"
 import type { EvmTx } from "../indexer/schemas.js"
 import { heightBucket } from "../lake/layout.js"
-import { evmTxsSource, hexToDecimal, hexToNumber } from "./sources.js"
+import { evmTxsSource, hexToDecimal, hexToNumber, standsForCosmosTx, syntheticTxHash } from "./sources.js"
 
 const col = columnsOf<EvmTx>()
+
+/** synthetic tx hash → cosmos tx hash, per block's list of cosmos tx hashes (each list hashed once) */
+const linkOf = new WeakMap<ReadonlyArray<string>, ReadonlyMap<string, string>>()
+const cosmosTxOf = (r: EvmTx, context: RowContext): string | null => {
+  if (!standsForCosmosTx(r)) return null
+  const hashes = context.cosmosTxHashes(hexToNumber(r.blockNumber))
+  let link = linkOf.get(hashes)
+  if (!link) linkOf.set(hashes, (link = new Map(hashes.filter((h) => /^[0-9a-fA-F]{64}$/.test(h)).map((h) => [syntheticTxHash(h), h]))))
+  // NULL where none of the block's cosmos txs derives it (a source that lost the tx)
+  return link.get(r.transactionHash.toLowerCase()) ?? null
+}
 
 export const evmTxs = defineAppend({
   name: "evm_txs",
@@ -19,10 +38,10 @@ export const evmTxs = defineAppend({
     col("block_number", "BIGINT", "blockNumber", (r) => hexToNumber(r.blockNumber)),
     col("block_hash", "VARCHAR", "blockHash", (r) => r.blockHash),
     col("transaction_hash", "VARCHAR", "transactionHash", (r) => r.transactionHash),
-    col("transaction_index", "INTEGER", "transactionIndex", (r) => hexToNumber(r.transactionIndex)),
+    col("transaction_index", "INTEGER", "transactionIndex: place among the block's EVM receipts (cosmos-tx rows included), from 1", (r) => hexToNumber(r.transactionIndex)),
     col("timestamp", "TIMESTAMP", "block time (UTC; from the block list, receipts carry none)", (r, context) => context.blockTime(hexToNumber(r.blockNumber))),
-    col("from", "VARCHAR", "sender address", (r) => r.from),
-    col("to", "VARCHAR", "recipient ('' on contract creation)", (r) => r.to),
+    col("from", "VARCHAR", "sender address; NULL on a row standing for a cosmos tx (no signer: the wire's zero address)", (r) => (standsForCosmosTx(r) ? null : r.from)),
+    col("to", "VARCHAR", "recipient ('' on contract creation); NULL on a row standing for a cosmos tx", (r) => (standsForCosmosTx(r) ? null : r.to)),
     col("contract_address", "VARCHAR", "created contract, else NULL", (r) => r.contractAddress),
     col("status", "INTEGER", "1 success, 0 failure", (r) => hexToNumber(r.status)),
     col("type", "INTEGER", "tx type", (r) => hexToNumber(r.type)),
@@ -30,7 +49,9 @@ export const evmTxs = defineAppend({
     col("cumulative_gas_used", "BIGINT", "cumulativeGasUsed", (r) => hexToNumber(r.cumulativeGasUsed)),
     col("effective_gas_price", "DECIMAL(38,0)", "effectiveGasPrice in wei", (r) => hexToDecimal(r.effectiveGasPrice)),
     col("log_count", "INTEGER", "number of logs (rows in evm_logs)", (r) => r.logs.length),
-    col("logs_bloom", "VARCHAR", "logsBloom", (r) => r.logsBloom)
+    col("logs_bloom", "VARCHAR", "logsBloom", (r) => r.logsBloom),
+    col("is_cosmos_tx", "BOOLEAN", "true: minievm's synthetic receipt of a successful cosmos tx that emitted EVM logs (not a contract creation, no sender)", (r) => standsForCosmosTx(r)),
+    col("cosmos_tx_hash", "VARCHAR", "the cosmos tx a cosmos-tx row stands for, as txs.txhash (uppercase hex, no 0x); NULL on EVM txs", cosmosTxOf)
   ],
   key: ["transaction_hash"],
   sortKey: ["block_number", "transaction_index"],

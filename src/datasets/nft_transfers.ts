@@ -38,7 +38,7 @@ export const nftTransfers = defineAppend({
     col("height", "BIGINT", "block height", (t) => hexToNumber(t.log.blockNumber)),
     col("timestamp", "TIMESTAMP", "block time (UTC)", (t, context) => context.blockTime(hexToNumber(t.log.blockNumber))),
     col("tx_hash", "VARCHAR", "EVM tx hash", (t) => t.log.transactionHash),
-    col("log_index", "INTEGER", "the log's index in its block", (t) => hexToNumber(t.log.logIndex)),
+    col("log_index", "INTEGER", "the log's logIndex (in its block; in its tx on receipts indexed before minievm's March 2026 fix: see evm_logs)", (t) => hexToNumber(t.log.logIndex)),
     col("collection", "VARCHAR", "the ERC-721 contract (lowercase 0x-hex)", (t) => t.log.address.toLowerCase()),
     col("token_id", "VARCHAR", "token id as exact decimal text (uint256)", (t) => BigInt(t.log.topics[3]).toString()),
     col("kind", "VARCHAR", "'mint' (from the zero address), 'burn' (to it) or 'transfer'", (t) => (t.from === ZERO ? "mint" : t.to === ZERO ? "burn" : "transfer")),
@@ -47,8 +47,9 @@ export const nftTransfers = defineAppend({
     col("from_bech32", "VARCHAR", "previous owner in bech32 (init1…)", (t) => accountBech32(t.from)),
     col("to_bech32", "VARCHAR", "new owner in bech32 (init1…)", (t) => accountBech32(t.to))
   ],
-  key: ["height", "log_index"],
-  sortKey: ["height", "log_index"],
+  // (tx hash, log index): unique under both of minievm's log numberings (see evm_logs)
+  key: ["tx_hash", "log_index"],
+  sortKey: ["height", "tx_hash", "log_index"],
   partition: heightBucket("height"),
   blockTime: true
 })

@@ -9,6 +9,7 @@ import { compileValidator } from "../schema/fastValidate.js"
 import type { AppendSource } from "../engine/Dataset.js"
 import type { ListRef } from "../engine/Source.js"
 import * as S from "../indexer/schemas.js"
+import { keccak256Hex } from "../evm/keccak.js"
 
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
@@ -47,6 +48,34 @@ export const evmTxsSource: AppendSource<S.EvmTx> = {
   validate: compileValidator(S.EvmTx),
   heightOf: (t: S.EvmTx) => Number.parseInt(t.blockNumber, 16),
   identityOf: (t: S.EvmTx) => t.transactionHash,
+  // a receipt minievm built for a cosmos tx names it only through its hash: the block's cosmos txs are read to find it
+  needsCosmosTxs: (t: S.EvmTx) => standsForCosmosTx(t)
+}
+
+const ZERO_ADDRESS = "0x" + "0".repeat(40)
+
+/**
+ * Whether an EVM receipt stands for a cosmos tx. minievm gives every successful cosmos tx that
+ * emitted EVM logs (a bank MsgSend moves an ERC-20, so it logs a Transfer) a synthetic legacy tx
+ * with no signature (V = R = S = 0), `to` nil, input = the cosmos tx hash (minievm
+ * `indexer/utils.go` `extractEthTxInfo`). eth_getBlockReceipts prints its `from` as what sender
+ * recovery gives for it: recovery fails on R = 0 and the error is dropped, leaving the zero
+ * address (`jsonrpc/types/tx.go` `NewRPCTransaction`, `jsonrpc/backend/tx.go` `marshalReceipt`).
+ * No real tx is signed by the zero address (no key recovers to it), so `from` = 0x0…0 marks one.
+ * Its `to` is "" (Rollytics re-marshals nil into a Go string, `types/tx.go` `EvmTx`) and
+ * contractAddress null, like a failed contract creation: `to` alone cannot tell them apart.
+ */
+export const standsForCosmosTx = (t: Pick<S.EvmTx, "from">): boolean => t.from.toLowerCase() === ZERO_ADDRESS
+
+/**
+ * The hash minievm gives the synthetic tx of the cosmos tx `cosmosTxHash` (hex, as the txs list
+ * spells it): keccak256 of the legacy tx's RLP [nonce 0, gasPrice 0, gas 0, to nil, value 0,
+ * data = the 32 hash bytes, v 0, r 0, s 0] (go-ethereum `LegacyTx`; zero integers and nil encode as
+ * 0x80, 32 bytes as 0xa0 + bytes, the 41-byte list as 0xe9 + payload). 0x + lowercase hex.
+ */
+export const syntheticTxHash = (cosmosTxHash: string): string => {
+  const rlp = Buffer.concat([Buffer.from([0xe9, 0x80, 0x80, 0x80, 0x80, 0x80, 0xa0]), Buffer.from(cosmosTxHash, "hex"), Buffer.from([0x80, 0x80, 0x80])])
+  return "0x" + keccak256Hex(rlp)
 }
 
 export const internalTxsSource: AppendSource<S.EvmInternalTx> = {

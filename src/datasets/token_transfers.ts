@@ -47,7 +47,7 @@ const columns = [
   col("timestamp", "TIMESTAMP", "block time (UTC)", (t, context) => t.timestamp ?? context.blockTime(t.height)),
   col("tx_hash", "VARCHAR", "the tx: 0x-hex EVM tx hash (evm) or uppercase cosmos tx hash (cosmos)", (t) => t.txHash),
   col("source", "VARCHAR", "'evm' (an ERC-20 Transfer log) or 'cosmos' (a transfer event)", (t) => t.source),
-  col("event_index", "INTEGER", "evm: the log's index in its block; cosmos: the event's index in its tx", (t) => t.eventIndex),
+  col("event_index", "INTEGER", "evm: the log's logIndex (in its block; in its tx on receipts indexed before minievm's March 2026 fix: see evm_logs); cosmos: the event's index in its tx", (t) => t.eventIndex),
   col("coin_index", "INTEGER", "cosmos: the coin's index in the event's amounts (an event may move several); evm: 0", (t) => t.coinIndex),
   col("token", "VARCHAR", "the ERC-20 contract (lowercase 0x-hex) or the denom", (t) => t.token),
   col("from_address", "VARCHAR", "sender, canonical: 0x + lowercase hex of the account bytes (NULL if not an account)", (t) => t.from),
@@ -57,8 +57,9 @@ const columns = [
   col("amount", "DECIMAL(38,0)", "amount in base units; NULL beyond 38 digits (amount_text is always exact)", (t) => t.amount),
   col("amount_text", "VARCHAR", "amount in base units as exact decimal text", (t) => t.amount)
 ]
+// the tx hash leads the key: an EVM log's index is unique within its tx under both of minievm's numberings (see evm_logs), not always within its block
 const key = ["tx_hash", "event_index", "coin_index"]
-const sortKey = ["height", "event_index", "coin_index"]
+const sortKey = ["height", "tx_hash", "event_index", "coin_index"]
 
 type EvmLog = EvmTx["logs"][number]
 const erc20Transfer = (log: EvmLog): TokenTransfer | undefined => {

@@ -4,6 +4,7 @@
  * demand from (seed, height, index). Only NFT ownership and balances are replayed, because they
  * depend on history; that state is bounded by the fixed cast of accounts and collections.
  */
+import { keccak256Hex } from "../evm/keccak.js"
 import { Rng, permute48, sha256Hex, unpermute48, hash32 } from "./rng.js"
 import {
   ACCOUNT_COUNT,
@@ -83,6 +84,16 @@ export interface ChainOptions {
   readonly txsPerBlock?: number
   /** the denom that pays most fees (default uinit) */
   readonly feeDenom?: string
+  /**
+   * How receipts number their logs: from 0 per block, as minievm since its March 2026 fix
+   * (default), or from 0 per tx, as before it (receipts indexed then keep it; minievm a1340f9,
+   * `indexer/log_index_test.go`).
+   */
+  readonly logIndex?: "per-block" | "per-tx"
+  /** EVM chains: a synthetic receipt for each successful cosmos tx that emits EVM logs, as minievm (default true) */
+  readonly cosmosReceipts?: boolean
+  /** EVM chains: some heights' traces fail and are skipped for good, as the indexer's tracing extension does (default true) */
+  readonly failedTraces?: boolean
 }
 
 const GENESIS_MS = Date.UTC(2026, 0, 1)
@@ -120,6 +131,9 @@ export class Chain {
   readonly seed: number
   readonly vm: Vm
   private readonly txsPerBlock: number
+  readonly logIndex: "per-block" | "per-tx"
+  private readonly cosmosReceipts: boolean
+  private readonly failedTraces: boolean
   /** highest height generated so far */
   tip = 0
   private readonly txEnd = new Prefix()
@@ -144,6 +158,9 @@ export class Chain {
     this.seed = options.seed
     this.vm = options.vm
     this.txsPerBlock = options.txsPerBlock ?? 4
+    this.logIndex = options.logIndex ?? "per-block"
+    this.cosmosReceipts = options.cosmosReceipts ?? true
+    this.failedTraces = options.failedTraces ?? true
     this.u = makeUniverse(options.seed, options.vm, options.feeDenom)
     this.liveTokens = this.u.collections.map(() => [])
     this.nextTokenNo = this.u.collections.map(() => 1)
@@ -219,6 +236,33 @@ export class Chain {
     return p.failed && p.kind === "bank_send"
   }
 
+  /**
+   * EVM logs a cosmos (non-EVM) tx emits on an EVM chain: on minievm coins are ERC-20s, so each
+   * coin a successful bank send moves logs a Transfer (x/evm/keeper/erc20.go `SendCoins` calls
+   * the token contract; EVMCall emits its logs as "evm" events), and an IBC transfer one into
+   * escrow. (The fee's own move is not modelled.) Failed txs emit none.
+   */
+  cosmosLogCount(p: TxPlan): number {
+    if (!this.isEvm || !this.cosmosReceipts || this.isEvmTx(p) || p.failed) return 0
+    return p.kind === "bank_send" ? p.msgCount : p.kind === "ibc_transfer" ? 1 : 0
+  }
+  /**
+   * Whether minievm gives the tx a receipt: every Ethereum tx (whatever its status), and a
+   * synthetic one for each successful cosmos tx that emitted EVM logs (minievm
+   * `indexer/utils.go` `extractEthTxInfo`).
+   */
+  hasReceipt(p: TxPlan): boolean {
+    return this.isEvmTx(p) || this.cosmosLogCount(p) > 0
+  }
+  /** Whether the tracing extension failed at `height` (its heights with traces only): no internal txs there, ever. */
+  traceFailed(height: number): boolean {
+    return this.isEvm && this.failedTraces && new Rng(this.seed, "tracefail", height).chance(0.08)
+  }
+  /** Internal calls the indexer holds for the tx: none for synthetic receipts, none at a height whose trace failed. */
+  tracedSize(p: TxPlan): number {
+    return this.isEvmTx(p) && !this.traceFailed(p.height) ? p.traceSize : 0
+  }
+
   /** Generates heights up to `height` (idempotent; a growing chain calls it as time passes). */
   extendTo(height: number) {
     if (height <= this.tip) return
@@ -235,9 +279,9 @@ export class Chain {
         gasUsed += p.gasUsed
         gasWanted += p.gasWanted
         fees[p.feeDenom] += p.feeAmount
-        if (this.isEvmTx(p)) {
+        if (this.hasReceipt(p)) {
           evm++
-          trace += p.traceSize
+          trace += this.tracedSize(p)
         }
         this.applyNft(p, this.txEnd.data[h - 1] + i + 1)
       }
@@ -258,11 +302,17 @@ export class Chain {
 
   // ---------------------------------------------------------------- watermarks
 
+  /**
+   * Rollytics `util/common-handler/status/status.go` `getInternalTxHeight`: the highest height
+   * holding internal txs (the extension has traced up to tip - INTERNAL_TX_LAG; heights without
+   * traces, or whose trace failed, hold none), or the tip when no block after it has txs.
+   */
   get internalTxHeight(): number {
     if (!this.isEvm) return 0
-    const indexed = Math.max(0, this.tip - INTERNAL_TX_LAG)
-    // The extension reports the tip when nothing after its last indexed block has txs.
-    for (let h = indexed + 1; h <= this.tip; h++) if (this.txCounts.data[h] > 0) return indexed
+    const traced = Math.max(0, this.tip - INTERNAL_TX_LAG)
+    const rows = this.traceEnd.data[traced]
+    const highest = rows > 0 ? upperBound(this.traceEnd.data, traced, rows) : 0
+    for (let h = highest + 1; h <= this.tip; h++) if (this.txCounts.data[h] > 0) return highest
     return this.tip
   }
 
@@ -314,7 +364,7 @@ export class Chain {
     const height = upperBound(this.txEnd.data, this.tip, seq)
     return { height, index: seq - this.txEnd.data[height - 1] - 1 }
   }
-  /** The plans of one block's EVM txs, in block order, with their EVM sequence numbers. */
+  /** The plans of one block's txs that have EVM receipts (synthetic ones included), in block order, with their EVM sequence numbers. */
   evmTxsAt(height: number): Array<{ plan: TxPlan; evmSeq: number; traceSeqStart: number }> {
     const out: Array<{ plan: TxPlan; evmSeq: number; traceSeqStart: number }> = []
     let evmSeq = this.evmEnd.data[height - 1]
@@ -322,10 +372,10 @@ export class Chain {
     const n = this.txCounts.data[height]
     for (let i = 0; i < n; i++) {
       const plan = this.plan(height, i)
-      if (!this.isEvmTx(plan)) continue
+      if (!this.hasReceipt(plan)) continue
       evmSeq++
       out.push({ plan, evmSeq, traceSeqStart: traceSeq + 1 })
-      traceSeq += plan.traceSize
+      traceSeq += this.tracedSize(plan)
     }
     return out
   }
@@ -346,9 +396,46 @@ export class Chain {
     const head = permute48(height * 65536 + index, hash32(this.seed, FEISTEL_EVM))
     return "0x" + head.toString(16).padStart(12, "0") + sha256Hex(this.seed, "evmh", height, index).slice(0, 52)
   }
-  /** Finds the tx a hash names (either form), or undefined. */
+  /**
+   * The hash minievm gives the synthetic tx of cosmos tx (height, index): keccak256 of the RLP of
+   * the legacy tx [0, 0, 0, nil, 0, cosmos tx hash bytes, 0, 0, 0] (minievm `indexer/utils.go`
+   * `extractEthTxInfo`; go-ethereum's legacy tx hash is the keccak of its RLP). Remembered, and
+   * findable by hash, once computed.
+   */
+  syntheticTxHash(height: number, index: number): string {
+    const key = height * 65536 + index
+    let hash = this.synthetic.get(key)
+    if (hash === undefined) {
+      const rlp = Buffer.concat([Buffer.from("e98080808080a0", "hex"), Buffer.from(this.txHash(height, index), "hex"), Buffer.from("808080", "hex")])
+      hash = "0x" + keccak256Hex(rlp)
+      this.synthetic.set(key, hash)
+      this.syntheticByHash.set(hash, { height, index })
+    }
+    return hash
+  }
+  private readonly synthetic = new Map<number, string>()
+  private readonly syntheticByHash = new Map<string, { height: number; index: number }>()
+  private syntheticScanned = 0
+  /** The cosmos tx whose synthetic EVM tx `hash` names (every synthetic hash up to the tip computed once), or undefined. */
+  private lookupSynthetic(hash: string): { height: number; index: number } | undefined {
+    for (; this.syntheticScanned < this.tip; this.syntheticScanned++) {
+      const h = this.syntheticScanned + 1
+      for (let i = 0; i < this.txCounts.data[h]; i++) if (this.cosmosLogCount(this.plan(h, i)) > 0) this.syntheticTxHash(h, i)
+    }
+    return this.syntheticByHash.get(hash.toLowerCase())
+  }
+  /** The EVM tx hash of a tx with a receipt: its own, or minievm's synthetic one for a cosmos tx. */
+  receiptHash(p: TxPlan): string {
+    return this.isEvmTx(p) ? this.evmTxHash(p.height, p.index) : this.syntheticTxHash(p.height, p.index)
+  }
+
+  /** Finds the tx a hash names (either form; a synthetic EVM tx hash names its cosmos tx), or undefined. */
   lookupTxHash(hash: string): { height: number; index: number } | undefined {
     const evm = hash.startsWith("0x")
+    if (evm && /^0x[0-9a-fA-F]{64}$/.test(hash)) {
+      const synthetic = this.lookupSynthetic(hash)
+      if (synthetic) return synthetic
+    }
     const body = evm ? hash.slice(2) : hash
     if (!/^[0-9a-fA-F]{64}$/.test(body)) return undefined
     const head = parseInt(body.slice(0, 12), 16)

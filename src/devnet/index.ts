@@ -31,6 +31,12 @@ export interface DevnetOptions {
   readonly latencyMs?: number
   readonly vm?: Vm
   readonly txsPerBlock?: number
+  /** EVM receipts number logs per block (default, minievm since March 2026) or per tx (receipts indexed before) */
+  readonly logIndex?: "per-block" | "per-tx"
+  /** EVM chains: minievm's synthetic receipts of successful cosmos txs that emit EVM logs (default true) */
+  readonly cosmosReceipts?: boolean
+  /** EVM chains: heights whose trace failed hold no internal txs, ever (default true) */
+  readonly failedTraces?: boolean
   /** router transfers take estimate × this (default 0.01) */
   readonly transferTimeScale?: number
   /** the rich list on every VM, as the real indexer today (default), or on EVM only, as before February 2026 */
@@ -61,7 +67,16 @@ export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> 
   const seed = options.seed ?? 1
   const blocks = options.blocks ?? 500
   if (!Number.isInteger(blocks) || blocks < 1) throw new Error(`--blocks must be a positive integer, got ${blocks}`)
-  const chain = new Chain({ seed, blocks, vm: options.vm ?? "evm", txsPerBlock: options.txsPerBlock, feeDenom: options.feeDenom })
+  const chain = new Chain({
+    seed,
+    blocks,
+    vm: options.vm ?? "evm",
+    txsPerBlock: options.txsPerBlock,
+    feeDenom: options.feeDenom,
+    logIndex: options.logIndex,
+    cosmosReceipts: options.cosmosReceipts,
+    failedTraces: options.failedTraces
+  })
   const spec = typeof options.faults === "object" ? options.faults : parseFaults(options.faults)
   const started = Date.now()
   const blockTimeMs = options.blockTimeMs ?? 0

@@ -49,7 +49,7 @@ export const evmTxs = (c: Chain, scans: ScanCache, { rest, q, filtered }: Endpoi
   if (rest.length === 1) {
     const found = c.lookupTxHash(decodeParam(rest[0]))
     if (!found || !decodeParam(rest[0]).startsWith("0x")) throw new HttpError(404, "tx not found")
-    const receipt = evmReceiptsAt(c, found.height).find((r) => r.plan.index === found.index)
+    const receipt = evmReceiptsAt(c, found.height).find((r) => r.receipt.transactionHash === decodeParam(rest[0]).toLowerCase())
     if (!receipt) throw new HttpError(404, "tx not found")
     return json({ tx: receipt.receipt })
   }

@@ -114,10 +114,9 @@ export const txJson = (chain: Chain, height: number, index: number) => {
         attributes: [attr("packet_src_port", "transfer"), attr("packet_src_channel", "channel-0"), attr("packet_sequence", String(seq)), attr("msg_index", "0")]
       })
     }
-    if (chain.isEvmTx(p)) {
-      events.push({ type: "call", attributes: [attr("contract", contractOf(chain, p, nft)), attr("msg_index", "0")] })
-      for (const log of receiptLogs(chain, p, 0, nft)) events.push({ type: "evm", attributes: [attr("log", JSON.stringify({ address: log.address, topics: log.topics, data: log.data })), attr("msg_index", "0")] })
-    }
+    if (chain.isEvmTx(p)) events.push({ type: "call", attributes: [attr("contract", contractOf(chain, p, nft)), attr("msg_index", "0")] })
+    // the logs minievm reads back into the receipt (indexer/utils.go extractLogsAndContractAddr): an EVM tx's, or the ERC-20 moves of a cosmos tx
+    for (const log of receiptLogs(chain, p, 0, nft)) events.push({ type: "evm", attributes: [attr("log", JSON.stringify({ address: log.address, topics: log.topics, data: log.data })), attr("msg_index", "0")] })
   }
   const sequence = Math.floor(seq / 7)
   const failure = chain.failsInAnte(p)
@@ -213,8 +212,22 @@ const messageJson = (
   }
 }
 
+/** The ERC-20 contract minievm keeps for a denom: an `evm/0x…` denom names it; the others are the devnet's own. */
+const erc20Of = (chain: Chain, denom: number): string => {
+  const d = chain.u.denoms[denom].denom
+  return d.startsWith("evm/") ? d.slice(4).toLowerCase() : "0x" + sha256Hex(chain.seed, "erc20", denom).slice(0, 40)
+}
+/** the IBC transfer module's escrow account (its ERC-20 balance holds what was sent out) */
+const escrowOf = (chain: Chain) => sha256Hex(chain.seed, "escrow").slice(0, 40)
+
 const receiptLogs = (chain: Chain, p: TxPlan, firstLogIndex: number, nft: ReturnType<Chain["nftEvents"]["get"]>) => {
   const logs: Array<{ address: string; topics: Array<string>; data: string; logIndex: number }> = []
+  // a cosmos tx's coin moves: one ERC-20 Transfer per coin moved (Chain.cosmosLogCount)
+  const coinMoves = chain.cosmosLogCount(p)
+  for (let k = 0; k < coinMoves; k++) {
+    const to = p.kind === "ibc_transfer" ? escrowOf(chain) : chain.accountOf(p.recipient).hex
+    logs.push({ address: erc20Of(chain, p.denom), topics: [TRANSFER_TOPIC, word(chain.accountOf(p.signer).hex), word(to)], data: word(p.amount.toString(16)), logIndex: firstLogIndex + k })
+  }
   const r = new Rng(chain.seed, "logs", p.height, p.index)
   for (let k = 0; k < p.logCount; k++) {
     if (nft) {
@@ -231,23 +244,37 @@ const receiptLogs = (chain: Chain, p: TxPlan, firstLogIndex: number, nft: Return
   return logs
 }
 
-/** EVM receipts of one block, in block order, as eth_getBlockReceipts returns them. */
+const ZERO_ADDRESS = "0x" + "0".repeat(40)
+
+/**
+ * EVM receipts of one block, in block order, as eth_getBlockReceipts returns them (minievm
+ * `jsonrpc/backend/tx.go` `marshalReceipt`) and Rollytics re-marshals them (`types/tx.go` `EvmTx`).
+ * `transactionIndex` counts the block's receipts from 1 (minievm `indexer/abci.go`: `txIndex++`
+ * before use). Logs are numbered per block, or per tx on a chain built with `logIndex: "per-tx"`.
+ * A successful cosmos tx that emitted EVM logs gets minievm's synthetic receipt
+ * (`indexer/utils.go` `extractEthTxInfo`): its legacy tx has no signature, so `from` is what
+ * failed sender recovery leaves, the zero address; `to` nil prints as "" once re-marshalled into
+ * Rollytics' string field; type 0, gas price 0, its gasUsed the cosmos tx's.
+ */
 export const evmReceiptsAt = (chain: Chain, height: number) => {
   const blockHash = "0x" + chain.blockHash(height).toLowerCase()
   let cumulativeGas = 0
   let logIndex = 0
-  return chain.evmTxsAt(height).map(({ plan: p, evmSeq, traceSeqStart }) => {
+  return chain.evmTxsAt(height).map(({ plan: p, evmSeq, traceSeqStart }, position) => {
     const seq = chain.txSeqBefore(height) + p.index + 1
     const nft = chain.nftEvents.get(seq)
-    const hash = chain.evmTxHash(height, p.index)
+    const synthetic = !chain.isEvmTx(p)
+    const hash = chain.receiptHash(p)
+    const txIndex = hexQty(position + 1)
     cumulativeGas += p.gasUsed
+    if (chain.logIndex === "per-tx") logIndex = 0
     const logs = receiptLogs(chain, p, logIndex, nft).map((l) => ({
       address: l.address,
       topics: l.topics,
       data: l.data,
       blockNumber: hexQty(height),
       transactionHash: hash,
-      transactionIndex: hexQty(p.index),
+      transactionIndex: txIndex,
       blockHash,
       logIndex: hexQty(l.logIndex),
       removed: false
@@ -259,18 +286,22 @@ export const evmReceiptsAt = (chain: Chain, height: number) => {
       blockNumber: hexQty(height),
       contractAddress: p.kind === "evm_create" && !p.failed ? createdAddress(chain, p) : null,
       cumulativeGasUsed: hexQty(cumulativeGas),
-      effectiveGasPrice: hexQty(new Rng(chain.seed, "gp", height).int(0, 3) * 1_000_000_000),
-      from: signer.evm,
+      effectiveGasPrice: synthetic ? "0x0" : hexQty(new Rng(chain.seed, "gp", height).int(0, 3) * 1_000_000_000),
+      from: synthetic ? ZERO_ADDRESS : signer.evm,
       gasUsed: hexQty(p.gasUsed),
       logs,
       logsBloom: ZERO_BLOOM,
       status: p.failed ? "0x0" : "0x1",
-      to: p.kind === "evm_create" ? "" : contractOf(chain, p, nft),
+      to: p.kind === "evm_create" || synthetic ? "" : contractOf(chain, p, nft),
       transactionHash: hash,
-      transactionIndex: hexQty(p.index),
-      type: p.index % 3 === 0 ? "0x0" : "0x2"
+      transactionIndex: txIndex,
+      type: synthetic || p.index % 3 === 0 ? "0x0" : "0x2"
     }
-    return { receipt, plan: p, evmSeq, traceSeqStart, accounts: [signer.hex, ...(nft ? [chain.accountOf(nft.to).hex] : [])] }
+    // the indexer's evm_tx_accounts: the receipt's `from` (the zero account on a synthetic one) and the addresses its logs name
+    const accounts = synthetic
+      ? [ZERO_ADDRESS.slice(2), signer.hex, p.kind === "ibc_transfer" ? escrowOf(chain) : chain.accountOf(p.recipient).hex]
+      : [signer.hex, ...(nft ? [chain.accountOf(nft.to).hex] : [])]
+    return { receipt, plan: p, evmSeq, traceSeqStart, synthetic, accounts }
   })
 }
 
@@ -280,7 +311,8 @@ const CALL_TYPES = ["CALL", "STATICCALL", "DELEGATECALL", "CALL", "CREATE"] as c
 export const internalTxsAt = (chain: Chain, height: number) => {
   const out: Array<{ seq: number; row: Record<string, unknown>; from: string; to: string }> = []
   for (const { receipt, plan: p, traceSeqStart } of evmReceiptsAt(chain, height)) {
-    if (p.traceSize === 0) continue
+    // synthetic receipts, and every tx of a height whose trace failed, have none
+    if (chain.tracedSize(p) === 0) continue
     const r = new Rng(chain.seed, "trace", height, p.index)
     const parents: Array<number> = [-1]
     const addrs: Array<string> = [receipt.to || (receipt.contractAddress ?? "")]

@@ -28,15 +28,22 @@ export interface ValueOf {
  * What a row may read besides its record: the time of the block at a height (for lists whose
  * records carry only a height, such as EVM receipts). The engine asks the source for the block
  * times of a page's heights before it makes the page's rows, for datasets that declare `blockTime`.
+ * And the hashes of the cosmos txs of a block (block order, as the txs list spells them), for the
+ * heights of the records their source says need them (`AppendSource.needsCosmosTxs`: an EVM
+ * receipt minievm built for a cosmos tx links to it only through them).
  */
 export interface RowContext {
   readonly blockTime: (height: number) => string
+  readonly cosmosTxHashes: (height: number) => ReadonlyArray<string>
 }
 
 /** The context of rows that read nothing besides their record. */
 export const NO_CONTEXT: RowContext = {
   blockTime: () => {
     throw new Error("a column reads the block time, but its dataset does not declare blockTime: true")
+  },
+  cosmosTxHashes: () => {
+    throw new Error("a column reads a block's cosmos txs, but its source does not say which records need them (needsCosmosTxs)")
   }
 }
 
@@ -72,6 +79,8 @@ export interface AppendSource<R = any> extends ListRef {
   readonly identityOf: (record: R) => string
   /** the chain a record names, where it names one (a block's chain_id): a record of another chain than /status's is foreign */
   readonly chainIdOf?: (record: R) => string
+  /** records whose rows read their block's cosmos tx hashes (RowContext.cosmosTxHashes): the engine asks for those blocks' only */
+  readonly needsCosmosTxs?: (record: R) => boolean
 }
 
 interface Common {

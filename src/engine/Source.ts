@@ -66,6 +66,8 @@ export interface SourceService {
   readonly blockHash: (height: number) => Effect.Effect<string | undefined, SourceFailure>
   /** the time (RFC 3339, UTC) of the block at each height; fails if the source serves no block at one of them */
   readonly blockTimes: (heights: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, string>, SourceFailure>
+  /** the hashes of the cosmos txs at each height, in block order */
+  readonly cosmosTxHashes: (heights: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, ReadonlyArray<string>>, SourceFailure>
   /** whether `list` is served here: false only when its endpoint itself says it is not (a documented 404) */
   readonly served: (list: ListRef) => Effect.Effect<boolean, SourceFailure>
   /**

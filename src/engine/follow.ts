@@ -25,6 +25,8 @@ export interface FollowOptions {
   readonly onCompacted?: (reports: ReadonlyArray<DatasetCompaction>) => void
   /** after a poll that found nothing new: the tip, and since when it has not moved */
   readonly onWaiting?: (tip: number, since: Date) => void
+  /** polls a lagging watermark may stay put below --until-height, with the tip past it, before the run stops (default 20) */
+  readonly settlePolls?: number
 }
 
 /** Small files a followed partition holds before a round compacts it. */
@@ -54,26 +56,49 @@ export const followExport = (catalog: ReadonlyArray<Dataset>, options: ExportOpt
             (reports) => Effect.sync(() => (reports.some((r) => r.merged.length > 0) ? follow.onCompacted?.(reports) : undefined))
           )
         : Effect.void
+    /*
+     * A lagging watermark is no promise that every height below it will fill: internal_tx_height is
+     * the highest height holding internal txs, and a height whose trace failed is skipped for good
+     * (Rollytics `util/common-handler/status/status.go` `getInternalTxHeight`, the internal-tx
+     * extension's consumer logs the failure and goes on). So with the tip past --until-height and a
+     * mark that has not moved for `settlePolls` polls, the heights between hold nothing to wait for:
+     * the run ends there, saying so, rather than waiting for rows that never come.
+     */
+    const settlePolls = follow.settlePolls ?? 20
+    const still = new Map<string, { value: number | undefined; polls: number }>()
+    let lastReport: ExportReport | undefined
     for (;;) {
       const status = yield* source.status
+      for (const m of marks) {
+        const seen = still.get(m)
+        if (seen && seen.value === status.watermarks[m]) seen.polls++
+        else still.set(m, { value: status.watermarks[m], polls: 0 })
+      }
       const now = [status.tip, ...marks.map((m) => status.watermarks[m])].join(",")
       // the tip's last move, for onWaiting (a watermark catching up is not a new block)
       if (status.tip !== lastTip) {
         lastTip = status.tip
         since = new Date()
       }
-      if (now !== last) {
+      const changed = now !== last
+      if (changed) {
         // heights above a watermark are exported by a later round, when the chain has them
-        const report = yield* runExport(catalog, { ...options, datasets, toHeight: untilHeight, toHeightAhead: true })
-        follow.onRound?.(report)
+        lastReport = yield* runExport(catalog, { ...options, datasets, toHeight: untilHeight, toHeightAhead: true })
+        follow.onRound?.(lastReport)
         last = now
+      }
+      if (untilHeight !== undefined && lastReport) {
+        const settled = marks.filter((m) => (status.watermarks[m] ?? untilHeight) < untilHeight && status.tip >= untilHeight && still.get(m)!.polls >= settlePolls)
         // done once every followed dataset reached the height (a mark the source lacks: its dataset is skipped)
-        if (untilHeight !== undefined && marks.every((m) => (status.watermarks[m] ?? untilHeight) >= untilHeight)) {
+        if (marks.every((m) => (status.watermarks[m] ?? untilHeight) >= untilHeight || settled.includes(m))) {
+          for (const m of settled)
+            options.observer?.notice?.(`${m} stayed at ${status.watermarks[m]} for ${settlePolls} polls with the tip at ${status.tip}: heights above it up to ${untilHeight} hold no rows (their trace failed or found no calls; the indexer does not come back to them)`)
           yield* compact(2)
-          return report
+          return lastReport
         }
-        yield* compact(compactAfter)
-      } else follow.onWaiting?.(status.tip, since)
+      }
+      if (changed) yield* compact(compactAfter)
+      else follow.onWaiting?.(status.tip, since)
       yield* Effect.sleep(follow.poll)
     }
   })

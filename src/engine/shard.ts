@@ -147,26 +147,37 @@ export const runShard = (
      */
     // Stryker disable next-line MethodExpression: every source's datasets agree on blockTime (evm_txs' four carry it, txs' two do not), so some = every here
     const timed = targets.some((d) => d.blockTime)
+    const linked = source.needsCosmosTxs
     const contextOf = (page: ListPage): Effect.Effect<RowContext, SourceFailure> => {
-      if (!timed) return Effect.succeed(NO_CONTEXT)
+      if (!timed && !linked) return Effect.succeed(NO_CONTEXT)
       const heights = new Set<number>()
+      const linkHeights = new Set<number>()
       for (const item of page.items) {
         // a record that breaks its schema fails (or is quarantined) below; its height is not asked for
         let h = NaN
+        let link = false
         try {
           h = source.heightOf(item)
+          link = linked?.(item) === true
         } catch {}
         // Stryker disable next-line all: a record with no usable height fails its schema in decodeRecord before any row asks for a time
-        if (Number.isSafeInteger(h) && h > 0) heights.add(h)
+        if (Number.isSafeInteger(h) && h > 0) {
+          heights.add(h)
+          if (link) linkHeights.add(h)
+        }
       }
-      return sourceService.blockTimes([...heights]).pipe(
-        Effect.map((times) => ({
-          blockTime: (height: number) => {
-            const time = times.get(height)
-            // Stryker disable next-line ConditionalExpression: unreachable today (every row's height is its record's, whose time was asked for); a guard for a dataset that breaks that
-            if (time === undefined) throw new MissingBlockTime(height)
-            return time
-          }
+      return Effect.all([timed ? sourceService.blockTimes([...heights]) : Effect.succeed(new Map<number, string>()), linkHeights.size > 0 ? sourceService.cosmosTxHashes([...linkHeights]) : Effect.succeed(new Map<number, ReadonlyArray<string>>())]).pipe(
+        Effect.map(([times, cosmos]) => ({
+          blockTime: timed
+            ? (height: number) => {
+                const time = times.get(height)
+                // Stryker disable next-line ConditionalExpression: unreachable today (every row's height is its record's, whose time was asked for); a guard for a dataset that breaks that
+                if (time === undefined) throw new MissingBlockTime(height)
+                return time
+              }
+            : NO_CONTEXT.blockTime,
+          // a block not asked for (its records need no link) has none to give
+          cosmosTxHashes: (height: number) => cosmos.get(height) ?? []
         }))
       )
     }

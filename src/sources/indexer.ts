@@ -114,6 +114,40 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
         return Effect.succeed(answer)
       })
     )
+  /*
+   * The cosmos tx hashes of a block, from /indexer/tx/v1/txs/by_height/{h} (keyset pages walked to
+   * the end), asked only for blocks holding an EVM receipt that stands for a cosmos tx: such a
+   * receipt names its cosmos tx only through a hash derived from it (datasets/evm_txs.ts).
+   */
+  const hashesAt = new Map<number, ReadonlyArray<string>>()
+  const cosmosTxHashes = (heights: ReadonlyArray<number>): Effect.Effect<ReadonlyMap<number, ReadonlyArray<string>>, IndexerError> =>
+    Effect.gen(function* () {
+      const answer = new Map<number, ReadonlyArray<string>>()
+      for (const h of heights) {
+        let got = hashesAt.get(h)
+        if (!got) {
+          const list: ListRef = { endpoint: "txs/by_height", path: `/indexer/tx/v1/txs/by_height/${h}`, arrayKey: "txs" }
+          const hashes: Array<string> = []
+          let key: string | undefined
+          for (;;) {
+            const p: ListPage = yield* page(list, { key, limit: BLOCK_TIME_PAGE, reverse: false })
+            for (const [index, t] of p.items.entries()) {
+              const hash = (t as { txhash?: unknown }).txhash
+              if (typeof hash !== "string") return yield* Effect.fail(new IndexerDecodeError({ endpoint: list.endpoint, key: key ?? null, path: recordPath(list.arrayKey, index, "txhash"), message: "expected a tx with a string txhash" }))
+              hashes.push(p.latin1 ? restoreString(hash) : hash)
+            }
+            if (p.items.length === 0 || !p.nextKey) break
+            key = p.nextKey
+          }
+          got = hashes
+          // Stryker disable next-line all: bounds memory only; no answer changes
+          if (hashesAt.size >= BLOCK_TIME_CACHE) hashesAt.clear()
+          hashesAt.set(h, got)
+        }
+        answer.set(h, got)
+      }
+      return answer
+    })
   return {
     status: indexer.status.pipe(
       Effect.map((s) => ({ chainId: s.chain_id, tip: s.height, watermarks: { height: s.height, internal_tx_height: s.internal_tx_height, rich_list_height: s.rich_list_height } }))
@@ -139,6 +173,7 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
     },
     page,
     blockTimes,
+    cosmosTxHashes,
     invalidRecord: (list, key, index, issue) => new IndexerDecodeError({ endpoint: list.endpoint, key, path: recordPath(list.arrayKey, index, issue.path), message: issue.message }),
     untrustedPaging: (list, key, message) => new IndexerPagingError({ endpoint: list.endpoint, key, message })
   }

@@ -54,6 +54,9 @@ export const verifyLake = Effect.gen(function* () {
     add("evm_txs: no duplicate transaction_hash", evmRows === evmDistinct, `${evmRows} rows, ${evmDistinct} distinct`)
     const [logs] = one(yield* q("SELECT count(*) FROM evm_logs")).map(Number)
     if (logs > 0) add("evm_logs: one row per receipt log", logs === logSum, `${logs} log rows, receipts count ${logSum}`)
+    // a log's index is unique within its tx only (per tx on receipts indexed before minievm's March 2026 fix)
+    const [logKeys] = one(yield* q("SELECT count(DISTINCT (transaction_hash, log_index)) FROM evm_logs")).map(Number)
+    if (logs > 0) add("evm_logs: no duplicate (transaction_hash, log_index)", logKeys === logs, `${logs} rows, ${logKeys} distinct`)
   }
   const [itx, itxDistinct] = one(yield* q("SELECT count(*), count(DISTINCT (hash, \"index\")) FROM evm_internal_txs")).map((v) => Number(v ?? 0))
   if (itx > 0) add("evm_internal_txs: no duplicate (hash, index)", itx === itxDistinct, `${itx} rows, ${itxDistinct} distinct`)

@@ -150,46 +150,56 @@ export const txRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow> =>
     })
   )
 
+/**
+ * One row per receipt: transactionIndex counts the block's receipts from 1; a receipt standing for
+ * a cosmos tx (minievm's synthetic one) has no sender or recipient and names its cosmos tx.
+ */
 export const evmTxRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow> =>
   heights(1, chain.tip).flatMap((h) => {
     let cumulativeGas = 0
-    return evmReceiptsAt(chain, h).map(({ receipt, plan }) => {
+    return evmReceiptsAt(chain, h).map(({ receipt, plan }, position) => {
       cumulativeGas += plan.gasUsed
       const seq = chain.txSeqBefore(h) + plan.index + 1
+      const cosmos = !chain.isEvmTx(plan)
       return {
         block_number: String(h),
         block_hash: "0x" + chain.blockHash(h).toLowerCase(),
-        transaction_hash: chain.evmTxHash(h, plan.index),
-        transaction_index: plan.index,
+        transaction_hash: chain.receiptHash(plan),
+        transaction_index: position + 1,
         timestamp: timestampText(blockTimeMicros(chain, h)),
-        from: chain.accountOf(chain.signerOf(plan, seq)).evm,
-        to: receipt.to,
+        from: cosmos ? null : chain.accountOf(chain.signerOf(plan, seq)).evm,
+        to: cosmos ? null : receipt.to,
         contract_address: receipt.contractAddress,
         status: plan.failed ? 0 : 1,
         type: hexInt(receipt.type),
         gas_used: String(plan.gasUsed),
         cumulative_gas_used: String(cumulativeGas),
         effective_gas_price: hexDecimal(receipt.effectiveGasPrice),
-        log_count: plan.logCount,
+        log_count: plan.logCount + chain.cosmosLogCount(plan),
         logs_bloom: receipt.logsBloom,
+        is_cosmos_tx: cosmos,
+        cosmos_tx_hash: cosmos ? chain.txHash(h, plan.index) : null,
         height_bucket: bucketOf(h, bucketWidth)
       }
     })
   })
 
-/** Every EVM log of blocks 1..tip with its tx's plan; log indices run over the whole block, across its receipts. */
+/** Every EVM log of blocks 1..tip with its tx's plan and receipt position; log indices run over the whole block, or restart at each receipt on a per-tx chain. */
 const chainLogs = (chain: Chain) =>
   heights(1, chain.tip).flatMap((h) => {
     let logIndex = 0
-    return evmReceiptsAt(chain, h).flatMap(({ plan, receipt }) => receipt.logs.map((log) => ({ h, plan, log, logIndex: logIndex++ })))
+    return evmReceiptsAt(chain, h).flatMap(({ plan, receipt }, position) => {
+      if (chain.logIndex === "per-tx") logIndex = 0
+      return receipt.logs.map((log) => ({ h, plan, position, log, logIndex: logIndex++ }))
+    })
   })
 
 export const evmLogRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow> =>
-  chainLogs(chain).map(({ h, plan, log, logIndex }) => ({
+  chainLogs(chain).map(({ h, plan, position, log, logIndex }) => ({
     block_number: String(h),
     block_hash: "0x" + chain.blockHash(h).toLowerCase(),
-    transaction_hash: chain.evmTxHash(h, plan.index),
-    transaction_index: plan.index,
+    transaction_hash: chain.receiptHash(plan),
+    transaction_index: position + 1,
     log_index: logIndex,
     timestamp: timestampText(blockTimeMicros(chain, h)),
     address: log.address,
@@ -214,7 +224,7 @@ export const evmTokenTransferRows = (chain: Chain, bucketWidth: number): Array<E
       {
         height: String(h),
         timestamp: timestampText(blockTimeMicros(chain, h)),
-        tx_hash: chain.evmTxHash(h, plan.index),
+        tx_hash: chain.receiptHash(plan),
         source: "evm",
         event_index: logIndex,
         coin_index: 0,
@@ -273,7 +283,7 @@ export const nftTransferRows = (chain: Chain, bucketWidth: number): Array<Expect
       {
         height: String(h),
         timestamp: timestampText(blockTimeMicros(chain, h)),
-        tx_hash: chain.evmTxHash(h, plan.index),
+        tx_hash: chain.receiptHash(plan),
         log_index: logIndex,
         collection: chain.u.collections[nft.collection].address.toLowerCase(),
         token_id: BigInt(log.topics[3]).toString(),
@@ -400,7 +410,7 @@ export const expectedLake = (chain: Chain, bucketWidth: number): Array<ExpectedD
   {
     name: "evm_txs",
     columns: cols(
-      "block_number BIGINT, block_hash VARCHAR, transaction_hash VARCHAR, transaction_index INTEGER, timestamp TIMESTAMP, from VARCHAR, to VARCHAR, contract_address VARCHAR, status INTEGER, type INTEGER, gas_used BIGINT, cumulative_gas_used BIGINT, effective_gas_price DECIMAL(38,0), log_count INTEGER, logs_bloom VARCHAR, height_bucket BIGINT"
+      "block_number BIGINT, block_hash VARCHAR, transaction_hash VARCHAR, transaction_index INTEGER, timestamp TIMESTAMP, from VARCHAR, to VARCHAR, contract_address VARCHAR, status INTEGER, type INTEGER, gas_used BIGINT, cumulative_gas_used BIGINT, effective_gas_price DECIMAL(38,0), log_count INTEGER, logs_bloom VARCHAR, is_cosmos_tx BOOLEAN, cosmos_tx_hash VARCHAR, height_bucket BIGINT"
     ),
     key: ["transaction_hash"],
     partition: "height_bucket",
@@ -411,7 +421,7 @@ export const expectedLake = (chain: Chain, bucketWidth: number): Array<ExpectedD
     columns: cols(
       "block_number BIGINT, block_hash VARCHAR, transaction_hash VARCHAR, transaction_index INTEGER, log_index INTEGER, timestamp TIMESTAMP, address VARCHAR, topic0 VARCHAR, topic1 VARCHAR, topic2 VARCHAR, topic3 VARCHAR, topics VARCHAR[], data VARCHAR, removed BOOLEAN, height_bucket BIGINT"
     ),
-    key: ["block_number", "log_index"],
+    key: ["transaction_hash", "log_index"],
     partition: "height_bucket",
     rows: evmLogRows(chain, bucketWidth)
   },
@@ -438,7 +448,7 @@ export const expectedLake = (chain: Chain, bucketWidth: number): Array<ExpectedD
     columns: cols(
       "height BIGINT, timestamp TIMESTAMP, tx_hash VARCHAR, log_index INTEGER, collection VARCHAR, token_id VARCHAR, kind VARCHAR, from_address VARCHAR, to_address VARCHAR, from_bech32 VARCHAR, to_bech32 VARCHAR, height_bucket BIGINT"
     ),
-    key: ["height", "log_index"],
+    key: ["tx_hash", "log_index"],
     partition: "height_bucket",
     rows: nftTransferRows(chain, bucketWidth)
   },

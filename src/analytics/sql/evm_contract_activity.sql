@@ -1,5 +1,6 @@
 -- Which contracts are busiest? Per address: calls received (receipts whose `to` it is), failed
--- calls, distinct callers, logs emitted and the most frequent event signature (topic0).
+-- calls, distinct callers, logs emitted and the most frequent event signature (topic0). Rows that
+-- stand for cosmos txs have a NULL `to` and are no calls; contract creations have ''.
 CREATE OR REPLACE VIEW evm_contract_activity AS
 WITH calls AS (
   SELECT "to" AS address, count(*) AS calls, count(*) FILTER (WHERE status = 0) AS failed_calls,
