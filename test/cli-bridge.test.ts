@@ -68,11 +68,21 @@ describe("chain-lake bridge", () => {
     expect(r.stderr.trim()).toMatch(/^chain-lake: error: no routes found from isolated-1:uiso to interwoven-1:uinit for \d+: try another amount or pair/)
   })
 
+  it("without --router-url (or CHAIN_LAKE_ROUTER_URL) refuses in one line: msgs of a simulated router are signed only when --devnet asks for them", async () => {
+    const args = flags(ASSETS.nobleUsdc, ASSETS.l2Usdc, ["noble-1", "interwoven-1", "lake-evm-1"]).filter((a, i, all) => a !== "--router-url" && all[i - 1] !== "--router-url")
+    const none = await runCli(args, { env: { CHAIN_LAKE_ROUTER_URL: "" } })
+    expect([none.code, none.stdout, none.stderr.trim()]).toEqual([2, "", "chain-lake: error: no --router-url: give the router's URL (or set CHAIN_LAKE_ROUTER_URL); --devnet uses the embedded devnet's simulated chain instead"])
+    const fromEnv = await runCli(args, { env: { CHAIN_LAKE_ROUTER_URL: devnet.routerUrl } })
+    expect(fromEnv.code, fromEnv.stderr).toBe(0)
+    const both = await runCli([...args, "--devnet", "--router-url", devnet.routerUrl])
+    expect([both.code, both.stderr.trim()]).toEqual([2, "chain-lake: error: --devnet and --router-url name two sources: give one"])
+  })
+
   it("the example of bridge --help runs as printed against the devnet's router", async () => {
     const [example] = EXAMPLES.bridge
-    const args = example.split(" ").slice(1)
-    const r = await runCli([...args, "--router-url", devnet.routerUrl])
+    const r = await runCli(example.split(" ").slice(1))
     expect(r.code, r.stderr).toBe(0)
+    expect(r.stderr).toMatch(/using the embedded devnet at http:\/\/127\.0\.0\.1:\d+: simulated data/)
     expect(JSON.parse(r.stdout).route.chain_ids).toEqual(["noble-1", "interwoven-1"])
   })
 })

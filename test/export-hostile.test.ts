@@ -11,6 +11,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { join, relative } from "node:path"
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib"
 import { afterAll, describe, expect, it } from "vitest"
+import { makeAnalytics } from "../src/analytics/Analytics.js"
 import { exportLayer } from "../src/cli/layers.js"
 import { DATASETS } from "../src/datasets/index.js"
 import type { Devnet } from "../src/devnet/index.js"
@@ -472,8 +473,11 @@ describe("export: a snapshot under a moving watermark", () => {
 
   it("is read three times and committed as best-effort, with reads: 3 and a note", async () => {
     const { server, calls } = await movingWatermark()
-    const { report, manifest, notices } = await collectionsSnapshot(server)
+    const { report, manifest, notices, out } = await collectionsSnapshot(server)
     expect(report.datasets[0]).toMatchObject({ dataset: "nft_collections", consistency: "best-effort", rows: collections() })
+    // an analyst filters on it: the snapshots view says which snapshot is exact, and the heights it spans
+    const described = await Effect.runPromise(Effect.scoped(Effect.flatMap(makeAnalytics({ dataDir: out }), (a) => a.query("SELECT dataset, snapshot_height, exact, watermark_before, watermark_after, reads FROM snapshots"))))
+    expect(described.rows).toEqual([["nft_collections", String(tip() + 1), false, String(tip() + 1), String(tip() + calls()), 3]])
     expect(manifest.snapshots.length).toBe(1)
     expect(manifest.snapshots[0]).toMatchObject({
       consistency: "best-effort",

@@ -895,7 +895,7 @@ describe("the chain a lake holds", () => {
     }
   })
 
-  it("a rerun at an anchored tip asks for the tip's block once (the check) and writes no anchor; anchors above the tip are not asked for; a tip not served is not anchored", async () => {
+  it("a rerun at an anchored tip asks for the tip's block once (the check) and writes no anchor; an anchor above the tip refuses the run; a tip not served is not anchored", async () => {
     const asked: Array<number> = []
     const counting = await startProxy(devnet.indexerUrl, (req, forward) => {
       const block = /^\/indexer\/block\/v1\/blocks\/(\d+)$/.exec(req.url.pathname)
@@ -912,10 +912,19 @@ describe("the chain a lake holds", () => {
       await exportOk(out, { datasets: ["blocks"], toHeight: 10 }, counting.url)
       expect(asked).toEqual([80, 80])
       expect(readFileSync(identityFile, "utf8")).toBe(anchored)
-      // several anchors, one of them above this indexer's tip (the lake came from one ahead of it)
-      const several = { format_version: 1, chain_id: "lake-evm-1", anchors: [{ height: 10, hash: devnet.chain.blockHash(10) }, { height: 80, hash: devnet.chain.blockHash(80) }, { height: 95, hash: "AHEAD" }] }
-      writeFileSync(identityFile, JSON.stringify(several))
+      // an anchor above this indexer's tip (the lake came from one ahead of it: rolled back, or lagging): refused, nothing asked or written
+      const ahead = { format_version: 1, chain_id: "lake-evm-1", anchors: [{ height: 10, hash: devnet.chain.blockHash(10) }, { height: 80, hash: devnet.chain.blockHash(80) }, { height: 95, hash: "AHEAD" }] }
+      writeFileSync(identityFile, JSON.stringify(ahead))
       asked.length = 0
+      const behind = await exportFrom(counting.url, out, { datasets: ["blocks"], toHeight: 10 })
+      expect(Either.isLeft(behind) && behind.left.message).toBe(
+        `${out} holds chain lake-evm-1 to height 95, but this indexer's tip is 80: a rolled-back or re-synced indexer, or one still catching up (rerun once its tip passes 95); nothing was written`
+      )
+      expect(asked).toEqual([])
+      expect(JSON.parse(readFileSync(identityFile, "utf8"))).toEqual(ahead)
+      // several anchors at or below the tip: the newest is checked
+      const several = { ...ahead, anchors: ahead.anchors.slice(0, 2) }
+      writeFileSync(identityFile, JSON.stringify(several))
       await exportOk(out, { datasets: ["blocks"], toHeight: 10 }, counting.url)
       expect(asked).toEqual([80])
       expect(JSON.parse(readFileSync(identityFile, "utf8"))).toEqual(several)

@@ -27,6 +27,31 @@ beforeAll(async () => {
 afterAll(() => clean.stop())
 
 describe("IndexerClient", () => {
+  it("sends names and token ids as the real indexer matches them: undecoded, letters and digits only for the name search; one it could never match is refused unsent", async () => {
+    const names = (r: { collections: ReadonlyArray<{ collection: { name: string } }> }) => r.collections.map((c) => c.collection.name).sort()
+    const created = clean.chain.u.collections.filter((c) => clean.chain.collectionCreated(c)).map((c) => c.name)
+    const out = await run(
+      clean.indexerUrl,
+      Effect.gen(function* () {
+        const c = yield* IndexerClient
+        const frogs = yield* c.collectionsByName("Lake Frogs")
+        const bold = yield* c.collectionsByName("<b>Bold</b> & Co")
+        const cafe = yield* Effect.either(c.collectionsByName("Café ☕ Club"))
+        const spaced = yield* Effect.either(c.nftTxs(clean.chain.u.collections[0].address, "a b"))
+        return { frogs: names(frogs), bold: names(bold), cafe, spaced }
+      })
+    )
+    expect(out.frogs).toEqual(created.filter((n) => n.startsWith("Lake Frogs")).sort())
+    expect(out.frogs.length).toBeGreaterThan(0)
+    expect(out.bold).toEqual(created.filter((n) => n === "<b>Bold</b> & Co"))
+    expect(Either.isLeft(out.cafe) && out.cafe.left._tag).toBe("IndexerRequestError")
+    expect(Either.isLeft(out.cafe) && out.cafe.left.message).toMatch(/"CaféClub" cannot be asked of the indexer: it reads path parameters undecoded/)
+    expect(Either.isLeft(out.spaced) && out.spaced.left.message).toMatch(/^token id "a b" cannot be asked/)
+    // the devnet, as the real server, matches the percent-escaped needle as its characters: nothing
+    const escaped = (await (await fetch(`${clean.indexerUrl}/indexer/nft/v1/collections/by_name/Lake%20Frogs`)).json()) as { collections: ReadonlyArray<unknown> }
+    expect(escaped.collections).toEqual([])
+  })
+
   it("reads every endpoint family with typed results", async () => {
     const out = await run(
       clean.indexerUrl,

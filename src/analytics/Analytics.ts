@@ -140,6 +140,29 @@ export const datasetViewSql = (d: (typeof LAKE_DATASETS)[number], dataDir: strin
   return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${cols.join(", ")} WHERE false`
 }
 
+/** The snapshot datasets (holders, nft_collections, nft_tokens): their manifests say how each snapshot was read. */
+const SNAPSHOT_DATASETS = DATASETS.filter((d) => d.kind === "snapshot").map((d) => d.name)
+const SNAPSHOT_FIELDS =
+  "snapshot_height BIGINT, snapshot_time VARCHAR, consistency VARCHAR, watermark_before BIGINT, watermark_after BIGINT, rows BIGINT, duplicates_dropped BIGINT, reads INTEGER, lists VARCHAR[], absent VARCHAR[], note VARCHAR"
+
+/**
+ * The view `snapshots`: one row per committed snapshot of every snapshot dataset, from the
+ * manifests: whether it is exact (read while the watermark stood still, no page overlapping
+ * another) or best-effort, the watermarks it spans, and the lists the source did not have. An
+ * analyst keeps exact snapshots only by joining on (dataset, snapshot_height).
+ */
+export const snapshotsViewSql = (dataDir: string): string => {
+  const manifests = SNAPSHOT_DATASETS.map((n) => `${n}/${MANIFEST_FILE}`).filter((p) => existsSync(join(dataDir, p)))
+  const columns =
+    "dataset, s.snapshot_height, CAST(s.snapshot_time AS TIMESTAMP) AS snapshot_time, s.consistency, s.consistency = 'exact' AS exact, s.watermark_before, s.watermark_after, " +
+    "s.rows, s.duplicates_dropped, s.reads, s.lists, coalesce(s.absent, []) AS absent, s.note"
+  const from =
+    manifests.length === 0
+      ? `(SELECT CAST(NULL AS VARCHAR) AS dataset, CAST(NULL AS STRUCT(${SNAPSHOT_FIELDS})) AS s WHERE false)`
+      : `(SELECT dataset, unnest(snapshots) AS s FROM read_json([${manifests.map(quote).join(", ")}], columns = {dataset: 'VARCHAR', snapshots: 'STRUCT(${SNAPSHOT_FIELDS})[]'}, maximum_object_size = 2147483647))`
+  return `CREATE OR REPLACE VIEW snapshots AS SELECT ${columns} FROM ${from}`
+}
+
 const bindAll = (stmt: DuckDBPreparedStatement, params: Readonly<Record<string, ParamValue>>) => {
   const names = Array.from({ length: stmt.parameterCount }, (_, i) => stmt.parameterName(i + 1))
   const missing = names.filter((n) => !(n in params))
@@ -197,6 +220,7 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
         const absent = d.columns.filter((c) => !present.has(c.name))
         if (absent.length > 0) await conn.use((c) => c.run(datasetViewSql(d, dataDir, live, absent)))
       }
+      await conn.use((c) => c.run(snapshotsViewSql(dataDir)))
       // a view may read another (token_flows reads token_transfers): each pass creates those whose inputs exist
       let pending = analyticsViews()
       while (pending.length > 0) {
@@ -255,7 +279,7 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
 
     const service: AnalyticsService = {
       dataDir,
-      views: [...LAKE_DATASETS.map((d) => d.name), ...analyticsViews().map((v) => v.name)],
+      views: [...LAKE_DATASETS.map((d) => d.name), "snapshots", ...analyticsViews().map((v) => v.name)],
       query: (sql, params = {}) =>
         afresh(Effect.gen(function* () {
           const stmt = yield* Effect.flatMap(prepare(sql, params), readOnly)

@@ -10,7 +10,7 @@ import { RouterClient } from "../router/RouterClient.js"
 import { operationKind, SignedOpHook } from "../router/schemas.js"
 import { decodeWithPath } from "../schema/decode.js"
 import { UserError } from "./errors.js"
-import { endpointOrDevnet, headerOption, urlOption } from "./endpoints.js"
+import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./endpoints.js"
 import { routerLayer } from "./routerLayer.js"
 
 const asset = (flag: string, text: string) => {
@@ -23,6 +23,7 @@ export const bridgeCommand = Command.make(
   "bridge",
   {
     routerUrl: urlOption("router"),
+    devnet: devnetOption("router"),
     header: headerOption("router"),
     from: Options.text("from").pipe(Options.withDescription("source asset, CHAIN:DENOM")),
     to: Options.text("to").pipe(Options.withDescription("destination asset, CHAIN:DENOM")),
@@ -52,6 +53,9 @@ export const bridgeCommand = Command.make(
       })
       if (!/^[0-9]+$/.test(o.amount) || BigInt(o.amount) === 0n) return yield* bad(`--amount must be a positive integer in base units, got "${o.amount}"`)
       if (!/^\d+(\.\d+)?$/.test(o.slippage)) return yield* bad(`--slippage must be a percentage like 1 or 0.5, got "${o.slippage}"`)
+      // msgs of a simulated router are nothing to sign: the devnet's are asked for by name
+      const source = sourceProblem("router", o.routerUrl, o.devnet)
+      if (source) return yield* bad(source)
       let signed: typeof SignedOpHook.Type | undefined
       if (Option.isSome(o.signedOpHook)) {
         const text = yield* Effect.tryPromise({ try: () => readFile(Option.getOrThrow(o.signedOpHook), "utf8"), catch: (e) => bad(`cannot read --signed-op-hook: ${(e as Error).message}`) })
@@ -59,7 +63,7 @@ export const bridgeCommand = Command.make(
         if (Either.isLeft(decoded)) return yield* bad(`--signed-op-hook must be {"signer": …, "hook": …}: ${decoded.left.path} ${decoded.left.message}`)
         signed = decoded.right
       }
-      const routerUrl = yield* endpointOrDevnet("router", o.routerUrl, o.header, "using")
+      const routerUrl = yield* endpointOrDevnet("router", o.routerUrl, o.header, "using", o.devnet && { seed: 1, blocks: 10 })
       yield* Effect.gen(function* () {
         const router = yield* RouterClient
         const route = yield* router.route({

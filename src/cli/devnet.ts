@@ -1,6 +1,6 @@
 /** `chain-lake devnet`: serve the embedded devnet until killed. */
 import { Command, Options } from "@effect/cli"
-import { Console, Effect } from "effect"
+import { Console, Effect, Option } from "effect"
 import { FaultSpecError } from "../devnet/faults.js"
 import type { Vm } from "../devnet/index.js"
 import { UserError } from "./errors.js"
@@ -26,6 +26,10 @@ const options = {
   latencyMs: Options.integer("latency-ms").pipe(Options.withDefault(0), Options.withDescription("milliseconds from each request to its response (the server's own work counts within it)")),
   vm: Options.choice("vm", ["evm", "move", "wasm"]).pipe(Options.withDefault("evm" as const), Options.withDescription("the rollup's VM: EVM routes exist on evm only; the rich list is served on every VM (bech32 accounts off evm)")),
   txsPerBlock: Options.integer("txs-per-block").pipe(Options.withDefault(4), Options.withDescription("mean txs per block (20% of blocks are empty)")),
+  feeDenom: Options.text("fee-denom").pipe(
+    Options.optional,
+    Options.withDescription("the denom most fees are paid in, in place of uinit (an EVM rollup's own gas token; the rich list of uinit then answers 400)")
+  ),
   noRouterMetadata: Options.boolean("no-router-metadata").pipe(
     Options.withDescription("a router with only the documented route, msgs, track and status: /v2/fungible/assets and /v2/info/chains answer 404")
   )
@@ -51,7 +55,8 @@ export const devnetCommand = Command.make("devnet", options, (o) =>
             latencyMs: o.latencyMs,
             vm: o.vm as Vm,
             txsPerBlock: o.txsPerBlock,
-            routerMetadata: !o.noRouterMetadata
+            routerMetadata: !o.noRouterMetadata,
+            ...(Option.isSome(o.feeDenom) ? { feeDenom: o.feeDenom.value } : {})
           }),
         catch: (e) =>
           new UserError({

@@ -16,8 +16,20 @@ import { UserError } from "./errors.js"
 export const urlOption = (service: Service) =>
   Options.text(`${service}-url`).pipe(
     Options.optional,
-    Options.withDescription(`${service} API base URL; user:pass@ in it is sent as basic auth (default: the embedded devnet, started in-process)`)
+    Options.withDescription(`the ${service} API's base URL (or CHAIN_LAKE_${service.toUpperCase()}_URL); user:pass@ in it is sent as basic auth`)
   )
+
+/** `--devnet`: the embedded devnet's simulated service instead of a real one (never the default: simulated data must be asked for). */
+export const devnetOption = (service: Service) =>
+  Options.boolean("devnet").pipe(Options.withDescription(`use the embedded devnet's simulated ${service} (started in-process) instead of a real one`))
+
+/** What is wrong with how a command names its service (checked before anything is written), if anything. */
+export const sourceProblem = (service: Service, url: Option.Option<string>, devnet: boolean): string | undefined =>
+  devnet && Option.isSome(url)
+    ? `--devnet and --${service}-url name two sources: give one`
+    : !devnet && Option.isNone(url) && urlFromEnvironment(service) === undefined
+      ? noUrl(service)
+      : undefined
 
 /** `--header` of a command that talks to one service, or `--indexer-header` / `--router-header` of one that talks to both. */
 export const headerOption = (service: Service, name = "header") =>

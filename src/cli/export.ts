@@ -16,7 +16,7 @@ import { newWorkDir, pullManifests, remoteCommits, removeDir } from "../storage/
 import { newWriterId } from "../lake/lock.js"
 import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
 import type { ServiceEndpoint } from "../http/endpoint.js"
-import { endpointOrDevnet, headerOption, noUrl, urlFromEnvironment } from "./endpoints.js"
+import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./endpoints.js"
 import { UserError } from "./errors.js"
 import { parseMemorySize } from "../lake/writer.js"
 import { exportLayer } from "./layers.js"
@@ -32,11 +32,8 @@ const list = (name: string, description: string) =>
   )
 
 export const options = {
-  indexerUrl: Options.text("indexer-url").pipe(
-    Options.optional,
-    Options.withDescription("the indexer API's base URL (or CHAIN_LAKE_INDEXER_URL); user:pass@ in it is sent as basic auth")
-  ),
-  devnet: Options.boolean("devnet").pipe(Options.withDescription("export the embedded devnet's simulated chain instead of an indexer (started in-process)")),
+  indexerUrl: urlOption("indexer"),
+  devnet: devnetOption("indexer"),
   header: headerOption("indexer"),
   out: Options.text("out").pipe(Options.withDefault("data"), Options.withDescription("output folder (created if missing), or s3://bucket/prefix")),
   s3Endpoint: Options.text("s3-endpoint").pipe(Options.optional, Options.withDescription("S3-compatible endpoint URL for s3:// outputs (default: AWS)")),
@@ -155,10 +152,10 @@ const validate = (o: {
     if (!o.follow && Option.isSome(o.poll)) return yield* bad("--poll applies with --follow only")
     if (!o.follow && Option.isSome(o.untilHeight)) return yield* bad("--until-height applies with --follow only (--to-height bounds a plain export)")
     if (!o.devnet && (Option.isSome(o.devnetBlocks) || Option.isSome(o.devnetSeed))) return yield* bad(`--devnet-${Option.isSome(o.devnetBlocks) ? "blocks" : "seed"} applies with --devnet only`)
-    if (o.devnet && Option.isSome(o.indexerUrl)) return yield* bad("--devnet and --indexer-url name two sources: give one")
     if (o.follow && Option.isSome(o.poll) && !parseEvery(o.poll.value)) return yield* bad(`--poll must look like 500ms, 2s or 1m, got "${o.poll.value}"`)
     // the source last: the flags' own mistakes are named first
-    if (!o.devnet && Option.isNone(o.indexerUrl) && urlFromEnvironment("indexer") === undefined) return yield* bad(noUrl("indexer"))
+    const source = sourceProblem("indexer", o.indexerUrl, o.devnet)
+    if (source) return yield* bad(source)
   })
 
 /** The end of an s3:// run: its log entries read back (each must have been taken), and what went up. */

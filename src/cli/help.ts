@@ -14,13 +14,14 @@ export const EXAMPLES: Readonly<Record<string, ReadonlyArray<string>>> = {
   run: ["chain-lake run daily-snapshot --indexer-url https://indexer.example.com", "chain-lake run ./my-pipeline.ts --schedule", "chain-lake run full-history --devnet --out /tmp/lake"],
   export: [
     "chain-lake export --indexer-url https://indexer.example.com --datasets blocks,txs --from-height 1 --to-height 100000",
+    "chain-lake export --devnet --devnet-blocks 500 --out /tmp/devnet-lake",
     "chain-lake export --indexer-url https://user:pass@gateway.example.com --follow --poll 5s",
     "CHAIN_LAKE_INDEXER_HEADERS='x-api-key: …' chain-lake export --indexer-url https://indexer.example.com --out s3://bucket/lake"
   ],
-  "sample-routes": ["chain-lake sample-routes --router-url https://router.example.com --every 5m", "chain-lake sample-routes --plan pipelines/route-quotes.json --count 3"],
+  "sample-routes": ["chain-lake sample-routes --router-url https://router.example.com --every 5m", "chain-lake sample-routes --devnet --plan pipelines/route-quotes.json --count 3"],
   // addresses the embedded devnet's router takes (any well-formed address of each chain's prefix)
   bridge: [
-    "chain-lake bridge --from noble-1:uusdc --to interwoven-1:uinit --amount 1000000 --address noble-1=noble1qyqszqgpqyqszqgpqyqszqgpqyqszqgp2q8dz8 --address interwoven-1=init1qyqszqgpqyqszqgpqyqszqgpqyqszqgp2q8dz8"
+    "chain-lake bridge --devnet --from noble-1:uusdc --to interwoven-1:uinit --amount 1000000 --address noble-1=noble1qyqszqgpqyqszqgpqyqszqgpqyqszqgp2q8dz8 --address interwoven-1=init1qyqszqgpqyqszqgpqyqszqgpqyqszqgp2q8dz8"
   ],
   track: ["chain-lake track --router-url https://router.example.com --tx-hash ABC… --chain-id noble-1"],
   // run as printed by cli-query.test (in double quotes, the shell took "$min" for its own variable)

@@ -8,7 +8,7 @@ import { layerLakeWriter } from "../lake/writer.js"
 import { describeRouterError } from "../router/errors.js"
 import { loadPlan, METADATA_IF_SERVED, parseEvery, sampleRoutes, type MetadataWanted, type NotServed } from "../sampling/sampler.js"
 import { UserError } from "./errors.js"
-import { endpointOrDevnet, headerOption, urlOption } from "./endpoints.js"
+import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./endpoints.js"
 import { routerLayer } from "./routerLayer.js"
 import { checkOutputFolder } from "./outputFolder.js"
 
@@ -37,6 +37,7 @@ export const sampleCommand = Command.make(
   "sample-routes",
   {
     routerUrl: urlOption("router"),
+    devnet: devnetOption("router"),
     header: headerOption("router"),
     plan: Options.file("plan").pipe(Options.withDefault(DEFAULT_PLAN), Options.withDescription("sampling plan (default: the shipped pipelines/route-quotes.json)")),
     out: Options.directory("out").pipe(Options.withDefault("data"), Options.withDescription("output folder")),
@@ -60,9 +61,11 @@ export const sampleCommand = Command.make(
       if (rounds < 1) return yield* bad(`--count must be at least 1, got ${rounds}`)
       const metadata = metadataWanted(o.datasets)
       if (typeof metadata === "string") return yield* bad(metadata)
+      const source = sourceProblem("router", o.routerUrl, o.devnet)
+      if (source) return yield* bad(source)
       yield* checkOutputFolder("--out", o.out)
       const plan = yield* loadPlan(o.plan).pipe(Effect.mapError((e) => bad(e.message)))
-      const router = yield* endpointOrDevnet("router", o.routerUrl, o.header, "sampling")
+      const router = yield* endpointOrDevnet("router", o.routerUrl, o.header, "sampling", o.devnet && { seed: 1, blocks: 10 })
       const amounts = plan.pairs.reduce((s, p) => s + p.amounts.length, 0)
       const asks = amounts * plan.variants.length
       yield* Console.error(`${asks} quotes per round (${amounts} amounts over ${plan.pairs.length} pairs × ${plan.variants.length} variants)${every ? `, every ${Option.getOrThrow(o.every)}` : ""}`)

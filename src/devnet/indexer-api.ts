@@ -15,7 +15,7 @@ import { evmTxs, internalTxs } from "./indexer-evm.js"
 import { nft } from "./indexer-nft.js"
 import { richList } from "./indexer-richlist.js"
 import { txs } from "./indexer-txs.js"
-import { decodeParam, HttpError, json, parseHeight, plainText, type DevnetResponse, type EndpointRequest, type ScanCache } from "./indexer-wire.js"
+import { HttpError, json, parseHeight, plainText, type DevnetResponse, type EndpointRequest, type ScanCache } from "./indexer-wire.js"
 
 export { plainText, type DevnetResponse } from "./indexer-wire.js"
 
@@ -77,7 +77,7 @@ export class IndexerApi {
         return json({ blocks: page.seqs.map((h) => blockJson(c, h)), pagination: page.pagination })
       }
       if (rest.length === 1) {
-        const h = parseHeight(decodeParam(rest[0]))
+        const h = parseHeight(rest[0])
         if (h > c.tip) throw new HttpError(404, "[NOT_FOUND] block not found")
         return json({ block: blockJson(c, h) })
       }

@@ -6,7 +6,7 @@
 import type { Chain } from "./chain.js"
 import { arrayList, cursorPage, parsePagination, rangeList, type Pagination } from "./pagination.js"
 import { evmReceiptsAt, internalTxsAt } from "./render.js"
-import { decodeParam, HttpError, json, parseAccount, parseHeight, signerOnly, type DevnetResponse, type EndpointRequest, type ScanCache } from "./indexer-wire.js"
+import { HttpError, json, parseAccount, parseHeight, signerOnly, type DevnetResponse, type EndpointRequest, type ScanCache } from "./indexer-wire.js"
 
 /** The records at chain-wide sequence numbers `seqs` (1-based), each block rendered once. */
 const atSeqs = <T>(seqs: ReadonlyArray<number>, heightOf: (seq: number) => number, seqBefore: (height: number) => number, blockAt: (height: number) => ReadonlyArray<T>): Array<T> => {
@@ -34,22 +34,22 @@ export const evmTxs = (c: Chain, scans: ScanCache, { rest, q, filtered }: Endpoi
     return renderSeqs(cursorPage(rangeList(1, c.evmTotal()), p, "sequence", p.countTotal ? String(c.evmTotal()) : "0"))
   }
   if (rest[0] === "by_height" && rest.length === 2) {
-    const h = parseHeight(decodeParam(rest[1]))
+    const h = parseHeight(rest[1])
     const p = parsePagination(q)
     const list = h <= c.tip ? rangeList(c.evmSeqBefore(h) + 1, c.evmSeqBefore(h + 1)) : rangeList(1, 0)
     return renderSeqs(cursorPage(list, p, "sequence", filtered(list.length)))
   }
   if (rest[0] === "by_account" && rest.length === 2) {
-    const account = parseAccount(decodeParam(rest[1]))
+    const account = parseAccount(rest[1])
     const p = parsePagination(q)
     const isSigner = signerOnly(q)
     const list = evmScan(c, scans, `evm:${account}:${isSigner}`, (accounts) => accounts.some((a, k) => a === account && (!isSigner || k === 0)))
     return renderSeqs(cursorPage(arrayList(list), p, "sequence", filtered(list.length)))
   }
   if (rest.length === 1) {
-    const found = c.lookupTxHash(decodeParam(rest[0]))
-    if (!found || !decodeParam(rest[0]).startsWith("0x")) throw new HttpError(404, "tx not found")
-    const receipt = evmReceiptsAt(c, found.height).find((r) => r.receipt.transactionHash === decodeParam(rest[0]).toLowerCase())
+    const found = c.lookupTxHash(rest[0])
+    if (!found || !rest[0].startsWith("0x")) throw new HttpError(404, "tx not found")
+    const receipt = evmReceiptsAt(c, found.height).find((r) => r.receipt.transactionHash === rest[0].toLowerCase())
     if (!receipt) throw new HttpError(404, "tx not found")
     return json({ tx: receipt.receipt })
   }
@@ -82,20 +82,20 @@ export const internalTxs = (c: Chain, { rest, q, filtered }: EndpointRequest): D
     return render(cursorPage(rangeList(1, total), p, "sequence", p.countTotal ? String(total) : "0"))
   }
   if (rest[0] === "by_height" && rest.length === 2) {
-    const h = parseHeight(decodeParam(rest[1]))
+    const h = parseHeight(rest[1])
     const p = parsePagination(q)
     const list = h <= watermark ? rangeList(c.traceSeqBefore(h) + 1, c.traceSeqBefore(h + 1)) : rangeList(1, 0)
     return render(cursorPage(list, p, "sequence", filtered(list.length)))
   }
   if (rest[0] === "by_account" && rest.length === 2) {
-    const account = "0x" + parseAccount(decodeParam(rest[1]))
+    const account = "0x" + parseAccount(rest[1])
     const p = parsePagination(q)
     const seqs: Array<number> = []
     for (let h = 1; h <= watermark; h++) for (const t of internalTxsAt(c, h)) if (t.from === account || t.to === account) seqs.push(t.seq)
     return render(cursorPage(arrayList(seqs), p, "sequence", filtered(seqs.length)))
   }
   if (rest.length === 1) {
-    const hash = decodeParam(rest[0])
+    const hash = rest[0]
     const found = hash.startsWith("0x") ? c.lookupTxHash(hash) : undefined
     if (!found || found.height > watermark) throw new HttpError(404, "transaction not found")
     const p = parsePagination(q)

@@ -8,7 +8,7 @@ import { arrayList, cursorPage, offsetPage, parsePagination, type PageParams, ty
 import { collectionJson, tokenJson } from "./render.js"
 import { txsPage } from "./indexer-txs.js"
 import { COLLECTIONS_ANALYZE_LAG } from "./universe.js"
-import { decodeParam, HttpError, json, parseAccount, parseCollectionAddr, type DevnetResponse, type EndpointRequest } from "./indexer-wire.js"
+import { HttpError, json, parseAccount, parseCollectionAddr, type DevnetResponse, type EndpointRequest } from "./indexer-wire.js"
 
 export const nft = (c: Chain, resource: string | undefined, { rest, q, filtered }: EndpointRequest, notFound: () => Error): DevnetResponse => {
   const created = c.u.collections.filter((col) => c.collectionCreated(col))
@@ -38,20 +38,21 @@ export const nft = (c: Chain, resource: string | undefined, { rest, q, filtered 
       return collectionsPage(created.map((x) => x.index), p, p.countTotal ? String(estimate > 0 ? estimate : -1) : "0")
     }
     if (rest[0] === "by_account" && rest.length === 2) {
-      const account = parseAccount(decodeParam(rest[1]))
+      const account = parseAccount(rest[1])
       const p = parsePagination(q)
       const owned = created.filter((col) => c.liveTokensOf(col.index).some((t) => c.accountOf(t.owner).hex === account)).map((x) => x.index)
       return collectionsPage(owned, p, filtered(owned.length))
     }
     if (rest[0] === "by_name" && rest.length === 2) {
-      const norm = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, "")
-      const needle = norm(decodeParam(rest[1]))
+      // letters, marks and numbers only, lower-cased (rollytics api/handler/nft/cache.go); the needle as Fiber hands it over, undecoded
+      const norm = (s: string) => s.replace(/[^\p{L}\p{M}\p{N}]+/gu, "").toLowerCase()
+      const needle = norm(rest[1])
       const p = parsePagination(q)
       const matches = created.filter((col) => norm(col.name).includes(needle) || (col.originName !== "" && norm(col.originName).includes(needle))).map((x) => x.index)
       return collectionsPage(matches, p, String(matches.length))
     }
     if (rest.length === 1) {
-      const addr = parseCollectionAddr(decodeParam(rest[0]))
+      const addr = parseCollectionAddr(rest[0])
       const col = created.find((x) => x.address === addr)
       if (!col) throw new HttpError(404, "nft collection not found")
       return json({ collection: collectionJson(c, col.index) })
@@ -61,7 +62,7 @@ export const nft = (c: Chain, resource: string | undefined, { rest, q, filtered 
   if (resource === "tokens" && rest.length === 2 && (rest[0] === "by_account" || rest[0] === "by_collection")) {
     let tokens
     if (rest[0] === "by_account") {
-      const account = parseAccount(decodeParam(rest[1]))
+      const account = parseAccount(rest[1])
       const given = q.get("collection_addr")
       const collFilter = given ? parseCollectionAddr(given) : undefined
       tokens = created
@@ -69,7 +70,7 @@ export const nft = (c: Chain, resource: string | undefined, { rest, q, filtered 
         .flatMap((col) => c.liveTokensOf(col.index))
         .filter((t) => c.accountOf(t.owner).hex === account)
     } else {
-      const addr = parseCollectionAddr(decodeParam(rest[1]))
+      const addr = parseCollectionAddr(rest[1])
       const col = created.find((x) => x.address === addr)
       tokens = col ? c.liveTokensOf(col.index) : []
     }
@@ -102,8 +103,8 @@ export const nft = (c: Chain, resource: string | undefined, { rest, q, filtered 
     return json({ tokens: page.rows.map((t) => tokenJson(c, t)), pagination: page.pagination })
   }
   if (resource === "txs" && rest.length === 2) {
-    const addr = parseCollectionAddr(decodeParam(rest[0]))
-    const tokenId = decodeParam(rest[1])
+    const addr = parseCollectionAddr(rest[0])
+    const tokenId = rest[1]
     const col = c.u.collections.find((x) => x.address === addr)
     const token = col ? c.tokens.get(tokenKey(col.index, tokenId)) : undefined
     const p = parsePagination(q)

@@ -4,11 +4,12 @@
  */
 import type { Chain } from "./chain.js"
 import { offsetPage, parsePagination } from "./pagination.js"
-import { decodeParam, HttpError, json, type DevnetResponse } from "./indexer-wire.js"
+import { HttpError, json, type DevnetResponse } from "./indexer-wire.js"
 
 export const richList = (c: Chain, rawDenom: string, q: URLSearchParams): DevnetResponse => {
-  // lower-cased and %2F turned into "/", then resolved to an ERC-20 through minievm
-  const denom = decodeParam(rawDenom).toLowerCase()
+  // Fiber hands the path parameter over undecoded: the handler turns "%2F" (only) into "/" and
+  // lower-cases it, then resolves it to an ERC-20 through minievm (rollytics api/handler/richlist/richlist.go)
+  const denom = rawDenom.replaceAll("%2F", "/").toLowerCase()
   const index = c.denomIndex(denom)
   // only EVM resolves the denom to a contract first (and fails on an unknown one); elsewhere an unknown denom has no holders
   if (index < 0 && c.isEvm) throw new HttpError(400, `failed to get contract address by denom: ${denom}: not found`)

@@ -6,7 +6,7 @@
 import type { Chain } from "./chain.js"
 import { arrayList, cursorPage, parsePagination, rangeList, type Pagination } from "./pagination.js"
 import { knownMsgTypes, msgTypeOf, txAccounts, txJson } from "./render.js"
-import { decodeParam, HttpError, json, parseAccount, parseHeight, signerOnly, type DevnetResponse, type EndpointRequest, type ScanCache } from "./indexer-wire.js"
+import { HttpError, json, parseAccount, parseHeight, signerOnly, type DevnetResponse, type EndpointRequest, type ScanCache } from "./indexer-wire.js"
 
 /** A page of cosmos txs by sequence, as every list of cosmos txs (NFT token txs too) returns it. */
 export const txsPage = (c: Chain, page: { seqs: Array<number>; pagination: Pagination }): DevnetResponse =>
@@ -27,7 +27,7 @@ export const txs = (c: Chain, scans: ScanCache, { rest, q, filtered }: EndpointR
     return txsPage(c, cursorPage(arrayList(list), p, "sequence", filtered(list.length)))
   }
   if (rest[0] === "by_height" && rest.length === 2) {
-    const h = parseHeight(decodeParam(rest[1]))
+    const h = parseHeight(rest[1])
     const p = parsePagination(q)
     const seqs: Array<number> = []
     if (h <= c.tip) {
@@ -38,7 +38,7 @@ export const txs = (c: Chain, scans: ScanCache, { rest, q, filtered }: EndpointR
     return txsPage(c, cursorPage(arrayList(seqs), p, "sequence", filtered(seqs.length)))
   }
   if (rest[0] === "by_account" && rest.length === 2) {
-    const account = parseAccount(decodeParam(rest[1]))
+    const account = parseAccount(rest[1])
     const p = parsePagination(q)
     const isSigner = signerOnly(q)
     const list = scan(c, scans, `acct:${account}:${isSigner}:${msgs ? [...msgs].sort().join(",") : ""}`, (h, i) =>
@@ -48,7 +48,7 @@ export const txs = (c: Chain, scans: ScanCache, { rest, q, filtered }: EndpointR
   }
   if (rest.length === 1) {
     // as util.HexToBytes: a 0x prefix is dropped (lowercase "0x" only, as strings.TrimPrefix)
-    const hash = decodeParam(rest[0]).replace(/^0x/, "")
+    const hash = rest[0].replace(/^0x/, "")
     if (!/^[0-9a-fA-F]+$/.test(hash)) throw new HttpError(400, "invalid hash format")
     const found = c.lookupTxHash(hash.toUpperCase())
     if (!found) throw new HttpError(404, "[NOT_FOUND] transaction not found")

@@ -30,14 +30,6 @@ export const plainText = (status: number, body: string): DevnetResponse => ({
   contentType: "text/plain; charset=utf-8"
 })
 
-/** Path parameter as Fiber hands it over: raw, with %2F kept (handlers decode what they need). */
-export const decodeParam = (s: string) => {
-  try {
-    return decodeURIComponent(s)
-  } catch {
-    return s
-  }
-}
 
 export const parseHeight = (raw: string): number => {
   if (!/^[+-]?\d+$/.test(raw)) throw new HttpError(400, `[INVALID_VALUE] invalid value for height: ${raw} (must be a valid integer)`)

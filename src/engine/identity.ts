@@ -3,7 +3,8 @@
  * source's, and the newest block the lake anchored (height and hash) that the source still
  * serves must have the same hash there: a devnet reset with another seed, or another network
  * under the same chain id, has other hashes. A run then anchors the source's tip, so a later run
- * finds an anchor even on an indexer that prunes old heights.
+ * finds an anchor even on an indexer that prunes old heights. A source whose tip is below the
+ * lake's highest anchor is refused: the lake holds history that source does not (yet) have.
  */
 import { Data, Effect } from "effect"
 import { Checkpoints } from "../lake/Checkpoints.js"
@@ -21,6 +22,12 @@ export const checkIdentity = (status: SourceStatus, notice: (m: string) => void)
       if (lake.chain_id !== status.chainId)
         return yield* new LakeIdentityError({
           message: `${checkpoints.root} holds chain ${lake.chain_id}, but this indexer serves chain ${status.chainId}: export it into another --out`
+        })
+      // a source behind what the lake anchored is rolled back, re-synced or lagging: which, it cannot tell
+      const held = Math.max(0, ...lake.anchors.map((a) => a.height))
+      if (status.tip < held)
+        return yield* new LakeIdentityError({
+          message: `${checkpoints.root} holds chain ${lake.chain_id} to height ${held}, but this indexer's tip is ${status.tip}: a rolled-back or re-synced indexer, or one still catching up (rerun once its tip passes ${held}); nothing was written`
         })
       let checked = false
       for (const anchor of [...lake.anchors].sort((a, b) => b.height - a.height)) {

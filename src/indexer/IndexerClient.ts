@@ -1,7 +1,7 @@
 /**
  * IndexerClient: one method per endpoint of the indexer API, each decoding with its Effect Schema.
  * Wire quirks are handled here once: non-2xx bodies are plain text, `reverse` is sent on every
- * page, `msgs` as repeated params, path segments URL-encoded, limit checked against 1..1000.
+ * page, `msgs` as repeated params, path parameters as the server matches them, limit checked against 1..1000.
  * Every request goes through the shared RequestLimiter and the retry schedule.
  */
 import { Context, Effect, Either, Layer, Schema } from "effect"
@@ -14,6 +14,7 @@ import {
   IndexerDecodeError,
   IndexerHttpError,
   IndexerNetworkError,
+  IndexerRequestError,
   IndexerTimeout,
   IndexerTruncatedBody,
   type IndexerError
@@ -67,6 +68,25 @@ const pageQuery = (p: PageRequest = {}): Query => {
 }
 
 const seg = (s: string | number) => encodeURIComponent(String(s))
+
+/** What a path may hold unescaped (RFC 3986 pchar, less "%"). */
+const PATH_SAFE = /^[A-Za-z0-9\-._~!$&'()*+,;=:@]+$/
+/**
+ * A name or token id as a path parameter. The real indexer's handlers read path parameters
+ * undecoded (Fiber; gofiber/fiber#1450; only the rich list turns "%2F" back into "/"), so a
+ * percent-escape is matched as its three characters: a value that needs one is never found,
+ * and is refused here rather than asked for.
+ */
+const rawSeg = (what: string, value: string): Effect.Effect<string, IndexerError> =>
+  PATH_SAFE.test(value)
+    ? Effect.succeed(value)
+    : Effect.fail(
+        new IndexerRequestError({
+          message: `${what} ${JSON.stringify(value)} cannot be asked of the indexer: it reads path parameters undecoded, so a value holding a space, "/", "?", "#", "%" or a non-ASCII character is never matched`
+        })
+      )
+/** The collection-name search keeps only the needle's letters, marks and numbers (rollytics api/handler/nft/cache.go): the rest is not sent. */
+const nameNeedle = (name: string) => name.replace(/[^\p{L}\p{M}\p{N}]+/gu, "")
 
 export const makeIndexerClient = (config: IndexerClientConfig) =>
   Effect.gen(function* () {
@@ -168,7 +188,8 @@ export const makeIndexerClient = (config: IndexerClientConfig) =>
       collections: (page?: PageRequest) => list(S.CollectionsResponse, "collections", "/indexer/nft/v1/collections", page),
       collectionsByAccount: (account: string, page?: PageRequest) =>
         list(S.CollectionsResponse, "collections/by_account", `/indexer/nft/v1/collections/by_account/${seg(account)}`, page),
-      collectionsByName: (name: string, page?: PageRequest) => list(S.CollectionsResponse, "collections/by_name", `/indexer/nft/v1/collections/by_name/${seg(name)}`, page),
+      collectionsByName: (name: string, page?: PageRequest) =>
+        Effect.flatMap(rawSeg("a collection name's letters and digits", nameNeedle(name)), (needle) => list(S.CollectionsResponse, "collections/by_name", `/indexer/nft/v1/collections/by_name/${needle}`, page)),
       collection: (address: string) => getDecoded(S.CollectionResponse, "collection", `/indexer/nft/v1/collections/${seg(address)}`),
       tokensByAccount: (account: string, page?: PageRequest, filter: NftFilter & { collectionAddr?: string } = {}) =>
         list(S.NftsResponse, "tokens/by_account", `/indexer/nft/v1/tokens/by_account/${seg(account)}`, page, {
@@ -182,7 +203,7 @@ export const makeIndexerClient = (config: IndexerClientConfig) =>
           order_by: filter.orderBy
         }),
       nftTxs: (collectionAddr: string, tokenId: string, page?: PageRequest) =>
-        list(S.TxsResponse, "nft/txs", `/indexer/nft/v1/txs/${seg(collectionAddr)}/${seg(tokenId)}`, page),
+        Effect.flatMap(rawSeg("token id", tokenId), (id) => list(S.TxsResponse, "nft/txs", `/indexer/nft/v1/txs/${seg(collectionAddr)}/${id}`, page)),
       richList: (denom: string, page?: PageRequest) => list(S.TokenHoldersResponse, "richlist", `/indexer/richlist/v1/${seg(denom)}`, page)
     }
   })

@@ -72,7 +72,12 @@ export class IndexerPagingError extends Data.TaggedError("IndexerPagingError")<{
   }
 }
 
-export type IndexerError = IndexerHttpError | IndexerTimeout | IndexerNetworkError | IndexerTruncatedBody | IndexerDecodeError | IndexerPagingError
+/** A request the indexer cannot be asked as it reads requests (a path parameter it would not match). Never sent, never retried. */
+export class IndexerRequestError extends Data.TaggedError("IndexerRequestError")<{ readonly message: string }> {
+  readonly retryable = false
+}
+
+export type IndexerError = IndexerHttpError | IndexerTimeout | IndexerNetworkError | IndexerTruncatedBody | IndexerDecodeError | IndexerPagingError | IndexerRequestError
 
 /** One line for a user: what went wrong and where. */
 export const describeIndexerError = (e: IndexerError): string =>

@@ -120,34 +120,31 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
    * receipt names its cosmos tx only through a hash derived from it (datasets/evm_txs.ts).
    */
   const hashesAt = new Map<number, ReadonlyArray<string>>()
-  const cosmosTxHashes = (heights: ReadonlyArray<number>): Effect.Effect<ReadonlyMap<number, ReadonlyArray<string>>, IndexerError> =>
+  const hashesOf = (h: number): Effect.Effect<ReadonlyArray<string>, IndexerError> =>
     Effect.gen(function* () {
-      const answer = new Map<number, ReadonlyArray<string>>()
-      for (const h of heights) {
-        let got = hashesAt.get(h)
-        if (!got) {
-          const list: ListRef = { endpoint: "txs/by_height", path: `/indexer/tx/v1/txs/by_height/${h}`, arrayKey: "txs" }
-          const hashes: Array<string> = []
-          let key: string | undefined
-          for (;;) {
-            const p: ListPage = yield* page(list, { key, limit: BLOCK_TIME_PAGE, reverse: false })
-            for (const [index, t] of p.items.entries()) {
-              const hash = (t as { txhash?: unknown }).txhash
-              if (typeof hash !== "string") return yield* Effect.fail(new IndexerDecodeError({ endpoint: list.endpoint, key: key ?? null, path: recordPath(list.arrayKey, index, "txhash"), message: "expected a tx with a string txhash" }))
-              hashes.push(p.latin1 ? restoreString(hash) : hash)
-            }
-            if (p.items.length === 0 || !p.nextKey) break
-            key = p.nextKey
-          }
-          got = hashes
-          // Stryker disable next-line all: bounds memory only; no answer changes
-          if (hashesAt.size >= BLOCK_TIME_CACHE) hashesAt.clear()
-          hashesAt.set(h, got)
+      const known = hashesAt.get(h)
+      if (known) return known
+      const list: ListRef = { endpoint: "txs/by_height", path: `/indexer/tx/v1/txs/by_height/${h}`, arrayKey: "txs" }
+      const hashes: Array<string> = []
+      let key: string | undefined
+      for (;;) {
+        const p: ListPage = yield* page(list, { key, limit: BLOCK_TIME_PAGE, reverse: false })
+        for (const [index, t] of p.items.entries()) {
+          const hash = (t as { txhash?: unknown }).txhash
+          if (typeof hash !== "string") return yield* Effect.fail(new IndexerDecodeError({ endpoint: list.endpoint, key: key ?? null, path: recordPath(list.arrayKey, index, "txhash"), message: "expected a tx with a string txhash" }))
+          hashes.push(p.latin1 ? restoreString(hash) : hash)
         }
-        answer.set(h, got)
+        if (p.items.length === 0 || !p.nextKey) break
+        key = p.nextKey
       }
-      return answer
+      // Stryker disable next-line all: bounds memory only; no answer changes
+      if (hashesAt.size >= BLOCK_TIME_CACHE) hashesAt.clear()
+      hashesAt.set(h, hashes)
+      return hashes
     })
+  // the blocks of one page at once: the client's request limiter bounds what is in flight
+  const cosmosTxHashes = (heights: ReadonlyArray<number>): Effect.Effect<ReadonlyMap<number, ReadonlyArray<string>>, IndexerError> =>
+    Effect.forEach(heights, (h) => Effect.map(hashesOf(h), (hashes) => [h, hashes] as const), { concurrency: "unbounded" }).pipe(Effect.map((pairs) => new Map(pairs)))
   return {
     status: indexer.status.pipe(
       Effect.map((s) => ({ chainId: s.chain_id, tip: s.height, watermarks: { height: s.height, internal_tx_height: s.internal_tx_height, rich_list_height: s.rich_list_height } }))
