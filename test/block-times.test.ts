@@ -116,15 +116,23 @@ describe("block times", () => {
 })
 
 describe("the driver's answers", () => {
-  it("a list is not served only when its endpoint answers 404; another error fails the probe", async () => {
-    const server = await proxy((req, forward) => (req.url.pathname === txsList.path ? text(req.url.searchParams.has("x") ? 404 : 400, "no") : forward()))
+  it("a list is not served only when its endpoint answers 404; a 400 (a parameter refused: the route is there) is served; another error fails the probe", async () => {
+    const server = await proxy((req, forward) =>
+      req.url.pathname === txsList.path ? text(req.url.searchParams.has("x") ? 404 : req.url.searchParams.has("y") ? 400 : 403, "no") : forward()
+    )
     const r = await withSource(server, (source) =>
-      Effect.all([source.served({ ...txsList, query: { x: "1" } }), Effect.either(source.served(txsList)), source.served({ endpoint: "blocks", path: BLOCKS_PATH, arrayKey: "blocks" })])
+      Effect.all([
+        source.served({ ...txsList, query: { x: "1" } }),
+        source.served({ ...txsList, query: { y: "1" } }),
+        Effect.either(source.served(txsList)),
+        source.served({ endpoint: "blocks", path: BLOCKS_PATH, arrayKey: "blocks" })
+      ])
     )
     if (Either.isLeft(r)) throw new Error(String(r.left))
-    const [notServed, refused, blocks] = r.right
+    const [notServed, parameterRefused, refused, blocks] = r.right
     expect(notServed).toBe(false)
-    expect(Either.isLeft(refused) && refused.left).toMatchObject({ _tag: "IndexerHttpError", status: 400 })
+    expect(parameterRefused).toBe(true)
+    expect(Either.isLeft(refused) && refused.left).toMatchObject({ _tag: "IndexerHttpError", status: 403 })
     expect(blocks).toBe(true)
   })
 

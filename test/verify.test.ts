@@ -30,6 +30,20 @@ describe("chain-lake verify", () => {
     expect(r.stdout).toMatch(/^all \d+ checks passed$/m)
   })
 
+  it("against an indexer behind the lake (rolled back, lagging): every check printed, the lake-ahead check failed, no error about blocks it lacks", async () => {
+    const behind = await startDevnet({ seed: 53, blocks: 40 })
+    try {
+      const r = await runCli(["verify", "--data", data, "--indexer-url", behind.indexerUrl])
+      expect(r.code).toBe(1)
+      expect(r.stdout).toMatch(/^FAIL +the lake is not ahead of the indexer: lake 150, indexer 40$/m)
+      expect(r.stdout).toMatch(/^ok +blocks match the API \(\d+ sampled\)/m)
+      expect(r.stdout).toMatch(/^ok +blocks: rows equal the manifest's/m)
+      expect(r.stderr.trim()).toMatch(/^chain-lake: error: 1 of \d+ checks failed$/)
+    } finally {
+      await behind.stop()
+    }
+  })
+
   it("fails against another chain, naming the block that differs", async () => {
     const r = await runCli(["verify", "--data", data, "--indexer-url", other.indexerUrl])
     expect(r.code).toBe(1)

@@ -57,6 +57,9 @@ export const options = {
     Options.withDescription("a record that breaks the schema: fail (nothing more is committed) or quarantine (kept in _quarantine/ and skipped)")
   ),
   dryRun: Options.boolean("dry-run").pipe(Options.withDescription("print the plan and the Parquet schemas; write nothing")),
+  adoptLake: Options.boolean("adopt-lake").pipe(
+    Options.withDescription("take an --out that holds data but names no chain (no _lake.json: an older lake), once its newest block is checked against the indexer")
+  ),
   devnetBlocks: Options.integer("devnet-blocks").pipe(Options.optional, Options.withDescription("with --devnet: its blocks (default 1000)")),
   devnetSeed: Options.integer("devnet-seed").pipe(Options.optional, Options.withDescription("with --devnet: its seed (default 1)")),
   follow: Options.boolean("follow").pipe(Options.withDescription("after catching up, keep exporting new blocks until stopped (append-only datasets by default)")),
@@ -273,6 +276,7 @@ export const exportCommand = Command.make("export", options, (o) =>
       concurrency: o.concurrency,
       onInvalid: o.onInvalid,
       dryRun: o.dryRun,
+      adoptLake: o.adoptLake,
       observer: counting(progress.observer)
     }).pipe(
       Effect.provide(layerFor(indexer)),

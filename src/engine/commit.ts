@@ -4,7 +4,8 @@
  * (manifest first, then renamed into place; see Checkpoints.ts) in one uninterruptible step, so a
  * stop (Ctrl-C) lands before or after a commit, never inside one.
  */
-import { Data, Effect } from "effect"
+import { Data, Effect, Option } from "effect"
+import { HistoryGuard } from "./identity.js"
 import { Checkpoints, type CommittedFile, type CommittedSnapshot } from "../lake/Checkpoints.js"
 import type { ParquetWriter } from "../lake/ParquetSink.js"
 import type { Range } from "../lake/RangeSet.js"
@@ -46,13 +47,17 @@ export type OnCommitted = (files: ReadonlyArray<CommittedFile>) => void
 const counted = (files: ReadonlyArray<CommittedFile>, onCommitted?: OnCommitted) => <A extends { readonly committed: boolean }, E, R>(commit: Effect.Effect<A, E, R>) =>
   Effect.uninterruptible(Effect.tap(commit, (outcome) => Effect.sync(() => (outcome.committed ? onCommitted?.(files) : undefined))))
 
+/** Where the run has a history guard (an export), the source is checked first: a commit of data read from another history fails. */
+const guarded = <A, E, R>(commit: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Effect.serviceOption(HistoryGuard), (guard) => (Option.isSome(guard) ? Effect.zipRight(guard.value.check, commit) : commit))
+
 /** Commits staged files of `dataset` and the range they complete (append-only datasets), or none. */
 export const commitFiles = (dataset: string, files: ReadonlyArray<CommittedFile>, range?: Range, onCommitted?: OnCommitted) =>
-  Effect.flatMap(Checkpoints, (checkpoints) => checkpoints.commitFiles(dataset, files, range)).pipe(counted(files, onCommitted))
+  guarded(Effect.flatMap(Checkpoints, (checkpoints) => checkpoints.commitFiles(dataset, files, range)).pipe(counted(files, onCommitted)))
 
 /** Commits a snapshot's staged files with its manifest entry. */
 export const commitSnapshot = (dataset: string, files: ReadonlyArray<CommittedFile>, snapshot: CommittedSnapshot, onCommitted?: OnCommitted) =>
-  Effect.flatMap(Checkpoints, (checkpoints) => checkpoints.commitSnapshot(dataset, files, snapshot)).pipe(counted(files, onCommitted))
+  guarded(Effect.flatMap(Checkpoints, (checkpoints) => checkpoints.commitSnapshot(dataset, files, snapshot)).pipe(counted(files, onCommitted)))
 
 /**
  * A lake written by an older chain-lake may lack columns added since: its files read as NULL

@@ -21,7 +21,7 @@ import { ParquetSink, type SinkError } from "../lake/ParquetSink.js"
 import { covers, type Range } from "../lake/RangeSet.js"
 import type { AppendDataset, AppendSource, Dataset, SnapshotDataset } from "./Dataset.js"
 import { olderColumnsNotice } from "./commit.js"
-import { anchorIdentity, checkIdentity, type LakeIdentityError } from "./identity.js"
+import { anchorIdentity, checkIdentity, HistoryGuard, historyGuard, type LakeIdentityError } from "./identity.js"
 import { heightBounds, planShards, progressOf, requestsFor } from "./plan.js"
 import { firstAtOrAbove } from "./positions.js"
 import { runShard, type ShardSettings } from "./shard.js"
@@ -53,6 +53,8 @@ export interface ExportOptions {
   /** largest shard (heights or rows); shards are smaller when that keeps every worker busy */
   readonly maxShardUnits?: number
   readonly dryRun?: boolean
+  /** take a lake that holds data but names no chain (no `_lake.json`), once its newest block is checked against the source */
+  readonly adoptLake?: boolean
   readonly observer?: ExportObserver
 }
 
@@ -232,7 +234,7 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
       chainId: status.chainId
     }
     // before anything is written: the lake must hold this source's chain
-    yield* checkIdentity(status, notice)
+    yield* checkIdentity(status, notice, { datasets: exportable.map((d) => d.name), adopt: options.adoptLake === true })
     const results = new Map<string, DatasetResult>()
     const plans = new Map<string, DatasetPlan>()
     const skip = (d: ExportableDataset, reason: string, message: string) => {
@@ -259,7 +261,8 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
     const named = new Set(options.datasets ?? [])
     const refused = [...results.values()].filter((r) => named.has(r.dataset))
     if (refused.length > 0) return yield* new ExportError({ message: refused.map((r) => `${r.dataset} cannot be exported from this source (${r.skipped})`).join("; ") })
-    if (!options.dryRun) yield* anchorIdentity(status)
+    const anchor = options.dryRun ? undefined : yield* anchorIdentity(status)
+    const guard = anchor ? yield* historyGuard(anchor, checkpoints.root) : undefined
     const groups = new Map<string, Array<AppendDataset>>()
     for (const d of live) if (d.kind === "append") groups.set(d.source.id, [...(groups.get(d.source.id) ?? []), d])
 
@@ -395,9 +398,11 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
       // Stryker disable next-line MethodExpression: with more tasks (max) only memory differs, which no test measures
       const pool = concurrency + Math.min(concurrency, sink.writesAtOnce)
       // Stryker disable next-line ObjectLiteral,BooleanLiteral: whether forEach keeps the tasks' void results, nothing reads them
-      yield* Effect.forEach(largestFirst(tasks), (t) => t.run, { concurrency: pool, discard: true })
+      // every commit checks first that the source still serves the history the run started on
+      const checked = <A, E, R>(e: Effect.Effect<A, E, R>) => (guard ? Effect.provideService(e, HistoryGuard, guard) : e)
+      yield* checked(Effect.forEach(largestFirst(tasks), (t) => t.run, { concurrency: pool, discard: true }))
       // Stryker disable next-line ObjectLiteral,BooleanLiteral: whether forEach keeps the tasks' void results, nothing reads them
-      yield* Effect.forEach(after, (t) => t.run, { concurrency, discard: true })
+      yield* checked(Effect.forEach(after, (t) => t.run, { concurrency, discard: true }))
     } else for (const d of live) results.set(d.name, { dataset: d.name, rows: 0, files: 0, bytes: 0, quarantined: 0 })
 
     return {
