@@ -895,7 +895,7 @@ describe("the chain a lake holds", () => {
     }
   })
 
-  it("a rerun at an anchored tip asks for the tip's block once (the check) and writes no anchor; an anchor above the tip refuses the run; a tip not served is not anchored", async () => {
+  it("a rerun at an anchored tip asks for the tip's block only to check it (once, and before each commit) and writes no anchor; an anchor above the tip refuses the run; a tip not served is not anchored", async () => {
     const asked: Array<number> = []
     const counting = await startProxy(devnet.indexerUrl, (req, forward) => {
       const block = /^\/indexer\/block\/v1\/blocks\/(\d+)$/.exec(req.url.pathname)
@@ -907,10 +907,12 @@ describe("the chain a lake holds", () => {
       const out = dirs.make()
       const identityFile = join(out, "_lake.json")
       await exportOk(out, { datasets: ["blocks"], toHeight: 10 }, counting.url)
-      expect(asked).toEqual([80])
+      // the anchor, then its check before the run's one commit (the history guard)
+      expect(asked).toEqual([80, 80])
       const anchored = readFileSync(identityFile, "utf8")
       await exportOk(out, { datasets: ["blocks"], toHeight: 10 }, counting.url)
-      expect(asked).toEqual([80, 80])
+      // the identity check only: nothing left to commit
+      expect(asked).toEqual([80, 80, 80])
       expect(readFileSync(identityFile, "utf8")).toBe(anchored)
       // an anchor above this indexer's tip (the lake came from one ahead of it: rolled back, or lagging): refused, nothing asked or written
       const ahead = { format_version: 1, chain_id: "lake-evm-1", anchors: [{ height: 10, hash: devnet.chain.blockHash(10) }, { height: 80, hash: devnet.chain.blockHash(80) }, { height: 95, hash: "AHEAD" }] }
