@@ -110,8 +110,8 @@ const writeRegistry = (root: string, registry: Record<string, TrackedTx>) =>
 const registryLock = (root: string) => join(root, transfers.name, "_tracked.lock")
 
 /**
- * Runs `self` holding the registry's lock as `writer`. Held for a registration (one router call,
- * retried) or a commit of rows: well under lock.ts's minute after which a lock counts as stale.
+ * Runs `self` holding the registry's lock as `writer`, for a registration (one router call) or a
+ * commit of rows: each reads the registry as it is on disk right before writing it.
  */
 const holdingRegistry = <A, E, R>(root: string, writer: string, self: Effect.Effect<A, E, R>) =>
   Effect.tryPromise({
@@ -162,8 +162,8 @@ export const trackTransfer = (options: TrackOptions) =>
     yield* checkpoints.open(transfers.name, "sample", transfers.columns)
     const root = checkpoints.root
     const key = `${options.chainId}/${options.txHash.toLowerCase()}`
-    // the registry as it is on disk under its lock: a tx another run registered (before or just
-    // now, at once with this one) is resumed, never registered twice, and no entry is lost
+    // the registry as it is on disk, under its lock: a tx another run registered (before, or just
+    // now at once with this one) is resumed, not registered again, and no run's entry is lost
     const { tx, resumed } = yield* holdingRegistry(
       root,
       checkpoints.writer,
@@ -176,7 +176,11 @@ export const trackTransfer = (options: TrackOptions) =>
         }
         yield* router.track(options.txHash, options.chainId)
         const tx: TrackedTx = { txHash: options.txHash, chainId: options.chainId, registeredAt: new Date().toISOString(), estimatedSeconds: options.estimatedSeconds }
-        yield* writeRegistry(root, { ...registry, [key]: tx })
+        // read again after the router call: retried, it may outlast the lock (lock.ts takes over a
+        // lock held over a minute), and what another run wrote meanwhile is kept, its entry too
+        const now = yield* readRegistry(root)
+        if (now[key]) return { tx: now[key], resumed: false }
+        yield* writeRegistry(root, { ...now, [key]: tx })
         return { tx, resumed: false }
       })
     )
