@@ -12,7 +12,7 @@ import { ASSETS } from "../src/devnet/router-graph.js"
 import { runCli } from "./support/cli.js"
 import { postJson } from "./support/http.js"
 import { queryLake, scan } from "./support/lake.js"
-import { startProxy } from "./support/hostile.js"
+import { json, startProxy } from "./support/hostile.js"
 import { addressFor } from "./support/router.js"
 
 let devnet: Devnet
@@ -118,5 +118,25 @@ describe("chain-lake track, several runs on one --out", () => {
     const twice = await Promise.all([track(devnet.routerUrl, txHash, dir), track(devnet.routerUrl, txHash, dir)])
     for (const r of twice) expect(r.code, r.stderr).toBe(0)
     expect(await rowCount(dir)).toBe(before)
+  })
+
+  it("a state the router answers again after another (a flap) is recorded once, the first time it was seen", async () => {
+    const txHash = await bridgeAndBroadcast()
+    const dir = newDir()
+    // the first answers go SUBMITTED → PENDING → SUBMITTED → PENDING, then the router's own
+    const flaps = ["STATE_SUBMITTED", "STATE_PENDING", "STATE_SUBMITTED", "STATE_PENDING"]
+    let answered = 0
+    const flapping = await startProxy(devnet.routerUrl, async (req, forward) => {
+      const res = await forward()
+      if (req.url.pathname !== "/v2/tx/status" || res.status !== 200) return res
+      const state = flaps[answered++]
+      return state ? json({ ...JSON.parse(res.body), state }) : res
+    })
+    const t = await track(flapping.url, txHash, dir).finally(() => flapping.close())
+    expect(t.code, t.stderr).toBe(0)
+    // every change is printed, each state recorded once
+    expect(t.stdout.split("\n").filter((l) => / STATE_SUBMITTED/.test(l)).length).toBeGreaterThanOrEqual(2)
+    const rows = await queryLake(`SELECT state FROM ${scan(dir, "transfers")} ORDER BY observed_at`)
+    expect(rows.map((r) => r.state)).toEqual(["STATE_SUBMITTED", "STATE_PENDING", "STATE_COMPLETED_SUCCESS"])
   })
 })
