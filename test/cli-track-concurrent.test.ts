@@ -3,13 +3,14 @@
  * every registry entry is kept, a tx is registered once, every state is recorded once per
  * transfer, and a rerun (even one that lost the registry) adds no row.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { spawn } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { ASSETS } from "../src/devnet/router-graph.js"
-import { runCli } from "./support/cli.js"
+import { BIN, runCli } from "./support/cli.js"
 import { postJson } from "./support/http.js"
 import { queryLake, scan } from "./support/lake.js"
 import { json, startProxy } from "./support/hostile.js"
@@ -138,5 +139,36 @@ describe("chain-lake track, several runs on one --out", () => {
     expect(t.stdout.split("\n").filter((l) => / STATE_SUBMITTED/.test(l)).length).toBeGreaterThanOrEqual(2)
     const rows = await queryLake(`SELECT state FROM ${scan(dir, "transfers")} ORDER BY observed_at`)
     expect(rows.map((r) => r.state)).toEqual(["STATE_SUBMITTED", "STATE_PENDING", "STATE_COMPLETED_SUCCESS"])
+  })
+
+  it("a registry damaged while a run polls: the states seen are committed, then one line says what to do, exit 1", async () => {
+    const txHash = await bridgeAndBroadcast()
+    const dir = newDir()
+    // a router whose transfer never moves on from STATE_PENDING, so the run is still polling when the registry is damaged
+    const stuck = await startProxy(devnet.routerUrl, async (req, forward) => {
+      const res = await forward()
+      if (req.url.pathname !== "/v2/tx/status" || res.status !== 200) return res
+      const body = JSON.parse(res.body)
+      return json({ ...body, state: body.state === "STATE_SUBMITTED" ? body.state : "STATE_PENDING", transfers: [], transfer_asset_release: null })
+    })
+    const child = spawn(process.execPath, [BIN, "track", "--router-url", stuck.url, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", dir, ...FAST_POLL, "--timeout", "4s"], {
+      env: { ...process.env, NO_COLOR: "1" }
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stderr.on("data", (d) => (stderr += d))
+    const code = await new Promise<number | null>((resolve) => {
+      child.stdout.on("data", (d) => {
+        stdout += d
+        // registered (the first state is printed after it): now damage the registry
+        if (/STATE_SUBMITTED/.test(stdout)) writeFileSync(join(dir, "transfers", "_tracked.json"), "{")
+      })
+      child.on("close", resolve)
+    }).finally(() => stuck.close())
+    expect(code).toBe(1)
+    expect(stderr.trim().split("\n")).toHaveLength(1)
+    expect(stderr.trim()).toMatch(/^chain-lake: error: \S+_tracked\.json cannot be read \(.*\): restore it, or remove it to register its txs with the router again$/)
+    const rows = await queryLake(`SELECT state FROM ${scan(dir, "transfers")} ORDER BY observed_at`)
+    expect(rows.map((r) => r.state)).toEqual(["STATE_SUBMITTED", "STATE_PENDING"])
   })
 })
