@@ -75,6 +75,8 @@ export const transfers = defineSample({
     col("estimated_duration_s", "BIGINT", "the route's estimate, if given", (o) => o.tx.estimatedSeconds ?? null),
     col("elapsed_s", "DOUBLE", "seconds from registration to this observation (the actual duration on a final state)", (o) => (o.observedAt.getTime() - Date.parse(o.tx.registeredAt)) / 1000)
   ],
+  // a state is recorded once per transfer, even by runs at once on one folder or a rerun that lost
+  // the registry: the tracker commits only the states the lake does not hold yet (tracker.ts)
   key: ["tx_hash", "chain_id", "state"],
   sortKey: ["observed_at"],
   partition: date("observed_at")

@@ -92,6 +92,8 @@ export interface CheckpointsService {
 export class Checkpoints extends Context.Tag("chain-lake/Checkpoints")<Checkpoints, CheckpointsService>() {}
 
 const LOCK = "_manifest.lock"
+/** The lock file in each dataset's folder that every change of its manifest holds (a reader that must not see a commit halfway may take it too). */
+export const MANIFEST_LOCK = LOCK
 const PENDING = ".pending"
 /** A compactor's intent, in its staging folder of the dataset: the paths it is about to rename into place. */
 const INTENT = "_compaction.json"

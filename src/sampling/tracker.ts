@@ -3,20 +3,31 @@
  * resumes polling without registering again), then poll its status until a final state with
  * the cadence production wallets use: slow while the ETA is far, faster near it, every second
  * once overdue. Every state change becomes a row of the transfers dataset.
+ *
+ * Several runs may track on one folder at once (the same tx or others): the registry and the
+ * rows are changed only under OUT/transfers/_tracked.lock (lock.ts, as manifests are locked), so
+ * - a registry change is a read-modify-write of the file as it is on disk then: no run's entry is
+ *   lost, and a tx is registered with the router by the first run only (the others resume it);
+ * - before rows are committed, the states the lake holds for the tx are read back (under the
+ *   dataset's manifest lock, so a compaction swapping files is not read halfway) and only the
+ *   others are committed: a state is recorded once per transfer (the dataset's key, tx_hash,
+ *   chain_id and state), its row the one of the run that committed it first, and a rerun, even one
+ *   whose registry was lost, adds nothing the lake already has.
  */
 import { readFile, rename, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Data, Duration, Effect, Either } from "effect"
 import { transfers } from "../datasets/transfers.js"
-import { Checkpoints } from "../lake/Checkpoints.js"
+import { Checkpoints, MANIFEST_LOCK } from "../lake/Checkpoints.js"
 import type { Row } from "../lake/columns.js"
-import { ParquetSink } from "../lake/ParquetSink.js"
+import { ParquetSink, sqlString } from "../lake/ParquetSink.js"
 import { RouterFlowError, type RouterError } from "../router/errors.js"
 import { RouterClient } from "../router/RouterClient.js"
 import { isFinalState, type TxStatusResponse } from "../router/schemas.js"
 import { dateFile } from "../lake/layout.js"
 import { commitFiles, writePending } from "../engine/commit.js"
 import { makeFolder } from "../lake/files.js"
+import { withLockFile } from "../lake/lock.js"
 
 export interface PollSchedule {
   /** while the ETA is further than `nearWindow` */
@@ -85,10 +96,49 @@ const readRegistry = (root: string) =>
       })
   })
 const writeRegistry = (root: string, registry: Record<string, TrackedTx>) =>
-  Effect.promise(async () => {
-    await makeFolder(join(root, transfers.name))
-    await writeFile(registryPath(root) + ".tmp", JSON.stringify(registry, null, 1))
-    await rename(registryPath(root) + ".tmp", registryPath(root))
+  Effect.tryPromise({
+    try: async () => {
+      await makeFolder(join(root, transfers.name))
+      // the temp name is fixed: the registry is written only under its lock
+      await writeFile(registryPath(root) + ".tmp", JSON.stringify(registry, null, 1))
+      await rename(registryPath(root) + ".tmp", registryPath(root))
+    },
+    catch: (e) => new TrackRegistryError({ message: `cannot write ${registryPath(root)}: ${(e as Error).message}` })
+  })
+
+/** The lock every change of the registry, and every commit of transfers rows, holds (see the top of this file). */
+const registryLock = (root: string) => join(root, transfers.name, "_tracked.lock")
+
+/**
+ * Runs `self` holding the registry's lock as `writer`, for a registration (one router call) or a
+ * commit of rows: each reads the registry as it is on disk right before writing it.
+ */
+const holdingRegistry = <A, E, R>(root: string, writer: string, self: Effect.Effect<A, E, R>) =>
+  Effect.tryPromise({
+    try: () => makeFolder(join(root, transfers.name)),
+    catch: (e) => new TrackRegistryError({ message: `cannot make ${join(root, transfers.name)}: ${(e as Error).message}` })
+  }).pipe(Effect.zipRight(withLockFile(registryLock(root), writer, self)))
+
+/**
+ * The states the lake holds for `tx`: read from the committed files under the dataset's manifest
+ * lock, so that a compaction swapping files meanwhile is seen before or after, never halfway
+ * (a file listed, then moved away, would be skipped and its states recorded again). The hash is
+ * compared in lower case, as the registry's key is.
+ */
+const recordedStates = (tx: TrackedTx) =>
+  Effect.gen(function* () {
+    const checkpoints = yield* Checkpoints
+    const sink = yield* ParquetSink
+    const rows = yield* withLockFile(
+      join(checkpoints.root, transfers.name, MANIFEST_LOCK),
+      checkpoints.writer,
+      checkpoints.withCommittedFiles(transfers.name, (paths) =>
+        sink.query(
+          `SELECT DISTINCT state FROM read_parquet([${paths.map(sqlString).join(", ")}], union_by_name = true) WHERE chain_id = ${sqlString(tx.chainId)} AND lower(tx_hash) = ${sqlString(tx.txHash.toLowerCase())}`
+        )
+      )
+    )
+    return new Set(rows.map((r) => String(r.state)))
   })
 
 export interface TrackOptions {
@@ -110,37 +160,69 @@ export const trackTransfer = (options: TrackOptions) =>
     const checkpoints = yield* Checkpoints
     const schedule = options.schedule ?? WALLET_POLLING
     yield* checkpoints.open(transfers.name, "sample", transfers.columns)
+    const root = checkpoints.root
     const key = `${options.chainId}/${options.txHash.toLowerCase()}`
-    const registry = yield* readRegistry(checkpoints.root)
-    const known = registry[key]
-    let tx: TrackedTx
-    if (known) {
-      // registered by an earlier run: resume polling, never register twice
-      router.markTracked(options.txHash, options.chainId)
-      tx = known
-    } else {
-      yield* router.track(options.txHash, options.chainId)
-      tx = { txHash: options.txHash, chainId: options.chainId, registeredAt: new Date().toISOString(), estimatedSeconds: options.estimatedSeconds }
-      registry[key] = tx
-      yield* writeRegistry(checkpoints.root, registry)
-    }
+    // the registry as it is on disk, under its lock: a tx another run registered (before, or just
+    // now at once with this one) is resumed, not registered again, and no run's entry is lost
+    const { tx, resumed } = yield* holdingRegistry(
+      root,
+      checkpoints.writer,
+      Effect.gen(function* () {
+        const registry = yield* readRegistry(root)
+        const known = registry[key]
+        if (known) {
+          router.markTracked(options.txHash, options.chainId)
+          return { tx: known, resumed: true }
+        }
+        yield* router.track(options.txHash, options.chainId)
+        const tx: TrackedTx = { txHash: options.txHash, chainId: options.chainId, registeredAt: new Date().toISOString(), estimatedSeconds: options.estimatedSeconds }
+        // read again after the router call: retried, it may outlast the lock (lock.ts takes over a
+        // lock held over a minute), and what another run wrote meanwhile is kept, its entry too
+        const now = yield* readRegistry(root)
+        if (now[key]) return { tx: now[key], resumed: false }
+        yield* writeRegistry(root, { ...now, [key]: tx })
+        return { tx, resumed: false }
+      })
+    )
     const eta = tx.estimatedSeconds !== undefined ? Date.parse(tx.registeredAt) + tx.estimatedSeconds * 1000 : undefined
-    const rows: Array<Row> = []
+    const observed: Array<{ readonly state: string; readonly row: Row }> = []
     let last = tx.lastState
     let status: TxStatusResponse
-    // rows observed so far are written even when the run is interrupted
+    /*
+     * Rows observed so far are written even when the run is interrupted. Under the registry's lock
+     * (which every run's commit of transfers rows holds): the states the lake holds for the tx are
+     * read back and only the others are committed, the first row of each (a state is recorded
+     * once per transfer, the dataset's key); then the registry entry, as it is on disk, gets the
+     * last state (a final state another run recorded stays).
+     */
     const flush = Effect.gen(function* () {
-      if (rows.length === 0) return
-      const writer = yield* sink.openWriter(transfers.columns, transfers.sortKey)
-      for (const row of rows) writer.append(row)
-      const stamp = new Date().toISOString()
-      const rel = dateFile(new Date(stamp), `${stamp.replace(/[-:.]/g, "")}-${options.txHash.slice(0, 16).replace(/[^0-9A-Za-z]/g, "")}`)
-      // the engine's commit: a pending file, renamed into place with its manifest entry
-      const file = yield* writePending(writer, transfers.name, rel, { min: null, max: null }).pipe(Effect.ensuring(writer.close()))
-      yield* commitFiles(transfers.name, [file])
-      registry[key] = { ...registry[key], lastState: last }
-      yield* writeRegistry(checkpoints.root, registry)
-      rows.length = 0
+      if (observed.length === 0) return
+      yield* holdingRegistry(
+        root,
+        checkpoints.writer,
+        Effect.gen(function* () {
+          const have = yield* recordedStates(tx)
+          const fresh = observed.filter((o) => {
+            if (have.has(o.state)) return false
+            have.add(o.state)
+            return true
+          })
+          if (fresh.length > 0) {
+            const writer = yield* sink.openWriter(transfers.columns, transfers.sortKey)
+            for (const o of fresh) writer.append(o.row)
+            const stamp = new Date().toISOString()
+            const rel = dateFile(new Date(stamp), `${stamp.replace(/[-:.]/g, "")}-${tx.txHash.slice(0, 16).replace(/[^0-9A-Za-z]/g, "")}`)
+            // the engine's commit: a pending file, renamed into place with its manifest entry
+            const file = yield* writePending(writer, transfers.name, rel, { min: null, max: null }).pipe(Effect.ensuring(writer.close()))
+            yield* commitFiles(transfers.name, [file])
+          }
+          const registry = yield* readRegistry(root)
+          const entry = registry[key] ?? tx
+          const lastState = entry.lastState !== undefined && isFinalState(entry.lastState) ? entry.lastState : last
+          yield* writeRegistry(root, { ...registry, [key]: { ...entry, lastState } })
+        })
+      )
+      observed.length = 0
     })
     /*
      * A registered tx is "tx not found" (404) until the router's tracking service has indexed it:
@@ -172,8 +254,8 @@ export const trackTransfer = (options: TrackOptions) =>
         status = polled.right
         const now = new Date()
         if (status.state !== last) {
-          rows.push(transfers.toRow({ tx, observedAt: now, status }))
-          options.onChange?.(status, (now.getTime() - Date.parse(tx.registeredAt)) / 1000, known !== undefined)
+          observed.push({ state: status.state, row: transfers.toRow({ tx, observedAt: now, status }) })
+          options.onChange?.(status, (now.getTime() - Date.parse(tx.registeredAt)) / 1000, resumed)
           last = status.state
         }
         if (isFinalState(status.state)) return status
@@ -186,6 +268,14 @@ export const trackTransfer = (options: TrackOptions) =>
         message: `gave up after ${+(timeoutMs / 1000).toFixed(1)} s (--timeout): ${options.txHash} on ${options.chainId} still ${last ?? "not found by the router"}; the state changes seen are kept, run the same command again to go on tracking`,
         pending: [{ txHash: options.txHash, chainId: options.chainId, ...(last ? { state: last } : {}) }]
       })
-    const final = yield* loop.pipe(Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: gaveUp }), Effect.ensuring(flush.pipe(Effect.orDie)))
-    return { status: final, resumed: known !== undefined, registeredAt: tx.registeredAt }
+    // a flush that fails (the lock held by another run past its wait, a full disk) fails the run
+    // with its own one line, in place of the loop's outcome: the states seen were not recorded
+    const unsaved: { error?: Effect.Effect.Error<typeof flush> } = {}
+    const final = yield* loop.pipe(
+      Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: gaveUp }),
+      Effect.ensuring(flush.pipe(Effect.catchAll((e) => Effect.sync(() => void (unsaved.error = e))))),
+      Effect.catchAll((e) => Effect.fail(unsaved.error ?? e))
+    )
+    if (unsaved.error) return yield* Effect.fail(unsaved.error)
+    return { status: final, resumed, registeredAt: tx.registeredAt }
   })
