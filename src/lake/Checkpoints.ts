@@ -54,6 +54,9 @@ const pauseBeforeRename = () => {
 
 export type { CommittedFile, CommittedSnapshot, LakeIdentity, Manifest }
 
+/** The bytes of retired files a dataset keeps by default, as a multiple of its committed bytes (Checkpoints.vacuum). */
+export const RETIRED_BUDGET = 4
+
 /** How many anchors a lake keeps: enough that a pruning indexer still serves one of them. */
 const ANCHORS_KEPT = 8
 
@@ -91,8 +94,12 @@ export interface CheckpointsService {
    * replaced files stay in place, retired, until `vacuum` deletes them.
    */
   readonly commitCompaction: (dataset: string, replaced: ReadonlyArray<CommittedFile>, files: ReadonlyArray<CommittedFile>) => Effect.Effect<CommitOutcome, CheckpointError>
-  /** Finishes what killed writers left of `dataset` (as `open` does), deletes the files retired more than `graceMs` ago, then drops them from the manifest. Returns their paths. */
-  readonly vacuum: (dataset: string, graceMs: number) => Effect.Effect<ReadonlyArray<string>, CheckpointError>
+  /**
+   * Finishes what killed writers left of `dataset` (as `open` does), deletes the files retired more
+   * than `graceMs` ago, and the oldest retired files beyond `maxRetiredBytes` (default:
+   * RETIRED_BUDGET times the bytes of the dataset's committed files), then drops them from the manifest. Returns their paths.
+   */
+  readonly vacuum: (dataset: string, graceMs: number, maxRetiredBytes?: number) => Effect.Effect<ReadonlyArray<string>, CheckpointError>
   /** Keeps the `keep` newest snapshots: drops the others from the manifest, then deletes their files. Returns the heights dropped. */
   readonly pruneSnapshots: (dataset: string, keep: number) => Effect.Effect<ReadonlyArray<number>, CheckpointError>
   /**
@@ -586,16 +593,34 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             return { committed: true } as const
           })
         ),
-      vacuum: (dataset, graceMs) =>
+      vacuum: (dataset, graceMs, maxRetiredBytes) =>
         locked(
           dataset,
           Effect.gen(function* () {
             const { manifest: m, basis } = yield* readAt(dataset)
             // what a writer killed mid-commit left (a compaction's unlisted files, retired files still in place) is finished first
             if (m) yield* recover(dataset, m)
+            if (!m) return []
             const now = Date.now()
-            const expired = (m?.retired ?? []).filter((r) => now - Date.parse(r.retired_at) >= graceMs)
-            if (!m || expired.length === 0) return []
+            /*
+             * Retired files wait out their grace for readers that listed them before the swap, but
+             * not without bound: a lake compacted every round (--follow) retires its growing merged
+             * file each time, and kept 544 MB for 12 MB of data. Beyond the budget (by default
+             * RETIRED_BUDGET times the dataset's committed bytes: small files replaced by one merged,
+             * better compressed file weigh more than it), the oldest go first, grace or not;
+             * chain-lake's readers read again when a file they listed is gone.
+             */
+            const budget = maxRetiredBytes ?? RETIRED_BUDGET * m.files.reduce((sum, f) => sum + f.bytes, 0)
+            const sizes = yield* Effect.promise(() => Promise.all((m.retired ?? []).map((r) => stat(retiredPath(root, dataset, r.path)).then((i) => i.size, () => 0))))
+            const newestFirst = (m.retired ?? []).map((r, i) => ({ r, size: sizes[i] })).sort((a, b) => Date.parse(b.r.retired_at) - Date.parse(a.r.retired_at))
+            let kept = 0
+            const overBudget = new Set<string>()
+            for (const { r, size } of newestFirst) {
+              kept += size
+              if (kept > budget) overBudget.add(r.path)
+            }
+            const expired = (m.retired ?? []).filter((r) => now - Date.parse(r.retired_at) >= graceMs || overBudget.has(r.path))
+            if (expired.length === 0) return []
             // the files first: a kill in between leaves entries whose files are gone, which the next vacuum drops
             yield* Effect.tryPromise({
               // Stryker disable next-line ObjectLiteral,BooleanLiteral: a retired file already gone is the only case force covers
