@@ -8,7 +8,10 @@
  * 2. it takes the dataset's lock (`OUT/<dataset>/_manifest.lock`, lock.ts) and reads the manifest
  *    from disk: if another writer committed any of the range (or snapshot list) meanwhile, its own
  *    files are dropped and the commit says so; otherwise
- * 3. it writes the manifest with the files listed (write to a temp file, rename), then
+ * 3. it writes the manifest with the files listed: to a temp file of its own, then, if it still
+ *    holds the lock and the manifest on disk is still the one it read, renamed into place (a
+ *    writer that takes the lock deletes other writers' temp files first, so one that lost the lock
+ *    while stopped cannot rename; see `write` and `fenceOthers`), then
  * 4. renames the files into place, and frees the lock.
  * A file is visible to globs only once it is listed. A writer killed between 3 and 4 leaves listed
  * files in its staging folder: the next open (under the lock) finishes the renames. Nothing else
