@@ -63,7 +63,7 @@ describe("Checkpoints", () => {
   it("open starts an empty manifest with the columns, and a later open reads it back", async () => {
     const root = temp.make()
     const m = await run(root, Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns)))
-    expect(m).toEqual({ dataset: "blocks", format_version: 1, unit: "height", columns: [{ name: "height", type: "BIGINT" }, { name: "hash", type: "VARCHAR" }], files: [], committed: [], snapshots: [] })
+    expect(m).toEqual({ dataset: "blocks", format_version: 1, unit: "height", columns: [{ name: "height", type: "BIGINT" }, { name: "hash", type: "VARCHAR" }], files: [], committed: [], snapshots: [], version: 1 })
     expect(onDisk(root, "blocks")).toEqual(m)
     const got = await run(root, Effect.flatMap(Checkpoints, (c) => c.get("blocks")))
     expect(got).toEqual(m)
@@ -575,7 +575,7 @@ describe("commit hooks, compaction's checks, vacuum's edges", () => {
 
 // slow (waits out a lock): last, so that a mutant an earlier test kills never waits for it
 describe("a dataset's lock, waited for", () => {
-  it("a dataset's lock: waits for a live holder, takes over one whose process is gone, an empty one past its grace, or one older than a minute", async () => {
+  it("a dataset's lock is taken over only from a holder that is gone: a dead process of this host, an empty lock unchanged past its grace, another host's lock unchanged for a whole lease; never for its age", async () => {
     const root = temp.make()
     await run(root, Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns)))
     const lock = join(root, "blocks", "_manifest.lock")
@@ -589,14 +589,25 @@ describe("a dataset's lock, waited for", () => {
     const gone = spawnSync(process.execPath, ["-e", "0"]).pid
     await openWith(JSON.stringify({ host, pid: gone, writer: "w", at: "" }), 0)
     expect(existsSync(lock)).toBe(false)
+    // an empty lock, however old its mtime, is waited for over its grace (2 s), by this clock
+    let started = Date.now()
     await openWith("", 5_000)
-    await openWith(JSON.stringify({ host: "another-host", pid: 1, writer: "w", at: "" }), 61_000)
-    // a live holder (this test's parent process): the open waits until the lock is freed
-    const freedAt = Date.now() + 400
-    setTimeout(() => rmSync(lock), 400)
-    await openWith(JSON.stringify({ host, pid: process.ppid, writer: "w", at: "" }), 0)
-    expect(Date.now()).toBeGreaterThanOrEqual(freedAt)
-    expect(existsSync(lock)).toBe(false)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2_000)
+    // another host's lock, back-dated an hour: its lease (here 1 s) starts when the waiter first sees it
+    process.env.CHAIN_LAKE_LOCK_LEASE_MS = "1000"
+    try {
+      started = Date.now()
+      await openWith(JSON.stringify({ host: "another-host", pid: 1, writer: "w", at: "" }), 3_600_000)
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1_000)
+      // a live holder of this host (this test's parent process), back-dated past any lease: waited for until freed
+      const freedAt = Date.now() + 1_500
+      setTimeout(() => rmSync(lock), 1_500)
+      await openWith(JSON.stringify({ host, pid: process.ppid, writer: "w", at: "" }), 3_600_000)
+      expect(Date.now()).toBeGreaterThanOrEqual(freedAt)
+      expect(existsSync(lock)).toBe(false)
+    } finally {
+      delete process.env.CHAIN_LAKE_LOCK_LEASE_MS
+    }
   })
 })
 

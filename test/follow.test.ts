@@ -1,5 +1,6 @@
 /** `chain-lake export --follow`: keeps a growing chain's datasets fresh, in committed increments, and stops cleanly. */
 import { spawn } from "node:child_process"
+import { existsSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
@@ -95,4 +96,37 @@ describe("export --follow", () => {
     expect(resumed.code, resumed.stderr).toBe(0)
     expect((await runCli(["verify", "--data", out])).code).toBe(0)
   })
+
+  it("runs on beside `chain-lake compact` of the same lake: one compaction waits for or skips the other, both finish, every row once, retired bytes bounded", async () => {
+    const out = tmp()
+    const target = devnet.tip() + 300
+    const follow = runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--follow", "--poll", "50ms", "--compact-after", "2", "--until-height", String(target), "--datasets", "blocks,txs"], { timeoutMs: 90_000 })
+    let done = false
+    void follow.then(() => (done = true))
+    const compactions: Array<Awaited<ReturnType<typeof runCli>>> = []
+    // two compactions at a time, again and again, until the follow run ends
+    const loop = async () => {
+      while (!done) {
+        if (existsSync(join(out, "blocks", "_manifest.json"))) compactions.push(await runCli(["compact", "--data", out, "--datasets", "blocks,txs", "--grace", "1h"]))
+        else await new Promise((r) => setTimeout(r, 50))
+      }
+    }
+    await Promise.all([loop(), loop()])
+    const r = await follow
+    expect(r.code, r.stderr).toBe(0)
+    expect(compactions.length).toBeGreaterThan(0)
+    for (const c of compactions) expect(c.code, c.stderr).toBe(0)
+    const [b] = await queryLake(`SELECT count(*) n, count(DISTINCT height) d FROM ${scan(out, "blocks")}`)
+    expect([Number(b.n), Number(b.d)]).toEqual([target, target])
+    const v = await runCli(["verify", "--data", out])
+    expect(v.code, v.stdout).toBe(0)
+    // the retired files kept for their grace (an hour) are bounded by bytes: no more than 4 times each dataset's committed bytes
+    for (const dataset of ["blocks", "txs"]) {
+      const m = JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8")) as { files: Array<{ bytes: number }> }
+      const committed = m.files.reduce((s, f) => s + f.bytes, 0)
+      const kept = join(out, ".chain-lake", "retired", dataset)
+      const retired = (existsSync(kept) ? filesUnder(kept) : []).reduce((s, f) => s + statSync(join(kept, f)).size, 0)
+      expect(retired, dataset).toBeLessThanOrEqual(4 * committed)
+    }
+  }, 120_000)
 })

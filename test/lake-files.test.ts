@@ -227,8 +227,10 @@ describe("lock files, waited for", () => {
     expect((await held("")).message).toBe(unknown)
     for (const partial of [{ host: HOST, pid: process.ppid }, { host: HOST, pid: String(process.ppid), writer: "w0" }, { host: 7, pid: process.ppid, writer: "w0" }, { pid: process.ppid, writer: "w0" }])
       expect((await held(JSON.stringify(partial))).message, JSON.stringify(partial)).toBe(unknown)
-    // past a minute, any lock is stale, a live holder's too; so is one that names no holder past its grace
-    expect((await held(JSON.stringify({ host: HOST, pid: process.ppid, writer: "w0", at: "" }), 61_000)).message).toBe("took it")
-    expect((await held(JSON.stringify({ host: HOST, pid: process.ppid }), 3_000)).message).toBe("took it")
+    // age is no proof a holder is gone: a live holder's lock back-dated past the lease is waited
+    // for, and so is a back-dated one naming no holder (its grace is counted by the waiter's clock)
+    expect((await held(JSON.stringify({ host: HOST, pid: process.ppid, writer: "w0", at: "T3" }), 61_000)).message).toBe(byWhom(process.ppid, HOST, "T3"))
+    expect((await held(JSON.stringify({ host: "another-host", pid: 1, writer: "w0", at: "T4" }), 3_600_000)).message).toBe(byWhom(1, "another-host", "T4"))
+    expect((await held(JSON.stringify({ host: HOST, pid: process.ppid }), 3_000)).message).toBe(unknown)
   })
 })

@@ -5,12 +5,13 @@
  * says so. Then disjoint height ranges from three jobs at once, and a fourth run over the whole
  * range that finds nothing left to fetch.
  */
-import { readFileSync } from "node:fs"
+import { spawn } from "node:child_process"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { expectLakeMatchesChain } from "./support/chain-model.js"
-import { runCli } from "./support/cli.js"
+import { BIN, runCli } from "./support/cli.js"
 import { committedFiles, dataFilesUnder, hashTree } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
 
@@ -82,6 +83,53 @@ describe("writers of one lake", () => {
     expectOnlyCommitted(out)
     await expectLakeMatchesChain(out, devnet, DATASETS)
   })
+})
+
+describe("a writer stopped while it holds a lock (SIGSTOP, a frozen VM)", () => {
+  it("stopped past its lease after its last check, it cannot drop the commit of the writer that took its lock over: that one exits 0, the stopped one resumes and commits again from disk, each row once", async () => {
+    const out = tmp()
+    const ds = ["blocks", "txs"]
+    const small = (extra: ReadonlyArray<string>) => ["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", ds.join(","), "--page-size", "50", "--concurrency", "2", ...extra]
+    // the manifests exist first, so that the stopped writer's first manifest write is a commit's
+    const first = await runCli(small(["--to-height", "100"]))
+    expect(first.code, first.stderr).toBe(0)
+    // two hosts (CHAIN_LAKE_WRITER_HOST) sharing the folder, with a lease of 1.5 s; writer A waits
+    // 3 s between each manifest write's last check and its rename (a test-only pause), where it is stopped
+    const lease = { CHAIN_LAKE_LOCK_LEASE_MS: "1500" }
+    const a = spawn(process.execPath, [BIN, ...small(["--to-height", "300"])], {
+      env: { ...process.env, NO_COLOR: "1", ...lease, CHAIN_LAKE_WRITER_HOST: "host-a", CHAIN_LAKE_TEST_PAUSE_BEFORE_MANIFEST_MS: "3000" }
+    })
+    let aErr = ""
+    a.stderr.on("data", (d) => (aErr += d))
+    const aExit = new Promise<number | null>((resolve) => a.on("close", resolve))
+    const pending = () => ds.find((d) => existsSync(join(out, d)) && readdirSync(join(out, d)).some((n) => n.startsWith("_manifest.json.host-a-") && n.endsWith(".tmp")))
+    const started = Date.now()
+    while (!pending()) {
+      expect(Date.now() - started, `writer A never reached a manifest write: ${aErr}`).toBeLessThan(30_000)
+      await new Promise((r) => setTimeout(r, 5))
+    }
+    const dataset = pending()!
+    a.kill("SIGSTOP")
+    try {
+      // A holds the lock, checked and about to rename its manifest
+      expect(JSON.parse(readFileSync(join(out, dataset, "_manifest.lock"), "utf8"))).toMatchObject({ host: "host-a", pid: a.pid })
+      // B, on another host, exports heights A does not (so nothing A does later commits them
+      // again): it sees the lock unchanged for a lease, takes it over and commits
+      const b = await runCli(small(["--from-height", "301", "--to-height", "600"]), { env: { ...lease, CHAIN_LAKE_WRITER_HOST: "host-b" } })
+      expect(b.code, b.stderr).toBe(0)
+    } finally {
+      a.kill("SIGCONT")
+    }
+    const byB = committedFiles(out)
+    // A resumes: its rename finds its manifest write fenced; it commits again from the manifest on disk, B's commits in it
+    const code = await aExit
+    expect(code, aErr).toBe(0)
+    expect(committedFiles(out)).toEqual(expect.arrayContaining(byB))
+    expectOnlyCommitted(out)
+    await expectLakeMatchesChain(out, devnet, ds)
+    const verify = await runCli(["verify", "--data", out])
+    expect(verify.code, verify.stdout).toBe(0)
+  }, 90_000)
 })
 
 describe("the chain a lake holds", () => {

@@ -51,7 +51,8 @@ export const followExport = (catalog: ReadonlyArray<Dataset>, options: ExportOpt
         ? Effect.tap(
             compactLake(
               catalog.filter((d) => datasets.includes(d.name)),
-              { ...follow.compaction, policy: { ...(follow.compaction?.policy ?? DEFAULT_COMPACTION), minFiles } }
+              // a `chain-lake compact` of this lake running beside: this round's compaction is skipped, not waited for (the next round's does it)
+              { ...follow.compaction, policy: { ...(follow.compaction?.policy ?? DEFAULT_COMPACTION), minFiles }, whenBusy: "skip", onBusy: (m) => options.observer?.notice?.(m) }
             ),
             (reports) => Effect.sync(() => (reports.some((r) => r.merged.length > 0) ? follow.onCompacted?.(reports) : undefined))
           )

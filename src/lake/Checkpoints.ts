@@ -8,7 +8,10 @@
  * 2. it takes the dataset's lock (`OUT/<dataset>/_manifest.lock`, lock.ts) and reads the manifest
  *    from disk: if another writer committed any of the range (or snapshot list) meanwhile, its own
  *    files are dropped and the commit says so; otherwise
- * 3. it writes the manifest with the files listed (write to a temp file, rename), then
+ * 3. it writes the manifest with the files listed: to a temp file of its own, then, if it still
+ *    holds the lock and the manifest on disk is still the one it read, renamed into place (a
+ *    writer that takes the lock deletes other writers' temp files first, so one that lost the lock
+ *    while stopped cannot rename; see `write` and `fenceOthers`), then
  * 4. renames the files into place, and frees the lock.
  * A file is visible to globs only once it is listed. A writer killed between 3 and 4 leaves listed
  * files in its staging folder: the next open (under the lock) finishes the renames. Nothing else
@@ -31,13 +34,31 @@ import { Context, Data, Effect, Either, Layer, type Schema } from "effect"
 import type { Column } from "./columns.js"
 import { listFiles, pathInside, makeFolder } from "./files.js"
 import { CommittedFile, CommittedSnapshot, decodeLakeFile, IDENTITY_FILE, LakeIdentity, Manifest, MANIFEST_FILE, mergeSnapshot, type RetiredFile } from "./manifest.js"
-import { newWriterId, withLockFile, writerGone, type LockError } from "./lock.js"
+import { holds, newWriterId, withLockFile, writerGone, type LockError } from "./lock.js"
 import { normalize, subtract, total, type Range } from "./RangeSet.js"
 import { snapshotDir, snapshotFile, snapshotHeightOf } from "./layout.js"
 
 export class CheckpointError extends Data.TaggedError("CheckpointError")<{ readonly message: string }> {}
 
+/** A manifest write refused because this writer no longer holds the lock, or the manifest changed since it was read: the commit is made again from the start. */
+class Fenced extends Data.TaggedError("Fenced")<{ readonly dataset: string }> {}
+
+/** How many times a fenced commit is made again (each time from the manifest on disk) before it fails. */
+const FENCED_RETRIES = 3
+
+/**
+ * Tests only: milliseconds to wait between a manifest write's last check and its rename, the
+ * window in which a stopped writer's commit must still be fenced (test/lake-writers.test.ts).
+ */
+const pauseBeforeRename = () => {
+  const ms = Number(process.env.CHAIN_LAKE_TEST_PAUSE_BEFORE_MANIFEST_MS)
+  return ms > 0 ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve()
+}
+
 export type { CommittedFile, CommittedSnapshot, LakeIdentity, Manifest }
+
+/** The bytes of retired files a dataset keeps by default, as a multiple of its committed bytes (Checkpoints.vacuum). */
+export const RETIRED_BUDGET = 4
 
 /** How many anchors a lake keeps: enough that a pruning indexer still serves one of them. */
 const ANCHORS_KEPT = 8
@@ -76,8 +97,12 @@ export interface CheckpointsService {
    * replaced files stay in place, retired, until `vacuum` deletes them.
    */
   readonly commitCompaction: (dataset: string, replaced: ReadonlyArray<CommittedFile>, files: ReadonlyArray<CommittedFile>) => Effect.Effect<CommitOutcome, CheckpointError>
-  /** Finishes what killed writers left of `dataset` (as `open` does), deletes the files retired more than `graceMs` ago, then drops them from the manifest. Returns their paths. */
-  readonly vacuum: (dataset: string, graceMs: number) => Effect.Effect<ReadonlyArray<string>, CheckpointError>
+  /**
+   * Finishes what killed writers left of `dataset` (as `open` does), deletes the files retired more
+   * than `graceMs` ago, and the oldest retired files beyond `maxRetiredBytes` (default:
+   * RETIRED_BUDGET times the bytes of the dataset's committed files), then drops them from the manifest. Returns their paths.
+   */
+  readonly vacuum: (dataset: string, graceMs: number, maxRetiredBytes?: number) => Effect.Effect<ReadonlyArray<string>, CheckpointError>
   /** Keeps the `keep` newest snapshots: drops the others from the manifest, then deletes their files. Returns the heights dropped. */
   readonly pruneSnapshots: (dataset: string, keep: number) => Effect.Effect<ReadonlyArray<number>, CheckpointError>
   /**
@@ -161,15 +186,50 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
     const fail = (e: unknown) => new CheckpointError({ message: (e as Error).message })
     const staged = (dataset: string, rel: string) => join(staging, dataset, rel) + PENDING
     /** Runs `self` holding the lock file `path` (its folder made first). */
-    const holding = <A>(path: string, self: Effect.Effect<A, CheckpointError>) =>
+    const holding = <A, E extends { readonly _tag: string }>(path: string, self: Effect.Effect<A, E>) =>
       local.withPermits(1)(
         Effect.flatMap(
           Effect.tryPromise({ try: () => makeFolder(dirname(path)), catch: fail }),
           // Stryker disable next-line all: a lock held past its wait is not provoked by the unit tests (lake-files.test tests the wait and its message)
-          () => withLockFile(path, writer, self).pipe(Effect.mapError((e: CheckpointError | LockError) => (e._tag === "LockError" ? new CheckpointError({ message: e.message }) : e)))
+          () => withLockFile(path, writer, self).pipe(Effect.mapError((e: E | LockError) => (e._tag === "LockError" ? new CheckpointError({ message: (e as LockError).message }) : (e as E))))
         )
       )
-    const locked = <A>(dataset: string, self: Effect.Effect<A, CheckpointError>) => holding(join(root, dataset, LOCK), self)
+    const lockPath = (dataset: string) => join(root, dataset, LOCK)
+    /** This writer's temp name for the manifest of `dataset`: each writer has its own, so that a new holder of the lock can fence an old one's. */
+    const manifestTmp = (dataset: string) => `${MANIFEST_FILE}.${writer}.tmp`
+    /**
+     * Fencing, right after the lock is taken: every other writer's pending manifest write (its temp
+     * file) is deleted. A writer that lost the lock while stopped, after its last check and before
+     * its rename, then finds nothing to rename when it resumes, and its commit fails: the rename is
+     * an atomic step on one name, so either it happened before this (and this writer reads the
+     * manifest it wrote) or it cannot happen at all. The tmp a writer made before its check is
+     * there for this to find; one it makes after the lock changed hands fails its check.
+     */
+    const fenceOthers = (dataset: string) =>
+      Effect.tryPromise({
+        try: async () => {
+          for (const name of await readdir(join(root, dataset)).catch(() => [] as Array<string>))
+            if (name.startsWith(`${MANIFEST_FILE}.`) && name.endsWith(".tmp") && name !== manifestTmp(dataset)) await rm(join(root, dataset, name), { force: true })
+        },
+        catch: fail
+      })
+    /**
+     * Runs a commit's `self` holding the dataset's lock. A commit fenced (its writer lost the lock,
+     * stopped past its lease, or the manifest changed under it) wrote nothing, and is made again
+     * from the manifest on disk: it finds what the other writer committed, and gives way or adds
+     * to it. After FENCED_RETRIES it fails, in one line.
+     */
+    const locked = <A>(dataset: string, self: Effect.Effect<A, CheckpointError | Fenced>) =>
+      holding(lockPath(dataset), Effect.zipRight(fenceOthers(dataset), self)).pipe(
+        Effect.retry({ times: FENCED_RETRIES, while: (e) => e._tag === "Fenced" }),
+        Effect.catchTag("Fenced", () =>
+          Effect.fail(
+            new CheckpointError({
+              message: `${dataset}: another writer took this writer's lock ${FENCED_RETRIES + 1} times before it could commit (this process was stopped or too slow past the lock's lease); nothing of it was committed: run it again`
+            })
+          )
+        )
+      )
 
     /*
      * A manifest is read from disk at every commit, since another writer may have changed it. A
@@ -195,11 +255,43 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
       // Stryker disable next-line ObjectLiteral: the cache: a miss reads the file again (a cost, not a result)
       Effect.tryPromise({ try: async () => void known.set(path, { stamp: stampOf(await stat(path)), value }), catch: fail })
     const manifestPath = (dataset: string) => join(root, dataset, MANIFEST_FILE)
-    // the manifest's temp name is fixed: it is written only under the dataset's lock
-    const write = (m: Manifest) => writeJson(manifestPath(m.dataset), join(root, m.dataset, `${MANIFEST_FILE}.tmp`), m)
+    /** The manifest a commit read and builds on: its stamp (none: there was no manifest) and version. */
+    type Basis = { readonly stamp: string | undefined; readonly version: number }
+    const NO_MANIFEST: Basis = { stamp: undefined, version: 0 }
+    /**
+     * Writes `m` over the manifest read as `basis`, as version basis + 1, only if this writer still
+     * holds the dataset's lock and the manifest on disk is still that one (same file: every write
+     * renames a new one into place, so its inode, size and mtime differ); otherwise Fenced, nothing
+     * written. The check is the last step before the rename; a writer stopped between the two is
+     * fenced by the next holder deleting its temp file (fenceOthers). Returns what it wrote.
+     */
+    const write = (m: Manifest, basis: Basis) =>
+      Effect.tryPromise({
+        try: async () => {
+          const written: Manifest = { ...m, version: basis.version + 1 }
+          const path = manifestPath(m.dataset)
+          const tmp = join(root, m.dataset, manifestTmp(m.dataset))
+          await makeFolder(dirname(path))
+          await writeFile(tmp, JSON.stringify(written, null, 1))
+          const onDisk = await stat(path).then(stampOf, () => undefined)
+          if (onDisk !== basis.stamp || !(await holds(lockPath(m.dataset), writer))) {
+            await rm(tmp, { force: true })
+            throw new Fenced({ dataset: m.dataset })
+          }
+          await pauseBeforeRename()
+          await rename(tmp, path).catch((e: NodeJS.ErrnoException) => {
+            // the temp file was deleted by the writer that took the lock over: fenced
+            throw e.code === "ENOENT" ? new Fenced({ dataset: m.dataset }) : e
+          })
+          return written
+        },
+        catch: (e) => (e instanceof Fenced ? e : fail(e))
+      })
 
     /** One of the lake's files, decoded with `schema`; undefined when there is none; a Damaged error naming what is wrong. */
-    const readJson = async <A, I>(path: string, schema: Schema.Schema<A, I>): Promise<A | undefined> => {
+    const readJson = async <A, I>(path: string, schema: Schema.Schema<A, I>): Promise<A | undefined> => (await readJsonAt(path, schema))?.value
+    /** As readJson, with the file's stamp (inode, size, mtime) as read. */
+    const readJsonAt = async <A, I>(path: string, schema: Schema.Schema<A, I>): Promise<{ readonly value: A; readonly stamp: string } | undefined> => {
       // Stryker disable next-line BlockStatement: only ENOENT is provoked by tests (root reads everything)
       const info = await stat(path).catch((e: NodeJS.ErrnoException) => {
         // Stryker disable next-line ConditionalExpression: as above
@@ -210,24 +302,29 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
       const stamp = stampOf(info)
       const cached = known.get(path)
       // Stryker disable next-line ConditionalExpression: the cache: a miss reads the file again
-      if (cached?.stamp === stamp) return cached.value as A
+      if (cached?.stamp === stamp) return { value: cached.value as A, stamp }
       // read after the stat: if the file was replaced in between, the next stat differs and reads again
       // Stryker disable next-line StringLiteral: read without an encoding, the bytes parse as the same JSON
       const decoded = decodeLakeFile(schema, await readFile(path, "utf8"))
       if (Either.isLeft(decoded)) throw new Damaged(decoded.left)
       // Stryker disable next-line ObjectLiteral: the cache, as above
       known.set(path, { stamp, value: decoded.right })
-      return decoded.right
+      return { value: decoded.right, stamp }
     }
 
-    const read = (dataset: string) =>
+    /** The manifest on disk and the basis a write over it needs. */
+    const readAt = (dataset: string) =>
       Effect.tryPromise({
-        try: () => readJson(manifestPath(dataset), Manifest),
+        try: async () => {
+          const found = await readJsonAt(manifestPath(dataset), Manifest)
+          return { manifest: found?.value, basis: found ? { stamp: found.stamp, version: found.value.version ?? 0 } : NO_MANIFEST }
+        },
         catch: (e) =>
           new CheckpointError({ message: `cannot read the manifest of ${dataset}: ${e instanceof Damaged ? `${manifestPath(dataset)} is damaged at ${e.issue}` : (e as Error).message}` })
       })
+    const read = (dataset: string) => Effect.map(readAt(dataset), (r) => r.manifest)
     const opened = (dataset: string) =>
-      Effect.flatMap(read(dataset), (m) => (m ? Effect.succeed(m) : Effect.fail(new CheckpointError({ message: `${dataset} was not opened` }))))
+      Effect.flatMap(readAt(dataset), (r) => (r.manifest ? Effect.succeed({ m: r.manifest, basis: r.basis }) : Effect.fail(new CheckpointError({ message: `${dataset} was not opened` }))))
 
     /** Moves staged files into place (step 4). */
     const publish = (dataset: string, files: ReadonlyArray<CommittedFile>, from: (rel: string) => string) =>
@@ -236,7 +333,10 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
           for (const f of files) {
             const target = join(root, dataset, f.path)
             await makeFolder(dirname(target))
-            await rename(from(f.path), target)
+            await rename(from(f.path), target).catch(async (e: NodeJS.ErrnoException) => {
+              // already moved by another writer's recovery (this one was stopped after its manifest write): done
+              if (e.code !== "ENOENT" || !(await exists(target))) throw e
+            })
           }
         },
         // Stryker disable next-line ArrowFunction,ObjectLiteral,StringLiteral: a rename into the lake failing is not provoked by any test
@@ -382,22 +482,21 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
         locked(
           dataset,
           Effect.gen(function* () {
-            const existing = yield* read(dataset)
+            const { manifest: existing, basis } = yield* readAt(dataset)
             if (existing && existing.unit !== unit)
               return yield* new CheckpointError({ message: `${dataset}/_manifest.json was written for unit ${existing.unit}, not ${unit}` })
             if (!existing) yield* refuseOrphans(dataset)
             const manifest: Manifest = existing ?? { dataset, format_version: 1, unit, columns: columns.map((c) => ({ name: c.name, type: c.type })), files: [], committed: [], snapshots: [] }
             yield* recover(dataset, manifest)
             // Stryker disable next-line ConditionalExpression: writing an unchanged manifest again changes nothing read
-            if (!existing) yield* write(manifest)
-            return manifest
+            return existing ?? (yield* write(manifest, basis))
           })
         ),
       commitFiles: (dataset, files, range) =>
         locked(
           dataset,
           Effect.gen(function* () {
-            const m = yield* opened(dataset)
+            const { m, basis } = yield* opened(dataset)
             // another writer got there first: its rows are committed, these are dropped
             if (range && total(subtract(range, m.committed)) < range[1] - range[0]) {
               yield* drop(dataset, files)
@@ -409,9 +508,9 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
               files: [...m.files.filter((f) => !paths.has(f.path)), ...files],
               committed: range ? normalize([...m.committed, range]) : m.committed
             }
-            yield* write(next)
+            const written = yield* write(next, basis)
             yield* publish(dataset, files, (rel) => staged(dataset, rel))
-            yield* remember(manifestPath(dataset), next)
+            yield* remember(manifestPath(dataset), written)
             if (options.afterCommit) yield* options.afterCommit(fragment(m, { files, committed: range ? [range] : [], snapshots: [] }))
             return { committed: true } as const
           })
@@ -420,7 +519,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
         locked(
           dataset,
           Effect.gen(function* () {
-            const m = yield* opened(dataset)
+            const { m, basis } = yield* opened(dataset)
             // a snapshot may be completed by later runs (more lists): merge lists and counts
             const prior = m.snapshots.find((s) => s.snapshot_height === snapshot.snapshot_height)
             const taken = prior ? snapshot.lists.filter((l) => prior.lists.includes(l)) : []
@@ -442,10 +541,10 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
               files: [...m.files, ...named],
               snapshots: [...m.snapshots.filter((s) => s.snapshot_height !== snapshot.snapshot_height), merged]
             }
-            yield* write(next)
+            const written = yield* write(next, basis)
             const stagedAs = new Map(named.map((f, i) => [f.path, staged(dataset, files[i].path)]))
             yield* publish(dataset, named, (rel) => stagedAs.get(rel)!)
-            yield* remember(manifestPath(dataset), next)
+            yield* remember(manifestPath(dataset), written)
             if (options.afterCommit) yield* options.afterCommit(fragment(m, { files: named, committed: [], snapshots: [snapshot] }))
             return { committed: true } as const
           })
@@ -454,7 +553,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
         locked(
           dataset,
           Effect.gen(function* () {
-            const m = yield* opened(dataset)
+            const { m, basis } = yield* opened(dataset)
             const listed = new Map(m.files.map((f) => [f.path, f]))
             const changed = replaced.find((r) => listed.get(r.path)?.sha256 !== r.sha256)
             const retired = new Set((m.retired ?? []).map((r) => r.path))
@@ -478,7 +577,15 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             const newlyRetired: Array<RetiredFile> = replaced.map((r) => ({ path: r.path, retired_at: at, replaced_by: files.map((f) => f.path) }))
             // the new files where the first old one was listed (every file before it is kept): a manifest keeps its order
             const next: Manifest = { ...m, files: [...kept.slice(0, first), ...files, ...kept.slice(first)], retired: [...(m.retired ?? []), ...newlyRetired] }
-            yield* write(next)
+            // fenced: the new files go back to staging (unlisted, no one else names them), so that the commit made again finds them there
+            const written = yield* write(next, basis).pipe(
+              Effect.tapError(() =>
+                Effect.promise(async () => {
+                  for (const f of files) await rename(join(root, dataset, f.path), staged(dataset, f.path)).catch(() => undefined)
+                  await rm(intent, { force: true })
+                })
+              )
+            )
             // the old files out of the folder: a glob sees the old files or the new ones again
             yield* Effect.tryPromise({
               try: async () => {
@@ -487,20 +594,38 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
               },
               catch: (e) => new CheckpointError({ message: `could not move replaced files of ${dataset} out of its folder: ${(e as Error).message} (the next run finishes it)` })
             })
-            yield* remember(manifestPath(dataset), next)
+            yield* remember(manifestPath(dataset), written)
             return { committed: true } as const
           })
         ),
-      vacuum: (dataset, graceMs) =>
+      vacuum: (dataset, graceMs, maxRetiredBytes) =>
         locked(
           dataset,
           Effect.gen(function* () {
-            const m = yield* read(dataset)
+            const { manifest: m, basis } = yield* readAt(dataset)
             // what a writer killed mid-commit left (a compaction's unlisted files, retired files still in place) is finished first
             if (m) yield* recover(dataset, m)
+            if (!m) return []
             const now = Date.now()
-            const expired = (m?.retired ?? []).filter((r) => now - Date.parse(r.retired_at) >= graceMs)
-            if (!m || expired.length === 0) return []
+            /*
+             * Retired files wait out their grace for readers that listed them before the swap, but
+             * not without bound: a lake compacted every round (--follow) retires its growing merged
+             * file each time, and kept 544 MB for 12 MB of data. Beyond the budget (by default
+             * RETIRED_BUDGET times the dataset's committed bytes: small files replaced by one merged,
+             * better compressed file weigh more than it), the oldest go first, grace or not;
+             * chain-lake's readers read again when a file they listed is gone.
+             */
+            const budget = maxRetiredBytes ?? RETIRED_BUDGET * m.files.reduce((sum, f) => sum + f.bytes, 0)
+            const sizes = yield* Effect.promise(() => Promise.all((m.retired ?? []).map((r) => stat(retiredPath(root, dataset, r.path)).then((i) => i.size, () => 0))))
+            const newestFirst = (m.retired ?? []).map((r, i) => ({ r, size: sizes[i] })).sort((a, b) => Date.parse(b.r.retired_at) - Date.parse(a.r.retired_at))
+            let kept = 0
+            const overBudget = new Set<string>()
+            for (const { r, size } of newestFirst) {
+              kept += size
+              if (kept > budget) overBudget.add(r.path)
+            }
+            const expired = (m.retired ?? []).filter((r) => now - Date.parse(r.retired_at) >= graceMs || overBudget.has(r.path))
+            if (expired.length === 0) return []
             // the files first: a kill in between leaves entries whose files are gone, which the next vacuum drops
             yield* Effect.tryPromise({
               // Stryker disable next-line ObjectLiteral,BooleanLiteral: a retired file already gone is the only case force covers
@@ -509,7 +634,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
               catch: (e) => new CheckpointError({ message: `could not delete retired files of ${dataset}: ${(e as Error).message}` })
             })
             const gone = new Set(expired.map((r) => r.path))
-            yield* write({ ...m, retired: (m.retired ?? []).filter((r) => !gone.has(r.path)) })
+            yield* write({ ...m, retired: (m.retired ?? []).filter((r) => !gone.has(r.path)) }, basis)
             return expired.map((r) => r.path)
           })
         ),
@@ -517,7 +642,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
         locked(
           dataset,
           Effect.gen(function* () {
-            const m = yield* read(dataset)
+            const { manifest: m, basis } = yield* readAt(dataset)
             if (!m || m.snapshots.length <= keep) return []
             const kept = new Set([...m.snapshots].sort((a, b) => b.snapshot_height - a.snapshot_height).slice(0, Math.max(0, keep)).map((s) => s.snapshot_height))
             const dropped = m.snapshots.filter((s) => !kept.has(s.snapshot_height)).map((s) => s.snapshot_height)
@@ -528,7 +653,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
               files: m.files.filter((f) => !isDropped(f.path)),
               snapshots: m.snapshots.filter((s) => kept.has(s.snapshot_height)),
               ...(m.retired ? { retired: m.retired.filter((r) => !isDropped(r.path)) } : {})
-            })
+            }, basis)
             yield* Effect.promise(async () => {
               for (const h of dropped) {
                 // Stryker disable next-line BooleanLiteral: the folder exists when pruned (force only spares an error on one just gone)

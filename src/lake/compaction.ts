@@ -20,7 +20,8 @@ import { join } from "node:path"
 import { randomBytes } from "node:crypto"
 import { Data, Effect } from "effect"
 import { Checkpoints, type CommittedFile, type Manifest } from "./Checkpoints.js"
-import { sha256File } from "./files.js"
+import { makeFolder, sha256File } from "./files.js"
+import { withLockFile } from "./lock.js"
 import { ParquetSink } from "./ParquetSink.js"
 import { mergedFile } from "./layout.js"
 import type { Range } from "./RangeSet.js"
@@ -135,7 +136,22 @@ export interface CompactOptions {
   readonly dryRun?: boolean
   /** called after each merge is committed */
   readonly onMerged?: (dataset: string, group: CompactionGroup) => void
+  /** the most bytes of retired files a dataset keeps, grace or not (default: 4 times its committed bytes; see Checkpoints.vacuum) */
+  readonly maxRetiredBytes?: number
+  /**
+   * Another compaction of the lake is running (another process's `compact`, a --follow run's
+   * round): "wait" for it (`chain-lake compact`), or "skip" this one (a --follow round: the next
+   * round compacts what is left). Default "wait".
+   */
+  readonly whenBusy?: "wait" | "skip"
+  /** called when a compaction is skipped because another one holds the lake */
+  readonly onBusy?: (message: string) => void
 }
+
+/** One compaction of a lake at a time: `OUT/.chain-lake/compaction.lock`. */
+export const COMPACTION_LOCK = join(".chain-lake", "compaction.lock")
+/** How long `chain-lake compact` waits for another compaction of the lake (a live one; a gone one is taken over). */
+const COMPACTION_WAIT_MS = 30 * 60_000
 
 export const DEFAULT_GRACE_MS = 15 * 60_000
 
@@ -179,7 +195,8 @@ export const compactDataset = (dataset: string, sortKey: ReadonlyArray<string>, 
     const fail = (e: { readonly message: string }) => new CompactionError({ message: e.message })
     // a dataset the lake does not hold is left alone: its lock alone made an empty folder of it
     if (!(yield* checkpoints.get(dataset).pipe(Effect.mapError(fail)))) return undefined
-    const deleted = options.dryRun ? [] : yield* checkpoints.vacuum(dataset, options.graceMs ?? DEFAULT_GRACE_MS).pipe(Effect.mapError(fail))
+    const vacuum = checkpoints.vacuum(dataset, options.graceMs ?? DEFAULT_GRACE_MS, options.maxRetiredBytes).pipe(Effect.mapError(fail))
+    const deleted = options.dryRun ? [] : [...(yield* vacuum)]
     const manifest = yield* checkpoints.get(dataset).pipe(Effect.mapError(fail))
     if (!manifest) return undefined
     const groups = planCompaction(manifest, policy)
@@ -188,7 +205,20 @@ export const compactDataset = (dataset: string, sortKey: ReadonlyArray<string>, 
     if (!options.dryRun)
       for (const group of groups) {
         const path = mergedName(group, manifest.unit)
-        const file = yield* mergeGroup(group, join(checkpoints.root, dataset), (f) => join(checkpoints.root, dataset, f.path), checkpoints.staged(dataset, path), path, sortKey)
+        const merging = mergeGroup(group, join(checkpoints.root, dataset), (f) => join(checkpoints.root, dataset, f.path), checkpoints.staged(dataset, path), path, sortKey)
+        // an input that failed to read because another writer replaced it meanwhile (a compaction
+        // of another chain-lake version, or of an S3 copy) skips the merge; one still listed fails it
+        const file = yield* Effect.catchTag(merging, "CompactionError", (e) =>
+          Effect.flatMap(checkpoints.get(dataset).pipe(Effect.mapError(fail)), (now) => {
+            const listed = new Map((now?.files ?? []).map((f) => [f.path, f.sha256]))
+            const gone = group.files.find((f) => listed.get(f.path) !== f.sha256)
+            return gone ? Effect.succeed(`another writer replaced ${gone.path} first` as const) : Effect.fail(e)
+          })
+        )
+        if (typeof file === "string") {
+          skipped.push(`${group.partition}: ${file}`)
+          continue
+        }
         const outcome = yield* Effect.uninterruptible(checkpoints.commitCompaction(dataset, group.files, [file])).pipe(Effect.mapError(fail))
         if (!outcome.committed) {
           skipped.push(`${group.partition}: ${outcome.reason}`)
@@ -197,6 +227,8 @@ export const compactDataset = (dataset: string, sortKey: ReadonlyArray<string>, 
         merged.push({ partition: group.partition, files: group.files.length, bytesBefore: group.bytes, bytesAfter: file.bytes, rows: file.rows })
         options.onMerged?.(dataset, group)
       }
+    // what these merges retired counts against the byte budget at once (their grace is not waited out beyond it)
+    if (merged.length > 0) deleted.push(...(yield* vacuum))
     return compactionReport(manifest, options.dryRun ? groups.map(plannedMerge) : merged, skipped, deleted.length)
   })
 
@@ -215,9 +247,28 @@ export const compactionReport = (manifest: Manifest, merged: ReadonlyArray<Merge
   filesAfter: manifest.files.length - merged.reduce((s, g) => s + g.files - 1, 0)
 })
 
-/** Compacts each of `datasets` (name and sort key, as their modules declare them) that has a manifest. */
+/**
+ * Compacts each of `datasets` (name and sort key, as their modules declare them) that has a
+ * manifest, holding the lake's compaction lock: two compactions of one lake (a `--follow` run's
+ * rounds and a `chain-lake compact` beside it) would plan the same merges and read files the
+ * other just retired, so one waits for the other, or skips (`whenBusy`). A dry run takes no lock.
+ */
 export const compactLake = (datasets: ReadonlyArray<{ readonly name: string; readonly sortKey: ReadonlyArray<string> }>, options: CompactOptions = {}) =>
-  Effect.map(
-    Effect.forEach(datasets, (d) => compactDataset(d.name, d.sortKey, options)),
-    (reports) => reports.filter((r): r is DatasetCompaction => r !== undefined)
-  )
+  Effect.gen(function* () {
+    const all = Effect.map(
+      Effect.forEach(datasets, (d) => compactDataset(d.name, d.sortKey, options)),
+      (reports) => reports.filter((r): r is DatasetCompaction => r !== undefined)
+    )
+    if (options.dryRun) return yield* all
+    const checkpoints = yield* Checkpoints
+    const lock = join(checkpoints.root, COMPACTION_LOCK)
+    yield* Effect.tryPromise({ try: () => makeFolder(join(checkpoints.root, ".chain-lake")), catch: (e) => new CompactionError({ message: (e as Error).message }) })
+    const skip = options.whenBusy === "skip"
+    return yield* withLockFile(lock, checkpoints.writer, all, skip ? 0 : COMPACTION_WAIT_MS).pipe(
+      Effect.catchTag("LockError", (e) => {
+        if (!skip || !/has been held/.test(e.message)) return Effect.fail(new CompactionError({ message: e.message }))
+        options.onBusy?.(`compaction skipped: another compaction of ${checkpoints.root} is running (${lock}); the next round compacts what is left`)
+        return Effect.succeed([] as Array<DatasetCompaction>)
+      })
+    )
+  })

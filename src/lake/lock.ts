@@ -1,26 +1,46 @@
 /**
  * A lock file shared by processes (and hosts, on a shared folder): created with O_EXCL, holding
- * who took it. Commits hold a dataset's lock for milliseconds (read the manifest, write it,
- * rename the files), so a lock is stale when its process is gone (same host), when it is older
- * than STALE_MS whoever holds it (a pid reused in a container, another host that died), or when
- * it is empty or unreadable past a short grace (a holder killed between create and write).
+ * who took it. A lock is taken over only when its holder is provably gone, never because it is old:
+ * - a holder of this host: its process no longer runs (a stopped process, SIGSTOP or a frozen
+ *   container, still runs: it is waited for, and the wait ends with a message naming it);
+ * - a holder of another host (whose pid means nothing here): its lease expired, measured by the
+ *   waiter's own clock: the waiter saw the lock file unchanged (content and mtime) for a whole
+ *   lease. A live holder renews its lease (touches the file) every quarter lease, so a holder
+ *   that stopped renewing is stopped or gone; a lock file back-dated (its mtime set into the past)
+ *   changed, so its lease starts again rather than being over.
+ * - a lock file that names no holder (its holder was killed between create and write): unchanged
+ *   for EMPTY_GRACE_MS, seen the same way.
+ * A holder whose lock was taken over this way may still wake up (a resumed SIGSTOP): what it
+ * writes is fenced by the caller (Checkpoints.ts: the manifest's version, checked with `holds`
+ * right before its write, and the new holder deleting the old one's pending manifest write).
  */
 import { randomBytes } from "node:crypto"
-import { open, readFile, rm, stat } from "node:fs/promises"
+import { link, open, readFile, rename, rm, stat, utimes } from "node:fs/promises"
 import { hostname } from "node:os"
-import { Data, Effect } from "effect"
+import { Data, Duration, Effect, Fiber } from "effect"
 
 export class LockError extends Data.TaggedError("LockError")<{ readonly message: string }> {}
 
-/** A commit takes well under a second; a lock this old belongs to no running commit. */
-const STALE_MS = 60_000
-/** A lock file is created empty and then written: this young, empty is not stale yet. */
+/**
+ * A holder of another host whose lock file has not changed for this long is gone: it renews every
+ * quarter of it. CHAIN_LAKE_LOCK_LEASE_MS sets it (tests, and hosts whose pauses are longer).
+ */
+const DEFAULT_LEASE_MS = 60_000
+export const leaseMs = () => {
+  const set = Number(process.env.CHAIN_LAKE_LOCK_LEASE_MS)
+  return Number.isFinite(set) && set >= 100 ? set : DEFAULT_LEASE_MS
+}
+/** A lock file is created empty and then written: this long unchanged and empty, its holder was killed. */
 export const EMPTY_GRACE_MS = 2_000
 /** How long to wait for a lock held by a live writer before giving up. */
 const WAIT_MS = 120_000
 
-/** This host's name as it appears in writer ids. */
-const HOST = hostname().replace(/[^0-9A-Za-z.-]/g, "_")
+/**
+ * This host's name as it appears in writer ids and locks. CHAIN_LAKE_WRITER_HOST overrides it
+ * where hosts share a name but not their processes (containers given one hostname), and in tests
+ * that play two hosts.
+ */
+const HOST = (process.env.CHAIN_LAKE_WRITER_HOST || hostname()).replace(/[^0-9A-Za-z.-]/g, "_")
 
 export interface LockHolder {
   readonly host: string
@@ -87,18 +107,46 @@ export const createLockFile = async (path: string, content: string) => {
   }
 }
 
-const readHolder = async (path: string): Promise<{ holder?: LockHolder; ageMs: number } | undefined> => {
-  const found = await readLockFile(path)
-  if (!found) return undefined
-  const j = found.json
-  const holder = j && typeof j.pid === "number" && typeof j.host === "string" && typeof j.writer === "string" ? (j as unknown as LockHolder) : undefined
-  return { ...(holder ? { holder } : {}), ageMs: found.ageMs }
+/** A lock file's holder (when it names one) and a key that changes whenever the file does (content or mtime); undefined when there is none. */
+const readHolder = async (path: string): Promise<{ holder?: LockHolder; key: string } | undefined> => {
+  const info = await stat(path).catch(() => undefined)
+  if (!info) return undefined
+  // the file may go between stat and read (its holder released it): then it reads as empty
+  const text = await readFile(path, "utf8").catch(() => "")
+  let holder: LockHolder | undefined
+  try {
+    const j = JSON.parse(text) as Record<string, unknown> | null
+    if (j && typeof j === "object" && typeof j.pid === "number" && typeof j.host === "string" && typeof j.writer === "string") holder = j as unknown as LockHolder
+  } catch {
+    // not JSON: names no holder
+  }
+  return { ...(holder ? { holder } : {}), key: `${info.mtimeMs}:${text}` }
 }
 
-const isStale = (found: { holder?: LockHolder; ageMs: number }) => {
-  if (found.ageMs > STALE_MS) return true
-  if (!found.holder) return found.ageMs > EMPTY_GRACE_MS
-  return found.holder.host === HOST && found.holder.pid !== process.pid && !alive(found.holder.pid)
+/** Whether the holder is provably gone, the file having been seen unchanged for `unchangedMs` by this process's clock (see the top of this file). */
+const isGone = (found: { holder?: LockHolder }, unchangedMs: number) => {
+  const h = found.holder
+  if (!h) return unchangedMs > EMPTY_GRACE_MS
+  if (h.host === HOST) return h.pid !== process.pid && !alive(h.pid)
+  return unchangedMs > leaseMs()
+}
+
+/**
+ * Removes the lock file judged gone (`key`): renamed aside first, so that of two waiters taking it
+ * over at once only one removes it; a file that is not the one judged (a live writer took the
+ * lock meanwhile) is put back where it was, unless yet another lock is there already.
+ */
+const takeOver = async (path: string, key: string, writer: string) => {
+  const aside = `${path}.${writer}.gone`
+  try {
+    await rename(path, aside)
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return
+    throw e
+  }
+  const moved = await readHolder(aside)
+  if (moved && moved.key !== key) await link(aside, path).catch(() => undefined)
+  await rm(aside, { force: true })
 }
 
 const acquire = (path: string, writer: string, waitMs: number) =>
@@ -106,6 +154,8 @@ const acquire = (path: string, writer: string, waitMs: number) =>
     try: async () => {
       const started = Date.now()
       const me: LockHolder = { host: HOST, pid: process.pid, writer, at: new Date().toISOString() }
+      // the lock file as last seen, and since when (this clock) it has not changed
+      let seen: { key: string; since: number } | undefined
       for (;;) {
         try {
           await createLockFile(path, JSON.stringify(me))
@@ -114,14 +164,15 @@ const acquire = (path: string, writer: string, waitMs: number) =>
           if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
         }
         const found = await readHolder(path)
-        if (found && isStale(found)) {
-          // force: another writer may have taken it over and freed it meanwhile (a race no test provokes)
-          // Stryker disable next-line ObjectLiteral,BooleanLiteral
-          await rm(path, { force: true })
+        if (!found) continue
+        if (seen?.key !== found.key) seen = { key: found.key, since: Date.now() }
+        if (isGone(found, Date.now() - seen.since)) {
+          await takeOver(path, found.key, writer)
+          seen = undefined
           continue
         }
         if (Date.now() - started > waitMs) {
-          const h = found?.holder
+          const h = found.holder
           throw new LockError({
             message: `${path} has been held ${h ? `by pid ${h.pid} on ${h.host} (since ${h.at})` : "by an unknown writer"} for over ${waitMs / 1000} s; if no chain-lake is writing this folder, delete that file and run again`
           })
@@ -133,15 +184,38 @@ const acquire = (path: string, writer: string, waitMs: number) =>
     catch: (e) => (e instanceof LockError ? e : new LockError({ message: `cannot take the lock ${path}: ${(e as Error).message}` }))
   })
 
-/** Removes the lock only if it is still ours (a holder taken over as stale must not free the new one). */
+/** Whether the lock file `path` names `writer` of this process: checked right before a write that only its holder may make. */
+export const holds = async (path: string, writer: string) => {
+  const found = await readHolder(path)
+  return found?.holder?.writer === writer && found.holder.pid === process.pid
+}
+
+/** Removes the lock only if it is still ours (a holder taken over as gone must not free the new one). */
 const release = (path: string, writer: string) =>
   Effect.promise(async () => {
-    const found = await readHolder(path)
     // the file was just read, so `force` only matters in a race no test provokes
     // Stryker disable next-line ObjectLiteral,BooleanLiteral
-    if (found?.holder?.writer === writer && found.holder.pid === process.pid) await rm(path, { force: true })
+    if (await holds(path, writer)) await rm(path, { force: true })
   })
 
-/** Runs `self` holding the lock file `path` as `writer`, waiting up to `waitMs` for a live holder. */
+/** Renews the lease: touches the lock file if it is still ours (what a waiter of another host watches). */
+const renewOnce = (path: string, writer: string) =>
+  Effect.promise(async () => {
+    if (await holds(path, writer)) {
+      const now = new Date()
+      await utimes(path, now, now).catch(() => undefined)
+    }
+  })
+
+/** Runs `self` holding the lock file `path` as `writer`, waiting up to `waitMs` for a live holder, renewing its lease meanwhile. */
 export const withLockFile = <A, E, R>(path: string, writer: string, self: Effect.Effect<A, E, R>, waitMs = WAIT_MS): Effect.Effect<A, E | LockError, R> =>
-  Effect.acquireUseRelease(acquire(path, writer, waitMs), () => self, () => release(path, writer))
+  Effect.acquireUseRelease(
+    acquire(path, writer, waitMs),
+    () =>
+      Effect.flatMap(
+        // interruptible even inside an uninterruptible commit (a fork inherits that), so that it stops when the work ends
+        Effect.forkDaemon(Effect.interruptible(Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(leaseMs() / 4)), renewOnce(path, writer))))),
+        (renewing) => Effect.ensuring(self, Fiber.interrupt(renewing))
+      ),
+    () => release(path, writer)
+  )

@@ -82,7 +82,13 @@ export const Manifest = Schema.Struct({
   committed: Schema.Array(RangeSchema),
   snapshots: Schema.Array(CommittedSnapshot),
   /** files a compaction replaced, kept until their grace period ends (absent in lakes never compacted) */
-  retired: Schema.optional(Schema.Array(RetiredFile))
+  retired: Schema.optional(Schema.Array(RetiredFile)),
+  /**
+   * How many times the manifest was written (absent: never by a version that counts): each write
+   * is the one it replaced plus 1, and is made only while the manifest on disk is still the one
+   * read (Checkpoints.ts), so it only increases and two commits never share a number.
+   */
+  version: Schema.optional(Schema.Number)
 })
 export type Manifest = typeof Manifest.Type
 
