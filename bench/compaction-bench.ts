@@ -11,6 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { analyticsViews, datasetViewSql, LAKE_DATASETS } from "../src/analytics/Analytics.js"
+import { listedFiles } from "../src/lake/listed.js"
 import { exportLayer } from "../src/cli/layers.js"
 import { DATASETS } from "../src/datasets/index.js"
 import { startDevnet } from "../src/devnet/index.js"
@@ -35,7 +36,7 @@ const connect = async (data: string, glob: boolean): Promise<DuckDBConnection> =
   const conn = await (await DuckDBInstance.create(":memory:")).connect()
   await conn.run(`SET file_search_path = '${data}'`)
   for (const d of LAKE_DATASETS) {
-    const sql = datasetViewSql(d, data)
+    const sql = datasetViewSql(d, data, await listedFiles(data, d.name))
     await conn.run(glob && DATASETS_FOLLOWED.includes(d.name) ? `CREATE OR REPLACE VIEW "${d.name}" AS SELECT * FROM read_parquet('${d.name}/**/*.parquet', hive_partitioning = true, union_by_name = true)` : sql)
   }
   for (const v of analyticsViews()) await conn.run(v.sql).catch(() => undefined)

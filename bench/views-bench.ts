@@ -9,6 +9,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { analyticsViews, datasetViewSql, LAKE_DATASETS } from "../src/analytics/Analytics.js"
+import { listedFiles } from "../src/lake/listed.js"
 import { exportLayer } from "../src/cli/layers.js"
 import { DATASETS } from "../src/datasets/index.js"
 import { startDevnet } from "../src/devnet/index.js"
@@ -45,13 +46,13 @@ const main = async () => {
 
   const parquet = await (await DuckDBInstance.create(":memory:")).connect()
   await parquet.run(`SET file_search_path = '${data}'`)
-  for (const d of LAKE_DATASETS) await parquet.run(datasetViewSql(d, data))
+  for (const d of LAKE_DATASETS) await parquet.run(datasetViewSql(d, data, await listedFiles(data, d.name)))
   for (const v of views) await parquet.run(v.sql)
 
   const native = await (await DuckDBInstance.create(":memory:")).connect()
   await native.run(`SET file_search_path = '${data}'`)
   for (const d of LAKE_DATASETS) {
-    await native.run(datasetViewSql(d, data).replace(/^CREATE OR REPLACE VIEW "(\w+)" AS/, 'CREATE TABLE "$1" AS'))
+    await native.run(datasetViewSql(d, data, await listedFiles(data, d.name)).replace(/^CREATE OR REPLACE VIEW "(\w+)" AS/, 'CREATE TABLE "$1" AS'))
   }
   for (const v of views) await native.run(v.sql)
 

@@ -18,6 +18,7 @@ import type { Devnet } from "../src/devnet/index.js"
 import type { Manifest } from "../src/lake/Checkpoints.js"
 import { runExport, type ExportOptions, type ExportReport } from "../src/engine/export.js"
 import { DEFAULT_RETRY } from "../src/http/retry.js"
+import { runCli } from "./support/cli.js"
 import { json, proxiedDevnet, sleep, text, type HostileServer } from "./support/hostile.js"
 import { tempDirs } from "./support/tmp.js"
 
@@ -206,9 +207,48 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     const err = failureOf(await exportVia(server, out, { datasets: ["txs"] }))
     expect(err._tag).toBe("IndexerPagingError")
     expect(err).toMatchObject({ endpoint: "txs" })
-    expect(err.message).toMatch(/^the record [0-9A-F]{64} at height \d+ came twice: the pages overlap$/)
+    expect(err.message).toMatch(/^the record [0-9A-F]{64} at height \d+ came twice: the pages overlap or cycle$/)
     expectNothingCommittedIn(out, "txs", [0, 100])
     expectOnlyTheLastShardCommitted(out, "txs", devnet.chain.txTotal())
+  })
+
+  it("a txs cursor cycling back 1, 2 or many pages inside one block (page size 1, a fresh key each time) → IndexerPagingError, nothing of the shard committed; the CLI exits 1 in one line", async () => {
+    const c = devnet.chain
+    // the block with the most txs: one shard (concurrency 1) of its positions [first, first + n)
+    let height = 1
+    const txsAt = (h: number) => c.txSeqBefore(h + 1) - c.txSeqBefore(h)
+    for (let h = 1; h < c.tip; h++) if (txsAt(h) > txsAt(height)) height = h
+    const first = c.txSeqBefore(height)
+    const n = txsAt(height)
+    expect(n).toBeGreaterThanOrEqual(6)
+    const keyOf = (key: string) => JSON.parse(Buffer.from(key, "base64").toString("utf8")) as Record<string, number>
+    for (const back of [1, 2, n - 2]) {
+      // a cursor {"sequence": s} pages from position s: the page at `loopAt` serves the one `back` pages earlier again, forever
+      const loopAt = first + back + 1
+      let nonce = 0
+      const server = await proxy(async (req, forward) => {
+        const cursor = req.url.pathname === TXS_PATH ? cursorOf(req.url) : null
+        if (cursor === null) return forward()
+        const res = await forward(rewritten(req.url, (q) => q.set("pagination.key", cursorKey({ sequence: cursor.sequence === loopAt ? loopAt - back : cursor.sequence }))))
+        const page = JSON.parse(res.body)
+        // every key handed out is new (a nonce, dropped again above): only the records show the cycle
+        if (page.pagination.next_key) page.pagination.next_key = cursorKey({ ...keyOf(page.pagination.next_key), nonce: ++nonce })
+        return json(page)
+      })
+      const out = dirs.make()
+      const err = failureOf(await exportVia(server, out, { datasets: ["txs"], fromHeight: height, toHeight: height, pageSize: 1, concurrency: 1 }))
+      expect(err._tag, `back ${back}`).toBe("IndexerPagingError")
+      expect(err.message).toMatch(new RegExp(`^the record [0-9A-F]{64} at height ${height} came twice: the pages overlap or cycle$`))
+      expectNothingCommittedIn(out, "txs", [first, first + n])
+      if (back !== 2) continue
+      const cli = dirs.make()
+      const run = await runCli(["export", "--indexer-url", server.url, "--out", cli, "--datasets", "txs", "--from-height", String(height), "--to-height", String(height), "--page-size", "1", "--concurrency", "1"])
+      expect(run.code, run.stdout + run.stderr).toBe(1)
+      // (the plan's progress line comes first) one error line, no stack
+      expect(run.stderr.trim().split("\n").at(-1)).toMatch(/^chain-lake: error: pagination of txs cannot be trusted .*came twice: the pages overlap or cycle\. /)
+      expect(run.stderr).not.toMatch(/\n\s+at /)
+      expectNothingCommittedIn(cli, "txs", [first, first + n])
+    }
   })
 
   it("a blocks page holding blocks outside the requested shard → IndexerPagingError", async () => {

@@ -99,6 +99,28 @@ describe("walkPages", () => {
     expect(l.asked.length).toBe(2)
   })
 
+  it("remembers every key of the walk, the one it started from included: a key coming back 1, 2 or many pages later fails", async () => {
+    // a listing of keys k0, k10, k20 … whose page at `loopAt` names `back` pages earlier again
+    const cycling = (loopAt: number, back: number) => {
+      const asked: Array<string | null> = []
+      const fetch = (page: PageRequest) =>
+        Effect.sync((): PageInfo => {
+          asked.push(page.key ?? null)
+          const from = page.key ? Number(page.key.slice(1)) : 0
+          return { key: page.key ?? null, nextKey: from === loopAt ? `k${loopAt - 10 * (back - 1)}` : `k${from + 10}`, count: 10 }
+        })
+      return { asked, fetch }
+    }
+    for (const [start, back] of [[null, 1], [null, 2], [null, 7], ["k30", 3], ["k30", 8]] as const) {
+      const l = cycling(100, back)
+      const r = await walk(cursorWalk("txs", l.fetch, { first: { limit: 10, ...(start ? { key: start } : {}) } }))
+      const repeated = `k${100 - 10 * (back - 1)}`
+      expect(Either.isLeft(r) && String(r.left), `back ${back} from ${start}`).toBe(`pagination of txs cannot be trusted (page key k100): next_key ${repeated} was already followed: the server restarted the listing`)
+      // nothing past the page that named the key again was asked
+      expect(l.asked.at(-1)).toBe("k100")
+    }
+  })
+
   it("fails with IndexerPagingError when a page holds more records than were asked for (a server ignoring the limit)", async () => {
     const l = listing(1000)
     const ignoring = (page: PageRequest) => l.fetch({ ...page, limit: page.key ? 500 : page.limit })

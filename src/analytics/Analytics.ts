@@ -9,13 +9,15 @@ import type { DuckDBPreparedStatement } from "@duckdb/node-api"
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Context, Data, Effect, Either, Layer } from "effect"
+import { Context, Data, Effect, Layer } from "effect"
 import { DATASETS } from "../datasets/index.js"
 import { partitionOf } from "../engine/Dataset.js"
 import type { Column, ColumnType } from "../lake/columns.js"
 import { guardConnection } from "../lake/duckdb.js"
-import { decodeLakeFile, IDENTITY_FILE, Manifest, MANIFEST_FILE } from "../lake/manifest.js"
+import { IDENTITY_FILE, MANIFEST_FILE } from "../lake/manifest.js"
 import { holdsParquet } from "../lake/files.js"
+import { listedFiles, type ListedFiles } from "../lake/listed.js"
+import { STAGING } from "../lake/Checkpoints.js"
 
 export class AnalyticsError extends Data.TaggedError("AnalyticsError")<{ readonly message: string }> {}
 /** DuckDB rejected the SQL (syntax, unknown column, bad parameter …): its own message. */
@@ -81,25 +83,6 @@ export const datasetsRead = (sql: string, depth = 3): ReadonlyArray<string> => {
 /** Whether `dir` holds a lake: the lake's identity, or a dataset folder with its manifest. */
 export const isLake = (dir: string): boolean => existsSync(join(dir, IDENTITY_FILE)) || LAKE_DATASETS.some((d) => existsSync(join(dir, d.name, MANIFEST_FILE)))
 
-/**
- * The files a dataset's manifest lists as committed, relative to the data folder; undefined when
- * the lake has no such dataset; a `problem` when its manifest is damaged (a path outside the
- * dataset's folder included), or is gone while Parquet files are there (such a dataset was read as empty, and
- * query, report and verify answered with exit 0).
- */
-const committedFiles = (dataDir: string, dataset: string): { readonly files: ReadonlyArray<string> } | { readonly problem: string } | undefined => {
-  const path = join(dataDir, dataset, MANIFEST_FILE)
-  if (!existsSync(path))
-    return holdsParquet(join(dataDir, dataset)) ? { problem: `${dataset} holds Parquet files but no ${MANIFEST_FILE}, which says which of them are data: restore it, or export ${dataset} again into a new folder` } : undefined
-  const manifest = decodeLakeFile(Manifest, readFileSync(path, "utf8"))
-  if (Either.isLeft(manifest)) return { problem: `${dataset}/${MANIFEST_FILE} is damaged (${manifest.left}): restore it, or export ${dataset} again into a new folder` }
-  // (the manifest's schema refuses a path outside the dataset's folder: such a manifest is damaged)
-  const paths = manifest.right.files.map((f) => f.path)
-  // a commit lists its files before it renames them into place (a kill in between is finished by
-  // the next run): a listed file not there yet is not read, rather than failing every view
-  return { files: paths.map((p) => `${dataset}/${p}`).filter((p) => existsSync(join(dataDir, p))) }
-}
-
 /** A column every row has as NULL, typed as the dataset declares it. */
 const nullColumn = (c: Column) => `CAST(NULL AS ${emptyType(c.type)}) AS ${ident(c.name)}`
 
@@ -114,27 +97,53 @@ const nullColumn = (c: Column) => `CAST(NULL AS ${emptyType(c.type)}) AS ${ident
  */
 const liveSource = (dataset: string) =>
   `(SELECT * EXCLUDE (filename) FROM read_parquet(${quote(`${dataset}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true, filename = true) ` +
-  `WHERE replace(regexp_extract(filename, '[^/\\\\]+[/\\\\][^/\\\\]+[/\\\\][^/\\\\]+$'), '\\', '/') IN (SELECT ${quote(`${dataset}/`)} || f.path FROM (SELECT unnest(files) AS f FROM read_json(${quote(`${dataset}/${MANIFEST_FILE}`)}, columns = {files: 'STRUCT(path VARCHAR)[]'}, maximum_object_size = 2147483647))))`
+  `WHERE replace(regexp_extract(filename, '[^/\\\\]+[/\\\\][^/\\\\]+[/\\\\][^/\\\\]+$'), '\\', '/') IN (SELECT ${quote(`${dataset}/`)} || f.path FROM (SELECT unnest(files) AS f FROM read_json(${quote(`${dataset}/${MANIFEST_FILE}`)}, columns = {files: 'STRUCT(path VARCHAR)[]'}, maximum_object_size = 2147483647))) ` +
+  `AND ${unfinishedGuard(dataset)} IS NULL)`
+
+/** Paths as forward-slash text, whatever the platform's separator. */
+const slashed = (column: string) => `replace(${column}, '\\', '/')`
+const stagingPattern = (dataset: string, rest: string) => `${STAGING.split("\\").join("/")}/*/${dataset}/${rest}`
+
+/**
+ * For the catalog's views, at each query: an error, never fewer rows, when files the manifest lists
+ * are not in the dataset's folder but wait in a writer's staging folder (an export stopped between
+ * writing its manifest and moving its files in). A compaction's staged files (its writer folder
+ * holds its intent, `_compaction.json`) are renamed in before they are listed, so a query racing its
+ * swap is not taken for a stopped export.
+ */
+const unfinishedGuard = (dataset: string) => {
+  const listed = `(SELECT unnest(files).path AS p FROM read_json(${quote(`${dataset}/${MANIFEST_FILE}`)}, columns = {files: 'STRUCT(path VARCHAR)[]'}, maximum_object_size = 2147483647))`
+  const staging = STAGING.split("\\").join("/").replace(/\./g, "\\.")
+  const stagedRe = quote(`(^|/)${staging}/([^/]+)/${dataset}/(.+)\\.pending$`)
+  const intentRe = quote(`(^|/)${staging}/([^/]+)/${dataset}/_compaction\\.json$`)
+  const staged =
+    `(SELECT regexp_extract(${slashed("file")}, ${stagedRe}, 3) FROM glob(${quote(stagingPattern(dataset, "**/*.pending"))}) ` +
+    `WHERE regexp_extract(${slashed("file")}, ${stagedRe}, 2) NOT IN (SELECT regexp_extract(${slashed("file")}, ${intentRe}, 2) FROM glob(${quote(stagingPattern(dataset, "_compaction.json"))})))`
+  const inPlace = `(SELECT regexp_extract(${slashed("file")}, '[^/]+/[^/]+$') FROM glob(${quote(`${dataset}/**/*.parquet`)}))`
+  const message = `${quote(`${dataset}: `)} || count(*) FILTER (WHERE l.p IN ${staged} AND l.p NOT IN ${inPlace}) || ' of the ' || count(*) || ${quote(` files its ${MANIFEST_FILE} lists are not in place (an export was stopped between writing the manifest and moving its files in): run the export again to finish that commit`)}`
+  return `(SELECT CASE WHEN count(*) FILTER (WHERE l.p IN ${staged} AND l.p NOT IN ${inPlace}) > 0 THEN error(${message}) END FROM ${listed} l)`
+}
 
 /**
  * The dataset view: the files its manifest lists as committed (a Parquet file someone else put
  * in the folder, one a run has not committed, or one a compaction replaced, is not data), as of
  * now, or, with `live`, as of each query (liveSource: the catalog); an empty typed relation when
- * there are none. `absent`: columns the files lack (written before the column was added), given as NULL.
+ * there are none. `listed`: what listedFiles found when the view is made; a problem (a damaged
+ * manifest, listed files not in place) makes a view that fails every query with it, so a query
+ * never answers with fewer rows; queries of other datasets still answer. `absent`: columns the
+ * files lack (written before the column was added), given as NULL.
  */
-export const datasetViewSql = (d: (typeof LAKE_DATASETS)[number], dataDir: string, live = false, absent: ReadonlyArray<Column> = []): string => {
-  const committed = committedFiles(dataDir, d.name)
+export const datasetViewSql = (d: (typeof LAKE_DATASETS)[number], dataDir: string, listed: ListedFiles, live = false, absent: ReadonlyArray<Column> = []): string => {
   const cols = [...d.columns.map(nullColumn), `CAST(NULL AS ${d.partitionType}) AS ${d.partition}`]
-  // a query that reads the dataset fails with the problem; queries of other datasets still answer
-  if (committed !== undefined && "problem" in committed)
-    return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${cols.join(", ")} FROM (SELECT 1) WHERE error(${quote(committed.problem)}) IS NULL`
-  const listed = committed?.files
+  if (listed !== undefined && "problem" in listed)
+    return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${cols.join(", ")} FROM (SELECT 1) WHERE error(${quote(listed.problem)}) IS NULL`
+  const paths = listed?.paths.map((p) => `${d.name}/${p}`)
   const source = live
-    ? listed !== undefined && holdsParquet(join(dataDir, d.name))
+    ? paths !== undefined && holdsParquet(join(dataDir, d.name))
       ? liveSource(d.name)
       : undefined
-    : listed !== undefined && listed.length > 0
-      ? `read_parquet([${listed.map(quote).join(", ")}], hive_partitioning = true, union_by_name = true)`
+    : paths !== undefined && paths.length > 0
+      ? `read_parquet([${paths.map(quote).join(", ")}], hive_partitioning = true, union_by_name = true)`
       : undefined
   if (source !== undefined) return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${["*", ...absent.map(nullColumn)].join(", ")} FROM ${source}`
   return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${cols.join(", ")} WHERE false`
@@ -208,17 +217,28 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
       Effect.tryPromise({ try: async () => guardConnection(await instance.connect()), catch: (e) => new AnalyticsError({ message: (e as Error).message }) }),
       (c) => Effect.promise(() => c.close())
     )
+    // the problems of the datasets whose views fail every query (listedFiles), as of the last time the views were made
+    const problems = new Set<string>()
+    /** A query that failed on such a view fails with the problem alone, as one line (not DuckDB's "Invalid Input Error: …"). */
+    const plainly = (e: SqlError): SqlError => {
+      for (const p of problems) if (e.message.includes(p)) return new SqlError({ message: p })
+      const guard = /^Invalid Input Error: (\w+: \d+ of the \d+ files its _manifest\.json lists are not in place .*)$/.exec(e.message)
+      return guard ? new SqlError({ message: guard[1] }) : e
+    }
     const setup = async () => {
       // relative paths in the views resolve against the data folder
       await conn.use((c) => c.run(`SET file_search_path = ${quote(dataDir)}`))
+      problems.clear()
       for (const d of LAKE_DATASETS) {
         const live = options.live ?? false
-        await conn.use((c) => c.run(datasetViewSql(d, dataDir, live)))
+        const listed = await listedFiles(dataDir, d.name)
+        if (listed !== undefined && "problem" in listed) problems.add(listed.problem)
+        await conn.use((c) => c.run(datasetViewSql(d, dataDir, listed, live)))
         // files written before a column was added lack it (union_by_name gives NULL only where some
         // file has it): the view adds it as NULL, so views that read it still bind
         const present = new Set((await conn.use((c) => c.runAndReadAll(`DESCRIBE ${ident(d.name)}`))).getRowObjectsJson().map((r) => String(r.column_name)))
         const absent = d.columns.filter((c) => !present.has(c.name))
-        if (absent.length > 0) await conn.use((c) => c.run(datasetViewSql(d, dataDir, live, absent)))
+        if (absent.length > 0) await conn.use((c) => c.run(datasetViewSql(d, dataDir, listed, live, absent)))
       }
       await conn.use((c) => c.run(snapshotsViewSql(dataDir)))
       // a view may read another (token_flows reads token_transfers): each pass creates those whose inputs exist
@@ -292,7 +312,7 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
             }),
             rows: reader.getRowsJson()
           }
-        }), remakeViews),
+        }), remakeViews).pipe(Effect.mapError(plainly)),
       copyToParquet: (sql, params, path) =>
         afresh(Effect.gen(function* () {
           // COPY takes no parameters, so the bound result goes through a temp table first
@@ -303,7 +323,7 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
             try: () => conn.use((c) => c.run(`COPY _chain_lake_result TO ${quote(resolve(path))} (FORMAT PARQUET, COMPRESSION ZSTD)`)),
             catch: (e) => new SqlError({ message: (e as Error).message })
           })
-        }), remakeViews)
+        }), remakeViews).pipe(Effect.mapError(plainly))
     }
     return service
   })

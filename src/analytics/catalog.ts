@@ -6,13 +6,17 @@
 import { rm } from "node:fs/promises"
 import { resolve } from "node:path"
 import { Effect } from "effect"
-import { AnalyticsError, makeAnalytics } from "./Analytics.js"
+import { AnalyticsError, LAKE_DATASETS, makeAnalytics } from "./Analytics.js"
+import { unfinishedCommits } from "../lake/listed.js"
 
 export const DEFAULT_CATALOG = "chain-lake.duckdb"
 
 export const writeCatalog = (options: { readonly dataDir: string; readonly dbFile?: string }) =>
   Effect.gen(function* () {
     const dbFile = resolve(options.dbFile ?? resolve(options.dataDir, DEFAULT_CATALOG))
+    // a lake with listed files not in place is refused (and the catalog it had is kept): its views would fail every query of those datasets
+    const unfinished = yield* Effect.promise(() => unfinishedCommits(resolve(options.dataDir), LAKE_DATASETS.map((d) => d.name)))
+    if (unfinished !== undefined) return yield* new AnalyticsError({ message: unfinished })
     // a fresh file each time: views of datasets exported since are picked up
     yield* Effect.tryPromise({
       try: async () => {

@@ -10,6 +10,8 @@ import { UserError } from "./errors.js"
 import { headerOption, probedEndpoint } from "./endpoints.js"
 import { indexerLayer } from "./layers.js"
 import { requireLake } from "./query.js"
+import { unfinishedCommits } from "../lake/listed.js"
+import { DATASETS } from "../datasets/index.js"
 
 export const verifyCommand = Command.make(
   "verify",
@@ -22,6 +24,9 @@ export const verifyCommand = Command.make(
     Effect.gen(function* () {
       yield* requireLake(o.data)
       const data = resolve(o.data)
+      // listed files not in place: the checks would count rows of a lake that is not whole
+      const unfinished = yield* Effect.promise(() => unfinishedCommits(data, DATASETS.map((d) => d.name)))
+      if (unfinished !== undefined) return yield* new UserError({ message: unfinished })
       // the committed files (the views), and every Parquet file on disk against the manifests (verifyLake)
       const base = Layer.mergeAll(layerAnalytics({ dataDir: data }), layerCheckpoints(data))
       const checks: Array<Check> = yield* verifyLake.pipe(Effect.provide(base), Effect.mapError((e) => new UserError({ message: e.message })))

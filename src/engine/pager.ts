@@ -1,8 +1,10 @@
 /**
  * The one pager every paged list goes through: follow `next_key` from a first page, with explicit
  * stop rules (no next_key, an empty page, a row budget reached; not a short page that names a next one). A key that comes back
- * after it was followed fails loudly (`untrusted`), since a key a server does not understand
- * silently restarts the listing at its first page; so does a page longer than asked for.
+ * after it was followed, however many pages later, fails loudly (`untrusted`), since a key a server
+ * does not understand silently restarts the listing at its first page; so does a page longer than
+ * asked for. A server that hands out a fresh key for a page it served before is caught by the
+ * records themselves (shard.ts, snapshot.ts).
  */
 import { Effect, Option, Stream } from "effect"
 import type { PageRequest } from "./Source.js"
@@ -28,7 +30,9 @@ export interface WalkOptions<E> {
 export const walkPages = <P extends PageInfo, E, R>(fetch: (page: PageRequest) => Effect.Effect<P, E, R>, options: WalkOptions<E>): Stream.Stream<P, E, R> => {
   const maxRows = options.maxRows ?? Infinity
   const limit = options.first.limit
-  const seen = new Set<string>()
+  // every key the walk follows, the one it starts from included: a key that comes back after any
+  // number of pages fails the walk (one key per page, so at most rows / page size of them)
+  const seen = new Set<string>(options.first.key ? [options.first.key] : [])
   interface State {
     readonly key: string | null
     readonly rows: number

@@ -133,13 +133,16 @@ export const runShard = (
      * same.) Only a new bucket's writer, a flush and quarantine wait (slow paths, a few per file).
      */
     /*
-     * Every page must continue strictly after the one before: heights never go back (blocks:
-     * always forward), and no record of the page before (or of this page) comes again. A server
-     * whose pages overlap or cycle fails the shard before anything of it is committed. Only two
-     * pages of record names are held, so memory stays bounded by the page size.
+     * Every record must come after every record before it in the walk: heights never go back
+     * (blocks: always forward), and no record comes twice. Since heights never go back, a record
+     * that comes again comes at the height the walk is at (every record since it had that height
+     * too), so remembering every record of the current height catches a repeat after any number
+     * of pages, whatever keys the server hands out: a cursor cycling back one page or a hundred
+     * inside a block fails the shard before anything of it is committed. Memory stays bounded by
+     * the records of one height (and by the shard's rows).
      */
     let lastHeight = -Infinity
-    let pageBefore = new Set<string>()
+    const atHeight = new Set<string>()
     /*
      * Datasets whose rows carry a block time their records lack (EVM receipts have a height only)
      * get the times of the page's heights from the source, in a few requests per page, before the
@@ -184,7 +187,6 @@ export const runShard = (
     const ingest = (page: ListPage) =>
       Effect.gen(function* () {
         const flushes = new Set<ShardWriter>()
-        const thisPage = new Set<string>()
         const context = yield* contextOf(page)
         for (let i = 0; i < page.items.length; i++) {
           const item = page.items[i]
@@ -216,9 +218,10 @@ export const runShard = (
           if (source.chainIdOf && source.chainIdOf(item) !== chainId)
             return yield* Effect.fail(sourceService.untrustedPaging(source, page.key, `the record at height ${h} is of chain ${JSON.stringify(source.chainIdOf(item))}, not ${chainId} (the chain /status names)`))
           const id = source.identityOf(item)
-          if (pageBefore.has(id) || thisPage.has(id))
-            return yield* Effect.fail(sourceService.untrustedPaging(source, page.key, `the record ${id} at height ${h} came twice: the pages overlap`))
-          thisPage.add(id)
+          if (h > lastHeight) atHeight.clear()
+          else if (atHeight.has(id))
+            return yield* Effect.fail(sourceService.untrustedPaging(source, page.key, `the record ${id} at height ${h} came twice: the pages overlap or cycle`))
+          atHeight.add(id)
           lastHeight = h
           for (let t = 0; t < targets.length; t++) {
             const d = targets[t]
@@ -239,7 +242,6 @@ export const runShard = (
             events.rows(d.name, rows.length)
           }
         }
-        pageBefore = thisPage
         // after the page: a writer may pass flushBytes by at most one page
         for (const w of flushes) yield* flush(w)
         // all writers of the run together past the sink's budget: this shard finishes its largest

@@ -15,6 +15,7 @@ import { holdsParquet, makeFolder, sha256File } from "../lake/files.js"
 import { snapshotHeightOf } from "../lake/layout.js"
 import { decodeLakeFile } from "../lake/manifest.js"
 import { alive } from "../lake/lock.js"
+import { listedFiles } from "../lake/listed.js"
 
 export class PublishError extends Data.TaggedError("PublishError")<{ readonly message: string }> {}
 
@@ -97,6 +98,9 @@ export const publish = (options: PublishOptions) =>
       if (!m && holdsParquet(join(root, d.name)))
         return yield* new PublishError({ message: `${d.name} holds Parquet files but no _manifest.json, which says which of them are data: restore it, or export ${d.name} again into a new folder` })
       if (!m || m.files.length === 0) continue
+      // a release holds whole commits only: listed files not in place refuse it
+      const listed = yield* Effect.promise(() => listedFiles(root, d.name))
+      if (listed !== undefined && "problem" in listed) return yield* new PublishError({ message: `${listed.problem} (nothing was published)` })
       const files = []
       for (const f of m.files) {
         const from = join(root, d.name, f.path)

@@ -1,0 +1,116 @@
+/**
+ * What readers (query, report, the catalog, verify, publish) may read of a dataset: the files its
+ * manifest lists, all of them in place, or a one-line problem. Readers never skip a listed file
+ * that is missing: that answered with fewer rows and exit 0.
+ *
+ * A listed file can be missing for three reasons, told apart here:
+ * - a commit was cut short: a writer lists its files in the manifest, then renames them into place
+ *   from `OUT/.chain-lake/staging/<writer>/<dataset>/<path>.pending`; killed in between, the files
+ *   wait there until the next export (Checkpoints `open`) finishes the renames. A writer that is
+ *   alive and mid-commit finishes within milliseconds: readers wait for it a little;
+ * - a compaction swapped files while the reader looked: the manifest changed, so it is read again
+ *   (a compaction renames its new files in before it lists them, and moves the old ones out only
+ *   after, so a manifest read after the swap lists files that are all in place);
+ * - the lake lost a committed file (deleted, or a copy made without it): nothing finishes that.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { Either } from "effect"
+import { holdsParquet } from "./files.js"
+import { STAGING } from "./Checkpoints.js"
+import { writerGone } from "./lock.js"
+import { decodeLakeFile, Manifest, MANIFEST_FILE } from "./manifest.js"
+
+/** A staged file's name is its committed path with this added (Checkpoints.ts). */
+const PENDING = ".pending"
+/** How long a reader waits for a live writer to move the files it listed into place. */
+const LIVE_COMMIT_WAIT_MS = 2_000
+/** How often a reader reads a manifest again while a compaction keeps changing it. */
+const MANIFEST_READS = 10
+
+/** The files a dataset's manifest lists (relative to its folder) and the manifest's text, or a problem with the manifest itself. */
+type ReadManifest = { readonly text: string; readonly paths: ReadonlyArray<string> } | { readonly problem: string } | undefined
+
+const readManifest = (dataDir: string, dataset: string): ReadManifest => {
+  const path = join(dataDir, dataset, MANIFEST_FILE)
+  let text: string
+  try {
+    text = readFileSync(path, "utf8")
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") return { problem: `cannot read ${dataset}/${MANIFEST_FILE}: ${(e as Error).message}` }
+    return holdsParquet(join(dataDir, dataset)) ? { problem: `${dataset} holds Parquet files but no ${MANIFEST_FILE}, which says which of them are data: restore it, or export ${dataset} again into a new folder` } : undefined
+  }
+  const manifest = decodeLakeFile(Manifest, text)
+  // (the manifest's schema refuses a path outside the dataset's folder: such a manifest is damaged)
+  if (Either.isLeft(manifest)) return { problem: `${dataset}/${MANIFEST_FILE} is damaged (${manifest.left}): restore it, or export ${dataset} again into a new folder` }
+  return { text, paths: manifest.right.files.map((f) => f.path) }
+}
+
+/** The writers whose staging folder holds `path` of `dataset`, waiting to be moved into place. */
+const stagedBy = (dataDir: string, dataset: string, path: string): Array<string> => {
+  const staging = join(dataDir, STAGING)
+  let writers: Array<string>
+  try {
+    writers = readdirSync(staging)
+  } catch {
+    return []
+  }
+  return writers.filter((w) => existsSync(join(staging, w, dataset, path) + PENDING))
+}
+
+const files = (n: number) => (n === 1 ? "file" : "files")
+
+/** The line a reader fails with when `missing` of the `listed` files of `dataset` are not in place. */
+export const missingFilesProblem = (dataset: string, missing: number, listed: number, staged: boolean): string =>
+  staged
+    ? `${dataset}: ${missing} of the ${listed} ${files(listed)} its ${MANIFEST_FILE} lists ${missing === 1 ? "is" : "are"} not in place (an export was stopped between writing the manifest and moving its files in): run the export again to finish that commit`
+    : `${dataset}: ${missing} of the ${listed} ${files(listed)} its ${MANIFEST_FILE} lists ${missing === 1 ? "is" : "are"} missing and no export staged ${missing === 1 ? "it" : "them"}: the lake lost committed files; restore them from a copy, or export into a new --out`
+
+export type ListedFiles =
+  /** every listed file, in place (paths relative to the dataset folder) */
+  | { readonly paths: ReadonlyArray<string> }
+  /** the dataset cannot be read whole; `missing`: listed files are not in place */
+  | { readonly problem: string; readonly missing?: true }
+  /** the lake has no such dataset */
+  | undefined
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/**
+ * The files of `dataset` as its manifest lists them, every one in place; otherwise the problem,
+ * in one line. A manifest that changes while its files are looked at is read again; listed files
+ * a live writer (this host's, or another host's) still has staged are waited for, up to 2 s.
+ */
+export const listedFiles = async (dataDir: string, dataset: string): Promise<ListedFiles> => {
+  const started = Date.now()
+  let reads = 0
+  for (;;) {
+    const read = readManifest(dataDir, dataset)
+    if (read === undefined || "problem" in read) return read
+    const missing = read.paths.filter((p) => !existsSync(join(dataDir, dataset, p)))
+    if (missing.length === 0) return { paths: read.paths }
+    const again = readManifest(dataDir, dataset)
+    // the manifest changed meanwhile (a compaction's swap, another commit): judge the new one
+    if (again === undefined || "problem" in again || again.text !== read.text) {
+      if (++reads < MANIFEST_READS) continue
+      return again === undefined || "problem" in again ? again : { problem: `${dataset}/${MANIFEST_FILE} kept changing while it was read (${MANIFEST_READS} times): try again`, missing: true }
+    }
+    const staged = missing.map((p) => stagedBy(dataDir, dataset, p))
+    const live = staged.some((ws) => ws.some((w) => !writerGone(w)))
+    if (live && Date.now() - started < LIVE_COMMIT_WAIT_MS) {
+      await sleep(50)
+      continue
+    }
+    return { problem: missingFilesProblem(dataset, missing.length, read.paths.length, staged.every((ws) => ws.length > 0)), missing: true }
+  }
+}
+
+/** Every dataset of `names` whose listed files are not all in place, in one line (undefined when none). */
+export const unfinishedCommits = async (dataDir: string, names: ReadonlyArray<string>): Promise<string | undefined> => {
+  const problems: Array<string> = []
+  for (const name of names) {
+    const listed = await listedFiles(dataDir, name)
+    if (listed !== undefined && "missing" in listed) problems.push(listed.problem)
+  }
+  return problems.length > 0 ? problems.join("; ") : undefined
+}
