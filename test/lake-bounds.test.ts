@@ -138,6 +138,16 @@ describe("no output flag writes into a lake's own files", () => {
     expect(tree(data)).toEqual(before)
   }, 180_000)
 
+  it("a statement that writes is refused before DuckDB prepares it: EXPORT DATABASE into a dataset folder leaves no folder behind", async () => {
+    const before = tree(data)
+    for (const sql of [`EXPORT DATABASE '${data}/txs/_manifest.lock'`, `COPY (SELECT 1 AS height) TO '${data}/blocks/over.parquet' (FORMAT PARQUET)`]) {
+      const r = await runCli(["query", "--data", data, sql])
+      expect(r.code, sql).toBe(2)
+      expect(oneLine(r.stderr)).toMatch(/only statements that read are run here .*, not (EXPORT|COPY)/)
+    }
+    expect(tree(data)).toEqual(before)
+  }, 30_000)
+
   it("outputs beside the lake, and its defaults in the lake's top folder, are still written", async () => {
     const side = tmp()
     const r1 = await runCli(["query", "--data", data, "SELECT 7 AS x", "--format", "parquet", "--output", join(side, "x.parquet")])

@@ -356,11 +356,34 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
         catch: (e) => new SqlError({ message: (e as Error).message })
       })
 
+    /*
+     * The first wall, before DuckDB prepares anything (preparing `EXPORT DATABASE '<lake>/txs/x'`
+     * made that folder, and a COPY into the lake is inside the sandbox's allowed folder): the SQL
+     * is parsed alone (json_serialize_sql, which serializes SELECT statements only), and a
+     * statement that is not a SELECT is refused by its first word. PRAGMA goes on to readOnly
+     * (PRAGMA table_info is typed as a SELECT once prepared); text that does not parse goes on to
+     * prepare, for DuckDB's own message.
+     */
+    const parsedAsSelect = (sql: string) =>
+      Effect.tryPromise({
+        try: async () => {
+          const reader = await conn.use((c) => c.runAndReadAll("SELECT json_serialize_sql(CAST($sql AS VARCHAR)) AS j", { sql }))
+          const parsed = JSON.parse(String(reader.getRowObjectsJson()[0].j)) as { error?: boolean; error_message?: string }
+          const first = (/^\s*([A-Za-z]+)/.exec(sql)?.[1] ?? "").toUpperCase()
+          if (parsed.error === true && /Only SELECT statements/.test(parsed.error_message ?? "") && first !== "PRAGMA")
+            throw new Error(
+              `only statements that read are run here (SELECT, WITH, DESCRIBE, SUMMARIZE …), not ${first || "this statement"}: to write a result, use --format csv or json, or --format parquet --output FILE`
+            )
+        },
+        catch: (e) => new SqlError({ message: (e as Error).message })
+      })
+
     const service: AnalyticsService = {
       dataDir,
       views: [...LAKE_DATASETS.map((d) => d.name), "snapshots", ...analyticsViews().map((v) => v.name)],
       query: (sql, params = {}) =>
         afresh(Effect.gen(function* () {
+          yield* parsedAsSelect(sql)
           const stmt = yield* Effect.flatMap(prepare(sql, params), readOnly)
           const reader = yield* Effect.tryPromise({ try: () => conn.use(() => stmt.runAndReadAll()), catch: (e) => new SqlError({ message: (e as Error).message }) })
           return {
@@ -375,6 +398,7 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
       copyToParquet: (sql, params, path) =>
         afresh(Effect.gen(function* () {
           // COPY takes no parameters, so the bound result goes through a temp table first
+          yield* parsedAsSelect(sql)
           yield* Effect.flatMap(prepare(sql, params), readOnly)
           const stmt = yield* prepare(`CREATE OR REPLACE TEMP TABLE _chain_lake_result AS ${sql}`, params)
           yield* Effect.tryPromise({ try: () => conn.use(() => stmt.run()), catch: (e) => new SqlError({ message: (e as Error).message }) })
