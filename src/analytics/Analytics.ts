@@ -6,8 +6,9 @@
  * yet is an empty view with the right columns, so every analytics view exists from the start.
  */
 import type { DuckDBPreparedStatement } from "@duckdb/node-api"
-import { existsSync, readdirSync, readFileSync } from "node:fs"
-import { join, resolve } from "node:path"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { basename, dirname, join, resolve, sep } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Context, Data, Effect, Layer } from "effect"
 import { DATASETS } from "../datasets/index.js"
@@ -133,11 +134,12 @@ const unfinishedGuard = (dataset: string) => {
  * never answers with fewer rows; queries of other datasets still answer. `absent`: columns the
  * files lack (written before the column was added), given as NULL.
  */
-export const datasetViewSql = (d: (typeof LAKE_DATASETS)[number], dataDir: string, listed: ListedFiles, live = false, absent: ReadonlyArray<Column> = []): string => {
+export const datasetViewSql = (d: (typeof LAKE_DATASETS)[number], dataDir: string, listed: ListedFiles, live = false, absent: ReadonlyArray<Column> = [], absolute = false): string => {
   const cols = [...d.columns.map(nullColumn), `CAST(NULL AS ${d.partitionType}) AS ${d.partition}`]
   if (listed !== undefined && "problem" in listed)
     return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${cols.join(", ")} FROM (SELECT 1) WHERE error(${quote(listed.problem)}) IS NULL`
-  const paths = listed?.paths.map((p) => `${d.name}/${p}`)
+  // `absolute`: a confined DuckDB checks a relative path as given, not against file_search_path (it refused every view)
+  const paths = listed?.paths.map((p) => (absolute ? join(dataDir, d.name, p) : `${d.name}/${p}`))
   const source = live
     ? paths !== undefined && holdsParquet(join(dataDir, d.name))
       ? liveSource(d.name)
@@ -160,15 +162,21 @@ const SNAPSHOT_FIELDS =
  * another) or best-effort, the watermarks it spans, and the lists the source did not have. An
  * analyst keeps exact snapshots only by joining on (dataset, snapshot_height).
  */
-export const snapshotsViewSql = (dataDir: string): string => {
-  const manifests = SNAPSHOT_DATASETS.map((n) => `${n}/${MANIFEST_FILE}`).filter((p) => existsSync(join(dataDir, p)))
+export const snapshotsViewSql = (dataDir: string, absolute = false): string => {
+  const manifests = SNAPSHOT_DATASETS.map((n) => `${n}/${MANIFEST_FILE}`)
+    .filter((p) => existsSync(join(dataDir, p)))
+    .map((p) => (absolute ? join(dataDir, p) : p))
+  // DuckDB reserves maximum_object_size for the read: 2 GiB ran out of a confined query's memory
+  // limit, so a view made for now (absolute) allows twice the largest manifest it reads, 16 MiB at least
+  const largest = Math.max(0, ...manifests.map((p) => statSync(absolute ? p : join(dataDir, p)).size))
+  const maxObject = absolute ? Math.max(16 * 1024 * 1024, 2 * largest) : 2147483647
   const columns =
     "dataset, s.snapshot_height, CAST(s.snapshot_time AS TIMESTAMP) AS snapshot_time, s.consistency, s.consistency = 'exact' AS exact, s.watermark_before, s.watermark_after, " +
     "s.rows, s.duplicates_dropped, s.reads, s.lists, coalesce(s.absent, []) AS absent, s.note"
   const from =
     manifests.length === 0
       ? `(SELECT CAST(NULL AS VARCHAR) AS dataset, CAST(NULL AS STRUCT(${SNAPSHOT_FIELDS})) AS s WHERE false)`
-      : `(SELECT dataset, unnest(snapshots) AS s FROM read_json([${manifests.map(quote).join(", ")}], columns = {dataset: 'VARCHAR', snapshots: 'STRUCT(${SNAPSHOT_FIELDS})[]'}, maximum_object_size = 2147483647))`
+      : `(SELECT dataset, unnest(snapshots) AS s FROM read_json([${manifests.map(quote).join(", ")}], columns = {dataset: 'VARCHAR', snapshots: 'STRUCT(${SNAPSHOT_FIELDS})[]'}, maximum_object_size = ${maxObject}))`
   return `CREATE OR REPLACE VIEW snapshots AS SELECT ${columns} FROM ${from}`
 }
 
@@ -200,11 +208,43 @@ export interface AnalyticsOptions {
   readonly dbFile?: string
   /** views read the files a manifest lists when each query runs (new ones show by themselves) rather than as of now */
   readonly live?: boolean
+  /**
+   * Confines DuckDB to the lake (`chain-lake query`, whose SQL is the user's): DuckDB's own sandbox
+   * (enable_external_access = false, allowed_directories = the lake, allowed_paths = `paths`,
+   * then lock_configuration so SQL cannot undo it), within `memoryLimit`, spilling into a fresh
+   * temporary folder that is removed at the end. Without it, `read_text('/etc/passwd')`,
+   * `glob('/root/*')` and `read_text('/proc/self/environ')` answered. Not for the catalog, whose
+   * views are for other clients and must keep relative paths.
+   */
+  readonly confine?: { readonly paths?: ReadonlyArray<string>; readonly memoryLimit?: string }
+}
+
+/**
+ * The real path of `path`: DuckDB's sandbox compares the paths it opens after resolving links, so
+ * a lake reached through a symlink (or a /tmp that is one) is allowed by its real path. A path not
+ * there yet (an output file) is its nearest existing parent's real path plus the rest.
+ */
+export const realPathOf = (path: string): string => {
+  const full = resolve(path)
+  try {
+    return realpathSync(full)
+  } catch {
+    const parent = dirname(full)
+    return parent === full ? full : join(realPathOf(parent), basename(full))
+  }
 }
 
 export const makeAnalytics = (options: AnalyticsOptions) =>
   Effect.gen(function* () {
-    const dataDir = resolve(options.dataDir)
+    const confine = options.confine
+    const dataDir = confine ? realPathOf(options.dataDir) : resolve(options.dataDir)
+    // a confined DuckDB spills past its memory limit into a folder of its own, never the working directory or the lake
+    const scratch = confine
+      ? yield* Effect.acquireRelease(
+          Effect.sync(() => mkdtempSync(join(realPathOf(tmpdir()), "chain-lake-query-"))),
+          (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+        )
+      : undefined
     const instance = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => (await import("@duckdb/node-api")).DuckDBInstance.create(options.dbFile ?? ":memory:", { autoinstall_known_extensions: "false" }),
@@ -225,22 +265,41 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
       const guard = /^Invalid Input Error: (\w+: \d+ of the \d+ files its _manifest\.json lists are not in place .*)$/.exec(e.message)
       return guard ? new SqlError({ message: guard[1] }) : e
     }
+    const settings = Effect.tryPromise({
+      try: async () => {
+        // relative paths (the catalog's views) resolve against the data folder
+        await conn.use((c) => c.run(`SET file_search_path = ${quote(dataDir)}`))
+        if (confine === undefined) return
+        const list = (paths: ReadonlyArray<string>) => `[${paths.map(quote).join(", ")}]`
+        // the order matters: the allowed places are set while access is open, then access is closed, then locked
+        for (const statement of [
+          `SET memory_limit = ${quote(confine.memoryLimit ?? "1GB")}`,
+          `SET temp_directory = ${quote(scratch!)}`,
+          `SET allowed_directories = ${list([dataDir + sep])}`,
+          `SET allowed_paths = ${list((confine.paths ?? []).map(realPathOf))}`,
+          "SET enable_external_access = false",
+          "SET lock_configuration = true"
+        ])
+          await conn.use((c) => c.run(statement))
+      },
+      catch: (e) => new AnalyticsError({ message: `configuring DuckDB failed: ${(e as Error).message}` })
+    })
+    yield* settings
+    const absolute = confine !== undefined
     const setup = async () => {
-      // relative paths in the views resolve against the data folder
-      await conn.use((c) => c.run(`SET file_search_path = ${quote(dataDir)}`))
       problems.clear()
       for (const d of LAKE_DATASETS) {
         const live = options.live ?? false
         const listed = await listedFiles(dataDir, d.name)
         if (listed !== undefined && "problem" in listed) problems.add(listed.problem)
-        await conn.use((c) => c.run(datasetViewSql(d, dataDir, listed, live)))
+        await conn.use((c) => c.run(datasetViewSql(d, dataDir, listed, live, [], absolute)))
         // files written before a column was added lack it (union_by_name gives NULL only where some
         // file has it): the view adds it as NULL, so views that read it still bind
         const present = new Set((await conn.use((c) => c.runAndReadAll(`DESCRIBE ${ident(d.name)}`))).getRowObjectsJson().map((r) => String(r.column_name)))
         const absent = d.columns.filter((c) => !present.has(c.name))
-        if (absent.length > 0) await conn.use((c) => c.run(datasetViewSql(d, dataDir, listed, live, absent)))
+        if (absent.length > 0) await conn.use((c) => c.run(datasetViewSql(d, dataDir, listed, live, absent, absolute)))
       }
-      await conn.use((c) => c.run(snapshotsViewSql(dataDir)))
+      await conn.use((c) => c.run(snapshotsViewSql(dataDir, absolute)))
       // a view may read another (token_flows reads token_transfers): each pass creates those whose inputs exist
       let pending = analyticsViews()
       while (pending.length > 0) {
@@ -297,11 +356,34 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
         catch: (e) => new SqlError({ message: (e as Error).message })
       })
 
+    /*
+     * The first wall, before DuckDB prepares anything (preparing `EXPORT DATABASE '<lake>/txs/x'`
+     * made that folder, and a COPY into the lake is inside the sandbox's allowed folder): the SQL
+     * is parsed alone (json_serialize_sql, which serializes SELECT statements only), and a
+     * statement that is not a SELECT is refused by its first word. PRAGMA goes on to readOnly
+     * (PRAGMA table_info is typed as a SELECT once prepared); text that does not parse goes on to
+     * prepare, for DuckDB's own message.
+     */
+    const parsedAsSelect = (sql: string) =>
+      Effect.tryPromise({
+        try: async () => {
+          const reader = await conn.use((c) => c.runAndReadAll("SELECT json_serialize_sql(CAST($sql AS VARCHAR)) AS j", { sql }))
+          const parsed = JSON.parse(String(reader.getRowObjectsJson()[0].j)) as { error?: boolean; error_message?: string }
+          const first = (/^\s*([A-Za-z]+)/.exec(sql)?.[1] ?? "").toUpperCase()
+          if (parsed.error === true && /Only SELECT statements/.test(parsed.error_message ?? "") && first !== "PRAGMA")
+            throw new Error(
+              `only statements that read are run here (SELECT, WITH, DESCRIBE, SUMMARIZE …), not ${first || "this statement"}: to write a result, use --format csv or json, or --format parquet --output FILE`
+            )
+        },
+        catch: (e) => new SqlError({ message: (e as Error).message })
+      })
+
     const service: AnalyticsService = {
       dataDir,
       views: [...LAKE_DATASETS.map((d) => d.name), "snapshots", ...analyticsViews().map((v) => v.name)],
       query: (sql, params = {}) =>
         afresh(Effect.gen(function* () {
+          yield* parsedAsSelect(sql)
           const stmt = yield* Effect.flatMap(prepare(sql, params), readOnly)
           const reader = yield* Effect.tryPromise({ try: () => conn.use(() => stmt.runAndReadAll()), catch: (e) => new SqlError({ message: (e as Error).message }) })
           return {
@@ -316,11 +398,12 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
       copyToParquet: (sql, params, path) =>
         afresh(Effect.gen(function* () {
           // COPY takes no parameters, so the bound result goes through a temp table first
+          yield* parsedAsSelect(sql)
           yield* Effect.flatMap(prepare(sql, params), readOnly)
           const stmt = yield* prepare(`CREATE OR REPLACE TEMP TABLE _chain_lake_result AS ${sql}`, params)
           yield* Effect.tryPromise({ try: () => conn.use(() => stmt.run()), catch: (e) => new SqlError({ message: (e as Error).message }) })
           yield* Effect.tryPromise({
-            try: () => conn.use((c) => c.run(`COPY _chain_lake_result TO ${quote(resolve(path))} (FORMAT PARQUET, COMPRESSION ZSTD)`)),
+            try: () => conn.use((c) => c.run(`COPY _chain_lake_result TO ${quote(realPathOf(path))} (FORMAT PARQUET, COMPRESSION ZSTD)`)),
             catch: (e) => new SqlError({ message: (e as Error).message })
           })
         }), remakeViews).pipe(Effect.mapError(plainly))

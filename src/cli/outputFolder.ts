@@ -11,6 +11,8 @@ import { UserError } from "./errors.js"
 
 /** What is wrong with writing into `path` (given by `flag`), or undefined. */
 export const outputFolderProblem = (flag: string, path: string): string | undefined => {
+  // resolve("") is the working directory: an empty --out (an unset shell variable) wrote there
+  if (path.trim() === "") return `${flag} is empty: give a folder (it is made if missing)`
   const full = resolve(path)
   // the folder itself, or the nearest folder above it that exists (the rest is made)
   let existing = full

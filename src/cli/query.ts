@@ -1,8 +1,12 @@
 /** `chain-lake query` and `chain-lake catalog`: SQL over the lake's views, and a catalog file for other clients. */
 import { Args, Command, Options } from "@effect/cli"
 import { readFile, writeFile } from "node:fs/promises"
-import { resolve } from "node:path"
-import { Console, Effect, Option } from "effect"
+import { isAbsolute, join, resolve } from "node:path"
+import { Console, Duration, Effect, Option } from "effect"
+import { DEFAULTS } from "../defaults.js"
+import { parseMemorySize } from "../lake/writer.js"
+import { parseEvery } from "../sampling/sampler.js"
+import { landingPath, refuseInsideLake } from "./lakeBounds.js"
 import { Analytics, isLake, layerAnalytics, type ParamValue, type QueryResult } from "../analytics/Analytics.js"
 import { writeCatalog } from "../analytics/catalog.js"
 import { writeReport } from "../analytics/report.js"
@@ -114,6 +118,26 @@ export const formatResult = (r: QueryResult, format: "table" | "csv" | "json"): 
   return cut ? `${text}\n(values wider than ${TABLE_CELL_WIDTH} columns are cut with …: --format csv or json prints them whole)` : text
 }
 
+/** A query that is not stopped sooner is stopped after this: `range(1e13)` ran until killed. */
+export const QUERY_TIMEOUT = "5m"
+
+/**
+ * DuckDB's message, made one line where the user can act on it: a path outside the lake (the
+ * sandbox refused it) or a query past its memory; other SQL errors keep DuckDB's own text, which
+ * points at the place in the SQL.
+ */
+const sqlProblem = (message: string, data: string, memoryLimit: string): UserError => {
+  const denied = /Permission Error: Cannot access file "([^"]*)"/.exec(message)
+  // a relative path is checked as written (file_search_path does not apply in the sandbox)
+  if (denied && !isAbsolute(denied[1]))
+    return new UserError({ message: `query reads only the lake, by full paths: "${denied[1]}" is relative; query the views (txs, blocks …) or give the path in full (${join(resolve(data), denied[1])})`, exitCode: 2 })
+  if (denied)
+    return new UserError({ message: `query reads only the lake (${resolve(data)}): "${denied[1]}" is outside it; copy what you need into a folder of its own and query it there`, exitCode: 2 })
+  if (/^Out of Memory Error/.test(message))
+    return new UserError({ message: `the query needs more memory than --memory-limit ${memoryLimit} (${message.split("\n")[0].replace(/^Out of Memory Error: /, "")}): narrow it, or raise --memory-limit` })
+  return new UserError({ message, exitCode: 2 })
+}
+
 export const queryCommand = Command.make(
   "query",
   {
@@ -122,7 +146,15 @@ export const queryCommand = Command.make(
     file: Options.file("file").pipe(Options.optional, Options.withDescription("read the SQL from a file")),
     params: Options.text("param").pipe(Options.repeated, Options.withDescription("name=value, bound to $name (repeatable); name:text=… keeps a string")),
     format: Options.choice("format", ["table", "csv", "json", "parquet"]).pipe(Options.withDefault("table" as const), Options.withDescription("how the result is written")),
-    output: Options.file("output").pipe(Options.optional, Options.withDescription("write to this file instead of stdout (required for parquet)"))
+    output: Options.file("output").pipe(Options.optional, Options.withDescription("write to this file instead of stdout (required for parquet); never inside the lake")),
+    memoryLimit: Options.text("memory-limit").pipe(
+      Options.withDefault(DEFAULTS.memoryLimit),
+      Options.withDescription("the memory DuckDB may use for the query (it spills sorts and joins past it into a temporary folder; what cannot spill fails)")
+    ),
+    timeout: Options.text("timeout").pipe(
+      Options.withDefault(QUERY_TIMEOUT),
+      Options.withDescription(`how long the query may run before it is stopped, exit 1 (e.g. 30s, 10m; 0 for no limit; default ${QUERY_TIMEOUT})`)
+    )
   },
   (o) =>
     Effect.gen(function* () {
@@ -135,11 +167,26 @@ export const queryCommand = Command.make(
           : yield* bad('no SQL: pass it as an argument ("SELECT …") or with --file q.sql')
       const params = yield* Effect.try({ try: () => parseParams(o.params), catch: (e) => bad((e as Error).message) })
       if (o.format === "parquet" && Option.isNone(o.output)) return yield* bad("--format parquet needs --output FILE")
+      const memory = parseMemorySize(o.memoryLimit)
+      if (memory === undefined || memory < 128 * 1024 * 1024) return yield* bad(`--memory-limit must be a size of at least 128MB (e.g. 512MB, 2GB), got "${o.memoryLimit}"`)
+      const timeout = /^\s*0\s*$/.test(o.timeout) ? Duration.zero : parseEvery(o.timeout)
+      if (timeout === undefined) return yield* bad(`--timeout must look like 30s, 10m or 1h (0 for no limit), got "${o.timeout}"`)
       yield* requireLake(o.data)
-      yield* Effect.gen(function* () {
+      if (Option.isSome(o.output)) yield* refuseInsideLake("--output", o.output.value, o.data)
+      const limited = <A, E, R>(run: Effect.Effect<A, E, R>) =>
+        Duration.toMillis(timeout) === 0
+          ? run
+          : // the scope closing interrupts DuckDB and waits for it (lake/duckdb.ts) before the line is printed
+            Effect.timeoutFail(run, {
+              duration: timeout,
+              onTimeout: () => new UserError({ message: `the query ran past --timeout ${o.timeout.trim()} and was stopped: narrow it, or give a longer --timeout (0 for no limit)` })
+            })
+      // where the output lands, links and `..` walked as the kernel walks them: the one file outside the lake DuckDB may open
+      const outputAt = Option.map(o.output, landingPath)
+      yield* limited(Effect.gen(function* () {
         const analytics = yield* Analytics
         if (o.format === "parquet") {
-          yield* analytics.copyToParquet(sql, params, Option.getOrThrow(o.output))
+          yield* analytics.copyToParquet(sql, params, Option.getOrThrow(outputAt))
           yield* Console.error(`wrote ${resolve(Option.getOrThrow(o.output))}`)
           return
         }
@@ -152,12 +199,13 @@ export const queryCommand = Command.make(
           })
         else yield* Console.log(text)
       }).pipe(
-        Effect.provide(layerAnalytics({ dataDir: o.data })),
+        // the user's SQL reads the lake and nothing else: the output file is the one other path DuckDB may open
+        Effect.provide(layerAnalytics({ dataDir: o.data, confine: { paths: o.format === "parquet" ? [Option.getOrThrow(outputAt)] : [], memoryLimit: `${Math.floor(memory / 1024 / 1024)}MiB` } })),
         Effect.catchTags({
-          SqlError: (e) => Effect.fail(new UserError({ message: e.message, exitCode: 2 })),
+          SqlError: (e) => Effect.fail(sqlProblem(e.message, o.data, o.memoryLimit)),
           AnalyticsError: (e) => Effect.fail(new UserError({ message: e.message }))
         })
-      )
+      ))
     })
 ).pipe(Command.withDescription("Run SQL over the lake's views (datasets and analytics); parameters are bound, never spliced"))
 
@@ -167,6 +215,8 @@ export const catalogCommand = Command.make(
   (o) =>
     Effect.gen(function* () {
       yield* requireLake(o.data)
+      // the catalog replaces its file and the .wal beside it
+      if (Option.isSome(o.db)) yield* refuseInsideLake("--db", o.db.value, o.data, [o.db.value + ".wal"])
       const { dbFile, views } = yield* writeCatalog({ dataDir: o.data, dbFile: Option.getOrUndefined(o.db) }).pipe(
         Effect.mapError((e) => new UserError({ message: e.message }))
       )
@@ -181,6 +231,7 @@ export const reportCommand = Command.make(
   (o) =>
     Effect.gen(function* () {
       yield* requireLake(o.data)
+      if (Option.isSome(o.out)) yield* refuseInsideLake("--out", o.out.value, o.data)
       const path = resolve(Option.getOrElse(o.out, () => resolve(o.data, "report.html")))
       const summary = yield* writeReport(path).pipe(
         Effect.provide(layerAnalytics({ dataDir: o.data })),

@@ -34,6 +34,8 @@ export const runCommand = Command.make(
       if (o.once && o.schedule) return yield* new UserError({ message: "--once and --schedule exclude each other", exitCode: 2 })
       if (!o.schedule && Option.isSome(o.maxRuns)) return yield* new UserError({ message: "--max-runs applies with --schedule only", exitCode: 2 })
       if (Option.isSome(o.maxRuns) && o.maxRuns.value < 1) return yield* new UserError({ message: `--max-runs must be 1 or more, got ${o.maxRuns.value}`, exitCode: 2 })
+      // an empty --out (an unset shell variable) wrote into the working directory
+      if (Option.isSome(o.out) && o.out.value.trim() === "") return yield* new UserError({ message: "--out is empty: give a folder (it is made if missing)", exitCode: 2 })
       const def = yield* loadPipeline(o.pipeline).pipe(Effect.mapError((e) => new UserError({ message: e.message, exitCode: 2 })))
       // a missing URL is a usage error, found before any lock or devnet
       const options = {
