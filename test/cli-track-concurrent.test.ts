@@ -9,12 +9,10 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
-import { ASSETS } from "../src/devnet/router-graph.js"
 import { BIN, runCli } from "./support/cli.js"
-import { postJson } from "./support/http.js"
 import { queryLake, scan } from "./support/lake.js"
 import { json, startProxy } from "./support/hostile.js"
-import { addressFor } from "./support/router.js"
+import { bridgeAndBroadcast as bridged, FAST_POLL } from "./support/router.js"
 
 let devnet: Devnet
 const dirs: Array<string> = []
@@ -32,25 +30,7 @@ afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
 })
 
-const FAST_POLL = ["--poll-slow", "100ms", "--poll-near", "50ms", "--poll-overdue", "20ms", "--near-window", "200ms"]
-
-const bridgeAndBroadcast = async () => {
-  const b = await runCli([
-    "bridge",
-    "--router-url",
-    devnet.routerUrl,
-    "--from",
-    `${ASSETS.nobleUsdc.chainId}:${ASSETS.nobleUsdc.denom}`,
-    "--to",
-    `${ASSETS.l2Usdc.chainId}:${ASSETS.l2Usdc.denom}`,
-    "--amount",
-    "3000000",
-    ...["noble-1", "interwoven-1", "lake-evm-1"].flatMap((c) => ["--address", `${c}=${addressFor(c)}`])
-  ])
-  if (b.code !== 0) throw new Error(b.stderr)
-  const sent = await postJson(devnet.routerUrl + "/devnet/broadcast", { chain_id: "noble-1", tx: JSON.parse(b.stdout).txs[0], outcome: "success" })
-  return sent.json.tx_hash as string
-}
+const bridgeAndBroadcast = async () => (await bridged(devnet.routerUrl)).txHash
 const track = (routerUrl: string, txHash: string, dir: string) =>
   runCli(["track", "--router-url", routerUrl, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", dir, ...FAST_POLL], { timeoutMs: 120_000 })
 

@@ -12,10 +12,9 @@ import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { ASSETS } from "../src/devnet/router-graph.js"
 import { nextPollDelay, WALLET_POLLING } from "../src/sampling/tracker.js"
 import { runCli } from "./support/cli.js"
-import { postJson } from "./support/http.js"
 import { queryLake, scan } from "./support/lake.js"
 import { json, startProxy } from "./support/hostile.js"
-import { addressFor } from "./support/router.js"
+import { bridgeAndBroadcast as bridged, FAST_POLL } from "./support/router.js"
 
 let devnet: Devnet
 let out: string
@@ -28,28 +27,7 @@ afterAll(async () => {
   rmSync(out, { recursive: true, force: true })
 })
 
-const FAST_POLL = ["--poll-slow", "100ms", "--poll-near", "50ms", "--poll-overdue", "20ms", "--near-window", "200ms"]
-
-type Outcome = "success" | "error" | "unknown"
-const bridgeAndBroadcast = async (outcome: Outcome, to: { chainId: string; denom: string } = ASSETS.l2Usdc, chains = ["noble-1", "interwoven-1", "lake-evm-1"]) => {
-  const b = await runCli([
-    "bridge",
-    "--router-url",
-    devnet.routerUrl,
-    "--from",
-    `${ASSETS.nobleUsdc.chainId}:${ASSETS.nobleUsdc.denom}`,
-    "--to",
-    `${to.chainId}:${to.denom}`,
-    "--amount",
-    "3000000",
-    ...chains.flatMap((c) => ["--address", `${c}=${addressFor(c)}`])
-  ])
-  if (b.code !== 0) throw new Error(b.stderr)
-  const bridged = JSON.parse(b.stdout)
-  // devnet only: a real router never broadcasts; the wallet would sign and submit txs[0]
-  const sent = await postJson(devnet.routerUrl + "/devnet/broadcast", { chain_id: "noble-1", tx: bridged.txs[0], outcome })
-  return { txHash: sent.json.tx_hash as string, estimated: bridged.route.estimated_route_duration_seconds as number, kinds: bridged.route.operation_kinds as Array<string> }
-}
+const bridgeAndBroadcast = (outcome: "success" | "error" | "unknown", to?: { chainId: string; denom: string }, chains?: Array<string>) => bridged(devnet.routerUrl, outcome, to, chains)
 const track = (routerUrl: string, txHash: string, dir: string, ...flags: Array<string>) =>
   runCli(["track", "--router-url", routerUrl, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", dir, ...FAST_POLL, ...flags])
 

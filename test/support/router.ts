@@ -1,4 +1,7 @@
-/** Route requests and placeholder addresses for router tests. */
+/** Route requests, placeholder addresses and a bridged transfer for router tests. */
+import { ASSETS } from "../../src/devnet/router-graph.js"
+import { runCli } from "./cli.js"
+import { postJson } from "./http.js"
 export interface AssetRef {
   readonly chainId: string
   readonly denom: string
@@ -18,3 +21,35 @@ export const addressFor = (chain: string) =>
   /^\d+$/.test(chain)
     ? "0x" + "ab".repeat(20)
     : `${chain === "osmosis-1" ? "osmo" : chain === "noble-1" ? "noble" : chain === "cosmoshub-4" ? "cosmos" : "init"}1qyqszqgpqyqszqgpqyqszqgpqyqszqgp2q8dz8`
+
+/** track's polling, made fast for tests */
+export const FAST_POLL = ["--poll-slow", "100ms", "--poll-near", "50ms", "--poll-overdue", "20ms", "--near-window", "200ms"]
+
+/**
+ * Bridges 3 USDC from Noble (`chain-lake bridge`) and broadcasts its first tx through the devnet
+ * router (devnet only: a real router never broadcasts; the wallet signs and submits txs[0]), which
+ * ends the transfer with `outcome`: the tx hash to track, the route's estimate and operation kinds.
+ */
+export const bridgeAndBroadcast = async (
+  routerUrl: string,
+  outcome: "success" | "error" | "unknown" = "success",
+  to: AssetRef = ASSETS.l2Usdc,
+  chains = ["noble-1", "interwoven-1", "lake-evm-1"]
+) => {
+  const b = await runCli([
+    "bridge",
+    "--router-url",
+    routerUrl,
+    "--from",
+    `${ASSETS.nobleUsdc.chainId}:${ASSETS.nobleUsdc.denom}`,
+    "--to",
+    `${to.chainId}:${to.denom}`,
+    "--amount",
+    "3000000",
+    ...chains.flatMap((c) => ["--address", `${c}=${addressFor(c)}`])
+  ])
+  if (b.code !== 0) throw new Error(b.stderr)
+  const bridged = JSON.parse(b.stdout)
+  const sent = await postJson(routerUrl + "/devnet/broadcast", { chain_id: "noble-1", tx: bridged.txs[0], outcome })
+  return { txHash: sent.json.tx_hash as string, estimated: bridged.route.estimated_route_duration_seconds as number, kinds: bridged.route.operation_kinds as Array<string> }
+}
