@@ -111,14 +111,16 @@ describe("heights whose trace failed", () => {
     expect(Math.max(...rows.map((row) => Number(row.height)))).toBe(status.internal_tx_height)
   })
 
-  it("follow --until-height past internal_tx_height on a chain that holds still: ends, saying why, with every internal tx there is", async () => {
+  it("follow --until-height past internal_tx_height on a chain that holds still: ends with exit 1 naming the heights it cannot vouch for, with every internal tx there is", async () => {
     const c = devnet.chain
     // the devnet chain does not grow: the mark stays below the tip (later blocks hold txs but no traces yet, or failed ones)
     expect(c.internalTxHeight).toBeLessThan(c.tip)
     const out = tmp()
     const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--follow", "--poll", "50ms", "--until-height", String(c.tip), "--datasets", "evm_internal_txs"], { timeoutMs: 60_000 })
-    expect(r.code, r.stderr).toBe(0)
-    expect(r.stderr).toMatch(new RegExp(`internal_tx_height stayed at ${c.internalTxHeight} for \\d+ polls with the tip at ${c.tip}`))
+    expect(r.code, r.stderr).toBe(1)
+    expect(r.stderr.trim().split("\n").at(-1)).toMatch(
+      new RegExp(`^chain-lake: error: internal_tx_height stayed at ${c.internalTxHeight} for \\d+ polls with the tip at ${c.tip}: heights ${c.internalTxHeight + 1}\\.\\.${c.tip} of its datasets are not exported`)
+    )
     const [i] = await queryLake(`SELECT count(*) n FROM ${scan(out, "evm_internal_txs")}`)
     expect(Number(i.n)).toBe(internalTxRows(c, 1).length)
   })

@@ -151,7 +151,8 @@ export const endpointOrDevnet = (
   devnet: { seed: number; blocks: number } | false = { seed: 1, blocks: 10 }
 ) =>
   Effect.gen(function* () {
-    const url = Option.getOrUndefined(value) ?? urlFromEnvironment(service)
+    // --devnet is asked for by name: CHAIN_LAKE_…_URL in the environment does not override it
+    const url = Option.getOrUndefined(value) ?? (devnet === false || Option.isSome(value) ? urlFromEnvironment(service) : undefined)
     if (url !== undefined) {
       const endpoint = yield* serviceEndpoint(service, url, headers)
       yield* preflight(service, endpoint, PREFLIGHT_PATH[service])

@@ -10,7 +10,7 @@
 import { Duration, Effect } from "effect"
 import { compactLake, DEFAULT_COMPACTION, type CompactOptions, type DatasetCompaction } from "../lake/compaction.js"
 import type { Dataset } from "./Dataset.js"
-import { runExport, type ExportOptions, type ExportReport } from "./export.js"
+import { ExportError, runExport, type ExportOptions, type ExportReport } from "./export.js"
 import { Source } from "./Source.js"
 
 export interface FollowOptions {
@@ -62,8 +62,9 @@ export const followExport = (catalog: ReadonlyArray<Dataset>, options: ExportOpt
      * the highest height holding internal txs, and a height whose trace failed is skipped for good
      * (Rollytics `util/common-handler/status/status.go` `getInternalTxHeight`, the internal-tx
      * extension's consumer logs the failure and goes on). So with the tip past --until-height and a
-     * mark that has not moved for `settlePolls` polls, the heights between hold nothing to wait for:
-     * the run ends there, saying so, rather than waiting for rows that never come.
+     * mark that has not moved for `settlePolls` polls, the run ends rather than wait for rows that
+     * may never come; but a stalled extension looks the same from /status, so it cannot say the
+     * heights between are complete: it fails (exit 1) naming them, everything else committed.
      */
     const settlePolls = follow.settlePolls ?? 20
     const still = new Map<string, { value: number | undefined; polls: number }>()
@@ -92,9 +93,16 @@ export const followExport = (catalog: ReadonlyArray<Dataset>, options: ExportOpt
         const settled = marks.filter((m) => (status.watermarks[m] ?? untilHeight) < untilHeight && status.tip >= untilHeight && still.get(m)!.polls >= settlePolls)
         // done once every followed dataset reached the height (a mark the source lacks: its dataset is skipped)
         if (marks.every((m) => (status.watermarks[m] ?? untilHeight) >= untilHeight || settled.includes(m))) {
-          for (const m of settled)
-            options.observer?.notice?.(`${m} stayed at ${status.watermarks[m]} for ${settlePolls} polls with the tip at ${status.tip}: heights above it up to ${untilHeight} hold no rows (their trace failed or found no calls; the indexer does not come back to them)`)
           yield* compact(2)
+          if (settled.length > 0)
+            return yield* new ExportError({
+              message: settled
+                .map(
+                  (m) =>
+                    `${m} stayed at ${status.watermarks[m]} for ${settlePolls} polls with the tip at ${status.tip}: heights ${status.watermarks[m]! + 1}..${untilHeight} of its datasets are not exported (traces that failed, which the indexer skips for good, hold none; an extension that stalled holds them back); everything else is committed to ${untilHeight}: rerun later to find out`
+                )
+                .join("; ")
+            })
           return lastReport
         }
       }

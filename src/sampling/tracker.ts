@@ -176,8 +176,8 @@ export const trackTransfer = (options: TrackOptions) =>
         }
         yield* router.track(options.txHash, options.chainId)
         const tx: TrackedTx = { txHash: options.txHash, chainId: options.chainId, registeredAt: new Date().toISOString(), estimatedSeconds: options.estimatedSeconds }
-        // read again after the router call: retried, it may outlast the lock (lock.ts takes over a
-        // lock held over a minute), and what another run wrote meanwhile is kept, its entry too
+        // read again after the router call: what another run wrote meanwhile (had this run's lock
+        // been taken over, see lock.ts) is kept, its entry too
         const now = yield* readRegistry(root)
         if (now[key]) return { tx: now[key], resumed: false }
         yield* writeRegistry(root, { ...now, [key]: tx })

@@ -126,6 +126,7 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
       if (known) return known
       const list: ListRef = { endpoint: "txs/by_height", path: `/indexer/tx/v1/txs/by_height/${h}`, arrayKey: "txs" }
       const hashes: Array<string> = []
+      const followed = new Set<string>()
       let key: string | undefined
       for (;;) {
         const p: ListPage = yield* page(list, { key, limit: BLOCK_TIME_PAGE, reverse: false })
@@ -135,6 +136,8 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
           hashes.push(p.latin1 ? restoreString(hash) : hash)
         }
         if (p.items.length === 0 || !p.nextKey) break
+        if (followed.has(p.nextKey)) return yield* Effect.fail(new IndexerPagingError({ endpoint: list.endpoint, key: key ?? null, message: `next_key ${p.nextKey} was already followed: the listing cycles` }))
+        followed.add(p.nextKey)
         key = p.nextKey
       }
       // Stryker disable next-line all: bounds memory only; no answer changes
@@ -165,7 +168,8 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
       ),
     absent: (failure) => {
       const e = failure as IndexerError
-      if (e._tag !== "IndexerHttpError" || !(refused(e) || is404(e))) return undefined
+      // a 400 only: a 404 is a route (or a gateway) that is not there, not a parameter refused
+      if (e._tag !== "IndexerHttpError" || !refused(e)) return undefined
       return bodyExcerpt(e.body) || `answered ${e.status}`
     },
     page,

@@ -115,6 +115,7 @@ export const verifyAgainstApi = (samples = 10) =>
     const [maxHeight] = ((yield* a.query("SELECT max(height) FROM blocks")).rows[0] ?? []).map((v) => Number(v ?? 0))
     if (maxHeight > 0) checks.push({ name: "the lake is not ahead of the indexer", ok: maxHeight <= status.height, detail: `lake ${maxHeight}, indexer ${status.height}` })
     let mismatched = 0
+    let compared = 0
     let first = ""
     for (const [height, hash, txCount] of rows) {
       // a height the indexer no longer serves (pruned) says nothing either way
@@ -123,11 +124,18 @@ export const verifyAgainstApi = (samples = 10) =>
         Effect.catchIf((e) => e._tag === "IndexerHttpError" && e.status === 404, () => Effect.succeed(undefined))
       )
       if (b === undefined) continue
+      compared++
       if (b.hash !== hash || Number(b.tx_count) !== Number(txCount)) {
         mismatched++
         first ||= `height ${height}: lake ${String(hash).slice(0, 12)}…/${txCount} txs, API ${b.hash.slice(0, 12)}…/${b.tx_count}`
       }
     }
-    if (rows.length > 0) checks.push({ name: `blocks match the API (${rows.length} sampled)`, ok: mismatched === 0, detail: mismatched === 0 ? "hash and tx_count agree" : first })
+    // a sample the indexer served none of compared nothing: that is no pass
+    if (rows.length > 0)
+      checks.push({
+        name: `blocks match the API (${rows.length} sampled)`,
+        ok: mismatched === 0 && compared > 0,
+        detail: compared === 0 ? "the indexer serves none of the sampled heights (pruned?): nothing compared" : mismatched === 0 ? `hash and tx_count agree (${compared} compared)` : first
+      })
     return checks
   })
