@@ -51,6 +51,12 @@ describe("chain-lake export", () => {
     expect(r.stdout).toMatch(/^blocks\s+60\s+/m)
   })
 
+  it("--devnet is not overridden by CHAIN_LAKE_INDEXER_URL (a real chain into a folder meant for simulated data)", async () => {
+    const r = await runCli(["export", "--devnet", "--devnet-blocks", "30", "--out", tmp(), "--datasets", "blocks"], { env: { CHAIN_LAKE_INDEXER_URL: `http://127.0.0.1:${closedPort}` } })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stderr).toMatch(/exporting the embedded devnet \(seed 1, 30 blocks\)/)
+  })
+
   it("CHAIN_LAKE_INDEXER_URL names the indexer when --indexer-url is not given", async () => {
     const r = await runCli(["export", "--out", tmp(), "--datasets", "blocks", "--to-height", "30"], { env: { CHAIN_LAKE_INDEXER_URL: devnet.indexerUrl } })
     expect(r.code, r.stderr).toBe(0)

@@ -4,7 +4,7 @@
  * denom, and failed txs carry `"events": null` (cometbft's JSON encoder). Real CLI processes over
  * loopback HTTP, the lake read back with DuckDB.
  */
-import { readFileSync } from "node:fs"
+import { readFileSync, renameSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
@@ -83,10 +83,29 @@ describe("a real EVM rollup", () => {
       const [snapshot] = snapshots(out)
       expect(snapshot.absent).toEqual([expect.stringMatching(/^holders of ibc\//)])
       expect((await scan(out, "holders", "DISTINCT denom")).map((h) => h.denom)).toEqual([GAS])
-      // the snapshot is complete: a rerun at the same height reads nothing again
+      // a rerun at the same height reads nothing again
       const again = await runCli(["export", "--indexer-url", proxy.url, "--out", out, "--datasets", "holders"])
       expect(again.code, again.stderr).toBe(0)
       expect(again.stderr).toMatch(/already committed/)
+    } finally {
+      await proxy?.close()
+    }
+  })
+
+  it("a 404 for a denom's rich list (a route or gateway not there) is no absent denom: the run fails; a blocks file missing from the lake is no fewer default denoms", async () => {
+    let proxy: HostileServer | undefined
+    try {
+      proxy = await startProxy(devnet.indexerUrl, (req, forward) => (/\/indexer\/richlist\/v1\/ibc/i.test(req.path) ? text(404, "Cannot GET " + req.url.pathname) : forward()))
+      const out = tmp()
+      const r = await runCli(["export", "--indexer-url", proxy.url, "--out", out, "--datasets", "blocks,holders"])
+      expect(r.code).toBe(1)
+      expect(r.stderr.trim().split("\n").at(-1)).toMatch(/^chain-lake: error: indexer answered 404 for .*richlist/)
+      // a committed blocks file gone (an unfinished commit, or a lost file): the default denoms are not read from fewer blocks
+      const manifest = JSON.parse(readFileSync(join(out, "blocks", "_manifest.json"), "utf8")) as { files: ReadonlyArray<{ path: string }> }
+      renameSync(join(out, "blocks", manifest.files[0].path), join(out, "moved.parquet"))
+      const short = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "holders"])
+      expect(short.code).toBe(1)
+      expect(short.stderr.trim().split("\n").at(-1)).toMatch(/blocks: 1 of the \d+ files its manifest lists are not in place/)
     } finally {
       await proxy?.close()
     }
