@@ -545,7 +545,7 @@ describe("commit hooks, compaction's checks, vacuum's edges", () => {
     expect(result.prunedAtKeep).toEqual([])
   })
 
-  it("withCommittedFiles without a fetcher reads what is here; no call at all when nothing is; a damaged manifest is said; the writer's staging folder goes with it", async () => {
+  it("withCommittedFiles without a fetcher reads every listed file, fails naming those not in place (never fewer rows); no call at all when nothing is committed; a damaged manifest is said; the writer's staging folder goes with it", async () => {
     const root = temp.make()
     let calls = 0
     let staging = ""
@@ -555,16 +555,20 @@ describe("commit hooks, compaction's checks, vacuum's edges", () => {
         const c = yield* Checkpoints
         staging = join(root, ".chain-lake", "staging", c.writer)
         yield* c.open("blocks", "height", columns)
+        const nothing = yield* c.withCommittedFiles("blocks", (paths) => Effect.sync(() => (calls++, [...paths])))
         yield* c.commitFiles("blocks", stage(c, "blocks", [file("a.parquet"), file("b.parquet")]))
+        const all = yield* c.withCommittedFiles("blocks", (paths) => Effect.sync(() => (calls++, paths.map((p) => p.slice(root.length)))))
         rmSync(join(root, "blocks", "b.parquet"))
-        const here = yield* c.withCommittedFiles("blocks", (paths) => Effect.sync(() => (calls++, paths.map((p) => p.slice(root.length)))))
-        rmSync(join(root, "blocks", "a.parquet"))
-        const none = yield* c.withCommittedFiles("blocks", (paths) => Effect.sync(() => (calls++, [...paths])))
+        const short = yield* Effect.flip(c.withCommittedFiles("blocks", (paths) => Effect.sync(() => (calls++, [...paths]))))
         expect(existsSync(staging)).toBe(true)
-        return { here, none }
+        return { nothing, all, short: short.message }
       })
     )
-    expect(result).toEqual({ here: [join("/blocks", "a.parquet")], none: [] })
+    expect(result).toEqual({
+      nothing: [],
+      all: [join("/blocks", "a.parquet"), join("/blocks", "b.parquet")],
+      short: "blocks: 1 of the 2 files its manifest lists are not in place: run the export again to finish that commit (or restore them from a copy)"
+    })
     expect(calls).toBe(1)
     expect(existsSync(staging)).toBe(false)
     writeFileSync(join(root, "blocks", "_manifest.json"), "{ not json")
