@@ -567,7 +567,7 @@ describe("commit hooks, compaction's checks, vacuum's edges", () => {
     expect(result).toEqual({
       nothing: [],
       all: [join("/blocks", "a.parquet"), join("/blocks", "b.parquet")],
-      short: "blocks: 1 of the 2 files its manifest lists are not in place: run the export again to finish that commit (or restore them from a copy)"
+      short: "blocks: 1 of the 2 files its _manifest.json lists is missing and no export staged it: the lake lost committed files; restore them from a copy, or export into a new --out"
     })
     expect(calls).toBe(1)
     expect(existsSync(staging)).toBe(false)

@@ -18,7 +18,7 @@ import { guardConnection } from "../lake/duckdb.js"
 import { IDENTITY_FILE, MANIFEST_FILE } from "../lake/manifest.js"
 import { holdsParquet } from "../lake/files.js"
 import { listedFiles, type ListedFiles } from "../lake/listed.js"
-import { STAGING } from "../lake/Checkpoints.js"
+import { STAGING } from "../lake/layout.js"
 
 export class AnalyticsError extends Data.TaggedError("AnalyticsError")<{ readonly message: string }> {}
 /** DuckDB rejected the SQL (syntax, unknown column, bad parameter …): its own message. */

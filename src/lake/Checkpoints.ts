@@ -36,7 +36,8 @@ import { listFiles, pathInside, makeFolder } from "./files.js"
 import { CommittedFile, CommittedSnapshot, decodeLakeFile, IDENTITY_FILE, LakeIdentity, Manifest, MANIFEST_FILE, mergeSnapshot, type RetiredFile } from "./manifest.js"
 import { holds, newWriterId, withLockFile, writerGone, type LockError } from "./lock.js"
 import { normalize, subtract, total, type Range } from "./RangeSet.js"
-import { snapshotDir, snapshotFile, snapshotHeightOf } from "./layout.js"
+import { PENDING, snapshotDir, snapshotFile, snapshotHeightOf, STAGING } from "./layout.js"
+import { missingFilesProblem, stagedBy } from "./listed.js"
 
 export class CheckpointError extends Data.TaggedError("CheckpointError")<{ readonly message: string }> {}
 
@@ -119,13 +120,10 @@ export class Checkpoints extends Context.Tag("chain-lake/Checkpoints")<Checkpoin
 const LOCK = "_manifest.lock"
 /** The lock file in each dataset's folder that every change of its manifest holds (a reader that must not see a commit halfway may take it too). */
 export const MANIFEST_LOCK = LOCK
-const PENDING = ".pending"
 /** A compactor's intent, in its staging folder of the dataset: the paths it is about to rename into place. */
 const INTENT = "_compaction.json"
 /** An intent this old belongs to no running compaction, whoever wrote it. */
 const INTENT_STALE_MS = 60 * 60_000
-/** Where writers stage files, one folder per writer. */
-export const STAGING = join(".chain-lake", "staging")
 /** Where each writer's DuckDB spills (ParquetSink's tempDirectory), one folder per writer. */
 export const SCRATCH = join(".chain-lake", "tmp")
 /** Where files a compaction replaced wait out their grace period (`<dataset>/<path>.retired`). */
@@ -463,9 +461,9 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
           const here = files.filter((_, i) => present[i]).map((f) => f.at)
           const fetch = options.fetchCommitted
           // a listed file not here is an unfinished commit (or a lost file): its rows are not left out
-          const missing = files.length - here.length
-          if (!fetch && missing > 0)
-            return yield* new CheckpointError({ message: `${dataset}: ${missing} of the ${files.length} files its manifest lists are not in place: run the export again to finish that commit (or restore them from a copy)` })
+          const missing = files.filter((_, i) => !present[i]).map((f) => f.path)
+          if (!fetch && missing.length > 0)
+            return yield* new CheckpointError({ message: missingFilesProblem(dataset, missing.length, files.length, missing.every((p) => stagedBy(root, dataset, p).length > 0)) })
           const results: Array<A> = here.length > 0 ? [...(yield* use(here))] : []
           if (!fetch) return results
           const scratch = join(root, SCRATCH, writer)

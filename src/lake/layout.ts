@@ -8,7 +8,14 @@
  *   a compaction's merge    →  <partition>/part-h000000000001-000000010501-c<token>.parquet
  *
  * Readers glob `DATASET/**\/*.parquet` with hive partitioning, so the folder's key becomes a column.
+ * Writers stage each file first as `.chain-lake/staging/<writer>/<dataset>/<path>.pending`.
  */
+import { join } from "node:path"
+
+/** Where writers stage files, one folder per writer. */
+export const STAGING = join(".chain-lake", "staging")
+/** A staged file's name is its committed path with this added. */
+export const PENDING = ".pending"
 
 /** Folders of `width` heights (the width is an export option), by the row's height column. */
 export interface HeightBucketPartitioning {

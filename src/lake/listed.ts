@@ -17,12 +17,10 @@ import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Either } from "effect"
 import { holdsParquet } from "./files.js"
-import { STAGING } from "./Checkpoints.js"
+import { PENDING, STAGING } from "./layout.js"
 import { writerGone } from "./lock.js"
 import { decodeLakeFile, Manifest, MANIFEST_FILE } from "./manifest.js"
 
-/** A staged file's name is its committed path with this added (Checkpoints.ts). */
-const PENDING = ".pending"
 /** How long a reader waits for a live writer to move the files it listed into place. */
 const LIVE_COMMIT_WAIT_MS = 2_000
 /** How often a reader reads a manifest again while a compaction keeps changing it. */
@@ -47,7 +45,7 @@ const readManifest = (dataDir: string, dataset: string): ReadManifest => {
 }
 
 /** The writers whose staging folder holds `path` of `dataset`, waiting to be moved into place. */
-const stagedBy = (dataDir: string, dataset: string, path: string): Array<string> => {
+export const stagedBy = (dataDir: string, dataset: string, path: string): Array<string> => {
   const staging = join(dataDir, STAGING)
   let writers: Array<string>
   try {
