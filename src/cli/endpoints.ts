@@ -152,7 +152,7 @@ export const endpointOrDevnet = (
 ) =>
   Effect.gen(function* () {
     // --devnet is asked for by name: CHAIN_LAKE_…_URL in the environment does not override it
-    const url = Option.getOrUndefined(value) ?? (devnet === false || Option.isSome(value) ? urlFromEnvironment(service) : undefined)
+    const url = Option.getOrUndefined(value) ?? (devnet === false ? urlFromEnvironment(service) : undefined)
     if (url !== undefined) {
       const endpoint = yield* serviceEndpoint(service, url, headers)
       yield* preflight(service, endpoint, PREFLIGHT_PATH[service])

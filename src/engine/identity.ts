@@ -46,13 +46,13 @@ const adopt = (status: SourceStatus, datasets: ReadonlyArray<string>, adopting: 
   })
 
 /** Checks the lake's chain against the source's, writing nothing; calls `notice` when it cannot tell. */
-export const checkIdentity = (status: SourceStatus, notice: (m: string) => void, held: { readonly datasets: ReadonlyArray<string>; readonly adopt: boolean } = { datasets: [], adopt: false }) =>
+export const checkIdentity = (status: SourceStatus, notice: (m: string) => void, adoption: { readonly datasets: ReadonlyArray<string>; readonly adopt: boolean } = { datasets: [], adopt: false }) =>
   Effect.gen(function* () {
     const source = yield* Source
     const checkpoints = yield* Checkpoints
     const lake = yield* checkpoints.identity
-    if (!lake) yield* adopt(status, held.datasets, held.adopt, notice)
-    if (lake) {
+    if (!lake) yield* adopt(status, adoption.datasets, adoption.adopt, notice)
+    else {
       if (lake.chain_id !== status.chainId)
         return yield* new LakeIdentityError({
           message: `${checkpoints.root} holds chain ${lake.chain_id}, but this indexer serves chain ${status.chainId}: export it into another --out`

@@ -4,9 +4,10 @@
  * (a body that is not JSON is a truncated response, fetched again). The errors the engine raises
  * on what the indexer sent are the indexer's own (IndexerDecodeError, IndexerPagingError).
  */
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Stream } from "effect"
 import { Source, type ListPage, type ListRef, type SourceService } from "../engine/Source.js"
 import { readJson, restoreString } from "../engine/pageDecode.js"
+import { walkPages, type PageInfo } from "../engine/pager.js"
 import { IndexerDecodeError, IndexerPagingError, IndexerTruncatedBody, type IndexerError } from "../indexer/errors.js"
 import { bodyExcerpt } from "../http/body.js"
 import { IndexerClient, type IndexerClientService } from "../indexer/IndexerClient.js"
@@ -121,29 +122,32 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
    */
   const hashesAt = new Map<number, ReadonlyArray<string>>()
   const hashesOf = (h: number): Effect.Effect<ReadonlyArray<string>, IndexerError> =>
-    Effect.gen(function* () {
+    Effect.suspend(() => {
       const known = hashesAt.get(h)
-      if (known) return known
+      if (known) return Effect.succeed(known)
       const list: ListRef = { endpoint: "txs/by_height", path: `/indexer/tx/v1/txs/by_height/${h}`, arrayKey: "txs" }
       const hashes: Array<string> = []
-      const followed = new Set<string>()
-      let key: string | undefined
-      for (;;) {
-        const p: ListPage = yield* page(list, { key, limit: BLOCK_TIME_PAGE, reverse: false })
+      const collect = (p: ListPage): Effect.Effect<PageInfo, IndexerError> => {
         for (const [index, t] of p.items.entries()) {
           const hash = (t as { txhash?: unknown }).txhash
-          if (typeof hash !== "string") return yield* Effect.fail(new IndexerDecodeError({ endpoint: list.endpoint, key: key ?? null, path: recordPath(list.arrayKey, index, "txhash"), message: "expected a tx with a string txhash" }))
+          if (typeof hash !== "string") return Effect.fail(new IndexerDecodeError({ endpoint: list.endpoint, key: p.key, path: recordPath(list.arrayKey, index, "txhash"), message: "expected a tx with a string txhash" }))
           hashes.push(p.latin1 ? restoreString(hash) : hash)
         }
-        if (p.items.length === 0 || !p.nextKey) break
-        if (followed.has(p.nextKey)) return yield* Effect.fail(new IndexerPagingError({ endpoint: list.endpoint, key: key ?? null, message: `next_key ${p.nextKey} was already followed: the listing cycles` }))
-        followed.add(p.nextKey)
-        key = p.nextKey
+        return Effect.succeed({ key: p.key, nextKey: p.nextKey, count: p.items.length })
       }
-      // Stryker disable next-line all: bounds memory only; no answer changes
-      if (hashesAt.size >= BLOCK_TIME_CACHE) hashesAt.clear()
-      hashesAt.set(h, hashes)
-      return hashes
+      // the pager's rules: a key that comes back (a cycle) or a page longer than asked for fails
+      const pages = walkPages((request) => Effect.flatMap(page(list, request), collect), {
+        first: { limit: BLOCK_TIME_PAGE, reverse: false },
+        untrusted: (key, message): IndexerError => new IndexerPagingError({ endpoint: list.endpoint, key, message })
+      })
+      return Stream.runDrain(pages).pipe(
+        Effect.map(() => {
+          // Stryker disable next-line all: bounds memory only; no answer changes
+          if (hashesAt.size >= BLOCK_TIME_CACHE) hashesAt.clear()
+          hashesAt.set(h, hashes)
+          return hashes
+        })
+      )
     })
   // the blocks of one page at once: the client's request limiter bounds what is in flight
   const cosmosTxHashes = (heights: ReadonlyArray<number>): Effect.Effect<ReadonlyMap<number, ReadonlyArray<string>>, IndexerError> =>
