@@ -60,6 +60,12 @@ export const options = {
   adoptLake: Options.boolean("adopt-lake").pipe(
     Options.withDescription("take an --out that holds data but names no chain (no _lake.json: an older lake), once its newest block is checked against the indexer")
   ),
+  onReorg: Options.choice("on-reorg", ["refuse", "rollback"]).pipe(
+    Options.withDefault("refuse" as const),
+    Options.withDescription(
+      "the indexer serves another history than the lake above some height (a reorg, a rolled-back and re-synced indexer): refuse, or rollback (drop the lake's rows above the last common height, logged in _lake.json, and export the indexer's history)"
+    )
+  ),
   devnetBlocks: Options.integer("devnet-blocks").pipe(Options.optional, Options.withDescription("with --devnet: its blocks (default 1000)")),
   devnetSeed: Options.integer("devnet-seed").pipe(Options.optional, Options.withDescription("with --devnet: its seed (default 1)")),
   follow: Options.boolean("follow").pipe(Options.withDescription("after catching up, keep exporting new blocks until stopped (append-only datasets by default)")),
@@ -89,6 +95,7 @@ export const describeExportFailure = (e: { _tag: string; message?: string }): st
       return `compaction: ${e.message}`
     case "ExportError":
     case "LakeIdentityError":
+    case "RollbackError":
       return e.message ?? "export failed"
     default:
       return describeIndexerError(e as IndexerError)
@@ -98,7 +105,7 @@ export const describeExportFailure = (e: { _tag: string; message?: string }): st
 /** The one line a failed export prints: what failed, and whether a rerun resumes (not when the request or the lake is what is wrong). */
 const exportFailure = (onInvalid: "fail" | "quarantine") => (e: { _tag: string; message?: string; status?: number; endpoint?: string; path?: string }) =>
   new UserError({
-    message: ["ExportError", "LakeIdentityError", "CheckpointError", "CompactionError"].includes(e._tag)
+    message: ["ExportError", "LakeIdentityError", "RollbackError", "CheckpointError", "CompactionError"].includes(e._tag)
       ? describeExportFailure(e)
       : refused(e)
         ? // asked again, the same request is refused the same way (a denom the rich list does not know)
@@ -176,6 +183,9 @@ export const exportCommand = Command.make("export", options, (o) =>
     if (!s3Out) yield* checkOutputFolder("--out", o.out)
     const s3Endpoint = Option.getOrUndefined(o.s3Endpoint)
     if (s3Out) yield* Effect.try({ try: () => parseS3Url(s3Out), catch: (e) => new UserError({ message: (e as Error).message, exitCode: 2 }) })
+    // a rollback rewrites committed files, which an s3:// run's work folder does not hold
+    if (s3Out && o.onReorg === "rollback")
+      return yield* new UserError({ message: "--on-reorg rollback works on a local lake: sync the S3 lake to a folder, export there, and publish it", exitCode: 2 })
     // a work folder of this run's own (two jobs on one machine never share one), removed at the end
     const writer = newWriterId()
     const out = s3Out ? yield* Effect.acquireRelease(newWorkDir(writer), removeDir) : resolve(o.out)
@@ -226,6 +236,7 @@ export const exportCommand = Command.make("export", options, (o) =>
           pageSize: o.pageSize,
           concurrency: o.concurrency,
           onInvalid: o.onInvalid,
+          onReorg: o.onReorg,
           observer: counting({
             notice: (m) => process.stderr.write(m + "\n"),
             planned: (name, plan) => (caughtUp ? undefined : catchUp.observer.planned?.(name, plan)),
@@ -277,6 +288,7 @@ export const exportCommand = Command.make("export", options, (o) =>
       onInvalid: o.onInvalid,
       dryRun: o.dryRun,
       adoptLake: o.adoptLake,
+      onReorg: o.onReorg,
       observer: counting(progress.observer)
     }).pipe(
       Effect.provide(layerFor(indexer)),

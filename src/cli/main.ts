@@ -16,9 +16,10 @@ import { trackCommand } from "./track.js"
 import { publishCommand, validateCommand } from "./publish.js"
 import { verifyCommand } from "./verify.js"
 import { compactCommand } from "./compact.js"
+import { rollbackCommand } from "./rollback.js"
 import { runCommand } from "./run.js"
 
-const commands = [runCommand, exportCommand, sampleCommand, bridgeCommand, trackCommand, queryCommand, catalogCommand, reportCommand, verifyCommand, compactCommand, publishCommand, validateCommand, devnetCommand, demoCommand] as const
+const commands = [runCommand, exportCommand, sampleCommand, bridgeCommand, trackCommand, queryCommand, catalogCommand, reportCommand, verifyCommand, compactCommand, rollbackCommand, publishCommand, validateCommand, devnetCommand, demoCommand] as const
 /*
  * What @effect/cli says about flags it cannot parse (several lines, no flag name: "'abc' is not a
  * integer") is held back and said as one line instead (cliProblem). It prints before any handler

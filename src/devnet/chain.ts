@@ -94,6 +94,12 @@ export interface ChainOptions {
   readonly cosmosReceipts?: boolean
   /** EVM chains: some heights' traces fail and are skipped for good, as the indexer's tracing extension does (default true) */
   readonly failedTraces?: boolean
+  /**
+   * Another history above `height`: every block from height + 1 on (its txs, hashes, times) is
+   * drawn from `seed` instead, as after a rollback and re-sync, or a reorg; heights up to
+   * `height` are the same as without a fork.
+   */
+  readonly fork?: { readonly height: number; readonly seed: number }
 }
 
 const GENESIS_MS = Date.UTC(2026, 0, 1)
@@ -134,6 +140,7 @@ export class Chain {
   readonly logIndex: "per-block" | "per-tx"
   private readonly cosmosReceipts: boolean
   private readonly failedTraces: boolean
+  private readonly fork: ChainOptions["fork"]
   /** highest height generated so far */
   tip = 0
   private readonly txEnd = new Prefix()
@@ -161,11 +168,17 @@ export class Chain {
     this.logIndex = options.logIndex ?? "per-block"
     this.cosmosReceipts = options.cosmosReceipts ?? true
     this.failedTraces = options.failedTraces ?? true
+    this.fork = options.fork
     this.u = makeUniverse(options.seed, options.vm, options.feeDenom)
     this.liveTokens = this.u.collections.map(() => [])
     this.nextTokenNo = this.u.collections.map(() => 1)
     this.balances = this.u.genesisBalances.map((row) => [...row])
     this.extendTo(options.blocks)
+  }
+
+  /** The seed of the history `height` belongs to (ChainOptions.fork). */
+  seedAt(height: number): number {
+    return this.fork && height > this.fork.height ? this.fork.seed : this.seed
   }
 
   get isEvm() {
@@ -175,14 +188,14 @@ export class Chain {
   // ---------------------------------------------------------------- per-height structure
 
   txCount(height: number): number {
-    const r = new Rng(this.seed, "n", height)
+    const r = new Rng(this.seedAt(height), "n", height)
     if (r.chance(0.2)) return 0
     const hi = Math.max(1, Math.round((2 * this.txsPerBlock) / 0.8) - 1)
     return r.int(1, hi)
   }
 
   plan(height: number, index: number): TxPlan {
-    const r = new Rng(this.seed, "tx", height, index)
+    const r = new Rng(this.seedAt(height), "tx", height, index)
     let kind = r.weighted(KIND_WEIGHTS)
     const signer = r.skewed(ACCOUNT_COUNT, 1.8)
     let recipient = r.int(0, ACCOUNT_COUNT - 1)
@@ -256,7 +269,7 @@ export class Chain {
   }
   /** Whether the tracing extension failed at `height` (its heights with traces only): no internal txs there, ever. */
   traceFailed(height: number): boolean {
-    return this.isEvm && this.failedTraces && new Rng(this.seed, "tracefail", height).chance(0.08)
+    return this.isEvm && this.failedTraces && new Rng(this.seedAt(height), "tracefail", height).chance(0.08)
   }
   /** Internal calls the indexer holds for the tx: none for synthetic receipts, none at a height whose trace failed. */
   tracedSize(p: TxPlan): number {
@@ -293,7 +306,7 @@ export class Chain {
       this.txEnd.data[h] = this.txEnd.data[h - 1] + n
       this.evmEnd.data[h] = this.evmEnd.data[h - 1] + evm
       this.traceEnd.data[h] = this.traceEnd.data[h - 1] + trace
-      const step = h === 1 ? 0 : new Rng(this.seed, "bt", h).int(380, 720)
+      const step = h === 1 ? 0 : new Rng(this.seedAt(h), "bt", h).int(380, 720)
       this.headerMs.data[h] = h === 1 ? GENESIS_MS + 123 : this.headerMs.data[h - 1] + step
     }
     this.tip = height
@@ -357,7 +370,7 @@ export class Chain {
   }
   /** Nanoseconds within the header's millisecond, for RFC3339Nano tx timestamps. */
   headerExtraNanos(height: number): number {
-    return hash32(this.seed, "ns", height) % 1_000_000
+    return hash32(this.seedAt(height), "ns", height) % 1_000_000
   }
 
   txAtSeq(seq: number): { height: number; index: number } {
@@ -390,11 +403,11 @@ export class Chain {
 
   txHash(height: number, index: number): string {
     const head = permute48(height * 65536 + index, hash32(this.seed, FEISTEL_TX))
-    return (head.toString(16).padStart(12, "0") + sha256Hex(this.seed, "txh", height, index).slice(0, 52)).toUpperCase()
+    return (head.toString(16).padStart(12, "0") + sha256Hex(this.seedAt(height), "txh", height, index).slice(0, 52)).toUpperCase()
   }
   evmTxHash(height: number, index: number): string {
     const head = permute48(height * 65536 + index, hash32(this.seed, FEISTEL_EVM))
-    return "0x" + head.toString(16).padStart(12, "0") + sha256Hex(this.seed, "evmh", height, index).slice(0, 52)
+    return "0x" + head.toString(16).padStart(12, "0") + sha256Hex(this.seedAt(height), "evmh", height, index).slice(0, 52)
   }
   /**
    * The hash minievm gives the synthetic tx of cosmos tx (height, index): keccak256 of the RLP of
@@ -447,14 +460,14 @@ export class Chain {
     return expect.toLowerCase() === hash.toLowerCase() ? { height, index } : undefined
   }
   blockHash(height: number): string {
-    return sha256Hex(this.seed, "block", height).toUpperCase()
+    return sha256Hex(this.seedAt(height), "block", height).toUpperCase()
   }
 
   // ---------------------------------------------------------------- NFT replay
 
   private applyNft(p: TxPlan, seq: number) {
     if (p.failed || !p.kind.startsWith("nft_")) return
-    const r = new Rng(this.seed, "nft", p.height, p.index)
+    const r = new Rng(this.seedAt(p.height), "nft", p.height, p.index)
     const created = this.u.collections.filter((c) => c.createdAt <= p.height)
     let kind: NftEvent["kind"] = p.kind === "nft_mint" ? "mint" : p.kind === "nft_transfer" ? "transfer" : "burn"
     let collection = r.pick(created)

@@ -51,6 +51,8 @@ export interface DevnetOptions {
    * track → status flow, both answering 404
    */
   readonly routerMetadata?: boolean
+  /** another history above a height (ChainOptions.fork): a devnet that forked from, or was rolled back and re-synced from, one with the same seed */
+  readonly fork?: { readonly height: number; readonly seed: number }
 }
 
 export interface Devnet {
@@ -75,7 +77,8 @@ export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> 
     feeDenom: options.feeDenom,
     logIndex: options.logIndex,
     cosmosReceipts: options.cosmosReceipts,
-    failedTraces: options.failedTraces
+    failedTraces: options.failedTraces,
+    fork: options.fork
   })
   const spec = typeof options.faults === "object" ? options.faults : parseFaults(options.faults)
   const started = Date.now()

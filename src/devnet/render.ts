@@ -51,7 +51,7 @@ export const blockJson = (chain: Chain, height: number) => {
   })
   const prev = height === 1 ? 0 : chain.headerTimeMs(height - 1) * 1e6 + chain.headerExtraNanos(height - 1)
   const now = chain.headerTimeMs(height) * 1e6 + chain.headerExtraNanos(height)
-  const proposer = chain.u.proposers[new Rng(chain.seed, "proposer", height).chance(0.9) ? 0 : 1]
+  const proposer = chain.u.proposers[new Rng(chain.seedAt(height), "proposer", height).chance(0.9) ? 0 : 1]
   return {
     chain_id: chain.u.chainId,
     height: String(height),
@@ -86,14 +86,14 @@ export const txJson = (chain: Chain, height: number, index: number) => {
   const typeUrl = msgTypeOf(chain, p)
   const denom = chain.u.denoms[p.denom].denom
   const feeDenom = chain.u.denoms[p.feeDenom].denom
-  const r = new Rng(chain.seed, "txbody", height, index)
+  const r = new Rng(chain.seedAt(height), "txbody", height, index)
   const messages: Array<Record<string, unknown>> = []
   for (let m = 0; m < p.msgCount; m++) messages.push(messageJson(chain, p, typeUrl, signer.bech32, recipient, denom, nft, r))
   const events: Array<{ type: string; attributes: Array<ReturnType<typeof attr>> }> = [
     { type: "coin_spent", attributes: [attr("spender", signer.bech32), attr("amount", `${p.feeAmount}${feeDenom}`)] },
     { type: "tx", attributes: [attr("fee", `${p.feeAmount}${feeDenom}`), attr("fee_payer", signer.bech32)] },
     { type: "tx", attributes: [attr("acc_seq", `${signer.bech32}/${Math.floor(seq / 7)}`)] },
-    { type: "tx", attributes: [attr("signature", Buffer.from(sha256Hex(chain.seed, "sig", seq), "hex").toString("base64"))] }
+    { type: "tx", attributes: [attr("signature", Buffer.from(sha256Hex(chain.seedAt(height), "sig", seq), "hex").toString("base64"))] }
   ]
   if (!p.failed) {
     events.push({
@@ -151,7 +151,7 @@ export const txJson = (chain: Chain, height: number, index: number) => {
           }
         ]
       },
-      signatures: [Buffer.from(sha256Hex(chain.seed, "sig", seq) + sha256Hex(chain.seed, "sig2", seq), "hex").toString("base64")]
+      signatures: [Buffer.from(sha256Hex(chain.seedAt(height), "sig", seq) + sha256Hex(chain.seedAt(height), "sig2", seq), "hex").toString("base64")]
     },
     timestamp: rfc3339Nano(chain.headerTimeMs(height), chain.headerExtraNanos(height)),
     // cometbft's JSON encoder writes the nil events of a tx failed in the ante handler as null
@@ -162,7 +162,7 @@ export const txJson = (chain: Chain, height: number, index: number) => {
 const contractOf = (chain: Chain, p: TxPlan, nft: ReturnType<Chain["nftEvents"]["get"]>): string =>
   nft ? chain.u.collections[nft.collection].address : p.kind === "evm_create" ? createdAddress(chain, p) : chain.u.contracts[p.contract]
 
-const createdAddress = (chain: Chain, p: TxPlan) => "0x" + sha256Hex(chain.seed, "create", p.height, p.index).slice(0, 40)
+const createdAddress = (chain: Chain, p: TxPlan) => "0x" + sha256Hex(chain.seedAt(p.height), "create", p.height, p.index).slice(0, 40)
 
 const messageJson = (
   chain: Chain,
@@ -190,7 +190,7 @@ const messageJson = (
         memo: ""
       }
     case "evm_create":
-      return { "@type": typeUrl, sender, code: "0x6080604052" + sha256Hex(chain.seed, "code", p.height, p.index), value: "0", access_list: [] }
+      return { "@type": typeUrl, sender, code: "0x6080604052" + sha256Hex(chain.seedAt(p.height), "code", p.height, p.index), value: "0", access_list: [] }
     default: {
       const target = contractOf(chain, p, nft)
       const input = nft
@@ -228,7 +228,7 @@ const receiptLogs = (chain: Chain, p: TxPlan, firstLogIndex: number, nft: Return
     const to = p.kind === "ibc_transfer" ? escrowOf(chain) : chain.accountOf(p.recipient).hex
     logs.push({ address: erc20Of(chain, p.denom), topics: [TRANSFER_TOPIC, word(chain.accountOf(p.signer).hex), word(to)], data: word(p.amount.toString(16)), logIndex: firstLogIndex + k })
   }
-  const r = new Rng(chain.seed, "logs", p.height, p.index)
+  const r = new Rng(chain.seedAt(p.height), "logs", p.height, p.index)
   for (let k = 0; k < p.logCount; k++) {
     if (nft) {
       const from = nft.kind === "mint" ? "0" : chain.accountOf(nft.from).hex
@@ -286,7 +286,7 @@ export const evmReceiptsAt = (chain: Chain, height: number) => {
       blockNumber: hexQty(height),
       contractAddress: p.kind === "evm_create" && !p.failed ? createdAddress(chain, p) : null,
       cumulativeGasUsed: hexQty(cumulativeGas),
-      effectiveGasPrice: synthetic ? "0x0" : hexQty(new Rng(chain.seed, "gp", height).int(0, 3) * 1_000_000_000),
+      effectiveGasPrice: synthetic ? "0x0" : hexQty(new Rng(chain.seedAt(height), "gp", height).int(0, 3) * 1_000_000_000),
       from: synthetic ? ZERO_ADDRESS : signer.evm,
       gasUsed: hexQty(p.gasUsed),
       logs,
@@ -313,7 +313,7 @@ export const internalTxsAt = (chain: Chain, height: number) => {
   for (const { receipt, plan: p, traceSeqStart } of evmReceiptsAt(chain, height)) {
     // synthetic receipts, and every tx of a height whose trace failed, have none
     if (chain.tracedSize(p) === 0) continue
-    const r = new Rng(chain.seed, "trace", height, p.index)
+    const r = new Rng(chain.seedAt(height), "trace", height, p.index)
     const parents: Array<number> = [-1]
     const addrs: Array<string> = [receipt.to || (receipt.contractAddress ?? "")]
     let gas = p.gasWanted
@@ -322,7 +322,7 @@ export const internalTxsAt = (chain: Chain, height: number) => {
       if (k > 0) parents.push(parent)
       const type = k === 0 ? (p.kind === "evm_create" ? "CREATE" : "CALL") : CALL_TYPES[r.int(0, CALL_TYPES.length - 1)]
       const from = k === 0 ? receipt.from : addrs[parent]
-      const to = k === 0 ? addrs[0] : "0x" + sha256Hex(chain.seed, "callee", height, p.index, k).slice(0, 40)
+      const to = k === 0 ? addrs[0] : "0x" + sha256Hex(chain.seedAt(height), "callee", height, p.index, k).slice(0, 40)
       if (k > 0) addrs.push(to)
       gas = Math.max(2300, Math.floor(gas * (0.3 + r.next() * 0.6)))
       out.push({
@@ -337,7 +337,7 @@ export const internalTxsAt = (chain: Chain, height: number) => {
           type,
           from,
           to,
-          input: "0x" + sha256Hex(chain.seed, "input", height, p.index, k).slice(0, 8 + 64 * r.int(0, 2)),
+          input: "0x" + sha256Hex(chain.seedAt(height), "input", height, p.index, k).slice(0, 8 + 64 * r.int(0, 2)),
           output: k === 0 ? "0x" : type === "STATICCALL" ? word(r.int(0, 1e9).toString(16)) : "0x",
           value: type === "STATICCALL" || type === "DELEGATECALL" ? "0x" : hexBytes(r.chance(0.7) ? 0 : r.int(1, 1e9) * 1_000_000_000),
           gas: hexQty(gas),

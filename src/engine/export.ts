@@ -21,9 +21,10 @@ import { ParquetSink, type SinkError } from "../lake/ParquetSink.js"
 import { covers, type Range } from "../lake/RangeSet.js"
 import type { AppendDataset, AppendSource, Dataset, SnapshotDataset } from "./Dataset.js"
 import { olderColumnsNotice } from "./commit.js"
-import { anchorIdentity, checkIdentity, HistoryGuard, historyGuard, type LakeIdentityError } from "./identity.js"
+import { anchorIdentity, checkIdentity, HistoryGuard, historyGuard, type LakeIdentityError, type OnReorg } from "./identity.js"
 import { heightBounds, planShards, progressOf, requestsFor } from "./plan.js"
 import { firstAtOrAbove } from "./positions.js"
+import { describeRollback, finishRollback, rollbackLake, type RollbackError } from "./rollback.js"
 import { runShard, type ShardSettings } from "./shard.js"
 import { runSnapshot, snapshotInput } from "./snapshot.js"
 import { Source, type SourceFailure, type SourceService, type SourceStatus } from "./Source.js"
@@ -55,6 +56,13 @@ export interface ExportOptions {
   readonly dryRun?: boolean
   /** take a lake that holds data but names no chain (no `_lake.json`), once its newest block is checked against the source */
   readonly adoptLake?: boolean
+  /**
+   * A source on another history than the lake above some height it holds (a reorg, an indexer
+   * rolled back and re-synced): "refuse" (default), or "rollback": drop the lake's rows above the
+   * last common height (rollback.ts) and export the source's history; a source that changes
+   * history during the run then starts the run over (at most ROLLBACK_RESTARTS times).
+   */
+  readonly onReorg?: OnReorg
   readonly observer?: ExportObserver
 }
 
@@ -102,7 +110,7 @@ export interface ExportReport {
 }
 
 type Env = Source | ParquetSink | Checkpoints
-type Failure = SourceFailure | SinkError | CheckpointError | ExportError | LakeIdentityError
+type Failure = SourceFailure | SinkError | CheckpointError | ExportError | LakeIdentityError | RollbackError
 type ExportableDataset = AppendDataset | SnapshotDataset
 
 /** The sources' answers a plan needs, asked all at once: served or not, and where height sources start. */
@@ -204,8 +212,27 @@ export const exportOptionsProblem = (pageSize: number, options: Pick<ExportOptio
   return undefined
 }
 
-/** Exports the datasets of `catalog` that `options` selects. */
-export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOptions = {}): Effect.Effect<ExportReport, Failure, Env> =>
+/** How many times a run with `onReorg: "rollback"` starts over when its source changes history under it. */
+export const ROLLBACK_RESTARTS = 3
+
+/**
+ * Exports the datasets of `catalog` that `options` selects. With `onReorg: "rollback"`, a run whose
+ * source moves to another history (its history guard fails at a commit) starts over: the new
+ * start finds the fork and rolls the lake back first.
+ */
+export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOptions = {}, restarts = 0): Effect.Effect<ExportReport, Failure, Env> =>
+  options.onReorg === "rollback" && restarts < ROLLBACK_RESTARTS
+    ? Effect.catchIf(
+        exportOnce(catalog, options),
+        (e): e is LakeIdentityError => e._tag === "LakeIdentityError" && (e as LakeIdentityError).duringRun === true,
+        () => {
+          options.observer?.notice?.("the indexer's history changed during the run: starting over, to roll back what it no longer holds (--on-reorg rollback)")
+          return runExport(catalog, options, restarts + 1)
+        }
+      )
+    : exportOnce(catalog, options)
+
+const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Effect.Effect<ExportReport, Failure, Env> =>
   Effect.gen(function* () {
     const source = yield* Source
     const checkpoints = yield* Checkpoints
@@ -233,8 +260,16 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
       onInvalid: options.onInvalid ?? EXPORT_DEFAULTS.onInvalid,
       chainId: status.chainId
     }
-    // before anything is written: the lake must hold this source's chain
-    yield* checkIdentity(status, notice, { datasets: exportable.map((d) => d.name), adopt: options.adoptLake === true })
+    // a rollback cut short first: the datasets it was cutting are unreadable until it is done
+    if (!options.dryRun) yield* finishRollback(exportable, notice)
+    // before anything is written: the lake must hold this source's chain (and history, or be rolled back to where they part)
+    const fork = yield* checkIdentity(status, notice, { datasets: exportable.map((d) => d.name), adopt: options.adoptLake === true }, options.onReorg)
+    if (fork && options.dryRun) notice(`--on-reorg rollback would drop the lake's rows above height ${fork.common} (this indexer's block ${fork.differs.height} differs); the plan below is the lake's as it is`)
+    else if (fork) {
+      const { height, lakeHash, sourceHash } = fork.differs
+      const report = yield* rollbackLake(exportable, fork.common, { by: "on-reorg", differs: { height, lake_hash: lakeHash, source_hash: sourceHash ?? null }, notice })
+      notice(`this indexer's block ${height} differs from the lake's: ${describeRollback(checkpoints.root, report)}`)
+    }
     const results = new Map<string, DatasetResult>()
     const plans = new Map<string, DatasetPlan>()
     const skip = (d: ExportableDataset, reason: string, message: string) => {

@@ -7,12 +7,17 @@
  * lake's highest anchor is refused: the lake holds history that source does not (yet) have.
  */
 import { Context, Data, Effect } from "effect"
-import { Checkpoints } from "../lake/Checkpoints.js"
+import { Checkpoints, type CheckpointError } from "../lake/Checkpoints.js"
 import { IDENTITY_FILE } from "../lake/manifest.js"
-import { ParquetSink, sqlString } from "../lake/ParquetSink.js"
+import { ParquetSink, sqlString, type SinkError } from "../lake/ParquetSink.js"
+import { below, normalize, total, type Range } from "../lake/RangeSet.js"
 import { Source, type SourceFailure, type SourceStatus } from "./Source.js"
 
-export class LakeIdentityError extends Data.TaggedError("LakeIdentityError")<{ readonly message: string }> {}
+export class LakeIdentityError extends Data.TaggedError("LakeIdentityError")<{
+  readonly message: string
+  /** the source moved to another history during the run (the history guard's finding) */
+  readonly duringRun?: boolean
+}> {}
 
 /**
  * A lake holding data but no identity (an older lake, or one whose `_lake.json` was lost) names no
@@ -45,38 +50,127 @@ const adopt = (status: SourceStatus, datasets: ReadonlyArray<string>, adopting: 
     notice(`${checkpoints.root}: adopted for chain ${status.chainId} (its newest block, ${newest.height}, is this indexer's)`)
   })
 
-/** Checks the lake's chain against the source's, writing nothing; calls `notice` when it cannot tell. */
-export const checkIdentity = (status: SourceStatus, notice: (m: string) => void, adoption: { readonly datasets: ReadonlyArray<string>; readonly adopt: boolean } = { datasets: [], adopt: false }) =>
+/** Where a source's history parts from the lake's: the last height both hold the same block at, and the first one found to differ. */
+export interface Fork {
+  readonly common: number
+  readonly differs: { readonly height: number; readonly lakeHash: string; readonly sourceHash: string | undefined }
+}
+
+/** What the lake says block `height` is: an anchor's hash, else its committed block's. */
+const lakeHashAt = (anchors: ReadonlyArray<{ readonly height: number; readonly hash: string }>, height: number) =>
+  Effect.gen(function* () {
+    const anchored = anchors.find((a) => a.height === height)
+    if (anchored) return anchored.hash
+    const checkpoints = yield* Checkpoints
+    const sink = yield* ParquetSink
+    const rows = yield* checkpoints.withCommittedFiles("blocks", (paths) => sink.query(`SELECT hash FROM read_parquet([${paths.map(sqlString).join(", ")}]) WHERE height = ${height} LIMIT 1`))
+    return rows.length > 0 ? String(rows[0].hash) : undefined
+  })
+
+/** The i-th height of sorted disjoint ranges, counted across them. */
+const nth = (ranges: ReadonlyArray<Range>, i: number) => {
+  for (const [a, b] of ranges) {
+    if (i < b - a) return a + i
+    i -= b - a
+  }
+  return NaN
+}
+
+/**
+ * Where the source's history parts from the lake's, among the heights up to `tip` the lake knows a
+ * hash of (its committed blocks and its anchors): a binary search, since histories that part stay
+ * apart (each block names its parent). Undefined when every such height matches. `common` is 0
+ * when none does. A height the source does not serve (pruned) cannot be compared: the search
+ * fails rather than guess.
+ */
+export const findFork = (tip: number) =>
   Effect.gen(function* () {
     const source = yield* Source
     const checkpoints = yield* Checkpoints
-    const lake = yield* checkpoints.identity
-    if (!lake) yield* adopt(status, adoption.datasets, adoption.adopt, notice)
-    else {
-      if (lake.chain_id !== status.chainId)
-        return yield* new LakeIdentityError({
-          message: `${checkpoints.root} holds chain ${lake.chain_id}, but this indexer serves chain ${status.chainId}: export it into another --out`
-        })
-      // a source behind what the lake anchored is rolled back, re-synced or lagging: which, it cannot tell
-      const held = Math.max(0, ...lake.anchors.map((a) => a.height))
-      if (status.tip < held)
-        return yield* new LakeIdentityError({
-          message: `${checkpoints.root} holds chain ${lake.chain_id} to height ${held}, but this indexer's tip is ${status.tip}: a rolled-back or re-synced indexer, or one still catching up (rerun once its tip passes ${held}); nothing was written`
-        })
-      let checked = false
-      for (const anchor of [...lake.anchors].sort((a, b) => b.height - a.height)) {
-        if (anchor.height > status.tip) continue
-        const hash = yield* source.blockHash(anchor.height)
-        if (hash === undefined) continue
-        if (hash !== anchor.hash)
-          return yield* new LakeIdentityError({
-            message: `${checkpoints.root} holds another history of chain ${lake.chain_id}: block ${anchor.height} is ${anchor.hash} there and ${hash} on this indexer (a reset chain, or another network under the same id): export it into another --out`
-          })
-        checked = true
-        break
+    const anchors = (yield* checkpoints.identity)?.anchors ?? []
+    const blocks = (yield* checkpoints.get("blocks"))?.committed ?? []
+    const known = normalize([...below(blocks, tip + 1), ...anchors.filter((a) => a.height <= tip).map((a): Range => [a.height, a.height + 1])])
+    const count = total(known)
+    if (count === 0) return undefined
+    const probe = (i: number) =>
+      Effect.gen(function* () {
+        const height = nth(known, i)
+        const [lakeHash, sourceHash] = yield* Effect.all([lakeHashAt(anchors, height), source.blockHash(height)], { concurrency: "unbounded" })
+        if (sourceHash === undefined)
+          return yield* new LakeIdentityError({ message: `cannot tell where this indexer's history parts from ${checkpoints.root}'s: it does not serve block ${height} (pruned?)` })
+        return { height, lakeHash: lakeHash ?? "", sourceHash, same: lakeHash === sourceHash }
+      })
+    const last = yield* probe(count - 1)
+    if (last.same) return undefined
+    const first = yield* probe(0)
+    if (!first.same) return { common: 0, differs: first } satisfies Fork
+    // probe(lo) is the same, probe(hi) differs
+    let lo = 0
+    let hi = count - 1
+    let differs = last
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >>> 1
+      const at = yield* probe(mid)
+      if (at.same) lo = mid
+      else {
+        hi = mid
+        differs = at
       }
-      if (!checked) notice(`could not check that ${checkpoints.root} holds this chain's history: the indexer serves none of the heights it anchored`)
     }
+    return { common: nth(known, lo), differs } satisfies Fork
+  })
+
+/** The line a fork is refused with, or the hint a rollback of it gives. */
+const forkProblem = (root: string, chainId: string, fork: Fork) =>
+  fork.common === 0
+    ? `${root} holds another history of chain ${chainId}: block ${fork.differs.height} is ${fork.differs.lakeHash} there and ${fork.differs.sourceHash} on this indexer (a reset chain, or another network under the same id): export it into another --out`
+    : `${root} holds another history of chain ${chainId} from height ${fork.differs.height} on (block ${fork.differs.height} is ${fork.differs.lakeHash} there and ${fork.differs.sourceHash} on this indexer; both hold the same block ${fork.common}): a rolled-back, re-synced or reorganized indexer. --on-reorg rollback drops the lake's rows above ${fork.common} and exports this indexer's history; or export into another --out (nothing was written)`
+
+/** What to do with a lake whose history a source does not share above some height: refuse (default), or return the fork for the caller to roll back. */
+export type OnReorg = "refuse" | "rollback"
+
+/**
+ * Checks the lake's chain against the source's, writing nothing; calls `notice` when it cannot
+ * tell. A source on another history above some height the lake holds fails the check, unless
+ * `onReorg` is "rollback": then the fork is returned, for the caller to roll the lake back to its
+ * last common height (a history that shares no block with the lake is refused either way).
+ */
+export const checkIdentity = (
+  status: SourceStatus,
+  notice: (m: string) => void,
+  adoption: { readonly datasets: ReadonlyArray<string>; readonly adopt: boolean } = { datasets: [], adopt: false },
+  onReorg: OnReorg = "refuse"
+) =>
+  Effect.gen(function* (): Effect.fn.Return<Fork | undefined, LakeIdentityError | SourceFailure | CheckpointError | SinkError, Source | Checkpoints | ParquetSink> {
+    const source = yield* Source
+    const checkpoints = yield* Checkpoints
+    const lake = yield* checkpoints.identity
+    if (!lake) return yield* Effect.as(adopt(status, adoption.datasets, adoption.adopt, notice), undefined)
+    if (lake.chain_id !== status.chainId)
+      return yield* new LakeIdentityError({
+        message: `${checkpoints.root} holds chain ${lake.chain_id}, but this indexer serves chain ${status.chainId}: export it into another --out`
+      })
+    const forked = (fork: Fork) =>
+      fork.common > 0 && onReorg === "rollback" ? Effect.succeed(fork) : Effect.fail(new LakeIdentityError({ message: forkProblem(checkpoints.root, lake.chain_id, fork) }))
+    // a source behind what the lake anchored is rolled back, re-synced or lagging: the heights it serves tell which, if they differ
+    const held = Math.max(0, ...lake.anchors.map((a) => a.height))
+    if (status.tip < held) {
+      const fork = yield* findFork(status.tip)
+      if (fork) return yield* forked(fork)
+      return yield* new LakeIdentityError({
+        message: `${checkpoints.root} holds chain ${lake.chain_id} to height ${held}, but this indexer's tip is ${status.tip}, and the blocks both hold are the same: an indexer still catching up (rerun once its tip passes ${held}), or one rolled back to ${status.tip} (chain-lake rollback --to-height ${status.tip} drops the lake's rows above it); nothing was written`
+      })
+    }
+    for (const anchor of [...lake.anchors].sort((a, b) => b.height - a.height)) {
+      const hash = yield* source.blockHash(anchor.height)
+      if (hash === undefined) continue
+      if (hash === anchor.hash) return undefined
+      const fork = yield* findFork(status.tip)
+      // no block in common: the anchor found to differ is named
+      return yield* forked(fork && fork.common > 0 ? fork : { common: 0, differs: { height: anchor.height, lakeHash: anchor.hash, sourceHash: hash } })
+    }
+    notice(`could not check that ${checkpoints.root} holds this chain's history: the indexer serves none of the heights it anchored`)
+    return undefined
   })
 
 /**
@@ -114,6 +208,7 @@ export const historyGuard = (anchor: { readonly height: number; readonly hash: s
         ? Effect.void
         : Effect.fail(
             new LakeIdentityError({
+              duringRun: true,
               message: `the indexer's history changed during the run: block ${anchor.height} was ${anchor.hash} when it started and is ${hash ?? "gone"} now (a re-synced or reset indexer, or a load balancer moving between deployments); nothing read after the change was committed to ${root}: rerun once the indexer is stable`
             })
           )

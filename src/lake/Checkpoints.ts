@@ -92,12 +92,26 @@ export interface CheckpointsService {
   readonly identity: Effect.Effect<LakeIdentity | undefined, CheckpointError>
   /** Records the lake's chain and one more anchor (a height and its block hash). */
   readonly recordIdentity: (chainId: string, anchor: { readonly height: number; readonly hash: string }) => Effect.Effect<void, CheckpointError>
+  /** Changes the lake's identity (a rollback's intent and log) under its lock; `change` gets it as it is on disk. */
+  readonly updateIdentity: (change: (prior: LakeIdentity | undefined) => LakeIdentity) => Effect.Effect<LakeIdentity, CheckpointError>
   /**
    * Swaps `replaced` (committed files of one partition) for `files` (staged, holding exactly their
    * rows) in one commit, unless another writer changed or replaced one of them first. The
    * replaced files stay in place, retired, until `vacuum` deletes them.
    */
   readonly commitCompaction: (dataset: string, replaced: ReadonlyArray<CommittedFile>, files: ReadonlyArray<CommittedFile>) => Effect.Effect<CommitOutcome, CheckpointError>
+  /**
+   * A rollback's commit (src/engine/rollback.ts): swaps `replaced` for `files` (staged cut-down
+   * copies) as a compaction does, and sets the dataset's committed ranges and snapshots to
+   * `kept`, unless the manifest changed since `read` (its version): then nothing is committed and
+   * the rollback plans again from the manifest on disk.
+   */
+  readonly commitRollback: (
+    read: Manifest,
+    replaced: ReadonlyArray<CommittedFile>,
+    files: ReadonlyArray<CommittedFile>,
+    kept: Pick<Manifest, "committed" | "snapshots">
+  ) => Effect.Effect<CommitOutcome, CheckpointError>
   /**
    * Finishes what killed writers left of `dataset` (as `open` does), deletes the files retired more
    * than `graceMs` ago, and the oldest retired files beyond `maxRetiredBytes` (default:
@@ -437,20 +451,75 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
         })
     })
 
+    const updateIdentity = (change: (prior: LakeIdentity | undefined) => LakeIdentity) =>
+      holding(
+        join(root, "_lake.lock"),
+        Effect.gen(function* () {
+          const identity = change(yield* readIdentity)
+          yield* writeJson(join(root, IDENTITY_FILE), join(root, `${IDENTITY_FILE}.${writer}.tmp`), identity)
+          return identity
+        })
+      )
+
+    /**
+     * Swaps `replaced` (committed files of `m`, read as `basis`) for `files` (staged, new paths) and
+     * writes `m` changed by `change`, so that a reader of the manifest sees the old files or the
+     * new ones, never both and never neither: an intent naming the new paths in this writer's
+     * staging folder, the new files in place (unlisted: not data yet), the manifest listing them
+     * and marking the old ones retired, then the old ones moved out of the folder. Under the lock.
+     */
+    const swap = (m: Manifest, basis: Basis, replaced: ReadonlyArray<CommittedFile>, files: ReadonlyArray<CommittedFile>, change: Partial<Pick<Manifest, "committed" | "snapshots">> = {}) =>
+      Effect.gen(function* () {
+        const dataset = m.dataset
+        const intent = join(staging, dataset, INTENT)
+        // Stryker disable next-line ObjectLiteral,ArrowFunction: read only after a kill mid-swap (the recovery tests write it by hand)
+        yield* writeJson(intent, `${intent}.tmp`, { paths: files.map((f) => f.path) })
+        // the new files in place first, unlisted: a reader of the manifest sees the old files until the manifest names the new ones
+        yield* publish(dataset, files, (rel) => staged(dataset, rel))
+        const at = new Date().toISOString()
+        const gone = new Set(replaced.map((r) => r.path))
+        const kept = m.files.filter((f) => !gone.has(f.path))
+        const found = m.files.findIndex((f) => gone.has(f.path))
+        const first = found < 0 ? kept.length : found
+        const newlyRetired: Array<RetiredFile> = replaced.map((r) => ({ path: r.path, retired_at: at, replaced_by: files.map((f) => f.path) }))
+        // the new files where the first old one was listed (every file before it is kept): a manifest keeps its order
+        const next: Manifest = { ...m, ...change, files: [...kept.slice(0, first), ...files, ...kept.slice(first)], retired: [...(m.retired ?? []), ...newlyRetired] }
+        // fenced: the new files go back to staging (unlisted, no one else names them), so that the commit made again finds them there
+        const written = yield* write(next, basis).pipe(
+          Effect.tapError(() =>
+            Effect.promise(async () => {
+              for (const f of files) await rename(join(root, dataset, f.path), staged(dataset, f.path)).catch(() => undefined)
+              await rm(intent, { force: true })
+            })
+          )
+        )
+        // the old files out of the folder: a glob sees the old files or the new ones again
+        yield* Effect.tryPromise({
+          try: async () => {
+            for (const r of replaced) await retire(dataset, r.path)
+            await rm(intent, { force: true })
+          },
+          catch: (e) => new CheckpointError({ message: `could not move replaced files of ${dataset} out of its folder: ${(e as Error).message} (the next run finishes it)` })
+        })
+        yield* remember(manifestPath(dataset), written)
+        return { committed: true } as const
+      })
+
     const service: CheckpointsService = {
       root,
       identity: readIdentity,
       recordIdentity: (chainId, anchor) =>
-        holding(
-          join(root, "_lake.lock"),
-          Effect.gen(function* () {
-            const prior = yield* readIdentity
-            if (prior && prior.chain_id !== chainId) return yield* new CheckpointError({ message: `${root} holds chain ${prior.chain_id}, not ${chainId}` })
-            const anchors = [...(prior?.anchors ?? []).filter((a) => a.height !== anchor.height), anchor].sort((a, b) => a.height - b.height).slice(-ANCHORS_KEPT)
-            const identity: LakeIdentity = { format_version: 1, chain_id: chainId, anchors }
-            yield* writeJson(join(root, IDENTITY_FILE), join(root, `${IDENTITY_FILE}.${writer}.tmp`), identity)
-          })
+        Effect.flatMap(readIdentity, (seen) =>
+          seen && seen.chain_id !== chainId
+            ? Effect.fail(new CheckpointError({ message: `${root} holds chain ${seen.chain_id}, not ${chainId}` }))
+            : Effect.asVoid(
+                updateIdentity((prior) => ({
+                  ...(prior ?? { format_version: 1, chain_id: chainId }),
+                  anchors: [...(prior?.anchors ?? []).filter((a) => a.height !== anchor.height), anchor].sort((a, b) => a.height - b.height).slice(-ANCHORS_KEPT)
+                }))
+              )
         ),
+      updateIdentity,
       writer,
       staged,
       get: read,
@@ -567,37 +636,19 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
               yield* drop(dataset, files)
               return { committed: false, ranges: [], reason: changed ? `another writer replaced ${changed.path} first` : `${taken} is in use` } as const
             }
-            const intent = join(staging, dataset, INTENT)
-            // Stryker disable next-line ObjectLiteral,ArrowFunction: read only after a kill mid-swap (the recovery tests write it by hand)
-            yield* writeJson(intent, `${intent}.tmp`, { paths: files.map((f) => f.path) })
-            // the new files in place first, unlisted: a reader of the manifest sees the old files until the manifest names the new ones
-            yield* publish(dataset, files, (rel) => staged(dataset, rel))
-            const at = new Date().toISOString()
-            const gone = new Set(replaced.map((r) => r.path))
-            const first = m.files.findIndex((f) => gone.has(f.path))
-            const kept = m.files.filter((f) => !gone.has(f.path))
-            const newlyRetired: Array<RetiredFile> = replaced.map((r) => ({ path: r.path, retired_at: at, replaced_by: files.map((f) => f.path) }))
-            // the new files where the first old one was listed (every file before it is kept): a manifest keeps its order
-            const next: Manifest = { ...m, files: [...kept.slice(0, first), ...files, ...kept.slice(first)], retired: [...(m.retired ?? []), ...newlyRetired] }
-            // fenced: the new files go back to staging (unlisted, no one else names them), so that the commit made again finds them there
-            const written = yield* write(next, basis).pipe(
-              Effect.tapError(() =>
-                Effect.promise(async () => {
-                  for (const f of files) await rename(join(root, dataset, f.path), staged(dataset, f.path)).catch(() => undefined)
-                  await rm(intent, { force: true })
-                })
-              )
-            )
-            // the old files out of the folder: a glob sees the old files or the new ones again
-            yield* Effect.tryPromise({
-              try: async () => {
-                for (const r of replaced) await retire(dataset, r.path)
-                await rm(intent, { force: true })
-              },
-              catch: (e) => new CheckpointError({ message: `could not move replaced files of ${dataset} out of its folder: ${(e as Error).message} (the next run finishes it)` })
-            })
-            yield* remember(manifestPath(dataset), written)
-            return { committed: true } as const
+            return yield* swap(m, basis, replaced, files)
+          })
+        ),
+      commitRollback: (read, replaced, files, kept) =>
+        locked(
+          read.dataset,
+          Effect.gen(function* () {
+            const { m, basis } = yield* opened(read.dataset)
+            if ((m.version ?? 0) !== (read.version ?? 0)) {
+              yield* drop(read.dataset, files)
+              return { committed: false, ranges: m.committed, reason: `${read.dataset}/${MANIFEST_FILE} changed since the rollback read it` } as const
+            }
+            return yield* swap(m, basis, replaced, files, kept)
           })
         ),
       vacuum: (dataset, graceMs, maxRetiredBytes) =>

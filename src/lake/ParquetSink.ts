@@ -50,9 +50,10 @@ export interface ParquetSinkService {
   /**
    * Writes the rows of the Parquet files `inputs` into one file at `path`, atomically, sorted by
    * `sortKey` and then by input and row order (rows equal in the sort key keep their order), with
-   * ZSTD and row groups of ~2 MB compressed: the merge of small files into one (compaction).
+   * ZSTD and row groups of ~2 MB compressed: the merge of small files into one (compaction);
+   * with `where` (an SQL condition on the columns), only the rows it holds for (a rollback's cut).
    */
-  readonly rewrite: (inputs: ReadonlyArray<string>, path: string, sortKey: ReadonlyArray<string>) => Effect.Effect<WrittenFile, SinkError>
+  readonly rewrite: (inputs: ReadonlyArray<string>, path: string, sortKey: ReadonlyArray<string>, where?: string) => Effect.Effect<WrittenFile, SinkError>
   /** Runs SQL on the sink's DuckDB (e.g. reading back what was written). */
   readonly query: (sql: string) => Effect.Effect<Array<Record<string, unknown>>, SinkError>
 }
@@ -401,15 +402,16 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
         }).pipe(Effect.ensuring(disconnect(conn)))
       })
 
-    const rewrite = (inputs: ReadonlyArray<string>, path: string, sortKey: ReadonlyArray<string>) =>
+    const rewrite = (inputs: ReadonlyArray<string>, path: string, sortKey: ReadonlyArray<string>, where?: string) =>
       Effect.gen(function* () {
         yield* makeScratch
         const sizes = yield* Effect.tryPromise({ try: () => Promise.all(inputs.map((f) => stat(f).then((s) => s.size))), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
         const list = `[${inputs.map(sqlString).join(", ")}]`
+        const filter = where ? ` WHERE ${where}` : ""
         const conn = yield* connect
         return yield* Effect.gen(function* () {
           const [counted] = yield* Effect.tryPromise({
-            try: async () => (await conn.use((c) => c.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM read_parquet(${list}, hive_partitioning = false, union_by_name = true)`))).getRowObjectsJS(),
+            try: async () => (await conn.use((c) => c.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM read_parquet(${list}, hive_partitioning = false, union_by_name = true)${filter}`))).getRowObjectsJS(),
             catch: (e) => new SinkError({ message: (e as Error).message, path })
           })
           const rows = Number(counted.n)
@@ -418,7 +420,7 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
           const order = [...orderByOf(sortKey), `list_position(${list}, filename)`, "file_row_number"].join(", ")
           return yield* copyToFile(
             conn,
-            `SELECT * EXCLUDE (filename, file_row_number) FROM read_parquet(${list}, hive_partitioning = false, union_by_name = true, filename = true, file_row_number = true) ORDER BY ${order}`,
+            `SELECT * EXCLUDE (filename, file_row_number) FROM read_parquet(${list}, hive_partitioning = false, union_by_name = true, filename = true, file_row_number = true)${filter} ORDER BY ${order}`,
             path,
             groupRows,
             true,

@@ -19,7 +19,7 @@ import { Either } from "effect"
 import { holdsParquet } from "./files.js"
 import { PENDING, STAGING } from "./layout.js"
 import { writerGone } from "./lock.js"
-import { decodeLakeFile, Manifest, MANIFEST_FILE } from "./manifest.js"
+import { decodeLakeFile, IDENTITY_FILE, LakeIdentity, Manifest, MANIFEST_FILE } from "./manifest.js"
 
 /** How long a reader waits for a live writer to move the files it listed into place. */
 const LIVE_COMMIT_WAIT_MS = 2_000
@@ -42,6 +42,24 @@ const readManifest = (dataDir: string, dataset: string): ReadManifest => {
   // (the manifest's schema refuses a path outside the dataset's folder: such a manifest is damaged)
   if (Either.isLeft(manifest)) return { problem: `${dataset}/${MANIFEST_FILE} is damaged (${manifest.left}): restore it, or export ${dataset} again into a new folder` }
   return { text, paths: manifest.right.files.map((f) => f.path) }
+}
+
+/**
+ * A rollback under way, or cut short, that is cutting `dataset` (`_lake.json`'s `rollback`): some
+ * of the lake's datasets may be cut and others not yet, so the dataset is not read until it is done.
+ */
+const rollingBack = (dataDir: string, dataset: string): string | undefined => {
+  let text: string
+  try {
+    text = readFileSync(join(dataDir, IDENTITY_FILE), "utf8")
+  } catch {
+    return undefined
+  }
+  const identity = decodeLakeFile(LakeIdentity, text)
+  const rollback = Either.isRight(identity) ? identity.right.rollback : undefined
+  return rollback?.datasets.includes(dataset)
+    ? `${dataset}: a rollback of this lake to height ${rollback.to_height} is under way or was cut short: run chain-lake rollback --data ${dataDir} --to-height ${rollback.to_height} (or the export) again to finish it`
+    : undefined
 }
 
 /** The writers whose staging folder holds `path` of `dataset`, waiting to be moved into place. */
@@ -80,6 +98,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * a live writer (this host's, or another host's) still has staged are waited for, up to 2 s.
  */
 export const listedFiles = async (dataDir: string, dataset: string): Promise<ListedFiles> => {
+  const cut = rollingBack(dataDir, dataset)
+  if (cut) return { problem: cut, missing: true }
   const started = Date.now()
   let reads = 0
   for (;;) {

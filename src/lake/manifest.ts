@@ -92,12 +92,37 @@ export const Manifest = Schema.Struct({
 })
 export type Manifest = typeof Manifest.Type
 
+const Anchor = Schema.Struct({ height: Schema.Number, hash: Schema.String })
+
+/** A rollback of the lake (src/engine/rollback.ts): the rows above `to_height` it dropped, and why. */
+export const Reorg = Schema.Struct({
+  at: Schema.String,
+  /** the last height the lake kept */
+  to_height: Schema.Number,
+  /** the highest height the lake held before */
+  from_height: Schema.Number,
+  /** `chain-lake rollback` (the user's word) or `--on-reorg rollback` (a source found to differ) */
+  by: Schema.Literal("command", "on-reorg"),
+  /** where the source was found to differ: the lake's hash there and the source's */
+  differs: Schema.optional(Schema.Struct({ height: Schema.Number, lake_hash: Schema.String, source_hash: Schema.NullOr(Schema.String) })),
+  /** rows dropped per dataset (rows at or below to_height that were dropped with a file are re-read by the next export) */
+  rows_dropped: Schema.Record({ key: Schema.String, value: Schema.Number })
+})
+export type Reorg = typeof Reorg.Type
+
 /** Which chain a lake holds (`OUT/_lake.json`): its id, and block hashes at a few heights to tell its history from another's. */
 export const LakeIdentity = Schema.Struct({
   format_version: Schema.Literal(1),
   chain_id: Schema.String,
   /** newest last; a later run checks the newest its source still serves */
-  anchors: Schema.Array(Schema.Struct({ height: Schema.Number, hash: Schema.String }))
+  anchors: Schema.Array(Anchor),
+  /**
+   * A rollback under way (or cut short): `datasets` are being cut to `to_height`. Their readers
+   * fail until it is done; the next export or rollback finishes it first.
+   */
+  rollback: Schema.optional(Schema.Struct({ to_height: Schema.Number, started_at: Schema.String, by: Schema.Literal("command", "on-reorg"), datasets: Schema.Array(Schema.String) })),
+  /** every rollback the lake went through, oldest first */
+  reorgs: Schema.optional(Schema.Array(Reorg))
 })
 export type LakeIdentity = typeof LakeIdentity.Type
 

@@ -1,0 +1,60 @@
+/**
+ * `chain-lake rollback`: cuts a lake back to a height (engine/rollback.ts), after the chain or its
+ * indexer was rolled back, or to re-export a stretch of history. Local lakes only.
+ */
+import { Command, Options } from "@effect/cli"
+import { resolve } from "node:path"
+import { Console, Effect } from "effect"
+import { isLake } from "../analytics/Analytics.js"
+import { DATASETS } from "../datasets/index.js"
+import { describeRollback, planCut, rollbackLake } from "../engine/rollback.js"
+import { Checkpoints } from "../lake/Checkpoints.js"
+import { layerLakeWriter } from "../lake/writer.js"
+import { isS3Url } from "../storage/s3.js"
+import { UserError } from "./errors.js"
+
+/** What a dry run says: the rows each dataset would lose. */
+const dryRun = (toHeight: number) =>
+  Effect.gen(function* () {
+    const checkpoints = yield* Checkpoints
+    const lines: Array<string> = []
+    for (const d of DATASETS) {
+      const m = d.kind === "sample" ? undefined : yield* checkpoints.get(d.name)
+      if (!m) continue
+      const cut = planCut(m, toHeight)
+      const rows = [...cut.drop, ...cut.trim].reduce((s, f) => s + f.rows, 0)
+      if (rows > 0 || cut.snapshots.length < m.snapshots.length) lines.push(`${d.name}: ${cut.drop.length} files dropped, ${cut.trim.length} rewritten (${rows} rows in them)`)
+    }
+    return lines
+  })
+
+export const rollbackCommand = Command.make(
+  "rollback",
+  {
+    data: Options.text("data").pipe(Options.withDefault("data"), Options.withDescription("the lake to roll back (a folder)")),
+    toHeight: Options.integer("to-height").pipe(Options.withDescription("the last height to keep: every row of the chain above it is dropped")),
+    dryRun: Options.boolean("dry-run").pipe(Options.withDescription("say what would be dropped; change nothing"))
+  },
+  (o) =>
+    Effect.gen(function* () {
+      const bad = (message: string) => new UserError({ message, exitCode: 2 })
+      if (o.toHeight < 0) return yield* bad(`--to-height must be 0 or more (0 drops every row of the chain), got ${o.toHeight}`)
+      if (isS3Url(o.data)) return yield* bad("rollback works on a local lake: sync the S3 lake to a folder, roll it back there, and publish it")
+      const data = resolve(o.data)
+      if (!isLake(data)) return yield* bad(`${data} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`)
+      const failed = (e: { readonly message: string }) => new UserError({ message: `rollback: ${e.message}` })
+      const layer = layerLakeWriter(data)
+      if (o.dryRun) {
+        const lines = yield* dryRun(o.toHeight).pipe(Effect.provide(layer), Effect.mapError(failed))
+        for (const line of lines) yield* Console.log(line)
+        return yield* Console.log(lines.length > 0 ? "dry run: nothing was changed" : `dry run: ${data} holds nothing above height ${o.toHeight}`)
+      }
+      const report = yield* rollbackLake(DATASETS, o.toHeight, { by: "command", notice: (m) => console.error(`chain-lake: ${m}`) }).pipe(Effect.provide(layer), Effect.mapError(failed))
+      yield* Console.log(describeRollback(data, report))
+      if (!report.unchanged) yield* Console.log(`the next export reads the chain from there; the dropped files wait in ${data}/.chain-lake/retired until a compaction deletes them`)
+    })
+).pipe(
+  Command.withDescription(
+    "Drop the lake's rows above a height (after the chain or its indexer was rolled back), in one commit per dataset, logged in _lake.json; the next export reads from there"
+  )
+)

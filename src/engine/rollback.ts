@@ -1,0 +1,249 @@
+/**
+ * Rollbacks: the lake cut back to a height, as after a reorg, or an indexer rolled back and
+ * re-synced to another history. Every dataset anchored to the chain loses what it holds above the
+ * height, each in one commit (Checkpoints.commitRollback: readers see the dataset before or after
+ * it); the next export reads the new history from there.
+ *
+ * - Height datasets (blocks) keep exactly the heights up to it: a file holding heights on both
+ *   sides is rewritten with its rows up to it.
+ * - Position datasets (the tx families, ranges of list positions) lose every file from the first
+ *   one holding a height above it: which positions a file's heights end at is not recorded, so
+ *   a file holding heights on both sides goes whole, and the next export reads its rows up to the
+ *   height again. Positions no file holds (shards that gave no rows) count as above it unless a
+ *   later file starts at or below it.
+ * - Snapshots taken above it (or read while the chain passed it) go whole.
+ * - Router datasets (samples) are no history of this chain: untouched.
+ *
+ * The lake is changed in three steps, so that a stop at any moment leaves it readable or plainly
+ * unfinished: the intent (the height and the datasets) is written into `_lake.json` first, and
+ * readers of those datasets fail while it is there; then each dataset is cut; then the anchors
+ * above the height are dropped, the rollback is logged in `_lake.json`'s `reorgs`, and the intent
+ * cleared. A rollback cut short is finished by the next rollback or export, before anything else.
+ */
+import { randomBytes } from "node:crypto"
+import { join } from "node:path"
+import { Data, Effect } from "effect"
+import { Checkpoints, type CheckpointError, type CommittedFile, type CommittedSnapshot, type Manifest } from "../lake/Checkpoints.js"
+import type { Reorg } from "../lake/manifest.js"
+import { mergedFile, snapshotHeightOf } from "../lake/layout.js"
+import { ParquetSink, sqlString, type SinkError } from "../lake/ParquetSink.js"
+import { below, subtract, type Range } from "../lake/RangeSet.js"
+import type { Dataset } from "./Dataset.js"
+
+export class RollbackError extends Data.TaggedError("RollbackError")<{ readonly message: string }> {}
+
+/** What cutting a manifest to a height drops (whole files), rewrites (files holding heights on both sides) and keeps. */
+export interface Cut {
+  readonly drop: ReadonlyArray<CommittedFile>
+  readonly trim: ReadonlyArray<CommittedFile>
+  readonly committed: ReadonlyArray<Range>
+  readonly snapshots: ReadonlyArray<CommittedSnapshot>
+}
+
+/**
+ * The first position of a position dataset whose rows may be above `height`: the start of the
+ * first piece (a file, or committed positions no file holds) that holds a height above it, or
+ * holds no heights and is followed by nothing starting at or below it. Heights ascend with
+ * positions, so every piece before it is at or below the height.
+ */
+export const positionCut = (m: Manifest, height: number): number => {
+  const files = m.files.flatMap((f) => (f.range ? [{ start: f.range[0], min: f.min_height, max: f.max_height, range: f.range }] : []))
+  const holes = m.committed.flatMap((r) => subtract(r, files.map((f) => f.range))).map(([start]) => ({ start, min: null, max: null }))
+  const pieces = [...files, ...holes].sort((x, y) => x.start - y.start)
+  let laterMin = Infinity
+  let cut = Infinity
+  for (let i = pieces.length - 1; i >= 0; i--) {
+    const p = pieces[i]
+    if (p.max !== null ? p.max > height : laterMin > height) cut = p.start
+    if (p.min !== null) laterMin = Math.min(laterMin, p.min)
+  }
+  return cut
+}
+
+/** A snapshot that may hold state of heights above `height`: taken above it, or read while the chain passed it. */
+const snapshotAbove = (s: CommittedSnapshot, height: number) => s.snapshot_height > height || s.watermark_after > height
+
+/** What cutting `m` to `height` does. */
+export const planCut = (m: Manifest, height: number): Cut => {
+  switch (m.unit) {
+    case "height": {
+      const end = height + 1
+      return {
+        drop: m.files.filter((f) => (f.range ? f.range[0] >= end : (f.max_height ?? -1) > height)),
+        trim: m.files.filter((f) => f.range !== undefined && f.range[0] < end && f.range[1] > end),
+        committed: below(m.committed, end),
+        snapshots: m.snapshots
+      }
+    }
+    case "position": {
+      const cut = positionCut(m, height)
+      return { drop: m.files.filter((f) => (f.range ? f.range[1] > cut : (f.max_height ?? -1) > height)), trim: [], committed: below(m.committed, cut), snapshots: m.snapshots }
+    }
+    case "snapshot": {
+      const gone = new Set(m.snapshots.filter((s) => snapshotAbove(s, height)).map((s) => s.snapshot_height))
+      return { drop: m.files.filter((f) => gone.has(snapshotHeightOf(f.path) ?? NaN)), trim: [], committed: m.committed, snapshots: m.snapshots.filter((s) => !gone.has(s.snapshot_height)) }
+    }
+    case "sample":
+      return { drop: [], trim: [], committed: m.committed, snapshots: m.snapshots }
+  }
+}
+
+const isNoop = (cut: Cut, m: Manifest) => cut.drop.length === 0 && cut.trim.length === 0 && cut.snapshots.length === m.snapshots.length && JSON.stringify(cut.committed) === JSON.stringify(m.committed)
+
+/** A dataset's part of a rollback. */
+export interface DatasetRollback {
+  readonly dataset: string
+  readonly rowsDropped: number
+  readonly filesDropped: number
+  readonly filesRewritten: number
+  readonly snapshotsDropped: number
+}
+
+const quote = (s: string) => `"${s.replace(/"/g, '""')}"`
+
+/** Rewrites `f` (a height file holding heights on both sides of `height`) with its rows up to it, staged as a new file. */
+const trimFile = (d: Dataset, m: Manifest, f: CommittedFile, height: number) =>
+  Effect.gen(function* () {
+    const checkpoints = yield* Checkpoints
+    const sink = yield* ParquetSink
+    const column = d.kind === "append" ? quote(d.columns[d.heightColumn].name) : "height"
+    const range: Range = [f.range![0], height + 1]
+    const rel = mergedFile(f.path.slice(0, Math.max(0, f.path.lastIndexOf("/"))), m.unit, range, `r${Date.now().toString(36)}${randomBytes(3).toString("hex")}`)
+    const at = checkpoints.staged(d.name, rel)
+    const written = yield* sink.rewrite([join(checkpoints.root, d.name, f.path)], at, d.sortKey, `${column} <= ${height}`)
+    const [h] = yield* sink.query(`SELECT min(${column})::BIGINT AS lo, max(${column})::BIGINT AS hi FROM read_parquet(${sqlString(at)})`)
+    const file: CommittedFile = {
+      path: rel,
+      rows: written.rows,
+      bytes: written.bytes,
+      sha256: written.sha256,
+      range,
+      min_height: h.lo === null ? null : Number(h.lo),
+      max_height: h.hi === null ? null : Number(h.hi),
+      committed_at: new Date().toISOString()
+    }
+    return file
+  })
+
+/** How many times a dataset's cut is planned again when another writer changed its manifest meanwhile. */
+const CUT_TRIES = 5
+
+/** Cuts one dataset to `height` in one commit; undefined when the lake does not hold it. */
+export const rollbackDataset = (d: Dataset, height: number) =>
+  Effect.gen(function* (): Effect.fn.Return<DatasetRollback | undefined, RollbackError | CheckpointError | SinkError, Checkpoints | ParquetSink> {
+    const checkpoints = yield* Checkpoints
+    for (let attempt = 0; attempt < CUT_TRIES; attempt++) {
+      const m = yield* checkpoints.get(d.name)
+      if (!m) return undefined
+      const cut = planCut(m, height)
+      const done: DatasetRollback = { dataset: d.name, rowsDropped: 0, filesDropped: 0, filesRewritten: 0, snapshotsDropped: 0 }
+      if (isNoop(cut, m)) return done
+      const rewritten: Array<CommittedFile> = []
+      for (const f of cut.trim) rewritten.push(yield* trimFile(d, m, f, height))
+      const replaced = [...cut.drop, ...cut.trim]
+      const outcome = yield* Effect.uninterruptible(checkpoints.commitRollback(m, replaced, rewritten, { committed: cut.committed, snapshots: cut.snapshots }))
+      if (!outcome.committed) continue
+      return {
+        ...done,
+        rowsDropped: replaced.reduce((s, f) => s + f.rows, 0) - rewritten.reduce((s, f) => s + f.rows, 0),
+        filesDropped: cut.drop.length,
+        filesRewritten: cut.trim.length,
+        snapshotsDropped: m.snapshots.length - cut.snapshots.length
+      }
+    }
+    return yield* new RollbackError({ message: `${d.name}: its manifest changed under the rollback ${CUT_TRIES} times (another writer is committing to it): stop the other writers and run the rollback again` })
+  })
+
+export interface RollbackOptions {
+  /** who asked: the user (`chain-lake rollback`) or an export that found the source on another history */
+  readonly by: Reorg["by"]
+  /** where the source was found to differ from the lake */
+  readonly differs?: Reorg["differs"]
+  readonly notice?: (message: string) => void
+}
+
+export interface RollbackReport {
+  readonly toHeight: number
+  /** the highest height the lake held before */
+  readonly fromHeight: number
+  readonly datasets: ReadonlyArray<DatasetRollback>
+  /** the lake held nothing above the height: nothing was changed or logged */
+  readonly unchanged: boolean
+}
+
+/** The hash the lake's blocks give `height`, when it holds that block. */
+const lakeBlockHash = (height: number) =>
+  Effect.gen(function* () {
+    const checkpoints = yield* Checkpoints
+    const sink = yield* ParquetSink
+    if (!(yield* checkpoints.get("blocks"))) return undefined
+    const rows = yield* checkpoints.withCommittedFiles("blocks", (paths) => sink.query(`SELECT hash FROM read_parquet([${paths.map(sqlString).join(", ")}]) WHERE height = ${height} LIMIT 1`))
+    return rows.length > 0 ? String(rows[0].hash) : undefined
+  })
+
+/** The highest height the lake holds in any dataset, or anchored. */
+const highestHeld = (manifests: ReadonlyArray<Manifest>, anchors: ReadonlyArray<{ readonly height: number }>) =>
+  Math.max(0, ...anchors.map((a) => a.height), ...manifests.flatMap((m) => [...m.files.map((f) => f.max_height ?? 0), ...m.snapshots.map((s) => s.snapshot_height)]))
+
+/**
+ * Cuts every dataset of `catalog` the lake holds to `height` (see the module's comment), and
+ * finishes a rollback cut short first: with one pending, the lake is cut to the lower of the two.
+ */
+export const rollbackLake = (catalog: ReadonlyArray<Dataset>, height: number, options: RollbackOptions) =>
+  Effect.gen(function* () {
+    const checkpoints = yield* Checkpoints
+    const identity = yield* checkpoints.identity
+    if (!identity)
+      return yield* new RollbackError({ message: `${checkpoints.root} holds no _lake.json naming its chain: nothing says which history it holds (an export with --adopt-lake records it)` })
+    const pending = identity.rollback
+    const target = pending ? Math.min(pending.to_height, height) : height
+    if (pending) options.notice?.(`${checkpoints.root}: finishing a rollback to height ${pending.to_height} that was cut short`)
+    const chained = catalog.filter((d) => d.kind !== "sample")
+    const manifests: Array<Manifest> = []
+    for (const d of chained) {
+      const m = yield* checkpoints.get(d.name)
+      if (m) manifests.push(m)
+    }
+    const fromHeight = highestHeld(manifests, identity.anchors)
+    const names = manifests.map((m) => m.dataset)
+    const touches = pending !== undefined || identity.anchors.some((a) => a.height > target) || manifests.some((m) => !isNoop(planCut(m, target), m))
+    if (!touches) return { toHeight: target, fromHeight, datasets: [], unchanged: true } satisfies RollbackReport
+    const startedAt = new Date().toISOString()
+    yield* checkpoints.updateIdentity((prior) => ({ ...(prior ?? identity), rollback: { to_height: target, started_at: pending?.started_at ?? startedAt, by: pending?.by ?? options.by, datasets: [...new Set([...(pending?.datasets ?? []), ...names])] } }))
+    const datasets: Array<DatasetRollback> = []
+    for (const d of chained) {
+      const done = yield* rollbackDataset(d, target)
+      if (done) datasets.push(done)
+    }
+    const hash = yield* lakeBlockHash(target)
+    const entry: Reorg = {
+      at: startedAt,
+      to_height: target,
+      from_height: fromHeight,
+      by: pending?.by ?? options.by,
+      ...(options.differs ? { differs: options.differs } : {}),
+      rows_dropped: Object.fromEntries(datasets.map((r) => [r.dataset, r.rowsDropped]))
+    }
+    yield* checkpoints.updateIdentity((prior) => {
+      const { rollback: _done, ...rest } = prior ?? identity
+      const kept = rest.anchors.filter((a) => a.height < target || (a.height === target && (hash === undefined || a.hash === hash)))
+      return { ...rest, anchors: hash ? [...kept.filter((a) => a.height !== target), { height: target, hash }] : kept, reorgs: [...(rest.reorgs ?? []), entry] }
+    })
+    return { toHeight: target, fromHeight, datasets, unchanged: false } satisfies RollbackReport
+  })
+
+/** Finishes a rollback of the lake that was cut short (see rollbackLake), if there is one. */
+export const finishRollback = (catalog: ReadonlyArray<Dataset>, notice?: (message: string) => void) =>
+  Effect.flatMap(Checkpoints, (checkpoints) =>
+    Effect.flatMap(checkpoints.identity, (identity) =>
+      identity?.rollback ? Effect.asVoid(rollbackLake(catalog, identity.rollback.to_height, { by: identity.rollback.by, ...(notice ? { notice } : {}) })) : Effect.void
+    )
+  )
+
+/** A rollback in one line: what the lake held, where it was cut, the rows each dataset lost. */
+export const describeRollback = (root: string, r: RollbackReport): string => {
+  if (r.unchanged) return `${root} holds nothing above height ${r.toHeight}: nothing to roll back`
+  const lost = r.datasets.filter((d) => d.rowsDropped > 0 || d.filesDropped > 0 || d.snapshotsDropped > 0)
+  const parts = lost.map((d) => `${d.dataset} ${d.rowsDropped} rows${d.snapshotsDropped > 0 ? ` (${d.snapshotsDropped} snapshot${d.snapshotsDropped > 1 ? "s" : ""})` : ""}`)
+  return `rolled ${root} back from height ${r.fromHeight} to ${r.toHeight}: ${parts.length > 0 ? `dropped ${parts.join(", ")}` : "no rows above it (anchors dropped)"}; logged in _lake.json (reorgs)`
+}

@@ -1,0 +1,207 @@
+/**
+ * Rollbacks (issue 33): a lake whose indexer was rolled back and re-synced to another history
+ * (a fork above some height, same chain id) is refused by default, naming the first height that
+ * differs; `--on-reorg rollback` and `chain-lake rollback` cut the lake back to the last common
+ * height in one commit per dataset, log it in `_lake.json`, and the lake then equals a clean
+ * export of the new history. Real CLI processes, real loopback devnets, real Parquet and DuckDB.
+ */
+import { cpSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startDevnet, type Devnet } from "../src/devnet/index.js"
+import { planCut, positionCut } from "../src/engine/rollback.js"
+import type { CommittedFile, Manifest } from "../src/lake/Checkpoints.js"
+import { runCli } from "./support/cli.js"
+import { expectLakeMatchesChain, scan, withDuckDB } from "./support/chain-model.js"
+import { startProxy, type HostileServer, type Reply } from "./support/hostile.js"
+import { tempDirs } from "./support/tmp.js"
+
+const { make: tmp, removeAll } = tempDirs("chain-lake-rollback-")
+const DATASETS = ["blocks", "txs", "evm_txs", "evm_logs"]
+const FORK = 100
+/** the history the lake was exported from */
+let before: Devnet
+/** the same chain rolled back to 110 and re-synced to another history above FORK: its tip is below the lake's */
+let behind: Devnet
+/** the same fork, grown past the lake's tip */
+let ahead: Devnet
+/** a lake of `before`, exported once and copied for each test */
+let lake: string
+
+const exportArgs = (url: string, out: string, ...more: Array<string>) => ["export", "--indexer-url", url, "--out", out, "--datasets", DATASETS.join(","), ...more]
+
+beforeAll(async () => {
+  before = await startDevnet({ seed: 1, blocks: 130 })
+  behind = await startDevnet({ seed: 1, blocks: 110, fork: { height: FORK, seed: 2 } })
+  ahead = await startDevnet({ seed: 1, blocks: 150, fork: { height: FORK, seed: 2 } })
+  lake = tmp()
+  const r = await runCli(exportArgs(before.indexerUrl, lake))
+  expect(r.code, r.stderr).toBe(0)
+})
+afterAll(async () => {
+  await Promise.all([before?.stop(), behind?.stop(), ahead?.stop()])
+  removeAll()
+})
+
+const copyOfLake = () => {
+  const out = tmp()
+  cpSync(lake, out, { recursive: true })
+  return out
+}
+const identity = (out: string) => JSON.parse(readFileSync(join(out, "_lake.json"), "utf8"))
+const count = async (out: string, dataset: string, where = "true") =>
+  withDuckDB(async (conn) => Number((await conn.runAndReadAll(`SELECT count(*) AS n FROM ${scan(out, dataset)} WHERE ${where}`)).getRowObjectsJson()[0].n))
+
+describe("an indexer rolled back and re-synced to another history (same chain id)", () => {
+  it("below the lake's tip: refused in one line naming the first height that differs, nothing written; --on-reorg rollback leaves the lake equal to a clean export of the new history, logged", async () => {
+    const out = copyOfLake()
+    const manifests = () => DATASETS.map((d) => readFileSync(join(out, d, "_manifest.json"), "utf8"))
+    const was = manifests()
+    const refused = await runCli(exportArgs(behind.indexerUrl, out))
+    expect(refused.code).toBe(1)
+    expect(refused.stderr.trim().split("\n")).toHaveLength(1)
+    expect(refused.stderr.trim()).toBe(
+      `chain-lake: error: ${out} holds another history of chain lake-evm-1 from height ${FORK + 1} on (block ${FORK + 1} is ${before.chain.blockHash(FORK + 1)} there and ${behind.chain.blockHash(FORK + 1)} on this indexer; both hold the same block ${FORK}): a rolled-back, re-synced or reorganized indexer. --on-reorg rollback drops the lake's rows above ${FORK} and exports this indexer's history; or export into another --out (nothing was written)`
+    )
+    expect(manifests()).toEqual(was)
+
+    const rolled = await runCli(exportArgs(behind.indexerUrl, out, "--on-reorg", "rollback"))
+    expect(rolled.code, rolled.stderr).toBe(0)
+    expect(rolled.stderr).toMatch(new RegExp(`this indexer's block ${FORK + 1} differs from the lake's: rolled .* back from height 130 to ${FORK}: dropped blocks 30 rows, txs \\d+ rows`))
+    await expectLakeMatchesChain(out, behind, DATASETS)
+    const log = identity(out)
+    expect(log.rollback).toBeUndefined()
+    expect(log.reorgs).toEqual([
+      {
+        at: expect.any(String),
+        to_height: FORK,
+        from_height: 130,
+        by: "on-reorg",
+        differs: { height: FORK + 1, lake_hash: before.chain.blockHash(FORK + 1), source_hash: behind.chain.blockHash(FORK + 1) },
+        rows_dropped: { blocks: 30, txs: expect.any(Number), evm_txs: expect.any(Number), evm_logs: expect.any(Number) }
+      }
+    ])
+    // every anchor is of the new history
+    for (const a of log.anchors) expect(a.hash, `anchor ${a.height}`).toBe(behind.chain.blockHash(a.height))
+    // a rerun has nothing to roll back or export
+    const again = await runCli(exportArgs(behind.indexerUrl, out, "--on-reorg", "rollback"))
+    expect(again.code, again.stderr).toBe(0)
+    expect(identity(out).reorgs).toHaveLength(1)
+  })
+
+  it("chain-lake rollback --to-height cuts every dataset to the height (a dry run first changes nothing); an export of the fork then needs no flag and gives the new history", async () => {
+    const out = copyOfLake()
+    const dry = await runCli(["rollback", "--data", out, "--to-height", String(FORK), "--dry-run"])
+    expect(dry.code, dry.stderr).toBe(0)
+    expect(dry.stdout).toMatch(/^blocks: 0 files dropped, 1 rewritten \(130 rows in them\)$/m)
+    expect(dry.stdout).toMatch(/dry run: nothing was changed/)
+    expect(identity(out).reorgs).toBeUndefined()
+
+    const r = await runCli(["rollback", "--data", out, "--to-height", String(FORK)])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(new RegExp(`^rolled ${out} back from height 130 to ${FORK}: dropped blocks 30 rows, txs \\d+ rows`))
+    // blocks keep exactly 1..FORK; the tx families keep nothing above it
+    expect(await count(out, "blocks")).toBe(FORK)
+    expect(await count(out, "blocks", `height > ${FORK}`)).toBe(0)
+    for (const [d, height] of [["txs", "height"], ["evm_txs", "block_number"], ["evm_logs", "block_number"]]) expect(await count(out, d, `${height} > ${FORK}`), d).toBe(0)
+    expect(identity(out).anchors).toEqual([{ height: FORK, hash: before.chain.blockHash(FORK) }])
+    expect(identity(out).reorgs).toEqual([expect.objectContaining({ to_height: FORK, from_height: 130, by: "command" })])
+    // the dropped files left the dataset folders (kept in .chain-lake/retired until a compaction)
+    const blocks = JSON.parse(readFileSync(join(out, "blocks", "_manifest.json"), "utf8"))
+    expect(blocks.committed).toEqual([[1, FORK + 1]])
+
+    const next = await runCli(exportArgs(ahead.indexerUrl, out))
+    expect(next.code, next.stderr).toBe(0)
+    await expectLakeMatchesChain(out, ahead, DATASETS)
+    // a height above the lake's: nothing to do, nothing logged
+    const nothing = await runCli(["rollback", "--data", out, "--to-height", "500"])
+    expect(nothing.code, nothing.stderr).toBe(0)
+    expect(nothing.stdout).toMatch(/holds nothing above height 500: nothing to roll back/)
+    expect(identity(out).reorgs).toHaveLength(1)
+  })
+
+  it("a rollback cut short: readers of its datasets fail in one line until the next export finishes it", async () => {
+    const out = copyOfLake()
+    // as a rollback leaves the lake when stopped right after recording its intent
+    writeFileSync(join(out, "_lake.json"), JSON.stringify({ ...identity(out), rollback: { to_height: FORK, started_at: new Date().toISOString(), by: "command", datasets: DATASETS } }))
+    const q = await runCli(["query", "--data", out, "SELECT count(*) FROM txs"])
+    expect(q.code).not.toBe(0)
+    expect(q.stderr.trim()).toMatch(
+      new RegExp(`^chain-lake: error: .*txs: a rollback of this lake to height ${FORK} is under way or was cut short: run chain-lake rollback --data ${out} --to-height ${FORK} \\(or the export\\) again to finish it`)
+    )
+    const r = await runCli(exportArgs(ahead.indexerUrl, out))
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stderr).toMatch(new RegExp(`finishing a rollback to height ${FORK} that was cut short`))
+    await expectLakeMatchesChain(out, ahead, DATASETS)
+    expect(identity(out).rollback).toBeUndefined()
+  })
+
+  it("a source that moves to the fork during the run: with --on-reorg rollback the run starts over, rolls back and exports the new history (exit 0)", async () => {
+    const out = tmp()
+    const first = await runCli(exportArgs(before.indexerUrl, out, "--to-height", "60"))
+    expect(first.code, first.stderr).toBe(0)
+    let requests = 0
+    const proxy: HostileServer = await startProxy(before.indexerUrl, async (req, forward): Promise<Reply> => {
+      if (++requests <= 30) return forward()
+      const res = await fetch(ahead.indexerUrl + req.path)
+      return { status: res.status, headers: { "content-type": res.headers.get("content-type") ?? "text/plain" }, body: await res.text() }
+    })
+    try {
+      const r = await runCli(exportArgs(proxy.url, out, "--on-reorg", "rollback", "--page-size", "10", "--concurrency", "2"))
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stderr).toMatch(/the indexer's history changed during the run: starting over/)
+      await expectLakeMatchesChain(out, ahead, DATASETS)
+    } finally {
+      await proxy.close()
+    }
+  })
+})
+
+describe("what a rollback cuts (planCut)", () => {
+  const file = (path: string, range: [number, number], heights: [number, number] | null, rows = 1): CommittedFile => ({
+    path,
+    rows,
+    bytes: 1,
+    sha256: "x",
+    range,
+    min_height: heights?.[0] ?? null,
+    max_height: heights?.[1] ?? null,
+    committed_at: ""
+  })
+  const manifest = (unit: Manifest["unit"], files: Array<CommittedFile>, committed: Array<[number, number]>): Manifest => ({ dataset: "d", format_version: 1, unit, columns: [], files, committed, snapshots: [] })
+
+  it("height datasets: files above go, a file across the height is rewritten, committed ends after it", () => {
+    const m = manifest("height", [file("a", [1, 51], [1, 50]), file("b", [51, 101], [51, 100]), file("c", [101, 151], [101, 150])], [[1, 151]])
+    const cut = planCut(m, 75)
+    expect(cut.drop.map((f) => f.path)).toEqual(["c"])
+    expect(cut.trim.map((f) => f.path)).toEqual(["b"])
+    expect(cut.committed).toEqual([[1, 76]])
+  })
+
+  it("position datasets: from the first piece holding a height above, whole files; positions no file holds count as above unless a later file starts at or below the height", () => {
+    // positions 0..29 (heights 1..40), a hole 30..39, 40..59 (heights 45..70), a hole 60..69, 70..79 (heights 90..99)
+    const files = [file("a", [0, 30], [1, 40]), file("b", [40, 60], [45, 70]), file("c", [70, 80], [90, 99])]
+    const m = manifest("position", files, [[0, 80]])
+    // the hole 30..39 lies before a file starting at 45 <= 60: below; b holds 70 > 60: the cut is at b
+    expect(positionCut(m, 60)).toBe(40)
+    // the hole 60..69 lies before c (from 90 > 80): above, and the cut is there
+    expect(positionCut(m, 80)).toBe(60)
+    expect(planCut(m, 80)).toMatchObject({ drop: [files[2]], committed: [[0, 60]] })
+    // nothing above: nothing cut
+    expect(positionCut(m, 99)).toBe(Infinity)
+    // a file without rows (min/max null) after the last height below: above
+    const empty = manifest("position", [file("a", [0, 30], [1, 40]), file("e", [30, 40], null)], [[0, 40]])
+    expect(positionCut(empty, 50)).toBe(30)
+  })
+
+  it("snapshots taken above the height, or read while the chain passed it, go whole", () => {
+    const snap = (h: number, after: number) => ({ snapshot_height: h, snapshot_time: "", consistency: "exact" as const, watermark_before: h, watermark_after: after, rows: 1, duplicates_dropped: 0, reads: 1, lists: [] })
+    const m: Manifest = {
+      ...manifest("snapshot", [{ ...file("snapshot_height=90/part-0.parquet", [0, 0], null) }, { ...file("snapshot_height=120/part-0.parquet", [0, 0], null) }], []),
+      snapshots: [snap(90, 90), snap(95, 130), snap(120, 120)]
+    }
+    const cut = planCut(m, 100)
+    expect(cut.snapshots.map((s) => s.snapshot_height)).toEqual([90])
+    expect(cut.drop.map((f) => f.path)).toEqual(["snapshot_height=120/part-0.parquet"])
+  })
+})
