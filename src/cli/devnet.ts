@@ -30,6 +30,11 @@ const options = {
     Options.optional,
     Options.withDescription("the denom most fees are paid in, in place of uinit (an EVM rollup's own gas token; the rich list of uinit then answers 400)")
   ),
+  forkHeight: Options.integer("fork-height").pipe(
+    Options.optional,
+    Options.withDescription("another history above this height (as an indexer rolled back and re-synced, or a reorg): blocks up to it are the same as without the flag, those above are drawn from --fork-seed")
+  ),
+  forkSeed: Options.integer("fork-seed").pipe(Options.optional, Options.withDescription("with --fork-height: the seed of the history above it (default: --seed + 1)")),
   noRouterMetadata: Options.boolean("no-router-metadata").pipe(
     Options.withDescription("a router with only the documented route, msgs, track and status: /v2/fungible/assets and /v2/info/chains answer 404")
   )
@@ -41,6 +46,9 @@ export const devnetCommand = Command.make("devnet", options, (o) =>
     if (o.blocks < 1) return yield* new UserError({ message: `--blocks must be at least 1, got ${o.blocks}`, exitCode: 2 })
     if (o.port < 0 || o.port > 65534) return yield* new UserError({ message: `--port must be between 0 and 65534, got ${o.port}`, exitCode: 2 })
     if (o.blockTime < 0 || o.latencyMs < 0) return yield* new UserError({ message: "--block-time and --latency-ms cannot be negative", exitCode: 2 })
+    if (Option.isSome(o.forkSeed) && Option.isNone(o.forkHeight)) return yield* new UserError({ message: "--fork-seed needs --fork-height", exitCode: 2 })
+    if (Option.isSome(o.forkHeight) && o.forkHeight.value < 0) return yield* new UserError({ message: `--fork-height must be 0 or more, got ${o.forkHeight.value}`, exitCode: 2 })
+    const fork = Option.map(o.forkHeight, (height) => ({ height, seed: Option.getOrElse(o.forkSeed, () => o.seed + 1) }))
     const devnet = yield* Effect.acquireRelease(
       Effect.tryPromise({
         // the devnet loads when it is asked for: other commands never pay for it
@@ -56,7 +64,8 @@ export const devnetCommand = Command.make("devnet", options, (o) =>
             vm: o.vm as Vm,
             txsPerBlock: o.txsPerBlock,
             routerMetadata: !o.noRouterMetadata,
-            ...(Option.isSome(o.feeDenom) ? { feeDenom: o.feeDenom.value } : {})
+            ...(Option.isSome(o.feeDenom) ? { feeDenom: o.feeDenom.value } : {}),
+            ...(Option.isSome(fork) ? { fork: fork.value } : {})
           }),
         catch: (e) =>
           new UserError({
@@ -74,7 +83,7 @@ export const devnetCommand = Command.make("devnet", options, (o) =>
     yield* Console.log(`indexer_url=${devnet.indexerUrl}`)
     yield* Console.log(`router_url=${devnet.routerUrl}`)
     yield* Console.error(
-      `devnet: seed ${o.seed}, ${devnet.chain.tip} blocks, ${devnet.chain.txTotal()} txs, vm ${o.vm}, faults ${o.faults}${o.noRouterMetadata ? ", router without metadata endpoints" : ""}${o.blockTime > 0 ? `, a block every ${o.blockTime} ms` : ""}; Ctrl-C stops it`
+      `devnet: seed ${o.seed}, ${devnet.chain.tip} blocks, ${devnet.chain.txTotal()} txs, vm ${o.vm}, faults ${o.faults}${Option.isSome(fork) ? `, another history above height ${fork.value.height} (seed ${fork.value.seed})` : ""}${o.noRouterMetadata ? ", router without metadata endpoints" : ""}${o.blockTime > 0 ? `, a block every ${o.blockTime} ms` : ""}; Ctrl-C stops it`
     )
     return yield* Effect.never
   }).pipe(Effect.scoped)
