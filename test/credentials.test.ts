@@ -3,12 +3,13 @@
  * key in the URL's query. Every request carries them, and no secret appears in anything the tool
  * prints or writes.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs"
-import { join } from "node:path"
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { join, resolve } from "node:path"
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
 import type { Devnet } from "../src/devnet/index.js"
 import { parseEndpoint, parseHeaderLines, redact, redactUrl, rememberSecrets } from "../src/http/endpoint.js"
+import { rememberSecret, rememberUrlSecrets } from "../src/secrets/redact.js"
 import { runCli } from "./support/cli.js"
 import { json, proxiedDevnet, RESET, startProxy, text, type HostileRequest } from "./support/hostile.js"
 import { queryLake } from "./support/lake.js"
@@ -168,10 +169,77 @@ describe("credentials for services behind a gateway", () => {
     expect(bad.code).toBe(2)
     expect(bad.stderr.trim()).toMatch(/^chain-lake: error: indexer headers: a header must look like "Name: value"/)
     expect(bad.stderr).not.toContain(API_KEY)
+    expect(bad.stderr).not.toContain(API_KEY.slice(0, 8))
     const ftp = await runCli(["export", "--indexer-url", `ftp://carol:${PASSWORD}@host/`, "--out", tmp()])
     expect(ftp.code).toBe(2)
     expect(ftp.stderr.trim()).toMatch(/^chain-lake: error: --indexer-url must be an http\(s\) URL .*ftp:\/\/\*\*\*@host/)
     expect(ftp.stderr).not.toContain(PASSWORD)
+  })
+})
+
+/** A pipeline file in a fresh folder (no package.json around it) exporting definePipeline(definition). */
+const pipelineFile = (definition: object): string => {
+  const file = join(tmp(), "leaky.ts")
+  writeFileSync(file, `import { definePipeline } from ${JSON.stringify(resolve("src/pipelines/definePipeline.ts"))}\nexport default definePipeline(${JSON.stringify(definition)})\n`)
+  return file
+}
+
+/** The forms a hostile server echoes a secret in. */
+const encodedForms = (secret: string): Record<string, string> => {
+  const bytes = Buffer.from(secret)
+  return { raw: secret, hex: bytes.toString("hex"), HEX: bytes.toString("hex").toUpperCase(), b64: bytes.toString("base64"), b64url: bytes.toString("base64url"), pct: encodeURIComponent(secret) }
+}
+
+describe("secrets in every form, on every way out", () => {
+  const PW = "s3cret/Pa55+w=rd"
+  const KEY = "k3y~gateway/42+x"
+  const QKEY = "q-key-987654"
+
+  it("chain-lake run: a pipeline whose URL holds user:pass and a key fails at a server echoing them encoded; no form is in stdout, stderr or any file under --out", async () => {
+    const echo = (label: string, secret: string) => Object.entries(encodedForms(secret)).map(([form, value]) => `${label}.${form}=${value}`)
+    const echoes = (r: HostileRequest) => {
+      const pw = Buffer.from(String(r.headers.authorization).split(" ")[1], "base64").toString().split(":").slice(1).join(":")
+      return [...echo("pw", pw), ...echo("key", String(r.headers["x-api-key"])), ...echo("q", String(r.url.searchParams.get("apikey")))].join(" ")
+    }
+    // the first run: /status answers, its first page is refused with the request's secrets echoed in
+    // the error body; the second: /status is malformed, its height the echo (a decode error quotes it,
+    // no error body in between)
+    let refused = false
+    const server = await servers.proxy((r, forward) => {
+      if (r.url.pathname !== "/status") return (refused = true), text(400, `rejected: ${echoes(r)}`)
+      return refused ? json({ version: "v1", commit_hash: "x", chain_id: "c-1", height: echoes(r) }) : forward(r.path)
+    })
+    const url = server.url.replace("http://", `http://alice:${encodeURIComponent(PW)}@`) + `/?apikey=${QKEY}`
+    const file = pipelineFile({ name: "leaky", description: "test", datasets: ["blocks"], schedule: "* * * * * *", sources: { indexerUrl: url } })
+    const out = tmp()
+    const r = await runCli(["run", file, "--schedule", "--max-runs", "2", "--out", out], { env: { CHAIN_LAKE_INDEXER_URL: "", CHAIN_LAKE_INDEXER_HEADERS: `X-Api-Key: ${KEY}` } })
+    expect(r.code).toBe(1)
+    const lines = r.stdout.trim().split("\n")
+    expect(lines.map((l) => /leaky: FAILED — (indexer answered 400|Expected number)/.exec(l)?.[1])).toEqual(["indexer answered 400", "Expected number"])
+    const reports = readdirSync(join(out, "_runs")).map((f) => (JSON.parse(readFileSync(join(out, "_runs", f), "utf8")) as { error: string }).error)
+    expect(reports.length).toBe(2)
+    // every echo reached each run's line and report (else this test proves nothing), starred
+    const labels = ["pw", "key", "q"].flatMap((l) => Object.keys(encodedForms("x")).map((f) => `${l}.${f}`))
+    for (const where of [...lines, ...reports]) for (const label of labels) expect(where, label).toContain(`${label}=***`)
+    const everything = [r.stdout, r.stderr, allText(out)].join("\n")
+    for (const secret of [PW, KEY, QKEY]) for (const form of Object.values(encodedForms(secret))) expect(everything, form).not.toContain(form)
+  })
+
+  it("a URL with no scheme, a broken scheme, or a password with an unencoded '/', from a flag or the environment: exit 2, one line, no password", async () => {
+    const PASS = "Pa55-w0rd-xyz"
+    const urls = [`user:${PASS}@host`, `htp:/user:${PASS}@x`, `//user:${PASS}@host`, `http://user:12/${PASS}@127.0.0.1:9`, `http://user:${PASS}@ho st/`]
+    const file = pipelineFile({ name: "leaky", description: "test", datasets: ["blocks"], schedule: "0 0 * * *" })
+    const results = await Promise.all([
+      ...urls.map((url) => runCli(["export", "--indexer-url", url, "--out", tmp()])),
+      runCli(["run", file, "--out", tmp()], { env: { CHAIN_LAKE_INDEXER_URL: `//user:${PASS}@host` } }),
+      runCli(["sample-routes", "--out", tmp()], { env: { CHAIN_LAKE_ROUTER_URL: `user:${PASS}@host` } })
+    ])
+    for (const r of results) {
+      expect(r.code, r.stderr).toBe(2)
+      expect(r.stderr.trim().split("\n").length, r.stderr).toBe(1)
+      expect(r.stderr).toMatch(/(must be an http\(s\) URL|has an "@" in its path).*\*\*\*@/)
+      expect(r.stderr + r.stdout).not.toContain(PASS)
+    }
   })
 })
 
@@ -186,5 +254,27 @@ describe("endpoint parsing and redaction", () => {
     expect(redactUrl("http://a:b@c@h:1/p?key=v&x=y")).toBe("http://***@h:1/p?key=***&x=***")
     expect(Either.isLeft(parseHeaderLines(["no-colon-here"]))).toBe(true)
     expect(parseHeaderLines(["A: 1\nB:  two words "])).toEqual(Either.right({ a: "1", b: "two words" }))
+  })
+
+  it("a URL's user-info is hidden whatever its form, and a malformed URL's password is remembered", () => {
+    expect(redactUrl("user:pw@host")).toBe("user:***@host")
+    expect(redactUrl("htp:/u:p@x/y?k=v")).toBe("htp:/***@x/y?k=***")
+    expect(redactUrl("//u:p@h")).toBe("//***@h")
+    expect(redactUrl("http://u:12/34@h")).toBe("http://***@h")
+    rememberUrlSecrets("htp:/bob:Hunter-22@x")
+    rememberUrlSecrets("carol:Swordfish-7@host")
+    expect(redact("said Hunter-22 and Swordfish-7")).toBe("said *** and ***")
+  })
+
+  it("a remembered secret is hidden in each form a server may echo it in, and inside a longer text encoded whole", () => {
+    const secret = "Zq9/k+ey=!x&y"
+    rememberSecret(secret)
+    const forms = [...Object.values(encodedForms(secret)), new URLSearchParams({ s: secret }).toString().slice(2), JSON.stringify(secret).slice(1, -1)]
+    for (const form of forms) expect(redact(`<${form}>`), form).toBe("<***>")
+    // at each of base64's 3 offsets: what is left after *** is the last group, which mixes in padding
+    for (const pad of ["", "a", "ab"]) expect(redact(Buffer.from(`${pad}x-api-key: ${secret}`).toString("base64"))).toMatch(/\*\*\*.{0,4}$/)
+    // too short to hide
+    rememberSecret("abc")
+    expect(redact("abc")).toBe("abc")
   })
 })

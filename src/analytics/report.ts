@@ -7,6 +7,7 @@ import { writeFile } from "node:fs/promises"
 import { Effect } from "effect"
 import type { TopLevelSpec } from "vega-lite"
 import { Analytics, AnalyticsError, datasetsRead, type SqlError } from "./Analytics.js"
+import { redact } from "../secrets/redact.js"
 
 export interface Chart {
   readonly id: string
@@ -287,6 +288,6 @@ figure.chart h2{margin:.2rem 0;font-size:1.2rem} .question{color:#555;margin:.2r
 ${sections.join("\n")}
 </body></html>
 `
-    yield* Effect.tryPromise({ try: () => writeFile(path, html), catch: (e) => new AnalyticsError({ message: `cannot write ${path}: ${(e as Error).message}` }) })
+    yield* Effect.tryPromise({ try: () => writeFile(path, redact(html)), catch: (e) => new AnalyticsError({ message: `cannot write ${path}: ${(e as Error).message}` }) })
     return { path, charts }
   })

@@ -16,6 +16,7 @@ import { newWorkDir, pullManifests, remoteCommits, removeDir } from "../storage/
 import { newWriterId } from "../lake/lock.js"
 import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
 import type { ServiceEndpoint } from "../http/endpoint.js"
+import { redactedJson } from "../secrets/redact.js"
 import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./endpoints.js"
 import { UserError } from "./errors.js"
 import { parseMemorySize } from "../lake/writer.js"
@@ -214,7 +215,7 @@ export const exportCommand = Command.make("export", options, (o) =>
         // an s3:// run's work folder goes with it: its commits are uploaded, the report is not
         if (!s3Out) {
           await makeFolder(join(out, "_runs"))
-          await writeFile(join(out, rel), JSON.stringify({ startedAt, stoppedAt: new Date().toISOString(), interrupted: true, indexerUrl: indexer.baseUrl, committed: datasets }, null, 1))
+          await writeFile(join(out, rel), redactedJson({ startedAt, stoppedAt: new Date().toISOString(), interrupted: true, indexerUrl: indexer.baseUrl, committed: datasets }, 1))
         }
         const what = datasets.length ? datasets.map((d) => `${d.dataset} +${d.rows} rows in ${d.files} files`).join(", ") : "nothing yet"
         process.stderr.write(`committed by this run before it was stopped: ${what}${s3Out ? "" : ` (report in ${rel})`}\n`)
@@ -312,7 +313,7 @@ export const exportCommand = Command.make("export", options, (o) =>
     const runReport = `_runs/${report.startedAt.replace(/[:.]/g, "-")}.json`
     yield* Effect.promise(async () => {
       await makeFolder(join(out, "_runs"))
-      await writeFile(join(out, runReport), JSON.stringify({ ...report, indexerUrl: indexer.baseUrl, seconds }, null, 1))
+      await writeFile(join(out, runReport), redactedJson({ ...report, indexerUrl: indexer.baseUrl, seconds }, 1))
     })
     yield* Console.log(summaryTable(report.datasets, seconds))
     if (remote) yield* uploaded(remote, [runReport])

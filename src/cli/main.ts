@@ -4,7 +4,7 @@ import { Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Effect, Exit } from "effect"
-import { redact } from "../http/endpoint.js"
+import { redactStandardStreams, rememberGivenSecrets } from "./output.js"
 import { demoCommand } from "./demo.js"
 import { choiceFlags, helpWidth, renderHelp, type AnyCommand } from "./help.js"
 import { devnetCommand } from "./devnet.js"
@@ -87,7 +87,7 @@ const oneLine = (e: unknown) => {
       : o.message !== undefined
         ? String(o.message)
         : String(e)
-  return Console.error(`chain-lake: error: ${redact(message.split("\n")[0])}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = 1))))
+  return Console.error(`chain-lake: error: ${message.split("\n")[0]}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = 1))))
 }
 
 /** `--help` (or no command at all) is answered by help.ts, readable in a terminal and in a pipe. */
@@ -116,6 +116,9 @@ const stopAtSecondSignal = () => {
   process.on("SIGTERM", onSignal)
 }
 
+// before anything prints: every line out is redacted (output.ts), knowing the secrets given
+redactStandardStreams()
+rememberGivenSecrets(process.argv.slice(2), process.env)
 const help = helpFor(process.argv.slice(2))
 if (help !== undefined) process.stdout.write(help + "\n")
 else {
@@ -129,11 +132,10 @@ else {
     )
   ).pipe(
     Effect.catchTag("UserError", (e) =>
-      // credentials never reach the clients (http/endpoint.ts); redact is the last guard for text that quotes what a user typed
-      Console.error(`chain-lake: error: ${redact(e.message)}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = e.exitCode ?? 1))))
+      Console.error(`chain-lake: error: ${e.message}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = e.exitCode ?? 1))))
     ),
     Effect.catchIf(ValidationError.isValidationError, () =>
-      Console.error(`chain-lake: error: ${redact(cliProblem(process.argv.slice(2)))}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = 2))))
+      Console.error(`chain-lake: error: ${cliProblem(process.argv.slice(2))}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = 2))))
     ),
     // anything else (a path a flag names that cannot be used, a failure no command described): one
     // line, never a stack trace

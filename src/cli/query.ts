@@ -13,6 +13,7 @@ import { writeReport } from "../analytics/report.js"
 import { UserError } from "./errors.js"
 import { displayWidth, table } from "./progress.js"
 import { isS3Url } from "../storage/s3.js"
+import { redact } from "../secrets/redact.js"
 
 const dataOption = Options.directory("data").pipe(Options.withDefault("data"), Options.withDescription("the export folder"))
 
@@ -194,7 +195,8 @@ export const queryCommand = Command.make(
         const text = formatResult(result, o.format)
         if (Option.isSome(o.output))
           yield* Effect.tryPromise({
-            try: () => writeFile(Option.getOrThrow(o.output), text + "\n"),
+            // redacted as the same text printed to stdout is (output.ts)
+            try: () => writeFile(Option.getOrThrow(o.output), redact(text) + "\n"),
             catch: (e) => new UserError({ message: `cannot write --output ${Option.getOrThrow(o.output)}: ${(e as Error).message}` })
           })
         else yield* Console.log(text)

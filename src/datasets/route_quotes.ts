@@ -4,7 +4,7 @@
  * Partitioned by date of sampled_at; one file per sampling round (src/sampling/sampler.ts).
  */
 import { columnsOf, defineSample } from "../engine/Dataset.js"
-import { redact } from "../http/endpoint.js"
+import { redact } from "../secrets/redact.js"
 import { date } from "../lake/layout.js"
 import type { RouterError } from "../router/errors.js"
 import { operationKind, type RouteResponse } from "../router/schemas.js"

@@ -4,7 +4,7 @@
  * and estimated against actual duration. Partitioned by date of observed_at (src/sampling/tracker.ts).
  */
 import { columnsOf, defineSample } from "../engine/Dataset.js"
-import { redact } from "../http/endpoint.js"
+import { redact } from "../secrets/redact.js"
 import { date } from "../lake/layout.js"
 import { outcomeOf, transferEventsOf, type TxStatusResponse } from "../router/schemas.js"
 

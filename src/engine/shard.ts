@@ -16,6 +16,7 @@ import { decodeRecord, isInvalid } from "./pageDecode.js"
 import { walkPages, type PageInfo } from "./pager.js"
 import { Source, type InvalidRecordFailure, type ListPage, type PageRequest, type SourceFailure } from "./Source.js"
 import { makeFolder } from "../lake/files.js"
+import { redactedJson } from "../secrets/redact.js"
 
 /** What a shard (or a snapshot) fails with. */
 export type WriteFailure = SourceFailure | SinkError | CheckpointError
@@ -63,12 +64,13 @@ const quarantine = (root: string, source: AppendSource, err: InvalidRecordFailur
     const entry = { endpoint: err.endpoint, key: err.key, path: err.path, message: err.message }
     let line: string
     try {
-      line = JSON.stringify({ ...entry, record })
+      // what a service said, as it leaves the process: redacted (secrets/redact.ts)
+      line = redactedJson({ ...entry, record })
     } catch {
       // a record nested too deeply to stringify: where it was and why, with its top-level values (a
       // tx's hash and height name it) and without what is nested
       const top = typeof record === "object" && record !== null ? Object.fromEntries(Object.entries(record).filter(([, v]) => typeof v !== "object" || v === null)) : null
-      line = JSON.stringify({ ...entry, record: top, record_omitted: "its nested values: too deep to store" })
+      line = redactedJson({ ...entry, record: top, record_omitted: "its nested values: too deep to store" })
     }
     await appendFile(join(dir, `${source.id}.ndjson`), line + "\n")
   })

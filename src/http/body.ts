@@ -4,15 +4,20 @@
  * ~11 µs per 2.8 KB tx (bench/RESULTS.md). Bodies with any non-ASCII byte are decoded as UTF-8.
  */
 import { Buffer, isAscii } from "node:buffer"
+import { redact } from "../secrets/redact.js"
 
 export const decodeBody = (body: ArrayBuffer): string => {
   const bytes = Buffer.from(body)
   return isAscii(bytes) ? bytes.toString("latin1") : bytes.toString("utf8")
 }
 
-/** An error body as part of a one-line message: whitespace runs (a server's stack trace, an HTML page) made one space, at most 300 chars. */
+/**
+ * An error body as part of a one-line message: whitespace runs (a server's stack trace, an HTML
+ * page) made one space, at most 300 chars. Known secrets (an echoed key) are hidden first: cut
+ * short, a secret's start would pass as text no longer equal to it.
+ */
 export const bodyExcerpt = (body: string): string => {
-  const flat = body.replace(/\s+/g, " ").trim()
+  const flat = redact(body).replace(/\s+/g, " ").trim()
   if (flat.length <= 300) return flat
   // not between the two halves of a surrogate pair (an emoji)
   const end = /[\ud800-\udbff]/.test(flat[299]) ? 299 : 300

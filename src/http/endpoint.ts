@@ -7,6 +7,10 @@
  * that one service (undici follows no redirects, so they never reach another host).
  */
 import { Either } from "effect"
+import { redact, redactUrl, rememberSecret, rememberUrlSecrets } from "../secrets/redact.js"
+
+/** redaction lives in secrets/redact.ts; these stay importable from here, where credentials are parsed */
+export { redact, redactUrl }
 
 export interface ServiceEndpoint {
   /** origin and path, no credentials and no query: what clients build URLs on and messages show */
@@ -23,13 +27,19 @@ export const plainEndpoint = (baseUrl: string): ServiceEndpoint => ({ baseUrl: b
 /** Whether a header name is a token (RFC 9110), so a typo like "Authorization Bearer x" is caught. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
+/** A refused header line as a message shows it: its first word only (the rest may be the key), and nothing of a line of one word (which may be the key itself). */
+const shownLine = (line: string): string => {
+  const first = line.trim().split(/[\s:]/)[0]
+  return first.length < line.trim().length ? `"${first.slice(0, 40)}…"` : "one word and no colon"
+}
+
 /** "Name: value" lines (from repeated flags, or one per line in an environment variable). */
 export const parseHeaderLines = (lines: ReadonlyArray<string>): Either.Either<Record<string, string>, string> => {
   const headers: Record<string, string> = {}
   for (const line of lines.flatMap((l) => l.split(/\r?\n/)).filter((l) => l.trim() !== "")) {
     const colon = line.indexOf(":")
     const name = colon > 0 ? line.slice(0, colon).trim() : ""
-    if (!HEADER_NAME.test(name)) return Either.left(`a header must look like "Name: value" (e.g. "Authorization: Bearer …"), got "${line.slice(0, 40).split(":")[0]}…"`)
+    if (!HEADER_NAME.test(name)) return Either.left(`a header must look like "Name: value" (e.g. "Authorization: Bearer …"), got ${shownLine(line)}`)
     headers[name.toLowerCase()] = line.slice(colon + 1).trim()
   }
   return Either.right(headers)
@@ -48,6 +58,10 @@ export const parseEndpoint = (raw: string, headers: Readonly<Record<string, stri
     return Either.left(`must be an http(s) URL like http://127.0.0.1:8080, got "${redactUrl(raw)}"`)
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") return Either.left(`must be an http(s) URL like http://127.0.0.1:8080, got "${redactUrl(raw)}"`)
+  // "http://user:12/34@host" parses as host "user", port 12 and path "/34@host": a password with an
+  // unencoded "/" would be sent as a path, and shown in every message naming the service
+  if (url.pathname.includes("@"))
+    return Either.left(`has an "@" in its path ("${redactUrl(raw)}"): a user name or password with "/", "?", "#" or "@" in it must be percent-encoded (%2F, %3F, %23, %40)`)
   const auth: Record<string, string> = {}
   if (url.username || url.password)
     auth.authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString("base64")}`
@@ -56,41 +70,32 @@ export const parseEndpoint = (raw: string, headers: Readonly<Record<string, stri
   return Either.right({ baseUrl, headers: { ...auth, ...headers }, query })
 }
 
-/** A URL as it may be shown: no user or password, and no query values (they may be keys). */
-export const redactUrl = (raw: string): string =>
-  raw.replace(/\/\/[^/\s"']*@/, "//***@").replace(/([?&][^=&#\s]+)=[^&#\s]*/g, "$1=***")
-
 /**
- * Every credential value the process was given, so that a message built from something that
- * still holds one (a server echoing a header, a library's error quoting a request) is cleaned
- * before it is printed. Values shorter than 4 characters are not worth hiding (and would mangle text).
+ * Remembers (for `redact`) the credentials of `endpoint`: its header values (and the token of
+ * "Bearer xyz" / "Basic xyz") and query values, and those of the URL as typed.
  */
-const secrets = new Set<string>()
-
 export const rememberSecrets = (endpoint: ServiceEndpoint, rawUrl?: string): void => {
-  try {
-    const u = rawUrl ? new URL(rawUrl) : undefined
-    if (u?.password) secrets.add(decodeURIComponent(u.password)).add(u.password)
-  } catch {
-    /* not a URL: nothing to remember */
-  }
-  for (const value of Object.values(endpoint.headers)) {
-    secrets.add(value)
-    // the token part of "Bearer xyz" / "Basic xyz" too
-    const token = value.split(/\s+/).at(-1)
-    if (token) secrets.add(token)
-  }
-  for (const [, value] of endpoint.query) secrets.add(value)
-  for (const s of [...secrets]) if (s.length < 4) secrets.delete(s)
-  // as a server or gateway may echo them: URL-encoded (a quoted request line, a query as sent on
-  // the wire), form-encoded ("+" for a space) and a value base64-encoded on its own (not inside a
-  // longer encoded text, such as a whole "name: value" line)
-  for (const s of [...secrets]) for (const form of encodings(s)) secrets.add(form)
+  if (rawUrl !== undefined) rememberUrlSecrets(rawUrl)
+  for (const value of Object.values(endpoint.headers)) rememberHeaderValue(value)
+  for (const [, value] of endpoint.query) rememberSecret(value)
 }
 
-const encodings = (s: string): ReadonlyArray<string> => {
-  const base64 = Buffer.from(s).toString("base64")
-  return [encodeURIComponent(s), new URLSearchParams({ s }).toString().slice(2), base64, base64.replace(/=+$/, ""), Buffer.from(s).toString("base64url")]
+const rememberHeaderValue = (value: string): void => {
+  rememberSecret(value)
+  rememberSecret(value.split(/\s+/).at(-1) ?? "")
+}
+
+/**
+ * Remembers the values of "Name: value" lines as given, before they are checked: a line with no
+ * colon ("Authorization Bearer xyz", a typo) is taken for a name and a value, and a lone word for
+ * a value, so that the message refusing it cannot carry the key.
+ */
+export const rememberHeaderLines = (lines: ReadonlyArray<string>): void => {
+  for (const line of lines.flatMap((l) => l.split(/\r?\n/)).map((l) => l.trim())) {
+    const colon = line.indexOf(":")
+    const space = line.search(/\s/)
+    rememberHeaderValue(colon > 0 ? line.slice(colon + 1).trim() : space > 0 ? line.slice(space).trim() : line)
+  }
 }
 
 export type Service = "indexer" | "router"
@@ -103,17 +108,14 @@ export const HEADERS_ENV: Readonly<Record<Service, string>> = { indexer: "CHAIN_
  * (flags); its credentials are remembered for `redact`. A mistake names the flag to fix.
  */
 export const serviceEndpointFrom = (service: Service, raw: string, headerLines: ReadonlyArray<string> = []): Either.Either<ServiceEndpoint, string> => {
-  const headers = parseHeaderLines([process.env[HEADERS_ENV[service]] ?? "", ...headerLines])
+  const lines = [process.env[HEADERS_ENV[service]] ?? "", ...headerLines]
+  // remembered before they are checked: a message refusing them must not carry them either
+  rememberUrlSecrets(raw)
+  rememberHeaderLines(lines)
+  const headers = parseHeaderLines(lines)
   if (Either.isLeft(headers)) return Either.left(`${service} headers: ${headers.left}`)
   const endpoint = parseEndpoint(raw, headers.right)
   if (Either.isLeft(endpoint)) return Either.left(`--${service}-url ${endpoint.left}`)
   rememberSecrets(endpoint.right, raw)
   return endpoint
-}
-
-/** `text` with remembered credentials and URL user-info replaced by ***. */
-export const redact = (text: string): string => {
-  let out = text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s"']*@/gi, "$1***@")
-  for (const s of secrets) if (out.includes(s)) out = out.split(s).join("***")
-  return out
 }

@@ -21,7 +21,8 @@ import { layerRouterClient } from "../router/RouterClient.js"
 import { loadPlan, sampleRound, type RoundResult } from "../sampling/sampler.js"
 import { definePipeline, type PipelineDefinition } from "./definePipeline.js"
 import { alive, createLockFile, EMPTY_GRACE_MS, readLockFile } from "../lake/lock.js"
-import { plainEndpoint, redact, serviceEndpointFrom, type ServiceEndpoint } from "../http/endpoint.js"
+import { plainEndpoint, serviceEndpointFrom, type ServiceEndpoint } from "../http/endpoint.js"
+import { redactedJson } from "../secrets/redact.js"
 import { makeFolder } from "../lake/files.js"
 
 export class LockedError extends Data.TaggedError("LockedError")<{ readonly message: string }> {}
@@ -201,7 +202,8 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
         const path = join(out, rel)
         await makeFolder(dirname(path))
         try {
-          await writeFile(`${path}.tmp`, JSON.stringify(report, null, 1))
+          // redacted here, where it leaves the process (the CLI's stdout and stderr are, as they are printed)
+          await writeFile(`${path}.tmp`, redactedJson(report, 1))
           await rename(`${path}.tmp`, path)
         } finally {
           await rm(`${path}.tmp`, { force: true })
@@ -217,7 +219,7 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
       startedAt,
       finishedAt: new Date().toISOString(),
       ok: Either.isRight(result),
-      ...(Either.isLeft(result) ? { error: redact(messageOf(result.left)) } : { export: result.right.exported, routeRound: result.right.routeRound, pruned: result.right.pruned, compacted: result.right.compacted })
+      ...(Either.isLeft(result) ? { error: messageOf(result.left) } : { export: result.right.exported, routeRound: result.right.routeRound, pruned: result.right.pruned, compacted: result.right.compacted })
     }
     // a report that cannot be written fails the run, which says why
     const written = yield* Effect.either(writeReport(report))
@@ -236,7 +238,7 @@ const messageOf = (e: unknown): string => String((e as { message?: string } | un
 export const schedulePipeline = (def: PipelineDefinition, options: RunOptions & { readonly maxRuns?: number; readonly onRun?: (r: PipelineRunReport) => void }) => {
   const cron = Cron.unsafeParse(def.schedule)
   const counts = { runs: 0, failed: 0 }
-  const failedRun = (e: unknown): PipelineRunReport => ({ pipeline: def.name, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(), ok: false, error: redact(messageOf(e)) })
+  const failedRun = (e: unknown): PipelineRunReport => ({ pipeline: def.name, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(), ok: false, error: messageOf(e) })
   const once = runPipeline(def, options).pipe(
     Effect.catchAll((e) => Effect.succeed(failedRun(e))),
     Effect.catchAllDefect((d) => Effect.succeed(failedRun(d))),
