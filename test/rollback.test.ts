@@ -10,7 +10,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { planCut, positionCut } from "../src/engine/rollback.js"
-import type { CommittedFile, Manifest } from "../src/lake/Checkpoints.js"
+import { keptAnchors, type CommittedFile, type Manifest } from "../src/lake/Checkpoints.js"
 import { runCli } from "./support/cli.js"
 import { expectLakeMatchesChain, scan, withDuckDB } from "./support/chain-model.js"
 import { startProxy, type HostileServer, type Reply } from "./support/hostile.js"
@@ -203,5 +203,19 @@ describe("what a rollback cuts (planCut)", () => {
     const cut = planCut(m, 100)
     expect(cut.snapshots.map((s) => s.snapshot_height)).toEqual([90])
     expect(cut.drop.map((f) => f.path)).toEqual(["snapshot_height=120/part-0.parquet"])
+  })
+})
+
+describe("the anchors a lake keeps", () => {
+  it("the newest 8 and 8 older ones, the oldest always, spread out as the lake grows", () => {
+    let anchors: Array<{ height: number }> = []
+    for (let h = 1; h <= 1000; h++) anchors = keptAnchors([...anchors, { height: h * 10 }])
+    const heights = anchors.map((a) => a.height)
+    expect(heights).toHaveLength(16)
+    expect(heights.slice(-8)).toEqual([9930, 9940, 9950, 9960, 9970, 9980, 9990, 10000])
+    expect(heights[0]).toBe(10)
+    // the older ones are spread over the history, not bunched by the newest
+    const older = heights.slice(0, 8)
+    for (let i = 1; i < older.length; i++) expect(older[i] - older[i - 1], `gap before ${older[i]}`).toBeGreaterThan(300)
   })
 })

@@ -61,8 +61,27 @@ export type { CommittedFile, CommittedSnapshot, LakeIdentity, Manifest }
 /** The bytes of retired files a dataset keeps by default, as a multiple of its committed bytes (Checkpoints.vacuum). */
 export const RETIRED_BUDGET = 4
 
-/** How many anchors a lake keeps: enough that a pruning indexer still serves one of them. */
+/** How many of the newest anchors a lake keeps: enough that a pruning indexer still serves one of them. */
 const ANCHORS_KEPT = 8
+/** How many older anchors it keeps besides, spread over its history: a fork deeper than the newest runs still finds a block in common (engine/identity.ts findFork). */
+const OLDER_ANCHORS_KEPT = 8
+
+/**
+ * The anchors a lake keeps, ascending: the newest ANCHORS_KEPT, and OLDER_ANCHORS_KEPT of the
+ * others, the oldest always, then those farthest from their neighbours (each time the one
+ * closest to the anchor before it goes), so the kept ones spread out as the lake grows.
+ */
+export const keptAnchors = <A extends { readonly height: number }>(anchors: ReadonlyArray<A>): Array<A> => {
+  const sorted = [...anchors].sort((a, b) => a.height - b.height)
+  const newest = sorted.slice(-ANCHORS_KEPT)
+  const older = sorted.slice(0, Math.max(0, sorted.length - ANCHORS_KEPT))
+  while (older.length > OLDER_ANCHORS_KEPT) {
+    let closest = 1
+    for (let i = 2; i < older.length; i++) if (older[i].height - older[i - 1].height < older[closest].height - older[closest - 1].height) closest = i
+    older.splice(closest, 1)
+  }
+  return [...older, ...newest]
+}
 
 /** What a commit did: listed the files, or dropped them because another writer committed that work first. */
 export type CommitOutcome =
@@ -515,7 +534,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             : Effect.asVoid(
                 updateIdentity((prior) => ({
                   ...(prior ?? { format_version: 1, chain_id: chainId }),
-                  anchors: [...(prior?.anchors ?? []).filter((a) => a.height !== anchor.height), anchor].sort((a, b) => a.height - b.height).slice(-ANCHORS_KEPT)
+                  anchors: keptAnchors([...(prior?.anchors ?? []).filter((a) => a.height !== anchor.height), anchor])
                 }))
               )
         ),
