@@ -28,7 +28,7 @@ const onDisk = (root: string, dataset: string) => JSON.parse(readFileSync(join(r
 const file = (path: string, range?: readonly [number, number]): CommittedFile => ({
   path,
   rows: 3,
-  bytes: 100,
+  bytes: `rows of ${path}`.length,
   sha256: "ab".repeat(32),
   ...(range ? { range } : {}),
   min_height: range ? range[0] : 7,
@@ -39,7 +39,7 @@ const touch = (root: string, rel: string) => {
   mkdirSync(join(root, rel, ".."), { recursive: true })
   writeFileSync(join(root, rel), "x")
 }
-/** Files as a writer stages them before a commit (in its staging folder). */
+/** Files as a writer stages them before a commit (in its staging folder), of the size `file` lists them at (open checks it). */
 const stage = (c: CheckpointsService, dataset: string, files: Array<CommittedFile>) => {
   for (const f of files) {
     mkdirSync(join(c.staged(dataset, f.path), ".."), { recursive: true })
@@ -95,6 +95,48 @@ describe("Checkpoints", () => {
     expect(again).toEqual(m)
   })
 
+  it("a commit never renames over a file the manifest does not list: it fails naming it, the file stays byte for byte, nothing is listed", async () => {
+    const root = temp.make()
+    const theirs = join(root, "blocks", "height_bucket=0", "b.parquet")
+    const outcome = await run(
+      root,
+      Effect.gen(function* () {
+        const c = yield* Checkpoints
+        yield* c.open("blocks", "height", columns)
+        yield* c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/a.parquet", [1, 11])]), [1, 11])
+        writeFileSync(theirs, "the user's own bytes")
+        const clash = yield* Effect.either(c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/b.parquet", [11, 21])]), [11, 21]))
+        return { clash, staged: existsSync(c.staged("blocks", "height_bucket=0/b.parquet")) }
+      })
+    )
+    expect(Either.isLeft(outcome.clash) && outcome.clash.left.message).toBe(
+      `${theirs} is already there and the lake did not write it (blocks/_manifest.json does not list it): nothing was committed over it; move it out of ${join(root, "blocks")}, or export into a new --out`
+    )
+    expect(outcome.staged).toBe(false)
+    expect(readFileSync(theirs, "utf8")).toBe("the user's own bytes")
+    expect(onDisk(root, "blocks").files.map((f: CommittedFile) => f.path)).toEqual(["height_bucket=0/a.parquet"])
+    expect(onDisk(root, "blocks").committed).toEqual([[1, 11]])
+  })
+
+  it("open checks each listed file's size against its manifest: a file cut short since its commit stops the run, naming it", async () => {
+    const root = temp.make()
+    await run(
+      root,
+      Effect.gen(function* () {
+        const c = yield* Checkpoints
+        yield* c.open("blocks", "height", columns)
+        yield* c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/a.parquet", [1, 11])]), [1, 11])
+      })
+    )
+    const path = join(root, "blocks", "height_bucket=0", "a.parquet")
+    const listed = file("height_bucket=0/a.parquet").bytes
+    writeFileSync(path, "cut")
+    const damaged = await run(root, Effect.either(Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))))
+    expect(Either.isLeft(damaged) && damaged.left.message).toBe(
+      `${path} is 3 bytes, but blocks/_manifest.json lists it at ${listed}: the committed file was damaged (cut short or overwritten); restore it from a copy, or export into a new --out (chain-lake verify checks every file)`
+    )
+  })
+
   it("open clears only temp files this tool named, and keeps committed files and files it did not write", async () => {
     const root = temp.make()
     await run(
@@ -141,7 +183,7 @@ describe("Checkpoints", () => {
     touch(join(root, ".chain-lake", "staging", writer, "blocks"), "height_bucket=0/a.parquet.pending")
     touch(join(root, ".chain-lake", "staging", writer, "blocks"), "height_bucket=0/uncommitted.parquet.pending")
     const m = onDisk(root, "blocks")
-    writeFileSync(join(root, "blocks", "_manifest.json"), JSON.stringify({ ...m, files: [file("height_bucket=0/a.parquet", [1, 11])], committed: [[1, 11]] }))
+    writeFileSync(join(root, "blocks", "_manifest.json"), JSON.stringify({ ...m, files: [{ ...file("height_bucket=0/a.parquet", [1, 11]), bytes: 1 }], committed: [[1, 11]] }))
     await run(root, Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns)))
     expect(filesUnder(join(root, "blocks")).sort()).toEqual(["_manifest.json", "height_bucket=0/a.parquet"])
     // the dead writer's staging folder is gone with what it never committed

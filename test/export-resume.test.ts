@@ -95,8 +95,8 @@ describe("kill and resume", () => {
 })
 
 /** An export into `out` in a child process, once it has committed `files` files: its exit code and what it printed on stderr so far. */
-const exportUntilCommitted = async (out: string, files: number) => {
-  const child = spawn(process.execPath, [BIN, ...args(devnet.indexerUrl, out)], { stdio: ["ignore", "pipe", "pipe"] })
+const exportUntilCommitted = async (out: string, files: number, env: Readonly<Record<string, string>> = {}) => {
+  const child = spawn(process.execPath, [BIN, ...args(devnet.indexerUrl, out)], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } })
   let stderr = ""
   child.stderr.on("data", (d) => (stderr += d))
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
@@ -111,15 +111,28 @@ const exportUntilCommitted = async (out: string, files: number) => {
   return { child, exited, stderr: () => stderr }
 }
 
+/** Resolves once `ready()` holds (looked at every 5 ms). */
+const until = (ready: () => boolean) =>
+  new Promise<void>((resolve) => {
+    const watch = setInterval(() => {
+      if (!ready()) return
+      clearInterval(watch)
+      resolve()
+    }, 5)
+  })
+
 describe("Ctrl-C", () => {
   it("a second Ctrl-C stops the process at once (a cleanup stuck on the file system cannot hold it); what is committed stays whole and a rerun completes", async () => {
     const out = tmp()
-    const { child, exited, stderr } = await exportUntilCommitted(out, 1)
+    // the stop's clean-up is held for a minute (a test hook standing in for a file system that hangs): only the second signal ends it in time
+    const { child, exited, stderr } = await exportUntilCommitted(out, 1, { CHAIN_LAKE_TEST_STOP_CLEANUP_MS: "60000" })
     child.kill("SIGINT")
-    // (two signals sent back to back are one signal to the kernel)
-    await new Promise((resolve) => setTimeout(resolve, 15))
+    // the second signal once the first is taken (the process says so), not after a time: two signals pending at once are one
+    await until(() => /^chain-lake: stopping \(Ctrl-C again stops at once\)$/m.test(stderr()))
+    const sent = Date.now()
     child.kill("SIGINT")
     expect(await exited).toBe(130)
+    expect(Date.now() - sent).toBeLessThan(30_000)
     expect(stderr()).toMatch(/^chain-lake: stopped at once \(second signal\): every file committed so far is kept; run the same command again to resume$/m)
     const resumed = await runCli(args(devnet.indexerUrl, out))
     expect(resumed.code, resumed.stderr).toBe(0)

@@ -35,6 +35,8 @@ export type ParamValue = string | number | bigint | boolean | null
 export interface AnalyticsService {
   readonly dataDir: string
   readonly views: ReadonlyArray<string>
+  /** The problems of the datasets whose views fail every query (a manifest's files not in place, a damaged file), as of the last time the views were made. */
+  readonly problems: () => ReadonlyArray<string>
   /** Runs one SQL statement with named parameters ($name) bound, never spliced. */
   readonly query: (sql: string, params?: Readonly<Record<string, ParamValue>>) => Effect.Effect<QueryResult, SqlError>
   /** Runs a query and writes its result as Parquet to `path` (COPY … FORMAT PARQUET). */
@@ -64,6 +66,10 @@ const quote = (s: string) => `'${s.replace(/'/g, "''")}'`
 const ident = (s: string) => `"${s.replace(/"/g, '""')}"`
 
 const emptyType = (t: ColumnType) => (t === "JSON" ? "JSON" : t)
+
+/** The line every query of a dataset whose view could not be made fails with: DuckDB's first line, without its error class. */
+export const unreadableProblem = (dataset: string, duckdbMessage: string) =>
+  `${dataset}: its committed files cannot be read (${duckdbMessage.split("\n")[0].replace(/^[A-Za-z ]+ Error: /, "")}): a file is damaged; chain-lake verify names it; restore it from a copy, or export ${dataset} again into a new folder`
 
 /** Every dataset the lake can hold, with its columns and its hive partition column (from the registry). */
 export const LAKE_DATASETS: ReadonlyArray<{ readonly name: string; readonly columns: ReadonlyArray<Column>; readonly partition: string; readonly partitionType: string }> = DATASETS.map((d) => ({
@@ -286,18 +292,35 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
     })
     yield* settings
     const absolute = confine !== undefined
+    /** A file listed when the views were made is gone (a compaction's swap): the views are made again (afresh, below). */
+    const vanished = (e: { readonly message: string }) => /No files found that match the pattern|No such file or directory/.test(e.message)
+    /** The view of one dataset over the files its manifest lists (`listed`). */
+    const datasetView = async (d: (typeof LAKE_DATASETS)[number], listed: ListedFiles) => {
+      const live = options.live ?? false
+      await conn.use((c) => c.run(datasetViewSql(d, dataDir, listed, live, [], absolute)))
+      // files written before a column was added lack it (union_by_name gives NULL only where some
+      // file has it): the view adds it as NULL, so views that read it still bind
+      const present = new Set((await conn.use((c) => c.runAndReadAll(`DESCRIBE ${ident(d.name)}`))).getRowObjectsJson().map((r) => String(r.column_name)))
+      const absent = d.columns.filter((c) => !present.has(c.name))
+      if (absent.length > 0) await conn.use((c) => c.run(datasetViewSql(d, dataDir, listed, live, absent, absolute)))
+    }
     const setup = async () => {
       problems.clear()
       for (const d of LAKE_DATASETS) {
-        const live = options.live ?? false
         const listed = await listedFiles(dataDir, d.name)
         if (listed !== undefined && "problem" in listed) problems.add(listed.problem)
-        await conn.use((c) => c.run(datasetViewSql(d, dataDir, listed, live, [], absolute)))
-        // files written before a column was added lack it (union_by_name gives NULL only where some
-        // file has it): the view adds it as NULL, so views that read it still bind
-        const present = new Set((await conn.use((c) => c.runAndReadAll(`DESCRIBE ${ident(d.name)}`))).getRowObjectsJson().map((r) => String(r.column_name)))
-        const absent = d.columns.filter((c) => !present.has(c.name))
-        if (absent.length > 0) await conn.use((c) => c.run(datasetViewSql(d, dataDir, listed, live, absent, absolute)))
+        /*
+         * A view binds its files' schemas when it is made: a damaged file (cut short, overwritten)
+         * fails it there. That dataset's view then fails every query with the problem, and every
+         * other view is made as usual: one bad file never takes the whole lake down. A file a
+         * compaction moved away meanwhile is not damage: the views are made again (afresh).
+         */
+        await datasetView(d, listed).catch(async (e: Error) => {
+          if (vanished(e)) throw e
+          const problem = unreadableProblem(d.name, e.message)
+          problems.add(problem)
+          await conn.use((c) => c.run(datasetViewSql(d, dataDir, { problem }, false, [], absolute)))
+        })
       }
       await conn.use((c) => c.run(snapshotsViewSql(dataDir, absolute)))
       // a view may read another (token_flows reads token_transfers): each pass creates those whose inputs exist
@@ -319,7 +342,6 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
      * views again from the manifests and runs again, so it reads the old files or the new ones
      * (a compaction of many datasets may swap several times while the views are made: 10 tries).
      */
-    const vanished = (e: { readonly message: string }) => /No files found that match the pattern|No such file or directory/.test(e.message)
     const afresh = <A, E extends { readonly message: string }>(run: Effect.Effect<A, E>, remake: Effect.Effect<void, E>, attempts = 10): Effect.Effect<A, E> =>
       Effect.catchIf(run, (e) => attempts > 1 && vanished(e), () => Effect.zipRight(remake, afresh(run, remake, attempts - 1)))
     const makeViews = Effect.tryPromise({ try: setup, catch: (e) => new AnalyticsError({ message: `creating the views failed: ${(e as Error).message}` }) })
@@ -381,6 +403,7 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
     const service: AnalyticsService = {
       dataDir,
       views: [...LAKE_DATASETS.map((d) => d.name), "snapshots", ...analyticsViews().map((v) => v.name)],
+      problems: () => [...problems],
       query: (sql, params = {}) =>
         afresh(Effect.gen(function* () {
           yield* parsedAsSelect(sql)

@@ -27,5 +27,6 @@ export const writeCatalog = (options: { readonly dataDir: string; readonly dbFil
     })
     // read at each query: files committed later show in any client without writing the catalog again
     const analytics = yield* makeAnalytics({ dataDir: options.dataDir, dbFile, live: true })
-    return { dbFile, views: analytics.views }
+    // a dataset whose files could not be read: its view fails every query, the others answer
+    return { dbFile, views: analytics.views, problems: analytics.problems() }
   }).pipe(Effect.scoped)

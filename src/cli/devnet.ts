@@ -4,18 +4,19 @@ import { Console, Effect, Option } from "effect"
 import { FaultSpecError } from "../devnet/faults.js"
 import type { Vm } from "../devnet/index.js"
 import { UserError } from "./errors.js"
+import { integerOption } from "./integers.js"
 
-export const seedOption = Options.integer("seed").pipe(Options.withDefault(1), Options.withDescription("chain seed: the same seed serves the same bytes"))
-export const blocksOption = Options.integer("blocks").pipe(Options.withDefault(1000), Options.withDescription("the chain starts with heights 1..N"))
+export const seedOption = integerOption("seed").pipe(Options.withDefault(1), Options.withDescription("chain seed: the same seed serves the same bytes"))
+export const blocksOption = integerOption("blocks").pipe(Options.withDefault(1000), Options.withDescription("the chain starts with heights 1..N"))
 
 const options = {
   seed: seedOption,
   blocks: blocksOption,
-  port: Options.integer("port").pipe(
+  port: integerOption("port").pipe(
     Options.withDefault(0),
     Options.withDescription("indexer port (the router takes the next one); 0 picks free ports")
   ),
-  blockTime: Options.integer("block-time").pipe(
+  blockTime: integerOption("block-time").pipe(
     Options.withDefault(0),
     Options.withDescription("milliseconds per new block while serving; 0 keeps the chain static")
   ),
@@ -23,18 +24,18 @@ const options = {
     Options.withDefault("none"),
     Options.withDescription("none | light | heavy, or rates like 429=0.05,503=0.05,reset=0.02 (also truncate=, malformed= and the flag count-timeout)")
   ),
-  latencyMs: Options.integer("latency-ms").pipe(Options.withDefault(0), Options.withDescription("milliseconds from each request to its response (the server's own work counts within it)")),
+  latencyMs: integerOption("latency-ms").pipe(Options.withDefault(0), Options.withDescription("milliseconds from each request to its response (the server's own work counts within it)")),
   vm: Options.choice("vm", ["evm", "move", "wasm"]).pipe(Options.withDefault("evm" as const), Options.withDescription("the rollup's VM: EVM routes exist on evm only; the rich list is served on every VM (bech32 accounts off evm)")),
-  txsPerBlock: Options.integer("txs-per-block").pipe(Options.withDefault(4), Options.withDescription("mean txs per block (20% of blocks are empty)")),
+  txsPerBlock: integerOption("txs-per-block").pipe(Options.withDefault(4), Options.withDescription("mean txs per block (20% of blocks are empty)")),
   feeDenom: Options.text("fee-denom").pipe(
     Options.optional,
     Options.withDescription("the denom most fees are paid in, in place of uinit (an EVM rollup's own gas token; the rich list of uinit then answers 400)")
   ),
-  forkHeight: Options.integer("fork-height").pipe(
+  forkHeight: integerOption("fork-height").pipe(
     Options.optional,
     Options.withDescription("another history above this height (as an indexer rolled back and re-synced, or a reorg): blocks up to it are the same as without the flag, those above are drawn from --fork-seed")
   ),
-  forkSeed: Options.integer("fork-seed").pipe(Options.optional, Options.withDescription("with --fork-height: the seed of the history above it (default: --seed + 1)")),
+  forkSeed: integerOption("fork-seed").pipe(Options.optional, Options.withDescription("with --fork-height: the seed of the history above it (default: --seed + 1)")),
   noRouterMetadata: Options.boolean("no-router-metadata").pipe(
     Options.withDescription("a router with only the documented route, msgs, track and status: /v2/fungible/assets and /v2/info/chains answer 404")
   )

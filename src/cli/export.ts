@@ -24,6 +24,7 @@ import { exportLayer } from "./layers.js"
 import { compactionLine, stderrProgress, summaryTable } from "./progress.js"
 import { checkOutputFolder } from "./outputFolder.js"
 import { makeFolder } from "../lake/files.js"
+import { integerOption } from "./integers.js"
 
 const list = (name: string, description: string) =>
   Options.text(name).pipe(
@@ -40,12 +41,12 @@ export const options = {
   s3Endpoint: Options.text("s3-endpoint").pipe(Options.optional, Options.withDescription("S3-compatible endpoint URL for s3:// outputs (default: AWS)")),
   datasets: list("datasets", `comma-separated datasets (default: all the chain serves): ${EXPORTED_DATASETS.map((d) => d.name).join(", ")}`),
   denoms: list("denoms", "comma-separated denoms for holders (default: the denoms in the exported blocks' total_fee)"),
-  fromHeight: Options.integer("from-height").pipe(Options.optional, Options.withDescription("first height (default: the first indexed block)")),
-  toHeight: Options.integer("to-height").pipe(Options.optional, Options.withDescription("last height (default: the tip seen at start)")),
-  concurrency: Options.integer("concurrency").pipe(Options.withDefault(DEFAULTS.concurrency), Options.withDescription("requests in flight at once, shared by all datasets")),
-  rps: Options.integer("rps").pipe(Options.withDefault(DEFAULTS.rps), Options.withDescription("requests per second at most; 0 = no limit")),
-  pageSize: Options.integer("page-size").pipe(Options.withDefault(DEFAULTS.pageSize), Options.withDescription("rows per request, 1..1000")),
-  maxPageMb: Options.integer("max-page-mb").pipe(
+  fromHeight: integerOption("from-height").pipe(Options.optional, Options.withDescription("first height (default: the first indexed block)")),
+  toHeight: integerOption("to-height").pipe(Options.optional, Options.withDescription("last height (default: the tip seen at start)")),
+  concurrency: integerOption("concurrency").pipe(Options.withDefault(DEFAULTS.concurrency), Options.withDescription("requests in flight at once, shared by all datasets")),
+  rps: integerOption("rps").pipe(Options.withDefault(DEFAULTS.rps), Options.withDescription("requests per second at most; 0 = no limit")),
+  pageSize: integerOption("page-size").pipe(Options.withDefault(DEFAULTS.pageSize), Options.withDescription("rows per request, 1..1000")),
+  maxPageMb: integerOption("max-page-mb").pipe(
     Options.withDefault(DEFAULTS.maxPageMb),
     Options.withDescription("the largest answer read from the indexer, in MB; a larger one fails the run (a broken or hostile server cannot fill memory)")
   ),
@@ -67,12 +68,12 @@ export const options = {
       "the indexer serves another history than the lake above some height (a reorg, a rolled-back and re-synced indexer): refuse, or rollback (drop the lake's rows above the last common height, logged in _lake.json, and export the indexer's history)"
     )
   ),
-  devnetBlocks: Options.integer("devnet-blocks").pipe(Options.optional, Options.withDescription("with --devnet: its blocks (default 1000)")),
-  devnetSeed: Options.integer("devnet-seed").pipe(Options.optional, Options.withDescription("with --devnet: its seed (default 1)")),
+  devnetBlocks: integerOption("devnet-blocks").pipe(Options.optional, Options.withDescription("with --devnet: its blocks (default 1000)")),
+  devnetSeed: integerOption("devnet-seed").pipe(Options.optional, Options.withDescription("with --devnet: its seed (default 1)")),
   follow: Options.boolean("follow").pipe(Options.withDescription("after catching up, keep exporting new blocks until stopped (append-only datasets by default)")),
   poll: Options.text("poll").pipe(Options.optional, Options.withDescription("with --follow: how often to look for new blocks (500ms, 2s, 1m; default 2s)")),
-  untilHeight: Options.integer("until-height").pipe(Options.optional, Options.withDescription("with --follow: stop once this height is exported")),
-  compactAfter: Options.integer("compact-after").pipe(
+  untilHeight: integerOption("until-height").pipe(Options.optional, Options.withDescription("with --follow: stop once this height is exported")),
+  compactAfter: integerOption("compact-after").pipe(
     Options.withDefault(FOLLOW_COMPACT_AFTER),
     Options.withDescription("with --follow: compact a partition once it holds this many small files (0: never; see chain-lake compact)")
   )
@@ -155,7 +156,9 @@ const validate = (o: {
     const memory = parseMemorySize(o.memoryLimit)
     if (memory === undefined || memory < 128 * 1024 * 1024) return yield* bad(`--memory-limit must be a size of at least 128MB (e.g. 512MB, 2GB), got "${o.memoryLimit}"`)
     if (o.pageSize < 1 || o.pageSize > 1000) return yield* bad(`--page-size must be 1..1000 (the indexer answers 400 above 1000), got ${o.pageSize}`)
-    if (Option.isSome(o.fromHeight) && o.fromHeight.value < 1) return yield* bad(`--from-height must be at least 1, got ${o.fromHeight.value}`)
+    // heights start at 1: a bound of 0 or below matches no block
+    for (const [flag, value] of [["--from-height", o.fromHeight], ["--to-height", o.toHeight], ["--until-height", o.untilHeight]] as const)
+      if (Option.isSome(value) && value.value < 1) return yield* bad(`${flag} must be at least 1 (heights start at 1), got ${value.value}`)
     if (Option.isSome(o.fromHeight) && Option.isSome(o.toHeight) && o.fromHeight.value > o.toHeight.value)
       return yield* bad(`--from-height ${o.fromHeight.value} is above --to-height ${o.toHeight.value}`)
     if (o.follow && (o.compactAfter < 0 || o.compactAfter === 1)) return yield* bad(`--compact-after must be 0 (never) or at least 2, got ${o.compactAfter}`)
@@ -319,7 +322,10 @@ export const exportCommand = Command.make("export", options, (o) =>
     if (remote) yield* uploaded(remote, [runReport])
     // the heights this run was asked for, not the chain's tip
     const upTo = Option.isSome(o.toHeight) ? Math.min(o.toHeight.value, report.tip) : report.tip
-    const span = Option.isSome(o.fromHeight) ? `heights ${o.fromHeight.value}..${upTo}` : `up to height ${upTo}`
+    const from = Option.getOrUndefined(o.fromHeight)
+    // a range above the tip matched nothing: said as such, not as heights that count down
+    const span =
+      from === undefined ? `up to height ${upTo}` : from > upTo ? `nothing at heights ${from}${Option.isSome(o.toHeight) ? `..${o.toHeight.value}` : " and up"} (the tip is ${report.tip})` : `heights ${from}..${upTo}`
     yield* Console.log(`\n${report.chainId} ${span} in ${seconds.toFixed(1)} s → ${s3Out ?? out} (run report in _runs/)`)
   }).pipe(Effect.scoped, Effect.onInterrupt(() => Console.error(INTERRUPTED)))
 ).pipe(Command.withDescription("Export indexer datasets to Parquet (resumable; rerun to continue or to catch up with the chain)"))

@@ -98,6 +98,18 @@ const helpFor = (args: ReadonlyArray<string>): string | undefined => {
   return sub ? renderHelp(sub, [args[0]], helpWidth()) : renderHelp(root, [], helpWidth(), commands)
 }
 
+/** What the first Ctrl-C (or SIGTERM) prints, before the command stops. */
+const FIRST_SIGNAL = "chain-lake: stopping (Ctrl-C again stops at once)"
+
+/**
+ * Tests only: milliseconds a stop's clean-up takes at least, standing in for one stuck on the file
+ * system, so that a test's second signal lands in it (test/export-resume.test.ts).
+ */
+const testStuckCleanup = Effect.promise(() => {
+  const ms = Number(process.env.CHAIN_LAKE_TEST_STOP_CLEANUP_MS)
+  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve()
+})
+
 /**
  * The first Ctrl-C (or SIGTERM) stops a command gracefully (runMain interrupts it: files being
  * written are dropped, the lock is released, an interrupted run report is written). A second one
@@ -108,7 +120,8 @@ const helpFor = (args: ReadonlyArray<string>): string | undefined => {
 const stopAtSecondSignal = () => {
   let signals = 0
   const onSignal = () => {
-    if (++signals < 2) return
+    // said at once, so that a user (or a test) knows the signal was taken, and what a second one does
+    if (++signals < 2) return void process.stderr.write(FIRST_SIGNAL + "\n")
     process.stderr.write("chain-lake: stopped at once (second signal): every file committed so far is kept; run the same command again to resume\n")
     process.exit(130)
   }
@@ -128,7 +141,8 @@ else {
       Effect.withConsole({
         ...console,
         error: (...args: ReadonlyArray<unknown>) => (flagsParsed ? console.error(...args) : Effect.sync(() => void heldBack.push(args.map(String).join(" "))))
-      })
+      }),
+      Effect.onInterrupt(() => testStuckCleanup)
     )
   ).pipe(
     Effect.catchTag("UserError", (e) =>

@@ -219,10 +219,12 @@ export const catalogCommand = Command.make(
       yield* requireLake(o.data)
       // the catalog replaces its file and the .wal beside it
       if (Option.isSome(o.db)) yield* refuseInsideLake("--db", o.db.value, o.data, [o.db.value + ".wal"])
-      const { dbFile, views } = yield* writeCatalog({ dataDir: o.data, dbFile: Option.getOrUndefined(o.db) }).pipe(
+      const { dbFile, views, problems } = yield* writeCatalog({ dataDir: o.data, dbFile: Option.getOrUndefined(o.db) }).pipe(
         Effect.mapError((e) => new UserError({ message: e.message }))
       )
       yield* Console.log(`wrote ${dbFile} with ${views.length} views: ${views.join(", ")}`)
+      // (the view was made failing: it stays so until the catalog is written again)
+      for (const p of problems) yield* Console.error(`chain-lake: warning: a view of this catalog fails every query until the lake is repaired and the catalog written again: ${p}`)
       yield* Console.log(`open it with the data folder as the working directory, e.g.: cd ${resolve(o.data)} && duckdb ${dbFile}`)
     })
 ).pipe(Command.withDescription("Write a .duckdb file with every view, for the duckdb CLI, DBeaver or Python"))

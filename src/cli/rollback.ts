@@ -12,6 +12,7 @@ import { Checkpoints } from "../lake/Checkpoints.js"
 import { layerLakeWriter } from "../lake/writer.js"
 import { isS3Url } from "../storage/s3.js"
 import { UserError } from "./errors.js"
+import { integerOption } from "./integers.js"
 
 /** What a dry run says: the rows each dataset would lose. */
 const dryRun = (toHeight: number) =>
@@ -32,7 +33,7 @@ export const rollbackCommand = Command.make(
   "rollback",
   {
     data: Options.text("data").pipe(Options.withDefault("data"), Options.withDescription("the lake to roll back (a folder)")),
-    toHeight: Options.integer("to-height").pipe(Options.withDescription("the last height to keep: every row of the chain above it is dropped")),
+    toHeight: integerOption("to-height").pipe(Options.withDescription("the last height to keep: every row of the chain above it is dropped")),
     dryRun: Options.boolean("dry-run").pipe(Options.withDescription("say what would be dropped; change nothing"))
   },
   (o) =>

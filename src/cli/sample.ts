@@ -11,6 +11,7 @@ import { UserError } from "./errors.js"
 import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./endpoints.js"
 import { routerLayer } from "./routerLayer.js"
 import { checkOutputFolder } from "./outputFolder.js"
+import { integerOption } from "./integers.js"
 
 export const DEFAULT_PLAN = fileURLToPath(new URL("../../pipelines/route-quotes.json", import.meta.url))
 
@@ -42,9 +43,9 @@ export const sampleCommand = Command.make(
     plan: Options.file("plan").pipe(Options.withDefault(DEFAULT_PLAN), Options.withDescription("sampling plan (default: the shipped pipelines/route-quotes.json)")),
     out: Options.directory("out").pipe(Options.withDefault("data"), Options.withDescription("output folder")),
     every: Options.text("every").pipe(Options.optional, Options.withDescription("sample again this often: 30s, 5m, 1h (default: once)")),
-    count: Options.integer("count").pipe(Options.optional, Options.withDescription("rounds to run (default 1, or until stopped with --every)")),
-    concurrency: Options.integer("concurrency").pipe(Options.withDefault(DEFAULTS.concurrency), Options.withDescription("quote requests in flight at once")),
-    rps: Options.integer("rps").pipe(Options.withDefault(50), Options.withDescription("quote requests per second at most; 0 = no limit")),
+    count: integerOption("count").pipe(Options.optional, Options.withDescription("rounds to run (default 1, or until stopped with --every)")),
+    concurrency: integerOption("concurrency").pipe(Options.withDefault(DEFAULTS.concurrency), Options.withDescription("quote requests in flight at once")),
+    rps: integerOption("rps").pipe(Options.withDefault(50), Options.withDescription("quote requests per second at most; 0 = no limit")),
     datasets: Options.text("datasets").pipe(
       Options.optional,
       Options.withDescription(

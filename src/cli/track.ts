@@ -11,6 +11,7 @@ import { UserError } from "./errors.js"
 import { headerOption, probedEndpoint } from "./endpoints.js"
 import { routerLayer } from "./routerLayer.js"
 import { checkOutputFolder } from "./outputFolder.js"
+import { integerOption } from "./integers.js"
 
 const duration = (flag: string, value: Option.Option<string>, fallback: Duration.Duration) =>
   Effect.gen(function* () {
@@ -28,7 +29,7 @@ export const trackCommand = Command.make(
     txHash: Options.text("tx-hash").pipe(Options.withDescription("the broadcast tx")),
     chainId: Options.text("chain-id").pipe(Options.withDescription("the chain it was submitted to")),
     out: Options.directory("out").pipe(Options.withDefault("data"), Options.withDescription("output folder (transfers dataset)")),
-    estimatedSeconds: Options.integer("estimated-seconds").pipe(Options.optional, Options.withDescription("the route's estimated_route_duration_seconds, for the polling pace")),
+    estimatedSeconds: integerOption("estimated-seconds").pipe(Options.optional, Options.withDescription("the route's estimated_route_duration_seconds, for the polling pace")),
     pollSlow: Options.text("poll-slow").pipe(Options.optional, Options.withDescription("pace while the ETA is far (default 60s)")),
     pollNear: Options.text("poll-near").pipe(Options.optional, Options.withDescription("pace near the ETA, or without one (default 5s)")),
     pollOverdue: Options.text("poll-overdue").pipe(Options.optional, Options.withDescription("pace once overdue (default 1s)")),

@@ -308,8 +308,12 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
         Effect.gen(function* () {
           const list = group[0].source
           const watermark = status.watermarks[list.watermark]!
-          const bounds = heightBounds(options, list.unit === "height" ? answers.lowest.get(list.id)! : 1, watermark)
-          if (bounds.clipped && !options.toHeightAhead) notice(`${group.map((d) => d.name).join(", ")}: --to-height ${options.toHeight} is above ${list.watermark} ${watermark}; exporting to ${watermark}`)
+          const lowest = list.unit === "height" ? answers.lowest.get(list.id)! : 1
+          const bounds = heightBounds(options, lowest, watermark)
+          // heights the source does not have: an empty run says so rather than end in silence
+          if (bounds.to < bounds.from && !options.toHeightAhead)
+            notice(`${group.map((d) => d.name).join(", ")}: nothing to export: heights ${options.fromHeight ?? lowest}${options.toHeight === undefined ? " and up" : `..${options.toHeight}`} were asked for, and the source has ${lowest}..${watermark} (${list.watermark})`)
+          else if (bounds.clipped && !options.toHeightAhead) notice(`${group.map((d) => d.name).join(", ")}: --to-height ${options.toHeight} is above ${list.watermark} ${watermark}; exporting to ${watermark}`)
           // an empty or inverted range: nothing to do, and no position search to make
           const range: Range =
             bounds.to < bounds.from ? [0, 0] : list.unit === "height" ? [bounds.from, bounds.to + 1] : yield* positionRange(source, list, bounds.from, bounds.to, concurrency)

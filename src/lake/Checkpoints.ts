@@ -15,8 +15,10 @@
  * 4. renames the files into place, and frees the lock.
  * A file is visible to globs only once it is listed. A writer killed between 3 and 4 leaves listed
  * files in its staging folder: the next open (under the lock) finishes the renames. Nothing else
- * is deleted: a Parquet file the manifest does not list was put there by someone else and is kept;
- * a dataset folder with Parquet files but no manifest is refused rather than guessed at.
+ * is deleted: a Parquet file the manifest does not list was put there by someone else and is kept,
+ * never replaced (a commit whose file's place holds one fails, naming it); a dataset folder with
+ * Parquet files but no manifest is refused rather than guessed at. At open, each listed file's size
+ * is checked against the manifest: a damaged one stops the run.
  *
  * A compaction (src/lake/compaction.ts) swaps files of one partition for their merge in one commit,
  * in another order, so that a reader of the manifest sees the old files or the new ones, never
@@ -373,6 +375,38 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
         // Stryker disable next-line ArrowFunction,ObjectLiteral,StringLiteral: a rename into the lake failing is not provoked by any test
         catch: (e) => new CheckpointError({ message: `could not move committed files into ${join(root, dataset)}: ${(e as Error).message}` })
       })
+    /**
+     * The first file of a commit whose place already holds a file the manifest does not list: the
+     * lake did not write it (a user's file, a copy), and a commit never renames over it. A listed
+     * one is the lake's own (a file committed again under its path). Checked under the lock, before
+     * the manifest write: a killed writer's commit (listed, then renamed) is not affected.
+     */
+    const inTheWay = (dataset: string, m: Manifest, files: ReadonlyArray<CommittedFile>) =>
+      Effect.promise(async () => {
+        const listed = new Set(m.files.map((f) => f.path))
+        for (const f of files) if (!listed.has(f.path) && (await exists(join(root, dataset, f.path)))) return f.path
+        return undefined
+      })
+    const inTheWayProblem = (dataset: string, path: string) =>
+      `${join(root, dataset, path)} is already there and the lake did not write it (${dataset}/${MANIFEST_FILE} does not list it): nothing was committed over it; move it out of ${join(root, dataset)}, or export into a new --out`
+    /**
+     * At open (the start of a run): each listed file in place has the size its manifest lists. A
+     * file cut short or overwritten since its commit fails the run naming it, rather than every later
+     * read of the dataset; the full sha256 is `verify`'s job (too slow for every run).
+     */
+    const checkSizes = (dataset: string, m: Manifest) =>
+      Effect.tryPromise({
+        try: async () => {
+          if (options.filesElsewhere) return
+          const sizes = await Promise.all(m.files.map((f) => stat(join(root, dataset, f.path)).then((i) => i.size)))
+          const bad = m.files.findIndex((f, i) => sizes[i] !== f.bytes)
+          if (bad >= 0)
+            throw new CheckpointError({
+              message: `${join(root, dataset, m.files[bad].path)} is ${sizes[bad]} bytes, but ${dataset}/${MANIFEST_FILE} lists it at ${m.files[bad].bytes}: the committed file was damaged (cut short or overwritten); restore it from a copy, or export into a new --out (chain-lake verify checks every file)`
+            })
+        },
+        catch: (e) => (e instanceof CheckpointError ? e : fail(e))
+      })
     const drop = (dataset: string, files: ReadonlyArray<CommittedFile>) =>
       // Stryker disable next-line ObjectLiteral,BooleanLiteral: the staged files it drops exist
       Effect.promise(() => Promise.all(files.map((f) => rm(staged(dataset, f.path), { force: true }))))
@@ -578,6 +612,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             if (!existing) yield* refuseOrphans(dataset)
             const manifest: Manifest = existing ?? { dataset, format_version: 1, unit, columns: columns.map((c) => ({ name: c.name, type: c.type })), files: [], committed: [], snapshots: [] }
             yield* recover(dataset, manifest)
+            yield* checkSizes(dataset, manifest)
             // Stryker disable next-line ConditionalExpression: writing an unchanged manifest again changes nothing read
             return existing ?? (yield* write(manifest, basis))
           })
@@ -591,6 +626,11 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             if (range && total(subtract(range, m.committed)) < range[1] - range[0]) {
               yield* drop(dataset, files)
               return { committed: false, ranges: m.committed, reason: `another writer committed part of ${range[0]}..${range[1] - 1} first` } as const
+            }
+            const clash = yield* inTheWay(dataset, m, files)
+            if (clash) {
+              yield* drop(dataset, files)
+              return yield* new CheckpointError({ message: inTheWayProblem(dataset, clash) })
             }
             const paths = new Set(files.map((f) => f.path))
             const next: Manifest = {
