@@ -133,7 +133,7 @@ describe("analytics views agree with the chain", () => {
     const stats = await query("SELECT * FROM nft_collection_stats WHERE snapshot_height = 400")
     for (const col of c.u.collections.filter((x) => c.collectionCreated(x))) {
       const live = c.liveTokensOf(col.index)
-      const row = stats.find((s) => s.collection_addr === col.address)
+      const row = stats.find((s) => s.collection_address === col.address.toLowerCase())
       if (live.length === 0) {
         expect(row).toBeUndefined()
         continue
@@ -147,7 +147,7 @@ describe("analytics views agree with the chain", () => {
     for (let h = 1; h <= c.internalTxHeight; h++) {
       const byTx = new Map<string, Array<{ index: number; parent: number }>>()
       for (const t of internalTxsAt(c, h)) {
-        const row = t.row as { hash: string; index: number; parent_index: number }
+        const row = t.row as { hash: string; index: number; parent_index: number } // the wire's names
         byTx.set(row.hash, [...(byTx.get(row.hash) ?? []), { index: row.index, parent: row.parent_index }])
       }
       for (const calls of byTx.values()) {
@@ -167,23 +167,23 @@ describe("analytics views agree with the chain", () => {
     const earlier = await startDevnet({ seed: 17, blocks: 300 })
     try {
       const key = (c: Devnet["chain"]) =>
-        new Map(c.u.collections.flatMap((col) => c.liveTokensOf(col.index).map((t) => [`${col.address}|${t.tokenId}`, c.accountOf(t.owner).bech32] as const)))
+        new Map(c.u.collections.flatMap((col) => c.liveTokensOf(col.index).map((t) => [`${col.address.toLowerCase()}|${t.tokenId}`, c.accountOf(t.owner).bech32] as const)))
       const before = key(earlier.chain)
       const after = key(devnet.chain)
       const expected: Array<string> = []
       for (const [k, owner] of after) if (!before.has(k)) expected.push(`${k}|minted`)
       else if (before.get(k) !== owner) expected.push(`${k}|transferred`)
       for (const k of before.keys()) if (!after.has(k)) expected.push(`${k}|burned`)
-      const rows = await query("SELECT collection_addr || '|' || token_id || '|' || change AS k FROM nft_ownership_changes WHERE from_snapshot = 300 AND to_snapshot = 400")
+      const rows = await query("SELECT collection_address || '|' || token_id || '|' || change AS k FROM nft_ownership_changes WHERE from_snapshot = 300 AND to_snapshot = 400")
       expect(expected.length).toBeGreaterThan(0)
       expect(rows.map((r) => r.k).sort()).toEqual(expected.sort())
 
       const uinit = DENOMS[0].denom
-      const bal = (c: Devnet["chain"]) => new Map(c.holders(0).map((h) => [h.account.evm, h.amount]))
+      const bal = (c: Devnet["chain"]) => new Map(c.holders(0).map((h) => [h.account.evm.toLowerCase(), h.amount]))
       const b0 = bal(earlier.chain)
       const b1 = bal(devnet.chain)
       const deltas = [...b1.keys()].filter((a) => b0.get(a) !== b1.get(a)).map((a) => `${a}|${b1.get(a)! - (b0.get(a) ?? 0n)}`)
-      const changes = await query("SELECT account || '|' || delta AS k FROM holder_changes WHERE denom = $d", { d: uinit })
+      const changes = await query("SELECT account_address || '|' || delta AS k FROM holder_changes WHERE denom = $d", { d: uinit })
       expect(changes.map((r) => r.k).sort()).toEqual(deltas.sort())
       expect(deltas.length).toBeGreaterThan(0)
     } finally {

@@ -68,7 +68,7 @@ describe("chain-lake export", () => {
     const fresh = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", never, "--dry-run", "--datasets", "blocks,txs"])
     expect(fresh.code, fresh.stderr).toBe(0)
     expect(fresh.stdout).toMatch(/blocks: 200 heights in \d+ shards, ~\d+ requests \(0 already committed\)/)
-    expect(fresh.stdout).toMatch(/^\s+txhash\s+VARCHAR/m)
+    expect(fresh.stdout).toMatch(/^\s+tx_hash\s+VARCHAR/m)
     expect(existsSync(never)).toBe(false)
     // a lake with committed data, a stray Parquet file no manifest lists and a file of the user's
     const out = tmp()

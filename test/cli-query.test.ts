@@ -47,18 +47,18 @@ describe("chain-lake query", () => {
       const r = spawnSync("sh", ["-c", command], { cwd: dir, encoding: "utf8" })
       expect(r.status, `${example}\n${r.stderr}`).toBe(0)
     }
-    expect(readFileSync(join(dir, "txs.csv"), "utf8").split("\n")[0]).toMatch(/^height,txhash,/)
+    expect(readFileSync(join(dir, "txs.csv"), "utf8").split("\n")[0]).toMatch(/^height,tx_hash,/)
   })
 
   it("binds values, never splices them: an injection attempt is just a string", async () => {
-    const r = await runCli(["query", "--data", data, "SELECT count(*) AS n FROM blocks WHERE hash = $h", "--param", "h:text=x' OR '1'='1", "--format", "json"])
+    const r = await runCli(["query", "--data", data, "SELECT count(*) AS n FROM blocks WHERE block_hash = $h", "--param", "h:text=x' OR '1'='1", "--format", "json"])
     expect(r.code, r.stderr).toBe(0)
     expect(JSON.parse(r.stdout)).toEqual([{ n: "0" }])
   })
 
   it("the table cuts wide values and says so, csv and json print them whole; JSON columns are JSON in json output; times say UTC", async () => {
-    const sql = "SELECT txhash, timestamp, fee, events FROM txs ORDER BY height, txhash LIMIT 3"
-    const whole = await queryLake(`SELECT txhash, strftime(timestamp, '%Y-%m-%dT%H:%M:%S.%fZ') AS t, CAST(fee AS VARCHAR) AS fee, CAST(events AS VARCHAR) AS events FROM read_parquet('${join(data, "txs").replace(/'/g, "''")}/**/*.parquet') ORDER BY height, txhash LIMIT 3`)
+    const sql = "SELECT tx_hash, timestamp, fee, events FROM txs ORDER BY height, tx_hash LIMIT 3"
+    const whole = await queryLake(`SELECT tx_hash, strftime(timestamp, '%Y-%m-%dT%H:%M:%S.%fZ') AS t, CAST(fee AS VARCHAR) AS fee, CAST(events AS VARCHAR) AS events FROM read_parquet('${join(data, "txs").replace(/'/g, "''")}/**/*.parquet') ORDER BY height, tx_hash LIMIT 3`)
     const table = await runCli(["query", "--data", data, sql])
     expect(table.code, table.stderr).toBe(0)
     const lines = table.stdout.trim().split("\n")
@@ -67,7 +67,7 @@ describe("chain-lake query", () => {
     expect(table.stdout).toContain(String(whole[0].events).slice(0, 47) + "…")
     const json = await runCli(["query", "--data", data, sql, "--format", "json"])
     const rows = JSON.parse(json.stdout)
-    expect(rows.map((r: any) => [r.txhash, r.timestamp, r.fee, r.events])).toEqual(whole.map((w) => [w.txhash, w.t.replace(/\.000000Z$/, "Z").replace(/(\.\d*?)0+Z$/, "$1Z"), JSON.parse(w.fee), JSON.parse(w.events)]))
+    expect(rows.map((r: any) => [r.tx_hash, r.timestamp, r.fee, r.events])).toEqual(whole.map((w) => [w.tx_hash, w.t.replace(/\.000000Z$/, "Z").replace(/(\.\d*?)0+Z$/, "$1Z"), JSON.parse(w.fee), JSON.parse(w.events)]))
     const csv = await runCli(["query", "--data", data, sql, "--format", "csv"])
     expect(csv.stdout).toContain(`"${String(whole[0].events).replace(/"/g, '""')}"`)
     expect(csv.stdout.split("\n")[1]).toMatch(/^[0-9A-F]{64},\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z,/)

@@ -237,7 +237,7 @@ describeCli("chain-lake compact", () => {
     expect(parquetIn(lake, "txs")).toHaveLength(parquetIn(small, "txs").length)
     const [only] = parquetIn(lake, "evm_logs")
     const path = join(lake, "evm_logs", only).replace(/'/g, "''")
-    const [order] = await queryLake(`SELECT bool_and(ok) AS sorted FROM (SELECT (block_number, log_index) >= lag((block_number, log_index)) OVER () OR lag(block_number) OVER () IS NULL AS ok FROM read_parquet('${path}', hive_partitioning = false))`)
+    const [order] = await queryLake(`SELECT bool_and(ok) AS sorted FROM (SELECT (height, log_index) >= lag((height, log_index)) OVER () OR lag(height) OVER () IS NULL AS ok FROM read_parquet('${path}', hive_partitioning = false))`)
     expect(order.sorted).toBe(true)
     const codecs = await queryLake(`SELECT DISTINCT compression FROM parquet_metadata('${path}')`)
     expect(codecs.map((c) => c.compression)).toEqual(["ZSTD"])
@@ -261,7 +261,7 @@ describeCli("chain-lake compact", () => {
       await expectManifestsTrue(lake, ALL)
       if (ALL.some((d) => parquetIn(lake, d).length > 1)) cutShort++
       // readers that go by the manifest (query, report, the catalog: the views query makes) see every row once
-      const seen = await readLake(lake, "SELECT (SELECT count(*) FROM txs), (SELECT count(DISTINCT txhash) FROM txs), (SELECT count(*) FROM holders)")
+      const seen = await readLake(lake, "SELECT (SELECT count(*) FROM txs), (SELECT count(DISTINCT tx_hash) FROM txs), (SELECT count(*) FROM holders)")
       expect(seen.map(Number), `killed ${delayMs} ms after the first commit`).toEqual([before.txs.length, before.txs.length, before.holders.length])
       const finish = await runCli(["compact", "--data", lake])
       expect(finish.code, finish.stderr).toBe(0)
@@ -278,7 +278,7 @@ describeCli("chain-lake compact", () => {
     const lake = tmp()
     cpSync(small, lake, { recursive: true })
     // long-lived readers, as a `query` or `report` session and a client of the catalog are: their views were made before the swap
-    const sql = "SELECT (SELECT count(*) FROM txs) AS n, (SELECT count(DISTINCT txhash) FROM txs) AS d, (SELECT count(*) FROM blocks) AS b"
+    const sql = "SELECT (SELECT count(*) FROM txs) AS n, (SELECT count(DISTINCT tx_hash) FROM txs) AS d, (SELECT count(*) FROM blocks) AS b"
     const readers = await Promise.all(
       [false, true].map(async (live) => {
         const scope = Effect.runSync(Scope.make())

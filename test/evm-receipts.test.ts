@@ -52,21 +52,21 @@ describe("receipts standing for cosmos txs", () => {
     // on the wire such a receipt looks like a failed creation from the zero address
     expect(synthetic.every((x) => x.receipt.from === "0x" + "0".repeat(40) && x.receipt.to === "" && x.receipt.contractAddress === null && x.receipt.type === "0x0")).toBe(true)
 
-    const [counts] = await queryLake(`SELECT count(*) FILTER (WHERE is_cosmos_tx) AS cosmos, count(*) FILTER (WHERE "to" = '') AS creations,
-      count(*) FILTER (WHERE is_cosmos_tx AND ("from" IS NOT NULL OR "to" IS NOT NULL OR contract_address IS NOT NULL)) AS with_party, count(*) AS n FROM ${scan(out, "evm_txs")}`)
+    const [counts] = await queryLake(`SELECT count(*) FILTER (WHERE is_cosmos_tx) AS cosmos, count(*) FILTER (WHERE to_address IS NULL AND NOT is_cosmos_tx) AS creations,
+      count(*) FILTER (WHERE is_cosmos_tx AND (from_address IS NOT NULL OR to_address IS NOT NULL OR created_address IS NOT NULL)) AS with_party, count(*) AS n FROM ${scan(out, "evm_txs")}`)
     expect([Number(counts.cosmos), Number(counts.creations), Number(counts.with_party), Number(counts.n)]).toEqual([synthetic.length, creations.length, 0, all.length])
 
     // each joins the cosmos tx it stands for: a successful bank send or IBC transfer of the same block
-    const joined = await queryLake(`SELECT e.transaction_hash, t.txhash, t.height, e.block_number, t.code, t.message_types[1] AS type
-      FROM ${scan(out, "evm_txs")} e JOIN ${scan(out, "txs")} t ON t.txhash = e.cosmos_tx_hash WHERE e.is_cosmos_tx ORDER BY e.block_number, e.transaction_index`)
-    expect(joined.map((j) => [j.transaction_hash, j.txhash])).toEqual(synthetic.map((x) => [x.receipt.transactionHash, devnet.chain.txHash(x.plan.height, x.plan.index)]))
-    expect(joined.every((j) => Number(j.code) === 0 && String(j.height) === String(j.block_number) && /MsgSend|MsgTransfer/.test(String(j.type)))).toBe(true)
+    const joined = await queryLake(`SELECT e.tx_hash AS evm_tx_hash, t.tx_hash, t.height, e.height AS evm_height, t.code, t.message_types[1] AS type
+      FROM ${scan(out, "evm_txs")} e JOIN ${scan(out, "txs")} t ON t.tx_hash = e.cosmos_tx_hash WHERE e.is_cosmos_tx ORDER BY e.height, e.tx_index`)
+    expect(joined.map((j) => [j.evm_tx_hash, j.tx_hash])).toEqual(synthetic.map((x) => [x.receipt.transactionHash.toLowerCase(), devnet.chain.txHash(x.plan.height, x.plan.index)]))
+    expect(joined.every((j) => Number(j.code) === 0 && String(j.height) === String(j.evm_height) && /MsgSend|MsgTransfer/.test(String(j.type)))).toBe(true)
     // no cosmos tx that failed has one (minievm builds none for it)
-    const [failed] = await queryLake(`SELECT count(*) AS n FROM ${scan(out, "txs")} t JOIN ${scan(out, "evm_txs")} e ON e.cosmos_tx_hash = t.txhash WHERE t.code <> 0`)
+    const [failed] = await queryLake(`SELECT count(*) AS n FROM ${scan(out, "txs")} t JOIN ${scan(out, "evm_txs")} e ON e.cosmos_tx_hash = t.tx_hash WHERE t.code <> 0`)
     expect(Number(failed.n)).toBe(0)
 
     // transactionIndex: 1..n over each block's receipts, synthetic ones included
-    const blocks = await queryLake(`SELECT block_number, min(transaction_index) lo, max(transaction_index) hi, count(*) n, count(DISTINCT transaction_index) d FROM ${scan(out, "evm_txs")} GROUP BY 1`)
+    const blocks = await queryLake(`SELECT height, min(tx_index) lo, max(tx_index) hi, count(*) n, count(DISTINCT tx_index) d FROM ${scan(out, "evm_txs")} GROUP BY 1`)
     expect(blocks.every((b) => Number(b.lo) === 1 && Number(b.hi) === Number(b.n) && Number(b.d) === Number(b.n))).toBe(true)
 
   })
@@ -80,7 +80,7 @@ describe("logs numbered per tx (receipts indexed before minievm's March 2026 fix
     const logs = receipts(perTx).flatMap((x) => x.receipt.logs)
     // every receipt's logs start at 0
     expect(receipts(perTx).every((x) => x.receipt.logs.every((l, k) => l.logIndex === "0x" + k.toString(16)))).toBe(true)
-    const [e] = await queryLake(`SELECT count(*) n, count(DISTINCT (${keyOf("evm_logs")})) k, count(DISTINCT (block_number, log_index)) b FROM ${scan(out, "evm_logs")}`)
+    const [e] = await queryLake(`SELECT count(*) n, count(DISTINCT (${keyOf("evm_logs")})) k, count(DISTINCT (height, log_index)) b FROM ${scan(out, "evm_logs")}`)
     expect(Number(e.n)).toBe(logs.length)
     expect(Number(e.k)).toBe(logs.length)
     // the old key would have named two logs alike

@@ -81,7 +81,7 @@ const exportOk = async (out: string, options: ExportOptions = {}, indexerUrl = d
 const statusVia = (rewrite: (status: Record<string, unknown>) => Record<string, unknown>) =>
   startProxy(devnet.indexerUrl, async (req, forward) => (req.url.pathname === "/status" ? json(rewrite(JSON.parse((await forward()).body))) : forward()))
 const manifest = (out: string, dataset: string): Manifest => JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8"))
-const heightOf = (name: string, row: Readonly<Record<string, unknown>>) => Number(name.startsWith("evm_") && name !== "evm_internal_txs" ? row.block_number : row.height)
+const heightOf = (_name: string, row: Readonly<Record<string, unknown>>) => Number(row.height)
 /** The model's rows of `name` with heights in [from, to]. */
 const between = (name: string, from: number, to: number): ExpectedDataset => {
   const d = lake.get(name)!
@@ -253,7 +253,7 @@ describe("what the chain cannot serve", () => {
       expect(moves[0].canonical).toBe(moves[0].n)
       expect(notices).toContain("evm_txs: skipped, its endpoint evm-txs answered that this indexer does not serve it (404)")
       // the rich list is served on every VM (the real indexer since 2026-02): holders exported, accounts bech32
-      const holders = await queryLake(`SELECT count(*) n, count(*) FILTER (WHERE account LIKE 'init1%' AND regexp_full_match(account_hex, '0x[0-9a-f]{40}')) bech32 FROM ${scan(out, "holders")}`)
+      const holders = await queryLake(`SELECT count(*) n, count(*) FILTER (WHERE account_bech32 LIKE 'init1%' AND regexp_full_match(account_address, '0x[0-9a-f]{40}')) bech32 FROM ${scan(out, "holders")}`)
       expect(Number(holders[0].n)).toBeGreaterThan(0)
       expect(holders[0].bech32).toBe(holders[0].n)
       // an indexer from before that answers 404 for the rich list: holders skipped, with the reason
@@ -298,7 +298,7 @@ describe("what the chain cannot serve", () => {
     const out = dirs.make()
     await exportOk(out, { datasets: ["blocks", "holders"], toHeight: 20, params: { denoms: [DENOMS[0].denom] } })
     // as a chain-lake before these columns would have written the manifests
-    for (const [name, column] of [["blocks", "total_fee_denom"], ["holders", "account_hex"]]) {
+    for (const [name, column] of [["blocks", "proposer_address"], ["holders", "account_bech32"]]) {
       const path = join(out, name, "_manifest.json")
       const m = JSON.parse(readFileSync(path, "utf8"))
       m.columns = m.columns.filter((c: { name: string }) => c.name !== column)
@@ -307,9 +307,19 @@ describe("what the chain cannot serve", () => {
     const notices: Array<string> = []
     await exportOk(out, { datasets: ["blocks", "holders"], params: { denoms: [DENOMS[1].denom] }, observer: { notice: (m) => notices.push(m) } })
     expect(notices.filter((n) => n.includes("lack"))).toEqual([
-      "blocks: files committed earlier lack total_fee_denom (added by a newer chain-lake); those rows read NULL there: export into a new folder to have it everywhere",
-      "holders: files committed earlier lack account_hex (added by a newer chain-lake); those rows read NULL there: export into a new folder to have it everywhere"
+      "blocks: files committed earlier lack proposer_address (added by a newer chain-lake); those rows read NULL there: export into a new folder to have it everywhere",
+      "holders: files committed earlier lack account_bech32 (added by a newer chain-lake); those rows read NULL there: export into a new folder to have it everywhere"
     ])
+    // a column the files have that this version renamed or dropped: refused, nothing written
+    const path = join(out, "blocks", "_manifest.json")
+    const m = JSON.parse(readFileSync(path, "utf8"))
+    writeFileSync(path, JSON.stringify({ ...m, columns: [...m.columns, { name: "total_fee_denom", type: "VARCHAR" }] }))
+    const before = hashTree(out)
+    const retired = await exportFrom(devnet.indexerUrl, out, { datasets: ["blocks"] })
+    expect(Either.isLeft(retired) && retired.left.message).toBe(
+      "blocks was written by an older chain-lake, with columns since renamed or dropped (total_fee_denom; see docs/schema.md): export it again into a new folder (the old one stays readable by the chain-lake that wrote it)"
+    )
+    expect(hashTree(out)).toEqual(before)
   })
 
   it("a watermark of 0 is none (nothing indexed yet); a watermark of 1 is a height", async () => {

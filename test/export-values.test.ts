@@ -133,7 +133,7 @@ describe("export values", () => {
     expect(new Set(holders.map((r) => r.denom)).size).toBeGreaterThan(1)
     // internal calls with and without a value
     const internal = rows("evm_internal_txs")
-    expect(internal.some((r) => r.value_wei === null) && internal.some((r) => r.value_wei !== null && r.value_wei !== "0")).toBe(true)
+    expect(internal.some((r) => r.value === null) && internal.some((r) => r.value !== null && r.value !== "0")).toBe(true)
     // tx times whose nanoseconds past the microsecond are ≥ 500: rounding and truncation differ there
     const c = devnet.chain
     const heights = Array.from({ length: c.tip }, (_, k) => k + 1).filter((h) => c.blockTxCount(h) > 0)

@@ -49,18 +49,18 @@ describe("export: content matches the chain", () => {
     const c = devnet.chain
     const [blocks] = await queryLake(`SELECT count(*) n, count(DISTINCT height) d, min(height) lo, max(height) hi, sum(tx_count) txs, sum(gas_used) gas FROM ${scan(cleanOut, "blocks")}`)
     expect(blocks).toMatchObject({ n: 700n, d: 700n, lo: 1n, hi: 700n, txs: BigInt(c.txTotal()) })
-    const [txs] = await queryLake(`SELECT count(*) n, count(DISTINCT txhash) d, sum(gas_used) gas FROM ${scan(cleanOut, "txs")}`)
+    const [txs] = await queryLake(`SELECT count(*) n, count(DISTINCT tx_hash) d, sum(gas_used) gas FROM ${scan(cleanOut, "txs")}`)
     expect(txs).toMatchObject({ n: BigInt(c.txTotal()), d: BigInt(c.txTotal()), gas: blocks.gas })
     // txs per block equal tx_count
     const mismatched = await queryLake(
       `SELECT b.height FROM ${scan(cleanOut, "blocks")} b LEFT JOIN (SELECT height, count(*) n FROM ${scan(cleanOut, "txs")} GROUP BY height) t USING (height) WHERE coalesce(t.n, 0) <> b.tx_count`
     )
     expect(mismatched).toEqual([])
-    const [evm] = await queryLake(`SELECT count(*) n, count(DISTINCT transaction_hash) d, sum(log_count) logs FROM ${scan(cleanOut, "evm_txs")}`)
+    const [evm] = await queryLake(`SELECT count(*) n, count(DISTINCT tx_hash) d, sum(log_count) logs FROM ${scan(cleanOut, "evm_txs")}`)
     expect(evm).toMatchObject({ n: BigInt(c.evmTotal()), d: BigInt(c.evmTotal()) })
     const [logs] = await queryLake(`SELECT count(*) n FROM ${scan(cleanOut, "evm_logs")}`)
     expect(logs.n).toBe(BigInt(evm.logs))
-    const [itx] = await queryLake(`SELECT count(*) n, max(height) hi, count(*) FILTER (WHERE parent_index = -1) tops FROM ${scan(cleanOut, "evm_internal_txs")}`)
+    const [itx] = await queryLake(`SELECT count(*) n, max(height) hi, count(*) FILTER (WHERE parent_call_index = -1) tops FROM ${scan(cleanOut, "evm_internal_txs")}`)
     expect(itx.n).toBe(BigInt(c.traceTotal(c.internalTxHeight)))
     expect(Number(itx.hi)).toBeLessThanOrEqual(c.internalTxHeight)
   })
@@ -69,7 +69,7 @@ describe("export: content matches the chain", () => {
     const types = await queryLake(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM ${scan(cleanOut, "txs")})`)
     const t = Object.fromEntries(types.map((r) => [r.column_name, r.column_type]))
     expect(t).toMatchObject({ height: "BIGINT", timestamp: "TIMESTAMP", gas_used: "BIGINT", message_types: "VARCHAR[]", code: "INTEGER" })
-    const [row] = await queryLake(`SELECT txhash, timestamp::VARCHAR ts, message_types, json_extract_string(tx, '$.body.messages[0]."@type"') first_type FROM ${scan(cleanOut, "txs")} WHERE height = 5 ORDER BY txhash LIMIT 1`)
+    const [row] = await queryLake(`SELECT tx_hash, timestamp::VARCHAR ts, message_types, json_extract_string(tx, '$.body.messages[0]."@type"') first_type FROM ${scan(cleanOut, "txs")} WHERE height = 5 ORDER BY tx_hash LIMIT 1`)
     expect(row.first_type).toBe(row.message_types[0])
     expect(row.ts.startsWith("2026-01-01")).toBe(true)
     const [denoms] = await queryLake(`SELECT list(DISTINCT denom ORDER BY denom) d FROM ${scan(cleanOut, "holders")}`)
@@ -77,7 +77,7 @@ describe("export: content matches the chain", () => {
     expect(denoms.d).toEqual([DENOMS[1].denom, DENOMS[0].denom])
     // another denom joins the same snapshot later; its amounts go beyond 2^64 and stay exact
     await exportOk(devnet, cleanOut, { datasets: ["holders"], params: { denoms: [DENOMS[2].denom] } })
-    const [big] = await queryLake(`SELECT max(amount_decimal)::VARCHAR m, count(DISTINCT snapshot_height) snaps FROM ${scan(cleanOut, "holders")} WHERE denom = '${DENOMS[2].denom}'`)
+    const [big] = await queryLake(`SELECT max(amount)::VARCHAR m, count(DISTINCT snapshot_height) snaps FROM ${scan(cleanOut, "holders")} WHERE denom = '${DENOMS[2].denom}'`)
     expect(BigInt(big.m)).toBeGreaterThan(2n ** 64n)
     expect(big.snaps).toBe(1n)
     const again = await exportOk(devnet, cleanOut, { datasets: ["holders"], params: { denoms: [DENOMS[2].denom] } })
@@ -88,14 +88,14 @@ describe("export: content matches the chain", () => {
     const c = devnet.chain
     for (const [i, d] of DENOMS.entries()) {
       if (i === 2) continue // not a fee denom, so not a default one
-      const rows = await queryLake(`SELECT account, amount FROM ${scan(cleanOut, "holders")} WHERE denom = '${d.denom}' ORDER BY account`)
+      const rows = await queryLake(`SELECT account_address AS account, amount_text AS amount FROM ${scan(cleanOut, "holders")} WHERE denom = '${d.denom}' ORDER BY account`)
       const expected = c.holders(i).map((h) => ({ account: h.account.evm, amount: h.amount.toString() })).sort((a, b) => (a.account < b.account ? -1 : 1))
       expect(rows).toEqual(expected)
     }
     const [snap] = await queryLake(`SELECT DISTINCT snapshot_height FROM ${scan(cleanOut, "holders")}`)
     expect(snap.snapshot_height).toBe(BigInt(c.richListHeight))
     const live = c.u.collections.flatMap((col) => c.liveTokensOf(col.index).map((t) => `${col.address}|${t.tokenId}|${c.accountOf(t.owner).bech32}`)).sort()
-    const tokens = await queryLake(`SELECT collection_addr || '|' || token_id || '|' || owner k FROM ${scan(cleanOut, "nft_tokens")} ORDER BY k`)
+    const tokens = await queryLake(`SELECT collection_address || '|' || token_id || '|' || owner_bech32 k FROM ${scan(cleanOut, "nft_tokens")} ORDER BY k`)
     expect(tokens.map((r) => r.k)).toEqual(live)
     const manifest = JSON.parse(readFileSync(join(cleanOut, "holders", "_manifest.json"), "utf8"))
     expect(manifest.snapshots[0]).toMatchObject({ consistency: "exact", duplicates_dropped: 0 })
@@ -163,7 +163,7 @@ describe("export: robustness", () => {
       const q = readFileSync(join(out, "_quarantine", "txs.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l))
       expect(q.length).toBeGreaterThan(0)
       expect(q[0]).toMatchObject({ endpoint: "txs", path: expect.stringMatching(/^txs\[\d+\]\.txhash$/) })
-      const [n] = await queryLake(`SELECT count(*) n, count(DISTINCT txhash) d FROM ${scan(out, "txs")}`)
+      const [n] = await queryLake(`SELECT count(*) n, count(DISTINCT tx_hash) d FROM ${scan(out, "txs")}`)
       expect(Number(n.n) + q.length).toBe(bad.chain.txTotal())
       expect(n.d).toBe(n.n)
       expect(quarantined.datasets[0].quarantined).toBe(q.length)
@@ -188,7 +188,7 @@ describe("export: robustness", () => {
         `SELECT b.height FROM ${scan(out, "blocks")} b LEFT JOIN (SELECT height, count(*) n FROM ${scan(out, "txs")} GROUP BY height) t USING (height) WHERE coalesce(t.n, 0) <> b.tx_count`
       )
       expect(mismatched).toEqual([])
-      const [t] = await queryLake(`SELECT count(*) n, count(DISTINCT txhash) d FROM ${scan(out, "txs")}`)
+      const [t] = await queryLake(`SELECT count(*) n, count(DISTINCT tx_hash) d FROM ${scan(out, "txs")}`)
       expect(t.n).toBe(t.d)
     } finally {
       await growing.stop()

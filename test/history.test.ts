@@ -51,11 +51,11 @@ const exportAcrossSwitch = async (switchAt: number, datasets: string) => {
     const r = await runCli(["export", "--indexer-url", proxy.url, "--out", out, "--datasets", datasets, "--page-size", "10", "--concurrency", "2"])
     // (a dataset nothing was committed to has no manifest, and no rows to check)
     const committed = (dataset: string) => existsSync(join(out, dataset, "_manifest.json")) && JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8")).files.length > 0
-    const blocks = committed("blocks") ? await scan(out, "blocks", "height, hash") : []
+    const blocks = committed("blocks") ? await scan(out, "blocks", "height, block_hash AS hash") : []
     for (const b of blocks) expect(b.hash, `block ${b.height}`).toBe(before.chain.blockHash(Number(b.height)))
-    const txs = committed("txs") ? await scan(out, "txs", "txhash") : []
-    for (const t of txs) expect(before.chain.lookupTxHash(String(t.txhash)), `tx ${t.txhash}`).toBeDefined()
-    expect(new Set(txs.map((t) => String(t.txhash))).size).toBe(txs.length)
+    const txs = committed("txs") ? await scan(out, "txs", "tx_hash") : []
+    for (const t of txs) expect(before.chain.lookupTxHash(String(t.tx_hash)), `tx ${t.tx_hash}`).toBeDefined()
+    expect(new Set(txs.map((t) => String(t.tx_hash))).size).toBe(txs.length)
     return { r, out, blocks }
   } finally {
     await proxy.close()

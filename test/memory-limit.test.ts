@@ -30,7 +30,7 @@ describe("--memory-limit", () => {
     expect(r.stdout).toMatch(new RegExp(`^txs\\s+${devnet.chain.txTotal()}\\s+`, "m"))
     // the files hold each tx once
     const counted = await Effect.runPromise(
-      Effect.flatMap(ParquetSink, (s) => s.query(`SELECT count(*) AS n, count(DISTINCT txhash) AS distinct_txs FROM read_parquet('${out}/txs/**/*.parquet')`)).pipe(Effect.provide(layerParquetSink()), Effect.scoped)
+      Effect.flatMap(ParquetSink, (s) => s.query(`SELECT count(*) AS n, count(DISTINCT tx_hash) AS distinct_txs FROM read_parquet('${out}/txs/**/*.parquet')`)).pipe(Effect.provide(layerParquetSink()), Effect.scoped)
     )
     expect(counted).toEqual([{ n: BigInt(devnet.chain.txTotal()), distinct_txs: BigInt(devnet.chain.txTotal()) }])
   }, 150_000)

@@ -54,7 +54,7 @@ describe("publish and validate", () => {
     expect(pkg.licenses).toEqual([{ name: "CC-BY-4.0" }])
     const txs = pkg.resources.find((r: any) => r.name === "txs")
     expect(txs.schema.fields.find((f: any) => f.name === "height")).toMatchObject({ type: "integer", "x-parquet-type": "BIGINT" })
-    expect(txs.schema.fields.find((f: any) => f.name === "fee_amount")).toMatchObject({ "x-parquet-type": "DECIMAL(38,0)" })
+    expect(txs.schema.fields.find((f: any) => f.name === "fee")).toMatchObject({ "x-parquet-type": "JSON" })
     // the analyst datasets are published with their columns
     for (const [name, column] of [["token_transfers_evm", "amount"], ["token_transfers_cosmos", "from_address"], ["nft_transfers", "token_id"]]) {
       const resource = pkg.resources.find((r: any) => r.name === name)
@@ -124,10 +124,10 @@ describe("publish and validate", () => {
       writeFileSync(manifestPath, JSON.stringify(manifest))
       return entry.path as string
     }
-    await rewrite("* EXCLUDE (sender_hex, fee_denom, fee_amount)")
+    await rewrite("* EXCLUDE (sender_address)")
     const older = await runCli(["validate", release])
     expect(older.code, older.stderr).toBe(0)
-    const renamed = await rewrite("* RENAME (sender AS signer)")
+    const renamed = await rewrite("* RENAME (sender_bech32 AS signer)")
     const v = await runCli(["validate", release])
     expect(v.code).toBe(1)
     expect(v.stderr).toContain(`mismatch: ${renamed}: columns `)

@@ -46,7 +46,7 @@ describe("a real EVM rollup", () => {
     const out = tmp()
     const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "blocks,txs,holders"])
     expect(r.code, r.stderr).toBe(0)
-    const txs = await scan(out, "txs", "txhash, CAST(events AS VARCHAR) AS events")
+    const txs = await scan(out, "txs", "tx_hash, CAST(events AS VARCHAR) AS events")
     const wire = allTxs(devnet)
     expect(txs.length).toBe(wire.length)
     const emptied = new Set(wire.filter((t) => t.events === null).map((t) => t.txhash))

@@ -14,6 +14,7 @@ import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { NO_CONTEXT, type AppendDataset, type SnapshotDataset, type SnapshotInput, type SnapshotList } from "../src/engine/Dataset.js"
 import type { ListRef } from "../src/engine/Source.js"
 import type { ColumnType, Value } from "../src/lake/columns.js"
+import { accountBech32 } from "../src/datasets/addresses.js"
 import { differences, expectedLake, type ExpectedDataset } from "./support/chain-model.js"
 
 const SEED = 11
@@ -208,7 +209,7 @@ describe("snapshot row builders against the chain model", () => {
     const holders = SNAPSHOT.find((d) => d.name === "holders")!
     const [list] = (await snapshotLists(holders, { denoms: ["uinit"] })) as ReadonlyArray<SnapshotList>
     const account = "0x00000000000000000000000000000000000000AB"
-    for (const amount of ["", undefined]) expect(list.toRows({ account, ...(amount === undefined ? {} : { amount }) })).toEqual([["uinit", account, "0x00000000000000000000000000000000000000ab", null, null]])
+    for (const amount of ["", undefined]) expect(list.toRows({ account, ...(amount === undefined ? {} : { amount }) })).toEqual([["uinit", "0x00000000000000000000000000000000000000ab", accountBech32("0x00000000000000000000000000000000000000ab"), null, null]])
     expect(list.toRows({ account, amount: "12" })[0].slice(3)).toEqual(["12", "12"])
   })
 })

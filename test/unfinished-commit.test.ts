@@ -117,7 +117,7 @@ describe("readers after a kill between a commit's manifest write and its renames
     expect(release.datasets.find((d) => d.name === "txs")?.rows).toBe(whole)
     expect(catalogClient(out, "SELECT count(*) FROM txs")).toEqual([[String(whole)]])
     expect((await runCli(["catalog", "--data", out])).code).toBe(0)
-    expect(catalogClient(out, "SELECT count(*), count(DISTINCT txhash) FROM txs")).toEqual([[String(whole), String(whole)]])
+    expect(catalogClient(out, "SELECT count(*), count(DISTINCT tx_hash) FROM txs")).toEqual([[String(whole), String(whole)]])
   }, 240_000)
 
   it("a listed file that no export staged is a lost file: readers say so, and what to do, in one line", async () => {

@@ -77,7 +77,7 @@ describe("chain-lake verify", () => {
     const r = await runCli(["verify", "--data", data])
     expect(r.code).toBe(1)
     expect(r.stdout).toContain(`FAIL  txs: the folder holds exactly the committed files: 1 Parquet file(s) no manifest lists (not data: an outside copy, or a run that did not commit), e.g. height_bucket=0/copy-${file}`)
-    expect(r.stdout).toMatch(/^ok +txs: no duplicate txhash/m)
+    expect(r.stdout).toMatch(/^ok +txs: no duplicate tx_hash/m)
     expect(r.stderr.trim()).toMatch(/^chain-lake: error: 1 of \d+ checks failed$/)
     rmSync(join(dir, "copy-" + file))
     rmSync(join(dir, file))

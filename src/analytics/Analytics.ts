@@ -307,7 +307,7 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
     const setup = async () => {
       problems.clear()
       for (const d of LAKE_DATASETS) {
-        const listed = await listedFiles(dataDir, d.name)
+        const listed = await listedFiles(dataDir, d.name, d.columns)
         if (listed !== undefined && "problem" in listed) problems.add(listed.problem)
         /*
          * A view binds its files' schemas when it is made: a damaged file (cut short, overwritten)

@@ -80,10 +80,10 @@ export const CHARTS: ReadonlyArray<Chart> = [
   {
     id: "block-times",
     title: "Block times",
-    question: "How long between blocks? Distribution of block_time (ms).",
-    sql: "SELECT block_time FROM blocks WHERE block_time > 0",
+    question: "How long between blocks? Distribution of block_interval_ms.",
+    sql: "SELECT block_interval_ms FROM blocks WHERE block_interval_ms > 0",
     spec: (rows) => ({
-      data: { values: rows.map((r) => ({ ms: num(r.block_time) })) },
+      data: { values: rows.map((r) => ({ ms: num(r.block_interval_ms) })) },
       mark: "bar",
       encoding: { x: { field: "ms", type: "quantitative", bin: { maxbins: 30 }, title: "block time (ms)" }, y: { aggregate: "count", type: "quantitative", title: "blocks" } }
     })
@@ -109,7 +109,7 @@ export const CHARTS: ReadonlyArray<Chart> = [
     title: "Holder concentration (Lorenz curve)",
     question: "How evenly is each token held at the latest rich-list snapshot? The further below the diagonal, the more concentrated.",
     sql: `WITH latest AS (SELECT denom, max(snapshot_height) AS h FROM holders GROUP BY denom),
-          h AS (SELECT holders.denom, CAST(amount AS DOUBLE) AS amount FROM holders JOIN latest ON holders.denom = latest.denom AND holders.snapshot_height = latest.h WHERE TRY_CAST(amount AS HUGEINT) > 0)
+          h AS (SELECT holders.denom, CAST(amount AS DOUBLE) AS amount FROM holders JOIN latest ON holders.denom = latest.denom AND holders.snapshot_height = latest.h WHERE amount > 0)
           SELECT ${SHORT_LABEL_SQL("denom")} AS denom,
                  row_number() OVER w / count(*) OVER (PARTITION BY denom) AS holders_share,
                  sum(amount) OVER w / sum(amount) OVER (PARTITION BY denom) AS amount_share
@@ -205,7 +205,7 @@ export const CHARTS: ReadonlyArray<Chart> = [
     title: "Active accounts",
     question: "How many accounts act over time, on each side and in all (an account active on both sides counted once; active_accounts has them per day)?",
     sql: `SELECT strftime(${BUCKET_SQL}, '%Y-%m-%dT%H:%M:%SZ') AS t, ${GRAIN_LABEL_SQL},
-                 count(DISTINCT account) AS all_sides, count(DISTINCT account) FILTER (WHERE side = 'cosmos') AS cosmos, count(DISTINCT account) FILTER (WHERE side = 'evm') AS evm
+                 count(DISTINCT account_address) AS all_sides, count(DISTINCT account_address) FILTER (WHERE side = 'cosmos') AS cosmos, count(DISTINCT account_address) FILTER (WHERE side = 'evm') AS evm
           FROM account_activity GROUP BY ALL ORDER BY t`,
     spec: (rows) => ({
       data: { values: rows.flatMap((r) => (["all_sides", "cosmos", "evm"] as const).map((side) => ({ t: r.t, side: side === "all_sides" ? "either side" : side, accounts: num(r[side]) }))) },
@@ -221,7 +221,7 @@ export const CHARTS: ReadonlyArray<Chart> = [
     id: "nft-transfer-activity",
     title: "NFT transfer activity",
     question: "Per collection: mints, transfers and burns from the ERC-721 Transfer logs (nft_transfer_activity, summed over the lake).",
-    sql: `SELECT ${SHORT_LABEL_SQL("collection")} AS collection, sum(mints) AS mints, sum(transfers) AS transfers, sum(burns) AS burns FROM nft_transfer_activity GROUP BY ALL`,
+    sql: `SELECT ${SHORT_LABEL_SQL("collection_address")} AS collection, sum(mints) AS mints, sum(transfers) AS transfers, sum(burns) AS burns FROM nft_transfer_activity GROUP BY ALL`,
     spec: (rows) => ({
       data: { values: rows.flatMap((r) => (["mints", "transfers", "burns"] as const).map((kind) => ({ collection: r.collection, kind, n: num(r[kind]) }))) },
       mark: "bar",

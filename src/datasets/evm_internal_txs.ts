@@ -6,6 +6,7 @@
 import { columnsOf, defineAppend } from "../engine/Dataset.js"
 import type { EvmInternalTx } from "../indexer/schemas.js"
 import { heightBucket } from "../lake/layout.js"
+import { canonicalAddress } from "./addresses.js"
 import { hexToDecimal, internalTxsSource } from "./sources.js"
 
 const col = columnsOf<EvmInternalTx>()
@@ -16,20 +17,20 @@ export const evmInternalTxs = defineAppend({
   source: internalTxsSource,
   columns: [
     col("height", "BIGINT", "block height", (t) => t.height),
-    col("hash", "VARCHAR", "parent EVM tx hash", (t) => t.hash),
-    col("index", "INTEGER", "position in the call tree (DFS pre-order)", (t) => t.index),
-    col("parent_index", "INTEGER", "index of the calling frame; -1 for the top call", (t) => t.parent_index),
+    col("tx_hash", "VARCHAR", "the EVM tx making the call (0x + lowercase hex)", (t) => t.hash.toLowerCase()),
+    col("call_index", "INTEGER", "position in the call tree (DFS pre-order)", (t) => t.index),
+    col("parent_call_index", "INTEGER", "call_index of the calling frame; -1 for the top call", (t) => t.parent_index),
     col("type", "VARCHAR", "CALL, STATICCALL, DELEGATECALL, CREATE, …", (t) => t.type),
-    col("from", "VARCHAR", "caller ('' if absent)", (t) => t.from),
-    col("to", "VARCHAR", "callee ('' if absent)", (t) => t.to),
+    col("from_address", "VARCHAR", "caller, canonical: 0x + lowercase hex (NULL if absent)", (t) => canonicalAddress(t.from)),
+    col("to_address", "VARCHAR", "callee, canonical (NULL if absent)", (t) => canonicalAddress(t.to)),
     col("input", "VARCHAR", "call data (hex)", (t) => t.input),
     col("output", "VARCHAR", "return data (hex)", (t) => t.output),
-    col("value", "VARCHAR", "value as sent (hex bytes)", (t) => t.value),
-    col("value_wei", "DECIMAL(38,0)", "value in wei; NULL when absent ('0x')", (t) => hexToDecimal(t.value)),
+    col("value", "DECIMAL(38,0)", "value in wei; NULL when absent (the wire's 0x) or beyond 38 digits (value_text is exact)", (t) => hexToDecimal(t.value)),
+    col("value_text", "VARCHAR", "value in wei as exact decimal text; NULL when absent", (t) => hexToDecimal(t.value)),
     col("gas", "BIGINT", "gas given", (t) => hexToDecimal(t.gas)),
     col("gas_used", "BIGINT", "gasUsed", (t) => hexToDecimal(t.gasUsed))
   ],
-  key: ["hash", "index"],
+  key: ["tx_hash", "call_index"],
   sortKey: ["height"],
   partition: heightBucket("height")
 })

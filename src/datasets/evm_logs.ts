@@ -1,8 +1,8 @@
 /**
  * evm_logs — flattened from the receipts of GET /indexer/tx/v1/evm-txs (fetched once with
- * evm_txs). One row per log, with its block's time; partitioned by height_bucket of block_number.
+ * evm_txs). One row per log, with its block's time; partitioned by height_bucket of height.
  *
- * Keyed by (transaction_hash, log_index), not (block_number, log_index): minievm numbered a
+ * Keyed by (tx_hash, log_index), not (height, log_index): minievm numbered a
  * receipt's logs from 0 per tx until its block-scoped counter (minievm a1340f9, March 2026,
  * `indexer/abci.go` and `jsonrpc/backend/tx.go` `marshalReceipt`, tested in
  * `indexer/log_index_test.go`), and the indexer keeps receipts as they were served then
@@ -12,6 +12,7 @@
 import { columnsOf, defineAppend } from "../engine/Dataset.js"
 import type { EvmTx } from "../indexer/schemas.js"
 import { heightBucket } from "../lake/layout.js"
+import { canonicalAddress } from "./addresses.js"
 import { evmTxsSource, hexToNumber } from "./sources.js"
 
 type EvmLog = EvmTx["logs"][number]
@@ -23,13 +24,13 @@ export const evmLogs = defineAppend({
   source: evmTxsSource,
   items: (r: EvmTx) => r.logs,
   columns: [
-    col("block_number", "BIGINT", "blockNumber", (l) => hexToNumber(l.blockNumber)),
-    col("block_hash", "VARCHAR", "blockHash", (l) => l.blockHash),
-    col("transaction_hash", "VARCHAR", "transactionHash", (l) => l.transactionHash),
-    col("transaction_index", "INTEGER", "transactionIndex: the receipt's place among the block's EVM receipts, from 1 (see evm_txs)", (l) => hexToNumber(l.transactionIndex)),
+    col("height", "BIGINT", "block height (blockNumber)", (l) => hexToNumber(l.blockNumber)),
+    col("evm_block_hash", "VARCHAR", "blockHash: the EVM block's hash (see evm_txs)", (l) => l.blockHash.toLowerCase()),
+    col("tx_hash", "VARCHAR", "transactionHash (0x + lowercase hex)", (l) => l.transactionHash.toLowerCase()),
+    col("tx_index", "INTEGER", "transactionIndex: the receipt's place among the block's EVM receipts, from 1 (see evm_txs)", (l) => hexToNumber(l.transactionIndex)),
     col("log_index", "INTEGER", "logIndex: within the block; within the tx on receipts indexed before minievm's March 2026 fix", (l) => hexToNumber(l.logIndex)),
     col("timestamp", "TIMESTAMP", "block time (UTC; from the block list, logs carry none)", (l, context) => context.blockTime(hexToNumber(l.blockNumber))),
-    col("address", "VARCHAR", "emitting contract", (l) => l.address),
+    col("contract_address", "VARCHAR", "the emitting contract, canonical: 0x + lowercase hex", (l) => canonicalAddress(l.address)),
     col("topic0", "VARCHAR", "topics[0] (event signature), else NULL", (l) => l.topics[0] ?? null),
     col("topic1", "VARCHAR", "topics[1], else NULL", (l) => l.topics[1] ?? null),
     col("topic2", "VARCHAR", "topics[2], else NULL", (l) => l.topics[2] ?? null),
@@ -38,8 +39,8 @@ export const evmLogs = defineAppend({
     col("data", "VARCHAR", "log data (hex)", (l) => l.data),
     col("removed", "BOOLEAN", "removed flag", (l) => l.removed)
   ],
-  key: ["transaction_hash", "log_index"],
-  sortKey: ["block_number", "transaction_index", "log_index"],
-  partition: heightBucket("block_number"),
+  key: ["tx_hash", "log_index"],
+  sortKey: ["height", "tx_index", "log_index"],
+  partition: heightBucket("height"),
   blockTime: true
 })

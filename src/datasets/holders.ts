@@ -1,9 +1,9 @@
 /**
  * holders — the rich list: GET /indexer/richlist/v1/{denom} for each denom (offset keys, amount
  * descending), a snapshot at /status rich_list_height (the extension lags the tip). One row per
- * (denom, account); partition snapshot_height=…; deduplicated by (denom, account). Denoms: the
+ * (denom, account_address); partition snapshot_height=…; deduplicated by (denom, account_address). Denoms: the
  * export's `denoms` parameter, else those in the committed blocks' total_fee. Amounts stay exact:
- * `amount` as the wire's decimal string, `amount_decimal` where it fits.
+ * `amount` as DECIMAL(38,0) where it fits, `amount_text` the wire's exact decimal string.
  */
 import { Effect } from "effect"
 import { columnsOf, defineSnapshot } from "../engine/Dataset.js"
@@ -11,7 +11,7 @@ import type { ListRef } from "../engine/Source.js"
 import type { TokenHolder } from "../indexer/schemas.js"
 import * as S from "../indexer/schemas.js"
 import { compileValidator } from "../schema/fastValidate.js"
-import { canonicalAddress } from "./addresses.js"
+import { accountBech32, canonicalAddress } from "./addresses.js"
 
 interface Holding {
   readonly denom: string
@@ -34,13 +34,13 @@ export const holders = defineSnapshot({
   after: ["blocks"],
   columns: [
     col("denom", "VARCHAR", "token denomination as asked for", (h) => h.denom),
-    col("account", "VARCHAR", "holder address", (h) => h.holder.account),
-    col("account_hex", "VARCHAR", "holder, canonical: 0x + lowercase hex of the account bytes (joins across VMs)", (h) => canonicalAddress(h.holder.account)),
-    col("amount", "VARCHAR", "balance in base units, exact", amountOf),
-    col("amount_decimal", "DECIMAL(38,0)", "balance as DECIMAL(38,0); NULL beyond 38 digits", amountOf)
+    col("account_address", "VARCHAR", "holder, canonical: 0x + lowercase hex of the account bytes (joins across VMs)", (h) => canonicalAddress(h.holder.account)),
+    col("account_bech32", "VARCHAR", "holder in bech32 (init1…)", (h) => accountBech32(canonicalAddress(h.holder.account))),
+    col("amount", "DECIMAL(38,0)", "balance in base units; NULL beyond 38 digits (amount_text is always exact)", amountOf),
+    col("amount_text", "VARCHAR", "balance in base units as exact decimal text", amountOf)
   ],
-  key: ["denom", "account"],
-  sortKey: ["denom", "amount_decimal DESC", "account"],
+  key: ["denom", "account_address"],
+  sortKey: ["denom", "amount DESC", "account_address"],
   lists: (input, row) =>
     Effect.gen(function* () {
       const given = input.params.denoms ?? []

@@ -67,7 +67,8 @@ export const transfers = defineSample({
     col("released", "BOOLEAN", "transfer_asset_release.released", (o) => o.status.transfer_asset_release?.released ?? null),
     col("release_chain_id", "VARCHAR", "where the funds landed", (o) => o.status.transfer_asset_release?.chain_id ?? null),
     col("release_denom", "VARCHAR", "the denom released", (o) => o.status.transfer_asset_release?.denom ?? null),
-    col("release_amount", "VARCHAR", "the amount released (exact)", (o) => o.status.transfer_asset_release?.amount ?? null),
+    col("release_amount", "DECIMAL(38,0)", "the amount released, base units; NULL beyond 38 digits (release_amount_text is exact)", (o) => o.status.transfer_asset_release?.amount ?? null),
+    col("release_amount_text", "VARCHAR", "the amount released as exact decimal text", (o) => o.status.transfer_asset_release?.amount ?? null),
     col("error_type", "VARCHAR", "error.type, or NULL", (o) => o.status.error?.type ?? null),
     // redacted, as route_quotes' error_message
     col("error_message", "VARCHAR", "error.message, or NULL", (o) => (o.status.error ? redact(o.status.error.message) : null)),

@@ -2,12 +2,12 @@
  * txs — GET /indexer/tx/v1/txs (cosmos txs), sharded by row position (first page by offset,
  * then the sequence cursor). One row per tx; partitioned by height_bucket; sorted by height then
  * chain order. `tx`, `events` and `logs` are kept verbatim as JSON; message types, sender (also
- * as canonical hex) and the first fee coin are flattened because they are cheap and asked for often.
+ * as canonical hex) are flattened because they are cheap and asked for often.
  */
 import { columnsOf, defineAppend } from "../engine/Dataset.js"
 import type { Tx } from "../indexer/schemas.js"
 import { heightBucket } from "../lake/layout.js"
-import { canonicalAddress } from "./addresses.js"
+import { accountBech32, canonicalAddress } from "./addresses.js"
 import { txsSource } from "./sources.js"
 
 /** A tx with the parts of its body several columns read. */
@@ -18,15 +18,12 @@ interface TxView {
   readonly sender: string | null
   /** auth_info.fee.amount as sent */
   readonly fee: unknown
-  readonly firstFee: { readonly denom: string; readonly amount: string } | undefined
 }
 const view = (t: Tx): TxView => {
   const body = t.tx.body as { messages?: Array<Record<string, unknown>>; memo?: unknown }
   const messages = Array.isArray(body.messages) ? body.messages : []
   const fee = (t.tx.auth_info as { fee?: { amount?: unknown } } | undefined)?.fee?.amount ?? []
-  const first = Array.isArray(fee) ? (fee[0] as { denom?: unknown; amount?: unknown } | undefined) : undefined
-  const firstFee = first && typeof first.denom === "string" && typeof first.amount === "string" && /^\d+$/.test(first.amount) ? { denom: first.denom, amount: first.amount } : undefined
-  return { t, messages, memo: body.memo, sender: senderOf(messages), fee, firstFee }
+  return { t, messages, memo: body.memo, sender: senderOf(messages), fee }
 }
 
 const senderOf = (messages: ReadonlyArray<Record<string, unknown>>): string | null => {
@@ -45,18 +42,16 @@ export const txs = defineAppend({
   items: (t: Tx) => [view(t)],
   columns: [
     col("height", "BIGINT", "block height", (v) => v.t.height),
-    col("txhash", "VARCHAR", "tx hash (uppercase hex, no 0x)", (v) => v.t.txhash),
+    col("tx_hash", "VARCHAR", "tx hash (uppercase hex, no 0x, as the chain shows it)", (v) => v.t.txhash),
     col("timestamp", "TIMESTAMP", "block time (UTC, microseconds)", (v) => v.t.timestamp),
     col("code", "INTEGER", "result code; 0 = success", (v) => v.t.code),
-    col("codespace", "VARCHAR", "error codespace ('' on success)", (v) => v.t.codespace),
+    col("codespace", "VARCHAR", "error codespace (NULL on success)", (v) => v.t.codespace || null),
     col("gas_wanted", "BIGINT", "gas limit", (v) => v.t.gas_wanted),
     col("gas_used", "BIGINT", "gas used", (v) => v.t.gas_used),
     col("message_types", "VARCHAR[]", "the @type of each message, in order", (v) => JSON.stringify(v.messages.map((m) => String(m["@type"] ?? "")))),
-    col("sender", "VARCHAR", "the first message's sender (sender / from_address / signer)", (v) => v.sender),
-    col("sender_hex", "VARCHAR", "sender, canonical: 0x + lowercase hex of the account bytes (joins with EVM addresses)", (v) => canonicalAddress(v.sender)),
-    col("fee", "JSON", "auth_info.fee.amount: [{denom, amount}]", (v) => JSON.stringify(v.fee)),
-    col("fee_denom", "VARCHAR", "the first fee coin's denom (NULL without a fee)", (v) => v.firstFee?.denom ?? null),
-    col("fee_amount", "DECIMAL(38,0)", "the first fee coin's amount in base units, exact", (v) => v.firstFee?.amount ?? null),
+    col("sender_address", "VARCHAR", "the first message's sender, canonical: 0x + lowercase hex of the account bytes (joins with EVM addresses)", (v) => canonicalAddress(v.sender)),
+    col("sender_bech32", "VARCHAR", "the first message's sender (sender / from_address / signer) in bech32 (init1…); NULL when it is no account", (v) => accountBech32(canonicalAddress(v.sender))),
+    col("fee", "JSON", "auth_info.fee.amount: [{denom, amount}] (one row per coin: the tx_fees view)", (v) => JSON.stringify(v.fee)),
     col("memo", "VARCHAR", "tx body memo", (v) => (typeof v.memo === "string" ? v.memo : null)),
     col("data", "VARCHAR", "ABCI result data (uppercase hex)", (v) => v.t.data),
     col("raw_log", "VARCHAR", "raw log (the error text on failure)", (v) => v.t.raw_log),
@@ -65,7 +60,7 @@ export const txs = defineAppend({
     col("events", "JSON", "ABCI events [{type, attributes:[{key, value, index}]}]; [] where the indexer has none (its null)", (v) => JSON.stringify(v.t.events ?? [])),
     col("logs", "JSON", "ABCI message logs (usually [])", (v) => JSON.stringify(v.t.logs))
   ],
-  key: ["txhash"],
+  key: ["tx_hash"],
   sortKey: ["height"],
   partition: heightBucket("height")
 })

@@ -17,6 +17,7 @@
 import { Data, Effect, Either } from "effect"
 import { DEFAULTS as EXPORT_DEFAULTS } from "../defaults.js"
 import { Checkpoints, type CheckpointError, type CommittedFile } from "../lake/Checkpoints.js"
+import { retiredColumnsProblem } from "../lake/columns.js"
 import { ParquetSink, type SinkError } from "../lake/ParquetSink.js"
 import { covers, type Range } from "../lake/RangeSet.js"
 import type { AppendDataset, AppendSource, Dataset, SnapshotDataset } from "./Dataset.js"
@@ -366,6 +367,8 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
       for (const d of group) {
         // a dry run only reads: opening would start manifests and clear leftovers
         const m = options.dryRun ? yield* checkpoints.get(d.name) : yield* checkpoints.open(d.name, list.unit, d.columns)
+        const retired = m && m.files.length > 0 ? retiredColumnsProblem(d.name, m.columns, d.columns) : undefined
+        if (retired) return yield* new ExportError({ message: retired })
         const older = olderColumnsNotice(d.name, m, d.columns)
         if (older) notice(older)
         committed.set(d.name, m?.committed ?? [])

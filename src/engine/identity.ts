@@ -37,7 +37,7 @@ const adopt = (status: SourceStatus, datasets: ReadonlyArray<string>, adopting: 
         message: `${checkpoints.root} holds ${held.join(", ")} but no ${IDENTITY_FILE} naming its chain (a lake of an older chain-lake, or its identity file was lost): --adopt-lake checks its newest block against this indexer and adopts it; or export into another --out`
       })
     const newest = held.includes("blocks")
-      ? (yield* checkpoints.withCommittedFiles("blocks", (paths) => sink.query(`SELECT height, hash, chain_id FROM read_parquet([${paths.map(sqlString).join(", ")}]) ORDER BY height DESC LIMIT 1`)))
+      ? (yield* checkpoints.withCommittedFiles("blocks", (paths) => sink.query(`SELECT height, block_hash AS hash, chain_id FROM read_parquet([${paths.map(sqlString).join(", ")}]) ORDER BY height DESC LIMIT 1`)))
           .map((b) => ({ height: Number(b.height), hash: String(b.hash), chainId: String(b.chain_id) }))
           .sort((x, y) => y.height - x.height)[0]
       : undefined
@@ -56,15 +56,21 @@ export interface Fork {
   readonly differs: { readonly height: number; readonly lakeHash: string; readonly sourceHash: string | undefined }
 }
 
-/** What the lake says block `height` is: an anchor's hash, else its committed block's. */
-const lakeHashAt = (anchors: ReadonlyArray<{ readonly height: number; readonly hash: string }>, height: number) =>
+/** The hash the lake's committed blocks give `height`, when it holds that block. */
+export const lakeBlockHash = (height: number) =>
   Effect.gen(function* () {
-    const anchored = anchors.find((a) => a.height === height)
-    if (anchored) return anchored.hash
     const checkpoints = yield* Checkpoints
     const sink = yield* ParquetSink
-    const rows = yield* checkpoints.withCommittedFiles("blocks", (paths) => sink.query(`SELECT hash FROM read_parquet([${paths.map(sqlString).join(", ")}]) WHERE height = ${height} LIMIT 1`))
-    return rows.length > 0 ? String(rows[0].hash) : undefined
+    if (!(yield* checkpoints.get("blocks"))) return undefined
+    const rows = yield* checkpoints.withCommittedFiles("blocks", (paths) => sink.query(`SELECT block_hash FROM read_parquet([${paths.map(sqlString).join(", ")}]) WHERE height = ${height} LIMIT 1`))
+    return rows.length > 0 ? String(rows[0].block_hash) : undefined
+  })
+
+/** What the lake says block `height` is: an anchor's hash, else its committed block's. */
+const lakeHashAt = (anchors: ReadonlyArray<{ readonly height: number; readonly hash: string }>, height: number) =>
+  Effect.suspend(() => {
+    const anchored = anchors.find((a) => a.height === height)
+    return anchored ? Effect.succeed<string | undefined>(anchored.hash) : lakeBlockHash(height)
   })
 
 /** The i-th height of sorted disjoint ranges, counted across them. */

@@ -29,6 +29,7 @@ import { mergedFile, snapshotHeightOf } from "../lake/layout.js"
 import { ParquetSink, sqlString, type SinkError } from "../lake/ParquetSink.js"
 import { below, subtract, type Range } from "../lake/RangeSet.js"
 import type { Dataset } from "./Dataset.js"
+import { lakeBlockHash } from "./identity.js"
 
 export class RollbackError extends Data.TaggedError("RollbackError")<{ readonly message: string }> {}
 
@@ -170,16 +171,6 @@ export interface RollbackReport {
   /** the lake held nothing above the height: nothing was changed or logged */
   readonly unchanged: boolean
 }
-
-/** The hash the lake's blocks give `height`, when it holds that block. */
-const lakeBlockHash = (height: number) =>
-  Effect.gen(function* () {
-    const checkpoints = yield* Checkpoints
-    const sink = yield* ParquetSink
-    if (!(yield* checkpoints.get("blocks"))) return undefined
-    const rows = yield* checkpoints.withCommittedFiles("blocks", (paths) => sink.query(`SELECT hash FROM read_parquet([${paths.map(sqlString).join(", ")}]) WHERE height = ${height} LIMIT 1`))
-    return rows.length > 0 ? String(rows[0].hash) : undefined
-  })
 
 /** The highest height the lake holds in any dataset, or anchored. */
 const highestHeld = (manifests: ReadonlyArray<Manifest>, anchors: ReadonlyArray<{ readonly height: number }>) =>

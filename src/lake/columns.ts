@@ -45,3 +45,17 @@ export const integerRangeCheck = (columns: ReadonlyArray<Column>) => {
     return undefined
   }
 }
+
+/**
+ * What is wrong with a dataset whose committed files were written with columns this version no
+ * longer has (renamed or dropped: the schema convention of docs/schema.md renamed many), or
+ * undefined. Its files and new ones cannot be read as one table (a renamed column would read as
+ * two half-NULL ones), so neither an export into it nor a reader of it goes on.
+ */
+export const retiredColumnsProblem = (dataset: string, had: ReadonlyArray<{ readonly name: string }>, columns: ReadonlyArray<{ readonly name: string }>): string | undefined => {
+  const now = new Set(columns.map((c) => c.name))
+  const gone = had.map((c) => c.name).filter((n) => !now.has(n))
+  return gone.length > 0
+    ? `${dataset} was written by an older chain-lake, with columns since renamed or dropped (${gone.join(", ")}; see docs/schema.md): export it again into a new folder (the old one stays readable by the chain-lake that wrote it)`
+    : undefined
+}

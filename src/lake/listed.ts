@@ -16,6 +16,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Either } from "effect"
+import { retiredColumnsProblem } from "./columns.js"
 import { holdsParquet } from "./files.js"
 import { PENDING, STAGING } from "./layout.js"
 import { writerGone } from "./lock.js"
@@ -27,7 +28,7 @@ const LIVE_COMMIT_WAIT_MS = 2_000
 const MANIFEST_READS = 10
 
 /** The files a dataset's manifest lists (relative to its folder) and the manifest's text, or a problem with the manifest itself. */
-type ReadManifest = { readonly text: string; readonly paths: ReadonlyArray<string> } | { readonly problem: string } | undefined
+type ReadManifest = { readonly text: string; readonly paths: ReadonlyArray<string>; readonly columns: ReadonlyArray<{ readonly name: string }> } | { readonly problem: string } | undefined
 
 const readManifest = (dataDir: string, dataset: string): ReadManifest => {
   const path = join(dataDir, dataset, MANIFEST_FILE)
@@ -41,7 +42,7 @@ const readManifest = (dataDir: string, dataset: string): ReadManifest => {
   const manifest = decodeLakeFile(Manifest, text)
   // (the manifest's schema refuses a path outside the dataset's folder: such a manifest is damaged)
   if (Either.isLeft(manifest)) return { problem: `${dataset}/${MANIFEST_FILE} is damaged (${manifest.left}): restore it, or export ${dataset} again into a new folder` }
-  return { text, paths: manifest.right.files.map((f) => f.path) }
+  return { text, paths: manifest.right.files.map((f) => f.path), columns: manifest.right.columns }
 }
 
 /**
@@ -97,7 +98,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * in one line. A manifest that changes while its files are looked at is read again; listed files
  * a live writer (this host's, or another host's) still has staged are waited for, up to 2 s.
  */
-export const listedFiles = async (dataDir: string, dataset: string): Promise<ListedFiles> => {
+export const listedFiles = async (dataDir: string, dataset: string, columns?: ReadonlyArray<{ readonly name: string }>): Promise<ListedFiles> => {
   const cut = rollingBack(dataDir, dataset)
   if (cut) return { problem: cut, missing: true }
   const started = Date.now()
@@ -105,6 +106,8 @@ export const listedFiles = async (dataDir: string, dataset: string): Promise<Lis
   for (;;) {
     const read = readManifest(dataDir, dataset)
     if (read === undefined || "problem" in read) return read
+    const retired = columns && read.paths.length > 0 ? retiredColumnsProblem(dataset, read.columns, columns) : undefined
+    if (retired) return { problem: retired }
     const missing = read.paths.filter((p) => !existsSync(join(dataDir, dataset, p)))
     if (missing.length === 0) return { paths: read.paths }
     const again = readManifest(dataDir, dataset)

@@ -99,7 +99,7 @@ export const publish = (options: PublishOptions) =>
         return yield* new PublishError({ message: `${d.name} holds Parquet files but no _manifest.json, which says which of them are data: restore it, or export ${d.name} again into a new folder` })
       if (!m || m.files.length === 0) continue
       // a release holds whole commits only: listed files not in place refuse it
-      const listed = yield* Effect.promise(() => listedFiles(root, d.name))
+      const listed = yield* Effect.promise(() => listedFiles(root, d.name, d.columns))
       if (listed !== undefined && "problem" in listed) return yield* new PublishError({ message: `${listed.problem} (nothing was published)` })
       const files = []
       for (const f of m.files) {

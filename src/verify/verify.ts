@@ -42,24 +42,24 @@ export const verifyLake = Effect.gen(function* () {
       foreign.length === 0 ? `${chains[0][0]}` : `${foreign.reduce((n, [, k]) => n + k, 0)} block(s) of ${foreign.map(([c]) => c).join(", ")}, the lake's chain is ${lake?.chain_id ?? chains[0][0]}`
     )
   }
-  const [txRows, txDistinct] = one(yield* q("SELECT count(*), count(DISTINCT txhash) FROM txs")).map((v) => Number(v ?? 0))
+  const [txRows, txDistinct] = one(yield* q("SELECT count(*), count(DISTINCT tx_hash) FROM txs")).map((v) => Number(v ?? 0))
   if (txRows > 0) {
-    add("txs: no duplicate txhash", txRows === txDistinct, `${txRows} rows, ${txDistinct} distinct`)
+    add("txs: no duplicate tx_hash", txRows === txDistinct, `${txRows} rows, ${txDistinct} distinct`)
     const bad = yield* q(`SELECT b.height, b.tx_count, coalesce(t.n, 0) FROM blocks b LEFT JOIN (SELECT height, count(*) n FROM txs GROUP BY height) t USING (height)
       WHERE b.height BETWEEN (SELECT min(height) FROM txs) AND (SELECT max(height) FROM txs) AND coalesce(t.n, 0) <> b.tx_count ORDER BY 1 LIMIT 5`)
     add("txs per block equal tx_count", bad.length === 0, bad.length === 0 ? "every block in the txs range" : `e.g. height ${bad[0][0]}: tx_count ${bad[0][1]}, ${bad[0][2]} txs`)
   }
-  const [evmRows, evmDistinct, logSum] = one(yield* q("SELECT count(*), count(DISTINCT transaction_hash), coalesce(sum(log_count), 0) FROM evm_txs")).map((v) => Number(v ?? 0))
+  const [evmRows, evmDistinct, logSum] = one(yield* q("SELECT count(*), count(DISTINCT tx_hash), coalesce(sum(log_count), 0) FROM evm_txs")).map((v) => Number(v ?? 0))
   if (evmRows > 0) {
-    add("evm_txs: no duplicate transaction_hash", evmRows === evmDistinct, `${evmRows} rows, ${evmDistinct} distinct`)
+    add("evm_txs: no duplicate tx_hash", evmRows === evmDistinct, `${evmRows} rows, ${evmDistinct} distinct`)
     const [logs] = one(yield* q("SELECT count(*) FROM evm_logs")).map(Number)
     if (logs > 0) add("evm_logs: one row per receipt log", logs === logSum, `${logs} log rows, receipts count ${logSum}`)
     // a log's index is unique within its tx only (per tx on receipts indexed before minievm's March 2026 fix)
-    const [logKeys] = one(yield* q("SELECT count(DISTINCT (transaction_hash, log_index)) FROM evm_logs")).map(Number)
-    if (logs > 0) add("evm_logs: no duplicate (transaction_hash, log_index)", logKeys === logs, `${logs} rows, ${logKeys} distinct`)
+    const [logKeys] = one(yield* q("SELECT count(DISTINCT (tx_hash, log_index)) FROM evm_logs")).map(Number)
+    if (logs > 0) add("evm_logs: no duplicate (tx_hash, log_index)", logKeys === logs, `${logs} rows, ${logKeys} distinct`)
   }
-  const [itx, itxDistinct] = one(yield* q("SELECT count(*), count(DISTINCT (hash, \"index\")) FROM evm_internal_txs")).map((v) => Number(v ?? 0))
-  if (itx > 0) add("evm_internal_txs: no duplicate (hash, index)", itx === itxDistinct, `${itx} rows, ${itxDistinct} distinct`)
+  const [itx, itxDistinct] = one(yield* q("SELECT count(*), count(DISTINCT (tx_hash, call_index)) FROM evm_internal_txs")).map((v) => Number(v ?? 0))
+  if (itx > 0) add("evm_internal_txs: no duplicate (tx_hash, call_index)", itx === itxDistinct, `${itx} rows, ${itxDistinct} distinct`)
   for (const { name, key: columns } of DATASETS.filter((d) => d.kind === "snapshot")) {
     const key = columns.map((c) => `"${c}"`).join(", ")
     const dups = yield* q(`SELECT snapshot_height, count(*) - count(DISTINCT (${key})) FROM ${name} GROUP BY 1 HAVING count(*) <> count(DISTINCT (${key}))`)
@@ -111,7 +111,7 @@ export const verifyAgainstApi = (samples = 10) =>
     const checks: Array<Check> = []
     const status = yield* indexer.status
     // sampled among the heights the indexer has (a lake ahead of it fails the check below, not the run)
-    const rows = (yield* a.query(`SELECT * FROM (SELECT height, hash, tx_count FROM blocks WHERE height <= ${Math.floor(status.height)}) USING SAMPLE ${samples} ROWS`)).rows
+    const rows = (yield* a.query(`SELECT * FROM (SELECT height, block_hash, tx_count FROM blocks WHERE height <= ${Math.floor(status.height)}) USING SAMPLE ${samples} ROWS`)).rows
     const [maxHeight] = ((yield* a.query("SELECT max(height) FROM blocks")).rows[0] ?? []).map((v) => Number(v ?? 0))
     if (maxHeight > 0) checks.push({ name: "the lake is not ahead of the indexer", ok: maxHeight <= status.height, detail: `lake ${maxHeight}, indexer ${status.height}` })
     let mismatched = 0

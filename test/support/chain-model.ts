@@ -18,7 +18,7 @@ import { join } from "node:path"
 import { expect } from "vitest"
 import type { Chain, NftToken } from "../../src/devnet/chain.js"
 import { DENOMS, type Devnet } from "../../src/devnet/index.js"
-import { bech32Encode, hexToBytes } from "../../src/devnet/encoding.js"
+import { bech32Decode, bech32Encode, hexToBytes } from "../../src/devnet/encoding.js"
 import { blockJson, evmReceiptsAt, internalTxsAt, msgTypeOf, tokenJson, txJson } from "../../src/devnet/render.js"
 
 /** A JSON column's expected value: compared parsed, since key order and spacing carry no meaning. */
@@ -81,6 +81,8 @@ const decimal38 = (n: bigint): string | null => (n.toString().replace("-", "").l
 const canonicalHex = (hex: string): string => "0x" + hex.replace(/^0x/, "").toLowerCase()
 /** Its bech32 twin, by the devnet's own encoder (the exporter has its own). */
 const bech32Of = (hex: string): string => bech32Encode("init", hexToBytes(hex.replace(/^0x/, "")))
+/** The canonical 0x-hex of a bech32 address (any prefix). */
+const bech32ToHex = (text: string): string => "0x" + Buffer.from(bech32Decode(text)!.bytes).toString("hex")
 const ZERO_ACCOUNT = "0x" + "0".repeat(40)
 
 const bucketOf = (height: number, bucketWidth: number): string => String(Math.floor(height / bucketWidth) * bucketWidth)
@@ -100,18 +102,17 @@ export const blockRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow>
       .map((f) => ({ denom: f.denom, amount: String(f.amount) }))
     return {
       height: String(h),
-      hash: chain.blockHash(h),
+      block_hash: chain.blockHash(h),
       chain_id: chain.u.chainId,
       timestamp: timestampText(blockTimeMicros(chain, h)),
-      block_time: String(Number(wire.block_time)),
+      block_interval_ms: String(Number(wire.block_time)),
       gas_used: String(sums.gasUsed),
       gas_wanted: String(sums.gasWanted),
       tx_count: chain.blockTxCount(h),
       total_fee: new JsonCell(totalFee),
-      total_fee_denom: totalFee.length === 1 ? totalFee[0].denom : null,
-      total_fee_amount: totalFee.length === 1 ? totalFee[0].amount : null,
       proposer_moniker: wire.proposer.moniker,
-      proposer_operator_address: wire.proposer.operator_address,
+      proposer_bech32: wire.proposer.operator_address,
+      proposer_address: bech32ToHex(wire.proposer.operator_address),
       height_bucket: bucketOf(h, bucketWidth)
     }
   })
@@ -124,19 +125,17 @@ export const txRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow> =>
       const wire = txJson(chain, h, i)
       return {
         height: String(h),
-        txhash: chain.txHash(h, i),
+        tx_hash: chain.txHash(h, i),
         timestamp: timestampText(txTimeMicros(chain, h)),
         code: wire.code,
-        codespace: wire.codespace,
+        codespace: wire.codespace || null,
         gas_wanted: String(plan.gasWanted),
         gas_used: String(plan.gasUsed),
         message_types: Array.from({ length: plan.msgCount }, () => msgTypeOf(chain, plan)),
         // every message of a tx is signed by the same account
-        sender: chain.accountOf(chain.signerOf(plan, seq)).bech32,
-        sender_hex: canonicalHex(chain.accountOf(chain.signerOf(plan, seq)).hex),
+        sender_address: canonicalHex(chain.accountOf(chain.signerOf(plan, seq)).hex),
+        sender_bech32: chain.accountOf(chain.signerOf(plan, seq)).bech32,
         fee: new JsonCell([{ denom: DENOMS[plan.feeDenom].denom, amount: String(plan.feeAmount) }]),
-        fee_denom: DENOMS[plan.feeDenom].denom,
-        fee_amount: String(plan.feeAmount),
         memo: wire.tx.body.memo,
         data: wire.data,
         raw_log: wire.raw_log,
@@ -162,14 +161,14 @@ export const evmTxRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow>
       const seq = chain.txSeqBefore(h) + plan.index + 1
       const cosmos = !chain.isEvmTx(plan)
       return {
-        block_number: String(h),
-        block_hash: "0x" + chain.blockHash(h).toLowerCase(),
-        transaction_hash: chain.receiptHash(plan),
-        transaction_index: position + 1,
+        height: String(h),
+        evm_block_hash: "0x" + chain.blockHash(h).toLowerCase(),
+        tx_hash: chain.receiptHash(plan).toLowerCase(),
+        tx_index: position + 1,
         timestamp: timestampText(blockTimeMicros(chain, h)),
-        from: cosmos ? null : chain.accountOf(chain.signerOf(plan, seq)).evm,
-        to: cosmos ? null : receipt.to,
-        contract_address: receipt.contractAddress,
+        from_address: cosmos ? null : chain.accountOf(chain.signerOf(plan, seq)).evm.toLowerCase(),
+        to_address: cosmos || !receipt.to ? null : receipt.to.toLowerCase(),
+        created_address: receipt.contractAddress ? receipt.contractAddress.toLowerCase() : null,
         status: plan.failed ? 0 : 1,
         type: hexInt(receipt.type),
         gas_used: String(plan.gasUsed),
@@ -196,13 +195,13 @@ const chainLogs = (chain: Chain) =>
 
 export const evmLogRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow> =>
   chainLogs(chain).map(({ h, plan, position, log, logIndex }) => ({
-    block_number: String(h),
-    block_hash: "0x" + chain.blockHash(h).toLowerCase(),
-    transaction_hash: chain.receiptHash(plan),
-    transaction_index: position + 1,
+    height: String(h),
+    evm_block_hash: "0x" + chain.blockHash(h).toLowerCase(),
+    tx_hash: chain.receiptHash(plan).toLowerCase(),
+    tx_index: position + 1,
     log_index: logIndex,
     timestamp: timestampText(blockTimeMicros(chain, h)),
-    address: log.address,
+    contract_address: log.address.toLowerCase(),
     topic0: log.topics[0] ?? null,
     topic1: log.topics[1] ?? null,
     topic2: log.topics[2] ?? null,
@@ -285,7 +284,7 @@ export const nftTransferRows = (chain: Chain, bucketWidth: number): Array<Expect
         timestamp: timestampText(blockTimeMicros(chain, h)),
         tx_hash: chain.receiptHash(plan),
         log_index: logIndex,
-        collection: chain.u.collections[nft.collection].address.toLowerCase(),
+        collection_address: chain.u.collections[nft.collection].address.toLowerCase(),
         token_id: BigInt(log.topics[3]).toString(),
         kind: nft.kind,
         from_address: from,
@@ -301,19 +300,20 @@ export const nftTransferRows = (chain: Chain, bucketWidth: number): Array<Expect
 export const internalTxRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow> =>
   heights(1, chain.internalTxHeight).flatMap((h) =>
     internalTxsAt(chain, h).map(({ row }) => {
-      const value = String(row.value)
+      const value = hexBytesDecimal(String(row.value))
+      const address = (a: unknown) => (String(a) === "" ? null : String(a).toLowerCase())
       return {
         height: String(h),
-        hash: String(row.hash),
-        index: Number(row.index),
-        parent_index: Number(row.parent_index),
+        tx_hash: String(row.hash).toLowerCase(),
+        call_index: Number(row.index),
+        parent_call_index: Number(row.parent_index),
         type: String(row.type),
-        from: String(row.from),
-        to: String(row.to),
+        from_address: address(row.from),
+        to_address: address(row.to),
         input: String(row.input),
         output: String(row.output),
         value,
-        value_wei: hexBytesDecimal(value),
+        value_text: value,
         gas: hexDecimal(String(row.gas)),
         gas_used: hexDecimal(String(row.gasUsed)),
         height_bucket: bucketOf(h, bucketWidth)
@@ -328,13 +328,14 @@ const createdCollections = (chain: Chain) => chain.u.collections.filter((c) => c
 /** Collections as of the tip (the snapshot height of nft_collections). */
 export const collectionRows = (chain: Chain): Array<ExpectedRow> =>
   createdCollections(chain).map((c) => ({
-    object_addr: c.address,
+    collection_address: c.address.toLowerCase(),
     name: c.name,
-    origin_name: c.originName,
-    creator: c.creator.bech32,
+    origin_name: c.originName || null,
+    creator_address: canonicalHex(c.creator.hex),
+    creator_bech32: c.creator.bech32,
     nft_count: chain.liveTokensOf(c.index).length,
-    height: String(c.createdAt),
-    timestamp: timestampText(txTimeMicros(chain, c.createdAt)),
+    created_height: String(c.createdAt),
+    created_at: timestampText(txTimeMicros(chain, c.createdAt)),
     snapshot_height: String(chain.tip)
   }))
 
@@ -344,16 +345,16 @@ export const tokenRows = (chain: Chain): Array<ExpectedRow> =>
     chain.liveTokensOf(c.index).map((t: NftToken) => {
       const wire = tokenJson(chain, t)
       return {
-        collection_addr: c.address,
+        collection_address: c.address.toLowerCase(),
         collection_name: c.name,
-        collection_origin_name: c.originName,
+        collection_origin_name: c.originName || null,
         token_id: t.tokenId,
         uri: wire.nft.uri,
-        owner: chain.accountOf(t.owner).bech32,
-        owner_hex: canonicalHex(chain.accountOf(t.owner).hex),
-        object_addr: wire.object_addr,
-        height: String(t.height),
-        timestamp: timestampText(txTimeMicros(chain, t.height)),
+        owner_address: canonicalHex(chain.accountOf(t.owner).hex),
+        owner_bech32: chain.accountOf(t.owner).bech32,
+        object_address: wire.object_addr ? wire.object_addr.toLowerCase() : null,
+        updated_height: String(t.height),
+        updated_at: timestampText(txTimeMicros(chain, t.height)),
         snapshot_height: String(chain.tip)
       }
     })
@@ -368,10 +369,10 @@ export const holderRows = (chain: Chain): Array<ExpectedRow> =>
   feeDenomIndices(chain).flatMap((i) =>
     chain.holders(i).map((h) => ({
       denom: DENOMS[i].denom,
-      account: h.account.evm,
-      account_hex: canonicalHex(h.account.hex),
-      amount: h.amount.toString(),
-      amount_decimal: decimal38(h.amount),
+      account_address: canonicalHex(h.account.hex),
+      account_bech32: h.account.bech32,
+      amount: decimal38(h.amount),
+      amount_text: h.amount.toString(),
       snapshot_height: String(chain.richListHeight)
     }))
   )
@@ -392,7 +393,7 @@ export const expectedLake = (chain: Chain, bucketWidth: number): Array<ExpectedD
   {
     name: "blocks",
     columns: cols(
-      "height BIGINT, hash VARCHAR, chain_id VARCHAR, timestamp TIMESTAMP, block_time BIGINT, gas_used BIGINT, gas_wanted BIGINT, tx_count INTEGER, total_fee JSON, total_fee_denom VARCHAR, total_fee_amount DECIMAL(38,0), proposer_moniker VARCHAR, proposer_operator_address VARCHAR, height_bucket BIGINT"
+      "height BIGINT, block_hash VARCHAR, chain_id VARCHAR, timestamp TIMESTAMP, block_interval_ms BIGINT, gas_used BIGINT, gas_wanted BIGINT, tx_count INTEGER, total_fee JSON, proposer_moniker VARCHAR, proposer_bech32 VARCHAR, proposer_address VARCHAR, height_bucket BIGINT"
     ),
     key: ["height"],
     partition: "height_bucket",
@@ -401,36 +402,36 @@ export const expectedLake = (chain: Chain, bucketWidth: number): Array<ExpectedD
   {
     name: "txs",
     columns: cols(
-      "height BIGINT, txhash VARCHAR, timestamp TIMESTAMP, code INTEGER, codespace VARCHAR, gas_wanted BIGINT, gas_used BIGINT, message_types VARCHAR[], sender VARCHAR, sender_hex VARCHAR, fee JSON, fee_denom VARCHAR, fee_amount DECIMAL(38,0), memo VARCHAR, data VARCHAR, raw_log VARCHAR, info VARCHAR, tx JSON, events JSON, logs JSON, height_bucket BIGINT"
+      "height BIGINT, tx_hash VARCHAR, timestamp TIMESTAMP, code INTEGER, codespace VARCHAR, gas_wanted BIGINT, gas_used BIGINT, message_types VARCHAR[], sender_address VARCHAR, sender_bech32 VARCHAR, fee JSON, memo VARCHAR, data VARCHAR, raw_log VARCHAR, info VARCHAR, tx JSON, events JSON, logs JSON, height_bucket BIGINT"
     ),
-    key: ["txhash"],
+    key: ["tx_hash"],
     partition: "height_bucket",
     rows: txRows(chain, bucketWidth)
   },
   {
     name: "evm_txs",
     columns: cols(
-      "block_number BIGINT, block_hash VARCHAR, transaction_hash VARCHAR, transaction_index INTEGER, timestamp TIMESTAMP, from VARCHAR, to VARCHAR, contract_address VARCHAR, status INTEGER, type INTEGER, gas_used BIGINT, cumulative_gas_used BIGINT, effective_gas_price DECIMAL(38,0), log_count INTEGER, logs_bloom VARCHAR, is_cosmos_tx BOOLEAN, cosmos_tx_hash VARCHAR, height_bucket BIGINT"
+      "height BIGINT, evm_block_hash VARCHAR, tx_hash VARCHAR, tx_index INTEGER, timestamp TIMESTAMP, from_address VARCHAR, to_address VARCHAR, created_address VARCHAR, status INTEGER, type INTEGER, gas_used BIGINT, cumulative_gas_used BIGINT, effective_gas_price DECIMAL(38,0), log_count INTEGER, logs_bloom VARCHAR, is_cosmos_tx BOOLEAN, cosmos_tx_hash VARCHAR, height_bucket BIGINT"
     ),
-    key: ["transaction_hash"],
+    key: ["tx_hash"],
     partition: "height_bucket",
     rows: evmTxRows(chain, bucketWidth)
   },
   {
     name: "evm_logs",
     columns: cols(
-      "block_number BIGINT, block_hash VARCHAR, transaction_hash VARCHAR, transaction_index INTEGER, log_index INTEGER, timestamp TIMESTAMP, address VARCHAR, topic0 VARCHAR, topic1 VARCHAR, topic2 VARCHAR, topic3 VARCHAR, topics VARCHAR[], data VARCHAR, removed BOOLEAN, height_bucket BIGINT"
+      "height BIGINT, evm_block_hash VARCHAR, tx_hash VARCHAR, tx_index INTEGER, log_index INTEGER, timestamp TIMESTAMP, contract_address VARCHAR, topic0 VARCHAR, topic1 VARCHAR, topic2 VARCHAR, topic3 VARCHAR, topics VARCHAR[], data VARCHAR, removed BOOLEAN, height_bucket BIGINT"
     ),
-    key: ["transaction_hash", "log_index"],
+    key: ["tx_hash", "log_index"],
     partition: "height_bucket",
     rows: evmLogRows(chain, bucketWidth)
   },
   {
     name: "evm_internal_txs",
     columns: cols(
-      "height BIGINT, hash VARCHAR, index INTEGER, parent_index INTEGER, type VARCHAR, from VARCHAR, to VARCHAR, input VARCHAR, output VARCHAR, value VARCHAR, value_wei DECIMAL(38,0), gas BIGINT, gas_used BIGINT, height_bucket BIGINT"
+      "height BIGINT, tx_hash VARCHAR, call_index INTEGER, parent_call_index INTEGER, type VARCHAR, from_address VARCHAR, to_address VARCHAR, input VARCHAR, output VARCHAR, value DECIMAL(38,0), value_text VARCHAR, gas BIGINT, gas_used BIGINT, height_bucket BIGINT"
     ),
-    key: ["hash", "index"],
+    key: ["tx_hash", "call_index"],
     partition: "height_bucket",
     rows: internalTxRows(chain, bucketWidth)
   },
@@ -446,7 +447,7 @@ export const expectedLake = (chain: Chain, bucketWidth: number): Array<ExpectedD
   {
     name: "nft_transfers",
     columns: cols(
-      "height BIGINT, timestamp TIMESTAMP, tx_hash VARCHAR, log_index INTEGER, collection VARCHAR, token_id VARCHAR, kind VARCHAR, from_address VARCHAR, to_address VARCHAR, from_bech32 VARCHAR, to_bech32 VARCHAR, height_bucket BIGINT"
+      "height BIGINT, timestamp TIMESTAMP, tx_hash VARCHAR, log_index INTEGER, collection_address VARCHAR, token_id VARCHAR, kind VARCHAR, from_address VARCHAR, to_address VARCHAR, from_bech32 VARCHAR, to_bech32 VARCHAR, height_bucket BIGINT"
     ),
     key: ["tx_hash", "log_index"],
     partition: "height_bucket",
@@ -454,24 +455,24 @@ export const expectedLake = (chain: Chain, bucketWidth: number): Array<ExpectedD
   },
   {
     name: "nft_collections",
-    columns: cols("object_addr VARCHAR, name VARCHAR, origin_name VARCHAR, creator VARCHAR, nft_count INTEGER, height BIGINT, timestamp TIMESTAMP, snapshot_height BIGINT"),
-    key: ["object_addr"],
+    columns: cols("collection_address VARCHAR, name VARCHAR, origin_name VARCHAR, creator_address VARCHAR, creator_bech32 VARCHAR, nft_count INTEGER, created_height BIGINT, created_at TIMESTAMP, snapshot_height BIGINT"),
+    key: ["collection_address"],
     partition: "snapshot_height",
     rows: collectionRows(chain)
   },
   {
     name: "nft_tokens",
     columns: cols(
-      "collection_addr VARCHAR, collection_name VARCHAR, collection_origin_name VARCHAR, token_id VARCHAR, uri VARCHAR, owner VARCHAR, owner_hex VARCHAR, object_addr VARCHAR, height BIGINT, timestamp TIMESTAMP, snapshot_height BIGINT"
+      "collection_address VARCHAR, collection_name VARCHAR, collection_origin_name VARCHAR, token_id VARCHAR, uri VARCHAR, owner_address VARCHAR, owner_bech32 VARCHAR, object_address VARCHAR, updated_height BIGINT, updated_at TIMESTAMP, snapshot_height BIGINT"
     ),
-    key: ["collection_addr", "token_id"],
+    key: ["collection_address", "token_id"],
     partition: "snapshot_height",
     rows: tokenRows(chain)
   },
   {
     name: "holders",
-    columns: cols("denom VARCHAR, account VARCHAR, account_hex VARCHAR, amount VARCHAR, amount_decimal DECIMAL(38,0), snapshot_height BIGINT"),
-    key: ["denom", "account"],
+    columns: cols("denom VARCHAR, account_address VARCHAR, account_bech32 VARCHAR, amount DECIMAL(38,0), amount_text VARCHAR, snapshot_height BIGINT"),
+    key: ["denom", "account_address"],
     partition: "snapshot_height",
     rows: holderRows(chain)
   }

@@ -76,7 +76,7 @@ export const sha256Of = (path: string) => createHash("sha256").update(readFileSy
 /** Every file under `out` with its sha256: equal before and after means nothing was written, renamed or deleted. */
 export const hashTree = (out: string): Record<string, string> => (existsSync(out) ? Object.fromEntries(filesUnder(out).sort().map((f) => [f, sha256Of(join(out, f))])) : {})
 
-const HEIGHT_COLUMN: Record<string, string> = { evm_txs: "block_number", evm_logs: "block_number" }
+const HEIGHT_COLUMN: Record<string, string> = {}
 
 /**
  * Every manifest of `datasets` says the truth about its files: each listed file exists with its

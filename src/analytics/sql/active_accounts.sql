@@ -3,9 +3,9 @@
 -- 0x-hex address so an account active on both sides counts once.
 CREATE OR REPLACE VIEW active_accounts AS
 SELECT CAST(timestamp AS DATE) AS day,
-       count(DISTINCT account) AS active_accounts,
-       count(DISTINCT account) FILTER (WHERE side = 'cosmos') AS cosmos_accounts,
-       count(DISTINCT account) FILTER (WHERE side = 'evm') AS evm_accounts
+       count(DISTINCT account_address) AS active_accounts,
+       count(DISTINCT account_address) FILTER (WHERE side = 'cosmos') AS cosmos_accounts,
+       count(DISTINCT account_address) FILTER (WHERE side = 'evm') AS evm_accounts
 FROM account_activity
 GROUP BY day
 ORDER BY day;

@@ -1,13 +1,13 @@
--- How fast are blocks produced? Per UTC day: mean, median and p95 of block_time (ms since the
+-- How fast are blocks produced? Per UTC day: mean, median and p95 of block_interval_ms (ms since the
 -- previous block), and the mean over the last 100 blocks as the avg_blocktime endpoint defines it
 -- ((newest - oldest timestamp) / (n - 1), in seconds), to compare with GET /indexer/block/v1/avg_blocktime.
 CREATE OR REPLACE VIEW block_times AS
 WITH per_day AS (
   SELECT CAST(timestamp AS DATE) AS day, count(*) AS blocks,
-         avg(block_time) AS mean_ms,
-         quantile_cont(block_time, 0.5) AS p50_ms,
-         quantile_cont(block_time, 0.95) AS p95_ms
-  FROM blocks WHERE block_time > 0 GROUP BY ALL
+         avg(block_interval_ms) AS mean_ms,
+         quantile_cont(block_interval_ms, 0.5) AS p50_ms,
+         quantile_cont(block_interval_ms, 0.95) AS p95_ms
+  FROM blocks WHERE block_interval_ms > 0 GROUP BY ALL
 ), last100 AS (
   SELECT (epoch_ms(max(timestamp)) - epoch_ms(min(timestamp))) / 1000.0 / nullif(count(*) - 1, 0) AS last100_mean_s
   FROM (SELECT timestamp FROM blocks ORDER BY height DESC LIMIT 100)

@@ -8,19 +8,19 @@ WITH snaps AS (
 ), pairs AS (
   SELECT * FROM snaps WHERE from_snapshot IS NOT NULL
 ), old AS (
-  SELECT p.denom, p.from_snapshot, p.to_snapshot, h.account, h.amount
+  SELECT p.denom, p.from_snapshot, p.to_snapshot, h.account_address, h.amount
   FROM pairs p JOIN holders h ON h.denom = p.denom AND h.snapshot_height = p.from_snapshot
 ), new AS (
-  SELECT p.denom, p.from_snapshot, p.to_snapshot, h.account, h.amount
+  SELECT p.denom, p.from_snapshot, p.to_snapshot, h.account_address, h.amount
   FROM pairs p JOIN holders h ON h.denom = p.denom AND h.snapshot_height = p.to_snapshot
 )
 SELECT coalesce(o.denom, n.denom) AS denom,
        coalesce(o.from_snapshot, n.from_snapshot) AS from_snapshot,
        coalesce(o.to_snapshot, n.to_snapshot) AS to_snapshot,
-       coalesce(o.account, n.account) AS account,
+       coalesce(o.account_address, n.account_address) AS account_address,
        o.amount AS old_amount, n.amount AS new_amount,
-       CAST(coalesce(TRY_CAST(n.amount AS HUGEINT), 0) - coalesce(TRY_CAST(o.amount AS HUGEINT), 0) AS VARCHAR) AS delta
+       coalesce(n.amount, 0) - coalesce(o.amount, 0) AS delta
 FROM old o FULL OUTER JOIN new n
-  ON o.denom = n.denom AND o.from_snapshot = n.from_snapshot AND o.account = n.account
+  ON o.denom = n.denom AND o.from_snapshot = n.from_snapshot AND o.account_address = n.account_address
 WHERE o.amount IS DISTINCT FROM n.amount
 ORDER BY 1, 2, 3, 4;
