@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { runCli } from "./support/cli.js"
 import { json, startProxy } from "./support/hostile.js"
-import { hashTree } from "./support/lake.js"
+import { hashTree, queryLake, scan } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
 
 let devnet: Devnet
@@ -34,7 +34,22 @@ describe("chain-lake export", () => {
     expect(r.stdout).toMatch(new RegExp(`^txs\\s+${devnet.chain.txTotal()}\\s+`, "m"))
     expect(r.stdout).toMatch(/^holders\s+\d+\s+1\s+.*snapshot 195 \(exact\)/m)
     expect(readdirSync(join(out, "_runs")).length).toBe(1)
-    expect(r.stderr).toMatch(/blocks: 200 blocks to fetch \(heights 1\.\.200\), 0 already committed/)
+    expect(r.stderr).toMatch(/^blocks: +200 blocks to fetch · heights 1\.\.200\b/m)
+    // progress (issue 35), as a log read later sees it (not a terminal: 80 columns): each dataset's
+    // last line says 100% and done, counting its source's records and its own rows apart (one
+    // receipt gives many logs, a tx none or some transfers); the total line sums the rows
+    const rows = async (dataset: string) => Number((await queryLake(`SELECT count(*) AS n FROM ${scan(out, dataset)}`))[0].n)
+    const [logs, transfers, receipts, txs] = [await rows("evm_logs"), await rows("token_transfers_cosmos"), devnet.chain.evmTotal(), devnet.chain.txTotal()]
+    expect(logs).not.toBe(receipts)
+    const n = (x: number) => x.toLocaleString("en-US")
+    expect(r.stderr).toMatch(new RegExp(`^evm_logs +100% · evm txs ${n(receipts)} of ${n(receipts)} · ${n(logs)} rows · (\\d+ files? · )?done$`, "m"))
+    expect(r.stderr).toMatch(new RegExp(`^token_transfers_cosmos 100% · txs ${n(txs)} of ${n(txs)} · ${n(transfers)} rows · (\\d+ files? · )?done$`, "m"))
+    const summed = [...r.stdout.matchAll(/^[a-z_]+ +(\d+) /gm)].reduce((s, m) => s + Number(m[1]), 0)
+    expect(r.stderr).toMatch(new RegExp(`^total +11 of 11 datasets done · ${n(summed)} rows · ([\\d,]+ rows/s · )?in \\d\\d:\\d\\d$`, "m"))
+    // (the plan's 11 lines, the last ones of 11 datasets, the total; more if the run took 5 s)
+    const progressLines = r.stderr.split("\n").filter((l) => /^([a-z_]+: +(\d|snapshot)|[a-z_]+ +\d+%|total )/.test(l))
+    expect(progressLines.length).toBeGreaterThanOrEqual(23)
+    for (const line of progressLines) expect(line.length, line).toBeLessThanOrEqual(80)
   })
 
   it("without --indexer-url refuses in one line and writes nothing; --devnet exports the embedded devnet's simulated chain", async () => {

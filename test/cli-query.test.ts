@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { EXAMPLES } from "../src/cli/help.js"
-import { displayWidth, etaOf, makeProgress, table } from "../src/cli/progress.js"
+import { displayWidth, table } from "../src/cli/progress.js"
 import { tableCell } from "../src/cli/query.js"
 import { runCli } from "./support/cli.js"
 import { queryLake } from "./support/lake.js"
@@ -224,22 +224,6 @@ describe("a lake whose manifest is damaged or gone", () => {
       expect(publish.stderr.trim().split("\n")).toHaveLength(1)
     }
   })
-})
-
-describe("progress", () => {
-  it("log lines name each dataset's rows of its total; the ETA is what is left at the rate so far", async () => {
-    const lines: Array<string> = []
-    const progress = makeProgress({ tty: false, log: (l) => lines.push(l) })
-    const plan = { kind: "append", unit: "position", heights: [1, 100], todo: 80593, done: 0, shards: 8, estimatedRequests: 806 } as const
-    progress.observer.planned?.("txs", { dataset: "txs", ...plan })
-    progress.observer.planned?.("holders", { dataset: "holders", kind: "snapshot", unit: "snapshot", heights: [95, 95], todo: 1, done: 0, shards: 1, estimatedRequests: 1, watermark: 95 })
-    progress.observer.rows?.("holders", 40)
-    // a line at most every 5 s
-    await new Promise((resolve) => setTimeout(resolve, 5100))
-    progress.observer.rows?.("txs", 35501)
-    expect(lines.at(-1)).toBe("progress: holders 40, txs 35501/80593 (44%)")
-    expect([etaOf(45_092, 5163), etaOf(1000, 5), etaOf(36_000 * 3, 12), etaOf(10, 0)]).toEqual(["9s", "3m20s", "2h30m", "?"])
-  }, 10_000)
 })
 
 describe("the query table", () => {

@@ -146,12 +146,12 @@ describe("a shard's edges", () => {
       return forward()
     })
     const notices: Array<string> = []
-    const rows = { slow: 0 }
+    const rows = { slow: 0, fetched: 0 }
     const slowRun = exportOk(slow.url, out, {
       datasets: ["blocks"],
       pageSize: 10,
       concurrency: 1,
-      observer: { notice: (m) => notices.push(m), rows: (_, n) => (rows.slow += n) }
+      observer: { notice: (m) => notices.push(m), rows: (_, n) => (rows.slow += n), fetched: (_, n) => (rows.fetched += n) }
     })
     await shardStarted
     const fast = await exportOk(devnet.indexerUrl, out, { datasets: ["blocks"], pageSize: 10, concurrency: 1, toHeight: half })
@@ -163,6 +163,8 @@ describe("a shard's edges", () => {
     expect(notices.some((n) => n.startsWith("blocks: ") && n.endsWith("; exporting the rest of it again")), notices.join("\n")).toBe(true)
     // the slow writer's own count is what it committed: the rest of the heights, once
     expect([slowRows, rows.slow]).toEqual([tip - half, tip - half])
+    // and so is what it says it read (the progress lines' count): the dropped range read again counts once
+    expect(rows.fetched).toBe(tip - half)
     await expectDatasetMatches(out, model("blocks", 10_000))
   })
 })

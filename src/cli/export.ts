@@ -229,7 +229,7 @@ export const exportCommand = Command.make("export", options, (o) =>
       const pollText = Option.getOrElse(o.poll, () => "2s")
       const poll = parseEvery(pollText)!
       // the first round catches up (it may take hours): its plan and progress, as a plain export's; later rounds say one line each
-      const catchUp = stderrProgress(false)
+      const catchUp = stderrProgress({ tty: false, names: Option.getOrUndefined(o.datasets) })
       let caughtUp = false
       let saidWaiting = 0
       yield* followExport(
@@ -244,7 +244,9 @@ export const exportCommand = Command.make("export", options, (o) =>
           observer: counting({
             notice: (m) => process.stderr.write(m + "\n"),
             planned: (name, plan) => (caughtUp ? undefined : catchUp.observer.planned?.(name, plan)),
-            rows: (name, n) => (caughtUp ? undefined : catchUp.observer.rows?.(name, n))
+            fetched: (name, n) => (caughtUp ? undefined : catchUp.observer.fetched?.(name, n)),
+            rows: (name, n) => (caughtUp ? undefined : catchUp.observer.rows?.(name, n)),
+            done: (name, result) => (caughtUp ? undefined : catchUp.observer.done?.(name, result))
           })
         },
         {
@@ -263,6 +265,8 @@ export const exportCommand = Command.make("export", options, (o) =>
             console.error(`${new Date().toISOString()} at height ${tip}: no new blocks since ${since.toISOString()}, polling every ${pollText}`)
           },
           onRound: (r) => {
+            // the catching-up round's total line, once
+            if (!caughtUp) catchUp.stop()
             caughtUp = true
             const rows = r.datasets.map((d) => `${d.dataset} +${d.rows}`).join(", ")
             // the height exported to: the tip, or --until-height below it (the line said the tip, past the height asked for)
@@ -280,7 +284,7 @@ export const exportCommand = Command.make("export", options, (o) =>
       if (Option.isSome(o.untilHeight)) yield* Console.error(`followed up to --until-height ${o.untilHeight.value} → ${o.out}`)
       return
     }
-    const progress = stderrProgress()
+    const progress = stderrProgress({ names: Option.getOrUndefined(o.datasets) })
     const started = Date.now()
     const report: ExportReport = yield* runExport(DATASETS, {
       datasets: Option.getOrUndefined(o.datasets),

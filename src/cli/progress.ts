@@ -1,9 +1,15 @@
 /**
- * Renders export progress: one bar per dataset on a TTY (rows, rate, ETA from the API's
- * totals), plain log lines otherwise; and the final summary table.
+ * Renders export progress on stderr: the plan, then a line per dataset and a total line (elapsed
+ * time, rows, rows/s), redrawn as bars on a terminal, logged otherwise (every 5 s, and each
+ * dataset's last line when it is done); and the final summary table.
+ *
+ * A plan counts its source's records (txs, EVM receipts) or blocks, and a record gives any number
+ * of rows (a receipt many logs, a tx none or several transfers): a line names both counts, each
+ * with its unit, and its percentage is of the records planned, never rows against records.
  */
 import type { DatasetCompaction } from "../lake/compaction.js"
 import cliProgress from "cli-progress"
+import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
 import type { DatasetPlan, DatasetResult, ExportObserver } from "../engine/export.js"
 
 export interface ProgressRenderer {
@@ -11,89 +17,285 @@ export interface ProgressRenderer {
   readonly stop: () => void
 }
 
-export const makeProgress = (options: { tty: boolean; log: (line: string) => void }): ProgressRenderer => {
+/** What the observer has said of one planned dataset. */
+export interface Tally {
+  readonly name: string
+  readonly plan: DatasetPlan
+  /** what one unit of the plan is: "blocks", or its source's records ("txs", "evm txs") */
+  readonly noun: string
+  /** when it was planned (ms since the epoch): its rates count from there */
+  readonly since: number
+  fetched: number
+  rows: number
+  result?: DatasetResult
+}
+
+/** A piece of a line, and when it goes if the line is too wide: the highest `drop` first, 0 never. */
+export interface Part {
+  readonly text: string
+  readonly drop: number
+}
+
+/** The names' column (padded to the longest name) and the columns a line may take. */
+export interface Layout {
+  readonly nameWidth: number
+  readonly width: number
+}
+
+/** What a dataset's plan counts, from the registry: blocks for a height source, else the records of its source, named as its endpoint ("evm-txs": evm txs). */
+export const unitNoun = (plan: DatasetPlan): string => {
+  const d = DATASETS.find((x) => x.name === plan.dataset)
+  if (d?.kind === "append" && d.source.unit === "position") return d.source.endpoint.replace(/-/g, " ")
+  return plan.unit === "height" ? "blocks" : "records"
+}
+
+/** 131,617: thousands separated by commas whatever the locale (the lines are read, compared and grepped) */
+export const count = (n: number): string => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ",")
+/** "1 row", "131,617 rows" */
+const counted = (n: number, one: string) => `${count(n)} ${one}${Math.round(n) === 1 ? "" : "s"}`
+
+/** seconds as mm:ss, or h:mm:ss from an hour on; undefined for what is no time (NaN, Infinity, negative), which is not shown */
+export const clock = (seconds: number): string | undefined => {
+  if (!Number.isFinite(seconds) || seconds < 0) return undefined
+  const s = Math.round(seconds)
+  const two = (n: number) => String(n).padStart(2, "0")
+  const mmss = `${two(Math.floor(s / 60) % 60)}:${two(s % 60)}`
+  return s < 3600 ? mmss : `${Math.floor(s / 3600)}:${mmss}`
+}
+
+/** the time `left` units take at `perSecond`, as clock() says it; undefined while there is no rate */
+export const etaOf = (left: number, perSecond: number): string | undefined => (perSecond > 0 ? clock(Math.ceil(Math.max(0, left) / perSecond)) : undefined)
+
+/**
+ * 100 once the dataset is done; before, the plan's units read, at most 99: units all read are not
+ * yet written and committed. A snapshot has no units to count: 0 until done.
+ */
+export const percentOf = (t: Tally): number =>
+  t.result ? 100 : t.plan.kind === "snapshot" || t.plan.todo <= 0 ? 0 : Math.min(99, Math.floor((100 * t.fetched) / t.plan.todo))
+
+/** a bar narrower than this says little: none is drawn */
+const MIN_BAR = 10
+const MAX_BAR = 30
+/** room a dataset's line keeps for its text after the bar: "100% · evm internal txs 115,848 of 115,848 · 131,617 rows · done" (longer text drops its bar) */
+const LINE_TEXT = 63
+/** the bar is dropped after the parts with a higher `drop` (files, the ETA, the rate), before the others */
+const BAR_DROP = 1.5
+
+/** The width of every bar of a layout, the same on each line so that the columns after it align; 0 where none fits. */
+export const barSize = (layout: Layout): number => {
+  const size = Math.min(MAX_BAR, layout.width - layout.nameWidth - LINE_TEXT - 3)
+  return size < MIN_BAR ? 0 : size
+}
+
+/** a bar `size` wide, `progress` (0..1) of it full */
+export const barOf = (progress: number, size: number): string => {
+  const full = Math.round(Math.min(1, Math.max(0, progress)) * size)
+  return `[${"█".repeat(full)}${"░".repeat(size - full)}]`
+}
+
+/**
+ * `head`, then as many `parts` as fit in `width` columns (the highest `drop` dropped first); with
+ * `bar`, the bar after the head while it fits. What never drops and still does not fit is cut,
+ * ending in "…".
+ */
+export const fitLine = (head: string, parts: ReadonlyArray<Part>, width: number, bar?: string): string => {
+  const levels = [...new Set([...parts.map((p) => p.drop), ...(bar ? [BAR_DROP] : [])])].sort((a, b) => b - a)
+  for (const level of levels) {
+    const line = `${head}${bar && level >= BAR_DROP ? ` ${bar}` : ""} ${joined(parts.filter((p) => p.drop <= level))}`
+    if (displayWidth(line) <= width) return line
+  }
+  return cut(`${head} ${joined(parts.filter((p) => p.drop === 0))}`, width)
+}
+const joined = (parts: ReadonlyArray<Part>) => parts.map((p) => p.text).join(" · ")
+
+/** `text` in at most `width` columns: cut, ending in "…", where it is wider */
+export const cut = (text: string, width: number): string => {
+  if (displayWidth(text) <= width) return text
+  let out = ""
+  for (const ch of text) {
+    if (displayWidth(out + ch) > width - 1) break
+    out += ch
+  }
+  return out + "…"
+}
+
+/** "txs 40 of 60" with the percentage, rows and, while it runs, rows/s and the ETA (hidden while unknown, "writing" once all is read); once done, files and "done". */
+const datasetParts = (t: Tally, now: number): ReadonlyArray<Part> => {
+  const r = t.result
+  if (r?.skipped !== undefined) return [{ text: `skipped (${r.skipped})`, drop: 0 }]
+  const what = t.plan.kind === "snapshot" ? `snapshot at ${r?.snapshotHeight ?? t.plan.watermark}` : `${t.noun} ${count(t.fetched)} of ${count(t.plan.todo)}`
+  const lead = [{ text: `${percentOf(t)}%`.padStart(4), drop: 0 }, { text: what, drop: 0 }]
+  if (r) return [...lead, { text: counted(r.rows, "row"), drop: 0 }, { text: counted(r.files, "file"), drop: 2 }, { text: "done", drop: 1 }]
+  if (t.plan.kind === "snapshot") return lead
+  const seconds = (now - t.since) / 1000
+  const perSecond = (n: number) => (seconds > 0 ? n / seconds : 0)
+  // all read: what is left is writing and committing, which no rate of reading times
+  const left = etaOf(t.plan.todo - t.fetched, perSecond(t.fetched))
+  const eta = t.fetched >= t.plan.todo ? "writing" : left && `ETA ${left}`
+  return [...lead, { text: counted(t.rows, "row"), drop: 0 }, { text: `${count(perSecond(t.rows))} rows/s`, drop: 4 }, ...(eta ? [{ text: eta, drop: 2 }] : [])]
+}
+
+/** One dataset's line, at `now` (ms); with `bar`, a bar of its percentage where the width leaves room for one (barSize). */
+export const datasetLine = (t: Tally, layout: Layout, now: number, bar = false): string => {
+  const size = bar && t.result?.skipped === undefined ? barSize(layout) : 0
+  return fitLine(t.name.padEnd(layout.nameWidth), datasetParts(t, now), layout.width, size > 0 ? barOf(percentOf(t) / 100, size) : undefined)
+}
+
+/** One dataset's plan: the units to fetch, named; then its heights, what is committed already (if any), its shards, as the width allows. */
+export const planLine = (t: Tally, layout: Layout): string => {
+  const { plan } = t
+  const parts =
+    plan.kind === "snapshot"
+      ? [{ text: `snapshot at ${plan.watermark}`, drop: 0 }]
+      : [
+          { text: `${count(plan.todo)} ${t.noun} to fetch`, drop: 0 },
+          ...(plan.heights ? [{ text: `heights ${plan.heights[0]}..${plan.heights[1]}`, drop: 2 }] : []),
+          // (nothing committed before: the common case, not worth its columns)
+          ...(plan.done > 0 ? [{ text: `${count(plan.done)} already committed`, drop: 1 }] : []),
+          { text: `${plan.shards} shard${plan.shards === 1 ? "" : "s"}`, drop: 3 }
+        ]
+  return fitLine(`${t.name}:`.padEnd(layout.nameWidth + 1), parts, layout.width)
+}
+
+/** The run's line: datasets done, rows, rows/s, and the time elapsed (`final`: the time the run took). */
+export const totalLine = (tallies: ReadonlyArray<Tally>, layout: Layout, seconds: number, final: boolean): string => {
+  const rows = tallies.reduce((n, t) => n + (t.result?.rows ?? t.rows), 0)
+  const time = clock(seconds) ?? "00:00"
+  return fitLine("total".padEnd(layout.nameWidth), [
+    { text: `${tallies.filter((t) => t.result).length} of ${tallies.length} datasets done`, drop: 0 },
+    { text: `${count(rows)} rows`, drop: 0 },
+    { text: `${count(seconds > 0 ? rows / seconds : 0)} rows/s`, drop: 1 },
+    { text: final ? `in ${time}` : `${time} elapsed`, drop: 0 }
+  ], layout.width)
+}
+
+export interface ProgressOptions {
+  readonly tty: boolean
+  readonly log: (line: string) => void
+  /** the datasets the run may show: names are padded to the longest of these and of those planned */
+  readonly names?: ReadonlyArray<string>
+  /** the columns a line may take (default: stderr's, 80 where it is no terminal) */
+  readonly columns?: () => number
+  /** ms between two rounds of log lines (not on a terminal) */
+  readonly every?: number
+  /** the terminal the bars are drawn on (default: stderr) */
+  readonly stream?: NodeJS.WritableStream
+}
+
+/** The columns of stderr's terminal; 80 where it is none (a log read in a terminal later). */
+const stderrColumns = () => (process.stderr.isTTY && process.stderr.columns > 0 ? process.stderr.columns : 80)
+
+/** The observer's events, kept per dataset, and the lines they make now. */
+const tracker = (options: ProgressOptions) => {
   const started = Date.now()
-  const rows = new Map<string, number>()
-  const plans = new Map<string, DatasetPlan>()
-  if (options.tty) {
-    const multi = new cliProgress.MultiBar(
-      {
-        // the ETA from the dataset's rate since the start: cli-progress's own, from its last updates, read 1 s where 7 were left (rows come in bursts)
-        format: " {dataset} |{bar}| {value}/{total} {unit} | {rate}/s | ETA {eta}",
-        hideCursor: true,
-        clearOnComplete: false,
-        stopOnComplete: false,
-        etaBuffer: 50
+  const tallies = new Map<string, Tally>()
+  const layout = (): Layout => ({
+    nameWidth: Math.max("total".length, ...(options.names ?? []).map((n) => n.length), ...[...tallies.keys()].map((n) => n.length)),
+    width: (options.columns ?? stderrColumns)()
+  })
+  return {
+    tallies,
+    planned: (name: string, plan: DatasetPlan): Tally => {
+      const t: Tally = { name, plan, noun: unitNoun(plan), since: Date.now(), fetched: 0, rows: 0 }
+      tallies.set(name, t)
+      return t
+    },
+    add: (name: string, key: "fetched" | "rows", n: number) => {
+      const t = tallies.get(name)
+      if (t) t[key] += n
+    },
+    done: (name: string, result: DatasetResult): Tally | undefined => {
+      const t = tallies.get(name)
+      if (t) t.result = result
+      return t
+    },
+    /** whether anything ran (a dry run plans only) */
+    ran: () => [...tallies.values()].some((t) => t.result !== undefined || t.fetched !== 0 || t.rows !== 0),
+    planLine: (t: Tally) => planLine(t, layout()),
+    line: (t: Tally, bar = false) => datasetLine(t, layout(), Date.now(), bar),
+    total: (final: boolean) => totalLine([...tallies.values()], layout(), (Date.now() - started) / 1000, final)
+  }
+}
+type Tracker = ReturnType<typeof tracker>
+
+export const makeProgress = (options: ProgressOptions): ProgressRenderer => (options.tty ? bars(tracker(options), options) : logLines(tracker(options), options))
+
+/** On a terminal: the plan above, the total line, then a bar per dataset, redrawn 10 times a second until stop. */
+const bars = (track: Tracker, options: ProgressOptions): ProgressRenderer => {
+  // each bar's line is read from the tally as it is drawn: cli-progress's own values, ETA and width are not used
+  const multi = new cliProgress.MultiBar({
+    format: (_o, _p, payload: { line: () => string }) => payload.line(),
+    hideCursor: true,
+    clearOnComplete: false,
+    stopOnComplete: false,
+    ...(options.stream ? { stream: options.stream } : {})
+  })
+  let drawing = false
+  let stopped = false
+  // a line logged before the first bar: cli-progress keeps logs until it draws, which it never does if the run fails before its plan
+  const say = (line: string) => (drawing ? multi.log(line + "\n") : options.log(line))
+  return {
+    observer: {
+      notice: say,
+      planned: (name, plan) => {
+        const t = track.planned(name, plan)
+        if (!drawing) multi.create(1, 0, { line: () => track.total(stopped) })
+        drawing = true
+        say(track.planLine(t))
+        multi.create(1, 0, { line: () => track.line(t, true) })
       },
-      cliProgress.Presets.shades_classic
-    )
-    const bars = new Map<string, cliProgress.SingleBar>()
-    const rate = (name: string) => Math.round((rows.get(name) ?? 0) / Math.max(0.001, (Date.now() - started) / 1000))
-    return {
-      observer: {
-        notice: (m) => multi.log(m + "\n"),
-        planned: (name, plan) => {
-          plans.set(name, plan)
-          const unit = plan.unit === "snapshot" ? "rows" : plan.unit === "height" ? "blocks" : "rows"
-          bars.set(name, multi.create(Math.max(1, plan.unit === "snapshot" ? 1 : plan.todo), 0, { dataset: name.padEnd(16), unit, rate: 0, eta: "?" }))
-        },
-        rows: (name, n) => {
-          rows.set(name, (rows.get(name) ?? 0) + n)
-          const plan = plans.get(name)
-          const bar = bars.get(name)
-          if (bar && plan && plan.unit !== "snapshot") {
-            const done = Math.min(plan.todo, rows.get(name)!)
-            bar.update(done, { rate: rate(name), eta: etaOf(plan.todo - done, rate(name)) })
-          }
-        },
-        done: (name, result) => {
-          const bar = bars.get(name)
-          if (bar) bar.update(bar.getTotal(), { rate: rate(name), eta: "0s" })
-          void result
-        }
-      },
-      stop: () => multi.stop()
+      fetched: (name, n) => track.add(name, "fetched", n),
+      rows: (name, n) => track.add(name, "rows", n),
+      done: (name, result) => void track.done(name, result)
+    },
+    stop: () => {
+      stopped = true
+      // cli-progress prints logged lines at its next redraw, and stop() redraws the bars only: the plan of a run shorter than a redraw was lost
+      if (drawing) multi.update()
+      multi.stop()
     }
   }
+}
+
+/** Not on a terminal: the plan; every `every` ms the datasets under way and the total; each dataset's line when done; the total at stop. */
+const logLines = (track: Tracker, options: ProgressOptions): ProgressRenderer => {
   let lastLog = Date.now()
+  const tick = () => {
+    if (Date.now() - lastLog < (options.every ?? 5000)) return
+    lastLog = Date.now()
+    for (const t of track.tallies.values()) if (!t.result && (t.fetched !== 0 || t.rows !== 0)) options.log(track.line(t))
+    options.log(track.total(false))
+  }
   return {
     observer: {
       notice: (m) => options.log(m),
-      planned: (name, plan) => {
-        plans.set(name, plan)
-        options.log(
-          plan.kind === "snapshot"
-            ? `${name}: snapshot at ${plan.watermark}`
-            : `${name}: ${plan.todo} ${plan.unit === "height" ? "blocks" : "rows"} to fetch${plan.heights ? ` (heights ${plan.heights[0]}..${plan.heights[1]})` : ""}, ${plan.done} already committed, ${plan.shards} shards`
-        )
+      planned: (name, plan) => options.log(track.planLine(track.planned(name, plan))),
+      fetched: (name, n) => {
+        track.add(name, "fetched", n)
+        tick()
       },
       rows: (name, n) => {
-        rows.set(name, (rows.get(name) ?? 0) + n)
-        const now = Date.now()
-        if (now - lastLog > 5000) {
-          lastLog = now
-          options.log(`progress: ${[...rows.entries()].map(([k, v]) => `${k} ${ofTotal(v, plans.get(k))}`).join(", ")}`)
-        }
+        track.add(name, "rows", n)
+        tick()
       },
-      done: (name, result) => options.log(`${name}: ${result.skipped ? `skipped (${result.skipped})` : `${result.rows} rows in ${result.files} files`}`)
+      done: (name, result) => {
+        const t = track.done(name, result)
+        if (t) options.log(track.line(t))
+      }
     },
-    stop: () => {}
+    stop: () => {
+      if (track.ran()) options.log(track.total(true))
+    }
   }
 }
 
-/** "35501/80593 (44%)" for a ranged plan; a snapshot's rows have no total ahead of time */
-const ofTotal = (rows: number, plan: DatasetPlan | undefined): string =>
-  plan && plan.kind !== "snapshot" && plan.todo > 0 ? `${Math.min(rows, plan.todo)}/${plan.todo} (${Math.floor((100 * Math.min(rows, plan.todo)) / plan.todo)}%)` : String(rows)
-/** seconds left at `perSecond`, as 45s, 3m05s or 2h10m */
-export const etaOf = (left: number, perSecond: number): string => {
-  if (perSecond <= 0) return "?"
-  const s = Math.ceil(left / perSecond)
-  return s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s` : `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`
-}
-
-/** The progress a command shows on stderr: bars on a terminal (not under CI), log lines otherwise. */
-export const stderrProgress = (tty = process.stderr.isTTY === true && process.env.CI === undefined): ProgressRenderer =>
-  makeProgress({ tty, log: (line) => process.stderr.write(line + "\n") })
+/** The progress a command shows on stderr: bars on a terminal (not under CI), log lines otherwise; names padded to the longest of `names` (default: every exported dataset). */
+export const stderrProgress = (options: { readonly tty?: boolean; readonly names?: ReadonlyArray<string> } = {}): ProgressRenderer =>
+  makeProgress({
+    tty: options.tty ?? (process.stderr.isTTY === true && process.env.CI === undefined),
+    names: options.names ?? EXPORTED_DATASETS.map((d) => d.name),
+    log: (line) => process.stderr.write(line + "\n")
+  })
 
 const human = (bytes: number) => (bytes > 1e9 ? `${(bytes / 1e9).toFixed(2)} GB` : bytes > 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${(bytes / 1e3).toFixed(1)} kB`)
 

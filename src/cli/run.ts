@@ -56,7 +56,7 @@ export const runCommand = Command.make(
         return
       }
       // the export's plan and progress, as `export` shows them (a long run was silent until its last line)
-      const progress = stderrProgress()
+      const progress = stderrProgress({ names: def.datasets })
       const report = yield* runPipeline(def, { ...options, observer: progress.observer }).pipe(
         Effect.ensuring(Effect.sync(() => progress.stop())),
         Effect.mapError((e) => new UserError({ message: e.message }))

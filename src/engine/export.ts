@@ -71,7 +71,10 @@ export interface ExportOptions {
 export interface ExportObserver {
   readonly notice?: (message: string) => void
   readonly planned?: (dataset: string, plan: DatasetPlan) => void
+  /** rows made (a record gives any number: a receipt many logs, a tx no transfer); negative for staged rows dropped */
   readonly rows?: (dataset: string, rows: number) => void
+  /** units of the dataset's plan read (records of its source, or heights): what its `todo` counts; negative for a range read again */
+  readonly fetched?: (dataset: string, units: number) => void
   readonly committed?: (dataset: string, file: CommittedFile) => void
   readonly done?: (dataset: string, result: DatasetResult) => void
 }
@@ -334,6 +337,7 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
         totals.get(dataset)!.rows += rows
         observer.rows?.(dataset, rows)
       },
+      fetched: (dataset: string, units: number) => observer.fetched?.(dataset, units),
       committed: (dataset: string, file: CommittedFile) => {
         const t = totals.get(dataset)!
         t.files++

@@ -34,6 +34,8 @@ export interface ShardSettings {
 /** What the engine counts while shards run, per dataset. */
 export interface ShardEvents {
   readonly rows: (dataset: string, rows: number) => void
+  /** records (heights, positions) of the shard's range read, for each target: the plan's unit, which rows are not */
+  readonly fetched: (dataset: string, units: number) => void
   readonly committed: (dataset: string, file: CommittedFile) => void
   readonly quarantined: (source: AppendSource) => void
   readonly notice: (message: string) => void
@@ -295,6 +297,7 @@ export const runShard = (
           (page) =>
             Effect.sync(() => {
               seen += page.count
+              for (const d of targets) events.fetched(d.name, page.count)
             })
         )
       )
@@ -309,6 +312,7 @@ export const runShard = (
         // another writer committed some of [a, b) while this shard ran: its rows stand, these were
         // dropped, and what it left of the range is exported again
         events.rows(d.name, -staged.reduce((n, f) => n + f.rows, 0))
+        events.fetched(d.name, -(b - a))
         events.notice(`${d.name}: ${outcome.reason}; exporting the rest of it again`)
         for (const gap of subtract([a, b], outcome.ranges)) yield* runShard(source, [d], gap, settings, events, fetchSlots)
       }
