@@ -7,7 +7,7 @@ import { newestSourceTime } from "../bin/freshness.mjs"
 import { DEFAULTS } from "../src/defaults.js"
 import { runCli } from "./support/cli.js"
 
-const COMMANDS = ["run", "export", "sample-routes", "bridge", "track", "query", "catalog", "report", "verify", "publish", "validate", "devnet", "demo"]
+const COMMANDS = ["run", "export", "sample-routes", "bridge", "track", "query", "schema", "catalog", "report", "verify", "publish", "validate", "devnet", "demo"]
 
 /** The Options section: each flag's term and the description lines under it. */
 const optionsOf = (help: string): Map<string, string> => {
@@ -60,6 +60,11 @@ describe("--help", () => {
     const cases: Array<[ReadonlyArray<string>, RegExp]> = [
       [["export", "--page-size", "abc"], /^chain-lake: error: --page-size: 'abc' is not an integer \(chain-lake export --help lists the flags\)$/],
       [["export", "--nope"], /^chain-lake: error: Received unknown argument: '--nope' \(chain-lake export --help lists the flags\)$/],
+      // where a command takes an argument too (it was taken for the SQL)
+      [["query", "--nope"], /^chain-lake: error: Received unknown argument: '--nope' \(chain-lake query --help lists the flags\)$/],
+      [["validate", "--nope"], /^chain-lake: error: Received unknown argument: '--nope' \(chain-lake validate --help lists the flags\)$/],
+      // publish's own --version, first and without its value (chain-lake's version was printed, exit 0)
+      [["publish", "--version"], /^chain-lake: error: Expected a value following option: '--version' \(chain-lake publish --help lists the flags\)$/],
       [["export", "--on-invalid", "maybe"], /^chain-lake: error: --on-invalid "maybe": Expected one of the following cases: fail, quarantine \(chain-lake export --help lists the flags\)$/],
       [["track"], /^chain-lake: error: Expected to find option: '--router-url'; .* \(chain-lake track --help lists the flags\)$/],
       [["exprt"], /^chain-lake: error: Invalid subcommand .* \(chain-lake --help lists the commands\)$/],
@@ -100,9 +105,9 @@ describe("--help", () => {
     const trackHelp = optionsOf((await runCli(["track", "--help"])).stdout)
     expect(trackHelp.get("--tx-hash TEXT")).toMatch(/\(required\)$/)
     expect(trackHelp.get("--out DIR")).toMatch(/\(default: data\)$/)
-    // publish's own --version (the release's) is listed, required; chain-lake's is not (it was the other way round)
+    // publish's own --version (the release's; its second name is how it reaches @effect/cli) is listed, required; chain-lake's is not (it was the other way round)
     const publishHelp = optionsOf((await runCli(["publish", "--help"])).stdout)
-    expect(publishHelp.get("--version TEXT")).toMatch(/^release version .*\(required\)$/)
+    expect(publishHelp.get("--version, --release-version TEXT")).toMatch(/^release version .*\(required\)$/)
     expect(publishHelp.has("--version")).toBe(false)
     expect(exportHelp.get("--version")).toBe("print chain-lake's version")
   })

@@ -4,6 +4,7 @@ import { cpSync, existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } 
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
+import { analyticsViews } from "../src/analytics/Analytics.js"
 import { EXAMPLES } from "../src/cli/help.js"
 import { displayWidth, table } from "../src/cli/progress.js"
 import { tableCell } from "../src/cli/query.js"
@@ -42,12 +43,73 @@ describe("chain-lake query", () => {
   it("the examples of query --help run as printed, in a shell, over a lake in ./data", async () => {
     const dir = tmp()
     symlinkSync(data, join(dir, "data"))
+    // (the stdin example reads it)
+    writeFileSync(join(dir, "q.sql"), "SELECT count(*) AS n FROM msg_type_mix")
     for (const example of EXAMPLES.query) {
       const command = example.replace(/^chain-lake /, `"${process.execPath}" "${join(process.cwd(), "bin", "chain-lake.mjs")}" `)
       const r = spawnSync("sh", ["-c", command], { cwd: dir, encoding: "utf8" })
       expect(r.status, `${example}\n${r.stderr}`).toBe(0)
     }
     expect(readFileSync(join(dir, "txs.csv"), "utf8").split("\n")[0]).toMatch(/^height,tx_hash,/)
+  })
+
+  it("reads the SQL from stdin with - or --file -, flags before or after the -; blank stdin is no SQL", async () => {
+    const sql = "-- the first two blocks\nSELECT height, tx_count FROM blocks\nWHERE height <= 2 ORDER BY height"
+    const expected = ["height,tx_count", ...[1, 2].map((h) => `${h},${devnet.chain.blockTxCount(h)}`)]
+    for (const args of [["-", "--format", "csv"], ["--format", "csv", "-"], ["--file", "-", "--format", "csv"]]) {
+      const r = await runCli(["query", "--data", data, ...args], { input: sql })
+      expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(0)
+      expect(r.stdout.trim().split("\n"), args.join(" ")).toEqual(expected)
+    }
+    const blank = await runCli(["query", "--data", data, "-"], { input: " \n" })
+    expect([blank.code, blank.stderr, blank.stdout]).toEqual([2, "chain-lake: error: no SQL: stdin is empty\n", ""])
+    const both = await runCli(["query", "--data", data, "-", "--file", "-"], { input: sql })
+    expect([both.code, both.stderr]).toEqual([2, "chain-lake: error: give the SQL as an argument or with --file, not both\n"])
+  })
+
+  it("never runs an option as SQL: an unknown one is a usage error in one line (a mistyped one gets the nearest); SQL that opens with a comment runs", async () => {
+    const cases: Array<[ReadonlyArray<string>, string]> = [
+      [["--nope"], "Received unknown argument: '--nope' (chain-lake query --help lists the flags)"],
+      [["--nope=1", "SELECT 1"], "Received unknown argument: '--nope=1' (chain-lake query --help lists the flags)"],
+      [["--formt", "csv", "SELECT 1"], "Received unknown argument: '--formt': did you mean --format? (chain-lake query --help lists the flags)"],
+      [["-x"], "Received unknown argument: '-x' (chain-lake query --help lists the flags)"]
+    ]
+    for (const [args, message] of cases) {
+      const r = await runCli(["query", "--data", data, ...args])
+      expect([r.code, r.stdout, r.stderr], args.join(" ")).toEqual([2, "", `chain-lake: error: ${message}\n`])
+    }
+    const commented = await runCli(["query", "--data", data, "--format", "csv", "-- the answer\nSELECT 42 AS n"])
+    expect([commented.code, commented.stdout]).toEqual([0, "n\n42\n"])
+  })
+
+  it("--format ndjson is json's objects one a line (none for no rows); markdown is a table with | \\ and line breaks escaped, every value whole", async () => {
+    const sql = "SELECT height, timestamp, total_fee, 'a|b\\c' AS s, 'x' || chr(10) || 'y' AS nl FROM blocks WHERE height <= 3 ORDER BY height"
+    const [json, ndjson, markdown] = await Promise.all(["json", "ndjson", "markdown"].map((format) => runCli(["query", "--data", data, sql, "--format", format])))
+    expect(ndjson.code, ndjson.stderr).toBe(0)
+    expect(ndjson.stdout.endsWith("}\n")).toBe(true)
+    expect(ndjson.stdout.trim().split("\n").map((l) => JSON.parse(l))).toEqual(JSON.parse(json.stdout))
+    expect(markdown.code, markdown.stderr).toBe(0)
+    const lines = markdown.stdout.trim().split("\n")
+    expect(lines.slice(0, 2)).toEqual(["| height | timestamp | total_fee | s | nl |", "| ---: | --- | --- | --- | --- |"])
+    expect(lines).toHaveLength(5)
+    const rows = JSON.parse(json.stdout)
+    lines.slice(2).forEach((line, i) => {
+      const fee = JSON.stringify(rows[i].total_fee).replace(/[\\|]/g, "\\$&")
+      expect(line).toBe(`| ${rows[i].height} | ${rows[i].timestamp} | ${fee} | a\\|b\\\\c | x<br>y |`)
+    })
+    for (const [format, out] of [["ndjson", ""], ["markdown", "| n |\n| ---: |\n"]]) {
+      const none = await runCli(["query", "--data", data, "SELECT 1 AS n WHERE false", "--format", format])
+      expect([none.code, none.stdout], format).toEqual([0, out])
+    }
+  })
+
+  it("query --help lists every view with the question it answers, and the datasets' views", async () => {
+    const help = await runCli(["query", "--help"])
+    // each view and the question it answers on one line, for the comparison
+    const views = `\n${help.stdout.split("\nViews:\n")[1].split("\n\n")[0].replace(/\n {6}/g, " ")}\n`
+    for (const v of analyticsViews()) expect(views, v.name).toContain(`\n  ${v.name} ${v.question}\n`)
+    expect(views).toMatch(/^\n {2}one per dataset blocks, txs, /)
+    expect(views).toContain("\n  snapshots How was each snapshot read?\n")
   })
 
   it("binds values, never splices them: an injection attempt is just a string", async () => {

@@ -71,6 +71,14 @@ describe("publish and validate", () => {
     expect(again.stderr).toMatch(/a published version is never overwritten/)
   })
 
+  it("--version is the release's wherever it stands, also as --version=V and --release-version V (first, chain-lake's own --version won: it printed 0.1.0, exit 0)", async () => {
+    for (const [args, version] of [[["--version", "first"], "first"], [["--version=eq"], "eq"], [["--release-version", "alias"], "alias"]] as const) {
+      const p = await runCli(["publish", ...args, "--data", data, "--to", dest, "--name", "flags"])
+      expect(p.code, `${args.join(" ")}: ${p.stderr}`).toBe(0)
+      expect(p.stdout.trim()).toMatch(new RegExp(`^published \\d+ datasets \\(\\d+ files\\) to ${join(dest, "flags", version).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`))
+    }
+  })
+
   it("validate names each mismatch: a tampered file, a missing file and an unlisted file", async () => {
     const p = await runCli(["publish", "--data", data, "--to", dest, "--name", "lake", "--version", "2"])
     expect(p.code, p.stderr).toBe(0)

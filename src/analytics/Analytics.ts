@@ -47,20 +47,31 @@ export class Analytics extends Context.Tag("chain-lake/Analytics")<Analytics, An
 
 const SQL_DIR = fileURLToPath(new URL("./sql/", import.meta.url))
 
-/** The analytics views, in file-name order, each with the question it answers (its opening comment). */
-export const analyticsViews = (): Array<{ name: string; question: string; sql: string }> =>
+/**
+ * The analytics views, in file-name order: each file opens with a comment whose first sentence is
+ * the question the view answers (`question`) and whose whole text says what its rows are
+ * (`description`).
+ */
+export const analyticsViews = (): Array<{ name: string; question: string; description: string; sql: string }> =>
   readdirSync(SQL_DIR)
     .filter((f) => f.endsWith(".sql"))
     .sort()
     .map((f) => {
       const sql = readFileSync(join(SQL_DIR, f), "utf8")
-      const question = sql
+      const description = sql
         .split("\n")
         .filter((l) => l.startsWith("--"))
         .map((l) => l.replace(/^--\s?/, ""))
         .join(" ")
-      return { name: f.replace(/\.sql$/, ""), question, sql }
+      return { name: f.replace(/\.sql$/, ""), question: firstSentence(description), description, sql }
     })
+
+/** Up to the first `?` or `.` that ends a sentence (followed by a space or the end). */
+export const firstSentence = (text: string): string => /^.*?[?.](?=\s|$)/.exec(text)?.[0] ?? text
+
+/** What the `snapshots` view (snapshotsViewSql) answers, for help and `chain-lake schema`. */
+export const SNAPSHOTS_DESCRIPTION =
+  "How was each snapshot read? One row per committed snapshot of holders, nft_collections and nft_tokens, from their manifests: exact (read while the watermark stood still, no pages overlapping) or best-effort, the watermarks it spans, reads, duplicates dropped and the lists the source did not have; join on (dataset, snapshot_height) to keep exact snapshots only."
 
 const quote = (s: string) => `'${s.replace(/'/g, "''")}'`
 const ident = (s: string) => `"${s.replace(/"/g, '""')}"`

@@ -7,6 +7,8 @@
  * HelpDoc still supplies the flags and descriptions, so nothing here repeats a flag's declaration.
  */
 import { CliConfig, Command, type HelpDoc } from "@effect/cli"
+import { viewNames } from "../analytics/schema.js"
+import { DATASETS } from "../datasets/index.js"
 
 /** Examples shown under each command's help (a newcomer copies these first). */
 export const EXAMPLES: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -25,7 +27,12 @@ export const EXAMPLES: Readonly<Record<string, ReadonlyArray<string>>> = {
   ],
   track: ["chain-lake track --router-url https://router.example.com --tx-hash ABC… --chain-id noble-1"],
   // run as printed by cli-query.test (in double quotes, the shell took "$min" for its own variable)
-  query: ["chain-lake query \"SELECT height, tx_count FROM blocks ORDER BY height DESC LIMIT 5\"", "chain-lake query --param min=100 'SELECT * FROM txs WHERE height >= $min' --format csv --output txs.csv"],
+  query: [
+    "chain-lake query \"SELECT height, tx_count FROM blocks ORDER BY height DESC LIMIT 5\"",
+    "chain-lake query --param min=100 'SELECT * FROM txs WHERE height >= $min' --format csv --output txs.csv",
+    "chain-lake query --format markdown - < q.sql"
+  ],
+  schema: ["chain-lake schema", "chain-lake schema --dataset blocks", "chain-lake schema --format json"],
   catalog: ["chain-lake catalog --data data --db lake.duckdb"],
   report: ["chain-lake report --data data --out report.html"],
   verify: ["chain-lake verify --data data", "chain-lake verify --data data --indexer-url https://indexer.example.com"],
@@ -145,7 +152,7 @@ const defaultsOf = (command: unknown): Map<string, string> => {
 }
 
 /** `text` wrapped to `width`, each line after the first indented by `indent` spaces. */
-const wrap = (text: string, width: number, indent: number): Array<string> => {
+export const wrap = (text: string, width: number, indent: number): Array<string> => {
   const lines: Array<string> = []
   let line = ""
   for (const word of text.split(/\s+/).filter(Boolean)) {
@@ -160,9 +167,10 @@ const wrap = (text: string, width: number, indent: number): Array<string> => {
 
 /** One flag: its term as typed (`--page-size N`, `--on-invalid fail|quarantine`), then its description, what it takes and its default. */
 const describeOption = (entry: Entry, defaults: ReadonlyMap<string, string>): Entry | undefined => {
-  const flag = /^\(?(-\w, )?(--[a-z0-9-]+)\)?/.exec(entry.term)
+  // a second long name (publish's --version, --release-version) is kept in the term
+  const flag = /^\(?(-\w, )?(--[a-z0-9-]+)((?:, --[a-z0-9-]+)*)\)?/.exec(entry.term)
   if (!flag || HIDDEN.has(flag[2])) return undefined
-  const rest = entry.term.slice(flag[0].length).trim()
+  const rest = entry.term.slice(flag[0].length).replace(/\)$/, "").trim()
   const placeholder = placeholderOf(flag[2], rest)
   const lines = entry.text.split("\n").filter(Boolean)
   const optional = lines.includes("This setting is optional.")
@@ -176,7 +184,7 @@ const describeOption = (entry: Entry, defaults: ReadonlyMap<string, string>): En
     ...(defaults.has(name) && !/\bdefault\b/.test(own.join(" ")) ? [`default: ${defaults.get(name)}`] : defaults.has(name) ? [] : !optional && !isBoolean && !repeated && name !== "--help" ? ["required"] : [])
   ]
   const text = [own.join(" "), notes.length ? `(${notes.join("; ")})` : ""].filter(Boolean).join(" ")
-  return { term: `${flag[1] ?? ""}${name}${placeholder && !isBoolean ? ` ${placeholder}` : ""}`, text }
+  return { term: `${flag[1] ?? ""}${name}${flag[3]}${placeholder && !isBoolean ? ` ${placeholder}` : ""}`, text }
 }
 
 const builtIns = (): Array<Entry> => [
@@ -220,7 +228,9 @@ export const renderHelp = (
     args.map((a) => ({ term: a.term.split(" ")[0], text: a.text.split("\n").filter((l) => !BOILERPLATE.test(l)).join(" ") }))
   )
   // (publish's --version is its release's: chain-lake's own is asked at the top level there)
-  list("Options", [...flags, ...builtIns().filter((b) => !flags.some((f) => f.term.split(" ")[0] === b.term))])
+  list("Options", [...flags, ...builtIns().filter((b) => !flags.some((f) => f.term.split(/[ ,]/)[0] === b.term))])
+  const more = MORE[path.join(" ")]?.()
+  if (more) list(more.title, more.entries)
   const examples = EXAMPLES[path.join(" ")] ?? []
   if (examples.length) {
     out.push("Examples:")
@@ -229,6 +239,28 @@ export const renderHelp = (
   }
   return out.join("\n")
 }
+
+/** Sections after the flags, by command: `query` lists the views it reads, each with the question it answers. */
+const MORE: Readonly<Record<string, () => { readonly title: string; readonly entries: ReadonlyArray<Entry> }>> = {
+  query: () => ({
+    title: "Views",
+    entries: [
+      { term: "one per dataset", text: `${DATASETS.map((d) => d.name).join(", ")} (chain-lake schema lists their columns)` },
+      ...viewNames().map((v) => ({ term: v.name, text: v.question }))
+    ]
+  })
+}
+
+/** Each flag of `command` (@effect/cli's built-ins too): its names as typed, and whether it takes a value. */
+export const flagsOf = (command: AnyCommand): Array<{ readonly names: ReadonlyArray<string>; readonly takesValue: boolean }> =>
+  sections(Command.getHelp(command, CliConfig.defaultConfig)).options.map((o) => {
+    const words = o.term.replace(/^\(|\)$/g, "").split(/,? /)
+    const names = words.filter((w) => w.startsWith("-"))
+    return { names, takesValue: words.length > names.length }
+  })
+
+/** Whether `command` takes an argument besides its flags (query's SQL). */
+export const takesArguments = (command: AnyCommand): boolean => sections(Command.getHelp(command, CliConfig.defaultConfig)).arguments.length > 0
 
 /** The flags of `command` that take one of a few values, with those values (`--on-invalid` → fail, quarantine). */
 export const choiceFlags = (command: AnyCommand): Map<string, ReadonlyArray<string>> =>

@@ -7,6 +7,7 @@ import { Cause, Console, Effect, Exit } from "effect"
 import { redactStandardStreams, rememberGivenSecrets } from "./output.js"
 import { demoCommand } from "./demo.js"
 import { choiceFlags, helpWidth, renderHelp, type AnyCommand } from "./help.js"
+import { ownFlags, stdinLast, unknownFlag } from "./argv.js"
 import { devnetCommand } from "./devnet.js"
 import { exportCommand } from "./export.js"
 import { catalogCommand, queryCommand, reportCommand } from "./query.js"
@@ -18,8 +19,11 @@ import { verifyCommand } from "./verify.js"
 import { compactCommand } from "./compact.js"
 import { rollbackCommand } from "./rollback.js"
 import { runCommand } from "./run.js"
+import { schemaCommand } from "./schema.js"
 
-const commands = [runCommand, exportCommand, sampleCommand, bridgeCommand, trackCommand, queryCommand, catalogCommand, reportCommand, verifyCommand, compactCommand, rollbackCommand, publishCommand, validateCommand, devnetCommand, demoCommand] as const
+const commands = [runCommand, exportCommand, sampleCommand, bridgeCommand, trackCommand, queryCommand, schemaCommand, catalogCommand, reportCommand, verifyCommand, compactCommand, rollbackCommand, publishCommand, validateCommand, devnetCommand, demoCommand] as const
+/** The command `name` names, if it names one. */
+const commandNamed = (name: string | undefined): AnyCommand | undefined => (commands as ReadonlyArray<AnyCommand>).find((c) => [...Command.getNames(c)].includes(name ?? ""))
 /*
  * What @effect/cli says about flags it cannot parse (several lines, no flag name: "'abc' is not a
  * integer") is held back and said as one line instead (cliProblem). It prints before any handler
@@ -34,9 +38,9 @@ const root = Command.make("chain-lake").pipe(
   Command.transformHandler((handler) => Effect.zipRight(Effect.sync(() => (flagsParsed = true)), handler))
 )
 
-/** @effect/cli's complaint as one line: which flag, what was wrong, where to look. */
-const cliProblem = (args: ReadonlyArray<string>): string => {
-  const text = heldBack
+/** What @effect/cli printed before any handler ran, as one line. */
+const heldBackText = (): string =>
+  heldBack
     .join("\n")
     .replace(/\x1b\[[0-9;]*m/g, "")
     .split("\n")
@@ -44,7 +48,10 @@ const cliProblem = (args: ReadonlyArray<string>): string => {
     .filter(Boolean)
     .join("; ")
     .replace(/\bis not a integer\b/g, "is not an integer")
-  const command = (commands as ReadonlyArray<AnyCommand>).find((c) => [...Command.getNames(c)].includes(args[0]))
+
+/** @effect/cli's complaint (or `text`) as one line: which flag, what was wrong, where to look. */
+const cliProblem = (args: ReadonlyArray<string>, text = heldBackText()): string => {
+  const command = commandNamed(args[0])
   const sub = command ? ` ${args[0]}` : ""
   // the flag whose value was refused: the one before a value the message quotes, or the choice
   // flag whose values the message lists ("Expected one of the following cases: fail, quarantine")
@@ -94,7 +101,7 @@ const oneLine = (e: unknown) => {
 const helpFor = (args: ReadonlyArray<string>): string | undefined => {
   const flags = args.slice(0, args.includes("--") ? args.indexOf("--") : undefined)
   if (args.length > 0 && !flags.includes("--help") && !flags.includes("-h")) return undefined
-  const sub = (commands as ReadonlyArray<AnyCommand>).find((c) => [...Command.getNames(c)].includes(args[0]))
+  const sub = commandNamed(args[0])
   return sub ? renderHelp(sub, [args[0]], helpWidth()) : renderHelp(root, [], helpWidth(), commands)
 }
 
@@ -131,13 +138,19 @@ const stopAtSecondSignal = () => {
 
 // before anything prints: every line out is redacted (output.ts), knowing the secrets given
 redactStandardStreams()
-rememberGivenSecrets(process.argv.slice(2), process.env)
-const help = helpFor(process.argv.slice(2))
+const args = process.argv.slice(2)
+rememberGivenSecrets(args, process.env)
+const command = commandNamed(args[0])
+const help = helpFor(args)
+const unknown = help === undefined ? unknownFlag(args, command) : undefined
 if (help !== undefined) process.stdout.write(help + "\n")
-else {
+else if (unknown !== undefined) {
+  process.stderr.write(`chain-lake: error: ${cliProblem(args, `Received unknown argument: '${unknown}'`)}\n`)
+  process.exitCode = 2
+} else {
   stopAtSecondSignal()
   Effect.flatMap(Console.consoleWith(Effect.succeed), (console) =>
-    cli(process.argv).pipe(
+    cli([...process.argv.slice(0, 2), ...stdinLast(ownFlags(args, command), command)]).pipe(
       Effect.withConsole({
         ...console,
         error: (...args: ReadonlyArray<unknown>) => (flagsParsed ? console.error(...args) : Effect.sync(() => void heldBack.push(args.map(String).join(" "))))
@@ -149,7 +162,7 @@ else {
       Console.error(`chain-lake: error: ${e.message}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = e.exitCode ?? 1))))
     ),
     Effect.catchIf(ValidationError.isValidationError, () =>
-      Console.error(`chain-lake: error: ${cliProblem(process.argv.slice(2))}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = 2))))
+      Console.error(`chain-lake: error: ${cliProblem(args)}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = 2))))
     ),
     // anything else (a path a flag names that cannot be used, a failure no command described): one
     // line, never a stack trace

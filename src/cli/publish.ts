@@ -21,7 +21,8 @@ export const publishCommand = Command.make(
     to: Options.text("to").pipe(Options.withDescription("where releases go: DEST/NAME/VERSION/ (a folder or s3://bucket/prefix)")),
     s3Endpoint: Options.text("s3-endpoint").pipe(Options.optional, Options.withDescription("S3-compatible endpoint URL (default: AWS)")),
     name: Options.text("name").pipe(Options.withDescription("dataset name")),
-    version: Options.text("version").pipe(Options.withDescription("release version (never overwritten)")),
+    // its second name is how the CLI hands it to @effect/cli, whose own --version would win (argv.ts, ownFlags)
+    version: Options.text("version").pipe(Options.withAlias("release-version"), Options.withDescription("release version (never overwritten)")),
     license: Options.text("license").pipe(Options.optional, Options.withDescription("license, e.g. CC-BY-4.0"))
   },
   (o) =>

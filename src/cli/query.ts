@@ -78,9 +78,13 @@ const parsedJson = (v: unknown) => {
     return v
   }
 }
-/** Per column, what a value becomes in the output: times marked UTC, JSON as JSON (json output only). */
-const converters = (r: QueryResult, format: "table" | "csv" | "json") =>
-  r.columns.map((c) => (c.type === "TIMESTAMP" ? utc : c.type === "JSON" && format === "json" ? parsedJson : (v: unknown) => v))
+/** How `query` writes a result (parquet is written by DuckDB itself, not formatted here). */
+export type Format = "table" | "csv" | "json" | "ndjson" | "markdown"
+const FORMATS = ["table", "csv", "json", "ndjson", "markdown", "parquet"] as const
+
+/** Per column, what a value becomes in the output: times marked UTC, JSON as JSON (json and ndjson output only). */
+const converters = (r: QueryResult, format: Format) =>
+  r.columns.map((c) => (c.type === "TIMESTAMP" ? utc : c.type === "JSON" && (format === "json" || format === "ndjson") ? parsedJson : (v: unknown) => v))
 
 /** Table cells longer than this are cut, as DuckDB's own CLI cuts them; csv and json print every value whole. */
 const TABLE_CELL_WIDTH = 48
@@ -98,11 +102,42 @@ export const tableCell = (text: string): string => {
   return kept + "…"
 }
 
-export const formatResult = (r: QueryResult, format: "table" | "csv" | "json"): string => {
+type Rows = ReadonlyArray<ReadonlyArray<unknown>>
+const objects = (r: QueryResult, rows: Rows) => rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c.name, row[i]])))
+
+/**
+ * A markdown cell: `|` escaped (it ends a cell), and `\` too, or a value ending in one would
+ * escape the `|` after it; a line break would end the row, so it becomes <br>.
+ */
+export const markdownCell = (v: unknown): string => cell(v).replace(/[\\|]/g, (c) => `\\${c}`).replace(/\r?\n/g, "<br>")
+/** Columns of numbers are right-aligned (`---:`), so their digits line up once rendered. */
+const NUMERIC = /^(U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?|DOUBLE|FLOAT|REAL|DECIMAL\(.*\))$/
+
+/** A GitHub-flavoured markdown table (DuckDB's CLI has it as `.mode markdown`): every value whole, each row on one line. */
+const markdownTable = (r: QueryResult, rows: Rows): string => {
+  const line = (cells: ReadonlyArray<string>) => `| ${cells.join(" | ")} |`
+  const rule = r.columns.map((c) => (NUMERIC.test(c.type) ? "---:" : "---"))
+  return [line(r.columns.map((c) => markdownCell(c.name))), line(rule), ...rows.map((row) => line(row.map(markdownCell)))].join("\n")
+}
+
+/** Each format's text for a result whose values are converted already. */
+const WRITERS: Readonly<Record<Format, (r: QueryResult, rows: Rows) => string>> = {
+  json: (r, rows) => JSON.stringify(objects(r, rows), null, 1),
+  // one object a line, no line at all for no rows (a blank line is no JSON)
+  ndjson: (r, rows) => objects(r, rows).map((o) => JSON.stringify(o)).join("\n"),
+  csv: (r, rows) => [r.columns.map((c) => csvCell(c.name)).join(","), ...rows.map((row) => row.map(csvCell).join(","))].join("\n"),
+  markdown: markdownTable,
+  // (a closure: textTable is declared below)
+  table: (r, rows) => textTable(r, rows)
+}
+
+export const formatResult = (r: QueryResult, format: Format): string => {
   const convert = converters(r, format)
-  const rows = r.rows.map((row) => row.map((v, i) => (v === null ? null : convert[i](v))))
-  if (format === "json") return JSON.stringify(rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c.name, row[i]]))), null, 1)
-  if (format === "csv") return [r.columns.map((c) => csvCell(c.name)).join(","), ...rows.map((row) => row.map(csvCell).join(","))].join("\n")
+  return WRITERS[format](r, r.rows.map((row) => row.map((v, i) => (v === null ? null : convert[i](v)))))
+}
+
+/** The table for a terminal: cells cut past TABLE_CELL_WIDTH, saying so below. */
+const textTable = (r: QueryResult, rows: Rows): string => {
   if (rows.length === 0) return `(no rows; columns: ${r.columns.map((c) => c.name).join(", ")})`
   let cut = false
   const shown = rows.map((row) =>
@@ -139,14 +174,41 @@ const sqlProblem = (message: string, data: string, memoryLimit: string): UserErr
   return new UserError({ message, exitCode: 2 })
 }
 
+/** Everything on stdin, as text. */
+const readStdin = async (): Promise<string> => {
+  const chunks: Array<Buffer> = []
+  for await (const chunk of process.stdin) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk)
+  return Buffer.concat(chunks).toString("utf8")
+}
+
+/**
+ * The SQL: the argument, or the --file, either `-` for stdin (as `duckdb < q.sql` reads it), one
+ * of them only; SQL that is only blanks is no SQL (stdin closed at once ran "" and said nothing).
+ */
+const sqlOf = (arg: Option.Option<string>, file: Option.Option<string>) =>
+  Effect.gen(function* () {
+    const bad = (message: string) => new UserError({ message, exitCode: 2 })
+    if (Option.isSome(arg) && Option.isSome(file)) return yield* bad("give the SQL as an argument or with --file, not both")
+    if (Option.isSome(arg) && arg.value !== "-") return arg.value
+    const path = Option.isSome(arg) ? "-" : Option.getOrUndefined(file)
+    if (path === undefined) return yield* bad('no SQL: pass it as an argument ("SELECT …"), with --file q.sql, or on stdin with -')
+    const from = path === "-" ? "stdin" : `--file ${path}`
+    const sql = yield* Effect.tryPromise({ try: () => (path === "-" ? readStdin() : readFile(path, "utf8")), catch: (e) => bad(`cannot read ${from}: ${(e as Error).message}`) })
+    if (sql.trim() === "") return yield* bad(`no SQL: ${from} is empty`)
+    return sql
+  })
+
 export const queryCommand = Command.make(
   "query",
   {
     data: dataOption,
-    sql: Args.text({ name: "SQL" }).pipe(Args.optional, Args.withDescription("the SQL (or use --file)")),
-    file: Options.file("file").pipe(Options.optional, Options.withDescription("read the SQL from a file")),
+    sql: Args.text({ name: "SQL" }).pipe(Args.optional, Args.withDescription("the SQL, or - to read it from stdin (or use --file)")),
+    file: Options.file("file").pipe(Options.optional, Options.withDescription("read the SQL from a file (- for stdin)")),
     params: Options.text("param").pipe(Options.repeated, Options.withDescription("name=value, bound to $name (repeatable); name:text=… keeps a string")),
-    format: Options.choice("format", ["table", "csv", "json", "parquet"]).pipe(Options.withDefault("table" as const), Options.withDescription("how the result is written")),
+    format: Options.choice("format", FORMATS).pipe(
+      Options.withDefault("table" as const),
+      Options.withDescription("how the result is written: ndjson is one JSON object a line; markdown a table with | escaped")
+    ),
     output: Options.file("output").pipe(Options.optional, Options.withDescription("write to this file instead of stdout (required for parquet); never inside the lake")),
     memoryLimit: Options.text("memory-limit").pipe(
       Options.withDefault(DEFAULTS.memoryLimit),
@@ -160,12 +222,7 @@ export const queryCommand = Command.make(
   (o) =>
     Effect.gen(function* () {
       const bad = (message: string) => new UserError({ message, exitCode: 2 })
-      if (Option.isSome(o.sql) && Option.isSome(o.file)) return yield* bad("give the SQL as an argument or with --file, not both")
-      const sql = Option.isSome(o.sql)
-        ? o.sql.value
-        : Option.isSome(o.file)
-          ? yield* Effect.tryPromise({ try: () => readFile(Option.getOrThrow(o.file), "utf8"), catch: (e) => bad(`cannot read --file: ${(e as Error).message}`) })
-          : yield* bad('no SQL: pass it as an argument ("SELECT …") or with --file q.sql')
+      const sql = yield* sqlOf(o.sql, o.file)
       const params = yield* Effect.try({ try: () => parseParams(o.params), catch: (e) => bad((e as Error).message) })
       if (o.format === "parquet" && Option.isNone(o.output)) return yield* bad("--format parquet needs --output FILE")
       const memory = parseMemorySize(o.memoryLimit)
@@ -193,13 +250,14 @@ export const queryCommand = Command.make(
         }
         const result = yield* analytics.query(sql, params)
         const text = formatResult(result, o.format)
+        // an empty text (ndjson of no rows) is written as no line at all
         if (Option.isSome(o.output))
           yield* Effect.tryPromise({
             // redacted as the same text printed to stdout is (output.ts)
-            try: () => writeFile(Option.getOrThrow(o.output), redact(text) + "\n"),
+            try: () => writeFile(Option.getOrThrow(o.output), text === "" ? "" : redact(text) + "\n"),
             catch: (e) => new UserError({ message: `cannot write --output ${Option.getOrThrow(o.output)}: ${(e as Error).message}` })
           })
-        else yield* Console.log(text)
+        else if (text !== "") yield* Console.log(text)
       }).pipe(
         // the user's SQL reads the lake and nothing else: the output file is the one other path DuckDB may open
         Effect.provide(layerAnalytics({ dataDir: o.data, confine: { paths: o.format === "parquet" ? [Option.getOrThrow(outputAt)] : [], memoryLimit: `${Math.floor(memory / 1024 / 1024)}MiB` } })),
