@@ -34,7 +34,7 @@ describe("chain-lake schema", () => {
     const columnsOf = (name: string) => Object.fromEntries(entries.find((e) => e.name === name)!.columns.map((c) => [c.name, c.type]))
     expect(columnsOf("daily_activity")).toMatchObject({ day: "DATE", blocks: "BIGINT", failed_txs: "BIGINT" })
     expect(columnsOf("snapshots")).toMatchObject({ dataset: "VARCHAR", snapshot_height: "BIGINT", exact: "BOOLEAN" })
-    expect(columnsOf("holders")).toMatchObject({ amount_decimal: "DECIMAL(38,0)", snapshot_time: "TIMESTAMP", snapshot_height: "BIGINT" })
+    expect(columnsOf("holders")).toMatchObject({ amount: "DECIMAL(38,0)", amount_text: "VARCHAR", snapshot_time: "TIMESTAMP", snapshot_height: "BIGINT" })
   })
 
   it("text: one entry per dataset or view with its key and a table of its columns; --dataset shows one", async () => {
@@ -53,7 +53,7 @@ describe("chain-lake schema", () => {
   it("a name that is no dataset or view, or a format it does not write, is a usage error in one line", async () => {
     const [name, format] = await Promise.all([runCli(["schema", "--dataset", "nope"]), runCli(["schema", "--format", "yaml"])])
     expect([name.code, name.stdout]).toEqual([2, ""])
-    expect(name.stderr).toMatch(/^chain-lake: error: --dataset: no dataset or view named "nope"; known: blocks, txs, .*, snapshots, .*top_tokens\n$/)
+    expect(name.stderr).toMatch(/^chain-lake: error: --dataset: no dataset or view named "nope"; known: blocks, txs, .*, snapshots, .*tx_fees\n$/)
     expect([format.code, format.stdout]).toEqual([2, ""])
     expect(format.stderr).toMatch(/^chain-lake: error: --format "yaml": Expected one of the following cases: text, json .*\n$/)
   })
