@@ -3,7 +3,7 @@
  * chart has rendered marks, and the console stays clean. Chromium comes from Debian's package
  * (.ci/run installs it); outside CI the browser check is skipped when it is missing.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -55,9 +55,9 @@ describe("chain-lake report", () => {
     }
   })
 
-  it.runIf(haveChromium || process.env.CI)("renders every chart in headless Chromium with no console errors", async () => {
+  it.runIf(haveChromium || process.env.CI).each([1280, 760])("renders every chart in headless Chromium %i px wide with no console errors", async (width) => {
     expect(haveChromium, `${CHROMIUM} is missing: apt-get install chromium`).toBe(true)
-    const page = await renderInChromium(join(data, "report.html"))
+    const page = await renderInChromium(join(data, "report.html"), width)
     expect(page.charts.map((c) => c.id)).toEqual(CHARTS.map((c) => c.id))
     for (const c of page.charts) {
       expect(c.width, c.id).toBeGreaterThan(100)
@@ -68,5 +68,24 @@ describe("chain-lake report", () => {
       expect(c.overflow, c.id).toBeLessThan(1)
     }
     expect(page.errors).toEqual([])
+  })
+
+  it("charts over time leave out the buckets the lake covers only in part; NFT charts name collections and give tokens and owners their own scales", async () => {
+    if (!existsSync(join(data, "report.html"))) expect((await runCli(["report", "--data", data])).code).toBe(0)
+    const html = readFileSync(join(data, "report.html"), "utf8")
+    expect(html).toMatch(/<figure class="chart" id="activity-over-time"[^>]*>.*buckets the lake covers only in part/s)
+    const byId = new Map(CHARTS.map((c) => [c.id, c]))
+    const q = await runCli(["query", "--data", data, "--format", "json", `SELECT max(t) AS last, min(t) AS first, any_value(grain_seconds) AS s, (SELECT max(timestamp) FROM blocks) AS tip_time, (SELECT min(timestamp) FROM blocks) AS first_time FROM (${byId.get("activity-over-time")!.sql})`])
+    expect(q.code, q.stderr).toBe(0)
+    const [b] = JSON.parse(q.stdout)
+    expect(Date.parse(b.last) + Number(b.s) * 1000).toBeLessThanOrEqual(Date.parse(b.tip_time))
+    expect(Date.parse(b.first)).toBeGreaterThanOrEqual(Date.parse(b.first_time))
+    // the NFT ownership chart: two panels, each with its own x scale
+    const ownership = byId.get("nft-ownership")!.spec([{ collection_name: "a", tokens: 2000, owners: 40 }]) as { hconcat?: Array<{ encoding: { x: { field: string } } }> }
+    expect(ownership.hconcat?.map((p) => p.encoding.x.field)).toEqual(["tokens", "owners"])
+    // names, not addresses, where the lake has them: every devnet collection has a name
+    const names = devnet.chain.u.collections.map((c) => c.name)
+    const activity = /<figure class="chart" id="nft-transfer-activity"[^>]*>(.*?)<\/figure>/s.exec(html)![1]
+    expect(names.some((n) => activity.includes(n.replace(/&/g, "&amp;").replace(/</g, "&lt;")))).toBe(true)
   })
 })

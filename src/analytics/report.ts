@@ -26,6 +26,15 @@ const SHORT_LABEL_SQL = (column: string) => `CASE WHEN length(${column}) > 22 TH
 /** The time bucket of each row, at the lake's time grain (the time_grain view: at most 60 buckets over the chain's span). */
 const BUCKET_SQL = "time_bucket(to_seconds((SELECT seconds FROM time_grain)), timestamp)"
 const GRAIN_LABEL_SQL = "(SELECT label FROM time_grain) AS grain, (SELECT seconds FROM time_grain) AS grain_seconds"
+/**
+ * Whether the bucket starting at `t` lies whole within the blocks' time span: the buckets at
+ * either end cover the lake only in part and would show a false drop. Kept all the same where
+ * the span holds fewer than 3 buckets (nothing else to show).
+ */
+const WHOLE_BUCKET_SQL = (t: string) =>
+  `(${t} >= (SELECT min(timestamp) FROM blocks) AND ${t} + to_seconds((SELECT seconds FROM time_grain)) <= (SELECT max(timestamp) FROM blocks)
+    OR (SELECT count(DISTINCT ${BUCKET_SQL}) FROM blocks) < 3)`
+const PARTIAL_NOTE = "buckets the lake covers only in part, at either end, are left out"
 /** A UTC time axis labelled at the grain's precision (vega would print local 12-hour times). */
 const timeAxis = (rows: Array<Record<string, unknown>>) => {
   const seconds = Number(rows[0]?.grain_seconds ?? 86400)
@@ -42,11 +51,11 @@ export const CHARTS: ReadonlyArray<Chart> = [
   {
     id: "activity-over-time",
     title: "Activity over time",
-    question: "How many txs (and failed txs) does the chain carry over time? Bucketed by the lake's time grain (daily_activity has them per day).",
+    question: `How many txs (and failed txs) does the chain carry over time? Bucketed by the lake's time grain (daily_activity has them per day; ${PARTIAL_NOTE}).`,
     sql: `WITH b AS (SELECT ${BUCKET_SQL} AS t, sum(tx_count) AS txs FROM blocks GROUP BY ALL),
           f AS (SELECT ${BUCKET_SQL} AS t, count(*) FILTER (WHERE code <> 0) AS failed_txs FROM txs GROUP BY ALL)
           SELECT strftime(t, '%Y-%m-%dT%H:%M:%SZ') AS t, ${GRAIN_LABEL_SQL}, txs, coalesce(failed_txs, 0) AS failed_txs
-          FROM b LEFT JOIN f USING (t) ORDER BY t`,
+          FROM b LEFT JOIN f USING (t) WHERE ${WHOLE_BUCKET_SQL("t")} ORDER BY t`,
     spec: (rows) => ({
       data: {
         values: rows.flatMap((r) => {
@@ -143,28 +152,32 @@ export const CHARTS: ReadonlyArray<Chart> = [
           WHERE s.variant = 'default' AND s.availability > 0 ORDER BY label, amount`,
     spec: (rows) => ({
       data: { values: rows.map((r) => ({ pair: String(r.label) + (r.whole_tokens ? "" : " (base units)"), amount: num(r.amount), impact: num(r.impact) })) },
-      mark: { type: "line", point: true },
+      // series that coincide (two pairs with the same impacts) stay visible: each its own dash and point shape
+      mark: { type: "line", point: { filled: false, size: 50 }, opacity: 0.85 },
       encoding: {
         x: { field: "amount", type: "quantitative", scale: { type: "log" }, title: "amount in (log scale)", axis: { format: "~s" } },
         y: { field: "impact", type: "quantitative", title: "price impact (%)" },
-        color: { field: "pair", type: "nominal", title: null, legend: { orient: "bottom", columns: 1, labelLimit: 520 } }
+        color: { field: "pair", type: "nominal", title: null, legend: { orient: "bottom", columns: 1, labelLimit: 520 } },
+        strokeDash: { field: "pair", type: "nominal", legend: null },
+        shape: { field: "pair", type: "nominal", legend: null }
       }
     })
   },
   {
     id: "nft-ownership",
     title: "NFT ownership",
-    question: "Per collection at the latest snapshot: live tokens and distinct owners.",
+    question: "Per collection at the latest snapshot: live tokens and distinct owners (each on its own scale: tokens outnumber owners by far).",
     sql: "SELECT collection_name, tokens, owners FROM nft_collection_stats WHERE snapshot_height = (SELECT max(snapshot_height) FROM nft_collection_stats)",
     spec: (rows) => ({
-      data: { values: rows.flatMap((r) => [{ collection: r.collection_name, what: "tokens", n: num(r.tokens) }, { collection: r.collection_name, what: "owners", n: num(r.owners) }]) },
-      mark: "bar",
-      encoding: {
-        y: { field: "collection", type: "nominal", title: null, axis: { labelLimit: 160 } },
-        yOffset: { field: "what" },
-        x: { field: "n", type: "quantitative", title: "count" },
-        color: { field: "what", type: "nominal", title: null, legend: { orient: "top" } }
-      }
+      data: { values: rows.map((r) => ({ collection: r.collection_name, tokens: num(r.tokens), owners: num(r.owners) })) },
+      hconcat: (["tokens", "owners"] as const).map((what) => ({
+        width: 230,
+        mark: { type: "bar", color: what === "tokens" ? "#4c78a8" : "#f58518" },
+        encoding: {
+          y: { field: "collection", type: "nominal", sort: { field: "tokens", order: "descending" }, title: null, axis: what === "tokens" ? { labelLimit: 140 } : null },
+          x: { field: what, type: "quantitative", title: what === "tokens" ? "live tokens" : "distinct owners", axis: { format: "~s" } }
+        }
+      }))
     })
   },
   {
@@ -186,10 +199,10 @@ export const CHARTS: ReadonlyArray<Chart> = [
   {
     id: "token-flows",
     title: "Token flows over time",
-    question: "How many transfers of the five busiest tokens happen over time? (token_flows has them per day, with volumes)",
-    sql: `WITH top AS (SELECT token FROM token_transfers GROUP BY token ORDER BY count(*) DESC, token LIMIT 5)
-          SELECT strftime(${BUCKET_SQL}, '%Y-%m-%dT%H:%M:%SZ') AS t, ${GRAIN_LABEL_SQL}, ${SHORT_LABEL_SQL("token")} AS token, count(*) AS transfers
-          FROM token_transfers WHERE token IN (SELECT token FROM top) GROUP BY ALL ORDER BY t`,
+    question: `How many transfers of the five busiest tokens happen over time? (token_flows has them per day, with volumes; ${PARTIAL_NOTE})`,
+    sql: `WITH top AS (SELECT token FROM token_transfers GROUP BY token ORDER BY count(*) DESC, token LIMIT 5),
+          per AS (SELECT ${BUCKET_SQL} AS bucket, ${SHORT_LABEL_SQL("token")} AS token, count(*) AS transfers FROM token_transfers WHERE token IN (SELECT token FROM top) GROUP BY ALL)
+          SELECT strftime(bucket, '%Y-%m-%dT%H:%M:%SZ') AS t, ${GRAIN_LABEL_SQL}, token, transfers FROM per WHERE ${WHOLE_BUCKET_SQL("bucket")} ORDER BY t`,
     spec: (rows) => ({
       data: { values: rows.map((r) => ({ t: r.t, token: r.token, transfers: num(r.transfers) })) },
       mark: { type: "line", point: true },
@@ -203,10 +216,11 @@ export const CHARTS: ReadonlyArray<Chart> = [
   {
     id: "active-accounts",
     title: "Active accounts",
-    question: "How many accounts act over time, on each side and in all (an account active on both sides counted once; active_accounts has them per day)?",
-    sql: `SELECT strftime(${BUCKET_SQL}, '%Y-%m-%dT%H:%M:%SZ') AS t, ${GRAIN_LABEL_SQL},
+    question: `How many accounts act over time, on each side and in all (an account active on both sides counted once; active_accounts has them per day; ${PARTIAL_NOTE})?`,
+    sql: `WITH per AS (SELECT ${BUCKET_SQL} AS bucket,
                  count(DISTINCT account_address) AS all_sides, count(DISTINCT account_address) FILTER (WHERE side = 'cosmos') AS cosmos, count(DISTINCT account_address) FILTER (WHERE side = 'evm') AS evm
-          FROM account_activity GROUP BY ALL ORDER BY t`,
+          FROM account_activity GROUP BY ALL)
+          SELECT strftime(bucket, '%Y-%m-%dT%H:%M:%SZ') AS t, ${GRAIN_LABEL_SQL}, all_sides, cosmos, evm FROM per WHERE ${WHOLE_BUCKET_SQL("bucket")} ORDER BY t`,
     spec: (rows) => ({
       data: { values: rows.flatMap((r) => (["all_sides", "cosmos", "evm"] as const).map((side) => ({ t: r.t, side: side === "all_sides" ? "either side" : side, accounts: num(r[side]) }))) },
       mark: { type: "line", point: true },
@@ -220,8 +234,11 @@ export const CHARTS: ReadonlyArray<Chart> = [
   {
     id: "nft-transfer-activity",
     title: "NFT transfer activity",
-    question: "Per collection: mints, transfers and burns from the ERC-721 Transfer logs (nft_transfer_activity, summed over the lake).",
-    sql: `SELECT ${SHORT_LABEL_SQL("collection_address")} AS collection, sum(mints) AS mints, sum(transfers) AS transfers, sum(burns) AS burns FROM nft_transfer_activity GROUP BY ALL`,
+    question: "Per collection (by name where an nft_collections snapshot has it): mints, transfers and burns from the ERC-721 Transfer logs (nft_transfer_activity, summed over the lake).",
+    sql: `WITH names AS (SELECT collection_address, arg_max(name, snapshot_height) AS name FROM nft_collections GROUP BY 1)
+          SELECT coalesce(n.name || ' · ' || left(a.collection_address, 8), ${SHORT_LABEL_SQL("a.collection_address")}) AS collection,
+                 sum(mints) AS mints, sum(transfers) AS transfers, sum(burns) AS burns
+          FROM nft_transfer_activity a LEFT JOIN names n USING (collection_address) GROUP BY ALL`,
     spec: (rows) => ({
       data: { values: rows.flatMap((r) => (["mints", "transfers", "burns"] as const).map((kind) => ({ collection: r.collection, kind, n: num(r[kind]) }))) },
       mark: "bar",

@@ -10,14 +10,15 @@ export interface RenderedPage {
   readonly charts: ReadonlyArray<{ readonly id: string; readonly width: number; readonly height: number; readonly marks: number; readonly overflow: number }>
 }
 
-export const renderInChromium = async (path: string): Promise<RenderedPage> => {
+/** Renders `path` in a window `width` CSS pixels wide (Playwright's default: 1280). */
+export const renderInChromium = async (path: string, width = 1280): Promise<RenderedPage> => {
   const { chromium } = await import("playwright-core")
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
   })
   try {
-    const page = await browser.newPage()
+    const page = await browser.newPage({ viewport: { width, height: 900 } })
     const errors: Array<string> = []
     page.on("console", (m) => {
       if (m.type() === "error") errors.push(m.text())
