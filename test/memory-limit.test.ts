@@ -3,11 +3,14 @@
  * a COPY of txs room beside what the writers stage, and when DuckDB does run out of memory the
  * user reads one line (not DuckDB's page of advice about SET commands they cannot type).
  */
+import { mkdirSync, writeFileSync } from "node:fs"
+import { dirname, join } from "node:path"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { describeExportFailure } from "../src/cli/export.js"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { ParquetSink, layerParquetSink } from "../src/lake/ParquetSink.js"
+import { containerMemoryBytes, defaultMemoryLimit } from "../src/lake/writer.js"
 import { runCli } from "./support/cli.js"
 import { tempDirs } from "./support/tmp.js"
 
@@ -48,5 +51,26 @@ describe("--memory-limit", () => {
     const line = describeExportFailure(error)
     expect(line).not.toContain("\n")
     expect(line).toMatch(/^writing Parquet failed: DuckDB ran out of memory \(Out of Memory Error: .+\): raise --memory-limit, or lower --concurrency$/)
+  })
+})
+
+describe("the default --memory-limit follows the container", () => {
+  const cgroup = (files: Record<string, string>) => {
+    const root = temp.make()
+    for (const [name, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(root, name)), { recursive: true })
+      writeFileSync(join(root, name), text)
+    }
+    return root
+  }
+  it("cgroup v2 memory.max or v1 memory.limit_in_bytes, 80% of it (256MB at least); none set, or unlimited: 1GB", () => {
+    expect(defaultMemoryLimit(cgroup({ "memory.max": "2147483648\n" }))).toBe("1638MB")
+    expect(defaultMemoryLimit(cgroup({ "memory/memory.limit_in_bytes": "1073741824\n" }))).toBe("819MB")
+    expect(defaultMemoryLimit(cgroup({ "memory.max": "134217728\n" }))).toBe("256MB")
+    // unlimited: v2 says "max", v1 a number past the machine's memory
+    expect(defaultMemoryLimit(cgroup({ "memory.max": "max\n" }))).toBe("1GB")
+    expect(defaultMemoryLimit(cgroup({ "memory/memory.limit_in_bytes": "9223372036854771712\n" }))).toBe("1GB")
+    expect(defaultMemoryLimit(cgroup({}))).toBe("1GB")
+    expect(containerMemoryBytes(cgroup({ "memory.max": "2147483648" }))).toBe(2147483648)
   })
 })

@@ -7,11 +7,10 @@ import { Console, Duration, Effect, Option } from "effect"
 import { isLake } from "../analytics/Analytics.js"
 import { DATASETS } from "../datasets/index.js"
 import { namesProblem } from "../engine/export.js"
-import { DEFAULTS } from "../defaults.js"
 import { compactLake, DEFAULT_COMPACTION, DEFAULT_GRACE_MS, type DatasetCompaction } from "../lake/compaction.js"
 import { newWriterId } from "../lake/lock.js"
 import { layerParquetSink } from "../lake/ParquetSink.js"
-import { layerLakeWriter, parseMemorySize, sinkMemory } from "../lake/writer.js"
+import { defaultMemoryLimit, layerLakeWriter, parseMemorySize, sinkMemory } from "../lake/writer.js"
 import { compactS3 } from "../storage/compactS3.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { isS3Url, parseS3Url } from "../storage/s3.js"
@@ -37,7 +36,7 @@ export const compactCommand = Command.make(
       Options.withDescription("how long replaced files stay for readers that listed them before they are deleted (0s: at once, when nothing reads the lake)")
     ),
     s3Endpoint: Options.text("s3-endpoint").pipe(Options.optional, Options.withDescription("S3-compatible endpoint URL for an s3:// lake (default: AWS)")),
-    memoryLimit: Options.text("memory-limit").pipe(Options.withDefault(DEFAULTS.memoryLimit), Options.withDescription("the memory the merge may use (DuckDB spills the rest into the lake's scratch folder)"))
+    memoryLimit: Options.text("memory-limit").pipe(Options.withDefault(defaultMemoryLimit()), Options.withDescription("the memory the merge may use (DuckDB spills the rest into the lake's scratch folder)"))
   },
   (o) =>
     Effect.gen(function* () {

@@ -19,7 +19,7 @@ import type { ServiceEndpoint } from "../http/endpoint.js"
 import { redactedJson } from "../secrets/redact.js"
 import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./endpoints.js"
 import { UserError } from "./errors.js"
-import { parseMemorySize } from "../lake/writer.js"
+import { defaultMemoryLimit, parseMemorySize } from "../lake/writer.js"
 import { exportLayer } from "./layers.js"
 import { compactionLine, stderrProgress, summaryTable } from "./progress.js"
 import { checkOutputFolder } from "./outputFolder.js"
@@ -51,7 +51,7 @@ export const options = {
     Options.withDescription("the largest answer read from the indexer, in MB; a larger one fails the run (a broken or hostile server cannot fill memory)")
   ),
   memoryLimit: Options.text("memory-limit").pipe(
-    Options.withDefault(DEFAULTS.memoryLimit),
+    Options.withDefault(defaultMemoryLimit()),
     Options.withDescription("memory the run may use (e.g. 512MB, 2GB): past 100 MB for the process, DuckDB gets 40% and writers stage a third of that; lower means smaller files, more often")
   ),
   onInvalid: Options.choice("on-invalid", ["fail", "quarantine"]).pipe(

@@ -3,8 +3,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { readFile, writeFile } from "node:fs/promises"
 import { isAbsolute, join, resolve } from "node:path"
 import { Console, Duration, Effect, Option } from "effect"
-import { DEFAULTS } from "../defaults.js"
-import { parseMemorySize } from "../lake/writer.js"
+import { defaultMemoryLimit, parseMemorySize } from "../lake/writer.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { landingPath, refuseInsideLake } from "./lakeBounds.js"
 import { Analytics, isLake, layerAnalytics, type ParamValue, type QueryResult } from "../analytics/Analytics.js"
@@ -211,7 +210,7 @@ export const queryCommand = Command.make(
     ),
     output: Options.file("output").pipe(Options.optional, Options.withDescription("write to this file instead of stdout (required for parquet); never inside the lake")),
     memoryLimit: Options.text("memory-limit").pipe(
-      Options.withDefault(DEFAULTS.memoryLimit),
+      Options.withDefault(defaultMemoryLimit()),
       Options.withDescription("the memory DuckDB may use for the query (it spills sorts and joins past it into a temporary folder; what cannot spill fails)")
     ),
     timeout: Options.text("timeout").pipe(

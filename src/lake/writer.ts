@@ -1,4 +1,7 @@
 /** What writing into a lake needs, as one layer: the Parquet sink (spilling inside the lake) and the lake's checkpoints. */
+import { readFileSync } from "node:fs"
+import { totalmem } from "node:os"
+import { join } from "node:path"
 import { Layer } from "effect"
 import { DEFAULTS } from "../defaults.js"
 import { layerCheckpoints, scratchFolder, type CheckpointsOptions } from "./Checkpoints.js"
@@ -12,6 +15,35 @@ export const parseMemorySize = (text: string): number | undefined => {
   if (!m) return undefined
   const unit = (m[2] ?? "b").toLowerCase()[0]
   return Math.floor(Number(m[1]) * (unit === "g" ? 1024 * MB : unit === "m" ? MB : unit === "k" ? 1024 : 1))
+}
+
+/**
+ * The memory limit of the container (cgroup) this process runs in, in bytes, or undefined where
+ * none is set: cgroup v2's `memory.max` ("max": none), else v1's `memory/memory.limit_in_bytes`
+ * (a value past the machine's memory: none). `root` is where cgroups are mounted.
+ */
+export const containerMemoryBytes = (root = "/sys/fs/cgroup"): number | undefined => {
+  for (const file of ["memory.max", "memory/memory.limit_in_bytes"]) {
+    let text: string
+    try {
+      text = readFileSync(join(root, file), "utf8").trim()
+    } catch {
+      continue
+    }
+    const bytes = Number(text)
+    return Number.isSafeInteger(bytes) && bytes > 0 && bytes < totalmem() ? bytes : undefined
+  }
+  return undefined
+}
+
+/**
+ * The default --memory-limit: 80% of the container's limit where one is set (the rest is headroom:
+ * the limit is what the kernel kills at, and chain-lake's is a target it may pass by a little),
+ * never below 256MB; else DEFAULTS.memoryLimit.
+ */
+export const defaultMemoryLimit = (root?: string): string => {
+  const container = containerMemoryBytes(root)
+  return container === undefined ? DEFAULTS.memoryLimit : `${Math.max(256, Math.floor((container * 0.8) / MB))}MB`
 }
 
 /** What a run needs whatever its limit: the runtime and the code of Node and DuckDB (~100 MB: the CLI loaded peaks at ~96 MB, `query` with DuckDB at ~126 MB). No share of the limit goes to it. */
@@ -45,9 +77,9 @@ export const sinkMemory = (limitBytes: number) => {
   return { memoryLimit: `${duckdbMb}MiB`, stagingBudget: Math.floor(stagingMb * MB), copies: Math.max(1, Math.floor((duckdbMb - Math.max(0, stagingMb)) / COPY_FIXED_MB)) }
 }
 
-/** The sink and checkpoints of the lake at `out`, within `memoryLimitBytes` (default DEFAULTS.memoryLimit); DuckDB spills into `out/.chain-lake/tmp/`, never into the working directory. */
+/** The sink and checkpoints of the lake at `out`, within `memoryLimitBytes` (default defaultMemoryLimit()); DuckDB spills into `out/.chain-lake/tmp/`, never into the working directory. */
 export const layerLakeWriter = (out: string, options: CheckpointsOptions & { readonly memoryLimitBytes?: number } = {}) =>
   Layer.mergeAll(
-    layerParquetSink({ tempDirectory: scratchFolder(out), ...sinkMemory(options.memoryLimitBytes ?? parseMemorySize(DEFAULTS.memoryLimit)!) }),
+    layerParquetSink({ tempDirectory: scratchFolder(out), ...sinkMemory(options.memoryLimitBytes ?? parseMemorySize(defaultMemoryLimit())!) }),
     layerCheckpoints(out, options)
   )
