@@ -22,6 +22,7 @@ import { UserError } from "./errors.js"
 import { defaultMemoryLimit, parseMemorySize } from "../lake/writer.js"
 import { exportLayer } from "./layers.js"
 import { compactionLine, stderrProgress, summaryTable } from "./progress.js"
+import { LOG_FORMAT_DESCRIPTION, logsAreJson } from "./output.js"
 import { checkOutputFolder } from "./outputFolder.js"
 import { makeFolder } from "../lake/files.js"
 import { integerOption } from "./integers.js"
@@ -54,6 +55,7 @@ export const options = {
     Options.withDefault(defaultMemoryLimit()),
     Options.withDescription("memory the run may use (e.g. 512MB, 2GB): past 100 MB for the process, DuckDB gets 40% and writers stage a third of that; lower means smaller files, more often")
   ),
+  logFormat: Options.choice("log-format", ["text", "json"]).pipe(Options.withDefault("text" as const), Options.withDescription(LOG_FORMAT_DESCRIPTION)),
   onInvalid: Options.choice("on-invalid", ["fail", "quarantine"]).pipe(
     Options.withDefault("fail" as const),
     Options.withDescription("a record that breaks the schema: fail (nothing more is committed) or quarantine (kept in _quarantine/ and skipped)")
@@ -322,6 +324,12 @@ export const exportCommand = Command.make("export", options, (o) =>
       await makeFolder(join(out, "_runs"))
       await writeFile(join(out, runReport), redactedJson({ ...report, indexerUrl: indexer.baseUrl, seconds }, 1))
     })
+    if (logsAreJson()) {
+      // the summary as one JSON object: what the run report holds, for a log reader
+      yield* Console.log(JSON.stringify({ time: new Date().toISOString(), level: "info", event: "summary", chain_id: report.chainId, tip: report.tip, seconds, out: s3Out ?? out, run_report: runReport, datasets: report.datasets }))
+      if (remote) yield* uploaded(remote, [runReport])
+      return
+    }
     yield* Console.log(summaryTable(report.datasets, seconds))
     if (remote) yield* uploaded(remote, [runReport])
     // the heights this run was asked for, not the chain's tip

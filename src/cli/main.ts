@@ -4,7 +4,7 @@ import { Command, ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Effect, Exit } from "effect"
-import { redactStandardStreams, rememberGivenSecrets } from "./output.js"
+import { redactStandardStreams, rememberGivenSecrets, stderrAsJsonLines, wantsJsonLogs } from "./output.js"
 import { demoCommand } from "./demo.js"
 import { choiceFlags, helpWidth, renderHelp, type AnyCommand } from "./help.js"
 import { ownFlags, stdinLast, unknownFlag } from "./argv.js"
@@ -140,6 +140,7 @@ const stopAtSecondSignal = () => {
 redactStandardStreams()
 const args = process.argv.slice(2)
 rememberGivenSecrets(args, process.env)
+if (wantsJsonLogs(args, process.env)) stderrAsJsonLines()
 const command = commandNamed(args[0])
 const help = helpFor(args)
 const unknown = help === undefined ? unknownFlag(args, command) : undefined

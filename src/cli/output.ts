@@ -51,3 +51,56 @@ export const rememberGivenSecrets = (args: ReadonlyArray<string>, env: NodeJS.Pr
   }
   for (const name of SECRET_ENV) rememberSecret(env[name] ?? "")
 }
+
+let json = false
+/** Whether stderr carries JSON lines (stderrAsJsonLines): the progress renderer then writes its events as JSON objects. */
+export const logsAreJson = (): boolean => json
+
+/** Whether this run logs JSON (`--log-format json` among `args`, or CHAIN_LAKE_LOG_FORMAT=json). */
+export const wantsJsonLogs = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv): boolean => {
+  const i = args.findIndex((a) => a === "--log-format" || a.startsWith("--log-format="))
+  const value = i < 0 ? env.CHAIN_LAKE_LOG_FORMAT : args[i].includes("=") ? args[i].slice("--log-format=".length) : args[i + 1]
+  return value === "json"
+}
+
+/** One log line as JSON: a line that is a JSON object already (the progress renderer's) as it is; else time, level and message. */
+export const asJsonLine = (line: string): string => {
+  if (line.startsWith("{")) {
+    try {
+      if (typeof JSON.parse(line) === "object") return line
+    } catch {
+      // text that starts with a brace: a message like any other
+    }
+  }
+  const error = /^chain-lake: error: /.exec(line)
+  const warn = !error && /^chain-lake: /.exec(line)
+  const message = error ? line.slice(error[0].length) : warn ? line.slice(warn[0].length) : line
+  return JSON.stringify({ time: new Date().toISOString(), level: error ? "error" : warn ? "warn" : "info", message })
+}
+
+/**
+ * From now on stderr carries one JSON object a line (scheduled and containerised runs, whose logs
+ * a machine reads): each line written to it, whoever wrote it (errors, notices, progress), becomes
+ * one (asJsonLine); a line cut across writes is joined first, and the last one is written at exit.
+ */
+export const stderrAsJsonLines = (): void => {
+  json = true
+  const write = process.stderr.write.bind(process.stderr) as (chunk: string) => boolean
+  let pending = ""
+  process.stderr.write = ((chunk: unknown, ...rest: Array<unknown>) => {
+    pending += typeof chunk === "string" ? chunk : Buffer.from(chunk as Uint8Array).toString("utf8")
+    const lines = pending.split("\n")
+    pending = lines.pop() ?? ""
+    for (const line of lines) if (line.trim() !== "") write(asJsonLine(line) + "\n")
+    const done = rest.find((r) => typeof r === "function") as (() => void) | undefined
+    done?.()
+    return true
+  }) as typeof process.stderr.write
+  process.on("exit", () => {
+    if (pending.trim() !== "") write(asJsonLine(pending) + "\n")
+  })
+}
+
+/** The `--log-format` flag of commands that run long (export, run): read by main.ts before the command starts (wantsJsonLogs). */
+export const LOG_FORMAT_DESCRIPTION =
+  "text, or json: stderr carries one JSON object a line (time, level, message; the plan, progress and each dataset's end as events with their counts), stdout the summary as one JSON object; also CHAIN_LAKE_LOG_FORMAT=json"

@@ -10,6 +10,7 @@
 import type { DatasetCompaction } from "../lake/compaction.js"
 import cliProgress from "cli-progress"
 import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
+import { logsAreJson } from "./output.js"
 import type { DatasetPlan, DatasetResult, ExportObserver } from "../engine/export.js"
 
 export interface ProgressRenderer {
@@ -171,6 +172,8 @@ export const totalLine = (tallies: ReadonlyArray<Tally>, layout: Layout, seconds
 
 export interface ProgressOptions {
   readonly tty: boolean
+  /** events as JSON objects, one a line (--log-format json) */
+  readonly json?: boolean
   readonly log: (line: string) => void
   /** the datasets the run may show: names are padded to the longest of these and of those planned */
   readonly names?: ReadonlyArray<string>
@@ -218,7 +221,56 @@ const tracker = (options: ProgressOptions) => {
 }
 type Tracker = ReturnType<typeof tracker>
 
-export const makeProgress = (options: ProgressOptions): ProgressRenderer => (options.tty ? bars(tracker(options), options) : logLines(tracker(options), options))
+export const makeProgress = (options: ProgressOptions): ProgressRenderer =>
+  options.json ? jsonEvents(tracker(options), options) : options.tty ? bars(tracker(options), options) : logLines(tracker(options), options)
+
+/** One event as a JSON line: time, level, what happened, and its fields. */
+const event = (name: string, fields: Record<string, unknown>) => JSON.stringify({ time: new Date().toISOString(), level: "info", event: name, ...fields })
+
+/** A dataset's counts as an event's fields: records read of those planned (in the plan's unit) and rows written. */
+const countsOf = (t: Tally) => ({ dataset: t.name, unit: t.noun, fetched: t.fetched, todo: t.plan.todo, rows: t.rows, percent: percentOf(t) })
+
+/** `--log-format json`: the plan, every `every` ms the datasets under way and the total, each dataset when done, the total at stop: one JSON object a line. */
+const jsonEvents = (track: Tracker, options: ProgressOptions): ProgressRenderer => {
+  const started = Date.now()
+  let lastLog = Date.now()
+  const total = (final: boolean) => {
+    const tallies = [...track.tallies.values()]
+    const rows = tallies.reduce((s, t) => s + t.rows, 0)
+    const seconds = (Date.now() - started) / 1000
+    return event(final ? "finished" : "total", { datasets: tallies.length, done: tallies.filter((t) => t.result).length, rows, seconds, rows_per_second: seconds > 0 ? Math.round(rows / seconds) : 0 })
+  }
+  const tick = () => {
+    if (Date.now() - lastLog < (options.every ?? 5000)) return
+    lastLog = Date.now()
+    for (const t of track.tallies.values()) if (!t.result && (t.fetched !== 0 || t.rows !== 0)) options.log(event("progress", countsOf(t)))
+    options.log(total(false))
+  }
+  return {
+    observer: {
+      notice: (m) => options.log(m),
+      planned: (name, plan) => {
+        const t = track.planned(name, plan)
+        options.log(event("planned", { dataset: name, kind: plan.kind, unit: t.noun, todo: plan.todo, done: plan.done, heights: plan.heights, shards: plan.shards, estimated_requests: plan.estimatedRequests }))
+      },
+      fetched: (name, n) => {
+        track.add(name, "fetched", n)
+        tick()
+      },
+      rows: (name, n) => {
+        track.add(name, "rows", n)
+        tick()
+      },
+      done: (name, result) => {
+        const t = track.done(name, result)
+        if (t) options.log(event("done", { ...countsOf(t), files: result.files, bytes: result.bytes, quarantined: result.quarantined, ...(result.skipped ? { skipped: result.skipped } : {}) }))
+      }
+    },
+    stop: () => {
+      if (track.ran()) options.log(total(true))
+    }
+  }
+}
 
 /** On a terminal: the plan above, the total line, then a bar per dataset, redrawn 10 times a second until stop. */
 const bars = (track: Tracker, options: ProgressOptions): ProgressRenderer => {
@@ -293,6 +345,7 @@ const logLines = (track: Tracker, options: ProgressOptions): ProgressRenderer =>
 export const stderrProgress = (options: { readonly tty?: boolean; readonly names?: ReadonlyArray<string> } = {}): ProgressRenderer =>
   makeProgress({
     tty: options.tty ?? (process.stderr.isTTY === true && process.env.CI === undefined),
+    json: logsAreJson(),
     names: options.names ?? EXPORTED_DATASETS.map((d) => d.name),
     log: (line) => process.stderr.write(line + "\n")
   })

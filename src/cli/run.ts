@@ -6,6 +6,7 @@ import { UserError } from "./errors.js"
 import { headerOption } from "./endpoints.js"
 import { INTERRUPTED } from "./export.js"
 import { stderrProgress } from "./progress.js"
+import { LOG_FORMAT_DESCRIPTION } from "./output.js"
 import { integerOption } from "./integers.js"
 
 const line = (r: PipelineRunReport) =>
@@ -21,6 +22,7 @@ export const runCommand = Command.make(
   {
     pipeline: Args.text({ name: "PIPELINE" }).pipe(Args.withDescription("a name in pipelines/ (demo, daily-snapshot, route-quotes, full-history) or a file")),
     once: Options.boolean("once").pipe(Options.withDescription("run once (the default)")),
+    logFormat: Options.choice("log-format", ["text", "json"]).pipe(Options.withDefault("text" as const), Options.withDescription(LOG_FORMAT_DESCRIPTION)),
     schedule: Options.boolean("schedule").pipe(Options.withDescription("run on the pipeline's cron until stopped")),
     maxRuns: integerOption("max-runs").pipe(Options.optional, Options.withDescription("with --schedule: stop after this many runs")),
     indexerUrl: Options.text("indexer-url").pipe(Options.optional, Options.withDescription("indexer API base URL (default: the pipeline's sources)")),
