@@ -221,55 +221,9 @@ const tracker = (options: ProgressOptions) => {
 }
 type Tracker = ReturnType<typeof tracker>
 
-export const makeProgress = (options: ProgressOptions): ProgressRenderer =>
-  options.json ? jsonEvents(tracker(options), options) : options.tty ? bars(tracker(options), options) : logLines(tracker(options), options)
-
-/** One event as a JSON line: time, level, what happened, and its fields. */
-const event = (name: string, fields: Record<string, unknown>) => JSON.stringify({ time: new Date().toISOString(), level: "info", event: name, ...fields })
-
-/** A dataset's counts as an event's fields: records read of those planned (in the plan's unit) and rows written. */
-const countsOf = (t: Tally) => ({ dataset: t.name, unit: t.noun, fetched: t.fetched, todo: t.plan.todo, rows: t.rows, percent: percentOf(t) })
-
-/** `--log-format json`: the plan, every `every` ms the datasets under way and the total, each dataset when done, the total at stop: one JSON object a line. */
-const jsonEvents = (track: Tracker, options: ProgressOptions): ProgressRenderer => {
-  const started = Date.now()
-  let lastLog = Date.now()
-  const total = (final: boolean) => {
-    const tallies = [...track.tallies.values()]
-    const rows = tallies.reduce((s, t) => s + t.rows, 0)
-    const seconds = (Date.now() - started) / 1000
-    return event(final ? "finished" : "total", { datasets: tallies.length, done: tallies.filter((t) => t.result).length, rows, seconds, rows_per_second: seconds > 0 ? Math.round(rows / seconds) : 0 })
-  }
-  const tick = () => {
-    if (Date.now() - lastLog < (options.every ?? 5000)) return
-    lastLog = Date.now()
-    for (const t of track.tallies.values()) if (!t.result && (t.fetched !== 0 || t.rows !== 0)) options.log(event("progress", countsOf(t)))
-    options.log(total(false))
-  }
-  return {
-    observer: {
-      notice: (m) => options.log(m),
-      planned: (name, plan) => {
-        const t = track.planned(name, plan)
-        options.log(event("planned", { dataset: name, kind: plan.kind, unit: t.noun, todo: plan.todo, done: plan.done, heights: plan.heights, shards: plan.shards, estimated_requests: plan.estimatedRequests }))
-      },
-      fetched: (name, n) => {
-        track.add(name, "fetched", n)
-        tick()
-      },
-      rows: (name, n) => {
-        track.add(name, "rows", n)
-        tick()
-      },
-      done: (name, result) => {
-        const t = track.done(name, result)
-        if (t) options.log(event("done", { ...countsOf(t), files: result.files, bytes: result.bytes, quarantined: result.quarantined, ...(result.skipped ? { skipped: result.skipped } : {}) }))
-      }
-    },
-    stop: () => {
-      if (track.ran()) options.log(total(true))
-    }
-  }
+export const makeProgress = (options: ProgressOptions): ProgressRenderer => {
+  const track = tracker(options)
+  return options.json ? periodic(track, options, jsonLines(track)) : options.tty ? bars(track, options) : periodic(track, options, textLines(track))
 }
 
 /** On a terminal: the plan above, the total line, then a bar per dataset, redrawn 10 times a second until stop. */
@@ -309,19 +263,27 @@ const bars = (track: Tracker, options: ProgressOptions): ProgressRenderer => {
   }
 }
 
+/** What a renderer that writes whole lines says, and when: each planned dataset, those under way (every `every` ms), each one done, the total. */
+interface Lines {
+  readonly planned: (t: Tally) => string
+  readonly under: (t: Tally) => string
+  readonly done: (t: Tally, result: DatasetResult) => string
+  readonly total: (final: boolean) => string
+}
+
 /** Not on a terminal: the plan; every `every` ms the datasets under way and the total; each dataset's line when done; the total at stop. */
-const logLines = (track: Tracker, options: ProgressOptions): ProgressRenderer => {
+const periodic = (track: Tracker, options: ProgressOptions, lines: Lines): ProgressRenderer => {
   let lastLog = Date.now()
   const tick = () => {
     if (Date.now() - lastLog < (options.every ?? 5000)) return
     lastLog = Date.now()
-    for (const t of track.tallies.values()) if (!t.result && (t.fetched !== 0 || t.rows !== 0)) options.log(track.line(t))
-    options.log(track.total(false))
+    for (const t of track.tallies.values()) if (!t.result && (t.fetched !== 0 || t.rows !== 0)) options.log(lines.under(t))
+    options.log(lines.total(false))
   }
   return {
     observer: {
       notice: (m) => options.log(m),
-      planned: (name, plan) => options.log(track.planLine(track.planned(name, plan))),
+      planned: (name, plan) => options.log(lines.planned(track.planned(name, plan))),
       fetched: (name, n) => {
         track.add(name, "fetched", n)
         tick()
@@ -332,11 +294,36 @@ const logLines = (track: Tracker, options: ProgressOptions): ProgressRenderer =>
       },
       done: (name, result) => {
         const t = track.done(name, result)
-        if (t) options.log(track.line(t))
+        if (t) options.log(lines.done(t, result))
       }
     },
     stop: () => {
-      if (track.ran()) options.log(track.total(true))
+      if (track.ran()) options.log(lines.total(true))
+    }
+  }
+}
+
+/** Log lines of text, fitted to the width (the same as the bars' lines). */
+const textLines = (track: Tracker): Lines => ({ planned: track.planLine, under: (t) => track.line(t), done: (t) => track.line(t), total: track.total })
+
+/** One event as a JSON line: time, level, what happened, and its fields. */
+const event = (name: string, fields: Record<string, unknown>) => JSON.stringify({ time: new Date().toISOString(), level: "info", event: name, ...fields })
+
+/** A dataset's counts as an event's fields: records read of those planned (in the plan's unit) and rows written. */
+const countsOf = (t: Tally) => ({ dataset: t.name, unit: t.noun, fetched: t.fetched, todo: t.plan.todo, rows: t.rows, percent: percentOf(t) })
+
+/** `--log-format json`: the same moments as events, one JSON object a line. */
+const jsonLines = (track: Tracker): Lines => {
+  const started = Date.now()
+  return {
+    planned: (t) => event("planned", { dataset: t.name, kind: t.plan.kind, unit: t.noun, todo: t.plan.todo, done: t.plan.done, heights: t.plan.heights, shards: t.plan.shards, estimated_requests: t.plan.estimatedRequests }),
+    under: (t) => event("progress", countsOf(t)),
+    done: (t, r) => event("done", { ...countsOf(t), files: r.files, bytes: r.bytes, quarantined: r.quarantined, ...(r.skipped ? { skipped: r.skipped } : {}) }),
+    total: (final) => {
+      const tallies = [...track.tallies.values()]
+      const rows = tallies.reduce((sum, t) => sum + t.rows, 0)
+      const seconds = (Date.now() - started) / 1000
+      return event(final ? "finished" : "total", { datasets: tallies.length, done: tallies.filter((t) => t.result).length, rows, seconds, rows_per_second: seconds > 0 ? Math.round(rows / seconds) : 0 })
     }
   }
 }
