@@ -326,7 +326,7 @@ describe("Checkpoints", () => {
 })
 
 describe("the lake's identity, compaction's swap, vacuum and reading committed files", () => {
-  it("recordIdentity keeps one chain and its latest 8 anchors by height (one per height); another chain is refused; a damaged file is said", async () => {
+  it("recordIdentity keeps one chain and its anchors by height (one per height: the newest 8 and older ones spread out, 10 here all kept); another chain is refused; a damaged file is said", async () => {
     const root = temp.make()
     const result = await run(
       root,
@@ -341,7 +341,7 @@ describe("the lake's identity, compaction's swap, vacuum and reading committed f
       })
     )
     expect(result.before).toBeUndefined()
-    expect(result.after).toEqual({ format_version: 1, chain_id: "chain-a", anchors: [30, 40, 50, 60, 70, 80, 90, 100].map((h) => ({ height: h, hash: h === 100 ? "again" : `H${h}` })) })
+    expect(result.after).toEqual({ format_version: 1, chain_id: "chain-a", anchors: [10, 20, 30, 40, 50, 60, 70, 80, 90, 100].map((h) => ({ height: h, hash: h === 100 ? "again" : `H${h}` })) })
     expect(result.other.message).toBe(`${root} holds chain chain-a, not chain-b`)
     expect(JSON.parse(readFileSync(join(root, "_lake.json"), "utf8"))).toEqual(result.after)
     writeFileSync(join(root, "_lake.json"), JSON.stringify({ format_version: 1, chain_id: 5, anchors: [] }))
