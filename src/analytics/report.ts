@@ -34,6 +34,8 @@ const GRAIN_LABEL_SQL = "(SELECT label FROM time_grain) AS grain, (SELECT second
 const WHOLE_BUCKET_SQL = (t: string) =>
   `(${t} >= (SELECT min(timestamp) FROM blocks) AND ${t} + to_seconds((SELECT seconds FROM time_grain)) <= (SELECT max(timestamp) FROM blocks)
     OR (SELECT count(DISTINCT ${BUCKET_SQL}) FROM blocks) < 3)`
+/** The route chart's legend: its color, dash and shape share it. */
+const PAIR_LEGEND = { orient: "bottom", columns: 1, labelLimit: 520 } as const
 const PARTIAL_NOTE = "buckets the lake covers only in part, at either end, are left out"
 /** A UTC time axis labelled at the grain's precision (vega would print local 12-hour times). */
 const timeAxis = (rows: Array<Record<string, unknown>>) => {
@@ -157,9 +159,10 @@ export const CHARTS: ReadonlyArray<Chart> = [
       encoding: {
         x: { field: "amount", type: "quantitative", scale: { type: "log" }, title: "amount in (log scale)", axis: { format: "~s" } },
         y: { field: "impact", type: "quantitative", title: "price impact (%)" },
-        color: { field: "pair", type: "nominal", title: null, legend: { orient: "bottom", columns: 1, labelLimit: 520 } },
-        strokeDash: { field: "pair", type: "nominal", legend: null },
-        shape: { field: "pair", type: "nominal", legend: null }
+        // one legend for the three: the same field, title and legend settings merge them
+        color: { field: "pair", type: "nominal", title: null, legend: PAIR_LEGEND },
+        strokeDash: { field: "pair", type: "nominal", title: null, legend: PAIR_LEGEND },
+        shape: { field: "pair", type: "nominal", title: null, legend: PAIR_LEGEND }
       }
     })
   },
