@@ -13,12 +13,20 @@
  *    the same against a replay of the devnet (bench/replay-server.ts), a server whose CPU is not
  *    the client's.
  * 4. Memory: peak RSS of the CLI's txs export at two sizes (see `memory`). Start-up: bench/startup-bench.ts.
+ * 5. Gentle: blocks + txs, then blocks + the three tx families, exported against a devnet that
+ *    counts the rows its offsets skip (the real indexer's SQL OFFSET scans them), then rerun with
+ *    everything committed: rows skipped, requests and seconds of each (see `gentle`).
+ *
+ * Every devnet charges offsets as the real indexer does: BENCH_OFFSET_ROW_US (default 1) µs per
+ * row an offset skips. The floor and the plain fetch read pages by constructed cursors, as
+ * chain-lake does, so that they are the floor of a client the real server can afford.
  *
  *   BENCH_TXS=1000000 npm run bench     (default 1,000,000 txs; results go to bench/RESULTS.md by hand)
  *   BENCH_PAGE (default 1000), BENCH_SHARD_BLOCKS (default 30000), BENCH_MULTI_BLOCKS (default 10000),
- *   BENCH_PARTS: a comma list of startup, throughput, sharding, multi, memory (default all, in that
+ *   BENCH_PARTS: a comma list of startup, throughput, sharding, multi, memory, gentle (default all, in that
  *   order, so one run prints the start-up ratios, the throughput and sharding ratios, the
- *   multi-dataset ratios and the peak RSS at 20k and 50k blocks, page 1000 × concurrency 16),
+ *   multi-dataset ratios, the peak RSS at 20k and 50k blocks, page 1000 × concurrency 16, and the
+ *   offsets skipped), BENCH_GENTLE_BLOCKS (default 20000, ~2 txs a block),
  *   BENCH_REPEAT (default 2: floor/export pairs, and twice that many parallel sharding runs)
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process"
@@ -37,15 +45,18 @@ import { median } from "./stats.js"
 
 const TXS = Number(process.env.BENCH_TXS ?? 1_000_000)
 /** which parts to run: "throughput", "sharding" or both (default) */
-const PARTS = (process.env.BENCH_PARTS ?? "startup,throughput,sharding,multi,memory").split(",")
+const PARTS = (process.env.BENCH_PARTS ?? "startup,throughput,sharding,multi,memory,gentle").split(",")
 const PAGE = Number(process.env.BENCH_PAGE ?? 1000)
 const CONCURRENCY = 8
 /** floor/export pairs, and (×2) parallel sharding runs; the median is reported */
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 2)
 
+/** µs a devnet adds per row an offset skips (the real indexer's OFFSET scans them) */
+const OFFSET_ROW_US = Number(process.env.BENCH_OFFSET_ROW_US ?? 1)
+
 const startDevnetProcess = (args: Array<string>): Promise<{ child: ChildProcess; url: string }> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["bin/chain-lake.mjs", "devnet", ...args], { stdio: ["ignore", "pipe", "inherit"] })
+    const child = spawn(process.execPath, ["bin/chain-lake.mjs", "devnet", "--offset-row-us", String(OFFSET_ROW_US), ...args], { stdio: ["ignore", "pipe", "inherit"] })
     let out = ""
     child.stdout!.on("data", (d) => {
       out += d
@@ -67,7 +78,10 @@ const sampler = setInterval(() => {
   peakExternal = Math.max(peakExternal, m.external)
 }, 50)
 
-/** The floor: every page fetched (undici, keep-alive) and JSON.parsed, concurrently; nothing stored. */
+/** A constructed cursor: the rows after `n` (sequence n is position n - 1; blocks start at height 1). */
+const cursorAfter = (field: "sequence" | "height", n: number) => encodeURIComponent(Buffer.from(JSON.stringify({ [field]: n })).toString("base64"))
+
+/** The floor: every page fetched (undici, keep-alive) by constructed cursor and JSON.parsed, concurrently; nothing stored. */
 const floor = async (url: string, total: number) => {
   const agent = new Agent({ connections: CONCURRENCY, pipelining: 1 })
   let bytes = 0
@@ -78,7 +92,7 @@ const floor = async (url: string, total: number) => {
     for (;;) {
       const p = next++
       if (p >= pages) return
-      const res = await request(`${url}/indexer/tx/v1/txs?pagination.offset=${p * PAGE}&pagination.limit=${PAGE}&pagination.reverse=false`, { dispatcher: agent })
+      const res = await request(`${url}/indexer/tx/v1/txs?pagination.key=${cursorAfter("sequence", p * PAGE)}&pagination.limit=${PAGE}&pagination.reverse=false`, { dispatcher: agent })
       const text = await res.body.text()
       bytes += text.length
       rows += (JSON.parse(text) as { txs: Array<unknown> }).txs.length
@@ -139,6 +153,7 @@ const main = async () => {
   // large old generation) slowed the latency-bound sharding run by a quarter
   if (PARTS.includes("sharding")) PARTS.length === 1 ? await sharding() : await inFreshProcess("sharding")
   if (PARTS.includes("multi")) PARTS.length === 1 ? await multi() : await inFreshProcess("multi")
+  if (PARTS.includes("gentle")) PARTS.length === 1 ? await gentle() : await inFreshProcess("gentle")
   // each size in its own process, so that one peak does not carry into the other
   if (PARTS.includes("memory")) {
     if (process.env.BENCH_MEMORY_BLOCKS) await memory(Number(process.env.BENCH_MEMORY_BLOCKS))
@@ -224,7 +239,7 @@ const sharding = async () => {
       await Promise.all(
         Array.from({ length: 16 }, async () => {
           for (let p = next++; p < pages; p = next++)
-            await (await fetch(`${slow.url}/indexer/block/v1/blocks?pagination.offset=${p * 100}&pagination.limit=100&pagination.reverse=false`)).text()
+            await (await fetch(`${slow.url}/indexer/block/v1/blocks?pagination.key=${cursorAfter("height", p * 100)}&pagination.limit=100&pagination.reverse=false`)).text()
         })
       )
       ceilings.push((performance.now() - t0) / 1000)
@@ -253,9 +268,9 @@ const cursorWalkByHand = async (url: string, path: string, arrayKey: string) => 
   return rows
 }
 
-/** The same pages fetched by 16 plain workers (offsets, fetch + JSON.parse): what the server itself can do. */
-const plainFetch = async (url: string, lists: ReadonlyArray<{ path: string; rows: number }>) => {
-  const pages = lists.flatMap((l) => Array.from({ length: Math.ceil(l.rows / 100) }, (_, p) => `${url}${l.path}?pagination.offset=${p * 100}&pagination.limit=100&pagination.reverse=false`))
+/** The same pages fetched by 16 plain workers (constructed cursors, fetch + JSON.parse): what the server itself can do. */
+const plainFetch = async (url: string, lists: ReadonlyArray<{ path: string; cursor: "sequence" | "height"; rows: number }>) => {
+  const pages = lists.flatMap((l) => Array.from({ length: Math.ceil(l.rows / 100) }, (_, p) => `${url}${l.path}?pagination.key=${cursorAfter(l.cursor, p * 100)}&pagination.limit=100&pagination.reverse=false`))
   let next = 0
   await Promise.all(
     Array.from({ length: 16 }, async () => {
@@ -295,8 +310,8 @@ const multi = async () => {
       return (performance.now() - t0) / 1000
     }
     const lists = [
-      { path: "/indexer/block/v1/blocks", rows: MULTI_BLOCKS },
-      { path: "/indexer/tx/v1/txs", rows: txCount }
+      { path: "/indexer/block/v1/blocks", cursor: "height" as const, rows: MULTI_BLOCKS },
+      { path: "/indexer/tx/v1/txs", cursor: "sequence" as const, rows: txCount }
     ]
     const walk = async (url: string) => {
       await cursorWalkByHand(url, "/indexer/block/v1/blocks", "blocks")
@@ -311,7 +326,7 @@ const multi = async () => {
       ["the devnet (server on the same cores)", devnet.url],
       ["a replay of it (a remote server's CPU)", replay.url]
     ] as const) {
-      await plainFetch(url, [{ path: lists[0].path, rows: 2000 }]) // warm-up
+      await plainFetch(url, [{ ...lists[0], rows: 2000 }]) // warm-up
       const sequential = await time(() => walk(url))
       const plain: Array<number> = []
       const lake: Array<number> = []
@@ -331,6 +346,40 @@ const multi = async () => {
     devnet.child.kill("SIGINT")
     origin.child.kill("SIGINT")
     replay.child.kill("SIGINT")
+  }
+}
+
+/**
+ * Gentle on the indexer (issue 36): blocks + txs, then blocks + the three tx families, of
+ * BENCH_GENTLE_BLOCKS blocks (~2 txs a block) exported with the defaults against a devnet in
+ * this process that counts the rows its offsets skip (what the real indexer's SQL OFFSET scans
+ * to throw away) and charges OFFSET_ROW_US µs for each; then each export again with everything
+ * committed. Prints the rows skipped against the tables' lengths, the requests and the seconds.
+ */
+const gentle = async () => {
+  const GENTLE_BLOCKS = Number(process.env.BENCH_GENTLE_BLOCKS ?? 20_000)
+  const { startDevnet } = await import("../src/devnet/index.js")
+  const { DATASETS } = await import("../src/datasets/index.js")
+  const devnet = await startDevnet({ seed: 7, blocks: GENTLE_BLOCKS, txsPerBlock: 2, offsetRowUs: OFFSET_ROW_US })
+  const c = devnet.chain
+  const run = async (datasets: ReadonlyArray<string>, out: string) => {
+    const before = devnet.stats()
+    const t0 = performance.now()
+    await Effect.runPromise(runExport(DATASETS, { datasets }).pipe(Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out, limits: { concurrency: 8, rps: 0 } }))))
+    const after = devnet.stats()
+    return `${after.offsetRowsSkipped - before.offsetRowsSkipped} rows skipped through offsets, ${after.requests - before.requests} requests, ${((performance.now() - t0) / 1000).toFixed(1)} s`
+  }
+  try {
+    const tables = `txs ${c.txTotal()}, evm txs ${c.evmTotal()}, internal txs ${c.traceTotal()}`
+    for (const datasets of [["blocks", "txs"], ["blocks", "txs", "evm_txs", "evm_internal_txs"]]) {
+      const out = mkdtempSync(join(tmpdir(), "chain-lake-bench-gentle-"))
+      const first = await run(datasets, out)
+      const again = await run(datasets, out)
+      rmSync(out, { recursive: true, force: true })
+      console.log(`gentle: ${datasets.join(" + ")} of ${GENTLE_BLOCKS} blocks (${tables}), defaults, offsets at ${OFFSET_ROW_US} µs a row: export ${first}; rerun with everything committed ${again}`)
+    }
+  } finally {
+    await devnet.stop()
   }
 }
 

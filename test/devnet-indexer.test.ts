@@ -204,6 +204,63 @@ describe("cursor pagination walks every row exactly once", () => {
     const cursorAndOffset = await getJson(`/indexer/block/v1/blocks?pagination.limit=2&pagination.offset=10&pagination.reverse=false&pagination.key=${b64('{"height":3}')}`)
     expect(cursorAndOffset.blocks.map((b: any) => b.height)).toEqual(["4", "5"])
   })
+
+  it("a sequence cursor reads the rows after it (before it, reversed), and next_key names the page's last row, short page or full (Rollytics ApplySequence, ToResponseWithLastRecord)", async () => {
+    const total = devnet.chain.txTotal()
+    const hashes = (await walk("/indexer/tx/v1/txs", "txs", "&pagination.reverse=false", 1000)).rows.map((t) => t.txhash)
+    const after = (s: number, extra = "") => getJson(`/indexer/tx/v1/txs?pagination.limit=3&pagination.key=${b64(JSON.stringify({ sequence: s }))}${extra}`)
+    const keyOf = (page: any) => JSON.parse(Buffer.from(page.pagination.next_key, "base64").toString())
+    // ascending: sequence > 10, i.e. positions 10..12; the key names sequence 13; pagination.offset is ignored under a cursor
+    const up = await after(10, "&pagination.reverse=false&pagination.offset=100")
+    expect(up.txs.map((t: any) => t.txhash)).toEqual(hashes.slice(10, 13))
+    expect([keyOf(up), up.pagination.previous_key]).toEqual([{ sequence: 13 }, null])
+    // reversed (the default): sequence < 10, newest first
+    const down = await after(10)
+    expect(down.txs.map((t: any) => t.txhash)).toEqual(hashes.slice(6, 9).reverse())
+    expect(keyOf(down)).toEqual({ sequence: 7 })
+    // the last page is short and still names its last row; past the end, an empty page names none
+    const last = await after(total - 1, "&pagination.reverse=false")
+    expect([last.txs.length, keyOf(last)]).toEqual([1, { sequence: total }])
+    const past = await after(total, "&pagination.reverse=false")
+    expect([past.txs.length, past.pagination.next_key]).toEqual([0, null])
+    // extra fields in a cursor are ignored
+    const extra = await getJson(`/indexer/tx/v1/txs?pagination.limit=3&pagination.reverse=false&pagination.key=${b64('{"sequence":10,"nonce":7}')}`)
+    expect(extra.txs).toEqual(up.txs)
+  })
+
+  it("a cursor whose value is no integer falls back to pagination.offset (safeGetInt64 fails); a JSON key with no cursor field pages by offset, with offset keys", async () => {
+    const byOffset = await getJson(`/indexer/tx/v1/txs?pagination.limit=2&pagination.offset=3&pagination.reverse=false`)
+    for (const key of ['{"sequence":"5"}', '{"sequence":5.5}', '{"sequence":null}']) {
+      const r = await getJson(`/indexer/tx/v1/txs?pagination.limit=2&pagination.offset=3&pagination.reverse=false&pagination.key=${b64(key)}`)
+      expect(r.txs.map((t: any) => t.txhash), key).toEqual(byOffset.txs.map((t: any) => t.txhash))
+      expect(r.pagination.next_key, key).toBe(byOffset.pagination.next_key)
+    }
+    const noField = await getJson(`/indexer/tx/v1/txs?pagination.limit=2&pagination.offset=4&pagination.reverse=false&pagination.key=${b64('{"page":1}')}`)
+    expect(noField.pagination).toMatchObject({ next_key: b64("6"), previous_key: b64("2") })
+  })
+
+  it("rows skipped through offsets are counted (SQL OFFSET scans them), and with offsetRowUs charged as time; cursor pages skip none", async () => {
+    const charged = await startDevnet({ seed: 42, blocks: 60, offsetRowUs: 2_000 })
+    try {
+      const get = async (query: string) => {
+        const t0 = performance.now()
+        const r = await getText(`${charged.indexerUrl}/indexer/tx/v1/txs?pagination.limit=5&pagination.reverse=false&${query}`)
+        expect(r.status).toBe(200)
+        return performance.now() - t0
+      }
+      const before = charged.stats()
+      await get(`pagination.key=${b64('{"sequence":100}')}`)
+      expect(charged.stats()).toEqual({ requests: before.requests + 1, offsetRowsSkipped: before.offsetRowsSkipped })
+      // 100 rows skipped at 2 ms each: at least 200 ms
+      expect(await get("pagination.offset=100")).toBeGreaterThanOrEqual(195)
+      // an offset key, and an offset past the end (which scans the whole list, no more)
+      await get(`pagination.key=${b64("7")}`)
+      await get("pagination.offset=1000000000")
+      expect(charged.stats().offsetRowsSkipped - before.offsetRowsSkipped).toBe(100 + 7 + charged.chain.txTotal())
+    } finally {
+      await charged.stop()
+    }
+  })
 })
 
 describe("filters and totals", () => {

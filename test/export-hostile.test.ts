@@ -23,7 +23,7 @@ import { json, proxiedDevnet, sleep, text, type HostileServer } from "./support/
 import { tempDirs } from "./support/tmp.js"
 
 const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 50, timeoutMs: 2_000, maxRetries: 4 }
-// two shards per source, 50 rows a page: each shard is walked by offset (or a height key), then by cursor
+// two shards per source, 50 rows a page: each shard is walked by cursor from a constructed first one ({"sequence": a} or {"height": a - 1})
 const SHARDING: ExportOptions = { pageSize: 50, concurrency: 2 }
 const TXS_PATH = "/indexer/tx/v1/txs"
 const BLOCKS_PATH = "/indexer/block/v1/blocks"
@@ -108,8 +108,8 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     const total = devnet.chain.txTotal()
     const cut = 300
     expect(total).toBeGreaterThan(cut + 2 * SHARDING.pageSize!)
-    // /status, the planner's offset probes and the first page of each shard are left alone: only
-    // cursor pages from position `cut` on come back empty (a cursor {"sequence": s} pages from position s)
+    // /status and the planner's probes are left alone: only cursor pages from position `cut` on
+    // come back empty (a cursor {"sequence": s} pages from position s)
     const emptied: Array<number> = []
     const out = dirs.make()
     const server = await proxy(async (req, forward) => {
@@ -175,7 +175,7 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
   })
 
   it("a cursor that repeats (a page answers with the key it was asked with) → IndexerPagingError", async () => {
-    // the first shard starts at offset 0 and pages 50 at a time, so it follows {"sequence": 100}
+    // the first shard starts at position 0 and pages 50 at a time, so it follows {"sequence": 100}
     const repeated = cursorKey({ sequence: 100 })
     const out = dirs.make()
     const server = await proxy(async (req, forward) => {
@@ -224,12 +224,14 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     const keyOf = (key: string) => JSON.parse(Buffer.from(key, "base64").toString("utf8")) as Record<string, number>
     for (const back of [1, 2, n - 2]) {
       // a cursor {"sequence": s} pages from position s: the page at `loopAt` serves the one `back` pages earlier again, forever
+      // (only under a key the proxy handed out, with its nonce: the planner's probes and the shard's first page are constructed, and answered as asked)
       const loopAt = first + back + 1
       let nonce = 0
       const server = await proxy(async (req, forward) => {
         const cursor = req.url.pathname === TXS_PATH ? cursorOf(req.url) : null
         if (cursor === null) return forward()
-        const res = await forward(rewritten(req.url, (q) => q.set("pagination.key", cursorKey({ sequence: cursor.sequence === loopAt ? loopAt - back : cursor.sequence }))))
+        const loops = cursor.nonce !== undefined && cursor.sequence === loopAt
+        const res = await forward(rewritten(req.url, (q) => q.set("pagination.key", cursorKey({ sequence: loops ? loopAt - back : cursor.sequence }))))
         const page = JSON.parse(res.body)
         // every key handed out is new (a nonce, dropped again above): only the records show the cycle
         if (page.pagination.next_key) page.pagination.next_key = cursorKey({ ...keyOf(page.pagination.next_key), nonce: ++nonce })
@@ -293,40 +295,55 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     expectNothingCommittedIn(out, "blocks", [first, last + 1])
   })
 
-  it("txs pages that ignore pagination.offset (honoured only on single-row probes) → IndexerPagingError; no shard past the first is committed", async () => {
+  it("txs pages that ignore a constructed cursor (honoured only on single-row probes and keys handed out) → IndexerPagingError; no shard past the first is committed", async () => {
     const out = dirs.make()
+    const handedOut = new Set<string>()
     const server = await proxy(async (req, forward) => {
-      const offset = Number(req.url.searchParams.get("pagination.offset") ?? 0)
-      if (req.url.pathname !== TXS_PATH || req.url.searchParams.get("pagination.limit") === "1" || offset === 0) return forward()
+      const key = req.url.searchParams.get("pagination.key")
+      const constructed = key !== null && !handedOut.has(key) && cursorOf(req.url)!.sequence > 0
+      if (req.url.pathname !== TXS_PATH || req.url.searchParams.get("pagination.limit") === "1" || !constructed) {
+        const res = await forward()
+        if (req.url.pathname === TXS_PATH) handedOut.add(JSON.parse(res.body).pagination.next_key)
+        return res
+      }
       await untilAnotherShardCommits(out, "txs")
-      return forward(rewritten(req.url, (q) => q.delete("pagination.offset")))
+      // the listing's first rows, and their own next_key
+      return forward(rewritten(req.url, (q) => q.delete("pagination.key")))
     })
     const err = failureOf(await exportVia(server, out, { datasets: ["txs"] }))
     expect(err._tag).toBe("IndexerPagingError")
-    expect(err.message).toMatch(/^the page at offset (\d+) starts with record [0-9A-F]{64}, but the row at position \1 asked alone is [0-9A-F]{64}: the indexer did not honour pagination.offset$/)
-    // only the shard that starts at position 0 (whose first page the offset does not move) stands
+    expect(err.message).toMatch(
+      /^the page after sequence (\d+) holds (\d+) rows, so it ends at sequence \d+, but its next_key names \2: the indexer did not honour the cursor, or its sequences are not contiguous$/
+    )
+    // only the shard that starts at position 0 (whose first rows are the listing's first) stands
     const committed = manifestOf(out, "txs")!.committed
     expect(committed.length).toBe(1)
     expect(committed[0][0]).toBe(0)
     expect(committed[0][1]).toBeLessThan(devnet.chain.txTotal())
-    // a probe that answers no row at all is no pass: the row at that position exists
-    const silent = await proxy(async (req, forward) => {
-      const offset = Number(req.url.searchParams.get("pagination.offset") ?? 0)
-      if (req.url.pathname !== TXS_PATH || offset === 0 || req.url.searchParams.has("pagination.key")) return forward()
-      if (req.url.searchParams.get("pagination.limit") !== "1") {
-        return forward(rewritten(req.url, (q) => q.delete("pagination.offset")))
-      }
-      // the planner's probes are answered; a shard's own, asked with its first page (given 50 ms to arrive), is empty
-      await sleep(50)
+  })
+
+  it("a txs page missing a row (a gap in sequences), or naming a next_key that is no sequence cursor → IndexerPagingError, nothing of the shard committed", async () => {
+    // without the check, the shard would read one row past its end: the next shard's first, committed twice
+    const gap = await proxy(async (req, forward) => {
       const res = await forward()
-      const shardPages = silent.requests.filter((r) => {
-        const u = new URL(r.path, silent.url)
-        return u.pathname === TXS_PATH && u.searchParams.get("pagination.limit") !== "1" && Number(u.searchParams.get("pagination.offset") ?? 0) > 0
-      })
-      return shardPages.length > 0 ? json({ txs: [], pagination: JSON.parse(res.body).pagination }) : res
+      if (req.url.pathname !== TXS_PATH || cursorOf(req.url)?.sequence !== 50) return res
+      const page = JSON.parse(res.body)
+      return json({ ...page, txs: page.txs.slice(1) })
     })
-    const quiet = failureOf(await exportVia(silent, dirs.make(), { datasets: ["txs"] }))
-    expect(quiet.message).toMatch(/^the page at offset \d+ starts with record [0-9A-F]{64}, but the row at position \d+ asked alone is none: the indexer did not honour pagination.offset$/)
+    const gapOut = dirs.make()
+    const missing = failureOf(await exportVia(gap, gapOut, { datasets: ["txs"] }))
+    expect(missing).toMatchObject({ _tag: "IndexerPagingError", key: cursorKey({ sequence: 50 }) })
+    expect(missing.message).toBe("the page after sequence 50 holds 49 rows, so it ends at sequence 99, but its next_key names 100: the indexer did not honour the cursor, or its sequences are not contiguous")
+    expectNothingCommittedIn(gapOut, "txs", [0, 100])
+    // an offset key where a cursor belongs (single-row probes answered as they are)
+    const offsetKeys = await proxy(async (req, forward) => {
+      const res = await forward()
+      if (req.url.pathname !== TXS_PATH || req.url.searchParams.get("pagination.limit") === "1") return res
+      const page = JSON.parse(res.body)
+      return json({ ...page, pagination: { ...page.pagination, next_key: Buffer.from("50").toString("base64") } })
+    })
+    const keyed = failureOf(await exportVia(offsetKeys, dirs.make(), { datasets: ["txs"] }))
+    expect(keyed.message).toMatch(/^the page after sequence \d+ names next_key NTA=, which is no sequence cursor$/)
   })
 
   it("a snapshot list (offset keys) whose page is cut short but names a next page (rows between lost) → IndexerPagingError, no snapshot committed", async () => {

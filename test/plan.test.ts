@@ -111,4 +111,25 @@ describe("firstAtOrAbove (k-ary position search)", () => {
       expect(most, `fanout ${fanout}`).toBe(fanout)
     }
   })
+
+  it("a guess (where the lake's rows end) is settled by its two neighbours when right, and bounds the search when wrong", () => {
+    // three rows a height: position p is at height floor(p / 3) + 1
+    const search = (height: number, guess: number) => {
+      const asked: Array<number> = []
+      const heightAt = (p: number) => Effect.sync(() => (asked.push(p), p < 1000 ? Math.floor(p / 3) + 1 : null))
+      return { found: Effect.runSync(firstAtOrAbove(heightAt, 1000, height, 8, guess)), asked }
+    }
+    // right: two probes, the guess and the row before it
+    expect(search(201, 600)).toEqual({ found: 600, asked: [599, 600] })
+    // right at either end: the first row, or past the last (no row to ask there)
+    expect(search(1, 0)).toEqual({ found: 0, asked: [0] })
+    expect(search(10_000, 1000)).toEqual({ found: 1000, asked: [999] })
+    for (const [height, guess] of [[201, 500], [201, 700], [201, 601], [2, 999], [334, 3]] as const) {
+      const { found, asked } = search(height, guess)
+      expect(found, `height ${height}, guess ${guess}`).toBe(Math.min(1000, (height - 1) * 3))
+      // the search goes on past the guess, on the side it says: never back over it
+      const rest = asked.slice(2)
+      expect(rest.every((p) => (found < guess ? p < guess : p > guess)), `height ${height}, guess ${guess}: ${asked}`).toBe(true)
+    }
+  })
 })

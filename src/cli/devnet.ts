@@ -25,6 +25,10 @@ const options = {
     Options.withDescription("none | light | heavy, or rates like 429=0.05,503=0.05,reset=0.02 (also truncate=, malformed= and the flag count-timeout)")
   ),
   latencyMs: integerOption("latency-ms").pipe(Options.withDefault(0), Options.withDescription("milliseconds from each request to its response (the server's own work counts within it)")),
+  offsetRowUs: integerOption("offset-row-us").pipe(
+    Options.withDefault(0),
+    Options.withDescription("microseconds each row skipped through pagination.offset adds to its answer, as the real indexer's SQL OFFSET scans them; 0 keeps offsets free")
+  ),
   vm: Options.choice("vm", ["evm", "move", "wasm"]).pipe(Options.withDefault("evm" as const), Options.withDescription("the rollup's VM: EVM routes exist on evm only; the rich list is served on every VM (bech32 accounts off evm)")),
   txsPerBlock: integerOption("txs-per-block").pipe(Options.withDefault(4), Options.withDescription("mean txs per block (20% of blocks are empty)")),
   feeDenom: Options.text("fee-denom").pipe(
@@ -46,7 +50,7 @@ export const devnetCommand = Command.make("devnet", options, (o) =>
     // usage errors: exit 2, as every other command's
     if (o.blocks < 1) return yield* new UserError({ message: `--blocks must be at least 1, got ${o.blocks}`, exitCode: 2 })
     if (o.port < 0 || o.port > 65534) return yield* new UserError({ message: `--port must be between 0 and 65534, got ${o.port}`, exitCode: 2 })
-    if (o.blockTime < 0 || o.latencyMs < 0) return yield* new UserError({ message: "--block-time and --latency-ms cannot be negative", exitCode: 2 })
+    if (o.blockTime < 0 || o.latencyMs < 0 || o.offsetRowUs < 0) return yield* new UserError({ message: "--block-time, --latency-ms and --offset-row-us cannot be negative", exitCode: 2 })
     if (Option.isSome(o.forkSeed) && Option.isNone(o.forkHeight)) return yield* new UserError({ message: "--fork-seed needs --fork-height", exitCode: 2 })
     if (Option.isSome(o.forkHeight) && o.forkHeight.value < 0) return yield* new UserError({ message: `--fork-height must be 0 or more, got ${o.forkHeight.value}`, exitCode: 2 })
     const fork = Option.map(o.forkHeight, (height) => ({ height, seed: Option.getOrElse(o.forkSeed, () => o.seed + 1) }))
@@ -62,6 +66,7 @@ export const devnetCommand = Command.make("devnet", options, (o) =>
             blockTimeMs: o.blockTime,
             faults: o.faults,
             latencyMs: o.latencyMs,
+            offsetRowUs: o.offsetRowUs,
             vm: o.vm as Vm,
             txsPerBlock: o.txsPerBlock,
             routerMetadata: !o.noRouterMetadata,

@@ -17,6 +17,8 @@ export interface DevnetReply {
   readonly contentType: string
   /** whether a truncated or malformed variant of this reply is allowed (not for non-idempotent POSTs) */
   readonly corruptible?: boolean
+  /** the server's work beyond the latency, in ms (rows an OFFSET scanned): the reply is sent that much later */
+  readonly workMs?: number
 }
 
 export interface HttpService {
@@ -59,7 +61,7 @@ export const serve = async (options: {
     const url = new URL(req.url ?? "/", "http://devnet")
     const key = `${req.method} ${url.pathname}${url.search} ${body}`
     const fault = options.exempt?.(url) ? undefined : options.faults.next(key)
-    const due = arrived + options.latencyMs + (fault === "stall" ? options.faults.spec.stallMs : 0)
+    let due = arrived + options.latencyMs + (fault === "stall" ? options.faults.spec.stallMs : 0)
     const atDue = (send: () => void) => later(due - performance.now(), send)
     if (fault === "reset") return atDue(() => req.socket.destroy())
     if (fault === "429" || fault === "500" || fault === "502" || fault === "503")
@@ -80,6 +82,7 @@ export const serve = async (options: {
       console.error("devnet handler crashed:", e)
       reply = { status: 500, body: "Internal Server Error", contentType: "text/plain; charset=utf-8" }
     }
+    due += reply.workMs ?? 0
     let out = reply.body
     const corruptible = reply.corruptible !== false && reply.status === 200
     if (corruptible && options.faults.malformed(`${url.pathname}${url.search}`)) out = corruptOneRecord(out, options.seed, key)

@@ -53,6 +53,20 @@ export interface DevnetOptions {
   readonly routerMetadata?: boolean
   /** another history above a height (ChainOptions.fork): a devnet that forked from, or was rolled back and re-synced from, one with the same seed */
   readonly fork?: { readonly height: number; readonly seed: number }
+  /**
+   * µs each row skipped through pagination.offset adds to its answer, as on the real indexer,
+   * whose OFFSET scans every row it skips (default 0: tests pay nothing; the rows are counted
+   * either way, in stats())
+   */
+  readonly offsetRowUs?: number
+}
+
+/** What the devnet's indexer has served so far. */
+export interface DevnetStats {
+  /** indexer requests answered (faults injected before the handler are not) */
+  readonly requests: number
+  /** rows skipped through offsets: rows the real indexer would scan and throw away */
+  readonly offsetRowsSkipped: number
 }
 
 export interface Devnet {
@@ -62,6 +76,8 @@ export interface Devnet {
   readonly chain: Chain
   /** current tip, growing with time when blockTimeMs > 0 */
   readonly tip: () => number
+  /** the indexer's requests and the rows their offsets skipped, since it started */
+  readonly stats: () => DevnetStats
   readonly stop: () => Promise<void>
 }
 
@@ -87,7 +103,9 @@ export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> 
     if (blockTimeMs > 0) chain.extendTo(blocks + Math.floor((Date.now() - started) / blockTimeMs))
     return chain.tip
   }
-  const indexer = new IndexerApi(chain, { countTimeout: spec.countTimeout, richList: options.richList ?? "all-vms" })
+  const offsetRowUs = options.offsetRowUs ?? 0
+  if (!(offsetRowUs >= 0)) throw new Error(`offsetRowUs must be 0 or more, got ${offsetRowUs}`)
+  const indexer = new IndexerApi(chain, { countTimeout: spec.countTimeout, richList: options.richList ?? "all-vms", offsetRowUs })
   const router = new RouterApi({ seed, transferTimeScale: options.transferTimeScale ?? 0.01, indexDelayMs: options.trackIndexDelayMs ?? 500, metadata: options.routerMetadata ?? true, instance: randomUUID() })
   const common = { seed, latencyMs: options.latencyMs ?? 0 }
   const indexerHttp = await serve({
@@ -111,6 +129,7 @@ export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> 
     routerUrl: routerHttp.url,
     chain,
     tip,
+    stats: () => indexer.stats(),
     stop: async () => {
       await Promise.all([indexerHttp.close(), routerHttp.close()])
     }

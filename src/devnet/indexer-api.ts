@@ -8,7 +8,7 @@
  * indexer-richlist.ts, on the shared conventions of indexer-wire.ts.
  */
 import type { Chain } from "./chain.js"
-import { BadRequest, cursorPage, parsePagination, rangeList } from "./pagination.js"
+import { BadRequest, cursorPage, metered, parsePagination, rangeList, type OffsetMeter } from "./pagination.js"
 import { blockJson } from "./render.js"
 import { openApiDocument } from "./openapi.js"
 import { evmTxs, internalTxs } from "./indexer-evm.js"
@@ -27,6 +27,16 @@ export interface IndexerOptions {
    * EVM, `rich_list_height` in /status); "evm-only" keeps the older behaviour (404 elsewhere).
    */
   readonly richList: "all-vms" | "evm-only"
+  /** µs each row skipped through pagination.offset adds to its answer (Postgres scans every row an OFFSET skips); 0: free */
+  readonly offsetRowUs: number
+}
+
+/** What the indexer has served so far. */
+export interface IndexerStats {
+  /** requests answered (faults injected before the handler are not) */
+  readonly requests: number
+  /** rows skipped through offsets (pagination.offset or an offset key): rows a real server scans to throw away */
+  readonly offsetRowsSkipped: number
 }
 
 const EVM_ONLY = "evm routes are not available on this chain"
@@ -45,7 +55,23 @@ export class IndexerApi {
     return this.options.richList === "all-vms" || this.chain.isEvm
   }
 
+  private requests = 0
+  private skipped = 0
+
+  stats(): IndexerStats {
+    return { requests: this.requests, offsetRowsSkipped: this.skipped }
+  }
+
+  /** Answers one request, charging the rows its offset skipped: counted, and as time when offsetRowUs > 0. */
   handle(method: string, url: URL): DevnetResponse {
+    const meter: OffsetMeter = { rows: 0 }
+    const response = metered(meter, () => this.answer(method, url))
+    this.requests++
+    this.skipped += meter.rows
+    return meter.rows > 0 && this.options.offsetRowUs > 0 ? { ...response, workMs: (meter.rows * this.options.offsetRowUs) / 1000 } : response
+  }
+
+  private answer(method: string, url: URL): DevnetResponse {
     try {
       if (method !== "GET") throw new HttpError(405, "Method Not Allowed")
       return this.route(url)

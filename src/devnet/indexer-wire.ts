@@ -9,6 +9,8 @@ export interface DevnetResponse {
   readonly status: number
   readonly body: string
   readonly contentType: string
+  /** the server's work beyond the latency, in ms (see DevnetReply) */
+  readonly workMs?: number
 }
 
 /** A refusal, answered in plain text with this status. */

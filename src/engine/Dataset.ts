@@ -63,8 +63,10 @@ export const columnsOf =
 
 /**
  * An append-only source: a list paged in ascending order. `height` sources (blocks) are sharded by
- * height with constructed height cursors; `position` sources (the tx families) by row position:
- * first page by offset, then the cursor, stopping after the shard's row count.
+ * height with constructed height cursors; `position` sources (the tx families) by row position,
+ * position p being sequence p + 1: first page by a constructed sequence cursor, then the cursor,
+ * stopping after the shard's row count (cursors.ts). Neither is read by offset, which the real
+ * indexer pays for with every row it skips.
  */
 export interface AppendSource<R = any> extends ListRef {
   /** one fetch serves every dataset of the same source id (evm_txs and evm_logs) */

@@ -71,6 +71,12 @@ export interface SourceService {
   /** whether `list` is served here: false only when its endpoint itself says it is not (a documented 404) */
   readonly served: (list: ListRef) => Effect.Effect<boolean, SourceFailure>
   /**
+   * `served`, answered by the page `request` asks of `list`, so that one request says whether a
+   * list is served and where it starts or ends: the page, "not served" (a documented 404), or
+   * "refused" (served, but it refused a parameter: a 400)
+   */
+  readonly probe: (list: ListRef, request: PageRequest) => Effect.Effect<ListPage | "not served" | "refused", SourceFailure>
+  /**
    * the source's own words when `failure` is its answer that the list asked for does not exist
    * (a parameter it cannot resolve, such as a denom with no rich list), else undefined
    */

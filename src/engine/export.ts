@@ -3,8 +3,9 @@
  * dataset and no API by name: datasets are declarations (Dataset.ts), the API is a driver
  * (src/sources/), the lake is Checkpoints and ParquetSink.
  *
- * A run: (1) asks the source's status, whether each selected dataset's list is served, where
- * height sources start, and where the asked heights fall in position sources, all at once;
+ * A run: (1) asks the source's status and probes each selected dataset's list with one row (is it
+ * served; where a height source starts, where a position source ends), all at once, then where the
+ * asked heights fall in position sources, by cursor probes (no offset: see positionRange);
  * (2) plans each source's shards (plan.ts) from what its datasets have not committed; (3) runs
  * every shard of every dataset, and the snapshots, in one pool, largest first, at most
  * `concurrency` of them paging at once; a shard that has paged its range writes and commits its
@@ -14,12 +15,12 @@
  * start once those datasets are done).
  * Every request goes through the one request limiter of the source's client.
  */
-import { Data, Effect, Either } from "effect"
+import { Data, Effect } from "effect"
 import { DEFAULTS as EXPORT_DEFAULTS } from "../defaults.js"
 import { Checkpoints, type CheckpointError, type CommittedFile } from "../lake/Checkpoints.js"
 import { retiredColumnsProblem } from "../lake/columns.js"
 import { ParquetSink, type SinkError } from "../lake/ParquetSink.js"
-import { covers, type Range } from "../lake/RangeSet.js"
+import { covers, normalize, type Range } from "../lake/RangeSet.js"
 import type { AppendDataset, AppendSource, Dataset, SnapshotDataset } from "./Dataset.js"
 import { olderColumnsNotice } from "./commit.js"
 import { anchorIdentity, checkIdentity, HistoryGuard, historyGuard, type LakeIdentityError, type OnReorg } from "./identity.js"
@@ -28,7 +29,8 @@ import { firstAtOrAbove } from "./positions.js"
 import { describeRollback, finishRollback, rollbackLake, type RollbackError } from "./rollback.js"
 import { runShard, type ShardSettings } from "./shard.js"
 import { runSnapshot, snapshotInput } from "./snapshot.js"
-import { Source, type SourceFailure, type SourceService, type SourceStatus } from "./Source.js"
+import { cursorPageProblem, positionCursor, sequenceOf } from "./cursors.js"
+import { Source, type ListPage, type ListRef, type PageRequest, type SourceFailure, type SourceService, type SourceStatus } from "./Source.js"
 
 export class ExportError extends Data.TaggedError("ExportError")<{ readonly message: string }> {}
 
@@ -117,69 +119,125 @@ type Env = Source | ParquetSink | Checkpoints
 type Failure = SourceFailure | SinkError | CheckpointError | ExportError | LakeIdentityError | RollbackError
 type ExportableDataset = AppendDataset | SnapshotDataset
 
-/** The sources' answers a plan needs, asked all at once: served or not, and where height sources start. */
+/**
+ * The one-row page each list is probed with: whether it is served, and where it starts (a height
+ * source's oldest row: a pruned node starts above 1) or ends (a position source's newest row: its
+ * total, its MAX(sequence) as next_key, and the height it reaches), in one request.
+ */
+const probeRequest = (list: ListRef): PageRequest => ({ limit: 1, reverse: (list as Partial<AppendSource>).unit === "position" })
+
+/** The sources' answers a plan needs, asked all at once: the status, and each list's probe page (probeRequest). */
 const probe = (source: SourceService, selected: ReadonlyArray<ExportableDataset>) => {
   const lists = new Map(selected.map((d) => [d.name, d.kind === "append" ? d.source : d.probe]))
-  const heightSources = [...new Map(selected.flatMap((d) => (d.kind === "append" && d.source.unit === "height" ? [[d.source.id, d.source] as const] : []))).values()]
   return Effect.all(
     [
       source.status,
       // Stryker disable next-line ObjectLiteral,StringLiteral: the probes at once or one after another: the same answers, only slower
-      Effect.forEach([...new Set(lists.values())], (list) => source.served(list).pipe(Effect.map((served) => [list, served] as const)), { concurrency: "unbounded" }),
-      // the lowest height each height source serves (a pruned node starts above 1)
-      Effect.forEach(
-        heightSources,
-        (s) =>
-          source.page(s, { limit: 1, reverse: false }).pipe(
-            Effect.map((p) => [s.id, p.items.length > 0 ? s.heightOf(p.items[0]) : 1] as const),
-            // a source that is not served answers no page; its datasets are skipped below
-            Effect.either,
-            Effect.map((e) => (Either.isRight(e) ? e.right : ([s.id, 1] as const)))
-          ),
-        // Stryker disable next-line ObjectLiteral,StringLiteral: at once or one after another: the same answers, only slower
-        { concurrency: "unbounded" }
-      )
+      Effect.forEach([...new Set(lists.values())], (list) => source.probe(list, probeRequest(list)).pipe(Effect.map((answer) => [list, answer] as const)), { concurrency: "unbounded" })
     ],
     // Stryker disable next-line ObjectLiteral,StringLiteral: at once or one after another: the same answers, only slower
     { concurrency: "unbounded" }
   ).pipe(
-    Effect.map(([status, served, lowest]) => ({
-      status,
-      served: (d: ExportableDataset) => new Map(served).get(lists.get(d.name)!) !== false,
-      lowest: new Map(lowest)
-    }))
+    Effect.map(([status, answers]) => {
+      const byList = new Map<ListRef, ListPage | "not served" | "refused">(answers)
+      const pageOf = (list: ListRef) => {
+        const answer = byList.get(list)
+        return typeof answer === "object" ? answer : undefined
+      }
+      return {
+        status,
+        served: (d: ExportableDataset) => byList.get(lists.get(d.name)!) !== "not served",
+        // the lowest height a height source serves; 1 where its probe found no row
+        lowest: (list: AppendSource) => {
+          const page = pageOf(list)
+          return page && page.items.length > 0 ? list.heightOf(page.items[0]) : 1
+        },
+        /** a position source's newest row, as its probe found it (none where the probe was refused) */
+        newest: pageOf
+      }
+    })
   )
 }
 
-/** Rows in a position source (its total, MAX(sequence), is the count while sequences are contiguous) and the positions of [from, to]. */
-const positionRange = (source: SourceService, list: AppendSource, from: number, to: number, fanout: number) =>
+/** A position source's newest row: one row, newest first (probeRequest). */
+const NEWEST_ROW: PageRequest = { limit: 1, reverse: true }
+
+/** Single-row probes of a position source by constructed cursor (cursors.ts), each asked once: a position's height, or null past the end. */
+const positionProbes = (source: SourceService, list: AppendSource) => {
+  const known = new Map<number, number | null>()
+  const heightAt = (position: number): Effect.Effect<number | null, SourceFailure> =>
+    known.has(position)
+      ? Effect.succeed(known.get(position)!)
+      : source.page(list, { key: positionCursor(position), limit: 1, reverse: false }).pipe(
+          Effect.flatMap((p) => {
+            // the row after sequence `position` must be sequence position + 1: position `position`'s
+            const problem = cursorPageProblem(position, p.items.length, p.nextKey)
+            if (problem) return Effect.fail(source.untrustedPaging(list, p.key, problem))
+            const height = p.items.length > 0 ? list.heightOf(p.items[0]) : null
+            known.set(position, height)
+            return Effect.succeed(height)
+          })
+        )
+  return { heightAt, known }
+}
+
+/** MAX(sequence), as the newest row's next_key names it (undefined where the list holds no row). */
+const newestSequence = (source: SourceService, list: AppendSource, newest: ListPage): Effect.Effect<number | undefined, SourceFailure> => {
+  if (newest.items.length === 0) return Effect.succeed(undefined)
+  const sequence = sequenceOf(newest.nextKey)
+  return sequence === undefined
+    ? Effect.fail(source.untrustedPaging(list, null, `its newest row names next_key ${newest.nextKey}, which is no sequence cursor: its rows cannot be addressed by sequence`))
+    : Effect.succeed(sequence)
+}
+
+/** Where the lake's committed rows of a position source start and end: the searches try these first. */
+const committedGuesses = (group: ReadonlyArray<AppendDataset>) =>
   Effect.gen(function* () {
-    // single-row probes, kept: the two searches and the count share them
-    const probes = new Map<number, number | null>()
-    const heightAt = (position: number): Effect.Effect<number | null, SourceFailure> =>
-      probes.has(position)
-        ? Effect.succeed(probes.get(position)!)
-        : source.page(list, { offset: position, limit: 1, reverse: false }).pipe(
-            Effect.map((p) => {
-              const h = p.items.length > 0 ? list.heightOf(p.items[0]) : null
-              probes.set(position, h)
-              return h
-            })
-          )
-    // Stryker disable next-line ObjectLiteral,BooleanLiteral: any first page carries the list's total; one row, oldest first, is only the cheapest
-    const first = yield* source.page(list, { limit: 1, reverse: false })
-    const rows = Number(first.total)
-    if (!Number.isFinite(rows) || rows < 0) return yield* new ExportError({ message: `${list.endpoint} reports total ${first.total}; cannot plan position shards` })
+    const checkpoints = yield* Checkpoints
+    const committed: Array<Range> = []
+    for (const d of group) committed.push(...((yield* checkpoints.get(d.name))?.committed ?? []))
+    const ranges = normalize(committed)
+    return { start: ranges[0]?.[0], end: ranges.at(-1)?.[1] }
+  })
+
+/**
+ * Rows in a position source and the positions of heights [from, to], found by cursor probes (no
+ * offset: the real indexer scans every row an offset skips). The total, MAX(sequence), counts
+ * the rows while sequences are contiguous: the newest row (the list's probe) must be the total's.
+ * Where that row is at or below `to`, the range ends at the total with no search (a rerun, a
+ * follow round); otherwise, and for a start above height 1, the searches try where the lake's
+ * committed rows start and end first (`guesses`).
+ */
+const positionRange = (
+  source: SourceService,
+  list: AppendSource,
+  { from, to }: { readonly from: number; readonly to: number },
+  fanout: number,
+  probed: ListPage | undefined,
+  guesses: { readonly start?: number; readonly end?: number }
+) =>
+  Effect.gen(function* () {
+    // a list that refused the probe's parameters answers no page: asked again, it says why
+    const newest = probed ?? (yield* source.page(list, NEWEST_ROW))
+    const rows = Number(newest.total)
+    if (!Number.isFinite(rows) || rows < 0) return yield* new ExportError({ message: `${list.endpoint} reports total ${newest.total}; cannot plan position shards` })
     if (rows === 0) return [0, 0] as Range
-    if ((yield* heightAt(rows - 1)) === null) return yield* new ExportError({ message: `${list.endpoint}: total ${rows} but no row at position ${rows - 1}: sequences are not contiguous` })
+    const maxSequence = yield* newestSequence(source, list, newest)
+    if (maxSequence === undefined || maxSequence < rows) return yield* new ExportError({ message: `${list.endpoint}: total ${rows} but no row at position ${rows - 1}: sequences are not contiguous` })
+    const { heightAt, known } = positionProbes(source, list)
+    known.set(maxSequence - 1, list.heightOf(newest.items[0]))
+    // the newest row is the total's: none past it, when the probe was answered
+    if (maxSequence === rows) known.set(rows, null)
     // a total below the data (a stale count) would end the export early and quietly: a row past
     // it at a height already asked for cannot be one the chain added since
     const past = yield* heightAt(rows)
     if (past !== null && past <= to)
       return yield* Effect.fail(source.untrustedPaging(list, null, `pagination.total says ${rows} rows, but position ${rows} holds a row at height ${past} (at most ${to} asked for): the total is lower than the data`))
+    const lastHeight = known.get(rows - 1)
     // Stryker disable next-line all: from height 1 the search would find position 0 too (a round of probes saved); the two searches at once or in turn find the same
-    const [start, end] = yield* Effect.all([from <= 1 ? Effect.succeed(0) : firstAtOrAbove(heightAt, rows, from, fanout), firstAtOrAbove(heightAt, rows, to + 1, fanout)], { concurrency: "unbounded" })
-    return [start, end] as Range
+    const start = from <= 1 ? Effect.succeed(0) : firstAtOrAbove(heightAt, rows, from, fanout, guesses.start)
+    const end = lastHeight !== undefined && lastHeight !== null && lastHeight <= to ? Effect.succeed(rows) : firstAtOrAbove(heightAt, rows, to + 1, fanout, guesses.end)
+    return (yield* Effect.all([start, end], { concurrency: "unbounded" })) as Range
   })
 
 /** One unit of work of the pool: a shard, or a snapshot. */
@@ -312,7 +370,7 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
         Effect.gen(function* () {
           const list = group[0].source
           const watermark = status.watermarks[list.watermark]!
-          const lowest = list.unit === "height" ? answers.lowest.get(list.id)! : 1
+          const lowest = list.unit === "height" ? answers.lowest(list) : 1
           const bounds = heightBounds(options, lowest, watermark)
           // heights the source does not have: an empty run says so rather than end in silence
           if (bounds.to < bounds.from && !options.toHeightAhead)
@@ -320,7 +378,11 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
           else if (bounds.clipped && !options.toHeightAhead) notice(`${group.map((d) => d.name).join(", ")}: --to-height ${options.toHeight} is above ${list.watermark} ${watermark}; exporting to ${watermark}`)
           // an empty or inverted range: nothing to do, and no position search to make
           const range: Range =
-            bounds.to < bounds.from ? [0, 0] : list.unit === "height" ? [bounds.from, bounds.to + 1] : yield* positionRange(source, list, bounds.from, bounds.to, concurrency)
+            bounds.to < bounds.from
+              ? [0, 0]
+              : list.unit === "height"
+                ? [bounds.from, bounds.to + 1]
+                : yield* positionRange(source, list, bounds, concurrency, answers.newest(list), yield* committedGuesses(group))
           return { group, list, watermark, bounds, range }
         }),
       // Stryker disable next-line ObjectLiteral,StringLiteral: at once or one after another: the same answers, only slower

@@ -13,6 +13,7 @@ import { subtract, type Range } from "../lake/RangeSet.js"
 import { commitFiles, writePending } from "./commit.js"
 import { NO_CONTEXT, type AppendDataset, type AppendSource, type RowContext } from "./Dataset.js"
 import { decodeRecord, isInvalid } from "./pageDecode.js"
+import { cursorPageProblem, heightCursor, positionCursor, sequenceOf } from "./cursors.js"
 import { walkPages, type PageInfo } from "./pager.js"
 import { Source, type InvalidRecordFailure, type ListPage, type PageRequest, type SourceFailure } from "./Source.js"
 import { makeFolder } from "../lake/files.js"
@@ -50,8 +51,6 @@ interface ShardWriter {
   minHeight: number
   maxHeight: number
 }
-
-const b64 = (s: string) => Buffer.from(s).toString("base64")
 
 /** A row asked for the time of a height its record did not name (see `contextOf`). */
 class MissingBlockTime {
@@ -260,45 +259,41 @@ export const runShard = (
           }
         }
       })
-    // the first page by a constructed height cursor (blocks) or by offset (positions), then the
-    // cursor; the pager asks no page for more than the shard's rows left (maxRows)
-    const first: PageRequest =
-      source.unit === "height" ? { key: b64(JSON.stringify({ height: a - 1 })), limit: pageSize, reverse: false } : { offset: a, limit: pageSize, reverse: false }
     /*
-     * A position shard's first page is where offsets are trusted: an indexer that ignored
-     * pagination.offset on it (honouring it only on single-row probes, as the planner asks)
-     * answered the listing's first rows to every shard, committed as duplicates with exit 0. So
-     * that page's first row is checked against the row at its position asked alone, at once.
+     * Every page by a keyset cursor, the first one constructed: the rows above height a - 1
+     * (blocks), or after sequence a, position a's (the tx families: cursors.ts), never by
+     * offset, which the real indexer pays for with every row it skips. The pager asks no page for
+     * more than the shard's rows left (maxRows).
      */
-    const firstPage = (request: PageRequest) =>
-      Effect.gen(function* () {
-        const [page, alone] = yield* Effect.all([sourceService.page(source, request), sourceService.page(source, { offset: a, limit: 1, reverse: false })], { concurrency: 2 })
-        // records not checked yet: a record that breaks its schema (either one) is the record check's
-        // to name or set aside, so the rows are compared only when both are records
-        const idOf = (r: unknown) => (r === undefined ? "none" : source.validate(r) === undefined ? source.identityOf(r) : undefined)
-        // exactly the same row: position lists are in a total order (the sequence), and a check that
-        // took rows tied at a height in either order let a row through twice (and lost its neighbour)
-        const [got, expected] = [idOf(page.items[0]), idOf(alone.items[0])]
-        if (got !== undefined && expected !== undefined && got !== expected)
-          return yield* Effect.fail(
-            sourceService.untrustedPaging(source, page.key, `the page at offset ${a} starts with record ${got}, but the row at position ${a} asked alone is ${expected}: the indexer did not honour pagination.offset`)
-          )
-        return page
-      })
+    const first: PageRequest = { key: source.unit === "height" ? heightCursor(a - 1) : positionCursor(a), limit: pageSize, reverse: false }
     const fetchAndWrite = (request: PageRequest): Effect.Effect<PageInfo, WriteFailure, Checkpoints> =>
-      (source.unit === "position" && a > 0 && request.offset !== undefined ? firstPage(request) : sourceService.page(source, request)).pipe(
-        Effect.flatMap((page) => ingest(page).pipe(Effect.as({ key: page.key, nextKey: page.nextKey, count: page.items.length })))
-      )
+      sourceService.page(source, request).pipe(Effect.flatMap((page) => ingest(page).pipe(Effect.as({ key: page.key, nextKey: page.nextKey, count: page.items.length }))))
+    /*
+     * A position source's page must end where its cursor and row count say (cursors.ts): the
+     * shard's first row is then the row its position names, and no page overlaps, skips or
+     * repeats another. Checked once its records have been (a record met twice is named as such)
+     * and the pager has (a next_key that comes back is named as such), before it is counted.
+     */
+    const placed = (page: PageInfo): Effect.Effect<void, SourceFailure> => {
+      if (source.unit !== "position") return Effect.void
+      const after = sequenceOf(page.key)
+      // (a key the pager followed was a page's next_key, found to be a sequence cursor here first)
+      const problem = after === undefined ? `the page was asked with key ${page.key}, which is no sequence cursor` : cursorPageProblem(after, page.count, page.nextKey)
+      return problem ? Effect.fail(sourceService.untrustedPaging(source, page.key, problem)) : Effect.void
+    }
     let seen = 0
     const work = Effect.gen(function* () {
       yield* fetchSlots.withPermits(1)(
         Stream.runForEach(
           walkPages(fetchAndWrite, { first, maxRows: b - a, untrusted: (key, message) => sourceService.untrustedPaging(source, key, message) }),
           (page) =>
-            Effect.sync(() => {
-              seen += page.count
-              for (const d of targets) events.fetched(d.name, page.count)
-            })
+            Effect.zipRight(
+              placed(page),
+              Effect.sync(() => {
+                seen += page.count
+                for (const d of targets) events.fetched(d.name, page.count)
+              })
+            )
         )
       )
       if (seen !== b - a) return yield* Effect.fail(sourceService.untrustedPaging(source, null, `expected ${b - a} rows for ${source.unit}s ${a}..${b - 1}, the listing ended after ${seen}`))

@@ -58,6 +58,13 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
   // contract answers 400 with the lookup's error: rollytics api/handler/richlist/richlist.go) is a
   // route that is served: only 404 says a route is not
   const refused = (e: IndexerError) => e._tag === "IndexerHttpError" && e.status === 400
+  // the real indexer answers 404 on routes it does not serve (EVM routes on Move/Wasm rollups)
+  const probe = (list: ListRef, request: Parameters<SourceService["page"]>[1]): Effect.Effect<ListPage | "not served" | "refused", IndexerError> =>
+    page(list, request).pipe(
+      Effect.map((p): ListPage | "not served" | "refused" => p),
+      Effect.catchIf(is404, () => Effect.succeed("not served" as const)),
+      Effect.catchIf(refused, () => Effect.succeed("refused" as const))
+    )
 
   const times = new Map<number, string>()
   const remember = (height: number, time: string) => {
@@ -162,14 +169,9 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
         Effect.map((r): string | undefined => r.block.hash),
         Effect.catchIf(is404, () => Effect.succeed(undefined))
       ),
-    // the real indexer answers 404 on routes it does not serve (EVM routes on Move/Wasm rollups)
-    served: (list) =>
-      // Stryker disable next-line BooleanLiteral: either end of the list answers whether it is served
-      page(list, { limit: 1, reverse: false }).pipe(
-        Effect.as(true),
-        Effect.catchIf(is404, () => Effect.succeed(false)),
-        Effect.catchIf(refused, () => Effect.succeed(true))
-      ),
+    // Stryker disable next-line BooleanLiteral: either end of the list answers whether it is served
+    served: (list) => Effect.map(probe(list, { limit: 1, reverse: false }), (answer) => answer !== "not served"),
+    probe,
     absent: (failure) => {
       const e = failure as IndexerError
       // a 400 only: a 404 is a route (or a gateway) that is not there, not a parameter refused
