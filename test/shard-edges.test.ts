@@ -168,3 +168,29 @@ describe("a shard's edges", () => {
     await expectDatasetMatches(out, model("blocks", 10_000))
   })
 })
+
+describe("commits within a long shard", () => {
+  it("every checkpointMs a shard commits what it read so far: a run that fails mid-shard keeps those commits (exact ranges, no row twice), and a rerun completes the lake exactly", async () => {
+    const out = dirs.make()
+    let txPages = 0
+    // the txs listing breaks for good after 6 pages: one shard (concurrency 1) that has committed page by page
+    const failing = await proxy((req, forward) => (new URL(req.path, "http://x").pathname === TXS_PATH && ++txPages > 6 ? { status: 400, body: "[BAD_REQUEST] broken" } : forward()))
+    try {
+      const r = await exportVia(failing.url, out, { datasets: ["txs"], pageSize: 10, concurrency: 1, checkpointMs: 0 })
+      expect(Either.isLeft(r)).toBe(true)
+    } finally {
+      await failing.close()
+    }
+    const m = manifestOf(out, "txs")
+    // the pages read before the failure are committed, each file with the range it completes
+    expect(m.committed).toHaveLength(1)
+    const [[start, end]] = m.committed
+    expect(start).toBe(0)
+    expect(end).toBeGreaterThanOrEqual(40)
+    expect(m.files.reduce((n, f) => n + f.rows, 0)).toBe(end)
+    const ranges = m.files.map((f) => f.range!).sort((x, y) => x[0] - y[0])
+    for (let i = 1; i < ranges.length; i++) expect(ranges[i][0], "file ranges tile the committed range").toBe(ranges[i - 1][1])
+    await exportOk(devnet.indexerUrl, out, { datasets: ["txs"], pageSize: 10, concurrency: 1, checkpointMs: 0 })
+    await expectDatasetMatches(out, model("txs", 10_000))
+  })
+})

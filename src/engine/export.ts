@@ -56,6 +56,8 @@ export interface ExportOptions {
   readonly flushBytes?: number
   /** largest shard (heights or rows); shards are smaller when that keeps every worker busy */
   readonly maxShardUnits?: number
+  /** the longest a shard holds what it read before committing it (ms; default DEFAULTS.checkpointMs) */
+  readonly checkpointMs?: number
   readonly dryRun?: boolean
   /** take a lake that holds data but names no chain (no `_lake.json`), once its newest block is checked against the source */
   readonly adoptLake?: boolean
@@ -320,6 +322,7 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
       bucketWidth: options.bucketWidth ?? EXPORT_DEFAULTS.bucketWidth,
       flushBytes: options.flushBytes ?? EXPORT_DEFAULTS.flushBytes,
       onInvalid: options.onInvalid ?? EXPORT_DEFAULTS.onInvalid,
+      checkpointMs: options.checkpointMs ?? EXPORT_DEFAULTS.checkpointMs,
       chainId: status.chainId
     }
     // a rollback cut short first: the datasets it was cutting are unreadable until it is done

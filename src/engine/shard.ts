@@ -1,7 +1,9 @@
 /**
  * One shard of an append-only source: the rows of [a, b) (heights or positions), paged, decoded,
  * written to one file per dataset and height bucket (more when a file grows past `flushBytes`),
- * and committed with the range they complete. Nothing of a shard is visible before its commit.
+ * and committed with the range they complete: at the end, and on the way every `checkpointMs`
+ * (every writer is then finished and the range read so far committed), so that a stop loses that
+ * much work at most, not a shard's. Nothing of a shard is visible before a commit.
  */
 import { appendFile } from "node:fs/promises"
 import { join } from "node:path"
@@ -28,6 +30,8 @@ export interface ShardSettings {
   /** start a new file once a writer holds this many bytes of strings */
   readonly flushBytes: number
   readonly onInvalid: "fail" | "quarantine"
+  /** the longest a shard holds what it read before it commits it: a stop loses at most this much work (a commit finishes every open file: a shorter time makes smaller files) */
+  readonly checkpointMs: number
   /** the chain /status names: a record that names another (see AppendSource.chainIdOf) fails the run */
   readonly chainId: string
 }
@@ -102,10 +106,16 @@ export const runShard = (
     const byKey = new Map<string, ShardWriter>()
     const files = new Map<string, Array<CommittedFile>>(targets.map((d) => [d.name, []]))
     const opened: Array<ParquetWriter> = []
+    /** the targets still written: one whose commit another writer's refused is read again later (gaps), not here */
+    const active = targets.map(() => true)
+    /** where what is not committed yet starts, and since when it has been read */
+    let from = a
+    let since = Date.now()
 
     const flush = (w: ShardWriter) =>
       Effect.gen(function* () {
         if (w.writer.rows() === 0) return
+        // (its range is set when it is committed: the part of the shard that commit completes)
         const file = yield* writePending(w.writer, w.dataset.name, shardFile(w.bucket, source.unit, [a, b], w.part++), { min: w.minHeight, max: w.maxHeight }, [a, b])
         files.get(w.dataset.name)!.push(file)
         w.minHeight = Infinity
@@ -227,6 +237,7 @@ export const runShard = (
           atHeight.add(id)
           lastHeight = h
           for (let t = 0; t < targets.length; t++) {
+            if (!active[t]) continue
             const d = targets[t]
             const rows = record.rows[t]
             for (const row of rows) {
@@ -282,35 +293,54 @@ export const runShard = (
       return problem ? Effect.fail(sourceService.untrustedPaging(source, page.key, problem)) : Effect.void
     }
     let seen = 0
+    const gaps: Array<readonly [AppendDataset, Range]> = []
+    /**
+     * Commits what each active target holds of [from, to): every writer finished first (a file
+     * holds whole records), each file's range the part it completes. A target whose commit is
+     * refused (another writer committed some of it first) is not written further here: what the
+     * other left of [from, b) is read again once this shard is done.
+     */
+    const commitUpTo = (to: number) =>
+      Effect.gen(function* () {
+        for (const [t, w] of [...byKey.values()].map((w) => [targets.indexOf(w.dataset), w] as const)) if (active[t]) yield* flush(w)
+        for (let t = 0; t < targets.length; t++) {
+          if (!active[t]) continue
+          const d = targets[t]
+          const staged = files.get(d.name)!.map((f): CommittedFile => ({ ...f, range: [from, to] }))
+          files.set(d.name, [])
+          const outcome = yield* commitFiles(d.name, staged, [from, to], (committed) => {
+            for (const f of committed) events.committed(d.name, f)
+          })
+          if (outcome.committed) continue
+          // its rows stand, these were dropped: counted back, and what it left read again
+          active[t] = false
+          events.rows(d.name, -staged.reduce((n, f) => n + f.rows, 0))
+          events.fetched(d.name, -(a + seen - from))
+          events.notice(`${d.name}: ${outcome.reason}; exporting the rest of it again`)
+          for (const gap of subtract([from, b], outcome.ranges)) gaps.push([d, gap])
+        }
+        from = to
+        since = Date.now()
+      })
+    /** Where the records read so far end, when they are whole: heights with no gap (blocks), or positions (placed checked each page). */
+    const readUpTo = (): number | undefined => (source.unit === "position" || lastHeight + 1 - a === seen ? a + seen : undefined)
     const work = Effect.gen(function* () {
       yield* fetchSlots.withPermits(1)(
         Stream.runForEach(
           walkPages(fetchAndWrite, { first, maxRows: b - a, untrusted: (key, message) => sourceService.untrustedPaging(source, key, message) }),
           (page) =>
-            Effect.zipRight(
-              placed(page),
-              Effect.sync(() => {
-                seen += page.count
-                for (const d of targets) events.fetched(d.name, page.count)
-              })
-            )
+            Effect.gen(function* () {
+              yield* placed(page)
+              seen += page.count
+              for (let t = 0; t < targets.length; t++) if (active[t]) events.fetched(targets[t].name, page.count)
+              const to = readUpTo()
+              if (to !== undefined && to < b && to > from && Date.now() - since >= settings.checkpointMs) yield* commitUpTo(to)
+            })
         )
       )
       if (seen !== b - a) return yield* Effect.fail(sourceService.untrustedPaging(source, null, `expected ${b - a} rows for ${source.unit}s ${a}..${b - 1}, the listing ended after ${seen}`))
-      for (const w of byKey.values()) yield* flush(w)
-      for (const d of targets) {
-        const staged = files.get(d.name)!
-        const outcome = yield* commitFiles(d.name, staged, [a, b], (committed) => {
-          for (const f of committed) events.committed(d.name, f)
-        })
-        if (outcome.committed) continue
-        // another writer committed some of [a, b) while this shard ran: its rows stand, these were
-        // dropped, and what it left of the range is exported again
-        events.rows(d.name, -staged.reduce((n, f) => n + f.rows, 0))
-        events.fetched(d.name, -(b - a))
-        events.notice(`${d.name}: ${outcome.reason}; exporting the rest of it again`)
-        for (const gap of subtract([a, b], outcome.ranges)) yield* runShard(source, [d], gap, settings, events, fetchSlots)
-      }
+      yield* commitUpTo(b)
+      for (const [d, gap] of gaps) yield* runShard(source, [d], gap, settings, events, fetchSlots)
     })
     // Stryker disable next-line ObjectLiteral,BooleanLiteral: whether forEach keeps the closes' results, nothing reads them
     return yield* work.pipe(Effect.ensuring(Effect.forEach(opened, (w) => w.close(), { discard: true })))
