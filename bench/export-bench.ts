@@ -28,6 +28,9 @@
  *   multi-dataset ratios, the peak RSS at 20k and 50k blocks, page 1000 × concurrency 16, and the
  *   offsets skipped), BENCH_GENTLE_BLOCKS (default 20000, ~2 txs a block),
  *   BENCH_REPEAT (default 2: floor/export pairs, and twice that many parallel sharding runs)
+ *   BENCH_SMOKE=1: every part at a size of seconds (2,000 txs, page 100, one repeat, one memory
+ *   size and limit, the parts in one process; bench/smoke.ts), which test/bench-smoke.test.ts
+ *   runs; BENCH_* sizes still apply
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -41,15 +44,18 @@ import { txs } from "../src/datasets/txs.js"
 import type { Dataset } from "../src/engine/Dataset.js"
 import { runExport } from "../src/engine/export.js"
 import { parseMemorySize } from "../src/lake/writer.js"
+import { SMOKE, size, smokeBanner } from "./smoke.js"
 import { median } from "./stats.js"
 
-const TXS = Number(process.env.BENCH_TXS ?? 1_000_000)
+const TXS = size("BENCH_TXS", 1_000_000, 2_000)
 /** which parts to run: "throughput", "sharding" or both (default) */
 const PARTS = (process.env.BENCH_PARTS ?? "startup,throughput,sharding,multi,memory,gentle").split(",")
-const PAGE = Number(process.env.BENCH_PAGE ?? 1000)
+const PAGE = size("BENCH_PAGE", 1000, 100)
 const CONCURRENCY = 8
 /** floor/export pairs, and (×2) parallel sharding runs; the median is reported */
-const REPEAT = Number(process.env.BENCH_REPEAT ?? 2)
+const REPEAT = size("BENCH_REPEAT", 2, 1)
+/** A goal, as printed beside a measure: none at smoke size, where a ratio of a few pages means nothing. */
+const goal = (text: string) => (SMOKE ? "smoke size: not a measure" : `goal ${text}`)
 
 /** µs a devnet adds per row an offset skips (the real indexer's OFFSET scans them) */
 const OFFSET_ROW_US = Number(process.env.BENCH_OFFSET_ROW_US ?? 1)
@@ -141,6 +147,7 @@ const main = async () => {
   // DuckDB's native module loads where the sink first needs it (start-up, issue 17): loaded here
   // once, so that timed runs measure the export and not a one-off import, as before that change
   await import("@duckdb/node-api")
+  smokeBanner("export bench")
   const blockCount = Math.ceil(TXS / 10)
   console.log(`# export bench: ~${TXS} txs (${blockCount} blocks × ~10), page ${PAGE}, concurrency ${CONCURRENCY}, node ${process.version}`)
   // start-up first, on a quiet machine: the CLI's own bench (bench/startup-bench.ts)
@@ -150,13 +157,18 @@ const main = async () => {
     )
   if (PARTS.includes("throughput")) await throughput(blockCount)
   // each part in a fresh process: after a 1M-row export the heap left behind (major GCs of a
-  // large old generation) slowed the latency-bound sharding run by a quarter
-  if (PARTS.includes("sharding")) PARTS.length === 1 ? await sharding() : await inFreshProcess("sharding")
-  if (PARTS.includes("multi")) PARTS.length === 1 ? await multi() : await inFreshProcess("multi")
-  if (PARTS.includes("gentle")) PARTS.length === 1 ? await gentle() : await inFreshProcess("gentle")
-  // each size in its own process, so that one peak does not carry into the other
+  // large old generation) slowed the latency-bound sharding run by a quarter. A smoke run keeps
+  // them in this one: a few thousand rows leave no such heap, and a process start (~3 s on a busy
+  // machine) was a third of its time
+  const here = PARTS.length === 1 || SMOKE
+  if (PARTS.includes("sharding")) here ? await sharding() : await inFreshProcess("sharding")
+  if (PARTS.includes("multi")) here ? await multi() : await inFreshProcess("multi")
+  if (PARTS.includes("gentle")) here ? await gentle() : await inFreshProcess("gentle")
+  // each size in its own process, so that one peak does not carry into the other (the CLI's peak is
+  // measured in its own process anyway; what carries over is this process's devnet)
   if (PARTS.includes("memory")) {
     if (process.env.BENCH_MEMORY_BLOCKS) await memory(Number(process.env.BENCH_MEMORY_BLOCKS))
+    else if (SMOKE) await memory(100)
     else for (const blocks of [20_000, 50_000]) await inFreshProcess("memory", { BENCH_MEMORY_BLOCKS: String(blocks) })
   }
   clearInterval(sampler)
@@ -190,7 +202,7 @@ const throughput = async (blockCount: number) => {
       ratios.push(e.seconds / f.seconds)
       console.log(`[${pair}] ratio export / floor: ${(e.seconds / f.seconds).toFixed(2)}×`)
     }
-    console.log(`ratio export / floor: median ${median(ratios).toFixed(2)}× of ${ratios.map((r) => r.toFixed(2)).join(", ")} (goal ≤ 1.3×)`)
+    console.log(`ratio export / floor: median ${median(ratios).toFixed(2)}× of ${ratios.map((r) => r.toFixed(2)).join(", ")} (${goal("≤ 1.3×")})`)
   } finally {
     big.child.kill("SIGINT")
   }
@@ -205,11 +217,13 @@ const throughput = async (blockCount: number) => {
 const memory = async (blockCount: number) => {
   const devnet = await startDevnetProcess(["--blocks", String(blockCount), "--seed", "7"])
   try {
-    for (const limit of [undefined, process.env.BENCH_MEMORY_LIMIT ?? "400MB"]) {
+    // a smoke run exports once, under the limit (the default limit's run differs by a flag)
+    for (const limit of [...(SMOKE ? [] : [undefined]), process.env.BENCH_MEMORY_LIMIT ?? "400MB"]) {
       const out = mkdtempSync(join(tmpdir(), "chain-lake-bench-mem-"))
       const args = ["-f", "%M %e", process.execPath, "bin/chain-lake.mjs", "export", "--indexer-url", devnet.url, "--out", out, "--datasets", "txs", "--page-size", "1000", "--concurrency", "16", "--rps", "0", ...(limit ? ["--memory-limit", limit] : [])]
       const r = spawnSync("/usr/bin/time", args, { encoding: "utf8" })
       rmSync(out, { recursive: true, force: true })
+      if (r.error) throw new Error(`${r.error.message}: the memory part measures through /usr/bin/time (BENCH_PARTS without memory skips it)`)
       if (r.status !== 0) throw new Error(`export failed: ${r.stderr}`)
       const [kb, seconds] = r.stderr.trim().split("\n").pop()!.split(" ").map(Number)
       console.log(`memory: chain-lake export of ${blockCount} blocks' txs, page 1000 × concurrency 16, --memory-limit ${limit ?? "default"}: peak RSS ${(kb / 1024).toFixed(0)} MB in ${seconds.toFixed(1)} s`)
@@ -222,7 +236,7 @@ const memory = async (blockCount: number) => {
 const sharding = async () => {
   // Blocks, whose pages are cheap to serve: the single-threaded devnet must not be the bottleneck,
   // so that the measure is what sharding does against per-request latency.
-  const SHARD_BLOCKS = Number(process.env.BENCH_SHARD_BLOCKS ?? 30_000)
+  const SHARD_BLOCKS = size("BENCH_SHARD_BLOCKS", 30_000, 400)
   const slow = await startDevnetProcess(["--blocks", String(SHARD_BLOCKS), "--txs-per-block", "4", "--seed", "7", "--latency-ms", "50"])
   try {
     const seq = await exportRun(slow.url, { concurrency: 1, pageSize: 100, dataset: blocks })
@@ -247,7 +261,7 @@ const sharding = async () => {
     const speedUps = par.map((p) => seq.seconds / p)
     console.log(
       `sharding at 50 ms latency, blocks, page 100, ${seq.rows} rows: sequential ${seq.seconds.toFixed(1)} s, concurrency 16 ${par.map((p) => p.toFixed(2)).join(" / ")} s → ` +
-        `median ${median(speedUps).toFixed(1)}× (${Math.min(...speedUps).toFixed(1)}–${Math.max(...speedUps).toFixed(1)}×; goal ≥ 12×); ` +
+        `median ${median(speedUps).toFixed(1)}× (${Math.min(...speedUps).toFixed(1)}–${Math.max(...speedUps).toFixed(1)}×; ${goal("≥ 12×")}); ` +
         `plain fetch of the same pages by 16 workers: median ${median(ceilings).toFixed(2)} s → ceiling ${(seq.seconds / median(ceilings)).toFixed(1)}×`
     )
   } finally {
@@ -298,7 +312,7 @@ const startReplay = (origin: string, latencyMs: number): Promise<{ child: ChildP
  * answers as a remote indexer on its own hardware does, taking none of the client's CPU.
  */
 const multi = async () => {
-  const MULTI_BLOCKS = Number(process.env.BENCH_MULTI_BLOCKS ?? 10_000)
+  const MULTI_BLOCKS = size("BENCH_MULTI_BLOCKS", 10_000, 100)
   const devnet = await startDevnetProcess(["--blocks", String(MULTI_BLOCKS), "--txs-per-block", "4", "--seed", "7", "--latency-ms", "20"])
   const origin = await startDevnetProcess(["--blocks", String(MULTI_BLOCKS), "--txs-per-block", "4", "--seed", "7"])
   const replay = await startReplay(origin.url, 20)
@@ -339,7 +353,7 @@ const multi = async () => {
       console.log(
         `multi-dataset against ${label}, 20 ms latency, blocks + txs (${MULTI_BLOCKS} + ${txCount} rows), page 100: sequential cursor walk ${sequential.toFixed(1)} s; ` +
           `plain fetch by 16 workers ${plain.map((p) => p.toFixed(2)).join(" / ")} s; chain-lake ${lake.map((p) => p.toFixed(2)).join(" / ")} s → ` +
-          `${(sequential / m).toFixed(1)}× the sequential walk (goal ≥ 6×), ${(m / median(plain)).toFixed(2)}× the plain fetch (goal ≤ 1.3×)`
+          `${(sequential / m).toFixed(1)}× the sequential walk (${goal("≥ 6×")}), ${(m / median(plain)).toFixed(2)}× the plain fetch (${goal("≤ 1.3×")})`
       )
     }
   } finally {
@@ -357,7 +371,7 @@ const multi = async () => {
  * committed. Prints the rows skipped against the tables' lengths, the requests and the seconds.
  */
 const gentle = async () => {
-  const GENTLE_BLOCKS = Number(process.env.BENCH_GENTLE_BLOCKS ?? 20_000)
+  const GENTLE_BLOCKS = size("BENCH_GENTLE_BLOCKS", 20_000, 200)
   const { startDevnet } = await import("../src/devnet/index.js")
   const { DATASETS } = await import("../src/datasets/index.js")
   const devnet = await startDevnet({ seed: 7, blocks: GENTLE_BLOCKS, txsPerBlock: 2, offsetRowUs: OFFSET_ROW_US })

@@ -1,39 +1,54 @@
 /**
  * Views benchmark (opt-in: `npm run bench:views`): every analytics view over the Parquet lake
  * against the same SQL over native DuckDB tables loaded from the same files, in one run.
- * Goal: Parquet ≤ 2× native.   BENCH_BLOCKS=20000 npm run bench:views
+ * Goal (issue 36): all views over Parquet ≤ 1.3× the same over native tables.
+ *   BENCH_BLOCKS=20000 npm run bench:views     BENCH_RUNS (default 5)
+ *   BENCH_SMOKE=1: 60 blocks, one run (bench/smoke.ts; test/bench-smoke.test.ts runs it)
  */
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
-import { analyticsViews, datasetViewSql, LAKE_DATASETS } from "../src/analytics/Analytics.js"
+import { analyticsViews, createAnalyticsViews, datasetViewSql, LAKE_DATASETS } from "../src/analytics/Analytics.js"
 import { listedFiles } from "../src/lake/listed.js"
 import { exportLayer } from "../src/cli/layers.js"
 import { DATASETS } from "../src/datasets/index.js"
 import { startDevnet } from "../src/devnet/index.js"
 import { runExport } from "../src/engine/export.js"
+import { SMOKE, size, smokeBanner } from "./smoke.js"
 import { median } from "./stats.js"
 
-const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 20_000)
-const RUNS = 5
+const BLOCKS = size("BENCH_BLOCKS", 20_000, 60)
+const RUNS = size("BENCH_RUNS", 5, 1)
 
-const timeQueries = async (conn: DuckDBConnection, views: Array<string>) => {
-  const out = new Map<string, number>()
+const timeOnce = async (conn: DuckDBConnection, view: string) => {
+  const t0 = performance.now()
+  await conn.runAndReadAll(`SELECT count(*) FROM (SELECT * FROM ${view})`)
+  return performance.now() - t0
+}
+
+/**
+ * Each view's runs over Parquet and over tables alternate, RUNS pairs, and each side's median
+ * counts: the machine's speed drifts (a shared VM), and a pair run back to back sees the same
+ * drift, where all Parquet runs then all native ones did not.
+ */
+const timeViews = async (parquet: DuckDBConnection, native: DuckDBConnection, views: Array<string>) => {
+  const out = new Map<string, { parquet: number; native: number }>()
   for (const v of views) {
-    const times: Array<number> = []
+    const p: Array<number> = []
+    const n: Array<number> = []
     for (let i = 0; i < RUNS; i++) {
-      const t0 = performance.now()
-      await conn.runAndReadAll(`SELECT count(*) FROM (SELECT * FROM ${v})`)
-      times.push(performance.now() - t0)
+      p.push(await timeOnce(parquet, v))
+      n.push(await timeOnce(native, v))
     }
-    out.set(v, median(times))
+    out.set(v, { parquet: median(p), native: median(n) })
   }
   return out
 }
 
 const main = async () => {
+  smokeBanner("views bench")
   const data = mkdtempSync(join(tmpdir(), "chain-lake-views-"))
   const devnet = await startDevnet({ seed: 7, blocks: BLOCKS, txsPerBlock: 10 })
   try {
@@ -46,30 +61,38 @@ const main = async () => {
 
   const parquet = await (await DuckDBInstance.create(":memory:")).connect()
   await parquet.run(`SET file_search_path = '${data}'`)
-  for (const d of LAKE_DATASETS) await parquet.run(datasetViewSql(d, data, await listedFiles(data, d.name)))
-  for (const v of views) await parquet.run(v.sql)
+  for (const d of LAKE_DATASETS) await parquet.run(datasetViewSql(d, data, await listedFiles(data, d.name, d.columns)))
+  // the analytics views as chain-lake query makes them: each after the views it reads
+  await createAnalyticsViews((sql) => parquet.run(sql))
 
   const native = await (await DuckDBInstance.create(":memory:")).connect()
   await native.run(`SET file_search_path = '${data}'`)
+  // each dataset's view made a table: the same rows, loaded into DuckDB's own storage (a view that
+  // is not a dataset's, token_transfers over its two halves, stays a view over those tables)
   for (const d of LAKE_DATASETS) {
-    await native.run(datasetViewSql(d, data, await listedFiles(data, d.name)).replace(/^CREATE OR REPLACE VIEW "(\w+)" AS/, 'CREATE TABLE "$1" AS'))
+    const view = datasetViewSql(d, data, await listedFiles(data, d.name, d.columns))
+    const table = view.replace(/^CREATE OR REPLACE VIEW "(\w+)" AS/, 'CREATE TABLE "$1" AS')
+    if (table === view) throw new Error(`datasetViewSql's statement for ${d.name} no longer starts as this bench expects: ${view.slice(0, 80)}`)
+    await native.run(table)
   }
-  for (const v of views) await native.run(v.sql)
+  await createAnalyticsViews((sql) => native.run(sql))
 
   const txs = Number((await native.runAndReadAll("SELECT count(*) FROM txs")).getRows()[0][0])
-  const p = await timeQueries(parquet, names)
-  const n = await timeQueries(native, names)
-  console.log(`# views over Parquet vs native tables: ${BLOCKS} blocks, ${txs} txs, median of ${RUNS} runs`)
+  // an export that wrote nothing would time empty views, at any size
+  if (txs === 0) throw new Error("the export wrote no txs: nothing to measure")
+  const times = await timeViews(parquet, native, names)
+  console.log(`# views over Parquet vs native tables: ${BLOCKS} blocks, ${txs} txs, median of ${RUNS} alternating runs, node ${process.version}`)
   console.log("| view | Parquet ms | native ms | ratio |")
   console.log("|---|---|---|---|")
   let sumP = 0
   let sumN = 0
   for (const v of names) {
-    sumP += p.get(v)!
-    sumN += n.get(v)!
-    console.log(`| ${v} | ${p.get(v)!.toFixed(1)} | ${n.get(v)!.toFixed(1)} | ${(p.get(v)! / n.get(v)!).toFixed(2)}× |`)
+    const t = times.get(v)!
+    sumP += t.parquet
+    sumN += t.native
+    console.log(`| ${v} | ${t.parquet.toFixed(1)} | ${t.native.toFixed(1)} | ${(t.parquet / t.native).toFixed(2)}× |`)
   }
-  console.log(`| all views | ${sumP.toFixed(1)} | ${sumN.toFixed(1)} | ${(sumP / sumN).toFixed(2)}× (goal ≤ 2×) |`)
+  console.log(`| all views | ${sumP.toFixed(1)} | ${sumN.toFixed(1)} | ${(sumP / sumN).toFixed(2)}× ${SMOKE ? "(smoke size: not a measure)" : "(goal ≤ 1.3×)"} |`)
   rmSync(data, { recursive: true, force: true })
 }
 

@@ -66,6 +66,27 @@ export const analyticsViews = (): Array<{ name: string; question: string; descri
       return { name: f.replace(/\.sql$/, ""), question: firstSentence(description), description, sql }
     })
 
+/**
+ * Creates every analytics view through `run` (one SQL statement at a time), each after the views
+ * it reads: file-name order is not dependency order (account_activity and token_flows read
+ * token_transfers, itself a view over two datasets), so each pass creates those whose inputs
+ * exist. A pass that creates none fails naming the view whose own SQL is wrong, rather than one
+ * that only waits for it. The one way views are made, for `chain-lake query` and the benches
+ * alike, so that a bench cannot fall behind a view that starts reading another.
+ */
+export const createAnalyticsViews = async (run: (sql: string) => Promise<unknown>): Promise<void> => {
+  let pending = analyticsViews()
+  while (pending.length > 0) {
+    const failed: Array<{ view: (typeof pending)[number]; error: Error }> = []
+    for (const view of pending) await run(view.sql).catch((error: Error) => failed.push({ view, error }))
+    if (failed.length === pending.length) {
+      const cause = failed.find((f) => !/does not exist/i.test(f.error.message)) ?? failed[0]
+      throw new Error(`view ${cause.view.name}: ${cause.error.message}`)
+    }
+    pending = failed.map((f) => f.view)
+  }
+}
+
 /** Up to the first `?` or `.` that ends a sentence (followed by a space or the end). */
 export const firstSentence = (text: string): string => /^.*?[?.](?=\s|$)/.exec(text)?.[0] ?? text
 
@@ -334,18 +355,7 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
         })
       }
       await conn.use((c) => c.run(snapshotsViewSql(dataDir, absolute)))
-      // a view may read another (token_flows reads token_transfers): each pass creates those whose inputs exist
-      let pending = analyticsViews()
-      while (pending.length > 0) {
-        const failed: Array<{ view: (typeof pending)[number]; error: Error }> = []
-        for (const view of pending) await conn.use((c) => c.run(view.sql)).catch((error: Error) => failed.push({ view, error }))
-        if (failed.length === pending.length) {
-          // the view whose own SQL is wrong, rather than one that only waits for it
-          const cause = failed.find((f) => !/does not exist/i.test(f.error.message)) ?? failed[0]
-          throw new Error(`view ${cause.view.name}: ${cause.error.message}`)
-        }
-        pending = failed.map((f) => f.view)
-      }
+      await createAnalyticsViews((sql) => conn.use((c) => c.run(sql)))
     }
     /*
      * The views list the files committed when they were made; a compaction may replace some of them
