@@ -52,8 +52,8 @@ const buildCli = () =>
     minify: true,
     // a defect's stack trace can be read back with `node --enable-source-maps`
     sourcemap: "linked",
-    // loaded where used, from their packages: native DuckDB, vega for report, the AWS SDK for s3://, esbuild and tsx for pipeline files
-    external: ["@duckdb/node-api", "vega", "vega-lite", "@aws-sdk/*", "esbuild", "tsx", "tsx/*"],
+    // loaded where used, from their packages: native DuckDB, vega for report, the AWS SDK for s3://, esbuild for pipeline files
+    external: ["@duckdb/node-api", "vega", "vega-lite", "@aws-sdk/*", "esbuild"],
     // some bundled CommonJS packages call require(); an ES module has none of its own
     banner: { js: 'import { createRequire as __chainLakeRequire } from "node:module"; const require = __chainLakeRequire(import.meta.url);' }
   })

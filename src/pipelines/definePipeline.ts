@@ -100,7 +100,7 @@ const PipelineSchema: Schema.Schema<PipelineDefinition, PipelineDefinition> = Sc
  * One line for a decoding failure: the deepest issue (in a union such as `sources`, the member
  * that got furthest into the value says the most), as "field.path: what is wrong".
  */
-const describe = (error: ParseResult.ParseError): string => {
+const describeIssue = (error: ParseResult.ParseError): string => {
   const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
   const issue = issues.reduce((deepest, i) => (i.path.length > deepest.path.length ? i : deepest), issues[0])
   // Effect says `is unexpected, expected: "name" | "out"`: name the keys a user can write instead
@@ -112,7 +112,7 @@ const describe = (error: ParseResult.ParseError): string => {
 export const decodePipeline = (value: unknown): Either.Either<PipelineDefinition, string> =>
   typeof value !== "object" || value === null || Array.isArray(value)
     ? Either.left(`a pipeline is an object with at least a name, a description and a schedule, not ${Array.isArray(value) ? "an array" : String(value)}`)
-    : Schema.decodeUnknownEither(PipelineSchema, { onExcessProperty: "error", errors: "all" })(value).pipe(Either.mapLeft(describe))
+    : Schema.decodeUnknownEither(PipelineSchema, { onExcessProperty: "error", errors: "all" })(value).pipe(Either.mapLeft(describeIssue))
 
 /** Checks a definition (see the module's comment) and returns it; throws a PipelineError naming what is wrong. */
 export const definePipeline = (definition: PipelineDefinition): PipelineDefinition =>
