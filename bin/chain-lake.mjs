@@ -6,7 +6,8 @@
 //
 // Runs the compiled CLI in dist/ (built by `npm install`, scripts/build.mjs) while no source file
 // is newer than the build; otherwise the TypeScript in src/ through tsx's loader, so a fresh
-// clone needs no build step and an edit needs no rebuild. `--version` and `--help` are answered
+// clone needs no build step and an edit needs no rebuild. An installed package (npm pack's
+// tarball) ships dist/ and no src/: it always runs dist/. `--version` and `--help` are answered
 // from what the build recorded, without loading the CLI (start-up, bench/RESULTS.md).
 import { existsSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
@@ -14,9 +15,11 @@ import { newestSourceTime } from "./freshness.mjs"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const buildFile = new URL("../dist/build.json", import.meta.url)
+/** a checkout, not an installed package: src/ can run */
+const hasSource = existsSync(new URL("../src/cli/main.ts", import.meta.url))
 /** what the build recorded, or undefined (no build, a forced source run, or a record that cannot be read: then src/ runs) */
 const readBuild = () => {
-  if (!existsSync(buildFile) || process.env.CHAIN_LAKE_FROM_SOURCE) return undefined
+  if (!existsSync(buildFile) || (process.env.CHAIN_LAKE_FROM_SOURCE && hasSource)) return undefined
   try {
     const b = JSON.parse(readFileSync(buildFile, "utf8"))
     return typeof b?.builtFrom === "number" && typeof b.version === "string" && typeof b.help === "object" && b.help !== null && typeof b.help[""] === "string" ? b : undefined
@@ -36,8 +39,8 @@ const recorded = (args) => {
   return Object.hasOwn(build.help, args[0] ?? "") ? build.help[args[0] ?? ""] : build.help[""]
 }
 
-if (build && build.builtFrom >= newestSourceTime(root)) {
-  const text = recorded(process.argv.slice(2))
+if (!hasSource || (build && build.builtFrom >= newestSourceTime(root))) {
+  const text = build && recorded(process.argv.slice(2))
   if (text !== undefined) process.stdout.write(text)
   else await import("../dist/cli/main.js")
 } else {

@@ -12,4 +12,5 @@ const newest = (dir) => {
 }
 
 /** The newest change under src/ (and the build's own config), in ms. */
-export const newestSourceTime = (root) => Math.max(newest(join(root, "src")), statSync(join(root, "scripts", "build.mjs")).mtimeMs, statSync(join(root, "tsconfig.json")).mtimeMs)
+export const newestSourceTime = (root) =>
+  Math.max(newest(join(root, "src")), ...["scripts/build.mjs", "tsconfig.json", "tsconfig.build.json"].map((f) => statSync(join(root, f)).mtimeMs))

@@ -1,5 +1,5 @@
 /** Once a day: catch up blocks, txs and EVM data, and take holder and NFT ownership snapshots. */
-import { definePipeline } from "../src/pipelines/definePipeline.js"
+import { definePipeline } from "chain-lake"
 
 export default definePipeline({
   name: "daily-snapshot",

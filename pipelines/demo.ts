@@ -1,5 +1,5 @@
 /** The devnet demo: every dataset and a round of route quotes, against the embedded devnet. */
-import { definePipeline } from "../src/pipelines/definePipeline.js"
+import { definePipeline } from "chain-lake"
 
 export default definePipeline({
   name: "demo",

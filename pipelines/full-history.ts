@@ -1,5 +1,5 @@
 /** The whole chain from its first block: run once (resumable), then keep with daily-snapshot. */
-import { definePipeline } from "../src/pipelines/definePipeline.js"
+import { definePipeline } from "chain-lake"
 
 export default definePipeline({
   name: "full-history",

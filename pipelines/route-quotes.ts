@@ -1,5 +1,5 @@
 /** Every five minutes: one round of the route-quote sampling plan. */
-import { definePipeline } from "../src/pipelines/definePipeline.js"
+import { definePipeline } from "chain-lake"
 
 export default definePipeline({
   name: "route-quotes",

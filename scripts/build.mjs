@@ -1,18 +1,31 @@
 /**
- * The build `npm install` runs (the `prepare` script): bundles the CLI (src/cli/main.ts and all it
- * imports) into dist/cli/ with esbuild, copies the SQL views beside it, and records in
- * dist/build.json when the build was made (the newest source file's time) and the CLI's answers
- * to `--version` and `--help`, each command's too, as the built CLI prints them.
- * bin/chain-lake.mjs runs dist/ while no source file is newer than that (otherwise src/ through
- * tsx, so an edit needs no rebuild), and answers those from build.json without loading the CLI.
+ * The build `npm install` runs (the `prepare` script), into dist/:
  *
- * Why one bundle: importing `effect`'s and @effect/cli's modules one by one cost ~1 s of every
- * command's start (hundreds of files, each read, parsed and linked); bundled, tree-shaken and
- * minified, a command that fails at once takes ~0.4 s instead of ~1.5 s (bench/RESULTS.md). What
- * is loaded only where used stays outside, in its own package (DuckDB, vega, the AWS SDK, tsx) or
- * in its own chunk (the devnet). The bundle sits at dist/cli/, as deep as src/cli/, so the paths
- * modules build from `import.meta.url` (../../pipelines/, ./sql/) still land where they should.
- * Type checking is not part of it: `npm run typecheck` (CI runs it).
+ * - dist/cli/: the CLI (src/cli/main.ts and all it imports) bundled with esbuild, the SQL views
+ *   beside it, and a second entry, index.js: the public API (src/index.ts) made of the same chunks,
+ *   which pipeline files that `chain-lake run` loads import as "chain-lake" (src/pipelines/load.ts),
+ *   so that they reuse the modules the CLI already loaded;
+ * - dist/lib/: the public API for applications (`import … from "chain-lake"`, package.json
+ *   "exports"): the project's own code bundled, every dependency left to be imported from its
+ *   package, so that an application's `effect` is the very one these services and errors are made
+ *   with (a second copy of effect inside would not share its runtime), not minified (stack traces
+ *   an application's developer reads);
+ * - dist/types/: the declarations of that API (tsc, tsconfig.build.json);
+ * - dist/build.json: when the build was made (the newest source file's time) and the CLI's answers
+ *   to `--version` and `--help`, each command's too, as the built CLI prints them.
+ *
+ * bin/chain-lake.mjs runs dist/cli/ while no source file is newer than the build (otherwise src/
+ * through tsx, so an edit needs no rebuild; an installed package has no src/), and answers help
+ * and version from build.json without loading the CLI.
+ *
+ * Why one bundle for the CLI: importing `effect`'s and @effect/cli's modules one by one cost ~1 s
+ * of every command's start (hundreds of files, each read, parsed and linked); bundled, tree-shaken
+ * and minified, a command that fails at once takes ~0.4 s instead of ~1.5 s (bench/RESULTS.md).
+ * What is loaded only where used stays outside, in its own package (DuckDB, vega, the AWS SDK,
+ * esbuild) or in its own chunk (the devnet). Each bundle's files sit in one folder as deep as
+ * src/<folder>/, so the paths modules build from `import.meta.url` (../../pipelines/, ./sql/)
+ * land where they should from any chunk. Type checking is not part of it: `npm run typecheck` (CI
+ * runs it); tsconfig.build.json only writes declarations.
  */
 import { execFile } from "node:child_process"
 import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs"
@@ -24,39 +37,56 @@ import { newestSourceTime } from "../bin/freshness.mjs"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const dist = join(root, "dist")
+const src = (...path) => join(root, "src", ...path)
+const run = promisify(execFile)
 const builtFrom = newestSourceTime(root)
 
-rmSync(dist, { recursive: true, force: true })
-await build({
-  entryPoints: [join(root, "src", "cli", "main.ts")],
-  outdir: join(dist, "cli"),
-  bundle: true,
-  splitting: true,
-  format: "esm",
-  platform: "node",
-  target: "node20",
-  minify: true,
-  // a defect's stack trace can be read back with `node --enable-source-maps`
-  sourcemap: "linked",
-  // loaded where used, from their packages: native DuckDB, vega for report, the AWS SDK for s3://, tsx for pipeline files
-  external: ["@duckdb/node-api", "vega", "vega-lite", "@aws-sdk/*", "tsx", "tsx/*"],
-  // some bundled CommonJS packages call require(); an ES module has none of its own
-  banner: { js: 'import { createRequire as __chainLakeRequire } from "node:module"; const require = __chainLakeRequire(import.meta.url);' },
-  logLevel: "warning"
-})
-mkdirSync(join(dist, "cli", "sql"), { recursive: true })
-for (const f of readdirSync(join(root, "src", "analytics", "sql"))) if (f.endsWith(".sql")) copyFileSync(join(root, "src", "analytics", "sql", f), join(dist, "cli", "sql", f))
+const common = { bundle: true, splitting: true, format: "esm", platform: "node", target: "node20", logLevel: "warning" }
 
-// what the compiled CLI answers, in a pipe (80 columns, no colour), for the root and every command
-const run = promisify(execFile)
-const main = join(dist, "cli", "main.js")
-const answer = async (args) => (await run(process.execPath, [main, ...args], { env: { ...process.env, NO_COLOR: "1" } })).stdout
-const rootHelp = await answer(["--help"])
-const commands = [...rootHelp.matchAll(/^ {2}([a-z][a-z-]+)$/gm)].map((m) => m[1])
-if (commands.length < 5) throw new Error(`build: could not read the command list from --help:\n${rootHelp}`)
-const help = Object.fromEntries(await Promise.all(["", ...commands].map(async (c) => [c, await answer(c ? [c, "--help"] : ["--help"])])))
-const version = await answer(["--version"])
-// written whole or not at all: bin/ reads it at every start
+/** The CLI, minified, with its dependencies inside but for those loaded where used. */
+const buildCli = () =>
+  build({
+    ...common,
+    entryPoints: { main: src("cli", "main.ts"), index: src("index.ts") },
+    outdir: join(dist, "cli"),
+    minify: true,
+    // a defect's stack trace can be read back with `node --enable-source-maps`
+    sourcemap: "linked",
+    // loaded where used, from their packages: native DuckDB, vega for report, the AWS SDK for s3://, esbuild for pipeline files
+    external: ["@duckdb/node-api", "vega", "vega-lite", "@aws-sdk/*", "esbuild"],
+    // some bundled CommonJS packages call require(); an ES module has none of its own
+    banner: { js: 'import { createRequire as __chainLakeRequire } from "node:module"; const require = __chainLakeRequire(import.meta.url);' }
+  })
+
+/** The library: this project's code only, readable. */
+const buildLib = () => build({ ...common, entryPoints: { index: src("index.ts") }, outdir: join(dist, "lib"), packages: "external", sourcemap: "linked" })
+
+/** The SQL views, read at run time from ./sql/ beside the bundle that holds Analytics. */
+const copySql = (folder) => {
+  mkdirSync(join(dist, folder, "sql"), { recursive: true })
+  for (const f of readdirSync(src("analytics", "sql"))) if (f.endsWith(".sql")) copyFileSync(src("analytics", "sql", f), join(dist, folder, "sql", f))
+}
+
+/** What the compiled CLI answers, in a pipe (80 columns, no colour), for the root and every command. */
+const recordAnswers = async () => {
+  const answer = async (args) => (await run(process.execPath, [join(dist, "cli", "main.js"), ...args], { env: { ...process.env, NO_COLOR: "1" } })).stdout
+  const rootHelp = await answer(["--help"])
+  const commands = [...rootHelp.matchAll(/^ {2}([a-z][a-z-]+)$/gm)].map((m) => m[1])
+  if (commands.length < 5) throw new Error(`build: could not read the command list from --help:\n${rootHelp}`)
+  const help = Object.fromEntries(await Promise.all(["", ...commands].map(async (c) => [c, await answer(c ? [c, "--help"] : ["--help"])])))
+  return { commands, version: await answer(["--version"]), help }
+}
+
+rmSync(dist, { recursive: true, force: true })
+// tsc takes the longest (~15 s): it runs beside the bundling and the recording of answers
+const types = run(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", join(root, "tsconfig.build.json")]).catch((e) => {
+  throw new Error(`build: tsc could not write the declarations:\n${e.stdout}${e.stderr}`)
+})
+await Promise.all([buildCli(), buildLib()])
+copySql("cli")
+copySql("lib")
+const [{ commands, version, help }] = await Promise.all([recordAnswers(), types])
+// written whole or not at all, and last: bin/ reads it at every start, and takes dist/ as built once it is there
 writeFileSync(join(dist, "build.json.tmp"), JSON.stringify({ builtFrom, version, help }, null, 1))
 renameSync(join(dist, "build.json.tmp"), join(dist, "build.json"))
-console.log(`built dist/ (${commands.length} commands' help recorded)`)
+console.log(`built dist/ (the CLI with ${commands.length} commands' help recorded, the library and its declarations)`)

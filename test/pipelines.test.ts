@@ -1,6 +1,6 @@
 /** `chain-lake run`: a pipeline once, on a cron schedule, and never two runs on one folder at a time. */
 import { readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs"
-import { join, resolve } from "node:path"
+import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { runCli } from "./support/cli.js"
@@ -20,10 +20,10 @@ afterAll(async () => {
 
 const urls = () => ["--indexer-url", devnet.indexerUrl, "--router-url", devnet.routerUrl]
 
-/** A pipeline file `name` in a fresh folder (no package.json around it), exporting `definePipeline(definition)`. */
-const pipelineFile = (name: string, definition: string) => {
-  const file = join(tmp(), name)
-  writeFileSync(file, `import { definePipeline } from ${JSON.stringify(resolve("src/pipelines/definePipeline.ts"))}\nexport default definePipeline(${definition})\n`)
+/** A pipeline file `name` in a fresh folder outside the repository (no package.json, no node_modules), exporting `definePipeline(definition)` as a user writes it. */
+const pipelineFile = (name: string, definition: string, dir = tmp()) => {
+  const file = join(dir, name)
+  writeFileSync(file, `import { definePipeline } from "chain-lake"\nexport default definePipeline(${definition})\n`)
   return file
 }
 
@@ -139,6 +139,56 @@ describe("chain-lake run", () => {
     const r = await runCli(["run", "nope", "--out", tmp()])
     expect(r.code).toBe(2)
     expect(r.stderr.trim()).toMatch(/^chain-lake: error: no pipeline "nope"/)
+  })
+})
+
+describe("pipeline files anywhere", () => {
+  it("a file outside the repository imports definePipeline from \"chain-lake\", its own modules, and a route plan beside it", async () => {
+    const dir = tmp()
+    writeFileSync(join(dir, "names.ts"), `export const DATASET: string = "blocks"\n`)
+    const plan = { pairs: [{ from: { chain_id: "noble-1", denom: "uusdc" }, to: { chain_id: "interwoven-1", denom: "uinit" }, amounts: ["1000000"] }], variants: [{ label: "default" }] }
+    writeFileSync(join(dir, "plan.json"), JSON.stringify(plan))
+    writeFileSync(join(dir, "mine.ts"), `import { definePipeline } from "chain-lake"\nimport { DATASET } from "./names.ts"\nexport default definePipeline({ name: "mine", description: "d", datasets: [DATASET], routePlan: "plan.json", schedule: "0 * * * *" })\n`)
+    const out = tmp()
+    // run from another folder: the plan is found beside the file, not in the working directory
+    const r = await runCli(["run", join(dir, "mine.ts"), "--out", out, ...urls()], { cwd: tmp() })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/mine: ok — blocks \+150, route_quotes \+1$/m)
+  })
+
+  it("a definition is decoded strictly: an unknown key, a wrong type or a bad cron field is refused naming the field, exit 2, before anything runs", async () => {
+    const base = `name: "strict", description: "d", datasets: ["blocks"]`
+    const cases: Array<[string, RegExp]> = [
+      [`{ ${base}, schedule: "0 * * * *", outt: "elsewhere" }`, /: outt: is not a pipeline field \(fields: name, description, datasets, .*\bout\b/],
+      [`{ ${base}, schedule: "0 * * * *", keepSnapshots: "3" }`, /: keepSnapshots: Expected number, actual "3"$/],
+      [`{ ${base}, schedule: "0 * * * *", sources: { indexUrl: "http://x" } }`, /: sources\.indexUrl: is not a pipeline field \(fields: indexerUrl, routerUrl\)$/],
+      [`{ ${base}, schedule: "0 25 * * *" }`, /: pipeline strict: schedule: hour: 25 is not 0\.\.23$/],
+      [`{ ${base}, schedule: "*/0 * * * *" }`, /: schedule: minute: "\*\/0": Expected step value to be greater than 0$/],
+      [`{ ${base}, schedule: "0 * * *" }`, /: schedule: "0 \* \* \*" has 4 fields; a cron expression has 5 .* or 6/],
+      [`{ ${base}, schedule: "0 * * * *", fromHeight: 9, toHeight: 3 }`, /: fromHeight: 9 is above toHeight 3$/]
+    ]
+    // a plain object, without definePipeline, is held to the same rules
+    const plain = join(tmp(), "plain.ts")
+    writeFileSync(plain, `export default { ${base}, schedule: "0 * * * *", outt: "x" }\n`)
+    const files = [...cases.map(([definition], i) => pipelineFile(`strict-${i}.ts`, definition)), plain]
+    const out = tmp()
+    const results = await Promise.all(files.map((f) => runCli(["run", f, "--out", out, ...urls()])))
+    for (const [i, r] of results.entries()) {
+      expect(r.code, r.stderr).toBe(2)
+      expect(r.stderr.trim().split("\n"), r.stderr).toHaveLength(1)
+      expect(r.stderr.trim()).toMatch(i < cases.length ? cases[i][1] : /plain\.ts: outt: is not a pipeline field/)
+      expect(r.stdout).toBe("")
+    }
+    expect(readdirSync(out)).toEqual([])
+  })
+
+  it("a dataset typo is a usage error in run as in export: exit 2, the same words", async () => {
+    const file = pipelineFile("typo.ts", `{ name: "typo", description: "d", datasets: ["blocks", "blokcs"], schedule: "0 * * * *" }`)
+    const [run, exported] = await Promise.all([runCli(["run", file, "--out", tmp(), ...urls()]), runCli(["export", "--datasets", "blocks,blokcs", "--out", tmp(), "--indexer-url", devnet.indexerUrl])])
+    expect([run.code, exported.code]).toEqual([2, 2])
+    const words = "unknown dataset blokcs; known: blocks, txs, "
+    expect(run.stderr).toContain(`typo.ts: pipeline typo: datasets: ${words}`)
+    expect(exported.stderr).toContain(words)
   })
 })
 

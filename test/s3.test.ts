@@ -115,6 +115,10 @@ describe("s3:// output and publishing", () => {
     const first = await runCli(args)
     expect(first.code, first.stderr).toBe(0)
     expect(first.stdout).toMatch(/uploaded \d+ files and their commit-log entries to s3:\/\/lake\/chain/)
+    // the AWS SDK's eight-line notice on Node 20 is one line of ours, once (none on Node 22 and later, or where the user set the SDK's switch)
+    expect(first.stderr).not.toMatch(/NodeVersionSupportWarning|a\.co\//)
+    const quiet = process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED !== undefined || Number(process.versions.node.split(".")[0]) >= 22
+    expect(first.stderr.split("\n").filter((l) => l.includes("AWS SDK releases after January 2027"))).toHaveLength(quiet ? 0 : 1)
     const stored = await keys("chain/")
     // the run report goes up too (the run's work folder does not outlive it)
     expect(stored.filter((k) => /^chain\/_runs\/.+\.json$/.test(k))).toHaveLength(1)

@@ -1,7 +1,8 @@
 /** `chain-lake run PIPELINE`: one run (--once, the default) or runs on the pipeline's schedule. */
 import { Args, Command, Options } from "@effect/cli"
 import { Console, Effect, Either, Option } from "effect"
-import { loadPipeline, pipelineEndpoints, runPipeline, schedulePipeline, type PipelineRunReport } from "../pipelines/run.js"
+import { loadPipeline } from "../pipelines/load.js"
+import { pipelineEndpoints, runPipeline, schedulePipeline, type PipelineRunReport } from "../pipelines/run.js"
 import { UserError } from "./errors.js"
 import { headerOption } from "./endpoints.js"
 import { INTERRUPTED } from "./export.js"

@@ -6,7 +6,6 @@
  */
 import { rename, rm, stat, writeFile } from "node:fs/promises"
 import { dirname, join, resolve } from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
 import { Cron, Data, Effect, Either, Layer, Schedule } from "effect"
 import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
 import { Checkpoints } from "../lake/Checkpoints.js"
@@ -19,7 +18,8 @@ import { layerIndexerClient } from "../indexer/IndexerClient.js"
 import { layerIndexerSource } from "../sources/indexer.js"
 import { layerRouterClient } from "../router/RouterClient.js"
 import { loadPlan, sampleRound, type RoundResult } from "../sampling/sampler.js"
-import { definePipeline, type PipelineDefinition } from "./definePipeline.js"
+import type { PipelineDefinition } from "./definePipeline.js"
+import { PIPELINES_DIR } from "./load.js"
 import { alive, createLockFile, EMPTY_GRACE_MS, readLockFile } from "../lake/lock.js"
 import { plainEndpoint, serviceEndpointFrom, type ServiceEndpoint } from "../http/endpoint.js"
 import { redactedJson } from "../secrets/redact.js"
@@ -28,7 +28,6 @@ import { makeFolder } from "../lake/files.js"
 export class LockedError extends Data.TaggedError("LockedError")<{ readonly message: string }> {}
 export class RunError extends Data.TaggedError("RunError")<{ readonly message: string }> {}
 
-const PIPELINES_DIR = fileURLToPath(new URL("../../pipelines/", import.meta.url))
 const LOCK = ".chain-lake.lock"
 
 /** The run lock's holder; an empty or damaged lock is nobody's, unless it is seconds old (its writer may be writing it now). */
@@ -67,36 +66,6 @@ export const acquireLock = (out: string, pipeline: string) =>
     }),
     (path) => Effect.promise(() => rm(path, { force: true }))
   )
-
-/**
- * A pipeline by name (a file of pipelines/) or by path. A path is loaded with tsx's `tsImport`, so a
- * `.ts` file anywhere loads (outside this package, with no package.json around it, Node would take
- * it for CommonJS and refuse it "in a cycle"); such a file's default export then arrives wrapped in
- * a CommonJS namespace, which is unwrapped.
- */
-export const loadPipeline = (nameOrPath: string) =>
-  Effect.tryPromise({
-    try: async () => {
-      const byName = /^[a-z0-9][a-z0-9-]*$/.test(nameOrPath)
-      const file = byName ? join(PIPELINES_DIR, `${nameOrPath}.ts`) : resolve(nameOrPath)
-      if (!(await stat(file).then((i) => i.isFile(), () => false)))
-        throw new Error(
-          byName
-            ? `no pipeline "${nameOrPath}": give a file exporting definePipeline(...) as default, or one of the names in pipelines/`
-            : `no pipeline file ${file}: give a file exporting definePipeline(...) as default, or one of the names in pipelines/`
-        )
-      const { tsImport } = await import("tsx/esm/api")
-      const mod = (await tsImport(pathToFileURL(file).href, import.meta.url)) as { default?: unknown }
-      const exported = mod.default as { default?: unknown } | undefined
-      const def = exported && typeof exported === "object" && "default" in exported && !("name" in exported) ? exported.default : exported
-      try {
-        return definePipeline(def as PipelineDefinition)
-      } catch (e) {
-        throw new Error(`${file} does not export a pipeline as default (export default definePipeline({...})): ${(e as Error).message}`)
-      }
-    },
-    catch: (e) => new RunError({ message: (e as Error).message })
-  })
 
 export interface RunOptions {
   readonly indexerUrl?: string
@@ -181,7 +150,8 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
     )
     const work = Effect.gen(function* () {
       const exported = def.datasets && def.datasets.length === 0 ? undefined : yield* runExport(DATASETS, { datasets: def.datasets, params: def.denoms ? { denoms: def.denoms } : {}, fromHeight: def.fromHeight, toHeight: def.toHeight, observer: options.observer })
-      const plan = def.routePlan ? yield* loadPlan(join(PIPELINES_DIR, def.routePlan)) : undefined
+      // relative to pipelines/ unless loadPipeline made it absolute (relative to its file)
+      const plan = def.routePlan ? yield* loadPlan(resolve(PIPELINES_DIR, def.routePlan)) : undefined
       const routeRound = plan ? yield* sampleRound(plan, { withReference: true }) : undefined
       const pruned: Record<string, ReadonlyArray<number>> = {}
       if (def.keepSnapshots !== undefined) {

@@ -27,6 +27,33 @@ export const parseS3Url = (url: string): S3Location => {
 /** The AWS SDK, loaded on first use: only runs that read or write s3:// pay its start-up. */
 const sdk = () => import("@aws-sdk/client-s3")
 
+/** Node's major version, below which the AWS SDK's releases after January 2027 will not run. */
+const SDK_FUTURE_NODE = 22
+/** The AWS SDK's own switch for its notice on older Node versions. */
+const SDK_NOTICE_SWITCH = "AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED"
+let noticeSaid = false
+
+/**
+ * Makes an S3 client without the AWS SDK's notice on Node 20 (that its releases after January 2027
+ * need Node 22): eight lines through process.emitWarning, in the middle of a command's output. The
+ * version pinned here supports Node 20, so it is said in one line instead, once per process, on
+ * stderr. The SDK decides once per process, when its first client is made, and reads its switch
+ * then: the switch is set for that moment only, so that child processes (and the user's later
+ * clients) do not inherit it; a switch the user set, either way, is left to the SDK.
+ */
+const withoutSdkNodeNotice = <A>(make: () => A): A => {
+  if (process.env[SDK_NOTICE_SWITCH] !== undefined) return make()
+  if (!noticeSaid && Number(process.versions.node.split(".")[0]) < SDK_FUTURE_NODE)
+    console.error(`chain-lake: note: AWS SDK releases after January 2027 need Node ${SDK_FUTURE_NODE} or newer; this is Node ${process.versions.node}, which the SDK version chain-lake pins supports`)
+  noticeSaid = true
+  process.env[SDK_NOTICE_SWITCH] = "true"
+  try {
+    return make()
+  } finally {
+    delete process.env[SDK_NOTICE_SWITCH]
+  }
+}
+
 /** An S3 client made on first use. */
 export interface S3 {
   readonly client: () => Promise<S3Client>
@@ -36,14 +63,16 @@ export const makeS3 = (endpoint?: string): S3 => {
   let client: Promise<S3Client> | undefined
   return {
     client: () =>
-      (client ??= sdk().then(
-        ({ S3Client }) =>
-          new S3Client({
-            region: process.env.AWS_REGION ?? "us-east-1",
-            ...(endpoint ? { endpoint, forcePathStyle: true } : {})
-            // credentials: the SDK's default chain (environment, profiles and SSO, web identity as in
-            // Kubernetes IRSA, instance and container roles), never fixed ones
-          })
+      (client ??= sdk().then(({ S3Client }) =>
+        withoutSdkNodeNotice(
+          () =>
+            new S3Client({
+              region: process.env.AWS_REGION ?? "us-east-1",
+              ...(endpoint ? { endpoint, forcePathStyle: true } : {})
+              // credentials: the SDK's default chain (environment, profiles and SSO, web identity as in
+              // Kubernetes IRSA, instance and container roles), never fixed ones
+            })
+        )
       ))
   }
 }

@@ -1,0 +1,45 @@
+/**
+ * chain-lake's public API: what `import … from "chain-lake"` gives. Everything else under src/ is
+ * internal and may change without notice; a name is public when it is exported here.
+ *
+ * Built by scripts/build.mjs into dist/lib/index.js (the project's own code bundled, every
+ * dependency imported from its package, so an application's `effect` is the one these services are
+ * built with) and dist/types/index.d.ts. Pipeline files run by `chain-lake run` get the CLI's own
+ * copy of this module (src/pipelines/load.ts), wherever they are.
+ */
+
+// the typed API clients, and their layers over undici with the shared request limits and retries
+export { IndexerClient, layerIndexerClient, type IndexerClientConfig, type IndexerClientService } from "./indexer/IndexerClient.js"
+export {
+  describeIndexerError,
+  IndexerDecodeError,
+  IndexerHttpError,
+  IndexerNetworkError,
+  IndexerPagingError,
+  IndexerRequestError,
+  IndexerTimeout,
+  IndexerTruncatedBody,
+  type IndexerError
+} from "./indexer/errors.js"
+export { layerRouterClient, RouterClient, type RouterClientConfig, type RouterClientService } from "./router/RouterClient.js"
+export { describeRouterError, NoRouteError, RouterDecodeError, RouterFlowError, RouterHttpError, RouterNetworkError, RouterTimeout, type RouterError } from "./router/errors.js"
+export { exportLayer, indexerLayer } from "./cli/layers.js"
+export { routerLayer } from "./cli/routerLayer.js"
+
+// the export engine and the dataset registry it exports
+export { DATASETS } from "./datasets/index.js"
+export type { Dataset } from "./engine/Dataset.js"
+export { ExportError, runExport, type ExportObserver, type ExportOptions, type ExportReport } from "./engine/export.js"
+export { followExport, type FollowOptions } from "./engine/follow.js"
+export { RollbackError, rollbackLake, type RollbackOptions, type RollbackReport } from "./engine/rollback.js"
+export { layerLakeWriter } from "./lake/writer.js"
+
+// reading the lake
+export { Analytics, AnalyticsError, layerAnalytics, SqlError, type AnalyticsOptions, type AnalyticsService, type QueryResult } from "./analytics/Analytics.js"
+export { lakeSchema, UnknownSchemaName, type SchemaColumn, type SchemaEntry } from "./analytics/schema.js"
+
+// pipelines (`chain-lake run FILE`)
+export { definePipeline, PipelineError, type PipelineDefinition } from "./pipelines/definePipeline.js"
+
+// the embedded devnet
+export { startDevnet, type Devnet, type DevnetOptions } from "./devnet/index.js"
