@@ -178,20 +178,24 @@ describe("what a rollback cuts (planCut)", () => {
     expect(cut.committed).toEqual([[1, 76]])
   })
 
-  it("position datasets: from the first piece holding a height above, whole files; positions no file holds count as above unless a later file starts at or below the height", () => {
+  it("position datasets: a file tells only its rows' heights (a record may have none), so the cut is the start of the last file starting at or below the height; nothing is cut where the lake never passed it", () => {
     // positions 0..29 (heights 1..40), a hole 30..39, 40..59 (heights 45..70), a hole 60..69, 70..79 (heights 90..99)
     const files = [file("a", [0, 30], [1, 40]), file("b", [40, 60], [45, 70]), file("c", [70, 80], [90, 99])]
     const m = manifest("position", files, [[0, 80]])
-    // the hole 30..39 lies before a file starting at 45 <= 60: below; b holds 70 > 60: the cut is at b
+    // b starts with rows at 45 <= 60: every position before it is at or below 60; past its last row (70) records may be above
     expect(positionCut(m, 60)).toBe(40)
-    // the hole 60..69 lies before c (from 90 > 80): above, and the cut is there
-    expect(positionCut(m, 80)).toBe(60)
-    expect(planCut(m, 80)).toMatchObject({ drop: [files[2]], committed: [[0, 60]] })
-    // nothing above: nothing cut
-    expect(positionCut(m, 99)).toBe(Infinity)
-    // a file without rows (min/max null) after the last height below: above
+    // at 80 too: b is the last file starting at or below it, and the hole after it may hold records at 71..89
+    expect(positionCut(m, 80)).toBe(40)
+    expect(planCut(m, 80)).toMatchObject({ drop: [files[1], files[2]], committed: [[0, 40]] })
+    // at 99: records past c's last row may be above it, unless the lake never reached past 99
+    expect(positionCut(m, 99)).toBe(70)
+    expect(positionCut(m, 99, 99)).toBe(Infinity)
+    expect(planCut(m, 120, 99)).toMatchObject({ drop: [], committed: [[0, 80]] })
+    // a file without rows (min/max null) proves nothing: the cut is at the last file that does
     const empty = manifest("position", [file("a", [0, 30], [1, 40]), file("e", [30, 40], null)], [[0, 40]])
-    expect(positionCut(empty, 50)).toBe(30)
+    expect(positionCut(empty, 50)).toBe(0)
+    // no row at or below the height: everything goes
+    expect(positionCut(manifest("position", [file("z", [5, 10], [60, 70])], [[5, 10]]), 50)).toBe(0)
   })
 
   it("snapshots taken above the height, or read while the chain passed it, go whole", () => {

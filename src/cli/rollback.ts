@@ -18,11 +18,17 @@ import { integerOption } from "./integers.js"
 const dryRun = (toHeight: number) =>
   Effect.gen(function* () {
     const checkpoints = yield* Checkpoints
+    const anchors = (yield* checkpoints.identity)?.anchors ?? []
     const lines: Array<string> = []
+    const manifests = []
     for (const d of DATASETS) {
       const m = d.kind === "sample" ? undefined : yield* checkpoints.get(d.name)
-      if (!m) continue
-      const cut = planCut(m, toHeight)
+      if (m) manifests.push(m)
+    }
+    const lakeTop = anchors.length > 0 ? Math.max(...anchors.map((a) => a.height), ...manifests.flatMap((m) => m.files.map((f) => f.max_height ?? 0))) : Infinity
+    for (const m of manifests) {
+      const d = { name: m.dataset }
+      const cut = planCut(m, toHeight, lakeTop)
       const rows = [...cut.drop, ...cut.trim].reduce((s, f) => s + f.rows, 0)
       if (rows > 0 || cut.snapshots.length < m.snapshots.length) lines.push(`${d.name}: ${cut.drop.length} files dropped, ${cut.trim.length} rewritten (${rows} rows in them)`)
     }

@@ -42,30 +42,26 @@ export interface Cut {
 }
 
 /**
- * The first position of a position dataset whose rows may be above `height`: the start of the
- * first piece (a file, or committed positions no file holds) that holds a height above it, or
- * holds no heights and is followed by nothing starting at or below it. Heights ascend with
- * positions, so every piece before it is at or below the height.
+ * The first position of a position dataset that may hold a record above `height`. Positions
+ * ascend with heights, but a file tells only the heights of its rows, and a record may have none
+ * (a receipt without logs, a tx without transfers): past a file's last row there may be records
+ * above the height that left no trace. So only a file that starts with rows at or below the
+ * height proves every position before it is at or below it: the cut is the start of the last
+ * such file (that file and every one after it go; the next export reads them again). Where the
+ * lake never reached past the height (`lakeTop`, its highest anchor, is at or below it) nothing is
+ * cut.
  */
-export const positionCut = (m: Manifest, height: number): number => {
-  const files = m.files.flatMap((f) => (f.range ? [{ start: f.range[0], min: f.min_height, max: f.max_height, range: f.range }] : []))
-  const holes = m.committed.flatMap((r) => subtract(r, files.map((f) => f.range))).map(([start]) => ({ start, min: null, max: null }))
-  const pieces = [...files, ...holes].sort((x, y) => x.start - y.start)
-  let laterMin = Infinity
-  let cut = Infinity
-  for (let i = pieces.length - 1; i >= 0; i--) {
-    const p = pieces[i]
-    if (p.max !== null ? p.max > height : laterMin > height) cut = p.start
-    if (p.min !== null) laterMin = Math.min(laterMin, p.min)
-  }
-  return cut
+export const positionCut = (m: Manifest, height: number, lakeTop = Infinity): number => {
+  if (lakeTop <= height) return Infinity
+  const starts = m.files.flatMap((f) => (f.range && f.min_height !== null && f.min_height <= height ? [f.range[0]] : []))
+  return starts.length > 0 ? Math.max(...starts) : Math.min(0, ...m.committed.map(([a]) => a))
 }
 
 /** A snapshot that may hold state of heights above `height`: taken above it, or read while the chain passed it. */
 const snapshotAbove = (s: CommittedSnapshot, height: number) => s.snapshot_height > height || s.watermark_after > height
 
 /** What cutting `m` to `height` does. */
-export const planCut = (m: Manifest, height: number): Cut => {
+export const planCut = (m: Manifest, height: number, lakeTop = Infinity): Cut => {
   switch (m.unit) {
     case "height": {
       const end = height + 1
@@ -77,7 +73,7 @@ export const planCut = (m: Manifest, height: number): Cut => {
       }
     }
     case "position": {
-      const cut = positionCut(m, height)
+      const cut = positionCut(m, height, lakeTop)
       return { drop: m.files.filter((f) => (f.range ? f.range[1] > cut : (f.max_height ?? -1) > height)), trim: [], committed: below(m.committed, cut), snapshots: m.snapshots }
     }
     case "snapshot": {
@@ -130,13 +126,13 @@ const trimFile = (d: Dataset, m: Manifest, f: CommittedFile, height: number) =>
 const CUT_TRIES = 5
 
 /** Cuts one dataset to `height` in one commit; undefined when the lake does not hold it. */
-export const rollbackDataset = (d: Dataset, height: number) =>
+export const rollbackDataset = (d: Dataset, height: number, lakeTop = Infinity) =>
   Effect.gen(function* (): Effect.fn.Return<DatasetRollback | undefined, RollbackError | CheckpointError | SinkError, Checkpoints | ParquetSink> {
     const checkpoints = yield* Checkpoints
     for (let attempt = 0; attempt < CUT_TRIES; attempt++) {
       const m = yield* checkpoints.get(d.name)
       if (!m) return undefined
-      const cut = planCut(m, height)
+      const cut = planCut(m, height, lakeTop)
       const done: DatasetRollback = { dataset: d.name, rowsDropped: 0, filesDropped: 0, filesRewritten: 0, snapshotsDropped: 0 }
       if (isNoop(cut, m)) return done
       const rewritten: Array<CommittedFile> = []
@@ -196,14 +192,16 @@ export const rollbackLake = (catalog: ReadonlyArray<Dataset>, height: number, op
       if (m) manifests.push(m)
     }
     const fromHeight = highestHeld(manifests, identity.anchors)
+    // what the lake's runs reached: a lake with no anchor left could have reached any height
+    const lakeTop = identity.anchors.length > 0 ? fromHeight : Infinity
     const names = manifests.map((m) => m.dataset)
-    const touches = pending !== undefined || identity.anchors.some((a) => a.height > target) || manifests.some((m) => !isNoop(planCut(m, target), m))
+    const touches = pending !== undefined || identity.anchors.some((a) => a.height > target) || manifests.some((m) => !isNoop(planCut(m, target, lakeTop), m))
     if (!touches) return { toHeight: target, fromHeight, datasets: [], unchanged: true } satisfies RollbackReport
     const startedAt = new Date().toISOString()
     yield* checkpoints.updateIdentity((prior) => ({ ...(prior ?? identity), rollback: { to_height: target, started_at: pending?.started_at ?? startedAt, by: pending?.by ?? options.by, datasets: [...new Set([...(pending?.datasets ?? []), ...names])] } }))
     const datasets: Array<DatasetRollback> = []
     for (const d of chained) {
-      const done = yield* rollbackDataset(d, target)
+      const done = yield* rollbackDataset(d, target, lakeTop)
       if (done) datasets.push(done)
     }
     const hash = yield* lakeBlockHash(target)
