@@ -157,6 +157,32 @@ describe("an indexer rolled back and re-synced to another history (same chain id
   })
 })
 
+describe("what the fork check reads besides the newest anchor", () => {
+  it("the lake's own newest block: rows committed past the anchor checked (an anchor the source did not serve) still reveal a fork", async () => {
+    const out = copyOfLake()
+    // as a lake whose later runs could anchor nothing (their tip block not served): the newest anchor is below its top block
+    writeFileSync(join(out, "_lake.json"), JSON.stringify({ ...identity(out), anchors: [{ height: 60, hash: before.chain.blockHash(60) }] }))
+    const r = await runCli(exportArgs(ahead.indexerUrl, out))
+    expect(r.code).toBe(1)
+    expect(r.stderr.trim()).toMatch(new RegExp(`holds another history of chain lake-evm-1 from height ${FORK + 1} on .*both hold the same block ${FORK}\\)`))
+  })
+
+  it("a lake without blocks that a rollback left with no anchor is not exported into on trust: refused in one line, or taken with --adopt-lake", async () => {
+    const out = tmp()
+    const first = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", "txs"])
+    expect(first.code, first.stderr).toBe(0)
+    const rolled = await runCli(["rollback", "--data", out, "--to-height", String(FORK)])
+    expect(rolled.code, rolled.stderr).toBe(0)
+    expect(identity(out).anchors).toEqual([])
+    const refused = await runCli(["export", "--indexer-url", ahead.indexerUrl, "--out", out, "--datasets", "txs"])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr.trim()).toMatch(/cannot check that .* holds this indexer's history: its rollback to height 100 left no anchor \(it holds no blocks\).*--adopt-lake takes this indexer's history on your word/)
+    const adopted = await runCli(["export", "--indexer-url", ahead.indexerUrl, "--out", out, "--datasets", "txs", "--adopt-lake"])
+    expect(adopted.code, adopted.stderr).toBe(0)
+    await expectLakeMatchesChain(out, ahead, ["txs"])
+  })
+})
+
 describe("what a rollback cuts (planCut)", () => {
   const file = (path: string, range: [number, number], heights: [number, number] | null, rows = 1): CommittedFile => ({
     path,

@@ -328,7 +328,7 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
     // a rollback cut short first: the datasets it was cutting are unreadable until it is done
     if (!options.dryRun) yield* finishRollback(exportable, notice)
     // before anything is written: the lake must hold this source's chain (and history, or be rolled back to where they part)
-    const fork = yield* checkIdentity(status, notice, { datasets: exportable.map((d) => d.name), adopt: options.adoptLake === true }, options.onReorg)
+    const { fork, verified } = yield* checkIdentity(status, notice, { datasets: exportable.map((d) => d.name), adopt: options.adoptLake === true }, options.onReorg)
     if (fork && options.dryRun) notice(`--on-reorg rollback would drop the lake's rows above height ${fork.common} (this indexer's block ${fork.differs.height} differs); the plan below is the lake's as it is`)
     else if (fork) {
       const { height, lakeHash, sourceHash } = fork.differs
@@ -361,7 +361,8 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
     const named = new Set(options.datasets ?? [])
     const refused = [...results.values()].filter((r) => named.has(r.dataset))
     if (refused.length > 0) return yield* new ExportError({ message: refused.map((r) => `${r.dataset} cannot be exported from this source (${r.skipped})`).join("; ") })
-    const anchor = options.dryRun ? undefined : yield* anchorIdentity(status)
+    // the tip anchored, or (a source that does not serve its tip block) the anchor just checked: every commit checks it again
+    const anchor = options.dryRun ? undefined : ((yield* anchorIdentity(status)) ?? (fork ? undefined : verified))
     const guard = anchor ? yield* historyGuard(anchor, checkpoints.root) : undefined
     const groups = new Map<string, Array<AppendDataset>>()
     for (const d of live) if (d.kind === "append") groups.set(d.source.id, [...(groups.get(d.source.id) ?? []), d])

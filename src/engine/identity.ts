@@ -147,17 +147,17 @@ export const checkIdentity = (
   adoption: { readonly datasets: ReadonlyArray<string>; readonly adopt: boolean } = { datasets: [], adopt: false },
   onReorg: OnReorg = "refuse"
 ) =>
-  Effect.gen(function* (): Effect.fn.Return<Fork | undefined, LakeIdentityError | SourceFailure | CheckpointError | SinkError, Source | Checkpoints | ParquetSink> {
+  Effect.gen(function* (): Effect.fn.Return<IdentityVerdict, LakeIdentityError | SourceFailure | CheckpointError | SinkError, Source | Checkpoints | ParquetSink> {
     const source = yield* Source
     const checkpoints = yield* Checkpoints
     const lake = yield* checkpoints.identity
-    if (!lake) return yield* Effect.as(adopt(status, adoption.datasets, adoption.adopt, notice), undefined)
+    if (!lake) return yield* Effect.as(adopt(status, adoption.datasets, adoption.adopt, notice), {})
     if (lake.chain_id !== status.chainId)
       return yield* new LakeIdentityError({
         message: `${checkpoints.root} holds chain ${lake.chain_id}, but this indexer serves chain ${status.chainId}: export it into another --out`
       })
-    const forked = (fork: Fork) =>
-      fork.common > 0 && onReorg === "rollback" ? Effect.succeed(fork) : Effect.fail(new LakeIdentityError({ message: forkProblem(checkpoints.root, lake.chain_id, fork) }))
+    const forked = (fork: Fork): Effect.Effect<IdentityVerdict, LakeIdentityError> =>
+      fork.common > 0 && onReorg === "rollback" ? Effect.succeed({ fork }) : Effect.fail(new LakeIdentityError({ message: forkProblem(checkpoints.root, lake.chain_id, fork) }))
     // a source behind what the lake anchored is rolled back, re-synced or lagging: the heights it serves tell which, if they differ
     const held = Math.max(0, ...lake.anchors.map((a) => a.height))
     if (status.tip < held) {
@@ -170,13 +170,45 @@ export const checkIdentity = (
     for (const anchor of [...lake.anchors].sort((a, b) => b.height - a.height)) {
       const hash = yield* source.blockHash(anchor.height)
       if (hash === undefined) continue
-      if (hash === anchor.hash) return undefined
-      const fork = yield* findFork(status.tip)
-      // no block in common: the anchor found to differ is named
-      return yield* forked(fork && fork.common > 0 ? fork : { common: 0, differs: { height: anchor.height, lakeHash: anchor.hash, sourceHash: hash } })
+      if (hash !== anchor.hash) {
+        const fork = yield* findFork(status.tip)
+        // no block in common: the anchor found to differ is named
+        return yield* forked(fork && fork.common > 0 ? fork : { common: 0, differs: { height: anchor.height, lakeHash: anchor.hash, sourceHash: hash } })
+      }
+      // the lake's own newest block too: rows may have been committed past the anchor (an anchor the source did not serve, another run's)
+      const top = yield* topBlockDiffers(status.tip, anchor.height)
+      if (top) return yield* forked((yield* findFork(status.tip)) ?? top)
+      return { verified: anchor }
     }
+    // a rollback that left no anchor (a lake without blocks): nothing tells this history from another one
+    if (lake.anchors.length === 0 && (lake.reorgs ?? []).length > 0 && !adoption.adopt)
+      return yield* new LakeIdentityError({
+        message: `cannot check that ${checkpoints.root} holds this indexer's history: its rollback to height ${lake.reorgs!.at(-1)!.to_height} left no anchor (it holds no blocks), and an export on top of another history would mix the two: --adopt-lake takes this indexer's history on your word, or export into another --out`
+      })
     notice(`could not check that ${checkpoints.root} holds this chain's history: the indexer serves none of the heights it anchored`)
-    return undefined
+    return {}
+  })
+
+/** What checkIdentity found: a fork for the caller to roll back (onReorg "rollback"), or the anchor it checked. */
+export interface IdentityVerdict {
+  readonly fork?: Fork
+  /** the newest anchor the source still serves with the lake's hash */
+  readonly verified?: { readonly height: number; readonly hash: string }
+}
+
+/**
+ * Whether the lake's newest committed block (above `checked`, at or below the source's tip) has
+ * another hash on the source: the fork it shows, with no common height yet, or undefined.
+ */
+const topBlockDiffers = (tip: number, checked: number) =>
+  Effect.gen(function* () {
+    const checkpoints = yield* Checkpoints
+    const source = yield* Source
+    const ranges = (yield* checkpoints.get("blocks"))?.committed ?? []
+    const top = Math.min(tip, Math.max(0, ...ranges.map(([, b]) => b - 1)))
+    if (top <= checked || !ranges.some(([a, b]) => top >= a && top < b)) return undefined
+    const [lakeHash, sourceHash] = yield* Effect.all([lakeBlockHash(top), source.blockHash(top)], { concurrency: "unbounded" })
+    return lakeHash !== undefined && sourceHash !== undefined && lakeHash !== sourceHash ? ({ common: 0, differs: { height: top, lakeHash, sourceHash } } satisfies Fork) : undefined
   })
 
 /**
@@ -208,15 +240,23 @@ export class HistoryGuard extends Context.Tag("chain-lake/HistoryGuard")<History
  * the change is committed; what was committed before it is of the history the lake holds.
  */
 export const historyGuard = (anchor: { readonly height: number; readonly hash: string }, root: string) =>
-  Effect.map(Source, (source) => ({
-    check: Effect.flatMap(source.blockHash(anchor.height), (hash) =>
-      hash === anchor.hash
-        ? Effect.void
-        : Effect.fail(
-            new LakeIdentityError({
-              duringRun: true,
-              message: `the indexer's history changed during the run: block ${anchor.height} was ${anchor.hash} when it started and is ${hash ?? "gone"} now (a re-synced or reset indexer, or a load balancer moving between deployments); nothing read after the change was committed to ${root}: rerun once the indexer is stable`
-            })
-          )
-    )
-  }))
+  Effect.gen(function* () {
+    const source = yield* Source
+    const checkpoints = yield* Checkpoints
+    const rollbacks = ((yield* checkpoints.identity)?.reorgs ?? []).length
+    const changed = (hash: string | undefined) =>
+      new LakeIdentityError({
+        duringRun: true,
+        message: `the indexer's history changed during the run: block ${anchor.height} was ${anchor.hash} when it started and is ${hash ?? "gone"} now (a re-synced or reset indexer, or a load balancer moving between deployments); nothing read after the change was committed to ${root}: rerun once the indexer is stable`
+      })
+    // a `chain-lake rollback` of the lake while this run reads: what it read may be above the cut
+    const rolledBack = new LakeIdentityError({ message: `${root} was rolled back during this run (chain-lake rollback): nothing more of it was committed; run the export again` })
+    return {
+      check: Effect.gen(function* () {
+        const hash = yield* source.blockHash(anchor.height)
+        if (hash !== anchor.hash) return yield* Effect.fail(changed(hash))
+        const now = yield* checkpoints.identity
+        if (now?.rollback || (now?.reorgs ?? []).length > rollbacks) return yield* Effect.fail(rolledBack)
+      })
+    }
+  })
