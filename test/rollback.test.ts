@@ -129,9 +129,15 @@ describe("an indexer rolled back and re-synced to another history (same chain id
     expect(q.stderr.trim()).toMatch(
       new RegExp(`^chain-lake: error: .*txs: a rollback of this lake to height ${FORK} is under way or was cut short: run chain-lake rollback --data ${out} --to-height ${FORK} \\(or the export\\) again to finish it`)
     )
+    // nor is it compacted: merging what is about to go
+    const c = await runCli(["compact", "--data", out])
+    expect(c.code).not.toBe(0)
+    expect(c.stderr.trim()).toMatch(new RegExp(`a rollback of ${out} to height ${FORK} is under way or was cut short: run chain-lake rollback --data ${out} --to-height ${FORK} \\(or the export\\) first`))
     const r = await runCli(exportArgs(ahead.indexerUrl, out))
     expect(r.code, r.stderr).toBe(0)
     expect(r.stderr).toMatch(new RegExp(`finishing a rollback to height ${FORK} that was cut short`))
+    // the log counts what each dataset lost
+    expect(identity(out).reorgs.at(-1).rows_dropped.blocks).toBe(130 - FORK)
     await expectLakeMatchesChain(out, ahead, DATASETS)
     expect(identity(out).rollback).toBeUndefined()
   })

@@ -127,9 +127,12 @@ export const findFork = (tip: number) =>
   })
 
 /** The line a fork is refused with, or the hint a rollback of it gives. */
-const forkProblem = (root: string, chainId: string, fork: Fork) =>
+const forkProblem = (root: string, chainId: string, fork: Fork, blockless: boolean) =>
   fork.common === 0
-    ? `${root} holds another history of chain ${chainId}: block ${fork.differs.height} is ${fork.differs.lakeHash} there and ${fork.differs.sourceHash} on this indexer (a reset chain, or another network under the same id): export it into another --out`
+    ? `${root} holds another history of chain ${chainId}: block ${fork.differs.height} is ${fork.differs.lakeHash} there and ${fork.differs.sourceHash} on this indexer (a reset chain, or another network under the same id): export it into another --out${
+        // a lake without blocks knows only the hashes it anchored: a fork below the lowest looks like another chain
+        blockless ? `; or, if the indexer was rolled back below height ${fork.differs.height}, chain-lake rollback --data ${root} --to-height H (H: where it was rolled back to), then export with --adopt-lake` : ""
+      }`
     : `${root} holds another history of chain ${chainId} from height ${fork.differs.height} on (block ${fork.differs.height} is ${fork.differs.lakeHash} there and ${fork.differs.sourceHash} on this indexer; both hold the same block ${fork.common}): a rolled-back, re-synced or reorganized indexer. --on-reorg rollback drops the lake's rows above ${fork.common} and exports this indexer's history; or export into another --out (nothing was written)`
 
 /** What to do with a lake whose history a source does not share above some height: refuse (default), or return the fork for the caller to roll back. */
@@ -156,8 +159,9 @@ export const checkIdentity = (
       return yield* new LakeIdentityError({
         message: `${checkpoints.root} holds chain ${lake.chain_id}, but this indexer serves chain ${status.chainId}: export it into another --out`
       })
+    const blockless = ((yield* checkpoints.get("blocks"))?.files.length ?? 0) === 0
     const forked = (fork: Fork): Effect.Effect<IdentityVerdict, LakeIdentityError> =>
-      fork.common > 0 && onReorg === "rollback" ? Effect.succeed({ fork }) : Effect.fail(new LakeIdentityError({ message: forkProblem(checkpoints.root, lake.chain_id, fork) }))
+      fork.common > 0 && onReorg === "rollback" ? Effect.succeed({ fork }) : Effect.fail(new LakeIdentityError({ message: forkProblem(checkpoints.root, lake.chain_id, fork, blockless) }))
     // a source behind what the lake anchored is rolled back, re-synced or lagging: the heights it serves tell which, if they differ
     const held = Math.max(0, ...lake.anchors.map((a) => a.height))
     if (status.tip < held) {

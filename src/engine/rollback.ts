@@ -198,11 +198,29 @@ export const rollbackLake = (catalog: ReadonlyArray<Dataset>, height: number, op
     const touches = pending !== undefined || identity.anchors.some((a) => a.height > target) || manifests.some((m) => !isNoop(planCut(m, target, lakeTop), m))
     if (!touches) return { toHeight: target, fromHeight, datasets: [], unchanged: true } satisfies RollbackReport
     const startedAt = new Date().toISOString()
-    yield* checkpoints.updateIdentity((prior) => ({ ...(prior ?? identity), rollback: { to_height: target, started_at: pending?.started_at ?? startedAt, by: pending?.by ?? options.by, datasets: [...new Set([...(pending?.datasets ?? []), ...names])] } }))
+    const differs = pending?.differs ?? options.differs
+    yield* checkpoints.updateIdentity((prior) => ({
+      ...(prior ?? identity),
+      rollback: {
+        to_height: target,
+        started_at: pending?.started_at ?? startedAt,
+        by: pending?.by ?? options.by,
+        datasets: [...new Set([...(pending?.datasets ?? []), ...names])],
+        rows_dropped: pending?.rows_dropped ?? {},
+        ...(differs ? { differs } : {})
+      }
+    }))
     const datasets: Array<DatasetRollback> = []
     for (const d of chained) {
       const done = yield* rollbackDataset(d, target, lakeTop)
-      if (done) datasets.push(done)
+      if (!done) continue
+      // what this dataset lost, added to the intent at once: a run that finishes a cut-short rollback logs it too
+      const before = pending?.rows_dropped?.[d.name] ?? 0
+      datasets.push({ ...done, rowsDropped: done.rowsDropped + before })
+      yield* checkpoints.updateIdentity((prior) => {
+        const now = prior ?? identity
+        return now.rollback ? { ...now, rollback: { ...now.rollback, rows_dropped: { ...now.rollback.rows_dropped, [d.name]: done.rowsDropped + before } } } : now
+      })
     }
     const hash = yield* lakeBlockHash(target)
     const entry: Reorg = {
@@ -210,7 +228,7 @@ export const rollbackLake = (catalog: ReadonlyArray<Dataset>, height: number, op
       to_height: target,
       from_height: fromHeight,
       by: pending?.by ?? options.by,
-      ...(options.differs ? { differs: options.differs } : {}),
+      ...(differs ? { differs } : {}),
       rows_dropped: Object.fromEntries(datasets.map((r) => [r.dataset, r.rowsDropped]))
     }
     yield* checkpoints.updateIdentity((prior) => {

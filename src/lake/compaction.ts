@@ -261,6 +261,12 @@ export const compactLake = (datasets: ReadonlyArray<{ readonly name: string; rea
     )
     if (options.dryRun) return yield* all
     const checkpoints = yield* Checkpoints
+    // a rollback cut short leaves datasets cut and others not: merging them now would merge what is about to go
+    const rollback = (yield* checkpoints.identity.pipe(Effect.mapError((e) => new CompactionError({ message: e.message }))))?.rollback
+    if (rollback)
+      return yield* new CompactionError({
+        message: `a rollback of ${checkpoints.root} to height ${rollback.to_height} is under way or was cut short: run chain-lake rollback --data ${checkpoints.root} --to-height ${rollback.to_height} (or the export) first`
+      })
     const lock = join(checkpoints.root, COMPACTION_LOCK)
     yield* Effect.tryPromise({ try: () => makeFolder(join(checkpoints.root, ".chain-lake")), catch: (e) => new CompactionError({ message: (e as Error).message }) })
     const skip = options.whenBusy === "skip"

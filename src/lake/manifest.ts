@@ -94,6 +94,9 @@ export type Manifest = typeof Manifest.Type
 
 const Anchor = Schema.Struct({ height: Schema.Number, hash: Schema.String })
 
+/** Where a source was found to differ from the lake: the lake's hash there and the source's. */
+const Differs = Schema.Struct({ height: Schema.Number, lake_hash: Schema.String, source_hash: Schema.NullOr(Schema.String) })
+
 /** A rollback of the lake (src/engine/rollback.ts): the rows above `to_height` it dropped, and why. */
 export const Reorg = Schema.Struct({
   at: Schema.String,
@@ -104,7 +107,7 @@ export const Reorg = Schema.Struct({
   /** `chain-lake rollback` (the user's word) or `--on-reorg rollback` (a source found to differ) */
   by: Schema.Literal("command", "on-reorg"),
   /** where the source was found to differ: the lake's hash there and the source's */
-  differs: Schema.optional(Schema.Struct({ height: Schema.Number, lake_hash: Schema.String, source_hash: Schema.NullOr(Schema.String) })),
+  differs: Schema.optional(Differs),
   /** rows dropped per dataset (rows at or below to_height that were dropped with a file are re-read by the next export) */
   rows_dropped: Schema.Record({ key: Schema.String, value: Schema.Number })
 })
@@ -120,7 +123,17 @@ export const LakeIdentity = Schema.Struct({
    * A rollback under way (or cut short): `datasets` are being cut to `to_height`. Their readers
    * fail until it is done; the next export or rollback finishes it first.
    */
-  rollback: Schema.optional(Schema.Struct({ to_height: Schema.Number, started_at: Schema.String, by: Schema.Literal("command", "on-reorg"), datasets: Schema.Array(Schema.String) })),
+  rollback: Schema.optional(
+    Schema.Struct({
+      to_height: Schema.Number,
+      started_at: Schema.String,
+      by: Schema.Literal("command", "on-reorg"),
+      datasets: Schema.Array(Schema.String),
+      /** rows each dataset cut so far lost (a rollback finished by another run logs them all) */
+      rows_dropped: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Number })),
+      differs: Schema.optional(Differs)
+    })
+  ),
   /** every rollback the lake went through, oldest first */
   reorgs: Schema.optional(Schema.Array(Reorg))
 })
