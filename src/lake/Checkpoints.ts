@@ -113,8 +113,8 @@ export interface CheckpointsService {
   readonly identity: Effect.Effect<LakeIdentity | undefined, CheckpointError>
   /** Records the lake's chain and one more anchor (a height and its block hash). */
   readonly recordIdentity: (chainId: string, anchor: { readonly height: number; readonly hash: string }) => Effect.Effect<void, CheckpointError>
-  /** Changes the lake's identity (a rollback's intent and log) under its lock; `change` gets it as it is on disk. */
-  readonly updateIdentity: (change: (prior: LakeIdentity | undefined) => LakeIdentity) => Effect.Effect<LakeIdentity, CheckpointError>
+  /** Changes the lake's identity (a rollback's intent and log) under its lock; `change` gets it as it is on disk, and may refuse (nothing is written then). */
+  readonly updateIdentity: (change: (prior: LakeIdentity | undefined) => LakeIdentity | CheckpointError) => Effect.Effect<LakeIdentity, CheckpointError>
   /**
    * Swaps `replaced` (committed files of one partition) for `files` (staged, holding exactly their
    * rows) in one commit, unless another writer changed or replaced one of them first. The
@@ -504,11 +504,12 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
         })
     })
 
-    const updateIdentity = (change: (prior: LakeIdentity | undefined) => LakeIdentity) =>
+    const updateIdentity = (change: (prior: LakeIdentity | undefined) => LakeIdentity | CheckpointError) =>
       holding(
         join(root, "_lake.lock"),
         Effect.gen(function* () {
           const identity = change(yield* readIdentity)
+          if (identity instanceof CheckpointError) return yield* identity
           yield* writeJson(join(root, IDENTITY_FILE), join(root, `${IDENTITY_FILE}.${writer}.tmp`), identity)
           return identity
         })
@@ -561,16 +562,14 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
     const service: CheckpointsService = {
       root,
       identity: readIdentity,
+      // the chain is checked under the lock: two writers of different chains into a new lake cannot both anchor
       recordIdentity: (chainId, anchor) =>
-        Effect.flatMap(readIdentity, (seen) =>
-          seen && seen.chain_id !== chainId
-            ? Effect.fail(new CheckpointError({ message: `${root} holds chain ${seen.chain_id}, not ${chainId}` }))
-            : Effect.asVoid(
-                updateIdentity((prior) => ({
-                  ...(prior ?? { format_version: 1, chain_id: chainId }),
-                  anchors: keptAnchors([...(prior?.anchors ?? []).filter((a) => a.height !== anchor.height), anchor])
-                }))
-              )
+        Effect.asVoid(
+          updateIdentity((prior) =>
+            prior && prior.chain_id !== chainId
+              ? new CheckpointError({ message: `${root} holds chain ${prior.chain_id}, not ${chainId}` })
+              : { ...(prior ?? { format_version: 1, chain_id: chainId }), anchors: keptAnchors([...(prior?.anchors ?? []).filter((a) => a.height !== anchor.height), anchor]) }
+          )
         ),
       updateIdentity,
       writer,
