@@ -7,7 +7,7 @@ import { resolve } from "node:path"
 import { Console, Effect } from "effect"
 import { isLake } from "../analytics/Analytics.js"
 import { DATASETS } from "../datasets/index.js"
-import { describeRollback, planCut, rollbackLake } from "../engine/rollback.js"
+import { describeRollback, lakeHoldings, planCut, rollbackLake } from "../engine/rollback.js"
 import { Checkpoints } from "../lake/Checkpoints.js"
 import { layerLakeWriter } from "../lake/writer.js"
 import { isS3Url } from "../storage/s3.js"
@@ -17,20 +17,13 @@ import { integerOption } from "./integers.js"
 /** What a dry run says: the rows each dataset would lose. */
 const dryRun = (toHeight: number) =>
   Effect.gen(function* () {
-    const checkpoints = yield* Checkpoints
-    const anchors = (yield* checkpoints.identity)?.anchors ?? []
+    const anchors = (yield* (yield* Checkpoints).identity)?.anchors ?? []
+    const { manifests, lakeTop } = yield* lakeHoldings(DATASETS, anchors)
     const lines: Array<string> = []
-    const manifests = []
-    for (const d of DATASETS) {
-      const m = d.kind === "sample" ? undefined : yield* checkpoints.get(d.name)
-      if (m) manifests.push(m)
-    }
-    const lakeTop = anchors.length > 0 ? Math.max(...anchors.map((a) => a.height), ...manifests.flatMap((m) => m.files.map((f) => f.max_height ?? 0))) : Infinity
     for (const m of manifests) {
-      const d = { name: m.dataset }
       const cut = planCut(m, toHeight, lakeTop)
       const rows = [...cut.drop, ...cut.trim].reduce((s, f) => s + f.rows, 0)
-      if (rows > 0 || cut.snapshots.length < m.snapshots.length) lines.push(`${d.name}: ${cut.drop.length} files dropped, ${cut.trim.length} rewritten (${rows} rows in them)`)
+      if (rows > 0 || cut.snapshots.length < m.snapshots.length) lines.push(`${m.dataset}: ${cut.drop.length} files dropped, ${cut.trim.length} rewritten (${rows} rows in them)`)
     }
     return lines
   })

@@ -26,7 +26,7 @@ import { Data, Effect } from "effect"
 import { Checkpoints, type CheckpointError, type CommittedFile, type CommittedSnapshot, type Manifest } from "../lake/Checkpoints.js"
 import type { Reorg } from "../lake/manifest.js"
 import { mergedFile, snapshotHeightOf } from "../lake/layout.js"
-import { ParquetSink, sqlString, type SinkError } from "../lake/ParquetSink.js"
+import { ParquetSink, quoteIdent, sqlString, type SinkError } from "../lake/ParquetSink.js"
 import { below, subtract, type Range } from "../lake/RangeSet.js"
 import type { Dataset } from "./Dataset.js"
 import { lakeBlockHash } from "./identity.js"
@@ -96,14 +96,12 @@ export interface DatasetRollback {
   readonly snapshotsDropped: number
 }
 
-const quote = (s: string) => `"${s.replace(/"/g, '""')}"`
-
 /** Rewrites `f` (a height file holding heights on both sides of `height`) with its rows up to it, staged as a new file. */
 const trimFile = (d: Dataset, m: Manifest, f: CommittedFile, height: number) =>
   Effect.gen(function* () {
     const checkpoints = yield* Checkpoints
     const sink = yield* ParquetSink
-    const column = d.kind === "append" ? quote(d.columns[d.heightColumn].name) : "height"
+    const column = d.kind === "append" ? quoteIdent(d.columns[d.heightColumn].name) : "height"
     const range: Range = [f.range![0], height + 1]
     const rel = mergedFile(f.path.slice(0, Math.max(0, f.path.lastIndexOf("/"))), m.unit, range, `r${Date.now().toString(36)}${randomBytes(3).toString("hex")}`)
     const at = checkpoints.staged(d.name, rel)
@@ -173,6 +171,22 @@ const highestHeld = (manifests: ReadonlyArray<Manifest>, anchors: ReadonlyArray<
   Math.max(0, ...anchors.map((a) => a.height), ...manifests.flatMap((m) => [...m.files.map((f) => f.max_height ?? 0), ...m.snapshots.map((s) => s.snapshot_height)]))
 
 /**
+ * The manifests of `catalog`'s chain datasets the lake holds, what it held at most, and how far
+ * its runs reached (`lakeTop` of planCut): a lake with no anchor left could have reached any height.
+ */
+export const lakeHoldings = (catalog: ReadonlyArray<Dataset>, anchors: ReadonlyArray<{ readonly height: number }>) =>
+  Effect.gen(function* () {
+    const checkpoints = yield* Checkpoints
+    const manifests: Array<Manifest> = []
+    for (const d of catalog) {
+      const m = d.kind === "sample" ? undefined : yield* checkpoints.get(d.name)
+      if (m) manifests.push(m)
+    }
+    const fromHeight = highestHeld(manifests, anchors)
+    return { manifests, fromHeight, lakeTop: anchors.length > 0 ? fromHeight : Infinity }
+  })
+
+/**
  * Cuts every dataset of `catalog` the lake holds to `height` (see the module's comment), and
  * finishes a rollback cut short first: with one pending, the lake is cut to the lower of the two.
  */
@@ -186,14 +200,7 @@ export const rollbackLake = (catalog: ReadonlyArray<Dataset>, height: number, op
     const target = pending ? Math.min(pending.to_height, height) : height
     if (pending) options.notice?.(`${checkpoints.root}: finishing a rollback to height ${pending.to_height} that was cut short`)
     const chained = catalog.filter((d) => d.kind !== "sample")
-    const manifests: Array<Manifest> = []
-    for (const d of chained) {
-      const m = yield* checkpoints.get(d.name)
-      if (m) manifests.push(m)
-    }
-    const fromHeight = highestHeld(manifests, identity.anchors)
-    // what the lake's runs reached: a lake with no anchor left could have reached any height
-    const lakeTop = identity.anchors.length > 0 ? fromHeight : Infinity
+    const { manifests, fromHeight, lakeTop } = yield* lakeHoldings(chained, identity.anchors)
     const names = manifests.map((m) => m.dataset)
     const touches = pending !== undefined || identity.anchors.some((a) => a.height > target) || manifests.some((m) => !isNoop(planCut(m, target, lakeTop), m))
     if (!touches) return { toHeight: target, fromHeight, datasets: [], unchanged: true } satisfies RollbackReport

@@ -63,7 +63,7 @@ export class ParquetSink extends Context.Tag("chain-lake/ParquetSink")<ParquetSi
 const stageType = (t: ColumnType): "BIGINT" | "INTEGER" | "BOOLEAN" | "DOUBLE" | "VARCHAR" =>
   t === "BIGINT" || t === "INTEGER" || t === "BOOLEAN" || t === "DOUBLE" ? t : "VARCHAR"
 
-const quoteIdent = (s: string) => `"${s.replace(/"/g, '""')}"`
+export const quoteIdent = (s: string) => `"${s.replace(/"/g, '""')}"`
 export const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`
 
 /** The SELECT expression turning a staged column into its Parquet type. */
