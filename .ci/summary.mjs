@@ -1,12 +1,13 @@
 /**
  * CI's closing lines: one per test run (a Node version, from its vitest JSON report), then
  * "Tests: N passed, N failed" summed over every run. A run whose report is missing or unreadable
- * counts as one failed test (it never got to report), so is a failed typecheck.
- * Usage: node .ci/summary.mjs RUNS.tsv TYPECHECK_FAILED(0|1), RUNS.tsv holding "label<TAB>report" lines.
+ * counts as one failed test (it never got to report), and so does each failed check (typecheck, lint).
+ * Usage: node .ci/summary.mjs RUNS.tsv "FAILED CHECKS", RUNS.tsv holding "label<TAB>report" lines and
+ * FAILED CHECKS the names of the checks that failed, space-separated (empty when none did).
  */
 import { readFileSync } from "node:fs"
 
-const [runsFile, typecheck] = process.argv.slice(2)
+const [runsFile, failedChecks = ""] = process.argv.slice(2)
 
 /** passed and failed tests of one vitest JSON report; a suite that failed to load counts once */
 const counts = (report) => {
@@ -27,8 +28,8 @@ for (const line of readFileSync(runsFile, "utf8").split("\n").filter(Boolean)) {
   passed += c.passed
   failed += c.failed
 }
-if (typecheck === "1") {
-  console.log("typecheck failed")
+for (const check of failedChecks.split(" ").filter(Boolean)) {
+  console.log(`${check} failed`)
   failed += 1
 }
 console.log(`Tests: ${passed} passed, ${failed} failed`)

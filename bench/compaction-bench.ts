@@ -41,7 +41,11 @@ const connect = async (data: string, glob: boolean): Promise<DuckDBConnection> =
   await conn.run(`SET file_search_path = '${data}'`)
   for (const d of LAKE_DATASETS) {
     const sql = datasetViewSql(d, data, await listedFiles(data, d.name, d.columns))
-    await conn.run(glob && DATASETS_FOLLOWED.includes(d.name) ? `CREATE OR REPLACE VIEW "${d.name}" AS SELECT * FROM read_parquet('${d.name}/**/*.parquet', hive_partitioning = true, union_by_name = true)` : sql)
+    await conn.run(
+      glob && DATASETS_FOLLOWED.includes(d.name)
+        ? `CREATE OR REPLACE VIEW "${d.name}" AS SELECT * FROM read_parquet('${d.name}/**/*.parquet', hive_partitioning = true, union_by_name = true)`
+        : sql
+    )
   }
   // every view made, each after those it reads, or the bench fails: a view that could not be made
   // was skipped here before, and a query of it failed far from the cause
@@ -67,7 +71,8 @@ const measure = async (data: string) => {
   return out
 }
 
-const parquetFiles = async (data: string) => (await Promise.all(DATASETS_FOLLOWED.map((d) => listFiles(join(data, d))))).flat().filter((f) => f.endsWith(".parquet")).length
+const parquetFiles = async (data: string) =>
+  (await Promise.all(DATASETS_FOLLOWED.map((d) => listFiles(join(data, d))))).flat().filter((f) => f.endsWith(".parquet")).length
 
 const main = async () => {
   smokeBanner("compaction bench")
@@ -78,7 +83,8 @@ const main = async () => {
     const layer = exportLayer({ indexerUrl: devnet.indexerUrl, out: data, limits: { concurrency: 4, rps: 0 } })
     await Effect.runPromise(
       Effect.gen(function* () {
-        for (let round = 1; round <= ROUNDS; round++) yield* runExport(DATASETS, { datasets: DATASETS_FOLLOWED, toHeight: round * PER_ROUND, pageSize: 1000 })
+        for (let round = 1; round <= ROUNDS; round++)
+          yield* runExport(DATASETS, { datasets: DATASETS_FOLLOWED, toHeight: round * PER_ROUND, pageSize: 1000 })
       }).pipe(Effect.provide(layer))
     )
   } finally {
@@ -88,22 +94,37 @@ const main = async () => {
   const filesBefore = await parquetFiles(data)
   const before = await measure(data)
   const t0 = performance.now()
-  const reports = await Effect.runPromise(compactLake(DATASETS.filter((d) => DATASETS_FOLLOWED.includes(d.name)), { graceMs: 0 }).pipe(Effect.provide(layerLakeWriter(data))))
+  const reports = await Effect.runPromise(
+    compactLake(
+      DATASETS.filter((d) => DATASETS_FOLLOWED.includes(d.name)),
+      { graceMs: 0 }
+    ).pipe(Effect.provide(layerLakeWriter(data)))
+  )
   const compactS = (performance.now() - t0) / 1000
   // the replaced files wait out their grace period outside the folders; with grace 0 the next compaction deletes them
-  await Effect.runPromise(compactLake(DATASETS.filter((d) => DATASETS_FOLLOWED.includes(d.name)), { graceMs: 0 }).pipe(Effect.provide(layerLakeWriter(data))))
+  await Effect.runPromise(
+    compactLake(
+      DATASETS.filter((d) => DATASETS_FOLLOWED.includes(d.name)),
+      { graceMs: 0 }
+    ).pipe(Effect.provide(layerLakeWriter(data)))
+  )
   const filesAfter = await parquetFiles(data)
   // before and after must differ, or the table compares a lake with itself (at any size)
-  if (filesAfter >= filesBefore) throw new Error(`compaction replaced no file (${filesBefore} before, ${filesAfter} after): nothing to compare`)
+  if (filesAfter >= filesBefore)
+    throw new Error(`compaction replaced no file (${filesBefore} before, ${filesAfter} after): nothing to compare`)
   const after = await measure(data)
   console.log(`lake: ${ROUNDS} follow rounds × ${PER_ROUND} blocks (${ROUNDS * PER_ROUND} blocks), built in ${buildS.toFixed(0)} s`)
-  console.log(`files of ${DATASETS_FOLLOWED.join(" and ")}: ${filesBefore} before, ${filesAfter} after; compaction took ${compactS.toFixed(1)} s (${reports.map((r) => `${r.dataset} ${r.filesBefore}→${r.filesAfter}`).join(", ")})`)
+  console.log(
+    `files of ${DATASETS_FOLLOWED.join(" and ")}: ${filesBefore} before, ${filesAfter} after; compaction took ${compactS.toFixed(1)} s (${reports.map((r) => `${r.dataset} ${r.filesBefore}→${r.filesAfter}`).join(", ")})`
+  )
   console.log("| query | before: manifest views | before: glob | after: manifest views | after: glob | speed-up (views) |")
   console.log("|---|---|---|---|---|---|")
   for (const name of Object.keys(QUERIES)) {
     const b = before[name]
     const a = after[name]
-    console.log(`| ${name} | ${b.manifest.toFixed(0)} ms | ${b.glob.toFixed(0)} ms | ${a.manifest.toFixed(0)} ms | ${a.glob.toFixed(0)} ms | ${(b.manifest / a.manifest).toFixed(1)}× |`)
+    console.log(
+      `| ${name} | ${b.manifest.toFixed(0)} ms | ${b.glob.toFixed(0)} ms | ${a.manifest.toFixed(0)} ms | ${a.glob.toFixed(0)} ms | ${(b.manifest / a.manifest).toFixed(1)}× |`
+    )
   }
   rmSync(data, { recursive: true, force: true })
 }

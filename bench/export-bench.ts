@@ -62,7 +62,9 @@ const OFFSET_ROW_US = Number(process.env.BENCH_OFFSET_ROW_US ?? 1)
 
 const startDevnetProcess = (args: Array<string>): Promise<{ child: ChildProcess; url: string }> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["bin/chain-lake.mjs", "devnet", "--offset-row-us", String(OFFSET_ROW_US), ...args], { stdio: ["ignore", "pipe", "inherit"] })
+    const child = spawn(process.execPath, ["bin/chain-lake.mjs", "devnet", "--offset-row-us", String(OFFSET_ROW_US), ...args], {
+      stdio: ["ignore", "pipe", "inherit"]
+    })
     let out = ""
     child.stdout!.on("data", (d) => {
       out += d
@@ -85,7 +87,8 @@ const sampler = setInterval(() => {
 }, 50)
 
 /** A constructed cursor: the rows after `n` (sequence n is position n - 1; blocks start at height 1). */
-const cursorAfter = (field: "sequence" | "height", n: number) => encodeURIComponent(Buffer.from(JSON.stringify({ [field]: n })).toString("base64"))
+const cursorAfter = (field: "sequence" | "height", n: number) =>
+  encodeURIComponent(Buffer.from(JSON.stringify({ [field]: n })).toString("base64"))
 
 /** The floor: every page fetched (undici, keep-alive) by constructed cursor and JSON.parsed, concurrently; nothing stored. */
 const floor = async (url: string, total: number) => {
@@ -98,7 +101,10 @@ const floor = async (url: string, total: number) => {
     for (;;) {
       const p = next++
       if (p >= pages) return
-      const res = await request(`${url}/indexer/tx/v1/txs?pagination.key=${cursorAfter("sequence", p * PAGE)}&pagination.limit=${PAGE}&pagination.reverse=false`, { dispatcher: agent })
+      const res = await request(
+        `${url}/indexer/tx/v1/txs?pagination.key=${cursorAfter("sequence", p * PAGE)}&pagination.limit=${PAGE}&pagination.reverse=false`,
+        { dispatcher: agent }
+      )
       const text = await res.body.text()
       bytes += text.length
       rows += (JSON.parse(text) as { txs: Array<unknown> }).txs.length
@@ -111,7 +117,10 @@ const floor = async (url: string, total: number) => {
   return { seconds, bytes, rows }
 }
 
-const exportRun = async (url: string, options: { concurrency: number; pageSize: number; dataset?: Dataset; datasets?: ReadonlyArray<Dataset>; memoryLimit?: string | undefined }) => {
+const exportRun = async (
+  url: string,
+  options: { concurrency: number; pageSize: number; dataset?: Dataset; datasets?: ReadonlyArray<Dataset>; memoryLimit?: string | undefined }
+) => {
   const dataset = options.dataset ?? txs
   const catalog = options.datasets ?? [dataset]
   const out = mkdtempSync(join(tmpdir(), "chain-lake-bench-"))
@@ -123,7 +132,14 @@ const exportRun = async (url: string, options: { concurrency: number; pageSize: 
   const t0 = performance.now()
   const report = await Effect.runPromise(
     runExport(catalog, { pageSize: options.pageSize, concurrency: options.concurrency }).pipe(
-      Effect.provide(exportLayer({ indexerUrl: url, out, limits: { concurrency: options.concurrency, rps: 0 }, ...(options.memoryLimit ? { memoryLimitBytes: parseMemorySize(options.memoryLimit) } : {}) }))
+      Effect.provide(
+        exportLayer({
+          indexerUrl: url,
+          out,
+          limits: { concurrency: options.concurrency, rps: 0 },
+          ...(options.memoryLimit ? { memoryLimitBytes: parseMemorySize(options.memoryLimit) } : {})
+        })
+      )
     )
   )
   const seconds = (performance.now() - t0) / 1000
@@ -153,7 +169,9 @@ const main = async () => {
   // start-up first, on a quiet machine: the CLI's own bench (bench/startup-bench.ts)
   if (PARTS.includes("startup"))
     await new Promise<void>((resolve, reject) =>
-      spawn(process.execPath, ["--import", "tsx", "bench/startup-bench.ts"], { stdio: "inherit" }).on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`startup bench exited ${code}`))))
+      spawn(process.execPath, ["--import", "tsx", "bench/startup-bench.ts"], { stdio: "inherit" }).on("exit", (code) =>
+        code === 0 ? resolve() : reject(new Error(`startup bench exited ${code}`))
+      )
     )
   if (PARTS.includes("throughput")) await throughput(blockCount)
   // each part in a fresh process: after a 1M-row export the heap left behind (major GCs of a
@@ -176,7 +194,10 @@ const main = async () => {
 
 const inFreshProcess = (part: string, env: Record<string, string> = {}) =>
   new Promise<void>((resolve, reject) => {
-    const child = spawn(process.execPath, [...process.execArgv, process.argv[1]], { stdio: "inherit", env: { ...process.env, BENCH_PARTS: part, ...env } })
+    const child = spawn(process.execPath, [...process.execArgv, process.argv[1]], {
+      stdio: "inherit",
+      env: { ...process.env, BENCH_PARTS: part, ...env }
+    })
     child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`bench part ${part} exited ${code}`))))
   })
 
@@ -184,7 +205,10 @@ const throughput = async (blockCount: number) => {
   const big = await startDevnetProcess(["--blocks", String(blockCount), "--txs-per-block", "10", "--seed", "7"])
   try {
     const status = (await (await fetch(big.url + "/status")).json()) as { height: number }
-    const total = Number(((await (await fetch(big.url + "/indexer/tx/v1/txs?pagination.limit=1")).json()) as { pagination: { total: string } }).pagination.total)
+    const total = Number(
+      ((await (await fetch(big.url + "/indexer/tx/v1/txs?pagination.limit=1")).json()) as { pagination: { total: string } }).pagination
+        .total
+    )
     console.log(`devnet: ${status.height} blocks, ${total} txs`)
     await floor(big.url, Math.min(total, 20 * PAGE)) // warm-up
     // floor and export alternate, REPEAT pairs: the machine's speed drifts (a shared VM), and a
@@ -192,7 +216,9 @@ const throughput = async (blockCount: number) => {
     const ratios: Array<number> = []
     for (let pair = 1; pair <= REPEAT; pair++) {
       const f = await floor(big.url, total)
-      console.log(`[${pair}] floor (fetch + JSON.parse): ${f.rows} rows in ${f.seconds.toFixed(1)} s = ${Math.round(f.rows / f.seconds)} rows/s, ${(f.bytes / 1e6 / f.seconds).toFixed(1)} MB/s`)
+      console.log(
+        `[${pair}] floor (fetch + JSON.parse): ${f.rows} rows in ${f.seconds.toFixed(1)} s = ${Math.round(f.rows / f.seconds)} rows/s, ${(f.bytes / 1e6 / f.seconds).toFixed(1)} MB/s`
+      )
       const e = await exportRun(big.url, { concurrency: CONCURRENCY, pageSize: PAGE, memoryLimit: process.env.BENCH_MEMORY_LIMIT })
       console.log(
         `[${pair}] export txs → Parquet: ${e.rows} rows in ${e.seconds.toFixed(1)} s = ${Math.round(e.rows / e.seconds)} rows/s, ${(f.bytes / 1e6 / e.seconds).toFixed(1)} MB/s of JSON, ` +
@@ -202,7 +228,9 @@ const throughput = async (blockCount: number) => {
       ratios.push(e.seconds / f.seconds)
       console.log(`[${pair}] ratio export / floor: ${(e.seconds / f.seconds).toFixed(2)}×`)
     }
-    console.log(`ratio export / floor: median ${median(ratios).toFixed(2)}× of ${ratios.map((r) => r.toFixed(2)).join(", ")} (${goal("≤ 1.3×")})`)
+    console.log(
+      `ratio export / floor: median ${median(ratios).toFixed(2)}× of ${ratios.map((r) => r.toFixed(2)).join(", ")} (${goal("≤ 1.3×")})`
+    )
   } finally {
     big.child.kill("SIGINT")
   }
@@ -220,13 +248,35 @@ const memory = async (blockCount: number) => {
     // a smoke run exports once, under the limit (the default limit's run differs by a flag)
     for (const limit of [...(SMOKE ? [] : [undefined]), process.env.BENCH_MEMORY_LIMIT ?? "400MB"]) {
       const out = mkdtempSync(join(tmpdir(), "chain-lake-bench-mem-"))
-      const args = ["-f", "%M %e", process.execPath, "bin/chain-lake.mjs", "export", "--indexer-url", devnet.url, "--out", out, "--datasets", "txs", "--page-size", "1000", "--concurrency", "16", "--rps", "0", ...(limit ? ["--memory-limit", limit] : [])]
+      const args = [
+        "-f",
+        "%M %e",
+        process.execPath,
+        "bin/chain-lake.mjs",
+        "export",
+        "--indexer-url",
+        devnet.url,
+        "--out",
+        out,
+        "--datasets",
+        "txs",
+        "--page-size",
+        "1000",
+        "--concurrency",
+        "16",
+        "--rps",
+        "0",
+        ...(limit ? ["--memory-limit", limit] : [])
+      ]
       const r = spawnSync("/usr/bin/time", args, { encoding: "utf8" })
       rmSync(out, { recursive: true, force: true })
-      if (r.error) throw new Error(`${r.error.message}: the memory part measures through /usr/bin/time (BENCH_PARTS without memory skips it)`)
+      if (r.error)
+        throw new Error(`${r.error.message}: the memory part measures through /usr/bin/time (BENCH_PARTS without memory skips it)`)
       if (r.status !== 0) throw new Error(`export failed: ${r.stderr}`)
       const [kb, seconds] = r.stderr.trim().split("\n").pop()!.split(" ").map(Number)
-      console.log(`memory: chain-lake export of ${blockCount} blocks' txs, page 1000 × concurrency 16, --memory-limit ${limit ?? "default"}: peak RSS ${(kb / 1024).toFixed(0)} MB in ${seconds.toFixed(1)} s`)
+      console.log(
+        `memory: chain-lake export of ${blockCount} blocks' txs, page 1000 × concurrency 16, --memory-limit ${limit ?? "default"}: peak RSS ${(kb / 1024).toFixed(0)} MB in ${seconds.toFixed(1)} s`
+      )
     }
   } finally {
     devnet.child.kill("SIGINT")
@@ -253,7 +303,11 @@ const sharding = async () => {
       await Promise.all(
         Array.from({ length: 16 }, async () => {
           for (let p = next++; p < pages; p = next++)
-            await (await fetch(`${slow.url}/indexer/block/v1/blocks?pagination.key=${cursorAfter("height", p * 100)}&pagination.limit=100&pagination.reverse=false`)).text()
+            await (
+              await fetch(
+                `${slow.url}/indexer/block/v1/blocks?pagination.key=${cursorAfter("height", p * 100)}&pagination.limit=100&pagination.reverse=false`
+              )
+            ).text()
         })
       )
       ceilings.push((performance.now() - t0) / 1000)
@@ -274,7 +328,9 @@ const cursorWalkByHand = async (url: string, path: string, arrayKey: string) => 
   let key: string | null = null
   let rows = 0
   do {
-    const res = await fetch(`${url}${path}?pagination.limit=100&pagination.reverse=false${key ? `&pagination.key=${encodeURIComponent(key)}` : ""}`)
+    const res = await fetch(
+      `${url}${path}?pagination.limit=100&pagination.reverse=false${key ? `&pagination.key=${encodeURIComponent(key)}` : ""}`
+    )
     const page = (await res.json()) as Record<string, unknown> & { pagination: { next_key: string | null } }
     rows += (page[arrayKey] as Array<unknown>).length
     key = page.pagination.next_key
@@ -284,7 +340,12 @@ const cursorWalkByHand = async (url: string, path: string, arrayKey: string) => 
 
 /** The same pages fetched by 16 plain workers (constructed cursors, fetch + JSON.parse): what the server itself can do. */
 const plainFetch = async (url: string, lists: ReadonlyArray<{ path: string; cursor: "sequence" | "height"; rows: number }>) => {
-  const pages = lists.flatMap((l) => Array.from({ length: Math.ceil(l.rows / 100) }, (_, p) => `${url}${l.path}?pagination.key=${cursorAfter(l.cursor, p * 100)}&pagination.limit=100&pagination.reverse=false`))
+  const pages = lists.flatMap((l) =>
+    Array.from(
+      { length: Math.ceil(l.rows / 100) },
+      (_, p) => `${url}${l.path}?pagination.key=${cursorAfter(l.cursor, p * 100)}&pagination.limit=100&pagination.reverse=false`
+    )
+  )
   let next = 0
   await Promise.all(
     Array.from({ length: 16 }, async () => {
@@ -296,7 +357,9 @@ const plainFetch = async (url: string, lists: ReadonlyArray<{ path: string; curs
 /** The replay server (bench/replay-server.ts) in front of `origin`, in its own process. */
 const startReplay = (origin: string, latencyMs: number): Promise<{ child: ChildProcess; url: string }> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "bench/replay-server.ts", origin, String(latencyMs)], { stdio: ["ignore", "pipe", "inherit"] })
+    const child = spawn(process.execPath, ["--import", "tsx", "bench/replay-server.ts", origin, String(latencyMs)], {
+      stdio: ["ignore", "pipe", "inherit"]
+    })
     child.stdout!.on("data", (d) => {
       const m = /url=(\S+)/.exec(String(d))
       if (m) resolve({ child, url: m[1] })
@@ -317,7 +380,10 @@ const multi = async () => {
   const origin = await startDevnetProcess(["--blocks", String(MULTI_BLOCKS), "--txs-per-block", "4", "--seed", "7"])
   const replay = await startReplay(origin.url, 20)
   try {
-    const txCount = Number(((await (await fetch(devnet.url + "/indexer/tx/v1/txs?pagination.limit=1")).json()) as { pagination: { total: string } }).pagination.total)
+    const txCount = Number(
+      ((await (await fetch(devnet.url + "/indexer/tx/v1/txs?pagination.limit=1")).json()) as { pagination: { total: string } }).pagination
+        .total
+    )
     const time = async (f: () => Promise<unknown>) => {
       const t0 = performance.now()
       await f()
@@ -379,18 +445,27 @@ const gentle = async () => {
   const run = async (datasets: ReadonlyArray<string>, out: string) => {
     const before = devnet.stats()
     const t0 = performance.now()
-    await Effect.runPromise(runExport(DATASETS, { datasets }).pipe(Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out, limits: { concurrency: 8, rps: 0 } }))))
+    await Effect.runPromise(
+      runExport(DATASETS, { datasets }).pipe(
+        Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out, limits: { concurrency: 8, rps: 0 } }))
+      )
+    )
     const after = devnet.stats()
     return `${after.offsetRowsSkipped - before.offsetRowsSkipped} rows skipped through offsets, ${after.requests - before.requests} requests, ${((performance.now() - t0) / 1000).toFixed(1)} s`
   }
   try {
     const tables = `txs ${c.txTotal()}, evm txs ${c.evmTotal()}, internal txs ${c.traceTotal()}`
-    for (const datasets of [["blocks", "txs"], ["blocks", "txs", "evm_txs", "evm_internal_txs"]]) {
+    for (const datasets of [
+      ["blocks", "txs"],
+      ["blocks", "txs", "evm_txs", "evm_internal_txs"]
+    ]) {
       const out = mkdtempSync(join(tmpdir(), "chain-lake-bench-gentle-"))
       const first = await run(datasets, out)
       const again = await run(datasets, out)
       rmSync(out, { recursive: true, force: true })
-      console.log(`gentle: ${datasets.join(" + ")} of ${GENTLE_BLOCKS} blocks (${tables}), defaults, offsets at ${OFFSET_ROW_US} µs a row: export ${first}; rerun with everything committed ${again}`)
+      console.log(
+        `gentle: ${datasets.join(" + ")} of ${GENTLE_BLOCKS} blocks (${tables}), defaults, offsets at ${OFFSET_ROW_US} µs a row: export ${first}; rerun with everything committed ${again}`
+      )
     }
   } finally {
     await devnet.stop()

@@ -23,7 +23,11 @@ const server = createServer((req, res) => {
     const hit = kept.get(url)
     if (hit) return hit
     const r = await request(origin + url)
-    const fresh = { status: r.statusCode, type: String(r.headers["content-type"] ?? "application/json"), body: Buffer.from(await r.body.arrayBuffer()) }
+    const fresh = {
+      status: r.statusCode,
+      type: String(r.headers["content-type"] ?? "application/json"),
+      body: Buffer.from(await r.body.arrayBuffer())
+    }
     if (fresh.status === 200) kept.set(url, fresh)
     return fresh
   }

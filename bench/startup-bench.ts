@@ -36,11 +36,20 @@ const once = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}, status =
 
 const lake = mkdtempSync(join(tmpdir(), "chain-lake-startup-"))
 // a lake with one tiny dataset, so that `query` opens DuckDB over real views
-const made = spawnSync(process.execPath, ["bin/chain-lake.mjs", "export", "--devnet", "--out", lake, "--datasets", "blocks", "--devnet-blocks", "20", "--to-height", "20"], { encoding: "utf8" })
+const made = spawnSync(
+  process.execPath,
+  ["bin/chain-lake.mjs", "export", "--devnet", "--out", lake, "--datasets", "blocks", "--devnet-blocks", "20", "--to-height", "20"],
+  { encoding: "utf8" }
+)
 // without it the query case would time DuckDB failing on a missing lake, not start-up
 if (made.status !== 0) throw new Error(`the lake for the query case could not be made (exit ${made.status}): ${made.stderr}`)
 
-const cases: ReadonlyArray<{ readonly label: string; readonly args: ReadonlyArray<string>; readonly env?: NodeJS.ProcessEnv; readonly status?: number }> = [
+const cases: ReadonlyArray<{
+  readonly label: string
+  readonly args: ReadonlyArray<string>
+  readonly env?: NodeJS.ProcessEnv
+  readonly status?: number
+}> = [
   { label: "chain-lake --help", args: ["bin/chain-lake.mjs", "--help"] },
   { label: "chain-lake --version", args: ["bin/chain-lake.mjs", "--version"] },
   { label: "chain-lake export --help", args: ["bin/chain-lake.mjs", "export", "--help"] },
@@ -53,7 +62,9 @@ const floor: Array<{ ms: number; rssMb: number }> = []
 const results = cases.map(() => [] as Array<{ ms: number; rssMb: number }>)
 for (let i = 0; i < REPEAT; i++) {
   floor.push(once(["-e", "0"]))
-  cases.forEach((c, k) => results[k].push(once(c.args, c.env, c.status)))
+  cases.forEach((c, k) => {
+    results[k].push(once(c.args, c.env, c.status))
+  })
 }
 rmSync(lake, { recursive: true, force: true })
 
@@ -64,5 +75,7 @@ console.log("command                                      median ms  × node  pe
 cases.forEach((c, k) => {
   const ms = median(results[k].map((r) => r.ms))
   const rss = median(results[k].map((r) => r.rssMb))
-  console.log(`${c.label.padEnd(44)} ${ms.toFixed(0).padStart(9)}  ${(ms / floorMs).toFixed(1).padStart(6)}  ${Number.isNaN(rss) ? "-" : rss.toFixed(0).padStart(11)}`)
+  console.log(
+    `${c.label.padEnd(44)} ${ms.toFixed(0).padStart(9)}  ${(ms / floorMs).toFixed(1).padStart(6)}  ${Number.isNaN(rss) ? "-" : rss.toFixed(0).padStart(11)}`
+  )
 })

@@ -52,7 +52,11 @@ const main = async () => {
   const data = mkdtempSync(join(tmpdir(), "chain-lake-views-"))
   const devnet = await startDevnet({ seed: 7, blocks: BLOCKS, txsPerBlock: 10 })
   try {
-    await Effect.runPromise(runExport(DATASETS, { pageSize: 1000 }).pipe(Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out: data, limits: { concurrency: 8, rps: 0 } }))))
+    await Effect.runPromise(
+      runExport(DATASETS, { pageSize: 1000 }).pipe(
+        Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out: data, limits: { concurrency: 8, rps: 0 } }))
+      )
+    )
   } finally {
     await devnet.stop()
   }
@@ -72,7 +76,8 @@ const main = async () => {
   for (const d of LAKE_DATASETS) {
     const view = datasetViewSql(d, data, await listedFiles(data, d.name, d.columns))
     const table = view.replace(/^CREATE OR REPLACE VIEW "(\w+)" AS/, 'CREATE TABLE "$1" AS')
-    if (table === view) throw new Error(`datasetViewSql's statement for ${d.name} no longer starts as this bench expects: ${view.slice(0, 80)}`)
+    if (table === view)
+      throw new Error(`datasetViewSql's statement for ${d.name} no longer starts as this bench expects: ${view.slice(0, 80)}`)
     await native.run(table)
   }
   await createAnalyticsViews((sql) => native.run(sql))
@@ -81,7 +86,9 @@ const main = async () => {
   // an export that wrote nothing would time empty views, at any size
   if (txs === 0) throw new Error("the export wrote no txs: nothing to measure")
   const times = await timeViews(parquet, native, names)
-  console.log(`# views over Parquet vs native tables: ${BLOCKS} blocks, ${txs} txs, median of ${RUNS} alternating runs, node ${process.version}`)
+  console.log(
+    `# views over Parquet vs native tables: ${BLOCKS} blocks, ${txs} txs, median of ${RUNS} alternating runs, node ${process.version}`
+  )
   console.log("| view | Parquet ms | native ms | ratio |")
   console.log("|---|---|---|---|")
   let sumP = 0
@@ -92,7 +99,9 @@ const main = async () => {
     sumN += t.native
     console.log(`| ${v} | ${t.parquet.toFixed(1)} | ${t.native.toFixed(1)} | ${(t.parquet / t.native).toFixed(2)}× |`)
   }
-  console.log(`| all views | ${sumP.toFixed(1)} | ${sumN.toFixed(1)} | ${(sumP / sumN).toFixed(2)}× ${SMOKE ? "(smoke size: not a measure)" : "(goal ≤ 1.3×)"} |`)
+  console.log(
+    `| all views | ${sumP.toFixed(1)} | ${sumN.toFixed(1)} | ${(sumP / sumN).toFixed(2)}× ${SMOKE ? "(smoke size: not a measure)" : "(goal ≤ 1.3×)"} |`
+  )
   rmSync(data, { recursive: true, force: true })
 }
 

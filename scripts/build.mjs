@@ -55,21 +55,26 @@ const buildCli = () =>
     // loaded where used, from their packages: native DuckDB, vega for report, the AWS SDK for s3://, esbuild for pipeline files
     external: ["@duckdb/node-api", "vega", "vega-lite", "@aws-sdk/*", "esbuild"],
     // some bundled CommonJS packages call require(); an ES module has none of its own
-    banner: { js: 'import { createRequire as __chainLakeRequire } from "node:module"; const require = __chainLakeRequire(import.meta.url);' }
+    banner: {
+      js: 'import { createRequire as __chainLakeRequire } from "node:module"; const require = __chainLakeRequire(import.meta.url);'
+    }
   })
 
 /** The library: this project's code only, readable. */
-const buildLib = () => build({ ...common, entryPoints: { index: src("index.ts") }, outdir: join(dist, "lib"), packages: "external", sourcemap: "linked" })
+const buildLib = () =>
+  build({ ...common, entryPoints: { index: src("index.ts") }, outdir: join(dist, "lib"), packages: "external", sourcemap: "linked" })
 
 /** The SQL views, read at run time from ./sql/ beside the bundle that holds Analytics. */
 const copySql = (folder) => {
   mkdirSync(join(dist, folder, "sql"), { recursive: true })
-  for (const f of readdirSync(src("analytics", "sql"))) if (f.endsWith(".sql")) copyFileSync(src("analytics", "sql", f), join(dist, folder, "sql", f))
+  for (const f of readdirSync(src("analytics", "sql")))
+    if (f.endsWith(".sql")) copyFileSync(src("analytics", "sql", f), join(dist, folder, "sql", f))
 }
 
 /** What the compiled CLI answers, in a pipe (80 columns, no colour), for the root and every command. */
 const recordAnswers = async () => {
-  const answer = async (args) => (await run(process.execPath, [join(dist, "cli", "main.js"), ...args], { env: { ...process.env, NO_COLOR: "1" } })).stdout
+  const answer = async (args) =>
+    (await run(process.execPath, [join(dist, "cli", "main.js"), ...args], { env: { ...process.env, NO_COLOR: "1" } })).stdout
   const rootHelp = await answer(["--help"])
   const commands = [...rootHelp.matchAll(/^ {2}([a-z][a-z-]+)$/gm)].map((m) => m[1])
   if (commands.length < 5) throw new Error(`build: could not read the command list from --help:\n${rootHelp}`)
@@ -79,7 +84,11 @@ const recordAnswers = async () => {
 
 rmSync(dist, { recursive: true, force: true })
 // tsc takes the longest (~15 s): it runs beside the bundling and the recording of answers
-const types = run(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", join(root, "tsconfig.build.json")]).catch((e) => {
+const types = run(process.execPath, [
+  join(root, "node_modules", "typescript", "bin", "tsc"),
+  "-p",
+  join(root, "tsconfig.build.json")
+]).catch((e) => {
   throw new Error(`build: tsc could not write the declarations:\n${e.stdout}${e.stderr}`)
 })
 await Promise.all([buildCli(), buildLib()])

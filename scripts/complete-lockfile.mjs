@@ -20,8 +20,12 @@ let added = 0
 
 const platformOf = (name) => {
   const base = name.split("/").pop()
-  const os = OS.find((o) => base.includes(o === "win32" ? "win32" : o)) ?? (base.includes("windows") ? "win32" : base.includes("macos") ? "darwin" : undefined)
-  const cpu = CPU.find((c) => new RegExp(`(^|-)${c}(-|$)`).test(base)) ?? (base.includes("x86_64") || base.includes("amd64") ? "x64" : base.includes("aarch64") ? "arm64" : undefined)
+  const os =
+    OS.find((o) => base.includes(o === "win32" ? "win32" : o)) ??
+    (base.includes("windows") ? "win32" : base.includes("macos") ? "darwin" : undefined)
+  const cpu =
+    CPU.find((c) => new RegExp(`(^|-)${c}(-|$)`).test(base)) ??
+    (base.includes("x86_64") || base.includes("amd64") ? "x64" : base.includes("aarch64") ? "arm64" : undefined)
   const libc = base.includes("musl") ? "musl" : base.includes("gnu") ? "glibc" : undefined
   return { os, cpu, libc }
 }

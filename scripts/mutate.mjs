@@ -20,7 +20,10 @@ const started = Date.now()
 for (const group of groups) {
   const t0 = Date.now()
   console.log(`\n=== mutation group ${group} ===`)
-  const run = spawnSync("npx", ["stryker", "run", "stryker.config.mjs", ...strykerArgs], { stdio: "inherit", env: { ...process.env, MUTATE_GROUP: group } })
+  const run = spawnSync("npx", ["stryker", "run", "stryker.config.mjs", ...strykerArgs], {
+    stdio: "inherit",
+    env: { ...process.env, MUTATE_GROUP: group }
+  })
   times.push([group, Date.now() - t0])
   if (run.status === 0) finished.push(group)
   else {
@@ -33,4 +36,5 @@ console.log("\n| group | run time |\n|---|---:|")
 for (const [group, ms] of times) console.log(`| ${group} | ${minutes(ms)} |`)
 console.log(`| **all** | **${minutes(Date.now() - started)}** |\n`)
 // only this run's reports: a failed group's file, if any, is an earlier run's
-if (finished.length > 0) spawnSync("node", ["scripts/mutation-summary.mjs", ...finished.map((g) => `reports/mutation/${g}.json`)], { stdio: "inherit" })
+if (finished.length > 0)
+  spawnSync("node", ["scripts/mutation-summary.mjs", ...finished.map((g) => `reports/mutation/${g}.json`)], { stdio: "inherit" })

@@ -20,7 +20,13 @@ export const MUTATION_GROUPS = {
   // the dataset declarations and their row builders
   datasets: {
     mutate: ["src/engine/Dataset.ts", "src/datasets/*.ts", "!src/datasets/index.ts"],
-    tests: ["test/addresses.test.ts", "test/row-edge-cases.test.ts", "test/row-builders.test.ts", "test/row-values.test.ts", "test/registry.test.ts"]
+    tests: [
+      "test/addresses.test.ts",
+      "test/row-edge-cases.test.ts",
+      "test/row-builders.test.ts",
+      "test/row-values.test.ts",
+      "test/registry.test.ts"
+    ]
   },
   // the lake's commit protocol: files staged and committed under a lock, manifests, the layout,
   // the S3 commit log, compaction's plan, merge and swap
@@ -36,7 +42,14 @@ export const MUTATION_GROUPS = {
       "src/lake/layout.ts",
       "src/lake/compaction.ts"
     ],
-    tests: ["test/rangeset.test.ts", "test/commit-log.test.ts", "test/lake-files.test.ts", "test/checkpoints.test.ts", "test/compaction.test.ts", "test/parquet-sink.test.ts"]
+    tests: [
+      "test/rangeset.test.ts",
+      "test/commit-log.test.ts",
+      "test/lake-files.test.ts",
+      "test/checkpoints.test.ts",
+      "test/compaction.test.ts",
+      "test/parquet-sink.test.ts"
+    ]
   },
   // retry, the request limiter, the indexer's error classification
   http: {
@@ -77,6 +90,9 @@ export const MUTATION_GROUPS = {
 /** The group MUTATE_GROUP names, or an error naming the groups there are. */
 export const mutationGroup = (name = process.env.MUTATE_GROUP) => {
   const group = MUTATION_GROUPS[name ?? ""]
-  if (!group) throw new Error(`MUTATE_GROUP must be one of ${Object.keys(MUTATION_GROUPS).join(", ")} (got ${name ?? "nothing"}); npm run mutate runs them all`)
+  if (!group)
+    throw new Error(
+      `MUTATE_GROUP must be one of ${Object.keys(MUTATION_GROUPS).join(", ")} (got ${name ?? "nothing"}); npm run mutate runs them all`
+    )
   return group
 }

@@ -22,7 +22,16 @@ export {
   type IndexerError
 } from "./indexer/errors.js"
 export { layerRouterClient, RouterClient, type RouterClientConfig, type RouterClientService } from "./router/RouterClient.js"
-export { describeRouterError, NoRouteError, RouterDecodeError, RouterFlowError, RouterHttpError, RouterNetworkError, RouterTimeout, type RouterError } from "./router/errors.js"
+export {
+  describeRouterError,
+  NoRouteError,
+  RouterDecodeError,
+  RouterFlowError,
+  RouterHttpError,
+  RouterNetworkError,
+  RouterTimeout,
+  type RouterError
+} from "./router/errors.js"
 export { exportLayer, indexerLayer } from "./cli/layers.js"
 export { routerLayer } from "./cli/routerLayer.js"
 
@@ -35,7 +44,15 @@ export { RollbackError, rollbackLake, type RollbackOptions, type RollbackReport 
 export { layerLakeWriter } from "./lake/writer.js"
 
 // reading the lake
-export { Analytics, AnalyticsError, layerAnalytics, SqlError, type AnalyticsOptions, type AnalyticsService, type QueryResult } from "./analytics/Analytics.js"
+export {
+  Analytics,
+  AnalyticsError,
+  layerAnalytics,
+  SqlError,
+  type AnalyticsOptions,
+  type AnalyticsService,
+  type QueryResult
+} from "./analytics/Analytics.js"
 export { lakeSchema, UnknownSchemaName, type SchemaColumn, type SchemaEntry } from "./analytics/schema.js"
 
 // pipelines (`chain-lake run FILE`)

@@ -12,7 +12,18 @@ import { bech32Encode, hexToBytes } from "../src/devnet/encoding.js"
 const fromWords = (prefix: string, words: ReadonlyArray<number>): string => {
   const G = [0x3b6a57b2, 0x26508e6d, 0x1ea119fa, 0x3d4233dd, 0x2a1462b3]
   let chk = 1
-  const values = [...[...prefix].map((c) => c.charCodeAt(0) >> 5), 0, ...[...prefix].map((c) => c.charCodeAt(0) & 31), ...words, 0, 0, 0, 0, 0, 0]
+  const values = [
+    ...[...prefix].map((c) => c.charCodeAt(0) >> 5),
+    0,
+    ...[...prefix].map((c) => c.charCodeAt(0) & 31),
+    ...words,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0
+  ]
   for (const v of values) {
     const top = chk >>> 25
     chk = ((chk & 0x1ffffff) << 5) ^ v
@@ -90,7 +101,13 @@ describe("bech32Bytes", () => {
   })
 
   it("reads what the devnet's encoder writes, at 20 and 32 bytes, and writes what it reads", () => {
-    for (const hex of ["00".repeat(20), "ff".repeat(20), "0123456789abcdef0123456789abcdef01234567", "fe".repeat(32), "0011223344556677889900aabbccddeeff00112233445566778899aabbccddee"]) {
+    for (const hex of [
+      "00".repeat(20),
+      "ff".repeat(20),
+      "0123456789abcdef0123456789abcdef01234567",
+      "fe".repeat(32),
+      "0011223344556677889900aabbccddeeff00112233445566778899aabbccddee"
+    ]) {
       const text = bech32Encode("init", hexToBytes(hex))
       expect(bech32Bytes(text)).toEqual({ prefix: "init", bytes: hexToBytes(hex) })
       expect(bech32Bytes(text.toUpperCase())).toEqual({ prefix: "init", bytes: hexToBytes(hex) })
@@ -113,7 +130,21 @@ describe("canonicalAddress", () => {
     expect(canonicalAddress(bech32Encode("init", hexToBytes("ab".repeat(20))).toUpperCase())).toBe("0x" + "ab".repeat(20))
   })
   it("anything else is NULL: none, empty, a module name, hex of another length or without 0x, a bad checksum", () => {
-    for (const bad of [null, undefined, "", "distribution", "0x" + "a".repeat(39), "0x" + "a".repeat(41), "0x" + "a".repeat(63), "0x" + "a".repeat(65), "a".repeat(40), "0X" + "a".repeat(40), "0x" + "g".repeat(40), " 0x" + "a".repeat(40), "0x" + "a".repeat(40) + "\n"])
+    for (const bad of [
+      null,
+      undefined,
+      "",
+      "distribution",
+      "0x" + "a".repeat(39),
+      "0x" + "a".repeat(41),
+      "0x" + "a".repeat(63),
+      "0x" + "a".repeat(65),
+      "a".repeat(40),
+      "0X" + "a".repeat(40),
+      "0x" + "g".repeat(40),
+      " 0x" + "a".repeat(40),
+      "0x" + "a".repeat(40) + "\n"
+    ])
       expect(canonicalAddress(bad), JSON.stringify(bad)).toBeNull()
     const good = bech32Encode("init", hexToBytes("ab".repeat(20)))
     expect(canonicalAddress(good.slice(0, -1) + (good.endsWith("q") ? "p" : "q"))).toBeNull()
@@ -128,6 +159,14 @@ describe("accountBech32 and topicAddress", () => {
   })
   it("topicAddress: the last 20 bytes of a 32-byte topic, lowercased; NULL for anything but a 32-byte topic", () => {
     expect(topicAddress("0x000000000000000000000000" + "AbCd".repeat(10))).toBe("0x" + "abcd".repeat(10))
-    for (const bad of ["0x" + "0".repeat(63), "0x" + "0".repeat(65), "0".repeat(66), "zz0x" + "0".repeat(64), "0x" + "g".repeat(64), "0x" + "0".repeat(64) + "\n"]) expect(topicAddress(bad), bad).toBeNull()
+    for (const bad of [
+      "0x" + "0".repeat(63),
+      "0x" + "0".repeat(65),
+      "0".repeat(66),
+      "zz0x" + "0".repeat(64),
+      "0x" + "g".repeat(64),
+      "0x" + "0".repeat(64) + "\n"
+    ])
+      expect(topicAddress(bad), bad).toBeNull()
   })
 })

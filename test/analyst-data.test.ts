@@ -34,7 +34,9 @@ const tmp = () => {
 }
 const exportFrom = (indexerUrl: string, to: string, options: ExportOptions = {}) =>
   Effect.runPromise(
-    Effect.either(runExport(DATASETS, { pageSize: 100, ...options })).pipe(Effect.provide(exportLayer({ indexerUrl, out: to, limits: { concurrency: 4, rps: 0 }, retry: FAST_RETRY })))
+    Effect.either(runExport(DATASETS, { pageSize: 100, ...options })).pipe(
+      Effect.provide(exportLayer({ indexerUrl, out: to, limits: { concurrency: 4, rps: 0 }, retry: FAST_RETRY }))
+    )
   )
 const query = (sql: string): Promise<Array<Record<string, any>>> =>
   Effect.runPromise(
@@ -82,7 +84,9 @@ describe("token_transfers", () => {
           logs++
         }
     expect(logs).toBeGreaterThan(50)
-    const got = await query(`SELECT token, sum(amount) AS total, sum(CAST(amount_text AS HUGEINT)) AS total_text, count(*) AS n FROM token_transfers WHERE source = 'evm' GROUP BY token`)
+    const got = await query(
+      `SELECT token, sum(amount) AS total, sum(CAST(amount_text AS HUGEINT)) AS total_text, count(*) AS n FROM token_transfers WHERE source = 'evm' GROUP BY token`
+    )
     expect(new Map(got.map((r) => [r.token, BigInt(r.total)]))).toEqual(expected)
     for (const r of got) expect(r.total_text).toBe(r.total)
     expect(got.reduce((n, r) => n + Number(r.n), 0)).toBe(logs)
@@ -121,11 +125,14 @@ describe("token_transfers", () => {
       expect(r.bad, r.t).toBe("0")
     }
     // the devnet's own encoder names the accounts: the twins agree with it on both sides
-    const pairs = await query(`SELECT DISTINCT from_address AS a, from_bech32 AS b FROM token_transfers UNION SELECT DISTINCT to_address, to_bech32 FROM token_transfers
+    const pairs =
+      await query(`SELECT DISTINCT from_address AS a, from_bech32 AS b FROM token_transfers UNION SELECT DISTINCT to_address, to_bech32 FROM token_transfers
       UNION SELECT DISTINCT sender_address, sender_bech32 FROM txs UNION SELECT DISTINCT account_address, account_bech32 FROM holders UNION SELECT DISTINCT owner_address, owner_bech32 FROM nft_tokens`)
     for (const { a, b } of pairs) expect(b).toBe(bech32Encode("init", Buffer.from(a.slice(2), "hex")))
     // an account active on both sides joins on one key: EVM senders are found among cosmos senders
-    const [joined] = await query(`SELECT count(DISTINCT e.from_address) AS n FROM evm_txs e JOIN txs t ON t.sender_address = e.from_address`)
+    const [joined] = await query(
+      `SELECT count(DISTINCT e.from_address) AS n FROM evm_txs e JOIN txs t ON t.sender_address = e.from_address`
+    )
     expect(Number(joined.n)).toBeGreaterThan(0)
   })
 })
@@ -168,10 +175,14 @@ describe("a newcomer's questions, in plain SQL", () => {
 
   it("joins on tx_hash and addresses across cosmos and EVM rows: a cosmos tx's ERC-20 moves, and the EVM receipts of each sender", async () => {
     // a synthetic receipt names its cosmos tx; both sides' token moves of that tx join on it
-    const [linked] = await query(`SELECT count(*) AS n FROM evm_txs e JOIN txs t ON t.tx_hash = e.cosmos_tx_hash JOIN token_transfers_evm m ON m.tx_hash = e.tx_hash WHERE e.is_cosmos_tx`)
+    const [linked] = await query(
+      `SELECT count(*) AS n FROM evm_txs e JOIN txs t ON t.tx_hash = e.cosmos_tx_hash JOIN token_transfers_evm m ON m.tx_hash = e.tx_hash WHERE e.is_cosmos_tx`
+    )
     expect(Number(linked.n)).toBeGreaterThan(0)
     // one address key on both sides: a sender's cosmos txs and EVM txs in one GROUP BY
-    const both = await query(`SELECT account_address, count(*) FILTER (WHERE side = 'cosmos') AS cosmos, count(*) FILTER (WHERE side = 'evm') AS evm FROM account_activity WHERE action = 'sent a tx' GROUP BY 1 HAVING cosmos > 0 AND evm > 0`)
+    const both = await query(
+      `SELECT account_address, count(*) FILTER (WHERE side = 'cosmos') AS cosmos, count(*) FILTER (WHERE side = 'evm') AS evm FROM account_activity WHERE action = 'sent a tx' GROUP BY 1 HAVING cosmos > 0 AND evm > 0`
+    )
     expect(both.length).toBeGreaterThan(0)
     // no column needs quoting, and absent values are NULL: creations have no to_address
     const [creations] = await query(`SELECT count(*) AS n, count(to_address) AS with_to FROM evm_txs WHERE created_address IS NOT NULL`)
@@ -191,7 +202,9 @@ describe("a lake written before a column was added", () => {
     const notices: Array<string> = []
     const second = await exportFrom(devnet.indexerUrl, lake, { datasets: ["evm_txs"], observer: { notice: (m) => notices.push(m) } })
     expect(Either.isRight(second)).toBe(true)
-    expect(notices).toContain("evm_txs: files committed earlier lack timestamp (added by a newer chain-lake); those rows read NULL there: export into a new folder to have it everywhere")
+    expect(notices).toContain(
+      "evm_txs: files committed earlier lack timestamp (added by a newer chain-lake); those rows read NULL there: export into a new folder to have it everywhere"
+    )
   })
 })
 
@@ -200,14 +213,25 @@ describe("a lake whose files all predate a column", () => {
     const lake = tmp()
     cpSync(out, lake, { recursive: true })
     // rewrite every txs and evm_txs file as an older chain-lake wrote it: without the columns added since
-    const manifestOf = (d: string) => JSON.parse(readFileSync(join(lake, d, "_manifest.json"), "utf8")) as { files: Array<{ path: string }> }
-    for (const [dataset, added] of [["txs", "sender_address"], ["evm_txs", "timestamp"]] as const)
+    const manifestOf = (d: string) =>
+      JSON.parse(readFileSync(join(lake, d, "_manifest.json"), "utf8")) as { files: Array<{ path: string }> }
+    for (const [dataset, added] of [
+      ["txs", "sender_address"],
+      ["evm_txs", "timestamp"]
+    ] as const)
       for (const f of manifestOf(dataset).files) {
         const path = join(lake, dataset, f.path)
         await queryLake(`COPY (SELECT * EXCLUDE (${added}) FROM read_parquet('${path}')) TO '${path}.old' (FORMAT PARQUET)`)
         renameSync(`${path}.old`, path)
       }
-    const r = await runCli(["query", "--data", lake, "SELECT (SELECT count(*) FROM active_accounts) AS days, (SELECT count(sender_address) FROM txs) AS hex, (SELECT count(*) FROM txs) AS txs", "--format", "json"])
+    const r = await runCli([
+      "query",
+      "--data",
+      lake,
+      "SELECT (SELECT count(*) FROM active_accounts) AS days, (SELECT count(sender_address) FROM txs) AS hex, (SELECT count(*) FROM txs) AS txs",
+      "--format",
+      "json"
+    ])
     expect(r.code, r.stderr).toBe(0)
     const [row] = JSON.parse(r.stdout)
     expect(Number(row.days)).toBeGreaterThan(0)
@@ -219,12 +243,17 @@ describe("a lake whose files all predate a column", () => {
 describe("nft_transfers", () => {
   it("mints come from the zero address, burns go to it, and ERC-721 logs are never token transfers", async () => {
     let expected = 0
-    for (const receipt of await walk("/indexer/tx/v1/evm-txs", "txs")) for (const log of receipt.logs) if (log.topics.length === 4 && log.topics[0] === TRANSFER) expected++
-    const rows = await query(`SELECT kind, count(*) AS n, count(*) FILTER (WHERE (kind = 'mint') = (from_address = '0x${"0".repeat(40)}') AND (kind = 'burn') = (to_address = '0x${"0".repeat(40)}')) AS consistent FROM nft_transfers GROUP BY kind ORDER BY kind`)
+    for (const receipt of await walk("/indexer/tx/v1/evm-txs", "txs"))
+      for (const log of receipt.logs) if (log.topics.length === 4 && log.topics[0] === TRANSFER) expected++
+    const rows = await query(
+      `SELECT kind, count(*) AS n, count(*) FILTER (WHERE (kind = 'mint') = (from_address = '0x${"0".repeat(40)}') AND (kind = 'burn') = (to_address = '0x${"0".repeat(40)}')) AS consistent FROM nft_transfers GROUP BY kind ORDER BY kind`
+    )
     expect(rows.map((r) => r.kind)).toEqual(["burn", "mint", "transfer"])
     for (const r of rows) expect(r.consistent).toBe(r.n)
     expect(rows.reduce((n, r) => n + Number(r.n), 0)).toBe(expected)
-    const [overlap] = await query(`SELECT count(*) AS n FROM token_transfers t JOIN nft_transfers n ON t.tx_hash = n.tx_hash AND t.event_index = n.log_index`)
+    const [overlap] = await query(
+      `SELECT count(*) AS n FROM token_transfers t JOIN nft_transfers n ON t.tx_hash = n.tx_hash AND t.event_index = n.log_index`
+    )
     expect(overlap.n).toBe("0")
   })
 })
@@ -233,9 +262,11 @@ describe("the analyst views", () => {
   it("token_flows, top_tokens, active_accounts and nft_transfer_activity add up to the datasets", async () => {
     // per token, the flows add up to the transfers (volumes as DOUBLE: equal to 1e-9 relative)
     const flows = await query(`SELECT token, sum(transfers) AS n, sum(volume) AS v FROM token_flows GROUP BY token ORDER BY token`)
-    const all = await query(`SELECT token, count(*) AS n, CAST(sum(amount) AS DOUBLE) AS v FROM token_transfers GROUP BY token ORDER BY token`)
+    const all = await query(
+      `SELECT token, count(*) AS n, CAST(sum(amount) AS DOUBLE) AS v FROM token_transfers GROUP BY token ORDER BY token`
+    )
     expect(flows.map((f) => [f.token, f.n])).toEqual(all.map((a) => [a.token, a.n]))
-    flows.forEach((f, i) => expect(Math.abs(Number(f.v) - Number(all[i].v)) / Number(all[i].v)).toBeLessThan(1e-9))
+    for (const [i, f] of flows.entries()) expect(Math.abs(Number(f.v) - Number(all[i].v)) / Number(all[i].v)).toBeLessThan(1e-9)
     const top = await query(`SELECT token, source, transfers FROM top_tokens`)
     expect(top.length).toBeGreaterThan(2)
     expect(top.map((t) => Number(t.transfers))).toEqual(top.map((t) => Number(t.transfers)).sort((a, b) => b - a))
@@ -270,7 +301,9 @@ describe("hostile amounts", () => {
           const a = yield* Analytics
           const flows = yield* a.query("SELECT count(*) AS n, max(volume) AS v FROM token_flows WHERE source = 'evm'")
           const top = yield* a.query("SELECT count(*) AS n FROM top_tokens")
-          const exact = yield* a.query("SELECT count(*) FILTER (WHERE CAST(amount AS VARCHAR) = amount_text AND amount_text = '90000000000000000000000000000000000000') AS same, count(*) AS n FROM token_transfers_evm")
+          const exact = yield* a.query(
+            "SELECT count(*) FILTER (WHERE CAST(amount AS VARCHAR) = amount_text AND amount_text = '90000000000000000000000000000000000000') AS same, count(*) AS n FROM token_transfers_evm"
+          )
           return { flows: flows.rows[0], top: top.rows[0], exact: exact.rows[0] }
         }).pipe(Effect.provide(layerAnalytics({ dataDir: lake })), Effect.scoped)
       )
@@ -325,7 +358,10 @@ describe("hostile servers", () => {
     // nothing of a dataset whose rows need that block's time was committed with it
     for (const dataset of ["evm_txs", "token_transfers_evm"]) {
       const manifest = hasDataset(lake, dataset) ? JSON.parse(readFileSync(join(lake, dataset, "_manifest.json"), "utf8")) : { files: [] }
-      expect(manifest.files.filter((f: any) => f.min_height <= evmHeight && f.max_height >= evmHeight), dataset).toEqual([])
+      expect(
+        manifest.files.filter((f: any) => f.min_height <= evmHeight && f.max_height >= evmHeight),
+        dataset
+      ).toEqual([])
     }
     expect(hasDataset(lake, "evm_internal_txs")).toBe(true)
   })
@@ -343,10 +379,27 @@ describe("hostile servers", () => {
         { type: "coin_spent", attributes: [attr("spender", sender), attr("amount", "5uinit")] },
         {
           type: "transfer",
-          attributes: [attr("recipient", recipient), attr("sender", sender), attr("amount", "10uinit,7ibc/ABC"), attr("recipient", sender), attr("sender", recipient), attr("amount", "3uusdc")]
+          attributes: [
+            attr("recipient", recipient),
+            attr("sender", sender),
+            attr("amount", "10uinit,7ibc/ABC"),
+            attr("recipient", sender),
+            attr("sender", recipient),
+            attr("amount", "3uusdc")
+          ]
         },
-        { type: "transfer", attributes: [attr("recipient", recipient), attr("sender", sender), attr("amount", "not-a-coin"), attr("msg_index", "0")] },
-        { type: "transfer", attributes: [attr("recipient", "fee_collector"), attr("sender", sender), attr("amount", "99999999999999999999999999999999999999999uinit")] }
+        {
+          type: "transfer",
+          attributes: [attr("recipient", recipient), attr("sender", sender), attr("amount", "not-a-coin"), attr("msg_index", "0")]
+        },
+        {
+          type: "transfer",
+          attributes: [
+            attr("recipient", "fee_collector"),
+            attr("sender", sender),
+            attr("amount", "99999999999999999999999999999999999999999uinit")
+          ]
+        }
       ]
     }
     const rows = tokenTransfersCosmos.toRows(tx, { blockTime: () => "unused", cosmosTxHashes: () => [] })

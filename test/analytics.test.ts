@@ -17,7 +17,11 @@ import { runExport, type ExportOptions } from "../src/engine/export.js"
 let devnet: Devnet
 let out: string
 const exportFrom = (d: Devnet, options: ExportOptions = {}) =>
-  Effect.runPromise(runExport(DATASETS, { pageSize: 200, ...options }).pipe(Effect.provide(exportLayer({ indexerUrl: d.indexerUrl, out, limits: { concurrency: 6, rps: 0 } }))))
+  Effect.runPromise(
+    runExport(DATASETS, { pageSize: 200, ...options }).pipe(
+      Effect.provide(exportLayer({ indexerUrl: d.indexerUrl, out, limits: { concurrency: 6, rps: 0 } }))
+    )
+  )
 
 const query = (sql: string, params: Record<string, ParamValue> = {}, dataDir = out) =>
   Effect.runPromise(
@@ -111,16 +115,25 @@ describe("analytics views agree with the chain", () => {
 
   it("holder_concentration: holders, top-10 share, Gini and HHI per denom and snapshot", async () => {
     const c = devnet.chain
-    const rows = await query("SELECT * FROM holder_concentration WHERE snapshot_height = $h ORDER BY denom", { h: BigInt(c.richListHeight) })
+    const rows = await query("SELECT * FROM holder_concentration WHERE snapshot_height = $h ORDER BY denom", {
+      h: BigInt(c.richListHeight)
+    })
     expect(rows.length).toBeGreaterThanOrEqual(2)
     for (const r of rows) {
-      const amounts = c.holders(c.denomIndex(r.denom)).map((h) => Number(h.amount)).filter((a) => a > 0)
+      const amounts = c
+        .holders(c.denomIndex(r.denom))
+        .map((h) => Number(h.amount))
+        .filter((a) => a > 0)
       const total = amounts.reduce((a, b) => a + b, 0)
       const asc = [...amounts].sort((a, b) => a - b)
       const n = asc.length
       const gini = (2 * asc.reduce((s, x, i) => s + (i + 1) * x, 0)) / (n * total) - (n + 1) / n
       const hhi = amounts.reduce((s, x) => s + (x / total) ** 2, 0)
-      const top10 = [...amounts].sort((a, b) => b - a).slice(0, 10).reduce((a, b) => a + b, 0) / total
+      const top10 =
+        [...amounts]
+          .sort((a, b) => b - a)
+          .slice(0, 10)
+          .reduce((a, b) => a + b, 0) / total
       expect(Number(r.holders)).toBe(n)
       expect(r.gini).toBeCloseTo(gini, 9)
       expect(r.hhi).toBeCloseTo(hhi, 9)
@@ -167,14 +180,21 @@ describe("analytics views agree with the chain", () => {
     const earlier = await startDevnet({ seed: 17, blocks: 300 })
     try {
       const key = (c: Devnet["chain"]) =>
-        new Map(c.u.collections.flatMap((col) => c.liveTokensOf(col.index).map((t) => [`${col.address.toLowerCase()}|${t.tokenId}`, c.accountOf(t.owner).bech32] as const)))
+        new Map(
+          c.u.collections.flatMap((col) =>
+            c.liveTokensOf(col.index).map((t) => [`${col.address.toLowerCase()}|${t.tokenId}`, c.accountOf(t.owner).bech32] as const)
+          )
+        )
       const before = key(earlier.chain)
       const after = key(devnet.chain)
       const expected: Array<string> = []
-      for (const [k, owner] of after) if (!before.has(k)) expected.push(`${k}|minted`)
-      else if (before.get(k) !== owner) expected.push(`${k}|transferred`)
+      for (const [k, owner] of after)
+        if (!before.has(k)) expected.push(`${k}|minted`)
+        else if (before.get(k) !== owner) expected.push(`${k}|transferred`)
       for (const k of before.keys()) if (!after.has(k)) expected.push(`${k}|burned`)
-      const rows = await query("SELECT collection_address || '|' || token_id || '|' || change AS k FROM nft_ownership_changes WHERE from_snapshot = 300 AND to_snapshot = 400")
+      const rows = await query(
+        "SELECT collection_address || '|' || token_id || '|' || change AS k FROM nft_ownership_changes WHERE from_snapshot = 300 AND to_snapshot = 400"
+      )
       expect(expected.length).toBeGreaterThan(0)
       expect(rows.map((r) => r.k).sort()).toEqual(expected.sort())
 
@@ -194,11 +214,15 @@ describe("analytics views agree with the chain", () => {
   it("every view exists on an empty lake (typed, no rows), and a bad query is a SqlError with DuckDB's message", async () => {
     const empty = mkdtempSync(join(tmpdir(), "chain-lake-empty-"))
     try {
-      for (const v of ["blocks", "txs", "holders", "daily_activity", "holder_concentration", "nft_ownership_changes"]) expect(await query(`SELECT * FROM ${v}`, {}, empty)).toEqual([])
+      for (const v of ["blocks", "txs", "holders", "daily_activity", "holder_concentration", "nft_ownership_changes"])
+        expect(await query(`SELECT * FROM ${v}`, {}, empty)).toEqual([])
       const cols = await query("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM txs)", {}, empty)
       expect(cols.find((c) => c.column_name === "height")?.column_type).toBe("BIGINT")
       const bad = await Effect.runPromise(
-        Effect.either(Effect.flatMap(Analytics, (a) => a.query("SELECT nope FROM blocks"))).pipe(Effect.provide(layerAnalytics({ dataDir: empty })), Effect.scoped)
+        Effect.either(Effect.flatMap(Analytics, (a) => a.query("SELECT nope FROM blocks"))).pipe(
+          Effect.provide(layerAnalytics({ dataDir: empty })),
+          Effect.scoped
+        )
       )
       expect(Either.isLeft(bad) && bad.left._tag).toBe("SqlError")
       expect(Either.isLeft(bad) && bad.left.message).toMatch(/Referenced column "nope" not found/)

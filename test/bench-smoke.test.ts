@@ -39,7 +39,11 @@ const benchFiles = readdirSync(`${ROOT}bench`).filter((f) => f.endsWith("-bench.
 const runBench = (script: string, timeoutMs = BENCH_TIMEOUT_MS): Promise<{ code: number | null; out: string }> =>
   new Promise((resolve, reject) => {
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("BENCH_")))
-    const child = spawn("npm", ["run", "--silent", script], { cwd: ROOT, detached: true, env: { ...env, BENCH_SMOKE: "1", TMPDIR: tmp(), NO_COLOR: "1" } })
+    const child = spawn("npm", ["run", "--silent", script], {
+      cwd: ROOT,
+      detached: true,
+      env: { ...env, BENCH_SMOKE: "1", TMPDIR: tmp(), NO_COLOR: "1" }
+    })
     let out = ""
     child.stdout.on("data", (d) => (out += d))
     child.stderr.on("data", (d) => (out += d))
@@ -67,7 +71,11 @@ const expectRan = (r: { code: number | null; out: string }, expected: ReadonlyAr
 describeCli("every bench runs at its smoke size", () => {
   it("every bench/*-bench.ts has an npm script, and every bench script runs a file of bench/ that exists", () => {
     expect(benchFiles.length).toBeGreaterThanOrEqual(4)
-    for (const f of benchFiles) expect(benchScripts.filter(([, cmd]) => cmd.includes(`bench/${f}`)), f).toHaveLength(1)
+    for (const f of benchFiles)
+      expect(
+        benchScripts.filter(([, cmd]) => cmd.includes(`bench/${f}`)),
+        f
+      ).toHaveLength(1)
     for (const [name, cmd] of benchScripts) {
       const file = /\bbench\/[\w-]+\.ts\b/.exec(cmd)?.[0]
       expect(file && existsSync(`${ROOT}${file}`), `${name}: ${cmd}`).toBe(true)
@@ -77,35 +85,47 @@ describeCli("every bench runs at its smoke size", () => {
   })
 
   // the three at once: much of each is waiting (latency the export bench adds, child processes)
-  it.concurrent("npm run bench: the export bench, every part (start-up, throughput, sharding, multi-dataset, memory)", async () => {
-    expectRan(await runBench("bench"), [
-      "export bench: SMOKE SIZE",
-      // the start-up bench, in its own process: every command line it times
-      "start-up bench: SMOKE SIZE",
-      /^node -e 0: /m,
-      /^chain-lake query \(DuckDB, views\) /m,
-      /^chain-lake --help, from src\/ through tsx /m,
-      /^ratio export \/ floor: .*smoke size: not a measure/m,
-      /^sharding at 50 ms latency, blocks, page 100, 400 rows: /m,
-      /^multi-dataset against the devnet .*: sequential cursor walk/m,
-      /^multi-dataset against a replay of it .*: sequential cursor walk/m,
-      /^memory: chain-lake export of 100 blocks' txs, .* --memory-limit 400MB: peak RSS \d+ MB/m
-    ])
-  }, TEST_TIMEOUT_MS)
+  it.concurrent(
+    "npm run bench: the export bench, every part (start-up, throughput, sharding, multi-dataset, memory)",
+    async () => {
+      expectRan(await runBench("bench"), [
+        "export bench: SMOKE SIZE",
+        // the start-up bench, in its own process: every command line it times
+        "start-up bench: SMOKE SIZE",
+        /^node -e 0: /m,
+        /^chain-lake query \(DuckDB, views\) /m,
+        /^chain-lake --help, from src\/ through tsx /m,
+        /^ratio export \/ floor: .*smoke size: not a measure/m,
+        /^sharding at 50 ms latency, blocks, page 100, 400 rows: /m,
+        /^multi-dataset against the devnet .*: sequential cursor walk/m,
+        /^multi-dataset against a replay of it .*: sequential cursor walk/m,
+        /^memory: chain-lake export of 100 blocks' txs, .* --memory-limit 400MB: peak RSS \d+ MB/m
+      ])
+    },
+    TEST_TIMEOUT_MS
+  )
 
-  it.concurrent("npm run bench:views: every analytics view over Parquet and over native tables", async () => {
-    expectRan(await runBench("bench:views"), [
-      "views bench: SMOKE SIZE",
-      ...analyticsViews().map((v) => new RegExp(`^\\| ${v.name} \\| [\\d.]+ \\| [\\d.]+ \\| `, "m")),
-      /^\| all views \| .*smoke size: not a measure/m
-    ])
-  }, TEST_TIMEOUT_MS)
+  it.concurrent(
+    "npm run bench:views: every analytics view over Parquet and over native tables",
+    async () => {
+      expectRan(await runBench("bench:views"), [
+        "views bench: SMOKE SIZE",
+        ...analyticsViews().map((v) => new RegExp(`^\\| ${v.name} \\| [\\d.]+ \\| [\\d.]+ \\| `, "m")),
+        /^\| all views \| .*smoke size: not a measure/m
+      ])
+    },
+    TEST_TIMEOUT_MS
+  )
 
-  it.concurrent("npm run bench:compaction: every query before and after a compaction", async () => {
-    expectRan(await runBench("bench:compaction"), [
-      "compaction bench: SMOKE SIZE",
-      /^files of blocks and txs: \d+ before, \d+ after/m,
-      ...["count txs", "txs per day (view daily_activity)", "blocks in a height range", "top senders"].map((q) => `| ${q} | `)
-    ])
-  }, TEST_TIMEOUT_MS)
+  it.concurrent(
+    "npm run bench:compaction: every query before and after a compaction",
+    async () => {
+      expectRan(await runBench("bench:compaction"), [
+        "compaction bench: SMOKE SIZE",
+        /^files of blocks and txs: \d+ before, \d+ after/m,
+        ...["count txs", "txs per day (view daily_activity)", "blocks in a height range", "top senders"].map((q) => `| ${q} | `)
+      ])
+    },
+    TEST_TIMEOUT_MS
+  )
 })

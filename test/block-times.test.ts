@@ -6,7 +6,7 @@
  * answers mean "not served"; a body that never parses; a record's field path.
  */
 import { Effect, Either, Layer } from "effect"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { indexerLayer } from "../src/cli/layers.js"
 import { Source, type ListRef, type SourceService } from "../src/engine/Source.js"
 import type { Devnet } from "../src/devnet/index.js"
@@ -23,15 +23,24 @@ const { proxy } = proxiedDevnet({ seed: 29, blocks: 260 }, (d) => (devnet = d))
 
 /** Runs `f` with the driver over `server` (one driver: its block-time memory lasts the call). */
 const withSource = <A, E>(server: HostileServer, f: (source: SourceService) => Effect.Effect<A, E>) =>
-  Effect.runPromise(Effect.either(Effect.flatMap(Source, f)).pipe(Effect.provide(layerIndexerSource.pipe(Layer.provide(indexerLayer(server.url, { concurrency: 4, rps: 0 }, FAST_RETRY))))))
+  Effect.runPromise(
+    Effect.either(Effect.flatMap(Source, f)).pipe(
+      Effect.provide(layerIndexerSource.pipe(Layer.provide(indexerLayer(server.url, { concurrency: 4, rps: 0 }, FAST_RETRY))))
+    )
+  )
 const blockRequests = (server: HostileServer) =>
   server.requests
     .map((r) => new URL(r.path, "http://x"))
     .filter((u) => u.pathname === BLOCKS_PATH)
-    .map((u) => ({ from: JSON.parse(Buffer.from(u.searchParams.get("pagination.key")!, "base64").toString("utf8")).height + 1, limit: Number(u.searchParams.get("pagination.limit")) }))
+    .map((u) => ({
+      from: JSON.parse(Buffer.from(u.searchParams.get("pagination.key")!, "base64").toString("utf8")).height + 1,
+      limit: Number(u.searchParams.get("pagination.limit"))
+    }))
 /** The devnet's own block times, read straight from its block list. */
 const devnetTimes = async (): Promise<Map<number, string>> => {
-  const body = (await (await fetch(`${devnet.indexerUrl}${BLOCKS_PATH}?pagination.limit=1000`)).json()) as { blocks: Array<{ height: string; timestamp: string }> }
+  const body = (await (await fetch(`${devnet.indexerUrl}${BLOCKS_PATH}?pagination.limit=1000`)).json()) as {
+    blocks: Array<{ height: string; timestamp: string }>
+  }
   return new Map(body.blocks.map((b) => [Number(b.height), b.timestamp]))
 }
 /** A proxy rewriting the block list's pages with `rewrite`. */
@@ -83,7 +92,11 @@ describe("block times", () => {
   it("a block list that goes back, lacks a height, or sends a block without a string height and time fails, naming what", async () => {
     const back = await blockPagesVia((blocks) => blocks.reverse())
     const wentBack = await withSource(back, (source) => source.blockTimes([20, 21, 22]))
-    expect(Either.isLeft(wentBack) && wentBack.left).toMatchObject({ _tag: "IndexerPagingError", endpoint: "blocks", message: "height 21 came after height 22: the block list went back" })
+    expect(Either.isLeft(wentBack) && wentBack.left).toMatchObject({
+      _tag: "IndexerPagingError",
+      endpoint: "blocks",
+      message: "height 21 came after height 22: the block list went back"
+    })
 
     const pruned = await blockPagesVia((blocks) => blocks.splice(1, 1))
     const lacking = await withSource(pruned, (source) => source.blockTimes([30, 31, 32]))
@@ -98,16 +111,28 @@ describe("block times", () => {
     // a block list with nothing from a height on (pruned, or not indexed yet): its empty page ends the walk
     const emptied = await blockPagesVia((blocks) => blocks.splice(0))
     const none = await withSource(emptied, (source) => source.blockTimes([70, 71]))
-    expect(Either.isLeft(none) && none.left).toMatchObject({ _tag: "IndexerPagingError", message: "block 70 is not in the block list (pruned, or not indexed yet), so the rows at that height have no block time" })
+    expect(Either.isLeft(none) && none.left).toMatchObject({
+      _tag: "IndexerPagingError",
+      message: "block 70 is not in the block list (pruned, or not indexed yet), so the rows at that height have no block time"
+    })
 
     // the same height twice is no order either
     const repeated = await blockPagesVia((blocks) => blocks.splice(1, 0, blocks[0]))
     const twice = await withSource(repeated, (source) => source.blockTimes([60, 61]))
-    expect(Either.isLeft(twice) && twice.left).toMatchObject({ _tag: "IndexerPagingError", endpoint: "blocks", message: "height 60 came after height 60: the block list went back" })
+    expect(Either.isLeft(twice) && twice.left).toMatchObject({
+      _tag: "IndexerPagingError",
+      endpoint: "blocks",
+      message: "height 60 came after height 60: the block list went back"
+    })
 
     const untimed = await blockPagesVia((blocks) => delete blocks[1].timestamp)
     const noTime = await withSource(untimed, (source) => source.blockTimes([40, 41]))
-    expect(Either.isLeft(noTime) && noTime.left).toMatchObject({ _tag: "IndexerDecodeError", endpoint: "blocks", path: "blocks[1].timestamp", message: "expected a block with a string height and timestamp" })
+    expect(Either.isLeft(noTime) && noTime.left).toMatchObject({
+      _tag: "IndexerDecodeError",
+      endpoint: "blocks",
+      path: "blocks[1].timestamp",
+      message: "expected a block with a string height and timestamp"
+    })
 
     const numeric = await blockPagesVia((blocks) => (blocks[0].height = Number(blocks[0].height)))
     const badHeight = await withSource(numeric, (source) => source.blockTimes([50]))
@@ -118,7 +143,9 @@ describe("block times", () => {
 describe("the driver's answers", () => {
   it("a list is not served only when its endpoint answers 404; a 400 (a parameter refused: the route is there) is served; another error fails the probe", async () => {
     const server = await proxy((req, forward) =>
-      req.url.pathname === txsList.path ? text(req.url.searchParams.has("x") ? 404 : req.url.searchParams.has("y") ? 400 : 403, "no") : forward()
+      req.url.pathname === txsList.path
+        ? text(req.url.searchParams.has("x") ? 404 : req.url.searchParams.has("y") ? 400 : 403, "no")
+        : forward()
     )
     const r = await withSource(server, (source) =>
       Effect.all([
@@ -137,9 +164,15 @@ describe("the driver's answers", () => {
   })
 
   it("a body that never parses is a truncated body, fetched again before it fails", async () => {
-    const server = await proxy((req, forward) => (req.url.pathname === txsList.path ? text(200, '{"txs": [{"txhash": "AB', { "content-type": "application/json" }) : forward()))
+    const server = await proxy((req, forward) =>
+      req.url.pathname === txsList.path ? text(200, '{"txs": [{"txhash": "AB', { "content-type": "application/json" }) : forward()
+    )
     const r = await withSource(server, (source) => source.page(txsList, { limit: 5, reverse: false }))
-    expect(Either.isLeft(r) && r.left).toMatchObject({ _tag: "IndexerTruncatedBody", url: expect.stringContaining(txsList.path), bytes: '{"txs": [{"txhash": "AB'.length })
+    expect(Either.isLeft(r) && r.left).toMatchObject({
+      _tag: "IndexerTruncatedBody",
+      url: expect.stringContaining(txsList.path),
+      bytes: '{"txs": [{"txhash": "AB'.length
+    })
     expect(server.requests.filter((q) => q.path.startsWith(txsList.path)).length).toBe(1 + FAST_RETRY.maxRetries)
   })
 

@@ -9,7 +9,15 @@ import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync 
 import { hostname } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { Checkpoints, layerCheckpoints, makeCheckpoints, retiredPath, type CheckpointsService, type CommittedFile, type CommittedSnapshot } from "../src/lake/Checkpoints.js"
+import {
+  Checkpoints,
+  layerCheckpoints,
+  makeCheckpoints,
+  retiredPath,
+  type CheckpointsService,
+  type CommittedFile,
+  type CommittedSnapshot
+} from "../src/lake/Checkpoints.js"
 import type { Column } from "../src/lake/columns.js"
 import { commitFiles, olderColumnsNotice } from "../src/engine/commit.js"
 import { filesUnder } from "./support/lake.js"
@@ -23,7 +31,8 @@ const columns: ReadonlyArray<Column> = [
   { name: "hash", type: "VARCHAR", description: "block hash" }
 ]
 
-const run = <A, E>(root: string, program: Effect.Effect<A, E, Checkpoints>) => Effect.runPromise(program.pipe(Effect.provide(layerCheckpoints(root))))
+const run = <A, E>(root: string, program: Effect.Effect<A, E, Checkpoints>) =>
+  Effect.runPromise(program.pipe(Effect.provide(layerCheckpoints(root))))
 const onDisk = (root: string, dataset: string) => JSON.parse(readFileSync(join(root, dataset, "_manifest.json"), "utf8"))
 const file = (path: string, range?: readonly [number, number]): CommittedFile => ({
   path,
@@ -62,12 +71,35 @@ const snapshot = (height: number, lists: Array<string>, consistency: "exact" | "
 describe("Checkpoints", () => {
   it("open starts an empty manifest with the columns, and a later open reads it back", async () => {
     const root = temp.make()
-    const m = await run(root, Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns)))
-    expect(m).toEqual({ dataset: "blocks", format_version: 1, unit: "height", columns: [{ name: "height", type: "BIGINT" }, { name: "hash", type: "VARCHAR" }], files: [], committed: [], snapshots: [], version: 1 })
+    const m = await run(
+      root,
+      Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))
+    )
+    expect(m).toEqual({
+      dataset: "blocks",
+      format_version: 1,
+      unit: "height",
+      columns: [
+        { name: "height", type: "BIGINT" },
+        { name: "hash", type: "VARCHAR" }
+      ],
+      files: [],
+      committed: [],
+      snapshots: [],
+      version: 1
+    })
     expect(onDisk(root, "blocks")).toEqual(m)
-    const got = await run(root, Effect.flatMap(Checkpoints, (c) => c.get("blocks")))
+    const got = await run(
+      root,
+      Effect.flatMap(Checkpoints, (c) => c.get("blocks"))
+    )
     expect(got).toEqual(m)
-    expect(await run(root, Effect.flatMap(Checkpoints, (c) => c.get("txs")))).toBeUndefined()
+    expect(
+      await run(
+        root,
+        Effect.flatMap(Checkpoints, (c) => c.get("txs"))
+      )
+    ).toBeUndefined()
   })
 
   it("commits add files and merge ranges; a file committed again under its path replaces its entry", async () => {
@@ -91,7 +123,10 @@ describe("Checkpoints", () => {
       ["height_bucket=0/a.parquet", 9]
     ])
     // a new process sees the same
-    const again = await run(root, Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns)))
+    const again = await run(
+      root,
+      Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))
+    )
     expect(again).toEqual(m)
   })
 
@@ -105,7 +140,9 @@ describe("Checkpoints", () => {
         yield* c.open("blocks", "height", columns)
         yield* c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/a.parquet", [1, 11])]), [1, 11])
         writeFileSync(theirs, "the user's own bytes")
-        const clash = yield* Effect.either(c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/b.parquet", [11, 21])]), [11, 21]))
+        const clash = yield* Effect.either(
+          c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/b.parquet", [11, 21])]), [11, 21])
+        )
         return { clash, staged: existsSync(c.staged("blocks", "height_bucket=0/b.parquet")) }
       })
     )
@@ -147,9 +184,24 @@ describe("Checkpoints", () => {
         yield* c.commitFiles("txs", stage(c, "txs", [file("height_bucket=0/kept.parquet", [0, 10])]), [0, 10])
       })
     )
-    for (const rel of ["height_bucket=0/x.parquet.tmp", "height_bucket=0/y.parquet.pending", "height_bucket=10/users-own.parquet", "_manifest.json.tmp", "notes.md"]) touch(join(root, "txs"), rel)
-    await run(root, Effect.flatMap(Checkpoints, (c) => c.open("txs", "position", columns)))
-    expect(filesUnder(join(root, "txs")).sort()).toEqual(["_manifest.json", "height_bucket=0/kept.parquet", "height_bucket=10/users-own.parquet", "notes.md"])
+    for (const rel of [
+      "height_bucket=0/x.parquet.tmp",
+      "height_bucket=0/y.parquet.pending",
+      "height_bucket=10/users-own.parquet",
+      "_manifest.json.tmp",
+      "notes.md"
+    ])
+      touch(join(root, "txs"), rel)
+    await run(
+      root,
+      Effect.flatMap(Checkpoints, (c) => c.open("txs", "position", columns))
+    )
+    expect(filesUnder(join(root, "txs")).sort()).toEqual([
+      "_manifest.json",
+      "height_bucket=0/kept.parquet",
+      "height_bucket=10/users-own.parquet",
+      "notes.md"
+    ])
     // the writer's staging folder went with it
     expect(filesUnder(join(root, ".chain-lake"))).toEqual([])
   })
@@ -160,7 +212,10 @@ describe("Checkpoints", () => {
     const gone = `${host}-${spawnSync(process.execPath, ["-e", "0"]).pid}-0123abcd`
     const live = `${host}-${process.ppid}-0123abcd`
     for (const w of [gone, live]) touch(join(root, ".chain-lake", "tmp", w), "duckdb_temp_block-1.block")
-    await run(root, Effect.flatMap(Checkpoints, (c) => c.get("blocks")))
+    await run(
+      root,
+      Effect.flatMap(Checkpoints, (c) => c.get("blocks"))
+    )
     expect(filesUnder(join(root, ".chain-lake", "tmp"))).toEqual([`${live}/duckdb_temp_block-1.block`])
   })
 
@@ -176,22 +231,33 @@ describe("Checkpoints", () => {
 
   it("open finishes a commit whose writer was killed after its manifest and before its renames; a listed file found nowhere stops it", async () => {
     const root = temp.make()
-    await run(root, Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns)))
+    await run(
+      root,
+      Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))
+    )
     // a writer of this host whose process is gone, killed between steps 3 and 4 of the protocol
     const gone = spawnSync(process.execPath, ["-e", "0"]).pid
     const writer = `${hostname().replace(/[^0-9A-Za-z.-]/g, "_")}-${gone}-0123abcd`
     touch(join(root, ".chain-lake", "staging", writer, "blocks"), "height_bucket=0/a.parquet.pending")
     touch(join(root, ".chain-lake", "staging", writer, "blocks"), "height_bucket=0/uncommitted.parquet.pending")
     const m = onDisk(root, "blocks")
-    writeFileSync(join(root, "blocks", "_manifest.json"), JSON.stringify({ ...m, files: [{ ...file("height_bucket=0/a.parquet", [1, 11]), bytes: 1 }], committed: [[1, 11]] }))
-    await run(root, Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns)))
+    writeFileSync(
+      join(root, "blocks", "_manifest.json"),
+      JSON.stringify({ ...m, files: [{ ...file("height_bucket=0/a.parquet", [1, 11]), bytes: 1 }], committed: [[1, 11]] })
+    )
+    await run(
+      root,
+      Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))
+    )
     expect(filesUnder(join(root, "blocks")).sort()).toEqual(["_manifest.json", "height_bucket=0/a.parquet"])
     // the dead writer's staging folder is gone with what it never committed
     expect(existsSync(join(root, ".chain-lake", "staging", writer))).toBe(false)
     // a listed file that is nowhere: the lake lost it
     rmSync(join(root, "blocks", "height_bucket=0", "a.parquet"))
     const lost = await run(root, Effect.either(Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))))
-    expect(Either.isLeft(lost) && lost.left.message).toMatch(/height_bucket=0\/a\.parquet is listed in blocks\/_manifest\.json but missing: the lake lost a committed file/)
+    expect(Either.isLeft(lost) && lost.left.message).toMatch(
+      /height_bucket=0\/a\.parquet is listed in blocks\/_manifest\.json but missing: the lake lost a committed file/
+    )
   })
 
   it("two writers: a range another writer committed meanwhile is dropped with what it overlaps, and reported", async () => {
@@ -203,7 +269,9 @@ describe("Checkpoints", () => {
         yield* a.open("blocks", "height", columns)
         yield* b.open("blocks", "height", columns)
         expect(a.writer).not.toBe(b.writer)
-        expect((yield* a.commitFiles("blocks", stage(a, "blocks", [file("height_bucket=0/part-a.parquet", [0, 10])]), [0, 10])).committed).toBe(true)
+        expect(
+          (yield* a.commitFiles("blocks", stage(a, "blocks", [file("height_bucket=0/part-a.parquet", [0, 10])]), [0, 10])).committed
+        ).toBe(true)
         const overlapping = yield* b.commitFiles("blocks", stage(b, "blocks", [file("height_bucket=0/part-b.parquet", [5, 15])]), [5, 15])
         const disjoint = yield* b.commitFiles("blocks", stage(b, "blocks", [file("height_bucket=0/part-c.parquet", [10, 15])]), [10, 15])
         return { overlapping, disjoint, stagedB: existsSync(b.staged("blocks", "height_bucket=0/part-b.parquet")) }
@@ -214,7 +282,11 @@ describe("Checkpoints", () => {
     expect(outcome.disjoint).toEqual({ committed: true })
     const m = onDisk(root, "blocks")
     expect(m.committed).toEqual([[0, 15]])
-    expect(filesUnder(join(root, "blocks")).sort()).toEqual(["_manifest.json", "height_bucket=0/part-a.parquet", "height_bucket=0/part-c.parquet"])
+    expect(filesUnder(join(root, "blocks")).sort()).toEqual([
+      "_manifest.json",
+      "height_bucket=0/part-a.parquet",
+      "height_bucket=0/part-c.parquet"
+    ])
     // snapshots: a list committed first wins; another list gets its own part number
     const snapshots = await Effect.runPromise(
       Effect.gen(function* () {
@@ -222,35 +294,64 @@ describe("Checkpoints", () => {
         const b = yield* makeCheckpoints(root)
         yield* a.open("holders", "snapshot", columns)
         yield* a.commitSnapshot("holders", stage(a, "holders", [file("snapshot_height=5/part-0.parquet")]), snapshot(5, ["uinit"]))
-        const same = yield* b.commitSnapshot("holders", stage(b, "holders", [file("snapshot_height=5/part-0.parquet")]), snapshot(5, ["uinit"]))
-        const other = yield* b.commitSnapshot("holders", stage(b, "holders", [file("snapshot_height=5/part-0.parquet")]), snapshot(5, ["uusdc"]))
+        const same = yield* b.commitSnapshot(
+          "holders",
+          stage(b, "holders", [file("snapshot_height=5/part-0.parquet")]),
+          snapshot(5, ["uinit"])
+        )
+        const other = yield* b.commitSnapshot(
+          "holders",
+          stage(b, "holders", [file("snapshot_height=5/part-0.parquet")]),
+          snapshot(5, ["uusdc"])
+        )
         return { same, other }
       }).pipe(Effect.scoped)
     )
     expect(snapshots.same).toEqual({ committed: false, ranges: [], reason: "another writer committed uinit of snapshot 5 first" })
     expect(snapshots.other).toEqual({ committed: true })
-    expect(onDisk(root, "holders").files.map((f: CommittedFile) => f.path)).toEqual(["snapshot_height=5/part-0.parquet", "snapshot_height=5/part-1.parquet"])
-    expect(filesUnder(join(root, "holders")).sort()).toEqual(["_manifest.json", "snapshot_height=5/part-0.parquet", "snapshot_height=5/part-1.parquet"])
+    expect(onDisk(root, "holders").files.map((f: CommittedFile) => f.path)).toEqual([
+      "snapshot_height=5/part-0.parquet",
+      "snapshot_height=5/part-1.parquet"
+    ])
+    expect(filesUnder(join(root, "holders")).sort()).toEqual([
+      "_manifest.json",
+      "snapshot_height=5/part-0.parquet",
+      "snapshot_height=5/part-1.parquet"
+    ])
   })
 
   it("refuses a manifest written for another unit, and names an unreadable one", async () => {
     const root = temp.make()
-    await run(root, Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns)))
+    await run(
+      root,
+      Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))
+    )
     const wrong = await run(root, Effect.either(Effect.flatMap(Checkpoints, (c) => c.open("blocks", "position", columns))))
     expect(Either.isLeft(wrong) && wrong.left.message).toBe("blocks/_manifest.json was written for unit height, not position")
     writeFileSync(join(root, "blocks", "_manifest.json"), "{ not json")
     const broken = await run(root, Effect.either(Effect.flatMap(Checkpoints, (c) => c.get("blocks"))))
     expect(Either.isLeft(broken) && broken.left.message).toMatch(/^cannot read the manifest of blocks: /)
-    const unopened = await run(temp.make(), Effect.either(Effect.flatMap(Checkpoints, (c) => c.commitFiles("txs", stage(c, "txs", []), [0, 1]))))
+    const unopened = await run(
+      temp.make(),
+      Effect.either(Effect.flatMap(Checkpoints, (c) => c.commitFiles("txs", stage(c, "txs", []), [0, 1])))
+    )
     expect(Either.isLeft(unopened) && unopened.left.message).toBe("txs was not opened")
-    const unopenedSnapshot = await run(temp.make(), Effect.either(Effect.flatMap(Checkpoints, (c) => c.commitSnapshot("holders", stage(c, "holders", []), snapshot(3, ["a"])))))
+    const unopenedSnapshot = await run(
+      temp.make(),
+      Effect.either(Effect.flatMap(Checkpoints, (c) => c.commitSnapshot("holders", stage(c, "holders", []), snapshot(3, ["a"]))))
+    )
     expect(Either.isLeft(unopenedSnapshot) && unopenedSnapshot.left.message).toBe("holders was not opened")
     // a manifest that cannot be written (the lake's root is a file) names the reason
     const notAFolder = join(temp.make(), "file")
     writeFileSync(notAFolder, "")
     const unwritable = await run(notAFolder, Effect.either(Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))))
     expect(Either.isLeft(unwritable) && unwritable.left.message).toMatch(/ENOTDIR/)
-    expect(await run(temp.make(), Effect.flatMap(Checkpoints, (c) => c.pruneSnapshots("holders", 1)))).toEqual([])
+    expect(
+      await run(
+        temp.make(),
+        Effect.flatMap(Checkpoints, (c) => c.pruneSnapshots("holders", 1))
+      )
+    ).toEqual([])
   })
 
   it("a snapshot completed by a later run merges its lists, rows and consistency; pruning keeps the newest heights, manifest first", async () => {
@@ -262,7 +363,11 @@ describe("Checkpoints", () => {
         const c = yield* Checkpoints
         yield* c.open("holders", "snapshot", columns)
         yield* c.commitSnapshot("holders", stage(c, "holders", [file(snap(5))]), snapshot(5, ["a"]))
-        yield* c.commitSnapshot("holders", stage(c, "holders", [file("snapshot_height=5/part-1.parquet")]), snapshot(5, ["b"], "best-effort"))
+        yield* c.commitSnapshot(
+          "holders",
+          stage(c, "holders", [file("snapshot_height=5/part-1.parquet")]),
+          snapshot(5, ["b"], "best-effort")
+        )
         yield* c.commitSnapshot("holders", stage(c, "holders", [file(snap(9))]), snapshot(9, ["a"]))
         yield* c.commitSnapshot("holders", stage(c, "holders", [file(snap(7))]), snapshot(7, ["a"]))
         expect((yield* c.pruneSnapshots("holders", 5)).length).toBe(0)
@@ -283,7 +388,11 @@ describe("Checkpoints", () => {
         const c = yield* Checkpoints
         yield* c.open("holders", "snapshot", columns)
         yield* c.commitSnapshot("holders", stage(c, "holders", [file(snap(5))]), snapshot(5, ["a"]))
-        yield* c.commitSnapshot("holders", stage(c, "holders", [file("snapshot_height=5/part-1.parquet")]), snapshot(5, ["b"], "best-effort"))
+        yield* c.commitSnapshot(
+          "holders",
+          stage(c, "holders", [file("snapshot_height=5/part-1.parquet")]),
+          snapshot(5, ["b"], "best-effort")
+        )
         return yield* c.get("holders")
       })
     )
@@ -314,7 +423,11 @@ describe("Checkpoints", () => {
         const c = yield* Checkpoints
         yield* c.open("nft_tokens", "snapshot", columns)
         for (const h of [3, 4, 5]) {
-          yield* c.commitSnapshot("nft_tokens", stage(c, "nft_tokens", [file(`snapshot_height=${h}/part-0.parquet`)]), snapshot(h, ["tokens"]))
+          yield* c.commitSnapshot(
+            "nft_tokens",
+            stage(c, "nft_tokens", [file(`snapshot_height=${h}/part-0.parquet`)]),
+            snapshot(h, ["tokens"])
+          )
         }
         expect(yield* c.pruneSnapshots("nft_tokens", 1)).toEqual([3, 4])
       })
@@ -341,17 +454,26 @@ describe("the lake's identity, compaction's swap, vacuum and reading committed f
       })
     )
     expect(result.before).toBeUndefined()
-    expect(result.after).toEqual({ format_version: 1, chain_id: "chain-a", anchors: [10, 20, 30, 40, 50, 60, 70, 80, 90, 100].map((h) => ({ height: h, hash: h === 100 ? "again" : `H${h}` })) })
+    expect(result.after).toEqual({
+      format_version: 1,
+      chain_id: "chain-a",
+      anchors: [10, 20, 30, 40, 50, 60, 70, 80, 90, 100].map((h) => ({ height: h, hash: h === 100 ? "again" : `H${h}` }))
+    })
     expect(result.other.message).toBe(`${root} holds chain chain-a, not chain-b`)
     expect(JSON.parse(readFileSync(join(root, "_lake.json"), "utf8"))).toEqual(result.after)
     writeFileSync(join(root, "_lake.json"), JSON.stringify({ format_version: 1, chain_id: 5, anchors: [] }))
     const damaged = await run(root, Effect.flip(Effect.flatMap(Checkpoints, (c) => c.identity)))
-    expect(damaged.message).toMatch(new RegExp(`^cannot read ${join(root, "_lake.json")}: damaged at .*chain_id.*; restore it, or export into a new --out$`))
+    expect(damaged.message).toMatch(
+      new RegExp(`^cannot read ${join(root, "_lake.json")}: damaged at .*chain_id.*; restore it, or export into a new --out$`)
+    )
   })
 
   it("commitCompaction puts the new file where the first old one was listed and retires the old ones out of the folder; a stale or taken swap commits nothing; vacuum deletes retired files past their grace", async () => {
     const root = temp.make()
-    const f = (name: string, sha: string): CommittedFile => ({ ...file(`height_bucket=0/${name}.parquet`, undefined), sha256: sha.repeat(64) })
+    const f = (name: string, sha: string): CommittedFile => ({
+      ...file(`height_bucket=0/${name}.parquet`, undefined),
+      sha256: sha.repeat(64)
+    })
     const result = await run(
       root,
       Effect.gen(function* () {
@@ -443,14 +565,24 @@ describe("recovery of a compaction cut short", () => {
       })
     )
     const m = onDisk(root, "blocks")
-    writeFileSync(join(root, "blocks", "_manifest.json"), JSON.stringify({ ...m, retired: retired.map((path) => ({ path, retired_at: "2026-01-01T00:00:00.000Z", replaced_by: ["height_bucket=0/c.parquet"] })) }))
+    writeFileSync(
+      join(root, "blocks", "_manifest.json"),
+      JSON.stringify({
+        ...m,
+        retired: retired.map((path) => ({ path, retired_at: "2026-01-01T00:00:00.000Z", replaced_by: ["height_bucket=0/c.parquet"] }))
+      })
+    )
   }
   const intent = (root: string, writer: string, paths: Array<unknown>) => {
     touch(root, join(".chain-lake", "staging", writer, "blocks", "_compaction.json"))
     writeFileSync(join(root, ".chain-lake", "staging", writer, "blocks", "_compaction.json"), JSON.stringify({ paths }))
     return join(root, ".chain-lake", "staging", writer, "blocks", "_compaction.json")
   }
-  const reopen = (root: string) => run(root, Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns)))
+  const reopen = (root: string) =>
+    run(
+      root,
+      Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))
+    )
 
   it("a dead writer's swap before its manifest write: the unlisted files it put in place go, listed ones and paths outside the dataset stay", async () => {
     const root = temp.make()
@@ -496,9 +628,23 @@ describe("recovery of a compaction cut short", () => {
   it("temp files this tool names are cleared from the dataset folder; anything else stays", async () => {
     const root = temp.make()
     await lakeWith(root)
-    for (const rel of ["_manifest.json.tmp", "height_bucket=0/x.parquet.pending", "height_bucket=0/y.parquet.tmp", "notes.txt", "height_bucket=0/z.tmp", "mine.json.tmp"]) touch(root, join("blocks", rel))
+    for (const rel of [
+      "_manifest.json.tmp",
+      "height_bucket=0/x.parquet.pending",
+      "height_bucket=0/y.parquet.tmp",
+      "notes.txt",
+      "height_bucket=0/z.tmp",
+      "mine.json.tmp"
+    ])
+      touch(root, join("blocks", rel))
     await reopen(root)
-    expect(filesUnder(join(root, "blocks")).sort()).toEqual(["_manifest.json", "height_bucket=0/c.parquet", "height_bucket=0/z.tmp", "mine.json.tmp", "notes.txt"])
+    expect(filesUnder(join(root, "blocks")).sort()).toEqual([
+      "_manifest.json",
+      "height_bucket=0/c.parquet",
+      "height_bucket=0/z.tmp",
+      "mine.json.tmp",
+      "notes.txt"
+    ])
   })
 })
 
@@ -507,7 +653,15 @@ describe("commit hooks, compaction's checks, vacuum's edges", () => {
     const root = temp.make()
     const added: Array<{ files: Array<string>; committed: unknown; snapshots: Array<number> }> = []
     const layer = layerCheckpoints(root, {
-      afterCommit: (m) => Effect.sync(() => void added.push({ files: m.files.map((f) => f.path), committed: m.committed, snapshots: m.snapshots.map((s) => s.snapshot_height) }))
+      afterCommit: (m) =>
+        Effect.sync(
+          () =>
+            void added.push({
+              files: m.files.map((f) => f.path),
+              committed: m.committed,
+              snapshots: m.snapshots.map((s) => s.snapshot_height)
+            })
+        )
     })
     await Effect.runPromise(
       Effect.gen(function* () {
@@ -548,7 +702,12 @@ describe("commit hooks, compaction's checks, vacuum's edges", () => {
     expect(result.swapped).toEqual({ committed: true })
     expect(result.order).toEqual(["height_bucket=0/x.parquet", "height_bucket=0/ab.parquet", "height_bucket=0/y.parquet"])
     // at once, not at the next open or vacuum; the swap's intent is gone too
-    expect(result.onDiskAfterSwap).toEqual(["_manifest.json", "height_bucket=0/ab.parquet", "height_bucket=0/x.parquet", "height_bucket=0/y.parquet"])
+    expect(result.onDiskAfterSwap).toEqual([
+      "_manifest.json",
+      "height_bucket=0/ab.parquet",
+      "height_bucket=0/x.parquet",
+      "height_bucket=0/y.parquet"
+    ])
     expect(existsSync(join(root, ".chain-lake", "retired", "blocks", "height_bucket=0", "a.parquet.retired"))).toBe(true)
     expect(result.notListed).toEqual({ committed: false, ranges: [], reason: "another writer replaced height_bucket=0/nope.parquet first" })
     expect(result.retiredName).toEqual({ committed: false, ranges: [], reason: "height_bucket=0/a.parquet is in use" })
@@ -569,12 +728,20 @@ describe("commit hooks, compaction's checks, vacuum's edges", () => {
         const retiredAt = (path: string, at: string) => ({ path, retired_at: at, replaced_by: ["height_bucket=0/c.parquet"] })
         writeFileSync(
           join(root, "blocks", "_manifest.json"),
-          JSON.stringify({ ...m, retired: [retiredAt("height_bucket=0/old.parquet", "2020-01-01T00:00:00.000Z"), retiredAt("height_bucket=0/new.parquet", new Date().toISOString())] })
+          JSON.stringify({
+            ...m,
+            retired: [
+              retiredAt("height_bucket=0/old.parquet", "2020-01-01T00:00:00.000Z"),
+              retiredAt("height_bucket=0/new.parquet", new Date().toISOString())
+            ]
+          })
         )
-        for (const name of ["old", "new"]) touch(root, join(".chain-lake", "retired", "blocks", "height_bucket=0", `${name}.parquet.retired`))
+        for (const name of ["old", "new"])
+          touch(root, join(".chain-lake", "retired", "blocks", "height_bucket=0", `${name}.parquet.retired`))
         const deleted = yield* c.vacuum("blocks", 3_600_000)
         yield* c.open("holders", "snapshot", columns)
-        for (const h of [5, 6]) yield* c.commitSnapshot("holders", stage(c, "holders", [file(`snapshot_height=${h}/part-0.parquet`)]), snapshot(h, ["uinit"]))
+        for (const h of [5, 6])
+          yield* c.commitSnapshot("holders", stage(c, "holders", [file(`snapshot_height=${h}/part-0.parquet`)]), snapshot(h, ["uinit"]))
         const prunedAtKeep = yield* c.pruneSnapshots("holders", 2)
         return { never, deleted, retired: onDisk(root, "blocks").retired.map((r: { path: string }) => r.path), prunedAtKeep }
       })
@@ -609,13 +776,16 @@ describe("commit hooks, compaction's checks, vacuum's edges", () => {
     expect(result).toEqual({
       nothing: [],
       all: [join("/blocks", "a.parquet"), join("/blocks", "b.parquet")],
-      short: "blocks: 1 of the 2 files its _manifest.json lists is missing and no export staged it: the lake lost committed files; restore them from a copy, or export into a new --out"
+      short:
+        "blocks: 1 of the 2 files its _manifest.json lists is missing and no export staged it: the lake lost committed files; restore them from a copy, or export into a new --out"
     })
     expect(calls).toBe(1)
     expect(existsSync(staging)).toBe(false)
     writeFileSync(join(root, "blocks", "_manifest.json"), "{ not json")
     const damaged = await run(root, Effect.flip(Effect.flatMap(Checkpoints, (c) => c.get("blocks"))))
-    expect(damaged.message).toMatch(new RegExp(`^cannot read the manifest of blocks: ${join(root, "blocks", "_manifest.json")} is damaged at `))
+    expect(damaged.message).toMatch(
+      new RegExp(`^cannot read the manifest of blocks: ${join(root, "blocks", "_manifest.json")} is damaged at `)
+    )
   })
 })
 
@@ -623,14 +793,20 @@ describe("commit hooks, compaction's checks, vacuum's edges", () => {
 describe("a dataset's lock, waited for", () => {
   it("a dataset's lock is taken over only from a holder that is gone: a dead process of this host, an empty lock unchanged past its grace, another host's lock unchanged for a whole lease; never for its age", async () => {
     const root = temp.make()
-    await run(root, Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns)))
+    await run(
+      root,
+      Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))
+    )
     const lock = join(root, "blocks", "_manifest.lock")
     const host = hostname().replace(/[^0-9A-Za-z.-]/g, "_")
     const openWith = (content: string, ageMs: number) => {
       writeFileSync(lock, content)
       const at = new Date(Date.now() - ageMs)
       utimesSync(lock, at, at)
-      return run(root, Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns)))
+      return run(
+        root,
+        Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))
+      )
     }
     const gone = spawnSync(process.execPath, ["-e", "0"]).pid
     await openWith(JSON.stringify({ host, pid: gone, writer: "w", at: "" }), 0)
@@ -667,21 +843,30 @@ describe("the engine's commit step (src/engine/commit.ts)", () => {
         const c = yield* Checkpoints
         yield* c.open("blocks", "height", columns)
         const unwatched = yield* commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/a.parquet", [0, 10])]), [0, 10])
-        const watched = yield* commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/b.parquet", [10, 20])]), [10, 20], (files) => heard.push(files.map((f) => f.path)))
-        const refused = yield* commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/c.parquet", [5, 15])]), [5, 15], (files) => heard.push(files.map((f) => f.path)))
+        const watched = yield* commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/b.parquet", [10, 20])]), [10, 20], (files) =>
+          heard.push(files.map((f) => f.path))
+        )
+        const refused = yield* commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/c.parquet", [5, 15])]), [5, 15], (files) =>
+          heard.push(files.map((f) => f.path))
+        )
         return [unwatched.committed, watched.committed, refused.committed]
       })
     )
     expect(outcomes).toEqual([true, true, false])
     expect(heard).toEqual([["height_bucket=0/b.parquet"]])
-    expect(onDisk(root, "blocks").files.map((f: CommittedFile) => f.path)).toEqual(["height_bucket=0/a.parquet", "height_bucket=0/b.parquet"])
+    expect(onDisk(root, "blocks").files.map((f: CommittedFile) => f.path)).toEqual([
+      "height_bucket=0/a.parquet",
+      "height_bucket=0/b.parquet"
+    ])
   })
 })
 
 describe("olderColumnsNotice", () => {
   const now = [{ name: "height" }, { name: "hash" }, { name: "fee_denom" }, { name: "fee_amount" }]
   it("says which columns the files committed earlier lack, naming each", () => {
-    expect(olderColumnsNotice("blocks", { columns: [{ name: "height" }, { name: "hash" }, { name: "fee_amount" }], files: [{}] }, now)).toBe(
+    expect(
+      olderColumnsNotice("blocks", { columns: [{ name: "height" }, { name: "hash" }, { name: "fee_amount" }], files: [{}] }, now)
+    ).toBe(
       "blocks: files committed earlier lack fee_denom (added by a newer chain-lake); those rows read NULL there: export into a new folder to have it everywhere"
     )
     expect(olderColumnsNotice("blocks", { columns: [{ name: "height" }, { name: "hash" }], files: [{}] }, now)).toBe(

@@ -7,7 +7,12 @@ import { runCli, startCli } from "./support/cli.js"
 describe("chain-lake devnet", () => {
   it("prints indexer_url and router_url, serves both, and stops cleanly on SIGINT", async () => {
     const { child, stdout } = await startCli(["devnet", "--seed", "4", "--blocks", "30", "--vm", "evm"], /router_url=\S+\n/)
-    const urls = Object.fromEntries(stdout().trim().split("\n").map((l) => l.split("=")))
+    const urls = Object.fromEntries(
+      stdout()
+        .trim()
+        .split("\n")
+        .map((l) => l.split("="))
+    )
     expect(urls.indexer_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
     expect(urls.router_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
     const status = (await (await fetch(urls.indexer_url + "/status")).json()) as { height: number }
@@ -29,7 +34,9 @@ describe("chain-lake devnet", () => {
     expect([badBlocks.code, badBlocks.stderr.trim()]).toEqual([2, "chain-lake: error: --blocks must be at least 1, got 0"])
     const notANumber = await runCli(["devnet", "--blocks", "many"])
     expect(notANumber.code).toBe(2)
-    expect(notANumber.stderr.trim()).toBe("chain-lake: error: --blocks: 'many' is not an integer (chain-lake devnet --help lists the flags)")
+    expect(notANumber.stderr.trim()).toBe(
+      "chain-lake: error: --blocks: 'many' is not an integer (chain-lake devnet --help lists the flags)"
+    )
   })
 })
 

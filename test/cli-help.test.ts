@@ -7,7 +7,22 @@ import { newestSourceTime } from "../bin/freshness.mjs"
 import { DEFAULTS } from "../src/defaults.js"
 import { runCli } from "./support/cli.js"
 
-const COMMANDS = ["run", "export", "sample-routes", "bridge", "track", "query", "schema", "catalog", "report", "verify", "publish", "validate", "devnet", "demo"]
+const COMMANDS = [
+  "run",
+  "export",
+  "sample-routes",
+  "bridge",
+  "track",
+  "query",
+  "schema",
+  "catalog",
+  "report",
+  "verify",
+  "publish",
+  "validate",
+  "devnet",
+  "demo"
+]
 
 /** The Options section: each flag's term and the description lines under it. */
 const optionsOf = (help: string): Map<string, string> => {
@@ -24,9 +39,19 @@ const optionsOf = (help: string): Map<string, string> => {
 describe("start-up", () => {
   it("--help and --version answered from the build print exactly what the CLI prints when loaded (CI runs the build, as npm install does)", async () => {
     const build = new URL("../dist/build.json", import.meta.url)
-    const fresh = existsSync(build) && JSON.parse(readFileSync(build, "utf8")).builtFrom >= newestSourceTime(fileURLToPath(new URL("..", import.meta.url)))
+    const fresh =
+      existsSync(build) &&
+      JSON.parse(readFileSync(build, "utf8")).builtFrom >= newestSourceTime(fileURLToPath(new URL("..", import.meta.url)))
     if (process.env.CI) expect(fresh, "dist/ is missing or older than src/: npm ci should have built it (the prepare script)").toBe(true)
-    for (const args of [["--help"], ["--version"], [], ["export", "--help"], ["query", "-h"], ["track", "--router-url", "x", "--help"], ["--out", "x", "--help"]]) {
+    for (const args of [
+      ["--help"],
+      ["--version"],
+      [],
+      ["export", "--help"],
+      ["query", "-h"],
+      ["track", "--router-url", "x", "--help"],
+      ["--out", "x", "--help"]
+    ]) {
       const [recorded, loaded] = await Promise.all([runCli(args), runCli(args, { env: { CHAIN_LAKE_FROM_SOURCE: "1" } })])
       expect(recorded.code, args.join(" ")).toBe(loaded.code)
       expect(recorded.stdout, args.join(" ")).toBe(loaded.stdout)
@@ -37,7 +62,9 @@ describe("start-up", () => {
 describe("--help", () => {
   it("every command's help fits 80 columns, has no ANSI codes, names itself as typed, describes every flag and gives an example", async () => {
     // NO_COLOR unset and a pipe for stdout: plain text all the same
-    const helps = await Promise.all(["", ...COMMANDS].map(async (c) => ({ c, r: await runCli([...(c ? [c] : []), "--help"], { env: { NO_COLOR: "" } }) })))
+    const helps = await Promise.all(
+      ["", ...COMMANDS].map(async (c) => ({ c, r: await runCli([...(c ? [c] : []), "--help"], { env: { NO_COLOR: "" } }) }))
+    )
     for (const { c, r } of helps) {
       expect(r.code, `${c} --help: ${r.stderr}`).toBe(0)
       const out = r.stdout
@@ -50,7 +77,8 @@ describe("--help", () => {
       const flags = optionsOf(out)
       expect(flags.size, c).toBeGreaterThanOrEqual(2)
       // a description of its own, not only "(default: …)"
-      for (const [flag, text] of flags) expect(text.replace(/\((default|required|repeatable)[^)]*\)$/, "").trim(), `${c} ${flag} has no description`).not.toBe("")
+      for (const [flag, text] of flags)
+        expect(text.replace(/\((default|required|repeatable)[^)]*\)$/, "").trim(), `${c} ${flag} has no description`).not.toBe("")
     }
     const root = helps.find((h) => h.c === "")!.r.stdout
     for (const c of COMMANDS) expect(root).toMatch(new RegExp(`\\n  ${c}\\n {6}\\S`))
@@ -58,14 +86,23 @@ describe("--help", () => {
 
   it("a command line that cannot be parsed is one line on stderr naming the flag, exit 2, and nothing on stdout", async () => {
     const cases: Array<[ReadonlyArray<string>, RegExp]> = [
-      [["export", "--page-size", "abc"], /^chain-lake: error: --page-size: 'abc' is not an integer \(chain-lake export --help lists the flags\)$/],
+      [
+        ["export", "--page-size", "abc"],
+        /^chain-lake: error: --page-size: 'abc' is not an integer \(chain-lake export --help lists the flags\)$/
+      ],
       [["export", "--nope"], /^chain-lake: error: Received unknown argument: '--nope' \(chain-lake export --help lists the flags\)$/],
       // where a command takes an argument too (it was taken for the SQL)
       [["query", "--nope"], /^chain-lake: error: Received unknown argument: '--nope' \(chain-lake query --help lists the flags\)$/],
       [["validate", "--nope"], /^chain-lake: error: Received unknown argument: '--nope' \(chain-lake validate --help lists the flags\)$/],
       // publish's own --version, first and without its value (chain-lake's version was printed, exit 0)
-      [["publish", "--version"], /^chain-lake: error: Expected a value following option: '--version' \(chain-lake publish --help lists the flags\)$/],
-      [["export", "--on-invalid", "maybe"], /^chain-lake: error: --on-invalid "maybe": Expected one of the following cases: fail, quarantine \(chain-lake export --help lists the flags\)$/],
+      [
+        ["publish", "--version"],
+        /^chain-lake: error: Expected a value following option: '--version' \(chain-lake publish --help lists the flags\)$/
+      ],
+      [
+        ["export", "--on-invalid", "maybe"],
+        /^chain-lake: error: --on-invalid "maybe": Expected one of the following cases: fail, quarantine \(chain-lake export --help lists the flags\)$/
+      ],
       [["track"], /^chain-lake: error: Expected to find option: '--router-url'; .* \(chain-lake track --help lists the flags\)$/],
       [["exprt"], /^chain-lake: error: Invalid subcommand .* \(chain-lake --help lists the commands\)$/],
       // a duration without its unit is refused (read as milliseconds, "5" sampled the router back to back)
@@ -79,10 +116,19 @@ describe("--help", () => {
       // (0 and -1 ran once and exited 0)
       [["run", "demo", "--schedule", "--max-runs", "0"], /^chain-lake: error: --max-runs must be 1 or more, got 0$/],
       // a mistyped flag gets the command's nearest one
-      [["export", "--dataset", "blocks"], /^chain-lake: error: Received unknown argument: '--dataset': did you mean --datasets\? \(chain-lake export --help lists the flags\)$/],
+      [
+        ["export", "--dataset", "blocks"],
+        /^chain-lake: error: Received unknown argument: '--dataset': did you mean --datasets\? \(chain-lake export --help lists the flags\)$/
+      ],
       // a release name or version that cannot be a folder name is a usage error (it exited 1)
-      [["publish", "--to", "/tmp", "--name", "my lake", "--version", "1"], /^chain-lake: error: --name must be 1-64 of letters, digits, \. _ - \(it becomes a folder name\), got "my lake"$/],
-      [["publish", "--to", "/tmp", "--name", "lake", "--version", "../x"], /^chain-lake: error: --version must be 1-64 of letters, digits, \. _ - \(it becomes a folder name\), got "\.\.\/x"$/]
+      [
+        ["publish", "--to", "/tmp", "--name", "my lake", "--version", "1"],
+        /^chain-lake: error: --name must be 1-64 of letters, digits, \. _ - \(it becomes a folder name\), got "my lake"$/
+      ],
+      [
+        ["publish", "--to", "/tmp", "--name", "lake", "--version", "../x"],
+        /^chain-lake: error: --version must be 1-64 of letters, digits, \. _ - \(it becomes a folder name\), got "\.\.\/x"$/
+      ]
     ]
     const results = await Promise.all(cases.map(([args]) => runCli(args)))
     results.forEach((r, i) => {

@@ -28,7 +28,16 @@ afterAll(async () => {
 
 describe("chain-lake query", () => {
   it("binds an integer past 2^63 (amounts are) as HUGEINT", async () => {
-    const r = await runCli(["query", "--data", data, "SELECT $p AS v, typeof($p) AS t", "--param", "p=12345678901234567890123", "--format", "csv"])
+    const r = await runCli([
+      "query",
+      "--data",
+      data,
+      "SELECT $p AS v, typeof($p) AS t",
+      "--param",
+      "p=12345678901234567890123",
+      "--format",
+      "csv"
+    ])
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout.trim()).toBe("v,t\n12345678901234567890123,HUGEINT")
   })
@@ -56,7 +65,11 @@ describe("chain-lake query", () => {
   it("reads the SQL from stdin with - or --file -, flags before or after the -; blank stdin is no SQL", async () => {
     const sql = "-- the first two blocks\nSELECT height, tx_count FROM blocks\nWHERE height <= 2 ORDER BY height"
     const expected = ["height,tx_count", ...[1, 2].map((h) => `${h},${devnet.chain.blockTxCount(h)}`)]
-    for (const args of [["-", "--format", "csv"], ["--format", "csv", "-"], ["--file", "-", "--format", "csv"]]) {
+    for (const args of [
+      ["-", "--format", "csv"],
+      ["--format", "csv", "-"],
+      ["--file", "-", "--format", "csv"]
+    ]) {
       const r = await runCli(["query", "--data", data, ...args], { input: sql })
       expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(0)
       expect(r.stdout.trim().split("\n"), args.join(" ")).toEqual(expected)
@@ -71,7 +84,10 @@ describe("chain-lake query", () => {
     const cases: Array<[ReadonlyArray<string>, string]> = [
       [["--nope"], "Received unknown argument: '--nope' (chain-lake query --help lists the flags)"],
       [["--nope=1", "SELECT 1"], "Received unknown argument: '--nope=1' (chain-lake query --help lists the flags)"],
-      [["--formt", "csv", "SELECT 1"], "Received unknown argument: '--formt': did you mean --format? (chain-lake query --help lists the flags)"],
+      [
+        ["--formt", "csv", "SELECT 1"],
+        "Received unknown argument: '--formt': did you mean --format? (chain-lake query --help lists the flags)"
+      ],
       [["-x"], "Received unknown argument: '-x' (chain-lake query --help lists the flags)"]
     ]
     for (const [args, message] of cases) {
@@ -83,11 +99,19 @@ describe("chain-lake query", () => {
   })
 
   it("--format ndjson is json's objects one a line (none for no rows); markdown is a table with | \\ and line breaks escaped, every value whole", async () => {
-    const sql = "SELECT height, timestamp, total_fee, 'a|b\\c' AS s, 'x' || chr(10) || 'y' AS nl FROM blocks WHERE height <= 3 ORDER BY height"
-    const [json, ndjson, markdown] = await Promise.all(["json", "ndjson", "markdown"].map((format) => runCli(["query", "--data", data, sql, "--format", format])))
+    const sql =
+      "SELECT height, timestamp, total_fee, 'a|b\\c' AS s, 'x' || chr(10) || 'y' AS nl FROM blocks WHERE height <= 3 ORDER BY height"
+    const [json, ndjson, markdown] = await Promise.all(
+      ["json", "ndjson", "markdown"].map((format) => runCli(["query", "--data", data, sql, "--format", format]))
+    )
     expect(ndjson.code, ndjson.stderr).toBe(0)
     expect(ndjson.stdout.endsWith("}\n")).toBe(true)
-    expect(ndjson.stdout.trim().split("\n").map((l) => JSON.parse(l))).toEqual(JSON.parse(json.stdout))
+    expect(
+      ndjson.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l))
+    ).toEqual(JSON.parse(json.stdout))
     expect(markdown.code, markdown.stderr).toBe(0)
     const lines = markdown.stdout.trim().split("\n")
     expect(lines.slice(0, 2)).toEqual(["| height | timestamp | total_fee | s | nl |", "| ---: | --- | --- | --- | --- |"])
@@ -97,7 +121,10 @@ describe("chain-lake query", () => {
       const fee = JSON.stringify(rows[i].total_fee).replace(/[\\|]/g, "\\$&")
       expect(line).toBe(`| ${rows[i].height} | ${rows[i].timestamp} | ${fee} | a\\|b\\\\c | x<br>y |`)
     })
-    for (const [format, out] of [["ndjson", ""], ["markdown", "| n |\n| ---: |\n"]]) {
+    for (const [format, out] of [
+      ["ndjson", ""],
+      ["markdown", "| n |\n| ---: |\n"]
+    ]) {
       const none = await runCli(["query", "--data", data, "SELECT 1 AS n WHERE false", "--format", format])
       expect([none.code, none.stdout], format).toEqual([0, out])
     }
@@ -106,21 +133,35 @@ describe("chain-lake query", () => {
   it("query --help lists every view with the question it answers, and the datasets' views", async () => {
     const help = await runCli(["query", "--help"])
     // each view and the question it answers on one line, for the comparison
-    const views = `\n${help.stdout.split("\nViews:\n")[1].split("\n\n")[0].replace(/\n {6}/g, " ")}\n`
+    const views = `\n${help.stdout
+      .split("\nViews:\n")[1]
+      .split("\n\n")[0]
+      .replace(/\n {6}/g, " ")}\n`
     for (const v of analyticsViews()) expect(views, v.name).toContain(`\n  ${v.name} ${v.question}\n`)
     expect(views).toMatch(/^\n {2}one per dataset blocks, txs, /)
     expect(views).toContain("\n  snapshots How was each snapshot read?\n")
   })
 
   it("binds values, never splices them: an injection attempt is just a string", async () => {
-    const r = await runCli(["query", "--data", data, "SELECT count(*) AS n FROM blocks WHERE block_hash = $h", "--param", "h:text=x' OR '1'='1", "--format", "json"])
+    const r = await runCli([
+      "query",
+      "--data",
+      data,
+      "SELECT count(*) AS n FROM blocks WHERE block_hash = $h",
+      "--param",
+      "h:text=x' OR '1'='1",
+      "--format",
+      "json"
+    ])
     expect(r.code, r.stderr).toBe(0)
     expect(JSON.parse(r.stdout)).toEqual([{ n: "0" }])
   })
 
   it("the table cuts wide values and says so, csv and json print them whole; JSON columns are JSON in json output; times say UTC", async () => {
     const sql = "SELECT tx_hash, timestamp, fee, events FROM txs ORDER BY height, tx_hash LIMIT 3"
-    const whole = await queryLake(`SELECT tx_hash, strftime(timestamp, '%Y-%m-%dT%H:%M:%S.%fZ') AS t, CAST(fee AS VARCHAR) AS fee, CAST(events AS VARCHAR) AS events FROM read_parquet('${join(data, "txs").replace(/'/g, "''")}/**/*.parquet') ORDER BY height, tx_hash LIMIT 3`)
+    const whole = await queryLake(
+      `SELECT tx_hash, strftime(timestamp, '%Y-%m-%dT%H:%M:%S.%fZ') AS t, CAST(fee AS VARCHAR) AS fee, CAST(events AS VARCHAR) AS events FROM read_parquet('${join(data, "txs").replace(/'/g, "''")}/**/*.parquet') ORDER BY height, tx_hash LIMIT 3`
+    )
     const table = await runCli(["query", "--data", data, sql])
     expect(table.code, table.stderr).toBe(0)
     const lines = table.stdout.trim().split("\n")
@@ -129,7 +170,9 @@ describe("chain-lake query", () => {
     expect(table.stdout).toContain(String(whole[0].events).slice(0, 47) + "…")
     const json = await runCli(["query", "--data", data, sql, "--format", "json"])
     const rows = JSON.parse(json.stdout)
-    expect(rows.map((r: any) => [r.tx_hash, r.timestamp, r.fee, r.events])).toEqual(whole.map((w) => [w.tx_hash, w.t.replace(/\.000000Z$/, "Z").replace(/(\.\d*?)0+Z$/, "$1Z"), JSON.parse(w.fee), JSON.parse(w.events)]))
+    expect(rows.map((r: any) => [r.tx_hash, r.timestamp, r.fee, r.events])).toEqual(
+      whole.map((w) => [w.tx_hash, w.t.replace(/\.000000Z$/, "Z").replace(/(\.\d*?)0+Z$/, "$1Z"), JSON.parse(w.fee), JSON.parse(w.events)])
+    )
     const csv = await runCli(["query", "--data", data, sql, "--format", "csv"])
     expect(csv.stdout).toContain(`"${String(whole[0].events).replace(/"/g, '""')}"`)
     expect(csv.stdout.split("\n")[1]).toMatch(/^[0-9A-F]{64},\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z,/)
@@ -148,17 +191,35 @@ describe("chain-lake query", () => {
     expect(JSON.parse(r.stdout)).toEqual([{ n: "150", d: "150" }])
     // a listed file that is not there is never skipped (fewer rows, exit 0): the query fails, saying so (unfinished-commit.test.ts)
     const listed = manifest.files.length + 1
-    writeFileSync(join(lake, "blocks", "_manifest.json"), JSON.stringify({ ...manifest, files: [...manifest.files, { ...manifest.files[0], path: "height_bucket=0/not-renamed-yet.parquet" }] }))
+    writeFileSync(
+      join(lake, "blocks", "_manifest.json"),
+      JSON.stringify({ ...manifest, files: [...manifest.files, { ...manifest.files[0], path: "height_bucket=0/not-renamed-yet.parquet" }] })
+    )
     const during = await runCli(["query", "--data", lake, "SELECT count(*) AS n FROM blocks", "--format", "json"])
     expect(during.code).toBe(2)
-    expect(during.stderr).toBe(`chain-lake: error: blocks: 1 of the ${listed} files its _manifest.json lists is missing and no export staged it: the lake lost committed files; restore them from a copy, or export into a new --out\n`)
+    expect(during.stderr).toBe(
+      `chain-lake: error: blocks: 1 of the ${listed} files its _manifest.json lists is missing and no export staged it: the lake lost committed files; restore them from a copy, or export into a new --out\n`
+    )
     writeFileSync(join(lake, "blocks", "_manifest.json"), JSON.stringify(manifest))
     const c = await runCli(["catalog", "--data", lake])
     expect(c.code, c.stderr).toBe(0)
-    const catalogCount = async () => Number((await queryLake(`ATTACH '${join(lake, "chain-lake.duckdb")}' AS cat (READ_ONLY); SET file_search_path = '${lake}'; SELECT count(*) AS n FROM cat.blocks`))[0].n)
+    const catalogCount = async () =>
+      Number(
+        (
+          await queryLake(
+            `ATTACH '${join(lake, "chain-lake.duckdb")}' AS cat (READ_ONLY); SET file_search_path = '${lake}'; SELECT count(*) AS n FROM cat.blocks`
+          )
+        )[0].n
+      )
     expect(await catalogCount()).toBe(150)
     // the manifest now lists the copy instead of the original, which is gone (as a compaction swaps files): the catalog follows
-    writeFileSync(join(lake, "blocks", "_manifest.json"), JSON.stringify({ ...manifest, files: [{ ...manifest.files[0], path: "height_bucket=0/my-own-copy.parquet" }, ...manifest.files.slice(1)] }))
+    writeFileSync(
+      join(lake, "blocks", "_manifest.json"),
+      JSON.stringify({
+        ...manifest,
+        files: [{ ...manifest.files[0], path: "height_bucket=0/my-own-copy.parquet" }, ...manifest.files.slice(1)]
+      })
+    )
     rmSync(committed)
     expect(await catalogCount()).toBe(150)
   })
@@ -171,7 +232,17 @@ describe("chain-lake query", () => {
     const json = await runCli(["query", "--data", data, "--file", join(dir, "q.sql"), "--format", "json", "--output", join(dir, "q.json")])
     expect(json.code).toBe(0)
     expect(JSON.parse(readFileSync(join(dir, "q.json"), "utf8"))[0]).toEqual({ height: "1", tx_count: devnet.chain.blockTxCount(1) })
-    const pq = await runCli(["query", "--data", data, "--file", join(dir, "q.sql"), "--format", "parquet", "--output", join(dir, "q.parquet")])
+    const pq = await runCli([
+      "query",
+      "--data",
+      data,
+      "--file",
+      join(dir, "q.sql"),
+      "--format",
+      "parquet",
+      "--output",
+      join(dir, "q.parquet")
+    ])
     expect(pq.code, pq.stderr).toBe(0)
     expect(await queryLake(`SELECT count(*) n FROM '${join(dir, "q.parquet")}'`)).toEqual([{ n: 3n }])
   })
@@ -181,14 +252,26 @@ describe("chain-lake query", () => {
     [["SELECT * FROM nosuch"], 2, /Table with name nosuch does not exist/],
     [["SELECT $x"], 2, /no value for parameter \$x/],
     // queries read: a COPY over a committed file rewrote the lake
-    [["COPY (SELECT 1 AS height) TO 'blocks/over.parquet' (FORMAT PARQUET)"], 2, /^chain-lake: error: only statements that read are run here \(SELECT, WITH, DESCRIBE, SUMMARIZE …\), not COPY: to write a result, use --format csv or json, or --format parquet --output FILE$/m],
+    [
+      ["COPY (SELECT 1 AS height) TO 'blocks/over.parquet' (FORMAT PARQUET)"],
+      2,
+      /^chain-lake: error: only statements that read are run here \(SELECT, WITH, DESCRIBE, SUMMARIZE …\), not COPY: to write a result, use --format csv or json, or --format parquet --output FILE$/m
+    ],
     [["ATTACH 'x.duckdb'"], 2, /only statements that read are run here .*, not ATTACH/],
     // EXPLAIN ANALYZE runs what it explains
-    [["EXPLAIN ANALYZE COPY (SELECT 1 AS height) TO 'blocks/over.parquet' (FORMAT PARQUET)"], 2, /only statements that read are run here .*, not EXPLAIN/],
+    [
+      ["EXPLAIN ANALYZE COPY (SELECT 1 AS height) TO 'blocks/over.parquet' (FORMAT PARQUET)"],
+      2,
+      /only statements that read are run here .*, not EXPLAIN/
+    ],
     [["SELECT $h", "--param", "h=1", "--param", "h=2"], 2, /^chain-lake: error: --param h is given twice: give each parameter once$/m],
     [["SELECT $h", "--param", "h=1", "--param", "h:text=2"], 2, /--param h is given twice/],
     [["SELECT 1", "--param", "1x:text=2"], 2, /--param name "1x" must be a SQL identifier/],
-    [["SELECT $p AS v", "--param", `p=${"9".repeat(40)}`], 2, /^chain-lake: error: --param p: 9{40} is past what DuckDB's integers hold \(2\^127\): pass it as text \(p:text=…\) and compare it as text or CAST it to a DECIMAL$/m],
+    [
+      ["SELECT $p AS v", "--param", `p=${"9".repeat(40)}`],
+      2,
+      /^chain-lake: error: --param p: 9{40} is past what DuckDB's integers hold \(2\^127\): pass it as text \(p:text=…\) and compare it as text or CAST it to a DECIMAL$/m
+    ],
     [["SELECT 1", "--format", "parquet"], 2, /--format parquet needs --output FILE/],
     [[], 2, /no SQL: pass it as an argument/]
   ])("%j exits %i with DuckDB's or our one message", async (args, code, message) => {
@@ -204,18 +287,32 @@ describe("chain-lake catalog", () => {
     const missing = join(tmp(), "mistyped")
     const noLake = await runCli(["query", "--data", missing, "SELECT count(*) FROM blocks"])
     expect(noLake.code).toBe(2)
-    expect(noLake.stderr.trim()).toBe(`chain-lake: error: ${missing} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`)
+    expect(noLake.stderr.trim()).toBe(
+      `chain-lake: error: ${missing} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`
+    )
     // verify and publish say the same, with the same exit; an s3:// lake is named as one, not read as a folder "s3:"
-    for (const args of [["verify", "--data", missing], ["publish", "--data", missing, "--to", tmp(), "--name", "x", "--version", "1"]]) {
+    for (const args of [
+      ["verify", "--data", missing],
+      ["publish", "--data", missing, "--to", tmp(), "--name", "x", "--version", "1"]
+    ]) {
       const r = await runCli(args)
-      expect([r.code, r.stderr.trim()]).toEqual([2, `chain-lake: error: ${missing} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`])
+      expect([r.code, r.stderr.trim()]).toEqual([
+        2,
+        `chain-lake: error: ${missing} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`
+      ])
     }
     // run from inside a lake (as the demo's hints lead), the default --data is one level too deep
     const inside = await runCli(["query", "SELECT count(*) FROM blocks"], { cwd: data })
-    expect([inside.code, inside.stderr.trim()]).toEqual([2, `chain-lake: error: ${join(data, "data")} holds no lake (no _lake.json, no <dataset>/_manifest.json): this folder is a lake itself: give --data .`])
+    expect([inside.code, inside.stderr.trim()]).toEqual([
+      2,
+      `chain-lake: error: ${join(data, "data")} holds no lake (no _lake.json, no <dataset>/_manifest.json): this folder is a lake itself: give --data .`
+    ])
     for (const command of ["query", "verify", "report", "catalog"]) {
       const r = await runCli([command, "--data", "s3://bucket/lake", ...(command === "query" ? ["SELECT 1"] : [])])
-      expect([r.code, r.stderr.trim()], command).toEqual([2, "chain-lake: error: --data s3://bucket/lake: this command reads a local lake; copy it down first (e.g. aws s3 sync s3://bucket/lake DIR) and give --data DIR"])
+      expect([r.code, r.stderr.trim()], command).toEqual([
+        2,
+        "chain-lake: error: --data s3://bucket/lake: this command reads a local lake; copy it down first (e.g. aws s3 sync s3://bucket/lake DIR) and give --data DIR"
+      ])
     }
     const file = join(tmp(), "FILE")
     writeFileSync(file, "x")
@@ -229,7 +326,9 @@ describe("chain-lake catalog", () => {
       expect(r.stdout, args[0]).toBe("")
       const lines = r.stderr.trim().split("\n")
       expect(lines, args[0]).toHaveLength(1)
-      expect(lines[0], args[0]).toMatch(new RegExp(`^chain-lake: error: .*${file.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}.*not a directory`))
+      expect(lines[0], args[0]).toMatch(
+        new RegExp(`^chain-lake: error: .*${file.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}.*not a directory`)
+      )
     }
   })
 
@@ -269,8 +368,14 @@ describe("a lake whose manifest is damaged or gone", () => {
     writeFileSync(join(outside, "blocks", "_manifest.json"), JSON.stringify(m))
     for (const [lake, problem] of [
       [damaged, /blocks\/_manifest\.json is damaged \(not JSON .*\): restore it, or export blocks again into a new folder$/],
-      [gone, /blocks holds Parquet files but no _manifest\.json, which says which of them are data: restore it, or export blocks again into a new folder$/],
-      [outside, /blocks\/_manifest\.json is damaged \(files\[0\]\.path: a path inside the dataset folder .*\): restore it, or export blocks again into a new folder$/]
+      [
+        gone,
+        /blocks holds Parquet files but no _manifest\.json, which says which of them are data: restore it, or export blocks again into a new folder$/
+      ],
+      [
+        outside,
+        /blocks\/_manifest\.json is damaged \(files\[0\]\.path: a path inside the dataset folder .*\): restore it, or export blocks again into a new folder$/
+      ]
     ] as const) {
       const q = await runCli(["query", "--data", lake, "SELECT count(*) AS n FROM blocks"])
       expect(q.code, q.stdout).toBe(2)
@@ -290,8 +395,18 @@ describe("a lake whose manifest is damaged or gone", () => {
 
 describe("the query table", () => {
   it("pads by the columns a terminal draws: wide CJK and emoji take two, combining marks none", () => {
-    expect([displayWidth("abc"), displayWidth("日本の風景"), displayWidth("Café ☕ Club"), displayWidth("e\u0301"), displayWidth("🚀")]).toEqual([3, 10, 12, 1, 2])
-    const lines = table([{ name: "日本の風景", n: "60" }, { name: "Lake Frogs", n: "71" }, { name: "Café ☕ Club", n: "61" }]).split("\n")
+    expect([
+      displayWidth("abc"),
+      displayWidth("日本の風景"),
+      displayWidth("Café ☕ Club"),
+      displayWidth("e\u0301"),
+      displayWidth("🚀")
+    ]).toEqual([3, 10, 12, 1, 2])
+    const lines = table([
+      { name: "日本の風景", n: "60" },
+      { name: "Lake Frogs", n: "71" },
+      { name: "Café ☕ Club", n: "61" }
+    ]).split("\n")
     // every value of the second column starts at the same terminal column
     expect(lines.slice(2).map((l) => displayWidth(l.slice(0, l.lastIndexOf(" ") + 1)))).toEqual([14, 14, 14])
   })

@@ -20,9 +20,19 @@ describe("chain-lake schema", () => {
     expect(entries.map((e) => e.name)).toEqual([...DATASETS.map((d) => d.name), "snapshots", ...analyticsViews().map((v) => v.name)])
     for (const d of DATASETS) {
       const e = entries.find((x) => x.name === d.name)!
-      expect([e.kind, e.description, e.key, e.sortKey, e.partition]).toEqual(["dataset", d.description, d.key, d.sortKey, partitionOf(d).name])
+      expect([e.kind, e.description, e.key, e.sortKey, e.partition]).toEqual([
+        "dataset",
+        d.description,
+        d.key,
+        d.sortKey,
+        partitionOf(d).name
+      ])
       expect(e.columns.slice(0, -1)).toEqual(d.columns.map((c) => ({ name: c.name, type: c.type, description: c.description })))
-      expect(e.columns.at(-1)).toMatchObject({ name: partitionOf(d).name, type: partitionOf(d).type, description: expect.stringMatching(/^partition: /) })
+      expect(e.columns.at(-1)).toMatchObject({
+        name: partitionOf(d).name,
+        type: partitionOf(d).type,
+        description: expect.stringMatching(/^partition: /)
+      })
     }
     for (const v of analyticsViews()) {
       const e = entries.find((x) => x.name === v.name)!
@@ -34,16 +44,29 @@ describe("chain-lake schema", () => {
     const columnsOf = (name: string) => Object.fromEntries(entries.find((e) => e.name === name)!.columns.map((c) => [c.name, c.type]))
     expect(columnsOf("daily_activity")).toMatchObject({ day: "DATE", blocks: "BIGINT", failed_txs: "BIGINT" })
     expect(columnsOf("snapshots")).toMatchObject({ dataset: "VARCHAR", snapshot_height: "BIGINT", exact: "BOOLEAN" })
-    expect(columnsOf("holders")).toMatchObject({ amount: "DECIMAL(38,0)", amount_text: "VARCHAR", snapshot_time: "TIMESTAMP", snapshot_height: "BIGINT" })
+    expect(columnsOf("holders")).toMatchObject({
+      amount: "DECIMAL(38,0)",
+      amount_text: "VARCHAR",
+      snapshot_time: "TIMESTAMP",
+      snapshot_height: "BIGINT"
+    })
   })
 
   it("text: one entry per dataset or view with its key and a table of its columns; --dataset shows one", async () => {
     const r = await runCli(["schema", "--dataset", "blocks"])
     expect([r.code, r.stderr]).toEqual([0, ""])
     const lines = r.stdout.trim().split("\n")
-    expect(lines.slice(0, 2)).toEqual([`blocks (dataset): ${DATASETS[0].description}`, "key: height; sorted by: height; partitioned by: height_bucket"])
+    expect(lines.slice(0, 2)).toEqual([
+      `blocks (dataset): ${DATASETS[0].description}`,
+      "key: height; sorted by: height; partitioned by: height_bucket"
+    ])
     expect(lines[3]).toMatch(/^column +type +description$/)
-    for (const c of DATASETS[0].columns) expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${c.name} +${c.type.replace(/[()[\]]/g, "\\$&")} +${c.description.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`)))
+    for (const c of DATASETS[0].columns)
+      expect(lines).toContainEqual(
+        expect.stringMatching(
+          new RegExp(`^${c.name} +${c.type.replace(/[()[\]]/g, "\\$&")} +${c.description.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`)
+        )
+      )
     const view = await runCli(["schema", "--dataset", "daily_activity"])
     expect(view.code, view.stderr).toBe(0)
     expect(view.stdout).toMatch(/^daily_activity \(view\): How busy is the chain each day\?/)
@@ -53,7 +76,9 @@ describe("chain-lake schema", () => {
   it("a name that is no dataset or view, or a format it does not write, is a usage error in one line", async () => {
     const [name, format] = await Promise.all([runCli(["schema", "--dataset", "nope"]), runCli(["schema", "--format", "yaml"])])
     expect([name.code, name.stdout]).toEqual([2, ""])
-    expect(name.stderr).toMatch(/^chain-lake: error: --dataset: no dataset or view named "nope"; known: blocks, txs, .*, snapshots, .*tx_fees\n$/)
+    expect(name.stderr).toMatch(
+      /^chain-lake: error: --dataset: no dataset or view named "nope"; known: blocks, txs, .*, snapshots, .*tx_fees\n$/
+    )
     expect([format.code, format.stdout]).toEqual([2, ""])
     expect(format.stderr).toMatch(/^chain-lake: error: --format "yaml": Expected one of the following cases: text, json .*\n$/)
   })

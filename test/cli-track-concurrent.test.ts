@@ -32,13 +32,16 @@ afterAll(async () => {
 
 const bridgeAndBroadcast = async () => (await bridged(devnet.routerUrl)).txHash
 const track = (routerUrl: string, txHash: string, dir: string) =>
-  runCli(["track", "--router-url", routerUrl, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", dir, ...FAST_POLL], { timeoutMs: 120_000 })
+  runCli(["track", "--router-url", routerUrl, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", dir, ...FAST_POLL], {
+    timeoutMs: 120_000
+  })
 
 /** Every (tx, state) row of the lake, with how many times it is recorded. */
 const recorded = (dir: string) =>
   queryLake(`SELECT tx_hash, state, count(*)::INTEGER n FROM ${scan(dir, "transfers")} GROUP BY tx_hash, state ORDER BY tx_hash, state`)
 const rowCount = async (dir: string) => Number((await queryLake(`SELECT count(*) n FROM ${scan(dir, "transfers")}`))[0].n)
-const registry = (dir: string) => JSON.parse(readFileSync(join(dir, "transfers", "_tracked.json"), "utf8")) as Record<string, { lastState?: string }>
+const registry = (dir: string) =>
+  JSON.parse(readFileSync(join(dir, "transfers", "_tracked.json"), "utf8")) as Record<string, { lastState?: string }>
 
 /** Counts the registrations (POST /v2/tx/track) that reach the router, per tx. */
 const countingRouter = async () => {
@@ -129,11 +132,34 @@ describe("chain-lake track, several runs on one --out", () => {
       const res = await forward()
       if (req.url.pathname !== "/v2/tx/status" || res.status !== 200) return res
       const body = JSON.parse(res.body)
-      return json({ ...body, state: body.state === "STATE_SUBMITTED" ? body.state : "STATE_PENDING", transfers: [], transfer_asset_release: null })
+      return json({
+        ...body,
+        state: body.state === "STATE_SUBMITTED" ? body.state : "STATE_PENDING",
+        transfers: [],
+        transfer_asset_release: null
+      })
     })
-    const child = spawn(process.execPath, [BIN, "track", "--router-url", stuck.url, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", dir, ...FAST_POLL, "--timeout", "4s"], {
-      env: { ...process.env, NO_COLOR: "1" }
-    })
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        "track",
+        "--router-url",
+        stuck.url,
+        "--tx-hash",
+        txHash,
+        "--chain-id",
+        "noble-1",
+        "--out",
+        dir,
+        ...FAST_POLL,
+        "--timeout",
+        "4s"
+      ],
+      {
+        env: { ...process.env, NO_COLOR: "1" }
+      }
+    )
     let stdout = ""
     let stderr = ""
     child.stderr.on("data", (d) => (stderr += d))
@@ -147,7 +173,9 @@ describe("chain-lake track, several runs on one --out", () => {
     }).finally(() => stuck.close())
     expect(code).toBe(1)
     expect(stderr.trim().split("\n")).toHaveLength(1)
-    expect(stderr.trim()).toMatch(/^chain-lake: error: \S+_tracked\.json cannot be read \(.*\): restore it, or remove it to register its txs with the router again$/)
+    expect(stderr.trim()).toMatch(
+      /^chain-lake: error: \S+_tracked\.json cannot be read \(.*\): restore it, or remove it to register its txs with the router again$/
+    )
     const rows = await queryLake(`SELECT state FROM ${scan(dir, "transfers")} ORDER BY observed_at`)
     expect(rows.map((r) => r.state)).toEqual(["STATE_SUBMITTED", "STATE_PENDING"])
   })

@@ -27,7 +27,8 @@ afterAll(async () => {
   rmSync(out, { recursive: true, force: true })
 })
 
-const bridgeAndBroadcast = (outcome: "success" | "error" | "unknown", to?: { chainId: string; denom: string }, chains?: Array<string>) => bridged(devnet.routerUrl, outcome, to, chains)
+const bridgeAndBroadcast = (outcome: "success" | "error" | "unknown", to?: { chainId: string; denom: string }, chains?: Array<string>) =>
+  bridged(devnet.routerUrl, outcome, to, chains)
 const track = (routerUrl: string, txHash: string, dir: string, ...flags: Array<string>) =>
   runCli(["track", "--router-url", routerUrl, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", dir, ...FAST_POLL, ...flags])
 
@@ -41,35 +42,84 @@ describe("chain-lake track", () => {
       if (req.url.pathname === "/v2/tx/status" && res.status === 404 && /tx not found/.test(res.body)) notFound++
       return res
     })
-    const t = await runCli(["track", "--router-url", counting.url, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", out, "--estimated-seconds", String(estimated), ...FAST_POLL]).finally(() => counting.close())
+    const t = await runCli([
+      "track",
+      "--router-url",
+      counting.url,
+      "--tx-hash",
+      txHash,
+      "--chain-id",
+      "noble-1",
+      "--out",
+      out,
+      "--estimated-seconds",
+      String(estimated),
+      ...FAST_POLL
+    ]).finally(() => counting.close())
     expect(t.code, t.stderr).toBe(0)
     expect(notFound).toBeGreaterThan(1)
     const lines = t.stdout.trim().split("\n")
     expect(lines[0]).toMatch(/^\[\d+\.\d s\] STATE_SUBMITTED/)
     expect(lines.some((l) => /STATE_PENDING \(ibc_transfer TRANSFER_PENDING\)/.test(l))).toBe(true)
     expect(lines.at(-2)).toMatch(/STATE_COMPLETED_SUCCESS \(ibc_transfer TRANSFER_SUCCESS, ibc_transfer TRANSFER_SUCCESS\)/)
-    const rows = await queryLake(`SELECT state, released, elapsed_s, estimated_duration_s FROM ${scan(out, "transfers")} WHERE tx_hash = '${txHash}' ORDER BY observed_at`)
+    const rows = await queryLake(
+      `SELECT state, released, elapsed_s, estimated_duration_s FROM ${scan(out, "transfers")} WHERE tx_hash = '${txHash}' ORDER BY observed_at`
+    )
     expect(rows[0].state).toBe("STATE_SUBMITTED")
     expect(rows.at(-1)).toMatchObject({ state: "STATE_COMPLETED_SUCCESS", released: true, estimated_duration_s: BigInt(estimated) })
     expect(new Set(rows.map((r) => r.state)).size).toBe(rows.length)
     // per-hop txs with their explorer links and on-chain times, as the router gave them
-    const [final] = await queryLake(`SELECT CAST(hops AS VARCHAR) hops FROM ${scan(out, "transfers")} WHERE tx_hash = '${txHash}' AND state = 'STATE_COMPLETED_SUCCESS'`)
-    const hops = JSON.parse(final.hops) as Array<{ kind: string; txs: Array<{ role: string; tx_hash: string; explorer_link: string; on_chain_at: string }> }>
+    const [final] = await queryLake(
+      `SELECT CAST(hops AS VARCHAR) hops FROM ${scan(out, "transfers")} WHERE tx_hash = '${txHash}' AND state = 'STATE_COMPLETED_SUCCESS'`
+    )
+    const hops = JSON.parse(final.hops) as Array<{
+      kind: string
+      txs: Array<{ role: string; tx_hash: string; explorer_link: string; on_chain_at: string }>
+    }>
     expect(hops.map((h) => h.kind)).toEqual(["ibc_transfer", "ibc_transfer"])
     for (const h of hops) {
       expect(h.txs.map((t) => t.role)).toEqual(expect.arrayContaining(["send_tx", "receive_tx"]))
-      for (const t of h.txs) expect(t).toMatchObject({ tx_hash: expect.stringMatching(/^[0-9A-F]{64}$/), explorer_link: expect.stringMatching(/^https:\/\//), on_chain_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) })
+      for (const t of h.txs)
+        expect(t).toMatchObject({
+          tx_hash: expect.stringMatching(/^[0-9A-F]{64}$/),
+          explorer_link: expect.stringMatching(/^https:\/\//),
+          on_chain_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/)
+        })
     }
     // a second run: registered already, so it only polls (a second /v2/tx/track would be a 409)
-    const again = await runCli(["track", "--router-url", devnet.routerUrl, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", out, ...FAST_POLL])
+    const again = await runCli([
+      "track",
+      "--router-url",
+      devnet.routerUrl,
+      "--tx-hash",
+      txHash,
+      "--chain-id",
+      "noble-1",
+      "--out",
+      out,
+      ...FAST_POLL
+    ])
     expect(again.code, again.stderr).toBe(0)
     const registry = JSON.parse(readFileSync(join(out, "transfers", "_tracked.json"), "utf8"))
     expect(registry[`noble-1/${txHash.toLowerCase()}`].lastState).toBe("STATE_COMPLETED_SUCCESS")
     // a damaged registry is not read as empty (every tx in it would be registered again)
     writeFileSync(join(out, "transfers", "_tracked.json"), "{")
-    const damaged = await runCli(["track", "--router-url", devnet.routerUrl, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", out, ...FAST_POLL])
+    const damaged = await runCli([
+      "track",
+      "--router-url",
+      devnet.routerUrl,
+      "--tx-hash",
+      txHash,
+      "--chain-id",
+      "noble-1",
+      "--out",
+      out,
+      ...FAST_POLL
+    ])
     expect(damaged.code).toBe(1)
-    expect(damaged.stderr.trim()).toMatch(/^chain-lake: error: \S+_tracked\.json cannot be read \(.*\): restore it, or remove it to register its txs with the router again$/)
+    expect(damaged.stderr.trim()).toMatch(
+      /^chain-lake: error: \S+_tracked\.json cannot be read \(.*\): restore it, or remove it to register its txs with the router again$/
+    )
     // (the lake is the next tests' too)
     writeFileSync(join(out, "transfers", "_tracked.json"), JSON.stringify(registry))
   })
@@ -83,11 +133,26 @@ describe("chain-lake track", () => {
       if (req.url.pathname === "/v2/tx/status") return json({ code: 5, message: "tx not found", details: [] }, 404)
       return forward()
     })
-    const t = await runCli(["track", "--router-url", forgetful.url, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", mkdtempSync(join(tmpdir(), "chain-lake-track-")), ...FAST_POLL, "--not-found-for", "1s"]).finally(() =>
-      forgetful.close()
-    )
+    const t = await runCli([
+      "track",
+      "--router-url",
+      forgetful.url,
+      "--tx-hash",
+      txHash,
+      "--chain-id",
+      "noble-1",
+      "--out",
+      mkdtempSync(join(tmpdir(), "chain-lake-track-")),
+      ...FAST_POLL,
+      "--not-found-for",
+      "1s"
+    ]).finally(() => forgetful.close())
     expect(t.code).toBe(1)
-    expect(t.stderr.trim()).toMatch(new RegExp(`^chain-lake: error: the router still answers "tx not found" for ${txHash} on noble-1 after 1 s \\(re-registered once\\): check --tx-hash and --chain-id`))
+    expect(t.stderr.trim()).toMatch(
+      new RegExp(
+        `^chain-lake: error: the router still answers "tx not found" for ${txHash} on noble-1 after 1 s \\(re-registered once\\): check --tx-hash and --chain-id`
+      )
+    )
     // registered, then once more (the Skip SDK's retry_track), never again
     expect(tracks.length).toBe(2)
     expect(tracks.every((b) => JSON.parse(b).tx_hash === txHash)).toBe(true)
@@ -95,10 +160,23 @@ describe("chain-lake track", () => {
 
   it("a transfer that fails ends with a one-line error and its final state recorded", async () => {
     const { txHash } = await bridgeAndBroadcast("error")
-    const t = await runCli(["track", "--router-url", devnet.routerUrl, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", out, ...FAST_POLL])
+    const t = await runCli([
+      "track",
+      "--router-url",
+      devnet.routerUrl,
+      "--tx-hash",
+      txHash,
+      "--chain-id",
+      "noble-1",
+      "--out",
+      out,
+      ...FAST_POLL
+    ])
     expect(t.code).toBe(1)
     expect(t.stderr.trim()).toBe("chain-lake: error: the transfer ended in STATE_COMPLETED_ERROR: packet acknowledgement error")
-    const [last] = await queryLake(`SELECT state, error_type FROM ${scan(out, "transfers")} WHERE tx_hash = '${txHash}' ORDER BY observed_at DESC LIMIT 1`)
+    const [last] = await queryLake(
+      `SELECT state, error_type FROM ${scan(out, "transfers")} WHERE tx_hash = '${txHash}' ORDER BY observed_at DESC LIMIT 1`
+    )
     expect(last).toEqual({ state: "STATE_COMPLETED_ERROR", error_type: "STATUS_ERROR_TRANSFER" })
   })
 
@@ -116,11 +194,15 @@ describe("chain-lake track", () => {
     })
     const t = await track(counting.url, txHash, out, "--timeout", "20s").finally(() => counting.close())
     expect(t.code).toBe(1)
-    expect(t.stderr.trim()).toBe("chain-lake: error: the transfer ended in STATE_UNKNOWN (the router lost track of it: an error, as its docs say): the transfer's state could not be determined")
+    expect(t.stderr.trim()).toBe(
+      "chain-lake: error: the transfer ended in STATE_UNKNOWN (the router lost track of it: an error, as its docs say): the transfer's state could not be determined"
+    )
     // the first STATE_UNKNOWN ended the polling
     expect(unknownSeen).toBe(1)
     expect(polls).toBeGreaterThan(1)
-    const rows = await queryLake(`SELECT state, outcome, error_type FROM ${scan(out, "transfers")} WHERE tx_hash = '${txHash}' ORDER BY observed_at`)
+    const rows = await queryLake(
+      `SELECT state, outcome, error_type FROM ${scan(out, "transfers")} WHERE tx_hash = '${txHash}' ORDER BY observed_at`
+    )
     expect(rows.at(-1)).toEqual({ state: "STATE_UNKNOWN", outcome: "error", error_type: "STATUS_ERROR_UNKNOWN" })
     expect(rows.slice(0, -1).every((r) => r.outcome === null)).toBe(true)
   })
@@ -133,7 +215,12 @@ describe("chain-lake track", () => {
       const res = await forward()
       if (req.url.pathname !== "/v2/tx/status" || res.status !== 200) return res
       const body = JSON.parse(res.body)
-      return json({ ...body, state: body.state === "STATE_SUBMITTED" ? body.state : "STATE_PENDING", transfers: [], transfer_asset_release: null })
+      return json({
+        ...body,
+        state: body.state === "STATE_SUBMITTED" ? body.state : "STATE_PENDING",
+        transfers: [],
+        transfer_asset_release: null
+      })
     })
     const started = Date.now()
     const t = await track(stuck.url, txHash, dir, "--timeout", "1500ms").finally(() => stuck.close())
@@ -141,7 +228,9 @@ describe("chain-lake track", () => {
     expect(t.code).toBe(1)
     const lines = t.stderr.trim().split("\n")
     expect(lines).toHaveLength(1)
-    expect(lines[0]).toBe(`chain-lake: error: gave up after 1.5 s (--timeout): ${txHash} on noble-1 still STATE_PENDING; the state changes seen are kept, run the same command again to go on tracking`)
+    expect(lines[0]).toBe(
+      `chain-lake: error: gave up after 1.5 s (--timeout): ${txHash} on noble-1 still STATE_PENDING; the state changes seen are kept, run the same command again to go on tracking`
+    )
     const rows = await queryLake(`SELECT state, outcome FROM ${scan(dir, "transfers")} ORDER BY observed_at`)
     expect(rows.map((r) => r.state)).toEqual(["STATE_SUBMITTED", "STATE_PENDING"])
     expect(rows.every((r) => r.outcome === null)).toBe(true)
@@ -173,9 +262,14 @@ describe("chain-lake track", () => {
     })
     const t = await track(terse.url, txHash, dir).finally(() => terse.close())
     expect(t.code, t.stderr).toBe(0)
-    const rows = await queryLake(`SELECT state, transfer_states, CAST(hops AS VARCHAR) hops FROM ${scan(dir, "transfers")} ORDER BY observed_at`)
+    const rows = await queryLake(
+      `SELECT state, transfer_states, CAST(hops AS VARCHAR) hops FROM ${scan(dir, "transfers")} ORDER BY observed_at`
+    )
     expect(rows[0]).toEqual({ state: "STATE_SUBMITTED", transfer_states: null, hops: null })
-    expect(rows.at(-1)).toMatchObject({ state: "STATE_COMPLETED_SUCCESS", transfer_states: ["ibc_transfer:TRANSFER_SUCCESS", "ibc_transfer:TRANSFER_SUCCESS"] })
+    expect(rows.at(-1)).toMatchObject({
+      state: "STATE_COMPLETED_SUCCESS",
+      transfer_states: ["ibc_transfer:TRANSFER_SUCCESS", "ibc_transfer:TRANSFER_SUCCESS"]
+    })
   })
 
   it("a CCTP V2 transfer: bridge lists cctp_transfer_v2, and its status events are recorded by kind", async () => {
@@ -184,7 +278,9 @@ describe("chain-lake track", () => {
     const dir = mkdtempSync(join(tmpdir(), "chain-lake-track-"))
     const t = await track(devnet.routerUrl, txHash, dir)
     expect(t.code, t.stderr).toBe(0)
-    const [final] = await queryLake(`SELECT transfer_states, CAST(hops AS VARCHAR) hops FROM ${scan(dir, "transfers")} WHERE state = 'STATE_COMPLETED_SUCCESS'`)
+    const [final] = await queryLake(
+      `SELECT transfer_states, CAST(hops AS VARCHAR) hops FROM ${scan(dir, "transfers")} WHERE state = 'STATE_COMPLETED_SUCCESS'`
+    )
     expect(final.transfer_states).toEqual(["cctp_transfer_v2:CCTP_TRANSFER_RECEIVED"])
     expect(JSON.parse(final.hops)[0]).toMatchObject({ kind: "cctp_transfer_v2", from_chain_id: "noble-1", to_chain_id: "43114" })
   })

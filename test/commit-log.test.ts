@@ -7,7 +7,15 @@ import { fragmentName, fragmentTaken, mergeFragment } from "../src/lake/commitLo
 import { wasTaken, type RemoteRead } from "../src/storage/sync.js"
 import type { CommittedFile, CommittedSnapshot, Manifest } from "../src/lake/manifest.js"
 
-const file = (path: string): CommittedFile => ({ path, rows: 2, bytes: 10, sha256: "cd".repeat(32), min_height: 1, max_height: 2, committed_at: "2026-01-01T00:00:00.000Z" })
+const file = (path: string): CommittedFile => ({
+  path,
+  rows: 2,
+  bytes: 10,
+  sha256: "cd".repeat(32),
+  min_height: 1,
+  max_height: 2,
+  committed_at: "2026-01-01T00:00:00.000Z"
+})
 const manifest = (files: Array<string>, committed: Array<[number, number]>, snapshots: Array<CommittedSnapshot> = []): Manifest => ({
   dataset: "blocks",
   format_version: 1,
@@ -40,13 +48,18 @@ describe("commit log", () => {
     expect(mergeFragment(ab, manifest(["c.parquet"], [[101, 120]]))?.committed).toEqual([[1, 120]])
     const s = mergeFragment(undefined, manifest(["s0.parquet"], [], [snap(5, ["uinit"], 3)]))!
     expect(mergeFragment(s, manifest(["s1.parquet"], [], [snap(5, ["uinit"], 3)]))).toBeUndefined()
-    expect(mergeFragment(s, manifest(["s1.parquet"], [], [snap(5, ["uusdc"], 4, "best-effort")]))?.snapshots).toEqual([{ ...snap(5, ["uinit", "uusdc"], 7), consistency: "best-effort" }])
+    expect(mergeFragment(s, manifest(["s1.parquet"], [], [snap(5, ["uusdc"], 4, "best-effort")]))?.snapshots).toEqual([
+      { ...snap(5, ["uinit", "uusdc"], 7), consistency: "best-effort" }
+    ])
     expect(mergeFragment(s, manifest(["s1.parquet"], [], [snap(6, ["uinit"], 1)]))?.snapshots.map((x) => x.snapshot_height)).toEqual([5, 6])
   })
 
   it("a compaction's fragment swaps the files it retires for its merged file; one retiring a file no longer listed (merged by another compaction first) is not taken", () => {
     const ab = mergeFragment(mergeFragment(undefined, manifest(["a.parquet"], [[1, 51]]))!, manifest(["b.parquet"], [[51, 101]]))!
-    const retire = (paths: Array<string>, by: string): Manifest => ({ ...manifest([by], []), retired: paths.map((path) => ({ path, retired_at: "t", replaced_by: [by] })) })
+    const retire = (paths: Array<string>, by: string): Manifest => ({
+      ...manifest([by], []),
+      retired: paths.map((path) => ({ path, retired_at: "t", replaced_by: [by] }))
+    })
     const merged = mergeFragment(ab, retire(["a.parquet", "b.parquet"], "ab.parquet"))!
     expect(merged.files.map((f) => f.path)).toEqual(["ab.parquet"])
     expect(merged.committed).toEqual([[1, 101]])
@@ -65,12 +78,20 @@ describe("commit log", () => {
   })
 
   it("a fragment was taken when its name came after the checkpoint and was not rejected, or, covered by the checkpoint, when its files are listed (or retired by a compaction)", () => {
-    const merged = { ...manifest(["a.parquet", "b.parquet"], [[1, 101]]), retired: [{ path: "old.parquet", retired_at: "t", replaced_by: ["b.parquet"] }] }
+    const merged = {
+      ...manifest(["a.parquet", "b.parquet"], [[1, 101]]),
+      retired: [{ path: "old.parquet", retired_at: "t", replaced_by: ["b.parquet"] }]
+    }
     expect(fragmentTaken(merged, manifest(["a.parquet"], [[1, 51]]))).toBe(true)
     expect(fragmentTaken(merged, manifest(["old.parquet"], [[1, 51]]))).toBe(true)
     expect(fragmentTaken(merged, manifest(["a.parquet", "lost.parquet"], [[1, 51]]))).toBe(false)
     expect(fragmentTaken(undefined, manifest(["a.parquet"], [[1, 51]]))).toBe(false)
-    const read: RemoteRead = { manifest: merged, covers: "000000000000200-w-000001.json", fragments: ["000000000000300-w-000002.json"], rejected: ["000000000000300-w-000002.json"] }
+    const read: RemoteRead = {
+      manifest: merged,
+      covers: "000000000000200-w-000001.json",
+      fragments: ["000000000000300-w-000002.json"],
+      rejected: ["000000000000300-w-000002.json"]
+    }
     // covered by the checkpoint: judged by its files
     expect(wasTaken(read, "000000000000100-w-000000.json", manifest(["a.parquet"], []))).toBe(true)
     expect(wasTaken(read, "000000000000200-w-000001.json", manifest(["lost.parquet"], []))).toBe(false)

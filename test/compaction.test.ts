@@ -44,11 +44,13 @@ const exportOk = async (devnet: Devnet, out: string, options: ExportOptions) => 
 const readLake = (lake: string, sql: string) =>
   Effect.runPromise(Effect.scoped(Effect.flatMap(makeAnalytics({ dataDir: lake }), (a) => a.query(sql)))).then((r) => r.rows[0])
 /** What `chain-lake verify` checks, in this process. */
-const verifyChecks = (lake: string) => Effect.runPromise(verifyLake.pipe(Effect.provide(Layer.mergeAll(layerAnalytics({ dataDir: lake }), layerCheckpoints(lake)))))
+const verifyChecks = (lake: string) =>
+  Effect.runPromise(verifyLake.pipe(Effect.provide(Layer.mergeAll(layerAnalytics({ dataDir: lake }), layerCheckpoints(lake)))))
 
 const manifestOf = (out: string, dataset: string) => JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8")) as Manifest
 const parquetIn = (out: string, dataset: string) => filesUnder(join(out, dataset)).filter((f) => f.endsWith(".parquet"))
-const retiredIn = (out: string, dataset: string) => (existsSync(join(out, ".chain-lake", "retired", dataset)) ? filesUnder(join(out, ".chain-lake", "retired", dataset)) : [])
+const retiredIn = (out: string, dataset: string) =>
+  existsSync(join(out, ".chain-lake", "retired", dataset)) ? filesUnder(join(out, ".chain-lake", "retired", dataset)) : []
 
 let devnet: Devnet
 /** a lake of many small files: six exports of 50 heights each, holders one denom per run at one snapshot height */
@@ -67,8 +69,25 @@ afterAll(async () => {
 })
 
 describe("planCompaction", () => {
-  const file = (path: string, bytes: number, range?: [number, number]) => ({ path, rows: 1, bytes, sha256: "x", ...(range ? { range } : {}), min_height: null, max_height: null, committed_at: "" })
-  const manifest = (unit: Manifest["unit"], files: Manifest["files"]): Manifest => ({ dataset: "d", format_version: 1, unit, columns: [], files, committed: [], snapshots: [] })
+  const file = (path: string, bytes: number, range?: [number, number]) => ({
+    path,
+    rows: 1,
+    bytes,
+    sha256: "x",
+    ...(range ? { range } : {}),
+    min_height: null,
+    max_height: null,
+    committed_at: ""
+  })
+  const manifest = (unit: Manifest["unit"], files: Manifest["files"]): Manifest => ({
+    dataset: "d",
+    format_version: 1,
+    unit,
+    columns: [],
+    files,
+    committed: [],
+    snapshots: []
+  })
   const policy = { targetBytes: 100, minFiles: 2 }
 
   it("merges runs of adjacent ranges within a partition: a large file or a gap ends a run, and a merge never passes the target size", () => {
@@ -88,7 +107,10 @@ describe("planCompaction", () => {
       { files: ["d", "e"], range: [30, 50] },
       { files: ["g", "h"], range: [90, 110] }
     ])
-    const big = manifest("height", [1, 2, 3, 4, 5].map((i) => file(`height_bucket=0/p${i}`, 40, [i * 10, i * 10 + 10])))
+    const big = manifest(
+      "height",
+      [1, 2, 3, 4, 5].map((i) => file(`height_bucket=0/p${i}`, 40, [i * 10, i * 10 + 10]))
+    )
     expect(planCompaction(big, policy).map((g) => g.files.length)).toEqual([2, 2])
   })
 
@@ -96,44 +118,94 @@ describe("planCompaction", () => {
     const files = [file("height_bucket=0/c", 30, [20, 30]), file("height_bucket=0/a", 10, [1, 10]), file("height_bucket=0/b", 20, [10, 20])]
     for (const unit of ["height", "position"] as const) {
       const [g] = planCompaction(manifest(unit, files), policy)
-      expect({ files: g.files.map((f) => f.path), range: g.range, bytes: g.bytes, rows: g.rows }).toEqual({ files: ["height_bucket=0/a", "height_bucket=0/b", "height_bucket=0/c"], range: [1, 30], bytes: 60, rows: 3 })
+      expect({ files: g.files.map((f) => f.path), range: g.range, bytes: g.bytes, rows: g.rows }).toEqual({
+        files: ["height_bucket=0/a", "height_bucket=0/b", "height_bucket=0/c"],
+        range: [1, 30],
+        bytes: 60,
+        rows: 3
+      })
     }
     // one shard's parts share a range: ordered by path among themselves
-    const parts = planCompaction(manifest("height", [file("height_bucket=0/p-1", 10, [1, 10]), file("height_bucket=0/p-0", 10, [1, 10])]), policy)
+    const parts = planCompaction(
+      manifest("height", [file("height_bucket=0/p-1", 10, [1, 10]), file("height_bucket=0/p-0", 10, [1, 10])]),
+      policy
+    )
     expect(parts[0].files.map((f) => f.path)).toEqual(["height_bucket=0/p-0", "height_bucket=0/p-1"])
   })
 
   it("sizes: a file of half the target is not small, and a merge may reach the target exactly but not pass it", () => {
-    const half = manifest("height", [file("height_bucket=0/a", 50, [1, 10]), file("height_bucket=0/b", 49, [10, 20]), file("height_bucket=0/c", 49, [20, 30])])
+    const half = manifest("height", [
+      file("height_bucket=0/a", 50, [1, 10]),
+      file("height_bucket=0/b", 49, [10, 20]),
+      file("height_bucket=0/c", 49, [20, 30])
+    ])
     expect(planCompaction(half, policy).map((g) => g.files.map((f) => f.path))).toEqual([["height_bucket=0/b", "height_bucket=0/c"]])
-    const exact = manifest("height", [file("height_bucket=0/a", 40, [1, 10]), file("height_bucket=0/b", 40, [10, 20]), file("height_bucket=0/c", 20, [20, 30]), file("height_bucket=0/d", 20, [30, 40])])
+    const exact = manifest("height", [
+      file("height_bucket=0/a", 40, [1, 10]),
+      file("height_bucket=0/b", 40, [10, 20]),
+      file("height_bucket=0/c", 20, [20, 30]),
+      file("height_bucket=0/d", 20, [30, 40])
+    ])
     expect(planCompaction(exact, policy).map((g) => g.files.length)).toEqual([3])
     // minFiles counts small files only: one small file beside a large one is no merge
-    expect(planCompaction(manifest("height", [file("height_bucket=0/a", 10, [1, 10]), file("height_bucket=0/b", 90, [10, 20])]), policy)).toEqual([])
+    expect(
+      planCompaction(manifest("height", [file("height_bucket=0/a", 10, [1, 10]), file("height_bucket=0/b", 90, [10, 20])]), policy)
+    ).toEqual([])
     // a gap right after a run's first file ends the run
-    expect(planCompaction(manifest("height", [file("height_bucket=0/a", 10, [1, 10]), file("height_bucket=0/b", 10, [11, 20]), file("height_bucket=0/c", 10, [20, 30])]), policy).map((g) => g.range)).toEqual([[11, 30]])
+    expect(
+      planCompaction(
+        manifest("height", [
+          file("height_bucket=0/a", 10, [1, 10]),
+          file("height_bucket=0/b", 10, [11, 20]),
+          file("height_bucket=0/c", 10, [20, 30])
+        ]),
+        policy
+      ).map((g) => g.range)
+    ).toEqual([[11, 30]])
   })
 
   it("never merges across snapshot heights or days, and waits for minFiles small files", () => {
-    const m = manifest("snapshot", [file("snapshot_height=5/part-0.parquet", 10), file("snapshot_height=5/part-1.parquet", 10), file("snapshot_height=9/part-0.parquet", 10)])
+    const m = manifest("snapshot", [
+      file("snapshot_height=5/part-0.parquet", 10),
+      file("snapshot_height=5/part-1.parquet", 10),
+      file("snapshot_height=9/part-0.parquet", 10)
+    ])
     expect(planCompaction(m, policy).map((g) => [g.partition, g.files.length, g.range])).toEqual([["snapshot_height=5", 2, undefined]])
     expect(planCompaction(m, { ...policy, minFiles: 3 })).toEqual([])
     // samples: every small file of a day, in path order, a large one left alone
-    const days = manifest("sample", [file("date=2026-11-23/part-b.parquet", 10), file("date=2026-11-23/part-a.parquet", 10), file("date=2026-11-23/part-big.parquet", 90), file("date=2026-11-24/part-c.parquet", 10)])
-    expect(planCompaction(days, policy).map((g) => g.files.map((f) => f.path))).toEqual([["date=2026-11-23/part-a.parquet", "date=2026-11-23/part-b.parquet"]])
+    const days = manifest("sample", [
+      file("date=2026-11-23/part-b.parquet", 10),
+      file("date=2026-11-23/part-a.parquet", 10),
+      file("date=2026-11-23/part-big.parquet", 90),
+      file("date=2026-11-24/part-c.parquet", 10)
+    ])
+    expect(planCompaction(days, policy).map((g) => g.files.map((f) => f.path))).toEqual([
+      ["date=2026-11-23/part-a.parquet", "date=2026-11-23/part-b.parquet"]
+    ])
   })
 })
 
 describe("compactLake (the library call the CLI, follow and pipelines make)", () => {
   const compactIn = (lake: string, options: Parameters<typeof compactLake>[1] = {}) =>
-    Effect.runPromise(Effect.either(compactLake(DATASETS.filter((d) => ALL.includes(d.name)), options)).pipe(Effect.provide(layerLakeWriter(lake))))
+    Effect.runPromise(
+      Effect.either(
+        compactLake(
+          DATASETS.filter((d) => ALL.includes(d.name)),
+          options
+        )
+      ).pipe(Effect.provide(layerLakeWriter(lake)))
+    )
 
   it("reports what it merged, keeps heights and rows true, and a dry run changes nothing", async () => {
     const lake = tmp()
     cpSync(small, lake, { recursive: true })
     const tree = hashTree(lake)
     const dry = await compactIn(lake, { dryRun: true })
-    expect(Either.isRight(dry) && dry.right.find((r) => r.dataset === "txs")).toMatchObject({ filesBefore: parquetIn(small, "txs").length, filesAfter: 1, deleted: 0 })
+    expect(Either.isRight(dry) && dry.right.find((r) => r.dataset === "txs")).toMatchObject({
+      filesBefore: parquetIn(small, "txs").length,
+      filesAfter: 1,
+      deleted: 0
+    })
     expect(hashTree(lake)).toEqual(tree)
     const merged: Array<string> = []
     const r = await compactIn(lake, { onMerged: (dataset) => merged.push(dataset) })
@@ -141,14 +213,27 @@ describe("compactLake (the library call the CLI, follow and pipelines make)", ()
     expect(merged.sort()).toEqual([...ALL].sort())
     const blocks = r.right.find((x) => x.dataset === "blocks")!
     expect(blocks).toMatchObject({ filesBefore: 6, filesAfter: 1, skipped: [], deleted: 0 })
-    expect(blocks.merged).toEqual([{ partition: "height_bucket=0", files: 6, bytesBefore: manifestOf(small, "blocks").files.reduce((s, f) => s + f.bytes, 0), bytesAfter: manifestOf(lake, "blocks").files[0].bytes, rows: 300 }])
+    expect(blocks.merged).toEqual([
+      {
+        partition: "height_bucket=0",
+        files: 6,
+        bytesBefore: manifestOf(small, "blocks").files.reduce((s, f) => s + f.bytes, 0),
+        bytesAfter: manifestOf(lake, "blocks").files[0].bytes,
+        rows: 300
+      }
+    ])
     expect(manifestOf(lake, "blocks").files[0]).toMatchObject({ rows: 300, min_height: 1, max_height: 300, range: [1, 301] })
-    expect(manifestOf(lake, "holders").files[0]).toMatchObject({ rows: before.holders.length, min_height: manifestOf(small, "holders").files[0].min_height })
+    expect(manifestOf(lake, "holders").files[0]).toMatchObject({
+      rows: before.holders.length,
+      min_height: manifestOf(small, "holders").files[0].min_height
+    })
     expect(manifestOf(lake, "holders").files[0].range).toBeUndefined()
     await expectManifestsTrue(lake, ALL)
     // nothing left to merge; the retired files go once the grace period (here none) is over
     const again = await compactIn(lake, { graceMs: 0 })
-    expect(Either.isRight(again) && again.right.map((x) => [x.dataset, x.merged.length, x.deleted])).toEqual(ALL.map((d) => [d, 0, manifestOf(small, d).files.length]))
+    expect(Either.isRight(again) && again.right.map((x) => [x.dataset, x.merged.length, x.deleted])).toEqual(
+      ALL.map((d) => [d, 0, manifestOf(small, d).files.length])
+    )
   })
 
   it("a damaged input (its bytes no longer what the manifest says) stops the compaction with a clear error; nothing is merged or moved", async () => {
@@ -158,7 +243,9 @@ describe("compactLake (the library call the CLI, follow and pipelines make)", ()
     const { appendFileSync } = await import("node:fs")
     appendFileSync(join(lake, "blocks", victim), "x")
     const r = await compactIn(lake)
-    expect(Either.isLeft(r) && r.left.message).toBe(`${join(lake, "blocks")}/${victim} does not hold what its manifest says (sha256 differs): the file is damaged; restore it from a copy (nothing was compacted)`)
+    expect(Either.isLeft(r) && r.left.message).toBe(
+      `${join(lake, "blocks")}/${victim} does not hold what its manifest says (sha256 differs): the file is damaged; restore it from a copy (nothing was compacted)`
+    )
     expect(parquetIn(lake, "blocks")).toHaveLength(6)
     expect(manifestOf(lake, "blocks")).toEqual(manifestOf(small, "blocks"))
   })
@@ -168,9 +255,14 @@ describe("compactLake (the library call the CLI, follow and pipelines make)", ()
     cpSync(small, lake, { recursive: true })
     const m = manifestOf(lake, "blocks")
     const { writeFileSync } = await import("node:fs")
-    writeFileSync(join(lake, "blocks", "_manifest.json"), JSON.stringify({ ...m, files: m.files.map((f, i) => (i === 0 ? { ...f, rows: f.rows + 1 } : f)) }))
+    writeFileSync(
+      join(lake, "blocks", "_manifest.json"),
+      JSON.stringify({ ...m, files: m.files.map((f, i) => (i === 0 ? { ...f, rows: f.rows + 1 } : f)) })
+    )
     const r = await compactIn(lake)
-    expect(Either.isLeft(r) && r.left.message).toMatch(/^merging 6 files of .*blocks\/height_bucket=0 gave 300 rows, not the 301 the manifest lists: nothing was compacted; run verify$/)
+    expect(Either.isLeft(r) && r.left.message).toMatch(
+      /^merging 6 files of .*blocks\/height_bucket=0 gave 300 rows, not the 301 the manifest lists: nothing was compacted; run verify$/
+    )
     expect(parquetIn(lake, "blocks")).toHaveLength(6)
   })
 })
@@ -210,7 +302,9 @@ describeCli("chain-lake compact", () => {
     expect(manifestOf(lake, "holders").snapshots).toEqual(manifestOf(small, "holders").snapshots)
     const v = await runCli(["verify", "--data", lake])
     expect(v.code, v.stdout).toBe(0)
-    expect(v.stdout).toMatch(new RegExp(`^ok +txs: the folder holds exactly the committed files: 1 files, and ${filesBefore.txs} replaced by compaction kept`, "m"))
+    expect(v.stdout).toMatch(
+      new RegExp(`^ok +txs: the folder holds exactly the committed files: 1 files, and ${filesBefore.txs} replaced by compaction kept`, "m")
+    )
     // replaced files wait in the retired folder, then go
     expect(retiredIn(lake, "txs")).toHaveLength(filesBefore.txs)
     const again = await runCli(["compact", "--data", lake, "--grace", "0s"])
@@ -237,7 +331,9 @@ describeCli("chain-lake compact", () => {
     expect(parquetIn(lake, "txs")).toHaveLength(parquetIn(small, "txs").length)
     const [only] = parquetIn(lake, "evm_logs")
     const path = join(lake, "evm_logs", only).replace(/'/g, "''")
-    const [order] = await queryLake(`SELECT bool_and(ok) AS sorted FROM (SELECT (height, log_index) >= lag((height, log_index)) OVER () OR lag(height) OVER () IS NULL AS ok FROM read_parquet('${path}', hive_partitioning = false))`)
+    const [order] = await queryLake(
+      `SELECT bool_and(ok) AS sorted FROM (SELECT (height, log_index) >= lag((height, log_index)) OVER () OR lag(height) OVER () IS NULL AS ok FROM read_parquet('${path}', hive_partitioning = false))`
+    )
     expect(order.sorted).toBe(true)
     const codecs = await queryLake(`SELECT DISTINCT compression FROM parquet_metadata('${path}')`)
     expect(codecs.map((c) => c.compression)).toEqual(["ZSTD"])
@@ -261,8 +357,15 @@ describeCli("chain-lake compact", () => {
       await expectManifestsTrue(lake, ALL)
       if (ALL.some((d) => parquetIn(lake, d).length > 1)) cutShort++
       // readers that go by the manifest (query, report, the catalog: the views query makes) see every row once
-      const seen = await readLake(lake, "SELECT (SELECT count(*) FROM txs), (SELECT count(DISTINCT tx_hash) FROM txs), (SELECT count(*) FROM holders)")
-      expect(seen.map(Number), `killed ${delayMs} ms after the first commit`).toEqual([before.txs.length, before.txs.length, before.holders.length])
+      const seen = await readLake(
+        lake,
+        "SELECT (SELECT count(*) FROM txs), (SELECT count(DISTINCT tx_hash) FROM txs), (SELECT count(*) FROM holders)"
+      )
+      expect(seen.map(Number), `killed ${delayMs} ms after the first commit`).toEqual([
+        before.txs.length,
+        before.txs.length,
+        before.holders.length
+      ])
       const finish = await runCli(["compact", "--data", lake])
       expect(finish.code, finish.stderr).toBe(0)
       expect(await dumpLake(lake, ALL)).toEqual(before)
@@ -283,7 +386,10 @@ describeCli("chain-lake compact", () => {
       [false, true].map(async (live) => {
         const scope = Effect.runSync(Scope.make())
         const analytics = await Effect.runPromise(Scope.extend(makeAnalytics({ dataDir: lake, live }), scope))
-        return { query: () => Effect.runPromise(analytics.query(sql)).then((r) => r.rows[0].map(String)), close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+        return {
+          query: () => Effect.runPromise(analytics.query(sql)).then((r) => r.rows[0].map(String)),
+          close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+        }
       })
     )
     const count = (live: boolean) => readers[live ? 1 : 0].query()

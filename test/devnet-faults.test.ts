@@ -68,7 +68,16 @@ describe("fault profiles", () => {
     expect(failed.length / paths.length).toBeGreaterThanOrEqual(0.2)
     const kinds = new Set(failed.map((r) => (r.startsWith("error:") ? "reset" : r.startsWith("body-") ? "dropped" : r)))
     expect(kinds).toEqual(
-      new Set(["429:Too Many Requests:retry-after", "500:Internal Server Error", "502:Bad Gateway", "503:Service Unavailable", "reset", "timeout", "200:not-json", "dropped"])
+      new Set([
+        "429:Too Many Requests:retry-after",
+        "500:Internal Server Error",
+        "502:Bad Gateway",
+        "503:Service Unavailable",
+        "reset",
+        "timeout",
+        "200:not-json",
+        "dropped"
+      ])
     )
   })
 

@@ -5,7 +5,7 @@
  */
 import { Ajv } from "ajv"
 import addFormatsModule from "ajv-formats"
-import { Schema } from "effect"
+import type { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import * as S from "../src/indexer/schemas.js"
@@ -77,20 +77,44 @@ describe("every endpoint decodes and matches the OpenAPI document", () => {
       ["/indexer/tx/v1/txs/by_height/{height}", `/indexer/tx/v1/txs/by_height/${someTx.height}`, S.TxsResponse],
       ["/indexer/tx/v1/txs/{tx_hash}", `/indexer/tx/v1/txs/${someTx.txhash}`, S.TxResponse],
       ["/indexer/tx/v1/evm-txs", "/indexer/tx/v1/evm-txs?pagination.limit=20", S.EvmTxsResponse],
-      ["/indexer/tx/v1/evm-txs/by_account/{account}", `/indexer/tx/v1/evm-txs/by_account/${someEvm.from}?pagination.limit=5`, S.EvmTxsResponse],
-      ["/indexer/tx/v1/evm-txs/by_height/{height}", `/indexer/tx/v1/evm-txs/by_height/${parseInt(someEvm.blockNumber, 16)}`, S.EvmTxsResponse],
+      [
+        "/indexer/tx/v1/evm-txs/by_account/{account}",
+        `/indexer/tx/v1/evm-txs/by_account/${someEvm.from}?pagination.limit=5`,
+        S.EvmTxsResponse
+      ],
+      [
+        "/indexer/tx/v1/evm-txs/by_height/{height}",
+        `/indexer/tx/v1/evm-txs/by_height/${parseInt(someEvm.blockNumber, 16)}`,
+        S.EvmTxsResponse
+      ],
       ["/indexer/tx/v1/evm-txs/{tx_hash}", `/indexer/tx/v1/evm-txs/${someEvm.transactionHash}`, S.EvmTxResponse],
       ["/indexer/tx/v1/evm-internal-txs", "/indexer/tx/v1/evm-internal-txs?pagination.limit=20", S.EvmInternalTxsResponse],
-      ["/indexer/tx/v1/evm-internal-txs/by_account/{account}", `/indexer/tx/v1/evm-internal-txs/by_account/${someItx.from}`, S.EvmInternalTxsResponse],
-      ["/indexer/tx/v1/evm-internal-txs/by_height/{height}", `/indexer/tx/v1/evm-internal-txs/by_height/${someItx.height}`, S.EvmInternalTxsResponse],
+      [
+        "/indexer/tx/v1/evm-internal-txs/by_account/{account}",
+        `/indexer/tx/v1/evm-internal-txs/by_account/${someItx.from}`,
+        S.EvmInternalTxsResponse
+      ],
+      [
+        "/indexer/tx/v1/evm-internal-txs/by_height/{height}",
+        `/indexer/tx/v1/evm-internal-txs/by_height/${someItx.height}`,
+        S.EvmInternalTxsResponse
+      ],
       ["/indexer/tx/v1/evm-internal-txs/{tx_hash}", `/indexer/tx/v1/evm-internal-txs/${someItx.hash}`, S.EvmInternalTxsResponse],
       ["/indexer/nft/v1/collections", "/indexer/nft/v1/collections", S.CollectionsResponse],
       ["/indexer/nft/v1/collections/by_account/{account}", `/indexer/nft/v1/collections/by_account/${token.owner}`, S.CollectionsResponse],
       ["/indexer/nft/v1/collections/by_name/{name}", "/indexer/nft/v1/collections/by_name/frogs", S.CollectionsResponse],
       ["/indexer/nft/v1/collections/{collection_addr}", `/indexer/nft/v1/collections/${coll.object_addr}`, S.CollectionResponse],
       ["/indexer/nft/v1/tokens/by_account/{account}", `/indexer/nft/v1/tokens/by_account/${token.owner}`, S.NftsResponse],
-      ["/indexer/nft/v1/tokens/by_collection/{collection_addr}", `/indexer/nft/v1/tokens/by_collection/${coll.object_addr}`, S.NftsResponse],
-      ["/indexer/nft/v1/txs/{collection_addr}/{token_id}", `/indexer/nft/v1/txs/${coll.object_addr}/${encodeURIComponent(token.nft.token_id)}`, S.TxsResponse],
+      [
+        "/indexer/nft/v1/tokens/by_collection/{collection_addr}",
+        `/indexer/nft/v1/tokens/by_collection/${coll.object_addr}`,
+        S.NftsResponse
+      ],
+      [
+        "/indexer/nft/v1/txs/{collection_addr}/{token_id}",
+        `/indexer/nft/v1/txs/${coll.object_addr}/${encodeURIComponent(token.nft.token_id)}`,
+        S.TxsResponse
+      ],
       ["/indexer/richlist/v1/{denom}", `/indexer/richlist/v1/${encodeURIComponent(LAKE)}`, S.TokenHoldersResponse]
     ]
     expect(Object.keys(doc.paths).sort()).toEqual(cases.map(([p]) => p).sort())
@@ -127,7 +151,9 @@ describe("cursor pagination walks every row exactly once", () => {
     const last = await getJson(`/indexer/block/v1/blocks?pagination.reverse=false&pagination.key=${b64(`{"height":${tip - 1}}`)}`)
     expect(last.blocks.map((b: any) => b.height)).toEqual([String(tip)])
     expect(last.pagination.next_key).toBe(b64(`{"height":${tip}}`))
-    const empty = await getJson(`/indexer/block/v1/blocks?pagination.reverse=false&pagination.key=${encodeURIComponent(last.pagination.next_key)}`)
+    const empty = await getJson(
+      `/indexer/block/v1/blocks?pagination.reverse=false&pagination.key=${encodeURIComponent(last.pagination.next_key)}`
+    )
     expect(empty).toEqual({ blocks: [], pagination: { previous_key: null, next_key: null, total: String(tip) } })
   })
 
@@ -190,9 +216,13 @@ describe("cursor pagination walks every row exactly once", () => {
     const firstPage = await getText(base + "/indexer/block/v1/blocks?pagination.limit=5")
     const wrong = await getText(base + `/indexer/block/v1/blocks?pagination.limit=5&pagination.key=${b64('{"sequence":50}')}`)
     expect(wrong.body).toBe(firstPage.body)
-    const wrongWithOffset = await getJson(`/indexer/block/v1/blocks?pagination.limit=2&pagination.offset=7&pagination.reverse=false&pagination.key=${b64('{"sequence":50}')}`)
+    const wrongWithOffset = await getJson(
+      `/indexer/block/v1/blocks?pagination.limit=2&pagination.offset=7&pagination.reverse=false&pagination.key=${b64('{"sequence":50}')}`
+    )
     expect(wrongWithOffset.blocks.map((b: any) => b.height)).toEqual(["8", "9"])
-    const txsWrong = await getJson(`/indexer/tx/v1/txs?pagination.limit=2&pagination.offset=3&pagination.reverse=false&pagination.key=${b64('{"height":50}')}`)
+    const txsWrong = await getJson(
+      `/indexer/tx/v1/txs?pagination.limit=2&pagination.offset=3&pagination.reverse=false&pagination.key=${b64('{"height":50}')}`
+    )
     const txsOffset = await getJson(`/indexer/tx/v1/txs?pagination.limit=2&pagination.offset=3&pagination.reverse=false`)
     expect(txsWrong.txs.map((t: any) => t.txhash)).toEqual(txsOffset.txs.map((t: any) => t.txhash))
     // a legacy integer key works as an offset on a cursor endpoint
@@ -201,41 +231,53 @@ describe("cursor pagination walks every row exactly once", () => {
     // offset is honoured on the first page only
     const withOffset = await getJson(`/indexer/block/v1/blocks?pagination.limit=2&pagination.offset=10&pagination.reverse=false`)
     expect(withOffset.blocks.map((b: any) => b.height)).toEqual(["11", "12"])
-    const cursorAndOffset = await getJson(`/indexer/block/v1/blocks?pagination.limit=2&pagination.offset=10&pagination.reverse=false&pagination.key=${b64('{"height":3}')}`)
+    const cursorAndOffset = await getJson(
+      `/indexer/block/v1/blocks?pagination.limit=2&pagination.offset=10&pagination.reverse=false&pagination.key=${b64('{"height":3}')}`
+    )
     expect(cursorAndOffset.blocks.map((b: any) => b.height)).toEqual(["4", "5"])
   })
 
   it("a sequence cursor reads the rows after it (before it, reversed), and next_key names the page's last row, short page or full (Rollytics ApplySequence, ToResponseWithLastRecord)", async () => {
     const total = devnet.chain.txTotal()
     const hashes = (await walk("/indexer/tx/v1/txs", "txs", "&pagination.reverse=false", 1000)).rows.map((t) => t.txhash)
-    const after = (s: number, extra = "") => getJson(`/indexer/tx/v1/txs?pagination.limit=3&pagination.key=${b64(JSON.stringify({ sequence: s }))}${extra}`)
+    const pageAfter = (s: number, extra = "") =>
+      getJson(`/indexer/tx/v1/txs?pagination.limit=3&pagination.key=${b64(JSON.stringify({ sequence: s }))}${extra}`)
     const keyOf = (page: any) => JSON.parse(Buffer.from(page.pagination.next_key, "base64").toString())
     // ascending: sequence > 10, i.e. positions 10..12; the key names sequence 13; pagination.offset is ignored under a cursor
-    const up = await after(10, "&pagination.reverse=false&pagination.offset=100")
+    const up = await pageAfter(10, "&pagination.reverse=false&pagination.offset=100")
     expect(up.txs.map((t: any) => t.txhash)).toEqual(hashes.slice(10, 13))
     expect([keyOf(up), up.pagination.previous_key]).toEqual([{ sequence: 13 }, null])
     // reversed (the default): sequence < 10, newest first
-    const down = await after(10)
+    const down = await pageAfter(10)
     expect(down.txs.map((t: any) => t.txhash)).toEqual(hashes.slice(6, 9).reverse())
     expect(keyOf(down)).toEqual({ sequence: 7 })
     // the last page is short and still names its last row; past the end, an empty page names none
-    const last = await after(total - 1, "&pagination.reverse=false")
+    const last = await pageAfter(total - 1, "&pagination.reverse=false")
     expect([last.txs.length, keyOf(last)]).toEqual([1, { sequence: total }])
-    const past = await after(total, "&pagination.reverse=false")
+    const past = await pageAfter(total, "&pagination.reverse=false")
     expect([past.txs.length, past.pagination.next_key]).toEqual([0, null])
     // extra fields in a cursor are ignored
-    const extra = await getJson(`/indexer/tx/v1/txs?pagination.limit=3&pagination.reverse=false&pagination.key=${b64('{"sequence":10,"nonce":7}')}`)
+    const extra = await getJson(
+      `/indexer/tx/v1/txs?pagination.limit=3&pagination.reverse=false&pagination.key=${b64('{"sequence":10,"nonce":7}')}`
+    )
     expect(extra.txs).toEqual(up.txs)
   })
 
   it("a cursor whose value is no integer falls back to pagination.offset (safeGetInt64 fails); a JSON key with no cursor field pages by offset, with offset keys", async () => {
     const byOffset = await getJson(`/indexer/tx/v1/txs?pagination.limit=2&pagination.offset=3&pagination.reverse=false`)
     for (const key of ['{"sequence":"5"}', '{"sequence":5.5}', '{"sequence":null}']) {
-      const r = await getJson(`/indexer/tx/v1/txs?pagination.limit=2&pagination.offset=3&pagination.reverse=false&pagination.key=${b64(key)}`)
-      expect(r.txs.map((t: any) => t.txhash), key).toEqual(byOffset.txs.map((t: any) => t.txhash))
+      const r = await getJson(
+        `/indexer/tx/v1/txs?pagination.limit=2&pagination.offset=3&pagination.reverse=false&pagination.key=${b64(key)}`
+      )
+      expect(
+        r.txs.map((t: any) => t.txhash),
+        key
+      ).toEqual(byOffset.txs.map((t: any) => t.txhash))
       expect(r.pagination.next_key, key).toBe(byOffset.pagination.next_key)
     }
-    const noField = await getJson(`/indexer/tx/v1/txs?pagination.limit=2&pagination.offset=4&pagination.reverse=false&pagination.key=${b64('{"page":1}')}`)
+    const noField = await getJson(
+      `/indexer/tx/v1/txs?pagination.limit=2&pagination.offset=4&pagination.reverse=false&pagination.key=${b64('{"page":1}')}`
+    )
     expect(noField.pagination).toMatchObject({ next_key: b64("6"), previous_key: b64("2") })
   })
 
@@ -273,7 +315,9 @@ describe("filters and totals", () => {
     expect(signed.length).toBeLessThan(mine.length)
     // the fee payer, from the events; a tx without events (null: failed in the ante handler) is a bank send, signed by its sender
     const payer = (t: any): string =>
-      t.events === null ? t.tx.body.messages[0].from_address : t.events.flatMap((e: any) => (e.type === "tx" ? e.attributes : [])).find((a: any) => a.key === "fee_payer")?.value
+      t.events === null
+        ? t.tx.body.messages[0].from_address
+        : t.events.flatMap((e: any) => (e.type === "tx" ? e.attributes : [])).find((a: any) => a.key === "fee_payer")?.value
     expect(all.some((t) => t.events === null)).toBe(true)
     const expectSigned = all.filter((t) => payer(t) === account)
     expect(signed.map((t) => t.txhash)).toEqual(expectSigned.map((t) => t.txhash))
@@ -282,21 +326,25 @@ describe("filters and totals", () => {
     const sends = (await walk("/indexer/tx/v1/txs", "txs", "&msgs=cosmos.bank.v1beta1.MsgSend", 200)).rows
     expect(sends.length).toBe(all.filter((t) => types(t).includes("/cosmos.bank.v1beta1.MsgSend")).length)
     const both = (await walk("/indexer/tx/v1/txs", "txs", "&msgs=cosmos.bank.v1beta1.MsgSend&msgs=minievm.evm.v1.MsgCall", 200)).rows
-    expect(both.length).toBe(all.filter((t) => types(t).some((x: string) => x === "/cosmos.bank.v1beta1.MsgSend" || x === "/minievm.evm.v1.MsgCall")).length)
+    expect(both.length).toBe(
+      all.filter((t) => types(t).some((x: string) => x === "/cosmos.bank.v1beta1.MsgSend" || x === "/minievm.evm.v1.MsgCall")).length
+    )
     // a comma-separated value is one (unknown) type, so the filter is dropped entirely
     const comma = await getJson("/indexer/tx/v1/txs?pagination.limit=1&msgs=cosmos.bank.v1beta1.MsgSend,minievm.evm.v1.MsgCall")
     expect(comma.pagination.total).toBe(String(all.length))
   })
 
-  it("totals: blocks give the tip, count_total=false gives \"0\", rich list counts holders", async () => {
+  it('totals: blocks give the tip, count_total=false gives "0", rich list counts holders', async () => {
     const tip = devnet.chain.tip
     expect((await getJson("/indexer/block/v1/blocks?pagination.limit=1&pagination.count_total=false")).pagination.total).toBe(String(tip))
     expect((await getJson("/indexer/tx/v1/txs?pagination.limit=1&pagination.count_total=false")).pagination.total).toBe("0")
     const holders = (await walk(`/indexer/richlist/v1/${encodeURIComponent(LAKE)}`, "holders", "", 1000)).rows
-    expect((await getJson(`/indexer/richlist/v1/${encodeURIComponent(LAKE)}?pagination.limit=1`)).pagination.total).toBe(String(holders.length))
+    expect((await getJson(`/indexer/richlist/v1/${encodeURIComponent(LAKE)}?pagination.limit=1`)).pagination.total).toBe(
+      String(holders.length)
+    )
   })
 
-  it("a COUNT timeout makes filtered totals \"-1\" while unfiltered totals stay exact", async () => {
+  it('a COUNT timeout makes filtered totals "-1" while unfiltered totals stay exact', async () => {
     const slow = await startDevnet({ seed: 42, blocks: 50, faults: "count-timeout" })
     try {
       const account = slow.chain.u.accounts[0].bech32
@@ -325,19 +373,35 @@ describe("errors: real statuses and plain-text bodies", () => {
     // addresses are read as Rollytics' AccAddressFromString does: hex after one "0x", lowercased, padded to 20 or 32 bytes
     ["/indexer/nft/v1/collections/0x0x12", 400, "encoding/hex: invalid byte: U+0078 'x'"],
     ["/indexer/nft/v1/collections/0XAB", 400, "encoding/hex: invalid byte: U+0078 'x'"],
-    [`/indexer/nft/v1/collections/0x${"1".repeat(65)}`, 400, `[INVALID_VALUE] invalid value for address: 0x${"1".repeat(65)} (invalid address format)`],
+    [
+      `/indexer/nft/v1/collections/0x${"1".repeat(65)}`,
+      400,
+      `[INVALID_VALUE] invalid value for address: 0x${"1".repeat(65)} (invalid address format)`
+    ],
     ["/indexer/nft/v1/txs/caf%C3%A9/1", 400, "encoding/hex: invalid byte: U+0025 '%'"],
     ["/indexer/nft/v1/tokens/by_account/0x12?collection_addr=zz", 400, "encoding/hex: invalid byte: U+007A 'z'"],
-    [`/indexer/tx/v1/txs/by_account/0x${"1".repeat(65)}`, 400, `[INVALID_VALUE] invalid value for account: 0x${"1".repeat(65)} (invalid address format)`],
+    [
+      `/indexer/tx/v1/txs/by_account/0x${"1".repeat(65)}`,
+      400,
+      `[INVALID_VALUE] invalid value for account: 0x${"1".repeat(65)} (invalid address format)`
+    ],
     // a valid bech32 address of another chain's prefix is not an account here: it is read as hex and fails
-    ["/indexer/tx/v1/txs/by_account/cosmos1qyqszqgpqyqszqgpqyqszqgpqyqszqgpjnp7du", 400, "[INVALID_VALUE] invalid value for account: cosmos1qyqszqgpqyqszqgpqyqszqgpqyqszqgpjnp7du (invalid address format)"],
+    [
+      "/indexer/tx/v1/txs/by_account/cosmos1qyqszqgpqyqszqgpqyqszqgpqyqszqgpjnp7du",
+      400,
+      "[INVALID_VALUE] invalid value for account: cosmos1qyqszqgpqyqszqgpqyqszqgpqyqszqgpjnp7du (invalid address format)"
+    ],
     ["/indexer/tx/v1/txs?pagination.limit=1001", 400, "pagination.limit must be between 1 and 1000"],
     ["/indexer/tx/v1/txs?pagination.limit=0", 400, "pagination.limit must be between 1 and 1000"],
     ["/indexer/tx/v1/txs?pagination.offset=-1", 400, "pagination.offset cannot be negative"],
     ["/indexer/tx/v1/txs?pagination.key=%21%21%21", 400, "pagination.key must be a valid base64 encoded string"],
     ["/indexer/tx/v1/txs?pagination.key=YWJj", 400, "pagination.key must decode to a nonnegative integer"],
     ["/indexer/tx/v1/txs?pagination.key=e2JhZA%3D%3D", 400, "invalid pagination.key format"],
-    [`/indexer/nft/v1/tokens/by_collection/0x${"12".repeat(20)}?order_by=x`, 400, "invalid order_by value 'x', must be one of: token_id, height"],
+    [
+      `/indexer/nft/v1/tokens/by_collection/0x${"12".repeat(20)}?order_by=x`,
+      400,
+      "invalid order_by value 'x', must be one of: token_id, height"
+    ],
     ["/no/such/route", 404, "Cannot GET /no/such/route"]
   ])("%s → %i %s", async (path, status, body) => {
     const r = await getText(base + path)
@@ -372,7 +436,9 @@ describe("errors: real statuses and plain-text bodies", () => {
     expect(tokens.tokens.length).toBeGreaterThan(0)
     expect(await getJson(`/indexer/nft/v1/tokens/by_collection/${bech32}?pagination.limit=5`)).toEqual(tokens)
     const token = tokens.tokens[0]
-    expect(await getJson(`/indexer/nft/v1/txs/${hex.toUpperCase()}/${token.token_id}?pagination.limit=5`)).toEqual(await getJson(`/indexer/nft/v1/txs/${address}/${token.token_id}?pagination.limit=5`))
+    expect(await getJson(`/indexer/nft/v1/txs/${hex.toUpperCase()}/${token.token_id}?pagination.limit=5`)).toEqual(
+      await getJson(`/indexer/nft/v1/txs/${address}/${token.token_id}?pagination.limit=5`)
+    )
     const owned = await getJson(`/indexer/nft/v1/tokens/by_account/${token.owner}?collection_addr=${address}`)
     expect(owned.tokens.length).toBeGreaterThan(0)
     expect(await getJson(`/indexer/nft/v1/tokens/by_account/${token.owner}?collection_addr=${bech32}`)).toEqual(owned)

@@ -24,7 +24,16 @@ const route = (body: unknown) => postJson(devnet.routerUrl + "/v2/fungible/route
  * written here independently of the devnet.
  */
 const AMINO_FIELDS: Record<string, Record<string, "string" | "object" | "array">> = {
-  "/ibc.applications.transfer.v1.MsgTransfer": { source_port: "string", source_channel: "string", token: "object", sender: "string", receiver: "string", timeout_height: "object", timeout_timestamp: "string", memo: "string" },
+  "/ibc.applications.transfer.v1.MsgTransfer": {
+    source_port: "string",
+    source_channel: "string",
+    token: "object",
+    sender: "string",
+    receiver: "string",
+    timeout_height: "object",
+    timeout_timestamp: "string",
+    memo: "string"
+  },
   "/opinit.ophost.v1.MsgInitiateTokenDeposit": { sender: "string", bridge_id: "string", to: "string", amount: "object", data: "string" },
   "/opinit.opchild.v1.MsgInitiateTokenWithdrawal": { sender: "string", to: "string", amount: "object" },
   "/cosmwasm.wasm.v1.MsgExecuteContract": { sender: "string", contract: "string", msg: "object", funds: "array" },
@@ -35,7 +44,8 @@ const expectAminoValue = (typeUrl: string, text: string) => {
   expect(fields, `a known message type: ${typeUrl}`).toBeDefined()
   const value = JSON.parse(text) as Record<string, unknown>
   expect(Object.keys(value).sort(), typeUrl).toEqual(Object.keys(fields).sort())
-  for (const [k, t] of Object.entries(fields)) expect(t === "array" ? Array.isArray(value[k]) : typeof value[k] === t && !Array.isArray(value[k]), `${typeUrl} ${k}`).toBe(true)
+  for (const [k, t] of Object.entries(fields))
+    expect(t === "array" ? Array.isArray(value[k]) : typeof value[k] === t && !Array.isArray(value[k]), `${typeUrl} ${k}`).toBe(true)
   for (const coin of [value.token, value.amount, ...((value.funds as Array<unknown> | undefined) ?? [])].filter((c) => c !== undefined))
     expect(coin).toEqual({ denom: expect.any(String), amount: expect.stringMatching(/^\d+$/) })
 }
@@ -82,24 +92,49 @@ describe("route", () => {
     const r = decodeOrThrow(R.RouteResponse, (await route(routeReq(ASSETS.nobleUsdc, ASSETS.avaxUsdc, "5000000"))).json, "cctp v2")
     expect(r.operations.map(R.operationKind)).toEqual(["cctp_transfer_v2"])
     // Avalanche is Circle's domain 1; 1000 is V2's fast-transfer finality
-    expect(r.operations[0].cctp_transfer_v2).toMatchObject({ from_chain_id: "noble-1", to_chain_id: "43114", bridge_id: "CCTP_V2", destination_domain: 1, finality_threshold: 1000, max_fee: r.estimated_fees![0].amount })
+    expect(r.operations[0].cctp_transfer_v2).toMatchObject({
+      from_chain_id: "noble-1",
+      to_chain_id: "43114",
+      bridge_id: "CCTP_V2",
+      destination_domain: 1,
+      finality_threshold: 1000,
+      max_fee: r.estimated_fees![0].amount
+    })
   })
 
   it("the OPinit withdrawal: 7-day estimate with a notice; go_fast picks the fast bridge; is_op_withdraw forces OPinit", async () => {
-    const slow = decodeOrThrow(R.RouteResponse, (await route(routeReq(ASSETS.l2Init, ASSETS.l1Init, "5000000", { is_op_withdraw: true }))).json, "withdraw")
+    const slow = decodeOrThrow(
+      R.RouteResponse,
+      (await route(routeReq(ASSETS.l2Init, ASSETS.l1Init, "5000000", { is_op_withdraw: true }))).json,
+      "withdraw"
+    )
     expect(R.operationKind(slow.operations[0])).toBe("op_init_transfer")
     expect(slow.estimated_route_duration_seconds).toBe(604_800)
     expect(slow.extra_warnings?.[0]).toMatch(/7 days/)
     expect(slow.required_op_hook).toBe(false)
-    const fast = decodeOrThrow(R.RouteResponse, (await route(routeReq(ASSETS.l2Init, ASSETS.l1Init, "5000000", { go_fast: true }))).json, "fast")
+    const fast = decodeOrThrow(
+      R.RouteResponse,
+      (await route(routeReq(ASSETS.l2Init, ASSETS.l1Init, "5000000", { go_fast: true }))).json,
+      "fast"
+    )
     expect(R.operationKind(fast.operations[0])).toBe("go_fast_transfer")
     // SMART_RELAY is the one fee type the real API sends; tx_index is the fee's operation's tx
-    expect(fast.estimated_fees?.[0]).toMatchObject({ fee_type: "SMART_RELAY", bridge_id: "GO_FAST", amount: "5000", tx_index: fast.operations[0].tx_index })
+    expect(fast.estimated_fees?.[0]).toMatchObject({
+      fee_type: "SMART_RELAY",
+      bridge_id: "GO_FAST",
+      amount: "5000",
+      tx_index: fast.operations[0].tx_index
+    })
     const twoTxs = decodeOrThrow(R.RouteResponse, (await route(routeReq(ASSETS.nobleUsdc, ASSETS.arbUsdc, "5000000"))).json, "two txs")
     expect(twoTxs.txs_required).toBe(2)
     expect(twoTxs.estimated_fees?.some((f) => f.tx_index === 1)).toBe(true)
-    for (const r of [slow, fast, twoTxs]) for (const f of r.estimated_fees ?? []) expect(f.tx_index).toBe(r.operations[f.operation_index!].tx_index)
-    const hooked = decodeOrThrow(R.RouteResponse, (await route(routeReq(ASSETS.l2Init, ASSETS.osmoInit, "5000000", { go_fast: false }))).json, "hooked")
+    for (const r of [slow, fast, twoTxs])
+      for (const f of r.estimated_fees ?? []) expect(f.tx_index).toBe(r.operations[f.operation_index!].tx_index)
+    const hooked = decodeOrThrow(
+      R.RouteResponse,
+      (await route(routeReq(ASSETS.l2Init, ASSETS.osmoInit, "5000000", { go_fast: false }))).json,
+      "hooked"
+    )
     expect(hooked.required_op_hook).toBe(true)
   })
 
@@ -168,7 +203,13 @@ describe("the bridging flow and its rules", () => {
     const short = await postJson(devnet.routerUrl + "/v2/fungible/msgs", msgsReq(r, [addressFor("noble-1")]))
     expect(short.status).toBe(400)
     expect(short.json.message).toMatch(/address_list must have 3 addresses/)
-    const wrongChain = await postJson(devnet.routerUrl + "/v2/fungible/msgs", msgsReq(r, r.required_chain_addresses.map(() => addressFor("1"))))
+    const wrongChain = await postJson(
+      devnet.routerUrl + "/v2/fungible/msgs",
+      msgsReq(
+        r,
+        r.required_chain_addresses.map(() => addressFor("1"))
+      )
+    )
     expect(wrongChain.status).toBe(400)
     const ok = await postJson(devnet.routerUrl + "/v2/fungible/msgs", msgsReq(r, r.required_chain_addresses.map(addressFor)))
     expect(ok.status, ok.body).toBe(200)

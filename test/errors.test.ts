@@ -31,25 +31,41 @@ describe("indexer errors", () => {
   })
 
   it("each says in one line what failed and where", () => {
-    expect(describeIndexerError(new IndexerHttpError({ status: 404, body: "[NOT_FOUND] block not found", url }))).toBe(`indexer answered 404 for ${url}: [NOT_FOUND] block not found`)
-    expect(new IndexerHttpError({ status: 500, body: "y".repeat(400), url }).message).toBe(`indexer answered 500 for ${url}: ${"y".repeat(300)}…`)
+    expect(describeIndexerError(new IndexerHttpError({ status: 404, body: "[NOT_FOUND] block not found", url }))).toBe(
+      `indexer answered 404 for ${url}: [NOT_FOUND] block not found`
+    )
+    expect(new IndexerHttpError({ status: 500, body: "y".repeat(400), url }).message).toBe(
+      `indexer answered 500 for ${url}: ${"y".repeat(300)}…`
+    )
     // a server's stack trace (or an HTML page) stays on the one line
-    expect(new IndexerHttpError({ status: 500, body: "TypeError: x is undefined\n    at handler (server.js:4:2)\r\n\tat run\n", url }).message).toBe(
-      `indexer answered 500 for ${url}: TypeError: x is undefined at handler (server.js:4:2) at run`
-    )
+    expect(
+      new IndexerHttpError({ status: 500, body: "TypeError: x is undefined\n    at handler (server.js:4:2)\r\n\tat run\n", url }).message
+    ).toBe(`indexer answered 500 for ${url}: TypeError: x is undefined at handler (server.js:4:2) at run`)
     // an excerpt never ends between the halves of an emoji
-    expect(new IndexerHttpError({ status: 500, body: "y".repeat(299) + "🚀".repeat(5), url }).message).toBe(`indexer answered 500 for ${url}: ${"y".repeat(299)}…`)
-    expect(new RouterHttpError({ status: 502, body: "<html>\n<body>Bad gateway</body>\n</html>", url }).message).toBe(`router answered 502 for ${url}: <html> <body>Bad gateway</body> </html>`)
+    expect(new IndexerHttpError({ status: 500, body: "y".repeat(299) + "🚀".repeat(5), url }).message).toBe(
+      `indexer answered 500 for ${url}: ${"y".repeat(299)}…`
+    )
+    expect(new RouterHttpError({ status: 502, body: "<html>\n<body>Bad gateway</body>\n</html>", url }).message).toBe(
+      `router answered 502 for ${url}: <html> <body>Bad gateway</body> </html>`
+    )
     expect(describeIndexerError(new IndexerTimeout({ url, timeoutMs: 1500 }))).toBe(`indexer did not answer ${url} within 1500 ms`)
-    expect(describeIndexerError(new IndexerNetworkError({ url, reason: "connect ECONNREFUSED 127.0.0.1:1" }))).toBe(`could not read ${url}: connect ECONNREFUSED 127.0.0.1:1`)
-    expect(describeIndexerError(new IndexerTruncatedBody({ url, bytes: 12 }))).toBe(`the response of ${url} is not valid JSON (12 bytes; truncated?)`)
-    expect(describeIndexerError(new IndexerDecodeError({ endpoint: "txs", key: "a2V5", path: "txs[3].height", message: "Expected string, actual 3" }))).toBe(
-      "malformed response from txs (page key a2V5) at txs[3].height: Expected string, actual 3"
+    expect(describeIndexerError(new IndexerNetworkError({ url, reason: "connect ECONNREFUSED 127.0.0.1:1" }))).toBe(
+      `could not read ${url}: connect ECONNREFUSED 127.0.0.1:1`
     )
-    expect(describeIndexerError(new IndexerDecodeError({ endpoint: "txs", key: null, path: "", message: "not an object" }))).toBe("malformed response from txs (page key none) at (root): not an object")
-    expect(describeIndexerError(new IndexerPagingError({ endpoint: "blocks", key: null, message: "height 1 is outside the shard 61..120" }))).toBe(
-      "pagination of blocks cannot be trusted (page key none): height 1 is outside the shard 61..120"
+    expect(describeIndexerError(new IndexerTruncatedBody({ url, bytes: 12 }))).toBe(
+      `the response of ${url} is not valid JSON (12 bytes; truncated?)`
     )
+    expect(
+      describeIndexerError(
+        new IndexerDecodeError({ endpoint: "txs", key: "a2V5", path: "txs[3].height", message: "Expected string, actual 3" })
+      )
+    ).toBe("malformed response from txs (page key a2V5) at txs[3].height: Expected string, actual 3")
+    expect(describeIndexerError(new IndexerDecodeError({ endpoint: "txs", key: null, path: "", message: "not an object" }))).toBe(
+      "malformed response from txs (page key none) at (root): not an object"
+    )
+    expect(
+      describeIndexerError(new IndexerPagingError({ endpoint: "blocks", key: null, message: "height 1 is outside the shard 61..120" }))
+    ).toBe("pagination of blocks cannot be trusted (page key none): height 1 is outside the shard 61..120")
   })
 
   it("Retry-After: whole seconds (spaces allowed) or an HTTP-date; anything else is no wait", () => {

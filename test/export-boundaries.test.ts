@@ -15,8 +15,10 @@ import { tempDirs } from "./support/tmp.js"
 const DATASETS = ["blocks", "txs"]
 let devnet: Devnet
 const { make: tmp, removeAll: removeTmpDirs } = tempDirs("chain-lake-bounds-")
-const exportTo = (out: string, ...more: Array<string>) => runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", DATASETS.join(","), ...more])
-const listed = (out: string, dataset: string): Array<{ path: string; bytes: number }> => JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8")).files
+const exportTo = (out: string, ...more: Array<string>) =>
+  runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", DATASETS.join(","), ...more])
+const listed = (out: string, dataset: string): Array<{ path: string; bytes: number }> =>
+  JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8")).files
 
 /** A lake exported to height 30, and the same lake after a run to the tip (60): the files that run added. */
 let half = ""
@@ -70,17 +72,22 @@ describe("a committed file damaged after its commit", () => {
     expect(Number(JSON.parse(txs.stdout)[0].n)).toBe(devnet.chain.txTotal())
     const blocks = await runCli(["query", "--data", out, "SELECT count(*) FROM blocks"])
     expect(blocks.code).toBe(2)
-    expect(blocks.stderr).toMatch(/^chain-lake: error: blocks: its committed files cannot be read \(.*part-h\S+\.parquet.*\): a file is damaged; chain-lake verify names it; restore it from a copy, or export blocks again into a new folder\n$/)
+    expect(blocks.stderr).toMatch(
+      /^chain-lake: error: blocks: its committed files cannot be read \(.*part-h\S+\.parquet.*\): a file is damaged; chain-lake verify names it; restore it from a copy, or export blocks again into a new folder\n$/
+    )
 
     const catalog = await runCli(["catalog", "--data", out])
     expect(catalog.code, catalog.stderr).toBe(0)
-    expect(catalog.stderr).toMatch(/^chain-lake: warning: a view of this catalog fails every query until the lake is repaired and the catalog written again: blocks: its committed files cannot be read/m)
+    expect(catalog.stderr).toMatch(
+      /^chain-lake: warning: a view of this catalog fails every query until the lake is repaired and the catalog written again: blocks: its committed files cannot be read/m
+    )
     const instance = await DuckDBInstance.create(":memory:")
     const conn = await instance.connect()
     try {
       await conn.run(`ATTACH '${join(out, "chain-lake.duckdb")}' AS cat (READ_ONLY)`)
       await conn.run(`SET file_search_path = '${out}'`)
-      const count = async (view: string) => Number((await conn.runAndReadAll(`SELECT count(*) AS n FROM cat.${view}`)).getRowObjectsJS()[0].n)
+      const count = async (view: string) =>
+        Number((await conn.runAndReadAll(`SELECT count(*) AS n FROM cat.${view}`)).getRowObjectsJS()[0].n)
       expect(await count("txs")).toBe(devnet.chain.txTotal())
       await expect(count("blocks")).rejects.toThrow(/blocks: its committed files cannot be read/)
     } finally {
@@ -95,8 +102,11 @@ describe("height and count flags", () => {
     expect(parseInteger("16")).toBe(16)
     expect(parseInteger("-3")).toBe(-3)
     expect(parseInteger("007")).toBe(7)
-    for (const text of ["1e15", "0x10", "+5", " 5", "5 ", "5.0", "1_000", "", "0b1", "Infinity"]) expect(typeof parseInteger(text), text).toBe("string")
-    expect(parseInteger("0x10")).toBe("'0x10' is not an integer: only plain decimal digits are read (no exponent, hex, fraction, + or spaces)")
+    for (const text of ["1e15", "0x10", "+5", " 5", "5 ", "5.0", "1_000", "", "0b1", "Infinity"])
+      expect(typeof parseInteger(text), text).toBe("string")
+    expect(parseInteger("0x10")).toBe(
+      "'0x10' is not an integer: only plain decimal digits are read (no exponent, hex, fraction, + or spaces)"
+    )
     expect(parseInteger("many")).toBe("'many' is not an integer")
     expect(parseInteger("9007199254740993")).toBe("'9007199254740993' is too large (at most 9007199254740991)")
   })
@@ -104,9 +114,18 @@ describe("height and count flags", () => {
   it("refuse other syntaxes and a height of 0 before anything starts, in every command", async () => {
     const out = join(tmp(), "lake")
     const cases: Array<[Array<string>, string]> = [
-      [["export", "--devnet", "--out", out, "--from-height", "1e15"], "chain-lake: error: --from-height: '1e15' is not an integer: only plain decimal digits are read (no exponent, hex, fraction, + or spaces) (chain-lake export --help lists the flags)"],
-      [["export", "--devnet", "--out", out, "--to-height", "0"], "chain-lake: error: --to-height must be at least 1 (heights start at 1), got 0"],
-      [["devnet", "--blocks", "0x10"], "chain-lake: error: --blocks: '0x10' is not an integer: only plain decimal digits are read (no exponent, hex, fraction, + or spaces) (chain-lake devnet --help lists the flags)"]
+      [
+        ["export", "--devnet", "--out", out, "--from-height", "1e15"],
+        "chain-lake: error: --from-height: '1e15' is not an integer: only plain decimal digits are read (no exponent, hex, fraction, + or spaces) (chain-lake export --help lists the flags)"
+      ],
+      [
+        ["export", "--devnet", "--out", out, "--to-height", "0"],
+        "chain-lake: error: --to-height must be at least 1 (heights start at 1), got 0"
+      ],
+      [
+        ["devnet", "--blocks", "0x10"],
+        "chain-lake: error: --blocks: '0x10' is not an integer: only plain decimal digits are read (no exponent, hex, fraction, + or spaces) (chain-lake devnet --help lists the flags)"
+      ]
     ]
     for (const [args, line] of cases) {
       const r = await runCli(args)

@@ -10,11 +10,13 @@ import { datasetNamesProblem, exportOptionsProblem } from "../src/engine/export.
 describe("exportOptionsProblem", () => {
   it("takes page sizes 1..1000 (the indexer's limit) and nothing else", () => {
     for (const ok of [1, 2, 999, 1000]) expect(exportOptionsProblem(ok, {}), String(ok)).toBeUndefined()
-    for (const bad of [0, -1, 1001, 2.5, Number.NaN]) expect(exportOptionsProblem(bad, {})).toBe(`--page-size must be 1..1000 (the indexer's limit), got ${bad}`)
+    for (const bad of [0, -1, 1001, 2.5, Number.NaN])
+      expect(exportOptionsProblem(bad, {})).toBe(`--page-size must be 1..1000 (the indexer's limit), got ${bad}`)
   })
 
   it("takes a from-height up to the to-height, either alone, or neither", () => {
-    for (const ok of [{}, { fromHeight: 5 }, { toHeight: 5 }, { fromHeight: 5, toHeight: 5 }, { fromHeight: 4, toHeight: 5 }]) expect(exportOptionsProblem(100, ok), JSON.stringify(ok)).toBeUndefined()
+    for (const ok of [{}, { fromHeight: 5 }, { toHeight: 5 }, { fromHeight: 5, toHeight: 5 }, { fromHeight: 4, toHeight: 5 }])
+      expect(exportOptionsProblem(100, ok), JSON.stringify(ok)).toBeUndefined()
     expect(exportOptionsProblem(100, { fromHeight: 6, toHeight: 5 })).toBe("--from-height 6 is above --to-height 5")
   })
 })
@@ -35,8 +37,12 @@ describe("datasetNamesProblem", () => {
   })
 
   it("names sampled datasets and says which command writes them, before unknown names", () => {
-    expect(datasetNamesProblem(catalog, ["blocks", "route_quotes"])).toBe("route_quotes is sampled from the router, not exported: use chain-lake sample-routes or track")
-    expect(datasetNamesProblem(catalog, ["route_quotes", "nope", "transfers"])).toBe("route_quotes, transfers are sampled from the router, not exported: use chain-lake sample-routes or track")
+    expect(datasetNamesProblem(catalog, ["blocks", "route_quotes"])).toBe(
+      "route_quotes is sampled from the router, not exported: use chain-lake sample-routes or track"
+    )
+    expect(datasetNamesProblem(catalog, ["route_quotes", "nope", "transfers"])).toBe(
+      "route_quotes, transfers are sampled from the router, not exported: use chain-lake sample-routes or track"
+    )
   })
 
   it("names unknown datasets and lists the exported ones", () => {

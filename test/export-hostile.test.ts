@@ -79,11 +79,16 @@ const parquetFilesIn = (dir: string): Array<string> =>
 const expectNothingCommittedIn = (out: string, dataset: string, [a, b]: readonly [number, number]) => {
   const manifest = manifestOf(out, dataset)
   const listed = new Set((manifest?.files ?? []).map((f) => f.path))
-  const unlisted = parquetFilesIn(join(out, dataset)).map((p) => relative(join(out, dataset), p).split("\\").join("/")).filter((p) => !listed.has(p))
+  const unlisted = parquetFilesIn(join(out, dataset))
+    .map((p) => relative(join(out, dataset), p).split("\\").join("/"))
+    .filter((p) => !listed.has(p))
   expect(unlisted, "parquet files the manifest does not list").toEqual([])
   const overlaps = ([x, y]: readonly [number, number]) => x < b && a < y
   expect((manifest?.committed ?? []).filter(overlaps), `committed ranges overlapping ${a}..${b - 1}`).toEqual([])
-  expect((manifest?.files ?? []).filter((f) => f.range && overlaps(f.range)), `files covering ${a}..${b - 1}`).toEqual([])
+  expect(
+    (manifest?.files ?? []).filter((f) => f.range && overlaps(f.range)),
+    `files covering ${a}..${b - 1}`
+  ).toEqual([])
 }
 
 /** The failing shard was the first (position 100 is in it): what is committed is one range, up to the end. */
@@ -149,7 +154,11 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     })
     const err = failureOf(await exportVia(server, out, { datasets: ["txs"] }))
     expect(err._tag).toBe("IndexerPagingError")
-    expect(err.message).toMatch(new RegExp(`^pagination\\.total says ${total - 50} rows, but position ${total - 50} holds a row at height \\d+ \\(at most \\d+ asked for\\): the total is lower than the data$`))
+    expect(err.message).toMatch(
+      new RegExp(
+        `^pagination\\.total says ${total - 50} rows, but position ${total - 50} holds a row at height \\d+ \\(at most \\d+ asked for\\): the total is lower than the data$`
+      )
+    )
     expect(manifestOf(out, "txs")?.files ?? []).toEqual([])
   })
 
@@ -166,7 +175,9 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
       return json(page)
     })
     const err = failureOf(await exportVia(server, dirs.make(), { datasets: ["txs"], toHeight: c.tip }))
-    expect(err.message).toBe(`pagination.total says ${stale} rows, but position ${stale} holds a row at height ${c.tip} (at most ${c.tip} asked for): the total is lower than the data`)
+    expect(err.message).toBe(
+      `pagination.total says ${stale} rows, but position ${stale} holds a row at height ${c.tip} (at most ${c.tip} asked for): the total is lower than the data`
+    )
     // the same total with the heights below the tip asked for: the row past it may be one the chain added since, so the export goes on
     const out = dirs.make()
     const below = await exportVia(server, out, { datasets: ["txs"], toHeight: c.tip - 1 })
@@ -231,23 +242,45 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
         const cursor = req.url.pathname === TXS_PATH ? cursorOf(req.url) : null
         if (cursor === null) return forward()
         const loops = cursor.nonce !== undefined && cursor.sequence === loopAt
-        const res = await forward(rewritten(req.url, (q) => q.set("pagination.key", cursorKey({ sequence: loops ? loopAt - back : cursor.sequence }))))
+        const res = await forward(
+          rewritten(req.url, (q) => q.set("pagination.key", cursorKey({ sequence: loops ? loopAt - back : cursor.sequence })))
+        )
         const page = JSON.parse(res.body)
         // every key handed out is new (a nonce, dropped again above): only the records show the cycle
         if (page.pagination.next_key) page.pagination.next_key = cursorKey({ ...keyOf(page.pagination.next_key), nonce: ++nonce })
         return json(page)
       })
       const out = dirs.make()
-      const err = failureOf(await exportVia(server, out, { datasets: ["txs"], fromHeight: height, toHeight: height, pageSize: 1, concurrency: 1 }))
+      const err = failureOf(
+        await exportVia(server, out, { datasets: ["txs"], fromHeight: height, toHeight: height, pageSize: 1, concurrency: 1 })
+      )
       expect(err._tag, `back ${back}`).toBe("IndexerPagingError")
       expect(err.message).toMatch(new RegExp(`^the record [0-9A-F]{64} at height ${height} came twice: the pages overlap or cycle$`))
       expectNothingCommittedIn(out, "txs", [first, first + n])
       if (back !== 2) continue
       const cli = dirs.make()
-      const run = await runCli(["export", "--indexer-url", server.url, "--out", cli, "--datasets", "txs", "--from-height", String(height), "--to-height", String(height), "--page-size", "1", "--concurrency", "1"])
+      const run = await runCli([
+        "export",
+        "--indexer-url",
+        server.url,
+        "--out",
+        cli,
+        "--datasets",
+        "txs",
+        "--from-height",
+        String(height),
+        "--to-height",
+        String(height),
+        "--page-size",
+        "1",
+        "--concurrency",
+        "1"
+      ])
       expect(run.code, run.stdout + run.stderr).toBe(1)
       // (the plan's progress line comes first) one error line, no stack
-      expect(run.stderr.trim().split("\n").at(-1)).toMatch(/^chain-lake: error: pagination of txs cannot be trusted .*came twice: the pages overlap or cycle\. /)
+      expect(run.stderr.trim().split("\n").at(-1)).toMatch(
+        /^chain-lake: error: pagination of txs cannot be trusted .*came twice: the pages overlap or cycle\. /
+      )
       expect(run.stderr).not.toMatch(/\n\s+at /)
       expectNothingCommittedIn(cli, "txs", [first, first + n])
     }
@@ -333,7 +366,9 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     const gapOut = dirs.make()
     const missing = failureOf(await exportVia(gap, gapOut, { datasets: ["txs"] }))
     expect(missing).toMatchObject({ _tag: "IndexerPagingError", key: cursorKey({ sequence: 50 }) })
-    expect(missing.message).toBe("the page after sequence 50 holds 49 rows, so it ends at sequence 99, but its next_key names 100: the indexer did not honour the cursor, or its sequences are not contiguous")
+    expect(missing.message).toBe(
+      "the page after sequence 50 holds 49 rows, so it ends at sequence 99, but its next_key names 100: the indexer did not honour the cursor, or its sequences are not contiguous"
+    )
     expectNothingCommittedIn(gapOut, "txs", [0, 100])
     // an offset key where a cursor belongs (single-row probes answered as they are)
     const offsetKeys = await proxy(async (req, forward) => {
@@ -358,12 +393,16 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     })
     const err = failureOf(await exportVia(server, out, { datasets: ["nft_collections"], pageSize: 2 }))
     expect(err._tag).toBe("IndexerPagingError")
-    expect(err.message).toBe("the page held 1 of the 2 records asked for, yet named a next page (an offset key follows only a full page): the server cut it short, and rows may be lost")
+    expect(err.message).toBe(
+      "the page held 1 of the 2 records asked for, yet named a next page (an offset key follows only a full page): the server cut it short, and rows may be lost"
+    )
     expect(manifestOf(out, "nft_collections")?.snapshots ?? []).toEqual([])
   })
 
   it("values their columns cannot hold (tx_count past 2^31, gas past 2^63) and a tx nested 5000 deep are invalid records: named and failing by default, quarantined on request with the rest exported", async () => {
-    const tenth = await (await fetch(`${devnet.indexerUrl}${TXS_PATH}?pagination.offset=10&pagination.limit=1&pagination.reverse=false`)).json()
+    const tenth = await (
+      await fetch(`${devnet.indexerUrl}${TXS_PATH}?pagination.offset=10&pagination.limit=1&pagination.reverse=false`)
+    ).json()
     const deepHash = (tenth as { txs: Array<{ txhash: string }> }).txs[0].txhash
     const server = await proxy(async (req, forward) => {
       const res = await forward()
@@ -379,24 +418,39 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
         if (!first) return res
         // as text: the proxy's own JSON.stringify cannot write it either
         first.tx.deep = "DEEP"
-        return text(200, JSON.stringify(page).replace('"DEEP"', "[".repeat(5000) + "]".repeat(5000)), { "content-type": "application/json" })
+        return text(200, JSON.stringify(page).replace('"DEEP"', "[".repeat(5000) + "]".repeat(5000)), {
+          "content-type": "application/json"
+        })
       }
       return res
     })
     const failed = failureOf(await exportVia(server, dirs.make(), { datasets: ["blocks"] }))
     expect(failed).toMatchObject({ _tag: "IndexerDecodeError", endpoint: "blocks" })
-    expect(failed.message).toMatch(/^blocks: (2147483648 does not fit column tx_count \(a 32-bit integer\)|9223372036854775808 does not fit column gas_used \(a 64-bit integer\))$/)
+    expect(failed.message).toMatch(
+      /^blocks: (2147483648 does not fit column tx_count \(a 32-bit integer\)|9223372036854775808 does not fit column gas_used \(a 64-bit integer\))$/
+    )
     const out = dirs.make()
     const result = await exportVia(server, out, { datasets: ["blocks", "txs"], onInvalid: "quarantine" })
     if (Either.isLeft(result)) throw new Error(`export failed: ${String(result.left)}`)
     const quarantined = (source: string) =>
-      readFileSync(join(out, "_quarantine", `${source}.ndjson`), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { message: string; record: unknown; record_omitted?: string })
-    expect(quarantined("blocks").map((q) => q.message).sort()).toEqual([
+      readFileSync(join(out, "_quarantine", `${source}.ndjson`), "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { message: string; record: unknown; record_omitted?: string })
+    expect(
+      quarantined("blocks")
+        .map((q) => q.message)
+        .sort()
+    ).toEqual([
       "blocks: 2147483648 does not fit column tx_count (a 32-bit integer)",
       "blocks: 9223372036854775808 does not fit column gas_used (a 64-bit integer)"
     ])
     const [deepTx] = quarantined("txs")
-    expect(deepTx).toMatchObject({ message: "cannot be written: Maximum call stack size exceeded (JSON nested too deeply?)", record: { txhash: deepHash }, record_omitted: "its nested values: too deep to store" })
+    expect(deepTx).toMatchObject({
+      message: "cannot be written: Maximum call stack size exceeded (JSON nested too deeply?)",
+      record: { txhash: deepHash },
+      record_omitted: "its nested values: too deep to store"
+    })
     expect(result.right.datasets.map((d) => [d.dataset, d.rows, d.quarantined])).toEqual([
       ["blocks", devnet.chain.tip - 2, 2],
       ["txs", devnet.chain.txTotal() - 1, 1]
@@ -409,7 +463,11 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     const server = await proxy(async (req, forward) => {
       const res = await forward()
       const k = req.index % 3
-      return { status: res.status, headers: { ...res.headers, "content-encoding": names[k] }, bytes: compress[k](Buffer.from(res.body ?? "")) }
+      return {
+        status: res.status,
+        headers: { ...res.headers, "content-encoding": names[k] },
+        bytes: compress[k](Buffer.from(res.body ?? ""))
+      }
     })
     const out = dirs.make()
     const result = await exportVia(server, out, { datasets: ["blocks", "txs"] })
@@ -418,7 +476,7 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
       ["blocks", devnet.chain.tip],
       ["txs", devnet.chain.txTotal()]
     ])
-    const broken = await proxy(async (req, forward) => {
+    const broken = await proxy(async (_req, forward) => {
       const res = await forward()
       return { status: res.status, headers: { ...res.headers, "content-encoding": "gzip" }, body: res.body }
     })
@@ -429,7 +487,9 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
       const res = await forward()
       return req.url.pathname === "/status" ? { ...res, headers: { ...res.headers, "content-encoding": "zstd" } } : res
     })
-    expect(failureOf(await exportVia(zstd, dirs.make(), { datasets: ["blocks"] })).message).toMatch(/its body came with content-encoding zstd, which chain-lake cannot read/)
+    expect(failureOf(await exportVia(zstd, dirs.make(), { datasets: ["blocks"] })).message).toMatch(
+      /its body came with content-encoding zstd, which chain-lake cannot read/
+    )
   })
 
   it("a blocks page with a block of another chain than /status names (a proxy mixing two networks) → IndexerPagingError, the shard not committed", async () => {
@@ -472,7 +532,9 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     )
     const err = failureOf(result)
     expect(err._tag).toBe("IndexerDecodeError")
-    expect(err.message).toMatch(/^the answer of http:\/\/127\.0\.0\.1:\d+\/indexer\/tx\/v1\/txs\?\S+ is larger than 1 MB: lower --page-size, or raise --max-page-mb/)
+    expect(err.message).toMatch(
+      /^the answer of http:\/\/127\.0\.0\.1:\d+\/indexer\/tx\/v1\/txs\?\S+ is larger than 1 MB: lower --page-size, or raise --max-page-mb/
+    )
     // each URL asked for once: a size limit is not a transient failure
     const asked = server.requests.filter((r) => r.path.startsWith(TXS_PATH)).map((r) => r.path)
     expect(asked.length).toBeGreaterThan(0)
@@ -480,10 +542,14 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
   })
 
   it("a redirect is not followed (credentials would go with it): IndexerHttpError says so, with no empty body after a colon", async () => {
-    const server = await proxy((req, forward) => (req.url.pathname === BLOCKS_PATH ? text(302, "", { location: "http://elsewhere.invalid/" }) : forward()))
+    const server = await proxy((req, forward) =>
+      req.url.pathname === BLOCKS_PATH ? text(302, "", { location: "http://elsewhere.invalid/" }) : forward()
+    )
     const err = failureOf(await exportVia(server, dirs.make(), { datasets: ["blocks"] }))
     expect(err._tag).toBe("IndexerHttpError")
-    expect(err.message).toMatch(/^indexer answered 302 for \S+ \(a redirect, which chain-lake does not follow: give --indexer-url the address it points to\)$/)
+    expect(err.message).toMatch(
+      /^indexer answered 302 for \S+ \(a redirect, which chain-lake does not follow: give --indexer-url the address it points to\)$/
+    )
   })
 
   it("a 4xx in the middle of an export is asked for once and fails it with IndexerHttpError", async () => {
@@ -533,7 +599,13 @@ describe("export: a snapshot under a moving watermark", () => {
     const { report, manifest, notices, out } = await collectionsSnapshot(server)
     expect(report.datasets[0]).toMatchObject({ dataset: "nft_collections", consistency: "best-effort", rows: collections() })
     // an analyst filters on it: the snapshots view says which snapshot is exact, and the heights it spans
-    const described = await Effect.runPromise(Effect.scoped(Effect.flatMap(makeAnalytics({ dataDir: out }), (a) => a.query("SELECT dataset, snapshot_height, exact, watermark_before, watermark_after, reads FROM snapshots"))))
+    const described = await Effect.runPromise(
+      Effect.scoped(
+        Effect.flatMap(makeAnalytics({ dataDir: out }), (a) =>
+          a.query("SELECT dataset, snapshot_height, exact, watermark_before, watermark_after, reads FROM snapshots")
+        )
+      )
+    )
     expect(described.rows).toEqual([["nft_collections", String(tip() + 1), false, String(tip() + 1), String(tip() + calls()), 3]])
     expect(manifest.snapshots.length).toBe(1)
     expect(manifest.snapshots[0]).toMatchObject({
@@ -551,7 +623,9 @@ describe("export: a snapshot under a moving watermark", () => {
     // the one-row request before them asks whether the list is served at all
     const firstPages = server.requests.filter((r) => {
       const url = new URL(r.path, server.url)
-      return url.pathname === COLLECTIONS_PATH && !url.searchParams.has("pagination.key") && url.searchParams.get("pagination.limit") !== "1"
+      return (
+        url.pathname === COLLECTIONS_PATH && !url.searchParams.has("pagination.key") && url.searchParams.get("pagination.limit") !== "1"
+      )
     })
     expect(collections()).toBeLessThan(SHARDING.pageSize!)
     expect(firstPages.length).toBe(3)
@@ -571,8 +645,17 @@ describe("export: a snapshot under a moving watermark", () => {
     })
     const { report, manifest, notices } = await collectionsSnapshot(server)
     expect(report.datasets[0]).toMatchObject({ dataset: "nft_collections", consistency: "exact", rows: collections() })
-    expect(manifest.snapshots[0]).toMatchObject({ consistency: "exact", reads: 2, snapshot_height: tip(), watermark_before: tip(), watermark_after: tip() + 1, rows: collections() })
-    expect(notices.filter((n) => /moved .* reading again/.test(n))).toEqual([`nft_collections: the height moved (${tip()} → ${tip() + 1}) during the read; reading again`])
+    expect(manifest.snapshots[0]).toMatchObject({
+      consistency: "exact",
+      reads: 2,
+      snapshot_height: tip(),
+      watermark_before: tip(),
+      watermark_after: tip() + 1,
+      rows: collections()
+    })
+    expect(notices.filter((n) => /moved .* reading again/.test(n))).toEqual([
+      `nft_collections: the height moved (${tip()} → ${tip() + 1}) during the read; reading again`
+    ])
   })
 
   it("a /status that lags the lists (collections created after the height it names) gives best-effort, read three times, with the rows counted in the notice", async () => {
@@ -585,16 +668,30 @@ describe("export: a snapshot under a moving watermark", () => {
     })
     const { report, manifest, notices } = await collectionsSnapshot(server)
     expect(report.datasets[0]).toMatchObject({ dataset: "nft_collections", consistency: "best-effort" })
-    expect(manifest.snapshots[0]).toMatchObject({ consistency: "best-effort", reads: 3, snapshot_height: lagging, note: expect.stringMatching(/from a later height/) })
+    expect(manifest.snapshots[0]).toMatchObject({
+      consistency: "best-effort",
+      reads: 3,
+      snapshot_height: lagging,
+      note: expect.stringMatching(/from a later height/)
+    })
     const later = created.filter((h) => h > lagging).length
-    expect(notices.filter((n) => /reading again/.test(n))).toEqual(Array(2).fill(`nft_collections: ${later} rows hold state from after height ${lagging} during the read; reading again`))
+    expect(notices.filter((n) => /reading again/.test(n))).toEqual(
+      Array(2).fill(`nft_collections: ${later} rows hold state from after height ${lagging} during the read; reading again`)
+    )
   })
 
   it("an unmodified devnet behind the same proxy gives exact, read once, with no note", async () => {
     const server = await proxy((_, forward) => forward())
     const { report, manifest } = await collectionsSnapshot(server)
     expect(report.datasets[0]).toMatchObject({ consistency: "exact", rows: collections() })
-    expect(manifest.snapshots[0]).toMatchObject({ consistency: "exact", reads: 1, snapshot_height: tip(), watermark_before: tip(), watermark_after: tip(), rows: collections() })
+    expect(manifest.snapshots[0]).toMatchObject({
+      consistency: "exact",
+      reads: 1,
+      snapshot_height: tip(),
+      watermark_before: tip(),
+      watermark_after: tip(),
+      rows: collections()
+    })
     expect(manifest.snapshots[0].note).toBeUndefined()
   })
 })

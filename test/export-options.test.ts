@@ -48,7 +48,12 @@ const exportFrom = (indexerUrl: string, out: string, options: ExportOptions = {}
  * dataset it exported done once, its rows summed to the report's (a shard re-exported after another
  * writer took its range counts its dropped rows back out).
  */
-const exportOk = async (out: string, options: ExportOptions = {}, indexerUrl = devnet.indexerUrl, retry = FAST_RETRY): Promise<ExportReport> => {
+const exportOk = async (
+  out: string,
+  options: ExportOptions = {},
+  indexerUrl = devnet.indexerUrl,
+  retry = FAST_RETRY
+): Promise<ExportReport> => {
   const heard = { rows: new Map<string, number>(), done: new Map<string, number>(), planned: [] as Array<DatasetPlan> }
   const given = options.observer ?? {}
   const observer = {
@@ -79,7 +84,9 @@ const exportOk = async (out: string, options: ExportOptions = {}, indexerUrl = d
 }
 /** The devnet behind a proxy whose /status answer is `rewrite`'s. */
 const statusVia = (rewrite: (status: Record<string, unknown>) => Record<string, unknown>) =>
-  startProxy(devnet.indexerUrl, async (req, forward) => (req.url.pathname === "/status" ? json(rewrite(JSON.parse((await forward()).body))) : forward()))
+  startProxy(devnet.indexerUrl, async (req, forward) =>
+    req.url.pathname === "/status" ? json(rewrite(JSON.parse((await forward()).body))) : forward()
+  )
 const manifest = (out: string, dataset: string): Manifest => JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8"))
 const heightOf = (_name: string, row: Readonly<Record<string, unknown>>) => Number(row.height)
 /** The model's rows of `name` with heights in [from, to]. */
@@ -88,7 +95,11 @@ const between = (name: string, from: number, to: number): ExpectedDataset => {
   return { ...d, rows: d.rows.filter((r) => heightOf(name, r) >= from && heightOf(name, r) <= to) }
 }
 /** What a report says of each dataset, and what the manifests hold, agree. */
-const expectReportMatchesManifests = (report: ExportReport, out: string, before: Record<string, { rows: number; files: number; bytes: number }> = {}) => {
+const expectReportMatchesManifests = (
+  report: ExportReport,
+  out: string,
+  before: Record<string, { rows: number; files: number; bytes: number }> = {}
+) => {
   for (const r of report.datasets.filter((d) => !d.skipped)) {
     const m = manifest(out, r.dataset)
     const was = before[r.dataset] ?? { rows: 0, files: 0, bytes: 0 }
@@ -100,10 +111,12 @@ const expectReportMatchesManifests = (report: ExportReport, out: string, before:
   }
 }
 const totalsOf = (out: string, names: ReadonlyArray<string>) =>
-  Object.fromEntries(names.map((n) => {
-    const m = manifest(out, n)
-    return [n, { rows: m.files.reduce((s, f) => s + f.rows, 0), files: m.files.length, bytes: m.files.reduce((s, f) => s + f.bytes, 0) }]
-  }))
+  Object.fromEntries(
+    names.map((n) => {
+      const m = manifest(out, n)
+      return [n, { rows: m.files.reduce((s, f) => s + f.rows, 0), files: m.files.length, bytes: m.files.reduce((s, f) => s + f.bytes, 0) }]
+    })
+  )
 
 describe("height bounds", () => {
   it("--from-height/--to-height export exactly those heights, plan and report add up, and a later run fills in the rest", async () => {
@@ -111,10 +124,16 @@ describe("height bounds", () => {
     const c = devnet.chain
     const plans: Array<DatasetPlan> = []
     const committed: Array<string> = []
-    const report = await exportOk(out, { datasets: APPEND, fromHeight: 21, toHeight: 60, observer: { planned: (_, p) => plans.push(p), committed: (d, f) => committed.push(`${d}/${f.path}`) } })
+    const report = await exportOk(out, {
+      datasets: APPEND,
+      fromHeight: 21,
+      toHeight: 60,
+      observer: { planned: (_, p) => plans.push(p), committed: (d, f) => committed.push(`${d}/${f.path}`) }
+    })
     expect(report).toMatchObject({ chainId: c.u.chainId, tip: c.tip, dryRun: false })
     expect(Date.parse(report.finishedAt)).toBeGreaterThanOrEqual(Date.parse(report.startedAt))
-    for (const name of APPEND) await expectDatasetMatches(out, between(name, 21, Math.min(60, name === "evm_internal_txs" ? c.internalTxHeight : 60)))
+    for (const name of APPEND)
+      await expectDatasetMatches(out, between(name, 21, Math.min(60, name === "evm_internal_txs" ? c.internalTxHeight : 60)))
     expectReportMatchesManifests(report, out)
     expect(committed.sort()).toEqual(APPEND.flatMap((n) => manifest(out, n).files.map((f) => `${n}/${f.path}`)).sort())
     // blocks count heights, the tx families row positions: the txs of heights 21..60 are positions txSeqBefore(21)..txSeqBefore(61)
@@ -122,7 +141,12 @@ describe("height bounds", () => {
     expect(blocksPlan).toMatchObject({ kind: "append", unit: "height", heights: [21, 60], todo: 40, done: 0 })
     expect(blocksPlan.estimatedRequests).toBe(plans.find((p) => p.dataset === "blocks")!.shards * Math.ceil(40 / 20 / blocksPlan.shards))
     expect(manifest(out, "blocks").committed).toEqual([[21, 61]])
-    expect(plans.find((p) => p.dataset === "txs")).toMatchObject({ unit: "position", heights: [21, 60], todo: c.txSeqBefore(61) - c.txSeqBefore(21), done: 0 })
+    expect(plans.find((p) => p.dataset === "txs")).toMatchObject({
+      unit: "position",
+      heights: [21, 60],
+      todo: c.txSeqBefore(61) - c.txSeqBefore(21),
+      done: 0
+    })
     expect(manifest(out, "txs").committed).toEqual([[c.txSeqBefore(21), c.txSeqBefore(61)]])
     expect(manifest(out, "evm_txs").committed).toEqual([[c.evmSeqBefore(21), c.evmSeqBefore(61)]])
     // evm_txs and evm_logs share one source: planned alike
@@ -134,7 +158,10 @@ describe("height bounds", () => {
     for (const name of APPEND) await expectDatasetMatches(out, lake.get(name)!)
     expectReportMatchesManifests(second, out, before)
     expect(rest.find((p) => p.dataset === "blocks")).toMatchObject({ heights: [1, c.tip], todo: c.tip - 40, done: 40 })
-    expect(rest.find((p) => p.dataset === "txs")).toMatchObject({ todo: c.txTotal() - (c.txSeqBefore(61) - c.txSeqBefore(21)), done: c.txSeqBefore(61) - c.txSeqBefore(21) })
+    expect(rest.find((p) => p.dataset === "txs")).toMatchObject({
+      todo: c.txTotal() - (c.txSeqBefore(61) - c.txSeqBefore(21)),
+      done: c.txSeqBefore(61) - c.txSeqBefore(21)
+    })
     expect(manifest(out, "blocks").committed).toEqual([[1, c.tip + 1]])
     // and a third run has nothing to do
     const third = await exportOk(out, { datasets: APPEND })
@@ -145,20 +172,51 @@ describe("height bounds", () => {
     const out = dirs.make()
     const notices: Array<string> = []
     const c = devnet.chain
-    const report = await exportOk(out, { datasets: ["evm_internal_txs"], fromHeight: c.internalTxHeight - 5, toHeight: c.tip, observer: { notice: (m) => notices.push(m) } })
-    expect(notices.filter((n) => n.includes("is above"))).toEqual([`evm_internal_txs: --to-height ${c.tip} is above internal_tx_height ${c.internalTxHeight}; exporting to ${c.internalTxHeight}`])
+    const report = await exportOk(out, {
+      datasets: ["evm_internal_txs"],
+      fromHeight: c.internalTxHeight - 5,
+      toHeight: c.tip,
+      observer: { notice: (m) => notices.push(m) }
+    })
+    expect(notices.filter((n) => n.includes("is above"))).toEqual([
+      `evm_internal_txs: --to-height ${c.tip} is above internal_tx_height ${c.internalTxHeight}; exporting to ${c.internalTxHeight}`
+    ])
     // a goal ahead of the chain (a follow round) is clipped without a word; heights within reach are not clipped at all
     const quiet: Array<string> = []
-    await exportOk(dirs.make(), { datasets: ["evm_internal_txs"], fromHeight: c.internalTxHeight - 2, toHeight: c.tip, toHeightAhead: true, observer: { notice: (m) => quiet.push(m) } })
-    await exportOk(dirs.make(), { datasets: ["blocks", "evm_internal_txs"], fromHeight: c.internalTxHeight - 2, toHeight: c.internalTxHeight, observer: { notice: (m) => quiet.push(m) } })
+    await exportOk(dirs.make(), {
+      datasets: ["evm_internal_txs"],
+      fromHeight: c.internalTxHeight - 2,
+      toHeight: c.tip,
+      toHeightAhead: true,
+      observer: { notice: (m) => quiet.push(m) }
+    })
+    await exportOk(dirs.make(), {
+      datasets: ["blocks", "evm_internal_txs"],
+      fromHeight: c.internalTxHeight - 2,
+      toHeight: c.internalTxHeight,
+      observer: { notice: (m) => quiet.push(m) }
+    })
     expect(quiet.filter((n) => n.includes("is above"))).toEqual([])
     await expectDatasetMatches(out, between("evm_internal_txs", c.internalTxHeight - 5, c.internalTxHeight))
     expect(report.datasets[0].rows).toBe(between("evm_internal_txs", c.internalTxHeight - 5, c.internalTxHeight).rows.length)
     // heights past every row of the source: a range that is empty, by height or by position; no heights planned
     const past: Array<string> = []
-    const empty = await exportOk(dirs.make(), { datasets: ["blocks", "txs", "token_transfers_cosmos"], fromHeight: c.tip + 3, toHeight: c.tip + 5, observer: { notice: (m) => past.push(m) } })
-    expect(empty.datasets.map((d) => [d.dataset, d.rows, d.files])).toEqual([["blocks", 0, 0], ["txs", 0, 0], ["token_transfers_cosmos", 0, 0]])
-    expect(empty.plans.map((p) => [p.dataset, p.heights, p.todo, p.done, p.shards])).toEqual([["blocks", null, 0, 0, 0], ["txs", null, 0, 0, 0], ["token_transfers_cosmos", null, 0, 0, 0]])
+    const empty = await exportOk(dirs.make(), {
+      datasets: ["blocks", "txs", "token_transfers_cosmos"],
+      fromHeight: c.tip + 3,
+      toHeight: c.tip + 5,
+      observer: { notice: (m) => past.push(m) }
+    })
+    expect(empty.datasets.map((d) => [d.dataset, d.rows, d.files])).toEqual([
+      ["blocks", 0, 0],
+      ["txs", 0, 0],
+      ["token_transfers_cosmos", 0, 0]
+    ])
+    expect(empty.plans.map((p) => [p.dataset, p.heights, p.todo, p.done, p.shards])).toEqual([
+      ["blocks", null, 0, 0, 0],
+      ["txs", null, 0, 0, 0],
+      ["token_transfers_cosmos", null, 0, 0, 0]
+    ])
     // said as what it is: nothing matched (not "exporting to the tip", which exported nothing)
     expect(past).toEqual([
       `blocks: nothing to export: heights ${c.tip + 3}..${c.tip + 5} were asked for, and the source has 1..${c.tip} (height)`,
@@ -173,16 +231,32 @@ describe("dry run", () => {
     await exportOk(out, { datasets: ["blocks"], toHeight: 30 })
     const before = hashTree(out)
     const plans: Array<DatasetPlan> = []
-    const report = await exportOk(out, { dryRun: true, params: { denoms: [DENOMS[0].denom] }, observer: { planned: (_, p) => plans.push(p) } })
+    const report = await exportOk(out, {
+      dryRun: true,
+      params: { denoms: [DENOMS[0].denom] },
+      observer: { planned: (_, p) => plans.push(p) }
+    })
     expect(hashTree(out)).toEqual(before)
     expect(report.dryRun).toBe(true)
     expect(report.plans).toEqual(plans)
     expect(plans.map((p) => p.dataset)).toEqual(EXPORTED_DATASETS.map((d) => d.name))
     expect(plans.find((p) => p.dataset === "blocks")).toMatchObject({ todo: devnet.chain.tip - 30, done: 30 })
-    expect(plans.find((p) => p.dataset === "holders")).toMatchObject({ kind: "snapshot", unit: "snapshot", heights: [devnet.chain.richListHeight, devnet.chain.richListHeight], watermark: devnet.chain.richListHeight })
+    expect(plans.find((p) => p.dataset === "holders")).toMatchObject({
+      kind: "snapshot",
+      unit: "snapshot",
+      heights: [devnet.chain.richListHeight, devnet.chain.richListHeight],
+      watermark: devnet.chain.richListHeight
+    })
     // datasets that read block times ask about one block-list request per page besides their own; one page per shard here
     const big: Array<DatasetPlan> = []
-    await exportOk(dirs.make(), { dryRun: true, datasets: ["txs", "evm_txs"], fromHeight: 5, toHeight: 20, pageSize: 1_000, observer: { planned: (_, p) => big.push(p) } })
+    await exportOk(dirs.make(), {
+      dryRun: true,
+      datasets: ["txs", "evm_txs"],
+      fromHeight: 5,
+      toHeight: 20,
+      pageSize: 1_000,
+      observer: { planned: (_, p) => big.push(p) }
+    })
     expect(big.map((p) => [p.dataset, p.heights, p.estimatedRequests])).toEqual([
       ["txs", [5, 20], big[0].shards],
       ["evm_txs", [5, 20], 2 * big[1].shards]
@@ -191,8 +265,17 @@ describe("dry run", () => {
     // a source read by a dataset that needs block times and one that does not: their pages are the same requests, so both plans count the block lists
     const txs = DATASETS.find((d) => d.name === "txs")!
     const mixed = await Effect.runPromise(
-      runExport([...DATASETS, { ...txs, name: "txs_timed", blockTime: true } as Dataset], { dryRun: true, datasets: ["txs", "txs_timed"], fromHeight: 5, toHeight: 20, pageSize: 1_000, concurrency: 3 }).pipe(
-        Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out: dirs.make(), limits: { concurrency: 3, rps: 0 }, retry: FAST_RETRY }))
+      runExport([...DATASETS, { ...txs, name: "txs_timed", blockTime: true } as Dataset], {
+        dryRun: true,
+        datasets: ["txs", "txs_timed"],
+        fromHeight: 5,
+        toHeight: 20,
+        pageSize: 1_000,
+        concurrency: 3
+      }).pipe(
+        Effect.provide(
+          exportLayer({ indexerUrl: devnet.indexerUrl, out: dirs.make(), limits: { concurrency: 3, rps: 0 }, retry: FAST_RETRY })
+        )
       )
     )
     expect(mixed.plans.map((p) => [p.dataset, p.estimatedRequests])).toEqual([
@@ -201,7 +284,13 @@ describe("dry run", () => {
     ])
     // one height is a range too
     const one: Array<DatasetPlan> = []
-    await exportOk(dirs.make(), { dryRun: true, datasets: ["blocks"], fromHeight: 7, toHeight: 7, observer: { planned: (_, p) => one.push(p) } })
+    await exportOk(dirs.make(), {
+      dryRun: true,
+      datasets: ["blocks"],
+      fromHeight: 7,
+      toHeight: 7,
+      observer: { planned: (_, p) => one.push(p) }
+    })
     expect(one).toMatchObject([{ dataset: "blocks", heights: [7, 7], todo: 1 }])
     expect(report.datasets.every((d) => d.rows === 0 && d.files === 0)).toBe(true)
     // into a folder that holds no lake yet: not even the lake's identity is written
@@ -220,11 +309,18 @@ describe("invalid records", () => {
       expect(Either.isLeft(failed) && failed.left._tag).toBe("IndexerDecodeError")
       expect(manifest(out, "blocks").files).toEqual([])
       const report = await exportOk(out, { datasets: ["blocks"], onInvalid: "quarantine" }, bad.indexerUrl)
-      const quarantined = readFileSync(join(out, "_quarantine", "blocks.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l))
+      const quarantined = readFileSync(join(out, "_quarantine", "blocks.ndjson"), "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l))
       expect(quarantined.length).toBeGreaterThan(0)
       expect(report.datasets[0]).toMatchObject({ quarantined: quarantined.length, rows: devnet.chain.tip - quarantined.length })
       for (const q of quarantined) {
-        expect(q).toMatchObject({ endpoint: "blocks", path: expect.stringMatching(/^blocks\[\d+\]\.(height|chain_id)$/), message: expect.stringMatching(/^Expected /) })
+        expect(q).toMatchObject({
+          endpoint: "blocks",
+          path: expect.stringMatching(/^blocks\[\d+\]\.(height|chain_id)$/),
+          message: expect.stringMatching(/^Expected /)
+        })
         expect(q.record).toBeTypeOf("object")
         expect(typeof q.key === "string" || q.key === null).toBe(true)
       }
@@ -246,14 +342,24 @@ describe("what the chain cannot serve", () => {
       const out = dirs.make()
       const report = await exportOk(out, { observer: { notice: (m) => notices.push(m) } }, move.indexerUrl)
       const skipped = Object.fromEntries(report.datasets.filter((d) => d.skipped).map((d) => [d.dataset, d.skipped]))
-      expect(skipped).toEqual({ evm_txs: "not served", evm_logs: "not served", evm_internal_txs: "not served", token_transfers_evm: "not served", nft_transfers: "not served" })
+      expect(skipped).toEqual({
+        evm_txs: "not served",
+        evm_logs: "not served",
+        evm_internal_txs: "not served",
+        token_transfers_evm: "not served",
+        nft_transfers: "not served"
+      })
       // the cosmos side of token transfers comes from the txs every VM serves, accounts canonical
-      const moves = await queryLake(`SELECT count(*) n, count(*) FILTER (WHERE regexp_full_match(from_address, '0x[0-9a-f]{40}') AND from_bech32 LIKE 'init1%') canonical FROM ${scan(out, "token_transfers_cosmos")}`)
+      const moves = await queryLake(
+        `SELECT count(*) n, count(*) FILTER (WHERE regexp_full_match(from_address, '0x[0-9a-f]{40}') AND from_bech32 LIKE 'init1%') canonical FROM ${scan(out, "token_transfers_cosmos")}`
+      )
       expect(Number(moves[0].n)).toBeGreaterThan(0)
       expect(moves[0].canonical).toBe(moves[0].n)
       expect(notices).toContain("evm_txs: skipped, its endpoint evm-txs answered that this indexer does not serve it (404)")
       // the rich list is served on every VM (the real indexer since 2026-02): holders exported, accounts bech32
-      const holders = await queryLake(`SELECT count(*) n, count(*) FILTER (WHERE account_bech32 LIKE 'init1%' AND regexp_full_match(account_address, '0x[0-9a-f]{40}')) bech32 FROM ${scan(out, "holders")}`)
+      const holders = await queryLake(
+        `SELECT count(*) n, count(*) FILTER (WHERE account_bech32 LIKE 'init1%' AND regexp_full_match(account_address, '0x[0-9a-f]{40}')) bech32 FROM ${scan(out, "holders")}`
+      )
       expect(Number(holders[0].n)).toBeGreaterThan(0)
       expect(holders[0].bech32).toBe(holders[0].n)
       // an indexer from before that answers 404 for the rich list: holders skipped, with the reason
@@ -266,7 +372,10 @@ describe("what the chain cannot serve", () => {
       // asked for by name, a dataset the source does not serve is an error, before anything is written
       const named = dirs.make()
       const r = await exportFrom(move.indexerUrl, named, { datasets: ["blocks", "evm_txs"] })
-      expect(Either.isLeft(r) && r.left).toMatchObject({ _tag: "ExportError", message: "evm_txs cannot be exported from this source (not served)" })
+      expect(Either.isLeft(r) && r.left).toMatchObject({
+        _tag: "ExportError",
+        message: "evm_txs cannot be exported from this source (not served)"
+      })
       expect(hashTree(named)).toEqual({})
     } finally {
       await move.stop()
@@ -278,16 +387,27 @@ describe("what the chain cannot serve", () => {
     const proxy = await statusVia(({ rich_list_height, internal_tx_height, ...status }) => status)
     try {
       const notices: Array<string> = []
-      const report = await exportOk(dirs.make(), { params: { denoms: [DENOMS[0].denom] }, observer: { notice: (m) => notices.push(m) } }, proxy.url)
+      const report = await exportOk(
+        dirs.make(),
+        { params: { denoms: [DENOMS[0].denom] }, observer: { notice: (m) => notices.push(m) } },
+        proxy.url
+      )
       expect(report.datasets.filter((d) => d.skipped).map((d) => [d.dataset, d.skipped])).toEqual([
         ["evm_internal_txs", "no internal_tx_height"],
         ["holders", "no rich_list_height"]
       ])
-      expect(notices.filter((n) => n.includes("skipped"))).toEqual(["evm_internal_txs: skipped, the source reports no internal_tx_height", "holders: skipped, the source reports no rich_list_height"])
-      const named = await exportFrom(proxy.url, dirs.make(), { datasets: ["evm_internal_txs", "holders"], params: { denoms: [DENOMS[0].denom] } })
+      expect(notices.filter((n) => n.includes("skipped"))).toEqual([
+        "evm_internal_txs: skipped, the source reports no internal_tx_height",
+        "holders: skipped, the source reports no rich_list_height"
+      ])
+      const named = await exportFrom(proxy.url, dirs.make(), {
+        datasets: ["evm_internal_txs", "holders"],
+        params: { denoms: [DENOMS[0].denom] }
+      })
       expect(Either.isLeft(named) && named.left).toMatchObject({
         _tag: "ExportError",
-        message: "evm_internal_txs cannot be exported from this source (no internal_tx_height); holders cannot be exported from this source (no rich_list_height)"
+        message:
+          "evm_internal_txs cannot be exported from this source (no internal_tx_height); holders cannot be exported from this source (no rich_list_height)"
       })
     } finally {
       await proxy.close()
@@ -298,14 +418,21 @@ describe("what the chain cannot serve", () => {
     const out = dirs.make()
     await exportOk(out, { datasets: ["blocks", "holders"], toHeight: 20, params: { denoms: [DENOMS[0].denom] } })
     // as a chain-lake before these columns would have written the manifests
-    for (const [name, column] of [["blocks", "proposer_address"], ["holders", "account_bech32"]]) {
+    for (const [name, column] of [
+      ["blocks", "proposer_address"],
+      ["holders", "account_bech32"]
+    ]) {
       const path = join(out, name, "_manifest.json")
       const m = JSON.parse(readFileSync(path, "utf8"))
       m.columns = m.columns.filter((c: { name: string }) => c.name !== column)
       writeFileSync(path, JSON.stringify(m))
     }
     const notices: Array<string> = []
-    await exportOk(out, { datasets: ["blocks", "holders"], params: { denoms: [DENOMS[1].denom] }, observer: { notice: (m) => notices.push(m) } })
+    await exportOk(out, {
+      datasets: ["blocks", "holders"],
+      params: { denoms: [DENOMS[1].denom] },
+      observer: { notice: (m) => notices.push(m) }
+    })
     expect(notices.filter((n) => n.includes("lack"))).toEqual([
       "blocks: files committed earlier lack proposer_address (added by a newer chain-lake); those rows read NULL there: export into a new folder to have it everywhere",
       "holders: files committed earlier lack account_bech32 (added by a newer chain-lake); those rows read NULL there: export into a new folder to have it everywhere"
@@ -328,7 +455,10 @@ describe("what the chain cannot serve", () => {
     const one = await at(1)
     try {
       const none = await exportFrom(zero.url, dirs.make(), { datasets: ["holders"], params: { denoms: [DENOMS[0].denom] } })
-      expect(Either.isLeft(none) && none.left).toMatchObject({ _tag: "ExportError", message: "holders cannot be exported from this source (no rich_list_height)" })
+      expect(Either.isLeft(none) && none.left).toMatchObject({
+        _tag: "ExportError",
+        message: "holders cannot be exported from this source (no rich_list_height)"
+      })
       const first = await exportOk(dirs.make(), { datasets: ["holders"], params: { denoms: [DENOMS[0].denom] } }, one.url)
       expect(first.datasets[0]).toMatchObject({ dataset: "holders", snapshotHeight: 1 })
     } finally {
@@ -349,16 +479,31 @@ describe("snapshots", () => {
     expect(notices[0]).toBe("holders: skipped, no denoms: pass --denoms, or export blocks first (their total_fee denoms are the default)")
     const first = await exportOk(out, { datasets: ["holders", "nft_collections"], params: { denoms: [DENOMS[1].denom] } })
     const holdersOf = (i: number) => c.holders(i).length
-    expect(first.datasets.find((d) => d.dataset === "holders")).toMatchObject({ rows: holdersOf(1), files: 1, snapshotHeight: c.richListHeight, consistency: "exact" })
+    expect(first.datasets.find((d) => d.dataset === "holders")).toMatchObject({
+      rows: holdersOf(1),
+      files: 1,
+      snapshotHeight: c.richListHeight,
+      consistency: "exact"
+    })
     expect(first.datasets.find((d) => d.dataset === "nft_collections")).toMatchObject({ snapshotHeight: c.tip, consistency: "exact" })
     expectReportMatchesManifests(first, out)
     const againNotices: Array<string> = []
     const againRows: Array<[string, number]> = []
-    const again = await exportOk(out, { datasets: ["holders", "nft_collections"], params: { denoms: [DENOMS[1].denom] }, observer: { notice: (m) => againNotices.push(m), rows: (d, n) => againRows.push([d, n]) } })
+    const again = await exportOk(out, {
+      datasets: ["holders", "nft_collections"],
+      params: { denoms: [DENOMS[1].denom] },
+      observer: { notice: (m) => againNotices.push(m), rows: (d, n) => againRows.push([d, n]) }
+    })
     // nothing read, nothing to hear, all counts zero
     expect(againRows).toEqual([])
-    expect(again.datasets.map((d) => [d.rows, d.files, d.bytes])).toEqual([[0, 0, 0], [0, 0, 0]])
-    expect(againNotices.sort()).toEqual([`holders: snapshot at height ${c.richListHeight} is already committed`, `nft_collections: snapshot at height ${c.tip} is already committed`])
+    expect(again.datasets.map((d) => [d.rows, d.files, d.bytes])).toEqual([
+      [0, 0, 0],
+      [0, 0, 0]
+    ])
+    expect(againNotices.sort()).toEqual([
+      `holders: snapshot at height ${c.richListHeight} is already committed`,
+      `nft_collections: snapshot at height ${c.tip} is already committed`
+    ])
     // reported in the catalog's order, whatever the order asked in
     expect(again.datasets.map((d) => [d.dataset, d.skipped])).toEqual([
       ["nft_collections", `snapshot ${c.tip} already committed`],
@@ -368,8 +513,16 @@ describe("snapshots", () => {
     expect(more.datasets[0]).toMatchObject({ rows: holdersOf(0), files: 1 })
     const m = manifest(out, "holders")
     expect(m.snapshots).toHaveLength(1)
-    expect(m.snapshots[0]).toMatchObject({ snapshot_height: c.richListHeight, rows: holdersOf(0) + holdersOf(1), lists: [`holders of ${DENOMS[1].denom}`, `holders of ${DENOMS[0].denom}`], reads: 1 })
-    expect(m.files.map((f) => f.path)).toEqual([`snapshot_height=${c.richListHeight}/part-0.parquet`, `snapshot_height=${c.richListHeight}/part-1.parquet`])
+    expect(m.snapshots[0]).toMatchObject({
+      snapshot_height: c.richListHeight,
+      rows: holdersOf(0) + holdersOf(1),
+      lists: [`holders of ${DENOMS[1].denom}`, `holders of ${DENOMS[0].denom}`],
+      reads: 1
+    })
+    expect(m.files.map((f) => f.path)).toEqual([
+      `snapshot_height=${c.richListHeight}/part-0.parquet`,
+      `snapshot_height=${c.richListHeight}/part-1.parquet`
+    ])
     expect(m.files.every((f) => f.min_height === c.richListHeight && f.max_height === c.richListHeight)).toBe(true)
     await expectDatasetMatches(out, lake.get("holders")!)
   })
@@ -384,7 +537,10 @@ describe("denoms from the lake", () => {
     const file = join(out, "blocks", manifest(out, "blocks").files[0].path)
     writeFileSync(file, "not parquet")
     const broken = await exportFrom(devnet.indexerUrl, out, { datasets: ["holders"] })
-    expect(Either.isLeft(broken) && broken.left).toMatchObject({ _tag: "SinkError", message: expect.stringContaining(`File '${file}' too small to be a Parquet file`) })
+    expect(Either.isLeft(broken) && broken.left).toMatchObject({
+      _tag: "SinkError",
+      message: expect.stringContaining(`File '${file}' too small to be a Parquet file`)
+    })
   })
 })
 
@@ -428,7 +584,10 @@ describe("two writers of one snapshot", () => {
       const params = { denoms: [DENOMS[0].denom] }
       const notices: Array<string> = []
       // its held request waits for the first writer, however slow the machine: no request timeout
-      second = exportOk(out, { datasets: ["holders"], params, observer: { notice: (m) => notices.push(m) } }, held.url, { ...FAST_RETRY, timeoutMs: 120_000 })
+      second = exportOk(out, { datasets: ["holders"], params, observer: { notice: (m) => notices.push(m) } }, held.url, {
+        ...FAST_RETRY,
+        timeoutMs: 120_000
+      })
       // (a second writer that fails before its read ends the wait too)
       await Promise.race([reading, second])
       const first = await exportOk(out, { datasets: ["holders"], params })
@@ -439,7 +598,10 @@ describe("two writers of one snapshot", () => {
       expect(notices.filter((n) => n.includes("reading what is left"))).toHaveLength(1)
       expect(manifest(out, "holders").snapshots).toHaveLength(1)
       expect(manifest(out, "holders").files).toHaveLength(1)
-      await expectDatasetMatches(out, { ...lake.get("holders")!, rows: lake.get("holders")!.rows.filter((r) => r.denom === DENOMS[0].denom) })
+      await expectDatasetMatches(out, {
+        ...lake.get("holders")!,
+        rows: lake.get("holders")!.rows.filter((r) => r.denom === DENOMS[0].denom)
+      })
     } finally {
       release()
       await second?.catch(() => undefined)
@@ -461,9 +623,19 @@ describe("scheduling", () => {
       return forward()
     })
     try {
-      await exportOk(dirs.make(), { datasets: ["blocks", "nft_collections", "nft_tokens", "holders"], pageSize: 5, params: { denoms: [DENOMS[0].denom] } }, proxy.url)
+      await exportOk(
+        dirs.make(),
+        { datasets: ["blocks", "nft_collections", "nft_tokens", "holders"], pageSize: 5, params: { denoms: [DENOMS[0].denom] } },
+        proxy.url
+      )
       // each list read in the order its dataset declares: the rich list largest first, the rest oldest first (the collections twice: their snapshot, and nft_tokens' list of them)
-      expect(Object.fromEntries([...reversed].filter(([p]) => !p.startsWith("/indexer/nft/v1/tokens") && !p.startsWith("/indexer/block/v1/blocks/") && p !== "/status").map(([p, r]) => [p, [...r]]))).toEqual({
+      expect(
+        Object.fromEntries(
+          [...reversed]
+            .filter(([p]) => !p.startsWith("/indexer/nft/v1/tokens") && !p.startsWith("/indexer/block/v1/blocks/") && p !== "/status")
+            .map(([p, r]) => [p, [...r]])
+        )
+      ).toEqual({
         "/indexer/block/v1/blocks": ["false"],
         "/indexer/nft/v1/collections": ["false"],
         [`/indexer/richlist/v1/${encodeURIComponent(DENOMS[0].denom)}`]: ["true"]
@@ -524,7 +696,11 @@ describe("shards that are writing", () => {
       const base = exportLayer({ indexerUrl: proxy.url, out, limits: { concurrency: 1, rps: 0 }, retry: FAST_RETRY })
       // (of two layers merged, the later one's ParquetSink is the one provided; `base` is built once)
       const layer = Layer.merge(base, gated.pipe(Layer.provide(base)))
-      const report = await Effect.runPromise(runExport(DATASETS, { datasets: ["blocks"], pageSize: 20, concurrency: 1, maxShardUnits: 20, bucketWidth: 100 }).pipe(Effect.provide(layer)))
+      const report = await Effect.runPromise(
+        runExport(DATASETS, { datasets: ["blocks"], pageSize: 20, concurrency: 1, maxShardUnits: 20, bucketWidth: 100 }).pipe(
+          Effect.provide(layer)
+        )
+      )
       expect(report.datasets[0]).toMatchObject({ rows: 80, files: 4 })
       expect(pages).toBe(4)
       // the first three shards' writes each saw the next shard's page come; the last had none to see
@@ -538,7 +714,10 @@ describe("shards that are writing", () => {
 
 describe("option errors", () => {
   it.each([
-    [{ datasets: ["blocks", "nope", "txz"] }, "unknown dataset nope, txz; known: blocks, txs, evm_txs, evm_logs, evm_internal_txs, token_transfers_evm, token_transfers_cosmos, nft_transfers, nft_collections, nft_tokens, holders"],
+    [
+      { datasets: ["blocks", "nope", "txz"] },
+      "unknown dataset nope, txz; known: blocks, txs, evm_txs, evm_logs, evm_internal_txs, token_transfers_evm, token_transfers_cosmos, nft_transfers, nft_collections, nft_tokens, holders"
+    ],
     [{ pageSize: 0 }, "--page-size must be 1..1000 (the indexer's limit), got 0"],
     [{ pageSize: 1001 }, "--page-size must be 1..1000 (the indexer's limit), got 1001"],
     [{ pageSize: 2.5 }, "--page-size must be 1..1000 (the indexer's limit), got 2.5"],
@@ -558,7 +737,9 @@ describe("what each source serves", () => {
       // the first page of an ascending walk starts at the lowest block this indexer keeps
       return forward(`${req.path}&pagination.key=${encodeURIComponent(Buffer.from('{"height":10}').toString("base64"))}`)
     })
-    const failing = await startProxy(devnet.indexerUrl, (req, forward) => (req.url.pathname === "/indexer/tx/v1/evm-txs" ? { status: 403, body: "forbidden" } : forward()))
+    const failing = await startProxy(devnet.indexerUrl, (req, forward) =>
+      req.url.pathname === "/indexer/tx/v1/evm-txs" ? { status: 403, body: "forbidden" } : forward()
+    )
     try {
       const out = dirs.make()
       const plans: Array<DatasetPlan> = []
@@ -586,10 +767,16 @@ describe("what each source serves", () => {
     const empty = await lying("0")
     try {
       const a = await exportFrom(unknown.url, dirs.make(), { datasets: ["txs"] })
-      expect(Either.isLeft(a) && a.left).toMatchObject({ _tag: "ExportError", message: "txs reports total -1; cannot plan position shards" })
+      expect(Either.isLeft(a) && a.left).toMatchObject({
+        _tag: "ExportError",
+        message: "txs reports total -1; cannot plan position shards"
+      })
       const b = await exportFrom(tooHigh.url, dirs.make(), { datasets: ["txs"] })
       const last = devnet.chain.txTotal() + 49
-      expect(Either.isLeft(b) && b.left).toMatchObject({ _tag: "ExportError", message: `txs: total ${last + 1} but no row at position ${last}: sequences are not contiguous` })
+      expect(Either.isLeft(b) && b.left).toMatchObject({
+        _tag: "ExportError",
+        message: `txs: total ${last + 1} but no row at position ${last}: sequences are not contiguous`
+      })
       // no rows at all: nothing to do, and that is not an error
       const c = await exportOk(dirs.make(), { datasets: ["txs"] }, empty.url)
       expect(c.datasets[0]).toMatchObject({ rows: 0, files: 0 })
@@ -605,7 +792,9 @@ describe("what each source serves", () => {
     const report = await exportOk(out, { datasets: ["evm_txs", "evm_logs"] })
     await expectDatasetMatches(out, lake.get("evm_txs")!)
     await expectDatasetMatches(out, lake.get("evm_logs")!)
-    expect(report.datasets.find((d) => d.dataset === "evm_txs")!.rows).toBe(lake.get("evm_txs")!.rows.length - between("evm_txs", 21, 50).rows.length)
+    expect(report.datasets.find((d) => d.dataset === "evm_txs")!.rows).toBe(
+      lake.get("evm_txs")!.rows.length - between("evm_txs", 21, 50).rows.length
+    )
     await expectManifestsTrue(out, ["evm_txs", "evm_logs"])
   })
 })
@@ -623,7 +812,11 @@ describe("snapshot reads that cannot be trusted", () => {
     })
     try {
       const r = await exportFrom(broken.url, dirs.make(), { datasets: ["nft_collections"] })
-      expect(Either.isLeft(r) && r.left).toMatchObject({ _tag: "IndexerDecodeError", endpoint: "collections", path: "collections[1].object_addr" })
+      expect(Either.isLeft(r) && r.left).toMatchObject({
+        _tag: "IndexerDecodeError",
+        endpoint: "collections",
+        path: "collections[1].object_addr"
+      })
     } finally {
       await broken.close()
     }
@@ -653,18 +846,31 @@ describe("snapshot reads that cannot be trusted", () => {
       }
     }
     const atTheBound = await holdersWith(rows - 2 * pageSize)
-    expect(Either.isRight(atTheBound) && atTheBound.right.datasets[0], String(Either.isLeft(atTheBound) && atTheBound.left)).toMatchObject({ dataset: "holders", rows, consistency: "best-effort" })
+    expect(Either.isRight(atTheBound) && atTheBound.right.datasets[0], String(Either.isLeft(atTheBound) && atTheBound.left)).toMatchObject({
+      dataset: "holders",
+      rows,
+      consistency: "best-effort"
+    })
     const pastIt = await holdersWith(rows - 2 * pageSize - 1)
-    expect(Either.isLeft(pastIt) && pastIt.left).toMatchObject({ _tag: "IndexerPagingError", message: `${rows} records read, but pagination.total says ${rows - 2 * pageSize - 1}: the listing does not end` })
+    expect(Either.isLeft(pastIt) && pastIt.left).toMatchObject({
+      _tag: "IndexerPagingError",
+      message: `${rows} records read, but pagination.total says ${rows - 2 * pageSize - 1}: the listing does not end`
+    })
     // a total of 0 bounds the read too: it stops at the first page past two
     const zero = await holdersWith(0)
-    expect(Either.isLeft(zero) && zero.left).toMatchObject({ _tag: "IndexerPagingError", message: `${3 * pageSize} records read, but pagination.total says 0: the listing does not end` })
+    expect(Either.isLeft(zero) && zero.left).toMatchObject({
+      _tag: "IndexerPagingError",
+      message: `${3 * pageSize} records read, but pagination.total says 0: the listing does not end`
+    })
     // within two pages of it, a total of 0 is a count the rows contradict: best-effort, read three times
     const zeroInOnePage = await holdersWith(0, 1_000)
     expect(Either.isRight(zeroInOnePage) && zeroInOnePage.right.datasets[0]).toMatchObject({ rows, consistency: "best-effort" })
     // no count at all (-1) promises nothing and bounds nothing: the read of many pages is exact
     const uncounted = await holdersWith(-1)
-    expect(Either.isRight(uncounted) && uncounted.right.datasets[0], String(Either.isLeft(uncounted) && uncounted.left)).toMatchObject({ rows, consistency: "exact" })
+    expect(Either.isRight(uncounted) && uncounted.right.datasets[0], String(Either.isLeft(uncounted) && uncounted.left)).toMatchObject({
+      rows,
+      consistency: "exact"
+    })
   })
   it("a row repeated across pages is kept once and the snapshot is best-effort; an exact total the rows do not reach too", async () => {
     const repeating = await startProxy(devnet.indexerUrl, async (req, forward) => {
@@ -672,7 +878,16 @@ describe("snapshot reads that cannot be trusted", () => {
       const page = JSON.parse((await forward()).body)
       // every later page starts with the previous page's last row again (offset paging under inserts)
       if (req.url.searchParams.get("pagination.key")) {
-        const prev = JSON.parse((await forward(req.path.replace(/pagination\.key=[^&]*/, `pagination.key=${Buffer.from(String(Number(Buffer.from(req.url.searchParams.get("pagination.key")!, "base64").toString()) - 1)).toString("base64")}`))).body)
+        const prev = JSON.parse(
+          (
+            await forward(
+              req.path.replace(
+                /pagination\.key=[^&]*/,
+                `pagination.key=${Buffer.from(String(Number(Buffer.from(req.url.searchParams.get("pagination.key")!, "base64").toString()) - 1)).toString("base64")}`
+              )
+            )
+          ).body
+        )
         page.collections = [prev.collections[0], ...page.collections]
       }
       return json(page)
@@ -694,7 +909,11 @@ describe("snapshot reads that cannot be trusted", () => {
         const report = await exportOk(out, { datasets: [dataset], pageSize: 3, observer: { notice: (m) => notices.push(m) } }, server.url)
         expect(report.datasets[0]).toMatchObject({ consistency: "best-effort", rows: lake.get(dataset)!.rows.length })
         const snap = manifest(out, dataset).snapshots[0]
-        expect(snap).toMatchObject({ consistency: "best-effort", reads: 3, note: expect.stringMatching(/^the data changed while it was read/) })
+        expect(snap).toMatchObject({
+          consistency: "best-effort",
+          reads: 3,
+          note: expect.stringMatching(/^the data changed while it was read/)
+        })
         expect(snap.duplicates_dropped > 0).toBe(duplicates)
         // the notice says what happened (not that the height moved: it did not)
         const again = notices.filter((n) => n.endsWith(" during the read; reading again"))
@@ -709,7 +928,11 @@ describe("snapshot reads that cannot be trusted", () => {
 
   it("the collections total is an estimate on the real indexer (reltuples: stale, or -1): a complete cursor walk is exact, read once", async () => {
     // at page size 1 a stale "2" is passed by more than two pages, which would end a counted list (nft_tokens reads the collections too)
-    for (const [estimate, pageSize] of [["-1", 3], ["2", 1], [String(lake.get("nft_collections")!.rows.length + 7), 3]] as const) {
+    for (const [estimate, pageSize] of [
+      ["-1", 3],
+      ["2", 1],
+      [String(lake.get("nft_collections")!.rows.length + 7), 3]
+    ] as const) {
       const estimating = await startProxy(devnet.indexerUrl, async (req, forward) => {
         if (req.url.pathname !== collections) return forward()
         const page = JSON.parse((await forward()).body)
@@ -720,7 +943,10 @@ describe("snapshot reads that cannot be trusted", () => {
         const out = dirs.make()
         const report = await exportOk(out, { datasets: ["nft_collections", "nft_tokens"], pageSize }, estimating.url)
         for (const d of ["nft_collections", "nft_tokens"]) {
-          expect(report.datasets.find((r) => r.dataset === d), `${d} with total ${estimate}`).toMatchObject({ consistency: "exact" })
+          expect(
+            report.datasets.find((r) => r.dataset === d),
+            `${d} with total ${estimate}`
+          ).toMatchObject({ consistency: "exact" })
           expect(manifest(out, d).snapshots[0]).toMatchObject({ consistency: "exact", reads: 1 })
           await expectDatasetMatches(out, lake.get(d)!)
         }
@@ -741,7 +967,11 @@ describe("snapshot reads that cannot be trusted", () => {
     try {
       expect(lake.get("nft_collections")!.rows.length).toBeGreaterThan(2)
       const r = await exportFrom(cycling.url, dirs.make(), { datasets: ["nft_collections"], pageSize: 1 })
-      expect(Either.isLeft(r) && r.left).toMatchObject({ _tag: "IndexerPagingError", endpoint: "collections", message: "next_key MQ== was already followed: the server restarted the listing" })
+      expect(Either.isLeft(r) && r.left).toMatchObject({
+        _tag: "IndexerPagingError",
+        endpoint: "collections",
+        message: "next_key MQ== was already followed: the server restarted the listing"
+      })
     } finally {
       await cycling.close()
     }
@@ -752,34 +982,40 @@ describe("snapshot reads that cannot be trusted", () => {
     { estimate: 3, pageSize: 2, failsAt: 402 },
     // ten times the estimate is past 200 pages: the estimate decides
     { estimate: 30, pageSize: 1, failsAt: 301 }
-  ])("a list with an estimated total that never ends (the collections list inventing collections) fails too, far past the estimate: $estimate, $pageSize a page", async ({ estimate, pageSize, failsAt }) => {
-    let served = 0
-    const endless = await startProxy(devnet.indexerUrl, async (req, forward) => {
-      if (req.url.pathname !== collections) return forward()
-      const first = new URL(req.url)
-      first.searchParams.delete("pagination.key")
-      first.searchParams.delete("pagination.offset")
-      const page = JSON.parse((await forward(first.pathname + first.search)).body)
-      served++
-      page.collections = page.collections.map((c: Record<string, unknown>, i: number) => ({ ...c, object_addr: `0x${served.toString(16).padStart(8, "0")}${i.toString(16).padStart(32, "0")}` }))
-      page.pagination.next_key = Buffer.from(String(served * page.collections.length)).toString("base64")
-      // reltuples: an estimate, never the count
-      page.pagination.total = String(estimate)
-      return json(page)
-    })
-    try {
-      const r = await exportFrom(endless.url, dirs.make(), { datasets: ["nft_collections"], pageSize })
-      expect(Either.isLeft(r) && r.left).toMatchObject({
-        _tag: "IndexerPagingError",
-        endpoint: "collections",
-        message: `${failsAt} records read, ten times what pagination.total estimates (${estimate}) and past 200 pages: the listing does not end`
+  ])(
+    "a list with an estimated total that never ends (the collections list inventing collections) fails too, far past the estimate: $estimate, $pageSize a page",
+    async ({ estimate, pageSize, failsAt }) => {
+      let served = 0
+      const endless = await startProxy(devnet.indexerUrl, async (req, forward) => {
+        if (req.url.pathname !== collections) return forward()
+        const first = new URL(req.url)
+        first.searchParams.delete("pagination.key")
+        first.searchParams.delete("pagination.offset")
+        const page = JSON.parse((await forward(first.pathname + first.search)).body)
+        served++
+        page.collections = page.collections.map((c: Record<string, unknown>, i: number) => ({
+          ...c,
+          object_addr: `0x${served.toString(16).padStart(8, "0")}${i.toString(16).padStart(32, "0")}`
+        }))
+        page.pagination.next_key = Buffer.from(String(served * page.collections.length)).toString("base64")
+        // reltuples: an estimate, never the count
+        page.pagination.total = String(estimate)
+        return json(page)
       })
-      // its pages, and the probe that asked whether the list is served
-      expect(served).toBe(failsAt / pageSize + 1)
-    } finally {
-      await endless.close()
+      try {
+        const r = await exportFrom(endless.url, dirs.make(), { datasets: ["nft_collections"], pageSize })
+        expect(Either.isLeft(r) && r.left).toMatchObject({
+          _tag: "IndexerPagingError",
+          endpoint: "collections",
+          message: `${failsAt} records read, ten times what pagination.total estimates (${estimate}) and past 200 pages: the listing does not end`
+        })
+        // its pages, and the probe that asked whether the list is served
+        expect(served).toBe(failsAt / pageSize + 1)
+      } finally {
+        await endless.close()
+      }
     }
-  })
+  )
 
   it("a snapshot list that never ends (fresh records and keys, past its counted total) fails with IndexerPagingError instead of reading on", async () => {
     let served = 0
@@ -797,9 +1033,17 @@ describe("snapshot reads that cannot be trusted", () => {
     })
     try {
       const r = await exportFrom(endless.url, dirs.make(), { datasets: ["nft_tokens"], pageSize: 2 })
-      expect(Either.isLeft(r) && r.left).toMatchObject({ _tag: "IndexerPagingError", endpoint: "tokens/by_collection", message: expect.stringMatching(/^\d+ records read, but pagination\.total says \d+: the listing does not end$/) })
+      expect(Either.isLeft(r) && r.left).toMatchObject({
+        _tag: "IndexerPagingError",
+        endpoint: "tokens/by_collection",
+        message: expect.stringMatching(/^\d+ records read, but pagination\.total says \d+: the listing does not end$/)
+      })
       // it stops at the first page past total + 2 pages (2 rows a page), not before
-      const [read, total] = (/^(\d+) records read, but pagination\.total says (\d+)/.exec((r as Either.Left<{ message: string }, unknown>).left.message) ?? []).slice(1).map(Number)
+      const [read, total] = (
+        /^(\d+) records read, but pagination\.total says (\d+)/.exec((r as Either.Left<{ message: string }, unknown>).left.message) ?? []
+      )
+        .slice(1)
+        .map(Number)
       expect(read, `${read} read, total ${total}`).toBeGreaterThan(total + 2 * 2)
       expect(read).toBeLessThanOrEqual(total + 2 * 2 + 2)
       // stopped a few pages past the total, not after reading on and on
@@ -824,7 +1068,11 @@ describe("snapshot reads that cannot be trusted", () => {
     })
     try {
       const r = await exportFrom(cycling.url, dirs.make(), { datasets: ["nft_collections"], pageSize: 1 })
-      expect(Either.isLeft(r) && r.left).toMatchObject({ _tag: "IndexerPagingError", endpoint: "collections", message: "a page starts with a record an earlier page started with: the listing cycles" })
+      expect(Either.isLeft(r) && r.left).toMatchObject({
+        _tag: "IndexerPagingError",
+        endpoint: "collections",
+        message: "a page starts with a record an earlier page started with: the listing cycles"
+      })
       // found on the first repeat, not after reading on and on
       expect(fresh).toBeLessThanOrEqual(2)
     } finally {
@@ -836,7 +1084,10 @@ describe("snapshot reads that cannot be trusted", () => {
     const proxy = await startProxy(devnet.indexerUrl, async (req, forward) => {
       if (req.url.pathname !== "/indexer/nft/v1/collections") return forward()
       const page = JSON.parse((await forward()).body)
-      page.collections = page.collections.map((c: { collection: { name: string } }) => ({ ...c, collection: { ...c.collection, name: `${c.collection.name} caf\u00e9 ü` } }))
+      page.collections = page.collections.map((c: { collection: { name: string } }) => ({
+        ...c,
+        collection: { ...c.collection, name: `${c.collection.name} caf\u00e9 ü` }
+      }))
       // the escape as the indexer may write it: \u00e9 in the JSON text, ü as its UTF-8 bytes
       return { status: 200, headers: { "content-type": "application/json" }, body: JSON.stringify(page).replaceAll("\u00e9", "\\u00e9") }
     })
@@ -880,15 +1131,28 @@ describe("the chain a lake holds", () => {
         `${out} holds another history of chain lake-evm-1: block 80 is ${tipHash} there and ${reset.chain.blockHash(80)} on this indexer (a reset chain, or another network under the same id): export it into another --out`
       )
       const otherChain = await exportFrom(move.indexerUrl, out, { datasets: ["blocks"] })
-      expect(Either.isLeft(otherChain) && otherChain.left.message).toBe(`${out} holds chain lake-evm-1, but this indexer serves chain lake-move-1: export it into another --out`)
+      expect(Either.isLeft(otherChain) && otherChain.left.message).toBe(
+        `${out} holds chain lake-evm-1, but this indexer serves chain lake-move-1: export it into another --out`
+      )
       expect(hashTree(out)).toEqual(before)
     } finally {
       await reset.stop()
       await move.stop()
     }
     // the newest anchor the indexer still serves decides: 80 (wrong here) is not served, 10 is right
-    writeFileSync(identityFile, JSON.stringify({ ...identity, anchors: [{ height: 10, hash: devnet.chain.blockHash(10) }, { height: 80, hash: "WRONG" }] }))
-    const pruned = await startProxy(devnet.indexerUrl, (req, forward) => (req.url.pathname === "/indexer/block/v1/blocks/80" ? { status: 404, body: "[NOT_FOUND] block not found" } : forward()))
+    writeFileSync(
+      identityFile,
+      JSON.stringify({
+        ...identity,
+        anchors: [
+          { height: 10, hash: devnet.chain.blockHash(10) },
+          { height: 80, hash: "WRONG" }
+        ]
+      })
+    )
+    const pruned = await startProxy(devnet.indexerUrl, (req, forward) =>
+      req.url.pathname === "/indexer/block/v1/blocks/80" ? { status: 404, body: "[NOT_FOUND] block not found" } : forward()
+    )
     try {
       const notices: Array<string> = []
       await exportOk(out, { datasets: ["blocks"], observer: { notice: (m) => notices.push(m) } }, pruned.url)
@@ -899,11 +1163,15 @@ describe("the chain a lake holds", () => {
       // none served: a notice, and the run goes on
       writeFileSync(identityFile, JSON.stringify({ ...identity, anchors: [{ height: 80, hash: "WRONG" }] }))
       await exportOk(out, { datasets: ["blocks"], observer: { notice: (m) => notices.push(m) } }, pruned.url)
-      expect(notices).toContain(`could not check that ${out} holds this chain's history: the indexer serves none of the heights it anchored`)
+      expect(notices).toContain(
+        `could not check that ${out} holds this chain's history: the indexer serves none of the heights it anchored`
+      )
       // a damaged identity file is an error naming it
       writeFileSync(identityFile, JSON.stringify({ chain_id: 7 }))
       const damaged = await exportFrom(devnet.indexerUrl, out, { datasets: ["blocks"] })
-      expect(Either.isLeft(damaged) && damaged.left.message).toMatch(new RegExp(`^cannot read ${identityFile.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}: damaged at `))
+      expect(Either.isLeft(damaged) && damaged.left.message).toMatch(
+        new RegExp(`^cannot read ${identityFile.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}: damaged at `)
+      )
     } finally {
       await pruned.close()
     }
@@ -916,7 +1184,9 @@ describe("the chain a lake holds", () => {
       if (block) asked.push(Number(block[1]))
       return forward()
     })
-    const noTip = await startProxy(devnet.indexerUrl, (req, forward) => (req.url.pathname === "/indexer/block/v1/blocks/80" ? { status: 404, body: "[NOT_FOUND] block not found" } : forward()))
+    const noTip = await startProxy(devnet.indexerUrl, (req, forward) =>
+      req.url.pathname === "/indexer/block/v1/blocks/80" ? { status: 404, body: "[NOT_FOUND] block not found" } : forward()
+    )
     try {
       const out = dirs.make()
       const identityFile = join(out, "_lake.json")
@@ -929,7 +1199,15 @@ describe("the chain a lake holds", () => {
       expect(asked).toEqual([80, 80, 80])
       expect(readFileSync(identityFile, "utf8")).toBe(anchored)
       // an anchor above this indexer's tip (the lake came from one ahead of it: rolled back, or lagging): refused, nothing asked or written
-      const ahead = { format_version: 1, chain_id: "lake-evm-1", anchors: [{ height: 10, hash: devnet.chain.blockHash(10) }, { height: 80, hash: devnet.chain.blockHash(80) }, { height: 95, hash: "AHEAD" }] }
+      const ahead = {
+        format_version: 1,
+        chain_id: "lake-evm-1",
+        anchors: [
+          { height: 10, hash: devnet.chain.blockHash(10) },
+          { height: 80, hash: devnet.chain.blockHash(80) },
+          { height: 95, hash: "AHEAD" }
+        ]
+      }
       writeFileSync(identityFile, JSON.stringify(ahead))
       asked.length = 0
       const behind = await exportFrom(counting.url, out, { datasets: ["blocks"], toHeight: 10 })
@@ -949,7 +1227,11 @@ describe("the chain a lake holds", () => {
       // anchored only below this tip (an earlier run's): this tip is anchored too, beside it
       writeFileSync(identityFile, JSON.stringify({ ...several, anchors: [several.anchors[0]] }))
       await exportOk(out, { datasets: ["blocks"], toHeight: 10 }, counting.url)
-      expect(JSON.parse(readFileSync(identityFile, "utf8")).anchors.map((a: { height: number }) => a.height).sort((x: number, y: number) => x - y)).toEqual([10, 80])
+      expect(
+        JSON.parse(readFileSync(identityFile, "utf8"))
+          .anchors.map((a: { height: number }) => a.height)
+          .sort((x: number, y: number) => x - y)
+      ).toEqual([10, 80])
       // an indexer that does not serve its own tip block: nothing to anchor, so no identity is written
       const fresh = dirs.make()
       await exportOk(fresh, { datasets: ["blocks"], toHeight: 10 }, noTip.url)

@@ -15,7 +15,19 @@ import { committedFiles, dataFilesUnder, sha256Of } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
 
 const DATASETS = ["blocks", "txs", "evm_txs", "evm_logs", "evm_internal_txs", "nft_collections", "nft_tokens", "holders"]
-const args = (url: string, out: string) => ["export", "--indexer-url", url, "--out", out, "--datasets", DATASETS.join(","), "--page-size", "40", "--concurrency", "4"]
+const args = (url: string, out: string) => [
+  "export",
+  "--indexer-url",
+  url,
+  "--out",
+  out,
+  "--datasets",
+  DATASETS.join(","),
+  "--page-size",
+  "40",
+  "--concurrency",
+  "4"
+]
 
 let devnet: Devnet
 const { make: tmp, removeAll: removeTmpDirs } = tempDirs("chain-lake-resume-")
@@ -37,7 +49,12 @@ afterAll(async () => {
 const expectCommittedIntact = (out: string, settled = false) => {
   const staging = join(out, ".chain-lake", "staging")
   for (const f of committedFiles(out)) {
-    const staged = existsSync(staging) && !settled ? readdirSync(staging).map((w) => join(staging, w, `${f.path}.pending`)).find((p) => existsSync(p)) : undefined
+    const staged =
+      existsSync(staging) && !settled
+        ? readdirSync(staging)
+            .map((w) => join(staging, w, `${f.path}.pending`))
+            .find((p) => existsSync(p))
+        : undefined
     const where = existsSync(join(out, f.path)) ? join(out, f.path) : staged
     expect(where, `${f.path} is committed but missing`).toBeDefined()
     expect(sha256Of(where!), `${f.path} changed after its commit`).toBe(f.sha256)
@@ -87,7 +104,11 @@ describe("kill and resume", () => {
     expectCommittedIntact(out, true)
     // no leftovers: every Parquet file on disk is committed, and nothing temporary remains
     const onDisk = dataFilesUnder(out)
-    expect(onDisk.sort()).toEqual(committedFiles(out).map((f) => f.path).sort())
+    expect(onDisk.sort()).toEqual(
+      committedFiles(out)
+        .map((f) => f.path)
+        .sort()
+    )
     await expectLakeMatchesChain(out, devnet, DATASETS)
     const verify = await runCli(["verify", "--data", out])
     expect(verify.code, verify.stdout).toBe(0)
@@ -96,7 +117,10 @@ describe("kill and resume", () => {
 
 /** An export into `out` in a child process, once it has committed `files` files: its exit code and what it printed on stderr so far. */
 const exportUntilCommitted = async (out: string, files: number, env: Readonly<Record<string, string>> = {}) => {
-  const child = spawn(process.execPath, [BIN, ...args(devnet.indexerUrl, out)], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } })
+  const child = spawn(process.execPath, [BIN, ...args(devnet.indexerUrl, out)], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env }
+  })
   let stderr = ""
   child.stderr.on("data", (d) => (stderr += d))
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
@@ -133,7 +157,9 @@ describe("Ctrl-C", () => {
     child.kill("SIGINT")
     expect(await exited).toBe(130)
     expect(Date.now() - sent).toBeLessThan(30_000)
-    expect(stderr()).toMatch(/^chain-lake: stopped at once \(second signal\): every file committed so far is kept; run the same command again to resume$/m)
+    expect(stderr()).toMatch(
+      /^chain-lake: stopped at once \(second signal\): every file committed so far is kept; run the same command again to resume$/m
+    )
     const resumed = await runCli(args(devnet.indexerUrl, out))
     expect(resumed.code, resumed.stderr).toBe(0)
     await expectLakeMatchesChain(out, devnet, DATASETS)
@@ -144,11 +170,16 @@ describe("Ctrl-C", () => {
     const { child, exited, stderr } = await exportUntilCommitted(out, 3)
     child.kill("SIGINT")
     expect(await exited).toBe(130)
-    expect(stderr()).toMatch(/^committed by this run before it was stopped: .*\+\d+ rows in \d+ files.* \(report in _runs\/.*-interrupted\.json\)$/m)
+    expect(stderr()).toMatch(
+      /^committed by this run before it was stopped: .*\+\d+ rows in \d+ files.* \(report in _runs\/.*-interrupted\.json\)$/m
+    )
     expect(stderr()).toMatch(/^chain-lake: interrupted: every file committed so far is kept; run the same command again to resume$/m)
     const reports = readdirSync(join(out, "_runs")).filter((f) => f.endsWith("-interrupted.json"))
     expect(reports.length).toBe(1)
-    const report = JSON.parse(readFileSync(join(out, "_runs", reports[0]), "utf8")) as { interrupted: boolean; committed: Array<{ dataset: string; rows: number; files: number }> }
+    const report = JSON.parse(readFileSync(join(out, "_runs", reports[0]), "utf8")) as {
+      interrupted: boolean
+      committed: Array<{ dataset: string; rows: number; files: number }>
+    }
     expect(report.interrupted).toBe(true)
     // the lake was empty: what the report says was committed is exactly what the manifests hold
     const byDataset = new Map<string, { rows: number; files: number }>()

@@ -29,7 +29,19 @@ const BUCKET_WIDTH = 50
 // families' shards write several files per bucket (part 1, 2, …) while blocks shards write one
 const FLUSH_BYTES = 24_000
 const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 100, timeoutMs: 1_500, maxRetries: 15 }
-const DATASETS = ["blocks", "txs", "evm_txs", "evm_logs", "evm_internal_txs", "token_transfers_evm", "token_transfers_cosmos", "nft_transfers", "nft_collections", "nft_tokens", "holders"] as const
+const DATASETS = [
+  "blocks",
+  "txs",
+  "evm_txs",
+  "evm_logs",
+  "evm_internal_txs",
+  "token_transfers_evm",
+  "token_transfers_cosmos",
+  "nft_transfers",
+  "nft_collections",
+  "nft_tokens",
+  "holders"
+] as const
 
 const { make: tmp, removeAll: removeTmpDirs } = tempDirs("chain-lake-values-")
 
@@ -93,7 +105,8 @@ describe("export values", () => {
     // part numbers restart at 0 per shard and bucket: a part 1 means a second file for one bucket
     expect(files.filter((f) => /\/part-[hp]\d{12}-\d{12}-[1-9]\d*\.parquet$/.test(f)).length, files.join("\n")).toBeGreaterThan(0)
     // more rows than one page everywhere but the small NFT collection list, so page edges fall inside the data
-    for (const name of ["blocks", "txs", "evm_txs", "evm_logs", "evm_internal_txs", "nft_tokens", "holders"]) expect(lake.get(name)!.rows.length, name).toBeGreaterThan(PAGE_SIZE)
+    for (const name of ["blocks", "txs", "evm_txs", "evm_logs", "evm_internal_txs", "nft_tokens", "holders"])
+      expect(lake.get(name)!.rows.length, name).toBeGreaterThan(PAGE_SIZE)
   })
 
   it("under a run-wide staging budget smaller than a page, files are finished early and every value is still the chain's", async () => {
@@ -125,7 +138,9 @@ describe("export values", () => {
     expect(txs.some((r) => r.code !== 0)).toBe(true)
     // txs whose events the indexer serves as null (failed in the ante handler), stored as []
     const c0 = devnet.chain
-    const nullEvents = Array.from({ length: c0.tip }, (_, k) => k + 1).flatMap((h) => Array.from({ length: c0.blockTxCount(h) }, (_, i) => txJson(c0, h, i))).filter((t) => t.events === null)
+    const nullEvents = Array.from({ length: c0.tip }, (_, k) => k + 1)
+      .flatMap((h) => Array.from({ length: c0.blockTxCount(h) }, (_, i) => txJson(c0, h, i)))
+      .filter((t) => t.events === null)
     expect(nullEvents.length).toBeGreaterThan(0)
     // balances beyond 2^53 (a Number() rounds them) and a second fee denom
     const holders = rows("holders")

@@ -15,7 +15,7 @@ import { DENOMS, startDevnet, type Devnet } from "../src/devnet/index.js"
 import { runExport, type ExportOptions } from "../src/engine/export.js"
 import { DEFAULT_RETRY } from "../src/http/retry.js"
 import { expectLakeMatchesChain } from "./support/chain-model.js"
-import { committedFiles, dataFilesUnder, dumpLake, filesUnder, hashTree, queryLake, scan } from "./support/lake.js"
+import { committedFiles, dataFilesUnder, dumpLake, hashTree, queryLake, scan } from "./support/lake.js"
 
 const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 100, timeoutMs: 1_500, maxRetries: 15 }
 const tmp = () => mkdtempSync(join(tmpdir(), "chain-lake-"))
@@ -47,7 +47,9 @@ afterAll(async () => {
 describe("export: content matches the chain", () => {
   it("blocks, txs, EVM receipts, logs and internal txs: counts, heights and sums", async () => {
     const c = devnet.chain
-    const [blocks] = await queryLake(`SELECT count(*) n, count(DISTINCT height) d, min(height) lo, max(height) hi, sum(tx_count) txs, sum(gas_used) gas FROM ${scan(cleanOut, "blocks")}`)
+    const [blocks] = await queryLake(
+      `SELECT count(*) n, count(DISTINCT height) d, min(height) lo, max(height) hi, sum(tx_count) txs, sum(gas_used) gas FROM ${scan(cleanOut, "blocks")}`
+    )
     expect(blocks).toMatchObject({ n: 700n, d: 700n, lo: 1n, hi: 700n, txs: BigInt(c.txTotal()) })
     const [txs] = await queryLake(`SELECT count(*) n, count(DISTINCT tx_hash) d, sum(gas_used) gas FROM ${scan(cleanOut, "txs")}`)
     expect(txs).toMatchObject({ n: BigInt(c.txTotal()), d: BigInt(c.txTotal()), gas: blocks.gas })
@@ -60,7 +62,9 @@ describe("export: content matches the chain", () => {
     expect(evm).toMatchObject({ n: BigInt(c.evmTotal()), d: BigInt(c.evmTotal()) })
     const [logs] = await queryLake(`SELECT count(*) n FROM ${scan(cleanOut, "evm_logs")}`)
     expect(logs.n).toBe(BigInt(evm.logs))
-    const [itx] = await queryLake(`SELECT count(*) n, max(height) hi, count(*) FILTER (WHERE parent_call_index = -1) tops FROM ${scan(cleanOut, "evm_internal_txs")}`)
+    const [itx] = await queryLake(
+      `SELECT count(*) n, max(height) hi, count(*) FILTER (WHERE parent_call_index = -1) tops FROM ${scan(cleanOut, "evm_internal_txs")}`
+    )
     expect(itx.n).toBe(BigInt(c.traceTotal(c.internalTxHeight)))
     expect(Number(itx.hi)).toBeLessThanOrEqual(c.internalTxHeight)
   })
@@ -69,7 +73,9 @@ describe("export: content matches the chain", () => {
     const types = await queryLake(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM ${scan(cleanOut, "txs")})`)
     const t = Object.fromEntries(types.map((r) => [r.column_name, r.column_type]))
     expect(t).toMatchObject({ height: "BIGINT", timestamp: "TIMESTAMP", gas_used: "BIGINT", message_types: "VARCHAR[]", code: "INTEGER" })
-    const [row] = await queryLake(`SELECT tx_hash, timestamp::VARCHAR ts, message_types, json_extract_string(tx, '$.body.messages[0]."@type"') first_type FROM ${scan(cleanOut, "txs")} WHERE height = 5 ORDER BY tx_hash LIMIT 1`)
+    const [row] = await queryLake(
+      `SELECT tx_hash, timestamp::VARCHAR ts, message_types, json_extract_string(tx, '$.body.messages[0]."@type"') first_type FROM ${scan(cleanOut, "txs")} WHERE height = 5 ORDER BY tx_hash LIMIT 1`
+    )
     expect(row.first_type).toBe(row.message_types[0])
     expect(row.ts.startsWith("2026-01-01")).toBe(true)
     const [denoms] = await queryLake(`SELECT list(DISTINCT denom ORDER BY denom) d FROM ${scan(cleanOut, "holders")}`)
@@ -77,7 +83,9 @@ describe("export: content matches the chain", () => {
     expect(denoms.d).toEqual([DENOMS[1].denom, DENOMS[0].denom])
     // another denom joins the same snapshot later; its amounts go beyond 2^64 and stay exact
     await exportOk(devnet, cleanOut, { datasets: ["holders"], params: { denoms: [DENOMS[2].denom] } })
-    const [big] = await queryLake(`SELECT max(amount)::VARCHAR m, count(DISTINCT snapshot_height) snaps FROM ${scan(cleanOut, "holders")} WHERE denom = '${DENOMS[2].denom}'`)
+    const [big] = await queryLake(
+      `SELECT max(amount)::VARCHAR m, count(DISTINCT snapshot_height) snaps FROM ${scan(cleanOut, "holders")} WHERE denom = '${DENOMS[2].denom}'`
+    )
     expect(BigInt(big.m)).toBeGreaterThan(2n ** 64n)
     expect(big.snaps).toBe(1n)
     const again = await exportOk(devnet, cleanOut, { datasets: ["holders"], params: { denoms: [DENOMS[2].denom] } })
@@ -88,14 +96,23 @@ describe("export: content matches the chain", () => {
     const c = devnet.chain
     for (const [i, d] of DENOMS.entries()) {
       if (i === 2) continue // not a fee denom, so not a default one
-      const rows = await queryLake(`SELECT account_address AS account, amount_text AS amount FROM ${scan(cleanOut, "holders")} WHERE denom = '${d.denom}' ORDER BY account`)
-      const expected = c.holders(i).map((h) => ({ account: h.account.evm, amount: h.amount.toString() })).sort((a, b) => (a.account < b.account ? -1 : 1))
+      const rows = await queryLake(
+        `SELECT account_address AS account, amount_text AS amount FROM ${scan(cleanOut, "holders")} WHERE denom = '${d.denom}' ORDER BY account`
+      )
+      const expected = c
+        .holders(i)
+        .map((h) => ({ account: h.account.evm, amount: h.amount.toString() }))
+        .sort((a, b) => (a.account < b.account ? -1 : 1))
       expect(rows).toEqual(expected)
     }
     const [snap] = await queryLake(`SELECT DISTINCT snapshot_height FROM ${scan(cleanOut, "holders")}`)
     expect(snap.snapshot_height).toBe(BigInt(c.richListHeight))
-    const live = c.u.collections.flatMap((col) => c.liveTokensOf(col.index).map((t) => `${col.address}|${t.tokenId}|${c.accountOf(t.owner).bech32}`)).sort()
-    const tokens = await queryLake(`SELECT collection_address || '|' || token_id || '|' || owner_bech32 k FROM ${scan(cleanOut, "nft_tokens")} ORDER BY k`)
+    const live = c.u.collections
+      .flatMap((col) => c.liveTokensOf(col.index).map((t) => `${col.address}|${t.tokenId}|${c.accountOf(t.owner).bech32}`))
+      .sort()
+    const tokens = await queryLake(
+      `SELECT collection_address || '|' || token_id || '|' || owner_bech32 k FROM ${scan(cleanOut, "nft_tokens")} ORDER BY k`
+    )
     expect(tokens.map((r) => r.k)).toEqual(live)
     const manifest = JSON.parse(readFileSync(join(cleanOut, "holders", "_manifest.json"), "utf8"))
     expect(manifest.snapshots[0]).toMatchObject({ consistency: "exact", duplicates_dropped: 0 })
@@ -108,11 +125,20 @@ describe("export: content matches the chain", () => {
     expect(report.datasets.every((d) => d.rows === 0)).toBe(true)
     expect(hashTree(cleanOut)).toEqual(before)
     // every file on disk is committed, and every committed file is on disk
-    expect(dataFilesUnder(cleanOut).sort()).toEqual(committedFiles(cleanOut).map((f) => f.path).sort())
+    expect(dataFilesUnder(cleanOut).sort()).toEqual(
+      committedFiles(cleanOut)
+        .map((f) => f.path)
+        .sort()
+    )
     const m = JSON.parse(readFileSync(join(cleanOut, "txs", "_manifest.json"), "utf8"))
     expect(m.committed).toEqual([[0, devnet.chain.txTotal()]])
     const { createHash } = await import("node:crypto")
-    for (const f of m.files) expect(createHash("sha256").update(readFileSync(join(cleanOut, "txs", f.path))).digest("hex")).toBe(f.sha256)
+    for (const f of m.files)
+      expect(
+        createHash("sha256")
+          .update(readFileSync(join(cleanOut, "txs", f.path)))
+          .digest("hex")
+      ).toBe(f.sha256)
   })
 })
 
@@ -127,7 +153,15 @@ describe("export: robustness", () => {
       const [a, b] = await Promise.all([dumpLake(cleanOut), dumpLake(out)])
       for (const name of Object.keys(a)) expect(b[name], name).toEqual(a[name])
       // and both equal the chain, not merely each other (holders here also hold the third denom)
-      await expectLakeMatchesChain(out, faulty, ["blocks", "txs", "evm_txs", "evm_logs", "evm_internal_txs", "nft_collections", "nft_tokens"])
+      await expectLakeMatchesChain(out, faulty, [
+        "blocks",
+        "txs",
+        "evm_txs",
+        "evm_logs",
+        "evm_internal_txs",
+        "nft_collections",
+        "nft_tokens"
+      ])
     } finally {
       await faulty.stop()
       rmSync(out, { recursive: true, force: true })
@@ -143,7 +177,10 @@ describe("export: robustness", () => {
       expect(Number(part.lo)).toBeGreaterThanOrEqual(200)
       expect(Number(part.hi)).toBeLessThanOrEqual(399)
       await exportOk(devnet, out, { datasets: ["blocks", "txs", "evm_txs", "evm_logs"] })
-      const [a, b] = await Promise.all([dumpLake(cleanOut, ["blocks", "txs", "evm_txs", "evm_logs"]), dumpLake(out, ["blocks", "txs", "evm_txs", "evm_logs"])])
+      const [a, b] = await Promise.all([
+        dumpLake(cleanOut, ["blocks", "txs", "evm_txs", "evm_logs"]),
+        dumpLake(out, ["blocks", "txs", "evm_txs", "evm_logs"])
+      ])
       for (const name of Object.keys(b)) expect(b[name], name).toEqual(a[name])
     } finally {
       rmSync(out, { recursive: true, force: true })
@@ -158,9 +195,14 @@ describe("export: robustness", () => {
       expect(Either.isLeft(failed)).toBe(true)
       const err = Either.isLeft(failed) ? failed.left : undefined
       expect(err?._tag).toBe("IndexerDecodeError")
-      expect(String(err)).toMatch(/^malformed response from txs \(page key (none|\S+)\) at txs\[\d+\]\.txhash: Expected string, actual 12345$/)
+      expect(String(err)).toMatch(
+        /^malformed response from txs \(page key (none|\S+)\) at txs\[\d+\]\.txhash: Expected string, actual 12345$/
+      )
       const quarantined = await exportOk(bad, out, { datasets: ["txs"], onInvalid: "quarantine" })
-      const q = readFileSync(join(out, "_quarantine", "txs.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l))
+      const q = readFileSync(join(out, "_quarantine", "txs.ndjson"), "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l))
       expect(q.length).toBeGreaterThan(0)
       expect(q[0]).toMatchObject({ endpoint: "txs", path: expect.stringMatching(/^txs\[\d+\]\.txhash$/) })
       const [n] = await queryLake(`SELECT count(*) n, count(DISTINCT tx_hash) d FROM ${scan(out, "txs")}`)
@@ -218,9 +260,14 @@ describe("export: robustness", () => {
     const notices: Array<string> = []
     try {
       const report = await exportOk(move, out, { observer: { notice: (m) => notices.push(m) } })
-      const skipped = report.datasets.filter((d) => d.skipped).map((d) => d.dataset).sort()
+      const skipped = report.datasets
+        .filter((d) => d.skipped)
+        .map((d) => d.dataset)
+        .sort()
       expect(skipped).toEqual(["evm_internal_txs", "evm_logs", "evm_txs", "nft_transfers", "token_transfers_evm"])
-      expect(notices.some((n) => /^evm_txs: skipped, its endpoint evm-txs answered that this indexer does not serve it \(404\)$/.test(n))).toBe(true)
+      expect(
+        notices.some((n) => /^evm_txs: skipped, its endpoint evm-txs answered that this indexer does not serve it \(404\)$/.test(n))
+      ).toBe(true)
       expect(report.datasets.find((d) => d.dataset === "txs")!.rows).toBe(move.chain.txTotal())
     } finally {
       await move.stop()
@@ -228,4 +275,3 @@ describe("export: robustness", () => {
     }
   })
 })
-

@@ -25,7 +25,20 @@ describe("export --follow", () => {
     const out = tmp()
     // ~4 s of new blocks: well past the CLI's start-up, so it has to follow
     const target = devnet.tip() + 100
-    const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--follow", "--poll", "100ms", "--until-height", String(target), "--datasets", "blocks,txs,evm_internal_txs"])
+    const r = await runCli([
+      "export",
+      "--indexer-url",
+      devnet.indexerUrl,
+      "--out",
+      out,
+      "--follow",
+      "--poll",
+      "100ms",
+      "--until-height",
+      String(target),
+      "--datasets",
+      "blocks,txs,evm_internal_txs"
+    ])
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout.trim().split("\n").length).toBeGreaterThan(1)
     // each round names the height it exported to, never past --until-height; the end says it got there
@@ -55,7 +68,11 @@ describe("export --follow", () => {
 
   it("says what it is doing: the catching-up round's plan, then, on a chain that stopped growing, that it waits", async () => {
     const still = await startDevnet({ seed: 61, blocks: 50 })
-    const child = spawn(process.execPath, [BIN, "export", "--indexer-url", still.indexerUrl, "--out", tmp(), "--follow", "--poll", "200ms", "--datasets", "blocks"], { stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(
+      process.execPath,
+      [BIN, "export", "--indexer-url", still.indexerUrl, "--out", tmp(), "--follow", "--poll", "200ms", "--datasets", "blocks"],
+      { stdio: ["ignore", "pipe", "pipe"] }
+    )
     try {
       let stderr = ""
       child.stderr.on("data", (d) => (stderr += d))
@@ -71,7 +88,11 @@ describe("export --follow", () => {
 
   it("stops on SIGINT with committed state consistent", async () => {
     const out = tmp()
-    const child = spawn(process.execPath, [BIN, "export", "--indexer-url", devnet.indexerUrl, "--out", out, "--follow", "--poll", "100ms", "--datasets", "blocks,txs"], { stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(
+      process.execPath,
+      [BIN, "export", "--indexer-url", devnet.indexerUrl, "--out", out, "--follow", "--poll", "100ms", "--datasets", "blocks,txs"],
+      { stdio: ["ignore", "pipe", "pipe"] }
+    )
     let stdout = ""
     child.stdout.on("data", (d) => (stdout += d))
     await new Promise<void>((resolve) => {
@@ -100,14 +121,33 @@ describe("export --follow", () => {
   it("runs on beside `chain-lake compact` of the same lake: one compaction waits for or skips the other, both finish, every row once, retired bytes bounded", async () => {
     const out = tmp()
     const target = devnet.tip() + 300
-    const follow = runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--follow", "--poll", "50ms", "--compact-after", "2", "--until-height", String(target), "--datasets", "blocks,txs"], { timeoutMs: 90_000 })
+    const follow = runCli(
+      [
+        "export",
+        "--indexer-url",
+        devnet.indexerUrl,
+        "--out",
+        out,
+        "--follow",
+        "--poll",
+        "50ms",
+        "--compact-after",
+        "2",
+        "--until-height",
+        String(target),
+        "--datasets",
+        "blocks,txs"
+      ],
+      { timeoutMs: 90_000 }
+    )
     let done = false
     void follow.then(() => (done = true))
     const compactions: Array<Awaited<ReturnType<typeof runCli>>> = []
     // two compactions at a time, again and again, until the follow run ends
     const loop = async () => {
       while (!done) {
-        if (existsSync(join(out, "blocks", "_manifest.json"))) compactions.push(await runCli(["compact", "--data", out, "--datasets", "blocks,txs", "--grace", "1h"]))
+        if (existsSync(join(out, "blocks", "_manifest.json")))
+          compactions.push(await runCli(["compact", "--data", out, "--datasets", "blocks,txs", "--grace", "1h"]))
         else await new Promise((r) => setTimeout(r, 50))
       }
     }

@@ -36,7 +36,9 @@ const recorder = () => proxy((_, forward) => forward())
 // several shards per source at 20 rows a page
 const exportVia = async (server: HostileServer, out: string, options: ExportOptions = {}) => {
   const r = await Effect.runPromise(
-    Effect.either(runExport(DATASETS, { datasets: EXPORTED, pageSize: 20, concurrency: 4, ...options })).pipe(Effect.provide(exportLayer({ indexerUrl: server.url, out, limits: { concurrency: 4, rps: 0 } })))
+    Effect.either(runExport(DATASETS, { datasets: EXPORTED, pageSize: 20, concurrency: 4, ...options })).pipe(
+      Effect.provide(exportLayer({ indexerUrl: server.url, out, limits: { concurrency: 4, rps: 0 } }))
+    )
   )
   if (Either.isLeft(r)) throw new Error(`export failed: ${String(r.left)}`)
   return r.right
@@ -47,7 +49,8 @@ const sequenceOf = (u: URL) => {
   const key = u.searchParams.get("pagination.key")
   return key ? (JSON.parse(Buffer.from(key, "base64").toString("utf8")).sequence as number | undefined) : undefined
 }
-const committedEnd = (out: string, dataset: string) => (JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8")) as Manifest).committed.at(-1)![1]
+const committedEnd = (out: string, dataset: string) =>
+  (JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8")) as Manifest).committed.at(-1)![1]
 
 describe("an export gentle on the indexer", () => {
   const out = dirs.make()
@@ -61,7 +64,11 @@ describe("an export gentle on the indexer", () => {
     const skipped = devnet.stats().offsetRowsSkipped - skippedBefore
     expect(skipped).toBeLessThanOrEqual(Math.min(c.txTotal(), c.evmTotal(), c.traceTotal()))
     expect(skipped).toBe(0)
-    expect(urlsOf(first).filter((u) => u.searchParams.has("pagination.offset")).map(String)).toEqual([])
+    expect(
+      urlsOf(first)
+        .filter((u) => u.searchParams.has("pagination.offset"))
+        .map(String)
+    ).toEqual([])
     await expectLakeMatchesChain(out, devnet, EXPORTED)
 
     // the CLI, as a user reruns it: /status, one probe per list, the lake's anchor; no search, no page

@@ -28,7 +28,10 @@ afterAll(async () => {
 })
 
 const scan = (out: string, dataset: string, select: string) =>
-  withDuckDB(async (conn) => (await conn.runAndReadAll(`SELECT ${select} FROM ${files(out, dataset)}`)).getRowObjectsJson() as Array<Record<string, unknown>>)
+  withDuckDB(
+    async (conn) =>
+      (await conn.runAndReadAll(`SELECT ${select} FROM ${files(out, dataset)}`)).getRowObjectsJson() as Array<Record<string, unknown>>
+  )
 
 /** A proxy answering from `before` for the first `switchAt` requests, then from `after`. */
 const switching = (switchAt: number): Promise<HostileServer> => {
@@ -48,9 +51,23 @@ const exportAcrossSwitch = async (switchAt: number, datasets: string) => {
     // the lake holds the first history's heights 1..150 before the run that meets the switch
     const first = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", datasets, "--to-height", "150"])
     expect(first.code, first.stderr).toBe(0)
-    const r = await runCli(["export", "--indexer-url", proxy.url, "--out", out, "--datasets", datasets, "--page-size", "10", "--concurrency", "2"])
+    const r = await runCli([
+      "export",
+      "--indexer-url",
+      proxy.url,
+      "--out",
+      out,
+      "--datasets",
+      datasets,
+      "--page-size",
+      "10",
+      "--concurrency",
+      "2"
+    ])
     // (a dataset nothing was committed to has no manifest, and no rows to check)
-    const committed = (dataset: string) => existsSync(join(out, dataset, "_manifest.json")) && JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8")).files.length > 0
+    const committed = (dataset: string) =>
+      existsSync(join(out, dataset, "_manifest.json")) &&
+      JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8")).files.length > 0
     const blocks = committed("blocks") ? await scan(out, "blocks", "height, block_hash AS hash") : []
     for (const b of blocks) expect(b.hash, `block ${b.height}`).toBe(before.chain.blockHash(Number(b.height)))
     const txs = committed("txs") ? await scan(out, "txs", "tx_hash") : []
@@ -75,12 +92,17 @@ describe("a source that changes history during a run", () => {
     expect(again.stderr).toMatch(/holds another history of chain lake-evm-1/)
   })
 
-  it.each([40, 90])("blocks and txs, switching after %i requests: exit 1, every committed block and tx of the first history", async (switchAt) => {
-    const { r, blocks } = await exportAcrossSwitch(switchAt, "blocks,txs")
-    expect(blocks.length).toBeGreaterThanOrEqual(150)
-    expect(r.code, r.stderr).toBe(1)
-    expect(r.stderr.trim().split("\n").at(-1)).toMatch(/^chain-lake: error: (the indexer's history changed during the run|pagination of txs cannot be trusted)/)
-  })
+  it.each([40, 90])(
+    "blocks and txs, switching after %i requests: exit 1, every committed block and tx of the first history",
+    async (switchAt) => {
+      const { r, blocks } = await exportAcrossSwitch(switchAt, "blocks,txs")
+      expect(blocks.length).toBeGreaterThanOrEqual(150)
+      expect(r.code, r.stderr).toBe(1)
+      expect(r.stderr.trim().split("\n").at(-1)).toMatch(
+        /^chain-lake: error: (the indexer's history changed during the run|pagination of txs cannot be trusted)/
+      )
+    }
+  )
 })
 
 describe("a lake whose identity file is gone (or an older lake)", () => {
@@ -91,10 +113,14 @@ describe("a lake whose identity file is gone (or an older lake)", () => {
     rmSync(join(out, "_lake.json"))
     const refused = await runCli(["export", "--indexer-url", after.indexerUrl, "--out", out, "--datasets", "blocks"])
     expect(refused.code).toBe(1)
-    expect(refused.stderr.trim().split("\n").at(-1)).toMatch(/^chain-lake: error: .* holds blocks but no _lake\.json naming its chain .*--adopt-lake checks its newest block/)
+    expect(refused.stderr.trim().split("\n").at(-1)).toMatch(
+      /^chain-lake: error: .* holds blocks but no _lake\.json naming its chain .*--adopt-lake checks its newest block/
+    )
     const wrong = await runCli(["export", "--indexer-url", after.indexerUrl, "--out", out, "--datasets", "blocks", "--adopt-lake"])
     expect(wrong.code).toBe(1)
-    expect(wrong.stderr).toMatch(/cannot be adopted for chain lake-evm-1: its newest block 120 is [0-9A-F]{64} of chain lake-evm-1, and this indexer has [0-9A-F]{64}/)
+    expect(wrong.stderr).toMatch(
+      /cannot be adopted for chain lake-evm-1: its newest block 120 is [0-9A-F]{64} of chain lake-evm-1, and this indexer has [0-9A-F]{64}/
+    )
     expect(existsSync(join(out, "_lake.json"))).toBe(false)
     const adopted = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", "blocks", "--adopt-lake"])
     expect(adopted.code, adopted.stderr).toBe(0)

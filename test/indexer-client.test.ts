@@ -16,7 +16,11 @@ const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 50, timeoutMs
 const run = <A, E>(url: string, program: Effect.Effect<A, E, IndexerClient>, retry = FAST_RETRY) =>
   Effect.runPromise(
     program.pipe(
-      Effect.provide(layerIndexerClient({ baseUrl: url, retry }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(), layerRequestLimiter({ concurrency: 8, rps: 0 })))))
+      Effect.provide(
+        layerIndexerClient({ baseUrl: url, retry }).pipe(
+          Layer.provide(Layer.mergeAll(layerHttpTransport(), layerRequestLimiter({ concurrency: 8, rps: 0 })))
+        )
+      )
     )
   )
 
@@ -28,7 +32,8 @@ afterAll(() => clean.stop())
 
 describe("IndexerClient", () => {
   it("sends names and token ids as the real indexer matches them: undecoded, letters and digits only for the name search; one it could never match is refused unsent", async () => {
-    const names = (r: { collections: ReadonlyArray<{ collection: { name: string } }> }) => r.collections.map((c) => c.collection.name).sort()
+    const names = (r: { collections: ReadonlyArray<{ collection: { name: string } }> }) =>
+      r.collections.map((c) => c.collection.name).sort()
     const created = clean.chain.u.collections.filter((c) => clean.chain.collectionCreated(c)).map((c) => c.name)
     const out = await run(
       clean.indexerUrl,
@@ -45,10 +50,14 @@ describe("IndexerClient", () => {
     expect(out.frogs.length).toBeGreaterThan(0)
     expect(out.bold).toEqual(created.filter((n) => n === "<b>Bold</b> & Co"))
     expect(Either.isLeft(out.cafe) && out.cafe.left._tag).toBe("IndexerRequestError")
-    expect(Either.isLeft(out.cafe) && out.cafe.left.message).toMatch(/"CaféClub" cannot be asked of the indexer: it reads path parameters undecoded/)
+    expect(Either.isLeft(out.cafe) && out.cafe.left.message).toMatch(
+      /"CaféClub" cannot be asked of the indexer: it reads path parameters undecoded/
+    )
     expect(Either.isLeft(out.spaced) && out.spaced.left.message).toMatch(/^token id "a b" cannot be asked/)
     // the devnet, as the real server, matches the percent-escaped needle as its characters: nothing
-    const escaped = (await (await fetch(`${clean.indexerUrl}/indexer/nft/v1/collections/by_name/Lake%20Frogs`)).json()) as { collections: ReadonlyArray<unknown> }
+    const escaped = (await (await fetch(`${clean.indexerUrl}/indexer/nft/v1/collections/by_name/Lake%20Frogs`)).json()) as {
+      collections: ReadonlyArray<unknown>
+    }
     expect(escaped.collections).toEqual([])
   })
 
@@ -76,7 +85,9 @@ describe("IndexerClient", () => {
     expect(out.status.height).toBe(150)
     expect(out.blocks.blocks.map((b) => b.height)).toEqual(["1", "2", "3"])
     expect(out.block.block.height).toBe("2")
-    expect(out.txs.txs.every((t) => (t.tx.body.messages as Array<any>).some((m) => m["@type"] === "/cosmos.bank.v1beta1.MsgSend"))).toBe(true)
+    expect(out.txs.txs.every((t) => (t.tx.body.messages as Array<any>).some((m) => m["@type"] === "/cosmos.bank.v1beta1.MsgSend"))).toBe(
+      true
+    )
     expect(out.tx.tx.txhash).toBe(out.txs.txs[0].txhash)
     expect(out.evmTx.tx).toEqual(out.evm.txs[0])
     expect(out.itx.internal_txs.length).toBe(2)
@@ -139,14 +150,21 @@ describe("IndexerClient", () => {
         })
       )
       expect(err._tag).toBe("IndexerDecodeError")
-      expect(String(err)).toMatch(new RegExp(`^malformed response from blocks \\(page key ${key.replace(/[+/=]/g, "\\$&")}\\) at blocks\\[\\d\\]\\.chain_id: Expected string, actual 12345$`))
+      expect(String(err)).toMatch(
+        new RegExp(
+          `^malformed response from blocks \\(page key ${key.replace(/[+/=]/g, "\\$&")}\\) at blocks\\[\\d\\]\\.chain_id: Expected string, actual 12345$`
+        )
+      )
     } finally {
       await bad.stop()
     }
   })
 
   it("gives up on an unreachable server with a network error", async () => {
-    const err = await run("http://127.0.0.1:1", Effect.flip(Effect.flatMap(IndexerClient, (c) => c.status)), { ...FAST_RETRY, maxRetries: 1 })
+    const err = await run("http://127.0.0.1:1", Effect.flip(Effect.flatMap(IndexerClient, (c) => c.status)), {
+      ...FAST_RETRY,
+      maxRetries: 1
+    })
     expect(err._tag).toBe("IndexerNetworkError")
   })
 

@@ -72,7 +72,11 @@ describe("query reads only the lake", () => {
   }, 60_000)
 
   it("the sandbox cannot be switched off from SQL", async () => {
-    for (const sql of ["SET enable_external_access = true", "SET lock_configuration = false", "SELECT * FROM (SELECT 1) WHERE (SELECT 1 FROM read_text('/etc/passwd')) IS NULL"]) {
+    for (const sql of [
+      "SET enable_external_access = true",
+      "SET lock_configuration = false",
+      "SELECT * FROM (SELECT 1) WHERE (SELECT 1 FROM read_text('/etc/passwd')) IS NULL"
+    ]) {
       const r = await runCli(["query", "--data", data, sql])
       expect(r.code, sql).toBe(2)
       expect(r.stdout + r.stderr).not.toMatch(/root:/)
@@ -81,20 +85,30 @@ describe("query reads only the lake", () => {
 
   it("stops at --timeout with one line and a non-zero exit", async () => {
     const started = Date.now()
-    const r = await runCli(["query", "--data", data, "--timeout", "2s", "SELECT count(*) FROM range(10000000000000) t(i) WHERE i % 7 = 3"], { timeoutMs: 40_000 })
+    const r = await runCli(
+      ["query", "--data", data, "--timeout", "2s", "SELECT count(*) FROM range(10000000000000) t(i) WHERE i % 7 = 3"],
+      { timeoutMs: 40_000 }
+    )
     expect(r.code).toBe(1)
     expect(oneLine(r.stderr)).toMatch(/ran past --timeout 2s/)
     expect(Date.now() - started).toBeLessThan(30_000)
   }, 45_000)
 
   it("stops at --memory-limit with one line naming it", async () => {
-    const r = await runCli(["query", "--data", data, "--memory-limit", "128MB", "SELECT length(string_agg(md5(i::varchar), ',')) FROM range(100000000) t(i)"], { timeoutMs: 60_000 })
+    const r = await runCli(
+      ["query", "--data", data, "--memory-limit", "128MB", "SELECT length(string_agg(md5(i::varchar), ',')) FROM range(100000000) t(i)"],
+      { timeoutMs: 60_000 }
+    )
     expect(r.code).toBe(1)
     expect(oneLine(r.stderr)).toMatch(/more memory than --memory-limit 128MB/)
   }, 70_000)
 
   it("refuses a --timeout or --memory-limit it cannot read", async () => {
-    for (const args of [["--timeout", "5"], ["--timeout", "soon"], ["--memory-limit", "lots"]]) {
+    for (const args of [
+      ["--timeout", "5"],
+      ["--timeout", "soon"],
+      ["--memory-limit", "lots"]
+    ]) {
       const r = await runCli(["query", "--data", data, ...args, "SELECT 1"])
       expect(r.code, args.join(" ")).toBe(2)
       oneLine(r.stderr)
@@ -140,7 +154,10 @@ describe("no output flag writes into a lake's own files", () => {
 
   it("a statement that writes is refused before DuckDB prepares it: EXPORT DATABASE into a dataset folder leaves no folder behind", async () => {
     const before = tree(data)
-    for (const sql of [`EXPORT DATABASE '${data}/txs/_manifest.lock'`, `COPY (SELECT 1 AS height) TO '${data}/blocks/over.parquet' (FORMAT PARQUET)`]) {
+    for (const sql of [
+      `EXPORT DATABASE '${data}/txs/_manifest.lock'`,
+      `COPY (SELECT 1 AS height) TO '${data}/blocks/over.parquet' (FORMAT PARQUET)`
+    ]) {
       const r = await runCli(["query", "--data", data, sql])
       expect(r.code, sql).toBe(2)
       expect(oneLine(r.stderr)).toMatch(/only statements that read are run here .*, not (EXPORT|COPY)/)

@@ -11,7 +11,18 @@ import { join } from "node:path"
 import { Effect, Either, Schema } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { isContainedPath, listFiles, makeFolder, pathInside, sha256File } from "../src/lake/files.js"
-import { bucketOf, date, dateFile, heightBucket, mergedFile, partitionColumn, shardFile, snapshot, snapshotFile, snapshotHeightOf } from "../src/lake/layout.js"
+import {
+  bucketOf,
+  date,
+  dateFile,
+  heightBucket,
+  mergedFile,
+  partitionColumn,
+  shardFile,
+  snapshot,
+  snapshotFile,
+  snapshotHeightOf
+} from "../src/lake/layout.js"
 import { alive, newWriterId, readLockFile, withLockFile, writerGone, writerProcess } from "../src/lake/lock.js"
 import { decodeLakeFile, LakeIdentity } from "../src/lake/manifest.js"
 
@@ -46,7 +57,11 @@ describe("layout", () => {
     expect(partitionColumn(heightBucket("height"))).toEqual({ name: "height_bucket", type: "BIGINT" })
     expect(partitionColumn(snapshot())).toEqual({ name: "snapshot_height", type: "BIGINT" })
     expect(partitionColumn(date("sampled_at"))).toEqual({ name: "date", type: "DATE" })
-    expect([heightBucket("h"), snapshot(), date("d")]).toEqual([{ kind: "height_bucket", column: "h" }, { kind: "snapshot" }, { kind: "date", column: "d" }])
+    expect([heightBucket("h"), snapshot(), date("d")]).toEqual([
+      { kind: "height_bucket", column: "h" },
+      { kind: "snapshot" },
+      { kind: "date", column: "d" }
+    ])
   })
 })
 
@@ -56,7 +71,23 @@ describe("paths read from data", () => {
       expect(isContainedPath(ok), ok).toBe(true)
       expect(pathInside(root, ok), ok).toBe(join(root, ok))
     }
-    for (const bad of ["", "/etc/passwd", "../x", "a/../../x", "a/./b", "./a", "a//b", "a/", "a\\b", "..\\x", "C:x", "c:/x", "a\0b", "..", "."]) {
+    for (const bad of [
+      "",
+      "/etc/passwd",
+      "../x",
+      "a/../../x",
+      "a/./b",
+      "./a",
+      "a//b",
+      "a/",
+      "a\\b",
+      "..\\x",
+      "C:x",
+      "c:/x",
+      "a\0b",
+      "..",
+      "."
+    ]) {
       expect(isContainedPath(bad), JSON.stringify(bad)).toBe(false)
       expect(pathInside(root, bad), JSON.stringify(bad)).toBeUndefined()
     }
@@ -107,7 +138,9 @@ describe("folders made", () => {
 describe("lake files decoded", () => {
   it("say what is wrong: not JSON, or the field path and the expected type", () => {
     expect(decodeLakeFile(LakeIdentity, "{ nope")).toEqual(Either.left(expect.stringMatching(/^not JSON \(/)))
-    expect(decodeLakeFile(LakeIdentity, JSON.stringify({ format_version: 1, chain_id: 7, anchors: [] }))).toEqual(Either.left(expect.stringMatching(/^chain_id: Expected string, actual 7/)))
+    expect(decodeLakeFile(LakeIdentity, JSON.stringify({ format_version: 1, chain_id: 7, anchors: [] }))).toEqual(
+      Either.left(expect.stringMatching(/^chain_id: Expected string, actual 7/))
+    )
     expect(decodeLakeFile(Schema.Number, JSON.stringify("x"))).toEqual(Either.left(expect.stringMatching(/^\(top\): Expected number/)))
     expect(decodeLakeFile(LakeIdentity, JSON.stringify({ format_version: 1, chain_id: "c", anchors: [{ height: 1, hash: "h" }] }))).toEqual(
       Either.right({ format_version: 1, chain_id: "c", anchors: [{ height: 1, hash: "h" }] })
@@ -130,7 +163,13 @@ describe("lock files", () => {
 
   it("is held while the work runs and freed after; a holder never frees a lock that another writer took over", async () => {
     const lock = join(root, "a.lock")
-    const seen = await Effect.runPromise(withLockFile(lock, "w1", Effect.sync(() => JSON.parse(readFileSync(lock, "utf8")))))
+    const seen = await Effect.runPromise(
+      withLockFile(
+        lock,
+        "w1",
+        Effect.sync(() => JSON.parse(readFileSync(lock, "utf8")))
+      )
+    )
     expect(seen).toMatchObject({ host: HOST, pid: process.pid, writer: "w1" })
     expect(existsSync(lock)).toBe(false)
     // w1 holds it; meanwhile its lock is taken over (as stale) by another writer: w1 leaves it be
@@ -168,9 +207,23 @@ describe("lock files", () => {
 
   it("a lock removed or emptied by someone else while held is left as it is when released", async () => {
     const lock = join(root, "gone.lock")
-    expect(await Effect.runPromise(withLockFile(lock, "w1", Effect.sync(() => rmSync(lock))))).toBeUndefined()
+    expect(
+      await Effect.runPromise(
+        withLockFile(
+          lock,
+          "w1",
+          Effect.sync(() => rmSync(lock))
+        )
+      )
+    ).toBeUndefined()
     expect(existsSync(lock)).toBe(false)
-    await Effect.runPromise(withLockFile(lock, "w1", Effect.sync(() => writeFileSync(lock, ""))))
+    await Effect.runPromise(
+      withLockFile(
+        lock,
+        "w1",
+        Effect.sync(() => writeFileSync(lock, ""))
+      )
+    )
     expect(readFileSync(lock, "utf8")).toBe("")
     rmSync(lock)
   })
@@ -193,7 +246,10 @@ describe("lock files", () => {
     expect(await Effect.runPromise(withLockFile(lock, "w1", Effect.succeed("ran")))).toBe("ran")
     const nowhere = join(root, "missing-folder", "c.lock")
     const err = await Effect.runPromise(Effect.either(withLockFile(nowhere, "w1", Effect.void)))
-    expect(Either.isLeft(err) && err.left).toMatchObject({ _tag: "LockError", message: expect.stringMatching(new RegExp(`^cannot take the lock ${nowhere.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}: ENOENT`)) })
+    expect(Either.isLeft(err) && err.left).toMatchObject({
+      _tag: "LockError",
+      message: expect.stringMatching(new RegExp(`^cannot take the lock ${nowhere.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}: ENOENT`))
+    })
   })
 })
 
@@ -214,23 +270,37 @@ describe("lock files, waited for", () => {
       rmSync(lock, { force: true })
       return { message: Either.isLeft(r) ? r.left.message : "took it", waited }
     }
-    const byWhom = (pid: number, host: string, at: string) => `${lock} has been held by pid ${pid} on ${host} (since ${at}) for over 0.15 s; if no chain-lake is writing this folder, delete that file and run again`
+    const byWhom = (pid: number, host: string, at: string) =>
+      `${lock} has been held by pid ${pid} on ${host} (since ${at}) for over 0.15 s; if no chain-lake is writing this folder, delete that file and run again`
     const unknown = `${lock} has been held by an unknown writer for over 0.15 s; if no chain-lake is writing this folder, delete that file and run again`
     // a live process of this host (the test runner's parent), another writer of this very process,
     // a process of another host (whose pid means nothing here), all under a minute old
     const live = await held(JSON.stringify({ host: HOST, pid: process.ppid, writer: "w0", at: "T0" }), 30_000)
     expect(live.message).toBe(byWhom(process.ppid, HOST, "T0"))
     expect(live.waited).toBeGreaterThanOrEqual(150)
-    expect((await held(JSON.stringify({ host: HOST, pid: process.pid, writer: "w0", at: "T1" }))).message).toBe(byWhom(process.pid, HOST, "T1"))
-    expect((await held(JSON.stringify({ host: "another-host", pid: deadPid(), writer: "w0", at: "T2" }))).message).toMatch(/^.* by pid \d+ on another-host \(since T2\)/)
+    expect((await held(JSON.stringify({ host: HOST, pid: process.pid, writer: "w0", at: "T1" }))).message).toBe(
+      byWhom(process.pid, HOST, "T1")
+    )
+    expect((await held(JSON.stringify({ host: "another-host", pid: deadPid(), writer: "w0", at: "T2" }))).message).toMatch(
+      /^.* by pid \d+ on another-host \(since T2\)/
+    )
     // an empty lock within its grace (its holder is writing it), or one that names no holder
     expect((await held("")).message).toBe(unknown)
-    for (const partial of [{ host: HOST, pid: process.ppid }, { host: HOST, pid: String(process.ppid), writer: "w0" }, { host: 7, pid: process.ppid, writer: "w0" }, { pid: process.ppid, writer: "w0" }])
+    for (const partial of [
+      { host: HOST, pid: process.ppid },
+      { host: HOST, pid: String(process.ppid), writer: "w0" },
+      { host: 7, pid: process.ppid, writer: "w0" },
+      { pid: process.ppid, writer: "w0" }
+    ])
       expect((await held(JSON.stringify(partial))).message, JSON.stringify(partial)).toBe(unknown)
     // age is no proof a holder is gone: a live holder's lock back-dated past the lease is waited
     // for, and so is a back-dated one naming no holder (its grace is counted by the waiter's clock)
-    expect((await held(JSON.stringify({ host: HOST, pid: process.ppid, writer: "w0", at: "T3" }), 61_000)).message).toBe(byWhom(process.ppid, HOST, "T3"))
-    expect((await held(JSON.stringify({ host: "another-host", pid: 1, writer: "w0", at: "T4" }), 3_600_000)).message).toBe(byWhom(1, "another-host", "T4"))
+    expect((await held(JSON.stringify({ host: HOST, pid: process.ppid, writer: "w0", at: "T3" }), 61_000)).message).toBe(
+      byWhom(process.ppid, HOST, "T3")
+    )
+    expect((await held(JSON.stringify({ host: "another-host", pid: 1, writer: "w0", at: "T4" }), 3_600_000)).message).toBe(
+      byWhom(1, "another-host", "T4")
+    )
     expect((await held(JSON.stringify({ host: HOST, pid: process.ppid }), 3_000)).message).toBe(unknown)
   })
 })

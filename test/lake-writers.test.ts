@@ -44,7 +44,11 @@ afterAll(async () => {
 /** Every Parquet file on disk is committed, and nothing staged remains. */
 const expectOnlyCommitted = (out: string) => {
   const onDisk = dataFilesUnder(out)
-  expect(onDisk.sort()).toEqual(committedFiles(out).map((f) => f.path).sort())
+  expect(onDisk.sort()).toEqual(
+    committedFiles(out)
+      .map((f) => f.path)
+      .sort()
+  )
 }
 
 describe("writers of one lake", () => {
@@ -89,7 +93,20 @@ describe("a writer stopped while it holds a lock (SIGSTOP, a frozen VM)", () => 
   it("stopped past its lease after its last check, it cannot drop the commit of the writer that took its lock over: that one exits 0, the stopped one resumes and commits again from disk, each row once", async () => {
     const out = tmp()
     const ds = ["blocks", "txs"]
-    const small = (extra: ReadonlyArray<string>) => ["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", ds.join(","), "--page-size", "50", "--concurrency", "2", ...extra]
+    const small = (extra: ReadonlyArray<string>) => [
+      "export",
+      "--indexer-url",
+      devnet.indexerUrl,
+      "--out",
+      out,
+      "--datasets",
+      ds.join(","),
+      "--page-size",
+      "50",
+      "--concurrency",
+      "2",
+      ...extra
+    ]
     // the manifests exist first, so that the stopped writer's first manifest write is a commit's
     const first = await runCli(small(["--to-height", "100"]))
     expect(first.code, first.stderr).toBe(0)
@@ -102,7 +119,11 @@ describe("a writer stopped while it holds a lock (SIGSTOP, a frozen VM)", () => 
     let aErr = ""
     a.stderr.on("data", (d) => (aErr += d))
     const aExit = new Promise<number | null>((resolve) => a.on("close", resolve))
-    const pending = () => ds.find((d) => existsSync(join(out, d)) && readdirSync(join(out, d)).some((n) => n.startsWith("_manifest.json.host-a-") && n.endsWith(".tmp")))
+    const pending = () =>
+      ds.find(
+        (d) =>
+          existsSync(join(out, d)) && readdirSync(join(out, d)).some((n) => n.startsWith("_manifest.json.host-a-") && n.endsWith(".tmp"))
+      )
     const started = Date.now()
     while (!pending()) {
       expect(Date.now() - started, `writer A never reached a manifest write: ${aErr}`).toBeLessThan(30_000)
@@ -139,7 +160,11 @@ describe("the chain a lake holds", () => {
     const first = await runCli(blocksOnly(devnet.indexerUrl))
     expect(first.code, first.stderr).toBe(0)
     const identity = JSON.parse(readFileSync(join(out, "_lake.json"), "utf8"))
-    expect(identity).toEqual({ format_version: 1, chain_id: devnet.chain.u.chainId, anchors: [{ height: devnet.tip(), hash: expect.stringMatching(/^[0-9A-F]{64}$/) }] })
+    expect(identity).toEqual({
+      format_version: 1,
+      chain_id: devnet.chain.u.chainId,
+      anchors: [{ height: devnet.tip(), hash: expect.stringMatching(/^[0-9A-F]{64}$/) }]
+    })
     const before = hashTree(out)
     const reset = await startDevnet({ seed: 30, blocks: 600 })
     const move = await startDevnet({ seed: 29, blocks: 600, vm: "move" })
@@ -147,11 +172,15 @@ describe("the chain a lake holds", () => {
       const otherHistory = await runCli(blocksOnly(reset.indexerUrl))
       expect(otherHistory.code).toBe(1)
       expect(otherHistory.stderr.trim()).toMatch(
-        new RegExp(`^chain-lake: error: ${out} holds another history of chain ${devnet.chain.u.chainId}: block 600 is [0-9A-F]{64} there and [0-9A-F]{64} on this indexer \\(a reset chain, or another network under the same id\\): export it into another --out$`)
+        new RegExp(
+          `^chain-lake: error: ${out} holds another history of chain ${devnet.chain.u.chainId}: block 600 is [0-9A-F]{64} there and [0-9A-F]{64} on this indexer \\(a reset chain, or another network under the same id\\): export it into another --out$`
+        )
       )
       const otherChain = await runCli(blocksOnly(move.indexerUrl))
       expect(otherChain.code).toBe(1)
-      expect(otherChain.stderr.trim()).toBe(`chain-lake: error: ${out} holds chain ${devnet.chain.u.chainId}, but this indexer serves chain ${move.chain.u.chainId}: export it into another --out`)
+      expect(otherChain.stderr.trim()).toBe(
+        `chain-lake: error: ${out} holds chain ${devnet.chain.u.chainId}, but this indexer serves chain ${move.chain.u.chainId}: export it into another --out`
+      )
       expect(hashTree(out)).toEqual(before)
     } finally {
       await reset.stop()

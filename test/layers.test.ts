@@ -9,7 +9,8 @@ import { describe, expect, it } from "vitest"
 
 const SRC = join(process.cwd(), "src")
 /** `import … from`, over several lines too; `export … from`; a bare `import "…"`; `import("…")` */
-const IMPORTS = /(?:^|\n)\s*(?:import|export)\s+(?:type\s+)?(?:\{[^}]*\}|\*(?:\s+as\s+\w+)?|\w+(?:\s*,\s*\{[^}]*\})?)\s+from\s+["'](\.[^"']+)["']|(?:^|\n)\s*import\s+["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/g
+const IMPORTS =
+  /(?:^|\n)\s*(?:import|export)\s+(?:type\s+)?(?:\{[^}]*\}|\*(?:\s+as\s+\w+)?|\w+(?:\s*,\s*\{[^}]*\})?)\s+from\s+["'](\.[^"']+)["']|(?:^|\n)\s*import\s+["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/g
 
 /** folder → the other folders of src/ its files import */
 const folderImports = (): Map<string, Set<string>> => {
@@ -60,14 +61,31 @@ describe("src/ folders stand in layers", () => {
     expect(edges.size).toBeGreaterThan(8)
     expect(findCycle(edges)).toBeUndefined()
     // every import form is read
-    const sample = 'import {\n  a,\n  type B\n} from "../x/a.js"\nimport "../y/b.js"\nexport * from "../z/c.js"\nconst d = await import("../w/d.js")\nimport e, { f } from "../v/e.js"'
-    expect([...sample.matchAll(new RegExp(IMPORTS.source, "g"))].map((m) => m[1] ?? m[2] ?? m[3])).toEqual(["../x/a.js", "../y/b.js", "../z/c.js", "../w/d.js", "../v/e.js"])
+    const sample =
+      'import {\n  a,\n  type B\n} from "../x/a.js"\nimport "../y/b.js"\nexport * from "../z/c.js"\nconst d = await import("../w/d.js")\nimport e, { f } from "../v/e.js"'
+    expect([...sample.matchAll(new RegExp(IMPORTS.source, "g"))].map((m) => m[1] ?? m[2] ?? m[3])).toEqual([
+      "../x/a.js",
+      "../y/b.js",
+      "../z/c.js",
+      "../w/d.js",
+      "../v/e.js"
+    ])
     // the check finds a loop where there is one
-    expect(findCycle(new Map([["a", new Set(["b"])], ["b", new Set(["c"])], ["c", new Set(["a"])]]))).toEqual(["a", "b", "c", "a"])
+    expect(
+      findCycle(
+        new Map([
+          ["a", new Set(["b"])],
+          ["b", new Set(["c"])],
+          ["c", new Set(["a"])]
+        ])
+      )
+    ).toEqual(["a", "b", "c", "a"])
   })
 
   it("the engine imports no API client, dataset, source, devnet or CLI folder; the devnet no client schemas", () => {
-    expect([...(edges.get("engine") ?? [])].filter((f) => ["indexer", "router", "datasets", "sources", "devnet", "cli", "pipelines"].includes(f))).toEqual([])
+    expect(
+      [...(edges.get("engine") ?? [])].filter((f) => ["indexer", "router", "datasets", "sources", "devnet", "cli", "pipelines"].includes(f))
+    ).toEqual([])
     expect([...(edges.get("devnet") ?? [])].filter((f) => ["indexer", "router"].includes(f))).toEqual([])
     for (const client of ["indexer", "router"]) expect(edges.get(client)?.has("devnet") ?? false, client).toBe(false)
   })

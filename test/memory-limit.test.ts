@@ -28,12 +28,31 @@ afterAll(async () => {
 describe("--memory-limit", () => {
   it("a txs export at 250MB, page 1000, one worker, exits 0 with every tx (a 64 MiB share for DuckDB ran out of memory at its first file, every time)", async () => {
     const out = temp.make()
-    const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "txs", "--page-size", "1000", "--concurrency", "1", "--memory-limit", "250MB"], { timeoutMs: 120_000 })
+    const r = await runCli(
+      [
+        "export",
+        "--indexer-url",
+        devnet.indexerUrl,
+        "--out",
+        out,
+        "--datasets",
+        "txs",
+        "--page-size",
+        "1000",
+        "--concurrency",
+        "1",
+        "--memory-limit",
+        "250MB"
+      ],
+      { timeoutMs: 120_000 }
+    )
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toMatch(new RegExp(`^txs\\s+${devnet.chain.txTotal()}\\s+`, "m"))
     // the files hold each tx once
     const counted = await Effect.runPromise(
-      Effect.flatMap(ParquetSink, (s) => s.query(`SELECT count(*) AS n, count(DISTINCT tx_hash) AS distinct_txs FROM read_parquet('${out}/txs/**/*.parquet')`)).pipe(Effect.provide(layerParquetSink()), Effect.scoped)
+      Effect.flatMap(ParquetSink, (s) =>
+        s.query(`SELECT count(*) AS n, count(DISTINCT tx_hash) AS distinct_txs FROM read_parquet('${out}/txs/**/*.parquet')`)
+      ).pipe(Effect.provide(layerParquetSink()), Effect.scoped)
     )
     expect(counted).toEqual([{ n: BigInt(devnet.chain.txTotal()), distinct_txs: BigInt(devnet.chain.txTotal()) }])
   }, 150_000)
@@ -41,16 +60,19 @@ describe("--memory-limit", () => {
   it("DuckDB's out-of-memory reads as one line that names the flag to change", async () => {
     // a real DuckDB error: a sort far past a 16 MiB limit with nowhere to spill
     const error = await Effect.runPromise(
-      Effect.flip(Effect.flatMap(ParquetSink, (s) => s.query("SELECT count(*) FROM (SELECT md5(x::varchar) AS h FROM range(3000000) t(x) ORDER BY h)"))).pipe(
-        Effect.provide(layerParquetSink({ memoryLimit: "16MiB" })),
-        Effect.scoped
-      )
+      Effect.flip(
+        Effect.flatMap(ParquetSink, (s) =>
+          s.query("SELECT count(*) FROM (SELECT md5(x::varchar) AS h FROM range(3000000) t(x) ORDER BY h)")
+        )
+      ).pipe(Effect.provide(layerParquetSink({ memoryLimit: "16MiB" })), Effect.scoped)
     )
     // DuckDB's own text goes on for lines ("Possible solutions: … SET threads=X")
     expect(error.message.split("\n").length).toBeGreaterThan(1)
     const line = describeExportFailure(error)
     expect(line).not.toContain("\n")
-    expect(line).toMatch(/^writing Parquet failed: DuckDB ran out of memory \(Out of Memory Error: .+\): raise --memory-limit, or lower --concurrency$/)
+    expect(line).toMatch(
+      /^writing Parquet failed: DuckDB ran out of memory \(Out of Memory Error: .+\): raise --memory-limit, or lower --concurrency$/
+    )
   })
 })
 

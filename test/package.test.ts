@@ -28,7 +28,9 @@ const fresh = existsSync(BUILD) && JSON.parse(readFileSync(BUILD, "utf8")).built
 const run = promisify(execFile)
 /** A command's stdout; a failure rejects with its output */
 const sh = async (file: string, args: ReadonlyArray<string>, options: ExecFileOptions = {}): Promise<string> =>
-  String((await run(file, args, { maxBuffer: 64 * 1024 * 1024, ...options, env: { ...process.env, NO_COLOR: "1", ...options.env } })).stdout)
+  String(
+    (await run(file, args, { maxBuffer: 64 * 1024 * 1024, ...options, env: { ...process.env, NO_COLOR: "1", ...options.env } })).stdout
+  )
 
 it("dist/ is built from the sources (CI: npm ci runs the prepare script)", () => {
   if (process.env.CI) expect(fresh, "dist/ is missing or older than src/: npm ci should have built it").toBe(true)
@@ -49,7 +51,14 @@ const consumerLock = (tarball: string) => {
     requires: true,
     packages: {
       "": { name: "consumer", dependencies: { "chain-lake": `file:${tarball}` } },
-      "node_modules/chain-lake": { version: pkg.version, resolved: `file:${tarball}`, license: pkg.license, dependencies: own.dependencies, bin: pkg.bin, engines: pkg.engines },
+      "node_modules/chain-lake": {
+        version: pkg.version,
+        resolved: `file:${tarball}`,
+        license: pkg.license,
+        dependencies: own.dependencies,
+        bin: pkg.bin,
+        engines: pkg.engines
+      },
       ...Object.fromEntries(deps)
     }
   }
@@ -87,7 +96,16 @@ try {
 `
 
 const TSCONFIG = (typeRoots: string) => ({
-  compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, outDir: "out", skipLibCheck: true, types: ["node"], typeRoots: [typeRoots] },
+  compilerOptions: {
+    target: "ES2022",
+    module: "NodeNext",
+    moduleResolution: "NodeNext",
+    strict: true,
+    outDir: "out",
+    skipLibCheck: true,
+    types: ["node"],
+    typeRoots: [typeRoots]
+  },
   files: ["main.ts"]
 })
 
@@ -100,24 +118,46 @@ describe.skipIf(underMutation || (!fresh && !process.env.CI))("installed from np
     home = tmp()
     const [info] = JSON.parse(await sh("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", home], { cwd: ROOT }))
     packed = info.files.map((f: { path: string }) => f.path)
-    writeFileSync(join(home, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module", dependencies: { "chain-lake": `file:${info.filename}` } }))
+    writeFileSync(
+      join(home, "package.json"),
+      JSON.stringify({ name: "consumer", private: true, type: "module", dependencies: { "chain-lake": `file:${info.filename}` } })
+    )
     writeFileSync(join(home, "package-lock.json"), JSON.stringify(consumerLock(info.filename)))
     await sh("npm", ["ci", "--offline", "--ignore-scripts", "--no-audit", "--no-fund"], { cwd: home })
   }, 180_000)
   afterAll(removeAll)
 
   it("ships the built code, its declarations, the CLI and the shipped pipelines; no sources, tests or benchmarks", () => {
-    for (const f of ["bin/chain-lake.mjs", "dist/build.json", "dist/cli/main.js", "dist/lib/index.js", "dist/types/index.d.ts", "pipelines/demo.ts", "pipelines/route-quotes.json", "package.json"]) expect(packed).toContain(f)
+    for (const f of [
+      "bin/chain-lake.mjs",
+      "dist/build.json",
+      "dist/cli/main.js",
+      "dist/lib/index.js",
+      "dist/types/index.d.ts",
+      "pipelines/demo.ts",
+      "pipelines/route-quotes.json",
+      "package.json"
+    ])
+      expect(packed).toContain(f)
     expect(packed.filter((f) => /^(src|test|bench|scripts|docs|data)\//.test(f))).toEqual([])
   })
 
-  it("a TypeScript program imports the public API from \"chain-lake\", type-checks, starts the devnet and exports its blocks", async () => {
+  it('a TypeScript program imports the public API from "chain-lake", type-checks, starts the devnet and exports its blocks', async () => {
     writeFileSync(join(home, "main.ts"), PROGRAM)
     writeFileSync(join(home, "tsconfig.json"), JSON.stringify(TSCONFIG(join(ROOT, "node_modules", "@types"))))
-    await sh(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], { cwd: home }).catch((e) => {
-      throw new Error(`tsc: ${e.stdout}${e.stderr}`)
+    await sh(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], { cwd: home }).catch(
+      (e) => {
+        throw new Error(`tsc: ${e.stdout}${e.stderr}`)
+      }
+    )
+    expect(JSON.parse(await sh(process.execPath, [join(home, "out", "main.js")], { cwd: home }))).toEqual({
+      tip: "60",
+      exported: [["blocks", 60]],
+      lake: ["60", "60"],
+      columns: true,
+      pipeline: "mine",
+      checks: "function"
     })
-    expect(JSON.parse(await sh(process.execPath, [join(home, "out", "main.js")], { cwd: home }))).toEqual({ tip: "60", exported: [["blocks", 60]], lake: ["60", "60"], columns: true, pipeline: "mine", checks: "function" })
   })
 
   it("the installed CLI runs the built code: --help from the build's record, a pipeline file of the user's folder importing \"chain-lake\"", async () => {
@@ -127,11 +167,18 @@ describe.skipIf(underMutation || (!fresh && !process.env.CI))("installed from np
     const helpMs = performance.now() - started
     expect(help).toBe(JSON.parse(readFileSync(BUILD, "utf8")).help[""])
     const npx = performance.now()
-    expect((await sh("npx", ["--offline", "chain-lake", "--version"], { cwd: home })).trim()).toBe(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version)
+    expect((await sh("npx", ["--offline", "chain-lake", "--version"], { cwd: home })).trim()).toBe(
+      JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version
+    )
     // reported, not asserted (timings on a shared machine): bench/RESULTS.md
-    console.log(`installed chain-lake --help: ${helpMs.toFixed(0)} ms; npx chain-lake --version: ${(performance.now() - npx).toFixed(0)} ms`)
+    console.log(
+      `installed chain-lake --help: ${helpMs.toFixed(0)} ms; npx chain-lake --version: ${(performance.now() - npx).toFixed(0)} ms`
+    )
 
-    writeFileSync(join(home, "blocks.ts"), `import { definePipeline } from "chain-lake"\nexport default definePipeline({ name: "blocks", description: "blocks", datasets: ["blocks"], sources: "devnet", schedule: "0 * * * *", out: "lake" })\n`)
+    writeFileSync(
+      join(home, "blocks.ts"),
+      `import { definePipeline } from "chain-lake"\nexport default definePipeline({ name: "blocks", description: "blocks", datasets: ["blocks"], sources: "devnet", schedule: "0 * * * *", out: "lake" })\n`
+    )
     expect(await sh(bin, ["run", "./blocks.ts"], { cwd: home })).toMatch(/blocks: ok — blocks \+1000/)
     expect(existsSync(join(home, "lake", "blocks", "_manifest.json"))).toBe(true)
   })

@@ -35,7 +35,8 @@ const bytesOf = (text: string) => {
   return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer
 }
 /** The reference: UTF-8 decode, JSON.parse, the dataset's own toRows. */
-const expectedRows = (text: string, d: AppendDataset) => (JSON.parse(text)[d.source.arrayKey] as Array<unknown>).flatMap((r) => d.toRows(r, NO_CONTEXT))
+const expectedRows = (text: string, d: AppendDataset) =>
+  (JSON.parse(text)[d.source.arrayKey] as Array<unknown>).flatMap((r) => d.toRows(r, NO_CONTEXT))
 const decodedRows = (text: string, d: AppendDataset) => {
   const page = decodePage(bytesOf(text), d.source, [d])
   if (page._tag !== "Page") throw new Error(`not a page: ${page._tag}`)
@@ -49,7 +50,9 @@ describe("decodePage", () => {
     const parsed = JSON.parse(txPage) as { txs: Array<{ txhash: string; height: string }>; pagination: { next_key: string; total: string } }
     const page = decodePage(bytesOf(txPage), txs.source, [txs])
     if (page._tag !== "Page") throw new Error(page._tag)
-    expect(page.records.map((r) => (isInvalid(r) ? "invalid" : [r.height, r.rows[0][0][1]]))).toEqual(parsed.txs.map((t) => [Number(t.height), t.txhash]))
+    expect(page.records.map((r) => (isInvalid(r) ? "invalid" : [r.height, r.rows[0][0][1]]))).toEqual(
+      parsed.txs.map((t) => [Number(t.height), t.txhash])
+    )
     expect([page.nextKey, page.total]).toEqual([parsed.pagination.next_key, parsed.pagination.total])
     expect(decodedRows(txPage, txs)).toEqual(expectedRows(txPage, txs))
     expect(decodedRows(blockPage, blocks)).toEqual(expectedRows(blockPage, blocks))
@@ -60,7 +63,7 @@ describe("decodePage", () => {
     expect(first).toBeGreaterThan(2)
     const withMemo = (memo: string, raw?: string) =>
       txPage.replace(/"memo":"(?:[^"\\]|\\.)*"/, raw !== undefined ? `"memo":"${raw}"` : `"memo":${JSON.stringify(memo)}`)
-    for (const memo of ["café Ünïcode", "✓ ok ✓", "🚀 to the moon 🌕", "mixed é ✓ 🚀 \\ \" \u2028"]) {
+    for (const memo of ["café Ünïcode", "✓ ok ✓", "🚀 to the moon 🌕", 'mixed é ✓ 🚀 \\ " \u2028']) {
       const page = withMemo(memo)
       const rows = decodedRows(page, txs)
       expect(rows).toEqual(expectedRows(page, txs))
@@ -92,16 +95,38 @@ describe("decodePage", () => {
   it("an escape of any char past ASCII next to raw UTF-8 decodes exactly (each hex digit class, U+2028, a surrogate pair), and so does a next_key with high bytes", () => {
     const withMemo = (raw: string) => txPage.replace(/"memo":"(?:[^"\\]|\\.)*"/, `"memo":"${raw}"`)
     // 8, 9, a, f, A, F in the escape's third digit; escapes of ASCII (\u0041, \u007f) need no care
-    for (const [escape, char] of [["\\u0080", "\u0080"], ["\\u0099", "\u0099"], ["\\u00a0", "\u00a0"], ["\\u00ff", "ÿ"], ["\\u00A9", "©"], ["\\u00Fe", "þ"], ["\\u0041", "A"], ["\\u007f", "\u007f"]]) {
-      const page = withMemo(`${escape} ✓`)
-      expect(decodedRows(page, txs).some((r) => r[MEMO] === `${char} ✓`), escape).toBe(true)
+    for (const [escaped, char] of [
+      ["\\u0080", "\u0080"],
+      ["\\u0099", "\u0099"],
+      ["\\u00a0", "\u00a0"],
+      ["\\u00ff", "ÿ"],
+      ["\\u00A9", "©"],
+      ["\\u00Fe", "þ"],
+      ["\\u0041", "A"],
+      ["\\u007f", "\u007f"]
+    ]) {
+      const page = withMemo(`${escaped} ✓`)
+      expect(
+        decodedRows(page, txs).some((r) => r[MEMO] === `${char} ✓`),
+        escaped
+      ).toBe(true)
       expect(decodedRows(page, txs)).toEqual(expectedRows(page, txs))
     }
     // escapes past U+00FF (Go's encoding/json writes U+2028 and U+2029 so), an escaped surrogate
     // pair and an escaped backslash before "u": a latin1 read kept only each char's low byte
-    for (const [escape, char] of [["\\u2028", "\u2028"], ["a\\u2029b", "a\u2029b"], ["\\u0100", "\u0100"], ["\\uFFFD", "\ufffd"], ["\\ud83d\\ude80", "🚀"], ["\\\\u2028", "\\u2028"]]) {
-      const page = withMemo(`${escape} ✓`)
-      expect(decodedRows(page, txs).some((r) => r[MEMO] === `${char} ✓`), escape).toBe(true)
+    for (const [escaped, char] of [
+      ["\\u2028", "\u2028"],
+      ["a\\u2029b", "a\u2029b"],
+      ["\\u0100", "\u0100"],
+      ["\\uFFFD", "\ufffd"],
+      ["\\ud83d\\ude80", "🚀"],
+      ["\\\\u2028", "\\u2028"]
+    ]) {
+      const page = withMemo(`${escaped} ✓`)
+      expect(
+        decodedRows(page, txs).some((r) => r[MEMO] === `${char} ✓`),
+        escaped
+      ).toBe(true)
       expect(decodedRows(page, txs)).toEqual(expectedRows(page, txs))
     }
     const keyed = txPage.replace(/"next_key":"[^"]*"/, '"next_key":"clé✓"')
@@ -109,7 +134,11 @@ describe("decodePage", () => {
     expect(page._tag === "Page" && page.nextKey).toBe("clé✓")
     // the last page has no next key, on a page with high bytes and on an ASCII one
     for (const text of [txPage, blockPage.replace(/[^\x00-\x7f]/g, "?")]) {
-      const last = decodePage(bytesOf(text.replace(/"next_key":"[^"]*"/, '"next_key":null')), text === txPage ? txs.source : blocks.source, [text === txPage ? txs : blocks])
+      const last = decodePage(
+        bytesOf(text.replace(/"next_key":"[^"]*"/, '"next_key":null')),
+        text === txPage ? txs.source : blocks.source,
+        [text === txPage ? txs : blocks]
+      )
       expect(last._tag === "Page" && last.nextKey).toBeNull()
     }
   })

@@ -11,8 +11,11 @@ import { IndexerPagingError } from "../src/indexer/errors.js"
 import { readListEnvelope } from "../src/indexer/envelope.js"
 
 /** the pager as the engine calls it, failing a repeated key as the indexer source does */
-const cursorWalk = <P extends PageInfo>(endpoint: string, fetch: (page: PageRequest) => Effect.Effect<P>, options: { readonly first: PageRequest; readonly maxRows?: number }) =>
-  walkPages(fetch, { ...options, untrusted: (key, message) => new IndexerPagingError({ endpoint, key, message }) })
+const cursorWalk = <P extends PageInfo>(
+  endpoint: string,
+  fetch: (page: PageRequest) => Effect.Effect<P>,
+  options: { readonly first: PageRequest; readonly maxRows?: number }
+) => walkPages(fetch, { ...options, untrusted: (key, message) => new IndexerPagingError({ endpoint, key, message }) })
 
 /** A listing of `rows` rows served `limit` at a time: keys are "k<position>", the last page has no next key unless `endless`. */
 const listing = (rows: number, options: { readonly endless?: boolean; readonly repeatAt?: number; readonly shortAt?: number } = {}) => {
@@ -24,12 +27,18 @@ const listing = (rows: number, options: { readonly endless?: boolean; readonly r
       const limit = page.limit ?? 100
       const count = Math.max(0, Math.min(limit, rows - from, options.shortAt !== undefined && from >= options.shortAt ? limit - 1 : limit))
       const next = from + count
-      const nextKey = options.repeatAt !== undefined && next > options.repeatAt ? `k${options.repeatAt}` : next < rows || options.endless ? `k${next}` : null
+      const nextKey =
+        options.repeatAt !== undefined && next > options.repeatAt
+          ? `k${options.repeatAt}`
+          : next < rows || options.endless
+            ? `k${next}`
+            : null
       return { key: page.key ?? null, nextKey, count, from }
     })
   return { asked, fetch }
 }
-const walk = <P, E>(stream: Stream.Stream<P, E>) => Effect.runPromise(Effect.either(Stream.runCollect(stream).pipe(Effect.map(Chunk.toArray))))
+const walk = <P, E>(stream: Stream.Stream<P, E>) =>
+  Effect.runPromise(Effect.either(Stream.runCollect(stream).pipe(Effect.map(Chunk.toArray))))
 const pagesOf = async <P, E>(stream: Stream.Stream<P, E>) => {
   const r = await walk(stream)
   if (Either.isLeft(r)) throw new Error(`walk failed: ${String(r.left)}`)
@@ -93,7 +102,9 @@ describe("walkPages", () => {
     expect(Either.isLeft(r)).toBe(true)
     if (Either.isLeft(r)) {
       expect(r.left).toMatchObject({ _tag: "IndexerPagingError", endpoint: "txs", key: "k10" })
-      expect(String(r.left)).toBe("pagination of txs cannot be trusted (page key k10): next_key k10 was already followed: the server restarted the listing")
+      expect(String(r.left)).toBe(
+        "pagination of txs cannot be trusted (page key k10): next_key k10 was already followed: the server restarted the listing"
+      )
     }
     // the second page was the last one asked
     expect(l.asked.length).toBe(2)
@@ -111,11 +122,19 @@ describe("walkPages", () => {
         })
       return { asked, fetch }
     }
-    for (const [start, back] of [[null, 1], [null, 2], [null, 7], ["k30", 3], ["k30", 8]] as const) {
+    for (const [start, back] of [
+      [null, 1],
+      [null, 2],
+      [null, 7],
+      ["k30", 3],
+      ["k30", 8]
+    ] as const) {
       const l = cycling(100, back)
       const r = await walk(cursorWalk("txs", l.fetch, { first: { limit: 10, ...(start ? { key: start } : {}) } }))
       const repeated = `k${100 - 10 * (back - 1)}`
-      expect(Either.isLeft(r) && String(r.left), `back ${back} from ${start}`).toBe(`pagination of txs cannot be trusted (page key k100): next_key ${repeated} was already followed: the server restarted the listing`)
+      expect(Either.isLeft(r) && String(r.left), `back ${back} from ${start}`).toBe(
+        `pagination of txs cannot be trusted (page key k100): next_key ${repeated} was already followed: the server restarted the listing`
+      )
       // nothing past the page that named the key again was asked
       expect(l.asked.at(-1)).toBe("k100")
     }
@@ -126,7 +145,8 @@ describe("walkPages", () => {
     const ignoring = (page: PageRequest) => l.fetch({ ...page, limit: page.key ? 500 : page.limit })
     const r = await walk(cursorWalk("txs", ignoring, { first: { limit: 10 } }))
     expect(Either.isLeft(r)).toBe(true)
-    if (Either.isLeft(r)) expect(String(r.left)).toBe("pagination of txs cannot be trusted (page key k10): the page holds 500 records, 10 were asked for")
+    if (Either.isLeft(r))
+      expect(String(r.left)).toBe("pagination of txs cannot be trusted (page key k10): the page holds 500 records, 10 were asked for")
     expect(l.asked.length).toBe(2)
   })
 })
@@ -144,7 +164,11 @@ describe("readListEnvelope", () => {
     expect(readListEnvelope("text", "txs")).toEqual({ issue: { path: "txs", message: "is missing or not an array" } })
     expect(readListEnvelope({ txs: {} }, "txs")).toEqual({ issue: { path: "txs", message: "is missing or not an array" } })
     expect(readListEnvelope({ txs: [] }, "txs")).toMatchObject({ issue: { path: "pagination" } })
-    expect(readListEnvelope({ txs: [], pagination: { previous_key: null, next_key: null, total: 5 } }, "txs")).toEqual({ issue: { path: "pagination.total", message: "Expected string, actual 5" } })
-    expect(readListEnvelope({ txs: [], pagination: { previous_key: null, next_key: null, total: "1" }, extra: 1 }, "txs")).toMatchObject({ records: [] })
+    expect(readListEnvelope({ txs: [], pagination: { previous_key: null, next_key: null, total: 5 } }, "txs")).toEqual({
+      issue: { path: "pagination.total", message: "Expected string, actual 5" }
+    })
+    expect(readListEnvelope({ txs: [], pagination: { previous_key: null, next_key: null, total: "1" }, extra: 1 }, "txs")).toMatchObject({
+      records: []
+    })
   })
 })

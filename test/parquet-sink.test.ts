@@ -121,8 +121,28 @@ describe("ParquetSink", () => {
     const result = await Effect.gen(function* () {
       const sink = yield* ParquetSink
       const writer = yield* sink.openWriter(typed, [])
-      writer.append(["1", 2, true, 0.5, "x", '{"a":[1,2]}', "2026-01-01T00:00:01.123456789Z", "12345678901234567890123456789012345678", '["p","q"]'])
-      writer.append([9007199254740993n, -1, false, -2.25, "ünï", "[]", "2026-01-02T03:04:05Z", "123456789012345678901234567890123456789", "[]"])
+      writer.append([
+        "1",
+        2,
+        true,
+        0.5,
+        "x",
+        '{"a":[1,2]}',
+        "2026-01-01T00:00:01.123456789Z",
+        "12345678901234567890123456789012345678",
+        '["p","q"]'
+      ])
+      writer.append([
+        9007199254740993n,
+        -1,
+        false,
+        -2.25,
+        "ünï",
+        "[]",
+        "2026-01-02T03:04:05Z",
+        "123456789012345678901234567890123456789",
+        "[]"
+      ])
       writer.append([null, null, null, null, null, null, null, null, null])
       expect(writer.rows()).toBe(3)
       expect(writer.stagedBytes()).toBeGreaterThan(0)
@@ -144,10 +164,52 @@ describe("ParquetSink", () => {
     expect(result.written).toMatchObject({ rows: 3, sorted: false })
     expect(result.written.sha256).toMatch(/^[0-9a-f]{64}$/)
     expect(result.rows).toEqual([
-      { b: "1", i: 2, ok: true, f: 0.5, s: "x", j: '{"a":[1,2]}', t: "2026-01-01 00:00:01.123456", d: "12345678901234567890123456789012345678", l: ["p", "q"], jt: "JSON", dt: "DECIMAL(38,0)", lt: "VARCHAR[]", tt: "TIMESTAMP" },
+      {
+        b: "1",
+        i: 2,
+        ok: true,
+        f: 0.5,
+        s: "x",
+        j: '{"a":[1,2]}',
+        t: "2026-01-01 00:00:01.123456",
+        d: "12345678901234567890123456789012345678",
+        l: ["p", "q"],
+        jt: "JSON",
+        dt: "DECIMAL(38,0)",
+        lt: "VARCHAR[]",
+        tt: "TIMESTAMP"
+      },
       // beyond 38 digits DECIMAL(38,0) holds no value (the exact text stays in a VARCHAR column)
-      { b: "9007199254740993", i: -1, ok: false, f: -2.25, s: "ünï", j: "[]", t: "2026-01-02 03:04:05.000000", d: null, l: [], jt: "JSON", dt: "DECIMAL(38,0)", lt: "VARCHAR[]", tt: "TIMESTAMP" },
-      { b: null, i: null, ok: null, f: null, s: null, j: null, t: null, d: null, l: null, jt: "JSON", dt: "DECIMAL(38,0)", lt: "VARCHAR[]", tt: "TIMESTAMP" }
+      {
+        b: "9007199254740993",
+        i: -1,
+        ok: false,
+        f: -2.25,
+        s: "ünï",
+        j: "[]",
+        t: "2026-01-02 03:04:05.000000",
+        d: null,
+        l: [],
+        jt: "JSON",
+        dt: "DECIMAL(38,0)",
+        lt: "VARCHAR[]",
+        tt: "TIMESTAMP"
+      },
+      {
+        b: null,
+        i: null,
+        ok: null,
+        f: null,
+        s: null,
+        j: null,
+        t: null,
+        d: null,
+        l: null,
+        jt: "JSON",
+        dt: "DECIMAL(38,0)",
+        lt: "VARCHAR[]",
+        tt: "TIMESTAMP"
+      }
     ])
     expect(result.second.rows).toBe(1)
     expect(result.kept.map((r) => r.s)).toEqual(["kept"])
@@ -194,8 +256,10 @@ describe("rows unique by key", () => {
 
 describe("edges", () => {
   /** Runs `f` with a sink of `config`, its scope closed after. */
-  const withSink = <A>(f: (sink: typeof ParquetSink.Service) => Effect.Effect<A, unknown>, config: Parameters<typeof layerParquetSink>[0] = {}) =>
-    Effect.runPromise(Effect.flatMap(ParquetSink, f).pipe(Effect.provide(layerParquetSink(config)), Effect.scoped) as Effect.Effect<A>)
+  const withSink = <A>(
+    f: (sink: typeof ParquetSink.Service) => Effect.Effect<A, unknown>,
+    config: Parameters<typeof layerParquetSink>[0] = {}
+  ) => Effect.runPromise(Effect.flatMap(ParquetSink, f).pipe(Effect.provide(layerParquetSink(config)), Effect.scoped) as Effect.Effect<A>)
 
   it("column names and paths that need quoting: a reserved word, a double quote, a folder with an apostrophe, a sort key 'col desc'", async () => {
     const odd: ReadonlyArray<Column> = [
@@ -207,7 +271,13 @@ describe("edges", () => {
     const back = await withSink((sink) =>
       Effect.gen(function* () {
         const writer = yield* sink.openWriter(odd, ["order", "amount desc"])
-        for (const row of [[2, "b", 1], [1, "a", 1], [2, "c", 5], [1, "a", 1]] as Array<Array<Value>>) writer.append(row)
+        for (const row of [
+          [2, "b", 1],
+          [1, "a", 1],
+          [2, "c", 5],
+          [1, "a", 1]
+        ] as Array<Array<Value>>)
+          writer.append(row)
         expect(yield* writer.repeats(['we"ird'])).toBe(1)
         const file = yield* writer.finish(path, { uniqueBy: ['we"ird'] })
         expect(file).toMatchObject({ path, rows: 3, sorted: true })
@@ -230,7 +300,9 @@ describe("edges", () => {
         const unique = yield* writer.finish(join(dir, "unique.parquet"), { uniqueBy: ["height"] })
         for (let i = 0; i < 3; i++) writer.append([1, 0, `same key ${i}`])
         const none = yield* writer.finish(join(dir, "none.parquet"), { uniqueBy: [] })
-        const [order] = yield* sink.query(`SELECT bool_and(height = rn - 1) AS ordered FROM (SELECT height, row_number() OVER () AS rn FROM read_parquet('${join(dir, "unique.parquet")}'))`)
+        const [order] = yield* sink.query(
+          `SELECT bool_and(height = rn - 1) AS ordered FROM (SELECT height, row_number() OVER () AS rn FROM read_parquet('${join(dir, "unique.parquet")}'))`
+        )
         yield* writer.close()
         return { unique, none, ordered: order.ordered }
       })
@@ -326,7 +398,9 @@ describe("edges", () => {
         const writer = yield* sink.openWriter(columns, ["height"])
         for (let i = 0; i < 10_000; i++) writer.append([i, 0, String(i).padEnd(2000, "x")])
         yield* writer.finish(path)
-        return (yield* sink.query(`SELECT row_group_id, any_value(row_group_num_rows)::INTEGER AS n FROM parquet_metadata('${path}') GROUP BY 1 ORDER BY 1`)).map((r) => r.n as number)
+        return (yield* sink.query(
+          `SELECT row_group_id, any_value(row_group_num_rows)::INTEGER AS n FROM parquet_metadata('${path}') GROUP BY 1 ORDER BY 1`
+        )).map((r) => r.n as number)
       })
     )
     // 20 MB of strings in groups of ~4,200 rows (DuckDB rounds up to its 2,048-row chunks)
@@ -347,11 +421,15 @@ describe("edges", () => {
             `COPY (SELECT (r % 3)::BIGINT AS height, 0 AS idx, '${k}:' || r || ':' || concat_ws('', ${Array.from({ length: 20 }, (_, j) => `md5(r::VARCHAR || '${k}${j}')`).join(", ")}) AS label FROM range(4000) t(r) ORDER BY r) TO '${p}' (FORMAT PARQUET)`
           )
         const merged = yield* sink.rewrite(inputs, out, ["height"])
-        const firsts = yield* sink.query(`SELECT height, split_part(label, ':', 1) || ':' || split_part(label, ':', 2) AS at FROM read_parquet('${out}') LIMIT 4`)
+        const firsts = yield* sink.query(
+          `SELECT height, split_part(label, ':', 1) || ':' || split_part(label, ':', 2) AS at FROM read_parquet('${out}') LIMIT 4`
+        )
         const [ordered] = yield* sink.query(
           `SELECT bool_and(ok) AS ok FROM (SELECT (height, split_part(label, ':', 1)::INT, split_part(label, ':', 2)::INT) >= lag((height, split_part(label, ':', 1)::INT, split_part(label, ':', 2)::INT)) OVER () AS ok FROM read_parquet('${out}')) WHERE ok IS NOT NULL`
         )
-        const groups = (yield* sink.query(`SELECT row_group_id, any_value(row_group_num_rows)::INTEGER AS n FROM parquet_metadata('${out}') GROUP BY 1 ORDER BY 1`)).map((r) => r.n as number)
+        const groups = (yield* sink.query(
+          `SELECT row_group_id, any_value(row_group_num_rows)::INTEGER AS n FROM parquet_metadata('${out}') GROUP BY 1 ORDER BY 1`
+        )).map((r) => r.n as number)
         const missing = yield* Effect.flip(sink.rewrite([inputs[0], join(dir, "gone.parquet")], join(dir, "x.parquet"), ["height"]))
         writeFileSync(join(dir, "not-parquet.txt"), "user's notes")
         const notParquet = yield* Effect.flip(sink.rewrite([inputs[0], join(dir, "not-parquet.txt")], join(dir, "y.parquet"), ["height"]))
@@ -389,7 +467,14 @@ describe("edges", () => {
   })
 
   it("DuckDB that cannot start, and SQL it refuses, are SinkErrors with DuckDB's reason", async () => {
-    const notStarted = await Effect.runPromise(Effect.flip(Effect.flatMap(ParquetSink, (s) => s.query("SELECT 1")).pipe(Effect.provide(layerParquetSink({ memoryLimit: "lots" })), Effect.scoped)))
+    const notStarted = await Effect.runPromise(
+      Effect.flip(
+        Effect.flatMap(ParquetSink, (s) => s.query("SELECT 1")).pipe(
+          Effect.provide(layerParquetSink({ memoryLimit: "lots" })),
+          Effect.scoped
+        )
+      )
+    )
     expect(notStarted).toMatchObject({ _tag: "SinkError" })
     expect((notStarted as { message: string }).message).toMatch(/^could not start DuckDB: \S/)
     const refused = await withSink((sink) => Effect.flip(sink.query("SELEC 1")))
@@ -406,7 +491,9 @@ describe("memory", () => {
         const sink = yield* ParquetSink
         const writer = yield* sink.openWriter(columns, ["height"])
         // a sort of ~5M rows in a sink of 64 MB: DuckDB must spill to answer
-        const [sorted] = yield* sink.query("SELECT count(*) AS n FROM (SELECT x FROM range(5000000) t(x) ORDER BY md5(x::varchar) LIMIT 4999999)")
+        const [sorted] = yield* sink.query(
+          "SELECT count(*) AS n FROM (SELECT x FROM range(5000000) t(x) ORDER BY md5(x::varchar) LIMIT 4999999)"
+        )
         const spilled = existsSync(scratch)
         for (let i = 0; i < 1000; i++) writer.append([i, 0, `row ${i}`])
         const path = join(temp.make(), "after.parquet")
@@ -482,10 +569,9 @@ describe("a run's --memory-limit, shared out", () => {
     expect(sinkMemory(50 * MB).stagingBudget).toBe(0)
     // what the lake's writer hands DuckDB is that share, and the sink says how many files it writes at once
     const [setting, writesAtOnce] = await Effect.runPromise(
-      Effect.flatMap(ParquetSink, (s) => Effect.map(s.query("SELECT current_setting('memory_limit') AS m"), ([r]) => [r.m, s.writesAtOnce] as const)).pipe(
-        Effect.provide(layerLakeWriter(temp.make(), { memoryLimitBytes: 1024 * MB })),
-        Effect.scoped
-      )
+      Effect.flatMap(ParquetSink, (s) =>
+        Effect.map(s.query("SELECT current_setting('memory_limit') AS m"), ([r]) => [r.m, s.writesAtOnce] as const)
+      ).pipe(Effect.provide(layerLakeWriter(temp.make(), { memoryLimitBytes: 1024 * MB })), Effect.scoped)
     )
     // in MiB: DuckDB reads "MB" as 10^6 bytes (369MB would be 351.9 MiB)
     expect(String(setting)).toBe("369.0 MiB")

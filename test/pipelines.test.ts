@@ -49,7 +49,9 @@ describe("chain-lake run", () => {
     writeFileSync(join(out, ".chain-lake.lock"), JSON.stringify({ pid: process.pid, pipeline: "other", started: "2026-01-01T00:00:00Z" }))
     const locked = await runCli(["run", "route-quotes", "--out", out, ...urls()])
     expect(locked.code).toBe(1)
-    expect(locked.stderr.trim()).toMatch(new RegExp(`is being written by pipeline other \\(pid ${process.pid}, since 2026-01-01T00:00:00Z\\); runs never overlap`))
+    expect(locked.stderr.trim()).toMatch(
+      new RegExp(`is being written by pipeline other \\(pid ${process.pid}, since 2026-01-01T00:00:00Z\\); runs never overlap`)
+    )
     // a lock whose process is gone
     writeFileSync(join(out, ".chain-lake.lock"), JSON.stringify({ pid: 999_999, pipeline: "crashed", started: "2026-01-01T00:00:00Z" }))
     const stale = await runCli(["run", "route-quotes", "--out", out, ...urls()])
@@ -63,7 +65,9 @@ describe("chain-lake run", () => {
     utimesSync(lock, soon, soon)
     const young = await runCli(["run", "route-quotes", "--out", out, ...urls()])
     expect(young.code).toBe(1)
-    expect(young.stderr.trim()).toBe(`chain-lake: error: ${out} is being locked by another run right now; runs never overlap: wait for it or stop it`)
+    expect(young.stderr.trim()).toBe(
+      `chain-lake: error: ${out} is being locked by another run right now; runs never overlap: wait for it or stop it`
+    )
     writeFileSync(lock, "")
     const old = new Date(Date.now() - 10_000)
     utimesSync(lock, old, old)
@@ -73,7 +77,10 @@ describe("chain-lake run", () => {
 
   it("--schedule runs on the pipeline's cron (here every second) and reports each run", async () => {
     const out = tmp()
-    const file = pipelineFile("every-second.mts", `{ name: "every-second", description: "test", datasets: ["blocks"], schedule: "* * * * * *" }`)
+    const file = pipelineFile(
+      "every-second.mts",
+      `{ name: "every-second", description: "test", datasets: ["blocks"], schedule: "* * * * * *" }`
+    )
     const r = await runCli(["run", file, "--schedule", "--max-runs", "2", "--out", out, ...urls()])
     expect(r.code, r.stderr).toBe(0)
     const lines = r.stdout.trim().split("\n")
@@ -87,13 +94,19 @@ describe("chain-lake run", () => {
   it("--schedule: a run whose report cannot be written (a full disk, here _runs is a file) is reported as failed, the next tick runs, and the command exits 1", async () => {
     const out = tmp()
     writeFileSync(join(out, "_runs"), "not a folder")
-    const file = pipelineFile("every-second.mts", `{ name: "every-second", description: "test", datasets: ["blocks"], schedule: "* * * * * *" }`)
+    const file = pipelineFile(
+      "every-second.mts",
+      `{ name: "every-second", description: "test", datasets: ["blocks"], schedule: "* * * * * *" }`
+    )
     const r = await runCli(["run", file, "--schedule", "--max-runs", "2", "--out", out, ...urls()])
     expect(r.code).toBe(1)
     const lines = r.stdout.trim().split("\n")
     expect(lines.length, r.stdout + r.stderr).toBe(2)
-    for (const line of lines) expect(line).toMatch(/every-second: FAILED — its run report could not be written to .*_runs.*every-second\.json: /)
-    expect(r.stderr.trim().split("\n").at(-1)).toBe("chain-lake: error: 2 of 2 runs of every-second failed (see the lines above, and the reports in _runs/)")
+    for (const line of lines)
+      expect(line).toMatch(/every-second: FAILED — its run report could not be written to .*_runs.*every-second\.json: /)
+    expect(r.stderr.trim().split("\n").at(-1)).toBe(
+      "chain-lake: error: 2 of 2 runs of every-second failed (see the lines above, and the reports in _runs/)"
+    )
     expect(r.stderr).not.toMatch(/\n\s+at /)
     // the data itself was committed by the first run
     expect(JSON.parse(readFileSync(join(out, "blocks", "_manifest.json"), "utf8")).files.length).toBeGreaterThan(0)
@@ -143,12 +156,18 @@ describe("chain-lake run", () => {
 })
 
 describe("pipeline files anywhere", () => {
-  it("a file outside the repository imports definePipeline from \"chain-lake\", its own modules, and a route plan beside it", async () => {
+  it('a file outside the repository imports definePipeline from "chain-lake", its own modules, and a route plan beside it', async () => {
     const dir = tmp()
     writeFileSync(join(dir, "names.ts"), `export const DATASET: string = "blocks"\n`)
-    const plan = { pairs: [{ from: { chain_id: "noble-1", denom: "uusdc" }, to: { chain_id: "interwoven-1", denom: "uinit" }, amounts: ["1000000"] }], variants: [{ label: "default" }] }
+    const plan = {
+      pairs: [{ from: { chain_id: "noble-1", denom: "uusdc" }, to: { chain_id: "interwoven-1", denom: "uinit" }, amounts: ["1000000"] }],
+      variants: [{ label: "default" }]
+    }
     writeFileSync(join(dir, "plan.json"), JSON.stringify(plan))
-    writeFileSync(join(dir, "mine.ts"), `import { definePipeline } from "chain-lake"\nimport { DATASET } from "./names.ts"\nexport default definePipeline({ name: "mine", description: "d", datasets: [DATASET], routePlan: "plan.json", schedule: "0 * * * *" })\n`)
+    writeFileSync(
+      join(dir, "mine.ts"),
+      `import { definePipeline } from "chain-lake"\nimport { DATASET } from "./names.ts"\nexport default definePipeline({ name: "mine", description: "d", datasets: [DATASET], routePlan: "plan.json", schedule: "0 * * * *" })\n`
+    )
     const out = tmp()
     // run from another folder: the plan is found beside the file, not in the working directory
     const r = await runCli(["run", join(dir, "mine.ts"), "--out", out, ...urls()], { cwd: tmp() })
@@ -159,9 +178,15 @@ describe("pipeline files anywhere", () => {
   it("a definition is decoded strictly: an unknown key, a wrong type or a bad cron field is refused naming the field, exit 2, before anything runs", async () => {
     const base = `name: "strict", description: "d", datasets: ["blocks"]`
     const cases: Array<[string, RegExp]> = [
-      [`{ ${base}, schedule: "0 * * * *", outt: "elsewhere" }`, /: outt: is not a pipeline field \(fields: name, description, datasets, .*\bout\b/],
+      [
+        `{ ${base}, schedule: "0 * * * *", outt: "elsewhere" }`,
+        /: outt: is not a pipeline field \(fields: name, description, datasets, .*\bout\b/
+      ],
       [`{ ${base}, schedule: "0 * * * *", keepSnapshots: "3" }`, /: keepSnapshots: Expected number, actual "3"$/],
-      [`{ ${base}, schedule: "0 * * * *", sources: { indexUrl: "http://x" } }`, /: sources\.indexUrl: is not a pipeline field \(fields: indexerUrl, routerUrl\)$/],
+      [
+        `{ ${base}, schedule: "0 * * * *", sources: { indexUrl: "http://x" } }`,
+        /: sources\.indexUrl: is not a pipeline field \(fields: indexerUrl, routerUrl\)$/
+      ],
       [`{ ${base}, schedule: "0 25 * * *" }`, /: pipeline strict: schedule: hour: 25 is not 0\.\.23$/],
       [`{ ${base}, schedule: "*/0 * * * *" }`, /: schedule: minute: "\*\/0": Expected step value to be greater than 0$/],
       [`{ ${base}, schedule: "0 * * *" }`, /: schedule: "0 \* \* \*" has 4 fields; a cron expression has 5 .* or 6/],
@@ -184,7 +209,10 @@ describe("pipeline files anywhere", () => {
 
   it("a dataset typo is a usage error in run as in export: exit 2, the same words", async () => {
     const file = pipelineFile("typo.ts", `{ name: "typo", description: "d", datasets: ["blocks", "blokcs"], schedule: "0 * * * *" }`)
-    const [run, exported] = await Promise.all([runCli(["run", file, "--out", tmp(), ...urls()]), runCli(["export", "--datasets", "blocks,blokcs", "--out", tmp(), "--indexer-url", devnet.indexerUrl])])
+    const [run, exported] = await Promise.all([
+      runCli(["run", file, "--out", tmp(), ...urls()]),
+      runCli(["export", "--datasets", "blocks,blokcs", "--out", tmp(), "--indexer-url", devnet.indexerUrl])
+    ])
     expect([run.code, exported.code]).toEqual([2, 2])
     const words = "unknown dataset blokcs; known: blocks, txs, "
     expect(run.stderr).toContain(`typo.ts: pipeline typo: datasets: ${words}`)
@@ -196,7 +224,10 @@ describe("snapshot retention", () => {
   it("keepSnapshots keeps the newest snapshot heights and deletes the rest, manifests first; each run ends by compacting the small files runs leave", async () => {
     const growing = await startDevnet({ seed: 67, blocks: 100, blockTimeMs: 50 })
     const out = tmp()
-    const file = pipelineFile("keep-two.mts", `{ name: "keep-two", description: "test", datasets: ["nft_collections", "blocks"], schedule: "0 0 * * *", keepSnapshots: 2 }`)
+    const file = pipelineFile(
+      "keep-two.mts",
+      `{ name: "keep-two", description: "test", datasets: ["nft_collections", "blocks"], schedule: "0 0 * * *", keepSnapshots: 2 }`
+    )
     try {
       const lines: Array<string> = []
       for (let i = 0; i < 3; i++) {
@@ -215,7 +246,9 @@ describe("snapshot retention", () => {
       expect(manifest.snapshots.length).toBe(2)
       const onDisk = readdirSync(join(out, "nft_collections")).filter((f) => f.startsWith("snapshot_height="))
       expect(onDisk.sort()).toEqual(manifest.snapshots.map((s: any) => `snapshot_height=${s.snapshot_height}`).sort())
-      const reports = readdirSync(join(out, "_runs")).filter((f) => f.includes("keep-two")).sort()
+      const reports = readdirSync(join(out, "_runs"))
+        .filter((f) => f.includes("keep-two"))
+        .sort()
       const last = JSON.parse(readFileSync(join(out, "_runs", reports.at(-1)!), "utf8"))
       expect(last.pruned.nft_collections.length).toBe(1)
       expect((await runCli(["verify", "--data", out])).code).toBe(0)
@@ -233,7 +266,11 @@ describe("clean shutdown", () => {
     try {
       const { spawn } = await import("node:child_process")
       const { BIN } = await import("./support/cli.js")
-      const child = spawn(process.execPath, [BIN, "run", "full-history", "--out", out, "--indexer-url", slow.indexerUrl, "--router-url", slow.routerUrl], { stdio: "ignore" })
+      const child = spawn(
+        process.execPath,
+        [BIN, "run", "full-history", "--out", out, "--indexer-url", slow.indexerUrl, "--router-url", slow.routerUrl],
+        { stdio: "ignore" }
+      )
       const exited = new Promise<number | null>((res) => child.on("exit", (code) => res(code)))
       // interrupt once the export has committed blocks and txs (the checks below read both; which commits first depends on the machine's load)
       const committed = (dataset: string) => {
@@ -250,7 +287,11 @@ describe("clean shutdown", () => {
       // the stopped run is reported too
       const reports = readdirSync(join(out, "_runs")).filter((f) => f.endsWith("-pipeline-full-history.json"))
       expect(reports).toHaveLength(1)
-      expect(JSON.parse(readFileSync(join(out, "_runs", reports[0]), "utf8"))).toMatchObject({ pipeline: "full-history", ok: false, interrupted: true })
+      expect(JSON.parse(readFileSync(join(out, "_runs", reports[0]), "utf8"))).toMatchObject({
+        pipeline: "full-history",
+        ok: false,
+        interrupted: true
+      })
       // consistent, though maybe incomplete (shards commit out of order): no duplicates, and the
       // files on disk are exactly what the manifests committed
       const v = await runCli(["verify", "--data", out])
@@ -259,7 +300,9 @@ describe("clean shutdown", () => {
       expect(again.code, again.stderr).toBe(0)
       const complete = await runCli(["verify", "--data", out])
       expect(complete.code, complete.stdout).toBe(0)
-      const [b] = await import("./support/lake.js").then((m) => m.queryLake(`SELECT count(*) n, count(DISTINCT height) d FROM ${m.scan(out, "blocks")}`))
+      const [b] = await import("./support/lake.js").then((m) =>
+        m.queryLake(`SELECT count(*) n, count(DISTINCT height) d FROM ${m.scan(out, "blocks")}`)
+      )
       expect([Number(b.n), Number(b.d)]).toEqual([400, 400])
     } finally {
       await slow.stop()

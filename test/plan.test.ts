@@ -16,8 +16,14 @@ describe("planShards", () => {
   it("covers exactly what some dataset lacks, each shard wanted whole or not at all by each dataset", () => {
     const range: Range = [1, 1001]
     const committed: Array<Array<Range>> = [
-      [[1, 301], [600, 700]],
-      [[1, 201], [650, 1001]]
+      [
+        [1, 301],
+        [600, 700]
+      ],
+      [
+        [1, 201],
+        [650, 1001]
+      ]
     ]
     for (const concurrency of [1, 3, 8]) {
       const shards = planShards(range, committed, { concurrency, pageSize: 10, maxShardUnits: 100 })
@@ -27,7 +33,10 @@ describe("planShards", () => {
         for (const c of committed) {
           const lacking = subtract(shard, c)
           // wholly committed, or wholly lacking
-          expect(lacking.length === 0 || (lacking.length === 1 && lacking[0][0] === shard[0] && lacking[0][1] === shard[1]), `${shard} against ${JSON.stringify(c)}`).toBe(true)
+          expect(
+            lacking.length === 0 || (lacking.length === 1 && lacking[0][0] === shard[0] && lacking[0][1] === shard[1]),
+            `${shard} against ${JSON.stringify(c)}`
+          ).toBe(true)
         }
       for (const [a, b] of shards) expect(b - a).toBeLessThanOrEqual(100)
     }
@@ -61,9 +70,26 @@ describe("planShards", () => {
 
 describe("plan figures", () => {
   it("progressOf, requestsFor and heightBounds", () => {
-    expect(progressOf([0, 100], [[0, 30], [90, 200]])).toEqual({ todo: 60, done: 40 })
+    expect(
+      progressOf(
+        [0, 100],
+        [
+          [0, 30],
+          [90, 200]
+        ]
+      )
+    ).toEqual({ todo: 60, done: 40 })
     expect(progressOf([0, 100], [])).toEqual({ todo: 100, done: 0 })
-    expect(requestsFor([[0, 100], [100, 250], [250, 251]], 100)).toBe(1 + 2 + 1)
+    expect(
+      requestsFor(
+        [
+          [0, 100],
+          [100, 250],
+          [250, 251]
+        ],
+        100
+      )
+    ).toBe(1 + 2 + 1)
     expect(heightBounds({}, 1, 500)).toEqual({ from: 1, to: 500, clipped: false })
     expect(heightBounds({ fromHeight: 20, toHeight: 30 }, 1, 500)).toEqual({ from: 20, to: 30, clipped: false })
     // a pruned source starts later; a watermark below the asked end clips it, and says so
@@ -90,7 +116,9 @@ describe("firstAtOrAbove (k-ary position search)", () => {
         const expected = heights.findIndex((h) => h >= target)
         expect(found, `fanout ${fanout}, height ${target}`).toBe(expected < 0 ? heights.length : expected)
         // log_(fanout+1) of the rows, and one last round over what is left
-        expect(probes, `fanout ${fanout}, height ${target}: ${probes} probes`).toBeLessThanOrEqual(fanout * (Math.ceil(Math.log(1000) / Math.log(fanout + 1)) + 1))
+        expect(probes, `fanout ${fanout}, height ${target}: ${probes} probes`).toBeLessThanOrEqual(
+          fanout * (Math.ceil(Math.log(1000) / Math.log(fanout + 1)) + 1)
+        )
       }
     }
     expect(Effect.runSync(firstAtOrAbove(() => Effect.succeed(5), 0, 1, 8))).toBe(0)
@@ -124,12 +152,21 @@ describe("firstAtOrAbove (k-ary position search)", () => {
     // right at either end: the first row, or past the last (no row to ask there)
     expect(search(1, 0)).toEqual({ found: 0, asked: [0] })
     expect(search(10_000, 1000)).toEqual({ found: 1000, asked: [999] })
-    for (const [height, guess] of [[201, 500], [201, 700], [201, 601], [2, 999], [334, 3]] as const) {
+    for (const [height, guess] of [
+      [201, 500],
+      [201, 700],
+      [201, 601],
+      [2, 999],
+      [334, 3]
+    ] as const) {
       const { found, asked } = search(height, guess)
       expect(found, `height ${height}, guess ${guess}`).toBe(Math.min(1000, (height - 1) * 3))
       // the search goes on past the guess, on the side it says: never back over it
       const rest = asked.slice(2)
-      expect(rest.every((p) => (found < guess ? p < guess : p > guess)), `height ${height}, guess ${guess}: ${asked}`).toBe(true)
+      expect(
+        rest.every((p) => (found < guess ? p < guess : p > guess)),
+        `height ${height}, guess ${guess}: ${asked}`
+      ).toBe(true)
     }
   })
 })

@@ -5,7 +5,20 @@
  */
 import { spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs"
+import {
+  appendFileSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -48,7 +61,9 @@ describe("publish and validate", () => {
     const manifest = JSON.parse(readFileSync(join(release, "manifest.json"), "utf8"))
     const blocks = manifest.datasets.find((d: any) => d.name === "blocks")
     expect(blocks.rows).toBe(120)
-    expect(blocks.files.every((f: any) => /^blocks\/height_bucket=0\/part-h\d+-\d+-\d+\.parquet$/.test(f.path) && f.sha256.length === 64)).toBe(true)
+    expect(
+      blocks.files.every((f: any) => /^blocks\/height_bucket=0\/part-h\d+-\d+-\d+\.parquet$/.test(f.path) && f.sha256.length === 64)
+    ).toBe(true)
     expect(manifest.datasets.find((d: any) => d.name === "holders").files[0].snapshot_height).toBe(115)
     const pkg = JSON.parse(readFileSync(join(release, "datapackage.json"), "utf8"))
     expect(pkg.licenses).toEqual([{ name: "CC-BY-4.0" }])
@@ -56,10 +71,17 @@ describe("publish and validate", () => {
     expect(txs.schema.fields.find((f: any) => f.name === "height")).toMatchObject({ type: "integer", "x-parquet-type": "BIGINT" })
     expect(txs.schema.fields.find((f: any) => f.name === "fee")).toMatchObject({ "x-parquet-type": "JSON" })
     // the analyst datasets are published with their columns
-    for (const [name, column] of [["token_transfers_evm", "amount"], ["token_transfers_cosmos", "from_address"], ["nft_transfers", "token_id"]]) {
+    for (const [name, column] of [
+      ["token_transfers_evm", "amount"],
+      ["token_transfers_cosmos", "from_address"],
+      ["nft_transfers", "token_id"]
+    ]) {
       const resource = pkg.resources.find((r: any) => r.name === name)
       expect(resource, name).toBeDefined()
-      expect(resource.schema.fields.map((f: any) => f.name), name).toContain(column)
+      expect(
+        resource.schema.fields.map((f: any) => f.name),
+        name
+      ).toContain(column)
     }
     const card = readFileSync(join(release, "README.md"), "utf8")
     for (const d of manifest.datasets) for (const c of d.columns) expect(card).toContain(`| \`${c.name}\` |`)
@@ -72,10 +94,16 @@ describe("publish and validate", () => {
   })
 
   it("--version is the release's wherever it stands, also as --version=V and --release-version V (first, chain-lake's own --version won: it printed 0.1.0, exit 0)", async () => {
-    for (const [args, version] of [[["--version", "first"], "first"], [["--version=eq"], "eq"], [["--release-version", "alias"], "alias"]] as const) {
+    for (const [args, version] of [
+      [["--version", "first"], "first"],
+      [["--version=eq"], "eq"],
+      [["--release-version", "alias"], "alias"]
+    ] as const) {
       const p = await runCli(["publish", ...args, "--data", data, "--to", dest, "--name", "flags"])
       expect(p.code, `${args.join(" ")}: ${p.stderr}`).toBe(0)
-      expect(p.stdout.trim()).toMatch(new RegExp(`^published \\d+ datasets \\(\\d+ files\\) to ${join(dest, "flags", version).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`))
+      expect(p.stdout.trim()).toMatch(
+        new RegExp(`^published \\d+ datasets \\(\\d+ files\\) to ${join(dest, "flags", version).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`)
+      )
     }
   })
 
@@ -101,7 +129,14 @@ describe("publish and validate", () => {
     const [first, second] = manifest.datasets
     writeFileSync(
       manifestPath,
-      JSON.stringify({ ...manifest, datasets: [{ ...first, files: [...first.files, first.files[0]], rows: first.rows + first.files[0].rows }, { ...second, rows: second.rows + 1 }, ...manifest.datasets.slice(1)] })
+      JSON.stringify({
+        ...manifest,
+        datasets: [
+          { ...first, files: [...first.files, first.files[0]], rows: first.rows + first.files[0].rows },
+          { ...second, rows: second.rows + 1 },
+          ...manifest.datasets.slice(1)
+        ]
+      })
     )
     const packagePath = join(release, "datapackage.json")
     const pkg = JSON.parse(readFileSync(packagePath, "utf8"))
@@ -144,9 +179,15 @@ describe("publish and validate", () => {
   it("a release manifest of the wrong shape is one line naming the field, exit 1, nothing read", async () => {
     const { release, manifestPath, manifest } = await published("shape-check")
     for (const [broken, field] of [
-      [{ ...manifest, datasets: [{ ...manifest.datasets[0], files: [{ ...manifest.datasets[0].files[0], bytes: "12" }] }] }, "datasets[0].files[0].bytes"],
+      [
+        { ...manifest, datasets: [{ ...manifest.datasets[0], files: [{ ...manifest.datasets[0].files[0], bytes: "12" }] }] },
+        "datasets[0].files[0].bytes"
+      ],
       [{ ...manifest, datasets: [{ ...manifest.datasets[0], files: "all" }] }, "datasets[0].files"],
-      [{ ...manifest, datasets: [{ ...manifest.datasets[0], files: [{ ...manifest.datasets[0].files[0], sha256: "../../x" }] }] }, "datasets[0].files[0].sha256"]
+      [
+        { ...manifest, datasets: [{ ...manifest.datasets[0], files: [{ ...manifest.datasets[0].files[0], sha256: "../../x" }] }] },
+        "datasets[0].files[0].sha256"
+      ]
     ] as const) {
       writeFileSync(manifestPath, JSON.stringify(broken))
       const v = await runCli(["validate", release])
@@ -170,7 +211,9 @@ describe("publish and validate", () => {
       writeFileSync(manifestPath, JSON.stringify({ ...m, files: [...m.files, { ...m.files[0], path: "../planted.txt" }] }))
       const p = await runCli(["publish", "--data", lake, "--to", dest, "--name", "hostile", "--version", "1"])
       expect(p.code).toBe(1)
-      expect(p.stderr.trim()).toBe(`chain-lake: error: cannot read the manifest of blocks: ${manifestPath} is damaged at files[${m.files.length}].path: a path inside the dataset folder (relative, forward slashes, no . or .. parts)`)
+      expect(p.stderr.trim()).toBe(
+        `chain-lake: error: cannot read the manifest of blocks: ${manifestPath} is damaged at files[${m.files.length}].path: a path inside the dataset folder (relative, forward slashes, no . or .. parts)`
+      )
       expect(existsSync(join(dest, "hostile"))).toBe(false)
       // a release whose manifest lists a path out of it: reported, never read
       // a killed publish of version 3 left its staging folder: the next publish clears it

@@ -29,9 +29,19 @@ afterAll(async () => {
 
 /** `select` over a dataset's committed Parquet files */
 const scan = (out: string, dataset: string, select: string) =>
-  withDuckDB(async (conn) => (await conn.runAndReadAll(`SELECT ${select} FROM ${files(out, dataset)}`)).getRowObjectsJson() as Array<Record<string, unknown>>)
-const snapshots = (out: string) => JSON.parse(readFileSync(join(out, "holders", "_manifest.json"), "utf8")).snapshots as ReadonlyArray<{ lists: ReadonlyArray<string>; absent?: ReadonlyArray<string> }>
-const allTxs = (d: Devnet) => Array.from({ length: d.chain.tip }, (_, k) => k + 1).flatMap((h) => Array.from({ length: d.chain.blockTxCount(h) }, (_, i) => txJson(d.chain, h, i)))
+  withDuckDB(
+    async (conn) =>
+      (await conn.runAndReadAll(`SELECT ${select} FROM ${files(out, dataset)}`)).getRowObjectsJson() as Array<Record<string, unknown>>
+  )
+const snapshots = (out: string) =>
+  JSON.parse(readFileSync(join(out, "holders", "_manifest.json"), "utf8")).snapshots as ReadonlyArray<{
+    lists: ReadonlyArray<string>
+    absent?: ReadonlyArray<string>
+  }>
+const allTxs = (d: Devnet) =>
+  Array.from({ length: d.chain.tip }, (_, k) => k + 1).flatMap((h) =>
+    Array.from({ length: d.chain.blockTxCount(h) }, (_, i) => txJson(d.chain, h, i))
+  )
 
 describe("a real EVM rollup", () => {
   it("the devnet answers as the real indexer: 400 for the rich list of a denom the chain lacks, null events on txs failed in the ante handler", async () => {
@@ -58,13 +68,33 @@ describe("a real EVM rollup", () => {
 
   it("a denom the user names that has no rich list fails the run in one line, after the other denoms are committed", async () => {
     const out = tmp()
-    const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "holders", "--denoms", `uinit,${GAS}`])
+    const r = await runCli([
+      "export",
+      "--indexer-url",
+      devnet.indexerUrl,
+      "--out",
+      out,
+      "--datasets",
+      "holders",
+      "--denoms",
+      `uinit,${GAS}`
+    ])
     expect(r.code).toBe(1)
     expect(r.stderr.trim().split("\n").at(-1)).toMatch(/^chain-lake: error: holders: the source has no holders of uinit \(.*uinit.*\)/)
     expect(snapshots(out).flatMap((s) => s.lists)).toEqual([`holders of ${GAS}`])
     expect((await scan(out, "holders", "DISTINCT denom")).map((h) => h.denom)).toEqual([GAS])
     // a rerun reads only what is missing, and fails the same way
-    const again = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "holders", "--denoms", `uinit,${GAS}`])
+    const again = await runCli([
+      "export",
+      "--indexer-url",
+      devnet.indexerUrl,
+      "--out",
+      out,
+      "--datasets",
+      "holders",
+      "--denoms",
+      `uinit,${GAS}`
+    ])
     expect(again.code).toBe(1)
     expect(snapshots(out).flatMap((s) => s.lists)).toEqual([`holders of ${GAS}`])
   })
@@ -74,12 +104,16 @@ describe("a real EVM rollup", () => {
     let proxy: HostileServer | undefined
     try {
       proxy = await startProxy(devnet.indexerUrl, (req, forward) =>
-        /\/indexer\/richlist\/v1\/ibc/i.test(req.path) ? text(400, `failed to get contract address by denom: ${decodeURIComponent(req.url.pathname.split("/").at(-1)!)}: not found`) : forward()
+        /\/indexer\/richlist\/v1\/ibc/i.test(req.path)
+          ? text(400, `failed to get contract address by denom: ${decodeURIComponent(req.url.pathname.split("/").at(-1)!)}: not found`)
+          : forward()
       )
       const out = tmp()
       const r = await runCli(["export", "--indexer-url", proxy.url, "--out", out, "--datasets", "blocks,holders"])
       expect(r.code, r.stderr).toBe(0)
-      expect(r.stderr).toMatch(/holders: the source has no holders of ibc\/27394FB0\w+ \(failed to get contract address by denom: .*\); recorded as absent in the snapshot/)
+      expect(r.stderr).toMatch(
+        /holders: the source has no holders of ibc\/27394FB0\w+ \(failed to get contract address by denom: .*\); recorded as absent in the snapshot/
+      )
       const [snapshot] = snapshots(out)
       expect(snapshot.absent).toEqual([expect.stringMatching(/^holders of ibc\//)])
       expect((await scan(out, "holders", "DISTINCT denom")).map((h) => h.denom)).toEqual([GAS])
@@ -95,7 +129,9 @@ describe("a real EVM rollup", () => {
   it("a 404 for a denom's rich list (a route or gateway not there) is no absent denom: the run fails; a blocks file missing from the lake is no fewer default denoms", async () => {
     let proxy: HostileServer | undefined
     try {
-      proxy = await startProxy(devnet.indexerUrl, (req, forward) => (/\/indexer\/richlist\/v1\/ibc/i.test(req.path) ? text(404, "Cannot GET " + req.url.pathname) : forward()))
+      proxy = await startProxy(devnet.indexerUrl, (req, forward) =>
+        /\/indexer\/richlist\/v1\/ibc/i.test(req.path) ? text(404, "Cannot GET " + req.url.pathname) : forward()
+      )
       const out = tmp()
       const r = await runCli(["export", "--indexer-url", proxy.url, "--out", out, "--datasets", "blocks,holders"])
       expect(r.code).toBe(1)
@@ -105,7 +141,9 @@ describe("a real EVM rollup", () => {
       renameSync(join(out, "blocks", manifest.files[0].path), join(out, "moved.parquet"))
       const short = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "holders"])
       expect(short.code).toBe(1)
-      expect(short.stderr.trim().split("\n").at(-1)).toMatch(/blocks: 1 of the \d+ files? its _manifest\.json lists is missing and no export staged it: the lake lost committed files/)
+      expect(short.stderr.trim().split("\n").at(-1)).toMatch(
+        /blocks: 1 of the \d+ files? its _manifest\.json lists is missing and no export staged it: the lake lost committed files/
+      )
     } finally {
       await proxy?.close()
     }

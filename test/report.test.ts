@@ -12,7 +12,6 @@ import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { CHROMIUM, haveChromium, renderInChromium } from "./support/browser.js"
 import { runCli } from "./support/cli.js"
 
-
 let devnet: Devnet
 let data: string
 beforeAll(async () => {
@@ -34,7 +33,10 @@ describe("chain-lake report", () => {
     expect(r.code, r.stderr).toBe(0)
     const html = readFileSync(join(data, "report.html"), "utf8")
     expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org)/)
-    for (const chart of CHARTS) expect(html).toMatch(new RegExp(`<figure class="chart" id="${chart.id}" data-rows="[1-9]\\d*"><h2>[^<]+</h2><p class="question">[^<]+</p><svg`))
+    for (const chart of CHARTS)
+      expect(html).toMatch(
+        new RegExp(`<figure class="chart" id="${chart.id}" data-rows="[1-9]\\d*"><h2>[^<]+</h2><p class="question">[^<]+</p><svg`)
+      )
   })
 
   it("a chart with no data names the datasets to export (through the views it reads)", async () => {
@@ -45,7 +47,9 @@ describe("chain-lake report", () => {
       const r = await runCli(["report", "--data", only])
       expect(r.code, r.stderr).toBe(0)
       const html = readFileSync(join(only, "report.html"), "utf8")
-      const empty = [...html.matchAll(/<p class="empty">No data yet: export ([^(<]+) \(chain-lake export --datasets …\)\.<\/p>/g)].map((m) => m[1])
+      const empty = [...html.matchAll(/<p class="empty">No data yet: export ([^(<]+) \(chain-lake export --datasets …\)\.<\/p>/g)].map(
+        (m) => m[1]
+      )
       expect(empty.length).toBeGreaterThan(0)
       // each names datasets of the lake (not "the datasets this chart reads")
       for (const names of empty) for (const n of names.split(", ")) expect(n).toMatch(/^[a-z_]+$/)
@@ -55,33 +59,45 @@ describe("chain-lake report", () => {
     }
   })
 
-  it.runIf(haveChromium || process.env.CI).each([1280, 760])("renders every chart in headless Chromium %i px wide with no console errors", async (width) => {
-    expect(haveChromium, `${CHROMIUM} is missing: apt-get install chromium`).toBe(true)
-    const page = await renderInChromium(join(data, "report.html"), width)
-    expect(page.charts.map((c) => c.id)).toEqual(CHARTS.map((c) => c.id))
-    for (const c of page.charts) {
-      expect(c.width, c.id).toBeGreaterThan(100)
-      expect(c.height, c.id).toBeGreaterThan(100)
-      // rendered marks: bars, lines or points drawn inside the chart
-      expect(c.marks, c.id).toBeGreaterThan(5)
-      // nothing, legends included, passes the card's edge
-      expect(c.overflow, c.id).toBeLessThan(1)
+  it.runIf(haveChromium || process.env.CI).each([1280, 760])(
+    "renders every chart in headless Chromium %i px wide with no console errors",
+    async (width) => {
+      expect(haveChromium, `${CHROMIUM} is missing: apt-get install chromium`).toBe(true)
+      const page = await renderInChromium(join(data, "report.html"), width)
+      expect(page.charts.map((c) => c.id)).toEqual(CHARTS.map((c) => c.id))
+      for (const c of page.charts) {
+        expect(c.width, c.id).toBeGreaterThan(100)
+        expect(c.height, c.id).toBeGreaterThan(100)
+        // rendered marks: bars, lines or points drawn inside the chart
+        expect(c.marks, c.id).toBeGreaterThan(5)
+        // nothing, legends included, passes the card's edge
+        expect(c.overflow, c.id).toBeLessThan(1)
+      }
+      expect(page.errors).toEqual([])
     }
-    expect(page.errors).toEqual([])
-  })
+  )
 
   it("charts over time leave out the buckets the lake covers only in part; NFT charts name collections and give tokens and owners their own scales", async () => {
     if (!existsSync(join(data, "report.html"))) expect((await runCli(["report", "--data", data])).code).toBe(0)
     const html = readFileSync(join(data, "report.html"), "utf8")
     expect(html).toMatch(/<figure class="chart" id="activity-over-time"[^>]*>.*buckets the lake covers only in part/s)
     const byId = new Map(CHARTS.map((c) => [c.id, c]))
-    const q = await runCli(["query", "--data", data, "--format", "json", `SELECT max(t) AS last, min(t) AS first, any_value(grain_seconds) AS s, (SELECT max(timestamp) FROM blocks) AS tip_time, (SELECT min(timestamp) FROM blocks) AS first_time FROM (${byId.get("activity-over-time")!.sql})`])
+    const q = await runCli([
+      "query",
+      "--data",
+      data,
+      "--format",
+      "json",
+      `SELECT max(t) AS last, min(t) AS first, any_value(grain_seconds) AS s, (SELECT max(timestamp) FROM blocks) AS tip_time, (SELECT min(timestamp) FROM blocks) AS first_time FROM (${byId.get("activity-over-time")!.sql})`
+    ])
     expect(q.code, q.stderr).toBe(0)
     const [b] = JSON.parse(q.stdout)
     expect(Date.parse(b.last) + Number(b.s) * 1000).toBeLessThanOrEqual(Date.parse(b.tip_time))
     expect(Date.parse(b.first)).toBeGreaterThanOrEqual(Date.parse(b.first_time))
     // the NFT ownership chart: two panels, each with its own x scale
-    const ownership = byId.get("nft-ownership")!.spec([{ collection_name: "a", tokens: 2000, owners: 40 }]) as { hconcat?: Array<{ encoding: { x: { field: string } } }> }
+    const ownership = byId.get("nft-ownership")!.spec([{ collection_name: "a", tokens: 2000, owners: 40 }]) as {
+      hconcat?: Array<{ encoding: { x: { field: string } } }>
+    }
     expect(ownership.hconcat?.map((p) => p.encoding.x.field)).toEqual(["tokens", "owners"])
     // names, not addresses, where the lake has them: every devnet collection has a name
     const names = devnet.chain.u.collections.map((c) => c.name)

@@ -26,14 +26,18 @@ const NO_RATE_LIMIT: LimiterConfig = { concurrency: 8, rps: 0 }
 const run = <A, E = IndexerError>(url: string, program: Effect.Effect<A, E, IndexerClient>, limits = NO_RATE_LIMIT) =>
   Effect.runPromise(
     Effect.either(program).pipe(
-      Effect.provide(layerIndexerClient({ baseUrl: url, retry: FAST_RETRY }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(), layerRequestLimiter(limits)))))
+      Effect.provide(
+        layerIndexerClient({ baseUrl: url, retry: FAST_RETRY }).pipe(
+          Layer.provide(Layer.mergeAll(layerHttpTransport(), layerRequestLimiter(limits)))
+        )
+      )
     )
   )
 const failureOf = <A, E>(result: Either.Either<A, E>): E => {
   if (Either.isRight(result)) throw new Error(`expected a failure, got ${JSON.stringify(result.right)}`)
   return result.left
 }
-const valueOf = <A, E>(result: Either.Either<A, E>): A => {
+const rightOf = <A, E>(result: Either.Either<A, E>): A => {
   if (Either.isLeft(result)) throw new Error(`expected success, got ${String(result.left)}`)
   return result.right
 }
@@ -47,12 +51,26 @@ const heightsOf = (r: { blocks: ReadonlyArray<{ height: string }> }) => r.blocks
 describe("retry policy: what is not retried", () => {
   it("a 404 and a 400 are asked for once, and fail with IndexerHttpError and the plain-text body", async () => {
     const server = await proxy(passThrough)
-    const notFound = failureOf(await run(server.url, Effect.flatMap(IndexerClient, (c) => c.block(99_999))))
+    const notFound = failureOf(
+      await run(
+        server.url,
+        Effect.flatMap(IndexerClient, (c) => c.block(99_999))
+      )
+    )
     expect(notFound).toMatchObject({ _tag: "IndexerHttpError", status: 404, body: "[NOT_FOUND] block not found" })
     expect(server.requests.length).toBe(1)
     // a key that is not base64: the devnet answers 400 as the real indexer does
-    const badRequest = failureOf(await run(server.url, Effect.flatMap(IndexerClient, (c) => c.blocks({ key: "%%%", limit: 5 }))))
-    expect(badRequest).toMatchObject({ _tag: "IndexerHttpError", status: 400, body: "pagination.key must be a valid base64 encoded string" })
+    const badRequest = failureOf(
+      await run(
+        server.url,
+        Effect.flatMap(IndexerClient, (c) => c.blocks({ key: "%%%", limit: 5 }))
+      )
+    )
+    expect(badRequest).toMatchObject({
+      _tag: "IndexerHttpError",
+      status: 400,
+      body: "pagination.key must be a valid base64 encoded string"
+    })
     expect(server.requests.length).toBe(2)
   })
 
@@ -82,7 +100,7 @@ describe("retry policy: what is not retried", () => {
 describe("retry policy: what is retried", () => {
   it("503 twice, then the page: exactly three requests, and the page", async () => {
     const server = await proxy((req, forward) => (req.index < 2 ? text(503, "Service Unavailable") : forward()))
-    const page = valueOf(await run(server.url, firstBlocks))
+    const page = rightOf(await run(server.url, firstBlocks))
     expect(heightsOf(page)).toEqual(["1", "2", "3", "4", "5"])
     expect(server.requests.length).toBe(3)
   })
@@ -99,16 +117,22 @@ describe("retry policy: what is retried", () => {
       const res = await forward()
       return req.index === 0 ? { ...res, body: res.body.slice(0, res.body.length >> 1) } : res
     })
-    const page = valueOf(await run(server.url, firstBlocks))
+    const page = rightOf(await run(server.url, firstBlocks))
     expect(heightsOf(page)).toEqual(["1", "2", "3", "4", "5"])
     expect(server.requests.length).toBe(2)
   })
 
   it("a 200 that is an HTML page (a wrong URL, a login page) is asked for once: IndexerDecodeError saying so", async () => {
-    const server = await proxy(() => ({ status: 200, headers: { "content-type": "text/html; charset=utf-8" }, body: "<!doctype html><title>Sign in</title>" }))
+    const server = await proxy(() => ({
+      status: 200,
+      headers: { "content-type": "text/html; charset=utf-8" },
+      body: "<!doctype html><title>Sign in</title>"
+    }))
     const err = failureOf(await run(server.url, firstBlocks))
     expect(err._tag).toBe("IndexerDecodeError")
-    expect(err.message).toBe(`${server.url}/indexer/block/v1/blocks?pagination.limit=5&pagination.reverse=false answered 200 with an HTML page, not JSON: is this the indexer's URL (or is a login or gateway page in front of it)?`)
+    expect(err.message).toBe(
+      `${server.url}/indexer/block/v1/blocks?pagination.limit=5&pagination.reverse=false answered 200 with an HTML page, not JSON: is this the indexer's URL (or is a login or gateway page in front of it)?`
+    )
     expect(server.requests.length).toBe(1)
   })
 
@@ -118,14 +142,14 @@ describe("retry policy: what is retried", () => {
       const res = await forward()
       return req.index === 1 ? { ...res, cutAfterBytes: 100 } : res
     })
-    const page = valueOf(await run(server.url, firstBlocks))
+    const page = rightOf(await run(server.url, firstBlocks))
     expect(heightsOf(page)).toEqual(["1", "2", "3", "4", "5"])
     expect(server.requests.length).toBe(3)
   })
 
   it("429 with Retry-After: 1 — the second request arrives a second after the first, not a backoff later", async () => {
     const server = await proxy((req, forward) => (req.index === 0 ? text(429, "Too Many Requests", { "retry-after": "1" }) : forward()))
-    valueOf(await run(server.url, firstBlocks))
+    rightOf(await run(server.url, firstBlocks))
     expect(server.requests.length).toBe(2)
     // without Retry-After the first backoff is at most baseDelayMs (5 ms)
     expect(server.requests[1].at - server.requests[0].at).toBeGreaterThanOrEqual(950)
@@ -136,7 +160,7 @@ describe("retry policy: what is retried", () => {
     const server = await proxy((req, forward) =>
       req.index === 0 ? text(429, "Too Many Requests", { "retry-after": new Date(Date.now() + 2_000).toUTCString() }) : forward()
     )
-    valueOf(await run(server.url, firstBlocks))
+    rightOf(await run(server.url, firstBlocks))
     expect(server.requests.length).toBe(2)
     expect(server.requests[1].at - server.requests[0].at).toBeGreaterThanOrEqual(950)
   })
@@ -155,7 +179,7 @@ describe("RequestLimiter, measured at the server", () => {
         return json(status)
       })
     )
-    const statuses = valueOf(
+    const statuses = rightOf(
       await run(
         server.url,
         Effect.gen(function* () {

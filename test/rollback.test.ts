@@ -28,7 +28,16 @@ let ahead: Devnet
 /** a lake of `before`, exported once and copied for each test */
 let lake: string
 
-const exportArgs = (url: string, out: string, ...more: Array<string>) => ["export", "--indexer-url", url, "--out", out, "--datasets", DATASETS.join(","), ...more]
+const exportArgs = (url: string, out: string, ...more: Array<string>) => [
+  "export",
+  "--indexer-url",
+  url,
+  "--out",
+  out,
+  "--datasets",
+  DATASETS.join(","),
+  ...more
+]
 
 beforeAll(async () => {
   before = await startDevnet({ seed: 1, blocks: 130 })
@@ -50,7 +59,9 @@ const copyOfLake = () => {
 }
 const identity = (out: string) => JSON.parse(readFileSync(join(out, "_lake.json"), "utf8"))
 const count = async (out: string, dataset: string, where = "true") =>
-  withDuckDB(async (conn) => Number((await conn.runAndReadAll(`SELECT count(*) AS n FROM ${scan(out, dataset)} WHERE ${where}`)).getRowObjectsJson()[0].n))
+  withDuckDB(async (conn) =>
+    Number((await conn.runAndReadAll(`SELECT count(*) AS n FROM ${scan(out, dataset)} WHERE ${where}`)).getRowObjectsJson()[0].n)
+  )
 
 describe("an indexer rolled back and re-synced to another history (same chain id)", () => {
   it("below the lake's tip: refused in one line naming the first height that differs, nothing written; --on-reorg rollback leaves the lake equal to a clean export of the new history, logged", async () => {
@@ -67,7 +78,11 @@ describe("an indexer rolled back and re-synced to another history (same chain id
 
     const rolled = await runCli(exportArgs(behind.indexerUrl, out, "--on-reorg", "rollback"))
     expect(rolled.code, rolled.stderr).toBe(0)
-    expect(rolled.stderr).toMatch(new RegExp(`this indexer's block ${FORK + 1} differs from the lake's: rolled .* back from height 130 to ${FORK}: dropped blocks 30 rows, txs \\d+ rows`))
+    expect(rolled.stderr).toMatch(
+      new RegExp(
+        `this indexer's block ${FORK + 1} differs from the lake's: rolled .* back from height 130 to ${FORK}: dropped blocks 30 rows, txs \\d+ rows`
+      )
+    )
     await expectLakeMatchesChain(out, behind, DATASETS)
     const log = identity(out)
     expect(log.rollback).toBeUndefined()
@@ -103,7 +118,12 @@ describe("an indexer rolled back and re-synced to another history (same chain id
     // blocks keep exactly 1..FORK; the tx families keep nothing above it
     expect(await count(out, "blocks")).toBe(FORK)
     expect(await count(out, "blocks", `height > ${FORK}`)).toBe(0)
-    for (const [d, height] of [["txs", "height"], ["evm_txs", "height"], ["evm_logs", "height"]]) expect(await count(out, d, `${height} > ${FORK}`), d).toBe(0)
+    for (const [d, height] of [
+      ["txs", "height"],
+      ["evm_txs", "height"],
+      ["evm_logs", "height"]
+    ])
+      expect(await count(out, d, `${height} > ${FORK}`), d).toBe(0)
     expect(identity(out).anchors).toEqual([{ height: FORK, hash: before.chain.blockHash(FORK) }])
     expect(identity(out).reorgs).toEqual([expect.objectContaining({ to_height: FORK, from_height: 130, by: "command" })])
     // the dropped files left the dataset folders (kept in .chain-lake/retired until a compaction)
@@ -123,16 +143,28 @@ describe("an indexer rolled back and re-synced to another history (same chain id
   it("a rollback cut short: readers of its datasets fail in one line until the next export finishes it", async () => {
     const out = copyOfLake()
     // as a rollback leaves the lake when stopped right after recording its intent
-    writeFileSync(join(out, "_lake.json"), JSON.stringify({ ...identity(out), rollback: { to_height: FORK, started_at: new Date().toISOString(), by: "command", datasets: DATASETS } }))
+    writeFileSync(
+      join(out, "_lake.json"),
+      JSON.stringify({
+        ...identity(out),
+        rollback: { to_height: FORK, started_at: new Date().toISOString(), by: "command", datasets: DATASETS }
+      })
+    )
     const q = await runCli(["query", "--data", out, "SELECT count(*) FROM txs"])
     expect(q.code).not.toBe(0)
     expect(q.stderr.trim()).toMatch(
-      new RegExp(`^chain-lake: error: .*txs: a rollback of this lake to height ${FORK} is under way or was cut short: run chain-lake rollback --data ${out} --to-height ${FORK} \\(or the export\\) again to finish it`)
+      new RegExp(
+        `^chain-lake: error: .*txs: a rollback of this lake to height ${FORK} is under way or was cut short: run chain-lake rollback --data ${out} --to-height ${FORK} \\(or the export\\) again to finish it`
+      )
     )
     // nor is it compacted: merging what is about to go
     const c = await runCli(["compact", "--data", out])
     expect(c.code).not.toBe(0)
-    expect(c.stderr.trim()).toMatch(new RegExp(`a rollback of ${out} to height ${FORK} is under way or was cut short: run chain-lake rollback --data ${out} --to-height ${FORK} \\(or the export\\) first`))
+    expect(c.stderr.trim()).toMatch(
+      new RegExp(
+        `a rollback of ${out} to height ${FORK} is under way or was cut short: run chain-lake rollback --data ${out} --to-height ${FORK} \\(or the export\\) first`
+      )
+    )
     const r = await runCli(exportArgs(ahead.indexerUrl, out))
     expect(r.code, r.stderr).toBe(0)
     expect(r.stderr).toMatch(new RegExp(`finishing a rollback to height ${FORK} that was cut short`))
@@ -167,10 +199,15 @@ describe("what the fork check reads besides the newest anchor", () => {
   it("the lake's own newest block: rows committed past the anchor checked (an anchor the source did not serve) still reveal a fork", async () => {
     const out = copyOfLake()
     // as a lake whose later runs could anchor nothing (their tip block not served): the newest anchor is below its top block
-    writeFileSync(join(out, "_lake.json"), JSON.stringify({ ...identity(out), anchors: [{ height: 60, hash: before.chain.blockHash(60) }] }))
+    writeFileSync(
+      join(out, "_lake.json"),
+      JSON.stringify({ ...identity(out), anchors: [{ height: 60, hash: before.chain.blockHash(60) }] })
+    )
     const r = await runCli(exportArgs(ahead.indexerUrl, out))
     expect(r.code).toBe(1)
-    expect(r.stderr.trim()).toMatch(new RegExp(`holds another history of chain lake-evm-1 from height ${FORK + 1} on .*both hold the same block ${FORK}\\)`))
+    expect(r.stderr.trim()).toMatch(
+      new RegExp(`holds another history of chain lake-evm-1 from height ${FORK + 1} on .*both hold the same block ${FORK}\\)`)
+    )
   })
 
   it("a lake without blocks that a rollback left with no anchor is not exported into on trust: refused in one line, or taken with --adopt-lake", async () => {
@@ -182,7 +219,9 @@ describe("what the fork check reads besides the newest anchor", () => {
     expect(identity(out).anchors).toEqual([])
     const refused = await runCli(["export", "--indexer-url", ahead.indexerUrl, "--out", out, "--datasets", "txs"])
     expect(refused.code).toBe(1)
-    expect(refused.stderr.trim()).toMatch(/cannot check that .* holds this indexer's history: its rollback to height 100 left no anchor \(it holds no blocks\).*--adopt-lake takes this indexer's history on your word/)
+    expect(refused.stderr.trim()).toMatch(
+      /cannot check that .* holds this indexer's history: its rollback to height 100 left no anchor \(it holds no blocks\).*--adopt-lake takes this indexer's history on your word/
+    )
     const adopted = await runCli(["export", "--indexer-url", ahead.indexerUrl, "--out", out, "--datasets", "txs", "--adopt-lake"])
     expect(adopted.code, adopted.stderr).toBe(0)
     await expectLakeMatchesChain(out, ahead, ["txs"])
@@ -200,10 +239,22 @@ describe("what a rollback cuts (planCut)", () => {
     max_height: heights?.[1] ?? null,
     committed_at: ""
   })
-  const manifest = (unit: Manifest["unit"], files: Array<CommittedFile>, committed: Array<[number, number]>): Manifest => ({ dataset: "d", format_version: 1, unit, columns: [], files, committed, snapshots: [] })
+  const manifest = (unit: Manifest["unit"], files: Array<CommittedFile>, committed: Array<[number, number]>): Manifest => ({
+    dataset: "d",
+    format_version: 1,
+    unit,
+    columns: [],
+    files,
+    committed,
+    snapshots: []
+  })
 
   it("height datasets: files above go, a file across the height is rewritten, committed ends after it", () => {
-    const m = manifest("height", [file("a", [1, 51], [1, 50]), file("b", [51, 101], [51, 100]), file("c", [101, 151], [101, 150])], [[1, 151]])
+    const m = manifest(
+      "height",
+      [file("a", [1, 51], [1, 50]), file("b", [51, 101], [51, 100]), file("c", [101, 151], [101, 150])],
+      [[1, 151]]
+    )
     const cut = planCut(m, 75)
     expect(cut.drop.map((f) => f.path)).toEqual(["c"])
     expect(cut.trim.map((f) => f.path)).toEqual(["b"])
@@ -231,9 +282,23 @@ describe("what a rollback cuts (planCut)", () => {
   })
 
   it("snapshots taken above the height, or read while the chain passed it, go whole", () => {
-    const snap = (h: number, after: number) => ({ snapshot_height: h, snapshot_time: "", consistency: "exact" as const, watermark_before: h, watermark_after: after, rows: 1, duplicates_dropped: 0, reads: 1, lists: [] })
+    const snap = (h: number, after: number) => ({
+      snapshot_height: h,
+      snapshot_time: "",
+      consistency: "exact" as const,
+      watermark_before: h,
+      watermark_after: after,
+      rows: 1,
+      duplicates_dropped: 0,
+      reads: 1,
+      lists: []
+    })
     const m: Manifest = {
-      ...manifest("snapshot", [{ ...file("snapshot_height=90/part-0.parquet", [0, 0], null) }, { ...file("snapshot_height=120/part-0.parquet", [0, 0], null) }], []),
+      ...manifest(
+        "snapshot",
+        [{ ...file("snapshot_height=90/part-0.parquet", [0, 0], null) }, { ...file("snapshot_height=120/part-0.parquet", [0, 0], null) }],
+        []
+      ),
       snapshots: [snap(90, 90), snap(95, 130), snap(120, 120)]
     }
     const cut = planCut(m, 100)

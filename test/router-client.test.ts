@@ -73,7 +73,10 @@ describe("RouterClient", () => {
       const seen: Record<string, unknown> = {}
       for (const m of Object.keys(spoil)) {
         mode = m
-        const e = await run(Effect.flip(Effect.flatMap(RouterClient, (r) => r.route(req(ASSETS.nobleUsdc, ASSETS.arbUsdc, "5000000")))), proxy.url)
+        const e = await run(
+          Effect.flip(Effect.flatMap(RouterClient, (r) => r.route(req(ASSETS.nobleUsdc, ASSETS.arbUsdc, "5000000")))),
+          proxy.url
+        )
         seen[m] = { tag: e._tag, path: (e as { path?: string }).path }
       }
       expect(seen).toEqual({
@@ -89,7 +92,10 @@ describe("RouterClient", () => {
       // the same answer unspoiled passes, denoms compared without case and amounts as numbers
       mode = ""
       const asked = req(ASSETS.nobleUsdc, ASSETS.arbUsdc, "05000000")
-      const ok = await run(Effect.flatMap(RouterClient, (r) => r.route({ ...asked, dest_asset_denom: asked.dest_asset_denom.toUpperCase() })), proxy.url)
+      const ok = await run(
+        Effect.flatMap(RouterClient, (r) => r.route({ ...asked, dest_asset_denom: asked.dest_asset_denom.toUpperCase() })),
+        proxy.url
+      )
       expect(ok.amount_in).toBe("5000000")
     } finally {
       await proxy.close()
@@ -102,7 +108,12 @@ describe("RouterClient", () => {
         const r = yield* RouterClient
         const hooked = yield* r.route(req(ASSETS.l2Init, ASSETS.osmoInit, "4000000", { go_fast: false }))
         const addresses = Object.fromEntries(hooked.required_chain_addresses.map((c) => [c, addressOf(c)]))
-        const noAddress = yield* Effect.flip(r.msgs(hooked, { addresses: { [hooked.source_asset_chain_id]: addressOf(hooked.source_asset_chain_id) }, slippageTolerancePercent: "1" }))
+        const noAddress = yield* Effect.flip(
+          r.msgs(hooked, {
+            addresses: { [hooked.source_asset_chain_id]: addressOf(hooked.source_asset_chain_id) },
+            slippageTolerancePercent: "1"
+          })
+        )
         const noHook = yield* Effect.flip(r.msgs(hooked, { addresses, slippageTolerancePercent: "1" }))
         const hook = yield* r.opHook({
           source_address: addresses[hooked.source_asset_chain_id],
@@ -112,7 +123,10 @@ describe("RouterClient", () => {
           dest_asset_chain_id: hooked.dest_asset_chain_id,
           dest_asset_denom: hooked.dest_asset_denom
         })
-        const signed = { signer: addresses[hooked.source_asset_chain_id], hook: Buffer.from("signed:" + hook.hook[0].msg).toString("base64") }
+        const signed = {
+          signer: addresses[hooked.source_asset_chain_id],
+          hook: Buffer.from("signed:" + hook.hook[0].msg).toString("base64")
+        }
         const msgs = yield* r.msgs(hooked, { addresses, slippageTolerancePercent: "1", signedOpHook: signed })
         return { hooked, noAddress, noHook, msgs }
       })
@@ -123,33 +137,37 @@ describe("RouterClient", () => {
     expect(out.msgs.txs[0].cosmos_tx?.msgs[0].msg_type_url).toBe("/opinit.opchild.v1.MsgInitiateTokenWithdrawal")
   })
 
-  it.each(["none", "heavy,stall-ms=2500,retry-after=0"])("runs route → msgs → broadcast (devnet) → track → status to completion (faults: %s)", async (faults) => {
-    const d = faults === "none" ? devnet : await startDevnet({ seed: 29, blocks: 10, transferTimeScale: 0.002, trackIndexDelayMs: 0, faults })
-    try {
-      const result = await run(
-        Effect.gen(function* () {
-          const r = yield* RouterClient
-          const route = yield* r.route(req(ASSETS.nobleUsdc, ASSETS.l2Usdc, "2500000"))
-          const addresses = Object.fromEntries(route.required_chain_addresses.map((c) => [c, addressOf(c)]))
-          const msgs = yield* r.msgs(route, { addresses, slippageTolerancePercent: "0.5" })
-          const sent = yield* r.devnetBroadcast(route.source_asset_chain_id, msgs.txs[0], "success")
-          yield* r.track(sent.tx_hash, sent.chain_id)
-          const again = yield* Effect.either(r.track(sent.tx_hash, sent.chain_id))
-          const states: Array<string> = []
-          for (let i = 0; i < 200; i++) {
-            const s = yield* r.status(sent.tx_hash, sent.chain_id)
-            if (states.at(-1) !== s.state) states.push(s.state)
-            if (isFinalState(s.state)) break
-            yield* Effect.sleep(20)
-          }
-          return { again, states }
-        }),
-        d.routerUrl
-      )
-      expect(Either.isLeft(result.again) && result.again.left).toMatchObject({ _tag: "RouterFlowError", rule: "track_once" })
-      expect(result.states.at(-1)).toBe("STATE_COMPLETED_SUCCESS")
-    } finally {
-      if (d !== devnet) await d.stop()
+  it.each(["none", "heavy,stall-ms=2500,retry-after=0"])(
+    "runs route → msgs → broadcast (devnet) → track → status to completion (faults: %s)",
+    async (faults) => {
+      const d =
+        faults === "none" ? devnet : await startDevnet({ seed: 29, blocks: 10, transferTimeScale: 0.002, trackIndexDelayMs: 0, faults })
+      try {
+        const result = await run(
+          Effect.gen(function* () {
+            const r = yield* RouterClient
+            const route = yield* r.route(req(ASSETS.nobleUsdc, ASSETS.l2Usdc, "2500000"))
+            const addresses = Object.fromEntries(route.required_chain_addresses.map((c) => [c, addressOf(c)]))
+            const msgs = yield* r.msgs(route, { addresses, slippageTolerancePercent: "0.5" })
+            const sent = yield* r.devnetBroadcast(route.source_asset_chain_id, msgs.txs[0], "success")
+            yield* r.track(sent.tx_hash, sent.chain_id)
+            const again = yield* Effect.either(r.track(sent.tx_hash, sent.chain_id))
+            const states: Array<string> = []
+            for (let i = 0; i < 200; i++) {
+              const s = yield* r.status(sent.tx_hash, sent.chain_id)
+              if (states.at(-1) !== s.state) states.push(s.state)
+              if (isFinalState(s.state)) break
+              yield* Effect.sleep(20)
+            }
+            return { again, states }
+          }),
+          d.routerUrl
+        )
+        expect(Either.isLeft(result.again) && result.again.left).toMatchObject({ _tag: "RouterFlowError", rule: "track_once" })
+        expect(result.states.at(-1)).toBe("STATE_COMPLETED_SUCCESS")
+      } finally {
+        if (d !== devnet) await d.stop()
+      }
     }
-  })
+  )
 })

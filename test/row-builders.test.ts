@@ -16,9 +16,11 @@ import { NoRouteError, RouterDecodeError } from "../src/router/errors.js"
 import type { RouteResponse, TxStatusResponse } from "../src/router/schemas.js"
 
 const routeQuoteColumns = routeQuotes.columns
-const routeQuoteRow = (q: QuoteAsked, outcome: { readonly route: RouteResponse } | { readonly error: RouterError }) => routeQuotes.toRow({ asked: q, ...outcome })
+const routeQuoteRow = (q: QuoteAsked, outcome: { readonly route: RouteResponse } | { readonly error: RouterError }) =>
+  routeQuotes.toRow({ asked: q, ...outcome })
 const transferColumns = transfers.columns
-const transferRow = (tx: Parameters<typeof transfers.toRow>[0]["tx"], observedAt: Date, status: TxStatusResponse) => transfers.toRow({ tx, observedAt, status })
+const transferRow = (tx: Parameters<typeof transfers.toRow>[0]["tx"], observedAt: Date, status: TxStatusResponse) =>
+  transfers.toRow({ tx, observedAt, status })
 
 const named = (columns: ReadonlyArray<Column>, row: Row) => {
   expect(row.length, "one value per column").toBe(columns.length)
@@ -45,7 +47,18 @@ const route: RouteResponse = {
   dest_asset_chain_id: "lake-evm-1",
   operations: [
     { tx_index: 0, amount_in: "2000", amount_out: "1800", swap: { chain_id: "interwoven-1", denom_in: "uinit", denom_out: "uusdc" } },
-    { tx_index: 0, amount_in: "1800", amount_out: "1500", op_init_transfer: { from_chain_id: "interwoven-1", to_chain_id: "lake-evm-1", denom_in: "uusdc", denom_out: "evm/0xAbC", op_init_bridge_id: "7" } }
+    {
+      tx_index: 0,
+      amount_in: "1800",
+      amount_out: "1500",
+      op_init_transfer: {
+        from_chain_id: "interwoven-1",
+        to_chain_id: "lake-evm-1",
+        denom_in: "uusdc",
+        denom_out: "evm/0xAbC",
+        op_init_bridge_id: "7"
+      }
+    }
   ],
   chain_ids: ["interwoven-1", "lake-evm-1"],
   required_chain_addresses: ["interwoven-1", "lake-evm-1"],
@@ -56,9 +69,29 @@ const route: RouteResponse = {
   usd_amount_out: "1.75",
   swap_price_impact_percent: "0.42",
   estimated_fees: [
-    { fee_type: "SMART_RELAY", bridge_id: "GO_FAST", amount: "10", usd_amount: "0.25", origin_asset: asset, chain_id: "noble-1", tx_index: 0, operation_index: 1, fee_behavior: "FEE_BEHAVIOR_DEDUCTED" },
+    {
+      fee_type: "SMART_RELAY",
+      bridge_id: "GO_FAST",
+      amount: "10",
+      usd_amount: "0.25",
+      origin_asset: asset,
+      chain_id: "noble-1",
+      tx_index: 0,
+      operation_index: 1,
+      fee_behavior: "FEE_BEHAVIOR_DEDUCTED"
+    },
     { fee_type: "SMART_RELAY", bridge_id: "IBC", amount: "5", origin_asset: asset, chain_id: "noble-1", tx_index: 0 },
-    { fee_type: "SMART_RELAY", bridge_id: "EUREKA", amount: "3", usd_amount: "0.5", origin_asset: asset, chain_id: "interwoven-1", tx_index: 0, operation_index: 0, fee_behavior: "FEE_BEHAVIOR_ADDITIONAL" }
+    {
+      fee_type: "SMART_RELAY",
+      bridge_id: "EUREKA",
+      amount: "3",
+      usd_amount: "0.5",
+      origin_asset: asset,
+      chain_id: "interwoven-1",
+      tx_index: 0,
+      operation_index: 0,
+      fee_behavior: "FEE_BEHAVIOR_ADDITIONAL"
+    }
   ],
   swap_venues: [{ name: "initia-dex", chain_id: "interwoven-1" }],
   extra_infos: ["routed through Initia"],
@@ -93,13 +126,63 @@ describe("route_quotes rows", () => {
       fees_deducted_usd: 0.25,
       fees_additional_usd: 0.5,
       fees: JSON.stringify([
-        { bridge_id: "GO_FAST", fee_type: "SMART_RELAY", fee_behavior: "FEE_BEHAVIOR_DEDUCTED", amount: "10", usd_amount: "0.25", denom: "uusdc", chain_id: "noble-1", tx_index: 0, operation_index: 1 },
-        { bridge_id: "IBC", fee_type: "SMART_RELAY", fee_behavior: null, amount: "5", usd_amount: null, denom: "uusdc", chain_id: "noble-1", tx_index: 0, operation_index: null },
-        { bridge_id: "EUREKA", fee_type: "SMART_RELAY", fee_behavior: "FEE_BEHAVIOR_ADDITIONAL", amount: "3", usd_amount: "0.5", denom: "uusdc", chain_id: "interwoven-1", tx_index: 0, operation_index: 0 }
+        {
+          bridge_id: "GO_FAST",
+          fee_type: "SMART_RELAY",
+          fee_behavior: "FEE_BEHAVIOR_DEDUCTED",
+          amount: "10",
+          usd_amount: "0.25",
+          denom: "uusdc",
+          chain_id: "noble-1",
+          tx_index: 0,
+          operation_index: 1
+        },
+        {
+          bridge_id: "IBC",
+          fee_type: "SMART_RELAY",
+          fee_behavior: null,
+          amount: "5",
+          usd_amount: null,
+          denom: "uusdc",
+          chain_id: "noble-1",
+          tx_index: 0,
+          operation_index: null
+        },
+        {
+          bridge_id: "EUREKA",
+          fee_type: "SMART_RELAY",
+          fee_behavior: "FEE_BEHAVIOR_ADDITIONAL",
+          amount: "3",
+          usd_amount: "0.5",
+          denom: "uusdc",
+          chain_id: "interwoven-1",
+          tx_index: 0,
+          operation_index: 0
+        }
       ]),
       operations: JSON.stringify([
-        { kind: "swap", tx_index: 0, amount_in: "2000", amount_out: "1800", from_chain_id: "interwoven-1", to_chain_id: "interwoven-1", bridge_id: null, fee_amount: "3", fee_denom: "uusdc" },
-        { kind: "op_init_transfer", tx_index: 0, amount_in: "1800", amount_out: "1500", from_chain_id: "interwoven-1", to_chain_id: "lake-evm-1", bridge_id: "7", fee_amount: "10", fee_denom: "uusdc" }
+        {
+          kind: "swap",
+          tx_index: 0,
+          amount_in: "2000",
+          amount_out: "1800",
+          from_chain_id: "interwoven-1",
+          to_chain_id: "interwoven-1",
+          bridge_id: null,
+          fee_amount: "3",
+          fee_denom: "uusdc"
+        },
+        {
+          kind: "op_init_transfer",
+          tx_index: 0,
+          amount_in: "1800",
+          amount_out: "1500",
+          from_chain_id: "interwoven-1",
+          to_chain_id: "lake-evm-1",
+          bridge_id: "7",
+          fee_amount: "10",
+          fee_denom: "uusdc"
+        }
       ]),
       swap_venues: '["initia-dex"]',
       price_impact_percent: 0.42,
@@ -134,7 +217,10 @@ describe("route_quotes rows", () => {
       does_swap: undefined,
       required_op_hook: undefined
     }
-    const r = named(routeQuoteColumns, routeQuoteRow({ ...asked, goFast: undefined, allowUnsafe: undefined, isOpWithdraw: true }, { route: bare }))
+    const r = named(
+      routeQuoteColumns,
+      routeQuoteRow({ ...asked, goFast: undefined, allowUnsafe: undefined, isOpWithdraw: true }, { route: bare })
+    )
     expect(r).toMatchObject({
       go_fast: null,
       allow_unsafe: null,
@@ -159,8 +245,18 @@ describe("route_quotes rows", () => {
   })
 
   it("an empty amount text is no amount (NULL), and the older single swap_venue is read when swap_venues is absent", () => {
-    const older = { ...route, usd_amount_in: "", swap_price_impact_percent: "", swap_venues: undefined, swap_venue: { name: "initia-dex", chain_id: "interwoven-1" } } as RouteResponse
-    expect(named(routeQuoteColumns, routeQuoteRow(asked, { route: older }))).toMatchObject({ usd_amount_in: null, price_impact_percent: null, swap_venues: '["initia-dex"]' })
+    const older = {
+      ...route,
+      usd_amount_in: "",
+      swap_price_impact_percent: "",
+      swap_venues: undefined,
+      swap_venue: { name: "initia-dex", chain_id: "interwoven-1" }
+    } as RouteResponse
+    expect(named(routeQuoteColumns, routeQuoteRow(asked, { route: older }))).toMatchObject({
+      usd_amount_in: null,
+      price_impact_percent: null,
+      swap_venues: '["initia-dex"]'
+    })
   })
 
   it("a failed quote is a row: what was asked, no route values, the error's kind and message", () => {
@@ -168,9 +264,23 @@ describe("route_quotes rows", () => {
     const routeColumns = routeQuoteColumns.slice(12, -3).map((c) => c.name)
     expect(routeColumns[0]).toBe("amount_out")
     for (const c of routeColumns) expect(r[c], c).toBeNull()
-    expect(r).toMatchObject({ pair: "interwoven-1/uinit → lake-evm-1/evm/0xAbC", amount_in: asked.amountIn, ok: false, error_kind: "NoRouteError", error_message: "no routes found" })
-    const decode = named(routeQuoteColumns, routeQuoteRow(asked, { error: new RouterDecodeError({ endpoint: "route", path: "operations[0]", message: "is missing", truncated: false }) }))
-    expect(decode).toMatchObject({ error_kind: "RouterDecodeError", error_message: "malformed response from route at operations[0]: is missing" })
+    expect(r).toMatchObject({
+      pair: "interwoven-1/uinit → lake-evm-1/evm/0xAbC",
+      amount_in: asked.amountIn,
+      ok: false,
+      error_kind: "NoRouteError",
+      error_message: "no routes found"
+    })
+    const decode = named(
+      routeQuoteColumns,
+      routeQuoteRow(asked, {
+        error: new RouterDecodeError({ endpoint: "route", path: "operations[0]", message: "is missing", truncated: false })
+      })
+    )
+    expect(decode).toMatchObject({
+      error_kind: "RouterDecodeError",
+      error_message: "malformed response from route at operations[0]: is missing"
+    })
   })
 })
 
@@ -189,8 +299,18 @@ describe("transfers rows", () => {
               from_chain_id: "noble-1",
               to_chain_id: "interwoven-1",
               packet_txs: {
-                send_tx: { chain_id: "noble-1", tx_hash: "S1", explorer_link: "https://x/S1", on_chain_at: "2026-11-23T10:00:01.123456789Z" },
-                receive_tx: { chain_id: "interwoven-1", tx_hash: "R1", explorer_link: "https://x/R1", on_chain_at: "2026-11-23T10:00:05.000000001Z" },
+                send_tx: {
+                  chain_id: "noble-1",
+                  tx_hash: "S1",
+                  explorer_link: "https://x/S1",
+                  on_chain_at: "2026-11-23T10:00:01.123456789Z"
+                },
+                receive_tx: {
+                  chain_id: "interwoven-1",
+                  tx_hash: "R1",
+                  explorer_link: "https://x/R1",
+                  on_chain_at: "2026-11-23T10:00:05.000000001Z"
+                },
                 acknowledge_tx: null,
                 error: null
               }
@@ -223,8 +343,20 @@ describe("transfers rows", () => {
           from_chain_id: "noble-1",
           to_chain_id: "interwoven-1",
           txs: [
-            { role: "send_tx", chain_id: "noble-1", tx_hash: "S1", explorer_link: "https://x/S1", on_chain_at: "2026-11-23T10:00:01.123456789Z" },
-            { role: "receive_tx", chain_id: "interwoven-1", tx_hash: "R1", explorer_link: "https://x/R1", on_chain_at: "2026-11-23T10:00:05.000000001Z" }
+            {
+              role: "send_tx",
+              chain_id: "noble-1",
+              tx_hash: "S1",
+              explorer_link: "https://x/S1",
+              on_chain_at: "2026-11-23T10:00:01.123456789Z"
+            },
+            {
+              role: "receive_tx",
+              chain_id: "interwoven-1",
+              tx_hash: "R1",
+              explorer_link: "https://x/R1",
+              on_chain_at: "2026-11-23T10:00:05.000000001Z"
+            }
           ]
         },
         { kind: "op_init_transfer", state: "OPINIT_TRANSFER_FAILED", from_chain_id: null, to_chain_id: null, txs: [] },
@@ -247,18 +379,34 @@ describe("transfers rows", () => {
   it("txs that are not objects with a hash are left out of a hop; an empty transfers list falls back to the top-level sequence", () => {
     const odd: TxStatusResponse = {
       state: "STATE_PENDING",
-      transfer_sequence: [{ ibc_transfer: { state: "TRANSFER_PENDING", packet_txs: { send_tx: "S1", receive_tx: { chain_id: "x" }, acknowledge_tx: null, timeout_tx: { tx_hash: "T1" } } } }],
+      transfer_sequence: [
+        {
+          ibc_transfer: {
+            state: "TRANSFER_PENDING",
+            packet_txs: { send_tx: "S1", receive_tx: { chain_id: "x" }, acknowledge_tx: null, timeout_tx: { tx_hash: "T1" } }
+          }
+        }
+      ],
       transfers: []
     }
     const r = named(transferColumns, transferRow(tx, new Date("2026-11-23T10:00:01.000Z"), odd))
     expect(r.transfer_states).toBe('["ibc_transfer:TRANSFER_PENDING"]')
     expect(JSON.parse(String(r.hops))).toEqual([
-      { kind: "ibc_transfer", state: "TRANSFER_PENDING", from_chain_id: null, to_chain_id: null, txs: [{ role: "timeout_tx", chain_id: null, tx_hash: "T1", explorer_link: null, on_chain_at: null }] }
+      {
+        kind: "ibc_transfer",
+        state: "TRANSFER_PENDING",
+        from_chain_id: null,
+        to_chain_id: null,
+        txs: [{ role: "timeout_tx", chain_id: null, tx_hash: "T1", explorer_link: null, on_chain_at: null }]
+      }
     ])
   })
 
   it("without transfers, release or error: the top-level sequence, and empty columns", () => {
-    const submitted: TxStatusResponse = { state: "STATE_SUBMITTED", transfer_sequence: [{ cctp_transfer: { state: "CCTP_TRANSFER_SENT" } }] }
+    const submitted: TxStatusResponse = {
+      state: "STATE_SUBMITTED",
+      transfer_sequence: [{ cctp_transfer: { state: "CCTP_TRANSFER_SENT" } }]
+    }
     const r = named(transferColumns, transferRow({ ...tx, estimatedSeconds: undefined }, new Date("2026-11-23T10:00:01.000Z"), submitted))
     expect(r).toMatchObject({
       transfer_states: '["cctp_transfer:CCTP_TRANSFER_SENT"]',
@@ -279,7 +427,17 @@ describe("transfers rows", () => {
 describe("router_assets and router_chains rows", () => {
   const sampledAt = "2026-11-23T10:00:00.000Z"
   it("an asset: each column holds the value its name says", () => {
-    const full = { chain_id: "noble-1", denom: "uusdc", symbol: "USDC", name: "USD Coin", decimals: 6, origin_chain_id: "noble-1", origin_denom: "uusdc", is_evm: false, coingecko_id: "usd-coin" }
+    const full = {
+      chain_id: "noble-1",
+      denom: "uusdc",
+      symbol: "USDC",
+      name: "USD Coin",
+      decimals: 6,
+      origin_chain_id: "noble-1",
+      origin_denom: "uusdc",
+      is_evm: false,
+      coingecko_id: "usd-coin"
+    }
     expect(named(routerAssets.columns, routerAssets.toRow({ sampledAt, asset: full }))).toEqual({
       sampled_at: sampledAt,
       chain_id: "noble-1",
@@ -294,7 +452,14 @@ describe("router_assets and router_chains rows", () => {
     })
   })
   it("an asset without the optional parts: NULL, not '' or 0 (an empty name or CoinGecko id is none)", () => {
-    const bare = { chain_id: "lake-evm-1", denom: "evm/0xAbC", origin_chain_id: "interwoven-1", origin_denom: "uinit", name: "", coingecko_id: "" }
+    const bare = {
+      chain_id: "lake-evm-1",
+      denom: "evm/0xAbC",
+      origin_chain_id: "interwoven-1",
+      origin_denom: "uinit",
+      name: "",
+      coingecko_id: ""
+    }
     expect(named(routerAssets.columns, routerAssets.toRow({ sampledAt, asset: bare }))).toEqual({
       sampled_at: sampledAt,
       chain_id: "lake-evm-1",
@@ -307,10 +472,23 @@ describe("router_assets and router_chains rows", () => {
       is_evm: null,
       coingecko_id: null
     })
-    expect(named(routerAssets.columns, routerAssets.toRow({ sampledAt, asset: { ...bare, decimals: 0, is_evm: true, name: 7 as unknown as string } }))).toMatchObject({ decimals: 0, is_evm: true, name: null })
+    expect(
+      named(
+        routerAssets.columns,
+        routerAssets.toRow({ sampledAt, asset: { ...bare, decimals: 0, is_evm: true, name: 7 as unknown as string } })
+      )
+    ).toMatchObject({ decimals: 0, is_evm: true, name: null })
   })
   it("a chain: each column holds the value its name says; no fee assets is an empty list", () => {
-    const chain = { chain_id: "interwoven-1", chain_name: "initia", pretty_name: "Initia", chain_type: "cosmos", bech32_prefix: "init", is_testnet: false, fee_assets: [{ denom: "uinit" }, { denom: "uusdc" }] }
+    const chain = {
+      chain_id: "interwoven-1",
+      chain_name: "initia",
+      pretty_name: "Initia",
+      chain_type: "cosmos",
+      bech32_prefix: "init",
+      is_testnet: false,
+      fee_assets: [{ denom: "uinit" }, { denom: "uusdc" }]
+    }
     expect(named(routerChains.columns, routerChains.toRow({ sampledAt, chain }))).toEqual({
       sampled_at: sampledAt,
       chain_id: "interwoven-1",
@@ -331,7 +509,9 @@ describe("router_assets and router_chains rows", () => {
       is_testnet: null,
       fee_denoms: "[]"
     })
-    expect(named(routerChains.columns, routerChains.toRow({ sampledAt, chain: { chain_id: "1", fee_assets: null, is_testnet: true } }))).toMatchObject({ fee_denoms: "[]", is_testnet: true })
+    expect(
+      named(routerChains.columns, routerChains.toRow({ sampledAt, chain: { chain_id: "1", fee_assets: null, is_testnet: true } }))
+    ).toMatchObject({ fee_denoms: "[]", is_testnet: true })
   })
 })
 

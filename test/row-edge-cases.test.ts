@@ -15,9 +15,14 @@ import { integerRangeCheck, type Row, type Value } from "../src/lake/columns.js"
 import { bech32Encode, hexToBytes } from "../src/devnet/encoding.js"
 
 const BLOCK_TIME = "2026-11-23T10:00:00Z"
-const context = { ...NO_CONTEXT, cosmosTxHashes: () => [], blockTime: (height: number) => (height === 0x2a ? BLOCK_TIME : `no block ${height}`) }
+const context = {
+  ...NO_CONTEXT,
+  cosmosTxHashes: () => [],
+  blockTime: (height: number) => (height === 0x2a ? BLOCK_TIME : `no block ${height}`)
+}
 /** Rows of `d` as objects keyed by column name. */
-const named = (d: AppendDataset, rows: ReadonlyArray<Row>) => rows.map((row) => Object.fromEntries(d.columns.map((c, i) => [c.name, row[i]])))
+const named = (d: AppendDataset, rows: ReadonlyArray<Row>) =>
+  rows.map((row) => Object.fromEntries(d.columns.map((c, i) => [c.name, row[i]])))
 
 const FROM = "00000000000000000000000000000000000000a1"
 const TO = "00000000000000000000000000000000000000b2"
@@ -78,7 +83,11 @@ describe("token_transfers_evm", () => {
     ])
       expect(evmRows(notOne), JSON.stringify(notOne)).toEqual([])
     // a receipt's other logs still count
-    expect(evmRows(log({ removed: true }), log({ logIndex: "0x8" }), log({ topics: [] as Array<string>, logIndex: "0x9" })).map((r) => r.event_index)).toEqual([8])
+    expect(
+      evmRows(log({ removed: true }), log({ logIndex: "0x8" }), log({ topics: [] as Array<string>, logIndex: "0x9" })).map(
+        (r) => r.event_index
+      )
+    ).toEqual([8])
   })
 
   it("a topic that is not a 32-byte word is no address: NULL in both spellings", () => {
@@ -94,11 +103,26 @@ const transfer = (...attributes: Array<unknown>) => ({ type: "transfer", attribu
 const tx = (events: Array<unknown>) => ({ height: "42", timestamp: "2026-11-23T10:00:01.5Z", txhash: "AB12", events })
 /** the moved coins of a tx's events: event index, coin index, token, amount, from, to */
 const moves = (events: Array<unknown>) =>
-  named(tokenTransfersCosmos, tokenTransfersCosmos.toRows(tx(events), context)).map((r) => [r.event_index, r.coin_index, r.token, r.amount_text, r.from_bech32, r.to_bech32])
+  named(tokenTransfersCosmos, tokenTransfersCosmos.toRows(tx(events), context)).map((r) => [
+    r.event_index,
+    r.coin_index,
+    r.token,
+    r.amount_text,
+    r.from_bech32,
+    r.to_bech32
+  ])
 
 describe("token_transfers_cosmos", () => {
   it("a transfer event: each column holds the value its name says (time from the tx)", () => {
-    expect(named(tokenTransfersCosmos, tokenTransfersCosmos.toRows(tx([transfer(attr("recipient", RECIPIENT), attr("sender", SENDER), attr("amount", "25uinit"))]), context))).toEqual([
+    expect(
+      named(
+        tokenTransfersCosmos,
+        tokenTransfersCosmos.toRows(
+          tx([transfer(attr("recipient", RECIPIENT), attr("sender", SENDER), attr("amount", "25uinit"))]),
+          context
+        )
+      )
+    ).toEqual([
       {
         height: 42,
         timestamp: "2026-11-23T10:00:01.5Z",
@@ -118,7 +142,15 @@ describe("token_transfers_cosmos", () => {
   })
 
   it("several coins in one amount (spaces around them allowed): one row each, numbered; leading zeros and any size read exactly", () => {
-    expect(moves([transfer(attr("sender", SENDER), attr("recipient", RECIPIENT), attr("amount", "10uinit, 007ibc/27A6:x.y_z-1,123456789012345678901234567890123456789012evm/0xAb"))])).toEqual([
+    expect(
+      moves([
+        transfer(
+          attr("sender", SENDER),
+          attr("recipient", RECIPIENT),
+          attr("amount", "10uinit, 007ibc/27A6:x.y_z-1,123456789012345678901234567890123456789012evm/0xAb")
+        )
+      ])
+    ).toEqual([
       [0, 0, "uinit", "10", SENDER, RECIPIENT],
       [0, 1, "ibc/27A6:x.y_z-1", "7", SENDER, RECIPIENT],
       [0, 2, "evm/0xAb", "123456789012345678901234567890123456789012", SENDER, RECIPIENT]
@@ -128,7 +160,16 @@ describe("token_transfers_cosmos", () => {
   it("older cosmos-sdk: triples repeated in one event, read in order, coins numbered across them", () => {
     const other = bech32Encode("init", hexToBytes("c3".repeat(20)))
     expect(
-      moves([transfer(attr("recipient", RECIPIENT), attr("sender", SENDER), attr("amount", "1uinit,2uusdc"), attr("recipient", other), attr("sender", SENDER), attr("amount", "3uinit"))])
+      moves([
+        transfer(
+          attr("recipient", RECIPIENT),
+          attr("sender", SENDER),
+          attr("amount", "1uinit,2uusdc"),
+          attr("recipient", other),
+          attr("sender", SENDER),
+          attr("amount", "3uinit")
+        )
+      ])
     ).toEqual([
       [0, 0, "uinit", "1", SENDER, RECIPIENT],
       [0, 1, "uusdc", "2", SENDER, RECIPIENT],
@@ -142,7 +183,14 @@ describe("token_transfers_cosmos", () => {
       null,
       { type: "transfer" },
       { type: "transfer", attributes: "sender=x" },
-      transfer(null, attr("msg_index", "0"), attr("sender", SENDER), attr("amount", 5), attr("recipient", RECIPIENT), attr("amount", "4uinit")),
+      transfer(
+        null,
+        attr("msg_index", "0"),
+        attr("sender", SENDER),
+        attr("amount", 5),
+        attr("recipient", RECIPIENT),
+        attr("amount", "4uinit")
+      ),
       transfer(attr("sender", SENDER), attr("recipient", RECIPIENT), attr("amount", "6uinit"))
     ]
     expect(moves(events)).toEqual([
@@ -155,38 +203,84 @@ describe("token_transfers_cosmos", () => {
     for (const amount of ["uinit10", "10", "10 uinit", "10uinit,", "-5uinit", "10uinit;3uusdc", ""])
       expect(moves([transfer(attr("sender", SENDER), attr("recipient", RECIPIENT), attr("amount", amount))]), amount).toEqual([])
     expect(moves([transfer(attr("sender", SENDER), attr("recipient", RECIPIENT))])).toEqual([])
-    expect(moves([transfer(attr("sender", SENDER), attr("recipient", RECIPIENT), attr("amount", "x"), attr("sender", SENDER), attr("recipient", RECIPIENT), attr("amount", "8uinit"))])).toEqual([
-      [0, 0, "uinit", "8", SENDER, RECIPIENT]
-    ])
+    expect(
+      moves([
+        transfer(
+          attr("sender", SENDER),
+          attr("recipient", RECIPIENT),
+          attr("amount", "x"),
+          attr("sender", SENDER),
+          attr("recipient", RECIPIENT),
+          attr("amount", "8uinit")
+        )
+      ])
+    ).toEqual([[0, 0, "uinit", "8", SENDER, RECIPIENT]])
   })
 
   it("a sender or recipient that is not an account (a module name, nothing): NULL canonical address, the wire's text kept", () => {
-    const [row] = named(tokenTransfersCosmos, tokenTransfersCosmos.toRows(tx([transfer(attr("sender", "fee_collector"), attr("amount", "1uinit"))]), context))
+    const [row] = named(
+      tokenTransfersCosmos,
+      tokenTransfersCosmos.toRows(tx([transfer(attr("sender", "fee_collector"), attr("amount", "1uinit"))]), context)
+    )
     expect([row.from_address, row.from_bech32, row.to_address, row.to_bech32]).toEqual([null, "fee_collector", null, null])
   })
 })
 
 const txRow = (record: Record<string, unknown>) =>
-  named(txs, txs.toRows({ height: "42", txhash: "AB", timestamp: "2026-11-23T10:00:01Z", code: 0, codespace: "", gas_wanted: "1", gas_used: "1", data: "", raw_log: "", info: "", events: [], logs: [], ...record }, NO_CONTEXT))[0]
-const withBody = (body: unknown, authInfo?: unknown) => ({ tx: { body, ...(authInfo === undefined ? {} : { auth_info: authInfo }), signatures: [] } })
+  named(
+    txs,
+    txs.toRows(
+      {
+        height: "42",
+        txhash: "AB",
+        timestamp: "2026-11-23T10:00:01Z",
+        code: 0,
+        codespace: "",
+        gas_wanted: "1",
+        gas_used: "1",
+        data: "",
+        raw_log: "",
+        info: "",
+        events: [],
+        logs: [],
+        ...record
+      },
+      NO_CONTEXT
+    )
+  )[0]
+const withBody = (body: unknown, authInfo?: unknown) => ({
+  tx: { body, ...(authInfo === undefined ? {} : { auth_info: authInfo }), signatures: [] }
+})
 
 describe("txs", () => {
   it("messages: their types in order ('' for one without), the sender from sender, from_address or signer of the first", () => {
     const messages = [{ "@type": "/cosmos.bank.v1beta1.MsgSend", from_address: SENDER }, { signer: "x" }]
-    expect(txRow(withBody({ messages }))).toMatchObject({ message_types: '["/cosmos.bank.v1beta1.MsgSend",""]', sender_bech32: SENDER, sender_address: "0x" + "a1".repeat(20) })
+    expect(txRow(withBody({ messages }))).toMatchObject({
+      message_types: '["/cosmos.bank.v1beta1.MsgSend",""]',
+      sender_bech32: SENDER,
+      sender_address: "0x" + "a1".repeat(20)
+    })
     expect(txRow(withBody({ messages: [{ "@type": "t", signer: SENDER }] }))).toMatchObject({ sender_bech32: SENDER })
-    expect(txRow(withBody({ messages: [{ "@type": "t", sender: "module", signer: SENDER }] }))).toMatchObject({ sender_bech32: null, sender_address: null })
+    expect(txRow(withBody({ messages: [{ "@type": "t", sender: "module", signer: SENDER }] }))).toMatchObject({
+      sender_bech32: null,
+      sender_address: null
+    })
   })
 
   it("a body without messages, or a sender that is not text: no types, no sender", () => {
-    for (const body of [{}, { messages: "none" }, { messages: [] }]) expect(txRow(withBody(body)), JSON.stringify(body)).toMatchObject({ message_types: "[]", sender_bech32: null, sender_address: null })
+    for (const body of [{}, { messages: "none" }, { messages: [] }])
+      expect(txRow(withBody(body)), JSON.stringify(body)).toMatchObject({ message_types: "[]", sender_bech32: null, sender_address: null })
     expect(txRow(withBody({ messages: [{ "@type": "t", sender: 5 }] }))).toMatchObject({ message_types: '["t"]', sender_bech32: null })
   })
 
   it("the fee: kept as sent, whatever its shape (the tx_fees view reads its coins)", () => {
-    const coins = [{ denom: "uinit", amount: "150" }, { denom: "uusdc", amount: "3" }]
+    const coins = [
+      { denom: "uinit", amount: "150" },
+      { denom: "uusdc", amount: "3" }
+    ]
     expect(txRow(withBody({ messages: [] }, { fee: { amount: coins } }))).toMatchObject({ fee: JSON.stringify(coins) })
-    for (const authInfo of [undefined, {}, { fee: {} }]) expect(txRow(withBody({}, authInfo)), JSON.stringify(authInfo)).toMatchObject({ fee: "[]" })
+    for (const authInfo of [undefined, {}, { fee: {} }])
+      expect(txRow(withBody({}, authInfo)), JSON.stringify(authInfo)).toMatchObject({ fee: "[]" })
     expect(txRow(withBody({}, { fee: { amount: "7uinit" } }))).toMatchObject({ fee: '"7uinit"' })
   })
 
@@ -197,9 +291,9 @@ describe("txs", () => {
   })
 })
 
-const nftLog = (overrides: Record<string, unknown> = {}) => log({ topics: [TRANSFER_TOPIC, word(FROM), word(TO), word("ff")], data: "0x", ...overrides })
-const nftRows = (...logs: Array<Record<string, unknown>>) =>
-named(nftTransfers, nftTransfers.toRows({ logs }, context))
+const nftLog = (overrides: Record<string, unknown> = {}) =>
+  log({ topics: [TRANSFER_TOPIC, word(FROM), word(TO), word("ff")], data: "0x", ...overrides })
+const nftRows = (...logs: Array<Record<string, unknown>>) => named(nftTransfers, nftTransfers.toRows({ logs }, context))
 
 describe("nft_transfers", () => {
   it("an ERC-721 Transfer log: each column holds the value its name says", () => {
@@ -222,9 +316,17 @@ describe("nft_transfers", () => {
 
   it("mints come from the zero address, burns go to it; token ids are exact at 256 bits; topic0 in any case", () => {
     const zero = word("0")
-    expect(nftRows(nftLog({ topics: [TRANSFER_TOPIC, zero, word(TO), word("1")] }))[0]).toMatchObject({ kind: "mint", from_address: "0x" + "0".repeat(40) })
-    expect(nftRows(nftLog({ topics: [TRANSFER_TOPIC, word(FROM), zero, word("1")] }))[0]).toMatchObject({ kind: "burn", to_address: "0x" + "0".repeat(40) })
-    expect(nftRows(nftLog({ topics: [TRANSFER_TOPIC, word(FROM), word(TO), "0x" + "f".repeat(64)] }))[0].token_id).toBe((2n ** 256n - 1n).toString())
+    expect(nftRows(nftLog({ topics: [TRANSFER_TOPIC, zero, word(TO), word("1")] }))[0]).toMatchObject({
+      kind: "mint",
+      from_address: "0x" + "0".repeat(40)
+    })
+    expect(nftRows(nftLog({ topics: [TRANSFER_TOPIC, word(FROM), zero, word("1")] }))[0]).toMatchObject({
+      kind: "burn",
+      to_address: "0x" + "0".repeat(40)
+    })
+    expect(nftRows(nftLog({ topics: [TRANSFER_TOPIC, word(FROM), word(TO), "0x" + "f".repeat(64)] }))[0].token_id).toBe(
+      (2n ** 256n - 1n).toString()
+    )
     expect(nftRows(nftLog({ topics: [TRANSFER_TOPIC.toUpperCase().replace("0X", "0x"), word(FROM), word(TO), word("1")] }))).toHaveLength(1)
   })
 
@@ -246,9 +348,17 @@ describe("nft_transfers", () => {
 describe("record identities (how the engine tells a repeated record from a new one)", () => {
   it("each source's identity is its record's own key: internal txs of one tx differ by their index", () => {
     expect(internalTxsSource.identityOf({ hash: "0xaa", index: 0 } as never)).toBe("0xaa/0")
-    expect(internalTxsSource.identityOf({ hash: "0xaa", index: 1 } as never)).not.toBe(internalTxsSource.identityOf({ hash: "0xaa", index: 0 } as never))
-    expect(internalTxsSource.identityOf({ hash: "0xab", index: 0 } as never)).not.toBe(internalTxsSource.identityOf({ hash: "0xaa", index: 0 } as never))
-    expect([blocksSource.identityOf({ height: "7" } as never), txsSource.identityOf({ txhash: "AB" } as never), evmTxsSource.identityOf({ transactionHash: "0xcd" } as never)]).toEqual(["7", "AB", "0xcd"])
+    expect(internalTxsSource.identityOf({ hash: "0xaa", index: 1 } as never)).not.toBe(
+      internalTxsSource.identityOf({ hash: "0xaa", index: 0 } as never)
+    )
+    expect(internalTxsSource.identityOf({ hash: "0xab", index: 0 } as never)).not.toBe(
+      internalTxsSource.identityOf({ hash: "0xaa", index: 0 } as never)
+    )
+    expect([
+      blocksSource.identityOf({ height: "7" } as never),
+      txsSource.identityOf({ txhash: "AB" } as never),
+      evmTxsSource.identityOf({ transactionHash: "0xcd" } as never)
+    ]).toEqual(["7", "AB", "0xcd"])
   })
 })
 

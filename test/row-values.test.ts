@@ -35,7 +35,8 @@ const readList = async (path: string, arrayKey: string, query: ListRef["query"] 
   let key: string | null = null
   for (let pages = 0; pages < 1000; pages++) {
     const url = new URL(path, devnet.indexerUrl)
-    for (const [name, value] of Object.entries(query)) for (const v of [value].flat()) if (v !== undefined) url.searchParams.append(name, String(v))
+    for (const [name, value] of Object.entries(query))
+      for (const v of [value].flat()) if (v !== undefined) url.searchParams.append(name, String(v))
     url.searchParams.set("pagination.limit", "100")
     if (reverse) url.searchParams.set("pagination.reverse", "true")
     if (key !== null) url.searchParams.set("pagination.key", key)
@@ -74,7 +75,8 @@ describe("row builders against the chain model", () => {
     const blockTimes = new Map(blocks.map((b) => [Number(b.height), b.timestamp]))
     // the blocks' cosmos tx hashes, which receipts standing for cosmos txs link to
     const cosmosTxs = new Map<number, Array<string>>()
-    for (const t of (await readList("/indexer/tx/v1/txs", "txs")) as Array<{ height: string; txhash: string }>) cosmosTxs.set(Number(t.height), [...(cosmosTxs.get(Number(t.height)) ?? []), t.txhash])
+    for (const t of (await readList("/indexer/tx/v1/txs", "txs")) as Array<{ height: string; txhash: string }>)
+      cosmosTxs.set(Number(t.height), [...(cosmosTxs.get(Number(t.height)) ?? []), t.txhash])
     const context = {
       cosmosTxHashes: (height: number) => cosmosTxs.get(height) ?? [],
       blockTime: (height: number) => {
@@ -179,16 +181,45 @@ describe("snapshot row builders against the chain model", () => {
   it("the lists as named: labels, paths, query and order; the collections total is an estimate", async () => {
     const listsOf = new Map<string, ReadonlyArray<SnapshotList>>()
     for (const d of SNAPSHOT) listsOf.set(d.name, (await snapshotLists(d)) as ReadonlyArray<SnapshotList>)
-    const described = (name: string) => listsOf.get(name)!.map((l) => ({ label: l.label, ...l.list, reverse: l.reverse ?? false, totalIsEstimate: l.totalIsEstimate ?? false }))
+    const described = (name: string) =>
+      listsOf
+        .get(name)!
+        .map((l) => ({ label: l.label, ...l.list, reverse: l.reverse ?? false, totalIsEstimate: l.totalIsEstimate ?? false }))
     // offset keys: next_key only after a full page (a short page naming one was cut short)
-    expect(described("nft_collections")).toEqual([{ label: "collections", endpoint: "collections", path: "/indexer/nft/v1/collections", arrayKey: "collections", keys: "offset", reverse: false, totalIsEstimate: true }])
+    expect(described("nft_collections")).toEqual([
+      {
+        label: "collections",
+        endpoint: "collections",
+        path: "/indexer/nft/v1/collections",
+        arrayKey: "collections",
+        keys: "offset",
+        reverse: false,
+        totalIsEstimate: true
+      }
+    ])
     const tokenLists = described("nft_tokens")
     expect(tokenLists.length).toBe(devnet.chain.u.collections.filter((c) => c.createdAt <= devnet.chain.tip).length)
     for (const l of tokenLists) {
       const address = l.label.replace("tokens of ", "")
-      expect(l).toEqual({ label: `tokens of ${address}`, endpoint: "tokens/by_collection", path: `/indexer/nft/v1/tokens/by_collection/${address}`, arrayKey: "tokens", query: { order_by: "token_id" }, keys: "offset", reverse: false, totalIsEstimate: false })
+      expect(l).toEqual({
+        label: `tokens of ${address}`,
+        endpoint: "tokens/by_collection",
+        path: `/indexer/nft/v1/tokens/by_collection/${address}`,
+        arrayKey: "tokens",
+        query: { order_by: "token_id" },
+        keys: "offset",
+        reverse: false,
+        totalIsEstimate: false
+      })
     }
-    expect(described("holders").map((l) => [l.label, l.reverse, l.totalIsEstimate, l.keys])).toEqual(model.get("holders")!.rows.map((r) => r.denom).filter((d, i, all) => all.indexOf(d) === i).sort().map((d) => [`holders of ${d}`, true, false, "offset"]))
+    expect(described("holders").map((l) => [l.label, l.reverse, l.totalIsEstimate, l.keys])).toEqual(
+      model
+        .get("holders")!
+        .rows.map((r) => r.denom)
+        .filter((d, i, all) => all.indexOf(d) === i)
+        .sort()
+        .map((d) => [`holders of ${d}`, true, false, "offset"])
+    )
   })
 
   it("holders: the denoms asked for, in the list paths, or a skip with its hint when there are none", async () => {
@@ -199,17 +230,30 @@ describe("snapshot row builders against the chain model", () => {
       ["holders of a/b c", "/indexer/richlist/v1/a%2Fb%20c", "holders", "richlist", true]
     ])
     const noDenoms: SnapshotInput = { params: {}, readAll: () => Effect.succeed([]), readCommitted: () => Effect.succeed([]) }
-    expect(await Effect.runPromise(holders.lists(noDenoms))).toEqual({ skip: "no denoms", hint: "pass --denoms, or export blocks first (their total_fee denoms are the default)" })
+    expect(await Effect.runPromise(holders.lists(noDenoms))).toEqual({
+      skip: "no denoms",
+      hint: "pass --denoms, or export blocks first (their total_fee denoms are the default)"
+    })
     // an empty --denoms list is no list: the committed blocks' denoms stand
-    const fromBlocks: SnapshotInput = { params: { denoms: [] }, readAll: () => Effect.succeed([]), readCommitted: () => Effect.succeed([{ denom: "uzz" }, { denom: "uaa" }, { denom: "uzz" }]) }
-    expect(((await Effect.runPromise(holders.lists(fromBlocks))) as ReadonlyArray<SnapshotList>).map((l) => l.label)).toEqual(["holders of uaa", "holders of uzz"])
+    const fromBlocks: SnapshotInput = {
+      params: { denoms: [] },
+      readAll: () => Effect.succeed([]),
+      readCommitted: () => Effect.succeed([{ denom: "uzz" }, { denom: "uaa" }, { denom: "uzz" }])
+    }
+    expect(((await Effect.runPromise(holders.lists(fromBlocks))) as ReadonlyArray<SnapshotList>).map((l) => l.label)).toEqual([
+      "holders of uaa",
+      "holders of uzz"
+    ])
   })
 
   it("holders: an empty amount on the wire is NULL in both amount columns", async () => {
     const holders = SNAPSHOT.find((d) => d.name === "holders")!
     const [list] = (await snapshotLists(holders, { denoms: ["uinit"] })) as ReadonlyArray<SnapshotList>
     const account = "0x00000000000000000000000000000000000000AB"
-    for (const amount of ["", undefined]) expect(list.toRows({ account, ...(amount === undefined ? {} : { amount }) })).toEqual([["uinit", "0x00000000000000000000000000000000000000ab", accountBech32("0x00000000000000000000000000000000000000ab"), null, null]])
+    for (const amount of ["", undefined])
+      expect(list.toRows({ account, ...(amount === undefined ? {} : { amount }) })).toEqual([
+        ["uinit", "0x00000000000000000000000000000000000000ab", accountBech32("0x00000000000000000000000000000000000000ab"), null, null]
+      ])
     expect(list.toRows({ account, amount: "12" })[0].slice(3)).toEqual(["12", "12"])
   })
 })

@@ -45,9 +45,14 @@ afterAll(async () => {
 })
 
 /** the test's own client, made as chain-lake makes its own */
-const s3 = { send: async (command: GetObjectCommand | ListObjectsV2Command | PutObjectCommand): Promise<any> => (await makeS3(endpoint).client()).send(command as GetObjectCommand) }
-const keys = async (prefix: string) => ((await s3.send(new ListObjectsV2Command({ Bucket: "lake", Prefix: prefix }))).Contents ?? []).map((c: { Key?: string }) => c.Key!) as Array<string>
-
+const s3 = {
+  send: async (command: GetObjectCommand | ListObjectsV2Command | PutObjectCommand): Promise<any> =>
+    (await makeS3(endpoint).client()).send(command as GetObjectCommand)
+}
+const keys = async (prefix: string) =>
+  ((await s3.send(new ListObjectsV2Command({ Bucket: "lake", Prefix: prefix }))).Contents ?? []).map(
+    (c: { Key?: string }) => c.Key!
+  ) as Array<string>
 
 /** The lake under `prefix`, brought here file by file as its commit log lists them (from its newest checkpoint, the fragments after it merged in order), equals the chain. */
 const expectRemoteLakeMatchesChain = async (prefix: string, datasets: ReadonlyArray<string>, chainOf: Devnet = devnet) => {
@@ -57,14 +62,19 @@ const expectRemoteLakeMatchesChain = async (prefix: string, datasets: ReadonlyAr
       let manifest: Manifest | undefined
       let covers = ""
       const checkpoint = (await keys(`${prefix}/${dataset}/_checkpoint/`)).sort().at(-1)
-      if (checkpoint) ({ manifest, covers } = JSON.parse(await (await s3.send(new GetObjectCommand({ Bucket: "lake", Key: checkpoint }))).Body!.transformToString()))
+      if (checkpoint)
+        ({ manifest, covers } = JSON.parse(
+          await (await s3.send(new GetObjectCommand({ Bucket: "lake", Key: checkpoint }))).Body!.transformToString()
+        ))
       for (const k of (await keys(`${prefix}/${dataset}/_log/`)).sort().filter((k) => k.split("/").at(-1)! > covers)) {
         const fragment = JSON.parse(await (await s3.send(new GetObjectCommand({ Bucket: "lake", Key: k }))).Body!.transformToString())
         manifest = mergeFragment(manifest, fragment) ?? manifest
       }
       expect(manifest, `${dataset} has a commit log`).toBeDefined()
       for (const f of manifest!.files) {
-        const body = await (await s3.send(new GetObjectCommand({ Bucket: "lake", Key: `${prefix}/${dataset}/${f.path}` }))).Body!.transformToByteArray()
+        const body = await (
+          await s3.send(new GetObjectCommand({ Bucket: "lake", Key: `${prefix}/${dataset}/${f.path}` }))
+        ).Body!.transformToByteArray()
         mkdirSync(dirname(join(local, dataset, f.path)), { recursive: true })
         writeFileSync(join(local, dataset, f.path), body)
       }
@@ -87,14 +97,23 @@ describe("s3:// output and publishing", () => {
       const remote = remoteCommits(url, work, writer, endpoint)
       const kept: Array<string> = []
       let commits = 0
-      const layer = exportLayer({ indexerUrl: devnet.indexerUrl, out: work, limits: { concurrency: 4, rps: 0 }, filesElsewhere: true, afterCommit: remote.afterCommit, fetchCommitted: remote.fetchCommitted })
+      const layer = exportLayer({
+        indexerUrl: devnet.indexerUrl,
+        out: work,
+        limits: { concurrency: 4, rps: 0 },
+        filesElsewhere: true,
+        afterCommit: remote.afterCommit,
+        fetchCommitted: remote.fetchCommitted
+      })
       const observer = {
         committed: (dataset: string, file: { readonly path: string }) => {
           commits++
           if (existsSync(join(work, dataset, file.path))) kept.push(`${dataset}/${file.path}`)
         }
       }
-      await Effect.runPromise(runExport(DATASETS, { datasets: ["blocks", "txs"], pageSize: 25, concurrency: 4, observer }).pipe(Effect.provide(layer)))
+      await Effect.runPromise(
+        runExport(DATASETS, { datasets: ["blocks", "txs"], pageSize: 25, concurrency: 4, observer }).pipe(Effect.provide(layer))
+      )
       await Effect.runPromise(remote.finish([]))
       expect(commits).toBeGreaterThan(4)
       expect(kept, "committed files still on local disk after their commit").toEqual([])
@@ -103,13 +122,33 @@ describe("s3:// output and publishing", () => {
       rmSync(work, { recursive: true, force: true })
     }
     // holders only, no --denoms: the default denoms come from the blocks committed above, none of them local
-    const holders = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", url, "--s3-endpoint", endpoint, "--datasets", "holders"])
+    const holders = await runCli([
+      "export",
+      "--indexer-url",
+      devnet.indexerUrl,
+      "--out",
+      url,
+      "--s3-endpoint",
+      endpoint,
+      "--datasets",
+      "holders"
+    ])
     expect(holders.code, holders.stderr).toBe(0)
     await expectRemoteLakeMatchesChain("light", ["blocks", "txs", "holders"])
   })
 
   it("exports to s3://, manifests and files uploaded; a second run uploads nothing new", async () => {
-    const args = ["export", "--indexer-url", devnet.indexerUrl, "--out", "s3://lake/chain", "--s3-endpoint", endpoint, "--datasets", "blocks,txs"]
+    const args = [
+      "export",
+      "--indexer-url",
+      devnet.indexerUrl,
+      "--out",
+      "s3://lake/chain",
+      "--s3-endpoint",
+      endpoint,
+      "--datasets",
+      "blocks,txs"
+    ]
     const workFolders = () => readdirSync(tmpdir()).filter((f) => f.startsWith("chain-lake-s3-"))
     const before = workFolders()
     const first = await runCli(args)
@@ -117,7 +156,8 @@ describe("s3:// output and publishing", () => {
     expect(first.stdout).toMatch(/uploaded \d+ files and their commit-log entries to s3:\/\/lake\/chain/)
     // the AWS SDK's eight-line notice on Node 20 is one line of ours, once (none on Node 22 and later, or where the user set the SDK's switch)
     expect(first.stderr).not.toMatch(/NodeVersionSupportWarning|a\.co\//)
-    const quiet = process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED !== undefined || Number(process.versions.node.split(".")[0]) >= 22
+    const quiet =
+      process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED !== undefined || Number(process.versions.node.split(".")[0]) >= 22
     expect(first.stderr.split("\n").filter((l) => l.includes("AWS SDK releases after January 2027"))).toHaveLength(quiet ? 0 : 1)
     const stored = await keys("chain/")
     // the run report goes up too (the run's work folder does not outlive it)
@@ -136,7 +176,17 @@ describe("s3:// output and publishing", () => {
     // the lake's chain travels with it: another history under the same chain id is refused
     const other = await startDevnet({ seed: 72, blocks: 150 })
     try {
-      const refused = await runCli(["export", "--indexer-url", other.indexerUrl, "--out", "s3://lake/chain", "--s3-endpoint", endpoint, "--datasets", "blocks"])
+      const refused = await runCli([
+        "export",
+        "--indexer-url",
+        other.indexerUrl,
+        "--out",
+        "s3://lake/chain",
+        "--s3-endpoint",
+        endpoint,
+        "--datasets",
+        "blocks"
+      ])
       expect(refused.code).toBe(1)
       expect(refused.stderr).toMatch(/holds another history of chain lake-evm-1: block 150 is/)
     } finally {
@@ -149,7 +199,19 @@ describe("s3:// output and publishing", () => {
   it("compact s3://: each partition's small files merged into one, committed in the commit log; replaced files leave the folder and go after the grace period", async () => {
     const url = "s3://lake/small"
     for (const h of [50, 100, 150]) {
-      const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", url, "--s3-endpoint", endpoint, "--datasets", "blocks,txs", "--to-height", String(h)])
+      const r = await runCli([
+        "export",
+        "--indexer-url",
+        devnet.indexerUrl,
+        "--out",
+        url,
+        "--s3-endpoint",
+        endpoint,
+        "--datasets",
+        "blocks,txs",
+        "--to-height",
+        String(h)
+      ])
       expect(r.code, r.stderr).toBe(0)
     }
     const parquet = async (dataset: string) => (await keys(`small/${dataset}/`)).filter((k) => k.endsWith(".parquet"))
@@ -168,7 +230,19 @@ describe("s3:// output and publishing", () => {
     expect((await keys("small/.chain-lake/retired/blocks/")).length).toBe(3)
     expect(await keys("small/.chain-lake/compacting/")).toEqual([])
     // an export resumes from the compacted lake: nothing to fetch
-    const again = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", url, "--s3-endpoint", endpoint, "--datasets", "blocks,txs", "--to-height", "150"])
+    const again = await runCli([
+      "export",
+      "--indexer-url",
+      devnet.indexerUrl,
+      "--out",
+      url,
+      "--s3-endpoint",
+      endpoint,
+      "--datasets",
+      "blocks,txs",
+      "--to-height",
+      "150"
+    ])
     expect(again.code, again.stderr).toBe(0)
     expect(again.stdout).toMatch(/uploaded 0 files/)
     const vacuum = await runCli(["compact", "--data", url, "--s3-endpoint", endpoint, "--grace", "0s"])
@@ -180,7 +254,24 @@ describe("s3:// output and publishing", () => {
   it("compact s3:// killed at any point: the commit log still holds every row once; the next compaction finishes or undoes the swap", async () => {
     let cutShort = 0
     // one lake of three exports' small files, copied object by object for each kill
-    for (const h of [50, 100, 150]) expect((await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", "s3://lake/uncompacted", "--s3-endpoint", endpoint, "--datasets", "blocks,txs", "--to-height", String(h)])).code).toBe(0)
+    for (const h of [50, 100, 150])
+      expect(
+        (
+          await runCli([
+            "export",
+            "--indexer-url",
+            devnet.indexerUrl,
+            "--out",
+            "s3://lake/uncompacted",
+            "--s3-endpoint",
+            endpoint,
+            "--datasets",
+            "blocks,txs",
+            "--to-height",
+            String(h)
+          ])
+        ).code
+      ).toBe(0)
     // each kill lands a little after the compaction put its intent (its swap has begun), not at a
     // fixed time from the start, which a loaded machine shifts before or after the swap
     for (const [i, delayMs] of [0, 60, 200].entries()) {
@@ -191,7 +282,8 @@ describe("s3:// output and publishing", () => {
       }
       const child = spawn(process.execPath, [BIN, "compact", "--data", url, "--s3-endpoint", endpoint], { stdio: "ignore" })
       const exited = new Promise((resolve) => child.on("exit", resolve))
-      for (let waited = 0; waited < 20_000 && (await keys(`killed${i}/.chain-lake/compacting/`)).length === 0; waited += 10) await new Promise((r) => setTimeout(r, 10))
+      for (let waited = 0; waited < 20_000 && (await keys(`killed${i}/.chain-lake/compacting/`)).length === 0; waited += 10)
+        await new Promise((r) => setTimeout(r, 10))
       await new Promise((r) => setTimeout(r, delayMs))
       child.kill("SIGKILL")
       await exited
@@ -202,7 +294,11 @@ describe("s3:// output and publishing", () => {
       expect(again.code, again.stderr).toBe(0)
       await expectRemoteLakeMatchesChain(`killed${i}`, ["blocks", "txs"])
       // the folders hold the merged files only: what a killed run uploaded unlisted, or left in place, is gone
-      for (const dataset of ["blocks", "txs"]) expect((await keys(`killed${i}/${dataset}/`)).filter((k) => k.endsWith(".parquet")), dataset).toHaveLength(1)
+      for (const dataset of ["blocks", "txs"])
+        expect(
+          (await keys(`killed${i}/${dataset}/`)).filter((k) => k.endsWith(".parquet")),
+          dataset
+        ).toHaveLength(1)
       expect(await keys(`killed${i}/.chain-lake/compacting/`)).toEqual([])
     }
     // the kills landed while the compaction was under way
@@ -212,7 +308,20 @@ describe("s3:// output and publishing", () => {
   it("three jobs export disjoint height ranges into one prefix at once: every row once; a fourth over the whole range fetches nothing new", async () => {
     const url = "s3://lake/jobs"
     const job = (extra: ReadonlyArray<string>) =>
-      runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", url, "--s3-endpoint", endpoint, "--datasets", "blocks,txs", "--page-size", "25", ...extra])
+      runCli([
+        "export",
+        "--indexer-url",
+        devnet.indexerUrl,
+        "--out",
+        url,
+        "--s3-endpoint",
+        endpoint,
+        "--datasets",
+        "blocks,txs",
+        "--page-size",
+        "25",
+        ...extra
+      ])
     const jobs = await Promise.all([
       job(["--from-height", "1", "--to-height", "50"]),
       job(["--from-height", "51", "--to-height", "100"]),
@@ -228,11 +337,26 @@ describe("s3:// output and publishing", () => {
   it("a run killed mid-export keeps every commit it uploaded; the rerun completes the lake exactly", async () => {
     const slow = await startDevnet({ seed: 71, blocks: 150, latencyMs: 20 })
     try {
-      const args = ["export", "--indexer-url", slow.indexerUrl, "--out", "s3://lake/killed", "--s3-endpoint", endpoint, "--datasets", "blocks,txs", "--page-size", "10", "--concurrency", "2"]
+      const args = [
+        "export",
+        "--indexer-url",
+        slow.indexerUrl,
+        "--out",
+        "s3://lake/killed",
+        "--s3-endpoint",
+        endpoint,
+        "--datasets",
+        "blocks,txs",
+        "--page-size",
+        "10",
+        "--concurrency",
+        "2"
+      ]
       const child = spawn(process.execPath, [BIN, ...args], { stdio: "ignore" })
       const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
       // killed once two commits are up
-      while ((await keys("killed/txs/_log/")).length + (await keys("killed/blocks/_log/")).length < 2) await new Promise((r) => setTimeout(r, 20))
+      while ((await keys("killed/txs/_log/")).length + (await keys("killed/blocks/_log/")).length < 2)
+        await new Promise((r) => setTimeout(r, 20))
       child.kill("SIGKILL")
       expect(await exited).toBeNull()
       const kept = (await keys("killed/blocks/_log/")).length + (await keys("killed/txs/_log/")).length
@@ -250,8 +374,26 @@ describe("s3:// output and publishing", () => {
   })
 
   it("export --follow to s3:// that reaches --until-height reads its commit log back: a clean run ends ok, one whose commit another writer's entry preceded fails saying so", async () => {
-    const follow = (url: string, indexerUrl = devnet.indexerUrl) =>
-      ["export", "--follow", "--until-height", "150", "--poll", "100ms", "--indexer-url", indexerUrl, "--out", url, "--s3-endpoint", endpoint, "--datasets", "blocks", "--page-size", "10", "--concurrency", "2"]
+    const follow = (url: string, indexerUrl = devnet.indexerUrl) => [
+      "export",
+      "--follow",
+      "--until-height",
+      "150",
+      "--poll",
+      "100ms",
+      "--indexer-url",
+      indexerUrl,
+      "--out",
+      url,
+      "--s3-endpoint",
+      endpoint,
+      "--datasets",
+      "blocks",
+      "--page-size",
+      "10",
+      "--concurrency",
+      "2"
+    ]
     const clean = await runCli(follow("s3://lake/followed"))
     expect(clean.code, clean.stderr).toBe(0)
     expect(clean.stdout).toMatch(/uploaded \d+ files and their commit-log entries to s3:\/\/lake\/followed/)
@@ -259,15 +401,40 @@ describe("s3:// output and publishing", () => {
     // another writer's entry for the same heights, named to sort first, lands while the follow runs (after it read the log)
     const slow = await startDevnet({ seed: 71, blocks: 150, latencyMs: 20 })
     try {
-      const child = spawn(process.execPath, [BIN, ...follow("s3://lake/raced", slow.indexerUrl)], { env: { ...process.env, NO_COLOR: "1" } })
+      const child = spawn(process.execPath, [BIN, ...follow("s3://lake/raced", slow.indexerUrl)], {
+        env: { ...process.env, NO_COLOR: "1" }
+      })
       let stderr = ""
       child.stderr.on("data", (d) => (stderr += d))
       const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)))
       while ((await keys("raced/blocks/_log/")).length === 0) await new Promise((r) => setTimeout(r, 20))
-      const theirs = { dataset: "blocks", format_version: 1, unit: "height", columns: [], files: [{ path: "height_bucket=0/theirs.parquet", rows: 150, bytes: 1, sha256: "0".repeat(64), range: [1, 151], min_height: 1, max_height: 150, committed_at: new Date().toISOString() }], committed: [[1, 151]], snapshots: [] }
-      await s3.send(new PutObjectCommand({ Bucket: "lake", Key: "raced/blocks/_log/000000000000000-another-000000.json", Body: JSON.stringify(theirs) }))
+      const theirs = {
+        dataset: "blocks",
+        format_version: 1,
+        unit: "height",
+        columns: [],
+        files: [
+          {
+            path: "height_bucket=0/theirs.parquet",
+            rows: 150,
+            bytes: 1,
+            sha256: "0".repeat(64),
+            range: [1, 151],
+            min_height: 1,
+            max_height: 150,
+            committed_at: new Date().toISOString()
+          }
+        ],
+        committed: [[1, 151]],
+        snapshots: []
+      }
+      await s3.send(
+        new PutObjectCommand({ Bucket: "lake", Key: "raced/blocks/_log/000000000000000-another-000000.json", Body: JSON.stringify(theirs) })
+      )
       expect(await exited, stderr).toBe(1)
-      expect(stderr).toMatch(/another job committed part of the same blocks ranges to s3:\/\/lake\/raced first, so some of this run's commits were not taken: run the export again/)
+      expect(stderr).toMatch(
+        /another job committed part of the same blocks ranges to s3:\/\/lake\/raced first, so some of this run's commits were not taken: run the export again/
+      )
     } finally {
       await slow.stop()
     }
@@ -275,7 +442,20 @@ describe("s3:// output and publishing", () => {
 
   it("a commit log is checkpointed: reads start at the newest checkpoint, covered fragments go once it has stood, and the lake reads the same throughout", async () => {
     const url = "s3://lake/logged"
-    const run = (toHeight: number) => runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", url, "--s3-endpoint", endpoint, "--datasets", "blocks,txs", "--to-height", String(toHeight)])
+    const run = (toHeight: number) =>
+      runCli([
+        "export",
+        "--indexer-url",
+        devnet.indexerUrl,
+        "--out",
+        url,
+        "--s3-endpoint",
+        endpoint,
+        "--datasets",
+        "blocks,txs",
+        "--to-height",
+        String(toHeight)
+      ])
     for (const h of [50, 100]) expect((await run(h)).code).toBe(0)
     const s3c = makeS3(endpoint)
     const loc = { bucket: "lake", prefix: "logged" }
@@ -337,7 +517,9 @@ describe("s3:// output and publishing", () => {
       expect(commands.filter((c) => c === "UploadPartCommand")).toHaveLength(3)
       expect(commands).toContain("CompleteMultipartUploadCommand")
       expect(commands).not.toContain("PutObjectCommand")
-      const back = Buffer.from(await (await s3.send(new GetObjectCommand({ Bucket: "lake", Key: "big/txs/big.parquet" }))).Body!.transformToByteArray())
+      const back = Buffer.from(
+        await (await s3.send(new GetObjectCommand({ Bucket: "lake", Key: "big/txs/big.parquet" }))).Body!.transformToByteArray()
+      )
       expect(back.equals(big)).toBe(true)
     } finally {
       rmSync(local, { recursive: true, force: true })
@@ -349,12 +531,36 @@ describe("s3:// output and publishing", () => {
     try {
       const e = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", data, "--datasets", "blocks,holders,nft_collections"])
       expect(e.code, e.stderr).toBe(0)
-      const p = await runCli(["publish", "--data", data, "--to", "s3://lake/releases", "--name", "lake", "--version", "1", "--s3-endpoint", endpoint])
+      const p = await runCli([
+        "publish",
+        "--data",
+        data,
+        "--to",
+        "s3://lake/releases",
+        "--name",
+        "lake",
+        "--version",
+        "1",
+        "--s3-endpoint",
+        endpoint
+      ])
       expect(p.code, p.stderr).toBe(0)
       expect(p.stdout).toMatch(/to s3:\/\/lake\/releases\/lake\/1/)
       const v = await runCli(["validate", "s3://lake/releases/lake/1", "--s3-endpoint", endpoint])
       expect(v.code, v.stderr).toBe(0)
-      const again = await runCli(["publish", "--data", data, "--to", "s3://lake/releases", "--name", "lake", "--version", "1", "--s3-endpoint", endpoint])
+      const again = await runCli([
+        "publish",
+        "--data",
+        data,
+        "--to",
+        "s3://lake/releases",
+        "--name",
+        "lake",
+        "--version",
+        "1",
+        "--s3-endpoint",
+        endpoint
+      ])
       expect(again.stderr).toMatch(/never overwritten/)
       const blockFile = (await keys("releases/lake/1/blocks/")).find((k) => k.endsWith(".parquet"))!
       await s3.send(new PutObjectCommand({ Bucket: "lake", Key: blockFile, Body: Buffer.from("tampered") }))
@@ -367,22 +573,32 @@ describe("s3:// output and publishing", () => {
   })
 
   it("validate of a release whose manifest lists paths out of it refuses to download, and writes nothing outside its temp folder", async () => {
-    const escape = `chain-lake-escape-${process.pid}.txt`
+    const outside = `chain-lake-escape-${process.pid}.txt`
     // well-formed in every field (a malformed one is refused before its paths are looked at): only the path is hostile
     const manifest = {
       name: "evil",
       version: "1",
       license: null,
       created_at: "2026-01-01T00:00:00Z",
-      datasets: [{ name: "blocks", partition: "height_bucket", rows: 1, columns: [], files: [{ path: `../${escape}`, bytes: 5, sha256: "0".repeat(64), rows: 1, min_height: 1, max_height: 1 }] }]
+      datasets: [
+        {
+          name: "blocks",
+          partition: "height_bucket",
+          rows: 1,
+          columns: [],
+          files: [{ path: `../${outside}`, bytes: 5, sha256: "0".repeat(64), rows: 1, min_height: 1, max_height: 1 }]
+        }
+      ]
     }
     await s3.send(new PutObjectCommand({ Bucket: "lake", Key: "evil/1/manifest.json", Body: JSON.stringify(manifest) }))
-    await s3.send(new PutObjectCommand({ Bucket: "lake", Key: `${escape}`, Body: Buffer.from("owned") }))
+    await s3.send(new PutObjectCommand({ Bucket: "lake", Key: `${outside}`, Body: Buffer.from("owned") }))
     const v = await runCli(["validate", "s3://lake/evil/1", "--s3-endpoint", endpoint])
     expect(v.code).toBe(1)
     // (the AWS SDK prints a Node-version warning first: issue 17)
-    expect(v.stderr.trim().split("\n").at(-1)).toBe(`chain-lake: error: s3://lake/evil/1/manifest.json lists paths that leave the release (../${escape}): refusing to download it`)
-    expect(existsSync(join(tmpdir(), escape))).toBe(false)
+    expect(v.stderr.trim().split("\n").at(-1)).toBe(
+      `chain-lake: error: s3://lake/evil/1/manifest.json lists paths that leave the release (../${outside}): refusing to download it`
+    )
+    expect(existsSync(join(tmpdir(), outside))).toBe(false)
     expect(readdirSync(tmpdir()).filter((f) => f.startsWith("chain-lake-release-"))).toEqual([])
   })
 })

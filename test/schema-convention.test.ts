@@ -19,7 +19,26 @@ interface Described {
 }
 
 /** Names retired by the convention, and names too vague to say what they hold. */
-const FORBIDDEN = new Set(["hash", "txhash", "transaction_hash", "block_number", "transaction_index", "address", "account", "owner", "creator", "sender", "from", "to", "index", "parent_index", "collection", "value_wei", "amount_decimal", "block_time"])
+const FORBIDDEN = new Set([
+  "hash",
+  "txhash",
+  "transaction_hash",
+  "block_number",
+  "transaction_index",
+  "address",
+  "account",
+  "owner",
+  "creator",
+  "sender",
+  "from",
+  "to",
+  "index",
+  "parent_index",
+  "collection",
+  "value_wei",
+  "amount_decimal",
+  "block_time"
+])
 /** Exact amounts: base units as DECIMAL(38,0) (or HUGEINT, a sum of them). */
 const AMOUNT = /^(amount|value|volume|delta)$|_amount$|^amount_(in|out)$|^estimated_amount_out$/
 const EXACT = new Set(["DECIMAL(38,0)", "HUGEINT"])
@@ -34,13 +53,26 @@ const problems = (c: Described, siblings: ReadonlySet<string>, reserved: Readonl
   rule(!FORBIDDEN.has(c.name) && !/_(hex|addr)$/.test(c.name), "a name the convention retired or too vague (docs/schema.md)")
   if (c.name === "height" || c.name.endsWith("_height")) rule(c.type === "BIGINT", "a height is BIGINT")
   else rule(!c.name.includes("height") || c.name === "height_bucket", "a height column is `height` or `<what>_height`")
-  if (c.name.includes("hash")) rule(/(^|_)(tx|block)_hash$/.test(c.name) && c.type === "VARCHAR", "a hash is `tx_hash`, `block_hash` or `<what>_tx_hash`/`<what>_block_hash`, VARCHAR")
-  if (c.name.endsWith("_address")) rule(c.type === "VARCHAR" && (c.description === undefined || /canonical/.test(c.description)), "an address is VARCHAR, canonical 0x-hex (its description says so)")
-  if (c.name.endsWith("_bech32")) rule(c.type === "VARCHAR" && siblings.has(c.name.replace(/_bech32$/, "_address")), "a bech32 column is VARCHAR beside its `_address` twin")
+  if (c.name.includes("hash"))
+    rule(
+      /(^|_)(tx|block)_hash$/.test(c.name) && c.type === "VARCHAR",
+      "a hash is `tx_hash`, `block_hash` or `<what>_tx_hash`/`<what>_block_hash`, VARCHAR"
+    )
+  if (c.name.endsWith("_address"))
+    rule(
+      c.type === "VARCHAR" && (c.description === undefined || /canonical/.test(c.description)),
+      "an address is VARCHAR, canonical 0x-hex (its description says so)"
+    )
+  if (c.name.endsWith("_bech32"))
+    rule(
+      c.type === "VARCHAR" && siblings.has(c.name.replace(/_bech32$/, "_address")),
+      "a bech32 column is VARCHAR beside its `_address` twin"
+    )
   if (c.type.startsWith("TIMESTAMP")) rule(c.name === "timestamp" || /_(at|time)$/.test(c.name), "a time is `timestamp` or `<what>_at`")
   if (c.name === "timestamp" || c.name.endsWith("_at")) rule(c.type.startsWith("TIMESTAMP"), "`timestamp` and `*_at` are TIMESTAMP")
   if (AMOUNT.test(c.name) && !c.name.startsWith("usd_")) rule(EXACT.has(c.type), "an amount is exact: DECIMAL(38,0)")
-  if (c.name.endsWith("_text")) rule(c.type === "VARCHAR" && siblings.has(c.name.replace(/_text$/, "")), "a `_text` twin is VARCHAR beside its numeric column")
+  if (c.name.endsWith("_text"))
+    rule(c.type === "VARCHAR" && siblings.has(c.name.replace(/_text$/, "")), "a `_text` twin is VARCHAR beside its numeric column")
   if (c.description !== undefined) rule(!c.description.includes("''"), "absent values are NULL, not ''")
   return out
 }
@@ -53,9 +85,12 @@ beforeAll(async () => {
   const described = await Effect.runPromise(
     Effect.gen(function* () {
       const a = yield* Analytics
-      const words = (yield* a.query("SELECT keyword_name FROM duckdb_keywords() WHERE keyword_category = 'reserved'")).rows.map((r) => String(r[0]))
+      const words = (yield* a.query("SELECT keyword_name FROM duckdb_keywords() WHERE keyword_category = 'reserved'")).rows.map((r) =>
+        String(r[0])
+      )
       const columns: Array<Described> = []
-      for (const v of analyticsViews()) for (const r of (yield* a.query(`DESCRIBE ${v.name}`)).rows) columns.push({ table: v.name, name: String(r[0]), type: String(r[1]) })
+      for (const v of analyticsViews())
+        for (const r of (yield* a.query(`DESCRIBE ${v.name}`)).rows) columns.push({ table: v.name, name: String(r[0]), type: String(r[1]) })
       return { words, columns }
     }).pipe(Effect.provide(layerAnalytics({ dataDir: empty })), Effect.scoped)
   )
@@ -68,7 +103,9 @@ describe("the schema convention (docs/schema.md)", () => {
   it("DuckDB's reserved keywords are known (the check below can fail)", () => {
     expect([...reserved]).toEqual(expect.arrayContaining(["from", "to", "order", "select"]))
     expect(problems({ table: "t", name: "from", type: "VARCHAR" }, new Set(), reserved).length).toBeGreaterThan(0)
-    expect(problems({ table: "t", name: "amount", type: "VARCHAR" }, new Set(), reserved)).toEqual(["t.amount (VARCHAR): an amount is exact: DECIMAL(38,0)"])
+    expect(problems({ table: "t", name: "amount", type: "VARCHAR" }, new Set(), reserved)).toEqual([
+      "t.amount (VARCHAR): an amount is exact: DECIMAL(38,0)"
+    ])
   })
 
   it("every dataset's columns follow it", () => {

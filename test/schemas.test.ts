@@ -22,7 +22,7 @@ const corruptions = (record: unknown): Array<unknown> => {
   const out: Array<unknown> = []
   const leaves: Array<Array<string | number>> = []
   const walk = (v: unknown, path: Array<string | number>) => {
-    if (Array.isArray(v)) v.forEach((x, i) => walk(x, [...path, i]))
+    if (Array.isArray(v)) for (const [i, x] of v.entries()) walk(x, [...path, i])
     else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) walk(x, [...path, k])
     else leaves.push(path)
   }
@@ -42,18 +42,98 @@ const corruptions = (record: unknown): Array<unknown> => {
 }
 
 /** A record of `key` from `path`, corrupted by `corrupt`: the field path and message both validators must give. */
-type Refusal = [what: string, path: string, key: string, schema: Schema.Schema<any, any>, corrupt: (record: any) => void, field: string, message: string | undefined]
+type Refusal = [
+  what: string,
+  path: string,
+  key: string,
+  schema: Schema.Schema<any, any>,
+  corrupt: (record: any) => void,
+  field: string,
+  message: string | undefined
+]
 const REFUSALS: Array<Refusal> = [
-    ["a block height sent as a number", "/indexer/block/v1/blocks?pagination.limit=1", "blocks", S.Block, (r: any) => (r.height = 7), "height", "Expected string, actual 7"],
-    ["a block with -1 txs", "/indexer/block/v1/blocks?pagination.limit=1", "blocks", S.Block, (r: any) => (r.tx_count = "-1"), "tx_count", undefined],
-    ["a tx with negative gas used", "/indexer/tx/v1/txs?pagination.limit=1", "txs", S.Tx, (r: any) => (r.gas_used = "-5"), "gas_used", undefined],
-    ["an internal tx at a negative height", "/indexer/tx/v1/evm-internal-txs?pagination.limit=1", "internal_txs", S.EvmInternalTx, (r: any) => (r.height = -2), "height", undefined],
-    ["a block without its hash", "/indexer/block/v1/blocks?pagination.limit=1", "blocks", S.Block, (r: any) => delete r.hash, "hash", "is missing"],
-    ["a tx code sent as a string", "/indexer/tx/v1/txs?pagination.limit=1", "txs", S.Tx, (r: any) => (r.code = "0"), "code", 'Expected number, actual "0"'],
-    ["an EVM receipt with a numeric log index", "/indexer/tx/v1/evm-txs?pagination.limit=20", "txs", S.EvmTx, (r: any) => (r.logs = [{ ...r.logs[0], logIndex: 3 }]), "logs[0].logIndex", "Expected string, actual 3"],
-    ["an internal tx height sent as a string", "/indexer/tx/v1/evm-internal-txs?pagination.limit=1", "internal_txs", S.EvmInternalTx, (r: any) => (r.height = "5"), "height", 'Expected number, actual "5"'],
-    ["a holder amount that is not a number", "/indexer/richlist/v1/uinit", "holders", S.TokenHolder, (r: any) => (r.amount = "12x"), "amount", undefined]
+  [
+    "a block height sent as a number",
+    "/indexer/block/v1/blocks?pagination.limit=1",
+    "blocks",
+    S.Block,
+    (r: any) => (r.height = 7),
+    "height",
+    "Expected string, actual 7"
+  ],
+  [
+    "a block with -1 txs",
+    "/indexer/block/v1/blocks?pagination.limit=1",
+    "blocks",
+    S.Block,
+    (r: any) => (r.tx_count = "-1"),
+    "tx_count",
+    undefined
+  ],
+  [
+    "a tx with negative gas used",
+    "/indexer/tx/v1/txs?pagination.limit=1",
+    "txs",
+    S.Tx,
+    (r: any) => (r.gas_used = "-5"),
+    "gas_used",
+    undefined
+  ],
+  [
+    "an internal tx at a negative height",
+    "/indexer/tx/v1/evm-internal-txs?pagination.limit=1",
+    "internal_txs",
+    S.EvmInternalTx,
+    (r: any) => (r.height = -2),
+    "height",
+    undefined
+  ],
+  [
+    "a block without its hash",
+    "/indexer/block/v1/blocks?pagination.limit=1",
+    "blocks",
+    S.Block,
+    (r: any) => delete r.hash,
+    "hash",
+    "is missing"
+  ],
+  [
+    "a tx code sent as a string",
+    "/indexer/tx/v1/txs?pagination.limit=1",
+    "txs",
+    S.Tx,
+    (r: any) => (r.code = "0"),
+    "code",
+    'Expected number, actual "0"'
+  ],
+  [
+    "an EVM receipt with a numeric log index",
+    "/indexer/tx/v1/evm-txs?pagination.limit=20",
+    "txs",
+    S.EvmTx,
+    (r: any) => (r.logs = [{ ...r.logs[0], logIndex: 3 }]),
+    "logs[0].logIndex",
+    "Expected string, actual 3"
+  ],
+  [
+    "an internal tx height sent as a string",
+    "/indexer/tx/v1/evm-internal-txs?pagination.limit=1",
+    "internal_txs",
+    S.EvmInternalTx,
+    (r: any) => (r.height = "5"),
+    "height",
+    'Expected number, actual "5"'
+  ],
+  [
+    "a holder amount that is not a number",
+    "/indexer/richlist/v1/uinit",
+    "holders",
+    S.TokenHolder,
+    (r: any) => (r.amount = "12x"),
+    "amount",
+    undefined
   ]
+]
 
 describe("compiled validator", () => {
   it.each([
@@ -116,7 +196,9 @@ describe("router schemas", () => {
       source_asset_chain_id: "interwoven-1",
       dest_asset_denom: "uinit",
       dest_asset_chain_id: "lake-evm-1",
-      operations: [{ lz_transfer: { from_chain_id: "interwoven-1", to_chain_id: "lake-evm-1" }, tx_index: 0, amount_in: "10", amount_out: "9" }],
+      operations: [
+        { lz_transfer: { from_chain_id: "interwoven-1", to_chain_id: "lake-evm-1" }, tx_index: 0, amount_in: "10", amount_out: "9" }
+      ],
       chain_ids: ["interwoven-1", "lake-evm-1"],
       required_chain_addresses: ["interwoven-1", "lake-evm-1"],
       txs_required: 1,
@@ -125,7 +207,10 @@ describe("router schemas", () => {
     }
     const decoded = Schema.decodeUnknownSync(R.RouteResponse)(route)
     expect(R.operationKind(decoded.operations[0])).toBe("lz_transfer")
-    expect((decoded.operations[0] as Record<string, unknown>).lz_transfer).toEqual({ from_chain_id: "interwoven-1", to_chain_id: "lake-evm-1" })
+    expect((decoded.operations[0] as Record<string, unknown>).lz_transfer).toEqual({
+      from_chain_id: "interwoven-1",
+      to_chain_id: "lake-evm-1"
+    })
     expect(decoded.usd_amount_in).toBeUndefined()
     // a known kind with a broken field still fails, naming the path
     const broken = { ...route, operations: [{ transfer: { port: "transfer" }, tx_index: 0, amount_in: "1", amount_out: "1" }] }

@@ -34,7 +34,15 @@ afterAll(() => dirs.removeAll())
 const exportVia = (url: string, out: string, options: ExportOptions, memoryLimitBytes?: number) =>
   Effect.runPromise(
     Effect.either(runExport(DATASETS, options)).pipe(
-      Effect.provide(exportLayer({ indexerUrl: url, out, limits: { concurrency: 4, rps: 0 }, retry: FAST_RETRY, ...(memoryLimitBytes === undefined ? {} : { memoryLimitBytes }) }))
+      Effect.provide(
+        exportLayer({
+          indexerUrl: url,
+          out,
+          limits: { concurrency: 4, rps: 0 },
+          retry: FAST_RETRY,
+          ...(memoryLimitBytes === undefined ? {} : { memoryLimitBytes })
+        })
+      )
     )
   )
 const exportOk = async (url: string, out: string, options: ExportOptions, memoryLimitBytes?: number): Promise<ExportReport> => {
@@ -44,7 +52,8 @@ const exportOk = async (url: string, out: string, options: ExportOptions, memory
 }
 const manifestOf = (out: string, dataset: string): Manifest => JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8"))
 const recorder = () => proxy((_, forward) => forward())
-const requestsTo = (server: HostileServer, path: string) => server.requests.map((r) => new URL(r.path, "http://x")).filter((u) => u.pathname === path)
+const requestsTo = (server: HostileServer, path: string) =>
+  server.requests.map((r) => new URL(r.path, "http://x")).filter((u) => u.pathname === path)
 const model = (name: string, bucketWidth: number) => expectedLake(devnet.chain, bucketWidth).find((d) => d.name === name)!
 
 describe("a shard's edges", () => {
@@ -56,7 +65,10 @@ describe("a shard's edges", () => {
       const files = manifestOf(out, name).files
       for (const f of files) {
         const bucket = Number(/^height_bucket=(\d+)\//.exec(f.path)![1])
-        expect([f.min_height! >= bucket, f.max_height! < bucket + 10], `${name}/${f.path} holds heights ${f.min_height}..${f.max_height}`).toEqual([true, true])
+        expect(
+          [f.min_height! >= bucket, f.max_height! < bucket + 10],
+          `${name}/${f.path} holds heights ${f.min_height}..${f.max_height}`
+        ).toEqual([true, true])
       }
       expect(new Set(files.map((f) => f.path.split("/")[0])).size, `${name}: buckets`).toBeGreaterThanOrEqual(6)
       await expectDatasetMatches(out, model(name, 10))
@@ -71,10 +83,13 @@ describe("a shard's edges", () => {
     const tip = devnet.chain.tip
     const blocks = await recorder()
     await exportOk(blocks.url, dirs.make(), { datasets: ["blocks"], pageSize: Math.floor(tip * 0.7), concurrency: 2 })
-    const keyed = (server: HostileServer, path: string) => requestsTo(server, path).filter((u) => u.searchParams.has("pagination.key") && u.searchParams.get("pagination.limit") !== "1")
-    const cursorOf = (u: URL, field: string) => JSON.parse(Buffer.from(u.searchParams.get("pagination.key")!, "base64").toString("utf8"))[field] as number
+    const keyed = (server: HostileServer, path: string) =>
+      requestsTo(server, path).filter((u) => u.searchParams.has("pagination.key") && u.searchParams.get("pagination.limit") !== "1")
+    const cursorOf = (u: URL, field: string) =>
+      JSON.parse(Buffer.from(u.searchParams.get("pagination.key")!, "base64").toString("utf8"))[field] as number
     expect(keyed(blocks, BLOCKS_PATH).some((u) => cursorOf(u, "height") > 0)).toBe(true)
-    for (const u of keyed(blocks, BLOCKS_PATH)) expect(cursorOf(u, "height") + Number(u.searchParams.get("pagination.limit")), u.search).toBeLessThanOrEqual(tip)
+    for (const u of keyed(blocks, BLOCKS_PATH))
+      expect(cursorOf(u, "height") + Number(u.searchParams.get("pagination.limit")), u.search).toBeLessThanOrEqual(tip)
 
     // the tx families: every page after a sequence cursor, the second shard's first one constructed
     const txTotal = devnet.chain.txTotal()
@@ -82,7 +97,8 @@ describe("a shard's edges", () => {
     await exportOk(txs.url, dirs.make(), { datasets: ["txs"], pageSize: Math.floor(txTotal * 0.7), concurrency: 2 })
     expect(requestsTo(txs, TXS_PATH).filter((u) => u.searchParams.has("pagination.offset"))).toEqual([])
     expect(keyed(txs, TXS_PATH).some((u) => cursorOf(u, "sequence") > 0)).toBe(true)
-    for (const u of keyed(txs, TXS_PATH)) expect(cursorOf(u, "sequence") + Number(u.searchParams.get("pagination.limit")), u.search).toBeLessThanOrEqual(txTotal)
+    for (const u of keyed(txs, TXS_PATH))
+      expect(cursorOf(u, "sequence") + Number(u.searchParams.get("pagination.limit")), u.search).toBeLessThanOrEqual(txTotal)
   })
 
   it("a txs listing that serves an earlier page again (two pages back, new to the record check) fails naming the height, and commits nothing of it", async () => {
@@ -119,7 +135,12 @@ describe("a shard's edges", () => {
     const out = dirs.make()
     // 1,000,000 bytes past the process base stage ~130 kB in all: txs' JSON passes it every few pages, its
     // small token_transfers_cosmos rows never do on their own
-    await exportOk(devnet.indexerUrl, out, { datasets: ["txs", "token_transfers_cosmos"], pageSize: 10, concurrency: 1, bucketWidth: 1_000 }, PROCESS_BASE_BYTES + 1_000_000)
+    await exportOk(
+      devnet.indexerUrl,
+      out,
+      { datasets: ["txs", "token_transfers_cosmos"], pageSize: 10, concurrency: 1, bucketWidth: 1_000 },
+      PROCESS_BASE_BYTES + 1_000_000
+    )
     const txsFiles = manifestOf(out, "txs").files.length
     const transferFiles = manifestOf(out, "token_transfers_cosmos").files.length
     expect(txsFiles, "txs files finished early").toBeGreaterThan(2)
@@ -160,7 +181,10 @@ describe("a shard's edges", () => {
     const fastRows = fast.datasets.find((d) => d.dataset === "blocks")!.rows
     const slowRows = slowReport.datasets.find((d) => d.dataset === "blocks")!.rows
     expect(fastRows).toBe(half)
-    expect(notices.some((n) => n.startsWith("blocks: ") && n.endsWith("; exporting the rest of it again")), notices.join("\n")).toBe(true)
+    expect(
+      notices.some((n) => n.startsWith("blocks: ") && n.endsWith("; exporting the rest of it again")),
+      notices.join("\n")
+    ).toBe(true)
     // the slow writer's own count is what it committed: the rest of the heights, once
     expect([slowRows, rows.slow]).toEqual([tip - half, tip - half])
     // and so is what it says it read (the progress lines' count): the dropped range read again counts once
@@ -174,7 +198,9 @@ describe("commits within a long shard", () => {
     const out = dirs.make()
     let txPages = 0
     // the txs listing breaks for good after 6 pages: one shard (concurrency 1) that has committed page by page
-    const failing = await proxy((req, forward) => (new URL(req.path, "http://x").pathname === TXS_PATH && ++txPages > 6 ? { status: 400, body: "[BAD_REQUEST] broken" } : forward()))
+    const failing = await proxy((req, forward) =>
+      new URL(req.path, "http://x").pathname === TXS_PATH && ++txPages > 6 ? { status: 400, body: "[BAD_REQUEST] broken" } : forward()
+    )
     try {
       const r = await exportVia(failing.url, out, { datasets: ["txs"], pageSize: 10, concurrency: 1, checkpointMs: 0 })
       expect(Either.isLeft(r)).toBe(true)

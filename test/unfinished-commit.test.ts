@@ -37,7 +37,8 @@ afterAll(async () => {
 const HOST = hostname().replace(/[^0-9A-Za-z.-]/g, "_")
 /** A writer id of this host whose process is gone (no pid is this high). */
 const GONE_WRITER = `${HOST}-2147483646-0badc0de`
-const listedOf = (out: string, dataset: string) => (JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8")) as { files: Array<{ path: string; rows: number }> }).files
+const listedOf = (out: string, dataset: string) =>
+  (JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8")) as { files: Array<{ path: string; rows: number }> }).files
 
 /** Moves the first `k` listed files of `dataset` back to `writer`'s staging folder: the lake as a kill between manifest write and renames leaves it. */
 const unrename = (out: string, dataset: string, k: number, writer = GONE_WRITER) => {
@@ -57,7 +58,9 @@ const catalogClient = (dir: string, sql: string) => {
     const i = await DuckDBInstance.create("chain-lake.duckdb", { access_mode: "READ_ONLY" });
     const c = await i.connect();
     try { console.log(JSON.stringify((await c.runAndReadAll(${JSON.stringify(sql)})).getRowsJson())) } catch (e) { console.log(JSON.stringify({ error: e.message })) }`
-  return JSON.parse(execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: dir, encoding: "utf8" })) as Array<Array<string>> | { error: string }
+  return JSON.parse(execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: dir, encoding: "utf8" })) as
+    | Array<Array<string>>
+    | { error: string }
 }
 
 const count = async (out: string, dataset: string) => {
@@ -95,7 +98,9 @@ describe("readers after a kill between a commit's manifest write and its renames
     expect(existsSync(join(dest, "lake", "1"))).toBe(false)
     // the catalog written before the kill: its view of txs fails in any client, rather than counting short
     const stale = catalogClient(out, "SELECT count(*) FROM txs")
-    expect(stale).toEqual({ error: expect.stringContaining(`txs: 2 of the ${listed.length} files its _manifest.json lists are not in place`) })
+    expect(stale).toEqual({
+      error: expect.stringContaining(`txs: 2 of the ${listed.length} files its _manifest.json lists are not in place`)
+    })
     expect(catalogClient(out, "SELECT count(*) FROM blocks")).toEqual([[String(devnet.chain.tip)]])
     // writing the catalog again is refused, and the one there is kept
     oneLine(await runCli(["catalog", "--data", out]), line)
@@ -113,7 +118,9 @@ describe("readers after a kill between a commit's manifest write and its renames
     expect(verify.stdout).toContain(`txs: rows equal the manifest's: manifest ${whole}, files ${whole}`)
     const published = await runCli(["publish", "--data", out, "--to", dest, "--name", "lake", "--version", "1"])
     expect(published.code, published.stderr).toBe(0)
-    const release = JSON.parse(readFileSync(join(dest, "lake", "1", "manifest.json"), "utf8")) as { datasets: Array<{ name: string; rows: number }> }
+    const release = JSON.parse(readFileSync(join(dest, "lake", "1", "manifest.json"), "utf8")) as {
+      datasets: Array<{ name: string; rows: number }>
+    }
     expect(release.datasets.find((d) => d.name === "txs")?.rows).toBe(whole)
     expect(catalogClient(out, "SELECT count(*) FROM txs")).toEqual([[String(whole)]])
     expect((await runCli(["catalog", "--data", out])).code).toBe(0)
@@ -126,7 +133,11 @@ describe("readers after a kill between a commit's manifest write and its renames
     const listed = listedOf(out, "blocks")
     rmSync(join(out, "blocks", listed[0].path))
     const line = `blocks: 1 of the ${listed.length} files its _manifest.json lists is missing and no export staged it: the lake lost committed files; restore them from a copy, or export into a new --out`
-    for (const args of [["query", "--data", out, "SELECT count(*) FROM blocks"], ["verify", "--data", out], ["catalog", "--data", out]]) {
+    for (const args of [
+      ["query", "--data", out, "SELECT count(*) FROM blocks"],
+      ["verify", "--data", out],
+      ["catalog", "--data", out]
+    ]) {
       const r = await runCli(args)
       expect(r.code, args[0]).not.toBe(0)
       expect(r.stderr, args[0]).toBe(`chain-lake: error: ${line}\n`)
@@ -141,7 +152,9 @@ describe("readers after a kill between a commit's manifest write and its renames
     const target = join(out, "txs", listedOf(out, "txs")[0].path)
     const started = Date.now()
     setTimeout(() => renameSync(staged[0], target), 500)
-    const rows = await Effect.runPromise(Effect.scoped(Effect.flatMap(makeAnalytics({ dataDir: out }), (a) => a.query("SELECT count(*) FROM txs"))))
+    const rows = await Effect.runPromise(
+      Effect.scoped(Effect.flatMap(makeAnalytics({ dataDir: out }), (a) => a.query("SELECT count(*) FROM txs")))
+    )
     expect(Date.now() - started).toBeGreaterThanOrEqual(500)
     expect(rows.rows).toEqual([[String(devnet.chain.txTotal())]])
   })

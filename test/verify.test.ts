@@ -57,13 +57,17 @@ describe("chain-lake verify", () => {
       const dir = join(mixed, "blocks", "height_bucket=0")
       const file = join(dir, readdirSync(dir).find((f) => f.endsWith(".parquet"))!)
       const lit = (p: string) => `'${p.replace(/'/g, "''")}'`
-      await queryLake(`COPY (SELECT * REPLACE (CASE WHEN height = 7 THEN 'evil-chain-9' ELSE chain_id END AS chain_id) FROM read_parquet(${lit(file)})) TO ${lit(file + ".x")} (FORMAT PARQUET)`)
+      await queryLake(
+        `COPY (SELECT * REPLACE (CASE WHEN height = 7 THEN 'evil-chain-9' ELSE chain_id END AS chain_id) FROM read_parquet(${lit(file)})) TO ${lit(file + ".x")} (FORMAT PARQUET)`
+      )
       renameSync(file + ".x", file)
       const r = await runCli(["verify", "--data", mixed])
       expect(r.code).toBe(1)
       expect(r.stdout).toMatch(/^FAIL +blocks: all of the lake's chain: 1 block\(s\) of evil-chain-9, the lake's chain is \S+$/m)
       // the file was rewritten in place (a query's COPY could do that): its checksum says so
-      expect(r.stdout).toMatch(/^FAIL +blocks: every file as committed \(sha256\): 1 file\(s\) changed since their commit, e\.g\. height_bucket=0\/\S+\.parquet$/m)
+      expect(r.stdout).toMatch(
+        /^FAIL +blocks: every file as committed \(sha256\): 1 file\(s\) changed since their commit, e\.g\. height_bucket=0\/\S+\.parquet$/m
+      )
       expect(r.stderr.trim()).toMatch(/^chain-lake: error: 2 of \d+ checks failed$/)
     } finally {
       rmSync(mixed, { recursive: true, force: true })
@@ -76,7 +80,9 @@ describe("chain-lake verify", () => {
     copyFileSync(join(dir, file), join(dir, "copy-" + file))
     const r = await runCli(["verify", "--data", data])
     expect(r.code).toBe(1)
-    expect(r.stdout).toContain(`FAIL  txs: the folder holds exactly the committed files: 1 Parquet file(s) no manifest lists (not data: an outside copy, or a run that did not commit), e.g. height_bucket=0/copy-${file}`)
+    expect(r.stdout).toContain(
+      `FAIL  txs: the folder holds exactly the committed files: 1 Parquet file(s) no manifest lists (not data: an outside copy, or a run that did not commit), e.g. height_bucket=0/copy-${file}`
+    )
     expect(r.stdout).toMatch(/^ok +txs: no duplicate tx_hash/m)
     expect(r.stderr.trim()).toMatch(/^chain-lake: error: 1 of \d+ checks failed$/)
     rmSync(join(dir, "copy-" + file))
@@ -86,6 +92,8 @@ describe("chain-lake verify", () => {
     const gone = await runCli(["verify", "--data", data])
     expect(gone.code).toBe(1)
     expect(gone.stdout).toBe("")
-    expect(gone.stderr).toBe(`chain-lake: error: txs: 1 of the ${listed} file${listed === 1 ? "" : "s"} its _manifest.json lists is missing and no export staged it: the lake lost committed files; restore them from a copy, or export into a new --out\n`)
+    expect(gone.stderr).toBe(
+      `chain-lake: error: txs: 1 of the ${listed} file${listed === 1 ? "" : "s"} its _manifest.json lists is missing and no export staged it: the lake lost committed files; restore them from a copy, or export into a new --out\n`
+    )
   })
 })

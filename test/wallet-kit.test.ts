@@ -18,7 +18,10 @@ interface Recorded {
   readonly json?: Array<string>
   readonly reads: Array<string>
 }
-const fixture = JSON.parse(readFileSync(new URL("./fixtures/interwovenkit-2.12.1.json", import.meta.url), "utf8")) as { indexer: Array<Recorded>; router: Array<Recorded> }
+const fixture = JSON.parse(readFileSync(new URL("./fixtures/interwovenkit-2.12.1.json", import.meta.url), "utf8")) as {
+  indexer: Array<Recorded>
+  router: Array<Recorded>
+}
 const request = (list: "indexer" | "router", path: string): Recorded => {
   const r = fixture[list].find((f) => f.path === path)
   if (!r) throw new Error(`no fixture for ${path}`)
@@ -41,7 +44,11 @@ const get = async (base: string, path: string, query: Record<string, string> = {
   return { status: res.status, json: (await res.json()) as any }
 }
 const post = async (base: string, path: string, json: Record<string, unknown>) => {
-  const res = await fetch(`${base}/${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(json) })
+  const res = await fetch(`${base}/${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(json)
+  })
   return { status: res.status, json: (await res.json()) as any }
 }
 /** The body fields a fixture lists (`name?` may be left out), with the values given. */
@@ -78,7 +85,8 @@ describe("the wallet kit's indexer requests", () => {
     const c = devnet.chain
     // an owner of several tokens
     const owners = new Map<number, number>()
-    for (const col of c.u.collections) for (const t of col.createdAt <= c.tip ? c.liveTokensOf(col.index) : []) owners.set(t.owner, (owners.get(t.owner) ?? 0) + 1)
+    for (const col of c.u.collections)
+      for (const t of col.createdAt <= c.tip ? c.liveTokensOf(col.index) : []) owners.set(t.owner, (owners.get(t.owner) ?? 0) + 1)
     const [owner, count] = [...owners.entries()].sort((a, b) => b[1] - a[1])[0]
     const account = c.accountOf(owner).bech32
     // di(): the first page without a key, then pagination.key = the last page's next_key
@@ -116,7 +124,14 @@ describe("the wallet kit's bridge", () => {
     const route = await post(
       devnet.routerUrl,
       routeFixture.path,
-      bodyOf(routeFixture.json!, { amount_in: "2500000", source_asset_chain_id: src.chainId, source_asset_denom: src.denom, dest_asset_chain_id: dst.chainId, dest_asset_denom: dst.denom, is_op_withdraw: undefined })
+      bodyOf(routeFixture.json!, {
+        amount_in: "2500000",
+        source_asset_chain_id: src.chainId,
+        source_asset_denom: src.denom,
+        dest_asset_chain_id: dst.chainId,
+        dest_asset_denom: dst.denom,
+        is_op_withdraw: undefined
+      })
     )
     expect(route.status).toBe(200)
     expect(typeof route.json.amount_out).toBe("string")
@@ -160,7 +175,11 @@ describe("the wallet kit's bridge", () => {
     const trackFixture = request("router", "v2/tx/track")
     let tracked: { status: number; json: any } | undefined
     for (let attempt = 0; attempt <= 30; attempt++) {
-      tracked = await post(devnet.routerUrl, trackFixture.path, bodyOf(trackFixture.json!, { tx_hash: sent.json.tx_hash, chain_id: src.chainId }))
+      tracked = await post(
+        devnet.routerUrl,
+        trackFixture.path,
+        bodyOf(trackFixture.json!, { tx_hash: sent.json.tx_hash, chain_id: src.chainId })
+      )
       if (tracked.status === 200) break
       await new Promise((r) => setTimeout(r, 50))
     }

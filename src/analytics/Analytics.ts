@@ -104,7 +104,12 @@ export const unreadableProblem = (dataset: string, duckdbMessage: string) =>
   `${dataset}: its committed files cannot be read (${duckdbMessage.split("\n")[0].replace(/^[A-Za-z ]+ Error: /, "")}): a file is damaged; chain-lake verify names it; restore it from a copy, or export ${dataset} again into a new folder`
 
 /** Every dataset the lake can hold, with its columns and its hive partition column (from the registry). */
-export const LAKE_DATASETS: ReadonlyArray<{ readonly name: string; readonly columns: ReadonlyArray<Column>; readonly partition: string; readonly partitionType: string }> = DATASETS.map((d) => ({
+export const LAKE_DATASETS: ReadonlyArray<{
+  readonly name: string
+  readonly columns: ReadonlyArray<Column>
+  readonly partition: string
+  readonly partitionType: string
+}> = DATASETS.map((d) => ({
   name: d.name,
   columns: d.columns,
   partition: partitionOf(d).name,
@@ -115,12 +120,18 @@ export const LAKE_DATASETS: ReadonlyArray<{ readonly name: string; readonly colu
 export const datasetsRead = (sql: string, depth = 3): ReadonlyArray<string> => {
   const words = new Set(sql.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? [])
   const direct = LAKE_DATASETS.map((d) => d.name).filter((n) => words.has(n))
-  const viaViews = depth > 0 ? analyticsViews().filter((v) => words.has(v.name)).flatMap((v) => datasetsRead(v.sql, depth - 1)) : []
+  const viaViews =
+    depth > 0
+      ? analyticsViews()
+          .filter((v) => words.has(v.name))
+          .flatMap((v) => datasetsRead(v.sql, depth - 1))
+      : []
   return [...new Set([...direct, ...viaViews])].sort()
 }
 
 /** Whether `dir` holds a lake: the lake's identity, or a dataset folder with its manifest. */
-export const isLake = (dir: string): boolean => existsSync(join(dir, IDENTITY_FILE)) || LAKE_DATASETS.some((d) => existsSync(join(dir, d.name, MANIFEST_FILE)))
+export const isLake = (dir: string): boolean =>
+  existsSync(join(dir, IDENTITY_FILE)) || LAKE_DATASETS.some((d) => existsSync(join(dir, d.name, MANIFEST_FILE)))
 
 /** A column every row has as NULL, typed as the dataset declares it. */
 const nullColumn = (c: Column) => `CAST(NULL AS ${emptyType(c.type)}) AS ${ident(c.name)}`
@@ -172,7 +183,14 @@ const unfinishedGuard = (dataset: string) => {
  * never answers with fewer rows; queries of other datasets still answer. `absent`: columns the
  * files lack (written before the column was added), given as NULL.
  */
-export const datasetViewSql = (d: (typeof LAKE_DATASETS)[number], dataDir: string, listed: ListedFiles, live = false, absent: ReadonlyArray<Column> = [], absolute = false): string => {
+export const datasetViewSql = (
+  d: (typeof LAKE_DATASETS)[number],
+  dataDir: string,
+  listed: ListedFiles,
+  live = false,
+  absent: ReadonlyArray<Column> = [],
+  absolute = false
+): string => {
   const cols = [...d.columns.map(nullColumn), `CAST(NULL AS ${d.partitionType}) AS ${d.partition}`]
   if (listed !== undefined && "problem" in listed)
     return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${cols.join(", ")} FROM (SELECT 1) WHERE error(${quote(listed.problem)}) IS NULL`
@@ -185,7 +203,8 @@ export const datasetViewSql = (d: (typeof LAKE_DATASETS)[number], dataDir: strin
     : paths !== undefined && paths.length > 0
       ? `read_parquet([${paths.map(quote).join(", ")}], hive_partitioning = true, union_by_name = true)`
       : undefined
-  if (source !== undefined) return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${["*", ...absent.map(nullColumn)].join(", ")} FROM ${source}`
+  if (source !== undefined)
+    return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${["*", ...absent.map(nullColumn)].join(", ")} FROM ${source}`
   return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${cols.join(", ")} WHERE false`
 }
 
@@ -232,9 +251,11 @@ const bindAll = (stmt: DuckDBPreparedStatement, params: Readonly<Record<string, 
       // amounts pass 2^63: HUGEINT up to 2^127; past that DuckDB holds no integer ("bigint out of int64 range" named nothing)
       if (v >= -(2n ** 63n) && v < 2n ** 63n) stmt.bindBigInt(index, v)
       else if (v >= -(2n ** 127n) && v < 2n ** 127n) stmt.bindHugeInt(index, v)
-      else throw new Error(`--param ${name}: ${v} is past what DuckDB's integers hold (2^127): pass it as text (${name}:text=…) and compare it as text or CAST it to a DECIMAL`)
-    }
-    else if (typeof v === "number") Number.isInteger(v) ? stmt.bindBigInt(index, BigInt(v)) : stmt.bindDouble(index, v)
+      else
+        throw new Error(
+          `--param ${name}: ${v} is past what DuckDB's integers hold (2^127): pass it as text (${name}:text=…) and compare it as text or CAST it to a DECIMAL`
+        )
+    } else if (typeof v === "number") Number.isInteger(v) ? stmt.bindBigInt(index, BigInt(v)) : stmt.bindDouble(index, v)
     else if (typeof v === "boolean") stmt.bindBoolean(index, v)
     else stmt.bindVarchar(index, v)
   })
@@ -285,14 +306,19 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
       : undefined
     const instance = yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: async () => (await import("@duckdb/node-api")).DuckDBInstance.create(options.dbFile ?? ":memory:", { autoinstall_known_extensions: "false" }),
-        catch: (e) => new AnalyticsError({ message: `cannot open DuckDB${options.dbFile ? ` file ${options.dbFile}` : ""}: ${(e as Error).message}` })
+        try: async () =>
+          (await import("@duckdb/node-api")).DuckDBInstance.create(options.dbFile ?? ":memory:", { autoinstall_known_extensions: "false" }),
+        catch: (e) =>
+          new AnalyticsError({ message: `cannot open DuckDB${options.dbFile ? ` file ${options.dbFile}` : ""}: ${(e as Error).message}` })
       }),
       (i) => Effect.sync(() => i.closeSync())
     )
     // a query still running when Ctrl-C closes the scope is interrupted and awaited first (lake/duckdb.ts)
     const conn = yield* Effect.acquireRelease(
-      Effect.tryPromise({ try: async () => guardConnection(await instance.connect()), catch: (e) => new AnalyticsError({ message: (e as Error).message }) }),
+      Effect.tryPromise({
+        try: async () => guardConnection(await instance.connect()),
+        catch: (e) => new AnalyticsError({ message: (e as Error).message })
+      }),
       (c) => Effect.promise(() => c.close())
     )
     // the problems of the datasets whose views fail every query (listedFiles), as of the last time the views were made
@@ -332,7 +358,9 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
       await conn.use((c) => c.run(datasetViewSql(d, dataDir, listed, live, [], absolute)))
       // files written before a column was added lack it (union_by_name gives NULL only where some
       // file has it): the view adds it as NULL, so views that read it still bind
-      const present = new Set((await conn.use((c) => c.runAndReadAll(`DESCRIBE ${ident(d.name)}`))).getRowObjectsJson().map((r) => String(r.column_name)))
+      const present = new Set(
+        (await conn.use((c) => c.runAndReadAll(`DESCRIBE ${ident(d.name)}`))).getRowObjectsJson().map((r) => String(r.column_name))
+      )
       const absent = d.columns.filter((c) => !present.has(c.name))
       if (absent.length > 0) await conn.use((c) => c.run(datasetViewSql(d, dataDir, listed, live, absent, absolute)))
     }
@@ -363,12 +391,26 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
      * views again from the manifests and runs again, so it reads the old files or the new ones
      * (a compaction of many datasets may swap several times while the views are made: 10 tries).
      */
-    const afresh = <A, E extends { readonly message: string }>(run: Effect.Effect<A, E>, remake: Effect.Effect<void, E>, attempts = 10): Effect.Effect<A, E> =>
-      Effect.catchIf(run, (e) => attempts > 1 && vanished(e), () => Effect.zipRight(remake, afresh(run, remake, attempts - 1)))
-    const makeViews = Effect.tryPromise({ try: setup, catch: (e) => new AnalyticsError({ message: `creating the views failed: ${(e as Error).message}` }) })
+    const afresh = <A, E extends { readonly message: string }>(
+      run: Effect.Effect<A, E>,
+      remake: Effect.Effect<void, E>,
+      attempts = 10
+    ): Effect.Effect<A, E> =>
+      Effect.catchIf(
+        run,
+        (e) => attempts > 1 && vanished(e),
+        () => Effect.zipRight(remake, afresh(run, remake, attempts - 1))
+      )
+    const makeViews = Effect.tryPromise({
+      try: setup,
+      catch: (e) => new AnalyticsError({ message: `creating the views failed: ${(e as Error).message}` })
+    })
     yield* afresh(makeViews, Effect.void)
     // making them again may meet another swap too
-    const remakeViews = afresh(Effect.mapError(makeViews, (e) => new SqlError({ message: e.message })), Effect.void)
+    const remakeViews = afresh(
+      Effect.mapError(makeViews, (e) => new SqlError({ message: e.message })),
+      Effect.void
+    )
 
     const prepare = (sql: string, params: Readonly<Record<string, ParamValue>>) =>
       Effect.tryPromise({
@@ -426,31 +468,43 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
       views: [...LAKE_DATASETS.map((d) => d.name), "snapshots", ...analyticsViews().map((v) => v.name)],
       problems: () => [...problems],
       query: (sql, params = {}) =>
-        afresh(Effect.gen(function* () {
-          yield* parsedAsSelect(sql)
-          const stmt = yield* Effect.flatMap(prepare(sql, params), readOnly)
-          const reader = yield* Effect.tryPromise({ try: () => conn.use(() => stmt.runAndReadAll()), catch: (e) => new SqlError({ message: (e as Error).message }) })
-          return {
-            // JSON is VARCHAR with an alias to DuckDB's client
-            columns: reader.columnNames().map((name, i) => {
-              const type = reader.columnTypes()[i]
-              return { name, type: type.alias ?? type.toString() }
-            }),
-            rows: reader.getRowsJson()
-          }
-        }), remakeViews).pipe(Effect.mapError(plainly)),
+        afresh(
+          Effect.gen(function* () {
+            yield* parsedAsSelect(sql)
+            const stmt = yield* Effect.flatMap(prepare(sql, params), readOnly)
+            const reader = yield* Effect.tryPromise({
+              try: () => conn.use(() => stmt.runAndReadAll()),
+              catch: (e) => new SqlError({ message: (e as Error).message })
+            })
+            return {
+              // JSON is VARCHAR with an alias to DuckDB's client
+              columns: reader.columnNames().map((name, i) => {
+                const type = reader.columnTypes()[i]
+                return { name, type: type.alias ?? type.toString() }
+              }),
+              rows: reader.getRowsJson()
+            }
+          }),
+          remakeViews
+        ).pipe(Effect.mapError(plainly)),
       copyToParquet: (sql, params, path) =>
-        afresh(Effect.gen(function* () {
-          // COPY takes no parameters, so the bound result goes through a temp table first
-          yield* parsedAsSelect(sql)
-          yield* Effect.flatMap(prepare(sql, params), readOnly)
-          const stmt = yield* prepare(`CREATE OR REPLACE TEMP TABLE _chain_lake_result AS ${sql}`, params)
-          yield* Effect.tryPromise({ try: () => conn.use(() => stmt.run()), catch: (e) => new SqlError({ message: (e as Error).message }) })
-          yield* Effect.tryPromise({
-            try: () => conn.use((c) => c.run(`COPY _chain_lake_result TO ${quote(realPathOf(path))} (FORMAT PARQUET, COMPRESSION ZSTD)`)),
-            catch: (e) => new SqlError({ message: (e as Error).message })
-          })
-        }), remakeViews).pipe(Effect.mapError(plainly))
+        afresh(
+          Effect.gen(function* () {
+            // COPY takes no parameters, so the bound result goes through a temp table first
+            yield* parsedAsSelect(sql)
+            yield* Effect.flatMap(prepare(sql, params), readOnly)
+            const stmt = yield* prepare(`CREATE OR REPLACE TEMP TABLE _chain_lake_result AS ${sql}`, params)
+            yield* Effect.tryPromise({
+              try: () => conn.use(() => stmt.run()),
+              catch: (e) => new SqlError({ message: (e as Error).message })
+            })
+            yield* Effect.tryPromise({
+              try: () => conn.use((c) => c.run(`COPY _chain_lake_result TO ${quote(realPathOf(path))} (FORMAT PARQUET, COMPRESSION ZSTD)`)),
+              catch: (e) => new SqlError({ message: (e as Error).message })
+            })
+          }),
+          remakeViews
+        ).pipe(Effect.mapError(plainly))
     }
     return service
   })

@@ -15,7 +15,12 @@ export const writeCatalog = (options: { readonly dataDir: string; readonly dbFil
   Effect.gen(function* () {
     const dbFile = resolve(options.dbFile ?? resolve(options.dataDir, DEFAULT_CATALOG))
     // a lake with listed files not in place is refused (and the catalog it had is kept): its views would fail every query of those datasets
-    const unfinished = yield* Effect.promise(() => unfinishedCommits(resolve(options.dataDir), LAKE_DATASETS.map((d) => d.name)))
+    const unfinished = yield* Effect.promise(() =>
+      unfinishedCommits(
+        resolve(options.dataDir),
+        LAKE_DATASETS.map((d) => d.name)
+      )
+    )
     if (unfinished !== undefined) return yield* new AnalyticsError({ message: unfinished })
     // a fresh file each time: views of datasets exported since are picked up
     yield* Effect.tryPromise({

@@ -21,7 +21,8 @@ export interface Chart {
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v))
 
 /** A long token, collection or denom shortened for a label: its head and tail. */
-const SHORT_LABEL_SQL = (column: string) => `CASE WHEN length(${column}) > 22 THEN left(${column}, 12) || '…' || right(${column}, 6) ELSE ${column} END`
+const SHORT_LABEL_SQL = (column: string) =>
+  `CASE WHEN length(${column}) > 22 THEN left(${column}, 12) || '…' || right(${column}, 6) ELSE ${column} END`
 
 /** The time bucket of each row, at the lake's time grain (the time_grain view: at most 60 buckets over the chain's span). */
 const BUCKET_SQL = "time_bucket(to_seconds((SELECT seconds FROM time_grain)), timestamp)"
@@ -41,7 +42,13 @@ const PARTIAL_NOTE = "buckets the lake covers only in part, at either end, are l
 const timeAxis = (rows: Array<Record<string, unknown>>) => {
   const seconds = Number(rows[0]?.grain_seconds ?? 86400)
   const format = seconds < 60 ? "%H:%M:%S" : seconds < 86400 ? "%m-%d %H:%M" : "%Y-%m-%d"
-  return { field: "t", type: "temporal" as const, scale: { type: "utc" as const }, title: `time (UTC, per ${String(rows[0]?.grain ?? "bucket")})`, axis: { labelOverlap: true, format } }
+  return {
+    field: "t",
+    type: "temporal" as const,
+    scale: { type: "utc" as const },
+    title: `time (UTC, per ${String(rows[0]?.grain ?? "bucket")})`,
+    axis: { labelOverlap: true, format }
+  }
 }
 /** A bucket's start as a bar label at the grain's precision ("2026-01-01T00:00:05Z" → "00:00:05"). */
 const bucketLabel = (t: unknown, seconds: number) => {
@@ -62,29 +69,55 @@ export const CHARTS: ReadonlyArray<Chart> = [
       data: {
         values: rows.flatMap((r) => {
           const bucket = bucketLabel(r.t, Number(r.grain_seconds))
-          return [{ bucket, kind: "succeeded", txs: num(r.txs)! - num(r.failed_txs)! }, { bucket, kind: "failed", txs: num(r.failed_txs) }]
+          return [
+            { bucket, kind: "succeeded", txs: num(r.txs)! - num(r.failed_txs)! },
+            { bucket, kind: "failed", txs: num(r.failed_txs) }
+          ]
         })
       },
       mark: "bar",
       encoding: {
         x: { field: "bucket", type: "ordinal", sort: null, title: timeAxis(rows).title, axis: { labelOverlap: true, labelAngle: 0 } },
         y: { field: "txs", type: "quantitative", stack: "zero", title: "txs" },
-        color: { field: "kind", type: "nominal", title: null, scale: { domain: ["succeeded", "failed"], range: ["#4c78a8", "#e45756"] }, legend: { orient: "top" } }
+        color: {
+          field: "kind",
+          type: "nominal",
+          title: null,
+          scale: { domain: ["succeeded", "failed"], range: ["#4c78a8", "#e45756"] },
+          legend: { orient: "top" }
+        }
       }
     })
   },
   {
     id: "activity-by-height",
     title: "Activity over the chain's life",
-    question: "How do txs and gas per block change with height? Means over windows of equal height (about 40 windows; a last window shorter than half the others is left out).",
+    question:
+      "How do txs and gas per block change with height? Means over windows of equal height (about 40 windows; a last window shorter than half the others is left out).",
     sql: `WITH span AS (SELECT min(height) AS lo, CAST(greatest(1, ceil((max(height) - min(height) + 1) / 40.0)) AS BIGINT) AS w FROM blocks),
           windows AS (SELECT lo + ((height - lo) // w) * w AS window_start, any_value(w) AS w, count(*) AS blocks, avg(tx_count) AS txs_per_block, avg(gas_used) AS gas_per_block FROM blocks, span GROUP BY ALL)
           SELECT window_start, txs_per_block, gas_per_block FROM windows WHERE blocks * 2 >= w ORDER BY 1`,
     spec: (rows) => ({
       data: { values: rows.map((r) => ({ window: num(r.window_start), txs: num(r.txs_per_block), gas: num(r.gas_per_block) })) },
       vconcat: [
-        { width: 560, height: 110, mark: { type: "line", point: true }, encoding: { x: { field: "window", type: "quantitative", title: null, axis: { format: "~s" } }, y: { field: "txs", type: "quantitative", title: "mean txs per block" } } },
-        { width: 560, height: 110, mark: { type: "line", point: true, color: "#f58518" }, encoding: { x: { field: "window", type: "quantitative", title: "height (window start)", axis: { format: "~s" } }, y: { field: "gas", type: "quantitative", title: "mean gas per block", axis: { format: "~s" } } } }
+        {
+          width: 560,
+          height: 110,
+          mark: { type: "line", point: true },
+          encoding: {
+            x: { field: "window", type: "quantitative", title: null, axis: { format: "~s" } },
+            y: { field: "txs", type: "quantitative", title: "mean txs per block" }
+          }
+        },
+        {
+          width: 560,
+          height: 110,
+          mark: { type: "line", point: true, color: "#f58518" },
+          encoding: {
+            x: { field: "window", type: "quantitative", title: "height (window start)", axis: { format: "~s" } },
+            y: { field: "gas", type: "quantitative", title: "mean gas per block", axis: { format: "~s" } }
+          }
+        }
       ]
     })
   },
@@ -96,7 +129,10 @@ export const CHARTS: ReadonlyArray<Chart> = [
     spec: (rows) => ({
       data: { values: rows.map((r) => ({ ms: num(r.block_interval_ms) })) },
       mark: "bar",
-      encoding: { x: { field: "ms", type: "quantitative", bin: { maxbins: 30 }, title: "block time (ms)" }, y: { aggregate: "count", type: "quantitative", title: "blocks" } }
+      encoding: {
+        x: { field: "ms", type: "quantitative", bin: { maxbins: 30 }, title: "block time (ms)" },
+        y: { aggregate: "count", type: "quantitative", title: "blocks" }
+      }
     })
   },
   {
@@ -105,13 +141,25 @@ export const CHARTS: ReadonlyArray<Chart> = [
     question: "Which message types are sent, and how often do their txs fail? (colour: failure rate on a scale from 0)",
     sql: "SELECT message_type, messages, failure_rate FROM msg_type_mix",
     spec: (rows) => ({
-      data: { values: rows.map((r) => ({ type: String(r.message_type).split(".").pop(), messages: num(r.messages), failure: num(r.failure_rate) })) },
+      data: {
+        values: rows.map((r) => ({
+          type: String(r.message_type).split(".").pop(),
+          messages: num(r.messages),
+          failure: num(r.failure_rate)
+        }))
+      },
       mark: "bar",
       encoding: {
         y: { field: "type", type: "nominal", sort: "-x", title: null },
         x: { field: "messages", type: "quantitative", axis: { format: "~s" } },
         // from 0, so that 5% and 6% look alike, as they are
-        color: { field: "failure", type: "quantitative", title: "failure rate", scale: { scheme: "orangered", domainMin: 0 }, legend: { format: ".0%", orient: "bottom" } }
+        color: {
+          field: "failure",
+          type: "quantitative",
+          title: "failure rate",
+          scale: { scheme: "orangered", domainMin: 0 },
+          legend: { format: ".0%", orient: "bottom" }
+        }
       }
     })
   },
@@ -126,7 +174,12 @@ export const CHARTS: ReadonlyArray<Chart> = [
                  sum(amount) OVER w / sum(amount) OVER (PARTITION BY denom) AS amount_share
           FROM h WINDOW w AS (PARTITION BY denom ORDER BY amount ASC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)`,
     spec: (rows) => ({
-      data: { values: [...rows.map((r) => ({ denom: r.denom, x: num(r.holders_share), y: num(r.amount_share) })), ...[...new Set(rows.map((r) => r.denom))].map((denom) => ({ denom, x: 0, y: 0 }))] },
+      data: {
+        values: [
+          ...rows.map((r) => ({ denom: r.denom, x: num(r.holders_share), y: num(r.amount_share) })),
+          ...[...new Set(rows.map((r) => r.denom))].map((denom) => ({ denom, x: 0, y: 0 }))
+        ]
+      },
       layer: [
         {
           mark: { type: "line", point: false },
@@ -137,14 +190,24 @@ export const CHARTS: ReadonlyArray<Chart> = [
             order: { field: "x" }
           }
         },
-        { data: { values: [{ x: 0, y: 0 }, { x: 1, y: 1 }] }, mark: { type: "line", strokeDash: [4, 4], color: "#999" }, encoding: { x: { field: "x", type: "quantitative" }, y: { field: "y", type: "quantitative" } } }
+        {
+          data: {
+            values: [
+              { x: 0, y: 0 },
+              { x: 1, y: 1 }
+            ]
+          },
+          mark: { type: "line", strokeDash: [4, 4], color: "#999" },
+          encoding: { x: { field: "x", type: "quantitative" }, y: { field: "y", type: "quantitative" } }
+        }
       ]
     })
   },
   {
     id: "route-quotes",
     title: "Route quotes vs amount",
-    question: "How does the price impact of a route grow with the amount sent? (default options, median over samples; amounts in whole tokens where router_assets knows the asset's decimals)",
+    question:
+      "How does the price impact of a route grow with the amount sent? (default options, median over samples; amounts in whole tokens where router_assets knows the asset's decimals)",
     sql: `WITH assets AS (SELECT chain_id, denom, any_value(symbol) AS symbol, any_value(decimals) AS decimals FROM router_assets GROUP BY ALL),
           pairs AS (SELECT DISTINCT pair, source_chain_id, source_denom, dest_chain_id FROM route_quotes)
           SELECT coalesce(a.symbol, ${SHORT_LABEL_SQL("p.source_denom")}) || ' ' || p.source_chain_id || ' → ' || p.dest_chain_id AS label,
@@ -153,7 +216,13 @@ export const CHARTS: ReadonlyArray<Chart> = [
           FROM route_quote_stats s JOIN pairs p USING (pair) LEFT JOIN assets a ON a.chain_id = p.source_chain_id AND a.denom = p.source_denom
           WHERE s.variant = 'default' AND s.availability > 0 ORDER BY label, amount`,
     spec: (rows) => ({
-      data: { values: rows.map((r) => ({ pair: String(r.label) + (r.whole_tokens ? "" : " (base units)"), amount: num(r.amount), impact: num(r.impact) })) },
+      data: {
+        values: rows.map((r) => ({
+          pair: String(r.label) + (r.whole_tokens ? "" : " (base units)"),
+          amount: num(r.amount),
+          impact: num(r.impact)
+        }))
+      },
       // series that coincide (two pairs with the same impacts) stay visible: each its own dash and point shape
       mark: { type: "line", point: { filled: false, size: 50 }, opacity: 0.85 },
       encoding: {
@@ -169,7 +238,8 @@ export const CHARTS: ReadonlyArray<Chart> = [
   {
     id: "nft-ownership",
     title: "NFT ownership",
-    question: "Per collection at the latest snapshot: live tokens and distinct owners (each on its own scale: tokens outnumber owners by far).",
+    question:
+      "Per collection at the latest snapshot: live tokens and distinct owners (each on its own scale: tokens outnumber owners by far).",
     sql: "SELECT collection_name, tokens, owners FROM nft_collection_stats WHERE snapshot_height = (SELECT max(snapshot_height) FROM nft_collection_stats)",
     spec: (rows) => ({
       data: { values: rows.map((r) => ({ collection: r.collection_name, tokens: num(r.tokens), owners: num(r.owners) })) },
@@ -177,7 +247,13 @@ export const CHARTS: ReadonlyArray<Chart> = [
         width: 230,
         mark: { type: "bar", color: what === "tokens" ? "#4c78a8" : "#f58518" },
         encoding: {
-          y: { field: "collection", type: "nominal", sort: { field: "tokens", order: "descending" }, title: null, axis: what === "tokens" ? { labelLimit: 140 } : null },
+          y: {
+            field: "collection",
+            type: "nominal",
+            sort: { field: "tokens", order: "descending" },
+            title: null,
+            axis: what === "tokens" ? { labelLimit: 140 } : null
+          },
           x: { field: what, type: "quantitative", title: what === "tokens" ? "live tokens" : "distinct owners", axis: { format: "~s" } }
         }
       }))
@@ -195,7 +271,13 @@ export const CHARTS: ReadonlyArray<Chart> = [
       encoding: {
         y: { field: "token", type: "nominal", sort: "-x", title: null, axis: { labelLimit: 200 } },
         x: { field: "transfers", type: "quantitative", stack: "zero", axis: { format: "~s" } },
-        color: { field: "source", type: "nominal", title: null, scale: { domain: ["cosmos", "evm"], range: ["#54a24b", "#4c78a8"] }, legend: { orient: "top" } }
+        color: {
+          field: "source",
+          type: "nominal",
+          title: null,
+          scale: { domain: ["cosmos", "evm"], range: ["#54a24b", "#4c78a8"] },
+          legend: { orient: "top" }
+        }
       }
     })
   },
@@ -225,36 +307,62 @@ export const CHARTS: ReadonlyArray<Chart> = [
           FROM account_activity GROUP BY ALL)
           SELECT strftime(bucket, '%Y-%m-%dT%H:%M:%SZ') AS t, ${GRAIN_LABEL_SQL}, all_sides, cosmos, evm FROM per WHERE ${WHOLE_BUCKET_SQL("bucket")} ORDER BY t`,
     spec: (rows) => ({
-      data: { values: rows.flatMap((r) => (["all_sides", "cosmos", "evm"] as const).map((side) => ({ t: r.t, side: side === "all_sides" ? "either side" : side, accounts: num(r[side]) }))) },
+      data: {
+        values: rows.flatMap((r) =>
+          (["all_sides", "cosmos", "evm"] as const).map((side) => ({
+            t: r.t,
+            side: side === "all_sides" ? "either side" : side,
+            accounts: num(r[side])
+          }))
+        )
+      },
       mark: { type: "line", point: true },
       encoding: {
         x: timeAxis(rows),
         y: { field: "accounts", type: "quantitative", title: "active accounts" },
-        color: { field: "side", type: "nominal", title: null, scale: { domain: ["either side", "cosmos", "evm"], range: ["#222222", "#54a24b", "#4c78a8"] }, legend: { orient: "top" } }
+        color: {
+          field: "side",
+          type: "nominal",
+          title: null,
+          scale: { domain: ["either side", "cosmos", "evm"], range: ["#222222", "#54a24b", "#4c78a8"] },
+          legend: { orient: "top" }
+        }
       }
     })
   },
   {
     id: "nft-transfer-activity",
     title: "NFT transfer activity",
-    question: "Per collection (by name where an nft_collections snapshot has it): mints, transfers and burns from the ERC-721 Transfer logs (nft_transfer_activity, summed over the lake).",
+    question:
+      "Per collection (by name where an nft_collections snapshot has it): mints, transfers and burns from the ERC-721 Transfer logs (nft_transfer_activity, summed over the lake).",
     sql: `WITH names AS (SELECT collection_address, arg_max(name, snapshot_height) AS name FROM nft_collections GROUP BY 1)
           SELECT coalesce(n.name || ' · ' || left(a.collection_address, 8), ${SHORT_LABEL_SQL("a.collection_address")}) AS collection,
                  sum(mints) AS mints, sum(transfers) AS transfers, sum(burns) AS burns
           FROM nft_transfer_activity a LEFT JOIN names n USING (collection_address) GROUP BY ALL`,
     spec: (rows) => ({
-      data: { values: rows.flatMap((r) => (["mints", "transfers", "burns"] as const).map((kind) => ({ collection: r.collection, kind, n: num(r[kind]) }))) },
+      data: {
+        values: rows.flatMap((r) =>
+          (["mints", "transfers", "burns"] as const).map((kind) => ({ collection: r.collection, kind, n: num(r[kind]) }))
+        )
+      },
       mark: "bar",
       encoding: {
         y: { field: "collection", type: "nominal", sort: "-x", title: null, axis: { labelLimit: 200 } },
         x: { field: "n", type: "quantitative", stack: "zero", title: "events" },
-        color: { field: "kind", type: "nominal", title: null, scale: { domain: ["mints", "transfers", "burns"], range: ["#54a24b", "#4c78a8", "#e45756"] }, legend: { orient: "top" } }
+        color: {
+          field: "kind",
+          type: "nominal",
+          title: null,
+          scale: { domain: ["mints", "transfers", "burns"], range: ["#54a24b", "#4c78a8", "#e45756"] },
+          legend: { orient: "top" }
+        }
       }
     })
   }
 ]
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
 
 export const renderChartSvg = (spec: TopLevelSpec) =>
   Effect.tryPromise({
@@ -287,10 +395,16 @@ export const writeReport = (path: string): Effect.Effect<ReportSummary, Analytic
       const rows = result.rows.map((row) => Object.fromEntries(result.columns.map((c, i) => [c.name, row[i]])))
       charts.push({ id: chart.id, rows: rows.length })
       const body =
-        rows.length === 0 ? `<p class="empty">No data yet: export ${escapeHtml(datasetsRead(chart.sql).join(", ") || "the datasets this chart reads")} (chain-lake export --datasets …).</p>` : yield* renderChartSvg(chart.spec(rows))
-      sections.push(`<figure class="chart" id="${chart.id}" data-rows="${rows.length}"><h2>${escapeHtml(chart.title)}</h2><p class="question">${escapeHtml(chart.question)}</p>${body}</figure>`)
+        rows.length === 0
+          ? `<p class="empty">No data yet: export ${escapeHtml(datasetsRead(chart.sql).join(", ") || "the datasets this chart reads")} (chain-lake export --datasets …).</p>`
+          : yield* renderChartSvg(chart.spec(rows))
+      sections.push(
+        `<figure class="chart" id="${chart.id}" data-rows="${rows.length}"><h2>${escapeHtml(chart.title)}</h2><p class="question">${escapeHtml(chart.question)}</p>${body}</figure>`
+      )
     }
-    const stats = yield* analytics.query("SELECT (SELECT count(*) FROM blocks) AS blocks, (SELECT count(*) FROM txs) AS txs, (SELECT max(height) FROM blocks) AS tip")
+    const stats = yield* analytics.query(
+      "SELECT (SELECT count(*) FROM blocks) AS blocks, (SELECT count(*) FROM txs) AS txs, (SELECT max(height) FROM blocks) AS tip"
+    )
     const [blocks, txs, tip] = stats.rows[0] ?? []
     const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>chain-lake report</title>
@@ -308,6 +422,9 @@ figure.chart h2{margin:.2rem 0;font-size:1.2rem} .question{color:#555;margin:.2r
 ${sections.join("\n")}
 </body></html>
 `
-    yield* Effect.tryPromise({ try: () => writeFile(path, redact(html)), catch: (e) => new AnalyticsError({ message: `cannot write ${path}: ${(e as Error).message}` }) })
+    yield* Effect.tryPromise({
+      try: () => writeFile(path, redact(html)),
+      catch: (e) => new AnalyticsError({ message: `cannot write ${path}: ${(e as Error).message}` })
+    })
     return { path, charts }
   })

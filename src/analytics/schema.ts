@@ -77,7 +77,9 @@ const describeView = (name: string) =>
     const analytics = yield* Analytics
     const r = yield* analytics.query(`DESCRIBE "${name.replace(/"/g, '""')}"`)
     const at = (column: string) => r.columns.findIndex((c) => c.name === column)
-    return r.rows.map((row): SchemaColumn => ({ name: String(row[at("column_name")]), type: String(row[at("column_type")]), description: "" }))
+    return r.rows.map(
+      (row): SchemaColumn => ({ name: String(row[at("column_name")]), type: String(row[at("column_type")]), description: "" })
+    )
   }).pipe(Effect.mapError((e) => new AnalyticsError({ message: `describing view ${name}: ${e.message}` })))
 
 /** A folder holding no lake, removed at the end: what the views are described over. */
@@ -87,13 +89,26 @@ const emptyLake = Effect.acquireRelease(
 )
 
 /** The views named (all by default), described by DuckDB in memory. */
-export const viewSchemas = (names: ReadonlyArray<string> = viewNames().map((v) => v.name)): Effect.Effect<Array<SchemaEntry>, AnalyticsError> =>
+export const viewSchemas = (
+  names: ReadonlyArray<string> = viewNames().map((v) => v.name)
+): Effect.Effect<Array<SchemaEntry>, AnalyticsError> =>
   Effect.gen(function* () {
     const views = viewNames().filter((v) => names.includes(v.name))
     if (views.length === 0) return []
     const dataDir = yield* emptyLake
     return yield* Effect.forEach(views, (v) =>
-      Effect.map(describeView(v.name), (columns): SchemaEntry => ({ name: v.name, kind: "view", description: v.description, key: [], sortKey: [], partition: null, columns }))
+      Effect.map(
+        describeView(v.name),
+        (columns): SchemaEntry => ({
+          name: v.name,
+          kind: "view",
+          description: v.description,
+          key: [],
+          sortKey: [],
+          partition: null,
+          columns
+        })
+      )
     ).pipe(Effect.provide(layerAnalytics({ dataDir })))
   }).pipe(Effect.scoped)
 
@@ -104,7 +119,8 @@ export const viewSchemas = (names: ReadonlyArray<string> = viewNames().map((v) =
 export const lakeSchema = (only?: string): Effect.Effect<Array<SchemaEntry>, AnalyticsError | UnknownSchemaName> =>
   Effect.gen(function* () {
     const known = [...DATASETS.map((d) => d.name), ...viewNames().map((v) => v.name)]
-    if (only !== undefined && !known.includes(only)) return yield* new UnknownSchemaName({ message: `no dataset or view named "${only}"; known: ${known.join(", ")}` })
+    if (only !== undefined && !known.includes(only))
+      return yield* new UnknownSchemaName({ message: `no dataset or view named "${only}"; known: ${known.join(", ")}` })
     const datasets = DATASETS.filter((d) => only === undefined || d.name === only).map(datasetSchema)
     const views = yield* viewSchemas(only === undefined ? undefined : [only])
     return [...datasets, ...views]

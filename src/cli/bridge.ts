@@ -28,9 +28,15 @@ export const bridgeCommand = Command.make(
     from: Options.text("from").pipe(Options.withDescription("source asset, CHAIN:DENOM")),
     to: Options.text("to").pipe(Options.withDescription("destination asset, CHAIN:DENOM")),
     amount: Options.text("amount").pipe(Options.withDescription("amount in base units")),
-    address: Options.text("address").pipe(Options.repeated, Options.withDescription("CHAIN=ADDRESS for each chain the route needs (repeatable)")),
+    address: Options.text("address").pipe(
+      Options.repeated,
+      Options.withDescription("CHAIN=ADDRESS for each chain the route needs (repeatable)")
+    ),
     slippage: Options.text("slippage").pipe(Options.withDefault("1"), Options.withDescription("slippage tolerance in percent")),
-    signedOpHook: Options.file("signed-op-hook").pipe(Options.optional, Options.withDescription("JSON {signer, hook} of the signed /op-hook payload, when the route requires one")),
+    signedOpHook: Options.file("signed-op-hook").pipe(
+      Options.optional,
+      Options.withDescription("JSON {signer, hook} of the signed /op-hook payload, when the route requires one")
+    ),
     goFast: Options.boolean("go-fast").pipe(Options.withDescription("ask for Go Fast routes")),
     opWithdraw: Options.boolean("op-withdraw").pipe(Options.withDescription("force an OPinit (optimistic) withdrawal route"))
   },
@@ -51,16 +57,24 @@ export const bridgeCommand = Command.make(
         }),
         catch: (e) => bad((e as Error).message)
       })
-      if (!/^[0-9]+$/.test(o.amount) || BigInt(o.amount) === 0n) return yield* bad(`--amount must be a positive integer in base units, got "${o.amount}"`)
+      if (!/^[0-9]+$/.test(o.amount) || BigInt(o.amount) === 0n)
+        return yield* bad(`--amount must be a positive integer in base units, got "${o.amount}"`)
       if (!/^\d+(\.\d+)?$/.test(o.slippage)) return yield* bad(`--slippage must be a percentage like 1 or 0.5, got "${o.slippage}"`)
       // msgs of a simulated router are nothing to sign: the devnet's are asked for by name
       const source = sourceProblem("router", o.routerUrl, o.devnet)
       if (source) return yield* bad(source)
       let signed: typeof SignedOpHook.Type | undefined
       if (Option.isSome(o.signedOpHook)) {
-        const text = yield* Effect.tryPromise({ try: () => readFile(Option.getOrThrow(o.signedOpHook), "utf8"), catch: (e) => bad(`cannot read --signed-op-hook: ${(e as Error).message}`) })
-        const decoded = decodeWithPath(SignedOpHook, yield* Effect.try({ try: () => JSON.parse(text), catch: () => bad("--signed-op-hook is not JSON") }))
-        if (Either.isLeft(decoded)) return yield* bad(`--signed-op-hook must be {"signer": …, "hook": …}: ${decoded.left.path} ${decoded.left.message}`)
+        const text = yield* Effect.tryPromise({
+          try: () => readFile(Option.getOrThrow(o.signedOpHook), "utf8"),
+          catch: (e) => bad(`cannot read --signed-op-hook: ${(e as Error).message}`)
+        })
+        const decoded = decodeWithPath(
+          SignedOpHook,
+          yield* Effect.try({ try: () => JSON.parse(text), catch: () => bad("--signed-op-hook is not JSON") })
+        )
+        if (Either.isLeft(decoded))
+          return yield* bad(`--signed-op-hook must be {"signer": …, "hook": …}: ${decoded.left.path} ${decoded.left.message}`)
         signed = decoded.right
       }
       const routerUrl = yield* endpointOrDevnet("router", o.routerUrl, o.header, "using", o.devnet && { seed: 1, blocks: 10 })
@@ -85,7 +99,9 @@ export const bridgeCommand = Command.make(
             dest_asset_denom: route.dest_asset_denom
           })
           yield* Console.log(JSON.stringify({ op_hook: hook }, null, 1))
-          return yield* new UserError({ message: `this route needs a signed op-hook: sign the hook printed above on ${hook.chain_id} and pass it as --signed-op-hook FILE ({"signer", "hook"})` })
+          return yield* new UserError({
+            message: `this route needs a signed op-hook: sign the hook printed above on ${hook.chain_id} and pass it as --signed-op-hook FILE ({"signer", "hook"})`
+          })
         }
         const msgs = yield* router.msgs(route, { addresses: parsed.addresses, slippageTolerancePercent: o.slippage, signedOpHook: signed })
         yield* Console.log(

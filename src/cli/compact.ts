@@ -20,11 +20,21 @@ import { compactionLine } from "./progress.js"
 export const compactCommand = Command.make(
   "compact",
   {
-    data: Options.text("data").pipe(Options.withDefault("data"), Options.withDescription("the lake to compact: a folder, or s3://bucket/prefix")),
+    data: Options.text("data").pipe(
+      Options.withDefault("data"),
+      Options.withDescription("the lake to compact: a folder, or s3://bucket/prefix")
+    ),
     datasets: Options.text("datasets").pipe(
       Options.optional,
       Options.withDescription("comma-separated datasets (default: every dataset the lake holds)"),
-      Options.map(Option.map((s) => s.split(",").map((x) => x.trim()).filter(Boolean)))
+      Options.map(
+        Option.map((s) =>
+          s
+            .split(",")
+            .map((x) => x.trim())
+            .filter(Boolean)
+        )
+      )
     ),
     dryRun: Options.boolean("dry-run").pipe(Options.withDescription("say what would be merged; write and delete nothing")),
     targetSize: Options.text("target-size").pipe(
@@ -33,10 +43,18 @@ export const compactCommand = Command.make(
     ),
     grace: Options.text("grace").pipe(
       Options.withDefault(`${DEFAULT_GRACE_MS / 60_000}m`),
-      Options.withDescription("how long replaced files stay for readers that listed them before they are deleted (0s: at once, when nothing reads the lake)")
+      Options.withDescription(
+        "how long replaced files stay for readers that listed them before they are deleted (0s: at once, when nothing reads the lake)"
+      )
     ),
-    s3Endpoint: Options.text("s3-endpoint").pipe(Options.optional, Options.withDescription("S3-compatible endpoint URL for an s3:// lake (default: AWS)")),
-    memoryLimit: Options.text("memory-limit").pipe(Options.withDefault(defaultMemoryLimit()), Options.withDescription("the memory the merge may use (DuckDB spills the rest into the lake's scratch folder)"))
+    s3Endpoint: Options.text("s3-endpoint").pipe(
+      Options.optional,
+      Options.withDescription("S3-compatible endpoint URL for an s3:// lake (default: AWS)")
+    ),
+    memoryLimit: Options.text("memory-limit").pipe(
+      Options.withDefault(defaultMemoryLimit()),
+      Options.withDescription("the memory the merge may use (DuckDB spills the rest into the lake's scratch folder)")
+    )
   },
   (o) =>
     Effect.gen(function* () {
@@ -45,14 +63,17 @@ export const compactCommand = Command.make(
       const names = Option.isSome(o.datasets) ? namesProblem(DATASETS, o.datasets.value) : undefined
       if (names) return yield* bad(names)
       const target = parseMemorySize(o.targetSize)
-      if (target === undefined || target < 1024 * 1024) return yield* bad(`--target-size must be a size of at least 1MB (e.g. 64MB, 1GB), got "${o.targetSize}"`)
+      if (target === undefined || target < 1024 * 1024)
+        return yield* bad(`--target-size must be a size of at least 1MB (e.g. 64MB, 1GB), got "${o.targetSize}"`)
       const memory = parseMemorySize(o.memoryLimit)
-      if (memory === undefined || memory < 128 * 1024 * 1024) return yield* bad(`--memory-limit must be a size of at least 128MB (e.g. 512MB, 2GB), got "${o.memoryLimit}"`)
+      if (memory === undefined || memory < 128 * 1024 * 1024)
+        return yield* bad(`--memory-limit must be a size of at least 128MB (e.g. 512MB, 2GB), got "${o.memoryLimit}"`)
       const grace = /^0+$/.test(o.grace.trim()) ? Duration.zero : parseEvery(o.grace)
       if (!grace) return yield* bad(`--grace must look like 0s, 30s, 15m or 1h, got "${o.grace}"`)
       const chosen = Option.match(o.datasets, { onNone: () => DATASETS, onSome: (names) => DATASETS.filter((d) => names.includes(d.name)) })
       const options = { policy: { ...DEFAULT_COMPACTION, targetBytes: target }, graceMs: Duration.toMillis(grace), dryRun: o.dryRun }
-      const failed = (e: { readonly _tag: string; readonly message: string }) => new UserError({ message: e._tag === "CompactionError" ? e.message : `compaction: ${e.message}` })
+      const failed = (e: { readonly _tag: string; readonly message: string }) =>
+        new UserError({ message: e._tag === "CompactionError" ? e.message : `compaction: ${e.message}` })
       let data = o.data
       let reports: ReadonlyArray<DatasetCompaction>
       if (isS3Url(o.data)) {
@@ -66,13 +87,22 @@ export const compactCommand = Command.make(
         )
       } else {
         data = resolve(o.data)
-        if (!isLake(data)) return yield* bad(`${data} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`)
-        reports = yield* compactLake(chosen, options).pipe(Effect.provide(layerLakeWriter(data, { memoryLimitBytes: memory })), Effect.mapError(failed))
+        if (!isLake(data))
+          return yield* bad(`${data} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`)
+        reports = yield* compactLake(chosen, options).pipe(
+          Effect.provide(layerLakeWriter(data, { memoryLimitBytes: memory })),
+          Effect.mapError(failed)
+        )
       }
-      if (reports.length === 0) return yield* new UserError({ message: `${data} holds none of ${chosen.map((d) => d.name).join(", ")}: nothing to compact` })
+      if (reports.length === 0)
+        return yield* new UserError({ message: `${data} holds none of ${chosen.map((d) => d.name).join(", ")}: nothing to compact` })
       for (const r of reports) yield* Console.log(compactionLine(r, o.dryRun))
       const before = reports.reduce((s, r) => s + r.filesBefore, 0)
       const after = reports.reduce((s, r) => s + r.filesAfter, 0)
       yield* Console.log(o.dryRun ? `dry run: ${before} files would become ${after}; nothing was written` : `${before} files → ${after}`)
     })
-).pipe(Command.withDescription("Merge the lake's small files (from --follow and scheduled runs) into large ones, so queries stay fast; readers are never disturbed"))
+).pipe(
+  Command.withDescription(
+    "Merge the lake's small files (from --follow and scheduled runs) into large ones, so queries stay fast; readers are never disturbed"
+  )
+)

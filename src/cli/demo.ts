@@ -30,11 +30,21 @@ import { checkOutputFolder } from "./outputFolder.js"
 const tour = Effect.gen(function* () {
   const indexer = yield* IndexerClient
   const status = yield* indexer.status
-  yield* Console.log(`chain ${status.chain_id}: height ${status.height}, internal txs to ${status.internal_tx_height ?? "-"}, rich list at ${status.rich_list_height ?? "-"}\n`)
+  yield* Console.log(
+    `chain ${status.chain_id}: height ${status.height}, internal txs to ${status.internal_tx_height ?? "-"}, rich list at ${status.rich_list_height ?? "-"}\n`
+  )
   const blocks = yield* indexer.blocks({ limit: 5, reverse: true })
   yield* Console.log("Latest blocks (GET /indexer/block/v1/blocks):")
   yield* Console.log(
-    table(blocks.blocks.map((b) => ({ height: b.height, time: b.timestamp, txs: b.tx_count, gas_used: b.gas_used, fee: b.total_fee.map((f) => `${f.amount}${f.denom.slice(0, 12)}`).join(" ") || "-" })))
+    table(
+      blocks.blocks.map((b) => ({
+        height: b.height,
+        time: b.timestamp,
+        txs: b.tx_count,
+        gas_used: b.gas_used,
+        fee: b.total_fee.map((f) => `${f.amount}${f.denom.slice(0, 12)}`).join(" ") || "-"
+      }))
+    )
   )
   const txs = yield* indexer.txs({ limit: 5, reverse: true })
   yield* Console.log(`\n${txs.pagination.total} txs in all; the latest (GET /indexer/tx/v1/txs):`)
@@ -53,18 +63,39 @@ const tour = Effect.gen(function* () {
   yield* Console.log(table(holders.holders.map((h) => ({ account: h.account, amount: h.amount ?? "-" }))))
   const collections = yield* indexer.collections({ limit: 10, reverse: false })
   yield* Console.log(`\nNFT collections (GET /indexer/nft/v1/collections):`)
-  yield* Console.log(table(collections.collections.map((c) => ({ name: c.collection.name, address: c.object_addr, created: String(c.height), tokens: String(c.collection.nfts.length) }))))
+  yield* Console.log(
+    table(
+      collections.collections.map((c) => ({
+        name: c.collection.name,
+        address: c.object_addr,
+        created: String(c.height),
+        tokens: String(c.collection.nfts.length)
+      }))
+    )
+  )
 })
 
 /** Three questions answered by the analytics views over the exported Parquet. */
 const answers = Effect.gen(function* () {
   const a = yield* Analytics
   const rows = (sql: string) =>
-    a.query(sql).pipe(Effect.map((r) => r.rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c.name, row[i] === null ? "-" : String(row[i])])))))
+    a
+      .query(sql)
+      .pipe(
+        Effect.map((r) =>
+          r.rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c.name, row[i] === null ? "-" : String(row[i])])))
+        )
+      )
   yield* Console.log("\n1. Which messages do people send, and how often do they fail? (msg_type_mix)")
-  yield* Console.log(table(yield* rows("SELECT message_type, messages, round(100 * failure_rate, 1) AS \"failed %\" FROM msg_type_mix")))
+  yield* Console.log(table(yield* rows('SELECT message_type, messages, round(100 * failure_rate, 1) AS "failed %" FROM msg_type_mix')))
   yield* Console.log("\n2. How concentrated are token holdings? (holder_concentration)")
-  yield* Console.log(table(yield* rows("SELECT left(denom, 24) AS denom, holders, round(top10_share, 3) AS top10_share, round(gini, 3) AS gini FROM holder_concentration")))
+  yield* Console.log(
+    table(
+      yield* rows(
+        "SELECT left(denom, 24) AS denom, holders, round(top10_share, 3) AS top10_share, round(gini, 3) AS gini FROM holder_concentration"
+      )
+    )
+  )
   yield* Console.log("\n3. How does a swap's price impact grow with the amount? (route_quote_stats, INIT → USDC on the L1)")
   yield* Console.log(
     table(
@@ -107,48 +138,76 @@ const routerLeg = Effect.gen(function* () {
   return { round, route, tracked }
 })
 
-export const demoCommand = Command.make("demo", { seed: seedOption, blocks: blocksOption, out: Options.directory("out").pipe(Options.withDefault("data"), Options.withDescription("where the demo export goes")) }, (o) =>
-  Effect.gen(function* () {
-    // Ctrl-C: say so, and that a rerun picks up where this one stopped (it exited 130 in silence)
-    yield* Effect.addFinalizer((exit) =>
-      Exit.isInterrupted(exit) ? Console.error(`\nstopped: what was committed in ${resolve(o.out)} stays; npm start (or chain-lake demo) again fetches only the rest`) : Effect.void
-    )
-    yield* checkOutputFolder("--out", o.out)
-    const devnet = yield* Effect.acquireRelease(
-      Effect.promise(async () => (await import("../devnet/index.js")).startDevnet({ seed: o.seed, blocks: o.blocks })),
-      (d) => Effect.promise(() => d.stop())
-    )
-    yield* Console.log(`Embedded devnet: indexer ${devnet.indexerUrl}, router ${devnet.routerUrl} (seed ${o.seed}, ${o.blocks} blocks)\n`)
-    yield* tour.pipe(
-      Effect.provide(indexerLayer(devnet.indexerUrl)),
-      Effect.mapError((e) => new UserError({ message: describeIndexerError(e) }))
-    )
-    const out = resolve(o.out)
-    yield* Console.log(`\nExporting every dataset to ${out} (rerun: only what is new is fetched) …`)
-    const progress = makeProgress({ tty: false, log: () => {} })
-    const started = Date.now()
-    const exported = yield* runExport(DATASETS, { observer: progress.observer }).pipe(
-      Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out })),
-      Effect.mapError((e) => new UserError({ message: describeExportFailure(e) }))
-    )
-    yield* Console.log("Sampling route quotes and bridging 2.5 USDC from Noble to the rollup (devnet broadcast), tracked to completion:")
-    const leg = yield* routerLeg.pipe(
-      Effect.provide(Layer.mergeAll(routerLayer(devnet.routerUrl), layerLakeWriter(out))),
-      Effect.mapError((e) => new UserError({ message: "_tag" in e && String(e._tag).startsWith("Router") ? describeRouterError(e as RouterError) : (e as { message: string }).message }))
-    )
-    yield* answers.pipe(Effect.provide(layerAnalytics({ dataDir: out })), Effect.mapError((e) => new UserError({ message: e.message })))
-    yield* Console.log("\nSummary:")
-    yield* Console.log(summaryTable(exported.datasets, (Date.now() - started) / 1000))
-    yield* Console.log(`route_quotes: ${leg.round.quotes} quotes in one round (${leg.round.ok} routes, ${leg.round.failed} failed quotes recorded as data)`)
-    yield* Console.log(`transfers:    ${leg.tracked.status.state} via ${leg.route.chain_ids.join(" → ")}, each state change recorded`)
-    const catalog = yield* writeCatalog({ dataDir: out }).pipe(Effect.mapError((e) => new UserError({ message: e.message })))
-    const report = yield* writeReport(join(out, "report.html")).pipe(
-      Effect.provide(layerAnalytics({ dataDir: out })),
-      Effect.mapError((e) => new UserError({ message: e.message }))
-    )
-    yield* Console.log(`\nParquet files: ${out}/<dataset>/<partition>=<value>/*.parquet`)
-    yield* Console.log(`Charts:       ${report.path} (open it in a browser)`)
-    yield* Console.log(`DuckDB:       ${catalog.dbFile} (cd ${out} && duckdb chain-lake.duckdb), or \`npx chain-lake query "FROM msg_type_mix"\``)
-    yield* Console.log(`Next: \`npx chain-lake export --indexer-url URL --out data-mychain\` for a real indexer (its own folder: a lake holds one chain); \`npx chain-lake devnet\` serves this devnet for your own tools.`)
-  }).pipe(Effect.scoped)
+export const demoCommand = Command.make(
+  "demo",
+  {
+    seed: seedOption,
+    blocks: blocksOption,
+    out: Options.directory("out").pipe(Options.withDefault("data"), Options.withDescription("where the demo export goes"))
+  },
+  (o) =>
+    Effect.gen(function* () {
+      // Ctrl-C: say so, and that a rerun picks up where this one stopped (it exited 130 in silence)
+      yield* Effect.addFinalizer((exit) =>
+        Exit.isInterrupted(exit)
+          ? Console.error(
+              `\nstopped: what was committed in ${resolve(o.out)} stays; npm start (or chain-lake demo) again fetches only the rest`
+            )
+          : Effect.void
+      )
+      yield* checkOutputFolder("--out", o.out)
+      const devnet = yield* Effect.acquireRelease(
+        Effect.promise(async () => (await import("../devnet/index.js")).startDevnet({ seed: o.seed, blocks: o.blocks })),
+        (d) => Effect.promise(() => d.stop())
+      )
+      yield* Console.log(`Embedded devnet: indexer ${devnet.indexerUrl}, router ${devnet.routerUrl} (seed ${o.seed}, ${o.blocks} blocks)\n`)
+      yield* tour.pipe(
+        Effect.provide(indexerLayer(devnet.indexerUrl)),
+        Effect.mapError((e) => new UserError({ message: describeIndexerError(e) }))
+      )
+      const out = resolve(o.out)
+      yield* Console.log(`\nExporting every dataset to ${out} (rerun: only what is new is fetched) …`)
+      const progress = makeProgress({ tty: false, log: () => {} })
+      const started = Date.now()
+      const exported = yield* runExport(DATASETS, { observer: progress.observer }).pipe(
+        Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out })),
+        Effect.mapError((e) => new UserError({ message: describeExportFailure(e) }))
+      )
+      yield* Console.log("Sampling route quotes and bridging 2.5 USDC from Noble to the rollup (devnet broadcast), tracked to completion:")
+      const leg = yield* routerLeg.pipe(
+        Effect.provide(Layer.mergeAll(routerLayer(devnet.routerUrl), layerLakeWriter(out))),
+        Effect.mapError(
+          (e) =>
+            new UserError({
+              message:
+                "_tag" in e && String(e._tag).startsWith("Router")
+                  ? describeRouterError(e as RouterError)
+                  : (e as { message: string }).message
+            })
+        )
+      )
+      yield* answers.pipe(
+        Effect.provide(layerAnalytics({ dataDir: out })),
+        Effect.mapError((e) => new UserError({ message: e.message }))
+      )
+      yield* Console.log("\nSummary:")
+      yield* Console.log(summaryTable(exported.datasets, (Date.now() - started) / 1000))
+      yield* Console.log(
+        `route_quotes: ${leg.round.quotes} quotes in one round (${leg.round.ok} routes, ${leg.round.failed} failed quotes recorded as data)`
+      )
+      yield* Console.log(`transfers:    ${leg.tracked.status.state} via ${leg.route.chain_ids.join(" → ")}, each state change recorded`)
+      const catalog = yield* writeCatalog({ dataDir: out }).pipe(Effect.mapError((e) => new UserError({ message: e.message })))
+      const report = yield* writeReport(join(out, "report.html")).pipe(
+        Effect.provide(layerAnalytics({ dataDir: out })),
+        Effect.mapError((e) => new UserError({ message: e.message }))
+      )
+      yield* Console.log(`\nParquet files: ${out}/<dataset>/<partition>=<value>/*.parquet`)
+      yield* Console.log(`Charts:       ${report.path} (open it in a browser)`)
+      yield* Console.log(
+        `DuckDB:       ${catalog.dbFile} (cd ${out} && duckdb chain-lake.duckdb), or \`npx chain-lake query "FROM msg_type_mix"\``
+      )
+      yield* Console.log(
+        `Next: \`npx chain-lake export --indexer-url URL --out data-mychain\` for a real indexer (its own folder: a lake holds one chain); \`npx chain-lake devnet\` serves this devnet for your own tools.`
+      )
+    }).pipe(Effect.scoped)
 ).pipe(Command.withDescription("Start the embedded devnet in-process and show what it serves (what `npm start` runs)"))

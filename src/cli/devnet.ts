@@ -6,8 +6,14 @@ import type { Vm } from "../devnet/index.js"
 import { UserError } from "./errors.js"
 import { integerOption } from "./integers.js"
 
-export const seedOption = integerOption("seed").pipe(Options.withDefault(1), Options.withDescription("chain seed: the same seed serves the same bytes"))
-export const blocksOption = integerOption("blocks").pipe(Options.withDefault(1000), Options.withDescription("the chain starts with heights 1..N"))
+export const seedOption = integerOption("seed").pipe(
+  Options.withDefault(1),
+  Options.withDescription("chain seed: the same seed serves the same bytes")
+)
+export const blocksOption = integerOption("blocks").pipe(
+  Options.withDefault(1000),
+  Options.withDescription("the chain starts with heights 1..N")
+)
 
 const options = {
   seed: seedOption,
@@ -22,26 +28,48 @@ const options = {
   ),
   faults: Options.text("faults").pipe(
     Options.withDefault("none"),
-    Options.withDescription("none | light | heavy, or rates like 429=0.05,503=0.05,reset=0.02 (also truncate=, malformed= and the flag count-timeout)")
+    Options.withDescription(
+      "none | light | heavy, or rates like 429=0.05,503=0.05,reset=0.02 (also truncate=, malformed= and the flag count-timeout)"
+    )
   ),
-  latencyMs: integerOption("latency-ms").pipe(Options.withDefault(0), Options.withDescription("milliseconds from each request to its response (the server's own work counts within it)")),
+  latencyMs: integerOption("latency-ms").pipe(
+    Options.withDefault(0),
+    Options.withDescription("milliseconds from each request to its response (the server's own work counts within it)")
+  ),
   offsetRowUs: integerOption("offset-row-us").pipe(
     Options.withDefault(0),
-    Options.withDescription("microseconds each row skipped through pagination.offset adds to its answer, as the real indexer's SQL OFFSET scans them; 0 keeps offsets free")
+    Options.withDescription(
+      "microseconds each row skipped through pagination.offset adds to its answer, as the real indexer's SQL OFFSET scans them; 0 keeps offsets free"
+    )
   ),
-  vm: Options.choice("vm", ["evm", "move", "wasm"]).pipe(Options.withDefault("evm" as const), Options.withDescription("the rollup's VM: EVM routes exist on evm only; the rich list is served on every VM (bech32 accounts off evm)")),
-  txsPerBlock: integerOption("txs-per-block").pipe(Options.withDefault(4), Options.withDescription("mean txs per block (20% of blocks are empty)")),
+  vm: Options.choice("vm", ["evm", "move", "wasm"]).pipe(
+    Options.withDefault("evm" as const),
+    Options.withDescription("the rollup's VM: EVM routes exist on evm only; the rich list is served on every VM (bech32 accounts off evm)")
+  ),
+  txsPerBlock: integerOption("txs-per-block").pipe(
+    Options.withDefault(4),
+    Options.withDescription("mean txs per block (20% of blocks are empty)")
+  ),
   feeDenom: Options.text("fee-denom").pipe(
     Options.optional,
-    Options.withDescription("the denom most fees are paid in, in place of uinit (an EVM rollup's own gas token; the rich list of uinit then answers 400)")
+    Options.withDescription(
+      "the denom most fees are paid in, in place of uinit (an EVM rollup's own gas token; the rich list of uinit then answers 400)"
+    )
   ),
   forkHeight: integerOption("fork-height").pipe(
     Options.optional,
-    Options.withDescription("another history above this height (as an indexer rolled back and re-synced, or a reorg): blocks up to it are the same as without the flag, those above are drawn from --fork-seed")
+    Options.withDescription(
+      "another history above this height (as an indexer rolled back and re-synced, or a reorg): blocks up to it are the same as without the flag, those above are drawn from --fork-seed"
+    )
   ),
-  forkSeed: integerOption("fork-seed").pipe(Options.optional, Options.withDescription("with --fork-height: the seed of the history above it (default: --seed + 1)")),
+  forkSeed: integerOption("fork-seed").pipe(
+    Options.optional,
+    Options.withDescription("with --fork-height: the seed of the history above it (default: --seed + 1)")
+  ),
   noRouterMetadata: Options.boolean("no-router-metadata").pipe(
-    Options.withDescription("a router with only the documented route, msgs, track and status: /v2/fungible/assets and /v2/info/chains answer 404")
+    Options.withDescription(
+      "a router with only the documented route, msgs, track and status: /v2/fungible/assets and /v2/info/chains answer 404"
+    )
   )
 }
 
@@ -49,10 +77,14 @@ export const devnetCommand = Command.make("devnet", options, (o) =>
   Effect.gen(function* () {
     // usage errors: exit 2, as every other command's
     if (o.blocks < 1) return yield* new UserError({ message: `--blocks must be at least 1, got ${o.blocks}`, exitCode: 2 })
-    if (o.port < 0 || o.port > 65534) return yield* new UserError({ message: `--port must be between 0 and 65534, got ${o.port}`, exitCode: 2 })
-    if (o.blockTime < 0 || o.latencyMs < 0 || o.offsetRowUs < 0) return yield* new UserError({ message: "--block-time, --latency-ms and --offset-row-us cannot be negative", exitCode: 2 })
-    if (Option.isSome(o.forkSeed) && Option.isNone(o.forkHeight)) return yield* new UserError({ message: "--fork-seed needs --fork-height", exitCode: 2 })
-    if (Option.isSome(o.forkHeight) && o.forkHeight.value < 0) return yield* new UserError({ message: `--fork-height must be 0 or more, got ${o.forkHeight.value}`, exitCode: 2 })
+    if (o.port < 0 || o.port > 65534)
+      return yield* new UserError({ message: `--port must be between 0 and 65534, got ${o.port}`, exitCode: 2 })
+    if (o.blockTime < 0 || o.latencyMs < 0 || o.offsetRowUs < 0)
+      return yield* new UserError({ message: "--block-time, --latency-ms and --offset-row-us cannot be negative", exitCode: 2 })
+    if (Option.isSome(o.forkSeed) && Option.isNone(o.forkHeight))
+      return yield* new UserError({ message: "--fork-seed needs --fork-height", exitCode: 2 })
+    if (Option.isSome(o.forkHeight) && o.forkHeight.value < 0)
+      return yield* new UserError({ message: `--fork-height must be 0 or more, got ${o.forkHeight.value}`, exitCode: 2 })
     const fork = Option.map(o.forkHeight, (height) => ({ height, seed: Option.getOrElse(o.forkSeed, () => o.seed + 1) }))
     const devnet = yield* Effect.acquireRelease(
       Effect.tryPromise({

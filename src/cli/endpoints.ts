@@ -16,12 +16,16 @@ import { UserError } from "./errors.js"
 export const urlOption = (service: Service) =>
   Options.text(`${service}-url`).pipe(
     Options.optional,
-    Options.withDescription(`the ${service} API's base URL (or CHAIN_LAKE_${service.toUpperCase()}_URL); user:pass@ in it is sent as basic auth`)
+    Options.withDescription(
+      `the ${service} API's base URL (or CHAIN_LAKE_${service.toUpperCase()}_URL); user:pass@ in it is sent as basic auth`
+    )
   )
 
 /** `--devnet`: the embedded devnet's simulated service instead of a real one (never the default: simulated data must be asked for). */
 export const devnetOption = (service: Service) =>
-  Options.boolean("devnet").pipe(Options.withDescription(`use the embedded devnet's simulated ${service} (started in-process) instead of a real one`))
+  Options.boolean("devnet").pipe(
+    Options.withDescription(`use the embedded devnet's simulated ${service} (started in-process) instead of a real one`)
+  )
 
 /** What is wrong with how a command names its service (checked before anything is written), if anything. */
 export const sourceProblem = (service: Service, url: Option.Option<string>, devnet: boolean): string | undefined =>
@@ -35,7 +39,9 @@ export const sourceProblem = (service: Service, url: Option.Option<string>, devn
 export const headerOption = (service: Service, name = "header") =>
   Options.text(name).pipe(
     Options.repeated,
-    Options.withDescription(`"Name: value" sent with every ${service} request, e.g. "Authorization: Bearer …" (repeatable; also ${HEADERS_ENV[service]}, one per line)`)
+    Options.withDescription(
+      `"Name: value" sent with every ${service} request, e.g. "Authorization: Bearer …" (repeatable; also ${HEADERS_ENV[service]}, one per line)`
+    )
   )
 
 /** The endpoint `raw` names, with the service's headers from the environment and then from flags; a mistake is a usage error. */
@@ -71,7 +77,8 @@ export const preflight = (service: Service, endpoint: ServiceEndpoint, path: str
         // a web page where JSON was due: another site, or a login page in front of the service (the
         // router sampler stored each quote's "not JSON" as data, a round of them)
         // (a 5xx or 429 page of a proxy is HTML too: those pass, for the command's retries)
-        if (res.status >= 200 && res.status < 300 && /^\s*</.test(body)) return `${path} answered ${res.status} with an HTML page, not JSON: is this the ${service}'s URL (or is a login or gateway page in front of it)?`
+        if (res.status >= 200 && res.status < 300 && /^\s*</.test(body))
+          return `${path} answered ${res.status} with an HTML page, not JSON: is this the ${service}'s URL (or is a login or gateway page in front of it)?`
         // JSON, but not an indexer's status: a node's RPC answers /status too ("malformed response from /status at version" said nothing of the URL)
         if (service === "indexer" && res.status >= 200 && res.status < 300) {
           const status = parsedObject(body)
@@ -83,14 +90,19 @@ export const preflight = (service: Service, endpoint: ServiceEndpoint, path: str
       catch: (e) => {
         const failure = e as Partial<TransportFailure>
         // it answered, in a form that cannot be read: not a reachability problem
-        if (failure.phase === "encoding" || failure.phase === "too-large") return new UserError({ message: `${endpoint.baseUrl} (--${service}-url): ${path}: ${failure.reason}` })
+        if (failure.phase === "encoding" || failure.phase === "too-large")
+          return new UserError({ message: `${endpoint.baseUrl} (--${service}-url): ${path}: ${failure.reason}` })
         const why = signal.aborted ? "no answer within 10 s" : (failure.code ?? failure.reason ?? String(e))
-        return new UserError({ message: `cannot reach ${endpoint.baseUrl} (--${service}-url): ${why}; check the URL and that the service is up` })
+        return new UserError({
+          message: `cannot reach ${endpoint.baseUrl} (--${service}-url): ${why}; check the URL and that the service is up`
+        })
       }
     })
   }).pipe(
     Effect.provide(layerHttpTransport(endpoint)),
-    Effect.flatMap((problem) => (problem ? Effect.fail(new UserError({ message: `${endpoint.baseUrl} (--${service}-url): ${problem}` })) : Effect.void))
+    Effect.flatMap((problem) =>
+      problem ? Effect.fail(new UserError({ message: `${endpoint.baseUrl} (--${service}-url): ${problem}` })) : Effect.void
+    )
   )
 
 /** what a flaky gateway or a server under load does to one request: a connection dropped or reset, a body cut short */
@@ -136,7 +148,8 @@ export const noUrl = (service: Service) =>
   `no --${service}-url: give the ${service}'s URL (or set CHAIN_LAKE_${service.toUpperCase()}_URL); --devnet uses the embedded devnet's simulated chain instead`
 
 /** The service's URL from the environment (CHAIN_LAKE_INDEXER_URL / CHAIN_LAKE_ROUTER_URL); an empty value names nothing. */
-export const urlFromEnvironment = (service: Service): string | undefined => process.env[`CHAIN_LAKE_${service.toUpperCase()}_URL`] || undefined
+export const urlFromEnvironment = (service: Service): string | undefined =>
+  process.env[`CHAIN_LAKE_${service.toUpperCase()}_URL`] || undefined
 
 /**
  * The endpoint a flag (or the environment) names, checked and probed; else the embedded devnet's,
@@ -159,9 +172,14 @@ export const endpointOrDevnet = (
       return endpoint
     }
     if (devnet === false) return yield* new UserError({ message: noUrl(service), exitCode: 2 })
-    const started = yield* Effect.acquireRelease(Effect.promise(async () => (await import("../devnet/index.js")).startDevnet(devnet)), (d) => Effect.promise(() => d.stop()))
+    const started = yield* Effect.acquireRelease(
+      Effect.promise(async () => (await import("../devnet/index.js")).startDevnet(devnet)),
+      (d) => Effect.promise(() => d.stop())
+    )
     const devnetUrl = service === "indexer" ? started.indexerUrl : started.routerUrl
-    yield* Console.error(`${purpose} the embedded devnet ${service === "indexer" ? `(seed ${devnet.seed}, ${devnet.blocks} blocks) ` : ""}at ${devnetUrl}: simulated data`)
+    yield* Console.error(
+      `${purpose} the embedded devnet ${service === "indexer" ? `(seed ${devnet.seed}, ${devnet.blocks} blocks) ` : ""}at ${devnetUrl}: simulated data`
+    )
     return plainEndpoint(devnetUrl)
   })
 

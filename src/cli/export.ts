@@ -31,38 +31,71 @@ const list = (name: string, description: string) =>
   Options.text(name).pipe(
     Options.optional,
     Options.withDescription(description),
-    Options.map(Option.map((s) => s.split(",").map((x) => x.trim()).filter(Boolean)))
+    Options.map(
+      Option.map((s) =>
+        s
+          .split(",")
+          .map((x) => x.trim())
+          .filter(Boolean)
+      )
+    )
   )
 
 export const options = {
   indexerUrl: urlOption("indexer"),
   devnet: devnetOption("indexer"),
   header: headerOption("indexer"),
-  out: Options.text("out").pipe(Options.withDefault("data"), Options.withDescription("output folder (created if missing), or s3://bucket/prefix")),
-  s3Endpoint: Options.text("s3-endpoint").pipe(Options.optional, Options.withDescription("S3-compatible endpoint URL for s3:// outputs (default: AWS)")),
-  datasets: list("datasets", `comma-separated datasets (default: all the chain serves): ${EXPORTED_DATASETS.map((d) => d.name).join(", ")}`),
+  out: Options.text("out").pipe(
+    Options.withDefault("data"),
+    Options.withDescription("output folder (created if missing), or s3://bucket/prefix")
+  ),
+  s3Endpoint: Options.text("s3-endpoint").pipe(
+    Options.optional,
+    Options.withDescription("S3-compatible endpoint URL for s3:// outputs (default: AWS)")
+  ),
+  datasets: list(
+    "datasets",
+    `comma-separated datasets (default: all the chain serves): ${EXPORTED_DATASETS.map((d) => d.name).join(", ")}`
+  ),
   denoms: list("denoms", "comma-separated denoms for holders (default: the denoms in the exported blocks' total_fee)"),
-  fromHeight: integerOption("from-height").pipe(Options.optional, Options.withDescription("first height (default: the first indexed block)")),
+  fromHeight: integerOption("from-height").pipe(
+    Options.optional,
+    Options.withDescription("first height (default: the first indexed block)")
+  ),
   toHeight: integerOption("to-height").pipe(Options.optional, Options.withDescription("last height (default: the tip seen at start)")),
-  concurrency: integerOption("concurrency").pipe(Options.withDefault(DEFAULTS.concurrency), Options.withDescription("requests in flight at once, shared by all datasets")),
+  concurrency: integerOption("concurrency").pipe(
+    Options.withDefault(DEFAULTS.concurrency),
+    Options.withDescription("requests in flight at once, shared by all datasets")
+  ),
   rps: integerOption("rps").pipe(Options.withDefault(DEFAULTS.rps), Options.withDescription("requests per second at most; 0 = no limit")),
   pageSize: integerOption("page-size").pipe(Options.withDefault(DEFAULTS.pageSize), Options.withDescription("rows per request, 1..1000")),
   maxPageMb: integerOption("max-page-mb").pipe(
     Options.withDefault(DEFAULTS.maxPageMb),
-    Options.withDescription("the largest answer read from the indexer, in MB; a larger one fails the run (a broken or hostile server cannot fill memory)")
+    Options.withDescription(
+      "the largest answer read from the indexer, in MB; a larger one fails the run (a broken or hostile server cannot fill memory)"
+    )
   ),
   memoryLimit: Options.text("memory-limit").pipe(
     Options.withDefault(defaultMemoryLimit()),
-    Options.withDescription("memory the run may use (e.g. 512MB, 2GB): past 100 MB for the process, DuckDB gets 40% and writers stage a third of that; lower means smaller files, more often")
+    Options.withDescription(
+      "memory the run may use (e.g. 512MB, 2GB): past 100 MB for the process, DuckDB gets 40% and writers stage a third of that; lower means smaller files, more often"
+    )
   ),
-  logFormat: Options.choice("log-format", ["text", "json"]).pipe(Options.withDefault("text" as const), Options.withDescription(LOG_FORMAT_DESCRIPTION)),
+  logFormat: Options.choice("log-format", ["text", "json"]).pipe(
+    Options.withDefault("text" as const),
+    Options.withDescription(LOG_FORMAT_DESCRIPTION)
+  ),
   onInvalid: Options.choice("on-invalid", ["fail", "quarantine"]).pipe(
     Options.withDefault("fail" as const),
-    Options.withDescription("a record that breaks the schema: fail (nothing more is committed) or quarantine (kept in _quarantine/ and skipped)")
+    Options.withDescription(
+      "a record that breaks the schema: fail (nothing more is committed) or quarantine (kept in _quarantine/ and skipped)"
+    )
   ),
   dryRun: Options.boolean("dry-run").pipe(Options.withDescription("print the plan and the Parquet schemas; write nothing")),
   adoptLake: Options.boolean("adopt-lake").pipe(
-    Options.withDescription("take an --out that holds data but names no chain (no _lake.json: an older lake), once its newest block is checked against the indexer")
+    Options.withDescription(
+      "take an --out that holds data but names no chain (no _lake.json: an older lake), once its newest block is checked against the indexer"
+    )
   ),
   onReorg: Options.choice("on-reorg", ["refuse", "rollback"]).pipe(
     Options.withDefault("refuse" as const),
@@ -72,9 +105,17 @@ export const options = {
   ),
   devnetBlocks: integerOption("devnet-blocks").pipe(Options.optional, Options.withDescription("with --devnet: its blocks (default 1000)")),
   devnetSeed: integerOption("devnet-seed").pipe(Options.optional, Options.withDescription("with --devnet: its seed (default 1)")),
-  follow: Options.boolean("follow").pipe(Options.withDescription("after catching up, keep exporting new blocks until stopped (append-only datasets by default)")),
-  poll: Options.text("poll").pipe(Options.optional, Options.withDescription("with --follow: how often to look for new blocks (500ms, 2s, 1m; default 2s)")),
-  untilHeight: integerOption("until-height").pipe(Options.optional, Options.withDescription("with --follow: stop once this height is exported")),
+  follow: Options.boolean("follow").pipe(
+    Options.withDescription("after catching up, keep exporting new blocks until stopped (append-only datasets by default)")
+  ),
+  poll: Options.text("poll").pipe(
+    Options.optional,
+    Options.withDescription("with --follow: how often to look for new blocks (500ms, 2s, 1m; default 2s)")
+  ),
+  untilHeight: integerOption("until-height").pipe(
+    Options.optional,
+    Options.withDescription("with --follow: stop once this height is exported")
+  ),
   compactAfter: integerOption("compact-after").pipe(
     Options.withDefault(FOLLOW_COMPACT_AFTER),
     Options.withDescription("with --follow: compact a partition once it holds this many small files (0: never; see chain-lake compact)")
@@ -107,24 +148,26 @@ export const describeExportFailure = (e: { _tag: string; message?: string }): st
 }
 
 /** The one line a failed export prints: what failed, and whether a rerun resumes (not when the request or the lake is what is wrong). */
-const exportFailure = (onInvalid: "fail" | "quarantine") => (e: { _tag: string; message?: string; status?: number; endpoint?: string; path?: string }) =>
-  new UserError({
-    message: ["ExportError", "LakeIdentityError", "RollbackError", "CheckpointError", "CompactionError"].includes(e._tag)
-      ? describeExportFailure(e)
-      : refused(e)
-        ? // asked again, the same request is refused the same way (a denom the rich list does not know)
-          `${describeExportFailure(e)}. Committed files are untouched; change what the indexer refused, then rerun.`
-        : e._tag === "IndexerDecodeError"
-          ? // a rerun reads the same answer: set bad records aside, or (an HTML page) point at the indexer
-            `${describeExportFailure(e)}. Committed files are untouched${onInvalid === "fail" && quarantinable(e) ? "; --on-invalid quarantine sets such records aside and exports the rest" : ""}.`
-          : e._tag === "IndexerPagingError"
-            ? // a list that moved while it was paged passes on a rerun; a server (or proxy) that pages wrongly fails the same way again
-              `${describeExportFailure(e)}. Committed files are untouched; a rerun resumes if the list was changing, but if it fails the same way the server's paging is wrong (check any proxy or gateway in front of it).`
-            : `${describeExportFailure(e)}. Committed files are untouched; rerun to resume.`
-  })
+const exportFailure =
+  (onInvalid: "fail" | "quarantine") => (e: { _tag: string; message?: string; status?: number; endpoint?: string; path?: string }) =>
+    new UserError({
+      message: ["ExportError", "LakeIdentityError", "RollbackError", "CheckpointError", "CompactionError"].includes(e._tag)
+        ? describeExportFailure(e)
+        : refused(e)
+          ? // asked again, the same request is refused the same way (a denom the rich list does not know)
+            `${describeExportFailure(e)}. Committed files are untouched; change what the indexer refused, then rerun.`
+          : e._tag === "IndexerDecodeError"
+            ? // a rerun reads the same answer: set bad records aside, or (an HTML page) point at the indexer
+              `${describeExportFailure(e)}. Committed files are untouched${onInvalid === "fail" && quarantinable(e) ? "; --on-invalid quarantine sets such records aside and exports the rest" : ""}.`
+            : e._tag === "IndexerPagingError"
+              ? // a list that moved while it was paged passes on a rerun; a server (or proxy) that pages wrongly fails the same way again
+                `${describeExportFailure(e)}. Committed files are untouched; a rerun resumes if the list was changing, but if it fails the same way the server's paging is wrong (check any proxy or gateway in front of it).`
+              : `${describeExportFailure(e)}. Committed files are untouched; rerun to resume.`
+    })
 /** A record of an appended list that breaks its schema (`txs[3].height`): what --on-invalid quarantine sets aside (not an envelope, nor a snapshot's record). */
 const APPENDED = new Set(EXPORTED_DATASETS.flatMap((d) => (d.kind === "append" ? [d.source.endpoint] : [])))
-const quarantinable = (e: { endpoint?: string; path?: string }) => e.endpoint !== undefined && APPENDED.has(e.endpoint) && /\[\d+\]/.test(e.path ?? "")
+const quarantinable = (e: { endpoint?: string; path?: string }) =>
+  e.endpoint !== undefined && APPENDED.has(e.endpoint) && /\[\d+\]/.test(e.path ?? "")
 /** A 4xx that is not "later" (408, 425, 429): the request itself is what the indexer refuses. */
 const refused = (e: { _tag: string; status?: number }) =>
   e._tag === "IndexerHttpError" && e.status !== undefined && e.status >= 400 && e.status < 500 && ![408, 425, 429].includes(e.status)
@@ -156,19 +199,29 @@ const validate = (o: {
     if (o.rps < 0) return yield* bad(`--rps cannot be negative, got ${o.rps}`)
     if (o.maxPageMb < 1) return yield* bad(`--max-page-mb must be at least 1, got ${o.maxPageMb}`)
     const memory = parseMemorySize(o.memoryLimit)
-    if (memory === undefined || memory < 128 * 1024 * 1024) return yield* bad(`--memory-limit must be a size of at least 128MB (e.g. 512MB, 2GB), got "${o.memoryLimit}"`)
-    if (o.pageSize < 1 || o.pageSize > 1000) return yield* bad(`--page-size must be 1..1000 (the indexer answers 400 above 1000), got ${o.pageSize}`)
+    if (memory === undefined || memory < 128 * 1024 * 1024)
+      return yield* bad(`--memory-limit must be a size of at least 128MB (e.g. 512MB, 2GB), got "${o.memoryLimit}"`)
+    if (o.pageSize < 1 || o.pageSize > 1000)
+      return yield* bad(`--page-size must be 1..1000 (the indexer answers 400 above 1000), got ${o.pageSize}`)
     // heights start at 1: a bound of 0 or below matches no block
-    for (const [flag, value] of [["--from-height", o.fromHeight], ["--to-height", o.toHeight], ["--until-height", o.untilHeight]] as const)
+    for (const [flag, value] of [
+      ["--from-height", o.fromHeight],
+      ["--to-height", o.toHeight],
+      ["--until-height", o.untilHeight]
+    ] as const)
       if (Option.isSome(value) && value.value < 1) return yield* bad(`${flag} must be at least 1 (heights start at 1), got ${value.value}`)
     if (Option.isSome(o.fromHeight) && Option.isSome(o.toHeight) && o.fromHeight.value > o.toHeight.value)
       return yield* bad(`--from-height ${o.fromHeight.value} is above --to-height ${o.toHeight.value}`)
-    if (o.follow && (o.compactAfter < 0 || o.compactAfter === 1)) return yield* bad(`--compact-after must be 0 (never) or at least 2, got ${o.compactAfter}`)
+    if (o.follow && (o.compactAfter < 0 || o.compactAfter === 1))
+      return yield* bad(`--compact-after must be 0 (never) or at least 2, got ${o.compactAfter}`)
     // flags of --follow without it were taken and did nothing
     if (!o.follow && Option.isSome(o.poll)) return yield* bad("--poll applies with --follow only")
-    if (!o.follow && Option.isSome(o.untilHeight)) return yield* bad("--until-height applies with --follow only (--to-height bounds a plain export)")
-    if (!o.devnet && (Option.isSome(o.devnetBlocks) || Option.isSome(o.devnetSeed))) return yield* bad(`--devnet-${Option.isSome(o.devnetBlocks) ? "blocks" : "seed"} applies with --devnet only`)
-    if (o.follow && Option.isSome(o.poll) && !parseEvery(o.poll.value)) return yield* bad(`--poll must look like 500ms, 2s or 1m, got "${o.poll.value}"`)
+    if (!o.follow && Option.isSome(o.untilHeight))
+      return yield* bad("--until-height applies with --follow only (--to-height bounds a plain export)")
+    if (!o.devnet && (Option.isSome(o.devnetBlocks) || Option.isSome(o.devnetSeed)))
+      return yield* bad(`--devnet-${Option.isSome(o.devnetBlocks) ? "blocks" : "seed"} applies with --devnet only`)
+    if (o.follow && Option.isSome(o.poll) && !parseEvery(o.poll.value))
+      return yield* bad(`--poll must look like 500ms, 2s or 1m, got "${o.poll.value}"`)
     // the source last: the flags' own mistakes are named first
     const source = sourceProblem("indexer", o.indexerUrl, o.devnet)
     if (source) return yield* bad(source)
@@ -188,10 +241,14 @@ export const exportCommand = Command.make("export", options, (o) =>
     const s3Out = isS3Url(o.out) ? o.out : undefined
     if (!s3Out) yield* checkOutputFolder("--out", o.out)
     const s3Endpoint = Option.getOrUndefined(o.s3Endpoint)
-    if (s3Out) yield* Effect.try({ try: () => parseS3Url(s3Out), catch: (e) => new UserError({ message: (e as Error).message, exitCode: 2 }) })
+    if (s3Out)
+      yield* Effect.try({ try: () => parseS3Url(s3Out), catch: (e) => new UserError({ message: (e as Error).message, exitCode: 2 }) })
     // a rollback rewrites committed files, which an s3:// run's work folder does not hold
     if (s3Out && o.onReorg === "rollback")
-      return yield* new UserError({ message: "--on-reorg rollback works on a local lake: sync the S3 lake to a folder, export there, and publish it", exitCode: 2 })
+      return yield* new UserError({
+        message: "--on-reorg rollback works on a local lake: sync the S3 lake to a folder, export there, and publish it",
+        exitCode: 2
+      })
     // a work folder of this run's own (two jobs on one machine never share one), removed at the end
     const writer = newWriterId()
     const out = s3Out ? yield* Effect.acquireRelease(newWorkDir(writer), removeDir) : resolve(o.out)
@@ -199,7 +256,15 @@ export const exportCommand = Command.make("export", options, (o) =>
     // each commit goes up to S3 as it happens
     const remote = s3Out ? remoteCommits(s3Out, out, writer, s3Endpoint) : undefined
     const layerFor = (indexerUrl: ServiceEndpoint) =>
-      exportLayer({ indexerUrl, out, limits: { concurrency: o.concurrency, rps: o.rps }, maxPageMb: o.maxPageMb, memoryLimitBytes: parseMemorySize(o.memoryLimit)!, filesElsewhere: remote !== undefined, ...(remote ? { afterCommit: remote.afterCommit, fetchCommitted: remote.fetchCommitted } : {}) })
+      exportLayer({
+        indexerUrl,
+        out,
+        limits: { concurrency: o.concurrency, rps: o.rps },
+        maxPageMb: o.maxPageMb,
+        memoryLimitBytes: parseMemorySize(o.memoryLimit)!,
+        filesElsewhere: remote !== undefined,
+        ...(remote ? { afterCommit: remote.afterCommit, fetchCommitted: remote.fetchCommitted } : {})
+      })
     const devnet = o.devnet && { seed: Option.getOrElse(o.devnetSeed, () => 1), blocks: Option.getOrElse(o.devnetBlocks, () => 1000) }
     const indexer = yield* endpointOrDevnet("indexer", o.indexerUrl, o.header, "exporting", devnet)
     const startedAt = new Date().toISOString()
@@ -220,7 +285,13 @@ export const exportCommand = Command.make("export", options, (o) =>
         // an s3:// run's work folder goes with it: its commits are uploaded, the report is not
         if (!s3Out) {
           await makeFolder(join(out, "_runs"))
-          await writeFile(join(out, rel), redactedJson({ startedAt, stoppedAt: new Date().toISOString(), interrupted: true, indexerUrl: indexer.baseUrl, committed: datasets }, 1))
+          await writeFile(
+            join(out, rel),
+            redactedJson(
+              { startedAt, stoppedAt: new Date().toISOString(), interrupted: true, indexerUrl: indexer.baseUrl, committed: datasets },
+              1
+            )
+          )
         }
         const what = datasets.length ? datasets.map((d) => `${d.dataset} +${d.rows} rows in ${d.files} files`).join(", ") : "nothing yet"
         process.stderr.write(`committed by this run before it was stopped: ${what}${s3Out ? "" : ` (report in ${rel})`}\n`)
@@ -264,7 +335,9 @@ export const exportCommand = Command.make("export", options, (o) =>
             // first after 5 s (or 5 polls) without a new block, then once a minute
             if (Date.now() - saidWaiting < 60_000 || Date.now() - since.getTime() < Math.max(5_000, 5 * Duration.toMillis(poll))) return
             saidWaiting = Date.now()
-            console.error(`${new Date().toISOString()} at height ${tip}: no new blocks since ${since.toISOString()}, polling every ${pollText}`)
+            console.error(
+              `${new Date().toISOString()} at height ${tip}: no new blocks since ${since.toISOString()}, polling every ${pollText}`
+            )
           },
           onRound: (r) => {
             // the catching-up round's total line, once
@@ -276,11 +349,7 @@ export const exportCommand = Command.make("export", options, (o) =>
             console.log(`${new Date().toISOString()} height ${until === undefined ? r.tip : Math.min(r.tip, until)}: ${rows}`)
           }
         }
-      ).pipe(
-        Effect.provide(layerFor(indexer)),
-        onStopped,
-        Effect.mapError(exportFailure(o.onInvalid))
-      )
+      ).pipe(Effect.provide(layerFor(indexer)), onStopped, Effect.mapError(exportFailure(o.onInvalid)))
       // reached --until-height: read the commit log back, as a plain export does (a follow stopped by Ctrl-C is not)
       if (remote) yield* uploaded(remote)
       if (Option.isSome(o.untilHeight)) yield* Console.error(`followed up to --until-height ${o.untilHeight.value} → ${o.out}`)
@@ -314,7 +383,9 @@ export const exportCommand = Command.make("export", options, (o) =>
           `  ${p.dataset}: ${p.kind === "snapshot" ? `snapshot at ${p.watermark}` : `${p.todo} ${p.unit}s in ${p.shards} shards, ~${p.estimatedRequests} requests (${p.done} already committed)`}`
         )
       for (const d of EXPORTED_DATASETS.filter((d) => report.plans.some((p) => p.dataset === d.name))) {
-        yield* Console.log(`\n${d.name} (${d.kind === "append" ? "partitioned by height_bucket" : "partitioned by snapshot_height"}): ${d.description}`)
+        yield* Console.log(
+          `\n${d.name} (${d.kind === "append" ? "partitioned by height_bucket" : "partitioned by snapshot_height"}): ${d.description}`
+        )
         for (const c of d.columns) yield* Console.log(`  ${c.name.padEnd(26)} ${c.type.padEnd(14)} ${c.description}`)
       }
       return
@@ -326,7 +397,19 @@ export const exportCommand = Command.make("export", options, (o) =>
     })
     if (logsAreJson()) {
       // the summary as one JSON object: what the run report holds, for a log reader
-      yield* Console.log(JSON.stringify({ time: new Date().toISOString(), level: "info", event: "summary", chain_id: report.chainId, tip: report.tip, seconds, out: s3Out ?? out, run_report: runReport, datasets: report.datasets }))
+      yield* Console.log(
+        JSON.stringify({
+          time: new Date().toISOString(),
+          level: "info",
+          event: "summary",
+          chain_id: report.chainId,
+          tip: report.tip,
+          seconds,
+          out: s3Out ?? out,
+          run_report: runReport,
+          datasets: report.datasets
+        })
+      )
       if (remote) yield* uploaded(remote, [runReport])
       return
     }
@@ -337,7 +420,14 @@ export const exportCommand = Command.make("export", options, (o) =>
     const from = Option.getOrUndefined(o.fromHeight)
     // a range above the tip matched nothing: said as such, not as heights that count down
     const span =
-      from === undefined ? `up to height ${upTo}` : from > upTo ? `nothing at heights ${from}${Option.isSome(o.toHeight) ? `..${o.toHeight.value}` : " and up"} (the tip is ${report.tip})` : `heights ${from}..${upTo}`
+      from === undefined
+        ? `up to height ${upTo}`
+        : from > upTo
+          ? `nothing at heights ${from}${Option.isSome(o.toHeight) ? `..${o.toHeight.value}` : " and up"} (the tip is ${report.tip})`
+          : `heights ${from}..${upTo}`
     yield* Console.log(`\n${report.chainId} ${span} in ${seconds.toFixed(1)} s → ${s3Out ?? out} (run report in _runs/)`)
-  }).pipe(Effect.scoped, Effect.onInterrupt(() => Console.error(INTERRUPTED)))
+  }).pipe(
+    Effect.scoped,
+    Effect.onInterrupt(() => Console.error(INTERRUPTED))
+  )
 ).pipe(Command.withDescription("Export indexer datasets to Parquet (resumable; rerun to continue or to catch up with the chain)"))

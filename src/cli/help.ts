@@ -12,15 +12,27 @@ import { DATASETS } from "../datasets/index.js"
 
 /** Examples shown under each command's help (a newcomer copies these first). */
 export const EXAMPLES: Readonly<Record<string, ReadonlyArray<string>>> = {
-  "": ["chain-lake demo", "chain-lake export --indexer-url https://indexer.example.com --datasets blocks,txs", "chain-lake query \"SELECT count(*) FROM blocks\"", "chain-lake export --help"],
-  run: ["chain-lake run daily-snapshot --indexer-url https://indexer.example.com", "chain-lake run ./my-pipeline.ts --schedule", "chain-lake run full-history --devnet --out /tmp/lake"],
+  "": [
+    "chain-lake demo",
+    "chain-lake export --indexer-url https://indexer.example.com --datasets blocks,txs",
+    'chain-lake query "SELECT count(*) FROM blocks"',
+    "chain-lake export --help"
+  ],
+  run: [
+    "chain-lake run daily-snapshot --indexer-url https://indexer.example.com",
+    "chain-lake run ./my-pipeline.ts --schedule",
+    "chain-lake run full-history --devnet --out /tmp/lake"
+  ],
   export: [
     "chain-lake export --indexer-url https://indexer.example.com --datasets blocks,txs --from-height 1 --to-height 100000",
     "chain-lake export --devnet --devnet-blocks 500 --out /tmp/devnet-lake",
     "chain-lake export --indexer-url https://user:pass@gateway.example.com --follow --poll 5s",
     "CHAIN_LAKE_INDEXER_HEADERS='x-api-key: …' chain-lake export --indexer-url https://indexer.example.com --out s3://bucket/lake"
   ],
-  "sample-routes": ["chain-lake sample-routes --router-url https://router.example.com --every 5m", "chain-lake sample-routes --devnet --plan pipelines/route-quotes.json --count 3"],
+  "sample-routes": [
+    "chain-lake sample-routes --router-url https://router.example.com --every 5m",
+    "chain-lake sample-routes --devnet --plan pipelines/route-quotes.json --count 3"
+  ],
   // addresses the embedded devnet's router takes (any well-formed address of each chain's prefix)
   bridge: [
     "chain-lake bridge --devnet --from noble-1:uusdc --to interwoven-1:uinit --amount 1000000 --address noble-1=noble1qyqszqgpqyqszqgpqyqszqgpqyqszqgp2q8dz8 --address interwoven-1=init1qyqszqgpqyqszqgpqyqszqgpqyqszqgp2q8dz8"
@@ -28,7 +40,7 @@ export const EXAMPLES: Readonly<Record<string, ReadonlyArray<string>>> = {
   track: ["chain-lake track --router-url https://router.example.com --tx-hash ABC… --chain-id noble-1"],
   // run as printed by cli-query.test (in double quotes, the shell took "$min" for its own variable)
   query: [
-    "chain-lake query \"SELECT height, tx_count FROM blocks ORDER BY height DESC LIMIT 5\"",
+    'chain-lake query "SELECT height, tx_count FROM blocks ORDER BY height DESC LIMIT 5"',
     "chain-lake query --param min=100 'SELECT * FROM txs WHERE height >= $min' --format csv --output txs.csv",
     "chain-lake query --format markdown - < q.sql"
   ],
@@ -43,12 +55,14 @@ export const EXAMPLES: Readonly<Record<string, ReadonlyArray<string>>> = {
 }
 
 /** @effect/cli's sentences that say nothing a flag's placeholder does not (or that are wrong for us). */
-const BOILERPLATE = /^(A user-defined piece of text\.|An integer\.|A true or false value\.|A file\.|A directory\.|A floating point number\.|This setting is optional\.|One of the following: .*)$/
+const BOILERPLATE =
+  /^(A user-defined piece of text\.|An integer\.|A true or false value\.|A file\.|A directory\.|A floating point number\.|This setting is optional\.|One of the following: .*)$/
 
 /** Built-in flags of @effect/cli that chain-lake does not advertise. */
 const HIDDEN = new Set(["--wizard", "--completions", "--log-level"])
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- commands of every handler type
+// biome-ignore lint/suspicious/noExplicitAny: any command of the tree, whatever its name, config, environment and error
 export type AnyCommand = Command.Command<any, any, any, any>
 
 const PLACEHOLDER: Readonly<Record<string, string>> = { text: "TEXT", integer: "N", file: "FILE", directory: "DIR", float: "X" }
@@ -111,7 +125,13 @@ const sections = (doc: HelpDoc.HelpDoc) => {
   const found = { description: "", arguments: [] as Array<Entry>, options: [] as Array<Entry> }
   let header = ""
   const visit = (d: unknown) => {
-    const n = d as { _tag: string; value?: unknown; left?: unknown; right?: unknown; definitions?: ReadonlyArray<readonly [unknown, unknown]> }
+    const n = d as {
+      _tag: string
+      value?: unknown
+      left?: unknown
+      right?: unknown
+      definitions?: ReadonlyArray<readonly [unknown, unknown]>
+    }
     if (n._tag === "Sequence") {
       visit(n.left)
       visit(n.right)
@@ -181,7 +201,13 @@ const describeOption = (entry: Entry, defaults: ReadonlyMap<string, string>): En
   const notes = [
     ...(repeated && !own.join(" ").includes("repeatable") ? ["repeatable"] : []),
     // a description that speaks of its default already says it better than the raw value
-    ...(defaults.has(name) && !/\bdefault\b/.test(own.join(" ")) ? [`default: ${defaults.get(name)}`] : defaults.has(name) ? [] : !optional && !isBoolean && !repeated && name !== "--help" ? ["required"] : [])
+    ...(defaults.has(name) && !/\bdefault\b/.test(own.join(" "))
+      ? [`default: ${defaults.get(name)}`]
+      : defaults.has(name)
+        ? []
+        : !optional && !isBoolean && !repeated && name !== "--help"
+          ? ["required"]
+          : [])
   ]
   const text = [own.join(" "), notes.length ? `(${notes.join("; ")})` : ""].filter(Boolean).join(" ")
   return { term: `${flag[1] ?? ""}${name}${flag[3]}${placeholder && !isBoolean ? ` ${placeholder}` : ""}`, text }
@@ -202,13 +228,22 @@ export const renderHelp = (
   const { description, arguments: args, options } = sections(Command.getHelp(command, CliConfig.defaultConfig))
   const defaults = defaultsOf(command)
   // the built-ins are listed below; a command's own --version (publish's release version) stays
-  const builtIn = (o: Entry) => /^\(?(-h, )?--help\b/.test(o.term) || (/^--version\b/.test(o.term) && o.text.includes("Show the version of the application"))
+  const builtIn = (o: Entry) =>
+    /^\(?(-h, )?--help\b/.test(o.term) || (/^--version\b/.test(o.term) && o.text.includes("Show the version of the application"))
   const flags = options.filter((o) => !builtIn(o)).flatMap((o) => describeOption(o, defaults) ?? [])
   const out: Array<string> = []
   const name = ["chain-lake", ...path].join(" ")
   out.push(...wrap(`${name} — ${description}`, width, 0), "")
   const argTerms = args.map((a) => a.term.split(" ")[0])
-  out.push("Usage:", ...wrap(`${name}${subcommands.length ? " COMMAND" : ""}${flags.length ? " [options]" : ""}${argTerms.map((a) => ` ${a}`).join("")}`, width, 2), "")
+  out.push(
+    "Usage:",
+    ...wrap(
+      `${name}${subcommands.length ? " COMMAND" : ""}${flags.length ? " [options]" : ""}${argTerms.map((a) => ` ${a}`).join("")}`,
+      width,
+      2
+    ),
+    ""
+  )
   const list = (title: string, entries: ReadonlyArray<Entry>) => {
     if (entries.length === 0) return
     out.push(`${title}:`)
@@ -225,7 +260,13 @@ export const renderHelp = (
     )
   list(
     "Arguments",
-    args.map((a) => ({ term: a.term.split(" ")[0], text: a.text.split("\n").filter((l) => !BOILERPLATE.test(l)).join(" ") }))
+    args.map((a) => ({
+      term: a.term.split(" ")[0],
+      text: a.text
+        .split("\n")
+        .filter((l) => !BOILERPLATE.test(l))
+        .join(" ")
+    }))
   )
   // (publish's --version is its release's: chain-lake's own is asked at the top level there)
   list("Options", [...flags, ...builtIns().filter((b) => !flags.some((f) => f.term.split(/[ ,]/)[0] === b.term))])
@@ -260,7 +301,8 @@ export const flagsOf = (command: AnyCommand): Array<{ readonly names: ReadonlyAr
   })
 
 /** Whether `command` takes an argument besides its flags (query's SQL). */
-export const takesArguments = (command: AnyCommand): boolean => sections(Command.getHelp(command, CliConfig.defaultConfig)).arguments.length > 0
+export const takesArguments = (command: AnyCommand): boolean =>
+  sections(Command.getHelp(command, CliConfig.defaultConfig)).arguments.length > 0
 
 /** The flags of `command` that take one of a few values, with those values (`--on-invalid` → fail, quarantine). */
 export const choiceFlags = (command: AnyCommand): Map<string, ReadonlyArray<string>> =>
@@ -273,4 +315,5 @@ export const choiceFlags = (command: AnyCommand): Map<string, ReadonlyArray<stri
 
 /** The width help is wrapped to: the terminal's (at most 100), or 80 when output is not a terminal. */
 /** 80 columns, or the terminal's width where it is narrower (at least 40): the same text in a pipe and a terminal (bin/chain-lake.mjs answers --help from the build). */
-export const helpWidth = (): number => (process.stdout.isTTY && process.stdout.columns && process.stdout.columns < 80 ? Math.max(40, process.stdout.columns) : 80)
+export const helpWidth = (): number =>
+  process.stdout.isTTY && process.stdout.columns && process.stdout.columns < 80 ? Math.max(40, process.stdout.columns) : 80

@@ -11,7 +11,8 @@ import { Effect } from "effect"
 /** The integer `text` spells in plain decimal, or a one-line reason it does not. */
 export const parseInteger = (text: string): number | string => {
   // text JavaScript would read as a number is told what is read instead
-  if (!/^-?[0-9]+$/.test(text)) return `'${text}' is not an integer${text.trim() !== "" && Number.isFinite(Number(text)) ? ": only plain decimal digits are read (no exponent, hex, fraction, + or spaces)" : ""}`
+  if (!/^-?[0-9]+$/.test(text))
+    return `'${text}' is not an integer${text.trim() !== "" && Number.isFinite(Number(text)) ? ": only plain decimal digits are read (no exponent, hex, fraction, + or spaces)" : ""}`
   const n = Number(text)
   return Number.isSafeInteger(n) ? n : `'${text}' is too large (at most ${Number.MAX_SAFE_INTEGER})`
 }

@@ -13,7 +13,7 @@
  * (writing through it creates its target).
  */
 import { existsSync, lstatSync, readlinkSync } from "node:fs"
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path"
+import { dirname, isAbsolute, join, relative, sep } from "node:path"
 import { Effect } from "effect"
 import { isLake, LAKE_DATASETS, realPathOf } from "../analytics/Analytics.js"
 import { MANIFEST_FILE } from "../lake/manifest.js"
@@ -70,7 +70,12 @@ export const insideLake = (path: string): { readonly lake: string; readonly part
  * is empty or lands in a lake's own files; `extra` are files written beside it (a database's
  * `.wal`). The lake given by `--data` is named when it is the one concerned.
  */
-export const refuseInsideLake = (flag: string, path: string, data: string, extra: ReadonlyArray<string> = []): Effect.Effect<void, UserError> =>
+export const refuseInsideLake = (
+  flag: string,
+  path: string,
+  data: string,
+  extra: ReadonlyArray<string> = []
+): Effect.Effect<void, UserError> =>
   Effect.suspend(() => {
     if (path.trim() === "") return Effect.fail(new UserError({ message: `${flag} is empty: give a file name`, exitCode: 2 }))
     for (const p of [path, ...extra]) {
@@ -79,7 +84,10 @@ export const refuseInsideLake = (flag: string, path: string, data: string, extra
       const which = hit.lake === landingPath(data) ? "the lake" : "a lake"
       const shown = isAbsolute(path) ? path : `${path} (${landingPath(p)})`
       return Effect.fail(
-        new UserError({ message: `${flag} ${shown} is inside ${which} at ${hit.lake} (${hit.part}): a command never writes over the lake's own files; give a path outside them`, exitCode: 2 })
+        new UserError({
+          message: `${flag} ${shown} is inside ${which} at ${hit.lake} (${hit.part}): a command never writes over the lake's own files; give a path outside them`,
+          exitCode: 2
+        })
       )
     }
     return Effect.void

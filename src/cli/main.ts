@@ -21,9 +21,27 @@ import { rollbackCommand } from "./rollback.js"
 import { runCommand } from "./run.js"
 import { schemaCommand } from "./schema.js"
 
-const commands = [runCommand, exportCommand, sampleCommand, bridgeCommand, trackCommand, queryCommand, schemaCommand, catalogCommand, reportCommand, verifyCommand, compactCommand, rollbackCommand, publishCommand, validateCommand, devnetCommand, demoCommand] as const
+const commands = [
+  runCommand,
+  exportCommand,
+  sampleCommand,
+  bridgeCommand,
+  trackCommand,
+  queryCommand,
+  schemaCommand,
+  catalogCommand,
+  reportCommand,
+  verifyCommand,
+  compactCommand,
+  rollbackCommand,
+  publishCommand,
+  validateCommand,
+  devnetCommand,
+  demoCommand
+] as const
 /** The command `name` names, if it names one. */
-const commandNamed = (name: string | undefined): AnyCommand | undefined => (commands as ReadonlyArray<AnyCommand>).find((c) => [...Command.getNames(c)].includes(name ?? ""))
+const commandNamed = (name: string | undefined): AnyCommand | undefined =>
+  (commands as ReadonlyArray<AnyCommand>).find((c) => [...Command.getNames(c)].includes(name ?? ""))
 /*
  * What @effect/cli says about flags it cannot parse (several lines, no flag name: "'abc' is not a
  * integer") is held back and said as one line instead (cliProblem). It prints before any handler
@@ -35,7 +53,12 @@ const heldBack: Array<string> = []
 const root = Command.make("chain-lake").pipe(
   Command.withDescription("Export a rollup chain's indexer and router APIs to Parquet and query them with DuckDB"),
   Command.withSubcommands(commands),
-  Command.transformHandler((handler) => Effect.zipRight(Effect.sync(() => (flagsParsed = true)), handler))
+  Command.transformHandler((handler) =>
+    Effect.zipRight(
+      Effect.sync(() => (flagsParsed = true)),
+      handler
+    )
+  )
 )
 
 /** What @effect/cli printed before any handler ran, as one line. */
@@ -60,7 +83,8 @@ const cliProblem = (args: ReadonlyArray<string>, text = heldBackText()): string 
   const cases = /following cases: (.*)$/.exec(text.split("; ")[0])?.[1]
   const choice = cases && command ? [...choiceFlags(command)].find(([, values]) => values.join(", ") === cases)?.[0] : undefined
   const given = choice ? args[args.indexOf(choice) + 1] : undefined
-  const flag = at > 0 && args[at - 1].startsWith("--") ? `${args[at - 1]}: ` : choice ? `${choice}${given !== undefined ? ` "${given}"` : ""}: ` : ""
+  const flag =
+    at > 0 && args[at - 1].startsWith("--") ? `${args[at - 1]}: ` : choice ? `${choice}${given !== undefined ? ` "${given}"` : ""}: ` : ""
   const unknown = /Received unknown argument: '(--[^']+)'/.exec(text)?.[1]
   const near = unknown && command ? nearestFlag(unknown.split("=")[0], renderHelp(command, [args[0]], 200)) : undefined
   return `${flag}${text || "the command line could not be read"}${near ? `: did you mean ${near}?` : ""} (chain-lake${sub} --help lists the ${sub ? "flags" : "commands"})`
@@ -69,7 +93,9 @@ const cliProblem = (args: ReadonlyArray<string>, text = heldBackText()): string 
 /** The command's flag closest to a mistyped one (`--dataset` → `--datasets`): at most 2 edits, or one a prefix of the other. */
 const nearestFlag = (typed: string, help: string): string | undefined => {
   const flags = [...new Set(help.match(/--[a-z][a-z0-9-]*/g) ?? [])]
-  const scored = flags.map((f) => ({ f, d: f.startsWith(typed) || typed.startsWith(f) ? 1 : editDistance(typed, f) })).filter((x) => x.d <= 2)
+  const scored = flags
+    .map((f) => ({ f, d: f.startsWith(typed) || typed.startsWith(f) ? 1 : editDistance(typed, f) }))
+    .filter((x) => x.d <= 2)
   return scored.sort((a, b) => a.d - b.d)[0]?.f
 }
 const editDistance = (a: string, b: string): number => {
@@ -86,7 +112,12 @@ const cli = Command.run(root, { name: "chain-lake", version: "0.1.0" })
 
 /** The last resort: what failed, in one line, and exit 1. */
 const oneLine = (e: unknown) => {
-  const o = (typeof e === "object" && e !== null ? e : {}) as { _tag?: string; message?: unknown; pathOrDescriptor?: unknown; description?: string }
+  const o = (typeof e === "object" && e !== null ? e : {}) as {
+    _tag?: string
+    message?: unknown
+    pathOrDescriptor?: unknown
+    description?: string
+  }
   // a path a flag names (--out, --db, --output) that cannot be used, as @effect/platform says it
   const message =
     o._tag === "SystemError" && o.pathOrDescriptor !== undefined
@@ -129,7 +160,9 @@ const stopAtSecondSignal = () => {
   const onSignal = () => {
     // said at once, so that a user (or a test) knows the signal was taken, and what a second one does
     if (++signals < 2) return void process.stderr.write(FIRST_SIGNAL + "\n")
-    process.stderr.write("chain-lake: stopped at once (second signal): every file committed so far is kept; run the same command again to resume\n")
+    process.stderr.write(
+      "chain-lake: stopped at once (second signal): every file committed so far is kept; run the same command again to resume\n"
+    )
     process.exit(130)
   }
   process.on("SIGINT", onSignal)
@@ -154,7 +187,8 @@ else if (unknown !== undefined) {
     cli([...process.argv.slice(0, 2), ...stdinLast(ownFlags(args, command), command)]).pipe(
       Effect.withConsole({
         ...console,
-        error: (...args: ReadonlyArray<unknown>) => (flagsParsed ? console.error(...args) : Effect.sync(() => void heldBack.push(args.map(String).join(" "))))
+        error: (...args: ReadonlyArray<unknown>) =>
+          flagsParsed ? console.error(...args) : Effect.sync(() => void heldBack.push(args.map(String).join(" ")))
       }),
       Effect.onInterrupt(() => testStuckCleanup)
     )

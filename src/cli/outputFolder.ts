@@ -19,7 +19,9 @@ export const outputFolderProblem = (flag: string, path: string): string | undefi
   for (;;) {
     const kind = kindOf(existing)
     if (kind === "file")
-      return existing === full ? `${flag} ${path} is a file, not a folder: give a folder (it is made if missing)` : `${flag} ${path} cannot be made: ${existing} is a file`
+      return existing === full
+        ? `${flag} ${path} is a file, not a folder: give a folder (it is made if missing)`
+        : `${flag} ${path} cannot be made: ${existing} is a file`
     if (kind === "folder") break
     const parent = dirname(existing)
     if (parent === existing) break

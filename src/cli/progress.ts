@@ -65,7 +65,8 @@ export const clock = (seconds: number): string | undefined => {
 }
 
 /** the time `left` units take at `perSecond`, as clock() says it; undefined while there is no rate */
-export const etaOf = (left: number, perSecond: number): string | undefined => (perSecond > 0 ? clock(Math.ceil(Math.max(0, left) / perSecond)) : undefined)
+export const etaOf = (left: number, perSecond: number): string | undefined =>
+  perSecond > 0 ? clock(Math.ceil(Math.max(0, left) / perSecond)) : undefined
 
 /**
  * 100 once the dataset is done; before, the plan's units read, at most 99: units all read are not
@@ -124,8 +125,14 @@ export const cut = (text: string, width: number): string => {
 const datasetParts = (t: Tally, now: number): ReadonlyArray<Part> => {
   const r = t.result
   if (r?.skipped !== undefined) return [{ text: `skipped (${r.skipped})`, drop: 0 }]
-  const what = t.plan.kind === "snapshot" ? `snapshot at ${r?.snapshotHeight ?? t.plan.watermark}` : `${t.noun} ${count(t.fetched)} of ${count(t.plan.todo)}`
-  const lead = [{ text: `${percentOf(t)}%`.padStart(4), drop: 0 }, { text: what, drop: 0 }]
+  const what =
+    t.plan.kind === "snapshot"
+      ? `snapshot at ${r?.snapshotHeight ?? t.plan.watermark}`
+      : `${t.noun} ${count(t.fetched)} of ${count(t.plan.todo)}`
+  const lead = [
+    { text: `${percentOf(t)}%`.padStart(4), drop: 0 },
+    { text: what, drop: 0 }
+  ]
   if (r) return [...lead, { text: counted(r.rows, "row"), drop: 0 }, { text: counted(r.files, "file"), drop: 2 }, { text: "done", drop: 1 }]
   if (t.plan.kind === "snapshot") return lead
   const seconds = (now - t.since) / 1000
@@ -133,13 +140,23 @@ const datasetParts = (t: Tally, now: number): ReadonlyArray<Part> => {
   // all read: what is left is writing and committing, which no rate of reading times
   const left = etaOf(t.plan.todo - t.fetched, perSecond(t.fetched))
   const eta = t.fetched >= t.plan.todo ? "writing" : left && `ETA ${left}`
-  return [...lead, { text: counted(t.rows, "row"), drop: 0 }, { text: `${count(perSecond(t.rows))} rows/s`, drop: 4 }, ...(eta ? [{ text: eta, drop: 2 }] : [])]
+  return [
+    ...lead,
+    { text: counted(t.rows, "row"), drop: 0 },
+    { text: `${count(perSecond(t.rows))} rows/s`, drop: 4 },
+    ...(eta ? [{ text: eta, drop: 2 }] : [])
+  ]
 }
 
 /** One dataset's line, at `now` (ms); with `bar`, a bar of its percentage where the width leaves room for one (barSize). */
 export const datasetLine = (t: Tally, layout: Layout, now: number, bar = false): string => {
   const size = bar && t.result?.skipped === undefined ? barSize(layout) : 0
-  return fitLine(t.name.padEnd(layout.nameWidth), datasetParts(t, now), layout.width, size > 0 ? barOf(percentOf(t) / 100, size) : undefined)
+  return fitLine(
+    t.name.padEnd(layout.nameWidth),
+    datasetParts(t, now),
+    layout.width,
+    size > 0 ? barOf(percentOf(t) / 100, size) : undefined
+  )
 }
 
 /** One dataset's plan: the units to fetch, named; then its heights, what is committed already (if any), its shards, as the width allows. */
@@ -162,12 +179,16 @@ export const planLine = (t: Tally, layout: Layout): string => {
 export const totalLine = (tallies: ReadonlyArray<Tally>, layout: Layout, seconds: number, final: boolean): string => {
   const rows = tallies.reduce((n, t) => n + (t.result?.rows ?? t.rows), 0)
   const time = clock(seconds) ?? "00:00"
-  return fitLine("total".padEnd(layout.nameWidth), [
-    { text: `${tallies.filter((t) => t.result).length} of ${tallies.length} datasets done`, drop: 0 },
-    { text: `${count(rows)} rows`, drop: 0 },
-    { text: `${count(seconds > 0 ? rows / seconds : 0)} rows/s`, drop: 1 },
-    { text: final ? `in ${time}` : `${time} elapsed`, drop: 0 }
-  ], layout.width)
+  return fitLine(
+    "total".padEnd(layout.nameWidth),
+    [
+      { text: `${tallies.filter((t) => t.result).length} of ${tallies.length} datasets done`, drop: 0 },
+      { text: `${count(rows)} rows`, drop: 0 },
+      { text: `${count(seconds > 0 ? rows / seconds : 0)} rows/s`, drop: 1 },
+      { text: final ? `in ${time}` : `${time} elapsed`, drop: 0 }
+    ],
+    layout.width
+  )
 }
 
 export interface ProgressOptions {
@@ -223,7 +244,11 @@ type Tracker = ReturnType<typeof tracker>
 
 export const makeProgress = (options: ProgressOptions): ProgressRenderer => {
   const track = tracker(options)
-  return options.json ? periodic(track, options, jsonLines(track)) : options.tty ? bars(track, options) : periodic(track, options, textLines(track))
+  return options.json
+    ? periodic(track, options, jsonLines(track))
+    : options.tty
+      ? bars(track, options)
+      : periodic(track, options, textLines(track))
 }
 
 /** On a terminal: the plan above, the total line, then a bar per dataset, redrawn 10 times a second until stop. */
@@ -304,26 +329,62 @@ const periodic = (track: Tracker, options: ProgressOptions, lines: Lines): Progr
 }
 
 /** Log lines of text, fitted to the width (the same as the bars' lines). */
-const textLines = (track: Tracker): Lines => ({ planned: track.planLine, under: (t) => track.line(t), done: (t) => track.line(t), total: track.total })
+const textLines = (track: Tracker): Lines => ({
+  planned: track.planLine,
+  under: (t) => track.line(t),
+  done: (t) => track.line(t),
+  total: track.total
+})
 
 /** One event as a JSON line: time, level, what happened, and its fields. */
-const event = (name: string, fields: Record<string, unknown>) => JSON.stringify({ time: new Date().toISOString(), level: "info", event: name, ...fields })
+const event = (name: string, fields: Record<string, unknown>) =>
+  JSON.stringify({ time: new Date().toISOString(), level: "info", event: name, ...fields })
 
 /** A dataset's counts as an event's fields: records read of those planned (in the plan's unit) and rows written. */
-const countsOf = (t: Tally) => ({ dataset: t.name, unit: t.noun, fetched: t.fetched, todo: t.plan.todo, rows: t.rows, percent: percentOf(t) })
+const countsOf = (t: Tally) => ({
+  dataset: t.name,
+  unit: t.noun,
+  fetched: t.fetched,
+  todo: t.plan.todo,
+  rows: t.rows,
+  percent: percentOf(t)
+})
 
 /** `--log-format json`: the same moments as events, one JSON object a line. */
 const jsonLines = (track: Tracker): Lines => {
   const started = Date.now()
   return {
-    planned: (t) => event("planned", { dataset: t.name, kind: t.plan.kind, unit: t.noun, todo: t.plan.todo, done: t.plan.done, heights: t.plan.heights, shards: t.plan.shards, estimated_requests: t.plan.estimatedRequests }),
+    planned: (t) =>
+      event("planned", {
+        dataset: t.name,
+        kind: t.plan.kind,
+        unit: t.noun,
+        todo: t.plan.todo,
+        done: t.plan.done,
+        heights: t.plan.heights,
+        shards: t.plan.shards,
+        estimated_requests: t.plan.estimatedRequests
+      }),
     under: (t) => event("progress", countsOf(t)),
-    done: (t, r) => event("done", { ...countsOf(t), files: r.files, bytes: r.bytes, quarantined: r.quarantined, ...(r.skipped ? { skipped: r.skipped } : {}) }),
+    done: (t, r) =>
+      event("done", {
+        ...countsOf(t),
+        files: r.files,
+        bytes: r.bytes,
+        quarantined: r.quarantined,
+        ...(r.skipped ? { skipped: r.skipped } : {})
+      }),
     total: (final) => {
       const tallies = [...track.tallies.values()]
       const rows = tallies.reduce((sum, t) => sum + t.rows, 0)
       const seconds = (Date.now() - started) / 1000
-      return event(final ? "finished" : "total", { datasets: tallies.length, done: tallies.filter((t) => t.result).length, rows, seconds, rows_per_second: seconds > 0 ? Math.round(rows / seconds) : 0 })
+      return event(final ? "finished" : "total", {
+        datasets: tallies.length,
+        done: tallies.filter((t) => t.result).length,
+        rows,
+        seconds,
+        rows_per_second: seconds > 0 ? Math.round(rows / seconds) : 0
+      })
     }
   }
 }
@@ -337,7 +398,8 @@ export const stderrProgress = (options: { readonly tty?: boolean; readonly names
     log: (line) => process.stderr.write(line + "\n")
   })
 
-const human = (bytes: number) => (bytes > 1e9 ? `${(bytes / 1e9).toFixed(2)} GB` : bytes > 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${(bytes / 1e3).toFixed(1)} kB`)
+const human = (bytes: number) =>
+  bytes > 1e9 ? `${(bytes / 1e9).toFixed(2)} GB` : bytes > 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${(bytes / 1e3).toFixed(1)} kB`
 
 /**
  * Columns `text` takes in a terminal: East Asian wide and fullwidth chars and most emoji take two,
@@ -368,16 +430,20 @@ const isWide = (c: number): boolean =>
   (c >= 0x20000 && c <= 0x3fffd)
 /** symbols outside the wide blocks that terminals draw two columns wide (Unicode's East Asian Width "W"): ⌚ ⌛ ☕ ♈…♓ ⭐ ⭕ 🀄 and others */
 const WIDE_SYMBOLS = new Set([
-  0x231a, 0x231b, 0x2b50, 0x2b55, 0x1f004, 0x2614, 0x2615, 0x2648, 0x2649, 0x264a, 0x264b, 0x264c, 0x264d, 0x264e, 0x264f, 0x2650, 0x2651, 0x2652, 0x2653, 0x267f, 0x2693, 0x26a1, 0x26aa, 0x26ab, 0x26bd,
-  0x26be, 0x26c4, 0x26c5, 0x26ce, 0x26d4, 0x26ea, 0x26f2, 0x26f3, 0x26f5, 0x26fa, 0x26fd, 0x2705, 0x270a, 0x270b, 0x2728, 0x274c, 0x274e, 0x2753, 0x2754, 0x2755,
-  0x2757, 0x2795, 0x2796, 0x2797, 0x27b0, 0x27bf
+  0x231a, 0x231b, 0x2b50, 0x2b55, 0x1f004, 0x2614, 0x2615, 0x2648, 0x2649, 0x264a, 0x264b, 0x264c, 0x264d, 0x264e, 0x264f, 0x2650, 0x2651,
+  0x2652, 0x2653, 0x267f, 0x2693, 0x26a1, 0x26aa, 0x26ab, 0x26bd, 0x26be, 0x26c4, 0x26c5, 0x26ce, 0x26d4, 0x26ea, 0x26f2, 0x26f3, 0x26f5,
+  0x26fa, 0x26fd, 0x2705, 0x270a, 0x270b, 0x2728, 0x274c, 0x274e, 0x2753, 0x2754, 0x2755, 0x2757, 0x2795, 0x2796, 0x2797, 0x27b0, 0x27bf
 ])
 
 export const table = (rows: ReadonlyArray<Record<string, string>>): string => {
   if (rows.length === 0) return "(no rows)"
   const cols = Object.keys(rows[0])
   const width = cols.map((c) => Math.max(displayWidth(c), ...rows.map((r) => displayWidth(r[c]))))
-  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => c + " ".repeat(Math.max(0, width[i] - displayWidth(c)))).join("  ").trimEnd()
+  const line = (cells: ReadonlyArray<string>) =>
+    cells
+      .map((c, i) => c + " ".repeat(Math.max(0, width[i] - displayWidth(c))))
+      .join("  ")
+      .trimEnd()
   return [line(cols), line(width.map((w) => "-".repeat(w))), ...rows.map((r) => line(cols.map((c) => r[c])))].join("\n")
 }
 
@@ -389,7 +455,13 @@ export const summaryTable = (results: ReadonlyArray<DatasetResult>, seconds: num
       files: String(r.files),
       size: human(r.bytes),
       "rows/s": seconds > 0 ? String(Math.round(r.rows / seconds)) : "-",
-      note: r.skipped ? `skipped: ${r.skipped}` : r.snapshotHeight !== undefined ? `snapshot ${r.snapshotHeight} (${r.consistency})` : r.quarantined > 0 ? `${r.quarantined} quarantined` : ""
+      note: r.skipped
+        ? `skipped: ${r.skipped}`
+        : r.snapshotHeight !== undefined
+          ? `snapshot ${r.snapshotHeight} (${r.consistency})`
+          : r.quarantined > 0
+            ? `${r.quarantined} quarantined`
+            : ""
     }))
   )
 
@@ -405,6 +477,9 @@ export const compactionLine = (r: DatasetCompaction, dryRun = false): string => 
       : dryRun
         ? `would merge ${files} files (${mb(before)}) into ${r.merged.length} in ${new Set(r.merged.map((m) => m.partition)).size} partition(s)`
         : `${files} files (${mb(before)}) into ${r.merged.length} (${mb(after)}) in ${new Set(r.merged.map((m) => m.partition)).size} partition(s)`
-  const extra = [r.deleted > 0 ? `${r.deleted} retired file(s) deleted` : "", r.skipped.length > 0 ? `${r.skipped.length} merge(s) left for later (${r.skipped[0]})` : ""].filter(Boolean)
+  const extra = [
+    r.deleted > 0 ? `${r.deleted} retired file(s) deleted` : "",
+    r.skipped.length > 0 ? `${r.skipped.length} merge(s) left for later (${r.skipped[0]})` : ""
+  ].filter(Boolean)
   return `${r.dataset}: ${what}; ${r.filesBefore} → ${r.filesAfter} files${extra.length > 0 ? `; ${extra.join("; ")}` : ""}`
 }

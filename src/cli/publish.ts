@@ -22,7 +22,10 @@ export const publishCommand = Command.make(
     s3Endpoint: Options.text("s3-endpoint").pipe(Options.optional, Options.withDescription("S3-compatible endpoint URL (default: AWS)")),
     name: Options.text("name").pipe(Options.withDescription("dataset name")),
     // its second name is how the CLI hands it to @effect/cli, whose own --version would win (argv.ts, ownFlags)
-    version: Options.text("version").pipe(Options.withAlias("release-version"), Options.withDescription("release version (never overwritten)")),
+    version: Options.text("version").pipe(
+      Options.withAlias("release-version"),
+      Options.withDescription("release version (never overwritten)")
+    ),
     license: Options.text("license").pipe(Options.optional, Options.withDescription("license, e.g. CC-BY-4.0"))
   },
   (o) =>
@@ -57,17 +60,21 @@ export const validateCommand = Command.make(
     s3Endpoint: Options.text("s3-endpoint").pipe(Options.optional, Options.withDescription("S3-compatible endpoint URL (default: AWS)"))
   },
   (o) =>
-  Effect.gen(function* () {
-    const dir = isS3Url(o.dir) ? yield* pullRelease(o.dir, Option.getOrUndefined(o.s3Endpoint)).pipe(Effect.mapError((e) => new UserError({ message: e.message }))) : o.dir
-    const { manifest, problems } = yield* validateRelease(dir).pipe(
-      Effect.mapError((e) => new UserError({ message: e.message })),
-      Effect.ensuring(isS3Url(o.dir) ? removeDir(dir) : Effect.void)
-    )
-    if (problems.length > 0) {
-      for (const p of problems) yield* Console.error(`mismatch: ${p}`)
-      return yield* new UserError({ message: `${problems.length} mismatch${problems.length > 1 ? "es" : ""} in ${manifest.name} ${manifest.version}` })
-    }
-    const files = manifest.datasets.reduce((s, d) => s + d.files.length, 0)
-    yield* Console.log(`${manifest.name} ${manifest.version}: ${files} files, checksums, row counts and schemas all match`)
-  })
+    Effect.gen(function* () {
+      const dir = isS3Url(o.dir)
+        ? yield* pullRelease(o.dir, Option.getOrUndefined(o.s3Endpoint)).pipe(Effect.mapError((e) => new UserError({ message: e.message })))
+        : o.dir
+      const { manifest, problems } = yield* validateRelease(dir).pipe(
+        Effect.mapError((e) => new UserError({ message: e.message })),
+        Effect.ensuring(isS3Url(o.dir) ? removeDir(dir) : Effect.void)
+      )
+      if (problems.length > 0) {
+        for (const p of problems) yield* Console.error(`mismatch: ${p}`)
+        return yield* new UserError({
+          message: `${problems.length} mismatch${problems.length > 1 ? "es" : ""} in ${manifest.name} ${manifest.version}`
+        })
+      }
+      const files = manifest.datasets.reduce((s, d) => s + d.files.length, 0)
+      yield* Console.log(`${manifest.name} ${manifest.version}: ${files} files, checksums, row counts and schemas all match`)
+    })
 ).pipe(Command.withDescription("Re-check a published release: checksums, row counts and schemas"))

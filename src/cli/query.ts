@@ -22,7 +22,12 @@ const dataOption = Options.directory("data").pipe(Options.withDefault("data"), O
  */
 export const requireLake = (data: string) =>
   isS3Url(data)
-    ? Effect.fail(new UserError({ message: `--data ${data}: this command reads a local lake; copy it down first (e.g. aws s3 sync ${data} DIR) and give --data DIR`, exitCode: 2 }))
+    ? Effect.fail(
+        new UserError({
+          message: `--data ${data}: this command reads a local lake; copy it down first (e.g. aws s3 sync ${data} DIR) and give --data DIR`,
+          exitCode: 2
+        })
+      )
     : isLake(data)
       ? Effect.void
       : Effect.fail(
@@ -83,7 +88,9 @@ const FORMATS = ["table", "csv", "json", "ndjson", "markdown", "parquet"] as con
 
 /** Per column, what a value becomes in the output: times marked UTC, JSON as JSON (json and ndjson output only). */
 const converters = (r: QueryResult, format: Format) =>
-  r.columns.map((c) => (c.type === "TIMESTAMP" ? utc : c.type === "JSON" && (format === "json" || format === "ndjson") ? parsedJson : (v: unknown) => v))
+  r.columns.map((c) =>
+    c.type === "TIMESTAMP" ? utc : c.type === "JSON" && (format === "json" || format === "ndjson") ? parsedJson : (v: unknown) => v
+  )
 
 /** Table cells longer than this are cut, as DuckDB's own CLI cuts them; csv and json print every value whole. */
 const TABLE_CELL_WIDTH = 48
@@ -108,7 +115,10 @@ const objects = (r: QueryResult, rows: Rows) => rows.map((row) => Object.fromEnt
  * A markdown cell: `|` escaped (it ends a cell), and `\` too, or a value ending in one would
  * escape the `|` after it; a line break would end the row, so it becomes <br>.
  */
-export const markdownCell = (v: unknown): string => cell(v).replace(/[\\|]/g, (c) => `\\${c}`).replace(/\r?\n/g, "<br>")
+export const markdownCell = (v: unknown): string =>
+  cell(v)
+    .replace(/[\\|]/g, (c) => `\\${c}`)
+    .replace(/\r?\n/g, "<br>")
 /** Columns of numbers are right-aligned (`---:`), so their digits line up once rendered. */
 const NUMERIC = /^(U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?|DOUBLE|FLOAT|REAL|DECIMAL\(.*\))$/
 
@@ -123,7 +133,10 @@ const markdownTable = (r: QueryResult, rows: Rows): string => {
 const WRITERS: Readonly<Record<Format, (r: QueryResult, rows: Rows) => string>> = {
   json: (r, rows) => JSON.stringify(objects(r, rows), null, 1),
   // one object a line, no line at all for no rows (a blank line is no JSON)
-  ndjson: (r, rows) => objects(r, rows).map((o) => JSON.stringify(o)).join("\n"),
+  ndjson: (r, rows) =>
+    objects(r, rows)
+      .map((o) => JSON.stringify(o))
+      .join("\n"),
   csv: (r, rows) => [r.columns.map((c) => csvCell(c.name)).join(","), ...rows.map((row) => row.map(csvCell).join(","))].join("\n"),
   markdown: markdownTable,
   // (a closure: textTable is declared below)
@@ -132,7 +145,10 @@ const WRITERS: Readonly<Record<Format, (r: QueryResult, rows: Rows) => string>> 
 
 export const formatResult = (r: QueryResult, format: Format): string => {
   const convert = converters(r, format)
-  return WRITERS[format](r, r.rows.map((row) => row.map((v, i) => (v === null ? null : convert[i](v)))))
+  return WRITERS[format](
+    r,
+    r.rows.map((row) => row.map((v, i) => (v === null ? null : convert[i](v))))
+  )
 }
 
 /** The table for a terminal: cells cut past TABLE_CELL_WIDTH, saying so below. */
@@ -165,11 +181,19 @@ const sqlProblem = (message: string, data: string, memoryLimit: string): UserErr
   const denied = /Permission Error: Cannot access file "([^"]*)"/.exec(message)
   // a relative path is checked as written (file_search_path does not apply in the sandbox)
   if (denied && !isAbsolute(denied[1]))
-    return new UserError({ message: `query reads only the lake, by full paths: "${denied[1]}" is relative; query the views (txs, blocks …) or give the path in full (${join(resolve(data), denied[1])})`, exitCode: 2 })
+    return new UserError({
+      message: `query reads only the lake, by full paths: "${denied[1]}" is relative; query the views (txs, blocks …) or give the path in full (${join(resolve(data), denied[1])})`,
+      exitCode: 2
+    })
   if (denied)
-    return new UserError({ message: `query reads only the lake (${resolve(data)}): "${denied[1]}" is outside it; copy what you need into a folder of its own and query it there`, exitCode: 2 })
+    return new UserError({
+      message: `query reads only the lake (${resolve(data)}): "${denied[1]}" is outside it; copy what you need into a folder of its own and query it there`,
+      exitCode: 2
+    })
   if (/^Out of Memory Error/.test(message))
-    return new UserError({ message: `the query needs more memory than --memory-limit ${memoryLimit} (${message.split("\n")[0].replace(/^Out of Memory Error: /, "")}): narrow it, or raise --memory-limit` })
+    return new UserError({
+      message: `the query needs more memory than --memory-limit ${memoryLimit} (${message.split("\n")[0].replace(/^Out of Memory Error: /, "")}): narrow it, or raise --memory-limit`
+    })
   return new UserError({ message, exitCode: 2 })
 }
 
@@ -192,7 +216,10 @@ const sqlOf = (arg: Option.Option<string>, file: Option.Option<string>) =>
     const path = Option.isSome(arg) ? "-" : Option.getOrUndefined(file)
     if (path === undefined) return yield* bad('no SQL: pass it as an argument ("SELECT …"), with --file q.sql, or on stdin with -')
     const from = path === "-" ? "stdin" : `--file ${path}`
-    const sql = yield* Effect.tryPromise({ try: () => (path === "-" ? readStdin() : readFile(path, "utf8")), catch: (e) => bad(`cannot read ${from}: ${(e as Error).message}`) })
+    const sql = yield* Effect.tryPromise({
+      try: () => (path === "-" ? readStdin() : readFile(path, "utf8")),
+      catch: (e) => bad(`cannot read ${from}: ${(e as Error).message}`)
+    })
     if (sql.trim() === "") return yield* bad(`no SQL: ${from} is empty`)
     return sql
   })
@@ -203,19 +230,29 @@ export const queryCommand = Command.make(
     data: dataOption,
     sql: Args.text({ name: "SQL" }).pipe(Args.optional, Args.withDescription("the SQL, or - to read it from stdin (or use --file)")),
     file: Options.file("file").pipe(Options.optional, Options.withDescription("read the SQL from a file (- for stdin)")),
-    params: Options.text("param").pipe(Options.repeated, Options.withDescription("name=value, bound to $name (repeatable); name:text=… keeps a string")),
+    params: Options.text("param").pipe(
+      Options.repeated,
+      Options.withDescription("name=value, bound to $name (repeatable); name:text=… keeps a string")
+    ),
     format: Options.choice("format", FORMATS).pipe(
       Options.withDefault("table" as const),
       Options.withDescription("how the result is written: ndjson is one JSON object a line; markdown a table with | escaped")
     ),
-    output: Options.file("output").pipe(Options.optional, Options.withDescription("write to this file instead of stdout (required for parquet); never inside the lake")),
+    output: Options.file("output").pipe(
+      Options.optional,
+      Options.withDescription("write to this file instead of stdout (required for parquet); never inside the lake")
+    ),
     memoryLimit: Options.text("memory-limit").pipe(
       Options.withDefault(defaultMemoryLimit()),
-      Options.withDescription("the memory DuckDB may use for the query (it spills sorts and joins past it into a temporary folder; what cannot spill fails)")
+      Options.withDescription(
+        "the memory DuckDB may use for the query (it spills sorts and joins past it into a temporary folder; what cannot spill fails)"
+      )
     ),
     timeout: Options.text("timeout").pipe(
       Options.withDefault(QUERY_TIMEOUT),
-      Options.withDescription(`how long the query may run before it is stopped, exit 1 (e.g. 30s, 10m; 0 for no limit; default ${QUERY_TIMEOUT})`)
+      Options.withDescription(
+        `how long the query may run before it is stopped, exit 1 (e.g. 30s, 10m; 0 for no limit; default ${QUERY_TIMEOUT})`
+      )
     )
   },
   (o) =>
@@ -225,7 +262,8 @@ export const queryCommand = Command.make(
       const params = yield* Effect.try({ try: () => parseParams(o.params), catch: (e) => bad((e as Error).message) })
       if (o.format === "parquet" && Option.isNone(o.output)) return yield* bad("--format parquet needs --output FILE")
       const memory = parseMemorySize(o.memoryLimit)
-      if (memory === undefined || memory < 128 * 1024 * 1024) return yield* bad(`--memory-limit must be a size of at least 128MB (e.g. 512MB, 2GB), got "${o.memoryLimit}"`)
+      if (memory === undefined || memory < 128 * 1024 * 1024)
+        return yield* bad(`--memory-limit must be a size of at least 128MB (e.g. 512MB, 2GB), got "${o.memoryLimit}"`)
       const timeout = /^\s*0\s*$/.test(o.timeout) ? Duration.zero : parseEvery(o.timeout)
       if (timeout === undefined) return yield* bad(`--timeout must look like 30s, 10m or 1h (0 for no limit), got "${o.timeout}"`)
       yield* requireLake(o.data)
@@ -236,41 +274,57 @@ export const queryCommand = Command.make(
           : // the scope closing interrupts DuckDB and waits for it (lake/duckdb.ts) before the line is printed
             Effect.timeoutFail(run, {
               duration: timeout,
-              onTimeout: () => new UserError({ message: `the query ran past --timeout ${o.timeout.trim()} and was stopped: narrow it, or give a longer --timeout (0 for no limit)` })
+              onTimeout: () =>
+                new UserError({
+                  message: `the query ran past --timeout ${o.timeout.trim()} and was stopped: narrow it, or give a longer --timeout (0 for no limit)`
+                })
             })
       // where the output lands, links and `..` walked as the kernel walks them: the one file outside the lake DuckDB may open
       const outputAt = Option.map(o.output, landingPath)
-      yield* limited(Effect.gen(function* () {
-        const analytics = yield* Analytics
-        if (o.format === "parquet") {
-          yield* analytics.copyToParquet(sql, params, Option.getOrThrow(outputAt))
-          yield* Console.error(`wrote ${resolve(Option.getOrThrow(o.output))}`)
-          return
-        }
-        const result = yield* analytics.query(sql, params)
-        const text = formatResult(result, o.format)
-        // an empty text (ndjson of no rows) is written as no line at all
-        if (Option.isSome(o.output))
-          yield* Effect.tryPromise({
-            // redacted as the same text printed to stdout is (output.ts)
-            try: () => writeFile(Option.getOrThrow(o.output), text === "" ? "" : redact(text) + "\n"),
-            catch: (e) => new UserError({ message: `cannot write --output ${Option.getOrThrow(o.output)}: ${(e as Error).message}` })
+      yield* limited(
+        Effect.gen(function* () {
+          const analytics = yield* Analytics
+          if (o.format === "parquet") {
+            yield* analytics.copyToParquet(sql, params, Option.getOrThrow(outputAt))
+            yield* Console.error(`wrote ${resolve(Option.getOrThrow(o.output))}`)
+            return
+          }
+          const result = yield* analytics.query(sql, params)
+          const text = formatResult(result, o.format)
+          // an empty text (ndjson of no rows) is written as no line at all
+          if (Option.isSome(o.output))
+            yield* Effect.tryPromise({
+              // redacted as the same text printed to stdout is (output.ts)
+              try: () => writeFile(Option.getOrThrow(o.output), text === "" ? "" : redact(text) + "\n"),
+              catch: (e) => new UserError({ message: `cannot write --output ${Option.getOrThrow(o.output)}: ${(e as Error).message}` })
+            })
+          else if (text !== "") yield* Console.log(text)
+        }).pipe(
+          // the user's SQL reads the lake and nothing else: the output file is the one other path DuckDB may open
+          Effect.provide(
+            layerAnalytics({
+              dataDir: o.data,
+              confine: {
+                paths: o.format === "parquet" ? [Option.getOrThrow(outputAt)] : [],
+                memoryLimit: `${Math.floor(memory / 1024 / 1024)}MiB`
+              }
+            })
+          ),
+          Effect.catchTags({
+            SqlError: (e) => Effect.fail(sqlProblem(e.message, o.data, o.memoryLimit)),
+            AnalyticsError: (e) => Effect.fail(new UserError({ message: e.message }))
           })
-        else if (text !== "") yield* Console.log(text)
-      }).pipe(
-        // the user's SQL reads the lake and nothing else: the output file is the one other path DuckDB may open
-        Effect.provide(layerAnalytics({ dataDir: o.data, confine: { paths: o.format === "parquet" ? [Option.getOrThrow(outputAt)] : [], memoryLimit: `${Math.floor(memory / 1024 / 1024)}MiB` } })),
-        Effect.catchTags({
-          SqlError: (e) => Effect.fail(sqlProblem(e.message, o.data, o.memoryLimit)),
-          AnalyticsError: (e) => Effect.fail(new UserError({ message: e.message }))
-        })
-      ))
+        )
+      )
     })
 ).pipe(Command.withDescription("Run SQL over the lake's views (datasets and analytics); parameters are bound, never spliced"))
 
 export const catalogCommand = Command.make(
   "catalog",
-  { data: dataOption, db: Options.file("db").pipe(Options.optional, Options.withDescription("the .duckdb file (default DATA/chain-lake.duckdb)")) },
+  {
+    data: dataOption,
+    db: Options.file("db").pipe(Options.optional, Options.withDescription("the .duckdb file (default DATA/chain-lake.duckdb)"))
+  },
   (o) =>
     Effect.gen(function* () {
       yield* requireLake(o.data)
@@ -281,14 +335,20 @@ export const catalogCommand = Command.make(
       )
       yield* Console.log(`wrote ${dbFile} with ${views.length} views: ${views.join(", ")}`)
       // (the view was made failing: it stays so until the catalog is written again)
-      for (const p of problems) yield* Console.error(`chain-lake: warning: a view of this catalog fails every query until the lake is repaired and the catalog written again: ${p}`)
+      for (const p of problems)
+        yield* Console.error(
+          `chain-lake: warning: a view of this catalog fails every query until the lake is repaired and the catalog written again: ${p}`
+        )
       yield* Console.log(`open it with the data folder as the working directory, e.g.: cd ${resolve(o.data)} && duckdb ${dbFile}`)
     })
 ).pipe(Command.withDescription("Write a .duckdb file with every view, for the duckdb CLI, DBeaver or Python"))
 
 export const reportCommand = Command.make(
   "report",
-  { data: dataOption, out: Options.file("out").pipe(Options.optional, Options.withDescription("the HTML file (default DATA/report.html)")) },
+  {
+    data: dataOption,
+    out: Options.file("out").pipe(Options.optional, Options.withDescription("the HTML file (default DATA/report.html)"))
+  },
   (o) =>
     Effect.gen(function* () {
       yield* requireLake(o.data)

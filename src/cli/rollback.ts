@@ -23,7 +23,8 @@ const dryRun = (toHeight: number) =>
     for (const m of manifests) {
       const cut = planCut(m, toHeight, lakeTop)
       const rows = [...cut.drop, ...cut.trim].reduce((s, f) => s + f.rows, 0)
-      if (rows > 0 || cut.snapshots.length < m.snapshots.length) lines.push(`${m.dataset}: ${cut.drop.length} files dropped, ${cut.trim.length} rewritten (${rows} rows in them)`)
+      if (rows > 0 || cut.snapshots.length < m.snapshots.length)
+        lines.push(`${m.dataset}: ${cut.drop.length} files dropped, ${cut.trim.length} rewritten (${rows} rows in them)`)
     }
     return lines
   })
@@ -32,26 +33,38 @@ export const rollbackCommand = Command.make(
   "rollback",
   {
     data: Options.text("data").pipe(Options.withDefault("data"), Options.withDescription("the lake to roll back (a folder)")),
-    toHeight: integerOption("to-height").pipe(Options.withDescription("the last height to keep: every row of the chain above it is dropped")),
+    toHeight: integerOption("to-height").pipe(
+      Options.withDescription("the last height to keep: every row of the chain above it is dropped")
+    ),
     dryRun: Options.boolean("dry-run").pipe(Options.withDescription("say what would be dropped; change nothing"))
   },
   (o) =>
     Effect.gen(function* () {
       const bad = (message: string) => new UserError({ message, exitCode: 2 })
       if (o.toHeight < 0) return yield* bad(`--to-height must be 0 or more (0 drops every row of the chain), got ${o.toHeight}`)
-      if (isS3Url(o.data)) return yield* bad("rollback works on a local lake: sync the S3 lake to a folder, roll it back there, and publish it")
+      if (isS3Url(o.data))
+        return yield* bad("rollback works on a local lake: sync the S3 lake to a folder, roll it back there, and publish it")
       const data = resolve(o.data)
-      if (!isLake(data)) return yield* bad(`${data} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`)
+      if (!isLake(data))
+        return yield* bad(`${data} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`)
       const failed = (e: { readonly message: string }) => new UserError({ message: `rollback: ${e.message}` })
       const layer = layerLakeWriter(data)
       if (o.dryRun) {
         const lines = yield* dryRun(o.toHeight).pipe(Effect.provide(layer), Effect.mapError(failed))
         for (const line of lines) yield* Console.log(line)
-        return yield* Console.log(lines.length > 0 ? "dry run: nothing was changed" : `dry run: ${data} holds nothing above height ${o.toHeight}`)
+        return yield* Console.log(
+          lines.length > 0 ? "dry run: nothing was changed" : `dry run: ${data} holds nothing above height ${o.toHeight}`
+        )
       }
-      const report = yield* rollbackLake(DATASETS, o.toHeight, { by: "command", notice: (m) => console.error(`chain-lake: ${m}`) }).pipe(Effect.provide(layer), Effect.mapError(failed))
+      const report = yield* rollbackLake(DATASETS, o.toHeight, { by: "command", notice: (m) => console.error(`chain-lake: ${m}`) }).pipe(
+        Effect.provide(layer),
+        Effect.mapError(failed)
+      )
       yield* Console.log(describeRollback(data, report))
-      if (!report.unchanged) yield* Console.log(`the next export reads the chain from there; the dropped files wait in ${data}/.chain-lake/retired until a compaction deletes them`)
+      if (!report.unchanged)
+        yield* Console.log(
+          `the next export reads the chain from there; the dropped files wait in ${data}/.chain-lake/retired until a compaction deletes them`
+        )
     })
 ).pipe(
   Command.withDescription(

@@ -7,7 +7,13 @@ import { layerHttpTransport } from "../http/transport.js"
 import { layerRouterClient } from "../router/RouterClient.js"
 
 /** The router client for `endpoint` (a plain URL for the devnet and tests), over its own transport carrying the endpoint's credentials. */
-export const routerLayer = (endpoint: ServiceEndpoint | string, limits: LimiterConfig = DEFAULT_LIMITS, retry: RetryPolicy = DEFAULT_RETRY) => {
+export const routerLayer = (
+  endpoint: ServiceEndpoint | string,
+  limits: LimiterConfig = DEFAULT_LIMITS,
+  retry: RetryPolicy = DEFAULT_RETRY
+) => {
   const e = typeof endpoint === "string" ? plainEndpoint(endpoint) : endpoint
-  return layerRouterClient({ baseUrl: e.baseUrl, retry }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(e), layerRequestLimiter(limits))))
+  return layerRouterClient({ baseUrl: e.baseUrl, retry }).pipe(
+    Layer.provide(Layer.mergeAll(layerHttpTransport(e), layerRequestLimiter(limits)))
+  )
 }

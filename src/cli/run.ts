@@ -15,19 +15,37 @@ const line = (r: PipelineRunReport) =>
     ? `${r.finishedAt} ${r.pipeline}: ok — ${[
         ...(r.export?.datasets ?? []).map((d) => `${d.dataset} +${d.rows}`),
         ...(r.routeRound ? [`route_quotes +${r.routeRound.quotes}`] : [])
-      ].join(", ")}${(r.compacted ?? []).some((c) => c.merged.length > 0) ? `; compacted ${(r.compacted ?? []).filter((c) => c.merged.length > 0).map((c) => `${c.dataset} ${c.filesBefore}→${c.filesAfter} files`).join(", ")}` : ""}`
+      ].join(", ")}${
+        (r.compacted ?? []).some((c) => c.merged.length > 0)
+          ? `; compacted ${(r.compacted ?? [])
+              .filter((c) => c.merged.length > 0)
+              .map((c) => `${c.dataset} ${c.filesBefore}→${c.filesAfter} files`)
+              .join(", ")}`
+          : ""
+      }`
     : `${r.finishedAt} ${r.pipeline}: FAILED — ${r.error}`
 
 export const runCommand = Command.make(
   "run",
   {
-    pipeline: Args.text({ name: "PIPELINE" }).pipe(Args.withDescription("a name in pipelines/ (demo, daily-snapshot, route-quotes, full-history) or a file")),
+    pipeline: Args.text({ name: "PIPELINE" }).pipe(
+      Args.withDescription("a name in pipelines/ (demo, daily-snapshot, route-quotes, full-history) or a file")
+    ),
     once: Options.boolean("once").pipe(Options.withDescription("run once (the default)")),
-    logFormat: Options.choice("log-format", ["text", "json"]).pipe(Options.withDefault("text" as const), Options.withDescription(LOG_FORMAT_DESCRIPTION)),
+    logFormat: Options.choice("log-format", ["text", "json"]).pipe(
+      Options.withDefault("text" as const),
+      Options.withDescription(LOG_FORMAT_DESCRIPTION)
+    ),
     schedule: Options.boolean("schedule").pipe(Options.withDescription("run on the pipeline's cron until stopped")),
     maxRuns: integerOption("max-runs").pipe(Options.optional, Options.withDescription("with --schedule: stop after this many runs")),
-    indexerUrl: Options.text("indexer-url").pipe(Options.optional, Options.withDescription("indexer API base URL (default: the pipeline's sources)")),
-    routerUrl: Options.text("router-url").pipe(Options.optional, Options.withDescription("router API base URL (default: the pipeline's sources)")),
+    indexerUrl: Options.text("indexer-url").pipe(
+      Options.optional,
+      Options.withDescription("indexer API base URL (default: the pipeline's sources)")
+    ),
+    routerUrl: Options.text("router-url").pipe(
+      Options.optional,
+      Options.withDescription("router API base URL (default: the pipeline's sources)")
+    ),
     indexerHeader: headerOption("indexer", "indexer-header"),
     routerHeader: headerOption("router", "router-header"),
     devnet: Options.boolean("devnet").pipe(Options.withDescription("run on the embedded devnet's simulated chain where no URL is given")),
@@ -36,10 +54,13 @@ export const runCommand = Command.make(
   (o) =>
     Effect.gen(function* () {
       if (o.once && o.schedule) return yield* new UserError({ message: "--once and --schedule exclude each other", exitCode: 2 })
-      if (!o.schedule && Option.isSome(o.maxRuns)) return yield* new UserError({ message: "--max-runs applies with --schedule only", exitCode: 2 })
-      if (Option.isSome(o.maxRuns) && o.maxRuns.value < 1) return yield* new UserError({ message: `--max-runs must be 1 or more, got ${o.maxRuns.value}`, exitCode: 2 })
+      if (!o.schedule && Option.isSome(o.maxRuns))
+        return yield* new UserError({ message: "--max-runs applies with --schedule only", exitCode: 2 })
+      if (Option.isSome(o.maxRuns) && o.maxRuns.value < 1)
+        return yield* new UserError({ message: `--max-runs must be 1 or more, got ${o.maxRuns.value}`, exitCode: 2 })
       // an empty --out (an unset shell variable) wrote into the working directory
-      if (Option.isSome(o.out) && o.out.value.trim() === "") return yield* new UserError({ message: "--out is empty: give a folder (it is made if missing)", exitCode: 2 })
+      if (Option.isSome(o.out) && o.out.value.trim() === "")
+        return yield* new UserError({ message: "--out is empty: give a folder (it is made if missing)", exitCode: 2 })
       const def = yield* loadPipeline(o.pipeline).pipe(Effect.mapError((e) => new UserError({ message: e.message, exitCode: 2 })))
       // a missing URL is a usage error, found before any lock or devnet
       const options = {
@@ -53,9 +74,18 @@ export const runCommand = Command.make(
       const urls = pipelineEndpoints(def, options)
       if (Either.isLeft(urls)) return yield* new UserError({ message: urls.left.message, exitCode: 2 })
       if (o.schedule) {
-        yield* Console.error(`${def.name}: running on "${def.schedule}" until stopped${Option.isSome(o.maxRuns) ? ` (at most ${o.maxRuns.value} runs)` : ""}`)
-        const { runs, failed } = yield* schedulePipeline(def, { ...options, maxRuns: Option.getOrUndefined(o.maxRuns), onRun: (r) => console.log(line(r)) })
-        if (failed > 0) return yield* new UserError({ message: `${failed} of ${runs} runs of ${def.name} failed (see the lines above, and the reports in _runs/)` })
+        yield* Console.error(
+          `${def.name}: running on "${def.schedule}" until stopped${Option.isSome(o.maxRuns) ? ` (at most ${o.maxRuns.value} runs)` : ""}`
+        )
+        const { runs, failed } = yield* schedulePipeline(def, {
+          ...options,
+          maxRuns: Option.getOrUndefined(o.maxRuns),
+          onRun: (r) => console.log(line(r))
+        })
+        if (failed > 0)
+          return yield* new UserError({
+            message: `${failed} of ${runs} runs of ${def.name} failed (see the lines above, and the reports in _runs/)`
+          })
         return
       }
       // the export's plan and progress, as `export` shows them (a long run was silent until its last line)

@@ -23,7 +23,10 @@ const SAMPLED = ["route_quotes", "router_assets", "router_chains"] as const
  */
 const metadataWanted = (names: Option.Option<string>): MetadataWanted | string => {
   if (Option.isNone(names)) return METADATA_IF_SERVED
-  const list = names.value.split(",").map((n) => n.trim()).filter(Boolean)
+  const list = names.value
+    .split(",")
+    .map((n) => n.trim())
+    .filter(Boolean)
   const unknown = list.filter((n) => !(SAMPLED as ReadonlyArray<string>).includes(n))
   if (list.length === 0 || unknown.length > 0) return `--datasets takes ${SAMPLED.join(", ")}, got "${names.value}"`
   const want = (d: string) => (list.includes(d) ? "required" : "skip")
@@ -40,11 +43,20 @@ export const sampleCommand = Command.make(
     routerUrl: urlOption("router"),
     devnet: devnetOption("router"),
     header: headerOption("router"),
-    plan: Options.file("plan").pipe(Options.withDefault(DEFAULT_PLAN), Options.withDescription("sampling plan (default: the shipped pipelines/route-quotes.json)")),
+    plan: Options.file("plan").pipe(
+      Options.withDefault(DEFAULT_PLAN),
+      Options.withDescription("sampling plan (default: the shipped pipelines/route-quotes.json)")
+    ),
     out: Options.directory("out").pipe(Options.withDefault("data"), Options.withDescription("output folder")),
     every: Options.text("every").pipe(Options.optional, Options.withDescription("sample again this often: 30s, 5m, 1h (default: once)")),
-    count: integerOption("count").pipe(Options.optional, Options.withDescription("rounds to run (default 1, or until stopped with --every)")),
-    concurrency: integerOption("concurrency").pipe(Options.withDefault(DEFAULTS.concurrency), Options.withDescription("quote requests in flight at once")),
+    count: integerOption("count").pipe(
+      Options.optional,
+      Options.withDescription("rounds to run (default 1, or until stopped with --every)")
+    ),
+    concurrency: integerOption("concurrency").pipe(
+      Options.withDefault(DEFAULTS.concurrency),
+      Options.withDescription("quote requests in flight at once")
+    ),
     rps: integerOption("rps").pipe(Options.withDefault(50), Options.withDescription("quote requests per second at most; 0 = no limit")),
     datasets: Options.text("datasets").pipe(
       Options.optional,
@@ -57,7 +69,8 @@ export const sampleCommand = Command.make(
     Effect.gen(function* () {
       const bad = (message: string) => new UserError({ message, exitCode: 2 })
       const every = Option.isSome(o.every) ? parseEvery(o.every.value) : undefined
-      if (Option.isSome(o.every) && every === undefined) return yield* bad(`--every must look like 30s, 5m or 1h, got "${Option.getOrThrow(o.every)}"`)
+      if (Option.isSome(o.every) && every === undefined)
+        return yield* bad(`--every must look like 30s, 5m or 1h, got "${Option.getOrThrow(o.every)}"`)
       const rounds = Option.getOrElse(o.count, () => (every ? Infinity : 1))
       if (rounds < 1) return yield* bad(`--count must be at least 1, got ${rounds}`)
       const metadata = metadataWanted(o.datasets)
@@ -69,11 +82,10 @@ export const sampleCommand = Command.make(
       const router = yield* endpointOrDevnet("router", o.routerUrl, o.header, "sampling", o.devnet && { seed: 1, blocks: 10 })
       const amounts = plan.pairs.reduce((s, p) => s + p.amounts.length, 0)
       const asks = amounts * plan.variants.length
-      yield* Console.error(`${asks} quotes per round (${amounts} amounts over ${plan.pairs.length} pairs × ${plan.variants.length} variants)${every ? `, every ${Option.getOrThrow(o.every)}` : ""}`)
-      const layer = Layer.mergeAll(
-        routerLayer(router, { concurrency: o.concurrency, rps: o.rps }),
-        layerLakeWriter(resolve(o.out))
+      yield* Console.error(
+        `${asks} quotes per round (${amounts} amounts over ${plan.pairs.length} pairs × ${plan.variants.length} variants)${every ? `, every ${Option.getOrThrow(o.every)}` : ""}`
       )
+      const layer = Layer.mergeAll(routerLayer(router, { concurrency: o.concurrency, rps: o.rps }), layerLakeWriter(resolve(o.out)))
       yield* sampleRoutes(plan, {
         rounds,
         every,
@@ -81,12 +93,24 @@ export const sampleCommand = Command.make(
         metadata,
         onRound: (r) => {
           if (r.reference?.notServed.length) console.error(notServedNotice(r.reference.notServed))
-          console.log(`round ${r.roundId}: ${r.quotes} quotes, ${r.ok} routes, ${r.failed} failed → ${resolve(o.out)}/route_quotes/${r.file}`)
+          console.log(
+            `round ${r.roundId}: ${r.quotes} quotes, ${r.ok} routes, ${r.failed} failed → ${resolve(o.out)}/route_quotes/${r.file}`
+          )
         },
         onSkipped: (e) => console.error(`${new Date().toISOString()} round skipped: ${e.message}`)
       }).pipe(
         Effect.provide(layer),
-        Effect.mapError((e) => new UserError({ message: "_tag" in e && e._tag.startsWith("Router") ? describeRouterError(e as never) : (e as { message: string }).message }))
+        Effect.mapError(
+          (e) =>
+            new UserError({
+              message: "_tag" in e && e._tag.startsWith("Router") ? describeRouterError(e as never) : (e as { message: string }).message
+            })
+        )
       )
-    }).pipe(Effect.scoped, Effect.onInterrupt(() => Console.error("chain-lake: interrupted: every round committed so far is kept; the round under way is not stored")))
+    }).pipe(
+      Effect.scoped,
+      Effect.onInterrupt(() =>
+        Console.error("chain-lake: interrupted: every round committed so far is kept; the round under way is not stored")
+      )
+    )
 ).pipe(Command.withDescription("Sample route quotes from the router by a plan, once or every so often, into the route_quotes dataset"))

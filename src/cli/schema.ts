@@ -8,7 +8,8 @@ import { table } from "./progress.js"
 
 /** One entry for people: its name, kind and description (wrapped to 80 columns), its key, then a table of its columns. */
 const entryText = (e: SchemaEntry): string => {
-  const facts = e.kind === "dataset" ? [`key: ${e.key.join(", ")}`, `sorted by: ${e.sortKey.join(", ")}`, `partitioned by: ${e.partition}`] : []
+  const facts =
+    e.kind === "dataset" ? [`key: ${e.key.join(", ")}`, `sorted by: ${e.sortKey.join(", ")}`, `partitioned by: ${e.partition}`] : []
   // a view's columns have no descriptions of their own (its description covers them): no empty column
   const described = e.columns.some((c) => c.description !== "")
   const columns = table(e.columns.map((c) => ({ column: c.name, type: c.type, ...(described ? { description: c.description } : {}) })))
@@ -20,7 +21,12 @@ export const schemaText = (entries: ReadonlyArray<SchemaEntry>): string => entri
 export const schemaCommand = Command.make(
   "schema",
   {
-    format: Options.choice("format", ["text", "json"]).pipe(Options.withDefault("text" as const), Options.withDescription("text for people; json: an array of {name, kind, description, key, sortKey, partition, columns: [{name, type, description}]}")),
+    format: Options.choice("format", ["text", "json"]).pipe(
+      Options.withDefault("text" as const),
+      Options.withDescription(
+        "text for people; json: an array of {name, kind, description, key, sortKey, partition, columns: [{name, type, description}]}"
+      )
+    ),
     dataset: Options.text("dataset").pipe(Options.optional, Options.withDescription("only this dataset or view"))
   },
   (o) =>

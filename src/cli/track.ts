@@ -29,18 +29,28 @@ export const trackCommand = Command.make(
     txHash: Options.text("tx-hash").pipe(Options.withDescription("the broadcast tx")),
     chainId: Options.text("chain-id").pipe(Options.withDescription("the chain it was submitted to")),
     out: Options.directory("out").pipe(Options.withDefault("data"), Options.withDescription("output folder (transfers dataset)")),
-    estimatedSeconds: integerOption("estimated-seconds").pipe(Options.optional, Options.withDescription("the route's estimated_route_duration_seconds, for the polling pace")),
+    estimatedSeconds: integerOption("estimated-seconds").pipe(
+      Options.optional,
+      Options.withDescription("the route's estimated_route_duration_seconds, for the polling pace")
+    ),
     pollSlow: Options.text("poll-slow").pipe(Options.optional, Options.withDescription("pace while the ETA is far (default 60s)")),
     pollNear: Options.text("poll-near").pipe(Options.optional, Options.withDescription("pace near the ETA, or without one (default 5s)")),
     pollOverdue: Options.text("poll-overdue").pipe(Options.optional, Options.withDescription("pace once overdue (default 1s)")),
-    nearWindow: Options.text("near-window").pipe(Options.optional, Options.withDescription("how close to the ETA counts as near (default 5m)")),
+    nearWindow: Options.text("near-window").pipe(
+      Options.optional,
+      Options.withDescription("how close to the ETA counts as near (default 5m)")
+    ),
     notFoundFor: Options.text("not-found-for").pipe(
       Options.optional,
-      Options.withDescription('how long status may answer "tx not found" (the router indexes a registered tx within seconds) before tracking gives up (default 2m)')
+      Options.withDescription(
+        'how long status may answer "tx not found" (the router indexes a registered tx within seconds) before tracking gives up (default 2m)'
+      )
     ),
     timeout: Options.text("timeout").pipe(
       Options.optional,
-      Options.withDescription("how long this run polls before giving up, exit 1, the changes seen kept (default: the estimate plus 30m, or 30m without one)")
+      Options.withDescription(
+        "how long this run polls before giving up, exit 1, the changes seen kept (default: the estimate plus 30m, or 30m without one)"
+      )
     )
   },
   (o) =>
@@ -55,7 +65,8 @@ export const trackCommand = Command.make(
       }
       const notFoundFor = yield* duration("--not-found-for", o.notFoundFor, Duration.millis(NOT_FOUND_FOR_MS))
       const timeout = Option.isSome(o.timeout) ? Duration.toMillis(yield* duration("--timeout", o.timeout, Duration.zero)) : undefined
-      if (timeout === 0) return yield* new UserError({ message: `--timeout must be more than 0, got "${Option.getOrThrow(o.timeout)}"`, exitCode: 2 })
+      if (timeout === 0)
+        return yield* new UserError({ message: `--timeout must be more than 0, got "${Option.getOrThrow(o.timeout)}"`, exitCode: 2 })
       const result = yield* trackTransfer({
         txHash: o.txHash,
         chainId: o.chainId,
@@ -72,12 +83,26 @@ export const trackCommand = Command.make(
         }
       }).pipe(
         Effect.provide(Layer.mergeAll(routerLayer(routerUrl), layerLakeWriter(resolve(o.out)))),
-        Effect.mapError((e) => new UserError({ message: "_tag" in e && String(e._tag).startsWith("Router") || e._tag === "NoRouteError" ? describeRouterError(e as RouterError) : (e as { message: string }).message }))
+        Effect.mapError(
+          (e) =>
+            new UserError({
+              message:
+                ("_tag" in e && String(e._tag).startsWith("Router")) || e._tag === "NoRouteError"
+                  ? describeRouterError(e as RouterError)
+                  : (e as { message: string }).message
+            })
+        )
       )
       if (result.status.state !== "STATE_COMPLETED_SUCCESS")
         return yield* new UserError({
           message: `the transfer ended in ${result.status.state}${result.status.state === "STATE_UNKNOWN" ? " (the router lost track of it: an error, as its docs say)" : ""}${result.status.error ? `: ${result.status.error.message}` : ""}`
         })
       yield* Console.log(`completed; state changes recorded in ${resolve(o.out)}/transfers/`)
-    }).pipe(Effect.onInterrupt(() => Console.error("chain-lake: interrupted: the state changes seen so far are kept; run the same command again to go on tracking (the tx is not registered twice)")))
+    }).pipe(
+      Effect.onInterrupt(() =>
+        Console.error(
+          "chain-lake: interrupted: the state changes seen so far are kept; run the same command again to go on tracking (the tx is not registered twice)"
+        )
+      )
+    )
 ).pipe(Command.withDescription("Register a tx with the router once and poll it to completion, recording each state change"))

@@ -17,7 +17,10 @@ export const verifyCommand = Command.make(
   "verify",
   {
     data: Options.directory("data").pipe(Options.withDefault("data"), Options.withDescription("the lake to check")),
-    indexerUrl: Options.text("indexer-url").pipe(Options.optional, Options.withDescription("also spot-check the lake against this indexer")),
+    indexerUrl: Options.text("indexer-url").pipe(
+      Options.optional,
+      Options.withDescription("also spot-check the lake against this indexer")
+    ),
     header: headerOption("indexer")
   },
   (o) =>
@@ -25,16 +28,32 @@ export const verifyCommand = Command.make(
       yield* requireLake(o.data)
       const data = resolve(o.data)
       // listed files not in place: the checks would count rows of a lake that is not whole
-      const unfinished = yield* Effect.promise(() => unfinishedCommits(data, DATASETS.map((d) => d.name)))
+      const unfinished = yield* Effect.promise(() =>
+        unfinishedCommits(
+          data,
+          DATASETS.map((d) => d.name)
+        )
+      )
       if (unfinished !== undefined) return yield* new UserError({ message: unfinished })
       // the committed files (the views), and every Parquet file on disk against the manifests (verifyLake)
       const base = Layer.mergeAll(layerAnalytics({ dataDir: data }), layerCheckpoints(data))
-      const checks: Array<Check> = yield* verifyLake.pipe(Effect.provide(base), Effect.mapError((e) => new UserError({ message: e.message })))
+      const checks: Array<Check> = yield* verifyLake.pipe(
+        Effect.provide(base),
+        Effect.mapError((e) => new UserError({ message: e.message }))
+      )
       if (Option.isSome(o.indexerUrl)) {
         const url = yield* probedEndpoint("indexer", o.indexerUrl.value, o.header)
         const api = yield* verifyAgainstApi().pipe(
           Effect.provide(Layer.mergeAll(layerAnalytics({ dataDir: data }), indexerLayer(url))),
-          Effect.mapError((e) => new UserError({ message: "_tag" in e && String(e._tag).startsWith("Indexer") ? describeIndexerError(e as IndexerError) : (e as { message: string }).message }))
+          Effect.mapError(
+            (e) =>
+              new UserError({
+                message:
+                  "_tag" in e && String(e._tag).startsWith("Indexer")
+                    ? describeIndexerError(e as IndexerError)
+                    : (e as { message: string }).message
+              })
+          )
         )
         checks.push(...api)
       }
@@ -44,4 +63,8 @@ export const verifyCommand = Command.make(
       if (failed > 0) return yield* new UserError({ message: `${failed} of ${checks.length} checks failed` })
       yield* Console.log(`all ${checks.length} checks passed`)
     })
-).pipe(Command.withDescription("Check the lake: no height gaps or duplicates, txs per block, manifests vs files, and spot checks against the API"))
+).pipe(
+  Command.withDescription(
+    "Check the lake: no height gaps or duplicates, txs per block, manifests vs files, and spot checks against the API"
+  )
+)

@@ -21,7 +21,11 @@ const polymod = (values: ReadonlyArray<number>): number => {
   }
   return chk
 }
-const expandPrefix = (prefix: string): Array<number> => [...[...prefix].map((c) => c.charCodeAt(0) >>> 5), 0, ...[...prefix].map((c) => c.charCodeAt(0) & 31)]
+const expandPrefix = (prefix: string): Array<number> => [
+  ...[...prefix].map((c) => c.charCodeAt(0) >>> 5),
+  0,
+  ...[...prefix].map((c) => c.charCodeAt(0) & 31)
+]
 
 /** Regroups bits (8 → 5 to encode, 5 → 8 to decode); undefined when the padding is not zero. */
 const convertBits = (data: ReadonlyArray<number>, from: number, to: number, pad: boolean): Array<number> | undefined => {
@@ -88,7 +92,9 @@ export const canonicalAddress = (address: string | null | undefined): string | n
 }
 
 /** The chain's bech32 spelling of a canonical (or any 0x-hex) address; null when it is not one. */
-export const accountBech32 = (hex: string | null): string | null => (hex && HEX.test(hex) ? bech32Of(ACCOUNT_PREFIX, Buffer.from(hex.slice(2), "hex")) : null)
+export const accountBech32 = (hex: string | null): string | null =>
+  hex && HEX.test(hex) ? bech32Of(ACCOUNT_PREFIX, Buffer.from(hex.slice(2), "hex")) : null
 
 /** The account in the last 20 bytes of a 32-byte log topic (an indexed `address`), canonical. */
-export const topicAddress = (topic: string): string | null => (/^0x[0-9a-fA-F]{64}$/.test(topic) ? "0x" + topic.slice(26).toLowerCase() : null)
+export const topicAddress = (topic: string): string | null =>
+  /^0x[0-9a-fA-F]{64}$/.test(topic) ? "0x" + topic.slice(26).toLowerCase() : null

@@ -23,10 +23,17 @@ export const blocks = defineAppend({
     col("gas_used", "BIGINT", "sum of the block's txs' gas used", (b) => b.gas_used),
     col("gas_wanted", "BIGINT", "sum of the block's txs' gas wanted", (b) => b.gas_wanted),
     col("tx_count", "INTEGER", "number of cosmos txs", (b) => Number(b.tx_count)),
-    col("total_fee", "JSON", "fees paid, [{denom, amount}] with amounts as exact strings (per denom, one row each: the block_fees view)", (b) => JSON.stringify(b.total_fee)),
+    col(
+      "total_fee",
+      "JSON",
+      "fees paid, [{denom, amount}] with amounts as exact strings (per denom, one row each: the block_fees view)",
+      (b) => JSON.stringify(b.total_fee)
+    ),
     col("proposer_moniker", "VARCHAR", "proposer.moniker", (b) => b.proposer.moniker),
     col("proposer_bech32", "VARCHAR", "proposer.operator_address (initvaloper1…)", (b) => b.proposer.operator_address),
-    col("proposer_address", "VARCHAR", "the proposer's operator, canonical: 0x + lowercase hex of its bytes", (b) => canonicalAddress(b.proposer.operator_address))
+    col("proposer_address", "VARCHAR", "the proposer's operator, canonical: 0x + lowercase hex of its bytes", (b) =>
+      canonicalAddress(b.proposer.operator_address)
+    )
   ],
   key: ["height"],
   sortKey: ["height"],

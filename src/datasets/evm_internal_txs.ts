@@ -25,7 +25,9 @@ export const evmInternalTxs = defineAppend({
     col("to_address", "VARCHAR", "callee, canonical (NULL if absent)", (t) => canonicalAddress(t.to)),
     col("input", "VARCHAR", "call data (hex)", (t) => t.input),
     col("output", "VARCHAR", "return data (hex)", (t) => t.output),
-    col("value", "DECIMAL(38,0)", "value in wei; NULL when absent (the wire's 0x) or beyond 38 digits (value_text is exact)", (t) => hexToDecimal(t.value)),
+    col("value", "DECIMAL(38,0)", "value in wei; NULL when absent (the wire's 0x) or beyond 38 digits (value_text is exact)", (t) =>
+      hexToDecimal(t.value)
+    ),
     col("value_text", "VARCHAR", "value in wei as exact decimal text; NULL when absent", (t) => hexToDecimal(t.value)),
     col("gas", "BIGINT", "gas given", (t) => hexToDecimal(t.gas)),
     col("gas_used", "BIGINT", "gasUsed", (t) => hexToDecimal(t.gasUsed))

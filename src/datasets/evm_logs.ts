@@ -27,9 +27,15 @@ export const evmLogs = defineAppend({
     col("height", "BIGINT", "block height (blockNumber)", (l) => hexToNumber(l.blockNumber)),
     col("evm_block_hash", "VARCHAR", "blockHash: the EVM block's hash (see evm_txs)", (l) => l.blockHash.toLowerCase()),
     col("tx_hash", "VARCHAR", "transactionHash (0x + lowercase hex)", (l) => l.transactionHash.toLowerCase()),
-    col("tx_index", "INTEGER", "transactionIndex: the receipt's place among the block's EVM receipts, from 1 (see evm_txs)", (l) => hexToNumber(l.transactionIndex)),
-    col("log_index", "INTEGER", "logIndex: within the block; within the tx on receipts indexed before minievm's March 2026 fix", (l) => hexToNumber(l.logIndex)),
-    col("timestamp", "TIMESTAMP", "block time (UTC; from the block list, logs carry none)", (l, context) => context.blockTime(hexToNumber(l.blockNumber))),
+    col("tx_index", "INTEGER", "transactionIndex: the receipt's place among the block's EVM receipts, from 1 (see evm_txs)", (l) =>
+      hexToNumber(l.transactionIndex)
+    ),
+    col("log_index", "INTEGER", "logIndex: within the block; within the tx on receipts indexed before minievm's March 2026 fix", (l) =>
+      hexToNumber(l.logIndex)
+    ),
+    col("timestamp", "TIMESTAMP", "block time (UTC; from the block list, logs carry none)", (l, context) =>
+      context.blockTime(hexToNumber(l.blockNumber))
+    ),
     col("contract_address", "VARCHAR", "the emitting contract, canonical: 0x + lowercase hex", (l) => canonicalAddress(l.address)),
     col("topic0", "VARCHAR", "topics[0] (event signature), else NULL", (l) => l.topics[0] ?? null),
     col("topic1", "VARCHAR", "topics[1], else NULL", (l) => l.topics[1] ?? null),

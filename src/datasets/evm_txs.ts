@@ -37,12 +37,25 @@ export const evmTxs = defineAppend({
   source: evmTxsSource,
   columns: [
     col("height", "BIGINT", "block height (blockNumber)", (r) => hexToNumber(r.blockNumber)),
-    col("evm_block_hash", "VARCHAR", "blockHash: the EVM block's hash (minievm keeps its own per height; not blocks.block_hash)", (r) => r.blockHash.toLowerCase()),
+    col("evm_block_hash", "VARCHAR", "blockHash: the EVM block's hash (minievm keeps its own per height; not blocks.block_hash)", (r) =>
+      r.blockHash.toLowerCase()
+    ),
     col("tx_hash", "VARCHAR", "transactionHash (0x + lowercase hex)", (r) => r.transactionHash.toLowerCase()),
-    col("tx_index", "INTEGER", "transactionIndex: place among the block's EVM receipts (cosmos-tx rows included), from 1", (r) => hexToNumber(r.transactionIndex)),
-    col("timestamp", "TIMESTAMP", "block time (UTC; from the block list, receipts carry none)", (r, context) => context.blockTime(hexToNumber(r.blockNumber))),
-    col("from_address", "VARCHAR", "sender, canonical: 0x + lowercase hex; NULL on a row standing for a cosmos tx (no signer: the wire's zero address)", (r) => (standsForCosmosTx(r) ? null : canonicalAddress(r.from))),
-    col("to_address", "VARCHAR", "recipient, canonical; NULL on a contract creation and on a row standing for a cosmos tx", (r) => (standsForCosmosTx(r) ? null : canonicalAddress(r.to))),
+    col("tx_index", "INTEGER", "transactionIndex: place among the block's EVM receipts (cosmos-tx rows included), from 1", (r) =>
+      hexToNumber(r.transactionIndex)
+    ),
+    col("timestamp", "TIMESTAMP", "block time (UTC; from the block list, receipts carry none)", (r, context) =>
+      context.blockTime(hexToNumber(r.blockNumber))
+    ),
+    col(
+      "from_address",
+      "VARCHAR",
+      "sender, canonical: 0x + lowercase hex; NULL on a row standing for a cosmos tx (no signer: the wire's zero address)",
+      (r) => (standsForCosmosTx(r) ? null : canonicalAddress(r.from))
+    ),
+    col("to_address", "VARCHAR", "recipient, canonical; NULL on a contract creation and on a row standing for a cosmos tx", (r) =>
+      standsForCosmosTx(r) ? null : canonicalAddress(r.to)
+    ),
     col("created_address", "VARCHAR", "the contract a creation made, canonical; else NULL", (r) => canonicalAddress(r.contractAddress)),
     col("status", "INTEGER", "1 success, 0 failure", (r) => hexToNumber(r.status)),
     col("type", "INTEGER", "tx type", (r) => hexToNumber(r.type)),
@@ -51,8 +64,18 @@ export const evmTxs = defineAppend({
     col("effective_gas_price", "DECIMAL(38,0)", "effectiveGasPrice in wei", (r) => hexToDecimal(r.effectiveGasPrice)),
     col("log_count", "INTEGER", "number of logs (rows in evm_logs)", (r) => r.logs.length),
     col("logs_bloom", "VARCHAR", "logsBloom", (r) => r.logsBloom),
-    col("is_cosmos_tx", "BOOLEAN", "true: minievm's synthetic receipt of a successful cosmos tx that emitted EVM logs (not a contract creation, no sender)", (r) => standsForCosmosTx(r)),
-    col("cosmos_tx_hash", "VARCHAR", "the cosmos tx a cosmos-tx row stands for, as txs.tx_hash (uppercase hex, no 0x); NULL on EVM txs", cosmosTxOf)
+    col(
+      "is_cosmos_tx",
+      "BOOLEAN",
+      "true: minievm's synthetic receipt of a successful cosmos tx that emitted EVM logs (not a contract creation, no sender)",
+      (r) => standsForCosmosTx(r)
+    ),
+    col(
+      "cosmos_tx_hash",
+      "VARCHAR",
+      "the cosmos tx a cosmos-tx row stands for, as txs.tx_hash (uppercase hex, no 0x); NULL on EVM txs",
+      cosmosTxOf
+    )
   ],
   key: ["tx_hash"],
   sortKey: ["height", "tx_index"],

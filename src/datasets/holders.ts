@@ -18,7 +18,12 @@ interface Holding {
   readonly holder: TokenHolder
 }
 const col = columnsOf<Holding>()
-const richList = (denom: string): ListRef => ({ endpoint: "richlist", path: `/indexer/richlist/v1/${encodeURIComponent(denom)}`, arrayKey: "holders", keys: "offset" })
+const richList = (denom: string): ListRef => ({
+  endpoint: "richlist",
+  path: `/indexer/richlist/v1/${encodeURIComponent(denom)}`,
+  arrayKey: "holders",
+  keys: "offset"
+})
 const validate = compileValidator(S.TokenHolder)
 /** "" is how the wire says "no amount" */
 const amountOf = (h: Holding) => (h.holder.amount === undefined || h.holder.amount === "" ? null : h.holder.amount)
@@ -34,7 +39,9 @@ export const holders = defineSnapshot({
   after: ["blocks"],
   columns: [
     col("denom", "VARCHAR", "token denomination as asked for", (h) => h.denom),
-    col("account_address", "VARCHAR", "holder, canonical: 0x + lowercase hex of the account bytes (joins across VMs)", (h) => canonicalAddress(h.holder.account)),
+    col("account_address", "VARCHAR", "holder, canonical: 0x + lowercase hex of the account bytes (joins across VMs)", (h) =>
+      canonicalAddress(h.holder.account)
+    ),
     col("account_bech32", "VARCHAR", "holder in bech32 (init1…)", (h) => accountBech32(canonicalAddress(h.holder.account))),
     col("amount", "DECIMAL(38,0)", "balance in base units; NULL beyond 38 digits (amount_text is always exact)", amountOf),
     col("amount_text", "VARCHAR", "balance in base units as exact decimal text", amountOf)
@@ -48,8 +55,16 @@ export const holders = defineSnapshot({
       const denoms = named
         ? given
         : // distinct per batch of files (readCommitted), then across them
-          [...new Set((yield* input.readCommitted("blocks", `SELECT DISTINCT f.denom AS denom FROM (SELECT unnest(from_json(total_fee, '[{"denom":"VARCHAR","amount":"VARCHAR"}]')) AS f FROM committed)`)).map((r) => String(r.denom)))].sort()
-      if (denoms.length === 0) return { skip: "no denoms", hint: "pass --denoms, or export blocks first (their total_fee denoms are the default)" }
+          [
+            ...new Set(
+              (yield* input.readCommitted(
+                "blocks",
+                `SELECT DISTINCT f.denom AS denom FROM (SELECT unnest(from_json(total_fee, '[{"denom":"VARCHAR","amount":"VARCHAR"}]')) AS f FROM committed)`
+              )).map((r) => String(r.denom))
+            )
+          ].sort()
+      if (denoms.length === 0)
+        return { skip: "no denoms", hint: "pass --denoms, or export blocks first (their total_fee denoms are the default)" }
       return denoms.map((denom) => ({
         label: `holders of ${denom}`,
         list: richList(denom),

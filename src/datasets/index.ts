@@ -19,7 +19,23 @@ import { tokenTransfersCosmos, tokenTransfersEvm } from "./token_transfers.js"
 import { transfers } from "./transfers.js"
 import { txs } from "./txs.js"
 
-export const DATASETS: ReadonlyArray<Dataset> = [blocks, txs, evmTxs, evmLogs, evmInternalTxs, tokenTransfersEvm, tokenTransfersCosmos, nftTransfers, nftCollections, nftTokens, holders, routeQuotes, routerAssets, routerChains, transfers]
+export const DATASETS: ReadonlyArray<Dataset> = [
+  blocks,
+  txs,
+  evmTxs,
+  evmLogs,
+  evmInternalTxs,
+  tokenTransfersEvm,
+  tokenTransfersCosmos,
+  nftTransfers,
+  nftCollections,
+  nftTokens,
+  holders,
+  routeQuotes,
+  routerAssets,
+  routerChains,
+  transfers
+]
 
 /** The datasets `chain-lake export` reads from the indexer (the others are sampled from the router). */
 export const EXPORTED_DATASETS = DATASETS.filter((d) => d.kind !== "sample")

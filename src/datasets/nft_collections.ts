@@ -16,7 +16,12 @@ export const nftCollections = defineSnapshot({
   watermark: "height",
   probe: collectionsList,
   columns: [
-    col("collection_address", "VARCHAR", "the collection (object_addr), canonical: 0x + lowercase hex", (c) => canonicalAddress(c.object_addr) ?? c.object_addr),
+    col(
+      "collection_address",
+      "VARCHAR",
+      "the collection (object_addr), canonical: 0x + lowercase hex",
+      (c) => canonicalAddress(c.object_addr) ?? c.object_addr
+    ),
     col("name", "VARCHAR", "collection.name (API data: may hold any text)", (c) => c.collection.name),
     col("origin_name", "VARCHAR", "L1 name for bridged collections, else NULL", (c) => c.collection.origin_name || null),
     col("creator_address", "VARCHAR", "collection.creator, canonical: 0x + lowercase hex", (c) => canonicalAddress(c.collection.creator)),
@@ -29,5 +34,14 @@ export const nftCollections = defineSnapshot({
   sortKey: ["created_height", "collection_address"],
   stateHeight: "created_height",
   // its total is an estimate (reltuples) on the real indexer: completeness comes from the cursor walk
-  lists: (_, row) => Effect.succeed([{ label: "collections", list: collectionsList, totalIsEstimate: true, validate: validateCollection, toRows: (c: NftCollection) => [row(c)] }])
+  lists: (_, row) =>
+    Effect.succeed([
+      {
+        label: "collections",
+        list: collectionsList,
+        totalIsEstimate: true,
+        validate: validateCollection,
+        toRows: (c: NftCollection) => [row(c)]
+      }
+    ])
 })

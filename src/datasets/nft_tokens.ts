@@ -21,14 +21,21 @@ export const nftTokens = defineSnapshot({
   watermark: "height",
   probe: collectionsList,
   columns: [
-    col("collection_address", "VARCHAR", "the collection, canonical: 0x + lowercase hex", (t) => canonicalAddress(t.collection_addr) ?? t.collection_addr),
+    col(
+      "collection_address",
+      "VARCHAR",
+      "the collection, canonical: 0x + lowercase hex",
+      (t) => canonicalAddress(t.collection_addr) ?? t.collection_addr
+    ),
     col("collection_name", "VARCHAR", "collection name (API data)", (t) => t.collection_name),
     col("collection_origin_name", "VARCHAR", "L1 name for bridged collections, else NULL", (t) => t.collection_origin_name || null),
     col("token_id", "VARCHAR", "nft.token_id", (t) => t.nft.token_id),
     col("uri", "VARCHAR", "nft.uri", (t) => t.nft.uri),
     col("owner_address", "VARCHAR", "current owner, canonical: 0x + lowercase hex of the account bytes", (t) => canonicalAddress(t.owner)),
     col("owner_bech32", "VARCHAR", "current owner in bech32 (init1…)", (t) => accountBech32(canonicalAddress(t.owner))),
-    col("object_address", "VARCHAR", "the token's object, canonical: 0x + lowercase hex (Move only, else NULL)", (t) => canonicalAddress(t.object_addr)),
+    col("object_address", "VARCHAR", "the token's object, canonical: 0x + lowercase hex (Move only, else NULL)", (t) =>
+      canonicalAddress(t.object_addr)
+    ),
     col("updated_height", "BIGINT", "the height of its last mint or transfer", (t) => t.height),
     col("updated_at", "TIMESTAMP", "the time of its last mint or transfer (UTC)", (t) => t.timestamp)
   ],
@@ -41,7 +48,13 @@ export const nftTokens = defineSnapshot({
       const addresses = [...new Set(collections.map((c) => c.object_addr))]
       return addresses.map((address) => ({
         label: `tokens of ${address}`,
-        list: { endpoint: "tokens/by_collection", path: `/indexer/nft/v1/tokens/by_collection/${encodeURIComponent(address)}`, arrayKey: "tokens", query: { order_by: "token_id" }, keys: "offset" },
+        list: {
+          endpoint: "tokens/by_collection",
+          path: `/indexer/nft/v1/tokens/by_collection/${encodeURIComponent(address)}`,
+          arrayKey: "tokens",
+          query: { order_by: "token_id" },
+          keys: "offset"
+        },
         validate,
         toRows: (t: Nft) => [row(t)]
       }))

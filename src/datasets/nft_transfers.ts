@@ -38,10 +38,17 @@ export const nftTransfers = defineAppend({
     col("height", "BIGINT", "block height", (t) => hexToNumber(t.log.blockNumber)),
     col("timestamp", "TIMESTAMP", "block time (UTC)", (t, context) => context.blockTime(hexToNumber(t.log.blockNumber))),
     col("tx_hash", "VARCHAR", "EVM tx hash", (t) => t.log.transactionHash),
-    col("log_index", "INTEGER", "the log's logIndex (in its block; in its tx on receipts indexed before minievm's March 2026 fix: see evm_logs)", (t) => hexToNumber(t.log.logIndex)),
+    col(
+      "log_index",
+      "INTEGER",
+      "the log's logIndex (in its block; in its tx on receipts indexed before minievm's March 2026 fix: see evm_logs)",
+      (t) => hexToNumber(t.log.logIndex)
+    ),
     col("collection_address", "VARCHAR", "the ERC-721 contract, canonical: 0x + lowercase hex", (t) => t.log.address.toLowerCase()),
     col("token_id", "VARCHAR", "token id as exact decimal text (uint256)", (t) => BigInt(t.log.topics[3]).toString()),
-    col("kind", "VARCHAR", "'mint' (from the zero address), 'burn' (to it) or 'transfer'", (t) => (t.from === ZERO ? "mint" : t.to === ZERO ? "burn" : "transfer")),
+    col("kind", "VARCHAR", "'mint' (from the zero address), 'burn' (to it) or 'transfer'", (t) =>
+      t.from === ZERO ? "mint" : t.to === ZERO ? "burn" : "transfer"
+    ),
     col("from_address", "VARCHAR", "previous owner, canonical: 0x + lowercase hex (zero address on mints)", (t) => t.from),
     col("to_address", "VARCHAR", "new owner, canonical (zero address on burns)", (t) => t.to),
     col("from_bech32", "VARCHAR", "previous owner in bech32 (init1…)", (t) => accountBech32(t.from)),

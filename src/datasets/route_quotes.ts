@@ -31,7 +31,8 @@ export interface Quote {
 const num = (s: string | null | undefined) => (s === undefined || s === null || s === "" ? null : Number(s))
 const fees = (r: RouteResponse) => r.estimated_fees ?? []
 /** USD of the fees with `behavior` (deducted from the amount, or paid on top of it) */
-const feesUsd = (r: RouteResponse, behavior: string) => fees(r).reduce((s, f) => s + (f.fee_behavior === behavior ? (num(f.usd_amount) ?? 0) : 0), 0)
+const feesUsd = (r: RouteResponse, behavior: string) =>
+  fees(r).reduce((s, f) => s + (f.fee_behavior === behavior ? (num(f.usd_amount) ?? 0) : 0), 0)
 /** each operation's kind, tx, amounts, chains, bridge and the fee charged on it */
 const operationsOf = (r: RouteResponse) =>
   r.operations.map((op, i) => {
@@ -65,7 +66,12 @@ export const routeQuotes = defineSample({
   columns: [
     col("sampled_at", "TIMESTAMP", "when the quote was asked (UTC)", (q) => q.asked.sampledAt),
     col("round_id", "VARCHAR", "the sampling round (one file per round)", (q) => q.asked.roundId),
-    col("pair", "VARCHAR", "source chain/denom → dest chain/denom", (q) => `${q.asked.source.chain_id}/${q.asked.source.denom} → ${q.asked.dest.chain_id}/${q.asked.dest.denom}`),
+    col(
+      "pair",
+      "VARCHAR",
+      "source chain/denom → dest chain/denom",
+      (q) => `${q.asked.source.chain_id}/${q.asked.source.denom} → ${q.asked.dest.chain_id}/${q.asked.dest.denom}`
+    ),
     col("source_chain_id", "VARCHAR", "source_asset_chain_id", (q) => q.asked.source.chain_id),
     col("source_denom", "VARCHAR", "source_asset_denom", (q) => q.asked.source.denom),
     col("dest_chain_id", "VARCHAR", "dest_asset_chain_id", (q) => q.asked.dest.chain_id),
@@ -75,14 +81,54 @@ export const routeQuotes = defineSample({
     col("allow_unsafe", "BOOLEAN", "allow_unsafe sent (NULL = unset, router default)", (q) => q.asked.allowUnsafe ?? null),
     col("is_op_withdraw", "BOOLEAN", "is_op_withdraw sent (NULL = unset)", (q) => q.asked.isOpWithdraw ?? null),
     col("amount_in", "DECIMAL(38,0)", "amount asked, base units", (q) => q.asked.amountIn),
-    col("amount_out", "DECIMAL(38,0)", "expected output, base units", ofRoute((r) => r.amount_out)),
-    col("estimated_amount_out", "DECIMAL(38,0)", "output before fees", ofRoute((r) => r.estimated_amount_out ?? null)),
-    col("effective_rate", "DOUBLE", "amount_out / amount_in (base units)", ofRoute((r) => Number(r.amount_out) / Number(r.amount_in))),
-    col("usd_amount_in", "DOUBLE", "USD value in (NULL when unpriced)", ofRoute((r) => num(r.usd_amount_in))),
-    col("usd_amount_out", "DOUBLE", "USD value out (NULL when unpriced)", ofRoute((r) => num(r.usd_amount_out))),
-    col("fees_usd", "DOUBLE", "sum of estimated_fees[].usd_amount, deducted and additional together", ofRoute((r) => fees(r).reduce((s, f) => s + (num(f.usd_amount) ?? 0), 0))),
-    col("fees_deducted_usd", "DOUBLE", "USD of the fees taken out of the amount (fee_behavior FEE_BEHAVIOR_DEDUCTED)", ofRoute((r) => feesUsd(r, "FEE_BEHAVIOR_DEDUCTED"))),
-    col("fees_additional_usd", "DOUBLE", "USD of the fees paid on top of the amount (FEE_BEHAVIOR_ADDITIONAL)", ofRoute((r) => feesUsd(r, "FEE_BEHAVIOR_ADDITIONAL"))),
+    col(
+      "amount_out",
+      "DECIMAL(38,0)",
+      "expected output, base units",
+      ofRoute((r) => r.amount_out)
+    ),
+    col(
+      "estimated_amount_out",
+      "DECIMAL(38,0)",
+      "output before fees",
+      ofRoute((r) => r.estimated_amount_out ?? null)
+    ),
+    col(
+      "effective_rate",
+      "DOUBLE",
+      "amount_out / amount_in (base units)",
+      ofRoute((r) => Number(r.amount_out) / Number(r.amount_in))
+    ),
+    col(
+      "usd_amount_in",
+      "DOUBLE",
+      "USD value in (NULL when unpriced)",
+      ofRoute((r) => num(r.usd_amount_in))
+    ),
+    col(
+      "usd_amount_out",
+      "DOUBLE",
+      "USD value out (NULL when unpriced)",
+      ofRoute((r) => num(r.usd_amount_out))
+    ),
+    col(
+      "fees_usd",
+      "DOUBLE",
+      "sum of estimated_fees[].usd_amount, deducted and additional together",
+      ofRoute((r) => fees(r).reduce((s, f) => s + (num(f.usd_amount) ?? 0), 0))
+    ),
+    col(
+      "fees_deducted_usd",
+      "DOUBLE",
+      "USD of the fees taken out of the amount (fee_behavior FEE_BEHAVIOR_DEDUCTED)",
+      ofRoute((r) => feesUsd(r, "FEE_BEHAVIOR_DEDUCTED"))
+    ),
+    col(
+      "fees_additional_usd",
+      "DOUBLE",
+      "USD of the fees paid on top of the amount (FEE_BEHAVIOR_ADDITIONAL)",
+      ofRoute((r) => feesUsd(r, "FEE_BEHAVIOR_ADDITIONAL"))
+    ),
     col(
       "fees",
       "JSON",
@@ -109,22 +155,89 @@ export const routeQuotes = defineSample({
       "per operation: [{kind, tx_index, amount_in, amount_out, from_chain_id, to_chain_id, bridge_id, fee_amount, fee_denom}]",
       ofRoute((r) => JSON.stringify(operationsOf(r)))
     ),
-    col("swap_venues", "VARCHAR[]", "swap venue names (swap_venues[].name)", ofRoute((r) => JSON.stringify((r.swap_venues ?? (r.swap_venue ? [r.swap_venue] : [])).map((v) => v.name)))),
-    col("price_impact_percent", "DOUBLE", "swap_price_impact_percent (NULL without a swap)", ofRoute((r) => num(r.swap_price_impact_percent ?? null))),
-    col("warning_type", "VARCHAR", "warning.type (BAD_PRICE_WARNING, LOW_INFO_WARNING) or NULL", ofRoute((r) => r.warning?.type ?? null)),
-    col("warning_message", "VARCHAR", "warning.message, as a wallet shows it, or NULL", ofRoute((r) => r.warning?.message ?? null)),
-    col("extra_warnings", "VARCHAR[]", "extra_warnings", ofRoute((r) => JSON.stringify(r.extra_warnings ?? []))),
-    col("extra_infos", "VARCHAR[]", "extra_infos", ofRoute((r) => JSON.stringify(r.extra_infos ?? []))),
-    col("estimated_duration_s", "BIGINT", "estimated_route_duration_seconds", ofRoute((r) => r.estimated_route_duration_seconds)),
-    col("txs_required", "INTEGER", "txs to sign", ofRoute((r) => r.txs_required)),
-    col("chain_path", "VARCHAR[]", "chain_ids in order", ofRoute((r) => JSON.stringify(r.chain_ids))),
-    col("operation_kinds", "VARCHAR[]", "each operation's wrapper key", ofRoute((r) => JSON.stringify(r.operations.map(operationKind)))),
-    col("does_swap", "BOOLEAN", "does_swap", ofRoute((r) => r.does_swap ?? null)),
-    col("required_op_hook", "BOOLEAN", "required_op_hook", ofRoute((r) => r.required_op_hook ?? null)),
+    col(
+      "swap_venues",
+      "VARCHAR[]",
+      "swap venue names (swap_venues[].name)",
+      ofRoute((r) => JSON.stringify((r.swap_venues ?? (r.swap_venue ? [r.swap_venue] : [])).map((v) => v.name)))
+    ),
+    col(
+      "price_impact_percent",
+      "DOUBLE",
+      "swap_price_impact_percent (NULL without a swap)",
+      ofRoute((r) => num(r.swap_price_impact_percent ?? null))
+    ),
+    col(
+      "warning_type",
+      "VARCHAR",
+      "warning.type (BAD_PRICE_WARNING, LOW_INFO_WARNING) or NULL",
+      ofRoute((r) => r.warning?.type ?? null)
+    ),
+    col(
+      "warning_message",
+      "VARCHAR",
+      "warning.message, as a wallet shows it, or NULL",
+      ofRoute((r) => r.warning?.message ?? null)
+    ),
+    col(
+      "extra_warnings",
+      "VARCHAR[]",
+      "extra_warnings",
+      ofRoute((r) => JSON.stringify(r.extra_warnings ?? []))
+    ),
+    col(
+      "extra_infos",
+      "VARCHAR[]",
+      "extra_infos",
+      ofRoute((r) => JSON.stringify(r.extra_infos ?? []))
+    ),
+    col(
+      "estimated_duration_s",
+      "BIGINT",
+      "estimated_route_duration_seconds",
+      ofRoute((r) => r.estimated_route_duration_seconds)
+    ),
+    col(
+      "txs_required",
+      "INTEGER",
+      "txs to sign",
+      ofRoute((r) => r.txs_required)
+    ),
+    col(
+      "chain_path",
+      "VARCHAR[]",
+      "chain_ids in order",
+      ofRoute((r) => JSON.stringify(r.chain_ids))
+    ),
+    col(
+      "operation_kinds",
+      "VARCHAR[]",
+      "each operation's wrapper key",
+      ofRoute((r) => JSON.stringify(r.operations.map(operationKind)))
+    ),
+    col(
+      "does_swap",
+      "BOOLEAN",
+      "does_swap",
+      ofRoute((r) => r.does_swap ?? null)
+    ),
+    col(
+      "required_op_hook",
+      "BOOLEAN",
+      "required_op_hook",
+      ofRoute((r) => r.required_op_hook ?? null)
+    ),
     col("ok", "BOOLEAN", "a route came back", (q) => q.route !== undefined),
-    col("error_kind", "VARCHAR", "NoRouteError, BadPriceError, LowInfoError, RouterHttpError, RouterTimeout, … or NULL", (q) => q.error?._tag ?? null),
+    col(
+      "error_kind",
+      "VARCHAR",
+      "NoRouteError, BadPriceError, LowInfoError, RouterHttpError, RouterTimeout, … or NULL",
+      (q) => q.error?._tag ?? null
+    ),
     // redacted: a router (or a gateway) may echo the request's key or credentials into its error text
-    col("error_message", "VARCHAR", "the router's message, or NULL", (q) => (q.error ? redact(q.error._tag === "RouterDecodeError" ? q.error.toString() : q.error.message) : null))
+    col("error_message", "VARCHAR", "the router's message, or NULL", (q) =>
+      q.error ? redact(q.error._tag === "RouterDecodeError" ? q.error.toString() : q.error.message) : null
+    )
   ],
   key: ["round_id", "pair", "variant", "amount_in"],
   sortKey: ["sampled_at", "pair", "variant", "amount_in"],

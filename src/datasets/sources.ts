@@ -35,7 +35,7 @@ export const txsSource: AppendSource<S.Tx> = {
   watermark: "height",
   validate: compileValidator(Schema.Struct({ ...S.Tx.fields, tx: JsonObject, events: Schema.NullOr(Schema.Array(Schema.Unknown)) })),
   heightOf: (t: S.Tx) => Number(t.height),
-  identityOf: (t: S.Tx) => t.txhash,
+  identityOf: (t: S.Tx) => t.txhash
 }
 
 export const evmTxsSource: AppendSource<S.EvmTx> = {
@@ -74,7 +74,11 @@ export const standsForCosmosTx = (t: Pick<S.EvmTx, "from">): boolean => t.from.t
  * 0x80, 32 bytes as 0xa0 + bytes, the 41-byte list as 0xe9 + payload). 0x + lowercase hex.
  */
 export const syntheticTxHash = (cosmosTxHash: string): string => {
-  const rlp = Buffer.concat([Buffer.from([0xe9, 0x80, 0x80, 0x80, 0x80, 0x80, 0xa0]), Buffer.from(cosmosTxHash, "hex"), Buffer.from([0x80, 0x80, 0x80])])
+  const rlp = Buffer.concat([
+    Buffer.from([0xe9, 0x80, 0x80, 0x80, 0x80, 0x80, 0xa0]),
+    Buffer.from(cosmosTxHash, "hex"),
+    Buffer.from([0x80, 0x80, 0x80])
+  ])
   return "0x" + keccak256Hex(rlp)
 }
 
@@ -88,7 +92,7 @@ export const internalTxsSource: AppendSource<S.EvmInternalTx> = {
   watermark: "internal_tx_height",
   validate: compileValidator(S.EvmInternalTx),
   heightOf: (t: S.EvmInternalTx) => t.height,
-  identityOf: (t: S.EvmInternalTx) => `${t.hash}/${t.index}`,
+  identityOf: (t: S.EvmInternalTx) => `${t.hash}/${t.index}`
 }
 
 /** 0x-hex quantity → decimal string (exact at any size); "0x" (no bytes) → null. */
@@ -97,5 +101,10 @@ export const hexToDecimal = (hex: string | null | undefined): string | null => (
 export const hexToNumber = (hex: string): number => Number.parseInt(hex, 16)
 
 /** The NFT collections list (offset keys): the nft_collections snapshot, and the collections whose tokens nft_tokens reads. */
-export const collectionsList: ListRef = { endpoint: "collections", path: "/indexer/nft/v1/collections", arrayKey: "collections", keys: "offset" }
+export const collectionsList: ListRef = {
+  endpoint: "collections",
+  path: "/indexer/nft/v1/collections",
+  arrayKey: "collections",
+  keys: "offset"
+}
 export const validateCollection = compileValidator(S.NftCollection)

@@ -47,7 +47,12 @@ const columns = [
   col("timestamp", "TIMESTAMP", "block time (UTC)", (t, context) => t.timestamp ?? context.blockTime(t.height)),
   col("tx_hash", "VARCHAR", "the tx: 0x-hex EVM tx hash (evm) or uppercase cosmos tx hash (cosmos)", (t) => t.txHash),
   col("source", "VARCHAR", "'evm' (an ERC-20 Transfer log) or 'cosmos' (a transfer event)", (t) => t.source),
-  col("event_index", "INTEGER", "evm: the log's logIndex (in its block; in its tx on receipts indexed before minievm's March 2026 fix: see evm_logs); cosmos: the event's index in its tx", (t) => t.eventIndex),
+  col(
+    "event_index",
+    "INTEGER",
+    "evm: the log's logIndex (in its block; in its tx on receipts indexed before minievm's March 2026 fix: see evm_logs); cosmos: the event's index in its tx",
+    (t) => t.eventIndex
+  ),
   col("coin_index", "INTEGER", "cosmos: the coin's index in the event's amounts (an event may move several); evm: 0", (t) => t.coinIndex),
   col("token", "VARCHAR", "the ERC-20 contract (lowercase 0x-hex) or the denom", (t) => t.token),
   col("from_address", "VARCHAR", "sender, canonical: 0x + lowercase hex of the account bytes (NULL if not an account)", (t) => t.from),
@@ -63,7 +68,8 @@ const sortKey = ["height", "tx_hash", "event_index", "coin_index"]
 
 type EvmLog = EvmTx["logs"][number]
 const erc20Transfer = (log: EvmLog): TokenTransfer | undefined => {
-  if (log.removed || log.topics.length !== 3 || log.topics[0].toLowerCase() !== TRANSFER_TOPIC || !/^0x[0-9a-fA-F]{64}$/.test(log.data)) return undefined
+  if (log.removed || log.topics.length !== 3 || log.topics[0].toLowerCase() !== TRANSFER_TOPIC || !/^0x[0-9a-fA-F]{64}$/.test(log.data))
+    return undefined
   const from = topicAddress(log.topics[1])
   const to = topicAddress(log.topics[2])
   return {

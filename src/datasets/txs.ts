@@ -48,16 +48,30 @@ export const txs = defineAppend({
     col("codespace", "VARCHAR", "error codespace (NULL on success)", (v) => v.t.codespace || null),
     col("gas_wanted", "BIGINT", "gas limit", (v) => v.t.gas_wanted),
     col("gas_used", "BIGINT", "gas used", (v) => v.t.gas_used),
-    col("message_types", "VARCHAR[]", "the @type of each message, in order", (v) => JSON.stringify(v.messages.map((m) => String(m["@type"] ?? "")))),
-    col("sender_address", "VARCHAR", "the first message's sender, canonical: 0x + lowercase hex of the account bytes (joins with EVM addresses)", (v) => canonicalAddress(v.sender)),
-    col("sender_bech32", "VARCHAR", "the first message's sender (sender / from_address / signer) in bech32 (init1…); NULL when it is no account", (v) => accountBech32(canonicalAddress(v.sender))),
+    col("message_types", "VARCHAR[]", "the @type of each message, in order", (v) =>
+      JSON.stringify(v.messages.map((m) => String(m["@type"] ?? "")))
+    ),
+    col(
+      "sender_address",
+      "VARCHAR",
+      "the first message's sender, canonical: 0x + lowercase hex of the account bytes (joins with EVM addresses)",
+      (v) => canonicalAddress(v.sender)
+    ),
+    col(
+      "sender_bech32",
+      "VARCHAR",
+      "the first message's sender (sender / from_address / signer) in bech32 (init1…); NULL when it is no account",
+      (v) => accountBech32(canonicalAddress(v.sender))
+    ),
     col("fee", "JSON", "auth_info.fee.amount: [{denom, amount}] (one row per coin: the tx_fees view)", (v) => JSON.stringify(v.fee)),
     col("memo", "VARCHAR", "tx body memo", (v) => (typeof v.memo === "string" ? v.memo : null)),
     col("data", "VARCHAR", "ABCI result data (uppercase hex)", (v) => v.t.data),
     col("raw_log", "VARCHAR", "raw log (the error text on failure)", (v) => v.t.raw_log),
     col("info", "VARCHAR", "info", (v) => v.t.info),
     col("tx", "JSON", "the tx: {body, auth_info, signatures}", (v) => JSON.stringify(v.t.tx)),
-    col("events", "JSON", "ABCI events [{type, attributes:[{key, value, index}]}]; [] where the indexer has none (its null)", (v) => JSON.stringify(v.t.events ?? [])),
+    col("events", "JSON", "ABCI events [{type, attributes:[{key, value, index}]}]; [] where the indexer has none (its null)", (v) =>
+      JSON.stringify(v.t.events ?? [])
+    ),
     col("logs", "JSON", "ABCI message logs (usually [])", (v) => JSON.stringify(v.t.logs))
   ],
   key: ["tx_hash"],

@@ -17,14 +17,7 @@ import {
   type Vm
 } from "./universe.js"
 
-export type TxKind =
-  | "bank_send"
-  | "ibc_transfer"
-  | "evm_call"
-  | "evm_create"
-  | "nft_mint"
-  | "nft_transfer"
-  | "nft_burn"
+export type TxKind = "bank_send" | "ibc_transfer" | "evm_call" | "evm_create" | "nft_mint" | "nft_transfer" | "nft_burn"
 
 const KIND_WEIGHTS: ReadonlyArray<readonly [TxKind, number]> = [
   ["bank_send", 34],
@@ -205,10 +198,7 @@ export class Chain {
       [1, 20],
       [2, 10]
     ])
-    const amount =
-      denom === 2
-        ? BigInt(r.int(1, 1_000_000)) * 10n ** 15n + BigInt(r.int(0, 999_999))
-        : BigInt(r.int(1, 1_000_000))
+    const amount = denom === 2 ? BigInt(r.int(1, 1_000_000)) * 10n ** 15n + BigInt(r.int(0, 999_999)) : BigInt(r.int(1, 1_000_000))
     const feeDenom = r.chance(0.9) ? 0 : 1
     const gasWanted = r.int(80, 400) * 1000
     const failed = r.chance(0.06)
@@ -279,7 +269,17 @@ export class Chain {
   /** Generates heights up to `height` (idempotent; a growing chain calls it as time passes). */
   extendTo(height: number) {
     if (height <= this.tip) return
-    for (const arr of [this.txEnd, this.evmEnd, this.traceEnd, this.headerMs, this.txCounts, this.gasUsedSum, this.gasWantedSum, ...this.feeSums]) arr.ensure(height)
+    for (const arr of [
+      this.txEnd,
+      this.evmEnd,
+      this.traceEnd,
+      this.headerMs,
+      this.txCounts,
+      this.gasUsedSum,
+      this.gasWantedSum,
+      ...this.feeSums
+    ])
+      arr.ensure(height)
     for (let h = this.tip + 1; h <= height; h++) {
       const n = this.txCount(h)
       let evm = 0
@@ -419,7 +419,11 @@ export class Chain {
     const key = height * 65536 + index
     let hash = this.synthetic.get(key)
     if (hash === undefined) {
-      const rlp = Buffer.concat([Buffer.from("e98080808080a0", "hex"), Buffer.from(this.txHash(height, index), "hex"), Buffer.from("808080", "hex")])
+      const rlp = Buffer.concat([
+        Buffer.from("e98080808080a0", "hex"),
+        Buffer.from(this.txHash(height, index), "hex"),
+        Buffer.from("808080", "hex")
+      ])
       hash = "0x" + keccak256Hex(rlp)
       this.synthetic.set(key, hash)
       this.syntheticByHash.set(hash, { height, index })
@@ -496,7 +500,7 @@ export class Chain {
       this.nftEvents.set(seq, { kind, collection: collection.index, tokenId: token.tokenId, from, to: from })
       return
     }
-    let to = p.recipient === from ? (from + 1) % ACCOUNT_COUNT : p.recipient
+    const to = p.recipient === from ? (from + 1) % ACCOUNT_COUNT : p.recipient
     token.owner = to
     token.height = p.height
     this.nftEvents.set(seq, { kind, collection: collection.index, tokenId: token.tokenId, from, to })

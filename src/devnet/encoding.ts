@@ -49,7 +49,7 @@ const convertBits = (data: ArrayLike<number>, from: number, to: number, pad: boo
   }
   if (pad) {
     if (bits > 0) out.push((acc << (to - bits)) & maxv)
-  } else if (bits >= from || ((acc << (to - bits)) & maxv)) {
+  } else if (bits >= from || (acc << (to - bits)) & maxv) {
     return undefined
   }
   return out
@@ -103,8 +103,7 @@ export const rfc3339Nano = (epochMs: number, extraNanos = 0): string => {
 }
 
 /** RFC3339 at second precision, as the block endpoints print `timestamp`. */
-export const rfc3339Seconds = (epochMs: number): string =>
-  new Date(Math.floor(epochMs / 1000) * 1000).toISOString().slice(0, 19) + "Z"
+export const rfc3339Seconds = (epochMs: number): string => new Date(Math.floor(epochMs / 1000) * 1000).toISOString().slice(0, 19) + "Z"
 
 /** 0x-hex quantity as EVM JSON-RPC prints it (no leading zeros). */
 export const hexQty = (n: number | bigint): string => "0x" + n.toString(16)

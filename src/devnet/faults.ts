@@ -46,7 +46,10 @@ export const parseFaults = (text: string | undefined): FaultSpec => {
   let countTimeout = false
   let stallMs = 10_000
   let retryAfterSeconds = 1
-  for (const part of expanded.split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const part of expanded
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [name, value] = part.split("=")
     if (name === "count-timeout" && value === undefined) {
       countTimeout = true
@@ -54,14 +57,19 @@ export const parseFaults = (text: string | undefined): FaultSpec => {
     }
     const n = Number(value)
     if (value === undefined || !Number.isFinite(n) || n < 0)
-      throw new FaultSpecError(`bad fault "${part}": expected NAME=NUMBER (names: ${[...TRANSIENT_FAULTS, "malformed", "stall-ms", "retry-after", "count-timeout"].join(", ")}) or a profile (none, light, heavy)`)
+      throw new FaultSpecError(
+        `bad fault "${part}": expected NAME=NUMBER (names: ${[...TRANSIENT_FAULTS, "malformed", "stall-ms", "retry-after", "count-timeout"].join(", ")}) or a profile (none, light, heavy)`
+      )
     if ((TRANSIENT_FAULTS as ReadonlyArray<string>).includes(name)) {
       if (n > 1) throw new FaultSpecError(`bad fault "${part}": a rate is between 0 and 1`)
       rates[name as TransientFault] = n
     } else if (name === "malformed") malformed = n
     else if (name === "stall-ms") stallMs = n
     else if (name === "retry-after") retryAfterSeconds = n
-    else throw new FaultSpecError(`unknown fault "${name}" (names: ${[...TRANSIENT_FAULTS, "malformed", "stall-ms", "retry-after", "count-timeout"].join(", ")})`)
+    else
+      throw new FaultSpecError(
+        `unknown fault "${name}" (names: ${[...TRANSIENT_FAULTS, "malformed", "stall-ms", "retry-after", "count-timeout"].join(", ")})`
+      )
   }
   const total = Object.values(rates).reduce((a, b) => a + b, 0)
   if (total > 1) throw new FaultSpecError(`fault rates add up to ${total}, more than 1`)

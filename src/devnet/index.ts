@@ -106,7 +106,13 @@ export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> 
   const offsetRowUs = options.offsetRowUs ?? 0
   if (!(offsetRowUs >= 0)) throw new Error(`offsetRowUs must be 0 or more, got ${offsetRowUs}`)
   const indexer = new IndexerApi(chain, { countTimeout: spec.countTimeout, richList: options.richList ?? "all-vms", offsetRowUs })
-  const router = new RouterApi({ seed, transferTimeScale: options.transferTimeScale ?? 0.01, indexDelayMs: options.trackIndexDelayMs ?? 500, metadata: options.routerMetadata ?? true, instance: randomUUID() })
+  const router = new RouterApi({
+    seed,
+    transferTimeScale: options.transferTimeScale ?? 0.01,
+    indexDelayMs: options.trackIndexDelayMs ?? 500,
+    metadata: options.routerMetadata ?? true,
+    instance: randomUUID()
+  })
   const common = { seed, latencyMs: options.latencyMs ?? 0 }
   const indexerHttp = await serve({
     ...common,

@@ -68,7 +68,9 @@ export class IndexerApi {
     const response = metered(meter, () => this.answer(method, url))
     this.requests++
     this.skipped += meter.rows
-    return meter.rows > 0 && this.options.offsetRowUs > 0 ? { ...response, workMs: (meter.rows * this.options.offsetRowUs) / 1000 } : response
+    return meter.rows > 0 && this.options.offsetRowUs > 0
+      ? { ...response, workMs: (meter.rows * this.options.offsetRowUs) / 1000 }
+      : response
   }
 
   private answer(method: string, url: URL): DevnetResponse {

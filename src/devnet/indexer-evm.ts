@@ -6,10 +6,24 @@
 import type { Chain } from "./chain.js"
 import { arrayList, cursorPage, parsePagination, rangeList, type Pagination } from "./pagination.js"
 import { evmReceiptsAt, internalTxsAt } from "./render.js"
-import { HttpError, json, parseAccount, parseHeight, signerOnly, type DevnetResponse, type EndpointRequest, type ScanCache } from "./indexer-wire.js"
+import {
+  HttpError,
+  json,
+  parseAccount,
+  parseHeight,
+  signerOnly,
+  type DevnetResponse,
+  type EndpointRequest,
+  type ScanCache
+} from "./indexer-wire.js"
 
 /** The records at chain-wide sequence numbers `seqs` (1-based), each block rendered once. */
-const atSeqs = <T>(seqs: ReadonlyArray<number>, heightOf: (seq: number) => number, seqBefore: (height: number) => number, blockAt: (height: number) => ReadonlyArray<T>): Array<T> => {
+const atSeqs = <T>(
+  seqs: ReadonlyArray<number>,
+  heightOf: (seq: number) => number,
+  seqBefore: (height: number) => number,
+  blockAt: (height: number) => ReadonlyArray<T>
+): Array<T> => {
   const byHeight = new Map<number, ReadonlyArray<T>>()
   return seqs.map((s) => {
     const h = heightOf(s)
@@ -43,7 +57,9 @@ export const evmTxs = (c: Chain, scans: ScanCache, { rest, q, filtered }: Endpoi
     const account = parseAccount(rest[1])
     const p = parsePagination(q)
     const isSigner = signerOnly(q)
-    const list = evmScan(c, scans, `evm:${account}:${isSigner}`, (accounts) => accounts.some((a, k) => a === account && (!isSigner || k === 0)))
+    const list = evmScan(c, scans, `evm:${account}:${isSigner}`, (accounts) =>
+      accounts.some((a, k) => a === account && (!isSigner || k === 0))
+    )
     return renderSeqs(cursorPage(arrayList(list), p, "sequence", filtered(list.length)))
   }
   if (rest.length === 1) {

@@ -10,7 +10,12 @@ import { txsPage } from "./indexer-txs.js"
 import { COLLECTIONS_ANALYZE_LAG } from "./universe.js"
 import { HttpError, json, parseAccount, parseCollectionAddr, type DevnetResponse, type EndpointRequest } from "./indexer-wire.js"
 
-export const nft = (c: Chain, resource: string | undefined, { rest, q, filtered }: EndpointRequest, notFound: () => Error): DevnetResponse => {
+export const nft = (
+  c: Chain,
+  resource: string | undefined,
+  { rest, q, filtered }: EndpointRequest,
+  notFound: () => Error
+): DevnetResponse => {
   const created = c.u.collections.filter((col) => c.collectionCreated(col))
   const collectionsPage = (indices: Array<number>, p: PageParams, total: string) => {
     // ORDER BY height only (no tie-breaker in the real server; ties by address here for determinism)
@@ -35,7 +40,11 @@ export const nft = (c: Chain, resource: string | undefined, { rest, q, filtered 
       // (stale), or -1 for a table never analyzed
       const analyzedAt = c.tip - COLLECTIONS_ANALYZE_LAG
       const estimate = created.filter((col) => col.createdAt <= analyzedAt).length
-      return collectionsPage(created.map((x) => x.index), p, p.countTotal ? String(estimate > 0 ? estimate : -1) : "0")
+      return collectionsPage(
+        created.map((x) => x.index),
+        p,
+        p.countTotal ? String(estimate > 0 ? estimate : -1) : "0"
+      )
     }
     if (rest[0] === "by_account" && rest.length === 2) {
       const account = parseAccount(rest[1])
@@ -48,7 +57,9 @@ export const nft = (c: Chain, resource: string | undefined, { rest, q, filtered 
       const norm = (s: string) => s.replace(/[^\p{L}\p{M}\p{N}]+/gu, "").toLowerCase()
       const needle = norm(rest[1])
       const p = parsePagination(q)
-      const matches = created.filter((col) => norm(col.name).includes(needle) || (col.originName !== "" && norm(col.originName).includes(needle))).map((x) => x.index)
+      const matches = created
+        .filter((col) => norm(col.name).includes(needle) || (col.originName !== "" && norm(col.originName).includes(needle)))
+        .map((x) => x.index)
       return collectionsPage(matches, p, String(matches.length))
     }
     if (rest.length === 1) {
@@ -60,7 +71,7 @@ export const nft = (c: Chain, resource: string | undefined, { rest, q, filtered 
     throw notFound()
   }
   if (resource === "tokens" && rest.length === 2 && (rest[0] === "by_account" || rest[0] === "by_collection")) {
-    let tokens
+    let tokens: ReturnType<typeof c.liveTokensOf>
     if (rest[0] === "by_account") {
       const account = parseAccount(rest[1])
       const given = q.get("collection_addr")
@@ -77,7 +88,8 @@ export const nft = (c: Chain, resource: string | undefined, { rest, q, filtered 
     // as normalizeOrderBy: trimmed and lowercased, empty means token_id
     const givenOrder = q.get("order_by") ?? ""
     const orderBy = givenOrder.trim().toLowerCase() || "token_id"
-    if (orderBy !== "token_id" && orderBy !== "height") throw new HttpError(400, `invalid order_by value '${givenOrder}', must be one of: token_id, height`)
+    if (orderBy !== "token_id" && orderBy !== "height")
+      throw new HttpError(400, `invalid order_by value '${givenOrder}', must be one of: token_id, height`)
     const p = parsePagination(q)
     const tokenId = q.get("token_id")
     if (tokenId !== null && tokenId !== "") tokens = tokens.filter((t) => t.tokenId === tokenId)

@@ -18,5 +18,8 @@ export const richList = (c: Chain, rawDenom: string, q: URLSearchParams): Devnet
   if (!p.reverse) holders.reverse()
   const page = offsetPage(holders, p, p.countTotal ? String(holders.length) : "0")
   // accounts as the VM writes them: 0x hex on EVM, bech32 (init1…) on Move and Wasm
-  return json({ holders: page.rows.map((h) => ({ account: c.isEvm ? h.account.evm : h.account.bech32, amount: h.amount.toString() })), pagination: page.pagination })
+  return json({
+    holders: page.rows.map((h) => ({ account: c.isEvm ? h.account.evm : h.account.bech32, amount: h.amount.toString() })),
+    pagination: page.pagination
+  })
 }

@@ -6,7 +6,16 @@
 import type { Chain } from "./chain.js"
 import { arrayList, cursorPage, parsePagination, rangeList, type Pagination } from "./pagination.js"
 import { knownMsgTypes, msgTypeOf, txAccounts, txJson } from "./render.js"
-import { HttpError, json, parseAccount, parseHeight, signerOnly, type DevnetResponse, type EndpointRequest, type ScanCache } from "./indexer-wire.js"
+import {
+  HttpError,
+  json,
+  parseAccount,
+  parseHeight,
+  signerOnly,
+  type DevnetResponse,
+  type EndpointRequest,
+  type ScanCache
+} from "./indexer-wire.js"
 
 /** A page of cosmos txs by sequence, as every list of cosmos txs (NFT token txs too) returns it. */
 export const txsPage = (c: Chain, page: { seqs: Array<number>; pagination: Pagination }): DevnetResponse =>
@@ -41,8 +50,13 @@ export const txs = (c: Chain, scans: ScanCache, { rest, q, filtered }: EndpointR
     const account = parseAccount(rest[1])
     const p = parsePagination(q)
     const isSigner = signerOnly(q)
-    const list = scan(c, scans, `acct:${account}:${isSigner}:${msgs ? [...msgs].sort().join(",") : ""}`, (h, i) =>
-      txAccounts(c, h, i).some((a) => a.hex === account && (!isSigner || a.signer)) && (!msgs || msgs.has(msgTypeOf(c, c.plan(h, i)).slice(1)))
+    const list = scan(
+      c,
+      scans,
+      `acct:${account}:${isSigner}:${msgs ? [...msgs].sort().join(",") : ""}`,
+      (h, i) =>
+        txAccounts(c, h, i).some((a) => a.hex === account && (!isSigner || a.signer)) &&
+        (!msgs || msgs.has(msgTypeOf(c, c.plan(h, i)).slice(1)))
     )
     return txsPage(c, cursorPage(arrayList(list), p, "sequence", filtered(list.length)))
   }

@@ -32,7 +32,6 @@ export const plainText = (status: number, body: string): DevnetResponse => ({
   contentType: "text/plain; charset=utf-8"
 })
 
-
 export const parseHeight = (raw: string): number => {
   if (!/^[+-]?\d+$/.test(raw)) throw new HttpError(400, `[INVALID_VALUE] invalid value for height: ${raw} (must be a valid integer)`)
   const h = Number(raw)
@@ -51,7 +50,8 @@ const addressBytes = (raw: string): string => {
   if (!raw.startsWith("0x")) {
     const decoded = bech32Decode(raw)
     // the SDK's bech32 check: the account prefix, and the rollup's 20- or 32-byte verifier
-    if (decoded && decoded.hrp === "init" && (decoded.bytes.length === 20 || decoded.bytes.length === 32)) return Buffer.from(decoded.bytes).toString("hex")
+    if (decoded && decoded.hrp === "init" && (decoded.bytes.length === 20 || decoded.bytes.length === 32))
+      return Buffer.from(decoded.bytes).toString("hex")
   }
   // Go works on bytes: lengths count UTF-8 bytes, and the hex error names the first bad byte
   const trimmed = Buffer.from((raw.startsWith("0x") ? raw.slice(2) : raw).replace(/^0+/, "").toLowerCase(), "utf8")
@@ -59,7 +59,10 @@ const addressBytes = (raw: string): string => {
   if (width === undefined) throw new Error(`[INVALID_VALUE] invalid value for address: ${raw} (invalid address format)`)
   const digits = Buffer.concat([Buffer.from("0".repeat(width - trimmed.length)), trimmed])
   const bad = digits.findIndex((b) => !((b >= 0x30 && b <= 0x39) || (b >= 0x61 && b <= 0x66)))
-  if (bad >= 0) throw new Error(`encoding/hex: invalid byte: U+${digits[bad].toString(16).toUpperCase().padStart(4, "0")} '${String.fromCharCode(digits[bad])}'`)
+  if (bad >= 0)
+    throw new Error(
+      `encoding/hex: invalid byte: U+${digits[bad].toString(16).toUpperCase().padStart(4, "0")} '${String.fromCharCode(digits[bad])}'`
+    )
   return digits.toString("latin1")
 }
 

@@ -118,7 +118,12 @@ const schemas: Record<string, Schema> = {
   "tx.EvmInternalTxsResponse": obj({ internal_txs: arr(ref("tx.EvmInternalTx")), pagination: ref("common.PaginationResponse") }),
   "nft.NftHandle": obj({ handle: str, length: int }),
   "nft.CollectionDetail": obj({ creator: str, name: str, origin_name: str, nfts: ref("nft.NftHandle") }),
-  "nft.Collection": obj({ object_addr: str, collection: ref("nft.CollectionDetail"), height: int, timestamp: { type: "string", format: "date-time" } }),
+  "nft.Collection": obj({
+    object_addr: str,
+    collection: ref("nft.CollectionDetail"),
+    height: int,
+    timestamp: { type: "string", format: "date-time" }
+  }),
   "nft.CollectionsResponse": obj({ collections: arr(ref("nft.Collection")), pagination: ref("common.PaginationResponse") }),
   "nft.CollectionResponse": obj({ collection: ref("nft.Collection") }),
   "nft.NftDetails": obj({ token_id: str, uri: str }),
@@ -153,7 +158,15 @@ const PAGE = [
   q("pagination.reverse", "boolean", "default true (descending)")
 ]
 const BLOCK_PAGE = PAGE.filter((p) => p.name !== "pagination.count_total")
-const MSGS = { name: "msgs", in: "query", required: false, description: "message type, repeated (msgs=a&msgs=b), no leading slash", schema: arr(str), style: "form", explode: true }
+const MSGS = {
+  name: "msgs",
+  in: "query",
+  required: false,
+  description: "message type, repeated (msgs=a&msgs=b), no leading slash",
+  schema: arr(str),
+  style: "form",
+  explode: true
+}
 const IS_SIGNER = q("is_signer", "boolean", "only txs the account signed")
 const ORDER_BY = q("order_by", "string", "sort column", { enum: ["token_id", "height"] })
 
@@ -178,25 +191,90 @@ const paths = (evm: boolean, richListElsewhere: boolean): Record<string, unknown
     "/indexer/block/v1/blocks": get("Blocks (height cursor)", "block.BlocksResponse", BLOCK_PAGE, ["block"]),
     "/indexer/block/v1/blocks/{height}": get("Block by height", "block.BlockResponse", [path("height")], ["block"]),
     "/indexer/tx/v1/txs": get("Txs (sequence cursor)", "tx.TxsResponse", [...PAGE, MSGS], ["tx"]),
-    "/indexer/tx/v1/txs/by_account/{account}": get("Txs of an account", "tx.TxsResponse", [path("account"), ...PAGE, IS_SIGNER, MSGS], ["tx"]),
+    "/indexer/tx/v1/txs/by_account/{account}": get(
+      "Txs of an account",
+      "tx.TxsResponse",
+      [path("account"), ...PAGE, IS_SIGNER, MSGS],
+      ["tx"]
+    ),
     "/indexer/tx/v1/txs/by_height/{height}": get("Txs at a height", "tx.TxsResponse", [path("height", "integer"), ...PAGE, MSGS], ["tx"]),
     "/indexer/tx/v1/txs/{tx_hash}": get("Tx by hash", "tx.TxResponse", [path("tx_hash")], ["tx"]),
     "/indexer/tx/v1/evm-txs": get("EVM receipts (sequence cursor)", "tx.EvmTxsResponse", PAGE, ["evm"]),
-    "/indexer/tx/v1/evm-txs/by_account/{account}": get("EVM receipts of an account", "tx.EvmTxsResponse", [path("account"), ...PAGE, IS_SIGNER], ["evm"]),
-    "/indexer/tx/v1/evm-txs/by_height/{height}": get("EVM receipts at a height", "tx.EvmTxsResponse", [path("height", "integer"), ...PAGE], ["evm"]),
+    "/indexer/tx/v1/evm-txs/by_account/{account}": get(
+      "EVM receipts of an account",
+      "tx.EvmTxsResponse",
+      [path("account"), ...PAGE, IS_SIGNER],
+      ["evm"]
+    ),
+    "/indexer/tx/v1/evm-txs/by_height/{height}": get(
+      "EVM receipts at a height",
+      "tx.EvmTxsResponse",
+      [path("height", "integer"), ...PAGE],
+      ["evm"]
+    ),
     "/indexer/tx/v1/evm-txs/{tx_hash}": get("EVM receipt by hash", "tx.EvmTxResponse", [path("tx_hash")], ["evm"]),
     "/indexer/tx/v1/evm-internal-txs": get("Internal txs (sequence cursor)", "tx.EvmInternalTxsResponse", PAGE, ["evm"]),
-    "/indexer/tx/v1/evm-internal-txs/by_account/{account}": get("Internal txs of an account", "tx.EvmInternalTxsResponse", [path("account"), ...PAGE], ["evm"]),
-    "/indexer/tx/v1/evm-internal-txs/by_height/{height}": get("Internal txs at a height", "tx.EvmInternalTxsResponse", [path("height", "integer"), ...PAGE], ["evm"]),
-    "/indexer/tx/v1/evm-internal-txs/{tx_hash}": get("Internal txs of an EVM tx", "tx.EvmInternalTxsResponse", [path("tx_hash"), ...PAGE], ["evm"]),
+    "/indexer/tx/v1/evm-internal-txs/by_account/{account}": get(
+      "Internal txs of an account",
+      "tx.EvmInternalTxsResponse",
+      [path("account"), ...PAGE],
+      ["evm"]
+    ),
+    "/indexer/tx/v1/evm-internal-txs/by_height/{height}": get(
+      "Internal txs at a height",
+      "tx.EvmInternalTxsResponse",
+      [path("height", "integer"), ...PAGE],
+      ["evm"]
+    ),
+    "/indexer/tx/v1/evm-internal-txs/{tx_hash}": get(
+      "Internal txs of an EVM tx",
+      "tx.EvmInternalTxsResponse",
+      [path("tx_hash"), ...PAGE],
+      ["evm"]
+    ),
     "/indexer/nft/v1/collections": get("NFT collections (offset key)", "nft.CollectionsResponse", PAGE, ["nft"]),
-    "/indexer/nft/v1/collections/by_account/{account}": get("Collections where the account owns an NFT", "nft.CollectionsResponse", [path("account"), ...PAGE], ["nft"]),
-    "/indexer/nft/v1/collections/by_name/{name}": get("Collections by name (substring of alphanumerics)", "nft.CollectionsResponse", [path("name"), ...PAGE], ["nft"]),
-    "/indexer/nft/v1/collections/{collection_addr}": get("Collection by address", "nft.CollectionResponse", [path("collection_addr")], ["nft"]),
-    "/indexer/nft/v1/tokens/by_account/{account}": get("NFTs owned by an account", "nft.NftsResponse", [path("account"), q("collection_addr", "string", "filter"), q("token_id", "string", "filter"), ORDER_BY, ...PAGE], ["nft"]),
-    "/indexer/nft/v1/tokens/by_collection/{collection_addr}": get("NFTs of a collection", "nft.NftsResponse", [path("collection_addr"), q("token_id", "string", "filter"), ORDER_BY, ...PAGE], ["nft"]),
-    "/indexer/nft/v1/txs/{collection_addr}/{token_id}": get("Txs that touched an NFT", "tx.TxsResponse", [path("collection_addr"), path("token_id"), ...PAGE], ["nft"]),
-    "/indexer/richlist/v1/{denom}": get("Token holders by amount (offset key)", "richlist.TokenHoldersResponse", [path("denom"), ...PAGE], ["richlist"])
+    "/indexer/nft/v1/collections/by_account/{account}": get(
+      "Collections where the account owns an NFT",
+      "nft.CollectionsResponse",
+      [path("account"), ...PAGE],
+      ["nft"]
+    ),
+    "/indexer/nft/v1/collections/by_name/{name}": get(
+      "Collections by name (substring of alphanumerics)",
+      "nft.CollectionsResponse",
+      [path("name"), ...PAGE],
+      ["nft"]
+    ),
+    "/indexer/nft/v1/collections/{collection_addr}": get(
+      "Collection by address",
+      "nft.CollectionResponse",
+      [path("collection_addr")],
+      ["nft"]
+    ),
+    "/indexer/nft/v1/tokens/by_account/{account}": get(
+      "NFTs owned by an account",
+      "nft.NftsResponse",
+      [path("account"), q("collection_addr", "string", "filter"), q("token_id", "string", "filter"), ORDER_BY, ...PAGE],
+      ["nft"]
+    ),
+    "/indexer/nft/v1/tokens/by_collection/{collection_addr}": get(
+      "NFTs of a collection",
+      "nft.NftsResponse",
+      [path("collection_addr"), q("token_id", "string", "filter"), ORDER_BY, ...PAGE],
+      ["nft"]
+    ),
+    "/indexer/nft/v1/txs/{collection_addr}/{token_id}": get(
+      "Txs that touched an NFT",
+      "tx.TxsResponse",
+      [path("collection_addr"), path("token_id"), ...PAGE],
+      ["nft"]
+    ),
+    "/indexer/richlist/v1/{denom}": get(
+      "Token holders by amount (offset key)",
+      "richlist.TokenHoldersResponse",
+      [path("denom"), ...PAGE],
+      ["richlist"]
+    )
   }
   // The real server strips /evm- paths on other VMs (and the rich list where it is served on EVM only).
   if (!evm) for (const p of Object.keys(all)) if (p.includes("/evm-") || (!richListElsewhere && p.includes("/richlist/"))) delete all[p]

@@ -96,7 +96,10 @@ const isInt = (v: unknown): v is number => typeof v === "number" && Number.isInt
  */
 const jsonCursor = (o: Record<string, unknown>): PageKey => {
   if ("sequence" in o) return isInt(o.sequence) ? { type: "sequence", value: o.sequence } : { type: "none" }
-  if ("height" in o && "token_id" in o) return isInt(o.height) && typeof o.token_id === "string" ? { type: "height_token", height: o.height, tokenId: o.token_id } : { type: "none" }
+  if ("height" in o && "token_id" in o)
+    return isInt(o.height) && typeof o.token_id === "string"
+      ? { type: "height_token", height: o.height, tokenId: o.token_id }
+      : { type: "none" }
   if ("height" in o) return isInt(o.height) ? { type: "height", value: o.height } : { type: "none" }
   return { type: "json_offset" }
 }
@@ -162,11 +165,18 @@ export const cursorPage = (
   // a JSON cursor of another type sets no offset: the real server reads pagination.offset
   const offset = key.type === "offset" ? key.offset : params.offset
   if (!byCursor) chargeOffset(offset, list.length)
-  const start = byCursor ? (params.reverse ? firstAbove(list, key.value - 1) - 1 : firstAbove(list, key.value)) : params.reverse ? list.length - 1 - offset : offset
+  const start = byCursor
+    ? params.reverse
+      ? firstAbove(list, key.value - 1) - 1
+      : firstAbove(list, key.value)
+    : params.reverse
+      ? list.length - 1 - offset
+      : offset
   const seqs: Array<number> = []
   for (let i = start; seqs.length < params.limit && i >= 0 && i < list.length; i += params.reverse ? -1 : 1) seqs.push(list.at(i))
   // no row to name (or no cursor type): ToResponse, whose previous key reads pagination.offset
-  if (key.type === "json_offset" || seqs.length === 0) return { seqs, pagination: offsetPagination(offset, params.limit, seqs.length, total) }
+  if (key.type === "json_offset" || seqs.length === 0)
+    return { seqs, pagination: offsetPagination(offset, params.limit, seqs.length, total) }
   return { seqs, pagination: { previous_key: null, next_key: b64(JSON.stringify({ [cursor]: seqs[seqs.length - 1] })), total } }
 }
 

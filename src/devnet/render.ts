@@ -30,17 +30,15 @@ export const msgTypeOf = (chain: Chain, p: TxPlan): string => {
 
 /** Every message type the devnet can emit, for the `msgs` filter ("known types"). */
 export const knownMsgTypes = (chain: Chain): ReadonlySet<string> =>
-  new Set(
-    [
-      "cosmos.bank.v1beta1.MsgSend",
-      "ibc.applications.transfer.v1.MsgTransfer",
-      ...(chain.vm === "evm"
-        ? ["minievm.evm.v1.MsgCall", "minievm.evm.v1.MsgCreate"]
-        : chain.vm === "move"
-          ? ["initia.move.v1.MsgExecute"]
-          : ["cosmwasm.wasm.v1.MsgExecuteContract"])
-    ]
-  )
+  new Set([
+    "cosmos.bank.v1beta1.MsgSend",
+    "ibc.applications.transfer.v1.MsgTransfer",
+    ...(chain.vm === "evm"
+      ? ["minievm.evm.v1.MsgCall", "minievm.evm.v1.MsgCreate"]
+      : chain.vm === "move"
+        ? ["initia.move.v1.MsgExecute"]
+        : ["cosmwasm.wasm.v1.MsgExecuteContract"])
+  ])
 
 export const blockJson = (chain: Chain, height: number) => {
   const n = chain.blockTxCount(height)
@@ -73,7 +71,9 @@ const attr = (key: string, value: string) => ({ key, value, index: true })
 
 const responseData = (typeUrl: string): string => {
   const t = Buffer.from(typeUrl + "Response", "utf8")
-  return Buffer.concat([Buffer.from([0x12, t.length + 2, 0x0a, t.length]), t]).toString("hex").toUpperCase()
+  return Buffer.concat([Buffer.from([0x12, t.length + 2, 0x0a, t.length]), t])
+    .toString("hex")
+    .toUpperCase()
 }
 
 /** The cosmos tx (list and by-hash shape). */
@@ -98,32 +98,57 @@ export const txJson = (chain: Chain, height: number, index: number) => {
   if (!p.failed) {
     events.push({
       type: "message",
-      attributes: [attr("action", typeUrl), attr("sender", signer.bech32), attr("module", typeUrl.split(".")[0].slice(1)), attr("msg_index", "0")]
+      attributes: [
+        attr("action", typeUrl),
+        attr("sender", signer.bech32),
+        attr("module", typeUrl.split(".")[0].slice(1)),
+        attr("msg_index", "0")
+      ]
     })
     if (p.kind === "bank_send" || p.kind === "ibc_transfer") {
       const amount = `${p.amount}${denom}`
       events.push(
         { type: "coin_spent", attributes: [attr("spender", signer.bech32), attr("amount", amount), attr("msg_index", "0")] },
         { type: "coin_received", attributes: [attr("receiver", recipient.bech32), attr("amount", amount), attr("msg_index", "0")] },
-        { type: "transfer", attributes: [attr("recipient", recipient.bech32), attr("sender", signer.bech32), attr("amount", amount), attr("msg_index", "0")] }
+        {
+          type: "transfer",
+          attributes: [attr("recipient", recipient.bech32), attr("sender", signer.bech32), attr("amount", amount), attr("msg_index", "0")]
+        }
       )
     }
     if (p.kind === "ibc_transfer") {
       events.push({
         type: "send_packet",
-        attributes: [attr("packet_src_port", "transfer"), attr("packet_src_channel", "channel-0"), attr("packet_sequence", String(seq)), attr("msg_index", "0")]
+        attributes: [
+          attr("packet_src_port", "transfer"),
+          attr("packet_src_channel", "channel-0"),
+          attr("packet_sequence", String(seq)),
+          attr("msg_index", "0")
+        ]
       })
     }
     if (chain.isEvmTx(p)) events.push({ type: "call", attributes: [attr("contract", contractOf(chain, p, nft)), attr("msg_index", "0")] })
     // the logs minievm reads back into the receipt (indexer/utils.go extractLogsAndContractAddr): an EVM tx's, or the ERC-20 moves of a cosmos tx
-    for (const log of receiptLogs(chain, p, 0, nft)) events.push({ type: "evm", attributes: [attr("log", JSON.stringify({ address: log.address, topics: log.topics, data: log.data })), attr("msg_index", "0")] })
+    for (const log of receiptLogs(chain, p, 0, nft))
+      events.push({
+        type: "evm",
+        attributes: [attr("log", JSON.stringify({ address: log.address, topics: log.topics, data: log.data })), attr("msg_index", "0")]
+      })
   }
   const sequence = Math.floor(seq / 7)
   const failure = chain.failsInAnte(p)
-    ? { codespace: "sdk", code: 32, raw_log: `account sequence mismatch, expected ${sequence + 1}, got ${sequence}: incorrect account sequence` }
+    ? {
+        codespace: "sdk",
+        code: 32,
+        raw_log: `account sequence mismatch, expected ${sequence + 1}, got ${sequence}: incorrect account sequence`
+      }
     : p.kind === "evm_call" && chain.isEvm
       ? { codespace: "evm", code: 2, raw_log: "failed to execute message; message index: 0: execution reverted" }
-      : { codespace: "sdk", code: 11, raw_log: `out of gas in location: WriteFlat; gasWanted: ${p.gasWanted}, gasUsed: ${p.gasUsed}: out of gas` }
+      : {
+          codespace: "sdk",
+          code: 11,
+          raw_log: `out of gas in location: WriteFlat; gasWanted: ${p.gasWanted}, gasUsed: ${p.gasUsed}: out of gas`
+        }
   return {
     txhash: chain.txHash(height, index),
     height: String(height),
@@ -136,7 +161,13 @@ export const txJson = (chain: Chain, height: number, index: number) => {
     gas_wanted: String(p.gasWanted),
     gas_used: String(p.gasUsed),
     tx: {
-      body: { memo: r.chance(0.1) ? "devnet memo ✓ <ok>" : "", messages, timeout_height: "0", extension_options: [], non_critical_extension_options: [] },
+      body: {
+        memo: r.chance(0.1) ? "devnet memo ✓ <ok>" : "",
+        messages,
+        timeout_height: "0",
+        extension_options: [],
+        non_critical_extension_options: []
+      },
       auth_info: {
         fee: { payer: "", amount: [{ denom: feeDenom, amount: String(p.feeAmount) }], granter: "", gas_limit: String(p.gasWanted) },
         tip: null,
@@ -151,7 +182,9 @@ export const txJson = (chain: Chain, height: number, index: number) => {
           }
         ]
       },
-      signatures: [Buffer.from(sha256Hex(chain.seedAt(height), "sig", seq) + sha256Hex(chain.seedAt(height), "sig2", seq), "hex").toString("base64")]
+      signatures: [
+        Buffer.from(sha256Hex(chain.seedAt(height), "sig", seq) + sha256Hex(chain.seedAt(height), "sig2", seq), "hex").toString("base64")
+      ]
     },
     timestamp: rfc3339Nano(chain.headerTimeMs(height), chain.headerExtraNanos(height)),
     // cometbft's JSON encoder writes the nil events of a tx failed in the ante handler as null
@@ -190,7 +223,13 @@ const messageJson = (
         memo: ""
       }
     case "evm_create":
-      return { "@type": typeUrl, sender, code: "0x6080604052" + sha256Hex(chain.seedAt(p.height), "code", p.height, p.index), value: "0", access_list: [] }
+      return {
+        "@type": typeUrl,
+        sender,
+        code: "0x6080604052" + sha256Hex(chain.seedAt(p.height), "code", p.height, p.index),
+        value: "0",
+        access_list: []
+      }
     default: {
       const target = contractOf(chain, p, nft)
       const input = nft
@@ -207,7 +246,15 @@ const messageJson = (
           type_args: [],
           args: [Buffer.from(recipient.hex, "hex").toString("base64")]
         }
-      return { "@type": typeUrl, sender, contract: target, msg: nft ? { [nft.kind]: { token_id: nft.tokenId, recipient: recipient.bech32 } } : { transfer: { recipient: recipient.bech32, amount: "1" } }, funds: [] }
+      return {
+        "@type": typeUrl,
+        sender,
+        contract: target,
+        msg: nft
+          ? { [nft.kind]: { token_id: nft.tokenId, recipient: recipient.bech32 } }
+          : { transfer: { recipient: recipient.bech32, amount: "1" } },
+        funds: []
+      }
     }
   }
 }
@@ -226,7 +273,12 @@ const receiptLogs = (chain: Chain, p: TxPlan, firstLogIndex: number, nft: Return
   const coinMoves = chain.cosmosLogCount(p)
   for (let k = 0; k < coinMoves; k++) {
     const to = p.kind === "ibc_transfer" ? escrowOf(chain) : chain.accountOf(p.recipient).hex
-    logs.push({ address: erc20Of(chain, p.denom), topics: [TRANSFER_TOPIC, word(chain.accountOf(p.signer).hex), word(to)], data: word(p.amount.toString(16)), logIndex: firstLogIndex + k })
+    logs.push({
+      address: erc20Of(chain, p.denom),
+      topics: [TRANSFER_TOPIC, word(chain.accountOf(p.signer).hex), word(to)],
+      data: word(p.amount.toString(16)),
+      logIndex: firstLogIndex + k
+    })
   }
   const r = new Rng(chain.seedAt(p.height), "logs", p.height, p.index)
   for (let k = 0; k < p.logCount; k++) {
@@ -234,11 +286,21 @@ const receiptLogs = (chain: Chain, p: TxPlan, firstLogIndex: number, nft: Return
       const from = nft.kind === "mint" ? "0" : chain.accountOf(nft.from).hex
       const to = nft.kind === "burn" ? "0" : chain.accountOf(nft.to).hex
       const idNum = BigInt(parseInt(nft.tokenId.replace(/\D/g, "") || "0", 10))
-      logs.push({ address: chain.u.collections[nft.collection].address, topics: [TRANSFER_TOPIC, word(from), word(to), word(idNum.toString(16))], data: "0x", logIndex: firstLogIndex + k })
+      logs.push({
+        address: chain.u.collections[nft.collection].address,
+        topics: [TRANSFER_TOPIC, word(from), word(to), word(idNum.toString(16))],
+        data: "0x",
+        logIndex: firstLogIndex + k
+      })
     } else {
       const from = chain.accountOf(p.signer).hex
       const to = chain.accountOf(r.int(0, chain.u.accounts.length - 1)).hex
-      logs.push({ address: chain.u.contracts[p.contract], topics: [TRANSFER_TOPIC, word(from), word(to)], data: word(BigInt(r.int(1, 1e9)) .toString(16) + "000000000"), logIndex: firstLogIndex + k })
+      logs.push({
+        address: chain.u.contracts[p.contract],
+        topics: [TRANSFER_TOPIC, word(from), word(to)],
+        data: word(BigInt(r.int(1, 1e9)).toString(16) + "000000000"),
+        logIndex: firstLogIndex + k
+      })
     }
   }
   return logs

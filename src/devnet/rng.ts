@@ -51,7 +51,7 @@ export class Rng {
   }
   /** Index in [0, n) with a Zipf-like skew: low indices are much more likely. */
   skewed(n: number, power = 2.2): number {
-    return Math.min(n - 1, Math.floor(n * Math.pow(this.next(), power)))
+    return Math.min(n - 1, Math.floor(n * this.next() ** power))
   }
   /** Picks by weight; weights need not sum to 1. */
   weighted<A>(items: ReadonlyArray<readonly [A, number]>): A {

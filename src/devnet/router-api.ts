@@ -38,7 +38,13 @@ export class RouterApi {
 
   constructor(options: RouterOptions) {
     this.metadata = options.metadata
-    this.transfers = { options, now: options.now ?? Date.now, issued: this.issued, broadcasts: this.broadcasts, nextBroadcast: () => ++this.broadcastCount }
+    this.transfers = {
+      options,
+      now: options.now ?? Date.now,
+      issued: this.issued,
+      broadcasts: this.broadcasts,
+      nextBroadcast: () => ++this.broadcastCount
+    }
   }
 
   handle(req: DevnetRequest): DevnetReply {

@@ -51,7 +51,14 @@ export interface Edge {
 export const ROLLUP = "lake-evm-1"
 export const L1 = "interwoven-1"
 
-const a = (chainId: string, denom: string, symbol: string, decimals: number, usd: number | undefined, origin?: [string, string]): AssetDef => ({
+const a = (
+  chainId: string,
+  denom: string,
+  symbol: string,
+  decimals: number,
+  usd: number | undefined,
+  origin?: [string, string]
+): AssetDef => ({
   chainId,
   denom,
   symbol,
@@ -67,7 +74,10 @@ export const ASSETS = {
   l1Usdc: a(L1, "ibc/6490A7EAB61059BFC1CDDEB05917DD70BDF3A611654162A1A47DB930D40D8AF4", "USDC", 6, 1, ["noble-1", "uusdc"]),
   l1Osmo: a(L1, "ibc/14F9BC3E44B8A9C1BE1FB08980FAB87034C9905EF17CF2F5008FC085218811CC", "OSMO", 6, 0.4, ["osmosis-1", "uosmo"]),
   l1Atom: a(L1, "ibc/C4CFF46FD6DE35CA4CF4CE031E643C8FDC9BA4B99AE598E9B0ED98FE3A2319F9", "ATOM", 6, 5, ["cosmoshub-4", "uatom"]),
-  l1Weth: a(L1, "ibc/EA1D43981D5C9A1C4AAEA9C23BB1D4FA126BA9BC7020A25E0AE4AA841EA25DC5", "WETH.axl", 18, 3000, ["1", "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2"]),
+  l1Weth: a(L1, "ibc/EA1D43981D5C9A1C4AAEA9C23BB1D4FA126BA9BC7020A25E0AE4AA841EA25DC5", "WETH.axl", 18, 3000, [
+    "1",
+    "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2"
+  ]),
   l2Init: a(ROLLUP, "uinit", "INIT", 6, 0.5, [L1, "uinit"]),
   l2Usdc: a(ROLLUP, "ibc/27394FB092D2ECCD56123C74F36E4C1F926001CEADA9CA97EA622B25F41E5EB2", "USDC", 6, 1, ["noble-1", "uusdc"]),
   l2Lake: a(ROLLUP, "evm/0xAbCdEf0123456789aBcDeF0123456789AbCdEf01", "LAKE", 18, undefined),
@@ -81,11 +91,23 @@ export const ASSETS = {
   arbUsdc: a("42161", "0xaf88d065e77c8cC2239327C5EDb3A432268e5831", "USDC", 6, 1, ["noble-1", "uusdc"]),
   avaxUsdc: a("43114", "0xB97EF9Ef8734C71904D8002F8b6Bc66Dd9c48a6E", "USDC", 6, 1, ["noble-1", "uusdc"]),
   baseUsdc: a("8453", "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", "USDC", 6, 1, ["noble-1", "uusdc"]),
-  baseLake: a("8453", "0x1a4e0000000000000000000000000000000000aa", "LAKE", 18, undefined, [ROLLUP, "evm/0xAbCdEf0123456789aBcDeF0123456789AbCdEf01"]),
+  baseLake: a("8453", "0x1a4e0000000000000000000000000000000000aa", "LAKE", 18, undefined, [
+    ROLLUP,
+    "evm/0xAbCdEf0123456789aBcDeF0123456789AbCdEf01"
+  ]),
   isolated: a("isolated-1", "uiso", "ISO", 6, 1)
 } as const
 
-const bridge = (x: AssetDef, y: AssetDef, kind: OpKind, durationS: number, feeBps: number, bridgeId: string, extra: Partial<Edge> = {}, back: Partial<Edge> = {}): Array<Edge> => [
+const bridge = (
+  x: AssetDef,
+  y: AssetDef,
+  kind: OpKind,
+  durationS: number,
+  feeBps: number,
+  bridgeId: string,
+  extra: Partial<Edge> = {},
+  back: Partial<Edge> = {}
+): Array<Edge> => [
   { from: x, to: y, kind, durationS, feeBps, bridgeId, ...extra },
   { from: y, to: x, kind, durationS, feeBps, bridgeId, ...extra, ...back }
 ]

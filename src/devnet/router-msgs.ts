@@ -9,7 +9,18 @@ import { EDGES, L1, ROLLUP } from "./router-graph.js"
 import { needsOpHook, operationKind } from "./router-operations.js"
 import type { Issued } from "./router-transfers.js"
 import { addressOk, invalid, isAmount, ok, requireString } from "./router-wire.js"
-import { depositValue, evmCallValue, executeContractValue, MSG_DEPOSIT, MSG_EVM_CALL, MSG_EXECUTE_CONTRACT, MSG_TRANSFER, MSG_WITHDRAWAL, transferValue, withdrawalValue } from "./router-amino.js"
+import {
+  depositValue,
+  evmCallValue,
+  executeContractValue,
+  MSG_DEPOSIT,
+  MSG_EVM_CALL,
+  MSG_EXECUTE_CONTRACT,
+  MSG_TRANSFER,
+  MSG_WITHDRAWAL,
+  transferValue,
+  withdrawalValue
+} from "./router-amino.js"
 import { bech32Encode, hexToBytes } from "./encoding.js"
 
 /** The reply, and the tx it issued with what /devnet/broadcast will need of it (the caller remembers both). */
@@ -24,7 +35,8 @@ export const msgs = (body: Record<string, unknown>): Msgs => {
   if (!isAmount(body.amount_in)) throw invalid("invalid amount_in")
   if (!isAmount(body.amount_out)) throw invalid("invalid amount_out")
   const slippage = body.slippage_tolerance_percent
-  if (typeof slippage !== "string" || !/^\d+(\.\d+)?$/.test(slippage) || Number(slippage) > 100) throw invalid("invalid slippage_tolerance_percent")
+  if (typeof slippage !== "string" || !/^\d+(\.\d+)?$/.test(slippage) || Number(slippage) > 100)
+    throw invalid("invalid slippage_tolerance_percent")
   const ops = body.operations
   if (!Array.isArray(ops) || ops.length === 0) throw invalid("operations is required")
   const parsed = ops.map((op, i) => {
@@ -43,7 +55,9 @@ export const msgs = (body: Record<string, unknown>): Msgs => {
   if (!Array.isArray(addresses) || addresses.some((x) => typeof x !== "string"))
     throw invalid("address_list is required: one address per chain of required_chain_addresses")
   if (addresses.length !== required.length)
-    throw invalid(`address_list must have ${required.length} addresses (one per required chain: ${required.join(", ")}), got ${addresses.length}`)
+    throw invalid(
+      `address_list must have ${required.length} addresses (one per required chain: ${required.join(", ")}), got ${addresses.length}`
+    )
   addresses.forEach((addr, i) => {
     if (!addressOk(required[i], addr as string)) throw invalid(`address_list[${i}] is not an address on ${required[i]}: ${addr}`)
   })
@@ -51,7 +65,9 @@ export const msgs = (body: Record<string, unknown>): Msgs => {
   if (needsOpHook(parsed)) {
     const hook = body.signed_op_hook as Record<string, unknown> | undefined
     if (!hook || typeof hook !== "object" || typeof hook.signer !== "string" || typeof hook.hook !== "string" || hook.hook === "")
-      throw invalid("signed_op_hook is required for this route (required_op_hook is true): sign the /op-hook payload and send {signer, hook}")
+      throw invalid(
+        "signed_op_hook is required for this route (required_op_hook is true): sign the /op-hook payload and send {signer, hook}"
+      )
     if (!/^[A-Za-z0-9+/]+={0,2}$/.test(hook.hook)) throw invalid("signed_op_hook.hook must be base64 encoded")
   }
   const amountOut = BigInt(body.amount_out as string)
@@ -68,7 +84,9 @@ export const msgs = (body: Record<string, unknown>): Msgs => {
         value: "0",
         data: sha256Hex("calldata", body.amount_in as string, sender),
         signer_address: sender,
-        required_erc20_approvals: [{ amount: body.amount_in, spender: "0x" + sha256Hex("entry", srcChain).slice(0, 40), token_contract: body.source_asset_denom }]
+        required_erc20_approvals: [
+          { amount: body.amount_in, spender: "0x" + sha256Hex("entry", srcChain).slice(0, 40), token_contract: body.source_asset_denom }
+        ]
       },
       operations_indices: parsed.map((_, i) => i)
     }
@@ -78,20 +96,49 @@ export const msgs = (body: Record<string, unknown>): Msgs => {
     // what the hops after the first need, carried the way each message can (IBC memo, OPinit data, the contract's msg)
     const forward = parsed.length > 1 ? JSON.stringify({ forward: required.slice(1), receiver }) : ""
     const typeUrl =
-      first.kind === "op_init_transfer" ? (first.withdraw ? MSG_WITHDRAWAL : MSG_DEPOSIT) : first.kind === "transfer" ? MSG_TRANSFER : first.kind === "evm_swap" ? MSG_EVM_CALL : MSG_EXECUTE_CONTRACT
+      first.kind === "op_init_transfer"
+        ? first.withdraw
+          ? MSG_WITHDRAWAL
+          : MSG_DEPOSIT
+        : first.kind === "transfer"
+          ? MSG_TRANSFER
+          : first.kind === "evm_swap"
+            ? MSG_EVM_CALL
+            : MSG_EXECUTE_CONTRACT
     const contract = (tag: string) => sha256Hex("contract", tag, srcChain)
     const msg =
       typeUrl === MSG_WITHDRAWAL
         ? withdrawalValue({ sender, to: receiver, amount: coin })
         : typeUrl === MSG_DEPOSIT
-          ? depositValue({ sender, bridgeId: String(1 + (Number.parseInt(sha256Hex("bridge", first.to).slice(0, 4), 16) % 64)), to: receiver, amount: coin, data: forward ? Buffer.from(forward).toString("base64") : "" })
+          ? depositValue({
+              sender,
+              bridgeId: String(1 + (Number.parseInt(sha256Hex("bridge", first.to).slice(0, 4), 16) % 64)),
+              to: receiver,
+              amount: coin,
+              data: forward ? Buffer.from(forward).toString("base64") : ""
+            })
           : typeUrl === MSG_TRANSFER
             ? transferValue({ sender, receiver, token: coin, channel: "channel-0", memo: forward })
             : typeUrl === MSG_EVM_CALL
-              ? evmCallValue({ sender, contractAddr: "0x" + contract("evm").slice(0, 40), input: sha256Hex("input", body.amount_in as string, sender), value: "0" })
-              : executeContractValue({ sender, contract: bech32Encode("init", hexToBytes(contract("wasm"))), msg: { swap_and_action: { min_amount_out: minOut.toString(), forward: forward || null } }, funds: [coin] })
+              ? evmCallValue({
+                  sender,
+                  contractAddr: "0x" + contract("evm").slice(0, 40),
+                  input: sha256Hex("input", body.amount_in as string, sender),
+                  value: "0"
+                })
+              : executeContractValue({
+                  sender,
+                  contract: bech32Encode("init", hexToBytes(contract("wasm"))),
+                  msg: { swap_and_action: { min_amount_out: minOut.toString(), forward: forward || null } },
+                  funds: [coin]
+                })
     tx = {
-      cosmos_tx: { chain_id: srcChain, path: required, signer_address: sender, msgs: [{ msg: JSON.stringify(msg), msg_type_url: typeUrl }] },
+      cosmos_tx: {
+        chain_id: srcChain,
+        path: required,
+        signer_address: sender,
+        msgs: [{ msg: JSON.stringify(msg), msg_type_url: typeUrl }]
+      },
       operations_indices: parsed.map((_, i) => i)
     }
   }
@@ -100,7 +147,17 @@ export const msgs = (body: Record<string, unknown>): Msgs => {
     (s, p) => s + (EDGES.find((e) => e.kind === p.kind && e.from.chainId === p.from && e.to.chainId === p.to)?.durationS ?? 0),
     0
   )
-  const legacy = "evm_tx" in tx ? { evm_tx: tx.evm_tx } : { multi_chain_msg: { chain_id: srcChain, path: required, msg: (tx.cosmos_tx as { msgs: Array<{ msg: string }> }).msgs[0].msg, msg_type_url: (tx.cosmos_tx as { msgs: Array<{ msg_type_url: string }> }).msgs[0].msg_type_url } }
+  const legacy =
+    "evm_tx" in tx
+      ? { evm_tx: tx.evm_tx }
+      : {
+          multi_chain_msg: {
+            chain_id: srcChain,
+            path: required,
+            msg: (tx.cosmos_tx as { msgs: Array<{ msg: string }> }).msgs[0].msg,
+            msg_type_url: (tx.cosmos_tx as { msgs: Array<{ msg_type_url: string }> }).msgs[0].msg_type_url
+          }
+        }
   return {
     reply: ok({ txs: [tx], msgs: [legacy], min_amount_out: minOut.toString(), estimated_fees: [] }),
     tx,

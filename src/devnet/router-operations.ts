@@ -39,7 +39,14 @@ export const needsOpHook = (kinds: ReadonlyArray<{ kind: string; withdraw: boole
 
 /** One hop of a route as an operation: its amounts in and out, its fee, and the tx it runs in. */
 export const operationJson = (e: Edge, amountIn: bigint, amountOut: bigint, txIndex: number, feeAmount: bigint) => {
-  const common = { from_chain_id: e.from.chainId, to_chain_id: e.to.chainId, denom_in: e.from.denom, denom_out: e.to.denom, bridge_id: e.bridgeId, smart_relay: false }
+  const common = {
+    from_chain_id: e.from.chainId,
+    to_chain_id: e.to.chainId,
+    denom_in: e.from.denom,
+    denom_out: e.to.denom,
+    bridge_id: e.bridgeId,
+    smart_relay: false
+  }
   const fee = { fee_amount: feeAmount.toString(), usd_fee_amount: usd(e.from, feeAmount), fee_asset: assetJson(e.from) }
   let inner: Record<string, unknown>
   switch (e.kind) {
@@ -103,7 +110,13 @@ export const operationJson = (e: Edge, amountIn: bigint, amountOut: bigint, txIn
       break
     case "cctp_transfer_v2":
       // @skip-go/client 1.6.1 CCTPTransferV2: Circle's domain numbers; finality 1000 is V2's fast transfer
-      inner = { ...common, burn_token: e.from.denom, destination_domain: CCTP_DOMAINS[e.to.chainId] ?? 0, finality_threshold: 1000, max_fee: feeAmount.toString() }
+      inner = {
+        ...common,
+        burn_token: e.from.denom,
+        destination_domain: CCTP_DOMAINS[e.to.chainId] ?? 0,
+        finality_threshold: 1000,
+        max_fee: feeAmount.toString()
+      }
       break
     case "axelar_transfer":
       inner = { ...common, asset: e.from.symbol, should_unwrap: false, ...fee, is_testnet: false }
@@ -115,7 +128,7 @@ export const operationJson = (e: Edge, amountIn: bigint, amountOut: bigint, txIn
       inner = {
         ...common,
         pool_address: "0x" + sha256Hex("stargate", e.from.chainId).slice(0, 40),
-        destination_endpoint_id: 30_000 + Number(e.to.chainId) % 1000,
+        destination_endpoint_id: 30_000 + (Number(e.to.chainId) % 1000),
         oft_fee_asset: assetJson(e.from),
         oft_fee_amount: feeAmount.toString(),
         oft_fee_amount_usd: usd(e.from, feeAmount),
@@ -152,4 +165,5 @@ export const operationJson = (e: Edge, amountIn: bigint, amountOut: bigint, txIn
 }
 
 /** The kind of an operation: its one key besides tx_index, amount_in and amount_out. */
-export const operationKind = (op: object): string | undefined => Object.keys(op).find((k) => k !== "tx_index" && k !== "amount_in" && k !== "amount_out")
+export const operationKind = (op: object): string | undefined =>
+  Object.keys(op).find((k) => k !== "tx_index" && k !== "amount_in" && k !== "amount_out")

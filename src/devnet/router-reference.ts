@@ -10,7 +10,10 @@ import { ok } from "./router-wire.js"
 
 /** `chain_ids` as sent (repeated, or one comma-separated value); undefined = all chains. */
 const chainIdsOf = (q: URLSearchParams): ReadonlySet<string> | undefined => {
-  const ids = q.getAll("chain_ids").flatMap((v) => v.split(",")).filter(Boolean)
+  const ids = q
+    .getAll("chain_ids")
+    .flatMap((v) => v.split(","))
+    .filter(Boolean)
   return ids.length > 0 ? new Set(ids) : undefined
 }
 
@@ -50,7 +53,10 @@ export const chains = (q: URLSearchParams): DevnetReply => {
       supports_memo: !evm,
       logo_uri: null,
       bech32_prefix: prefix,
-      fee_assets: ALL_ASSETS.filter((x) => x.chainId === chainId && x.originChainId === chainId).map((x) => ({ denom: x.denom, gas_price: evm ? null : { low: "0.01", average: "0.025", high: "0.04" } })),
+      fee_assets: ALL_ASSETS.filter((x) => x.chainId === chainId && x.originChainId === chainId).map((x) => ({
+        denom: x.denom,
+        gas_price: evm ? null : { low: "0.01", average: "0.025", high: "0.04" }
+      })),
       chain_type: evm ? "evm" : "cosmos",
       ibc_capabilities: { cosmos_pfm: !evm, cosmos_ibc_hooks: !evm, cosmos_memo: !evm, cosmos_autopilot: false },
       is_testnet: false,

@@ -79,7 +79,10 @@ export const route = (body: Record<string, unknown>): DevnetReply => {
   const unpriced = src.usd === undefined || dst.usd === undefined
   if (!allowUnsafe && unpriced) throw invalid("unable to determine route safety", "LOW_INFO_ERROR")
   if (!allowUnsafe && impact !== undefined && impact > 10)
-    throw invalid(`swap execution price in route deviates too far from market price. expected price impact: ${impact.toFixed(2)}%`, "BAD_PRICE_ERROR")
+    throw invalid(
+      `swap execution price in route deviates too far from market price. expected price impact: ${impact.toFixed(2)}%`,
+      "BAD_PRICE_ERROR"
+    )
 
   let txIndex = 0
   const operations = path.map((e, i) => {
@@ -144,7 +147,14 @@ export const route = (body: Record<string, unknown>): DevnetReply => {
 }
 
 export const opHook = (body: Record<string, unknown>): DevnetReply => {
-  const fields = ["source_address", "source_asset_chain_id", "source_asset_denom", "dest_address", "dest_asset_chain_id", "dest_asset_denom"] as const
+  const fields = [
+    "source_address",
+    "source_asset_chain_id",
+    "source_asset_denom",
+    "dest_address",
+    "dest_asset_chain_id",
+    "dest_asset_denom"
+  ] as const
   const v = Object.fromEntries(fields.map((f) => [f, requireString(body, f)])) as Record<(typeof fields)[number], string>
   if (!addressOk(v.source_asset_chain_id, v.source_address)) throw invalid(`invalid source_address for chain ${v.source_asset_chain_id}`)
   if (!addressOk(v.dest_asset_chain_id, v.dest_address)) throw invalid(`invalid dest_address for chain ${v.dest_asset_chain_id}`)

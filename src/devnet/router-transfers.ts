@@ -84,7 +84,8 @@ export const status = (transfers: Transfers, q: URLSearchParams): DevnetReply =>
   if (!txHash) throw invalid("tx_hash is required")
   if (!chainId) throw invalid("chain_id is required")
   const b = transfers.broadcasts.get(txHash.toLowerCase())
-  if (!b || b.tracked === undefined || b.chainId !== chainId || transfers.now() - b.tracked < transfers.options.indexDelayMs) throw new RouterError(404, 5, "tx not found")
+  if (!b || b.tracked === undefined || b.chainId !== chainId || transfers.now() - b.tracked < transfers.options.indexDelayMs)
+    throw new RouterError(404, 5, "tx not found")
   return ok(transferStatus(transfers, txHash, b))
 }
 
@@ -109,7 +110,12 @@ const transferStatus = (transfers: Transfers, txHash: string, b: Broadcast) => {
   const hopSeconds = Math.max(0.2, (b.estimatedSeconds * scale) / Math.max(1, hops.length))
   const link = (chain: string, tag: string) => {
     const h = sha256Hex(transfers.options.seed, tag, txHash)
-    return { chain_id: chain, tx_hash: h.toUpperCase(), explorer_link: `https://explorer.devnet.invalid/${chain}/txs/${h}`, on_chain_at: new Date(b.tracked! + 1000).toISOString() }
+    return {
+      chain_id: chain,
+      tx_hash: h.toUpperCase(),
+      explorer_link: `https://explorer.devnet.invalid/${chain}/txs/${h}`,
+      on_chain_at: new Date(b.tracked! + 1000).toISOString()
+    }
   }
   const abandonAt = submitted + hopSeconds * hops.length * 0.5
   const failAt = hops.length - 1
@@ -141,7 +147,11 @@ const transferStatus = (transfers: Transfers, txHash: string, b: Broadcast) => {
       }
       if (failed) {
         state = "STATE_COMPLETED_ERROR"
-        error = { type: "STATUS_ERROR_TRANSFER", message: "packet acknowledgement error", details: { code: 5, message: "insufficient funds on the destination relayer" } }
+        error = {
+          type: "STATUS_ERROR_TRANSFER",
+          message: "packet acknowledgement error",
+          details: { code: 5, message: "insufficient funds on the destination relayer" }
+        }
         break
       }
     }
@@ -155,7 +165,12 @@ const transferStatus = (transfers: Transfers, txHash: string, b: Broadcast) => {
   const lastKind = operationKind(last)!
   const lastInner = last[lastKind] as Record<string, unknown>
   const release = state.startsWith("STATE_COMPLETED")
-    ? { chain_id: String(lastInner.to_chain_id ?? lastInner.chain_id), denom: String(lastInner.denom_out ?? lastInner.denom), amount: String(last.amount_out ?? ""), released }
+    ? {
+        chain_id: String(lastInner.to_chain_id ?? lastInner.chain_id),
+        denom: String(lastInner.denom_out ?? lastInner.denom),
+        amount: String(last.amount_out ?? ""),
+        released
+      }
     : null
   const transfer = {
     state,
@@ -171,7 +186,8 @@ const transferStatus = (transfers: Transfers, txHash: string, b: Broadcast) => {
     next_blocking_transfer: transfer.next_blocking_transfer,
     transfer_asset_release: release,
     error,
-    status: state.startsWith("STATE_COMPLETED") || state === "STATE_ABANDONED" || state === "STATE_UNKNOWN" ? "STATE_COMPLETED" : "STATE_PENDING"
+    status:
+      state.startsWith("STATE_COMPLETED") || state === "STATE_ABANDONED" || state === "STATE_UNKNOWN" ? "STATE_COMPLETED" : "STATE_PENDING"
   }
 }
 
@@ -199,25 +215,60 @@ const transferEvent = (kind: string, from: string, to: string, finished: boolean
         }
       }
     case "op_init_transfer":
-      return { op_init_transfer: { ...base, state: finished && !failed ? "OPINIT_TRANSFER_RECEIVED" : failed ? "OPINIT_TRANSFER_UNKNOWN" : "OPINIT_TRANSFER_SENT", txs: { send_tx: send, receive_tx: recv } } }
+      return {
+        op_init_transfer: {
+          ...base,
+          state: finished && !failed ? "OPINIT_TRANSFER_RECEIVED" : failed ? "OPINIT_TRANSFER_UNKNOWN" : "OPINIT_TRANSFER_SENT",
+          txs: { send_tx: send, receive_tx: recv }
+        }
+      }
     case "go_fast_transfer":
       return {
         go_fast_transfer: {
           ...base,
           state: failed ? "GO_FAST_TRANSFER_REFUNDED" : finished ? "GO_FAST_TRANSFER_FILLED" : "GO_FAST_TRANSFER_SENT",
-          txs: { order_submitted_tx: send, order_filled_tx: recv, order_refunded_tx: failed ? link(from, "refund") : null, order_timeout_tx: null }
+          txs: {
+            order_submitted_tx: send,
+            order_filled_tx: recv,
+            order_refunded_tx: failed ? link(from, "refund") : null,
+            order_timeout_tx: null
+          }
         }
       }
     case "cctp_transfer":
     case "cctp_transfer_v2":
       // V2's status event has V1's shape (@skip-go/client 1.6.1 TransferEvent.cctpTransferV2: CCTPTransferInfo)
-      return { [kind]: { ...base, state: failed ? "CCTP_TRANSFER_UNKNOWN" : finished ? "CCTP_TRANSFER_RECEIVED" : "CCTP_TRANSFER_PENDING_CONFIRMATION", txs: { send_tx: send, receive_tx: recv } } }
+      return {
+        [kind]: {
+          ...base,
+          state: failed ? "CCTP_TRANSFER_UNKNOWN" : finished ? "CCTP_TRANSFER_RECEIVED" : "CCTP_TRANSFER_PENDING_CONFIRMATION",
+          txs: { send_tx: send, receive_tx: recv }
+        }
+      }
     case "hyperlane_transfer":
-      return { hyperlane_transfer: { ...base, state: failed ? "HYPERLANE_TRANSFER_FAILED" : finished ? "HYPERLANE_TRANSFER_RECEIVED" : "HYPERLANE_TRANSFER_SENT", txs: { send_tx: send, receive_tx: recv } } }
+      return {
+        hyperlane_transfer: {
+          ...base,
+          state: failed ? "HYPERLANE_TRANSFER_FAILED" : finished ? "HYPERLANE_TRANSFER_RECEIVED" : "HYPERLANE_TRANSFER_SENT",
+          txs: { send_tx: send, receive_tx: recv }
+        }
+      }
     case "stargate_transfer":
-      return { stargate_transfer: { ...base, state: failed ? "STARGATE_TRANSFER_FAILED" : finished ? "STARGATE_TRANSFER_RECEIVED" : "STARGATE_TRANSFER_SENT", txs: { send_tx: send, receive_tx: recv, error_tx: null } } }
+      return {
+        stargate_transfer: {
+          ...base,
+          state: failed ? "STARGATE_TRANSFER_FAILED" : finished ? "STARGATE_TRANSFER_RECEIVED" : "STARGATE_TRANSFER_SENT",
+          txs: { send_tx: send, receive_tx: recv, error_tx: null }
+        }
+      }
     case "layer_zero_transfer":
-      return { layer_zero_transfer: { ...base, state: failed ? "LAYER_ZERO_TRANSFER_FAILED" : finished ? "LAYER_ZERO_TRANSFER_RECEIVED" : "LAYER_ZERO_TRANSFER_SENT", txs: { send_tx: send, receive_tx: recv, compose_tx: null, error_tx: null } } }
+      return {
+        layer_zero_transfer: {
+          ...base,
+          state: failed ? "LAYER_ZERO_TRANSFER_FAILED" : finished ? "LAYER_ZERO_TRANSFER_RECEIVED" : "LAYER_ZERO_TRANSFER_SENT",
+          txs: { send_tx: send, receive_tx: recv, compose_tx: null, error_tx: null }
+        }
+      }
     default:
       return {
         axelar_transfer: {

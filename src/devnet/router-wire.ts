@@ -20,7 +20,12 @@ export class RouterError extends Error {
 }
 export const invalid = (message: string, reason?: string) => new RouterError(400, 3, message, reason)
 
-export const ok = (body: unknown, corruptible = true): DevnetReply => ({ status: 200, body: goJson(body), contentType: "application/json", corruptible })
+export const ok = (body: unknown, corruptible = true): DevnetReply => ({
+  status: 200,
+  body: goJson(body),
+  contentType: "application/json",
+  corruptible
+})
 export const errorReply = (e: RouterError): DevnetReply => ({
   status: e.status,
   contentType: "application/json",
@@ -56,6 +61,15 @@ export const optionalBool = (o: Record<string, unknown>, field: string): boolean
 /** Address formats per chain, for address_list validation. */
 export const addressOk = (chainId: string, address: string): boolean => {
   if (/^\d+$/.test(chainId)) return /^0x[0-9a-fA-F]{40}$/.test(address)
-  const prefix = chainId === "osmosis-1" ? "osmo1" : chainId === "noble-1" ? "noble1" : chainId === "cosmoshub-4" ? "cosmos1" : chainId === "isolated-1" ? "iso1" : "init1"
-  return address.startsWith(prefix) && address.length >= prefix.length + 20 || (chainId === ROLLUP && /^0x[0-9a-fA-F]{40}$/.test(address))
+  const prefix =
+    chainId === "osmosis-1"
+      ? "osmo1"
+      : chainId === "noble-1"
+        ? "noble1"
+        : chainId === "cosmoshub-4"
+          ? "cosmos1"
+          : chainId === "isolated-1"
+            ? "iso1"
+            : "init1"
+  return (address.startsWith(prefix) && address.length >= prefix.length + 20) || (chainId === ROLLUP && /^0x[0-9a-fA-F]{40}$/.test(address))
 }

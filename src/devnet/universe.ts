@@ -97,16 +97,18 @@ export const makeUniverse = (seed: number, vm: Vm, feeDenom?: string): Universe 
   }))
   const contracts = Array.from({ length: 6 }, (_, i) => "0x" + sha256Hex(seed, "contract", i).slice(0, 40))
   const rng = new Rng(seed, "collections")
-  const collections = COLLECTION_NAMES.map(([name, originName], index): CollectionInfo => ({
-    index,
-    address: "0x" + sha256Hex(seed, "collection", index).slice(0, 40),
-    name,
-    originName,
-    creator: accounts[rng.int(0, 7)],
-    createdAt: index === 0 ? 1 : 1 + index * rng.int(5, 40),
-    tokenPrefix: index % 3 === 1 ? "token-" : "",
-    uriBase: `https://nft.devnet.invalid/${index}/`
-  }))
+  const collections = COLLECTION_NAMES.map(
+    ([name, originName], index): CollectionInfo => ({
+      index,
+      address: "0x" + sha256Hex(seed, "collection", index).slice(0, 40),
+      name,
+      originName,
+      creator: accounts[rng.int(0, 7)],
+      createdAt: index === 0 ? 1 : 1 + index * rng.int(5, 40),
+      tokenPrefix: index % 3 === 1 ? "token-" : "",
+      uriBase: `https://nft.devnet.invalid/${index}/`
+    })
+  )
   const genesisBalances = denoms.map((d, di) => {
     const r = new Rng(seed, "genesis", di)
     return accounts.map((_, ai) => {

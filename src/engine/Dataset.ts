@@ -59,7 +59,12 @@ export interface ColumnOf<I> extends Column {
  */
 export const columnsOf =
   <I>() =>
-  <T extends ColumnType>(name: string, type: T, description: string, value: (item: I, context: RowContext) => ValueOf[T] | null): ColumnOf<I> => ({ name, type, description, value })
+  <T extends ColumnType>(
+    name: string,
+    type: T,
+    description: string,
+    value: (item: I, context: RowContext) => ValueOf[T] | null
+  ): ColumnOf<I> => ({ name, type, description, value })
 
 /**
  * An append-only source: a list paged in ascending order. `height` sources (blocks) are sharded by
@@ -68,6 +73,7 @@ export const columnsOf =
  * stopping after the shard's row count (cursors.ts). Neither is read by offset, which the real
  * indexer pays for with every row it skips.
  */
+// biome-ignore lint/suspicious/noExplicitAny: a registry holds sources of every record type; each dataset's module names its own
 export interface AppendSource<R = any> extends ListRef {
   /** one fetch serves every dataset of the same source id (evm_txs and evm_logs) */
   readonly id: string
@@ -105,6 +111,7 @@ export interface AppendDataset extends Common {
   /** its rows read the block time of their record's height (RowContext.blockTime) */
   readonly blockTime: boolean
   /** a record's rows, each in column order */
+  // biome-ignore lint/suspicious/noExplicitAny: the record passed the source's compiled check; its module reads it as its own type
   readonly toRows: (record: any, context: RowContext) => Array<Row>
 }
 
@@ -129,6 +136,7 @@ export interface SnapshotList {
   /** the item check (compiled from the item's Effect Schema) */
   readonly validate: (item: unknown) => FieldIssue | undefined
   /** an item's rows in column order, without the snapshot_time the engine adds */
+  // biome-ignore lint/suspicious/noExplicitAny: the item passed `validate`; its module reads it as its own type
   readonly toRows: (item: any) => Array<Row>
 }
 
@@ -143,7 +151,10 @@ export interface SnapshotInput {
   /** list parameters given to the export (e.g. denoms) */
   readonly params: Readonly<Record<string, ReadonlyArray<string>>>
   /** every item of a list, read with the engine's pager */
-  readonly readAll: (list: ListRef, validate: (item: unknown) => FieldIssue | undefined) => Effect.Effect<ReadonlyArray<unknown>, SourceFailure>
+  readonly readAll: (
+    list: ListRef,
+    validate: (item: unknown) => FieldIssue | undefined
+  ) => Effect.Effect<ReadonlyArray<unknown>, SourceFailure>
   /**
    * rows of another dataset's committed files: `select` reads them as the table `committed`. It
    * may run over the files in several batches (an S3 lake's files are fetched one at a time), its
@@ -167,6 +178,7 @@ export interface SnapshotDataset extends Common {
 }
 
 /** A dataset written by a sampler (router quotes, tracked transfers) through the engine's commit. */
+// biome-ignore lint/suspicious/noExplicitAny: a registry holds samplers of every item type; each dataset's module names its own
 export interface SampleDataset<I = any> extends Common {
   readonly kind: "sample"
   /** the row of one sampled item */
@@ -187,7 +199,8 @@ const rowBuilder = <I>(columns: ReadonlyArray<ColumnOf<I>>): ((item: I, context?
   }
 }
 
-const plain = (columns: ReadonlyArray<Column>): Array<Column> => columns.map((c) => ({ name: c.name, type: c.type, description: c.description }))
+const plain = (columns: ReadonlyArray<Column>): Array<Column> =>
+  columns.map((c) => ({ name: c.name, type: c.type, description: c.description }))
 
 const indexOf = (name: string, columns: ReadonlyArray<Column>, dataset: string, what: string): number => {
   const i = columns.findIndex((c) => c.name === name)
@@ -235,7 +248,9 @@ export const defineAppend = <R, I = R>(d: {
     partition: d.partition,
     heightColumn: indexOf(d.partition.column, d.columns, d.name, "partition column"),
     blockTime: d.blockTime ?? false,
-    toRows: items ? (record: R, context: RowContext) => items(record).map((item) => row(item, context)) : (record: R, context: RowContext) => [row(record as unknown as I, context)]
+    toRows: items
+      ? (record: R, context: RowContext) => items(record).map((item) => row(item, context))
+      : (record: R, context: RowContext) => [row(record as unknown as I, context)]
   })
 }
 

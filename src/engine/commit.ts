@@ -44,27 +44,42 @@ export const writePending = (
  */
 export type OnCommitted = (files: ReadonlyArray<CommittedFile>) => void
 
-const counted = (files: ReadonlyArray<CommittedFile>, onCommitted?: OnCommitted) => <A extends { readonly committed: boolean }, E, R>(commit: Effect.Effect<A, E, R>) =>
-  Effect.uninterruptible(Effect.tap(commit, (outcome) => Effect.sync(() => (outcome.committed ? onCommitted?.(files) : undefined))))
+const counted =
+  (files: ReadonlyArray<CommittedFile>, onCommitted?: OnCommitted) =>
+  <A extends { readonly committed: boolean }, E, R>(commit: Effect.Effect<A, E, R>) =>
+    Effect.uninterruptible(Effect.tap(commit, (outcome) => Effect.sync(() => (outcome.committed ? onCommitted?.(files) : undefined))))
 
 /** Where the run has a history guard (an export), the source is checked first: a commit of data read from another history fails. */
 const guarded = <A, E, R>(commit: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Effect.serviceOption(HistoryGuard), (guard) => (Option.isSome(guard) ? Effect.zipRight(guard.value.check, commit) : commit))
+  Effect.flatMap(Effect.serviceOption(HistoryGuard), (guard) =>
+    Option.isSome(guard) ? Effect.zipRight(guard.value.check, commit) : commit
+  )
 
 /** Commits staged files of `dataset` and the range they complete (append-only datasets), or none. */
 export const commitFiles = (dataset: string, files: ReadonlyArray<CommittedFile>, range?: Range, onCommitted?: OnCommitted) =>
   guarded(Effect.flatMap(Checkpoints, (checkpoints) => checkpoints.commitFiles(dataset, files, range)).pipe(counted(files, onCommitted)))
 
 /** Commits a snapshot's staged files with its manifest entry. */
-export const commitSnapshot = (dataset: string, files: ReadonlyArray<CommittedFile>, snapshot: CommittedSnapshot, onCommitted?: OnCommitted) =>
-  guarded(Effect.flatMap(Checkpoints, (checkpoints) => checkpoints.commitSnapshot(dataset, files, snapshot)).pipe(counted(files, onCommitted)))
+export const commitSnapshot = (
+  dataset: string,
+  files: ReadonlyArray<CommittedFile>,
+  snapshot: CommittedSnapshot,
+  onCommitted?: OnCommitted
+) =>
+  guarded(
+    Effect.flatMap(Checkpoints, (checkpoints) => checkpoints.commitSnapshot(dataset, files, snapshot)).pipe(counted(files, onCommitted))
+  )
 
 /**
  * A lake written by an older chain-lake may lack columns added since: its files read as NULL
  * there (the views read files by column name). Said once per dataset, so that NULLs are not
  * taken for data.
  */
-export const olderColumnsNotice = (dataset: string, manifest: { readonly columns: ReadonlyArray<{ readonly name: string }>; readonly files: ReadonlyArray<unknown> } | undefined, columns: ReadonlyArray<{ readonly name: string }>): string | undefined => {
+export const olderColumnsNotice = (
+  dataset: string,
+  manifest: { readonly columns: ReadonlyArray<{ readonly name: string }>; readonly files: ReadonlyArray<unknown> } | undefined,
+  columns: ReadonlyArray<{ readonly name: string }>
+): string | undefined => {
   if (!manifest || manifest.files.length === 0) return undefined
   const had = new Set(manifest.columns.map((c) => c.name))
   const added = columns.filter((c) => !had.has(c.name)).map((c) => c.name)

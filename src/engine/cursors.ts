@@ -41,7 +41,8 @@ export const sequenceOf = (key: string | null | undefined): number | undefined =
  */
 export const cursorPageProblem = (after: number, rows: number, nextKey: string | null): string | undefined => {
   if (rows === 0) return undefined
-  if (nextKey === null) return `the page after sequence ${after} holds ${rows} rows but names no next_key: where they stand cannot be checked`
+  if (nextKey === null)
+    return `the page after sequence ${after} holds ${rows} rows but names no next_key: where they stand cannot be checked`
   const next = sequenceOf(nextKey)
   if (next === undefined) return `the page after sequence ${after} names next_key ${nextKey}, which is no sequence cursor`
   if (next !== after + rows)

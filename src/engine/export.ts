@@ -30,10 +30,17 @@ import { describeRollback, finishRollback, rollbackLake, type RollbackError } fr
 import { runShard, type ShardSettings } from "./shard.js"
 import { runSnapshot, snapshotInput } from "./snapshot.js"
 import { cursorPageProblem, positionCursor, sequenceOf } from "./cursors.js"
-import { Source, type ListPage, type ListRef, type PageRequest, type SourceFailure, type SourceService, type SourceStatus } from "./Source.js"
+import {
+  Source,
+  type ListPage,
+  type ListRef,
+  type PageRequest,
+  type SourceFailure,
+  type SourceService,
+  type SourceStatus
+} from "./Source.js"
 
 export class ExportError extends Data.TaggedError("ExportError")<{ readonly message: string }> {}
-
 
 export interface ExportOptions {
   /** dataset names; default: every dataset the registry exports */
@@ -135,7 +142,11 @@ const probe = (source: SourceService, selected: ReadonlyArray<ExportableDataset>
     [
       source.status,
       // Stryker disable next-line ObjectLiteral,StringLiteral: the probes at once or one after another: the same answers, only slower
-      Effect.forEach([...new Set(lists.values())], (list) => source.probe(list, probeRequest(list)).pipe(Effect.map((answer) => [list, answer] as const)), { concurrency: "unbounded" })
+      Effect.forEach(
+        [...new Set(lists.values())],
+        (list) => source.probe(list, probeRequest(list)).pipe(Effect.map((answer) => [list, answer] as const)),
+        { concurrency: "unbounded" }
+      )
     ],
     // Stryker disable next-line ObjectLiteral,StringLiteral: at once or one after another: the same answers, only slower
     { concurrency: "unbounded" }
@@ -188,7 +199,13 @@ const newestSequence = (source: SourceService, list: AppendSource, newest: ListP
   if (newest.items.length === 0) return Effect.succeed(undefined)
   const sequence = sequenceOf(newest.nextKey)
   return sequence === undefined
-    ? Effect.fail(source.untrustedPaging(list, null, `its newest row names next_key ${newest.nextKey}, which is no sequence cursor: its rows cannot be addressed by sequence`))
+    ? Effect.fail(
+        source.untrustedPaging(
+          list,
+          null,
+          `its newest row names next_key ${newest.nextKey}, which is no sequence cursor: its rows cannot be addressed by sequence`
+        )
+      )
     : Effect.succeed(sequence)
 }
 
@@ -222,10 +239,14 @@ const positionRange = (
     // a list that refused the probe's parameters answers no page: asked again, it says why
     const newest = probed ?? (yield* source.page(list, NEWEST_ROW))
     const rows = Number(newest.total)
-    if (!Number.isFinite(rows) || rows < 0) return yield* new ExportError({ message: `${list.endpoint} reports total ${newest.total}; cannot plan position shards` })
+    if (!Number.isFinite(rows) || rows < 0)
+      return yield* new ExportError({ message: `${list.endpoint} reports total ${newest.total}; cannot plan position shards` })
     if (rows === 0) return [0, 0] as Range
     const maxSequence = yield* newestSequence(source, list, newest)
-    if (maxSequence === undefined || maxSequence < rows) return yield* new ExportError({ message: `${list.endpoint}: total ${rows} but no row at position ${rows - 1}: sequences are not contiguous` })
+    if (maxSequence === undefined || maxSequence < rows)
+      return yield* new ExportError({
+        message: `${list.endpoint}: total ${rows} but no row at position ${rows - 1}: sequences are not contiguous`
+      })
     const { heightAt, known } = positionProbes(source, list)
     known.set(maxSequence - 1, list.heightOf(newest.items[0]))
     // the newest row is the total's: none past it, when the probe was answered
@@ -234,11 +255,20 @@ const positionRange = (
     // it at a height already asked for cannot be one the chain added since
     const past = yield* heightAt(rows)
     if (past !== null && past <= to)
-      return yield* Effect.fail(source.untrustedPaging(list, null, `pagination.total says ${rows} rows, but position ${rows} holds a row at height ${past} (at most ${to} asked for): the total is lower than the data`))
+      return yield* Effect.fail(
+        source.untrustedPaging(
+          list,
+          null,
+          `pagination.total says ${rows} rows, but position ${rows} holds a row at height ${past} (at most ${to} asked for): the total is lower than the data`
+        )
+      )
     const lastHeight = known.get(rows - 1)
     // Stryker disable next-line all: from height 1 the search would find position 0 too (a round of probes saved); the two searches at once or in turn find the same
     const start = from <= 1 ? Effect.succeed(0) : firstAtOrAbove(heightAt, rows, from, fanout, guesses.start)
-    const end = lastHeight !== undefined && lastHeight !== null && lastHeight <= to ? Effect.succeed(rows) : firstAtOrAbove(heightAt, rows, to + 1, fanout, guesses.end)
+    const end =
+      lastHeight !== undefined && lastHeight !== null && lastHeight <= to
+        ? Effect.succeed(rows)
+        : firstAtOrAbove(heightAt, rows, to + 1, fanout, guesses.end)
     return (yield* Effect.all([start, end], { concurrency: "unbounded" })) as Range
   })
 
@@ -254,8 +284,12 @@ export const datasetNamesProblem = (catalog: ReadonlyArray<Dataset>, names: Read
   // sampled datasets (router quotes, transfers) are written by their samplers, not exported
   if (names === undefined) return undefined
   const sampled = names.filter((n) => catalog.some((d) => d.name === n && d.kind === "sample"))
-  if (sampled.length > 0) return `${sampled.join(", ")} ${sampled.length > 1 ? "are" : "is"} sampled from the router, not exported: use chain-lake sample-routes or track`
-  return namesProblem(catalog.filter((d) => d.kind !== "sample"), names)
+  if (sampled.length > 0)
+    return `${sampled.join(", ")} ${sampled.length > 1 ? "are" : "is"} sampled from the router, not exported: use chain-lake sample-routes or track`
+  return namesProblem(
+    catalog.filter((d) => d.kind !== "sample"),
+    names
+  )
 }
 
 /** A list of dataset names that names none, or one `known` lacks, as one line; undefined when every name is known. */
@@ -269,7 +303,8 @@ export const namesProblem = (known: ReadonlyArray<{ readonly name: string }>, na
 
 /** What is wrong with a run's page size and height bounds, or undefined: checked before anything starts. */
 export const exportOptionsProblem = (pageSize: number, options: Pick<ExportOptions, "fromHeight" | "toHeight">): string | undefined => {
-  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 1000) return `--page-size must be 1..1000 (the indexer's limit), got ${pageSize}`
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 1000)
+    return `--page-size must be 1..1000 (the indexer's limit), got ${pageSize}`
   // Stryker disable next-line ConditionalExpression,LogicalOperator: a comparison with undefined is false, so the guards only say what is meant
   if (options.fromHeight !== undefined && options.toHeight !== undefined && options.fromHeight > options.toHeight)
     return `--from-height ${options.fromHeight} is above --to-height ${options.toHeight}`
@@ -284,13 +319,19 @@ export const ROLLBACK_RESTARTS = 3
  * source moves to another history (its history guard fails at a commit) starts over: the new
  * start finds the fork and rolls the lake back first.
  */
-export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOptions = {}, restarts = 0): Effect.Effect<ExportReport, Failure, Env> =>
+export const runExport = (
+  catalog: ReadonlyArray<Dataset>,
+  options: ExportOptions = {},
+  restarts = 0
+): Effect.Effect<ExportReport, Failure, Env> =>
   options.onReorg === "rollback" && restarts < ROLLBACK_RESTARTS
     ? Effect.catchIf(
         exportOnce(catalog, options),
         (e): e is LakeIdentityError => e._tag === "LakeIdentityError" && (e as LakeIdentityError).duringRun === true,
         () => {
-          options.observer?.notice?.("the indexer's history changed during the run: starting over, to roll back what it no longer holds (--on-reorg rollback)")
+          options.observer?.notice?.(
+            "the indexer's history changed during the run: starting over, to roll back what it no longer holds (--on-reorg rollback)"
+          )
           return runExport(catalog, options, restarts + 1)
         }
       )
@@ -328,11 +369,23 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
     // a rollback cut short first: the datasets it was cutting are unreadable until it is done
     if (!options.dryRun) yield* finishRollback(exportable, notice)
     // before anything is written: the lake must hold this source's chain (and history, or be rolled back to where they part)
-    const { fork, verified } = yield* checkIdentity(status, notice, { datasets: exportable.map((d) => d.name), adopt: options.adoptLake === true }, options.onReorg)
-    if (fork && options.dryRun) notice(`--on-reorg rollback would drop the lake's rows above height ${fork.common} (this indexer's block ${fork.differs.height} differs); the plan below is the lake's as it is`)
+    const { fork, verified } = yield* checkIdentity(
+      status,
+      notice,
+      { datasets: exportable.map((d) => d.name), adopt: options.adoptLake === true },
+      options.onReorg
+    )
+    if (fork && options.dryRun)
+      notice(
+        `--on-reorg rollback would drop the lake's rows above height ${fork.common} (this indexer's block ${fork.differs.height} differs); the plan below is the lake's as it is`
+      )
     else if (fork) {
       const { height, lakeHash, sourceHash } = fork.differs
-      const report = yield* rollbackLake(exportable, fork.common, { by: "on-reorg", differs: { height, lake_hash: lakeHash, source_hash: sourceHash ?? null }, notice })
+      const report = yield* rollbackLake(exportable, fork.common, {
+        by: "on-reorg",
+        differs: { height, lake_hash: lakeHash, source_hash: sourceHash ?? null },
+        notice
+      })
       notice(`this indexer's block ${height} differs from the lake's: ${describeRollback(checkpoints.root, report)}`)
     }
     const results = new Map<string, DatasetResult>()
@@ -360,7 +413,10 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
     // Stryker disable next-line ArrayDeclaration: no dataset has the name a mutant puts in the empty list
     const named = new Set(options.datasets ?? [])
     const refused = [...results.values()].filter((r) => named.has(r.dataset))
-    if (refused.length > 0) return yield* new ExportError({ message: refused.map((r) => `${r.dataset} cannot be exported from this source (${r.skipped})`).join("; ") })
+    if (refused.length > 0)
+      return yield* new ExportError({
+        message: refused.map((r) => `${r.dataset} cannot be exported from this source (${r.skipped})`).join("; ")
+      })
     // the tip anchored, or (a source that does not serve its tip block) the anchor just checked: every commit checks it again
     const anchor = options.dryRun ? undefined : ((yield* anchorIdentity(status)) ?? (fork ? undefined : verified))
     const guard = anchor ? yield* historyGuard(anchor, checkpoints.root) : undefined
@@ -378,8 +434,13 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
           const bounds = heightBounds(options, lowest, watermark)
           // heights the source does not have: an empty run says so rather than end in silence
           if (bounds.to < bounds.from && !options.toHeightAhead)
-            notice(`${group.map((d) => d.name).join(", ")}: nothing to export: heights ${options.fromHeight ?? lowest}${options.toHeight === undefined ? " and up" : `..${options.toHeight}`} were asked for, and the source has ${lowest}..${watermark} (${list.watermark})`)
-          else if (bounds.clipped && !options.toHeightAhead) notice(`${group.map((d) => d.name).join(", ")}: --to-height ${options.toHeight} is above ${list.watermark} ${watermark}; exporting to ${watermark}`)
+            notice(
+              `${group.map((d) => d.name).join(", ")}: nothing to export: heights ${options.fromHeight ?? lowest}${options.toHeight === undefined ? " and up" : `..${options.toHeight}`} were asked for, and the source has ${lowest}..${watermark} (${list.watermark})`
+            )
+          else if (bounds.clipped && !options.toHeightAhead)
+            notice(
+              `${group.map((d) => d.name).join(", ")}: --to-height ${options.toHeight} is above ${list.watermark} ${watermark}; exporting to ${watermark}`
+            )
           // an empty or inverted range: nothing to do, and no position search to make
           const range: Range =
             bounds.to < bounds.from
@@ -397,7 +458,9 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
     const fetchSlots = yield* Effect.makeSemaphore(concurrency)
     const tasks: Array<Task> = []
     const after: Array<Task> = []
-    const totals = new Map<string, { rows: number; files: number; bytes: number; quarantined: number }>(live.map((d) => [d.name, { rows: 0, files: 0, bytes: 0, quarantined: 0 }]))
+    const totals = new Map<string, { rows: number; files: number; bytes: number; quarantined: number }>(
+      live.map((d) => [d.name, { rows: 0, files: 0, bytes: 0, quarantined: 0 }])
+    )
     const events = {
       rows: (dataset: string, rows: number) => {
         totals.get(dataset)!.rows += rows
@@ -463,7 +526,10 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
         // Stryker disable next-line MethodExpression: a dataset that already holds the shard's range would have its files refused at commit (shard.ts drops them and re-exports what is missing, here nothing): only work is wasted
         const targets = group.filter((d) => !covers(committed.get(d.name)!, r))
         // Stryker disable next-line ArithmeticOperator: size only orders the tasks (largest first), which changes when work runs, not what is written
-        tasks.push({ size: r[1] - r[0], run: runShard(list, targets, r, settings, events, fetchSlots).pipe(Effect.zipRight(taskDone(targets.map((d) => d.name)))) })
+        tasks.push({
+          size: r[1] - r[0],
+          run: runShard(list, targets, r, settings, events, fetchSlots).pipe(Effect.zipRight(taskDone(targets.map((d) => d.name))))
+        })
       }
     }
 
@@ -471,25 +537,41 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
     for (const d of live) {
       if (d.kind !== "snapshot") continue
       const height = status.watermarks[d.watermark]!
-      plans.set(d.name, { dataset: d.name, kind: "snapshot", unit: "snapshot", heights: [height, height], todo: 1, done: 0, shards: 1, estimatedRequests: 1, watermark: height })
+      plans.set(d.name, {
+        dataset: d.name,
+        kind: "snapshot",
+        unit: "snapshot",
+        heights: [height, height],
+        todo: 1,
+        done: 0,
+        shards: 1,
+        estimatedRequests: 1,
+        watermark: height
+      })
       const task: Task = {
         size: Infinity,
-        run: fetchSlots.withPermits(1)(runSnapshot(d, height, input, { pageSize, notice, committed: (file) => events.committed(d.name, file) })).pipe(
-          Effect.flatMap((outcome) => {
-            // nothing to read (no denoms) for a dataset asked for by name: the run fails
-            // (a snapshot with no height is one skipped before reading)
-            if (outcome.snapshotHeight === undefined && named.has(d.name) && !outcome.missing)
-              return Effect.fail(new ExportError({ message: `${d.name} cannot be exported: ${outcome.skipped}` }))
-            // lists the user named that the source does not have: what was read is committed, and the run fails
-            if (outcome.missing) return Effect.fail(new ExportError({ message: `${d.name}: ${outcome.missing.join("; ")}` }))
-            if (outcome.rows > 0) observer.rows?.(d.name, outcome.rows)
-            totals.get(d.name)!.rows += outcome.rows
-            const { skipped, snapshotHeight, consistency } = outcome
-            // Stryker disable next-line ConditionalExpression: a key holding undefined is no key to JSON, the CLI and the tests' matchers
-            finish(d.name, { ...(skipped !== undefined ? { skipped } : {}), ...(snapshotHeight !== undefined ? { snapshotHeight } : {}), ...(consistency ? { consistency } : {}) })
-            return Effect.void
-          })
-        )
+        run: fetchSlots
+          .withPermits(1)(runSnapshot(d, height, input, { pageSize, notice, committed: (file) => events.committed(d.name, file) }))
+          .pipe(
+            Effect.flatMap((outcome) => {
+              // nothing to read (no denoms) for a dataset asked for by name: the run fails
+              // (a snapshot with no height is one skipped before reading)
+              if (outcome.snapshotHeight === undefined && named.has(d.name) && !outcome.missing)
+                return Effect.fail(new ExportError({ message: `${d.name} cannot be exported: ${outcome.skipped}` }))
+              // lists the user named that the source does not have: what was read is committed, and the run fails
+              if (outcome.missing) return Effect.fail(new ExportError({ message: `${d.name}: ${outcome.missing.join("; ")}` }))
+              if (outcome.rows > 0) observer.rows?.(d.name, outcome.rows)
+              totals.get(d.name)!.rows += outcome.rows
+              const { skipped, snapshotHeight, consistency } = outcome
+              // Stryker disable next-line ConditionalExpression: a key holding undefined is no key to JSON, the CLI and the tests' matchers
+              finish(d.name, {
+                ...(skipped !== undefined ? { skipped } : {}),
+                ...(snapshotHeight !== undefined ? { snapshotHeight } : {}),
+                ...(consistency ? { consistency } : {})
+              })
+              return Effect.void
+            })
+          )
       }
       // a snapshot that reads what this run commits (declared `after`) waits for those datasets
       if (d.after.some((n) => live.some((x) => x.name === n))) after.push(task)

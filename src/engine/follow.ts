@@ -7,7 +7,7 @@
  * after which a partition holds `compactAfter` small files compacts it (lake/compaction.ts), and a
  * run that reaches its height compacts what is left: the lake stays a handful of files per partition.
  */
-import { Duration, Effect } from "effect"
+import { type Duration, Effect } from "effect"
 import { compactLake, DEFAULT_COMPACTION, type CompactOptions, type DatasetCompaction } from "../lake/compaction.js"
 import type { Dataset } from "./Dataset.js"
 import { ExportError, runExport, type ExportOptions, type ExportReport } from "./export.js"
@@ -52,7 +52,12 @@ export const followExport = (catalog: ReadonlyArray<Dataset>, options: ExportOpt
             compactLake(
               catalog.filter((d) => datasets.includes(d.name)),
               // a `chain-lake compact` of this lake running beside: this round's compaction is skipped, not waited for (the next round's does it)
-              { ...follow.compaction, policy: { ...(follow.compaction?.policy ?? DEFAULT_COMPACTION), minFiles }, whenBusy: "skip", onBusy: (m) => options.observer?.notice?.(m) }
+              {
+                ...follow.compaction,
+                policy: { ...(follow.compaction?.policy ?? DEFAULT_COMPACTION), minFiles },
+                whenBusy: "skip",
+                onBusy: (m) => options.observer?.notice?.(m)
+              }
             ),
             (reports) => Effect.sync(() => (reports.some((r) => r.merged.length > 0) ? follow.onCompacted?.(reports) : undefined))
           )
@@ -90,7 +95,9 @@ export const followExport = (catalog: ReadonlyArray<Dataset>, options: ExportOpt
         last = now
       }
       if (untilHeight !== undefined && lastReport) {
-        const settled = marks.filter((m) => (status.watermarks[m] ?? untilHeight) < untilHeight && status.tip >= untilHeight && still.get(m)!.polls >= settlePolls)
+        const settled = marks.filter(
+          (m) => (status.watermarks[m] ?? untilHeight) < untilHeight && status.tip >= untilHeight && still.get(m)!.polls >= settlePolls
+        )
         // done once every followed dataset reached the height (a mark the source lacks: its dataset is skipped)
         if (marks.every((m) => (status.watermarks[m] ?? untilHeight) >= untilHeight || settled.includes(m))) {
           yield* compact(2)

@@ -37,11 +37,18 @@ const adopt = (status: SourceStatus, datasets: ReadonlyArray<string>, adopting: 
         message: `${checkpoints.root} holds ${held.join(", ")} but no ${IDENTITY_FILE} naming its chain (a lake of an older chain-lake, or its identity file was lost): --adopt-lake checks its newest block against this indexer and adopts it; or export into another --out`
       })
     const newest = held.includes("blocks")
-      ? (yield* checkpoints.withCommittedFiles("blocks", (paths) => sink.query(`SELECT height, block_hash AS hash, chain_id FROM read_parquet([${paths.map(sqlString).join(", ")}]) ORDER BY height DESC LIMIT 1`)))
+      ? (yield* checkpoints.withCommittedFiles("blocks", (paths) =>
+          sink.query(
+            `SELECT height, block_hash AS hash, chain_id FROM read_parquet([${paths.map(sqlString).join(", ")}]) ORDER BY height DESC LIMIT 1`
+          )
+        ))
           .map((b) => ({ height: Number(b.height), hash: String(b.hash), chainId: String(b.chain_id) }))
           .sort((x, y) => y.height - x.height)[0]
       : undefined
-    if (!newest) return notice(`${checkpoints.root}: adopted for chain ${status.chainId} on your word (it holds no blocks to check against the indexer)`)
+    if (!newest)
+      return notice(
+        `${checkpoints.root}: adopted for chain ${status.chainId} on your word (it holds no blocks to check against the indexer)`
+      )
     const hash = newest.height <= status.tip ? yield* source.blockHash(newest.height) : undefined
     if (newest.chainId !== status.chainId || hash !== newest.hash)
       return yield* new LakeIdentityError({
@@ -62,7 +69,9 @@ export const lakeBlockHash = (height: number) =>
     const checkpoints = yield* Checkpoints
     const sink = yield* ParquetSink
     if (!(yield* checkpoints.get("blocks"))) return undefined
-    const rows = yield* checkpoints.withCommittedFiles("blocks", (paths) => sink.query(`SELECT block_hash FROM read_parquet([${paths.map(sqlString).join(", ")}]) WHERE height = ${height} LIMIT 1`))
+    const rows = yield* checkpoints.withCommittedFiles("blocks", (paths) =>
+      sink.query(`SELECT block_hash FROM read_parquet([${paths.map(sqlString).join(", ")}]) WHERE height = ${height} LIMIT 1`)
+    )
     return rows.length > 0 ? String(rows[0].block_hash) : undefined
   })
 
@@ -95,15 +104,22 @@ export const findFork = (tip: number) =>
     const checkpoints = yield* Checkpoints
     const anchors = (yield* checkpoints.identity)?.anchors ?? []
     const blocks = (yield* checkpoints.get("blocks"))?.committed ?? []
-    const known = normalize([...below(blocks, tip + 1), ...anchors.filter((a) => a.height <= tip).map((a): Range => [a.height, a.height + 1])])
+    const known = normalize([
+      ...below(blocks, tip + 1),
+      ...anchors.filter((a) => a.height <= tip).map((a): Range => [a.height, a.height + 1])
+    ])
     const count = total(known)
     if (count === 0) return undefined
     const probe = (i: number) =>
       Effect.gen(function* () {
         const height = nth(known, i)
-        const [lakeHash, sourceHash] = yield* Effect.all([lakeHashAt(anchors, height), source.blockHash(height)], { concurrency: "unbounded" })
+        const [lakeHash, sourceHash] = yield* Effect.all([lakeHashAt(anchors, height), source.blockHash(height)], {
+          concurrency: "unbounded"
+        })
         if (sourceHash === undefined)
-          return yield* new LakeIdentityError({ message: `cannot tell where this indexer's history parts from ${checkpoints.root}'s: it does not serve block ${height} (pruned?)` })
+          return yield* new LakeIdentityError({
+            message: `cannot tell where this indexer's history parts from ${checkpoints.root}'s: it does not serve block ${height} (pruned?)`
+          })
         return { height, lakeHash: lakeHash ?? "", sourceHash, same: lakeHash === sourceHash }
       })
     const last = yield* probe(count - 1)
@@ -131,7 +147,9 @@ const forkProblem = (root: string, chainId: string, fork: Fork, blockless: boole
   fork.common === 0
     ? `${root} holds another history of chain ${chainId}: block ${fork.differs.height} is ${fork.differs.lakeHash} there and ${fork.differs.sourceHash} on this indexer (a reset chain, or another network under the same id): export it into another --out${
         // a lake without blocks knows only the hashes it anchored: a fork below the lowest looks like another chain
-        blockless ? `; or, if the indexer was rolled back below height ${fork.differs.height}, chain-lake rollback --data ${root} --to-height H (H: where it was rolled back to), then export with --adopt-lake` : ""
+        blockless
+          ? `; or, if the indexer was rolled back below height ${fork.differs.height}, chain-lake rollback --data ${root} --to-height H (H: where it was rolled back to), then export with --adopt-lake`
+          : ""
       }`
     : `${root} holds another history of chain ${chainId} from height ${fork.differs.height} on (block ${fork.differs.height} is ${fork.differs.lakeHash} there and ${fork.differs.sourceHash} on this indexer; both hold the same block ${fork.common}): a rolled-back, re-synced or reorganized indexer. --on-reorg rollback drops the lake's rows above ${fork.common} and exports this indexer's history; or export into another --out (nothing was written)`
 
@@ -150,7 +168,11 @@ export const checkIdentity = (
   adoption: { readonly datasets: ReadonlyArray<string>; readonly adopt: boolean } = { datasets: [], adopt: false },
   onReorg: OnReorg = "refuse"
 ) =>
-  Effect.gen(function* (): Effect.fn.Return<IdentityVerdict, LakeIdentityError | SourceFailure | CheckpointError | SinkError, Source | Checkpoints | ParquetSink> {
+  Effect.gen(function* (): Effect.fn.Return<
+    IdentityVerdict,
+    LakeIdentityError | SourceFailure | CheckpointError | SinkError,
+    Source | Checkpoints | ParquetSink
+  > {
     const source = yield* Source
     const checkpoints = yield* Checkpoints
     const lake = yield* checkpoints.identity
@@ -161,7 +183,9 @@ export const checkIdentity = (
       })
     const blockless = ((yield* checkpoints.get("blocks"))?.files.length ?? 0) === 0
     const forked = (fork: Fork): Effect.Effect<IdentityVerdict, LakeIdentityError> =>
-      fork.common > 0 && onReorg === "rollback" ? Effect.succeed({ fork }) : Effect.fail(new LakeIdentityError({ message: forkProblem(checkpoints.root, lake.chain_id, fork, blockless) }))
+      fork.common > 0 && onReorg === "rollback"
+        ? Effect.succeed({ fork })
+        : Effect.fail(new LakeIdentityError({ message: forkProblem(checkpoints.root, lake.chain_id, fork, blockless) }))
     // a source behind what the lake anchored is rolled back, re-synced or lagging: the heights it serves tell which, if they differ
     const held = Math.max(0, ...lake.anchors.map((a) => a.height))
     if (status.tip < held) {
@@ -177,7 +201,9 @@ export const checkIdentity = (
       if (hash !== anchor.hash) {
         const fork = yield* findFork(status.tip)
         // no block in common: the anchor found to differ is named
-        return yield* forked(fork && fork.common > 0 ? fork : { common: 0, differs: { height: anchor.height, lakeHash: anchor.hash, sourceHash: hash } })
+        return yield* forked(
+          fork && fork.common > 0 ? fork : { common: 0, differs: { height: anchor.height, lakeHash: anchor.hash, sourceHash: hash } }
+        )
       }
       // the lake's own newest block too: rows may have been committed past the anchor (an anchor the source did not serve, another run's)
       const top = yield* topBlockDiffers(status.tip, anchor.height)
@@ -212,7 +238,9 @@ const topBlockDiffers = (tip: number, checked: number) =>
     const top = Math.min(tip, Math.max(0, ...ranges.map(([, b]) => b - 1)))
     if (top <= checked || !ranges.some(([a, b]) => top >= a && top < b)) return undefined
     const [lakeHash, sourceHash] = yield* Effect.all([lakeBlockHash(top), source.blockHash(top)], { concurrency: "unbounded" })
-    return lakeHash !== undefined && sourceHash !== undefined && lakeHash !== sourceHash ? ({ common: 0, differs: { height: top, lakeHash, sourceHash } } satisfies Fork) : undefined
+    return lakeHash !== undefined && sourceHash !== undefined && lakeHash !== sourceHash
+      ? ({ common: 0, differs: { height: top, lakeHash, sourceHash } } satisfies Fork)
+      : undefined
   })
 
 /**
@@ -235,7 +263,10 @@ export const anchorIdentity = (status: SourceStatus) =>
   })
 
 /** A check every commit of a run makes first: the source still serves the history the run started on. */
-export class HistoryGuard extends Context.Tag("chain-lake/HistoryGuard")<HistoryGuard, { readonly check: Effect.Effect<void, LakeIdentityError | SourceFailure> }>() {}
+export class HistoryGuard extends Context.Tag("chain-lake/HistoryGuard")<
+  HistoryGuard,
+  { readonly check: Effect.Effect<void, LakeIdentityError | SourceFailure> }
+>() {}
 
 /**
  * The guard of a run anchored at `anchor`: the source must still give the anchored block its hash.
@@ -254,7 +285,9 @@ export const historyGuard = (anchor: { readonly height: number; readonly hash: s
         message: `the indexer's history changed during the run: block ${anchor.height} was ${anchor.hash} when it started and is ${hash ?? "gone"} now (a re-synced or reset indexer, or a load balancer moving between deployments); nothing read after the change was committed to ${root}: rerun once the indexer is stable`
       })
     // a `chain-lake rollback` of the lake while this run reads: what it read may be above the cut
-    const rolledBack = new LakeIdentityError({ message: `${root} was rolled back during this run (chain-lake rollback): nothing more of it was committed; run the export again` })
+    const rolledBack = new LakeIdentityError({
+      message: `${root} was rolled back during this run (chain-lake rollback): nothing more of it was committed; run the export again`
+    })
     return {
       check: Effect.gen(function* () {
         const hash = yield* source.blockHash(anchor.height)

@@ -49,7 +49,8 @@ const hasEscapedNonAscii = (text: string): boolean => {
 // Stryker restore all
 /** a latin1-read string has a byte >= 0x80 iff its UTF-8 length exceeds its length (a native count: ~30× a regex) */
 // Stryker disable next-line ConditionalExpression,StringLiteral: re-decoding an ASCII string gives it back unchanged (a cost, not a result)
-export const restoreString = (s: string): string => (Buffer.byteLength(s, "utf8") !== s.length ? Buffer.from(s, "latin1").toString("utf8") : s)
+export const restoreString = (s: string): string =>
+  Buffer.byteLength(s, "utf8") !== s.length ? Buffer.from(s, "latin1").toString("utf8") : s
 export const restoreDeep = (v: unknown): unknown =>
   typeof v === "string"
     ? restoreString(v)
@@ -103,7 +104,8 @@ export const decodeRecord = (
     rows = datasets.map((d) => d.toRows(record, context))
   } catch (e) {
     // JSON nested thousands deep parses, but stringifying it for a JSON column overflows the stack
-    if (e instanceof RangeError && /call stack/i.test(e.message)) return invalid({ path: "", message: `cannot be written: ${e.message} (JSON nested too deeply?)` }, record, latin1)
+    if (e instanceof RangeError && /call stack/i.test(e.message))
+      return invalid({ path: "", message: `cannot be written: ${e.message} (JSON nested too deeply?)` }, record, latin1)
     throw e
   }
   for (let t = 0; t < datasets.length; t++) {

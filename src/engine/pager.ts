@@ -27,7 +27,10 @@ export interface WalkOptions<E> {
 }
 
 /** The pages of a list from `first` on, each fetched (and handled) by `fetch`. */
-export const walkPages = <P extends PageInfo, E, R>(fetch: (page: PageRequest) => Effect.Effect<P, E, R>, options: WalkOptions<E>): Stream.Stream<P, E, R> => {
+export const walkPages = <P extends PageInfo, E, R>(
+  fetch: (page: PageRequest) => Effect.Effect<P, E, R>,
+  options: WalkOptions<E>
+): Stream.Stream<P, E, R> => {
   const maxRows = options.maxRows ?? Infinity
   const limit = options.first.limit
   // every key the walk follows, the one it starts from included: a key that comes back after any
@@ -41,10 +44,13 @@ export const walkPages = <P extends PageInfo, E, R>(fetch: (page: PageRequest) =
   const step = (state: State): Effect.Effect<readonly [P, Option.Option<State>], E, R> =>
     Effect.gen(function* () {
       const left = Math.min(limit, maxRows - state.rows)
-      const request: PageRequest = state.first ? { ...options.first, limit: left } : { ...options.first, offset: undefined, key: state.key, limit: left }
+      const request: PageRequest = state.first
+        ? { ...options.first, limit: left }
+        : { ...options.first, offset: undefined, key: state.key, limit: left }
       const page = yield* fetch(request)
       // more records than asked for: a server ignoring the limit (130k records in one page) is not followed further
-      if (page.count > left) return yield* Effect.fail(options.untrusted(page.key, `the page holds ${page.count} records, ${left} were asked for`))
+      if (page.count > left)
+        return yield* Effect.fail(options.untrusted(page.key, `the page holds ${page.count} records, ${left} were asked for`))
       const rows = state.rows + page.count
       // no next key ends the list, and so does an empty page (a key handed out past the end). A
       // short page with a next key does not: the indexer documents next_key as null after a short
@@ -52,7 +58,10 @@ export const walkPages = <P extends PageInfo, E, R>(fetch: (page: PageRequest) =
       // stopped there lost the rest, exit 0); a keyset list's last page costs one empty page more.
       const done = page.nextKey === null || page.count === 0 || rows >= maxRows
       if (!done) {
-        if (seen.has(page.nextKey!)) return yield* Effect.fail(options.untrusted(page.key, `next_key ${page.nextKey} was already followed: the server restarted the listing`))
+        if (seen.has(page.nextKey!))
+          return yield* Effect.fail(
+            options.untrusted(page.key, `next_key ${page.nextKey} was already followed: the server restarted the listing`)
+          )
         seen.add(page.nextKey!)
       }
       return [page, done ? Option.none<State>() : Option.some<State>({ key: page.nextKey, rows, first: false })] as const

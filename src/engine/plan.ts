@@ -27,9 +27,12 @@ export const MAX_SHARDS = 10_000
  */
 export const planShards = (range: Range, committed: ReadonlyArray<ReadonlyArray<Range>>, sizing: ShardSizing): Array<Range> => {
   const wanted = normalize(committed.flatMap((c) => subtract(range, c)))
-  const cuts = committed.flatMap((c) => c.flatMap(([a, b]) => [a, b]))
+  const cuts = committed.flatMap((c) => c.flat())
   const todo = total(wanted)
-  const rounds = Math.min(Math.max(1, Math.ceil(todo / (sizing.maxShardUnits * sizing.concurrency))), Math.max(1, Math.floor(MAX_SHARDS / sizing.concurrency)))
+  const rounds = Math.min(
+    Math.max(1, Math.ceil(todo / (sizing.maxShardUnits * sizing.concurrency))),
+    Math.max(1, Math.floor(MAX_SHARDS / sizing.concurrency))
+  )
   const shardCount = sizing.concurrency * rounds
   const shardSize = Math.max(sizing.pageSize, Math.ceil(todo / shardCount))
   return split(wanted, shardSize, cuts)
@@ -42,7 +45,8 @@ export const progressOf = (range: Range, committed: ReadonlyArray<Range>) => {
 }
 
 /** Requests a set of shards takes at `pageSize` rows a page. */
-export const requestsFor = (shards: ReadonlyArray<Range>, pageSize: number) => shards.reduce((s, [a, b]) => s + Math.ceil((b - a) / pageSize), 0)
+export const requestsFor = (shards: ReadonlyArray<Range>, pageSize: number) =>
+  shards.reduce((s, [a, b]) => s + Math.ceil((b - a) / pageSize), 0)
 
 /** The heights to export: the asked bounds, clipped to what the source serves ([lowest, watermark]). */
 export const heightBounds = (asked: { readonly fromHeight?: number; readonly toHeight?: number }, lowest: number, watermark: number) => ({

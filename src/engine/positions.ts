@@ -12,7 +12,13 @@ import { Effect } from "effect"
  * The first position in [0, rows) whose height is >= `height`, or `rows` if none; `heightAt`
  * gives a position's height (null past the end). Heights ascend with positions.
  */
-export const firstAtOrAbove = <E, R>(heightAt: (position: number) => Effect.Effect<number | null, E, R>, rows: number, height: number, fanout: number, guess?: number) =>
+export const firstAtOrAbove = <E, R>(
+  heightAt: (position: number) => Effect.Effect<number | null, E, R>,
+  rows: number,
+  height: number,
+  fanout: number,
+  guess?: number
+) =>
   Effect.gen(function* () {
     // Stryker disable next-line ConditionalExpression: null >= height is false for every height a run asks (>= 1)
     const isAbove = (h: number | null) => h !== null && h >= height
@@ -20,7 +26,10 @@ export const firstAtOrAbove = <E, R>(heightAt: (position: number) => Effect.Effe
     let lo = 0
     let hi = rows
     if (guess !== undefined && Number.isSafeInteger(guess) && guess >= 0 && guess <= rows) {
-      const [before, at] = yield* Effect.all([guess > 0 ? heightAt(guess - 1) : Effect.succeed(null), guess < rows ? heightAt(guess) : Effect.succeed(null)], { concurrency: "unbounded" })
+      const [before, at] = yield* Effect.all(
+        [guess > 0 ? heightAt(guess - 1) : Effect.succeed(null), guess < rows ? heightAt(guess) : Effect.succeed(null)],
+        { concurrency: "unbounded" }
+      )
       if (guess > 0 && isAbove(before)) hi = guess - 1
       // every position below the guess is below `height`: the guess is the answer, or below it
       else if (guess === rows || isAbove(at)) return guess
@@ -31,7 +40,10 @@ export const firstAtOrAbove = <E, R>(heightAt: (position: number) => Effect.Effe
     while (lo < hi) {
       const span = hi - lo
       // Stryker disable next-line ConditionalExpression,EqualityOperator: at span === k either way finds the same position (one round more or less)
-      const probes = span <= k ? Array.from({ length: span }, (_, i) => lo + i) : Array.from({ length: k }, (_, i) => lo + Math.floor(((i + 1) * span) / (k + 1)))
+      const probes =
+        span <= k
+          ? Array.from({ length: span }, (_, i) => lo + i)
+          : Array.from({ length: k }, (_, i) => lo + Math.floor(((i + 1) * span) / (k + 1)))
       const heights = yield* Effect.forEach(probes, heightAt, { concurrency: "unbounded" })
       const first = heights.findIndex(isAbove)
       // Stryker disable next-line ConditionalExpression,EqualityOperator: as above

@@ -27,7 +27,7 @@ import { Checkpoints, type CheckpointError, type CommittedFile, type CommittedSn
 import type { Reorg } from "../lake/manifest.js"
 import { mergedFile, snapshotHeightOf } from "../lake/layout.js"
 import { ParquetSink, quoteIdent, sqlString, type SinkError } from "../lake/ParquetSink.js"
-import { below, subtract, type Range } from "../lake/RangeSet.js"
+import { below, type Range } from "../lake/RangeSet.js"
 import type { Dataset } from "./Dataset.js"
 import { lakeBlockHash } from "./identity.js"
 
@@ -74,18 +74,32 @@ export const planCut = (m: Manifest, height: number, lakeTop = Infinity): Cut =>
     }
     case "position": {
       const cut = positionCut(m, height, lakeTop)
-      return { drop: m.files.filter((f) => (f.range ? f.range[1] > cut : (f.max_height ?? -1) > height)), trim: [], committed: below(m.committed, cut), snapshots: m.snapshots }
+      return {
+        drop: m.files.filter((f) => (f.range ? f.range[1] > cut : (f.max_height ?? -1) > height)),
+        trim: [],
+        committed: below(m.committed, cut),
+        snapshots: m.snapshots
+      }
     }
     case "snapshot": {
       const gone = new Set(m.snapshots.filter((s) => snapshotAbove(s, height)).map((s) => s.snapshot_height))
-      return { drop: m.files.filter((f) => gone.has(snapshotHeightOf(f.path) ?? NaN)), trim: [], committed: m.committed, snapshots: m.snapshots.filter((s) => !gone.has(s.snapshot_height)) }
+      return {
+        drop: m.files.filter((f) => gone.has(snapshotHeightOf(f.path) ?? NaN)),
+        trim: [],
+        committed: m.committed,
+        snapshots: m.snapshots.filter((s) => !gone.has(s.snapshot_height))
+      }
     }
     case "sample":
       return { drop: [], trim: [], committed: m.committed, snapshots: m.snapshots }
   }
 }
 
-const isNoop = (cut: Cut, m: Manifest) => cut.drop.length === 0 && cut.trim.length === 0 && cut.snapshots.length === m.snapshots.length && JSON.stringify(cut.committed) === JSON.stringify(m.committed)
+const isNoop = (cut: Cut, m: Manifest) =>
+  cut.drop.length === 0 &&
+  cut.trim.length === 0 &&
+  cut.snapshots.length === m.snapshots.length &&
+  JSON.stringify(cut.committed) === JSON.stringify(m.committed)
 
 /** A dataset's part of a rollback. */
 export interface DatasetRollback {
@@ -103,7 +117,12 @@ const trimFile = (d: Dataset, m: Manifest, f: CommittedFile, height: number) =>
     const sink = yield* ParquetSink
     const column = d.kind === "append" ? quoteIdent(d.columns[d.heightColumn].name) : "height"
     const range: Range = [f.range![0], height + 1]
-    const rel = mergedFile(f.path.slice(0, Math.max(0, f.path.lastIndexOf("/"))), m.unit, range, `r${Date.now().toString(36)}${randomBytes(3).toString("hex")}`)
+    const rel = mergedFile(
+      f.path.slice(0, Math.max(0, f.path.lastIndexOf("/"))),
+      m.unit,
+      range,
+      `r${Date.now().toString(36)}${randomBytes(3).toString("hex")}`
+    )
     const at = checkpoints.staged(d.name, rel)
     const written = yield* sink.rewrite([join(checkpoints.root, d.name, f.path)], at, d.sortKey, `${column} <= ${height}`)
     const [h] = yield* sink.query(`SELECT min(${column})::BIGINT AS lo, max(${column})::BIGINT AS hi FROM read_parquet(${sqlString(at)})`)
@@ -125,7 +144,11 @@ const CUT_TRIES = 5
 
 /** Cuts one dataset to `height` in one commit; undefined when the lake does not hold it. */
 export const rollbackDataset = (d: Dataset, height: number, lakeTop = Infinity) =>
-  Effect.gen(function* (): Effect.fn.Return<DatasetRollback | undefined, RollbackError | CheckpointError | SinkError, Checkpoints | ParquetSink> {
+  Effect.gen(function* (): Effect.fn.Return<
+    DatasetRollback | undefined,
+    RollbackError | CheckpointError | SinkError,
+    Checkpoints | ParquetSink
+  > {
     const checkpoints = yield* Checkpoints
     for (let attempt = 0; attempt < CUT_TRIES; attempt++) {
       const m = yield* checkpoints.get(d.name)
@@ -136,7 +159,9 @@ export const rollbackDataset = (d: Dataset, height: number, lakeTop = Infinity) 
       const rewritten: Array<CommittedFile> = []
       for (const f of cut.trim) rewritten.push(yield* trimFile(d, m, f, height))
       const replaced = [...cut.drop, ...cut.trim]
-      const outcome = yield* Effect.uninterruptible(checkpoints.commitRollback(m, replaced, rewritten, { committed: cut.committed, snapshots: cut.snapshots }))
+      const outcome = yield* Effect.uninterruptible(
+        checkpoints.commitRollback(m, replaced, rewritten, { committed: cut.committed, snapshots: cut.snapshots })
+      )
       if (!outcome.committed) continue
       return {
         ...done,
@@ -146,7 +171,9 @@ export const rollbackDataset = (d: Dataset, height: number, lakeTop = Infinity) 
         snapshotsDropped: m.snapshots.length - cut.snapshots.length
       }
     }
-    return yield* new RollbackError({ message: `${d.name}: its manifest changed under the rollback ${CUT_TRIES} times (another writer is committing to it): stop the other writers and run the rollback again` })
+    return yield* new RollbackError({
+      message: `${d.name}: its manifest changed under the rollback ${CUT_TRIES} times (another writer is committing to it): stop the other writers and run the rollback again`
+    })
   })
 
 export interface RollbackOptions {
@@ -168,7 +195,11 @@ export interface RollbackReport {
 
 /** The highest height the lake holds in any dataset, or anchored. */
 const highestHeld = (manifests: ReadonlyArray<Manifest>, anchors: ReadonlyArray<{ readonly height: number }>) =>
-  Math.max(0, ...anchors.map((a) => a.height), ...manifests.flatMap((m) => [...m.files.map((f) => f.max_height ?? 0), ...m.snapshots.map((s) => s.snapshot_height)]))
+  Math.max(
+    0,
+    ...anchors.map((a) => a.height),
+    ...manifests.flatMap((m) => [...m.files.map((f) => f.max_height ?? 0), ...m.snapshots.map((s) => s.snapshot_height)])
+  )
 
 /**
  * The manifests of `catalog`'s chain datasets the lake holds, what it held at most, and how far
@@ -195,14 +226,19 @@ export const rollbackLake = (catalog: ReadonlyArray<Dataset>, height: number, op
     const checkpoints = yield* Checkpoints
     const identity = yield* checkpoints.identity
     if (!identity)
-      return yield* new RollbackError({ message: `${checkpoints.root} holds no _lake.json naming its chain: nothing says which history it holds (an export with --adopt-lake records it)` })
+      return yield* new RollbackError({
+        message: `${checkpoints.root} holds no _lake.json naming its chain: nothing says which history it holds (an export with --adopt-lake records it)`
+      })
     const pending = identity.rollback
     const target = pending ? Math.min(pending.to_height, height) : height
     if (pending) options.notice?.(`${checkpoints.root}: finishing a rollback to height ${pending.to_height} that was cut short`)
     const chained = catalog.filter((d) => d.kind !== "sample")
     const { manifests, fromHeight, lakeTop } = yield* lakeHoldings(chained, identity.anchors)
     const names = manifests.map((m) => m.dataset)
-    const touches = pending !== undefined || identity.anchors.some((a) => a.height > target) || manifests.some((m) => !isNoop(planCut(m, target, lakeTop), m))
+    const touches =
+      pending !== undefined ||
+      identity.anchors.some((a) => a.height > target) ||
+      manifests.some((m) => !isNoop(planCut(m, target, lakeTop), m))
     if (!touches) return { toHeight: target, fromHeight, datasets: [], unchanged: true } satisfies RollbackReport
     const startedAt = new Date().toISOString()
     const differs = pending?.differs ?? options.differs
@@ -226,7 +262,9 @@ export const rollbackLake = (catalog: ReadonlyArray<Dataset>, height: number, op
       datasets.push({ ...done, rowsDropped: done.rowsDropped + before })
       yield* checkpoints.updateIdentity((prior) => {
         const now = prior ?? identity
-        return now.rollback ? { ...now, rollback: { ...now.rollback, rows_dropped: { ...now.rollback.rows_dropped, [d.name]: done.rowsDropped + before } } } : now
+        return now.rollback
+          ? { ...now, rollback: { ...now.rollback, rows_dropped: { ...now.rollback.rows_dropped, [d.name]: done.rowsDropped + before } } }
+          : now
       })
     }
     const hash = yield* lakeBlockHash(target)
@@ -241,7 +279,11 @@ export const rollbackLake = (catalog: ReadonlyArray<Dataset>, height: number, op
     yield* checkpoints.updateIdentity((prior) => {
       const { rollback: _done, ...rest } = prior ?? identity
       const kept = rest.anchors.filter((a) => a.height < target || (a.height === target && (hash === undefined || a.hash === hash)))
-      return { ...rest, anchors: hash ? [...kept.filter((a) => a.height !== target), { height: target, hash }] : kept, reorgs: [...(rest.reorgs ?? []), entry] }
+      return {
+        ...rest,
+        anchors: hash ? [...kept.filter((a) => a.height !== target), { height: target, hash }] : kept,
+        reorgs: [...(rest.reorgs ?? []), entry]
+      }
     })
     return { toHeight: target, fromHeight, datasets, unchanged: false } satisfies RollbackReport
   })
@@ -250,7 +292,9 @@ export const rollbackLake = (catalog: ReadonlyArray<Dataset>, height: number, op
 export const finishRollback = (catalog: ReadonlyArray<Dataset>, notice?: (message: string) => void) =>
   Effect.flatMap(Checkpoints, (checkpoints) =>
     Effect.flatMap(checkpoints.identity, (identity) =>
-      identity?.rollback ? Effect.asVoid(rollbackLake(catalog, identity.rollback.to_height, { by: identity.rollback.by, ...(notice ? { notice } : {}) })) : Effect.void
+      identity?.rollback
+        ? Effect.asVoid(rollbackLake(catalog, identity.rollback.to_height, { by: identity.rollback.by, ...(notice ? { notice } : {}) }))
+        : Effect.void
     )
   )
 
@@ -258,6 +302,9 @@ export const finishRollback = (catalog: ReadonlyArray<Dataset>, notice?: (messag
 export const describeRollback = (root: string, r: RollbackReport): string => {
   if (r.unchanged) return `${root} holds nothing above height ${r.toHeight}: nothing to roll back`
   const lost = r.datasets.filter((d) => d.rowsDropped > 0 || d.filesDropped > 0 || d.snapshotsDropped > 0)
-  const parts = lost.map((d) => `${d.dataset} ${d.rowsDropped} rows${d.snapshotsDropped > 0 ? ` (${d.snapshotsDropped} snapshot${d.snapshotsDropped > 1 ? "s" : ""})` : ""}`)
+  const parts = lost.map(
+    (d) =>
+      `${d.dataset} ${d.rowsDropped} rows${d.snapshotsDropped > 0 ? ` (${d.snapshotsDropped} snapshot${d.snapshotsDropped > 1 ? "s" : ""})` : ""}`
+  )
   return `rolled ${root} back from height ${r.fromHeight} to ${r.toHeight}: ${parts.length > 0 ? `dropped ${parts.join(", ")}` : "no rows above it (anchors dropped)"}; logged in _lake.json (reorgs)`
 }

@@ -74,7 +74,10 @@ const quarantine = (root: string, source: AppendSource, err: InvalidRecordFailur
     } catch {
       // a record nested too deeply to stringify: where it was and why, with its top-level values (a
       // tx's hash and height name it) and without what is nested
-      const top = typeof record === "object" && record !== null ? Object.fromEntries(Object.entries(record).filter(([, v]) => typeof v !== "object" || v === null)) : null
+      const top =
+        typeof record === "object" && record !== null
+          ? Object.fromEntries(Object.entries(record).filter(([, v]) => typeof v !== "object" || v === null))
+          : null
       line = redactedJson({ ...entry, record: top, record_omitted: "its nested values: too deep to store" })
     }
     await appendFile(join(dir, `${source.id}.ndjson`), line + "\n")
@@ -116,7 +119,13 @@ export const runShard = (
       Effect.gen(function* () {
         if (w.writer.rows() === 0) return
         // (its range is set when it is committed: the part of the shard that commit completes)
-        const file = yield* writePending(w.writer, w.dataset.name, shardFile(w.bucket, source.unit, [a, b], w.part++), { min: w.minHeight, max: w.maxHeight }, [a, b])
+        const file = yield* writePending(
+          w.writer,
+          w.dataset.name,
+          shardFile(w.bucket, source.unit, [a, b], w.part++),
+          { min: w.minHeight, max: w.maxHeight },
+          [a, b]
+        )
         files.get(w.dataset.name)!.push(file)
         w.minHeight = Infinity
         w.maxHeight = -Infinity
@@ -182,7 +191,10 @@ export const runShard = (
           if (link) linkHeights.add(h)
         }
       }
-      return Effect.all([timed ? sourceService.blockTimes([...heights]) : Effect.succeed(new Map<number, string>()), linkHeights.size > 0 ? sourceService.cosmosTxHashes([...linkHeights]) : Effect.succeed(new Map<number, ReadonlyArray<string>>())]).pipe(
+      return Effect.all([
+        timed ? sourceService.blockTimes([...heights]) : Effect.succeed(new Map<number, string>()),
+        linkHeights.size > 0 ? sourceService.cosmosTxHashes([...linkHeights]) : Effect.succeed(new Map<number, ReadonlyArray<string>>())
+      ]).pipe(
         Effect.map(([times, cosmos]) => ({
           blockTime: timed
             ? (height: number) => {
@@ -206,12 +218,17 @@ export const runShard = (
           let record: ReturnType<typeof decodeRecord>
           try {
             record = decodeRecord(item, page.latin1, source, targets, context)
-          }
-          // (between the blocks, where Stryker reads it as the catch clause's: the try block's own mutants stay scored)
-          // Stryker disable all: the catch is reached only by a row whose height is not its record's (above), which no dataset makes
-          catch (e) {
+          } catch (e) {
+            // (between the blocks, where Stryker reads it as the catch clause's: the try block's own mutants stay scored)
+            // Stryker disable all: the catch is reached only by a row whose height is not its record's (above), which no dataset makes
             if (!(e instanceof MissingBlockTime)) throw e
-            return yield* Effect.fail(sourceService.untrustedPaging(source, page.key, `record ${i} has rows at height ${e.height}, not its own height: the record contradicts itself`))
+            return yield* Effect.fail(
+              sourceService.untrustedPaging(
+                source,
+                page.key,
+                `record ${i} has rows at height ${e.height}, not its own height: the record contradicts itself`
+              )
+            )
           }
           // Stryker restore all
           // the parsed record is not needed past here: let the GC have it mid-page
@@ -224,16 +241,27 @@ export const runShard = (
             continue
           }
           const h = record.height
-          if (source.unit === "height" && (h < a || h >= b)) return yield* Effect.fail(sourceService.untrustedPaging(source, page.key, `height ${h} is outside the shard ${a}..${b - 1}`))
+          if (source.unit === "height" && (h < a || h >= b))
+            return yield* Effect.fail(sourceService.untrustedPaging(source, page.key, `height ${h} is outside the shard ${a}..${b - 1}`))
           // (a block at the height before it is its identity again: the check below names it)
           if (h < lastHeight)
-            return yield* Effect.fail(sourceService.untrustedPaging(source, page.key, `height ${h} came after height ${lastHeight}: the pages overlap or went back`))
+            return yield* Effect.fail(
+              sourceService.untrustedPaging(source, page.key, `height ${h} came after height ${lastHeight}: the pages overlap or went back`)
+            )
           if (source.chainIdOf && source.chainIdOf(item) !== chainId)
-            return yield* Effect.fail(sourceService.untrustedPaging(source, page.key, `the record at height ${h} is of chain ${JSON.stringify(source.chainIdOf(item))}, not ${chainId} (the chain /status names)`))
+            return yield* Effect.fail(
+              sourceService.untrustedPaging(
+                source,
+                page.key,
+                `the record at height ${h} is of chain ${JSON.stringify(source.chainIdOf(item))}, not ${chainId} (the chain /status names)`
+              )
+            )
           const id = source.identityOf(item)
           if (h > lastHeight) atHeight.clear()
           else if (atHeight.has(id))
-            return yield* Effect.fail(sourceService.untrustedPaging(source, page.key, `the record ${id} at height ${h} came twice: the pages overlap or cycle`))
+            return yield* Effect.fail(
+              sourceService.untrustedPaging(source, page.key, `the record ${id} at height ${h} came twice: the pages overlap or cycle`)
+            )
           atHeight.add(id)
           lastHeight = h
           for (let t = 0; t < targets.length; t++) {
@@ -278,7 +306,9 @@ export const runShard = (
      */
     const first: PageRequest = { key: source.unit === "height" ? heightCursor(a - 1) : positionCursor(a), limit: pageSize, reverse: false }
     const fetchAndWrite = (request: PageRequest): Effect.Effect<PageInfo, WriteFailure, Checkpoints> =>
-      sourceService.page(source, request).pipe(Effect.flatMap((page) => ingest(page).pipe(Effect.as({ key: page.key, nextKey: page.nextKey, count: page.items.length }))))
+      sourceService
+        .page(source, request)
+        .pipe(Effect.flatMap((page) => ingest(page).pipe(Effect.as({ key: page.key, nextKey: page.nextKey, count: page.items.length }))))
     /*
      * A position source's page must end where its cursor and row count say (cursors.ts): the
      * shard's first row is then the row its position names, and no page overlaps, skips or
@@ -289,7 +319,10 @@ export const runShard = (
       if (source.unit !== "position") return Effect.void
       const after = sequenceOf(page.key)
       // (a key the pager followed was a page's next_key, found to be a sequence cursor here first)
-      const problem = after === undefined ? `the page was asked with key ${page.key}, which is no sequence cursor` : cursorPageProblem(after, page.count, page.nextKey)
+      const problem =
+        after === undefined
+          ? `the page was asked with key ${page.key}, which is no sequence cursor`
+          : cursorPageProblem(after, page.count, page.nextKey)
       return problem ? Effect.fail(sourceService.untrustedPaging(source, page.key, problem)) : Effect.void
     }
     let seen = 0
@@ -327,7 +360,11 @@ export const runShard = (
     const work = Effect.gen(function* () {
       yield* fetchSlots.withPermits(1)(
         Stream.runForEach(
-          walkPages(fetchAndWrite, { first, maxRows: b - a, untrusted: (key, message) => sourceService.untrustedPaging(source, key, message) }),
+          walkPages(fetchAndWrite, {
+            first,
+            maxRows: b - a,
+            untrusted: (key, message) => sourceService.untrustedPaging(source, key, message)
+          }),
           (page) =>
             Effect.gen(function* () {
               yield* placed(page)
@@ -338,7 +375,14 @@ export const runShard = (
             })
         )
       )
-      if (seen !== b - a) return yield* Effect.fail(sourceService.untrustedPaging(source, null, `expected ${b - a} rows for ${source.unit}s ${a}..${b - 1}, the listing ended after ${seen}`))
+      if (seen !== b - a)
+        return yield* Effect.fail(
+          sourceService.untrustedPaging(
+            source,
+            null,
+            `expected ${b - a} rows for ${source.unit}s ${a}..${b - 1}, the listing ended after ${seen}`
+          )
+        )
       yield* commitUpTo(b)
       for (const [d, gap] of gaps) yield* runShard(source, [d], gap, settings, events, fetchSlots)
     })

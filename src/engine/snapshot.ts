@@ -46,7 +46,7 @@ const readList = (
   pageSize: number,
   reverse: boolean,
   /** takes one checked item; a problem it names (a value its column cannot hold) fails the read as an invalid record */
-  onItem: (item: unknown, latin1: boolean) => FieldIssue | void,
+  onItem: (item: unknown, latin1: boolean) => FieldIssue | undefined,
   totalIsEstimate = true
 ) =>
   Effect.gen(function* () {
@@ -66,11 +66,18 @@ const readList = (
               const asked = request.limit ?? pageSize
               if (list.keys === "offset" && page.items.length > 0 && page.items.length < asked && page.nextKey !== null)
                 return Effect.fail(
-                  source.untrustedPaging(list, page.key, `the page held ${page.items.length} of the ${asked} records asked for, yet named a next page (an offset key follows only a full page): the server cut it short, and rows may be lost`)
+                  source.untrustedPaging(
+                    list,
+                    page.key,
+                    `the page held ${page.items.length} of the ${asked} records asked for, yet named a next page (an offset key follows only a full page): the server cut it short, and rows may be lost`
+                  )
                 )
               // (an empty page, whose start is undefined, ends the walk: pager.ts)
               const start = JSON.stringify(page.items[0])
-              if (pageStarts.has(start)) return Effect.fail(source.untrustedPaging(list, page.key, "a page starts with a record an earlier page started with: the listing cycles"))
+              if (pageStarts.has(start))
+                return Effect.fail(
+                  source.untrustedPaging(list, page.key, "a page starts with a record an earlier page started with: the listing cycles")
+                )
               pageStarts.add(start)
               for (let i = 0; i < page.items.length; i++) {
                 const issue = validate(page.items[i])
@@ -81,11 +88,21 @@ const readList = (
               rows += page.items.length
               total = Number(page.total)
               if (!totalIsEstimate && total >= 0 && rows > total + 2 * pageSize)
-                return Effect.fail(source.untrustedPaging(list, page.key, `${rows} records read, but pagination.total says ${total}: the listing does not end`))
+                return Effect.fail(
+                  source.untrustedPaging(
+                    list,
+                    page.key,
+                    `${rows} records read, but pagination.total says ${total}: the listing does not end`
+                  )
+                )
               // an estimate (stale, or -1) bounds nothing exactly, but a listing far past it is one that does not end
               if (totalIsEstimate && rows > Math.max(10 * total, ESTIMATE_SLACK_PAGES * pageSize))
                 return Effect.fail(
-                  source.untrustedPaging(list, page.key, `${rows} records read, ten times what pagination.total estimates (${total}) and past ${ESTIMATE_SLACK_PAGES} pages: the listing does not end`)
+                  source.untrustedPaging(
+                    list,
+                    page.key,
+                    `${rows} records read, ten times what pagination.total estimates (${total}) and past ${ESTIMATE_SLACK_PAGES} pages: the listing does not end`
+                  )
                 )
               return Effect.succeed({ key: page.key, nextKey: page.nextKey, count: page.items.length })
             })
@@ -108,12 +125,17 @@ export const snapshotInput = (params: SnapshotInput["params"], pageSize: number)
       readAll: (list, validate) =>
         Effect.suspend(() => {
           const items: Array<unknown> = []
-          return readList(list, validate, pageSize, false, (item, latin1) => void items.push(latin1 ? restoreDeep(item) : item)).pipe(Effect.as(items), Effect.provideService(Source, source))
+          return readList(list, validate, pageSize, false, (item, latin1) => void items.push(latin1 ? restoreDeep(item) : item)).pipe(
+            Effect.as(items),
+            Effect.provideService(Source, source)
+          )
         }),
       // the lake's files at once, or (an S3 export's, fetched) one at a time: the select runs per batch
       readCommitted: (dataset, select) =>
         checkpoints
-          .withCommittedFiles(dataset, (paths) => sink.query(`WITH committed AS (SELECT * FROM read_parquet([${paths.map(sqlString).join(", ")}])) ${select}`))
+          .withCommittedFiles(dataset, (paths) =>
+            sink.query(`WITH committed AS (SELECT * FROM read_parquet([${paths.map(sqlString).join(", ")}])) ${select}`)
+          )
           .pipe(Effect.mapError((e): SourceFailure => e))
     }
     return input
@@ -179,28 +201,32 @@ export const runSnapshot = (
       const stateHeight = d.stateHeightColumn
       for (const list of lists) {
         let listRows = 0
-        const read = yield* whenAbsent(list, () => listRows, readList(
-          list.list,
-          list.validate,
-          settings.pageSize,
-          list.reverse ?? false,
-          (item, latin1) => {
-            const rows = list.toRows(item)
-            for (const row of rows) {
-              const problem = fits(row)
-              if (problem) return { path: "", message: `${d.name}: ${problem.message}` }
-            }
-            for (const row of rows) {
-              // a page read as latin1 (see pageDecode.ts): its strings are UTF-8 again here
-              if (latin1) restoreRow(row)
-              if (stateHeight !== undefined && Number(row[stateHeight]) > before) later++
-              row.push(snapshotTime)
-              listRows++
-              writer.append(row)
-            }
-          },
-          list.totalIsEstimate ?? false
-        ))
+        const read = yield* whenAbsent(
+          list,
+          () => listRows,
+          readList(
+            list.list,
+            list.validate,
+            settings.pageSize,
+            list.reverse ?? false,
+            (item, latin1) => {
+              const rows = list.toRows(item)
+              for (const row of rows) {
+                const problem = fits(row)
+                if (problem) return { path: "", message: `${d.name}: ${problem.message}` }
+              }
+              for (const row of rows) {
+                // a page read as latin1 (see pageDecode.ts): its strings are UTF-8 again here
+                if (latin1) restoreRow(row)
+                if (stateHeight !== undefined && Number(row[stateHeight]) > before) later++
+                row.push(snapshotTime)
+                listRows++
+                writer.append(row)
+              }
+            },
+            list.totalIsEstimate ?? false
+          )
+        )
         if (read === undefined) continue
         if (!list.totalIsEstimate && read.total >= 0 && listRows !== read.total) shortOfTotal = true
       }
@@ -241,7 +267,9 @@ export const runSnapshot = (
       reads,
       lists: read.map((l) => l.label),
       ...(empties.length > 0 ? { absent: empties.map(([l]) => l.label) } : {}),
-      ...(consistent ? {} : { note: "the data changed while it was read; duplicates were dropped by key, but rows may be missing or from a later height" })
+      ...(consistent
+        ? {}
+        : { note: "the data changed while it was read; duplicates were dropped by key, but rows may be missing or from a later height" })
     }
     // Stryker disable next-line OptionalChaining: every caller passes committed; it stays optional for the ones that do not watch
     const commit = yield* commitSnapshot(d.name, [file], snapshot, () => settings.committed?.(file))

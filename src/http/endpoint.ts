@@ -39,7 +39,8 @@ export const parseHeaderLines = (lines: ReadonlyArray<string>): Either.Either<Re
   for (const line of lines.flatMap((l) => l.split(/\r?\n/)).filter((l) => l.trim() !== "")) {
     const colon = line.indexOf(":")
     const name = colon > 0 ? line.slice(0, colon).trim() : ""
-    if (!HEADER_NAME.test(name)) return Either.left(`a header must look like "Name: value" (e.g. "Authorization: Bearer …"), got ${shownLine(line)}`)
+    if (!HEADER_NAME.test(name))
+      return Either.left(`a header must look like "Name: value" (e.g. "Authorization: Bearer …"), got ${shownLine(line)}`)
     headers[name.toLowerCase()] = line.slice(colon + 1).trim()
   }
   return Either.right(headers)
@@ -57,11 +58,14 @@ export const parseEndpoint = (raw: string, headers: Readonly<Record<string, stri
   } catch {
     return Either.left(`must be an http(s) URL like http://127.0.0.1:8080, got "${redactUrl(raw)}"`)
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return Either.left(`must be an http(s) URL like http://127.0.0.1:8080, got "${redactUrl(raw)}"`)
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    return Either.left(`must be an http(s) URL like http://127.0.0.1:8080, got "${redactUrl(raw)}"`)
   // "http://user:12/34@host" parses as host "user", port 12 and path "/34@host": a password with an
   // unencoded "/" would be sent as a path, and shown in every message naming the service
   if (url.pathname.includes("@"))
-    return Either.left(`has an "@" in its path ("${redactUrl(raw)}"): a user name or password with "/", "?", "#" or "@" in it must be percent-encoded (%2F, %3F, %23, %40)`)
+    return Either.left(
+      `has an "@" in its path ("${redactUrl(raw)}"): a user name or password with "/", "?", "#" or "@" in it must be percent-encoded (%2F, %3F, %23, %40)`
+    )
   const auth: Record<string, string> = {}
   if (url.username || url.password)
     auth.authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString("base64")}`
@@ -107,7 +111,11 @@ export const HEADERS_ENV: Readonly<Record<Service, string>> = { indexer: "CHAIN_
  * The endpoint of `service` at `raw`, with its headers from the environment and then `headerLines`
  * (flags); its credentials are remembered for `redact`. A mistake names the flag to fix.
  */
-export const serviceEndpointFrom = (service: Service, raw: string, headerLines: ReadonlyArray<string> = []): Either.Either<ServiceEndpoint, string> => {
+export const serviceEndpointFrom = (
+  service: Service,
+  raw: string,
+  headerLines: ReadonlyArray<string> = []
+): Either.Either<ServiceEndpoint, string> => {
   const lines = [process.env[HEADERS_ENV[service]] ?? "", ...headerLines]
   // remembered before they are checked: a message refusing them must not carry them either
   rememberUrlSecrets(raw)

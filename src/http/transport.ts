@@ -69,7 +69,10 @@ const decoded = (bytes: ArrayBuffer, encoding: string | undefined, maxBytes: num
   const decompress = DECOMPRESSORS.get(kind)
   if (!decompress) {
     if (!ok) return bytes
-    throw { phase: "encoding", reason: `its body came with content-encoding ${kind}, which chain-lake cannot read (gzip, br and deflate it can)` } satisfies TransportFailure
+    throw {
+      phase: "encoding",
+      reason: `its body came with content-encoding ${kind}, which chain-lake cannot read (gzip, br and deflate it can)`
+    } satisfies TransportFailure
   }
   let out: Buffer
   try {
@@ -101,12 +104,19 @@ const DECOMPRESSORS: ReadonlyMap<string, Decompress> = new Map<string, Decompres
   ["deflate", inflateOrRaw]
 ])
 
-export const layerHttpTransport = (credentials: Pick<ServiceEndpoint, "headers" | "query"> = { headers: {}, query: [] }, limits: { readonly maxPageMb?: number } = {}) => {
+export const layerHttpTransport = (
+  credentials: Pick<ServiceEndpoint, "headers" | "query"> = { headers: {}, query: [] },
+  limits: { readonly maxPageMb?: number } = {}
+) => {
   const maxPageMb = limits.maxPageMb ?? DEFAULTS.maxPageMb
   const failed = (phase: "connect" | "body", e: unknown): TransportFailure =>
     (e as { code?: string }).code === TOO_LARGE
       ? { phase: "too-large", reason: `larger than ${maxPageMb} MB` }
-      : { phase, reason: reasonOf(e), ...(typeof (e as { code?: unknown }).code === "string" ? { code: (e as { code: string }).code } : {}) }
+      : {
+          phase,
+          reason: reasonOf(e),
+          ...(typeof (e as { code?: unknown }).code === "string" ? { code: (e as { code: string }).code } : {})
+        }
   const maxBytes = Math.round(maxPageMb * 1024 * 1024)
   const extraQuery = new URLSearchParams(credentials.query.map(([k, v]): [string, string] => [k, v])).toString()
   const withQuery = (url: string) => (extraQuery ? `${url}${url.includes("?") ? "&" : "?"}${extraQuery}` : url)
@@ -117,31 +127,33 @@ export const layerHttpTransport = (credentials: Pick<ServiceEndpoint, "headers" 
       // destroy, not close: at release nothing is wanted any more, and close would wait for a request left hanging
       (agent) => Effect.promise(() => agent.destroy().catch(() => undefined))
     ).pipe(
-      Effect.map((agent): HttpTransportService => ({
-        send: async (request, signal) => {
-          let res: Awaited<ReturnType<typeof undiciRequest>>
-          try {
-            res = await undiciRequest(withQuery(request.url), {
-              dispatcher: agent,
-              method: request.method,
-              signal,
-              headers: request.json === undefined ? credentials.headers : { ...credentials.headers, "content-type": "application/json" },
-              ...(request.json === undefined ? {} : { body: JSON.stringify(request.json) })
-            })
-          } catch (e) {
-            throw failed("connect", e)
+      Effect.map(
+        (agent): HttpTransportService => ({
+          send: async (request, signal) => {
+            let res: Awaited<ReturnType<typeof undiciRequest>>
+            try {
+              res = await undiciRequest(withQuery(request.url), {
+                dispatcher: agent,
+                method: request.method,
+                signal,
+                headers: request.json === undefined ? credentials.headers : { ...credentials.headers, "content-type": "application/json" },
+                ...(request.json === undefined ? {} : { body: JSON.stringify(request.json) })
+              })
+            } catch (e) {
+              throw failed("connect", e)
+            }
+            let bytes: ArrayBuffer
+            try {
+              bytes = await res.body.arrayBuffer()
+            } catch (e) {
+              throw failed("body", e)
+            }
+            const headers: Record<string, string | undefined> = {}
+            for (const [k, v] of Object.entries(res.headers)) headers[k] = Array.isArray(v) ? v.join(", ") : v
+            return { status: res.statusCode, headers, bytes: decoded(bytes, headers["content-encoding"], maxBytes, res.statusCode) }
           }
-          let bytes: ArrayBuffer
-          try {
-            bytes = await res.body.arrayBuffer()
-          } catch (e) {
-            throw failed("body", e)
-          }
-          const headers: Record<string, string | undefined> = {}
-          for (const [k, v] of Object.entries(res.headers)) headers[k] = Array.isArray(v) ? v.join(", ") : v
-          return { status: res.statusCode, headers, bytes: decoded(bytes, headers["content-encoding"], maxBytes, res.statusCode) }
-        }
-      }))
+        })
+      )
     )
   )
 }
@@ -155,7 +167,12 @@ export interface TransportErrors<E> {
 }
 
 /** One request with a timeout (interrupting it aborts the request), failures named by the caller. */
-export const fetchBytes = <E>(transport: HttpTransportService, request: HttpRequest, timeoutMs: number, errors: TransportErrors<E>): Effect.Effect<Fetched, E> =>
+export const fetchBytes = <E>(
+  transport: HttpTransportService,
+  request: HttpRequest,
+  timeoutMs: number,
+  errors: TransportErrors<E>
+): Effect.Effect<Fetched, E> =>
   Effect.tryPromise({
     try: (signal) => transport.send(request, signal),
     catch: (e) => {

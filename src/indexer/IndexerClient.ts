@@ -4,7 +4,7 @@
  * page, `msgs` as repeated params, path parameters as the server matches them, limit checked against 1..1000.
  * Every request goes through the shared RequestLimiter and the retry schedule.
  */
-import { Context, Effect, Either, Layer, Schema } from "effect"
+import { Context, Effect, Either, Layer, type Schema } from "effect"
 import { decodeBody } from "../http/body.js"
 import { fetchBytes, HttpTransport } from "../http/transport.js"
 import { RequestLimiter } from "../http/RequestLimiter.js"
@@ -57,7 +57,8 @@ type Query = Record<string, string | number | boolean | ReadonlyArray<string> | 
 
 const pageQuery = (p: PageRequest = {}): Query => {
   const limit = p.limit ?? 100
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) throw new RangeError(`page limit must be 1..${MAX_PAGE_LIMIT}, got ${limit}`)
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT)
+    throw new RangeError(`page limit must be 1..${MAX_PAGE_LIMIT}, got ${limit}`)
   return {
     "pagination.key": p.key ?? undefined,
     "pagination.offset": p.offset,
@@ -111,36 +112,62 @@ export const makeIndexerClient = (config: IndexerClientConfig) =>
       fetchBytes(http, { method: "GET", url }, policy.timeoutMs, {
         network: (reason): IndexerError => new IndexerNetworkError({ url, reason }),
         tooLarge: (reason): IndexerError =>
-          new IndexerDecodeError({ endpoint, key: null, path: "", message: `the answer of ${url} is ${reason}: lower --page-size, or raise --max-page-mb if such pages are expected` }),
+          new IndexerDecodeError({
+            endpoint,
+            key: null,
+            path: "",
+            message: `the answer of ${url} is ${reason}: lower --page-size, or raise --max-page-mb if such pages are expected`
+          }),
         timeout: (): IndexerError => new IndexerTimeout({ url, timeoutMs: policy.timeoutMs })
       }).pipe(
-        Effect.flatMap((res): Effect.Effect<RawBytes, IndexerError> =>
-          res.status < 200 || res.status >= 300
-            ? Effect.fail(new IndexerHttpError({ status: res.status, body: decodeBody(res.bytes), url, retryAfterMs: parseRetryAfter(res.headers["retry-after"]) }))
-            : // a web page where JSON was expected (a wrong URL, a login or gateway page) is not a cut body: asking again cannot help
-              /^\s*text\/html\b/i.test(res.headers["content-type"] ?? "")
+        Effect.flatMap(
+          (res): Effect.Effect<RawBytes, IndexerError> =>
+            res.status < 200 || res.status >= 300
               ? Effect.fail(
-                  new IndexerDecodeError({ endpoint, key: null, path: "", message: `${url} answered 200 with an HTML page, not JSON: is this the indexer's URL (or is a login or gateway page in front of it)?` })
+                  new IndexerHttpError({
+                    status: res.status,
+                    body: decodeBody(res.bytes),
+                    url,
+                    retryAfterMs: parseRetryAfter(res.headers["retry-after"])
+                  })
                 )
-              : Effect.succeed({ url, endpoint, bytes: res.bytes })
+              : // a web page where JSON was expected (a wrong URL, a login or gateway page) is not a cut body: asking again cannot help
+                /^\s*text\/html\b/i.test(res.headers["content-type"] ?? "")
+                ? Effect.fail(
+                    new IndexerDecodeError({
+                      endpoint,
+                      key: null,
+                      path: "",
+                      message: `${url} answered 200 with an HTML page, not JSON: is this the indexer's URL (or is a login or gateway page in front of it)?`
+                    })
+                  )
+                : Effect.succeed({ url, endpoint, bytes: res.bytes })
         )
       )
 
     /** Runs one attempt under the shared limits, retrying transient failures by the policy. */
-    const withRetries = <A>(attempt: Effect.Effect<A, IndexerError>) => limiter.run(attempt).pipe(Effect.retry(retrySchedule<IndexerError>(policy)))
+    const withRetries = <A>(attempt: Effect.Effect<A, IndexerError>) =>
+      limiter.run(attempt).pipe(Effect.retry(retrySchedule<IndexerError>(policy)))
 
     /**
      * GET and turn the body into `A` with `decode`, under the limits and retries: a decode that
      * fails with a retryable error (a truncated body) fetches again. The export hot path decodes
      * pages its own (cheaper) way through this.
      */
-    const getWith = <A>(endpoint: string, path: string, query: Query | undefined, decode: (raw: RawBytes) => Effect.Effect<A, IndexerError>): Effect.Effect<A, IndexerError> =>
-      withRetries(fetchOnce(endpoint, buildUrl(path, query)).pipe(Effect.flatMap(decode)))
+    const getWith = <A>(
+      endpoint: string,
+      path: string,
+      query: Query | undefined,
+      decode: (raw: RawBytes) => Effect.Effect<A, IndexerError>
+    ): Effect.Effect<A, IndexerError> => withRetries(fetchOnce(endpoint, buildUrl(path, query)).pipe(Effect.flatMap(decode)))
 
     /** GET and JSON-parse; a parse failure is a truncated body, retried with the request. */
     const getJson = (endpoint: string, path: string, query?: Query): Effect.Effect<unknown, IndexerError> =>
       getWith(endpoint, path, query, (raw) =>
-        Effect.try({ try: () => JSON.parse(decodeBody(raw.bytes)) as unknown, catch: () => new IndexerTruncatedBody({ url: raw.url, bytes: raw.bytes.byteLength }) })
+        Effect.try({
+          try: () => JSON.parse(decodeBody(raw.bytes)) as unknown,
+          catch: () => new IndexerTruncatedBody({ url: raw.url, bytes: raw.bytes.byteLength })
+        })
       )
 
     /** GET, JSON-parse and decode with `schema`. */
@@ -150,7 +177,14 @@ export const makeIndexerClient = (config: IndexerClientConfig) =>
           const decoded = decodeWithPath(schema, json)
           return Either.isRight(decoded)
             ? Effect.succeed(decoded.right)
-            : Effect.fail(new IndexerDecodeError({ endpoint, key: (query?.["pagination.key"] as string | undefined) ?? null, path: decoded.left.path, message: decoded.left.message }))
+            : Effect.fail(
+                new IndexerDecodeError({
+                  endpoint,
+                  key: (query?.["pagination.key"] as string | undefined) ?? null,
+                  path: decoded.left.path,
+                  message: decoded.left.message
+                })
+              )
         })
       )
 
@@ -169,14 +203,20 @@ export const makeIndexerClient = (config: IndexerClientConfig) =>
       block: (height: number | string) => getDecoded(S.BlockResponse, "block", `/indexer/block/v1/blocks/${seg(height)}`),
       txs: (page?: PageRequest, filter: TxFilter = {}) => list(S.TxsResponse, "txs", "/indexer/tx/v1/txs", page, { msgs: filter.msgs }),
       txsByAccount: (account: string, page?: PageRequest, filter: TxFilter & { isSigner?: boolean } = {}) =>
-        list(S.TxsResponse, "txs/by_account", `/indexer/tx/v1/txs/by_account/${seg(account)}`, page, { msgs: filter.msgs, is_signer: filter.isSigner }),
+        list(S.TxsResponse, "txs/by_account", `/indexer/tx/v1/txs/by_account/${seg(account)}`, page, {
+          msgs: filter.msgs,
+          is_signer: filter.isSigner
+        }),
       txsByHeight: (height: number, page?: PageRequest, filter: TxFilter = {}) =>
         list(S.TxsResponse, "txs/by_height", `/indexer/tx/v1/txs/by_height/${seg(height)}`, page, { msgs: filter.msgs }),
       tx: (hash: string) => getDecoded(S.TxResponse, "tx", `/indexer/tx/v1/txs/${seg(hash)}`),
       evmTxs: (page?: PageRequest) => list(S.EvmTxsResponse, "evm-txs", "/indexer/tx/v1/evm-txs", page),
       evmTxsByAccount: (account: string, page?: PageRequest, filter: { isSigner?: boolean } = {}) =>
-        list(S.EvmTxsResponse, "evm-txs/by_account", `/indexer/tx/v1/evm-txs/by_account/${seg(account)}`, page, { is_signer: filter.isSigner }),
-      evmTxsByHeight: (height: number, page?: PageRequest) => list(S.EvmTxsResponse, "evm-txs/by_height", `/indexer/tx/v1/evm-txs/by_height/${seg(height)}`, page),
+        list(S.EvmTxsResponse, "evm-txs/by_account", `/indexer/tx/v1/evm-txs/by_account/${seg(account)}`, page, {
+          is_signer: filter.isSigner
+        }),
+      evmTxsByHeight: (height: number, page?: PageRequest) =>
+        list(S.EvmTxsResponse, "evm-txs/by_height", `/indexer/tx/v1/evm-txs/by_height/${seg(height)}`, page),
       evmTx: (hash: string) => getDecoded(S.EvmTxResponse, "evm-tx", `/indexer/tx/v1/evm-txs/${seg(hash)}`),
       internalTxs: (page?: PageRequest) => list(S.EvmInternalTxsResponse, "evm-internal-txs", "/indexer/tx/v1/evm-internal-txs", page),
       internalTxsByAccount: (account: string, page?: PageRequest) =>
@@ -189,7 +229,9 @@ export const makeIndexerClient = (config: IndexerClientConfig) =>
       collectionsByAccount: (account: string, page?: PageRequest) =>
         list(S.CollectionsResponse, "collections/by_account", `/indexer/nft/v1/collections/by_account/${seg(account)}`, page),
       collectionsByName: (name: string, page?: PageRequest) =>
-        Effect.flatMap(rawSeg("a collection name's letters and digits", nameNeedle(name)), (needle) => list(S.CollectionsResponse, "collections/by_name", `/indexer/nft/v1/collections/by_name/${needle}`, page)),
+        Effect.flatMap(rawSeg("a collection name's letters and digits", nameNeedle(name)), (needle) =>
+          list(S.CollectionsResponse, "collections/by_name", `/indexer/nft/v1/collections/by_name/${needle}`, page)
+        ),
       collection: (address: string) => getDecoded(S.CollectionResponse, "collection", `/indexer/nft/v1/collections/${seg(address)}`),
       tokensByAccount: (account: string, page?: PageRequest, filter: NftFilter & { collectionAddr?: string } = {}) =>
         list(S.NftsResponse, "tokens/by_account", `/indexer/nft/v1/tokens/by_account/${seg(account)}`, page, {
@@ -203,7 +245,9 @@ export const makeIndexerClient = (config: IndexerClientConfig) =>
           order_by: filter.orderBy
         }),
       nftTxs: (collectionAddr: string, tokenId: string, page?: PageRequest) =>
-        Effect.flatMap(rawSeg("token id", tokenId), (id) => list(S.TxsResponse, "nft/txs", `/indexer/nft/v1/txs/${seg(collectionAddr)}/${id}`, page)),
+        Effect.flatMap(rawSeg("token id", tokenId), (id) =>
+          list(S.TxsResponse, "nft/txs", `/indexer/nft/v1/txs/${seg(collectionAddr)}/${id}`, page)
+        ),
       richList: (denom: string, page?: PageRequest) => list(S.TokenHoldersResponse, "richlist", `/indexer/richlist/v1/${seg(denom)}`, page)
     }
   })
@@ -214,4 +258,3 @@ export class IndexerClient extends Context.Tag("chain-lake/IndexerClient")<Index
 
 /** The client for `baseUrl`; needs an HttpTransport (layerHttpTransport) and a RequestLimiter. */
 export const layerIndexerClient = (config: IndexerClientConfig) => Layer.effect(IndexerClient, makeIndexerClient(config))
-

@@ -18,7 +18,10 @@ export class IndexerHttpError extends Data.TaggedError("IndexerHttpError")<{
   override get message() {
     const said = this.body.trim() ? `: ${bodyExcerpt(this.body)}` : ""
     // undici follows no redirect (credentials would go with it to another host)
-    const redirect = this.status >= 300 && this.status < 400 ? " (a redirect, which chain-lake does not follow: give --indexer-url the address it points to)" : ""
+    const redirect =
+      this.status >= 300 && this.status < 400
+        ? " (a redirect, which chain-lake does not follow: give --indexer-url the address it points to)"
+        : ""
     return `indexer answered ${this.status} for ${this.url}${redirect}${said}`
   }
 }
@@ -77,7 +80,14 @@ export class IndexerRequestError extends Data.TaggedError("IndexerRequestError")
   readonly retryable = false
 }
 
-export type IndexerError = IndexerHttpError | IndexerTimeout | IndexerNetworkError | IndexerTruncatedBody | IndexerDecodeError | IndexerPagingError | IndexerRequestError
+export type IndexerError =
+  | IndexerHttpError
+  | IndexerTimeout
+  | IndexerNetworkError
+  | IndexerTruncatedBody
+  | IndexerDecodeError
+  | IndexerPagingError
+  | IndexerRequestError
 
 /** One line for a user: what went wrong and where. */
 export const describeIndexerError = (e: IndexerError): string =>

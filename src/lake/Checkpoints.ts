@@ -35,7 +35,17 @@ import { dirname, join } from "node:path"
 import { Context, Data, Effect, Either, Layer, type Schema } from "effect"
 import type { Column } from "./columns.js"
 import { listFiles, pathInside, makeFolder } from "./files.js"
-import { CommittedFile, CommittedSnapshot, decodeLakeFile, IDENTITY_FILE, LakeIdentity, Manifest, MANIFEST_FILE, mergeSnapshot, type RetiredFile } from "./manifest.js"
+import {
+  type CommittedFile,
+  type CommittedSnapshot,
+  decodeLakeFile,
+  IDENTITY_FILE,
+  LakeIdentity,
+  Manifest,
+  MANIFEST_FILE,
+  mergeSnapshot,
+  type RetiredFile
+} from "./manifest.js"
 import { holds, newWriterId, withLockFile, writerGone, type LockError } from "./lock.js"
 import { normalize, subtract, total, type Range } from "./RangeSet.js"
 import { PENDING, snapshotDir, snapshotFile, snapshotHeightOf, STAGING } from "./layout.js"
@@ -79,7 +89,8 @@ export const keptAnchors = <A extends { readonly height: number }>(anchors: Read
   const older = sorted.slice(0, Math.max(0, sorted.length - ANCHORS_KEPT))
   while (older.length > OLDER_ANCHORS_KEPT) {
     let closest = 1
-    for (let i = 2; i < older.length; i++) if (older[i].height - older[i - 1].height < older[closest].height - older[closest - 1].height) closest = i
+    for (let i = 2; i < older.length; i++)
+      if (older[i].height - older[i - 1].height < older[closest].height - older[closest - 1].height) closest = i
     older.splice(closest, 1)
   }
   return [...older, ...newest]
@@ -106,21 +117,38 @@ export interface CheckpointsService {
   /** The manifest as it is on disk now, or undefined. */
   readonly get: (dataset: string) => Effect.Effect<Manifest | undefined, CheckpointError>
   /** Commits staged files and the range they complete, unless another writer committed part of that range. */
-  readonly commitFiles: (dataset: string, files: ReadonlyArray<CommittedFile>, range?: Range) => Effect.Effect<CommitOutcome, CheckpointError>
+  readonly commitFiles: (
+    dataset: string,
+    files: ReadonlyArray<CommittedFile>,
+    range?: Range
+  ) => Effect.Effect<CommitOutcome, CheckpointError>
   /** Commits a snapshot's staged files, unless another writer committed one of its lists at that height. */
-  readonly commitSnapshot: (dataset: string, files: ReadonlyArray<CommittedFile>, snapshot: CommittedSnapshot) => Effect.Effect<CommitOutcome, CheckpointError>
+  readonly commitSnapshot: (
+    dataset: string,
+    files: ReadonlyArray<CommittedFile>,
+    snapshot: CommittedSnapshot
+  ) => Effect.Effect<CommitOutcome, CheckpointError>
   /** The chain this lake holds, or undefined for a lake that never recorded one. */
   readonly identity: Effect.Effect<LakeIdentity | undefined, CheckpointError>
   /** Records the lake's chain and one more anchor (a height and its block hash). */
-  readonly recordIdentity: (chainId: string, anchor: { readonly height: number; readonly hash: string }) => Effect.Effect<void, CheckpointError>
+  readonly recordIdentity: (
+    chainId: string,
+    anchor: { readonly height: number; readonly hash: string }
+  ) => Effect.Effect<void, CheckpointError>
   /** Changes the lake's identity (a rollback's intent and log) under its lock; `change` gets it as it is on disk, and may refuse (nothing is written then). */
-  readonly updateIdentity: (change: (prior: LakeIdentity | undefined) => LakeIdentity | CheckpointError) => Effect.Effect<LakeIdentity, CheckpointError>
+  readonly updateIdentity: (
+    change: (prior: LakeIdentity | undefined) => LakeIdentity | CheckpointError
+  ) => Effect.Effect<LakeIdentity, CheckpointError>
   /**
    * Swaps `replaced` (committed files of one partition) for `files` (staged, holding exactly their
    * rows) in one commit, unless another writer changed or replaced one of them first. The
    * replaced files stay in place, retired, until `vacuum` deletes them.
    */
-  readonly commitCompaction: (dataset: string, replaced: ReadonlyArray<CommittedFile>, files: ReadonlyArray<CommittedFile>) => Effect.Effect<CommitOutcome, CheckpointError>
+  readonly commitCompaction: (
+    dataset: string,
+    replaced: ReadonlyArray<CommittedFile>,
+    files: ReadonlyArray<CommittedFile>
+  ) => Effect.Effect<CommitOutcome, CheckpointError>
   /**
    * A rollback's commit (src/engine/rollback.ts): swaps `replaced` for `files` (staged cut-down
    * copies) as a compaction does, and sets the dataset's committed ranges and snapshots to
@@ -147,7 +175,10 @@ export interface CheckpointsService {
    * `fetchCommitted`) alone, in a copy deleted right after, so local disk holds one at a time.
    * Returns the calls' results, concatenated.
    */
-  readonly withCommittedFiles: <A, E>(dataset: string, use: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<A>, E>) => Effect.Effect<Array<A>, E | CheckpointError>
+  readonly withCommittedFiles: <A, E>(
+    dataset: string,
+    use: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<A>, E>
+  ) => Effect.Effect<Array<A>, E | CheckpointError>
 }
 
 export class Checkpoints extends Context.Tag("chain-lake/Checkpoints")<Checkpoints, CheckpointsService>() {}
@@ -177,11 +208,12 @@ class Damaged extends Error {
   }
 }
 
-const exists = (path: string) => stat(path).then(
-  () => true,
-  // Stryker disable next-line ArrowFunction: undefined is as false here
-  () => false
-)
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    // Stryker disable next-line ArrowFunction: undefined is as false here
+    () => false
+  )
 
 export interface CheckpointsOptions {
   /** the committed files live elsewhere (an S3 export's work folder mirrors only the manifests): a listed file missing here is not a loss */
@@ -212,7 +244,8 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
     // spill folders of writers that were killed (a live writer removes its own)
     yield* Effect.promise(async () => {
       // Stryker disable next-line BooleanLiteral: the folders it removes exist (force only spares an error on one just gone)
-      for (const w of await readdir(join(root, SCRATCH)).catch(() => [] as Array<string>)) if (writerGone(w)) await rm(join(root, SCRATCH, w), { recursive: true, force: true })
+      for (const w of await readdir(join(root, SCRATCH)).catch(() => [] as Array<string>))
+        if (writerGone(w)) await rm(join(root, SCRATCH, w), { recursive: true, force: true })
     })
     // fibers of this process queue here; processes queue on the lock file
     const local = yield* Effect.makeSemaphore(1)
@@ -224,12 +257,17 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
         Effect.flatMap(
           Effect.tryPromise({ try: () => makeFolder(dirname(path)), catch: fail }),
           // Stryker disable next-line all: a lock held past its wait is not provoked by the unit tests (lake-files.test tests the wait and its message)
-          () => withLockFile(path, writer, self).pipe(Effect.mapError((e: E | LockError) => (e._tag === "LockError" ? new CheckpointError({ message: (e as LockError).message }) : (e as E))))
+          () =>
+            withLockFile(path, writer, self).pipe(
+              Effect.mapError((e: E | LockError) =>
+                e._tag === "LockError" ? new CheckpointError({ message: (e as LockError).message }) : (e as E)
+              )
+            )
         )
       )
     const lockPath = (dataset: string) => join(root, dataset, LOCK)
     /** This writer's temp name for the manifest of `dataset`: each writer has its own, so that a new holder of the lock can fence an old one's. */
-    const manifestTmp = (dataset: string) => `${MANIFEST_FILE}.${writer}.tmp`
+    const manifestTmp = (_dataset: string) => `${MANIFEST_FILE}.${writer}.tmp`
     /**
      * Fencing, right after the lock is taken: every other writer's pending manifest write (its temp
      * file) is deleted. A writer that lost the lock while stopped, after its last check and before
@@ -242,7 +280,8 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
       Effect.tryPromise({
         try: async () => {
           for (const name of await readdir(join(root, dataset)).catch(() => [] as Array<string>))
-            if (name.startsWith(`${MANIFEST_FILE}.`) && name.endsWith(".tmp") && name !== manifestTmp(dataset)) await rm(join(root, dataset, name), { force: true })
+            if (name.startsWith(`${MANIFEST_FILE}.`) && name.endsWith(".tmp") && name !== manifestTmp(dataset))
+              await rm(join(root, dataset, name), { force: true })
         },
         catch: fail
       })
@@ -322,9 +361,13 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
       })
 
     /** One of the lake's files, decoded with `schema`; undefined when there is none; a Damaged error naming what is wrong. */
-    const readJson = async <A, I>(path: string, schema: Schema.Schema<A, I>): Promise<A | undefined> => (await readJsonAt(path, schema))?.value
+    const readJson = async <A, I>(path: string, schema: Schema.Schema<A, I>): Promise<A | undefined> =>
+      (await readJsonAt(path, schema))?.value
     /** As readJson, with the file's stamp (inode, size, mtime) as read. */
-    const readJsonAt = async <A, I>(path: string, schema: Schema.Schema<A, I>): Promise<{ readonly value: A; readonly stamp: string } | undefined> => {
+    const readJsonAt = async <A, I>(
+      path: string,
+      schema: Schema.Schema<A, I>
+    ): Promise<{ readonly value: A; readonly stamp: string } | undefined> => {
       // Stryker disable next-line BlockStatement: only ENOENT is provoked by tests (root reads everything)
       const info = await stat(path).catch((e: NodeJS.ErrnoException) => {
         // Stryker disable next-line ConditionalExpression: as above
@@ -353,11 +396,17 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
           return { manifest: found?.value, basis: found ? { stamp: found.stamp, version: found.value.version ?? 0 } : NO_MANIFEST }
         },
         catch: (e) =>
-          new CheckpointError({ message: `cannot read the manifest of ${dataset}: ${e instanceof Damaged ? `${manifestPath(dataset)} is damaged at ${e.issue}` : (e as Error).message}` })
+          new CheckpointError({
+            message: `cannot read the manifest of ${dataset}: ${e instanceof Damaged ? `${manifestPath(dataset)} is damaged at ${e.issue}` : (e as Error).message}`
+          })
       })
     const read = (dataset: string) => Effect.map(readAt(dataset), (r) => r.manifest)
     const opened = (dataset: string) =>
-      Effect.flatMap(readAt(dataset), (r) => (r.manifest ? Effect.succeed({ m: r.manifest, basis: r.basis }) : Effect.fail(new CheckpointError({ message: `${dataset} was not opened` }))))
+      Effect.flatMap(readAt(dataset), (r) =>
+        r.manifest
+          ? Effect.succeed({ m: r.manifest, basis: r.basis })
+          : Effect.fail(new CheckpointError({ message: `${dataset} was not opened` }))
+      )
 
     /** Moves staged files into place (step 4). */
     const publish = (dataset: string, files: ReadonlyArray<CommittedFile>, from: (rel: string) => string) =>
@@ -373,7 +422,8 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
           }
         },
         // Stryker disable next-line ArrowFunction,ObjectLiteral,StringLiteral: a rename into the lake failing is not provoked by any test
-        catch: (e) => new CheckpointError({ message: `could not move committed files into ${join(root, dataset)}: ${(e as Error).message}` })
+        catch: (e) =>
+          new CheckpointError({ message: `could not move committed files into ${join(root, dataset)}: ${(e as Error).message}` })
       })
     /**
      * The first file of a commit whose place already holds a file the manifest does not list: the
@@ -453,7 +503,8 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             // data. Its writer is gone (this host), or it is another host's intent left for an hour
             // (a compaction's swap takes milliseconds)
             const intentPath = join(stagingRoot, w, dataset, INTENT)
-            const abandoned = writerGone(w) || Date.now() - ((await stat(intentPath).catch(() => undefined))?.mtimeMs ?? Date.now()) > INTENT_STALE_MS
+            const abandoned =
+              writerGone(w) || Date.now() - ((await stat(intentPath).catch(() => undefined))?.mtimeMs ?? Date.now()) > INTENT_STALE_MS
             if (!abandoned) continue
             const intent = await readFile(intentPath, "utf8").then(
               (text) => JSON.parse(text) as { readonly paths?: ReadonlyArray<unknown> },
@@ -475,7 +526,8 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
           // temp files this tool named in the dataset folder: a manifest write cut short (written
           // only under the lock), and files of versions that staged beside the lake
           for (const rel of await listFiles(join(root, dataset)))
-            if (rel === `${MANIFEST_FILE}.tmp` || rel.endsWith(".parquet.pending") || rel.endsWith(".parquet.tmp")) await rm(join(root, dataset, rel), { force: true })
+            if (rel === `${MANIFEST_FILE}.tmp` || rel.endsWith(".parquet.pending") || rel.endsWith(".parquet.tmp"))
+              await rm(join(root, dataset, rel), { force: true })
         },
         catch: (e) => (e instanceof CheckpointError ? e : fail(e))
       })
@@ -522,7 +574,13 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
      * staging folder, the new files in place (unlisted: not data yet), the manifest listing them
      * and marking the old ones retired, then the old ones moved out of the folder. Under the lock.
      */
-    const swap = (m: Manifest, basis: Basis, replaced: ReadonlyArray<CommittedFile>, files: ReadonlyArray<CommittedFile>, change: Partial<Pick<Manifest, "committed" | "snapshots">> = {}) =>
+    const swap = (
+      m: Manifest,
+      basis: Basis,
+      replaced: ReadonlyArray<CommittedFile>,
+      files: ReadonlyArray<CommittedFile>,
+      change: Partial<Pick<Manifest, "committed" | "snapshots">> = {}
+    ) =>
       Effect.gen(function* () {
         const dataset = m.dataset
         const intent = join(staging, dataset, INTENT)
@@ -535,9 +593,18 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
         const kept = m.files.filter((f) => !gone.has(f.path))
         const found = m.files.findIndex((f) => gone.has(f.path))
         const first = found < 0 ? kept.length : found
-        const newlyRetired: Array<RetiredFile> = replaced.map((r) => ({ path: r.path, retired_at: at, replaced_by: files.map((f) => f.path) }))
+        const newlyRetired: Array<RetiredFile> = replaced.map((r) => ({
+          path: r.path,
+          retired_at: at,
+          replaced_by: files.map((f) => f.path)
+        }))
         // the new files where the first old one was listed (every file before it is kept): a manifest keeps its order
-        const next: Manifest = { ...m, ...change, files: [...kept.slice(0, first), ...files, ...kept.slice(first)], retired: [...(m.retired ?? []), ...newlyRetired] }
+        const next: Manifest = {
+          ...m,
+          ...change,
+          files: [...kept.slice(0, first), ...files, ...kept.slice(first)],
+          retired: [...(m.retired ?? []), ...newlyRetired]
+        }
         // fenced: the new files go back to staging (unlisted, no one else names them), so that the commit made again finds them there
         const written = yield* write(next, basis).pipe(
           Effect.tapError(() =>
@@ -553,7 +620,10 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             for (const r of replaced) await retire(dataset, r.path)
             await rm(intent, { force: true })
           },
-          catch: (e) => new CheckpointError({ message: `could not move replaced files of ${dataset} out of its folder: ${(e as Error).message} (the next run finishes it)` })
+          catch: (e) =>
+            new CheckpointError({
+              message: `could not move replaced files of ${dataset} out of its folder: ${(e as Error).message} (the next run finishes it)`
+            })
         })
         yield* remember(manifestPath(dataset), written)
         return { committed: true } as const
@@ -568,7 +638,10 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
           updateIdentity((prior) =>
             prior && prior.chain_id !== chainId
               ? new CheckpointError({ message: `${root} holds chain ${prior.chain_id}, not ${chainId}` })
-              : { ...(prior ?? { format_version: 1, chain_id: chainId }), anchors: keptAnchors([...(prior?.anchors ?? []).filter((a) => a.height !== anchor.height), anchor]) }
+              : {
+                  ...(prior ?? { format_version: 1, chain_id: chainId }),
+                  anchors: keptAnchors([...(prior?.anchors ?? []).filter((a) => a.height !== anchor.height), anchor])
+                }
           )
         ),
       updateIdentity,
@@ -584,7 +657,14 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
           // a listed file not here is an unfinished commit (or a lost file): its rows are not left out
           const missing = files.filter((_, i) => !present[i]).map((f) => f.path)
           if (!fetch && missing.length > 0)
-            return yield* new CheckpointError({ message: missingFilesProblem(dataset, missing.length, files.length, missing.every((p) => stagedBy(root, dataset, p).length > 0)) })
+            return yield* new CheckpointError({
+              message: missingFilesProblem(
+                dataset,
+                missing.length,
+                files.length,
+                missing.every((p) => stagedBy(root, dataset, p).length > 0)
+              )
+            })
           const results: Array<A> = here.length > 0 ? [...(yield* use(here))] : []
           if (!fetch) return results
           const scratch = join(root, SCRATCH, writer)
@@ -609,7 +689,15 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             if (existing && existing.unit !== unit)
               return yield* new CheckpointError({ message: `${dataset}/_manifest.json was written for unit ${existing.unit}, not ${unit}` })
             if (!existing) yield* refuseOrphans(dataset)
-            const manifest: Manifest = existing ?? { dataset, format_version: 1, unit, columns: columns.map((c) => ({ name: c.name, type: c.type })), files: [], committed: [], snapshots: [] }
+            const manifest: Manifest = existing ?? {
+              dataset,
+              format_version: 1,
+              unit,
+              columns: columns.map((c) => ({ name: c.name, type: c.type })),
+              files: [],
+              committed: [],
+              snapshots: []
+            }
             yield* recover(dataset, manifest)
             yield* checkSizes(dataset, manifest)
             // Stryker disable next-line ConditionalExpression: writing an unchanged manifest again changes nothing read
@@ -624,7 +712,11 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             // another writer got there first: its rows are committed, these are dropped
             if (range && total(subtract(range, m.committed)) < range[1] - range[0]) {
               yield* drop(dataset, files)
-              return { committed: false, ranges: m.committed, reason: `another writer committed part of ${range[0]}..${range[1] - 1} first` } as const
+              return {
+                committed: false,
+                ranges: m.committed,
+                reason: `another writer committed part of ${range[0]}..${range[1] - 1} first`
+              } as const
             }
             const clash = yield* inTheWay(dataset, m, files)
             if (clash) {
@@ -654,7 +746,11 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             const taken = prior ? snapshot.lists.filter((l) => prior.lists.includes(l)) : []
             if (taken.length > 0) {
               yield* drop(dataset, files)
-              return { committed: false, ranges: [], reason: `another writer committed ${taken.join(", ")} of snapshot ${snapshot.snapshot_height} first` } as const
+              return {
+                committed: false,
+                ranges: [],
+                reason: `another writer committed ${taken.join(", ")} of snapshot ${snapshot.snapshot_height} first`
+              } as const
             }
             // part numbers are given here, under the lock, so two writers completing one snapshot never
             // collide; a number a listed or retired file (or any file in the folder) has is skipped
@@ -662,7 +758,8 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             const named: Array<CommittedFile> = []
             for (let part = 0; named.length < files.length; part++) {
               const path = snapshotFile(snapshot.snapshot_height, part)
-              if (!inUse.has(path) && !(yield* Effect.promise(() => exists(join(root, dataset, path))))) named.push({ ...files[named.length], path })
+              if (!inUse.has(path) && !(yield* Effect.promise(() => exists(join(root, dataset, path)))))
+                named.push({ ...files[named.length], path })
             }
             const merged: CommittedSnapshot = prior ? mergeSnapshot(prior, snapshot) : snapshot
             const next: Manifest = {
@@ -687,12 +784,17 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             const changed = replaced.find((r) => listed.get(r.path)?.sha256 !== r.sha256)
             const retired = new Set((m.retired ?? []).map((r) => r.path))
             const taken = yield* Effect.promise(async () => {
-              for (const f of files) if (listed.has(f.path) || retired.has(f.path) || (await exists(join(root, dataset, f.path)))) return f.path
+              for (const f of files)
+                if (listed.has(f.path) || retired.has(f.path) || (await exists(join(root, dataset, f.path)))) return f.path
               return undefined
             })
             if (changed || taken) {
               yield* drop(dataset, files)
-              return { committed: false, ranges: [], reason: changed ? `another writer replaced ${changed.path} first` : `${taken} is in use` } as const
+              return {
+                committed: false,
+                ranges: [],
+                reason: changed ? `another writer replaced ${changed.path} first` : `${taken} is in use`
+              } as const
             }
             return yield* swap(m, basis, replaced, files)
           })
@@ -704,7 +806,11 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             const { m, basis } = yield* opened(read.dataset)
             if ((m.version ?? 0) !== (read.version ?? 0)) {
               yield* drop(read.dataset, files)
-              return { committed: false, ranges: m.committed, reason: `${read.dataset}/${MANIFEST_FILE} changed since the rollback read it` } as const
+              return {
+                committed: false,
+                ranges: m.committed,
+                reason: `${read.dataset}/${MANIFEST_FILE} changed since the rollback read it`
+              } as const
             }
             return yield* swap(m, basis, replaced, files, kept)
           })
@@ -727,8 +833,19 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
              * chain-lake's readers read again when a file they listed is gone.
              */
             const budget = maxRetiredBytes ?? RETIRED_BUDGET * m.files.reduce((sum, f) => sum + f.bytes, 0)
-            const sizes = yield* Effect.promise(() => Promise.all((m.retired ?? []).map((r) => stat(retiredPath(root, dataset, r.path)).then((i) => i.size, () => 0))))
-            const newestFirst = (m.retired ?? []).map((r, i) => ({ r, size: sizes[i] })).sort((a, b) => Date.parse(b.r.retired_at) - Date.parse(a.r.retired_at))
+            const sizes = yield* Effect.promise(() =>
+              Promise.all(
+                (m.retired ?? []).map((r) =>
+                  stat(retiredPath(root, dataset, r.path)).then(
+                    (i) => i.size,
+                    () => 0
+                  )
+                )
+              )
+            )
+            const newestFirst = (m.retired ?? [])
+              .map((r, i) => ({ r, size: sizes[i] }))
+              .sort((a, b) => Date.parse(b.r.retired_at) - Date.parse(a.r.retired_at))
             let kept = 0
             const overBudget = new Set<string>()
             for (const { r, size } of newestFirst) {
@@ -755,16 +872,24 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
           Effect.gen(function* () {
             const { manifest: m, basis } = yield* readAt(dataset)
             if (!m || m.snapshots.length <= keep) return []
-            const kept = new Set([...m.snapshots].sort((a, b) => b.snapshot_height - a.snapshot_height).slice(0, Math.max(0, keep)).map((s) => s.snapshot_height))
+            const kept = new Set(
+              [...m.snapshots]
+                .sort((a, b) => b.snapshot_height - a.snapshot_height)
+                .slice(0, Math.max(0, keep))
+                .map((s) => s.snapshot_height)
+            )
             const dropped = m.snapshots.filter((s) => !kept.has(s.snapshot_height)).map((s) => s.snapshot_height)
             const isDropped = (path: string) => dropped.includes(snapshotHeightOf(path) ?? NaN)
             // the manifest first: from then on the files are no longer committed
-            yield* write({
-              ...m,
-              files: m.files.filter((f) => !isDropped(f.path)),
-              snapshots: m.snapshots.filter((s) => kept.has(s.snapshot_height)),
-              ...(m.retired ? { retired: m.retired.filter((r) => !isDropped(r.path)) } : {})
-            }, basis)
+            yield* write(
+              {
+                ...m,
+                files: m.files.filter((f) => !isDropped(f.path)),
+                snapshots: m.snapshots.filter((s) => kept.has(s.snapshot_height)),
+                ...(m.retired ? { retired: m.retired.filter((r) => !isDropped(r.path)) } : {})
+              },
+              basis
+            )
             yield* Effect.promise(async () => {
               for (const h of dropped) {
                 // Stryker disable next-line BooleanLiteral: the folder exists when pruned (force only spares an error on one just gone)
@@ -782,4 +907,5 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
     return service
   })
 
-export const layerCheckpoints = (root: string, options: CheckpointsOptions = {}) => Layer.scoped(Checkpoints, makeCheckpoints(root, options))
+export const layerCheckpoints = (root: string, options: CheckpointsOptions = {}) =>
+  Layer.scoped(Checkpoints, makeCheckpoints(root, options))

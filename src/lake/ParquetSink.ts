@@ -53,7 +53,12 @@ export interface ParquetSinkService {
    * ZSTD and row groups of ~2 MB compressed: the merge of small files into one (compaction);
    * with `where` (an SQL condition on the columns), only the rows it holds for (a rollback's cut).
    */
-  readonly rewrite: (inputs: ReadonlyArray<string>, path: string, sortKey: ReadonlyArray<string>, where?: string) => Effect.Effect<WrittenFile, SinkError>
+  readonly rewrite: (
+    inputs: ReadonlyArray<string>,
+    path: string,
+    sortKey: ReadonlyArray<string>,
+    where?: string
+  ) => Effect.Effect<WrittenFile, SinkError>
   /** Runs SQL on the sink's DuckDB (e.g. reading back what was written). */
   readonly query: (sql: string) => Effect.Effect<Array<Record<string, unknown>>, SinkError>
 }
@@ -238,8 +243,15 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
     const copyToFile = (conn: GuardedConnection, select: string, path: string, groupRows: number, sorted: boolean, limited: boolean) =>
       Effect.gen(function* () {
         const tmp = `${path}.tmp`
-        yield* Effect.tryPromise({ try: () => makeFolder(dirname(path)), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
-        const copy = run(conn, `COPY (${select}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${groupRows})`, path)
+        yield* Effect.tryPromise({
+          try: () => makeFolder(dirname(path)),
+          catch: (e) => new SinkError({ message: (e as Error).message, path })
+        })
+        const copy = run(
+          conn,
+          `COPY (${select}) TO ${sqlString(tmp)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${groupRows})`,
+          path
+        )
         // COPY answers the rows it wrote: what is left once repeats are dropped
         const copied = yield* (limited ? copying.withPermits(1)(copy) : copy).pipe(Effect.tapError(() => removeQuietly(tmp)))
         return yield* settle(tmp, path, copied.rowsChanged, sorted)
@@ -266,7 +278,9 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
             catch: (e) => new SinkError({ message: `cannot make DuckDB's scratch folder: ${(e as Error).message}` })
           }).pipe(
             // Stryker disable next-line ArrowFunction,BooleanLiteral: without the flag the folder is made again (mkdir -p: a cost, not a result)
-            Effect.map(() => void (scratchMade = true))
+            Effect.tap(() => {
+              scratchMade = true
+            })
           )
     )
 
@@ -278,7 +292,10 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
         const ddl = [...columns.map((c) => `${quoteIdent(c.name)} ${stageType(c.type)}`), `"_ord" BIGINT`].join(", ")
         yield* run(conn, `CREATE TEMP TABLE ${table} (${ddl})`)
         // Stryker disable next-line ArrowFunction,ObjectLiteral: DuckDB failing to make an appender is not provoked by any test
-        const newAppender = Effect.tryPromise({ try: () => conn.use((c) => c.createAppender(table)), catch: (e) => new SinkError({ message: (e as Error).message }) })
+        const newAppender = Effect.tryPromise({
+          try: () => conn.use((c) => c.createAppender(table)),
+          catch: (e) => new SinkError({ message: (e as Error).message })
+        })
         let appender = yield* newAppender
         const appenders = columns.map((c) => appenderFor(c.type))
         let rows = 0
@@ -343,7 +360,14 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
               // Stryker disable next-line ArrowFunction,ObjectLiteral: the appender failing to flush is not provoked by any test
               yield* Effect.try({ try: () => appender.flushSync(), catch: (e) => new SinkError({ message: (e as Error).message }) })
               const [r] = yield* Effect.tryPromise({
-                try: async () => (await conn.use((c) => c.runAndReadAll(`SELECT count(*) - (SELECT count(*) FROM (SELECT DISTINCT ${keys.map(quoteIdent).join(", ")} FROM ${table})) AS n FROM ${table}`))).getRowObjectsJS(),
+                try: async () =>
+                  (
+                    await conn.use((c) =>
+                      c.runAndReadAll(
+                        `SELECT count(*) - (SELECT count(*) FROM (SELECT DISTINCT ${keys.map(quoteIdent).join(", ")} FROM ${table})) AS n FROM ${table}`
+                      )
+                    )
+                  ).getRowObjectsJS(),
                 // Stryker disable next-line ArrowFunction,ObjectLiteral: as above
                 catch: (e) => new SinkError({ message: (e as Error).message })
               })
@@ -405,18 +429,40 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
     const rewrite = (inputs: ReadonlyArray<string>, path: string, sortKey: ReadonlyArray<string>, where?: string) =>
       Effect.gen(function* () {
         yield* makeScratch
-        const sizes = yield* Effect.tryPromise({ try: () => Promise.all(inputs.map((f) => stat(f).then((s) => s.size))), catch: (e) => new SinkError({ message: (e as Error).message, path }) })
+        const sizes = yield* Effect.tryPromise({
+          try: () => Promise.all(inputs.map((f) => stat(f).then((s) => s.size))),
+          catch: (e) => new SinkError({ message: (e as Error).message, path })
+        })
         const list = `[${inputs.map(sqlString).join(", ")}]`
         const filter = where ? ` WHERE ${where}` : ""
         const conn = yield* connect
         return yield* Effect.gen(function* () {
           const [counted] = yield* Effect.tryPromise({
-            try: async () => (await conn.use((c) => c.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM read_parquet(${list}, hive_partitioning = false, union_by_name = true)${filter}`))).getRowObjectsJS(),
+            try: async () =>
+              (
+                await conn.use((c) =>
+                  c.runAndReadAll(
+                    `SELECT count(*)::BIGINT AS n FROM read_parquet(${list}, hive_partitioning = false, union_by_name = true)${filter}`
+                  )
+                )
+              ).getRowObjectsJS(),
             catch: (e) => new SinkError({ message: (e as Error).message, path })
           })
           const rows = Number(counted.n)
           // a row group is built whole in memory: ~2 MB of compressed input per group, whatever the row size
-          const groupRows = Math.max(2048, Math.min(122_880, Math.floor((rows * REWRITE_GROUP_BYTES) / Math.max(1, sizes.reduce((a, b) => a + b, 0)))))
+          const groupRows = Math.max(
+            2048,
+            Math.min(
+              122_880,
+              Math.floor(
+                (rows * REWRITE_GROUP_BYTES) /
+                  Math.max(
+                    1,
+                    sizes.reduce((a, b) => a + b, 0)
+                  )
+              )
+            )
+          )
           const order = [...orderByOf(sortKey), `list_position(${list}, filename)`, "file_row_number"].join(", ")
           return yield* copyToFile(
             conn,

@@ -47,4 +47,5 @@ export const split = (ranges: ReadonlyArray<Range>, size: number, cuts: Readonly
 export const total = (ranges: ReadonlyArray<Range>) => ranges.reduce((s, [a, b]) => s + (b - a), 0)
 
 /** The parts of `ranges` below `end`. */
-export const below = (ranges: ReadonlyArray<Range>, end: number): Array<Range> => ranges.flatMap(([a, b]): Array<Range> => (a < end ? [[a, Math.min(b, end)]] : []))
+export const below = (ranges: ReadonlyArray<Range>, end: number): Array<Range> =>
+  ranges.flatMap(([a, b]): Array<Range> => (a < end ? [[a, Math.min(b, end)]] : []))

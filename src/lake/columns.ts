@@ -40,7 +40,11 @@ export const integerRangeCheck = (columns: ReadonlyArray<Column>) => {
       // an INTEGER's text is decimal digits, as a BIGINT's ("", " ", "0x1f" or "1e3" are no integers)
       const n = type === "INTEGER" && (typeof v === "number" || (typeof v === "string" && /^-?\d{1,10}$/.test(v))) ? Number(v) : NaN
       const fits = type === "INTEGER" ? Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 : fitsInt64(v)
-      if (!fits) return { column: name, message: `${String(v).slice(0, 40)} does not fit column ${name} (${type === "INTEGER" ? "a 32-bit" : "a 64-bit"} integer)` }
+      if (!fits)
+        return {
+          column: name,
+          message: `${String(v).slice(0, 40)} does not fit column ${name} (${type === "INTEGER" ? "a 32-bit" : "a 64-bit"} integer)`
+        }
     }
     return undefined
   }
@@ -52,7 +56,11 @@ export const integerRangeCheck = (columns: ReadonlyArray<Column>) => {
  * undefined. Its files and new ones cannot be read as one table (a renamed column would read as
  * two half-NULL ones), so neither an export into it nor a reader of it goes on.
  */
-export const retiredColumnsProblem = (dataset: string, had: ReadonlyArray<{ readonly name: string }>, columns: ReadonlyArray<{ readonly name: string }>): string | undefined => {
+export const retiredColumnsProblem = (
+  dataset: string,
+  had: ReadonlyArray<{ readonly name: string }>,
+  columns: ReadonlyArray<{ readonly name: string }>
+): string | undefined => {
   const now = new Set(columns.map((c) => c.name))
   const gone = had.map((c) => c.name).filter((n) => !now.has(n))
   return gone.length > 0

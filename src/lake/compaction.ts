@@ -61,7 +61,9 @@ const pack = (partition: string, run: ReadonlyArray<CommittedFile>, targetBytes:
       groups.push({
         partition,
         files: current,
-        ...(ranges.length === current.length ? { range: [Math.min(...ranges.map((r) => r[0])), Math.max(...ranges.map((r) => r[1]))] as const } : {}),
+        ...(ranges.length === current.length
+          ? { range: [Math.min(...ranges.map((r) => r[0])), Math.max(...ranges.map((r) => r[1]))] as const }
+          : {}),
         rows: current.reduce((s, f) => s + f.rows, 0),
         bytes: current.reduce((s, f) => s + f.bytes, 0)
       })
@@ -107,19 +109,32 @@ export const planCompaction = (manifest: Manifest, policy: CompactionPolicy): Ar
       }
       flush()
     } else {
-      groups.push(...pack(partition, files.filter((f) => f.bytes < small).sort((a, b) => (a.path < b.path ? -1 : 1)), policy.targetBytes))
+      groups.push(
+        ...pack(
+          partition,
+          files.filter((f) => f.bytes < small).sort((a, b) => (a.path < b.path ? -1 : 1)),
+          policy.targetBytes
+        )
+      )
     }
   }
   return groups
 }
 
 /** The name of a merged file (layout.ts), with a token of the time and random bytes: no other file has it. */
-export const mergedName = (group: CompactionGroup, unit: Manifest["unit"]) => mergedFile(group.partition, unit, group.range, `${Date.now().toString(36)}${randomBytes(3).toString("hex")}`)
+export const mergedName = (group: CompactionGroup, unit: Manifest["unit"]) =>
+  mergedFile(group.partition, unit, group.range, `${Date.now().toString(36)}${randomBytes(3).toString("hex")}`)
 
 export interface DatasetCompaction {
   readonly dataset: string
   /** merges committed */
-  readonly merged: ReadonlyArray<{ readonly partition: string; readonly files: number; readonly bytesBefore: number; readonly bytesAfter: number; readonly rows: number }>
+  readonly merged: ReadonlyArray<{
+    readonly partition: string
+    readonly files: number
+    readonly bytesBefore: number
+    readonly bytesAfter: number
+    readonly rows: number
+  }>
   /** merges planned but not committed: another writer replaced one of their files first (a later compaction retries) */
   readonly skipped: ReadonlyArray<string>
   /** retired files deleted (their grace period was over) */
@@ -159,17 +174,33 @@ export const DEFAULT_GRACE_MS = 15 * 60_000
  * Writes the merge of `group` (its files read at `inputAt(file)`, checked against their sha256
  * first) to `output`, and returns its manifest entry as `rel`: rows must equal the inputs'.
  */
-export const mergeGroup = (group: CompactionGroup, where: string, inputAt: (f: CommittedFile) => string, output: string, rel: string, sortKey: ReadonlyArray<string>) =>
+export const mergeGroup = (
+  group: CompactionGroup,
+  where: string,
+  inputAt: (f: CommittedFile) => string,
+  output: string,
+  rel: string,
+  sortKey: ReadonlyArray<string>
+) =>
   Effect.gen(function* () {
     const sink = yield* ParquetSink
     for (const f of group.files) {
-      const sha = yield* Effect.tryPromise({ try: () => sha256File(inputAt(f)), catch: (e) => new CompactionError({ message: `cannot read ${where}/${f.path}: ${(e as Error).message}` }) })
+      const sha = yield* Effect.tryPromise({
+        try: () => sha256File(inputAt(f)),
+        catch: (e) => new CompactionError({ message: `cannot read ${where}/${f.path}: ${(e as Error).message}` })
+      })
       if (sha !== f.sha256)
-        return yield* new CompactionError({ message: `${where}/${f.path} does not hold what its manifest says (sha256 differs): the file is damaged; restore it from a copy (nothing was compacted)` })
+        return yield* new CompactionError({
+          message: `${where}/${f.path} does not hold what its manifest says (sha256 differs): the file is damaged; restore it from a copy (nothing was compacted)`
+        })
     }
-    const written = yield* sink.rewrite(group.files.map(inputAt), output, sortKey).pipe(Effect.mapError((e) => new CompactionError({ message: e.message })))
+    const written = yield* sink
+      .rewrite(group.files.map(inputAt), output, sortKey)
+      .pipe(Effect.mapError((e) => new CompactionError({ message: e.message })))
     if (written.rows !== group.rows)
-      return yield* new CompactionError({ message: `merging ${group.files.length} files of ${where}/${group.partition} gave ${written.rows} rows, not the ${group.rows} the manifest lists: nothing was compacted; run verify` })
+      return yield* new CompactionError({
+        message: `merging ${group.files.length} files of ${where}/${group.partition} gave ${written.rows} rows, not the ${group.rows} the manifest lists: nothing was compacted; run verify`
+      })
     const heights = group.files.flatMap((f) => [f.min_height, f.max_height]).filter((h): h is number => h !== null)
     const file: CommittedFile = {
       path: rel,
@@ -205,7 +236,14 @@ export const compactDataset = (dataset: string, sortKey: ReadonlyArray<string>, 
     if (!options.dryRun)
       for (const group of groups) {
         const path = mergedName(group, manifest.unit)
-        const merging = mergeGroup(group, join(checkpoints.root, dataset), (f) => join(checkpoints.root, dataset, f.path), checkpoints.staged(dataset, path), path, sortKey)
+        const merging = mergeGroup(
+          group,
+          join(checkpoints.root, dataset),
+          (f) => join(checkpoints.root, dataset, f.path),
+          checkpoints.staged(dataset, path),
+          path,
+          sortKey
+        )
         // an input that failed to read because another writer replaced it meanwhile (a compaction
         // of another chain-lake version, or of an S3 copy) skips the merge; one still listed fails it
         const file = yield* Effect.catchTag(merging, "CompactionError", (e) =>
@@ -219,12 +257,20 @@ export const compactDataset = (dataset: string, sortKey: ReadonlyArray<string>, 
           skipped.push(`${group.partition}: ${file}`)
           continue
         }
-        const outcome = yield* Effect.uninterruptible(checkpoints.commitCompaction(dataset, group.files, [file])).pipe(Effect.mapError(fail))
+        const outcome = yield* Effect.uninterruptible(checkpoints.commitCompaction(dataset, group.files, [file])).pipe(
+          Effect.mapError(fail)
+        )
         if (!outcome.committed) {
           skipped.push(`${group.partition}: ${outcome.reason}`)
           continue
         }
-        merged.push({ partition: group.partition, files: group.files.length, bytesBefore: group.bytes, bytesAfter: file.bytes, rows: file.rows })
+        merged.push({
+          partition: group.partition,
+          files: group.files.length,
+          bytesBefore: group.bytes,
+          bytesAfter: file.bytes,
+          rows: file.rows
+        })
         options.onMerged?.(dataset, group)
       }
     // what these merges retired counts against the byte budget at once (their grace is not waited out beyond it)
@@ -235,10 +281,21 @@ export const compactDataset = (dataset: string, sortKey: ReadonlyArray<string>, 
 type Merge = DatasetCompaction["merged"][number]
 
 /** A planned group as a dry run reports it (nothing written yet). */
-export const plannedMerge = (g: CompactionGroup): Merge => ({ partition: g.partition, files: g.files.length, bytesBefore: g.bytes, bytesAfter: 0, rows: g.rows })
+export const plannedMerge = (g: CompactionGroup): Merge => ({
+  partition: g.partition,
+  files: g.files.length,
+  bytesBefore: g.bytes,
+  bytesAfter: 0,
+  rows: g.rows
+})
 
 /** What compacting a dataset did (for a dry run: would do). */
-export const compactionReport = (manifest: Manifest, merged: ReadonlyArray<Merge>, skipped: ReadonlyArray<string>, deleted: number): DatasetCompaction => ({
+export const compactionReport = (
+  manifest: Manifest,
+  merged: ReadonlyArray<Merge>,
+  skipped: ReadonlyArray<string>,
+  deleted: number
+): DatasetCompaction => ({
   dataset: manifest.dataset,
   merged,
   skipped,
@@ -253,7 +310,10 @@ export const compactionReport = (manifest: Manifest, merged: ReadonlyArray<Merge
  * rounds and a `chain-lake compact` beside it) would plan the same merges and read files the
  * other just retired, so one waits for the other, or skips (`whenBusy`). A dry run takes no lock.
  */
-export const compactLake = (datasets: ReadonlyArray<{ readonly name: string; readonly sortKey: ReadonlyArray<string> }>, options: CompactOptions = {}) =>
+export const compactLake = (
+  datasets: ReadonlyArray<{ readonly name: string; readonly sortKey: ReadonlyArray<string> }>,
+  options: CompactOptions = {}
+) =>
   Effect.gen(function* () {
     const all = Effect.map(
       Effect.forEach(datasets, (d) => compactDataset(d.name, d.sortKey, options)),
@@ -268,12 +328,17 @@ export const compactLake = (datasets: ReadonlyArray<{ readonly name: string; rea
         message: `a rollback of ${checkpoints.root} to height ${rollback.to_height} is under way or was cut short: run chain-lake rollback --data ${checkpoints.root} --to-height ${rollback.to_height} (or the export) first`
       })
     const lock = join(checkpoints.root, COMPACTION_LOCK)
-    yield* Effect.tryPromise({ try: () => makeFolder(join(checkpoints.root, ".chain-lake")), catch: (e) => new CompactionError({ message: (e as Error).message }) })
+    yield* Effect.tryPromise({
+      try: () => makeFolder(join(checkpoints.root, ".chain-lake")),
+      catch: (e) => new CompactionError({ message: (e as Error).message })
+    })
     const skip = options.whenBusy === "skip"
     return yield* withLockFile(lock, checkpoints.writer, all, skip ? 0 : COMPACTION_WAIT_MS).pipe(
       Effect.catchTag("LockError", (e) => {
         if (!skip || !/has been held/.test(e.message)) return Effect.fail(new CompactionError({ message: e.message }))
-        options.onBusy?.(`compaction skipped: another compaction of ${checkpoints.root} is running (${lock}); the next round compacts what is left`)
+        options.onBusy?.(
+          `compaction skipped: another compaction of ${checkpoints.root} is running (${lock}); the next round compacts what is left`
+        )
         return Effect.succeed([] as Array<DatasetCompaction>)
       })
     )

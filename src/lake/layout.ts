@@ -40,7 +40,11 @@ export const date = (column: string): DatePartitioning => ({ kind: "date", colum
 
 /** The column a reader sees for the folder key, and its type. */
 export const partitionColumn = (p: Partitioning): { readonly name: string; readonly type: "BIGINT" | "DATE" } =>
-  p.kind === "height_bucket" ? { name: "height_bucket", type: "BIGINT" } : p.kind === "snapshot" ? { name: "snapshot_height", type: "BIGINT" } : { name: "date", type: "DATE" }
+  p.kind === "height_bucket"
+    ? { name: "height_bucket", type: "BIGINT" }
+    : p.kind === "snapshot"
+      ? { name: "snapshot_height", type: "BIGINT" }
+      : { name: "date", type: "DATE" }
 
 /** The bucket a height falls in. */
 export const bucketOf = (height: number, width: number) => Math.floor(height / width) * width
@@ -64,8 +68,14 @@ export const snapshotHeightOf = (path: string): number | undefined => {
 }
 
 /** A file of a date-partitioned dataset: the UTC day of `at`, and a name unique to its writer (letters, digits, - only). */
-export const dateFile = (at: Date, name: string) => `date=${at.toISOString().slice(0, 10)}/part-${name.replace(/[^0-9A-Za-z-]/g, "")}.parquet`
+export const dateFile = (at: Date, name: string) =>
+  `date=${at.toISOString().slice(0, 10)}/part-${name.replace(/[^0-9A-Za-z-]/g, "")}.parquet`
 
 /** A compaction's merged file in `partition`: after the range it holds (append datasets), with a token no other file has. */
-export const mergedFile = (partition: string, unit: "height" | "position" | "snapshot" | "sample", range: readonly [number, number] | undefined, token: string) =>
+export const mergedFile = (
+  partition: string,
+  unit: "height" | "position" | "snapshot" | "sample",
+  range: readonly [number, number] | undefined,
+  token: string
+) =>
   `${partition}/part-${range && (unit === "height" || unit === "position") ? `${unit === "height" ? "h" : "p"}${pad(range[0])}-${pad(range[1])}-` : ""}c${token}.parquet`

@@ -28,7 +28,10 @@ const LIVE_COMMIT_WAIT_MS = 2_000
 const MANIFEST_READS = 10
 
 /** The files a dataset's manifest lists (relative to its folder) and the manifest's text, or a problem with the manifest itself. */
-type ReadManifest = { readonly text: string; readonly paths: ReadonlyArray<string>; readonly columns: ReadonlyArray<{ readonly name: string }> } | { readonly problem: string } | undefined
+type ReadManifest =
+  | { readonly text: string; readonly paths: ReadonlyArray<string>; readonly columns: ReadonlyArray<{ readonly name: string }> }
+  | { readonly problem: string }
+  | undefined
 
 const readManifest = (dataDir: string, dataset: string): ReadManifest => {
   const path = join(dataDir, dataset, MANIFEST_FILE)
@@ -36,12 +39,20 @@ const readManifest = (dataDir: string, dataset: string): ReadManifest => {
   try {
     text = readFileSync(path, "utf8")
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "ENOENT") return { problem: `cannot read ${dataset}/${MANIFEST_FILE}: ${(e as Error).message}` }
-    return holdsParquet(join(dataDir, dataset)) ? { problem: `${dataset} holds Parquet files but no ${MANIFEST_FILE}, which says which of them are data: restore it, or export ${dataset} again into a new folder` } : undefined
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT")
+      return { problem: `cannot read ${dataset}/${MANIFEST_FILE}: ${(e as Error).message}` }
+    return holdsParquet(join(dataDir, dataset))
+      ? {
+          problem: `${dataset} holds Parquet files but no ${MANIFEST_FILE}, which says which of them are data: restore it, or export ${dataset} again into a new folder`
+        }
+      : undefined
   }
   const manifest = decodeLakeFile(Manifest, text)
   // (the manifest's schema refuses a path outside the dataset's folder: such a manifest is damaged)
-  if (Either.isLeft(manifest)) return { problem: `${dataset}/${MANIFEST_FILE} is damaged (${manifest.left}): restore it, or export ${dataset} again into a new folder` }
+  if (Either.isLeft(manifest))
+    return {
+      problem: `${dataset}/${MANIFEST_FILE} is damaged (${manifest.left}): restore it, or export ${dataset} again into a new folder`
+    }
   return { text, paths: manifest.right.files.map((f) => f.path), columns: manifest.right.columns }
 }
 
@@ -98,7 +109,11 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * in one line. A manifest that changes while its files are looked at is read again; listed files
  * a live writer (this host's, or another host's) still has staged are waited for, up to 2 s.
  */
-export const listedFiles = async (dataDir: string, dataset: string, columns?: ReadonlyArray<{ readonly name: string }>): Promise<ListedFiles> => {
+export const listedFiles = async (
+  dataDir: string,
+  dataset: string,
+  columns?: ReadonlyArray<{ readonly name: string }>
+): Promise<ListedFiles> => {
   const cut = rollingBack(dataDir, dataset)
   if (cut) return { problem: cut, missing: true }
   const started = Date.now()
@@ -114,7 +129,9 @@ export const listedFiles = async (dataDir: string, dataset: string, columns?: Re
     // the manifest changed meanwhile (a compaction's swap, another commit): judge the new one
     if (again === undefined || "problem" in again || again.text !== read.text) {
       if (++reads < MANIFEST_READS) continue
-      return again === undefined || "problem" in again ? again : { problem: `${dataset}/${MANIFEST_FILE} kept changing while it was read (${MANIFEST_READS} times): try again`, missing: true }
+      return again === undefined || "problem" in again
+        ? again
+        : { problem: `${dataset}/${MANIFEST_FILE} kept changing while it was read (${MANIFEST_READS} times): try again`, missing: true }
     }
     const staged = missing.map((p) => stagedBy(dataDir, dataset, p))
     const live = staged.some((ws) => ws.some((w) => !writerGone(w)))
@@ -122,7 +139,15 @@ export const listedFiles = async (dataDir: string, dataset: string, columns?: Re
       await sleep(50)
       continue
     }
-    return { problem: missingFilesProblem(dataset, missing.length, read.paths.length, staged.every((ws) => ws.length > 0)), missing: true }
+    return {
+      problem: missingFilesProblem(
+        dataset,
+        missing.length,
+        read.paths.length,
+        staged.every((ws) => ws.length > 0)
+      ),
+      missing: true
+    }
   }
 }
 

@@ -75,7 +75,9 @@ export const writerGone = (writer: string) => {
 }
 
 /** A lock file's content (undefined when empty or not a JSON object) and its age; undefined when there is no lock file. */
-export const readLockFile = async (path: string): Promise<{ readonly json?: Readonly<Record<string, unknown>>; readonly ageMs: number } | undefined> => {
+export const readLockFile = async (
+  path: string
+): Promise<{ readonly json?: Readonly<Record<string, unknown>>; readonly ageMs: number } | undefined> => {
   const info = await stat(path).catch(() => undefined)
   if (!info) return undefined
   // the file may go between stat and read (its holder released it): then it reads as empty;
@@ -116,7 +118,8 @@ const readHolder = async (path: string): Promise<{ holder?: LockHolder; key: str
   let holder: LockHolder | undefined
   try {
     const j = JSON.parse(text) as Record<string, unknown> | null
-    if (j && typeof j === "object" && typeof j.pid === "number" && typeof j.host === "string" && typeof j.writer === "string") holder = j as unknown as LockHolder
+    if (j && typeof j === "object" && typeof j.pid === "number" && typeof j.host === "string" && typeof j.writer === "string")
+      holder = j as unknown as LockHolder
   } catch {
     // not JSON: names no holder
   }
@@ -208,13 +211,20 @@ const renewOnce = (path: string, writer: string) =>
   })
 
 /** Runs `self` holding the lock file `path` as `writer`, waiting up to `waitMs` for a live holder, renewing its lease meanwhile. */
-export const withLockFile = <A, E, R>(path: string, writer: string, self: Effect.Effect<A, E, R>, waitMs = WAIT_MS): Effect.Effect<A, E | LockError, R> =>
+export const withLockFile = <A, E, R>(
+  path: string,
+  writer: string,
+  self: Effect.Effect<A, E, R>,
+  waitMs = WAIT_MS
+): Effect.Effect<A, E | LockError, R> =>
   Effect.acquireUseRelease(
     acquire(path, writer, waitMs),
     () =>
       Effect.flatMap(
         // interruptible even inside an uninterruptible commit (a fork inherits that), so that it stops when the work ends
-        Effect.forkDaemon(Effect.interruptible(Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(leaseMs() / 4)), renewOnce(path, writer))))),
+        Effect.forkDaemon(
+          Effect.interruptible(Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(leaseMs() / 4)), renewOnce(path, writer))))
+        ),
         (renewing) => Effect.ensuring(self, Fiber.interrupt(renewing))
       ),
     () => release(path, writer)

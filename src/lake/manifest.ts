@@ -16,7 +16,9 @@ export const IDENTITY_FILE = "_lake.json"
 const RangeSchema = Schema.Tuple(Schema.Number, Schema.Number)
 
 /** A path relative to its dataset folder, with forward slashes, that cannot leave it. */
-const RelativePath = Schema.String.pipe(Schema.filter(isContainedPath, { message: () => "a path inside the dataset folder (relative, forward slashes, no . or .. parts)" }))
+const RelativePath = Schema.String.pipe(
+  Schema.filter(isContainedPath, { message: () => "a path inside the dataset folder (relative, forward slashes, no . or .. parts)" })
+)
 
 export const CommittedFile = Schema.Struct({
   /** relative to the dataset folder, with forward slashes */

@@ -74,12 +74,19 @@ export const sinkMemory = (limitBytes: number) => {
   // a third of the share, and never more than half of what a COPY leaves of DuckDB's memory
   const stagingMb = Math.min(shareMb / 3, (duckdbMb - COPY_FIXED_MB) / 2)
   // as many COPYs at once as their fixed share fits beside what is staged
-  return { memoryLimit: `${duckdbMb}MiB`, stagingBudget: Math.floor(stagingMb * MB), copies: Math.max(1, Math.floor((duckdbMb - Math.max(0, stagingMb)) / COPY_FIXED_MB)) }
+  return {
+    memoryLimit: `${duckdbMb}MiB`,
+    stagingBudget: Math.floor(stagingMb * MB),
+    copies: Math.max(1, Math.floor((duckdbMb - Math.max(0, stagingMb)) / COPY_FIXED_MB))
+  }
 }
 
 /** The sink and checkpoints of the lake at `out`, within `memoryLimitBytes` (default defaultMemoryLimit()); DuckDB spills into `out/.chain-lake/tmp/`, never into the working directory. */
 export const layerLakeWriter = (out: string, options: CheckpointsOptions & { readonly memoryLimitBytes?: number } = {}) =>
   Layer.mergeAll(
-    layerParquetSink({ tempDirectory: scratchFolder(out), ...sinkMemory(options.memoryLimitBytes ?? parseMemorySize(defaultMemoryLimit())!) }),
+    layerParquetSink({
+      tempDirectory: scratchFolder(out),
+      ...sinkMemory(options.memoryLimitBytes ?? parseMemorySize(defaultMemoryLimit())!)
+    }),
     layerCheckpoints(out, options)
   )

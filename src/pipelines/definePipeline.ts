@@ -69,7 +69,7 @@ export const cronProblem = (expression: string): string | undefined => {
   const whole = Cron.parse(expression)
   if (Either.isRight(whole)) return undefined
   // the field Effect's parser refuses alone, every other field a wildcard
-  const alone = parts.map((p, i) => Either.flip(Cron.parse(parts.map((q, j) => (j === i ? p : "*")).join(" "))))
+  const alone = parts.map((p, i) => Either.flip(Cron.parse(parts.map((_, j) => (j === i ? p : "*")).join(" "))))
   const bad = alone.findIndex(Either.isRight)
   return bad < 0 ? `"${expression}": ${whole.left.message}` : `${fields[bad][0]}: "${parts[bad]}": ${Either.getOrThrow(alone[bad]).message}`
 }
@@ -84,7 +84,9 @@ const PipelineSchema: Schema.Schema<PipelineDefinition, PipelineDefinition> = Sc
   description: Schema.String,
   // [] is allowed: a pipeline that only samples route quotes
   datasets: optional(Names.pipe(Schema.filter((names) => names.length === 0 || (datasetNamesProblem(DATASETS, names) ?? true)))),
-  sources: optional(Schema.Union(Schema.Literal("devnet"), Schema.Struct({ indexerUrl: optional(Schema.String), routerUrl: optional(Schema.String) }))),
+  sources: optional(
+    Schema.Union(Schema.Literal("devnet"), Schema.Struct({ indexerUrl: optional(Schema.String), routerUrl: optional(Schema.String) }))
+  ),
   denoms: optional(Names),
   routePlan: optional(Schema.String),
   schedule: Schema.String.pipe(Schema.filter((s) => cronProblem(s) ?? true)),
@@ -93,7 +95,12 @@ const PipelineSchema: Schema.Schema<PipelineDefinition, PipelineDefinition> = Sc
   fromHeight: optional(atLeastOne),
   toHeight: optional(atLeastOne)
 }).pipe(
-  Schema.filter((d) => d.fromHeight === undefined || d.toHeight === undefined || d.fromHeight <= d.toHeight || { path: ["fromHeight"], message: `${d.fromHeight} is above toHeight ${d.toHeight}` })
+  Schema.filter(
+    (d) =>
+      d.fromHeight === undefined ||
+      d.toHeight === undefined ||
+      d.fromHeight <= d.toHeight || { path: ["fromHeight"], message: `${d.fromHeight} is above toHeight ${d.toHeight}` }
+  )
 )
 
 /**
@@ -104,16 +111,27 @@ const describeIssue = (error: ParseResult.ParseError): string => {
   const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
   const issue = issues.reduce((deepest, i) => (i.path.length > deepest.path.length ? i : deepest), issues[0])
   // Effect says `is unexpected, expected: "name" | "out"`: name the keys a user can write instead
-  const message = issue._tag === "Unexpected" ? issue.message.replace(/^is unexpected, expected: (.*)$/, (_, keys: string) => `is not a pipeline field (fields: ${keys.replace(/"/g, "").split(" | ").join(", ")})`) : issue.message
+  const message =
+    issue._tag === "Unexpected"
+      ? issue.message.replace(
+          /^is unexpected, expected: (.*)$/,
+          (_, keys: string) => `is not a pipeline field (fields: ${keys.replace(/"/g, "").split(" | ").join(", ")})`
+        )
+      : issue.message
   return issue.path.length === 0 ? message : `${formatPath(issue.path)}: ${message}`
 }
 
 /** The definition, decoded, or what is wrong with it in one line. */
 export const decodePipeline = (value: unknown): Either.Either<PipelineDefinition, string> =>
   typeof value !== "object" || value === null || Array.isArray(value)
-    ? Either.left(`a pipeline is an object with at least a name, a description and a schedule, not ${Array.isArray(value) ? "an array" : String(value)}`)
+    ? Either.left(
+        `a pipeline is an object with at least a name, a description and a schedule, not ${Array.isArray(value) ? "an array" : String(value)}`
+      )
     : Schema.decodeUnknownEither(PipelineSchema, { onExcessProperty: "error", errors: "all" })(value).pipe(Either.mapLeft(describeIssue))
 
 /** Checks a definition (see the module's comment) and returns it; throws a PipelineError naming what is wrong. */
 export const definePipeline = (definition: PipelineDefinition): PipelineDefinition =>
-  Either.getOrThrowWith(decodePipeline(definition), (problem) => new PipelineError(`pipeline ${typeof definition?.name === "string" ? `${definition.name}: ` : ""}${problem}`))
+  Either.getOrThrowWith(
+    decodePipeline(definition),
+    (problem) => new PipelineError(`pipeline ${typeof definition?.name === "string" ? `${definition.name}: ` : ""}${problem}`)
+  )

@@ -29,7 +29,13 @@ const OWN_API = new URL(import.meta.url.endsWith(".ts") ? "../index.ts" : "./ind
 const pipelineFile = async (nameOrPath: string): Promise<string> => {
   const byName = /^[a-z0-9][a-z0-9-]*$/.test(nameOrPath)
   const file = byName ? join(PIPELINES_DIR, `${nameOrPath}.ts`) : resolve(nameOrPath)
-  if (await stat(file).then((i) => i.isFile(), () => false)) return file
+  if (
+    await stat(file).then(
+      (i) => i.isFile(),
+      () => false
+    )
+  )
+    return file
   const wanted = byName ? `no pipeline "${nameOrPath}"` : `no pipeline file ${file}`
   throw new Error(`${wanted}: give a file exporting definePipeline(...) as default, or one of the names in pipelines/`)
 }
@@ -68,7 +74,9 @@ const bundle = async (file: string): Promise<string> => {
     conditions: [],
     logLevel: "silent",
     // a bundled CommonJS module may call require(); an ES module has none of its own (and one from a data: URL no base to make it from but the file's)
-    banner: { js: `import { createRequire as __pipelineRequire } from "node:module"; const require = __pipelineRequire(${JSON.stringify(file)});` },
+    banner: {
+      js: `import { createRequire as __pipelineRequire } from "node:module"; const require = __pipelineRequire(${JSON.stringify(file)});`
+    },
     plugins: [importsPlugin]
   })
   return `data:text/javascript;base64,${Buffer.from(result.outputFiles[0].contents).toString("base64")}`
@@ -76,7 +84,8 @@ const bundle = async (file: string): Promise<string> => {
 
 /** esbuild's failures ("Could not resolve …", syntax errors) as one line each, with where. */
 const buildMessage = (e: unknown): string => {
-  const errors = (e as { errors?: ReadonlyArray<{ text: string; location?: { file: string; line: number; column: number } | null }> }).errors
+  const errors = (e as { errors?: ReadonlyArray<{ text: string; location?: { file: string; line: number; column: number } | null }> })
+    .errors
   if (!errors?.length) return (e as Error).message
   return errors.map((x) => (x.location ? `${x.location.file}:${x.location.line}:${x.location.column}: ${x.text}` : x.text)).join("; ")
 }
@@ -92,9 +101,13 @@ export const loadPipeline = (nameOrPath: string): Effect.Effect<PipelineDefiniti
       const file = await pipelineFile(nameOrPath)
       const url = await bundle(file).catch((e) => Promise.reject(new Error(`${file} cannot be loaded: ${buildMessage(e)}`)))
       // a definePipeline that refuses its definition throws as the module runs
-      const { default: exported } = (await import(url).catch((e) => Promise.reject(new Error(`${file}: ${(e as Error).message}`)))) as { default?: unknown }
+      const { default: exported } = (await import(url).catch((e) => Promise.reject(new Error(`${file}: ${(e as Error).message}`)))) as {
+        default?: unknown
+      }
       if (typeof exported !== "object" || exported === null)
-        throw new Error(`${file} does not export a pipeline as default (export default definePipeline({...}))${exported === undefined ? "" : `; its default export is ${String(exported)}`}`)
+        throw new Error(
+          `${file} does not export a pipeline as default (export default definePipeline({...}))${exported === undefined ? "" : `; its default export is ${String(exported)}`}`
+        )
       const decoded = decodePipeline(exported)
       if (Either.isLeft(decoded)) throw new Error(`${file}: ${decoded.left}`)
       const def = decoded.right

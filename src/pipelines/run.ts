@@ -4,7 +4,7 @@
  * files runs leave, and a run report in OUT/_runs/ whether the run succeeded or failed. `schedulePipeline` repeats runs on the definition's cron; a failed run is
  * reported and the next tick tries again.
  */
-import { rename, rm, stat, writeFile } from "node:fs/promises"
+import { rename, rm, writeFile } from "node:fs/promises"
 import { dirname, join, resolve } from "node:path"
 import { Cron, Data, Effect, Either, Layer, Schedule } from "effect"
 import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
@@ -53,16 +53,21 @@ export const acquireLock = (out: string, pipeline: string) =>
             if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
             const holder = await readHolder(path)
             if (holder === "being written")
-              throw new LockedError({ message: `${out} is being locked by another run right now; runs never overlap: wait for it or stop it` })
+              throw new LockedError({
+                message: `${out} is being locked by another run right now; runs never overlap: wait for it or stop it`
+              })
             // a holder with this very pid is a process before us (a container restarted as pid 1): stale
             if (holder.pid && holder.pid !== process.pid && alive(holder.pid))
-              throw new LockedError({ message: `${out} is being written by pipeline ${holder.pipeline ?? "?"} (pid ${holder.pid}, since ${holder.started}); runs never overlap: wait for it or stop it` })
+              throw new LockedError({
+                message: `${out} is being written by pipeline ${holder.pipeline ?? "?"} (pid ${holder.pid}, since ${holder.started}); runs never overlap: wait for it or stop it`
+              })
             await rm(path, { force: true }) // stale: its process is gone, or the file was left empty or damaged
           }
         }
         throw new LockedError({ message: `could not take the lock ${path}` })
       },
-      catch: (e) => (e instanceof LockedError ? e : new RunError({ message: `cannot take the run lock ${join(out, LOCK)}: ${(e as Error).message}` }))
+      catch: (e) =>
+        e instanceof LockedError ? e : new RunError({ message: `cannot take the run lock ${join(out, LOCK)}: ${(e as Error).message}` })
     }),
     (path) => Effect.promise(() => rm(path, { force: true }))
   )
@@ -107,9 +112,10 @@ export const pipelineEndpoints = (
     )
   const endpoint = (service: "indexer" | "router", raw: string | undefined, headers: ReadonlyArray<string> | undefined) =>
     raw === undefined ? Either.right(needs[service] ? undefined : UNUSED_SERVICE) : serviceEndpointFrom(service, raw, headers)
-  return Either.all({ indexer: endpoint("indexer", indexerUrl, options.indexerHeaders), router: endpoint("router", routerUrl, options.routerHeaders) }).pipe(
-    Either.mapLeft((message) => new RunError({ message: `pipeline ${def.name}: ${message}` }))
-  )
+  return Either.all({
+    indexer: endpoint("indexer", indexerUrl, options.indexerHeaders),
+    router: endpoint("router", routerUrl, options.routerHeaders)
+  }).pipe(Either.mapLeft((message) => new RunError({ message: `pipeline ${def.name}: ${message}` })))
 }
 
 export interface PipelineRunReport {
@@ -136,20 +142,38 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
     let { indexer, router } = yield* pipelineEndpoints(def, options)
     yield* acquireLock(out, def.name)
     if (!indexer || !router) {
-      const devnet = yield* Effect.acquireRelease(Effect.promise(async () => (await import("../devnet/index.js")).startDevnet({ seed: 1, blocks: 1000 })), (d) => Effect.promise(() => d.stop()))
-      yield* Effect.sync(() => console.error(`${def.name}: on the embedded devnet (a simulated chain; --indexer-url and --router-url name real services)`))
+      const devnet = yield* Effect.acquireRelease(
+        Effect.promise(async () => (await import("../devnet/index.js")).startDevnet({ seed: 1, blocks: 1000 })),
+        (d) => Effect.promise(() => d.stop())
+      )
+      yield* Effect.sync(() =>
+        console.error(`${def.name}: on the embedded devnet (a simulated chain; --indexer-url and --router-url name real services)`)
+      )
       indexer ??= plainEndpoint(devnet.indexerUrl)
       router ??= plainEndpoint(devnet.routerUrl)
     }
     // each service its own transport (its credentials go to it alone); one limiter for both
     const limiter = layerRequestLimiter()
     const layer = Layer.mergeAll(
-      layerIndexerSource.pipe(Layer.provide(layerIndexerClient({ baseUrl: indexer.baseUrl }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(indexer), limiter))))),
+      layerIndexerSource.pipe(
+        Layer.provide(
+          layerIndexerClient({ baseUrl: indexer.baseUrl }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(indexer), limiter)))
+        )
+      ),
       layerRouterClient({ baseUrl: router.baseUrl }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(router), limiter))),
       layerLakeWriter(out)
     )
     const work = Effect.gen(function* () {
-      const exported = def.datasets && def.datasets.length === 0 ? undefined : yield* runExport(DATASETS, { datasets: def.datasets, params: def.denoms ? { denoms: def.denoms } : {}, fromHeight: def.fromHeight, toHeight: def.toHeight, observer: options.observer })
+      const exported =
+        def.datasets && def.datasets.length === 0
+          ? undefined
+          : yield* runExport(DATASETS, {
+              datasets: def.datasets,
+              params: def.denoms ? { denoms: def.denoms } : {},
+              fromHeight: def.fromHeight,
+              toHeight: def.toHeight,
+              observer: options.observer
+            })
       // relative to pipelines/ unless loadPipeline made it absolute (relative to its file)
       const plan = def.routePlan ? yield* loadPlan(resolve(PIPELINES_DIR, def.routePlan)) : undefined
       const routeRound = plan ? yield* sampleRound(plan, { withReference: true }) : undefined
@@ -182,19 +206,41 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
     // a defect (a full disk where a write was not expected to fail) is a failed run too, reported like any other
     const result = yield* Effect.either(work.pipe(Effect.catchAllDefect((d) => Effect.fail(new RunError({ message: messageOf(d) }))))).pipe(
       // a run stopped by Ctrl-C is reported too (README: every run, success or failure)
-      Effect.onInterrupt(() => Effect.ignore(writeReport({ pipeline: def.name, startedAt, finishedAt: new Date().toISOString(), ok: false, interrupted: true, error: "interrupted" })))
+      Effect.onInterrupt(() =>
+        Effect.ignore(
+          writeReport({
+            pipeline: def.name,
+            startedAt,
+            finishedAt: new Date().toISOString(),
+            ok: false,
+            interrupted: true,
+            error: "interrupted"
+          })
+        )
+      )
     )
     const report: PipelineRunReport = {
       pipeline: def.name,
       startedAt,
       finishedAt: new Date().toISOString(),
       ok: Either.isRight(result),
-      ...(Either.isLeft(result) ? { error: messageOf(result.left) } : { export: result.right.exported, routeRound: result.right.routeRound, pruned: result.right.pruned, compacted: result.right.compacted })
+      ...(Either.isLeft(result)
+        ? { error: messageOf(result.left) }
+        : {
+            export: result.right.exported,
+            routeRound: result.right.routeRound,
+            pruned: result.right.pruned,
+            compacted: result.right.compacted
+          })
     }
     // a report that cannot be written fails the run, which says why
     const written = yield* Effect.either(writeReport(report))
     if (Either.isLeft(written))
-      return { ...report, ok: false, error: `${report.error ? `${report.error}; and ` : ""}its run report could not be written to ${join(out, rel)}: ${messageOf(written.left.error)}` }
+      return {
+        ...report,
+        ok: false,
+        error: `${report.error ? `${report.error}; and ` : ""}its run report could not be written to ${join(out, rel)}: ${messageOf(written.left.error)}`
+      }
     return report
   }).pipe(Effect.scoped)
 
@@ -205,10 +251,19 @@ const messageOf = (e: unknown): string => String((e as { message?: string } | un
  * cause (a locked folder, a full disk, a defect), is reported and the next tick runs again; the
  * result counts the runs and the failed ones.
  */
-export const schedulePipeline = (def: PipelineDefinition, options: RunOptions & { readonly maxRuns?: number; readonly onRun?: (r: PipelineRunReport) => void }) => {
+export const schedulePipeline = (
+  def: PipelineDefinition,
+  options: RunOptions & { readonly maxRuns?: number; readonly onRun?: (r: PipelineRunReport) => void }
+) => {
   const cron = Cron.unsafeParse(def.schedule)
   const counts = { runs: 0, failed: 0 }
-  const failedRun = (e: unknown): PipelineRunReport => ({ pipeline: def.name, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(), ok: false, error: messageOf(e) })
+  const failedRun = (e: unknown): PipelineRunReport => ({
+    pipeline: def.name,
+    startedAt: new Date().toISOString(),
+    finishedAt: new Date().toISOString(),
+    ok: false,
+    error: messageOf(e)
+  })
   const once = runPipeline(def, options).pipe(
     Effect.catchAll((e) => Effect.succeed(failedRun(e))),
     Effect.catchAllDefect((d) => Effect.succeed(failedRun(d))),
@@ -221,6 +276,9 @@ export const schedulePipeline = (def: PipelineDefinition, options: RunOptions & 
     )
   )
   const ticks = Schedule.cron(cron)
-  const repeated: Effect.Effect<unknown> = options.maxRuns !== undefined ? Effect.repeat(once, ticks.pipe(Schedule.intersect(Schedule.recurs(options.maxRuns - 1)))) : Effect.repeat(once, ticks)
+  const repeated: Effect.Effect<unknown> =
+    options.maxRuns !== undefined
+      ? Effect.repeat(once, ticks.pipe(Schedule.intersect(Schedule.recurs(options.maxRuns - 1))))
+      : Effect.repeat(once, ticks)
   return repeated.pipe(Effect.as(counts))
 }

@@ -56,11 +56,27 @@ export type ReleaseManifest = typeof ReleaseManifest.Type
 
 /** manifest.json's text as a ReleaseManifest, or what is wrong with it (field path and problem) in one line. */
 export const readReleaseManifest = (text: string, where: string): Either.Either<ReleaseManifest, string> =>
-  Either.mapLeft(decodeLakeFile(ReleaseManifest, text), (problem) => (problem.startsWith("not JSON") ? `${where} is ${problem}` : `${where} is not a release manifest: at ${problem}`))
+  Either.mapLeft(decodeLakeFile(ReleaseManifest, text), (problem) =>
+    problem.startsWith("not JSON") ? `${where} is ${problem}` : `${where} is not a release manifest: at ${problem}`
+  )
 
 /** Frictionless table-schema types for the Parquet column types. */
 const frictionlessType = (t: ColumnType | string): string =>
-  t === "BIGINT" || t === "INTEGER" ? "integer" : t === "DOUBLE" ? "number" : t === "BOOLEAN" ? "boolean" : t === "TIMESTAMP" ? "datetime" : t === "JSON" ? "object" : t === "VARCHAR[]" ? "array" : t === "DECIMAL(38,0)" ? "integer" : "string"
+  t === "BIGINT" || t === "INTEGER"
+    ? "integer"
+    : t === "DOUBLE"
+      ? "number"
+      : t === "BOOLEAN"
+        ? "boolean"
+        : t === "TIMESTAMP"
+          ? "datetime"
+          : t === "JSON"
+            ? "object"
+            : t === "VARCHAR[]"
+              ? "array"
+              : t === "DECIMAL(38,0)"
+                ? "integer"
+                : "string"
 
 const SAFE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
@@ -79,7 +95,8 @@ export const publish = (options: PublishOptions) =>
     const checkpoints = yield* Checkpoints
     const root = checkpoints.root
     const target = resolve(options.to, options.name, options.version)
-    if (existsSync(target)) return yield* new PublishError({ message: `${target} exists: a published version is never overwritten; pick a new --version` })
+    if (existsSync(target))
+      return yield* new PublishError({ message: `${target} exists: a published version is never overwritten; pick a new --version` })
     const staging = `${target}.tmp-${process.pid}`
     const datasets: Array<ReleaseManifest["datasets"][number]> = []
     // what killed publishes left: their staging folders, named by a process that is gone
@@ -87,7 +104,8 @@ export const publish = (options: PublishOptions) =>
       try: async () => {
         for (const entry of await readdir(dirname(target)).catch(() => [] as Array<string>)) {
           const m = /\.tmp-(\d+)$/.exec(entry)
-          if (m && (Number(m[1]) === process.pid || !alive(Number(m[1])))) await rm(join(dirname(target), entry), { recursive: true, force: true })
+          if (m && (Number(m[1]) === process.pid || !alive(Number(m[1]))))
+            await rm(join(dirname(target), entry), { recursive: true, force: true })
         }
       },
       catch: (e) => new PublishError({ message: (e as Error).message })
@@ -96,11 +114,14 @@ export const publish = (options: PublishOptions) =>
       const m: Manifest | undefined = yield* checkpoints.get(d.name).pipe(Effect.mapError((e) => new PublishError({ message: e.message })))
       // a dataset folder with Parquet files and no manifest lost its manifest: publishing the rest without a word would drop it
       if (!m && holdsParquet(join(root, d.name)))
-        return yield* new PublishError({ message: `${d.name} holds Parquet files but no _manifest.json, which says which of them are data: restore it, or export ${d.name} again into a new folder` })
+        return yield* new PublishError({
+          message: `${d.name} holds Parquet files but no _manifest.json, which says which of them are data: restore it, or export ${d.name} again into a new folder`
+        })
       if (!m || m.files.length === 0) continue
       // a release holds whole commits only: listed files not in place refuse it
       const listed = yield* Effect.promise(() => listedFiles(root, d.name, d.columns))
-      if (listed !== undefined && "problem" in listed) return yield* new PublishError({ message: `${listed.problem} (nothing was published)` })
+      if (listed !== undefined && "problem" in listed)
+        return yield* new PublishError({ message: `${listed.problem} (nothing was published)` })
       const files = []
       for (const f of m.files) {
         const from = join(root, d.name, f.path)
@@ -111,12 +132,21 @@ export const publish = (options: PublishOptions) =>
             await copyFile(from, to)
             // copy what the manifest promises, or fail: a changed file is not published
             const sum = await sha256File(to)
-            if (sum !== f.sha256) throw new Error(`${d.name}/${f.path} does not match its committed sha256 (the lake was changed after export)`)
+            if (sum !== f.sha256)
+              throw new Error(`${d.name}/${f.path} does not match its committed sha256 (the lake was changed after export)`)
           },
           catch: (e) => new PublishError({ message: (e as Error).message })
         })
         const snapshotHeight = snapshotHeightOf(f.path)
-        files.push({ path: `${d.name}/${f.path}`, bytes: f.bytes, sha256: f.sha256, rows: f.rows, min_height: f.min_height, max_height: f.max_height, ...(snapshotHeight !== undefined ? { snapshot_height: snapshotHeight } : {}) })
+        files.push({
+          path: `${d.name}/${f.path}`,
+          bytes: f.bytes,
+          sha256: f.sha256,
+          rows: f.rows,
+          min_height: f.min_height,
+          max_height: f.max_height,
+          ...(snapshotHeight !== undefined ? { snapshot_height: snapshotHeight } : {})
+        })
       }
       datasets.push({
         name: d.name,
@@ -126,8 +156,15 @@ export const publish = (options: PublishOptions) =>
         files
       })
     }
-    if (datasets.length === 0) return yield* new PublishError({ message: `nothing to publish: ${root} has no committed files (run export first)` })
-    const manifest: ReleaseManifest = { name: options.name, version: options.version, license: options.license ?? null, created_at: new Date().toISOString(), datasets }
+    if (datasets.length === 0)
+      return yield* new PublishError({ message: `nothing to publish: ${root} has no committed files (run export first)` })
+    const manifest: ReleaseManifest = {
+      name: options.name,
+      version: options.version,
+      license: options.license ?? null,
+      created_at: new Date().toISOString(),
+      datasets
+    }
     const datapackage = {
       name: options.name.toLowerCase().replace(/[^a-z0-9._-]/g, "-"),
       version: options.version,
@@ -141,8 +178,17 @@ export const publish = (options: PublishOptions) =>
         bytes: d.files.reduce((s, f) => s + f.bytes, 0),
         schema: {
           fields: [
-            ...d.columns.map((c) => ({ name: c.name, type: frictionlessType(c.type), description: c.description, "x-parquet-type": c.type })),
-            { name: d.partition, type: d.partition === "date" ? "date" : "integer", description: "hive partition column (from the folder name)" }
+            ...d.columns.map((c) => ({
+              name: c.name,
+              type: frictionlessType(c.type),
+              description: c.description,
+              "x-parquet-type": c.type
+            })),
+            {
+              name: d.partition,
+              type: d.partition === "date" ? "date" : "integer",
+              description: "hive partition column (from the folder name)"
+            }
           ]
         }
       }))

@@ -53,9 +53,13 @@ export const validateRelease = (dir: string) =>
               continue
             }
             const quoted = `'${path.replace(/'/g, "''")}'`
-            const rows = Number((await conn.runAndReadAll(`SELECT count(*) FROM read_parquet(${quoted}, hive_partitioning = false)`)).getRows()[0][0])
+            const rows = Number(
+              (await conn.runAndReadAll(`SELECT count(*) FROM read_parquet(${quoted}, hive_partitioning = false)`)).getRows()[0][0]
+            )
             if (rows !== f.rows) problems.push(`${f.path}: ${rows} rows, the manifest says ${f.rows}`)
-            const cols = (await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${quoted}, hive_partitioning = false)`)).getRowObjectsJS().map((r) => String(r.column_name))
+            const cols = (await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${quoted}, hive_partitioning = false)`))
+              .getRowObjectsJS()
+              .map((r) => String(r.column_name))
             const expected = d.columns.map((c) => c.name)
             // a file written before a column was added lacks it (readers see NULL there): its columns
             // are the schema's with some left out, in the schema's order; anything else is a mismatch
@@ -99,7 +103,8 @@ const datapackageProblems = async (root: string, manifest: ReleaseManifest): Pro
     if (outside !== undefined) problems.push(`datapackage.json: ${name} lists ${JSON.stringify(outside)}, outside the release folder`)
     const files = byName.get(name)
     if (files === undefined) problems.push(`datapackage.json: ${name} is not a dataset of manifest.json`)
-    else if (paths.length !== files.size || !paths.every((p) => files.has(p))) problems.push(`datapackage.json: ${name}'s files are not the ones manifest.json lists`)
+    else if (paths.length !== files.size || !paths.every((p) => files.has(p)))
+      problems.push(`datapackage.json: ${name}'s files are not the ones manifest.json lists`)
   }
   for (const name of byName.keys()) if (!resources.some((r) => r.name === name)) problems.push(`datapackage.json: no resource for ${name}`)
   return problems

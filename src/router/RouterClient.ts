@@ -53,8 +53,10 @@ const answerMismatch = (asked: R.RouteRequest, route: R.RouteResponse): { path: 
   const norm = (d: string) => (HEX.test(d) ? d.toLowerCase() : d)
   const same = (a: string, b: string) => norm(a) === norm(b)
   for (const field of ["source_asset_chain_id", "source_asset_denom", "dest_asset_chain_id", "dest_asset_denom"] as const)
-    if (!same(asked[field], route[field])) return { path: field, message: `the route is for ${JSON.stringify(route[field])}, but ${JSON.stringify(asked[field])} was asked` }
-  if (BigInt(asked.amount_in) !== BigInt(route.amount_in)) return { path: "amount_in", message: `the route moves ${route.amount_in}, but ${asked.amount_in} was asked` }
+    if (!same(asked[field], route[field]))
+      return { path: field, message: `the route is for ${JSON.stringify(route[field])}, but ${JSON.stringify(asked[field])} was asked` }
+  if (BigInt(asked.amount_in) !== BigInt(route.amount_in))
+    return { path: "amount_in", message: `the route moves ${route.amount_in}, but ${asked.amount_in} was asked` }
   return undefined
 }
 
@@ -71,7 +73,8 @@ export const makeRouterClient = (config: RouterClientConfig) =>
       const url = request.url
       const transport = fetchBytes(http, request, policy.timeoutMs, {
         network: (reason): RouterError => new RouterNetworkError({ url, reason }),
-        tooLarge: (reason): RouterError => new RouterDecodeError({ endpoint, path: "", message: `the answer of ${url} is ${reason}`, truncated: false }),
+        tooLarge: (reason): RouterError =>
+          new RouterDecodeError({ endpoint, path: "", message: `the answer of ${url} is ${reason}`, truncated: false }),
         timeout: (): RouterError => new RouterTimeout({ url, timeoutMs: policy.timeoutMs })
       })
       return Effect.gen(function* () {
@@ -81,7 +84,13 @@ export const makeRouterClient = (config: RouterClientConfig) =>
         try {
           json = JSON.parse(text)
         } catch {
-          if (res.status >= 200 && res.status < 300) return yield* new RouterDecodeError({ endpoint, path: "", message: `not JSON (${text.length} bytes; truncated?)`, truncated: true })
+          if (res.status >= 200 && res.status < 300)
+            return yield* new RouterDecodeError({
+              endpoint,
+              path: "",
+              message: `not JSON (${text.length} bytes; truncated?)`,
+              truncated: true
+            })
         }
         if (res.status >= 200 && res.status < 300) return json
         const body = Schema.decodeUnknownOption(R.RouterErrorBody)(json)
@@ -92,14 +101,28 @@ export const makeRouterClient = (config: RouterClientConfig) =>
         if (reason === "LOW_INFO_ERROR") return yield* new LowInfoError({ message })
         // no route: code 12 or a 404 about routes (Skip); on Initia any route 400 without a reason (its wallet kit reads it so), with the body's optional `info`
         const info = body._tag === "Some" ? body.value.info : undefined
-        if (endpoint === "route" && (code === 12 || (res.status === 404 && code === 5 && /route/i.test(message)) || (res.status === 400 && reason === undefined && !/\binvalid\b|\brequired\b/i.test(message))))
+        if (
+          endpoint === "route" &&
+          (code === 12 ||
+            (res.status === 404 && code === 5 && /route/i.test(message)) ||
+            (res.status === 400 && reason === undefined && !/\binvalid\b|\brequired\b/i.test(message)))
+        )
           return yield* new NoRouteError({ message: info ? `${message} (${info})` : message, status: res.status })
-        return yield* new RouterHttpError({ status: res.status, url, code, body: message, retryAfterMs: parseRetryAfter(res.headers["retry-after"]) })
+        return yield* new RouterHttpError({
+          status: res.status,
+          url,
+          code,
+          body: message,
+          retryAfterMs: parseRetryAfter(res.headers["retry-after"])
+        })
       })
     }
 
     const call = <A, I>(schema: Schema.Schema<A, I>, endpoint: string, request: HttpRequest, retry = true) =>
-      (retry ? limiter.run(once(endpoint, request)).pipe(Effect.retry(retrySchedule<RouterError>(policy))) : limiter.run(once(endpoint, request))).pipe(
+      (retry
+        ? limiter.run(once(endpoint, request)).pipe(Effect.retry(retrySchedule<RouterError>(policy)))
+        : limiter.run(once(endpoint, request))
+      ).pipe(
         Effect.flatMap((json) => {
           const decoded = decodeWithPath(schema, json)
           return Either.isRight(decoded)
@@ -118,9 +141,14 @@ export const makeRouterClient = (config: RouterClientConfig) =>
           if (typeof o === "object" && o !== null && !("operations" in o))
             return Effect.fail(new NoRouteError({ message: typeof o.message === "string" ? o.message : "no routes found", status: 200 }))
           const decoded = decodeWithPath(R.RouteResponse, json)
-          if (Either.isLeft(decoded)) return Effect.fail(new RouterDecodeError({ endpoint: "route", path: decoded.left.path, message: decoded.left.message, truncated: false }))
+          if (Either.isLeft(decoded))
+            return Effect.fail(
+              new RouterDecodeError({ endpoint: "route", path: decoded.left.path, message: decoded.left.message, truncated: false })
+            )
           const mismatch = answerMismatch(request, decoded.right)
-          return mismatch ? Effect.fail(new RouterDecodeError({ endpoint: "route", path: mismatch.path, message: mismatch.message, truncated: false })) : Effect.succeed(decoded.right)
+          return mismatch
+            ? Effect.fail(new RouterDecodeError({ endpoint: "route", path: mismatch.path, message: mismatch.message, truncated: false }))
+            : Effect.succeed(decoded.right)
         })
       )
 
@@ -131,10 +159,16 @@ export const makeRouterClient = (config: RouterClientConfig) =>
         // Rule 3: one address per required chain, in the route's order
         const missing = routeResponse.required_chain_addresses.filter((c) => !options.addresses[c])
         if (missing.length > 0)
-          return yield* new RouterFlowError({ rule: "address_list", message: `the route needs an address on ${missing.join(", ")} (required_chain_addresses: ${routeResponse.required_chain_addresses.join(", ")})` })
+          return yield* new RouterFlowError({
+            rule: "address_list",
+            message: `the route needs an address on ${missing.join(", ")} (required_chain_addresses: ${routeResponse.required_chain_addresses.join(", ")})`
+          })
         // Rule 1: a route with required_op_hook needs the signed hook first
         if (routeResponse.required_op_hook === true && !options.signedOpHook)
-          return yield* new RouterFlowError({ rule: "op_hook", message: "the route has required_op_hook: fetch /op-hook, sign the hook, and pass signedOpHook" })
+          return yield* new RouterFlowError({
+            rule: "op_hook",
+            message: "the route has required_op_hook: fetch /op-hook, sign the hook, and pass signedOpHook"
+          })
         const body: Json = {
           source_asset_denom: routeResponse.source_asset_denom,
           source_asset_chain_id: routeResponse.source_asset_chain_id,
@@ -154,7 +188,11 @@ export const makeRouterClient = (config: RouterClientConfig) =>
       Effect.gen(function* () {
         // Rule 2: a tx is registered once
         const key = `${chainId}/${txHash.toLowerCase()}`
-        if (tracked.has(key)) return yield* new RouterFlowError({ rule: "track_once", message: `${txHash} on ${chainId} is already tracked; poll its status instead` })
+        if (tracked.has(key))
+          return yield* new RouterFlowError({
+            rule: "track_once",
+            message: `${txHash} on ${chainId} is already tracked; poll its status instead`
+          })
         let attempts = 0
         const attempt = Effect.suspend(() => {
           attempts++
@@ -181,7 +219,10 @@ export const makeRouterClient = (config: RouterClientConfig) =>
       call(R.TrackResponse, "track", post("/v2/tx/track", { tx_hash: txHash, chain_id: chainId }), false).pipe(Effect.asVoid, Effect.ignore)
 
     const status = (txHash: string, chainId: string) =>
-      call(R.TxStatusResponse, "status", { method: "GET", url: `${baseUrl}/v2/tx/status?${new URLSearchParams({ tx_hash: txHash, chain_id: chainId })}` })
+      call(R.TxStatusResponse, "status", {
+        method: "GET",
+        url: `${baseUrl}/v2/tx/status?${new URLSearchParams({ tx_hash: txHash, chain_id: chainId })}`
+      })
 
     const get = (path: string): HttpRequest => ({ method: "GET", url: baseUrl + path })
     /** Every asset the router knows, per chain (symbols and decimals). */
@@ -191,9 +232,25 @@ export const makeRouterClient = (config: RouterClientConfig) =>
 
     /** Devnet only: turn a msgs tx into a trackable tx hash (a real router never broadcasts). */
     const devnetBroadcast = (chainId: string, tx: R.MsgsTx, outcome?: "success" | "error" | "abandoned" | "unknown") =>
-      call(Schema.Struct({ tx_hash: Schema.String, chain_id: Schema.String }), "devnet/broadcast", post("/devnet/broadcast", { chain_id: chainId, tx, ...(outcome ? { outcome } : {}) }))
+      call(
+        Schema.Struct({ tx_hash: Schema.String, chain_id: Schema.String }),
+        "devnet/broadcast",
+        post("/devnet/broadcast", { chain_id: chainId, tx, ...(outcome ? { outcome } : {}) })
+      )
 
-    return { baseUrl, route, opHook, msgs, track, retrack, status, assets, chains, devnetBroadcast, markTracked: (txHash: string, chainId: string) => tracked.add(`${chainId}/${txHash.toLowerCase()}`) }
+    return {
+      baseUrl,
+      route,
+      opHook,
+      msgs,
+      track,
+      retrack,
+      status,
+      assets,
+      chains,
+      devnetBroadcast,
+      markTracked: (txHash: string, chainId: string) => tracked.add(`${chainId}/${txHash.toLowerCase()}`)
+    }
   })
 
 export type RouterClientService = Effect.Effect.Success<ReturnType<typeof makeRouterClient>>

@@ -70,6 +70,14 @@ export class RouterFlowError extends Data.TaggedError("RouterFlowError")<{ reado
   readonly retryable = false
 }
 
-export type RouterError = NoRouteError | BadPriceError | LowInfoError | RouterHttpError | RouterTimeout | RouterNetworkError | RouterDecodeError | RouterFlowError
+export type RouterError =
+  | NoRouteError
+  | BadPriceError
+  | LowInfoError
+  | RouterHttpError
+  | RouterTimeout
+  | RouterNetworkError
+  | RouterDecodeError
+  | RouterFlowError
 
 export const describeRouterError = (e: RouterError): string => (e._tag === "RouterDecodeError" ? e.toString() : e.message)

@@ -63,11 +63,22 @@ const OperationKinds = {
   axelar_transfer: withOpen({ ...Hop }),
   cctp_transfer: withOpen({ ...Hop }),
   // CCTP V2 (@skip-go/client 1.6.1 CCTPTransferV2): V1's hop plus its domain, finality threshold and max fee
-  cctp_transfer_v2: withOpen({ ...Hop, destination_domain: opt(Schema.Int), finality_threshold: opt(Schema.Int), max_fee: opt(OptionalBaseUnits) }),
+  cctp_transfer_v2: withOpen({
+    ...Hop,
+    destination_domain: opt(Schema.Int),
+    finality_threshold: opt(Schema.Int),
+    max_fee: opt(OptionalBaseUnits)
+  }),
   hyperlane_transfer: withOpen({ ...Hop }),
   op_init_transfer: withOpen({ ...Hop, op_init_bridge_id: Schema.String }),
   go_fast_transfer: withOpen({ ...Hop, fee: Open }),
-  evm_swap: withOpen({ from_chain_id: Schema.String, denom_in: Schema.String, denom_out: Schema.String, amount_in: BaseUnits, amount_out: BaseUnits }),
+  evm_swap: withOpen({
+    from_chain_id: Schema.String,
+    denom_in: Schema.String,
+    denom_out: Schema.String,
+    amount_in: BaseUnits,
+    amount_out: BaseUnits
+  }),
   bank_send: withOpen({ chain_id: Schema.String, denom: Schema.String }),
   stargate_transfer: withOpen({ ...Hop }),
   layer_zero_transfer: withOpen({ ...Hop }),
@@ -84,9 +95,9 @@ export const Operation = Schema.Struct(
     tx_index: Schema.Int,
     amount_in: BaseUnits,
     amount_out: BaseUnits,
-    ...Object.fromEntries(Object.entries(OperationKinds).map(([k, s]) => [k, opt(s)])) as {
+    ...(Object.fromEntries(Object.entries(OperationKinds).map(([k, s]) => [k, opt(s)])) as {
       [K in OperationKind]: Schema.optional<(typeof OperationKinds)[K]>
-    }
+    })
   },
   Open
 )
@@ -107,7 +118,6 @@ const Fee = Schema.Struct({
   operation_index: opt(Schema.NullOr(Schema.Int)),
   fee_behavior: opt(Schema.String)
 })
-type Fee = typeof Fee.Type
 
 const RouteWarning = Schema.Struct({ type: Schema.String, message: Schema.String })
 
@@ -190,7 +200,14 @@ export const SignedOpHook = Schema.Struct({ signer: Schema.String, hook: Schema.
 const CosmosMsg = Schema.Struct({ msg: Schema.String, msg_type_url: Schema.String })
 export const MsgsTx = Schema.Struct(
   {
-    cosmos_tx: opt(Schema.Struct({ chain_id: Schema.String, path: Schema.Array(Schema.String), signer_address: Schema.String, msgs: Schema.Array(CosmosMsg) })),
+    cosmos_tx: opt(
+      Schema.Struct({
+        chain_id: Schema.String,
+        path: Schema.Array(Schema.String),
+        signer_address: Schema.String,
+        msgs: Schema.Array(CosmosMsg)
+      })
+    ),
     evm_tx: opt(
       Schema.Struct({
         chain_id: Schema.String,
@@ -198,7 +215,9 @@ export const MsgsTx = Schema.Struct(
         value: Schema.String,
         data: Schema.String,
         signer_address: Schema.String,
-        required_erc20_approvals: opt(Schema.Array(Schema.Struct({ amount: Schema.String, spender: Schema.String, token_contract: Schema.String })))
+        required_erc20_approvals: opt(
+          Schema.Array(Schema.Struct({ amount: Schema.String, spender: Schema.String, token_contract: Schema.String }))
+        )
       })
     ),
     svm_tx: opt(Schema.Struct({ chain_id: Schema.String, signer_address: Schema.String, tx: Schema.String })),

@@ -21,7 +21,9 @@ import { commitFiles, writePending } from "../engine/commit.js"
 const AssetRef = Schema.Struct({ chain_id: Schema.String, denom: Schema.String })
 export const SamplingPlan = Schema.Struct({
   description: Schema.optional(Schema.String),
-  pairs: Schema.Array(Schema.Struct({ from: AssetRef, to: AssetRef, amounts: Schema.Array(Schema.String.pipe(Schema.pattern(/^[0-9]+$/))) })).pipe(Schema.minItems(1)),
+  pairs: Schema.Array(
+    Schema.Struct({ from: AssetRef, to: AssetRef, amounts: Schema.Array(Schema.String.pipe(Schema.pattern(/^[0-9]+$/))) })
+  ).pipe(Schema.minItems(1)),
   variants: Schema.Array(
     Schema.Struct({
       label: Schema.String,
@@ -50,10 +52,17 @@ const notAnswered = (e: RouterError): boolean =>
 
 export const loadPlan = (path: string) =>
   Effect.gen(function* () {
-    const text = yield* Effect.tryPromise({ try: () => readFile(path, "utf8"), catch: (e) => new PlanError({ message: `cannot read the plan ${path}: ${(e as Error).message}` }) })
-    const json = yield* Effect.try({ try: () => JSON.parse(text) as unknown, catch: (e) => new PlanError({ message: `the plan ${path} is not JSON: ${(e as Error).message}` }) })
+    const text = yield* Effect.tryPromise({
+      try: () => readFile(path, "utf8"),
+      catch: (e) => new PlanError({ message: `cannot read the plan ${path}: ${(e as Error).message}` })
+    })
+    const json = yield* Effect.try({
+      try: () => JSON.parse(text) as unknown,
+      catch: (e) => new PlanError({ message: `the plan ${path} is not JSON: ${(e as Error).message}` })
+    })
     const plan = decodeWithPath(SamplingPlan, json)
-    if (Either.isLeft(plan)) return yield* new PlanError({ message: `the plan ${path} is invalid at ${plan.left.path || "(root)"}: ${plan.left.message}` })
+    if (Either.isLeft(plan))
+      return yield* new PlanError({ message: `the plan ${path} is invalid at ${plan.left.path || "(root)"}: ${plan.left.message}` })
     const repeated = repeatedAsk(plan.right)
     if (repeated) return yield* new PlanError({ message: `the plan ${path} is invalid at ${repeated}` })
     return plan.right
@@ -114,7 +123,12 @@ export interface RoundResult {
 }
 
 /** Writes `rows` of `dataset` as one committed file named for `roundId`. */
-const commitRows = (dataset: Pick<SampleDataset<unknown>, "name" | "columns" | "sortKey">, rows: ReadonlyArray<Row>, at: Date, roundId: string) =>
+const commitRows = (
+  dataset: Pick<SampleDataset<unknown>, "name" | "columns" | "sortKey">,
+  rows: ReadonlyArray<Row>,
+  at: Date,
+  roundId: string
+) =>
   Effect.gen(function* () {
     const sink = yield* ParquetSink
     const checkpoints = yield* Checkpoints
@@ -144,10 +158,16 @@ const readMetadata = <A>(dataset: keyof MetadataWanted, want: MetadataWant, read
   const endpoint = METADATA_ENDPOINTS[dataset]
   return read.pipe(
     Effect.map((value): { value: A } | NotServed => ({ value })),
-    Effect.catchIf(notServed, (e): Effect.Effect<NotServed, MetadataNotServedError> =>
-      want === "required"
-        ? Effect.fail(new MetadataNotServedError({ message: `${dataset} was asked for, but the router does not serve ${endpoint} (${e.status}); the round's quotes are committed` }))
-        : Effect.succeed({ dataset, endpoint, status: e.status })
+    Effect.catchIf(
+      notServed,
+      (e): Effect.Effect<NotServed, MetadataNotServedError> =>
+        want === "required"
+          ? Effect.fail(
+              new MetadataNotServedError({
+                message: `${dataset} was asked for, but the router does not serve ${endpoint} (${e.status}); the round's quotes are committed`
+              })
+            )
+          : Effect.succeed({ dataset, endpoint, status: e.status })
     )
   )
 }
@@ -162,13 +182,21 @@ export const sampleReference = (roundId: string, wanted: MetadataWanted = METADA
     const router = yield* RouterClient
     const at = new Date()
     const sampledAt = at.toISOString()
-    const [assets, chains] = yield* Effect.all([readMetadata("router_assets", wanted.router_assets, router.assets), readMetadata("router_chains", wanted.router_chains, router.chains)], {
-      concurrency: 2
-    })
+    const [assets, chains] = yield* Effect.all(
+      [
+        readMetadata("router_assets", wanted.router_assets, router.assets),
+        readMetadata("router_chains", wanted.router_chains, router.chains)
+      ],
+      {
+        concurrency: 2
+      }
+    )
     const result: { assets?: number; chains?: number; notServed: Array<NotServed> } = { notServed: [] }
     for (const read of [assets, chains]) if (read && !("value" in read)) result.notServed.push(read)
     if (assets && "value" in assets) {
-      const rows = Object.values(assets.value.chain_to_assets_map).flatMap((c) => c.assets.map((asset) => routerAssets.toRow({ sampledAt, asset })))
+      const rows = Object.values(assets.value.chain_to_assets_map).flatMap((c) =>
+        c.assets.map((asset) => routerAssets.toRow({ sampledAt, asset }))
+      )
       yield* commitRows(routerAssets, rows, at, roundId)
       result.assets = rows.length
     }
@@ -181,7 +209,10 @@ export const sampleReference = (roundId: string, wanted: MetadataWanted = METADA
   })
 
 /** One round: every quote of the plan, written as one committed file (and, `withReference`, the router's assets and chains: true reads those served). */
-export const sampleRound = (plan: SamplingPlan, options: { readonly concurrency?: number; readonly withReference?: boolean | MetadataWanted } = {}) =>
+export const sampleRound = (
+  plan: SamplingPlan,
+  options: { readonly concurrency?: number; readonly withReference?: boolean | MetadataWanted } = {}
+) =>
   Effect.gen(function* () {
     const router = yield* RouterClient
     const started = new Date()
@@ -222,7 +253,9 @@ export const sampleRound = (plan: SamplingPlan, options: { readonly concurrency?
               // a failed quote is data, not a crash: every ask becomes exactly one row
               Effect.either,
               Effect.tap((r) => void (Either.isLeft(r) && notAnswered(r.left) && unanswered.push(r.left))),
-              Effect.map((r) => routeQuotes.toRow({ asked: { ...q, sampledAt }, ...(Either.isRight(r) ? { route: r.right } : { error: r.left }) }))
+              Effect.map((r) =>
+                routeQuotes.toRow({ asked: { ...q, sampledAt }, ...(Either.isRight(r) ? { route: r.right } : { error: r.left }) })
+              )
             )
         }),
       { concurrency: options.concurrency ?? 8 }
@@ -237,7 +270,14 @@ export const sampleRound = (plan: SamplingPlan, options: { readonly concurrency?
     const ok = rows.filter((r) => r[okColumn] === true).length
     const wanted = options.withReference === true ? METADATA_IF_SERVED : options.withReference || undefined
     const reference = wanted ? yield* sampleReference(roundId, wanted) : undefined
-    return { roundId, quotes: rows.length, ok, failed: rows.length - ok, file: rel, ...(reference ? { reference } : {}) } satisfies RoundResult
+    return {
+      roundId,
+      quotes: rows.length,
+      ok,
+      failed: rows.length - ok,
+      file: rel,
+      ...(reference ? { reference } : {})
+    } satisfies RoundResult
   })
 
 /**
@@ -271,7 +311,10 @@ export const sampleRoutes = (
     for (let i = 0; i < options.rounds; i++) {
       if (i > 0 && options.every) yield* Effect.sleep(options.every)
       // the router's assets and chains with the run's first stored round
-      const r = yield* sampleRound(plan, { concurrency: options.concurrency, withReference: results.length === 0 && (options.metadata ?? METADATA_IF_SERVED) }).pipe(
+      const r = yield* sampleRound(plan, {
+        concurrency: options.concurrency,
+        withReference: results.length === 0 && (options.metadata ?? METADATA_IF_SERVED)
+      }).pipe(
         // one round of an outage in a long sampling run is skipped, said, and the next round tried (a blip ended a sampler meant to run for days)
         Effect.catchTag("RouterUnavailableError", (e) =>
           options.rounds > 1

@@ -46,7 +46,12 @@ export const NOT_FOUND_FOR_MS = 120_000
 const isTxNotFound = (e: RouterError): boolean => e._tag === "RouterHttpError" && e.status === 404 && /tx not found/i.test(e.body)
 
 /** interwovenkit's cadence: 60 s, 5 s within 5 min of the ETA, 1 s once overdue. */
-export const WALLET_POLLING: PollSchedule = { slow: Duration.seconds(60), near: Duration.seconds(5), overdue: Duration.seconds(1), nearWindow: Duration.minutes(5) }
+export const WALLET_POLLING: PollSchedule = {
+  slow: Duration.seconds(60),
+  near: Duration.seconds(5),
+  overdue: Duration.seconds(1),
+  nearWindow: Duration.minutes(5)
+}
 
 /** The wait before the next status poll. Without an estimate the ETA is unknown: poll at the `near` pace. */
 export const nextPollDelay = (now: number, eta: number | undefined, s: PollSchedule): Duration.Duration => {
@@ -65,7 +70,10 @@ interface TrackedTx {
 
 const registryPath = (root: string) => join(root, transfers.name, "_tracked.json")
 /** The overall deadline passed with the tx not in a final state: what was observed is kept, a rerun goes on. */
-export class TrackTimeoutError extends Data.TaggedError("TrackTimeoutError")<{ readonly message: string; readonly pending: ReadonlyArray<{ readonly txHash: string; readonly chainId: string; readonly state?: string }> }> {}
+export class TrackTimeoutError extends Data.TaggedError("TrackTimeoutError")<{
+  readonly message: string
+  readonly pending: ReadonlyArray<{ readonly txHash: string; readonly chainId: string; readonly state?: string }>
+}> {}
 
 /**
  * The default overall deadline: the route's estimate plus 30 minutes (the router itself abandons a
@@ -175,7 +183,12 @@ export const trackTransfer = (options: TrackOptions) =>
           return { tx: known, resumed: true }
         }
         yield* router.track(options.txHash, options.chainId)
-        const tx: TrackedTx = { txHash: options.txHash, chainId: options.chainId, registeredAt: new Date().toISOString(), estimatedSeconds: options.estimatedSeconds }
+        const tx: TrackedTx = {
+          txHash: options.txHash,
+          chainId: options.chainId,
+          registeredAt: new Date().toISOString(),
+          estimatedSeconds: options.estimatedSeconds
+        }
         // read again after the router call: what another run wrote meanwhile (had this run's lock
         // been taken over, see lock.ts) is kept, its entry too
         const now = yield* readRegistry(root)
@@ -234,7 +247,10 @@ export const trackTransfer = (options: TrackOptions) =>
     let retracked = false
     const loop = Effect.gen(function* () {
       for (;;) {
-        const polled = yield* router.status(options.txHash, options.chainId).pipe(Effect.map(Either.right), Effect.catchIf(isTxNotFound, (e) => Effect.succeed(Either.left(e))))
+        const polled = yield* router.status(options.txHash, options.chainId).pipe(
+          Effect.map(Either.right),
+          Effect.catchIf(isTxNotFound, (e) => Effect.succeed(Either.left(e)))
+        )
         if (Either.isLeft(polled)) {
           const at = Date.now()
           notFoundSince ??= at

@@ -10,7 +10,8 @@ import { formatPath, type FieldIssue } from "./decode.js"
 
 type Check = (value: unknown, path: Array<PropertyKey>) => FieldIssue | undefined
 
-const actual = (v: unknown) => (typeof v === "string" ? JSON.stringify(v) : v === undefined ? "undefined" : Array.isArray(v) ? "array" : JSON.stringify(v))
+const actual = (v: unknown) =>
+  typeof v === "string" ? JSON.stringify(v) : v === undefined ? "undefined" : Array.isArray(v) ? "array" : JSON.stringify(v)
 const issue = (path: ReadonlyArray<PropertyKey>, expected: string, value: unknown): FieldIssue => ({
   path: formatPath(path),
   message: `Expected ${expected}, actual ${actual(value)}`
@@ -33,7 +34,9 @@ const compile = (ast: SchemaAST.AST): Check => {
       return (v, p) => (v === ast.literal ? undefined : issue(p, JSON.stringify(ast.literal), v))
     case "Union": {
       const members = ast.types.map(compile)
-      const label = ast.types.map((t) => (t._tag === "Literal" ? JSON.stringify(t.literal) : t._tag.replace("Keyword", "").toLowerCase())).join(" | ")
+      const label = ast.types
+        .map((t) => (t._tag === "Literal" ? JSON.stringify(t.literal) : t._tag.replace("Keyword", "").toLowerCase()))
+        .join(" | ")
       return (v, p) => {
         let deepest: FieldIssue | undefined
         for (const m of members) {
@@ -81,7 +84,7 @@ const compile = (ast: SchemaAST.AST): Check => {
         if (typeof v !== "object" || v === null || Array.isArray(v)) return issue(p, "object", v)
         const o = v as Record<PropertyKey, unknown>
         for (const prop of props) {
-          const has = Object.prototype.hasOwnProperty.call(o, prop.name)
+          const has = Object.hasOwn(o, prop.name)
           if (!has) {
             if (prop.optional) continue
             return { path: formatPath([...p, prop.name]), message: "is missing" }
@@ -102,7 +105,6 @@ const compile = (ast: SchemaAST.AST): Check => {
         return undefined
       }
     }
-    case "Declaration":
     default:
       throw new Error(`fastValidate: schema node ${ast._tag} is not supported`)
   }
@@ -170,7 +172,7 @@ const compileTest = (ast: SchemaAST.AST): Test => {
           const value = o[prop.name]
           if (value === undefined) {
             if (prop.optional) continue
-            if (!Object.prototype.hasOwnProperty.call(o, prop.name)) return false
+            if (!Object.hasOwn(o, prop.name)) return false
           }
           if (!prop.test(value)) return false
         }

@@ -18,7 +18,10 @@ import type { FieldIssue } from "../schema/decode.js"
 export const parseListPage = (
   bytes: ArrayBuffer,
   arrayKey: string
-): { readonly _tag: "Page"; readonly page: Omit<ListPage, "key"> } | { readonly _tag: "Truncated" } | { readonly _tag: "BadEnvelope"; readonly issue: FieldIssue } => {
+):
+  | { readonly _tag: "Page"; readonly page: Omit<ListPage, "key"> }
+  | { readonly _tag: "Truncated" }
+  | { readonly _tag: "BadEnvelope"; readonly issue: FieldIssue } => {
   const parsed = readJson(bytes)
   if (!parsed) return { _tag: "Truncated" }
   const envelope = readListEnvelope(parsed.json, arrayKey)
@@ -30,7 +33,8 @@ export const parseListPage = (
 }
 
 /** A record's field path within its page: `txs[3].height`. */
-const recordPath = (arrayKey: string, index: number, path: string) => `${arrayKey}[${index}]${path ? (path.startsWith("[") ? "" : ".") + path : ""}`
+const recordPath = (arrayKey: string, index: number, path: string) =>
+  `${arrayKey}[${index}]${path ? (path.startsWith("[") ? "" : ".") + path : ""}`
 
 /** The block list, read by height for the block times of lists whose records carry only a height. */
 const blockList: ListRef = { endpoint: "blocks", path: "/indexer/block/v1/blocks", arrayKey: "blocks" }
@@ -48,7 +52,10 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
       indexer.getWith(list.endpoint, list.path, { ...indexer.pageQuery(request), ...list.query }, (raw) => {
         const parsed = parseListPage(raw.bytes, list.arrayKey)
         if (parsed._tag === "Truncated") return Effect.fail(new IndexerTruncatedBody({ url: raw.url, bytes: raw.bytes.byteLength }))
-        if (parsed._tag === "BadEnvelope") return Effect.fail(new IndexerDecodeError({ endpoint: list.endpoint, key, path: parsed.issue.path, message: parsed.issue.message }))
+        if (parsed._tag === "BadEnvelope")
+          return Effect.fail(
+            new IndexerDecodeError({ endpoint: list.endpoint, key, path: parsed.issue.path, message: parsed.issue.message })
+          )
         return Effect.succeed({ key, ...parsed.page })
       })
     )
@@ -59,7 +66,10 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
   // route that is served: only 404 says a route is not
   const refused = (e: IndexerError) => e._tag === "IndexerHttpError" && e.status === 400
   // the real indexer answers 404 on routes it does not serve (EVM routes on Move/Wasm rollups)
-  const probe = (list: ListRef, request: Parameters<SourceService["page"]>[1]): Effect.Effect<ListPage | "not served" | "refused", IndexerError> =>
+  const probe = (
+    list: ListRef,
+    request: Parameters<SourceService["page"]>[1]
+  ): Effect.Effect<ListPage | "not served" | "refused", IndexerError> =>
     page(list, request).pipe(
       Effect.map((p): ListPage | "not served" | "refused" => p),
       Effect.catchIf(is404, () => Effect.succeed("not served" as const)),
@@ -96,8 +106,22 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
             const b = block as { height?: unknown; timestamp?: unknown }
             const height = typeof b.height === "string" ? Number(b.height) : NaN
             if (!Number.isSafeInteger(height) || typeof b.timestamp !== "string")
-              return yield* Effect.fail(new IndexerDecodeError({ endpoint: blockList.endpoint, key, path: recordPath(blockList.arrayKey, index, typeof b.timestamp !== "string" ? "timestamp" : "height"), message: "expected a block with a string height and timestamp" }))
-            if (height <= last) return yield* Effect.fail(new IndexerPagingError({ endpoint: blockList.endpoint, key, message: `height ${height} came after height ${last}: the block list went back` }))
+              return yield* Effect.fail(
+                new IndexerDecodeError({
+                  endpoint: blockList.endpoint,
+                  key,
+                  path: recordPath(blockList.arrayKey, index, typeof b.timestamp !== "string" ? "timestamp" : "height"),
+                  message: "expected a block with a string height and timestamp"
+                })
+              )
+            if (height <= last)
+              return yield* Effect.fail(
+                new IndexerPagingError({
+                  endpoint: blockList.endpoint,
+                  key,
+                  message: `height ${height} came after height ${last}: the block list went back`
+                })
+              )
             last = height
             if (height > to) break
             remember(height, got.latin1 ? restoreString(b.timestamp) : b.timestamp)
@@ -116,7 +140,13 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
         for (const h of heights) {
           const time = times.get(h)
           if (time === undefined)
-            return Effect.fail(new IndexerPagingError({ endpoint: blockList.endpoint, key: heightCursor(h - 1), message: `block ${h} is not in the block list (pruned, or not indexed yet), so the rows at that height have no block time` }))
+            return Effect.fail(
+              new IndexerPagingError({
+                endpoint: blockList.endpoint,
+                key: heightCursor(h - 1),
+                message: `block ${h} is not in the block list (pruned, or not indexed yet), so the rows at that height have no block time`
+              })
+            )
           answer.set(h, time)
         }
         return Effect.succeed(answer)
@@ -137,7 +167,15 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
       const collect = (p: ListPage): Effect.Effect<PageInfo, IndexerError> => {
         for (const [index, t] of p.items.entries()) {
           const hash = (t as { txhash?: unknown }).txhash
-          if (typeof hash !== "string") return Effect.fail(new IndexerDecodeError({ endpoint: list.endpoint, key: p.key, path: recordPath(list.arrayKey, index, "txhash"), message: "expected a tx with a string txhash" }))
+          if (typeof hash !== "string")
+            return Effect.fail(
+              new IndexerDecodeError({
+                endpoint: list.endpoint,
+                key: p.key,
+                path: recordPath(list.arrayKey, index, "txhash"),
+                message: "expected a tx with a string txhash"
+              })
+            )
           hashes.push(p.latin1 ? restoreString(hash) : hash)
         }
         return Effect.succeed({ key: p.key, nextKey: p.nextKey, count: p.items.length })
@@ -158,10 +196,16 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
     })
   // the blocks of one page at once: the client's request limiter bounds what is in flight
   const cosmosTxHashes = (heights: ReadonlyArray<number>): Effect.Effect<ReadonlyMap<number, ReadonlyArray<string>>, IndexerError> =>
-    Effect.forEach(heights, (h) => Effect.map(hashesOf(h), (hashes) => [h, hashes] as const), { concurrency: "unbounded" }).pipe(Effect.map((pairs) => new Map(pairs)))
+    Effect.forEach(heights, (h) => Effect.map(hashesOf(h), (hashes) => [h, hashes] as const), { concurrency: "unbounded" }).pipe(
+      Effect.map((pairs) => new Map(pairs))
+    )
   return {
     status: indexer.status.pipe(
-      Effect.map((s) => ({ chainId: s.chain_id, tip: s.height, watermarks: { height: s.height, internal_tx_height: s.internal_tx_height, rich_list_height: s.rich_list_height } }))
+      Effect.map((s) => ({
+        chainId: s.chain_id,
+        tip: s.height,
+        watermarks: { height: s.height, internal_tx_height: s.internal_tx_height, rich_list_height: s.rich_list_height }
+      }))
     ),
     // a height pruned away or above the tip: 404 "block not found"
     blockHash: (height) =>
@@ -181,7 +225,8 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
     page,
     blockTimes,
     cosmosTxHashes,
-    invalidRecord: (list, key, index, issue) => new IndexerDecodeError({ endpoint: list.endpoint, key, path: recordPath(list.arrayKey, index, issue.path), message: issue.message }),
+    invalidRecord: (list, key, index, issue) =>
+      new IndexerDecodeError({ endpoint: list.endpoint, key, path: recordPath(list.arrayKey, index, issue.path), message: issue.message }),
     untrustedPaging: (list, key, message) => new IndexerPagingError({ endpoint: list.endpoint, key, message })
   }
 }

@@ -17,7 +17,18 @@
  */
 import { dirname, join } from "node:path"
 import { Effect, Either } from "effect"
-import { compactionReport, CompactionError, DEFAULT_COMPACTION, DEFAULT_GRACE_MS, mergedName, mergeGroup, planCompaction, plannedMerge, type CompactOptions, type DatasetCompaction } from "../lake/compaction.js"
+import {
+  compactionReport,
+  CompactionError,
+  DEFAULT_COMPACTION,
+  DEFAULT_GRACE_MS,
+  mergedName,
+  mergeGroup,
+  planCompaction,
+  plannedMerge,
+  type CompactOptions,
+  type DatasetCompaction
+} from "../lake/compaction.js"
 import { fragmentName } from "../lake/commitLog.js"
 import { isContainedPath, makeFolder } from "../lake/files.js"
 import { newWriterId, writerGone } from "../lake/lock.js"
@@ -38,11 +49,16 @@ const tidy = (s3: S3, loc: S3Location, manifest: Manifest, graceMs: number) =>
     const listed = new Set([...manifest.files, ...(manifest.retired ?? [])].map((f) => f.path))
     for (const name of yield* list(s3, loc, intentsOf(d))) {
       const text = yield* download(s3, loc, intentsOf(d) + name)
-      const intent = Either.getOrUndefined(Either.try(() => JSON.parse(text ?? "") as { readonly writer?: string; readonly at?: string; readonly paths?: ReadonlyArray<unknown> }))
+      const intent = Either.getOrUndefined(
+        Either.try(
+          () => JSON.parse(text ?? "") as { readonly writer?: string; readonly at?: string; readonly paths?: ReadonlyArray<unknown> }
+        )
+      )
       const writer = String(intent?.writer ?? "")
       const stale = Date.now() - Date.parse(String(intent?.at ?? 0)) > INTENT_STALE_MS || writerGone(writer)
       if (!stale) continue
-      for (const path of intent?.paths ?? []) if (typeof path === "string" && isContainedPath(path) && !listed.has(path)) yield* remove(s3, loc, `${d}/${path}`)
+      for (const path of intent?.paths ?? [])
+        if (typeof path === "string" && isContainedPath(path) && !listed.has(path)) yield* remove(s3, loc, `${d}/${path}`)
       yield* remove(s3, loc, intentsOf(d) + name)
     }
     const now = Date.now()
@@ -70,7 +86,10 @@ const retire = (s3: S3, loc: S3Location, dataset: string, path: string) =>
 export const compactS3 = (
   url: string,
   datasets: ReadonlyArray<{ readonly name: string; readonly sortKey: ReadonlyArray<string> }>,
-  options: CompactOptions & { readonly endpoint?: string; readonly checkpoint?: { readonly after?: number; readonly settleMs?: number } } = {}
+  options: CompactOptions & {
+    readonly endpoint?: string
+    readonly checkpoint?: { readonly after?: number; readonly settleMs?: number }
+  } = {}
 ) =>
   Effect.gen(function* () {
     const loc = parseS3Url(url)
@@ -99,7 +118,11 @@ export const compactS3 = (
         yield* put(s3, loc, intent, JSON.stringify({ writer, at: new Date().toISOString(), paths: [rel] })).pipe(Effect.mapError(fail))
         yield* Effect.forEach(
           group.files,
-          (f) => Effect.zipRight(Effect.promise(() => makeFolder(dirname(local(f.path)))), downloadFile(s3, loc, `${d.name}/${f.path}`, local(f.path))),
+          (f) =>
+            Effect.zipRight(
+              Effect.promise(() => makeFolder(dirname(local(f.path)))),
+              downloadFile(s3, loc, `${d.name}/${f.path}`, local(f.path))
+            ),
           { concurrency: 4, discard: true }
         ).pipe(Effect.mapError(fail))
         const file = yield* mergeGroup(group, `${url}/${d.name}`, (f) => local(f.path), local(rel), rel, d.sortKey)
@@ -122,8 +145,16 @@ export const compactS3 = (
           yield* remove(s3, loc, `${d.name}/${rel}`).pipe(Effect.mapError(fail))
           skipped.push(`${group.partition}: another compaction retired one of its files first`)
         } else {
-          yield* Effect.forEach(group.files, (f) => retire(s3, loc, d.name, f.path), { concurrency: 4, discard: true }).pipe(Effect.mapError(fail))
-          merged.push({ partition: group.partition, files: group.files.length, bytesBefore: group.bytes, bytesAfter: file.bytes, rows: file.rows })
+          yield* Effect.forEach(group.files, (f) => retire(s3, loc, d.name, f.path), { concurrency: 4, discard: true }).pipe(
+            Effect.mapError(fail)
+          )
+          merged.push({
+            partition: group.partition,
+            files: group.files.length,
+            bytesBefore: group.bytes,
+            bytesAfter: file.bytes,
+            rows: file.rows
+          })
         }
         yield* remove(s3, loc, intent).pipe(Effect.mapError(fail))
         yield* removeDir(join(work, d.name))

@@ -44,7 +44,9 @@ let noticeSaid = false
 const withoutSdkNodeNotice = <A>(make: () => A): A => {
   if (process.env[SDK_NOTICE_SWITCH] !== undefined) return make()
   if (!noticeSaid && Number(process.versions.node.split(".")[0]) < SDK_FUTURE_NODE)
-    console.error(`chain-lake: note: AWS SDK releases after January 2027 need Node ${SDK_FUTURE_NODE} or newer; this is Node ${process.versions.node}, which the SDK version chain-lake pins supports`)
+    console.error(
+      `chain-lake: note: AWS SDK releases after January 2027 need Node ${SDK_FUTURE_NODE} or newer; this is Node ${process.versions.node}, which the SDK version chain-lake pins supports`
+    )
   noticeSaid = true
   process.env[SDK_NOTICE_SWITCH] = "true"
   try {
@@ -79,7 +81,8 @@ export const makeS3 = (endpoint?: string): S3 => {
 
 const key = (loc: S3Location, rel: string) => (loc.prefix ? `${loc.prefix}/${rel}` : rel)
 
-const fail = (what: string) => (e: unknown) => new StorageError({ message: `${what}: ${(e as Error).name === "NoSuchBucket" ? "no such bucket" : (e as Error).message}` })
+const fail = (what: string) => (e: unknown) =>
+  new StorageError({ message: `${what}: ${(e as Error).name === "NoSuchBucket" ? "no such bucket" : (e as Error).message}` })
 
 export const exists = (s3: S3, loc: S3Location, rel: string) =>
   Effect.tryPromise({
@@ -120,7 +123,12 @@ export const upload = (s3: S3, dir: string, loc: S3Location, files: ReadonlyArra
       Effect.tryPromise({
         try: async () => {
           const { Upload } = await import("@aws-sdk/lib-storage")
-          await new Upload({ client: await s3.client(), params: { Bucket: loc.bucket, Key: key(loc, rel), Body: createReadStream(join(dir, rel)) }, partSize: 8 * 1024 * 1024, queueSize: 2 }).done()
+          await new Upload({
+            client: await s3.client(),
+            params: { Bucket: loc.bucket, Key: key(loc, rel), Body: createReadStream(join(dir, rel)) },
+            partSize: 8 * 1024 * 1024,
+            queueSize: 2
+          }).done()
         },
         catch: fail(`upload of ${rel} to s3://${loc.bucket}/${key(loc, rel)} failed`)
       }),
@@ -135,9 +143,15 @@ export const listEntries = (s3: S3, loc: S3Location, rel: string, after?: string
       let token: string | undefined
       do {
         const r = await (await s3.client()).send(
-          new (await sdk()).ListObjectsV2Command({ Bucket: loc.bucket, Prefix: key(loc, rel), ContinuationToken: token, ...(after !== undefined && !token ? { StartAfter: key(loc, rel + after) } : {}) })
+          new (await sdk()).ListObjectsV2Command({
+            Bucket: loc.bucket,
+            Prefix: key(loc, rel),
+            ContinuationToken: token,
+            ...(after !== undefined && !token ? { StartAfter: key(loc, rel + after) } : {})
+          })
         )
-        for (const c of r.Contents ?? []) if (c.Key) out.push({ name: c.Key.slice(key(loc, rel).length), modified: c.LastModified ?? new Date(0) })
+        for (const c of r.Contents ?? [])
+          if (c.Key) out.push({ name: c.Key.slice(key(loc, rel).length), modified: c.LastModified ?? new Date(0) })
         token = r.IsTruncated ? r.NextContinuationToken : undefined
       } while (token)
       // a store that ignores StartAfter is held to it here
@@ -147,7 +161,8 @@ export const listEntries = (s3: S3, loc: S3Location, rel: string, after?: string
   })
 
 /** Keys under `rel` (a folder, with its trailing slash), relative to it, in name order; only those named after `after` when given. */
-export const list = (s3: S3, loc: S3Location, rel: string, after?: string) => Effect.map(listEntries(s3, loc, rel, after), (entries) => entries.map((e) => e.name))
+export const list = (s3: S3, loc: S3Location, rel: string, after?: string) =>
+  Effect.map(listEntries(s3, loc, rel, after), (entries) => entries.map((e) => e.name))
 
 /** Writes one object from memory. */
 export const put = (s3: S3, loc: S3Location, rel: string, body: string) =>
@@ -169,12 +184,23 @@ export const downloadFile = (s3: S3, loc: S3Location, rel: string, path: string)
   })
 
 /** A key as CopySource wants it: URL-encoded, but `=` of the Hive folders kept (a sub-delimiter paths allow, which some stores do not decode). */
-const copySource = (k: string) => k.split("/").map((part) => encodeURIComponent(part).replace(/%3D/g, "=")).join("/")
+const copySource = (k: string) =>
+  k
+    .split("/")
+    .map((part) => encodeURIComponent(part).replace(/%3D/g, "="))
+    .join("/")
 
 /** Copies one object to another key of the same bucket, server side. */
 export const copy = (s3: S3, loc: S3Location, from: string, to: string) =>
   Effect.tryPromise({
-    try: async () => (await s3.client()).send(new (await sdk()).CopyObjectCommand({ Bucket: loc.bucket, CopySource: `${loc.bucket}/${copySource(key(loc, from))}`, Key: key(loc, to) })),
+    try: async () =>
+      (await s3.client()).send(
+        new (await sdk()).CopyObjectCommand({
+          Bucket: loc.bucket,
+          CopySource: `${loc.bucket}/${copySource(key(loc, from))}`,
+          Key: key(loc, to)
+        })
+      ),
     catch: fail(`cannot copy s3://${loc.bucket}/${key(loc, from)} to ${key(loc, to)}`)
   })
 

@@ -14,7 +14,21 @@ import { readReleaseManifest } from "../publish/publish.js"
 import { CheckpointError } from "../lake/Checkpoints.js"
 import { writerGone } from "../lake/lock.js"
 import { checkpointName, fragmentName, fragmentTaken, LogCheckpoint, mergeFragment } from "../lake/commitLog.js"
-import { download, downloadFile, exists, list, listEntries, makeS3, parseS3Url, put, remove, StorageError, upload, type S3, type S3Location } from "./s3.js"
+import {
+  download,
+  downloadFile,
+  exists,
+  list,
+  listEntries,
+  makeS3,
+  parseS3Url,
+  put,
+  remove,
+  StorageError,
+  upload,
+  type S3,
+  type S3Location
+} from "./s3.js"
 
 const WORK_PREFIX = "chain-lake-s3-"
 
@@ -25,12 +39,12 @@ const WORK_PREFIX = "chain-lake-s3-"
 export const newWorkDir = (writer: string) =>
   Effect.promise(async () => {
     for (const entry of await readdir(tmpdir()).catch(() => [] as Array<string>))
-      if (entry.startsWith(WORK_PREFIX) && writerGone(entry.slice(WORK_PREFIX.length))) await rm(join(tmpdir(), entry), { recursive: true, force: true })
+      if (entry.startsWith(WORK_PREFIX) && writerGone(entry.slice(WORK_PREFIX.length)))
+        await rm(join(tmpdir(), entry), { recursive: true, force: true })
     const dir = join(tmpdir(), WORK_PREFIX + writer)
     await makeFolder(dir)
     return dir
   })
-
 
 /** The commit log of a dataset on S3: one fragment per commit of a writer (src/lake/commitLog.ts). */
 export const logOf = (dataset: string) => `${dataset}/_log/`
@@ -96,20 +110,29 @@ export const CHECKPOINT_SETTLE_MS = 60 * 60_000
  * start there. Then the fragments (and older checkpoints) covered by a checkpoint that has stood
  * `settleMs` are deleted. Any writer may do it: two checkpoints of the same log agree.
  */
-export const checkpointLog = (s3: S3, loc: S3Location, dataset: string, read: RemoteRead, options: { readonly after?: number; readonly settleMs?: number } = {}) =>
+export const checkpointLog = (
+  s3: S3,
+  loc: S3Location,
+  dataset: string,
+  read: RemoteRead,
+  options: { readonly after?: number; readonly settleMs?: number } = {}
+) =>
   Effect.gen(function* () {
     const last = read.fragments.at(-1)
     if (read.manifest === undefined || last === undefined || read.fragments.length < (options.after ?? CHECKPOINT_AFTER)) return false
     const checkpoint: LogCheckpoint = { format_version: 1, covers: last, manifest: read.manifest }
     yield* put(s3, loc, checkpointsOf(dataset) + checkpointName(last), JSON.stringify(checkpoint))
     const settleMs = options.settleMs ?? CHECKPOINT_SETTLE_MS
-    const settled = (yield* listEntries(s3, loc, checkpointsOf(dataset))).filter((c) => Date.now() - c.modified.getTime() >= settleMs).at(-1)
+    const settled = (yield* listEntries(s3, loc, checkpointsOf(dataset)))
+      .filter((c) => Date.now() - c.modified.getTime() >= settleMs)
+      .at(-1)
     if (settled === undefined) return true
     for (const name of yield* list(s3, loc, logOf(dataset))) {
       if (name > settled.name) break
       yield* remove(s3, loc, logOf(dataset) + name)
     }
-    for (const name of yield* list(s3, loc, checkpointsOf(dataset))) if (name < settled.name) yield* remove(s3, loc, checkpointsOf(dataset) + name)
+    for (const name of yield* list(s3, loc, checkpointsOf(dataset)))
+      if (name < settled.name) yield* remove(s3, loc, checkpointsOf(dataset) + name)
     return true
   })
 
@@ -153,7 +176,16 @@ export const remoteCommits = (url: string, workDir: string, writer: string, endp
   let identitySent = false
   const afterCommit = (added: Manifest) =>
     Effect.gen(function* () {
-      if (!identitySent && (yield* Effect.promise(() => readFile(join(workDir, IDENTITY_FILE)).then(() => true, () => false)))) yield* upload(s3, workDir, loc, [IDENTITY_FILE])
+      if (
+        !identitySent &&
+        (yield* Effect.promise(() =>
+          readFile(join(workDir, IDENTITY_FILE)).then(
+            () => true,
+            () => false
+          )
+        ))
+      )
+        yield* upload(s3, workDir, loc, [IDENTITY_FILE])
       identitySent = true
       const paths = added.files.map((f) => `${added.dataset}/${f.path}`)
       yield* upload(s3, workDir, loc, paths)
@@ -171,14 +203,17 @@ export const remoteCommits = (url: string, workDir: string, writer: string, endp
     Effect.gen(function* () {
       const read = yield* remoteManifest(s3, loc, dataset)
       if (written.some((w) => w.dataset === dataset && !wasTaken(read, w.name, w)))
-        return yield* new StorageError({ message: `another job committed part of the same ${dataset} ranges to ${url} first, so some of this run's commits were not taken` })
+        return yield* new StorageError({
+          message: `another job committed part of the same ${dataset} ranges to ${url} first, so some of this run's commits were not taken`
+        })
       yield* checkpointLog(s3, loc, dataset, read)
     })
   /** A committed file of the remote lake, brought to the local file `to` (Checkpoints' withCommittedFiles). */
   const fetchCommitted = (dataset: string, path: string, to: string) =>
     Effect.gen(function* () {
       // the path comes from a remote manifest: it must stay inside its dataset's folder
-      if (pathInside(join(workDir, dataset), path) === undefined) return yield* new StorageError({ message: `${dataset}/${path} leaves its folder: refusing to read it` })
+      if (pathInside(join(workDir, dataset), path) === undefined)
+        return yield* new StorageError({ message: `${dataset}/${path} leaves its folder: refusing to read it` })
       yield* downloadFile(s3, loc, `${dataset}/${path}`, to)
     }).pipe(Effect.mapError((e) => new CheckpointError({ message: e.message })))
   /**
@@ -202,7 +237,9 @@ export const pushRelease = (releaseDir: string, url: string, name: string, versi
     const loc: S3Location = { bucket: base.bucket, prefix: [base.prefix, name, version].filter(Boolean).join("/") }
     const s3 = makeS3(endpoint)
     if (yield* exists(s3, loc, "manifest.json"))
-      return yield* new StorageError({ message: `s3://${loc.bucket}/${loc.prefix} exists: a published version is never overwritten; pick a new --version` })
+      return yield* new StorageError({
+        message: `s3://${loc.bucket}/${loc.prefix} exists: a published version is never overwritten; pick a new --version`
+      })
     const files = (yield* Effect.promise(() => listFiles(releaseDir))).filter((f) => f !== "manifest.json")
     yield* upload(s3, releaseDir, loc, files)
     yield* upload(s3, releaseDir, loc, ["manifest.json"])
@@ -228,14 +265,18 @@ export const pullRelease = (url: string, endpoint?: string) =>
     const outside = manifest.datasets.flatMap((d) => d.files.map((f) => f.path)).filter((p) => pathInside(dir, p) === undefined)
     if (outside.length > 0) {
       yield* Effect.promise(() => rm(dir, { recursive: true, force: true }))
-      return yield* new StorageError({ message: `${url}/manifest.json lists paths that leave the release (${outside.slice(0, 3).join(", ")}): refusing to download it` })
+      return yield* new StorageError({
+        message: `${url}/manifest.json lists paths that leave the release (${outside.slice(0, 3).join(", ")}): refusing to download it`
+      })
     }
     for (const d of manifest.datasets)
       for (const f of d.files) {
         const body = yield* Effect.tryPromise({
           try: async () => {
             const { GetObjectCommand } = await import("@aws-sdk/client-s3")
-            const r = await (await s3.client()).send(new GetObjectCommand({ Bucket: loc.bucket, Key: loc.prefix ? `${loc.prefix}/${f.path}` : f.path }))
+            const r = await (await s3.client()).send(
+              new GetObjectCommand({ Bucket: loc.bucket, Key: loc.prefix ? `${loc.prefix}/${f.path}` : f.path })
+            )
             return Buffer.from(await r.Body!.transformToByteArray())
           },
           catch: () => undefined

@@ -26,7 +26,9 @@ export const verifyLake = Effect.gen(function* () {
   const q = (sql: string) => a.query(sql).pipe(Effect.map((r) => r.rows))
   const add = (name: string, ok: boolean, detail: string) => checks.push({ name, ok, detail })
 
-  const [blocks, distinct, lo, hi] = one(yield* q("SELECT count(*), count(DISTINCT height), min(height), max(height) FROM blocks")).map((v) => Number(v ?? 0))
+  const [blocks, distinct, lo, hi] = one(yield* q("SELECT count(*), count(DISTINCT height), min(height), max(height) FROM blocks")).map(
+    (v) => Number(v ?? 0)
+  )
   if (blocks > 0) {
     add("blocks: no duplicate heights", blocks === distinct, `${blocks} rows, ${distinct} distinct heights`)
     add("blocks: no height gaps", hi - lo + 1 === distinct, `heights ${lo}..${hi}: ${hi - lo + 1} expected, ${distinct} present`)
@@ -34,22 +36,33 @@ export const verifyLake = Effect.gen(function* () {
   if (blocks > 0) {
     // blocks of another chain (a proxy mixing networks) are foreign data, whatever else holds
     const lake = yield* checkpoints.identity.pipe(Effect.orElseSucceed(() => undefined))
-    const chains = (yield* q("SELECT chain_id, count(*) FROM blocks GROUP BY 1 ORDER BY 2 DESC")).map(([c, n]) => [String(c), Number(n)] as const)
+    const chains = (yield* q("SELECT chain_id, count(*) FROM blocks GROUP BY 1 ORDER BY 2 DESC")).map(
+      ([c, n]) => [String(c), Number(n)] as const
+    )
     const foreign = chains.filter(([c]) => c !== (lake?.chain_id ?? chains[0][0]))
     add(
       "blocks: all of the lake's chain",
       foreign.length === 0,
-      foreign.length === 0 ? `${chains[0][0]}` : `${foreign.reduce((n, [, k]) => n + k, 0)} block(s) of ${foreign.map(([c]) => c).join(", ")}, the lake's chain is ${lake?.chain_id ?? chains[0][0]}`
+      foreign.length === 0
+        ? `${chains[0][0]}`
+        : `${foreign.reduce((n, [, k]) => n + k, 0)} block(s) of ${foreign.map(([c]) => c).join(", ")}, the lake's chain is ${lake?.chain_id ?? chains[0][0]}`
     )
   }
   const [txRows, txDistinct] = one(yield* q("SELECT count(*), count(DISTINCT tx_hash) FROM txs")).map((v) => Number(v ?? 0))
   if (txRows > 0) {
     add("txs: no duplicate tx_hash", txRows === txDistinct, `${txRows} rows, ${txDistinct} distinct`)
-    const bad = yield* q(`SELECT b.height, b.tx_count, coalesce(t.n, 0) FROM blocks b LEFT JOIN (SELECT height, count(*) n FROM txs GROUP BY height) t USING (height)
+    const bad =
+      yield* q(`SELECT b.height, b.tx_count, coalesce(t.n, 0) FROM blocks b LEFT JOIN (SELECT height, count(*) n FROM txs GROUP BY height) t USING (height)
       WHERE b.height BETWEEN (SELECT min(height) FROM txs) AND (SELECT max(height) FROM txs) AND coalesce(t.n, 0) <> b.tx_count ORDER BY 1 LIMIT 5`)
-    add("txs per block equal tx_count", bad.length === 0, bad.length === 0 ? "every block in the txs range" : `e.g. height ${bad[0][0]}: tx_count ${bad[0][1]}, ${bad[0][2]} txs`)
+    add(
+      "txs per block equal tx_count",
+      bad.length === 0,
+      bad.length === 0 ? "every block in the txs range" : `e.g. height ${bad[0][0]}: tx_count ${bad[0][1]}, ${bad[0][2]} txs`
+    )
   }
-  const [evmRows, evmDistinct, logSum] = one(yield* q("SELECT count(*), count(DISTINCT tx_hash), coalesce(sum(log_count), 0) FROM evm_txs")).map((v) => Number(v ?? 0))
+  const [evmRows, evmDistinct, logSum] = one(
+    yield* q("SELECT count(*), count(DISTINCT tx_hash), coalesce(sum(log_count), 0) FROM evm_txs")
+  ).map((v) => Number(v ?? 0))
   if (evmRows > 0) {
     add("evm_txs: no duplicate tx_hash", evmRows === evmDistinct, `${evmRows} rows, ${evmDistinct} distinct`)
     const [logs] = one(yield* q("SELECT count(*) FROM evm_logs")).map(Number)
@@ -58,13 +71,22 @@ export const verifyLake = Effect.gen(function* () {
     const [logKeys] = one(yield* q("SELECT count(DISTINCT (tx_hash, log_index)) FROM evm_logs")).map(Number)
     if (logs > 0) add("evm_logs: no duplicate (tx_hash, log_index)", logKeys === logs, `${logs} rows, ${logKeys} distinct`)
   }
-  const [itx, itxDistinct] = one(yield* q("SELECT count(*), count(DISTINCT (tx_hash, call_index)) FROM evm_internal_txs")).map((v) => Number(v ?? 0))
+  const [itx, itxDistinct] = one(yield* q("SELECT count(*), count(DISTINCT (tx_hash, call_index)) FROM evm_internal_txs")).map((v) =>
+    Number(v ?? 0)
+  )
   if (itx > 0) add("evm_internal_txs: no duplicate (tx_hash, call_index)", itx === itxDistinct, `${itx} rows, ${itxDistinct} distinct`)
   for (const { name, key: columns } of DATASETS.filter((d) => d.kind === "snapshot")) {
     const key = columns.map((c) => `"${c}"`).join(", ")
-    const dups = yield* q(`SELECT snapshot_height, count(*) - count(DISTINCT (${key})) FROM ${name} GROUP BY 1 HAVING count(*) <> count(DISTINCT (${key}))`)
+    const dups = yield* q(
+      `SELECT snapshot_height, count(*) - count(DISTINCT (${key})) FROM ${name} GROUP BY 1 HAVING count(*) <> count(DISTINCT (${key}))`
+    )
     const [n] = one(yield* q(`SELECT count(*) FROM ${name}`)).map(Number)
-    if (n > 0) add(`${name}: no duplicate keys within a snapshot`, dups.length === 0, dups.length === 0 ? `${n} rows` : `snapshot ${dups[0][0]}: ${dups[0][1]} duplicates`)
+    if (n > 0)
+      add(
+        `${name}: no duplicate keys within a snapshot`,
+        dups.length === 0,
+        dups.length === 0 ? `${n} rows` : `snapshot ${dups[0][0]}: ${dups[0][1]} duplicates`
+      )
   }
   // what the manifests promise against what the folders and files hold
   for (const d of DATASETS) {
@@ -91,11 +113,20 @@ export const verifyLake = Effect.gen(function* () {
     // (4 at a time; a file that cannot be read now, gone or locked, counts as changed rather than ending verify)
     const sums = yield* Effect.forEach(
       m.files.filter((f) => present.has(f.path)),
-      (f) => Effect.promise(() => sha256File(join(checkpoints.root, d.name, f.path)).catch((e: Error) => `unreadable: ${e.message}`)).pipe(Effect.map((sum) => ({ f, sum }))),
+      (f) =>
+        Effect.promise(() => sha256File(join(checkpoints.root, d.name, f.path)).catch((e: Error) => `unreadable: ${e.message}`)).pipe(
+          Effect.map((sum) => ({ f, sum }))
+        ),
       { concurrency: 4 }
     )
     const changed = sums.filter(({ f, sum }) => sum !== f.sha256).map(({ f }) => f.path)
-    add(`${d.name}: every file as committed (sha256)`, changed.length === 0, changed.length === 0 ? `${m.files.length - missing.length} files` : `${changed.length} file(s) changed since their commit, e.g. ${changed[0]}`)
+    add(
+      `${d.name}: every file as committed (sha256)`,
+      changed.length === 0,
+      changed.length === 0
+        ? `${m.files.length - missing.length} files`
+        : `${changed.length} file(s) changed since their commit, e.g. ${changed[0]}`
+    )
     const promised = m.files.reduce((s, f) => s + f.rows, 0)
     const [held] = one(yield* q(`SELECT count(*) FROM ${d.name}`)).map(Number)
     add(`${d.name}: rows equal the manifest's`, promised === held, `manifest ${promised}, files ${held}`)
@@ -111,9 +142,16 @@ export const verifyAgainstApi = (samples = 10) =>
     const checks: Array<Check> = []
     const status = yield* indexer.status
     // sampled among the heights the indexer has (a lake ahead of it fails the check below, not the run)
-    const rows = (yield* a.query(`SELECT * FROM (SELECT height, block_hash, tx_count FROM blocks WHERE height <= ${Math.floor(status.height)}) USING SAMPLE ${samples} ROWS`)).rows
+    const rows = (yield* a.query(
+      `SELECT * FROM (SELECT height, block_hash, tx_count FROM blocks WHERE height <= ${Math.floor(status.height)}) USING SAMPLE ${samples} ROWS`
+    )).rows
     const [maxHeight] = ((yield* a.query("SELECT max(height) FROM blocks")).rows[0] ?? []).map((v) => Number(v ?? 0))
-    if (maxHeight > 0) checks.push({ name: "the lake is not ahead of the indexer", ok: maxHeight <= status.height, detail: `lake ${maxHeight}, indexer ${status.height}` })
+    if (maxHeight > 0)
+      checks.push({
+        name: "the lake is not ahead of the indexer",
+        ok: maxHeight <= status.height,
+        detail: `lake ${maxHeight}, indexer ${status.height}`
+      })
     let mismatched = 0
     let compared = 0
     let first = ""
@@ -121,7 +159,10 @@ export const verifyAgainstApi = (samples = 10) =>
       // a height the indexer no longer serves (pruned) says nothing either way
       const b = yield* indexer.block(Number(height)).pipe(
         Effect.map((r) => r.block),
-        Effect.catchIf((e) => e._tag === "IndexerHttpError" && e.status === 404, () => Effect.succeed(undefined))
+        Effect.catchIf(
+          (e) => e._tag === "IndexerHttpError" && e.status === 404,
+          () => Effect.succeed(undefined)
+        )
       )
       if (b === undefined) continue
       compared++
@@ -135,7 +176,12 @@ export const verifyAgainstApi = (samples = 10) =>
       checks.push({
         name: `blocks match the API (${rows.length} sampled)`,
         ok: mismatched === 0 && compared > 0,
-        detail: compared === 0 ? "the indexer serves none of the sampled heights (pruned?): nothing compared" : mismatched === 0 ? `hash and tx_count agree (${compared} compared)` : first
+        detail:
+          compared === 0
+            ? "the indexer serves none of the sampled heights (pruned?): nothing compared"
+            : mismatched === 0
+              ? `hash and tx_count agree (${compared} compared)`
+              : first
       })
     return checks
   })

@@ -7,7 +7,13 @@ export const haveChromium = existsSync(CHROMIUM)
 export interface RenderedPage {
   readonly errors: ReadonlyArray<string>
   /** per figure id: svg width, height, number of drawn marks, and by how many pixels the chart (legends included) passes its card's right edge */
-  readonly charts: ReadonlyArray<{ readonly id: string; readonly width: number; readonly height: number; readonly marks: number; readonly overflow: number }>
+  readonly charts: ReadonlyArray<{
+    readonly id: string
+    readonly width: number
+    readonly height: number
+    readonly marks: number
+    readonly overflow: number
+  }>
 }
 
 /** Renders `path` in a window `width` CSS pixels wide (Playwright's default: 1280). */
@@ -15,7 +21,15 @@ export const renderInChromium = async (path: string, width = 1280): Promise<Rend
   const { chromium } = await import("playwright-core")
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync"
+    ]
   })
   try {
     const page = await browser.newPage({ viewport: { width, height: 900 } })
@@ -34,10 +48,15 @@ export const renderInChromium = async (path: string, width = 1280): Promise<Rend
         const svg = el.querySelector("svg")
         if (!svg) return 0
         const card = el.getBoundingClientRect()
-        const style = (globalThis as unknown as { getComputedStyle: (e: unknown) => { paddingRight: string; borderRightWidth: string } }).getComputedStyle(el)
+        const style = (
+          globalThis as unknown as { getComputedStyle: (e: unknown) => { paddingRight: string; borderRightWidth: string } }
+        ).getComputedStyle(el)
         const inner = card.right - parseFloat(style.paddingRight) - parseFloat(style.borderRightWidth)
         // every drawn element, legends too: a legend may stick out of an svg that fits
-        const right = Math.max(svg.getBoundingClientRect().right, ...[...svg.querySelectorAll("g")].map((g) => g.getBoundingClientRect().right))
+        const right = Math.max(
+          svg.getBoundingClientRect().right,
+          ...[...svg.querySelectorAll("g")].map((g) => g.getBoundingClientRect().right)
+        )
         return Math.max(0, right - inner)
       })
       charts.push({ id, width: box?.width ?? 0, height: box?.height ?? 0, marks, overflow })

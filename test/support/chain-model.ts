@@ -455,7 +455,9 @@ export const expectedLake = (chain: Chain, bucketWidth: number): Array<ExpectedD
   },
   {
     name: "nft_collections",
-    columns: cols("collection_address VARCHAR, name VARCHAR, origin_name VARCHAR, creator_address VARCHAR, creator_bech32 VARCHAR, nft_count INTEGER, created_height BIGINT, created_at TIMESTAMP, snapshot_height BIGINT"),
+    columns: cols(
+      "collection_address VARCHAR, name VARCHAR, origin_name VARCHAR, creator_address VARCHAR, creator_bech32 VARCHAR, nft_count INTEGER, created_height BIGINT, created_at TIMESTAMP, snapshot_height BIGINT"
+    ),
     key: ["collection_address"],
     partition: "snapshot_height",
     rows: collectionRows(chain)
@@ -471,7 +473,9 @@ export const expectedLake = (chain: Chain, bucketWidth: number): Array<ExpectedD
   },
   {
     name: "holders",
-    columns: cols("denom VARCHAR, account_address VARCHAR, account_bech32 VARCHAR, amount DECIMAL(38,0), amount_text VARCHAR, snapshot_height BIGINT"),
+    columns: cols(
+      "denom VARCHAR, account_address VARCHAR, account_bech32 VARCHAR, amount DECIMAL(38,0), amount_text VARCHAR, snapshot_height BIGINT"
+    ),
     key: ["denom", "account_address"],
     partition: "snapshot_height",
     rows: holderRows(chain)
@@ -486,7 +490,8 @@ const DEFAULT_BUCKET_WIDTH = 10_000
 const MAX_REPORTED = 25
 
 /** `read_parquet` over a dataset's files with hive partitioning, as the README documents. */
-export const scan = (out: string, dataset: string) => `read_parquet('${join(out, dataset).replace(/'/g, "''")}/**/*.parquet', hive_partitioning = true)`
+export const scan = (out: string, dataset: string) =>
+  `read_parquet('${join(out, dataset).replace(/'/g, "''")}/**/*.parquet', hive_partitioning = true)`
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`
 
 const query = async (conn: DuckDBConnection, sql: string): Promise<Array<Record<string, unknown>>> =>
@@ -554,7 +559,8 @@ export const differences = (d: ExpectedDataset, actual: ReadonlyArray<Readonly<R
     byKey.delete(key)
     for (const column of d.columns) {
       const expected = want[column.name]
-      if (!sameCell(expected, got[column.name])) problems.push(`${d.name} [${key}] ${column.name}: expected ${show(expected)}, actual ${show(got[column.name])}`)
+      if (!sameCell(expected, got[column.name]))
+        problems.push(`${d.name} [${key}] ${column.name}: expected ${show(expected)}, actual ${show(got[column.name])}`)
     }
   }
   for (const key of byKey.keys()) problems.push(`${d.name} [${key}]: unexpected row (not in the chain model)`)
@@ -568,12 +574,18 @@ export const differences = (d: ExpectedDataset, actual: ReadonlyArray<Readonly<R
  */
 export const expectDatasetMatches = (out: string, d: ExpectedDataset): Promise<void> =>
   withDuckDB(async (conn) => {
-    const columns = (await query(conn, `DESCRIBE SELECT * FROM ${scan(out, d.name)}`)).map((r): ColumnSpec => ({ name: String(r.column_name), type: String(r.column_type) }))
+    const columns = (await query(conn, `DESCRIBE SELECT * FROM ${scan(out, d.name)}`)).map(
+      (r): ColumnSpec => ({ name: String(r.column_name), type: String(r.column_type) })
+    )
     const snapshot = d.partition === "snapshot_height"
-    const expectedColumns = snapshot ? [...d.columns.slice(0, -1), { name: "snapshot_time", type: "TIMESTAMP" }, d.columns[d.columns.length - 1]] : d.columns
+    const expectedColumns = snapshot
+      ? [...d.columns.slice(0, -1), { name: "snapshot_time", type: "TIMESTAMP" }, d.columns[d.columns.length - 1]]
+      : d.columns
     expect(columns, `${d.name}: columns and types`).toEqual(expectedColumns)
     // timestamps with all six fractional digits: getRowObjectsJson trims trailing zeros
-    const timestamps = d.columns.filter((c) => c.type === "TIMESTAMP").map((c) => `strftime(${ident(c.name)}, '%Y-%m-%d %H:%M:%S.%f') AS ${ident(c.name)}`)
+    const timestamps = d.columns
+      .filter((c) => c.type === "TIMESTAMP")
+      .map((c) => `strftime(${ident(c.name)}, '%Y-%m-%d %H:%M:%S.%f') AS ${ident(c.name)}`)
     const replace = timestamps.length > 0 ? ` REPLACE (${timestamps.join(", ")})` : ""
     const rows = await query(conn, `SELECT *${snapshot ? " EXCLUDE (snapshot_time)" : ""}${replace} FROM ${scan(out, d.name)}`)
     expect(differences(d, rows), `${d.name}: rows that differ from the chain model`).toEqual([])
@@ -589,7 +601,12 @@ export const expectDatasetMatches = (out: string, d: ExpectedDataset): Promise<v
  * The named datasets of the export folder `out` hold exactly the chain of `devnet` (a full export
  * to the tip, height buckets `bucketWidth` wide), column by column and row by row.
  */
-export const expectLakeMatchesChain = async (out: string, devnet: Devnet, datasets: ReadonlyArray<string>, options: { readonly bucketWidth?: number } = {}): Promise<void> => {
+export const expectLakeMatchesChain = async (
+  out: string,
+  devnet: Devnet,
+  datasets: ReadonlyArray<string>,
+  options: { readonly bucketWidth?: number } = {}
+): Promise<void> => {
   const lake = new Map(expectedLake(devnet.chain, options.bucketWidth ?? DEFAULT_BUCKET_WIDTH).map((d) => [d.name, d]))
   for (const name of datasets) {
     const d = lake.get(name)

@@ -11,7 +11,10 @@ export interface CliResult {
 }
 
 /** `input`: written to the CLI's stdin, which is then closed (without it, stdin stays open and unread). */
-export const runCli = (args: ReadonlyArray<string>, options: { cwd?: string; timeoutMs?: number; env?: Readonly<Record<string, string>>; input?: string } = {}): Promise<CliResult> =>
+export const runCli = (
+  args: ReadonlyArray<string>,
+  options: { cwd?: string; timeoutMs?: number; env?: Readonly<Record<string, string>>; input?: string } = {}
+): Promise<CliResult> =>
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd, env: { ...process.env, NO_COLOR: "1", ...options.env } })
     if (options.input !== undefined) child.stdin.end(options.input)

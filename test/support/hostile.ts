@@ -56,7 +56,11 @@ export interface HostileServer {
   readonly close: () => Promise<void>
 }
 
-export const json = (value: unknown, status = 200): Reply => ({ status, headers: { "content-type": "application/json" }, body: JSON.stringify(value) })
+export const json = (value: unknown, status = 200): Reply => ({
+  status,
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify(value)
+})
 export const text = (status: number, body: string, headers: Record<string, string> = {}): Reply => ({
   status,
   headers: { "content-type": "text/plain; charset=utf-8", ...headers },
@@ -68,21 +72,26 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 export const startProxy = (upstreamUrl: string, handler: Handler): Promise<HostileServer> => start(upstreamUrl.replace(/\/+$/, ""), handler)
 
 /** Answers each request with `handler` alone. */
-export const startServer = (handler: (request: HostileRequest) => Answer | Promise<Answer>): Promise<HostileServer> => start(undefined, handler)
+export const startServer = (handler: (request: HostileRequest) => Answer | Promise<Answer>): Promise<HostileServer> =>
+  start(undefined, handler)
 
 const start = async (upstream: string | undefined, handler: Handler): Promise<HostileServer> => {
   const requests: Array<RecordedRequest> = []
   let open = 0
   let peak = 0
 
-  const forwardFrom = (request: HostileRequest): Forward => async (path = request.path) => {
-    if (upstream === undefined) throw new Error("this server has no upstream to forward to")
-    const res = await fetch(upstream + path, {
-      method: request.method,
-      ...(request.body === undefined ? {} : { body: request.body, headers: { "content-type": String(request.headers["content-type"] ?? "application/json") } })
-    })
-    return { status: res.status, headers: { "content-type": res.headers.get("content-type") ?? "text/plain" }, body: await res.text() }
-  }
+  const forwardFrom =
+    (request: HostileRequest): Forward =>
+    async (path = request.path) => {
+      if (upstream === undefined) throw new Error("this server has no upstream to forward to")
+      const res = await fetch(upstream + path, {
+        method: request.method,
+        ...(request.body === undefined
+          ? {}
+          : { body: request.body, headers: { "content-type": String(request.headers["content-type"] ?? "application/json") } })
+      })
+      return { status: res.status, headers: { "content-type": res.headers.get("content-type") ?? "text/plain" }, body: await res.text() }
+    }
 
   // the in-flight count drops when the answer is handed over, never later: a client cannot have
   // seen it before, so a permit it freed cannot be counted twice
@@ -105,7 +114,12 @@ const start = async (upstream: string | undefined, handler: Handler): Promise<Ho
     new Promise<void>((resolve) => req.on("end", resolve))
       .then(() => {
         const body = chunks.length > 0 ? Buffer.concat(chunks).toString("utf8") : undefined
-        return { ...recorded, url: new URL(recorded.path, "http://hostile.invalid"), index, ...(body === undefined ? {} : { body }) } satisfies HostileRequest
+        return {
+          ...recorded,
+          url: new URL(recorded.path, "http://hostile.invalid"),
+          index,
+          ...(body === undefined ? {} : { body })
+        } satisfies HostileRequest
       })
       .then((request) => handler(request, forwardFrom(request)))
       .catch((e: unknown): Answer => text(500, `hostile handler failed: ${(e as Error).stack ?? String(e)}`))

@@ -1,5 +1,5 @@
 /** Small helpers for tests that talk to the devnet over real loopback HTTP. */
-import { Either, Schema } from "effect"
+import { Either, type Schema } from "effect"
 import { decodeWithPath } from "../../src/schema/decode.js"
 
 export interface Fetched {

@@ -15,7 +15,9 @@ const LONG = "SELECT count(*) AS n FROM range(100000000000) t(i) WHERE i % 7 = 3
 
 const program: Effect.Effect<unknown, unknown> =
   process.argv[2] === "analytics"
-    ? Effect.flatMap(Analytics, (a) => a.query(LONG)).pipe(Effect.provide(layerAnalytics({ dataDir: mkdtempSync(join(tmpdir(), "chain-lake-interrupt-")) })))
+    ? Effect.flatMap(Analytics, (a) => a.query(LONG)).pipe(
+        Effect.provide(layerAnalytics({ dataDir: mkdtempSync(join(tmpdir(), "chain-lake-interrupt-")) }))
+      )
     : Effect.flatMap(ParquetSink, (s) => s.query(LONG)).pipe(Effect.provide(layerParquetSink()))
 
 const fiber = Effect.runFork(program)

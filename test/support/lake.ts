@@ -20,7 +20,8 @@ const withQueries = async <A>(use: (query: (sql: string) => Promise<Array<Record
 }
 
 /** `read_parquet` over a dataset's files with hive partitioning, as the README documents. */
-export const scan = (out: string, dataset: string) => `read_parquet('${join(out, dataset).replace(/'/g, "''")}/**/*.parquet', hive_partitioning = true, union_by_name = true)`
+export const scan = (out: string, dataset: string) =>
+  `read_parquet('${join(out, dataset).replace(/'/g, "''")}/**/*.parquet', hive_partitioning = true, union_by_name = true)`
 
 export const hasDataset = (out: string, dataset: string) => existsSync(join(out, dataset, "_manifest.json"))
 
@@ -28,11 +29,16 @@ const KEYS: Record<string, string> = Object.fromEntries(DATASETS.map((d) => [d.n
 const SNAPSHOTS = new Set(DATASETS.filter((d) => d.kind === "snapshot").map((d) => d.name))
 
 /** Every row of the named datasets as sorted JSON lines (snapshot_time and partition columns left out). */
-export const dumpLake = async (out: string, names: ReadonlyArray<string> = DATASETS.filter((d) => d.kind !== "sample").map((d) => d.name)) => {
+export const dumpLake = async (
+  out: string,
+  names: ReadonlyArray<string> = DATASETS.filter((d) => d.kind !== "sample").map((d) => d.name)
+) => {
   const result: Record<string, Array<string>> = {}
   await withQueries(async (query) => {
     for (const name of names) {
-      const rows = await query(`SELECT * EXCLUDE (${SNAPSHOTS.has(name) ? "snapshot_time" : "height_bucket"}) FROM ${scan(out, name)} ORDER BY ${KEYS[name]}`)
+      const rows = await query(
+        `SELECT * EXCLUDE (${SNAPSHOTS.has(name) ? "snapshot_time" : "height_bucket"}) FROM ${scan(out, name)} ORDER BY ${KEYS[name]}`
+      )
       result[name] = rows.map((r) => JSON.stringify(r, (_, v) => (typeof v === "bigint" ? v.toString() : v)))
     }
   })
@@ -63,7 +69,9 @@ export const committedFiles = (out: string): Array<ManifestEntry> =>
     ? readdirSync(out, { withFileTypes: true }).flatMap((d) => {
         if (!d.isDirectory()) return []
         try {
-          const m = JSON.parse(readFileSync(join(out, d.name, "_manifest.json"), "utf8")) as { files: Array<{ path: string; sha256: string; rows: number }> }
+          const m = JSON.parse(readFileSync(join(out, d.name, "_manifest.json"), "utf8")) as {
+            files: Array<{ path: string; sha256: string; rows: number }>
+          }
           return m.files.map((f) => ({ path: `${d.name}/${f.path}`, sha256: f.sha256, rows: f.rows }))
         } catch {
           return []
@@ -74,7 +82,14 @@ export const committedFiles = (out: string): Array<ManifestEntry> =>
 export const sha256Of = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex")
 
 /** Every file under `out` with its sha256: equal before and after means nothing was written, renamed or deleted. */
-export const hashTree = (out: string): Record<string, string> => (existsSync(out) ? Object.fromEntries(filesUnder(out).sort().map((f) => [f, sha256Of(join(out, f))])) : {})
+export const hashTree = (out: string): Record<string, string> =>
+  existsSync(out)
+    ? Object.fromEntries(
+        filesUnder(out)
+          .sort()
+          .map((f) => [f, sha256Of(join(out, f))])
+      )
+    : {}
 
 const HEIGHT_COLUMN: Record<string, string> = {}
 
@@ -85,7 +100,11 @@ const HEIGHT_COLUMN: Record<string, string> = {}
  * has the manifest's columns; the committed ranges are the files' ranges merged. `mayBeEmpty`: a
  * manifest may list no file (then it commits no range).
  */
-export const expectManifestsTrue = async (out: string, datasets: ReadonlyArray<string>, options: { readonly mayBeEmpty?: boolean } = {}) => {
+export const expectManifestsTrue = async (
+  out: string,
+  datasets: ReadonlyArray<string>,
+  options: { readonly mayBeEmpty?: boolean } = {}
+) => {
   const { expect } = await import("vitest")
   await withQueries(async (query) => {
     for (const name of datasets) {
@@ -93,7 +112,14 @@ export const expectManifestsTrue = async (out: string, datasets: ReadonlyArray<s
         unit: string
         columns: Array<{ name: string; type: string }>
         committed: Array<[number, number]>
-        files: Array<{ path: string; sha256: string; rows: number; range?: [number, number]; min_height: number | null; max_height: number | null }>
+        files: Array<{
+          path: string
+          sha256: string
+          rows: number
+          range?: [number, number]
+          min_height: number | null
+          max_height: number | null
+        }>
       }
       // an empty manifest (after a run that committed nothing) promises nothing: no ranges either
       if (options.mayBeEmpty && m.files.length === 0) expect(m.committed, `${name}: committed with no files`).toEqual([])
@@ -105,10 +131,17 @@ export const expectManifestsTrue = async (out: string, datasets: ReadonlyArray<s
         const height = m.unit === "snapshot" ? "NULL" : `"${HEIGHT_COLUMN[name] ?? "height"}"`
         const [facts] = await query(`SELECT count(*)::INTEGER n, min(${height})::BIGINT lo, max(${height})::BIGINT hi FROM ${file}`)
         const snapshotHeight = m.unit === "snapshot" ? Number(/^snapshot_height=(\d+)\//.exec(f.path)?.[1]) : undefined
-        expect({ rows: facts.n, min: snapshotHeight ?? Number(facts.lo), max: snapshotHeight ?? Number(facts.hi) }, `${name}/${f.path}`).toEqual({ rows: f.rows, min: f.min_height, max: f.max_height })
-        if (m.unit === "height") expect(f.min_height! >= f.range![0] && f.max_height! < f.range![1], `${name}/${f.path}: heights within ${f.range}`).toBe(true)
+        expect(
+          { rows: facts.n, min: snapshotHeight ?? Number(facts.lo), max: snapshotHeight ?? Number(facts.hi) },
+          `${name}/${f.path}`
+        ).toEqual({ rows: f.rows, min: f.min_height, max: f.max_height })
+        if (m.unit === "height")
+          expect(f.min_height! >= f.range![0] && f.max_height! < f.range![1], `${name}/${f.path}: heights within ${f.range}`).toBe(true)
         const columns = await query(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM ${file})`)
-        expect(columns.map((c) => c.column_name), `${name}/${f.path}: columns`).toEqual(m.columns.map((c) => c.name))
+        expect(
+          columns.map((c) => c.column_name),
+          `${name}/${f.path}: columns`
+        ).toEqual(m.columns.map((c) => c.name))
       }
       if (m.unit === "height" || m.unit === "position") {
         const merged: Array<[number, number]> = []

@@ -51,5 +51,9 @@ export const bridgeAndBroadcast = async (
   if (b.code !== 0) throw new Error(b.stderr)
   const bridged = JSON.parse(b.stdout)
   const sent = await postJson(routerUrl + "/devnet/broadcast", { chain_id: "noble-1", tx: bridged.txs[0], outcome })
-  return { txHash: sent.json.tx_hash as string, estimated: bridged.route.estimated_route_duration_seconds as number, kinds: bridged.route.operation_kinds as Array<string> }
+  return {
+    txHash: sent.json.tx_hash as string,
+    estimated: bridged.route.estimated_route_duration_seconds as number,
+    kinds: bridged.route.operation_kinds as Array<string>
+  }
 }

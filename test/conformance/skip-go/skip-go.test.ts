@@ -37,12 +37,26 @@ describe("@skip-go/client against the devnet router", () => {
         const raw = await fetch(`${devnet.routerUrl}/v2/fungible/route`, {
           method: "POST",
           headers: { "content-type": "application/json" },
-          body: JSON.stringify({ amount_in: "1000000", source_asset_chain_id: src.chainId, source_asset_denom: src.denom, dest_asset_chain_id: dst.chainId, dest_asset_denom: dst.denom, allow_unsafe: true })
+          body: JSON.stringify({
+            amount_in: "1000000",
+            source_asset_chain_id: src.chainId,
+            source_asset_denom: src.denom,
+            dest_asset_chain_id: dst.chainId,
+            dest_asset_denom: dst.denom,
+            allow_unsafe: true
+          })
         })
         if (raw.status !== 200) continue
         const body = (await raw.json()) as Record<string, unknown>
         if (!("operations" in body)) continue // the 200 "no routes found" quirk
-        const r = await route({ amountIn: "1000000", sourceAssetChainId: src.chainId, sourceAssetDenom: src.denom, destAssetChainId: dst.chainId, destAssetDenom: dst.denom, allowUnsafe: true })
+        const r = await route({
+          amountIn: "1000000",
+          sourceAssetChainId: src.chainId,
+          sourceAssetDenom: src.denom,
+          destAssetChainId: dst.chainId,
+          destAssetDenom: dst.denom,
+          allowUnsafe: true
+        })
         expect(r, `${src.chainId}/${src.denom} → ${dst.chainId}/${dst.denom}`).toBeDefined()
         expect(r!.amountOut).toBe(body.amount_out)
         for (const k of operationKinds(r as never)) kinds.add(k)
@@ -54,7 +68,13 @@ describe("@skip-go/client against the devnet router", () => {
 
   it("route → messages → broadcast → trackTransaction → transactionStatus to the final state", async () => {
     const [src, dst] = [ASSETS.nobleUsdc, ASSETS.l2Usdc]
-    const r = (await route({ amountIn: "2500000", sourceAssetChainId: src.chainId, sourceAssetDenom: src.denom, destAssetChainId: dst.chainId, destAssetDenom: dst.denom }))!
+    const r = (await route({
+      amountIn: "2500000",
+      sourceAssetChainId: src.chainId,
+      sourceAssetDenom: src.denom,
+      destAssetChainId: dst.chainId,
+      destAssetDenom: dst.denom
+    }))!
     const msgs = await messages({
       sourceAssetDenom: r.sourceAssetDenom,
       sourceAssetChainId: r.sourceAssetChainId,
@@ -74,16 +94,49 @@ describe("@skip-go/client against the devnet router", () => {
       await fetch(`${devnet.routerUrl}/v2/fungible/msgs`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ source_asset_denom: r.sourceAssetDenom, source_asset_chain_id: r.sourceAssetChainId, dest_asset_denom: r.destAssetDenom, dest_asset_chain_id: r.destAssetChainId, amount_in: r.amountIn, amount_out: r.amountOut, address_list: r.requiredChainAddresses.map(addressFor), operations: (await (await fetch(`${devnet.routerUrl}/v2/fungible/route`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ amount_in: "2500000", source_asset_chain_id: src.chainId, source_asset_denom: src.denom, dest_asset_chain_id: dst.chainId, dest_asset_denom: dst.denom }) })).json() as { operations: unknown }).operations, slippage_tolerance_percent: "1" })
+        body: JSON.stringify({
+          source_asset_denom: r.sourceAssetDenom,
+          source_asset_chain_id: r.sourceAssetChainId,
+          dest_asset_denom: r.destAssetDenom,
+          dest_asset_chain_id: r.destAssetChainId,
+          amount_in: r.amountIn,
+          amount_out: r.amountOut,
+          address_list: r.requiredChainAddresses.map(addressFor),
+          operations: (
+            (await (
+              await fetch(`${devnet.routerUrl}/v2/fungible/route`, {
+                method: "POST",
+                headers: { "content-type": "application/json" },
+                body: JSON.stringify({
+                  amount_in: "2500000",
+                  source_asset_chain_id: src.chainId,
+                  source_asset_denom: src.denom,
+                  dest_asset_chain_id: dst.chainId,
+                  dest_asset_denom: dst.denom
+                })
+              })
+            ).json()) as { operations: unknown }
+          ).operations,
+          slippage_tolerance_percent: "1"
+        })
       })
     ).json()) as { txs: Array<unknown> }
-    const sent = (await (await fetch(`${devnet.routerUrl}/devnet/broadcast`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ chain_id: src.chainId, tx: rawMsgs.txs[0], outcome: "success" }) })).json()) as { tx_hash: string }
+    const sent = (await (
+      await fetch(`${devnet.routerUrl}/devnet/broadcast`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ chain_id: src.chainId, tx: rawMsgs.txs[0], outcome: "success" })
+      })
+    ).json()) as { tx_hash: string }
     const tracked = await trackTransaction({ txHash: sent.tx_hash, chainId: src.chainId })
     expect(tracked.txHash).toBe(sent.tx_hash)
     let state: string | undefined
     for (let i = 0; i < 400 && !(state ?? "").startsWith("STATE_COMPLETED"); i++) {
       try {
-        const status = (await transactionStatus({ txHash: sent.tx_hash, chainId: src.chainId })) as { state?: string; transfers?: Array<{ state?: string }> }
+        const status = (await transactionStatus({ txHash: sent.tx_hash, chainId: src.chainId })) as {
+          state?: string
+          transfers?: Array<{ state?: string }>
+        }
         state = status.state ?? status.transfers?.[0]?.state
       } catch (e) {
         // 404 "tx not found" until the tracking service has indexed it (documented)
