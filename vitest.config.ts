@@ -5,7 +5,11 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     // the Skip Go SDK conformance test has its own dependencies: `npm run test:conformance`
     // the benches' smoke runs (about half a minute) are a step of their own in .ci/run, outside the default suite's time: `npm run test:bench-smoke`
-    exclude: ["**/node_modules/**", ...(process.env.CHAIN_LAKE_CONFORMANCE ? [] : ["test/conformance/**"]), ...(process.env.CHAIN_LAKE_BENCH_SMOKE ? [] : ["test/bench-smoke.test.ts"])],
+    exclude: [
+      "**/node_modules/**",
+      ...(process.env.CHAIN_LAKE_CONFORMANCE ? [] : ["test/conformance/**"]),
+      ...(process.env.CHAIN_LAKE_BENCH_SMOKE ? [] : ["test/bench-smoke.test.ts"])
+    ],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",

@@ -29,5 +29,13 @@ class CheapestFirst extends BaseSequencer {
 export default defineConfig({
   // CHAIN_LAKE_MUTATION: tests whose subject runs in a child process skip themselves (test/support/mutation.ts)
   // scripts/stryker-worker-reset.mjs: no mutant or coverage carried over from the file before (the worker thread is kept)
-  test: { ...base.test, setupFiles: ["scripts/stryker-worker-reset.mjs"], env: { CHAIN_LAKE_MUTATION: "1" }, include, reporters: ["default"], outputFile: {}, sequence: { sequencer: CheapestFirst } }
+  test: {
+    ...base.test,
+    setupFiles: ["scripts/stryker-worker-reset.mjs"],
+    env: { CHAIN_LAKE_MUTATION: "1" },
+    include,
+    reporters: ["default"],
+    outputFile: {},
+    sequence: { sequencer: CheapestFirst }
+  }
 })

@@ -22,7 +22,13 @@ const readBuild = () => {
   if (!existsSync(buildFile) || (process.env.CHAIN_LAKE_FROM_SOURCE && hasSource)) return undefined
   try {
     const b = JSON.parse(readFileSync(buildFile, "utf8"))
-    return typeof b?.builtFrom === "number" && typeof b.version === "string" && typeof b.help === "object" && b.help !== null && typeof b.help[""] === "string" ? b : undefined
+    return typeof b?.builtFrom === "number" &&
+      typeof b.version === "string" &&
+      typeof b.help === "object" &&
+      b.help !== null &&
+      typeof b.help[""] === "string"
+      ? b
+      : undefined
   } catch {
     return undefined
   }

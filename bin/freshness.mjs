@@ -13,4 +13,7 @@ const newest = (dir) => {
 
 /** The newest change under src/ (and the build's own config), in ms. */
 export const newestSourceTime = (root) =>
-  Math.max(newest(join(root, "src")), ...["scripts/build.mjs", "tsconfig.json", "tsconfig.build.json"].map((f) => statSync(join(root, f)).mtimeMs))
+  Math.max(
+    newest(join(root, "src")),
+    ...["scripts/build.mjs", "tsconfig.json", "tsconfig.build.json"].map((f) => statSync(join(root, f)).mtimeMs)
+  )
