@@ -160,7 +160,7 @@ describe("chain-lake query", () => {
   it("the table cuts wide values and says so, csv and json print them whole; JSON columns are JSON in json output; times say UTC", async () => {
     const sql = "SELECT tx_hash, timestamp, fee, events FROM txs ORDER BY height, tx_hash LIMIT 3"
     const whole = await queryLake(
-      `SELECT tx_hash, strftime(timestamp, '%Y-%m-%dT%H:%M:%S.%fZ') AS t, CAST(fee AS VARCHAR) AS fee, CAST(events AS VARCHAR) AS events FROM read_parquet('${join(data, "txs").replace(/'/g, "''")}/**/*.parquet') ORDER BY height, tx_hash LIMIT 3`
+      `SELECT tx_hash, strftime(timestamp, '%Y-%m-%dT%H:%M:%S.%n') || 'Z' AS t, CAST(fee AS VARCHAR) AS fee, CAST(events AS VARCHAR) AS events FROM read_parquet('${join(data, "txs").replace(/'/g, "''")}/**/*.parquet') ORDER BY height, tx_hash LIMIT 3`
     )
     const table = await runCli(["query", "--data", data, sql])
     expect(table.code, table.stderr).toBe(0)
@@ -171,7 +171,12 @@ describe("chain-lake query", () => {
     const json = await runCli(["query", "--data", data, sql, "--format", "json"])
     const rows = JSON.parse(json.stdout)
     expect(rows.map((r: any) => [r.tx_hash, r.timestamp, r.fee, r.events])).toEqual(
-      whole.map((w) => [w.tx_hash, w.t.replace(/\.000000Z$/, "Z").replace(/(\.\d*?)0+Z$/, "$1Z"), JSON.parse(w.fee), JSON.parse(w.events)])
+      whole.map((w) => [
+        w.tx_hash,
+        w.t.replace(/\.000000000Z$/, "Z").replace(/(\.\d*?)0+Z$/, "$1Z"),
+        JSON.parse(w.fee),
+        JSON.parse(w.events)
+      ])
     )
     const csv = await runCli(["query", "--data", data, sql, "--format", "csv"])
     expect(csv.stdout).toContain(`"${String(whole[0].events).replace(/"/g, '""')}"`)

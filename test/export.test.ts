@@ -72,7 +72,13 @@ describe("export: content matches the chain", () => {
   it("column types: BIGINT heights, UTC timestamps, exact amounts, JSON and list columns", async () => {
     const types = await queryLake(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM ${scan(cleanOut, "txs")})`)
     const t = Object.fromEntries(types.map((r) => [r.column_name, r.column_type]))
-    expect(t).toMatchObject({ height: "BIGINT", timestamp: "TIMESTAMP", gas_used: "BIGINT", message_types: "VARCHAR[]", code: "INTEGER" })
+    expect(t).toMatchObject({
+      height: "BIGINT",
+      timestamp: "TIMESTAMP_NS",
+      gas_used: "BIGINT",
+      message_types: "VARCHAR[]",
+      code: "INTEGER"
+    })
     const [row] = await queryLake(
       `SELECT tx_hash, timestamp::VARCHAR ts, message_types, json_extract_string(tx, '$.body.messages[0]."@type"') first_type FROM ${scan(cleanOut, "txs")} WHERE height = 5 ORDER BY tx_hash LIMIT 1`
     )

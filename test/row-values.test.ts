@@ -48,6 +48,12 @@ const readList = async (path: string, arrayKey: string, query: ListRef["query"] 
   throw new Error(`${path}: more than 1000 pages`)
 }
 
+/** An RFC 3339 UTC time as DuckDB's strftime prints it with `digits` of fraction. */
+const utcText = (v: string, digits: number) => {
+  const m = /^(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)(?:\.(\d+))?Z$/.exec(v)
+  return m ? `${m[1]} ${m[2]}.${(m[3] ?? "").slice(0, digits).padEnd(digits, "0")}` : `not a UTC timestamp: ${v}`
+}
+
 /** A row value as DuckDB reads the Parquet column back (getRowObjectsJson; timestamps as '%Y-%m-%d %H:%M:%S.%f'). */
 const asRead = (type: ColumnType, v: Value): unknown => {
   if (v === null) return null
@@ -56,12 +62,11 @@ const asRead = (type: ColumnType, v: Value): unknown => {
       return String(v)
     case "VARCHAR[]":
       return JSON.parse(String(v))
-    case "TIMESTAMP": {
-      // RFC 3339 in UTC; DuckDB keeps microseconds and drops the rest
-      const m = /^(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)(?:\.(\d+))?Z$/.exec(String(v))
-      if (!m) return `not a UTC timestamp: ${String(v)}`
-      return `${m[1]} ${m[2]}.${(m[3] ?? "").slice(0, 6).padEnd(6, "0")}`
-    }
+    // RFC 3339 in UTC; DuckDB keeps microseconds (TIMESTAMP) or nanoseconds (TIMESTAMP_NS) and drops the rest
+    case "TIMESTAMP":
+      return utcText(String(v), 6)
+    case "TIMESTAMP_NS":
+      return utcText(String(v), 9)
     default:
       return v
   }

@@ -89,7 +89,11 @@ const FORMATS = ["table", "csv", "json", "ndjson", "markdown", "parquet"] as con
 /** Per column, what a value becomes in the output: times marked UTC, JSON as JSON (json and ndjson output only). */
 const converters = (r: QueryResult, format: Format) =>
   r.columns.map((c) =>
-    c.type === "TIMESTAMP" ? utc : c.type === "JSON" && (format === "json" || format === "ndjson") ? parsedJson : (v: unknown) => v
+    c.type === "TIMESTAMP" || c.type === "TIMESTAMP_NS"
+      ? utc
+      : c.type === "JSON" && (format === "json" || format === "ndjson")
+        ? parsedJson
+        : (v: unknown) => v
   )
 
 /** Table cells longer than this are cut, as DuckDB's own CLI cuts them; csv and json print every value whole. */

@@ -42,9 +42,15 @@ export interface TokenTransfer {
 
 const col = columnsOf<TokenTransfer>()
 
-const columns = [
+/** The columns, the time at its source's precision: the block list's seconds (evm), the txs list's nanoseconds (cosmos). */
+const columnsTimed = (time: "TIMESTAMP" | "TIMESTAMP_NS") => [
   col("height", "BIGINT", "block height", (t) => t.height),
-  col("timestamp", "TIMESTAMP", "block time (UTC)", (t, context) => t.timestamp ?? context.blockTime(t.height)),
+  col(
+    "timestamp",
+    time,
+    time === "TIMESTAMP" ? "block time (UTC, seconds, from the block list)" : "block time (UTC, to the nanosecond, from the txs list)",
+    (t, context) => t.timestamp ?? context.blockTime(t.height)
+  ),
   col("tx_hash", "VARCHAR", "the tx: 0x-hex EVM tx hash (evm) or uppercase cosmos tx hash (cosmos)", (t) => t.txHash),
   col("source", "VARCHAR", "'evm' (an ERC-20 Transfer log) or 'cosmos' (a transfer event)", (t) => t.source),
   col(
@@ -93,7 +99,7 @@ export const tokenTransfersEvm = defineAppend({
   description: "ERC-20 Transfer logs as token movements (the evm half of the token_transfers view).",
   source: evmTxsSource,
   items: (r: EvmTx) => r.logs.flatMap((l) => erc20Transfer(l) ?? []),
-  columns,
+  columns: columnsTimed("TIMESTAMP"),
   key,
   sortKey,
   partition: heightBucket("height"),
@@ -168,7 +174,7 @@ export const tokenTransfersCosmos = defineAppend({
   description: "Cosmos transfer events as token movements, one row per coin (the cosmos half of the token_transfers view).",
   source: txsSource,
   items: cosmosTransfers,
-  columns,
+  columns: columnsTimed("TIMESTAMP_NS"),
   key,
   sortKey,
   partition: heightBucket("height")

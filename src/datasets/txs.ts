@@ -43,7 +43,7 @@ export const txs = defineAppend({
   columns: [
     col("height", "BIGINT", "block height", (v) => v.t.height),
     col("tx_hash", "VARCHAR", "tx hash (uppercase hex, no 0x, as the chain shows it)", (v) => v.t.txhash),
-    col("timestamp", "TIMESTAMP", "block time (UTC, microseconds)", (v) => v.t.timestamp),
+    col("timestamp", "TIMESTAMP_NS", "block time (UTC, to the nanosecond, as the txs list gives it)", (v) => v.t.timestamp),
     col("code", "INTEGER", "result code; 0 = success", (v) => v.t.code),
     col("codespace", "VARCHAR", "error codespace (NULL on success)", (v) => v.t.codespace || null),
     col("gas_wanted", "BIGINT", "gas limit", (v) => v.t.gas_wanted),

@@ -20,6 +20,7 @@ export interface ValueOf {
   readonly VARCHAR: string
   readonly JSON: string
   readonly TIMESTAMP: string
+  readonly TIMESTAMP_NS: string
   readonly "DECIMAL(38,0)": string
   readonly "VARCHAR[]": string
 }

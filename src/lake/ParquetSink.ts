@@ -77,6 +77,8 @@ const finalExpr = (c: Column): string => {
   switch (c.type) {
     case "TIMESTAMP":
       return `CAST(${id} AS TIMESTAMP) AS ${id}`
+    case "TIMESTAMP_NS":
+      return `CAST(${id} AS TIMESTAMP_NS) AS ${id}`
     case "DECIMAL(38,0)":
       return `TRY_CAST(${id} AS DECIMAL(38,0)) AS ${id}`
     case "JSON":

@@ -1,7 +1,17 @@
 /** The lake's column model: a column's name, Parquet (DuckDB) type and meaning, and the values a row holds. */
 
 /** Parquet column types (DuckDB types). Amounts too big for DECIMAL(38,0) stay exact as VARCHAR. */
-export type ColumnType = "BIGINT" | "INTEGER" | "BOOLEAN" | "DOUBLE" | "VARCHAR" | "JSON" | "TIMESTAMP" | "DECIMAL(38,0)" | "VARCHAR[]"
+export type ColumnType =
+  | "BIGINT"
+  | "INTEGER"
+  | "BOOLEAN"
+  | "DOUBLE"
+  | "VARCHAR"
+  | "JSON"
+  | "TIMESTAMP"
+  | "TIMESTAMP_NS"
+  | "DECIMAL(38,0)"
+  | "VARCHAR[]"
 
 export interface Column {
   readonly name: string

@@ -68,7 +68,7 @@ const frictionlessType = (t: ColumnType | string): string =>
       ? "number"
       : t === "BOOLEAN"
         ? "boolean"
-        : t === "TIMESTAMP"
+        : t === "TIMESTAMP" || t === "TIMESTAMP_NS"
           ? "datetime"
           : t === "JSON"
             ? "object"

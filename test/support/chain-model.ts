@@ -56,6 +56,17 @@ export const timestampText = (epochMicros: bigint): string => {
   return new Date(Number(seconds) * 1000).toISOString().slice(0, 19).replace("T", " ") + "." + String(fraction).padStart(6, "0")
 }
 
+/** Epoch nanoseconds as DuckDB's strftime '%Y-%m-%d %H:%M:%S.%n' prints a TIMESTAMP_NS. */
+export const timestampNsText = (epochNanos: bigint): string => {
+  const seconds = epochNanos / 1_000_000_000n
+  const fraction = epochNanos % 1_000_000_000n
+  return new Date(Number(seconds) * 1000).toISOString().slice(0, 19).replace("T", " ") + "." + String(fraction).padStart(9, "0")
+}
+
+/** A block's time as the txs endpoint prints it (RFC3339Nano): every nanosecond of the header. */
+export const txTimeNanos = (chain: Chain, height: number): bigint =>
+  BigInt(chain.headerTimeMs(height)) * 1_000_000n + BigInt(chain.headerExtraNanos(height))
+
 /**
  * A block's time as the txs endpoint prints it (RFC3339Nano) kept to the microsecond, the
  * fraction below it dropped: truncation, as the indexer's Postgres-backed NFT endpoints print
@@ -126,7 +137,7 @@ export const txRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow> =>
       return {
         height: String(h),
         tx_hash: chain.txHash(h, i),
-        timestamp: timestampText(txTimeMicros(chain, h)),
+        timestamp: timestampNsText(txTimeNanos(chain, h)),
         code: wire.code,
         codespace: wire.codespace || null,
         gas_wanted: String(plan.gasWanted),
@@ -253,7 +264,7 @@ export const cosmosTokenTransferRows = (chain: Chain, bucketWidth: number): Arra
       return [
         {
           height: String(h),
-          timestamp: timestampText(txTimeMicros(chain, h)),
+          timestamp: timestampNsText(txTimeNanos(chain, h)),
           tx_hash: chain.txHash(h, plan.index),
           source: "cosmos",
           event_index: eventIndex,
@@ -402,7 +413,7 @@ export const expectedLake = (chain: Chain, bucketWidth: number): Array<ExpectedD
   {
     name: "txs",
     columns: cols(
-      "height BIGINT, tx_hash VARCHAR, timestamp TIMESTAMP, code INTEGER, codespace VARCHAR, gas_wanted BIGINT, gas_used BIGINT, message_types VARCHAR[], sender_address VARCHAR, sender_bech32 VARCHAR, fee JSON, memo VARCHAR, data VARCHAR, raw_log VARCHAR, info VARCHAR, tx JSON, events JSON, logs JSON, height_bucket BIGINT"
+      "height BIGINT, tx_hash VARCHAR, timestamp TIMESTAMP_NS, code INTEGER, codespace VARCHAR, gas_wanted BIGINT, gas_used BIGINT, message_types VARCHAR[], sender_address VARCHAR, sender_bech32 VARCHAR, fee JSON, memo VARCHAR, data VARCHAR, raw_log VARCHAR, info VARCHAR, tx JSON, events JSON, logs JSON, height_bucket BIGINT"
     ),
     key: ["tx_hash"],
     partition: "height_bucket",
@@ -438,7 +449,7 @@ export const expectedLake = (chain: Chain, bucketWidth: number): Array<ExpectedD
   ...(["evm", "cosmos"] as const).map((side) => ({
     name: `token_transfers_${side}`,
     columns: cols(
-      "height BIGINT, timestamp TIMESTAMP, tx_hash VARCHAR, source VARCHAR, event_index INTEGER, coin_index INTEGER, token VARCHAR, from_address VARCHAR, to_address VARCHAR, from_bech32 VARCHAR, to_bech32 VARCHAR, amount DECIMAL(38,0), amount_text VARCHAR, height_bucket BIGINT"
+      `height BIGINT, timestamp ${side === "evm" ? "TIMESTAMP" : "TIMESTAMP_NS"}, tx_hash VARCHAR, source VARCHAR, event_index INTEGER, coin_index INTEGER, token VARCHAR, from_address VARCHAR, to_address VARCHAR, from_bech32 VARCHAR, to_bech32 VARCHAR, amount DECIMAL(38,0), amount_text VARCHAR, height_bucket BIGINT`
     ),
     key: ["tx_hash", "event_index", "coin_index"],
     partition: "height_bucket" as const,
@@ -582,10 +593,10 @@ export const expectDatasetMatches = (out: string, d: ExpectedDataset): Promise<v
       ? [...d.columns.slice(0, -1), { name: "snapshot_time", type: "TIMESTAMP" }, d.columns[d.columns.length - 1]]
       : d.columns
     expect(columns, `${d.name}: columns and types`).toEqual(expectedColumns)
-    // timestamps with all six fractional digits: getRowObjectsJson trims trailing zeros
+    // timestamps with all six (nine) fractional digits: getRowObjectsJson trims trailing zeros
     const timestamps = d.columns
-      .filter((c) => c.type === "TIMESTAMP")
-      .map((c) => `strftime(${ident(c.name)}, '%Y-%m-%d %H:%M:%S.%f') AS ${ident(c.name)}`)
+      .filter((c) => c.type === "TIMESTAMP" || c.type === "TIMESTAMP_NS")
+      .map((c) => `strftime(${ident(c.name)}, '%Y-%m-%d %H:%M:%S.${c.type === "TIMESTAMP" ? "%f" : "%n"}') AS ${ident(c.name)}`)
     const replace = timestamps.length > 0 ? ` REPLACE (${timestamps.join(", ")})` : ""
     const rows = await query(conn, `SELECT *${snapshot ? " EXCLUDE (snapshot_time)" : ""}${replace} FROM ${scan(out, d.name)}`)
     expect(differences(d, rows), `${d.name}: rows that differ from the chain model`).toEqual([])
