@@ -127,7 +127,7 @@ describe.skipIf(underMutation || (!fresh && !process.env.CI))("installed from np
   }, 180_000)
   afterAll(removeAll)
 
-  it("ships the built code, its declarations, the CLI and the shipped pipelines; no sources, tests or benchmarks", () => {
+  it("ships the built code, its declarations, the CLI, the shipped pipelines and the license; no sources, tests or benchmarks", () => {
     for (const f of [
       "bin/chain-lake.mjs",
       "dist/build.json",
@@ -136,7 +136,8 @@ describe.skipIf(underMutation || (!fresh && !process.env.CI))("installed from np
       "dist/types/index.d.ts",
       "pipelines/demo.ts",
       "pipelines/route-quotes.json",
-      "package.json"
+      "package.json",
+      "LICENSE"
     ])
       expect(packed).toContain(f)
     expect(packed.filter((f) => /^(src|test|bench|scripts|docs|data)\//.test(f))).toEqual([])
