@@ -28,6 +28,8 @@
  *   multi-dataset ratios, the peak RSS at 20k and 50k blocks, page 1000 × concurrency 16, and the
  *   offsets skipped), BENCH_GENTLE_BLOCKS (default 20000, ~2 txs a block),
  *   BENCH_REPEAT (default 2: floor/export pairs, and twice that many parallel sharding runs)
+ *   BENCH_WORKERS: a comma list of shard worker counts the throughput part exports with (export
+ *   --workers; default 0: the main thread pages and writes), each against the same floor
  *   BENCH_SMOKE=1: every part at a size of seconds (2,000 txs, page 100, one repeat, one memory
  *   size and limit, the parts in one process; bench/smoke.ts), which test/bench-smoke.test.ts
  *   runs; BENCH_* sizes still apply
@@ -54,6 +56,8 @@ const PAGE = size("BENCH_PAGE", 1000, 100)
 const CONCURRENCY = 8
 /** floor/export pairs, and (×2) parallel sharding runs; the median is reported */
 const REPEAT = size("BENCH_REPEAT", 2, 1)
+/** shard worker counts the throughput part exports with */
+const WORKERS = (process.env.BENCH_WORKERS ?? "0").split(",").map(Number)
 /** A goal, as printed beside a measure: none at smoke size, where a ratio of a few pages means nothing. */
 const goal = (text: string) => (SMOKE ? "smoke size: not a measure" : `goal ${text}`)
 
@@ -119,7 +123,14 @@ const floor = async (url: string, total: number) => {
 
 const exportRun = async (
   url: string,
-  options: { concurrency: number; pageSize: number; dataset?: Dataset; datasets?: ReadonlyArray<Dataset>; memoryLimit?: string | undefined }
+  options: {
+    concurrency: number
+    pageSize: number
+    dataset?: Dataset
+    datasets?: ReadonlyArray<Dataset>
+    memoryLimit?: string | undefined
+    workers?: number
+  }
 ) => {
   const dataset = options.dataset ?? txs
   const catalog = options.datasets ?? [dataset]
@@ -137,6 +148,7 @@ const exportRun = async (
           indexerUrl: url,
           out,
           limits: { concurrency: options.concurrency, rps: 0 },
+          workers: options.workers ?? 0,
           ...(options.memoryLimit ? { memoryLimitBytes: parseMemorySize(options.memoryLimit) } : {})
         })
       )
@@ -219,14 +231,22 @@ const throughput = async (blockCount: number) => {
       console.log(
         `[${pair}] floor (fetch + JSON.parse): ${f.rows} rows in ${f.seconds.toFixed(1)} s = ${Math.round(f.rows / f.seconds)} rows/s, ${(f.bytes / 1e6 / f.seconds).toFixed(1)} MB/s`
       )
-      const e = await exportRun(big.url, { concurrency: CONCURRENCY, pageSize: PAGE, memoryLimit: process.env.BENCH_MEMORY_LIMIT })
-      console.log(
-        `[${pair}] export txs → Parquet: ${e.rows} rows in ${e.seconds.toFixed(1)} s = ${Math.round(e.rows / e.seconds)} rows/s, ${(f.bytes / 1e6 / e.seconds).toFixed(1)} MB/s of JSON, ` +
-          `${(e.bytes / 1e6).toFixed(1)} MB Parquet, peak RSS ${(e.peakRss / 1e6).toFixed(0)} MB; ` +
-          `CPU per row: main thread ${e.mainUsPerRow.toFixed(1)} µs, process ${e.cpuUsPerRow.toFixed(1)} µs`
-      )
-      ratios.push(e.seconds / f.seconds)
-      console.log(`[${pair}] ratio export / floor: ${(e.seconds / f.seconds).toFixed(2)}×`)
+      for (const workers of WORKERS) {
+        const e = await exportRun(big.url, {
+          concurrency: CONCURRENCY,
+          pageSize: PAGE,
+          memoryLimit: process.env.BENCH_MEMORY_LIMIT,
+          workers
+        })
+        const label = `[${pair}] export txs → Parquet${workers > 0 ? ` (--workers ${workers})` : ""}`
+        console.log(
+          `${label}: ${e.rows} rows in ${e.seconds.toFixed(1)} s = ${Math.round(e.rows / e.seconds)} rows/s, ${(f.bytes / 1e6 / e.seconds).toFixed(1)} MB/s of JSON, ` +
+            `${(e.bytes / 1e6).toFixed(1)} MB Parquet, peak RSS ${(e.peakRss / 1e6).toFixed(0)} MB; ` +
+            `CPU per row: main thread ${e.mainUsPerRow.toFixed(1)} µs, process ${e.cpuUsPerRow.toFixed(1)} µs`
+        )
+        if (workers === WORKERS[0]) ratios.push(e.seconds / f.seconds)
+        console.log(`${label}: ratio export / floor: ${(e.seconds / f.seconds).toFixed(2)}×`)
+      }
     }
     console.log(
       `ratio export / floor: median ${median(ratios).toFixed(2)}× of ${ratios.map((r) => r.toFixed(2)).join(", ")} (${goal("≤ 1.3×")})`

@@ -5,6 +5,8 @@
  *   beside it, and a second entry, index.js: the public API (src/index.ts) made of the same chunks,
  *   which pipeline files that `chain-lake run` loads import as "chain-lake" (src/pipelines/load.ts),
  *   so that they reuse the modules the CLI already loaded;
+ * - dist/cli/shard-worker.js and dist/lib/shard-worker.js: the module shard workers run (export
+ *   --workers), beside each bundle that starts them (src/cli/layers.ts shardWorkerModule);
  * - dist/lib/: the public API for applications (`import … from "chain-lake"`, package.json
  *   "exports"): the project's own code bundled, every dependency left to be imported from its
  *   package, so that an application's `effect` is the very one these services and errors are made
@@ -47,7 +49,7 @@ const common = { bundle: true, splitting: true, format: "esm", platform: "node",
 const buildCli = () =>
   build({
     ...common,
-    entryPoints: { main: src("cli", "main.ts"), index: src("index.ts") },
+    entryPoints: { main: src("cli", "main.ts"), index: src("index.ts"), "shard-worker": src("cli", "shard-worker.ts") },
     outdir: join(dist, "cli"),
     minify: true,
     // a defect's stack trace can be read back with `node --enable-source-maps`
@@ -62,7 +64,13 @@ const buildCli = () =>
 
 /** The library: this project's code only, readable. */
 const buildLib = () =>
-  build({ ...common, entryPoints: { index: src("index.ts") }, outdir: join(dist, "lib"), packages: "external", sourcemap: "linked" })
+  build({
+    ...common,
+    entryPoints: { index: src("index.ts"), "shard-worker": src("cli", "shard-worker.ts") },
+    outdir: join(dist, "lib"),
+    packages: "external",
+    sourcemap: "linked"
+  })
 
 /** The SQL views, read at run time from ./sql/ beside the bundle that holds Analytics. */
 const copySql = (folder) => {

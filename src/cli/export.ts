@@ -68,6 +68,12 @@ export const options = {
     Options.withDescription("requests in flight at once, shared by all datasets")
   ),
   rps: integerOption("rps").pipe(Options.withDefault(DEFAULTS.rps), Options.withDescription("requests per second at most; 0 = no limit")),
+  workers: integerOption("workers").pipe(
+    Options.withDefault(0),
+    Options.withDescription(
+      "worker threads that page, decode and write the shards (0: the main thread does; try the cores you can spare). --concurrency and --rps hold for all of them together"
+    )
+  ),
   pageSize: integerOption("page-size").pipe(Options.withDefault(DEFAULTS.pageSize), Options.withDescription("rows per request, 1..1000")),
   maxPageMb: integerOption("max-page-mb").pipe(
     Options.withDefault(DEFAULTS.maxPageMb),
@@ -174,6 +180,7 @@ const refused = (e: { _tag: string; status?: number }) =>
 
 const validate = (o: {
   concurrency: number
+  workers: number
   rps: number
   pageSize: number
   maxPageMb: number
@@ -197,6 +204,7 @@ const validate = (o: {
     if (names) return yield* bad(names)
     if (o.concurrency < 1) return yield* bad(`--concurrency must be at least 1, got ${o.concurrency}`)
     if (o.rps < 0) return yield* bad(`--rps cannot be negative, got ${o.rps}`)
+    if (o.workers < 0 || o.workers > 64) return yield* bad(`--workers must be 0..64, got ${o.workers}`)
     if (o.maxPageMb < 1) return yield* bad(`--max-page-mb must be at least 1, got ${o.maxPageMb}`)
     const memory = parseMemorySize(o.memoryLimit)
     if (memory === undefined || memory < 128 * 1024 * 1024)
@@ -262,6 +270,7 @@ export const exportCommand = Command.make("export", options, (o) =>
         limits: { concurrency: o.concurrency, rps: o.rps },
         maxPageMb: o.maxPageMb,
         memoryLimitBytes: parseMemorySize(o.memoryLimit)!,
+        workers: o.workers,
         filesElsewhere: remote !== undefined,
         ...(remote ? { afterCommit: remote.afterCommit, fetchCommitted: remote.fetchCommitted } : {})
       })

@@ -1,8 +1,14 @@
 /** Builds the service layers the commands need from flags: HTTP (undici), limits, clients, sink. */
-import { Layer } from "effect"
+import { existsSync, rmSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import { Effect, Layer } from "effect"
+import { buildSync } from "esbuild"
+import { ShardWorkers } from "../engine/workers.js"
+import { defaultMemoryLimit, parseMemorySize } from "../lake/writer.js"
 import type { CheckpointsOptions } from "../lake/Checkpoints.js"
 import { layerLakeWriter } from "../lake/writer.js"
-import { DEFAULT_LIMITS, layerRequestLimiter, type LimiterConfig } from "../http/RequestLimiter.js"
+import { DEFAULT_LIMITS, layerRequestLimiter, RequestLimiter, type LimiterConfig } from "../http/RequestLimiter.js"
 import { DEFAULT_RETRY, type RetryPolicy } from "../http/retry.js"
 import { plainEndpoint, type ServiceEndpoint } from "../http/endpoint.js"
 import { layerHttpTransport } from "../http/transport.js"
@@ -12,15 +18,74 @@ import { layerIndexerSource } from "../sources/indexer.js"
 /** The indexer client for `endpoint` (a plain URL for the devnet and tests), over its own transport carrying the endpoint's credentials. */
 export const indexerLayer = (
   endpoint: ServiceEndpoint | string,
-  limits: LimiterConfig = DEFAULT_LIMITS,
+  limits: LimiterConfig | Layer.Layer<RequestLimiter> = DEFAULT_LIMITS,
   retry: RetryPolicy = DEFAULT_RETRY,
   maxPageMb?: number
 ) => {
   const e = typeof endpoint === "string" ? plainEndpoint(endpoint) : endpoint
+  const limiter: Layer.Layer<RequestLimiter> = Layer.isLayer(limits)
+    ? (limits as Layer.Layer<RequestLimiter>)
+    : layerRequestLimiter(limits as LimiterConfig)
   return layerIndexerClient({ baseUrl: e.baseUrl, retry }).pipe(
-    Layer.provide(Layer.mergeAll(layerHttpTransport(e, { maxPageMb }), layerRequestLimiter(limits)))
+    Layer.provide(Layer.mergeAll(layerHttpTransport(e, { maxPageMb }), limiter))
   )
 }
+
+/** What a shard worker builds its source and sink from (src/cli/shard-worker.ts): plain data, cloned into the worker. */
+export interface ShardWorkerConfig {
+  readonly endpoint: ServiceEndpoint
+  readonly limits?: LimiterConfig
+  readonly retry?: RetryPolicy
+  readonly maxPageMb?: number
+  readonly out: string
+  /** the worker's share of the run's --memory-limit */
+  readonly memoryLimitBytes: number
+}
+
+/** The module shard workers run: built beside the CLI and the library (scripts/build.mjs), or bundled from the sources on first use. */
+export const shardWorkerModule = (): URL => {
+  const built = new URL("./shard-worker.js", import.meta.url)
+  if (existsSync(fileURLToPath(built))) return built
+  if (devBundle) return devBundle
+  const source = fileURLToPath(new URL("./shard-worker.ts", import.meta.url))
+  // inside the project, so that the bundle's imports of packages resolve from its node_modules;
+  // one per process (worktrees share node_modules, each with its own sources), gone when it exits
+  const out = join(dirname(source), "..", "..", "node_modules", ".cache", "chain-lake", `shard-worker-${process.pid}.mjs`)
+  buildSync({ entryPoints: [source], outfile: out, bundle: true, format: "esm", platform: "node", packages: "external", logLevel: "error" })
+  process.once("exit", () => rmSync(out, { force: true }))
+  devBundle = pathToFileURL(out)
+  return devBundle
+}
+let devBundle: URL | undefined
+
+/**
+ * Shard workers for an export (--workers N; 0: the shards run in the run's thread): each with its
+ * share of the memory limit, passing through `limiter` (the run's request limiter) for every
+ * request it makes.
+ */
+export const layerShardWorkers = (
+  count: number,
+  options: Omit<ShardWorkerConfig, "endpoint" | "memoryLimitBytes"> & {
+    readonly indexerUrl: ServiceEndpoint | string
+    readonly memoryLimitBytes: number
+  },
+  limiter: Layer.Layer<RequestLimiter>
+) =>
+  Layer.effect(
+    ShardWorkers,
+    Effect.map(RequestLimiter, (requests) => {
+      const endpoint = typeof options.indexerUrl === "string" ? plainEndpoint(options.indexerUrl) : options.indexerUrl
+      const config = (): ShardWorkerConfig => ({
+        endpoint,
+        limits: options.limits,
+        retry: options.retry,
+        maxPageMb: options.maxPageMb,
+        out: options.out,
+        memoryLimitBytes: Math.floor(options.memoryLimitBytes / (count + 1))
+      })
+      return { count, module: shardWorkerModule, config, gates: { requests: requests.run } }
+    })
+  ).pipe(Layer.provide(limiter))
 
 /** Everything `runExport` needs: the indexer as its Source (and its client), the Parquet sink and the checkpoints of `out`. */
 export const exportLayer = (
@@ -31,9 +96,15 @@ export const exportLayer = (
     retry?: RetryPolicy
     maxPageMb?: number
     memoryLimitBytes?: number
+    /** shard workers (threads) to run the shards in; none: the run's own thread */
+    workers?: number
   } & CheckpointsOptions
-) =>
-  Layer.mergeAll(
-    layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(options.indexerUrl, options.limits, options.retry, options.maxPageMb))),
+) => {
+  const limiter = layerRequestLimiter(options.limits ?? DEFAULT_LIMITS)
+  const layer = Layer.mergeAll(
+    layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(options.indexerUrl, limiter, options.retry, options.maxPageMb))),
     layerLakeWriter(options.out, options)
   )
+  const memoryLimitBytes = options.memoryLimitBytes ?? parseMemorySize(defaultMemoryLimit())!
+  return Layer.merge(layer, layerShardWorkers(options.workers ?? 0, { ...options, memoryLimitBytes }, limiter))
+}

@@ -6,7 +6,7 @@
  */
 import { Data, Effect, Option } from "effect"
 import { HistoryGuard } from "./identity.js"
-import { Checkpoints, type CommittedFile, type CommittedSnapshot } from "../lake/Checkpoints.js"
+import { Checkpoints, stagedPath, type CommittedFile, type CommittedSnapshot } from "../lake/Checkpoints.js"
 import type { ParquetWriter } from "../lake/ParquetSink.js"
 import type { Range } from "../lake/RangeSet.js"
 
@@ -20,10 +20,20 @@ export const writePending = (
   heights: { readonly min: number | null; readonly max: number | null },
   range?: Range,
   uniqueBy?: ReadonlyArray<string>
+) => Effect.flatMap(Checkpoints, (checkpoints) => writeStaged(writer, checkpoints.staging, dataset, rel, heights, range, uniqueBy))
+
+/** Writes what `writer` staged into the staging folder `staging`: a file ready to commit as `dataset/rel`. */
+export const writeStaged = (
+  writer: ParquetWriter,
+  staging: string,
+  dataset: string,
+  rel: string,
+  heights: { readonly min: number | null; readonly max: number | null },
+  range?: Range,
+  uniqueBy?: ReadonlyArray<string>
 ) =>
   Effect.gen(function* () {
-    const checkpoints = yield* Checkpoints
-    const written = yield* writer.finish(checkpoints.staged(dataset, rel), uniqueBy ? { uniqueBy } : {})
+    const written = yield* writer.finish(stagedPath(staging, dataset, rel), uniqueBy ? { uniqueBy } : {})
     const file: CommittedFile = {
       path: rel,
       rows: written.rows,

@@ -15,7 +15,7 @@
  * start once those datasets are done).
  * Every request goes through the one request limiter of the source's client.
  */
-import { Data, Effect } from "effect"
+import { Data, Effect, Option } from "effect"
 import { DEFAULTS as EXPORT_DEFAULTS } from "../defaults.js"
 import { Checkpoints, type CheckpointError, type CommittedFile } from "../lake/Checkpoints.js"
 import { retiredColumnsProblem } from "../lake/columns.js"
@@ -28,6 +28,8 @@ import { heightBounds, planShards, progressOf, requestsFor } from "./plan.js"
 import { firstAtOrAbove } from "./positions.js"
 import { describeRollback, finishRollback, rollbackLake, type RollbackError } from "./rollback.js"
 import { runShard, type ShardSettings } from "./shard.js"
+import { ShardLake, shardLakeOf } from "./ShardLake.js"
+import { type ShardPool, ShardWorkers, startShardWorkers } from "./workers.js"
 import { runSnapshot, snapshotInput } from "./snapshot.js"
 import { cursorPageProblem, positionCursor, sequenceOf } from "./cursors.js"
 import {
@@ -479,6 +481,17 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
       },
       notice
     }
+    // shards run here, or in the run's shard workers (each commit made here either way)
+    const lake = yield* shardLakeOf(events.committed)
+    const shardWorkers = yield* Effect.serviceOption(ShardWorkers)
+    /** the shard workers, once started (below, for the time the tasks run) */
+    let pool: ShardPool | undefined
+    const shardRun = (list: AppendSource, targets: ReadonlyArray<AppendDataset>, r: Range) =>
+      Effect.suspend(() =>
+        pool
+          ? pool.run(list, targets, r)
+          : runShard(list, targets, r, settings, events, fetchSlots).pipe(Effect.provideService(ShardLake, lake))
+      )
     // a dataset is done when its last task is
     const pending = new Map<string, number>()
     const finish = (name: string, extra: Partial<DatasetResult> = {}) => {
@@ -528,7 +541,7 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
         // Stryker disable next-line ArithmeticOperator: size only orders the tasks (largest first), which changes when work runs, not what is written
         tasks.push({
           size: r[1] - r[0],
-          run: runShard(list, targets, r, settings, events, fetchSlots).pipe(Effect.zipRight(taskDone(targets.map((d) => d.name))))
+          run: shardRun(list, targets, r).pipe(Effect.zipRight(taskDone(targets.map((d) => d.name))))
         })
       }
     }
@@ -590,13 +603,23 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
       // once, to page while shards that ended paging together write theirs (a whole second round
       // would mostly wait for the sink, each shard holding its writers' staged rows)
       // Stryker disable next-line MethodExpression: with more tasks (max) only memory differs, which no test measures
-      const pool = concurrency + Math.min(concurrency, sink.writesAtOnce)
+      const underWay = concurrency + Math.min(concurrency, sink.writesAtOnce)
       // Stryker disable next-line ObjectLiteral,BooleanLiteral: whether forEach keeps the tasks' void results, nothing reads them
       // every commit checks first that the source still serves the history the run started on
       const checked = <A, E, R>(e: Effect.Effect<A, E, R>) => (guard ? Effect.provideService(e, HistoryGuard, guard) : e)
-      yield* checked(Effect.forEach(largestFirst(tasks), (t) => t.run, { concurrency: pool, discard: true }))
-      // Stryker disable next-line ObjectLiteral,BooleanLiteral: whether forEach keeps the tasks' void results, nothing reads them
-      yield* checked(Effect.forEach(after, (t) => t.run, { concurrency, discard: true }))
+      const work = Effect.gen(function* () {
+        yield* checked(Effect.forEach(largestFirst(tasks), (t) => t.run, { concurrency: underWay, discard: true }))
+        // Stryker disable next-line ObjectLiteral,BooleanLiteral: whether forEach keeps the tasks' void results, nothing reads them
+        yield* checked(Effect.forEach(after, (t) => t.run, { concurrency, discard: true }))
+      })
+      if (Option.isSome(shardWorkers) && shardWorkers.value.count > 0 && tasks.length > 0)
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            pool = yield* startShardWorkers(shardWorkers.value, { settings, events, lake, fetchSlots })
+            yield* work
+          })
+        )
+      else yield* work
     } else for (const d of live) results.set(d.name, { dataset: d.name, rows: 0, files: 0, bytes: 0, quarantined: 0 })
 
     return {

@@ -8,11 +8,12 @@
 import { appendFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect, Stream } from "effect"
-import { Checkpoints, type CheckpointError, type CommittedFile } from "../lake/Checkpoints.js"
+import type { CheckpointError, CommittedFile } from "../lake/Checkpoints.js"
 import { bucketOf, shardFile } from "../lake/layout.js"
 import { ParquetSink, type ParquetWriter, type SinkError } from "../lake/ParquetSink.js"
 import { subtract, type Range } from "../lake/RangeSet.js"
-import { commitFiles, writePending } from "./commit.js"
+import { writeStaged } from "./commit.js"
+import { ShardLake } from "./ShardLake.js"
 import { NO_CONTEXT, type AppendDataset, type AppendSource, type RowContext } from "./Dataset.js"
 import { decodeRecord, isInvalid } from "./pageDecode.js"
 import { cursorPageProblem, heightCursor, positionCursor, sequenceOf } from "./cursors.js"
@@ -23,6 +24,9 @@ import { redactedJson } from "../secrets/redact.js"
 
 /** What a shard (or a snapshot) fails with. */
 export type WriteFailure = SourceFailure | SinkError | CheckpointError
+
+/** The run's paging slots (--concurrency): a shard holds one while it pages. */
+export type FetchSlots = Pick<Effect.Semaphore, "withPermits">
 
 export interface ShardSettings {
   readonly pageSize: number
@@ -41,7 +45,6 @@ export interface ShardEvents {
   readonly rows: (dataset: string, rows: number) => void
   /** records (heights, positions) of the shard's range read, for each target: the plan's unit, which rows are not */
   readonly fetched: (dataset: string, units: number) => void
-  readonly committed: (dataset: string, file: CommittedFile) => void
   readonly quarantined: (source: AppendSource) => void
   readonly notice: (message: string) => void
 }
@@ -99,12 +102,12 @@ export const runShard = (
   [a, b]: Range,
   settings: ShardSettings,
   events: ShardEvents,
-  fetchSlots: Effect.Semaphore
-): Effect.Effect<void, WriteFailure, Source | ParquetSink | Checkpoints> =>
+  fetchSlots: FetchSlots
+): Effect.Effect<void, WriteFailure, Source | ParquetSink | ShardLake> =>
   Effect.gen(function* () {
     const sourceService = yield* Source
     const sink = yield* ParquetSink
-    const checkpoints = yield* Checkpoints
+    const lake = yield* ShardLake
     const { pageSize, bucketWidth, flushBytes, onInvalid, chainId } = settings
     const byKey = new Map<string, ShardWriter>()
     const files = new Map<string, Array<CommittedFile>>(targets.map((d) => [d.name, []]))
@@ -119,8 +122,9 @@ export const runShard = (
       Effect.gen(function* () {
         if (w.writer.rows() === 0) return
         // (its range is set when it is committed: the part of the shard that commit completes)
-        const file = yield* writePending(
+        const file = yield* writeStaged(
           w.writer,
+          lake.staging,
           w.dataset.name,
           shardFile(w.bucket, source.unit, [a, b], w.part++),
           { min: w.minHeight, max: w.maxHeight },
@@ -236,7 +240,7 @@ export const runShard = (
           if (isInvalid(record)) {
             const err = sourceService.invalidRecord(source, page.key, i, record.issue)
             if (onInvalid === "fail") return yield* Effect.fail(err)
-            yield* quarantine(checkpoints.root, source, err, record.record)
+            yield* quarantine(lake.root, source, err, record.record)
             events.quarantined(source)
             continue
           }
@@ -305,7 +309,7 @@ export const runShard = (
      * more than the shard's rows left (maxRows).
      */
     const first: PageRequest = { key: source.unit === "height" ? heightCursor(a - 1) : positionCursor(a), limit: pageSize, reverse: false }
-    const fetchAndWrite = (request: PageRequest): Effect.Effect<PageInfo, WriteFailure, Checkpoints> =>
+    const fetchAndWrite = (request: PageRequest): Effect.Effect<PageInfo, WriteFailure> =>
       sourceService
         .page(source, request)
         .pipe(Effect.flatMap((page) => ingest(page).pipe(Effect.as({ key: page.key, nextKey: page.nextKey, count: page.items.length }))))
@@ -341,9 +345,7 @@ export const runShard = (
           const d = targets[t]
           const staged = files.get(d.name)!.map((f): CommittedFile => ({ ...f, range: [from, to] }))
           files.set(d.name, [])
-          const outcome = yield* commitFiles(d.name, staged, [from, to], (committed) => {
-            for (const f of committed) events.committed(d.name, f)
-          })
+          const outcome = yield* lake.commit(d.name, staged, [from, to])
           if (outcome.committed) continue
           // its rows stand, these were dropped: counted back, and what it left read again
           active[t] = false

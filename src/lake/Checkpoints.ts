@@ -110,6 +110,8 @@ export interface CheckpointsService {
   readonly root: string
   /** this writer's name in locks and its staging folder */
   readonly writer: string
+  /** This writer's staging folder: a file of `dataset` to be committed as `rel` is written at stagedPath(it, dataset, rel). */
+  readonly staging: string
   /** Where to write a file of `dataset` that will be committed as `rel`. */
   readonly staged: (dataset: string, rel: string) => string
   /** Loads (or starts) a dataset's manifest and finishes a commit a killed writer left half done. */
@@ -237,6 +239,9 @@ const fragment = (m: Manifest, added: Pick<Manifest, "files" | "committed" | "sn
   ...added
 })
 
+/** Where a writer whose staging folder is `staging` writes a file of `dataset` to be committed as `rel`. */
+export const stagedPath = (staging: string, dataset: string, rel: string) => join(staging, dataset, rel) + PENDING
+
 export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) =>
   Effect.gen(function* () {
     const writer = newWriterId()
@@ -250,7 +255,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
     // fibers of this process queue here; processes queue on the lock file
     const local = yield* Effect.makeSemaphore(1)
     const fail = (e: unknown) => new CheckpointError({ message: (e as Error).message })
-    const staged = (dataset: string, rel: string) => join(staging, dataset, rel) + PENDING
+    const staged = (dataset: string, rel: string) => stagedPath(staging, dataset, rel)
     /** Runs `self` holding the lock file `path` (its folder made first). */
     const holding = <A, E extends { readonly _tag: string }>(path: string, self: Effect.Effect<A, E>) =>
       local.withPermits(1)(
@@ -646,6 +651,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
         ),
       updateIdentity,
       writer,
+      staging,
       staged,
       get: read,
       withCommittedFiles: <A, E>(dataset: string, use: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<A>, E>) =>

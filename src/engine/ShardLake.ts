@@ -1,0 +1,43 @@
+/**
+ * What a shard needs of the lake: the folder its quarantine goes to, where it stages its files, and
+ * their commit (through the run's history guard, counted in the run's totals). In the run's own
+ * thread it is the run's Checkpoints (`layerShardLake`); in a shard worker, the same calls made by
+ * message to the thread that runs the export (shardWorker.ts), so that every commit of a run goes
+ * through one Checkpoints.
+ */
+import { Context, Effect, Layer } from "effect"
+import { Checkpoints, type CommitOutcome, type CommittedFile } from "../lake/Checkpoints.js"
+import type { Range } from "../lake/RangeSet.js"
+import { commitFiles } from "./commit.js"
+import type { SourceFailure } from "./Source.js"
+
+export interface ShardLakeService {
+  readonly root: string
+  /** the staging folder: a file of `dataset` committed as `rel` is written at stagedPath(staging, dataset, rel) */
+  readonly staging: string
+  /** commits staged files of `dataset` and the range they complete, unless another writer committed part of it first */
+  readonly commit: (dataset: string, files: ReadonlyArray<CommittedFile>, range: Range) => Effect.Effect<CommitOutcome, SourceFailure>
+}
+
+export class ShardLake extends Context.Tag("chain-lake/ShardLake")<ShardLake, ShardLakeService>() {}
+
+/** The run's Checkpoints as a shard's lake; `committed` is told each file a commit lists. */
+export const shardLakeOf = (committed: (dataset: string, file: CommittedFile) => void) =>
+  Effect.map(
+    Checkpoints,
+    (checkpoints): ShardLakeService => ({
+      root: checkpoints.root,
+      staging: checkpoints.staging,
+      // (the history guard, where the run has one, is the caller's: commitFiles finds it there)
+      commit: (dataset, files, range) =>
+        Effect.provideService(
+          commitFiles(dataset, files, range, (listed) => {
+            for (const f of listed) committed(dataset, f)
+          }),
+          Checkpoints,
+          checkpoints
+        )
+    })
+  )
+
+export const layerShardLake = (committed: (dataset: string, file: CommittedFile) => void) => Layer.effect(ShardLake, shardLakeOf(committed))

@@ -1,0 +1,150 @@
+/**
+ * The worker's side of shard workers (workers.ts is the run's): runs the shards it is sent, each
+ * with its own source and Parquet sink (the layer the worker's module builds), and makes each
+ * commit and each pass through the run's gates by a call to the run's thread.
+ */
+import { parentPort, workerData } from "node:worker_threads"
+import { Cause, Effect, Exit, Fiber, FiberRef, type Layer, ManagedRuntime } from "effect"
+import type { ParquetSink } from "../lake/ParquetSink.js"
+import type { AppendDataset, AppendSource, Dataset } from "./Dataset.js"
+import { runShard, type FetchSlots, type ShardEvents } from "./shard.js"
+import { ShardLake, type ShardLakeService } from "./ShardLake.js"
+import type { Source } from "./Source.js"
+import { type Call, failureFields, type FromWorker, RemoteFailure, type ToWorker } from "./workerProtocol.js"
+
+/** What the run's thread hands each worker (workerData): its module's own config, and the run's lake. */
+export interface ShardWorkerData<C> {
+  readonly config: C
+  readonly lake: { readonly root: string; readonly staging: string }
+}
+
+/** A gate of the run's thread, passed through by calls: the worker's module builds its request limiter on "requests". */
+export type RemoteGate = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+/** The task the running fiber belongs to: calls it makes are the task's (the run's thread frees what a task left). */
+const currentTask = FiberRef.unsafeMake(-1)
+
+/**
+ * Serves the shards the run's thread sends: call it from a worker module, with the datasets the
+ * run may name and the layer (source and sink) built from the module's config.
+ */
+export const serveShards = <C, E>(options: {
+  readonly datasets: ReadonlyArray<Dataset>
+  readonly layer: (config: C, gate: (name: string) => RemoteGate) => Layer.Layer<Source | ParquetSink, E>
+}) => {
+  const port = parentPort
+  if (!port) throw new Error("serveShards runs in a worker thread")
+  const data = workerData as ShardWorkerData<C>
+  /*
+   * Counts (rows, records read) are summed and sent once per turn of the event loop, not once per
+   * record (a message each cost the run's thread more than the rows it was spared); any other
+   * message sends them first, so that they arrive before the commit or the end they precede.
+   */
+  const counts = new Map<string, { type: "rows" | "fetched"; task: number; dataset: string; count: number }>()
+  let flushing = false
+  const flush = () => {
+    flushing = false
+    for (const c of counts.values()) port.postMessage(c)
+    counts.clear()
+  }
+  const send = (message: FromWorker) => {
+    flush()
+    port.postMessage(message)
+  }
+  const count = (type: "rows" | "fetched", task: number, dataset: string, n: number) => {
+    const key = `${type} ${task} ${dataset}`
+    const c = counts.get(key)
+    if (c) c.count += n
+    else counts.set(key, { type, task, dataset, count: n })
+    if (!flushing) {
+      flushing = true
+      setImmediate(flush)
+    }
+  }
+  const replies = new Map<number, (exit: Exit.Exit<unknown, RemoteFailure>) => void>()
+  let calls = 0
+  const call = (request: Call): Effect.Effect<unknown, RemoteFailure> =>
+    Effect.flatMap(FiberRef.get(currentTask), (task) =>
+      Effect.async<unknown, RemoteFailure>((resume) => {
+        const id = calls++
+        replies.set(id, (exit) => resume(exit))
+        send({ type: "call", task, call: id, request })
+      })
+    )
+  const leave = (ticket: number) =>
+    Effect.flatMap(FiberRef.get(currentTask), (task) => Effect.sync(() => send({ type: "leave", task, ticket })))
+  /*
+   * The wait for the gate stays interruptible (the run's thread may hold its slots for shards that
+   * are being stopped too): a pass granted after the wait was interrupted is let go by the run's
+   * thread when the shard ends.
+   */
+  const gate =
+    (name: string): RemoteGate =>
+    (effect) =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(restore(Effect.orDie(call({ method: "enter", gate: name }))), (ticket) =>
+          restore(effect).pipe(Effect.ensuring(leave(ticket as number)))
+        )
+      )
+  const runtime = ManagedRuntime.make(options.layer(data.config, gate))
+  const appendDatasets = options.datasets.filter((d): d is AppendDataset => d.kind === "append")
+  const slots: FetchSlots = { withPermits: () => gate("slots") }
+  const running = new Map<number, Fiber.RuntimeFiber<void, unknown>>()
+
+  const run = (message: Extract<ToWorker, { type: "run" }>) => {
+    const { task } = message
+    const targets = message.targets.map((n) => appendDatasets.find((d) => d.name === n)!)
+    const source: AppendSource = targets[0].source
+    const events: ShardEvents = {
+      rows: (dataset, n) => count("rows", task, dataset, n),
+      fetched: (dataset, n) => count("fetched", task, dataset, n),
+      quarantined: () => send({ type: "quarantined", task }),
+      notice: (text) => send({ type: "notice", task, message: text })
+    }
+    const lake: ShardLakeService = {
+      ...data.lake,
+      commit: (dataset, files, range) => Effect.map(call({ method: "commit", dataset, files, range }), (outcome) => outcome as never)
+    }
+    const shard = runShard(source, targets, message.range, message.settings, events, slots).pipe(
+      Effect.provideService(ShardLake, lake),
+      Effect.locally(currentTask, task)
+    )
+    const fiber = runtime.runFork(shard)
+    running.set(task, fiber)
+    fiber.addObserver((exit) => {
+      running.delete(task)
+      send({ type: "exit", task, ...outcomeOf(exit) })
+    })
+  }
+
+  port.on("message", (message: ToWorker) => {
+    switch (message.type) {
+      case "run":
+        return run(message)
+      case "interrupt": {
+        const fiber = running.get(message.task)
+        if (fiber) runtime.runFork(Fiber.interrupt(fiber))
+        return
+      }
+      case "reply": {
+        const resume = replies.get(message.call)
+        replies.delete(message.call)
+        resume?.(message.ok ? Exit.succeed(message.value) : Exit.fail(new RemoteFailure(message.failure)))
+      }
+    }
+  })
+  // ready once the layer is built (DuckDB opened, the source's client made), or broken, saying why
+  runtime.runtime().then(
+    () => send({ type: "ready" }),
+    (e: unknown) => send({ type: "broken", message: e instanceof Error ? e.message : String(e) })
+  )
+}
+
+/** How a shard's fiber ended, to send. */
+const outcomeOf = (exit: Exit.Exit<void, unknown>) => {
+  if (Exit.isSuccess(exit)) return { outcome: "done" } as const
+  const failure = Cause.failureOption(exit.cause)
+  if (failure._tag === "Some") return { outcome: "failed", failure: failureFields(failure.value) } as const
+  if (Cause.isInterruptedOnly(exit.cause)) return { outcome: "interrupted" } as const
+  return { outcome: "defect", message: Cause.pretty(exit.cause) } as const
+}

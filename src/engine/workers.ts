@@ -1,0 +1,217 @@
+/**
+ * Shard workers: a run's shards paged, decoded and written in worker threads, so that the per-row
+ * work (JSON, checks, rows, DuckDB's appender) uses the cores the run is given instead of its one
+ * main thread. The main thread plans, schedules and commits: a worker's commit is a call to it
+ * (ShardLake through the run's Checkpoints and history guard), and so is each pass through the
+ * run's gates (its paging slots, its request limiter), so that --concurrency and --rate-limit
+ * hold for the run as a whole. A worker's module builds its source and sink (serveShards); the
+ * engine knows no API and no dataset of its own here either.
+ */
+import { Worker } from "node:worker_threads"
+import { Cause, Context, Deferred, Effect, Exit, Queue, type Scope } from "effect"
+import type { Range } from "../lake/RangeSet.js"
+import type { AppendDataset, AppendSource } from "./Dataset.js"
+import type { FetchSlots, ShardEvents, ShardSettings, WriteFailure } from "./shard.js"
+import type { ShardLakeService } from "./ShardLake.js"
+import type { ShardWorkerData } from "./shardWorker.js"
+import { type Call, failureFields, type FromWorker, RemoteFailure, type ToWorker } from "./workerProtocol.js"
+
+/** A gate of the run that workers pass through (the CLI's request limiter). */
+export type Gate = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+export interface ShardWorkersConfig<C = unknown> {
+  /** how many worker threads (0: none, the shards run in the run's thread) */
+  readonly count: number
+  /** the module each worker runs (it calls serveShards), asked for once workers start */
+  readonly module: () => URL
+  /** what the module builds its source and sink from (cloned into each worker) */
+  readonly config: (worker: number) => C
+  /** the run's gates a worker's module passes through by name, besides "slots" (the paging slots) */
+  readonly gates: Readonly<Record<string, Gate>>
+}
+
+/** Present where a run's shards go to worker threads (export --workers N); absent, they run in the run's thread. */
+export class ShardWorkers extends Context.Tag("chain-lake/ShardWorkers")<ShardWorkers, ShardWorkersConfig>() {}
+
+export interface ShardPool {
+  readonly run: (source: AppendSource, targets: ReadonlyArray<AppendDataset>, range: Range) => Effect.Effect<void, WriteFailure>
+}
+
+/** What a shard run in a worker reports to the run: the events and the lake it would have in the run's thread. */
+export interface RunContext {
+  readonly settings: ShardSettings
+  readonly events: ShardEvents
+  readonly lake: ShardLakeService
+  readonly fetchSlots: FetchSlots
+}
+
+interface Member {
+  readonly worker: Worker
+  /** shards running on it */
+  busy: number
+  /** terminated by the run (its exit is no failure) */
+  closing: boolean
+}
+
+/**
+ * Starts `config.count` workers, each ready (its layer built) before the first shard is sent; they
+ * are terminated when the scope closes. A worker that breaks fails the shards it was running.
+ */
+export const startShardWorkers = (config: ShardWorkersConfig, context: RunContext): Effect.Effect<ShardPool, WriteFailure, Scope.Scope> =>
+  Effect.gen(function* () {
+    /** each running shard's inbox, by task, and the worker it runs on */
+    const inboxes = new Map<number, { readonly inbox: Queue.Queue<FromWorker>; readonly member: Member }>()
+    let tasks = 0
+    const module = config.module()
+    const start = (index: number) =>
+      Effect.acquireRelease(
+        Effect.async<Member, WriteFailure>((resume) => {
+          const data: ShardWorkerData<unknown> = {
+            config: config.config(index),
+            lake: { root: context.lake.root, staging: context.lake.staging }
+          }
+          const worker = new Worker(module, { workerData: data })
+          const member: Member = { worker, busy: 0, closing: false }
+          const broken = (message: string) => {
+            // every shard it runs fails with it
+            for (const { inbox, member: m } of inboxes.values()) if (m === member) Queue.unsafeOffer(inbox, { type: "broken", message })
+            resume(Effect.fail(workerFailure(message)))
+          }
+          worker.on("message", (m: FromWorker) => {
+            if (m.type === "ready") return resume(Effect.succeed(member))
+            if (m.type === "broken") return broken(m.message)
+            if ("task" in m) {
+              const entry = inboxes.get(m.task)
+              if (entry) Queue.unsafeOffer(entry.inbox, m)
+            }
+          })
+          worker.on("error", (e) => broken(e.message))
+          worker.on("exit", (code) => {
+            if (!member.closing) broken(`it exited (code ${code})`)
+          })
+        }),
+        (member) =>
+          Effect.promise(() => {
+            member.closing = true
+            return member.worker.terminate()
+          })
+      )
+    const members = yield* Effect.all(
+      Array.from({ length: config.count }, (_, i) => start(i)),
+      { concurrency: "unbounded" }
+    )
+    const gates: Readonly<Record<string, Gate>> = { ...config.gates, slots: context.fetchSlots.withPermits(1) }
+
+    const run = (source: AppendSource, targets: ReadonlyArray<AppendDataset>, range: Range): Effect.Effect<void, WriteFailure> =>
+      Effect.suspend(() => {
+        // the least busy worker
+        const member = members.reduce((a, b) => (b.busy < a.busy ? b : a))
+        const task = tasks++
+        const inbox = Effect.runSync(Queue.unbounded<FromWorker>())
+        inboxes.set(task, { inbox, member })
+        member.busy++
+        const send = (m: ToWorker) => member.worker.postMessage(m)
+        send({ type: "run", task, source: source.id, targets: targets.map((d) => d.name), range, settings: context.settings })
+        return shardServer(task, inbox, send, source, context, gates).pipe(
+          Effect.ensuring(
+            Effect.sync(() => {
+              inboxes.delete(task)
+              member.busy--
+            })
+          )
+        )
+      })
+    return { run }
+  })
+
+const workerFailure = (message: string) => new RemoteFailure({ _tag: "ShardWorkerError", message: `a shard worker failed: ${message}` })
+
+/**
+ * The run's side of one shard in a worker: answers its calls (commits, gates) and passes on its
+ * events until the worker says how the shard ended. Stopped (Ctrl-C, another shard's failure),
+ * it tells the worker to stop the shard (its writers closed), answers no more commits, and waits
+ * for the shard to have ended.
+ */
+const shardServer = (
+  task: number,
+  inbox: Queue.Queue<FromWorker>,
+  send: (m: ToWorker) => void,
+  source: AppendSource,
+  context: RunContext,
+  gates: Readonly<Record<string, Gate>>
+): Effect.Effect<void, WriteFailure> => {
+  /** the gate passes held, each by a fiber of this shard's that waits for the worker's leave (or the shard's end) */
+  const passes = new Map<number, Deferred.Deferred<void>>()
+  let tickets = 0
+  let stopping = false
+  const reply = (call: number, exit: Exit.Exit<unknown, unknown>) =>
+    send(
+      Exit.isSuccess(exit)
+        ? { type: "reply", call, ok: true, value: exit.value }
+        : { type: "reply", call, ok: false, failure: failureFields(Cause.squash(exit.cause)) }
+    )
+  const answer = (call: number, request: Call): Effect.Effect<void> => {
+    if (stopping) return Effect.sync(() => reply(call, Exit.fail({ _tag: "ShardStopped", message: "the shard was stopped" })))
+    switch (request.method) {
+      case "commit":
+        return Effect.flatMap(Effect.exit(context.lake.commit(request.dataset, request.files, request.range)), (exit) =>
+          Effect.sync(() => reply(call, exit))
+        )
+      case "enter":
+        return Effect.gen(function* () {
+          const ticket = tickets++
+          const leave = yield* Deferred.make<void>()
+          passes.set(ticket, leave)
+          const pass = Effect.zipRight(
+            Effect.sync(() => reply(call, Exit.succeed(ticket))),
+            Deferred.await(leave)
+          )
+          yield* Effect.fork(gates[request.gate](pass).pipe(Effect.ensuring(Effect.sync(() => passes.delete(ticket)))))
+        })
+    }
+  }
+  const leave = (ticket: number) => {
+    const pass = passes.get(ticket)
+    return pass ? Effect.asVoid(Deferred.succeed(pass, undefined)) : Effect.void
+  }
+  const serve: Effect.Effect<void, WriteFailure> = Effect.gen(function* () {
+    while (true) {
+      const m = yield* Queue.take(inbox)
+      switch (m.type) {
+        case "call":
+          yield* answer(m.call, m.request)
+          break
+        case "leave":
+          yield* leave(m.ticket)
+          break
+        case "rows":
+          context.events.rows(m.dataset, m.count)
+          break
+        case "fetched":
+          context.events.fetched(m.dataset, m.count)
+          break
+        case "quarantined":
+          context.events.quarantined(source)
+          break
+        case "notice":
+          context.events.notice(m.message)
+          break
+        case "broken":
+          return yield* Effect.fail(workerFailure(m.message))
+        case "exit":
+          if (m.outcome === "done") return
+          if (m.outcome === "failed") return yield* Effect.fail(new RemoteFailure(m.failure))
+          if (m.outcome === "interrupted") return yield* Effect.interrupt
+          return yield* Effect.die(new Error(`a shard died in its worker: ${m.message}`))
+        case "ready":
+          break
+      }
+    }
+  })
+  const stop = Effect.suspend(() => {
+    stopping = true
+    send({ type: "interrupt", task })
+    return Effect.exit(serve)
+  })
+  return Effect.onInterrupt(serve, () => Effect.uninterruptible(stop))
+}

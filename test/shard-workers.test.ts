@@ -1,0 +1,158 @@
+/**
+ * Shard workers (export --workers N): shards paged, decoded and written in worker threads, each
+ * commit made by the run's thread. The lake they write is the chain's, value for value, as the
+ * run's own thread writes it; their requests pass through the run's gates; a stop (SIGINT) or a
+ * kill leaves a lake a rerun completes exactly.
+ */
+import { spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { Effect, Either, Layer } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { exportLayer, indexerLayer, shardWorkerModule, type ShardWorkerConfig } from "../src/cli/layers.js"
+import { DATASETS as REGISTRY } from "../src/datasets/index.js"
+import { startDevnet, type Devnet } from "../src/devnet/index.js"
+import { runExport } from "../src/engine/export.js"
+import { ShardWorkers } from "../src/engine/workers.js"
+import { plainEndpoint } from "../src/http/endpoint.js"
+import { layerRequestLimiter } from "../src/http/RequestLimiter.js"
+import { DEFAULT_RETRY } from "../src/http/retry.js"
+import { layerLakeWriter } from "../src/lake/writer.js"
+import { layerIndexerSource } from "../src/sources/indexer.js"
+import { expectDatasetMatches, expectedLake, expectLakeMatchesChain } from "./support/chain-model.js"
+import { BIN, runCli } from "./support/cli.js"
+import { committedFiles, expectManifestsTrue } from "./support/lake.js"
+import { tempDirs } from "./support/tmp.js"
+
+const APPEND = [
+  "blocks",
+  "txs",
+  "evm_txs",
+  "evm_logs",
+  "evm_internal_txs",
+  "token_transfers_evm",
+  "token_transfers_cosmos",
+  "nft_transfers"
+]
+const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 100, timeoutMs: 1_500, maxRetries: 15 }
+const { make: tmp, removeAll: removeTmpDirs } = tempDirs("chain-lake-workers-")
+
+let devnet: Devnet
+beforeAll(async () => {
+  // latency spreads the commits over a few seconds, so that a stop lands between them
+  devnet = await startDevnet({ seed: 11, blocks: 400, latencyMs: 10 })
+})
+afterAll(async () => {
+  await devnet.stop()
+  removeTmpDirs()
+})
+
+describe("shard workers", () => {
+  it("two workers write every value of every append dataset as the chain has it, each of their requests through the run's request gate", async () => {
+    const out = tmp()
+    let passes = 0
+    const limiter = layerRequestLimiter({ concurrency: 4, rps: 0 })
+    const config = (): ShardWorkerConfig => ({
+      endpoint: plainEndpoint(devnet.indexerUrl),
+      retry: FAST_RETRY,
+      out,
+      memoryLimitBytes: 256 * 1024 * 1024
+    })
+    const workers = Layer.succeed(ShardWorkers, {
+      count: 2,
+      module: shardWorkerModule,
+      config,
+      gates: {
+        requests: (effect) =>
+          Effect.suspend(() => {
+            passes++
+            return effect
+          })
+      }
+    })
+    const layer = Layer.mergeAll(
+      layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(devnet.indexerUrl, limiter, FAST_RETRY))),
+      layerLakeWriter(out),
+      workers
+    )
+    const datasets = REGISTRY.filter((d) => APPEND.includes(d.name))
+    const result = await Effect.runPromise(
+      Effect.either(runExport(datasets, { pageSize: 25, concurrency: 4, bucketWidth: 100, flushBytes: 24_000 })).pipe(Effect.provide(layer))
+    )
+    if (Either.isLeft(result)) throw new Error(`export failed: ${JSON.stringify(result.left)}`)
+    const lake = new Map(expectedLake(devnet.chain, 100).map((d) => [d.name, d]))
+    for (const name of APPEND) await expectDatasetMatches(out, lake.get(name)!)
+    await expectManifestsTrue(out, APPEND)
+    // every page the shards read went through the gate: at least one request per 25 rows of the blocks and txs shards
+    expect(passes).toBeGreaterThan((400 + lake.get("txs")!.rows.length) / 25)
+    expect(result.right.datasets.find((d) => d.dataset === "txs")?.rows).toBe(lake.get("txs")!.rows.length)
+  })
+
+  it("exportLayer's workers and the run's thread write the same lake", async () => {
+    const run = async (workers: number) => {
+      const out = tmp()
+      const result = await Effect.runPromise(
+        Effect.either(
+          runExport(
+            REGISTRY.filter((d) => ["blocks", "txs", "evm_logs"].includes(d.name)),
+            { pageSize: 50 }
+          )
+        ).pipe(Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out, retry: FAST_RETRY, workers })))
+      )
+      if (Either.isLeft(result)) throw new Error(`export failed: ${JSON.stringify(result.left)}`)
+      return out
+    }
+    await expectLakeMatchesChain(await run(3), devnet, ["blocks", "txs", "evm_logs"])
+  })
+
+  it("stopped by SIGINT, an export with workers exits 130 keeping what it committed; a rerun with workers completes the chain exactly", async () => {
+    const out = tmp()
+    const args = ["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "blocks,txs,evm_txs", "--page-size", "20"]
+    const child = spawn(process.execPath, [BIN, ...args, "--workers", "2"], { stdio: ["ignore", "pipe", "pipe"] })
+    let stderr = ""
+    child.stderr.on("data", (d) => (stderr += d))
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+    await new Promise<void>((resolve) => {
+      const watch = setInterval(() => {
+        if (committedFiles(out).length < 2) return
+        clearInterval(watch)
+        resolve()
+      }, 5)
+    })
+    child.kill("SIGINT")
+    expect(await exited, stderr).toBe(130)
+    expect(stderr).toMatch(/^chain-lake: interrupted: every file committed so far is kept; run the same command again to resume$/m)
+    const resumed = await runCli([...args, "--workers", "2"])
+    expect(resumed.code, resumed.stderr).toBe(0)
+    await expectLakeMatchesChain(out, devnet, ["blocks", "txs", "evm_txs"])
+  })
+
+  it("a shard that fails in a worker fails the run as in the run's thread: one line naming endpoint, page key and field, exit 1; quarantine writes the record", async () => {
+    const bad = await startDevnet({ seed: 8, blocks: 700, faults: "malformed=0.05" })
+    try {
+      const out = tmp()
+      const args = ["export", "--indexer-url", bad.indexerUrl, "--out", out, "--datasets", "txs", "--page-size", "20", "--workers", "2"]
+      const failed = await runCli(args)
+      expect(failed.code).toBe(1)
+      expect(failed.stderr).toMatch(
+        /^chain-lake: error: malformed response from txs \(page key \S+\) at txs\[\d+\]\.txhash: Expected string, actual 12345\. Committed files are untouched; --on-invalid quarantine sets such records aside and exports the rest\.$/m
+      )
+      expect(failed.stderr).not.toMatch(/RemoteFailure| {4}at /)
+      const quarantined = await runCli([...args, "--on-invalid", "quarantine"])
+      expect(quarantined.code, quarantined.stderr).toBe(0)
+      const lines = readFileSync(join(out, "_quarantine", "txs.ndjson"), "utf8")
+        .trim()
+        .split("\n")
+      expect(lines.length).toBeGreaterThan(0)
+      expect(JSON.parse(lines[0])).toMatchObject({ endpoint: "txs", path: expect.stringMatching(/^txs\[\d+\]\.txhash$/) })
+    } finally {
+      await bad.stop()
+    }
+  })
+
+  it("--workers out of range is a usage error", async () => {
+    const r = await runCli(["export", "--devnet", "--out", tmp(), "--workers", "-1"])
+    expect(r.code).toBe(2)
+    expect(r.stderr.trim()).toBe("chain-lake: error: --workers must be 0..64, got -1")
+  })
+})
