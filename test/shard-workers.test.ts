@@ -88,23 +88,6 @@ describe("shard workers", () => {
     expect(result.right.datasets.find((d) => d.dataset === "txs")?.rows).toBe(lake.get("txs")!.rows.length)
   })
 
-  it("exportLayer's workers and the run's thread write the same lake", async () => {
-    const run = async (workers: number) => {
-      const out = tmp()
-      const result = await Effect.runPromise(
-        Effect.either(
-          runExport(
-            REGISTRY.filter((d) => ["blocks", "txs", "evm_logs"].includes(d.name)),
-            { pageSize: 50 }
-          )
-        ).pipe(Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out, retry: FAST_RETRY, workers })))
-      )
-      if (Either.isLeft(result)) throw new Error(`export failed: ${JSON.stringify(result.left)}`)
-      return out
-    }
-    await expectLakeMatchesChain(await run(3), devnet, ["blocks", "txs", "evm_logs"])
-  })
-
   it("stopped by SIGINT, an export with workers exits 130 keeping what it committed; a rerun with workers completes the chain exactly", async () => {
     const out = tmp()
     const args = ["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "blocks,txs,evm_txs", "--page-size", "20"]
@@ -125,6 +108,37 @@ describe("shard workers", () => {
     const resumed = await runCli([...args, "--workers", "2"])
     expect(resumed.code, resumed.stderr).toBe(0)
     await expectLakeMatchesChain(out, devnet, ["blocks", "txs", "evm_txs"])
+  })
+
+  it("killed (SIGKILL) after commits, an export with workers loses and duplicates nothing: the rerun's lake equals the chain", async () => {
+    const out = tmp()
+    const args = [
+      "export",
+      "--indexer-url",
+      devnet.indexerUrl,
+      "--out",
+      out,
+      "--datasets",
+      "blocks,txs,evm_logs",
+      "--page-size",
+      "20",
+      "--workers",
+      "2"
+    ]
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: "ignore" })
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+    await new Promise<void>((resolve) => {
+      const watch = setInterval(() => {
+        if (committedFiles(out).length < 3) return
+        clearInterval(watch)
+        child.kill("SIGKILL")
+        resolve()
+      }, 5)
+    })
+    expect(await exited).toBeNull()
+    const resumed = await runCli(args)
+    expect(resumed.code, resumed.stderr).toBe(0)
+    await expectLakeMatchesChain(out, devnet, ["blocks", "txs"])
   })
 
   it("a shard that fails in a worker fails the run as in the run's thread: one line naming endpoint, page key and field, exit 1; quarantine writes the record", async () => {
