@@ -195,6 +195,49 @@ describe("an indexer rolled back and re-synced to another history (same chain id
   })
 })
 
+describe("an indexer that pruned its oldest blocks", () => {
+  /** `behind` (the fork), serving no block by height below `lowest` */
+  const pruned = (lowest: number) =>
+    startProxy(behind.indexerUrl, async (req, forward): Promise<Reply> => {
+      const m = /^\/indexer\/block\/v1\/blocks\/(\d+)$/.exec(req.url.pathname)
+      if (m && Number(m[1]) < lowest)
+        return { status: 404, headers: { "content-type": "application/json" }, body: '{"message":"not found"}' }
+      return forward()
+    })
+
+  it("the fork is found among the heights it still serves, and --on-reorg rollback gives the new history", async () => {
+    const out = copyOfLake()
+    const proxy = await pruned(50)
+    try {
+      const refused = await runCli(exportArgs(proxy.url, out))
+      expect(refused.code).toBe(1)
+      expect(refused.stderr).toMatch(new RegExp(`from height ${FORK + 1} on .*both hold the same block ${FORK}\\)`))
+      const rolled = await runCli(exportArgs(proxy.url, out, "--on-reorg", "rollback"))
+      expect(rolled.code, rolled.stderr).toBe(0)
+      await expectLakeMatchesChain(out, behind, DATASETS)
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it("a fork at or below the lowest block it serves is refused in one line saying so, nothing written", async () => {
+    const out = copyOfLake()
+    const manifests = () => DATASETS.map((d) => readFileSync(join(out, d, "_manifest.json"), "utf8"))
+    const was = manifests()
+    const proxy = await pruned(105)
+    try {
+      const refused = await runCli(exportArgs(proxy.url, out, "--on-reorg", "rollback"))
+      expect(refused.code).toBe(1)
+      expect(refused.stderr.trim()).toBe(
+        `chain-lake: error: ${out} holds another history of chain lake-evm-1 at and below height 105: block 105 is ${before.chain.blockHash(105)} there and ${behind.chain.blockHash(105)} on this indexer, which serves no block below it (pruned), so no block both hold can be found: export it into another --out (nothing was written)`
+      )
+      expect(manifests()).toEqual(was)
+    } finally {
+      await proxy.close()
+    }
+  })
+})
+
 describe("what the fork check reads besides the newest anchor", () => {
   it("the lake's own newest block: rows committed past the anchor checked (an anchor the source did not serve) still reveal a fork", async () => {
     const out = copyOfLake()

@@ -60,6 +60,8 @@ const adopt = (status: SourceStatus, datasets: ReadonlyArray<string>, adopting: 
 /** Where a source's history parts from the lake's: the last height both hold the same block at, and the first one found to differ. */
 export interface Fork {
   readonly common: number
+  /** the lowest height the source still serves, where it serves none of the lake's heights below it (pruned) and already differs there */
+  readonly prunedBelow?: number
   readonly differs: { readonly height: number; readonly lakeHash: string; readonly sourceHash: string | undefined }
 }
 
@@ -116,23 +118,37 @@ export const findFork = (tip: number) =>
         const [lakeHash, sourceHash] = yield* Effect.all([lakeHashAt(anchors, height), source.blockHash(height)], {
           concurrency: "unbounded"
         })
-        if (sourceHash === undefined)
-          return yield* new LakeIdentityError({
-            message: `cannot tell where this indexer's history parts from ${checkpoints.root}'s: it does not serve block ${height} (pruned?)`
-          })
-        return { height, lakeHash: lakeHash ?? "", sourceHash, same: lakeHash === sourceHash }
+        return sourceHash === undefined ? undefined : { height, lakeHash: lakeHash ?? "", sourceHash, same: lakeHash === sourceHash }
+      })
+    const unknowable = (i: number) =>
+      new LakeIdentityError({
+        message: `cannot tell where this indexer's history parts from ${checkpoints.root}'s: it does not serve block ${nth(known, i)}`
       })
     const last = yield* probe(count - 1)
+    if (last === undefined) return yield* unknowable(count - 1)
     if (last.same) return undefined
-    const first = yield* probe(0)
-    if (!first.same) return { common: 0, differs: first } satisfies Fork
-    // probe(lo) is the same, probe(hi) differs
+    // an indexer that pruned its oldest blocks serves only the newest of the lake's heights: the search starts at the lowest it serves
     let lo = 0
+    let first = yield* probe(0)
+    if (first === undefined) {
+      let unserved = 0
+      lo = count - 1
+      while (lo - unserved > 1) {
+        const mid = (unserved + lo) >>> 1
+        if ((yield* probe(mid)) === undefined) unserved = mid
+        else lo = mid
+      }
+      first = (yield* probe(lo))!
+      if (!first.same) return { common: 0, differs: first, prunedBelow: first.height } satisfies Fork
+    } else if (!first.same) return { common: 0, differs: first } satisfies Fork
+    // probe(lo) is the same, probe(hi) differs
     let hi = count - 1
     let differs = last
     while (hi - lo > 1) {
       const mid = (lo + hi) >>> 1
       const at = yield* probe(mid)
+      // (every height above one it serves is served, unless the indexer has holes)
+      if (at === undefined) return yield* unknowable(mid)
       if (at.same) lo = mid
       else {
         hi = mid
@@ -144,14 +160,16 @@ export const findFork = (tip: number) =>
 
 /** The line a fork is refused with, or the hint a rollback of it gives. */
 const forkProblem = (root: string, chainId: string, fork: Fork, blockless: boolean) =>
-  fork.common === 0
-    ? `${root} holds another history of chain ${chainId}: block ${fork.differs.height} is ${fork.differs.lakeHash} there and ${fork.differs.sourceHash} on this indexer (a reset chain, or another network under the same id): export it into another --out${
-        // a lake without blocks knows only the hashes it anchored: a fork below the lowest looks like another chain
-        blockless
-          ? `; or, if the indexer was rolled back below height ${fork.differs.height}, chain-lake rollback --data ${root} --to-height H (H: where it was rolled back to), then export with --adopt-lake`
-          : ""
-      }`
-    : `${root} holds another history of chain ${chainId} from height ${fork.differs.height} on (block ${fork.differs.height} is ${fork.differs.lakeHash} there and ${fork.differs.sourceHash} on this indexer; both hold the same block ${fork.common}): a rolled-back, re-synced or reorganized indexer. --on-reorg rollback drops the lake's rows above ${fork.common} and exports this indexer's history; or export into another --out (nothing was written)`
+  fork.prunedBelow !== undefined
+    ? `${root} holds another history of chain ${chainId} at and below height ${fork.prunedBelow}: block ${fork.prunedBelow} is ${fork.differs.lakeHash} there and ${fork.differs.sourceHash} on this indexer, which serves no block below it (pruned), so no block both hold can be found: export it into another --out (nothing was written)`
+    : fork.common === 0
+      ? `${root} holds another history of chain ${chainId}: block ${fork.differs.height} is ${fork.differs.lakeHash} there and ${fork.differs.sourceHash} on this indexer (a reset chain, or another network under the same id): export it into another --out${
+          // a lake without blocks knows only the hashes it anchored: a fork below the lowest looks like another chain
+          blockless
+            ? `; or, if the indexer was rolled back below height ${fork.differs.height}, chain-lake rollback --data ${root} --to-height H (H: where it was rolled back to), then export with --adopt-lake`
+            : ""
+        }`
+      : `${root} holds another history of chain ${chainId} from height ${fork.differs.height} on (block ${fork.differs.height} is ${fork.differs.lakeHash} there and ${fork.differs.sourceHash} on this indexer; both hold the same block ${fork.common}): a rolled-back, re-synced or reorganized indexer. --on-reorg rollback drops the lake's rows above ${fork.common} and exports this indexer's history; or export into another --out (nothing was written)`
 
 /** What to do with a lake whose history a source does not share above some height: refuse (default), or return the fork for the caller to roll back. */
 export type OnReorg = "refuse" | "rollback"
@@ -202,7 +220,9 @@ export const checkIdentity = (
         const fork = yield* findFork(status.tip)
         // no block in common: the anchor found to differ is named
         return yield* forked(
-          fork && fork.common > 0 ? fork : { common: 0, differs: { height: anchor.height, lakeHash: anchor.hash, sourceHash: hash } }
+          fork && (fork.common > 0 || fork.prunedBelow !== undefined)
+            ? fork
+            : { common: 0, differs: { height: anchor.height, lakeHash: anchor.hash, sourceHash: hash } }
         )
       }
       // the lake's own newest block too: rows may have been committed past the anchor (an anchor the source did not serve, another run's)
