@@ -64,6 +64,10 @@ const main = async () => {
   const names = views.map((v) => v.name)
 
   const parquet = await (await DuckDBInstance.create(":memory:")).connect()
+  if (!process.env.BENCH_NO_METADATA_CACHE) {
+    await parquet.run("LOAD parquet")
+    await parquet.run("SET parquet_metadata_cache = true")
+  }
   await parquet.run(`SET file_search_path = '${data}'`)
   for (const d of LAKE_DATASETS) await parquet.run(datasetViewSql(d, data, await listedFiles(data, d.name, d.columns)))
   // the analytics views as chain-lake query makes them: each after the views it reads

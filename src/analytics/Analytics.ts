@@ -333,6 +333,10 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
       try: async () => {
         // relative paths (the catalog's views) resolve against the data folder
         await conn.use((c) => c.run(`SET file_search_path = ${quote(dataDir)}`))
+        // Parquet footers read once per file, not once per query: a committed file never changes
+        // in place (new content is a new file), so what is cached stays true
+        await conn.use((c) => c.run("LOAD parquet"))
+        await conn.use((c) => c.run("SET parquet_metadata_cache = true"))
         if (confine === undefined) return
         const list = (paths: ReadonlyArray<string>) => `[${paths.map(quote).join(", ")}]`
         // the order matters: the allowed places are set while access is open, then access is closed, then locked
