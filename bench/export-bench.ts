@@ -28,8 +28,12 @@
  *   multi-dataset ratios, the peak RSS at 20k and 50k blocks, page 1000 × concurrency 16, and the
  *   offsets skipped), BENCH_GENTLE_BLOCKS (default 20000, ~2 txs a block),
  *   BENCH_REPEAT (default 2: floor/export pairs, and twice that many parallel sharding runs)
- *   BENCH_WORKERS: a comma list of shard worker counts the throughput part exports with (export
- *   --workers; default 0: the main thread pages and writes), each against the same floor
+ *   BENCH_WORKERS: a comma list of shard worker counts the throughput and multi-dataset parts
+ *   export with (export --workers; default 0: the main thread pages and writes), each against the
+ *   same floor
+ *   BENCH_CORES: a comma list of core counts (e.g. 2,4,16): the whole bench runs once per count,
+ *   pinned to that many cores with taskset (the devnets it starts too), so that one call measures
+ *   the scaling curve
  *   BENCH_SMOKE=1: every part at a size of seconds (2,000 txs, page 100, one repeat, one memory
  *   size and limit, the parts in one process; bench/smoke.ts), which test/bench-smoke.test.ts
  *   runs; BENCH_* sizes still apply
@@ -56,8 +60,10 @@ const PAGE = size("BENCH_PAGE", 1000, 100)
 const CONCURRENCY = 8
 /** floor/export pairs, and (×2) parallel sharding runs; the median is reported */
 const REPEAT = size("BENCH_REPEAT", 2, 1)
-/** shard worker counts the throughput part exports with */
+/** shard worker counts the throughput and multi-dataset parts export with */
 const WORKERS = (process.env.BENCH_WORKERS ?? "0").split(",").map(Number)
+/** the cores this run is pinned to (BENCH_CORES), as a label */
+const CORES_LABEL = process.env.BENCH_PINNED ? ` on ${process.env.BENCH_PINNED} cores` : ""
 /** A goal, as printed beside a measure: none at smoke size, where a ratio of a few pages means nothing. */
 const goal = (text: string) => (SMOKE ? "smoke size: not a measure" : `goal ${text}`)
 
@@ -171,7 +177,20 @@ const exportRun = async (
   }
 }
 
+/** BENCH_CORES: the bench again, once per core count, pinned with taskset (its children inherit the pinning). */
+const pinnedRuns = (cores: ReadonlyArray<number>) => {
+  for (const n of cores) {
+    console.log(`# pinned to ${n} cores (taskset -c 0-${n - 1})`)
+    const r = spawnSync("taskset", ["-c", `0-${n - 1}`, process.execPath, ...process.execArgv, process.argv[1]], {
+      stdio: "inherit",
+      env: { ...process.env, BENCH_CORES: "", BENCH_PINNED: String(n) }
+    })
+    if (r.status !== 0) throw new Error(`the bench pinned to ${n} cores exited ${r.status}${r.error ? `: ${r.error.message}` : ""}`)
+  }
+}
+
 const main = async () => {
+  if (process.env.BENCH_CORES) return pinnedRuns(process.env.BENCH_CORES.split(",").map(Number))
   // DuckDB's native module loads where the sink first needs it (start-up, issue 17): loaded here
   // once, so that timed runs measure the export and not a one-off import, as before that change
   await import("@duckdb/node-api")
@@ -238,7 +257,7 @@ const throughput = async (blockCount: number) => {
           memoryLimit: process.env.BENCH_MEMORY_LIMIT,
           workers
         })
-        const label = `[${pair}] export txs → Parquet${workers > 0 ? ` (--workers ${workers})` : ""}`
+        const label = `[${pair}] export txs → Parquet${CORES_LABEL}${workers > 0 ? ` (--workers ${workers})` : ""}`
         console.log(
           `${label}: ${e.rows} rows in ${e.seconds.toFixed(1)} s = ${Math.round(e.rows / e.seconds)} rows/s, ${(f.bytes / 1e6 / e.seconds).toFixed(1)} MB/s of JSON, ` +
             `${(e.bytes / 1e6).toFixed(1)} MB Parquet, peak RSS ${(e.peakRss / 1e6).toFixed(0)} MB; ` +
@@ -417,7 +436,8 @@ const multi = async () => {
       await cursorWalkByHand(url, "/indexer/block/v1/blocks", "blocks")
       await cursorWalkByHand(url, "/indexer/tx/v1/txs", "txs")
     }
-    const lakeRun = async (url: string) => (await exportRun(url, { concurrency: 16, pageSize: 100, datasets: [blocks, txs] })).seconds
+    const lakeRun = async (url: string, workers = WORKERS[0]) =>
+      (await exportRun(url, { concurrency: 16, pageSize: 100, datasets: [blocks, txs], workers })).seconds
     // the replay learns every page each client asks for, once
     await walk(replay.url)
     await plainFetch(replay.url, lists)
@@ -429,18 +449,20 @@ const multi = async () => {
       await plainFetch(url, [{ ...lists[0], rows: 2000 }]) // warm-up
       const sequential = await time(() => walk(url))
       const plain: Array<number> = []
-      const lake: Array<number> = []
+      const lake = new Map<number, Array<number>>(WORKERS.map((w) => [w, []]))
       // alternating, REPEAT × 2 times each: the medians count
       for (let i = 0; i < REPEAT * 2; i++) {
         plain.push(await time(() => plainFetch(url, lists)))
-        lake.push(await lakeRun(url))
+        for (const w of WORKERS) lake.get(w)!.push(await lakeRun(url, w))
       }
-      const m = median(lake)
-      console.log(
-        `multi-dataset against ${label}, 20 ms latency, blocks + txs (${MULTI_BLOCKS} + ${txCount} rows), page 100: sequential cursor walk ${sequential.toFixed(1)} s; ` +
-          `plain fetch by 16 workers ${plain.map((p) => p.toFixed(2)).join(" / ")} s; chain-lake ${lake.map((p) => p.toFixed(2)).join(" / ")} s → ` +
-          `${(sequential / m).toFixed(1)}× the sequential walk (${goal("≥ 6×")}), ${(m / median(plain)).toFixed(2)}× the plain fetch (${goal("≤ 1.3×")})`
-      )
+      for (const [workers, runs] of lake) {
+        const m = median(runs)
+        console.log(
+          `multi-dataset against ${label}${CORES_LABEL}, 20 ms latency, blocks + txs (${MULTI_BLOCKS} + ${txCount} rows), page 100: sequential cursor walk ${sequential.toFixed(1)} s; ` +
+            `plain fetch by 16 workers ${plain.map((p) => p.toFixed(2)).join(" / ")} s; chain-lake${workers > 0 ? ` --workers ${workers}` : ""} ${runs.map((p) => p.toFixed(2)).join(" / ")} s → ` +
+            `${(sequential / m).toFixed(1)}× the sequential walk (${goal("≥ 6×")}), ${(m / median(plain)).toFixed(2)}× the plain fetch (${goal("≤ 1.3×")})`
+        )
+      }
     }
   } finally {
     devnet.child.kill("SIGINT")
