@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Either, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { exportLayer, indexerLayer, shardWorkerModule, type ShardWorkerConfig } from "../src/cli/layers.js"
+import { indexerLayer, shardWorkerModule, type ShardWorkerConfig } from "../src/cli/layers.js"
 import { DATASETS as REGISTRY } from "../src/datasets/index.js"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { runExport } from "../src/engine/export.js"
@@ -88,10 +88,30 @@ describe("shard workers", () => {
     expect(result.right.datasets.find((d) => d.dataset === "txs")?.rows).toBe(lake.get("txs")!.rows.length)
   })
 
+  it("a worker that breaks as it starts fails the run with its first line, instead of waiting for it", async () => {
+    const out = tmp()
+    const limiter = layerRequestLimiter({ concurrency: 4, rps: 0 })
+    const workers = Layer.succeed(ShardWorkers, {
+      count: 2,
+      module: () => new URL(`data:text/javascript,${encodeURIComponent('throw new Error("no DuckDB here\\nsecond line")')}`),
+      config: () => ({}),
+      gates: {}
+    })
+    const layer = Layer.mergeAll(
+      layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(devnet.indexerUrl, limiter, FAST_RETRY))),
+      layerLakeWriter(out),
+      workers
+    )
+    const result = await Effect.runPromise(
+      Effect.either(runExport(REGISTRY.filter((d) => d.name === "blocks"))).pipe(Effect.provide(layer), Effect.timeout("30 seconds"))
+    )
+    expect(Either.isLeft(result) && result.left.message).toBe("a shard worker failed: no DuckDB here")
+  })
+
   it("stopped by SIGINT, an export with workers exits 130 keeping what it committed; a rerun with workers completes the chain exactly", async () => {
     const out = tmp()
     const args = ["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "blocks,txs,evm_txs", "--page-size", "20"]
-    const child = spawn(process.execPath, [BIN, ...args, "--workers", "2"], { stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [BIN, ...args, "--workers", "2", "--memory-limit", "1GB"], { stdio: ["ignore", "pipe", "pipe"] })
     let stderr = ""
     child.stderr.on("data", (d) => (stderr += d))
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
@@ -105,7 +125,7 @@ describe("shard workers", () => {
     child.kill("SIGINT")
     expect(await exited, stderr).toBe(130)
     expect(stderr).toMatch(/^chain-lake: interrupted: every file committed so far is kept; run the same command again to resume$/m)
-    const resumed = await runCli([...args, "--workers", "2"])
+    const resumed = await runCli([...args, "--workers", "2", "--memory-limit", "1GB"])
     expect(resumed.code, resumed.stderr).toBe(0)
     await expectLakeMatchesChain(out, devnet, ["blocks", "txs", "evm_txs"])
   })
@@ -145,7 +165,21 @@ describe("shard workers", () => {
     const bad = await startDevnet({ seed: 8, blocks: 700, faults: "malformed=0.05" })
     try {
       const out = tmp()
-      const args = ["export", "--indexer-url", bad.indexerUrl, "--out", out, "--datasets", "txs", "--page-size", "20", "--workers", "2"]
+      const args = [
+        "export",
+        "--indexer-url",
+        bad.indexerUrl,
+        "--out",
+        out,
+        "--datasets",
+        "txs",
+        "--page-size",
+        "20",
+        "--workers",
+        "2",
+        "--memory-limit",
+        "1GB"
+      ]
       const failed = await runCli(args)
       expect(failed.code).toBe(1)
       expect(failed.stderr).toMatch(
@@ -164,9 +198,14 @@ describe("shard workers", () => {
     }
   })
 
-  it("--workers out of range is a usage error", async () => {
+  it("--workers out of range, or more than the memory limit can give a DuckDB each, is a usage error", async () => {
     const r = await runCli(["export", "--devnet", "--out", tmp(), "--workers", "-1"])
     expect(r.code).toBe(2)
     expect(r.stderr.trim()).toBe("chain-lake: error: --workers must be 0..64, got -1")
+    const small = await runCli(["export", "--devnet", "--out", tmp(), "--workers", "3", "--memory-limit", "512MB"])
+    expect(small.code).toBe(2)
+    expect(small.stderr.trim()).toBe(
+      "chain-lake: error: --workers 3 needs --memory-limit 1060MB at least (each worker's DuckDB needs its share), got 512MB: raise --memory-limit or use fewer workers"
+    )
   })
 })

@@ -20,7 +20,7 @@ import { redactedJson } from "../secrets/redact.js"
 import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./endpoints.js"
 import { UserError } from "./errors.js"
 import { defaultMemoryLimit, parseMemorySize } from "../lake/writer.js"
-import { exportLayer } from "./layers.js"
+import { exportLayer, smallestLimitForWorkers } from "./layers.js"
 import { compactionLine, stderrProgress, summaryTable } from "./progress.js"
 import { LOG_FORMAT_DESCRIPTION, logsAreJson } from "./output.js"
 import { checkOutputFolder } from "./outputFolder.js"
@@ -205,6 +205,11 @@ const validate = (o: {
     if (o.concurrency < 1) return yield* bad(`--concurrency must be at least 1, got ${o.concurrency}`)
     if (o.rps < 0) return yield* bad(`--rps cannot be negative, got ${o.rps}`)
     if (o.workers < 0 || o.workers > 64) return yield* bad(`--workers must be 0..64, got ${o.workers}`)
+    const limit = parseMemorySize(o.memoryLimit)
+    if (o.workers > 0 && limit !== undefined && limit < smallestLimitForWorkers(o.workers))
+      return yield* bad(
+        `--workers ${o.workers} needs --memory-limit ${Math.ceil(smallestLimitForWorkers(o.workers) / 1024 / 1024)}MB at least (each worker's DuckDB needs its share), got ${o.memoryLimit}: raise --memory-limit or use fewer workers`
+      )
     if (o.maxPageMb < 1) return yield* bad(`--max-page-mb must be at least 1, got ${o.maxPageMb}`)
     const memory = parseMemorySize(o.memoryLimit)
     if (memory === undefined || memory < 128 * 1024 * 1024)

@@ -5,7 +5,9 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 import { Effect, Layer } from "effect"
 import { buildSync } from "esbuild"
 import { ShardWorkers } from "../engine/workers.js"
-import { defaultMemoryLimit, parseMemorySize } from "../lake/writer.js"
+import { DUCKDB_FLOOR_MB, defaultMemoryLimit, parseMemorySize, PROCESS_BASE_BYTES } from "../lake/writer.js"
+
+const MB = 1024 * 1024
 import type { CheckpointsOptions } from "../lake/Checkpoints.js"
 import { layerLakeWriter } from "../lake/writer.js"
 import { DEFAULT_LIMITS, layerRequestLimiter, RequestLimiter, type LimiterConfig } from "../http/RequestLimiter.js"
@@ -41,6 +43,16 @@ export interface ShardWorkerConfig {
   /** the worker's share of the run's --memory-limit */
   readonly memoryLimitBytes: number
 }
+
+/**
+ * A shard worker's share of the run's memory limit, as the limit its sink is sized by (sinkMemory):
+ * what the process base leaves, shared by the workers and the run's own thread alike.
+ */
+export const workerMemoryBytes = (limitBytes: number, workers: number) =>
+  PROCESS_BASE_BYTES + Math.floor(Math.max(0, limitBytes - PROCESS_BASE_BYTES) / (workers + 1))
+
+/** The smallest --memory-limit that gives each of `workers` workers (and the run's thread) DuckDB's floor, so that none stages next to nothing. */
+export const smallestLimitForWorkers = (workers: number) => PROCESS_BASE_BYTES + (workers + 1) * Math.ceil((DUCKDB_FLOOR_MB * MB) / 0.4)
 
 /** The module shard workers run: built beside the CLI and the library (scripts/build.mjs), or bundled from the sources on first use. */
 export const shardWorkerModule = (): URL => {
@@ -81,7 +93,7 @@ export const layerShardWorkers = (
         retry: options.retry,
         maxPageMb: options.maxPageMb,
         out: options.out,
-        memoryLimitBytes: Math.floor(options.memoryLimitBytes / (count + 1))
+        memoryLimitBytes: workerMemoryBytes(options.memoryLimitBytes, count)
       })
       return { count, module: shardWorkerModule, config, gates: { requests: requests.run } }
     })

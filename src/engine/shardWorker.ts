@@ -69,6 +69,8 @@ export const serveShards = <C, E>(options: {
         const id = calls++
         replies.set(id, (exit) => resume(exit))
         send({ type: "call", task, call: id, request })
+        // an answer that comes after the wait was interrupted is not waited for
+        return Effect.sync(() => replies.delete(id))
       })
     )
   const leave = (ticket: number) =>
@@ -126,6 +128,9 @@ export const serveShards = <C, E>(options: {
         if (fiber) runtime.runFork(Fiber.interrupt(fiber))
         return
       }
+      case "close":
+        // (a shard still running is interrupted by the disposal)
+        return void runtime.dispose().finally(() => process.exit(0))
       case "reply": {
         const resume = replies.get(message.call)
         replies.delete(message.call)
@@ -136,7 +141,10 @@ export const serveShards = <C, E>(options: {
   // ready once the layer is built (DuckDB opened, the source's client made), or broken, saying why
   runtime.runtime().then(
     () => send({ type: "ready" }),
-    (e: unknown) => send({ type: "broken", message: e instanceof Error ? e.message : String(e) })
+    (e: unknown) => {
+      // (the run's thread terminates a broken worker)
+      send({ type: "broken", message: (e instanceof Error ? e.message : String(e)).split("\n")[0] })
+    }
   )
 }
 

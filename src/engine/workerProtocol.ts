@@ -26,6 +26,8 @@ export type ToWorker =
       readonly settings: ShardSettings
     }
   | { readonly type: "interrupt"; readonly task: number }
+  /** the run is over: close the layer (DuckDB, scratch) and end */
+  | { readonly type: "close" }
   | { readonly type: "reply"; readonly call: number; readonly ok: true; readonly value: unknown }
   | { readonly type: "reply"; readonly call: number; readonly ok: false; readonly failure: FailureFields }
 

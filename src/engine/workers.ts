@@ -8,7 +8,7 @@
  * engine knows no API and no dataset of its own here either.
  */
 import { Worker } from "node:worker_threads"
-import { Cause, Context, Deferred, Effect, Exit, Queue, type Scope } from "effect"
+import { Cause, Context, Deferred, Effect, Exit, FiberId, Queue, type Scope } from "effect"
 import type { Range } from "../lake/RangeSet.js"
 import type { AppendDataset, AppendSource } from "./Dataset.js"
 import type { FetchSlots, ShardEvents, ShardSettings, WriteFailure } from "./shard.js"
@@ -49,9 +49,28 @@ interface Member {
   readonly worker: Worker
   /** shards running on it */
   busy: number
-  /** terminated by the run (its exit is no failure) */
+  /** closed by the run (its exit is no failure) */
   closing: boolean
+  /** done once its layer is built (failed if it broke first) */
+  readonly ready: Deferred.Deferred<void, WriteFailure>
+  /** why it broke, once it has */
+  broken?: string
 }
+
+/** How long a worker may take to close its shards' resources (DuckDB, its scratch folder) before it is terminated. */
+const CLOSE_MS = 5_000
+
+/** Asks the worker to close (its layer's finalizers run: DuckDB closed, scratch removed), terminating it if it has not within CLOSE_MS. */
+const close = (member: Member) =>
+  Effect.promise(async () => {
+    member.closing = true
+    if (member.broken !== undefined) return void (await member.worker.terminate())
+    const exited = new Promise<void>((resolve) => member.worker.once("exit", () => resolve()))
+    member.worker.postMessage({ type: "close" } satisfies ToWorker)
+    const timer = setTimeout(() => void member.worker.terminate(), CLOSE_MS)
+    await exited
+    clearTimeout(timer)
+  })
 
 /**
  * Starts `config.count` workers, each ready (its layer built) before the first shard is sent; they
@@ -63,39 +82,49 @@ export const startShardWorkers = (config: ShardWorkersConfig, context: RunContex
     const inboxes = new Map<number, { readonly inbox: Queue.Queue<FromWorker>; readonly member: Member }>()
     let tasks = 0
     const module = config.module()
+    /*
+     * A worker is terminated when the scope closes, from the moment it is made (a run stopped or
+     * failed while workers start leaves none running); it is waited for apart, interruptibly.
+     */
     const start = (index: number) =>
-      Effect.acquireRelease(
-        Effect.async<Member, WriteFailure>((resume) => {
-          const data: ShardWorkerData<unknown> = {
-            config: config.config(index),
-            lake: { root: context.lake.root, staging: context.lake.staging }
-          }
-          const worker = new Worker(module, { workerData: data })
-          const member: Member = { worker, busy: 0, closing: false }
-          const broken = (message: string) => {
-            // every shard it runs fails with it
-            for (const { inbox, member: m } of inboxes.values()) if (m === member) Queue.unsafeOffer(inbox, { type: "broken", message })
-            resume(Effect.fail(workerFailure(message)))
-          }
-          worker.on("message", (m: FromWorker) => {
-            if (m.type === "ready") return resume(Effect.succeed(member))
-            if (m.type === "broken") return broken(m.message)
-            if ("task" in m) {
-              const entry = inboxes.get(m.task)
-              if (entry) Queue.unsafeOffer(entry.inbox, m)
+      Effect.gen(function* () {
+        const member = yield* Effect.acquireRelease(
+          Effect.sync(() => {
+            const data: ShardWorkerData<unknown> = {
+              config: config.config(index),
+              lake: { root: context.lake.root, staging: context.lake.staging }
             }
-          })
-          worker.on("error", (e) => broken(e.message))
-          worker.on("exit", (code) => {
-            if (!member.closing) broken(`it exited (code ${code})`)
-          })
-        }),
-        (member) =>
-          Effect.promise(() => {
-            member.closing = true
-            return member.worker.terminate()
-          })
-      )
+            return listen(new Worker(module, { workerData: data }))
+          }),
+          close
+        )
+        yield* Deferred.await(member.ready)
+        return member
+      })
+    /** The worker's messages routed to the shards they are for; a worker that breaks fails the shards it runs, and is never sent another. */
+    const listen = (worker: Worker): Member => {
+      const member: Member = { worker, busy: 0, closing: false, ready: Deferred.unsafeMake(FiberId.none) }
+      const broken = (message: string) => {
+        if (member.broken !== undefined) return
+        member.broken = message
+        for (const { inbox, member: m } of inboxes.values()) if (m === member) Queue.unsafeOffer(inbox, { type: "broken", message })
+        Deferred.unsafeDone(member.ready, Exit.fail(workerFailure(message)))
+        void worker.terminate()
+      }
+      worker.on("message", (m: FromWorker) => {
+        if (m.type === "ready") return Deferred.unsafeDone(member.ready, Exit.void)
+        if (m.type === "broken") return broken(m.message)
+        if ("task" in m) {
+          const entry = inboxes.get(m.task)
+          if (entry) Queue.unsafeOffer(entry.inbox, m)
+        }
+      })
+      worker.on("error", (e) => broken(e.message.split("\n")[0]))
+      worker.on("exit", (code) => {
+        if (!member.closing) broken(`it exited (code ${code})`)
+      })
+      return member
+    }
     const members = yield* Effect.all(
       Array.from({ length: config.count }, (_, i) => start(i)),
       { concurrency: "unbounded" }
@@ -104,8 +133,10 @@ export const startShardWorkers = (config: ShardWorkersConfig, context: RunContex
 
     const run = (source: AppendSource, targets: ReadonlyArray<AppendDataset>, range: Range): Effect.Effect<void, WriteFailure> =>
       Effect.suspend(() => {
-        // the least busy worker
-        const member = members.reduce((a, b) => (b.busy < a.busy ? b : a))
+        // the least busy worker of those that still run
+        const working = members.filter((m) => m.broken === undefined)
+        if (working.length === 0) return Effect.fail(workerFailure(members[0]?.broken ?? "none runs"))
+        const member = working.reduce((a, b) => (b.busy < a.busy ? b : a))
         const task = tasks++
         const inbox = Effect.runSync(Queue.unbounded<FromWorker>())
         inboxes.set(task, { inbox, member })

@@ -56,7 +56,7 @@ export const PROCESS_BASE_BYTES = 100 * MB
  */
 const COPY_FIXED_MB = 56
 /** DuckDB's share is never less: at 64 MiB a txs export at page 1000 failed with its out-of-memory even at --concurrency 1. */
-const DUCKDB_FLOOR_MB = 96
+export const DUCKDB_FLOOR_MB = 96
 
 /**
  * How a run's memory limit is shared, once the process base is set aside. DuckDB gets 40% of the
