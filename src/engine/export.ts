@@ -28,6 +28,7 @@ import { heightBounds, planShards, progressOf, requestsFor } from "./plan.js"
 import { firstAtOrAbove } from "./positions.js"
 import { describeRollback, finishRollback, rollbackLake, type RollbackError } from "./rollback.js"
 import { runShard, type ShardSettings } from "./shard.js"
+import { PageBudget, runPageBudget } from "./pageBudget.js"
 import { runSnapshot, snapshotInput } from "./snapshot.js"
 import { cursorPageProblem, positionCursor, sequenceOf } from "./cursors.js"
 import {
@@ -358,6 +359,9 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
 
     const answers = yield* probe(source, selected)
     const status: SourceStatus = answers.status
+    // the bytes of pages in flight, run-wide (pageBudget.ts); each list's records first weighed by its probe
+    const budget = yield* runPageBudget(concurrency)
+    for (const d of selected) if (d.kind === "append") budget.observe(d.source.id, answers.newest(d.source) ?? { items: [] })
     const settings: ShardSettings = {
       pageSize,
       bucketWidth: options.bucketWidth ?? EXPORT_DEFAULTS.bucketWidth,
@@ -593,7 +597,8 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
       const pool = concurrency + Math.min(concurrency, sink.writesAtOnce)
       // Stryker disable next-line ObjectLiteral,BooleanLiteral: whether forEach keeps the tasks' void results, nothing reads them
       // every commit checks first that the source still serves the history the run started on
-      const checked = <A, E, R>(e: Effect.Effect<A, E, R>) => (guard ? Effect.provideService(e, HistoryGuard, guard) : e)
+      const checked = <A, E, R>(e: Effect.Effect<A, E, R>) =>
+        Effect.provideService(guard ? Effect.provideService(e, HistoryGuard, guard) : e, PageBudget, budget)
       yield* checked(Effect.forEach(largestFirst(tasks), (t) => t.run, { concurrency: pool, discard: true }))
       // Stryker disable next-line ObjectLiteral,BooleanLiteral: whether forEach keeps the tasks' void results, nothing reads them
       yield* checked(Effect.forEach(after, (t) => t.run, { concurrency, discard: true }))
