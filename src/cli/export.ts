@@ -85,7 +85,7 @@ export const options = {
   memoryLimit: Options.text("memory-limit").pipe(
     Options.withDefault(defaultMemoryLimit()),
     Options.withDescription(
-      "the most memory the run may use, a cap on its peak (e.g. 512MB, 2GB; 368MB at least): past 100 MB for the process, DuckDB gets 40% and writers stage a third of that, Node the rest (pages in flight shrink to fit it); lower means smaller pages and files"
+      `the most memory the run may use, a cap on its peak (e.g. 512MB, 2GB; ${MIN_MEMORY_LIMIT_BYTES / 1024 / 1024}MB at least): past 100 MB for the process, DuckDB gets 40% and writers stage a third of that, Node the rest (pages in flight shrink to fit it); lower means smaller pages and files`
     )
   ),
   logFormat: Options.choice("log-format", ["text", "json"]).pipe(

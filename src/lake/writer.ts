@@ -67,9 +67,9 @@ const duckdbShareMb = (limitBytes: number) =>
  * bodies of pages in flight may hold at once: 15 MB at 512MB, 33 MB at the default 1GB. Each body
  * byte is held again as the text it is read as, the records JSON.parse makes of it and their rows,
  * and what pages leave waits for the GC, so the rest of Node's share is theirs and the heap's.
- * Measured (txs of 50 kB at 512MB, concurrency 4 and 16): at 25% peaks of 565–570 MB, at 12%
- * 443–459 MB on a quiet machine and 530–584 MB on a loaded one, at 6% 401–436 MB on the loaded
- * one (bench/RESULTS.md).
+ * Measured (txs of 50 kB at 512MB, concurrency 4 and 16): at 25% peaks of 565–570 MB on a quiet
+ * machine and 530–584 MB on a loaded one, at 12% 443–459 MB on a quiet one, at 6% 401–436 MB on
+ * a loaded one (bench/RESULTS.md).
  */
 const PAGE_SHARE = 0.06
 /** the page budget is never less (a limit past what the process needs leaves it ~10 MB; one below, given to the library, is not refused there) */
@@ -112,10 +112,11 @@ export const runMemory = (limitBytes: number): RunMemoryService => ({
  * rest (its memory_limit: staged rows, COPY's buffers; DUCKDB_FLOOR_MB at least); what all
  * writers stage together is held to a third of that 40%, and to half of what a COPY leaves of
  * DuckDB's share (DuckDB holds staged text at 1.1–1.6× its size, measured); files are written
- * (COPY) as many at a time as COPY_FIXED_MB each fits beside what is staged;
- * the rest is meant for Node: pages in flight (page size × concurrency) and their parsing. At
- * 400MB: DuckDB 120 MB, 32 MB staged; peaks of a txs export at page 1000 × concurrency 16 are
- * ~440–480 MB at 50k blocks, past that limit (bench/RESULTS.md).
+ * (COPY) as many at a time as COPY_FIXED_MB each fits beside what is staged, and a writer of
+ * rows so large that its COPY would need more than that writes its file at once (`copyBytes`);
+ * the rest is Node's (runMemory: the pages in flight are budgeted in bytes). At 512MB: DuckDB
+ * 164 MB, 54 MB staged; peaks of a txs export at page 1000 × concurrency 4 and 16 are 409–466 MB,
+ * ordinary txs or txs of 20–50 kB (bench/RESULTS.md).
  */
 export const sinkMemory = (limitBytes: number) => {
   const shareMb = (Math.max(0, limitBytes - PROCESS_BASE_BYTES) * 0.4) / MB
