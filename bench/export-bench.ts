@@ -12,7 +12,8 @@
  *    concurrent fetching of the same pages (16 workers, fetch + JSON.parse, nothing stored); then
  *    the same against a replay of the devnet (bench/replay-server.ts), a server whose CPU is not
  *    the client's.
- * 4. Memory: peak RSS of the CLI's txs export at two sizes (see `memory`). Start-up: bench/startup-bench.ts.
+ * 4. Memory: peak RSS of the CLI's txs export at --memory-limit 512MB, ordinary txs and txs of 20 kB,
+ *    two data sizes each, concurrency 4 and 16 (see `memory`). Start-up: bench/startup-bench.ts.
  * 5. Gentle: blocks + txs, then blocks + the three tx families, exported against a devnet that
  *    counts the rows its offsets skip (the real indexer's SQL OFFSET scans them), then rerun with
  *    everything committed: rows skipped, requests and seconds of each (see `gentle`).
@@ -25,17 +26,19 @@
  *   BENCH_PAGE (default 1000), BENCH_SHARD_BLOCKS (default 30000), BENCH_MULTI_BLOCKS (default 10000),
  *   BENCH_PARTS: a comma list of startup, throughput, sharding, multi, memory, gentle (default all, in that
  *   order, so one run prints the start-up ratios, the throughput and sharding ratios, the
- *   multi-dataset ratios, the peak RSS at 20k and 50k blocks, page 1000 × concurrency 16, and the
+ *   multi-dataset ratios, the peak RSS at 512MB (20k and 50k blocks of ordinary txs, 2k and 5k of
+ *   txs of 20 kB; page 1000 × concurrency 4 and 16), and the
  *   offsets skipped), BENCH_GENTLE_BLOCKS (default 20000, ~2 txs a block),
- *   BENCH_REPEAT (default 2: floor/export pairs, and twice that many parallel sharding runs)
+ *   BENCH_REPEAT (default 2: floor/export pairs, and twice that many parallel sharding runs),
+ *   BENCH_MEMORY_LIMIT (default 512MB), BENCH_MEMORY_PAYLOAD (default 20000 bytes a large tx),
  *   BENCH_WORKERS: a comma list of shard worker counts the throughput and multi-dataset parts
  *   export with (export --workers; default 0: the main thread pages and writes), each against the
  *   same floor
  *   BENCH_CORES: a comma list of core counts (e.g. 2,4,16): the whole bench runs once per count,
  *   pinned to that many cores with taskset (the devnets it starts too), so that one call measures
  *   the scaling curve
- *   BENCH_SMOKE=1: every part at a size of seconds (2,000 txs, page 100, one repeat, one memory
- *   size and limit, the parts in one process; bench/smoke.ts), which test/bench-smoke.test.ts
+ *   BENCH_SMOKE=1: every part at a size of seconds (2,000 txs, page 100, one repeat, 100 blocks
+ *   of each kind of tx for memory, the parts in one process; bench/smoke.ts), which test/bench-smoke.test.ts
  *   runs; BENCH_* sizes still apply
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process"
@@ -216,9 +219,15 @@ const main = async () => {
   // each size in its own process, so that one peak does not carry into the other (the CLI's peak is
   // measured in its own process anyway; what carries over is this process's devnet)
   if (PARTS.includes("memory")) {
-    if (process.env.BENCH_MEMORY_BLOCKS) await memory(Number(process.env.BENCH_MEMORY_BLOCKS))
-    else if (SMOKE) await memory(100)
-    else for (const blocks of [20_000, 50_000]) await inFreshProcess("memory", { BENCH_MEMORY_BLOCKS: String(blocks) })
+    if (process.env.BENCH_MEMORY_BLOCKS) await memory(Number(process.env.BENCH_MEMORY_BLOCKS), Number(process.env.BENCH_MEMORY_RECORD ?? 0))
+    else if (SMOKE) for (const payload of [0, MEMORY_PAYLOAD]) await memory(100, payload)
+    else
+      for (const [kind, sizes] of Object.entries(MEMORY_SIZES))
+        for (const blocks of sizes)
+          await inFreshProcess("memory", {
+            BENCH_MEMORY_BLOCKS: String(blocks),
+            BENCH_MEMORY_RECORD: String(kind === "large" ? MEMORY_PAYLOAD : 0)
+          })
   }
   clearInterval(sampler)
 }
@@ -275,17 +284,33 @@ const throughput = async (blockCount: number) => {
   }
 }
 
+/** the limit the memory part holds the CLI to (the goal: the peak stays under it) */
+const MEMORY_LIMIT = process.env.BENCH_MEMORY_LIMIT ?? "512MB"
+/** bytes of payload in each tx of the memory part's large records (`chain-lake devnet --tx-payload-bytes`) */
+const MEMORY_PAYLOAD = size("BENCH_MEMORY_PAYLOAD", 20_000, 20_000)
+/** the two data sizes of each kind of record, in blocks (~4 txs a block): ordinary txs, and txs of MEMORY_PAYLOAD bytes */
+const MEMORY_SIZES = { ordinary: [20_000, 50_000], large: [2_000, 5_000] } as const
+
 /**
- * Memory: peak RSS of `chain-lake export --datasets txs --page-size 1000 --concurrency 16` run as
- * a user runs it (its own process, measured by /usr/bin/time) against a devnet of `blockCount`
- * blocks (its default mix, ~4 txs per block), at the default --memory-limit and at
- * BENCH_MEMORY_LIMIT (default 400MB).
+ * Memory: peak RSS of `chain-lake export --datasets txs --page-size 1000 --concurrency C` run as a
+ * user runs it (its own process, measured by /usr/bin/time) against a devnet of `blockCount`
+ * blocks (its default mix, ~4 txs per block) whose txs carry `payload` bytes each (0: ordinary
+ * txs, ~3 kB on the wire), at --memory-limit MEMORY_LIMIT (default 512MB) with concurrency 4 and
+ * 16; for ordinary txs also at the default limit, concurrency 16 (the runs of earlier sessions).
+ * Each line says whether the peak stayed under the limit.
  */
-const memory = async (blockCount: number) => {
-  const devnet = await startDevnetProcess(["--blocks", String(blockCount), "--seed", "7"])
+const memory = async (blockCount: number, payload: number) => {
+  const devnet = await startDevnetProcess(["--blocks", String(blockCount), "--seed", "7", "--tx-payload-bytes", String(payload)])
+  const limitBytes = parseMemorySize(MEMORY_LIMIT)!
+  const records = payload > 0 ? `txs of ${payload} B payload` : "ordinary txs"
   try {
-    // a smoke run exports once, under the limit (the default limit's run differs by a flag)
-    for (const limit of [...(SMOKE ? [] : [undefined]), process.env.BENCH_MEMORY_LIMIT ?? "400MB"]) {
+    // a smoke run exports once per concurrency, under the limit
+    const runs: Array<readonly [string | undefined, number]> = [
+      [MEMORY_LIMIT, 4],
+      [MEMORY_LIMIT, 16],
+      ...(SMOKE || payload > 0 ? [] : [[undefined, 16] as const])
+    ]
+    for (const [limit, concurrency] of runs) {
       const out = mkdtempSync(join(tmpdir(), "chain-lake-bench-mem-"))
       const args = [
         "-f",
@@ -302,7 +327,7 @@ const memory = async (blockCount: number) => {
         "--page-size",
         "1000",
         "--concurrency",
-        "16",
+        String(concurrency),
         "--rps",
         "0",
         ...(limit ? ["--memory-limit", limit] : [])
@@ -313,8 +338,10 @@ const memory = async (blockCount: number) => {
         throw new Error(`${r.error.message}: the memory part measures through /usr/bin/time (BENCH_PARTS without memory skips it)`)
       if (r.status !== 0) throw new Error(`export failed: ${r.stderr}`)
       const [kb, seconds] = r.stderr.trim().split("\n").pop()!.split(" ").map(Number)
+      const peak = kb * 1024
+      const verdict = limit ? (peak < limitBytes ? `, under the limit (${SMOKE ? "smoke size" : "goal"})` : `, PAST the limit`) : ""
       console.log(
-        `memory: chain-lake export of ${blockCount} blocks' txs, page 1000 × concurrency 16, --memory-limit ${limit ?? "default"}: peak RSS ${(kb / 1024).toFixed(0)} MB in ${seconds.toFixed(1)} s`
+        `memory: chain-lake export of ${blockCount} blocks' txs (${records}), page 1000 × concurrency ${concurrency}, --memory-limit ${limit ?? "default"}: peak RSS ${(kb / 1024).toFixed(0)} MB in ${seconds.toFixed(1)} s${verdict}`
       )
     }
   } finally {

@@ -99,7 +99,8 @@ describeCli("every bench runs at its smoke size", () => {
         /^sharding at 50 ms latency, blocks, page 100, 400 rows: /m,
         /^multi-dataset against the devnet .*: sequential cursor walk/m,
         /^multi-dataset against a replay of it .*: sequential cursor walk/m,
-        /^memory: chain-lake export of 100 blocks' txs, .* --memory-limit 400MB: peak RSS \d+ MB/m
+        /^memory: chain-lake export of 100 blocks' txs \(ordinary txs\), page 1000 × concurrency 4, --memory-limit 512MB: peak RSS \d+ MB/m,
+        /^memory: chain-lake export of 100 blocks' txs \(txs of 20000 B payload\), page 1000 × concurrency 16, --memory-limit 512MB: peak RSS \d+ MB/m
       ])
     },
     TEST_TIMEOUT_MS

@@ -24,6 +24,27 @@ describe("chain-lake devnet", () => {
     expect(await exited).not.toBeNull()
   })
 
+  it("--tx-payload-bytes N: each tx's memo carries a payload of N bytes (large records); a negative N is refused", async () => {
+    const { child, stdout } = await startCli(["devnet", "--seed", "4", "--blocks", "30", "--tx-payload-bytes", "5000"], /router_url=\S+\n/)
+    try {
+      const url = /indexer_url=(\S+)/.exec(stdout())![1]
+      const body = (await (await fetch(`${url}/indexer/tx/v1/txs?pagination.limit=5`)).json()) as {
+        txs: Array<{ tx: { body: { memo: string } } }>
+      }
+      expect(body.txs.length).toBe(5)
+      for (const t of body.txs) expect(t.tx.body.memo.length).toBeGreaterThanOrEqual(5000)
+    } finally {
+      const exited = new Promise((resolve) => child.on("exit", resolve))
+      child.kill("SIGINT")
+      await exited
+    }
+    const negative = await runCli(["devnet", "--tx-payload-bytes", "-1"])
+    expect([negative.code, negative.stderr.trim()]).toEqual([
+      2,
+      "chain-lake: error: --block-time, --latency-ms, --offset-row-us and --tx-payload-bytes cannot be negative"
+    ])
+  })
+
   it("rejects bad flags with a one-line error and exit 2 (a usage error, as in every command)", async () => {
     const badFault = await runCli(["devnet", "--faults", "teapot=1"])
     expect(badFault.code).toBe(2)

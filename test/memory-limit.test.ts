@@ -1,7 +1,8 @@
 /**
  * A small --memory-limit is a slower run, not a failed one: DuckDB's share has a floor that leaves
  * a COPY of txs room beside what the writers stage, and when DuckDB does run out of memory the
- * user reads one line (not DuckDB's page of advice about SET commands they cannot type).
+ * user reads one line (not DuckDB's page of advice about SET commands they cannot type). A limit
+ * below what an export needs at all is refused before anything starts, naming the smallest.
  */
 import { mkdirSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
@@ -26,7 +27,7 @@ afterAll(async () => {
 })
 
 describe("--memory-limit", () => {
-  it("a txs export at 250MB, page 1000, one worker, exits 0 with every tx (a 64 MiB share for DuckDB ran out of memory at its first file, every time)", async () => {
+  it("a txs export at the smallest limit (368MB), page 1000, one worker, exits 0 with every tx (a 64 MiB share for DuckDB ran out of memory at its first file, every time)", async () => {
     const out = temp.make()
     const r = await runCli(
       [
@@ -42,7 +43,7 @@ describe("--memory-limit", () => {
         "--concurrency",
         "1",
         "--memory-limit",
-        "250MB"
+        "368MB"
       ],
       { timeoutMs: 120_000 }
     )
@@ -56,6 +57,22 @@ describe("--memory-limit", () => {
     )
     expect(counted).toEqual([{ n: BigInt(devnet.chain.txTotal()), distinct_txs: BigInt(devnet.chain.txTotal()) }])
   }, 150_000)
+
+  it("a limit below what an export needs at all is refused with one line naming the smallest that works (exit 2), before a server is asked anything", async () => {
+    const out = temp.make()
+    for (const limit of ["250MB", "367MB", "128MB"]) {
+      const r = await runCli(["export", "--indexer-url", "http://127.0.0.1:9", "--out", out, "--datasets", "txs", "--memory-limit", limit])
+      expect(r.code, r.stderr).toBe(2)
+      const lines = r.stderr.trim().split("\n")
+      expect(lines.at(-1)).toBe(
+        `chain-lake: error: --memory-limit ${limit} is below what an export needs at all: the smallest that works is 368MB (~100 MB for the runtime and code, 107 MB for DuckDB, ~160 MB for Node's heap and the pages in flight)`
+      )
+    }
+    // one that is no size says so
+    const r = await runCli(["export", "--indexer-url", "http://127.0.0.1:9", "--out", out, "--memory-limit", "lots"])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain(`--memory-limit must be a size (e.g. 512MB, 2GB), got "lots"`)
+  }, 60_000)
 
   it("DuckDB's out-of-memory reads as one line that names the flag to change", async () => {
     // a real DuckDB error: a sort far past a 16 MiB limit with nowhere to spill
@@ -85,10 +102,10 @@ describe("the default --memory-limit follows the container", () => {
     }
     return root
   }
-  it("cgroup v2 memory.max or v1 memory.limit_in_bytes, 80% of it (256MB at least); none set, or unlimited: 1GB", () => {
+  it("cgroup v2 memory.max or v1 memory.limit_in_bytes, 80% of it (368MB at least: the smallest an export stays within); none set, or unlimited: 1GB", () => {
     expect(defaultMemoryLimit(cgroup({ "memory.max": "2147483648\n" }))).toBe("1638MB")
     expect(defaultMemoryLimit(cgroup({ "memory/memory.limit_in_bytes": "1073741824\n" }))).toBe("819MB")
-    expect(defaultMemoryLimit(cgroup({ "memory.max": "134217728\n" }))).toBe("256MB")
+    expect(defaultMemoryLimit(cgroup({ "memory.max": "134217728\n" }))).toBe("368MB")
     // unlimited: v2 says "max", v1 a number past the machine's memory
     expect(defaultMemoryLimit(cgroup({ "memory.max": "max\n" }))).toBe("1GB")
     expect(defaultMemoryLimit(cgroup({ "memory/memory.limit_in_bytes": "9223372036854771712\n" }))).toBe("1GB")

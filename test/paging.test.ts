@@ -14,7 +14,7 @@ import { readListEnvelope } from "../src/indexer/envelope.js"
 const cursorWalk = <P extends PageInfo>(
   endpoint: string,
   fetch: (page: PageRequest) => Effect.Effect<P>,
-  options: { readonly first: PageRequest; readonly maxRows?: number }
+  options: { readonly first: PageRequest; readonly maxRows?: number; readonly limit?: () => number }
 ) => walkPages(fetch, { ...options, untrusted: (key, message) => new IndexerPagingError({ endpoint, key, message }) })
 
 /** A listing of `rows` rows served `limit` at a time: keys are "k<position>", the last page has no next key unless `endless`. */
@@ -138,6 +138,29 @@ describe("walkPages", () => {
       // nothing past the page that named the key again was asked
       expect(l.asked.at(-1)).toBe("k100")
     }
+  })
+
+  it("asks each page for the limit its `limit` option gives at that moment (pages shrinking where records are large), never past the first's nor below 1, with the row budget as before", async () => {
+    const l = listing(100)
+    const limits = [10, 4, 4, 50, 0, 3]
+    let i = 0
+    const pages = await pagesOf(cursorWalk("txs", l.fetch, { first: { limit: 10 }, maxRows: 30, limit: () => limits[i++] ?? 7 }))
+    expect(l.asked.map((p) => p.limit)).toEqual([10, 4, 4, 10, 1, 1])
+    expect(pages.map((p) => [p.from, p.count])).toEqual([
+      [0, 10],
+      [10, 4],
+      [14, 4],
+      [18, 10],
+      [28, 1],
+      [29, 1]
+    ])
+    // a page longer than the smaller limit asked fails, as one longer than the page size does
+    const m = listing(1000)
+    const ignoring = (page: PageRequest) => m.fetch({ ...page, limit: 10 })
+    const r = await walk(cursorWalk("txs", ignoring, { first: { limit: 10 }, limit: () => 5 }))
+    expect(Either.isLeft(r) && String(r.left)).toBe(
+      "pagination of txs cannot be trusted (page key none): the page holds 10 records, 5 were asked for"
+    )
   })
 
   it("fails with IndexerPagingError when a page holds more records than were asked for (a server ignoring the limit)", async () => {

@@ -7,8 +7,17 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import type { Column, Value } from "../src/lake/columns.js"
-import { ParquetSink, layerParquetSink } from "../src/lake/ParquetSink.js"
-import { layerLakeWriter, parseMemorySize, PROCESS_BASE_BYTES, sinkMemory } from "../src/lake/writer.js"
+import { copyMemory, ParquetSink, layerParquetSink } from "../src/lake/ParquetSink.js"
+import {
+  layerLakeWriter,
+  MIN_MEMORY_LIMIT_BYTES,
+  NODE_FLOOR_BYTES,
+  nodeShareBytes,
+  parseMemorySize,
+  PROCESS_BASE_BYTES,
+  runMemory,
+  sinkMemory
+} from "../src/lake/writer.js"
 import { tempDirs } from "./support/tmp.js"
 
 const temp = tempDirs("chain-lake-sink-")
@@ -552,6 +561,79 @@ describe("memory", () => {
   })
 })
 
+describe("large rows", () => {
+  const big = (i: number, size: number): ReadonlyArray<Value> => [i, 0, `${i}:`.padEnd(size, "z")]
+
+  it("a writer of large rows is full once a COPY of its rows would need more than the sink gives one; one of ordinary rows never is", async () => {
+    const MB = 2 ** 20
+    // a COPY holds ~3.4× one chunk (2,048 rows, or all of them when fewer) and ~8 MB more
+    expect(copyMemory(0, 0)).toBe(0)
+    expect(copyMemory(24 * MB, 8192)).toBeCloseTo(8 * MB + 3.4 * 6 * MB, -3)
+    expect(copyMemory(24 * MB, 600)).toBeCloseTo(8 * MB + 3.4 * 24 * MB, -3)
+    const [largeAt, ordinaryFull] = await Effect.runPromise(
+      Effect.gen(function* () {
+        const sink = yield* ParquetSink
+        const large = yield* sink.openWriter(columns, ["height"])
+        let i = 0
+        while (!large.full()) large.append(big(i++, 40_000))
+        const ordinary = yield* sink.openWriter(columns, ["height"])
+        // 12 MB of 1 kB rows: a chunk of 2 MB, whatever the file
+        for (let j = 0; j < 12_000; j++) ordinary.append(big(j, 1000))
+        const result = [large.stagedBytes(), ordinary.full()] as const
+        yield* large.close()
+        yield* ordinary.close()
+        return result
+      }).pipe(Effect.provide(layerParquetSink({ copyBytes: 20 * MB })), Effect.scoped)
+    )
+    // (20 - 8) / 3.4 MB, give or take a row
+    expect(largeAt / MB).toBeGreaterThan(3.4)
+    expect(largeAt / MB).toBeLessThan(3.6)
+    expect(ordinaryFull).toBe(false)
+  })
+
+  it("rows of 40 kB written when full COPY within DuckDB's floor of 96 MiB, file after file; the same rows staged to 40 MB do not", async () => {
+    const MB = 2 ** 20
+    const outcome = await Effect.runPromise(
+      Effect.gen(function* () {
+        const sink = yield* ParquetSink
+        const writer = yield* sink.openWriter(columns, ["height"])
+        const dir = temp.make()
+        let files = 0
+        for (let i = 0; i < 1000; i++) {
+          writer.append(big(i, 40_000))
+          if (writer.full()) yield* writer.finish(join(dir, `part-${files++}.parquet`))
+        }
+        yield* writer.finish(join(dir, `part-${files++}.parquet`))
+        const [back] = yield* sink.query(`SELECT count(*) AS n, count(DISTINCT height) AS k FROM read_parquet('${dir}/*.parquet')`)
+        // the same rows in one file of 40 MB: past what DuckDB's 96 MiB holds beside them
+        for (let i = 0; i < 1000; i++) writer.append(big(i, 40_000))
+        const whole = yield* Effect.either(writer.finish(join(dir, "whole.parquet")))
+        yield* writer.close()
+        return { files, back, whole: whole._tag === "Left" ? whole.left.message.split("\n")[0] : "written" }
+      }).pipe(Effect.provide(layerParquetSink({ memoryLimit: "96MiB", copyBytes: 56 * MB })), Effect.scoped)
+    )
+    expect(outcome.files).toBeGreaterThan(2)
+    expect(outcome.back).toEqual({ n: 1000n, k: 1000n })
+    expect(outcome.whole).toMatch(/Out of Memory/)
+  }, 60_000)
+
+  it("an appender hands rows of large records to its table every 8 MB (its chunk of 2,048 rows lives outside DuckDB's memory limit)", async () => {
+    const used = await Effect.runPromise(
+      Effect.gen(function* () {
+        const sink = yield* ParquetSink
+        const writer = yield* sink.openWriter(columns, ["height"])
+        // 20 MB in 500 rows: within one chunk of 2,048
+        for (let i = 0; i < 500; i++) writer.append(big(i, 40_000))
+        const [m] = yield* sink.query("SELECT sum(memory_usage_bytes)::BIGINT AS used FROM duckdb_memory()")
+        yield* writer.close()
+        return Number(m.used) / 2 ** 20
+      }).pipe(Effect.provide(layerParquetSink({ memoryLimit: "512MB" })), Effect.scoped)
+    )
+    // two hand-overs of ~8 MB: in DuckDB's count (the rows left in the chunk are not)
+    expect(used).toBeGreaterThan(14)
+  })
+})
+
 describe("a run's --memory-limit, shared out", () => {
   it("past the process base, DuckDB gets 40% (96 MB at least), writers stage a third of that in all (at most half of what a COPY leaves), and files are written as many at a time as a COPY's share fits", async () => {
     const MB = 2 ** 20
@@ -560,13 +642,31 @@ describe("a run's --memory-limit, shared out", () => {
     expect(parseMemorySize("lots")).toBeUndefined()
     expect(PROCESS_BASE_BYTES).toBe(100 * MB)
     // 120 MB for DuckDB: a third is 40 MB, but a COPY's 56 MB leaves 64, half of it 32
-    expect(sinkMemory(400 * MB)).toEqual({ memoryLimit: "120MiB", stagingBudget: 32 * MB, copies: 1 })
+    expect(sinkMemory(400 * MB)).toEqual({ memoryLimit: "120MiB", stagingBudget: 32 * MB, copies: 1, copyBytes: 56 * MB })
     // as many COPYs at once as 56 MB each fit beside what is staged: (369 - 123) / 56
-    expect(sinkMemory(1024 * MB)).toEqual({ memoryLimit: "369MiB", stagingBudget: Math.floor((924 * MB * 0.4) / 3), copies: 4 })
+    expect(sinkMemory(1024 * MB)).toEqual({
+      memoryLimit: "369MiB",
+      stagingBudget: Math.floor((924 * MB * 0.4) / 3),
+      copies: 4,
+      copyBytes: 56 * MB
+    })
     // a small limit: DuckDB keeps its floor, and what is staged shrinks with what is left
-    expect(sinkMemory(250 * MB)).toEqual({ memoryLimit: "96MiB", stagingBudget: 20 * MB, copies: 1 })
-    expect(sinkMemory(128 * MB)).toEqual({ memoryLimit: "96MiB", stagingBudget: Math.floor((28 * MB * 0.4) / 3), copies: 1 })
+    expect(sinkMemory(250 * MB)).toEqual({ memoryLimit: "96MiB", stagingBudget: 20 * MB, copies: 1, copyBytes: 56 * MB })
+    expect(sinkMemory(128 * MB)).toEqual({
+      memoryLimit: "96MiB",
+      stagingBudget: Math.floor((28 * MB * 0.4) / 3),
+      copies: 1,
+      copyBytes: 56 * MB
+    })
     expect(sinkMemory(50 * MB).stagingBudget).toBe(0)
+    // Node gets the rest, and the bodies of pages in flight 6% of it: 15 MB at 512MB, 33 MB at 1GB
+    expect(nodeShareBytes(512 * MB)).toBe((512 - 100 - 164) * MB)
+    expect(runMemory(512 * MB)).toEqual({ limitBytes: 512 * MB, pageBytes: Math.floor(248 * MB * 0.06) })
+    expect(runMemory(1024 * MB).pageBytes).toBe(Math.floor((1024 - 100 - 369) * MB * 0.06))
+    // the smallest limit an export stays within: Node's floor of 160 MB past the base and DuckDB's share, in steps of 16 MB
+    expect(MIN_MEMORY_LIMIT_BYTES).toBe(368 * MB)
+    expect(nodeShareBytes(MIN_MEMORY_LIMIT_BYTES)).toBeGreaterThanOrEqual(NODE_FLOOR_BYTES)
+    expect(nodeShareBytes(MIN_MEMORY_LIMIT_BYTES - 16 * MB)).toBeLessThan(NODE_FLOOR_BYTES)
     // what the lake's writer hands DuckDB is that share, and the sink says how many files it writes at once
     const [setting, writesAtOnce] = await Effect.runPromise(
       Effect.flatMap(ParquetSink, (s) =>

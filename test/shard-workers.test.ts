@@ -56,7 +56,7 @@ describe("shard workers", () => {
       endpoint: plainEndpoint(devnet.indexerUrl),
       retry: FAST_RETRY,
       out,
-      memoryLimitBytes: 256 * 1024 * 1024
+      memoryLimitBytes: 512 * 1024 * 1024
     })
     const workers = Layer.succeed(ShardWorkers, {
       count: 2,
@@ -205,7 +205,7 @@ describe("shard workers", () => {
     const small = await runCli(["export", "--devnet", "--out", tmp(), "--workers", "3", "--memory-limit", "512MB"])
     expect(small.code).toBe(2)
     expect(small.stderr.trim()).toBe(
-      "chain-lake: error: --workers 3 needs --memory-limit 1060MB at least (each worker's DuckDB needs its share), got 512MB: raise --memory-limit or use fewer workers"
+      "chain-lake: error: --workers 3 needs --memory-limit 1172MB at least (each worker's DuckDB needs its share), got 512MB: raise --memory-limit or use fewer workers"
     )
   })
 })

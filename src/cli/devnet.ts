@@ -66,6 +66,12 @@ const options = {
     Options.optional,
     Options.withDescription("with --fork-height: the seed of the history above it (default: --seed + 1)")
   ),
+  txPayloadBytes: integerOption("tx-payload-bytes").pipe(
+    Options.withDefault(0),
+    Options.withDescription(
+      "large records: each cosmos tx's memo carries a payload of this many bytes (deterministic text), so a txs page weighs page size × this; 0: none"
+    )
+  ),
   noRouterMetadata: Options.boolean("no-router-metadata").pipe(
     Options.withDescription(
       "a router with only the documented route, msgs, track and status: /v2/fungible/assets and /v2/info/chains answer 404"
@@ -79,8 +85,11 @@ export const devnetCommand = Command.make("devnet", options, (o) =>
     if (o.blocks < 1) return yield* new UserError({ message: `--blocks must be at least 1, got ${o.blocks}`, exitCode: 2 })
     if (o.port < 0 || o.port > 65534)
       return yield* new UserError({ message: `--port must be between 0 and 65534, got ${o.port}`, exitCode: 2 })
-    if (o.blockTime < 0 || o.latencyMs < 0 || o.offsetRowUs < 0)
-      return yield* new UserError({ message: "--block-time, --latency-ms and --offset-row-us cannot be negative", exitCode: 2 })
+    if (o.blockTime < 0 || o.latencyMs < 0 || o.offsetRowUs < 0 || o.txPayloadBytes < 0)
+      return yield* new UserError({
+        message: "--block-time, --latency-ms, --offset-row-us and --tx-payload-bytes cannot be negative",
+        exitCode: 2
+      })
     if (Option.isSome(o.forkSeed) && Option.isNone(o.forkHeight))
       return yield* new UserError({ message: "--fork-seed needs --fork-height", exitCode: 2 })
     if (Option.isSome(o.forkHeight) && o.forkHeight.value < 0)
@@ -101,6 +110,7 @@ export const devnetCommand = Command.make("devnet", options, (o) =>
             offsetRowUs: o.offsetRowUs,
             vm: o.vm as Vm,
             txsPerBlock: o.txsPerBlock,
+            txPayloadBytes: o.txPayloadBytes,
             routerMetadata: !o.noRouterMetadata,
             ...(Option.isSome(o.feeDenom) ? { feeDenom: o.feeDenom.value } : {}),
             ...(Option.isSome(fork) ? { fork: fork.value } : {})
@@ -121,7 +131,7 @@ export const devnetCommand = Command.make("devnet", options, (o) =>
     yield* Console.log(`indexer_url=${devnet.indexerUrl}`)
     yield* Console.log(`router_url=${devnet.routerUrl}`)
     yield* Console.error(
-      `devnet: seed ${o.seed}, ${devnet.chain.tip} blocks, ${devnet.chain.txTotal()} txs, vm ${o.vm}, faults ${o.faults}${Option.isSome(fork) ? `, another history above height ${fork.value.height} (seed ${fork.value.seed})` : ""}${o.noRouterMetadata ? ", router without metadata endpoints" : ""}${o.blockTime > 0 ? `, a block every ${o.blockTime} ms` : ""}; Ctrl-C stops it`
+      `devnet: seed ${o.seed}, ${devnet.chain.tip} blocks, ${devnet.chain.txTotal()} txs, vm ${o.vm}, faults ${o.faults}${o.txPayloadBytes > 0 ? `, a payload of ${o.txPayloadBytes} bytes in each tx` : ""}${Option.isSome(fork) ? `, another history above height ${fork.value.height} (seed ${fork.value.seed})` : ""}${o.noRouterMetadata ? ", router without metadata endpoints" : ""}${o.blockTime > 0 ? `, a block every ${o.blockTime} ms` : ""}; Ctrl-C stops it`
     )
     return yield* Effect.never
   }).pipe(Effect.scoped)

@@ -19,7 +19,14 @@ import type { ServiceEndpoint } from "../http/endpoint.js"
 import { redactedJson } from "../secrets/redact.js"
 import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./endpoints.js"
 import { UserError } from "./errors.js"
-import { defaultMemoryLimit, parseMemorySize } from "../lake/writer.js"
+import {
+  defaultMemoryLimit,
+  MIN_MEMORY_LIMIT_BYTES,
+  NODE_FLOOR_BYTES,
+  PROCESS_BASE_BYTES,
+  parseMemorySize,
+  sinkMemory
+} from "../lake/writer.js"
 import { exportLayer, smallestLimitForWorkers } from "./layers.js"
 import { compactionLine, stderrProgress, summaryTable } from "./progress.js"
 import { LOG_FORMAT_DESCRIPTION, logsAreJson } from "./output.js"
@@ -84,7 +91,7 @@ export const options = {
   memoryLimit: Options.text("memory-limit").pipe(
     Options.withDefault(defaultMemoryLimit()),
     Options.withDescription(
-      "memory the run may use (e.g. 512MB, 2GB): past 100 MB for the process, DuckDB gets 40% and writers stage a third of that; lower means smaller files, more often"
+      `the most memory the run may use, a cap on its peak (e.g. 512MB, 2GB; ${MIN_MEMORY_LIMIT_BYTES / 1024 / 1024}MB at least): past 100 MB for the process, DuckDB gets 40% and writers stage a third of that, Node the rest (pages in flight shrink to fit it); lower means smaller pages and files`
     )
   ),
   logFormat: Options.choice("log-format", ["text", "json"]).pipe(
@@ -178,6 +185,13 @@ const quarantinable = (e: { endpoint?: string; path?: string }) =>
 const refused = (e: { _tag: string; status?: number }) =>
   e._tag === "IndexerHttpError" && e.status !== undefined && e.status >= 400 && e.status < 500 && ![408, 425, 429].includes(e.status)
 
+/** The refusal of a --memory-limit below what an export needs at all, naming the smallest that works. */
+export const memoryLimitTooLow = (given: string) => {
+  const mb = (bytes: number) => Math.round(bytes / 1024 / 1024)
+  const duckdb = sinkMemory(MIN_MEMORY_LIMIT_BYTES).memoryLimit.replace("MiB", "")
+  return `--memory-limit ${given} is below what an export needs at all: the smallest that works is ${mb(MIN_MEMORY_LIMIT_BYTES)}MB (~${mb(PROCESS_BASE_BYTES)} MB for the runtime and code, ${duckdb} MB for DuckDB, ~${mb(NODE_FLOOR_BYTES)} MB for Node's heap and the pages in flight)`
+}
+
 const validate = (o: {
   concurrency: number
   workers: number
@@ -212,8 +226,9 @@ const validate = (o: {
       )
     if (o.maxPageMb < 1) return yield* bad(`--max-page-mb must be at least 1, got ${o.maxPageMb}`)
     const memory = parseMemorySize(o.memoryLimit)
-    if (memory === undefined || memory < 128 * 1024 * 1024)
-      return yield* bad(`--memory-limit must be a size of at least 128MB (e.g. 512MB, 2GB), got "${o.memoryLimit}"`)
+    if (memory === undefined) return yield* bad(`--memory-limit must be a size (e.g. 512MB, 2GB), got "${o.memoryLimit}"`)
+    // a limit the run cannot stay within is refused, not passed
+    if (memory < MIN_MEMORY_LIMIT_BYTES) return yield* bad(memoryLimitTooLow(o.memoryLimit))
     if (o.pageSize < 1 || o.pageSize > 1000)
       return yield* bad(`--page-size must be 1..1000 (the indexer answers 400 above 1000), got ${o.pageSize}`)
     // heights start at 1: a bound of 0 or below matches no block

@@ -5,9 +5,7 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 import { Effect, Layer } from "effect"
 import { buildSync } from "esbuild"
 import { ShardWorkers } from "../engine/workers.js"
-import { DUCKDB_FLOOR_MB, defaultMemoryLimit, parseMemorySize, PROCESS_BASE_BYTES } from "../lake/writer.js"
-
-const MB = 1024 * 1024
+import { defaultMemoryLimit, MIN_MEMORY_LIMIT_BYTES, parseMemorySize, PROCESS_BASE_BYTES } from "../lake/writer.js"
 import type { CheckpointsOptions } from "../lake/Checkpoints.js"
 import { layerLakeWriter } from "../lake/writer.js"
 import { DEFAULT_LIMITS, layerRequestLimiter, RequestLimiter, type LimiterConfig } from "../http/RequestLimiter.js"
@@ -51,8 +49,9 @@ export interface ShardWorkerConfig {
 export const workerMemoryBytes = (limitBytes: number, workers: number) =>
   PROCESS_BASE_BYTES + Math.floor(Math.max(0, limitBytes - PROCESS_BASE_BYTES) / (workers + 1))
 
-/** The smallest --memory-limit that gives each of `workers` workers (and the run's thread) DuckDB's floor, so that none stages next to nothing. */
-export const smallestLimitForWorkers = (workers: number) => PROCESS_BASE_BYTES + (workers + 1) * Math.ceil((DUCKDB_FLOOR_MB * MB) / 0.4)
+/** The smallest --memory-limit that gives each of `workers` workers (and the run's thread) a share an export fits in (MIN_MEMORY_LIMIT_BYTES). */
+export const smallestLimitForWorkers = (workers: number) =>
+  PROCESS_BASE_BYTES + (workers + 1) * (MIN_MEMORY_LIMIT_BYTES - PROCESS_BASE_BYTES)
 
 /** The module shard workers run: built beside the CLI and the library (scripts/build.mjs), or bundled from the sources on first use. */
 export const shardWorkerModule = (): URL => {

@@ -93,6 +93,12 @@ export interface ChainOptions {
    * `height` are the same as without a fork.
    */
   readonly fork?: { readonly height: number; readonly seed: number }
+  /**
+   * Large records: each cosmos tx's memo carries a payload of this many bytes (printable ASCII,
+   * derived from the seed, the height and the tx's index), as chains whose txs hold big messages
+   * or blobs (default 0: no payload, the memo as without the option)
+   */
+  readonly txPayloadBytes?: number
 }
 
 const GENESIS_MS = Date.UTC(2026, 0, 1)
@@ -134,6 +140,8 @@ export class Chain {
   private readonly cosmosReceipts: boolean
   private readonly failedTraces: boolean
   private readonly fork: ChainOptions["fork"]
+  /** bytes of payload in each cosmos tx's memo (ChainOptions.txPayloadBytes) */
+  readonly txPayloadBytes: number
   /** highest height generated so far */
   tip = 0
   private readonly txEnd = new Prefix()
@@ -162,6 +170,9 @@ export class Chain {
     this.cosmosReceipts = options.cosmosReceipts ?? true
     this.failedTraces = options.failedTraces ?? true
     this.fork = options.fork
+    this.txPayloadBytes = options.txPayloadBytes ?? 0
+    if (!Number.isSafeInteger(this.txPayloadBytes) || this.txPayloadBytes < 0)
+      throw new Error(`txPayloadBytes must be 0 or more, got ${options.txPayloadBytes}`)
     this.u = makeUniverse(options.seed, options.vm, options.feeDenom)
     this.liveTokens = this.u.collections.map(() => [])
     this.nextTokenNo = this.u.collections.map(() => 1)

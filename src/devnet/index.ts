@@ -59,6 +59,11 @@ export interface DevnetOptions {
    * either way, in stats())
    */
   readonly offsetRowUs?: number
+  /**
+   * Large records: each cosmos tx's memo carries a payload of about this many bytes (derived from
+   * the seed; default 0: none). Its txs pages are as large as page size × this.
+   */
+  readonly txPayloadBytes?: number
 }
 
 /** What the devnet's indexer has served so far. */
@@ -94,7 +99,8 @@ export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> 
     logIndex: options.logIndex,
     cosmosReceipts: options.cosmosReceipts,
     failedTraces: options.failedTraces,
-    fork: options.fork
+    fork: options.fork,
+    txPayloadBytes: options.txPayloadBytes
   })
   const spec = typeof options.faults === "object" ? options.faults : parseFaults(options.faults)
   const started = Date.now()

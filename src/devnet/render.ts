@@ -5,7 +5,7 @@
  */
 import type { Chain, NftToken, TxPlan } from "./chain.js"
 import { hexBytes, hexQty, rfc3339Nano, rfc3339Seconds } from "./encoding.js"
-import { Rng, sha256Hex } from "./rng.js"
+import { hash32, Rng, sha256Hex } from "./rng.js"
 
 const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 const ZERO_BLOOM = "0x" + "0".repeat(512)
@@ -74,6 +74,30 @@ const responseData = (typeUrl: string): string => {
   return Buffer.concat([Buffer.from([0x12, t.length + 2, 0x0a, t.length]), t])
     .toString("hex")
     .toUpperCase()
+}
+
+/** 1 MiB of base64 text drawn from the seed: payloads are slices of it (cheap to serve at any size, the same bytes every time) */
+const PAYLOAD_POOL = 1024 * 1024
+const payloadPools = new Map<number, string>()
+const payloadPool = (seed: number): string => {
+  let pool = payloadPools.get(seed)
+  if (pool === undefined) {
+    const parts: Array<Buffer> = []
+    for (let i = 0, n = 0; n < (PAYLOAD_POOL * 3) / 4; i++, n += 32) parts.push(Buffer.from(sha256Hex(seed, "payload", i), "hex"))
+    pool = Buffer.concat(parts).toString("base64").slice(0, PAYLOAD_POOL)
+    payloadPools.set(seed, pool)
+  }
+  return pool
+}
+/** The payload of the tx at (height, index) on a chain with large records (ChainOptions.txPayloadBytes): that many bytes of base64 text. */
+export const txPayload = (chain: Chain, height: number, index: number): string => {
+  const size = chain.txPayloadBytes
+  if (size === 0) return ""
+  const pool = payloadPool(chain.seedAt(height))
+  const at = hash32(chain.seedAt(height), "payload-at", height, index) % PAYLOAD_POOL
+  let out = pool.slice(at, at + size)
+  while (out.length < size) out += pool.slice(0, size - out.length)
+  return out
 }
 
 /** The cosmos tx (list and by-hash shape). */
@@ -162,7 +186,8 @@ export const txJson = (chain: Chain, height: number, index: number) => {
     gas_used: String(p.gasUsed),
     tx: {
       body: {
-        memo: r.chance(0.1) ? "devnet memo ✓ <ok>" : "",
+        // (a chain with large records: the payload follows what the memo says otherwise)
+        memo: (r.chance(0.1) ? "devnet memo ✓ <ok>" : "") + txPayload(chain, height, index),
         messages,
         timeout_height: "0",
         extension_options: [],

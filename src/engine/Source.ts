@@ -38,6 +38,8 @@ export interface ListPage {
   readonly total: string
   /** whether strings still need re-decoding as UTF-8 (see pageDecode.ts) */
   readonly latin1: boolean
+  /** the size of the answer's body in bytes, where the driver knows it: pages in flight are budgeted by it (pageBudget.ts) */
+  readonly bytes?: number
 }
 
 /** The chain id, the tip, and each watermark the source reports (undefined where it does not serve one). */

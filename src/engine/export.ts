@@ -30,6 +30,7 @@ import { describeRollback, finishRollback, rollbackLake, type RollbackError } fr
 import { runShard, type ShardSettings } from "./shard.js"
 import { ShardLake, shardLakeOf } from "./ShardLake.js"
 import { type ShardPool, ShardWorkers, startShardWorkers } from "./workers.js"
+import { PageBudget, runPageBudget } from "./pageBudget.js"
 import { runSnapshot, snapshotInput } from "./snapshot.js"
 import { cursorPageProblem, positionCursor, sequenceOf } from "./cursors.js"
 import {
@@ -360,6 +361,9 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
 
     const answers = yield* probe(source, selected)
     const status: SourceStatus = answers.status
+    // the bytes of pages in flight, run-wide (pageBudget.ts); each list's records first weighed by its probe
+    const budget = yield* runPageBudget(concurrency)
+    for (const d of selected) if (d.kind === "append") budget.observe(d.source.id, answers.newest(d.source) ?? { items: [] })
     const settings: ShardSettings = {
       pageSize,
       bucketWidth: options.bucketWidth ?? EXPORT_DEFAULTS.bucketWidth,
@@ -605,8 +609,9 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
       // Stryker disable next-line MethodExpression: with more tasks (max) only memory differs, which no test measures
       const underWay = concurrency + Math.min(concurrency, sink.writesAtOnce)
       // Stryker disable next-line ObjectLiteral,BooleanLiteral: whether forEach keeps the tasks' void results, nothing reads them
-      // every commit checks first that the source still serves the history the run started on
-      const checked = <A, E, R>(e: Effect.Effect<A, E, R>) => (guard ? Effect.provideService(e, HistoryGuard, guard) : e)
+      // every commit checks first that the source still serves the history the run started on; pages in flight share the run's byte budget
+      const checked = <A, E, R>(e: Effect.Effect<A, E, R>) =>
+        Effect.provideService(guard ? Effect.provideService(e, HistoryGuard, guard) : e, PageBudget, budget)
       const work = Effect.gen(function* () {
         yield* checked(Effect.forEach(largestFirst(tasks), (t) => t.run, { concurrency: underWay, discard: true }))
         // Stryker disable next-line ObjectLiteral,BooleanLiteral: whether forEach keeps the tasks' void results, nothing reads them

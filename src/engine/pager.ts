@@ -22,6 +22,11 @@ export interface WalkOptions<E> {
   readonly first: PageRequest
   /** stop after this many rows in all (the last page asks only for what is left) */
   readonly maxRows?: number
+  /**
+   * the limit of each request, asked anew before it is sent (at most `first.limit`): pages shrink
+   * where records are large (pageBudget.ts); default `first.limit` for every page
+   */
+  readonly limit?: () => number
   /** the error for pages that cannot be trusted (`key`: the page's), with what was wrong */
   readonly untrusted: (key: string | null, message: string) => E
 }
@@ -43,7 +48,7 @@ export const walkPages = <P extends PageInfo, E, R>(
   }
   const step = (state: State): Effect.Effect<readonly [P, Option.Option<State>], E, R> =>
     Effect.gen(function* () {
-      const left = Math.min(limit, maxRows - state.rows)
+      const left = Math.min(options.limit ? Math.max(1, Math.min(limit, options.limit())) : limit, maxRows - state.rows)
       const request: PageRequest = state.first
         ? { ...options.first, limit: left }
         : { ...options.first, offset: undefined, key: state.key, limit: left }

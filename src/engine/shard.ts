@@ -18,6 +18,7 @@ import { NO_CONTEXT, type AppendDataset, type AppendSource, type RowContext } fr
 import { decodeRecord, isInvalid } from "./pageDecode.js"
 import { cursorPageProblem, heightCursor, positionCursor, sequenceOf } from "./cursors.js"
 import { walkPages, type PageInfo } from "./pager.js"
+import { pageBudgetOf } from "./pageBudget.js"
 import { Source, type InvalidRecordFailure, type ListPage, type PageRequest, type SourceFailure } from "./Source.js"
 import { makeFolder } from "../lake/files.js"
 import { redactedJson } from "../secrets/redact.js"
@@ -108,6 +109,8 @@ export const runShard = (
     const sourceService = yield* Source
     const sink = yield* ParquetSink
     const lake = yield* ShardLake
+    // the bytes of pages in flight, run-wide (pageBudget.ts): a page asks fewer rows where records are large
+    const budget = yield* pageBudgetOf
     const { pageSize, bucketWidth, flushBytes, onInvalid, chainId } = settings
     const byKey = new Map<string, ShardWriter>()
     const files = new Map<string, Array<CommittedFile>>(targets.map((d) => [d.name, []]))
@@ -282,8 +285,13 @@ export const runShard = (
               if (height < w.minHeight) w.minHeight = height
               // Stryker disable next-line ConditionalExpression,EqualityOperator: a writer's rows come in height order, so the last height is its largest
               if (height > w.maxHeight) w.maxHeight = height
+              // rows so large that a COPY of more would need more than DuckDB gives one: written now, mid-page
+              if (w.writer.full()) {
+                flushes.delete(w)
+                yield* flush(w)
+              }
               // Stryker disable next-line EqualityOperator: a file one byte larger is the same file
-              if (w.writer.stagedBytes() > flushBytes) flushes.add(w)
+              else if (w.writer.stagedBytes() > flushBytes) flushes.add(w)
             }
             events.rows(d.name, rows.length)
           }
@@ -310,9 +318,13 @@ export const runShard = (
      */
     const first: PageRequest = { key: source.unit === "height" ? heightCursor(a - 1) : positionCursor(a), limit: pageSize, reverse: false }
     const fetchAndWrite = (request: PageRequest): Effect.Effect<PageInfo, WriteFailure> =>
-      sourceService
-        .page(source, request)
-        .pipe(Effect.flatMap((page) => ingest(page).pipe(Effect.as({ key: page.key, nextKey: page.nextKey, count: page.items.length }))))
+      budget.around(
+        source.id,
+        request.limit,
+        sourceService.page(source, request),
+        (page) => page,
+        (page) => ingest(page).pipe(Effect.as({ key: page.key, nextKey: page.nextKey, count: page.items.length }))
+      )
     /*
      * A position source's page must end where its cursor and row count say (cursors.ts): the
      * shard's first row is then the row its position names, and no page overlaps, skips or
@@ -365,6 +377,7 @@ export const runShard = (
           walkPages(fetchAndWrite, {
             first,
             maxRows: b - a,
+            limit: () => budget.limit(source.id, pageSize),
             untrusted: (key, message) => sourceService.untrustedPaging(source, key, message)
           }),
           (page) =>

@@ -29,6 +29,12 @@ export interface ParquetWriter {
   /** approximate bytes staged (string lengths), for flush decisions */
   readonly stagedBytes: () => number
   /**
+   * whether its rows are so large that a COPY of more of them would need more of DuckDB's memory
+   * than the sink gives one (`copyBytes`): its file is to be written now (never for ordinary rows,
+   * whose COPY holds about the same whatever the file's size)
+   */
+  readonly full: () => boolean
+  /**
    * Writes the staged rows to `path` atomically and empties the writer; with `uniqueBy`, only the
    * first row staged of each value of those columns (DuckDB drops the rest, spilling if need be,
    * so no key set grows in memory).
@@ -159,6 +165,8 @@ export interface SinkConfig {
    * DuckDB's out-of-memory (default: no limit)
    */
   readonly copies?: number
+  /** what one COPY may hold in DuckDB's memory beside the staged tables (writers are `full` past it; default: no bound) */
+  readonly copyBytes?: number
 }
 
 /** Removes a temp file that a failed COPY or commit may have left, so that no stray file stays in the lake. */
@@ -185,6 +193,24 @@ const orderByOf = (sortKey: ReadonlyArray<string>) => sortKey.map((k) => (/^[a-z
 let writerSeq = 0
 /** the compressed bytes a rewritten file's row group holds, about (see `rewrite`) */
 const REWRITE_GROUP_BYTES = 2 * 1024 * 1024
+/**
+ * An appender holds its rows in a chunk of 2,048 rows, outside DuckDB's memory limit, before they
+ * go into its table: 6 MB of ordinary txs, but 80 MB and more of txs of 20 kB. Past this many
+ * bytes of strings, it hands them over early (ordinary rows fill their 2,048 first: no change).
+ */
+const APPENDER_CHUNK_BYTES = 8 * 1024 * 1024
+/**
+ * What a COPY of staged rows holds in DuckDB's memory beside their table, about: the rows of one
+ * chunk (2,048 rows, or the whole table when it is smaller) ~3.4 times (read, cast to JSON,
+ * encoded), and ~8 MB more. Measured for txs-like rows (two columns of half the row each, one cast
+ * to JSON) with tables of 8–32 MB: rows of 3 kB 23–31 MB whatever the table, rows of 20, 40 and
+ * 100 kB 27, 51, 82 and 102–106 MB for 8, 16, 24 and 32 MB (bench/RESULTS.md).
+ */
+export const copyMemory = (bytes: number, rows: number) =>
+  rows === 0 ? 0 : COPY_BASE_BYTES + 3.4 * Math.min(bytes, (bytes / rows) * CHUNK_ROWS)
+const COPY_BASE_BYTES = 8 * 1024 * 1024
+/** DuckDB's vector size: what an appender and a COPY handle at once */
+const CHUNK_ROWS = 2048
 /** the most string bytes a row group holds (see `finish`) */
 const ROW_GROUP_BYTES = 8 * 1024 * 1024
 
@@ -260,6 +286,7 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
       })
     const open = new Set<ParquetWriter>()
     const budget = config.stagingBudget ?? Infinity
+    const copyBytes = config.copyBytes ?? Infinity
     const overBudget = () => {
       let total = 0
       for (const w of open) total += w.stagedBytes()
@@ -302,6 +329,8 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
         const appenders = columns.map((c) => appenderFor(c.type))
         let rows = 0
         let bytes = 0
+        /** `bytes` when the appender's rows last went into the table */
+        let flushedAt = 0
         /*
          * Rows usually arrive already in sort-key order (a shard's rows come in chain order); then
          * COPY needs no sort (the sort was ~2 µs per tx row of DuckDB CPU, bench/RESULTS.md).
@@ -341,6 +370,7 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
           appender = yield* newAppender
           rows = 0
           bytes = 0
+          flushedAt = 0
           inOrder = trackOrder
           lastKey.fill(-Infinity)
         })
@@ -354,9 +384,16 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
             }
             appender.appendBigInt(BigInt(rows++))
             appender.endRow()
+            // the appender's chunk (2,048 rows) lives outside DuckDB's memory limit: rows of large
+            // records move into the table (inside it) every APPENDER_CHUNK_BYTES instead
+            if (bytes - flushedAt > APPENDER_CHUNK_BYTES) {
+              appender.flushSync()
+              flushedAt = bytes
+            }
           },
           rows: () => rows,
           stagedBytes: () => bytes,
+          full: () => copyMemory(bytes, rows) > copyBytes,
           repeats: (keys) =>
             Effect.gen(function* () {
               // Stryker disable next-line ArrowFunction,ObjectLiteral: the appender failing to flush is not provoked by any test

@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs"
 import { totalmem } from "node:os"
 import { join } from "node:path"
-import { Layer } from "effect"
+import { Context, Layer } from "effect"
 import { DEFAULTS } from "../defaults.js"
 import { layerCheckpoints, scratchFolder, type CheckpointsOptions } from "./Checkpoints.js"
 import { layerParquetSink } from "./ParquetSink.js"
@@ -38,12 +38,12 @@ export const containerMemoryBytes = (root = "/sys/fs/cgroup"): number | undefine
 
 /**
  * The default --memory-limit: 80% of the container's limit where one is set (the rest is headroom:
- * the limit is what the kernel kills at, and chain-lake's is a target it may pass by a little),
- * never below 256MB; else DEFAULTS.memoryLimit.
+ * the limit is what the kernel kills at), never below the smallest an export stays within
+ * (MIN_MEMORY_LIMIT_BYTES); else DEFAULTS.memoryLimit.
  */
 export const defaultMemoryLimit = (root?: string): string => {
   const container = containerMemoryBytes(root)
-  return container === undefined ? DEFAULTS.memoryLimit : `${Math.max(256, Math.floor((container * 0.8) / MB))}MB`
+  return container === undefined ? DEFAULTS.memoryLimit : `${Math.max(MIN_MEMORY_LIMIT_BYTES / MB, Math.floor((container * 0.8) / MB))}MB`
 }
 
 /** What a run needs whatever its limit: the runtime and the code of Node and DuckDB (~100 MB: the CLI loaded peaks at ~96 MB, `query` with DuckDB at ~126 MB). No share of the limit goes to it. */
@@ -56,37 +56,89 @@ export const PROCESS_BASE_BYTES = 100 * MB
  */
 const COPY_FIXED_MB = 56
 /** DuckDB's share is never less: at 64 MiB a txs export at page 1000 failed with its out-of-memory even at --concurrency 1. */
-export const DUCKDB_FLOOR_MB = 96
+const DUCKDB_FLOOR_MB = 96
+
+/** DuckDB's share of a run's memory limit, in MiB (see sinkMemory). */
+const duckdbShareMb = (limitBytes: number) =>
+  Math.max(DUCKDB_FLOOR_MB, Math.floor((Math.max(0, limitBytes - PROCESS_BASE_BYTES) * 0.4) / MB))
+
+/**
+ * The share of what is left to Node (the limit less the process base and DuckDB's share) that the
+ * bodies of pages in flight may hold at once: 15 MB at 512MB, 33 MB at the default 1GB. Each body
+ * byte is held again as the text it is read as, the records JSON.parse makes of it and their rows,
+ * and what pages leave waits for the GC, so the rest of Node's share is theirs and the heap's.
+ * Measured (txs of 50 kB at 512MB, concurrency 4 and 16): at 25% peaks of 565–570 MB on a quiet
+ * machine and 530–584 MB on a loaded one, at 12% 443–459 MB on a quiet one, at 6% 401–436 MB on
+ * a loaded one (bench/RESULTS.md).
+ */
+const PAGE_SHARE = 0.06
+/** the page budget is never less (a limit past what the process needs leaves it ~10 MB; one below, given to the library, is not refused there) */
+const PAGE_FLOOR_BYTES = 4 * MB
+
+/** What a run's memory limit leaves Node, in bytes: the limit less the process base and DuckDB's share (never below 0). */
+export const nodeShareBytes = (limitBytes: number) => Math.max(0, limitBytes - PROCESS_BASE_BYTES - duckdbShareMb(limitBytes) * MB)
+
+/**
+ * What Node holds of an export whatever its pages: V8's heap with the run's code and state (~70 MB
+ * at its start, ~100–120 at a peak), external memory between collections, and a page budget of a
+ * few MB. Measured (txs at page 1000, concurrency 4 and 16, ordinary and 50 kB records): peaks
+ * stayed under limits of 352MB and more, and passed 320MB by up to 4 MB (bench/RESULTS.md).
+ */
+export const NODE_FLOOR_BYTES = 160 * MB
+/**
+ * The smallest --memory-limit an export stays within: the process base, DuckDB's share (its floor
+ * at least) and Node's floor, in steps of 16 MB (368MB). A smaller one is refused (`chain-lake
+ * export` says so and names this).
+ */
+export const MIN_MEMORY_LIMIT_BYTES = (() => {
+  let limit = 0
+  while (nodeShareBytes(limit) < NODE_FLOOR_BYTES) limit += 16 * MB
+  return limit
+})()
+
+/** A run's memory limit, and the bytes of response bodies its pages in flight may hold at once (the engine's page budget, engine/pageBudget.ts). */
+export interface RunMemoryService {
+  readonly limitBytes: number
+  readonly pageBytes: number
+}
+export class RunMemory extends Context.Tag("chain-lake/RunMemory")<RunMemory, RunMemoryService>() {}
+export const runMemory = (limitBytes: number): RunMemoryService => ({
+  limitBytes,
+  pageBytes: Math.max(PAGE_FLOOR_BYTES, Math.floor(nodeShareBytes(limitBytes) * PAGE_SHARE))
+})
 
 /**
  * How a run's memory limit is shared, once the process base is set aside. DuckDB gets 40% of the
  * rest (its memory_limit: staged rows, COPY's buffers; DUCKDB_FLOOR_MB at least); what all
  * writers stage together is held to a third of that 40%, and to half of what a COPY leaves of
  * DuckDB's share (DuckDB holds staged text at 1.1–1.6× its size, measured); files are written
- * (COPY) as many at a time as COPY_FIXED_MB each fits beside what is staged;
- * the rest is meant for Node: pages in flight (page size × concurrency) and their parsing. At
- * 400MB: DuckDB 120 MB, 32 MB staged; peaks of a txs export at page 1000 × concurrency 16 are
- * ~440–480 MB at 50k blocks, past that limit (bench/RESULTS.md).
+ * (COPY) as many at a time as COPY_FIXED_MB each fits beside what is staged, and a writer of
+ * rows so large that its COPY would need more than that writes its file at once (`copyBytes`);
+ * the rest is Node's (runMemory: the pages in flight are budgeted in bytes). At 512MB: DuckDB
+ * 164 MB, 54 MB staged; peaks of a txs export at page 1000 × concurrency 4 and 16 are 409–466 MB,
+ * ordinary txs or txs of 20–50 kB (bench/RESULTS.md).
  */
 export const sinkMemory = (limitBytes: number) => {
   const shareMb = (Math.max(0, limitBytes - PROCESS_BASE_BYTES) * 0.4) / MB
-  const duckdbMb = Math.max(DUCKDB_FLOOR_MB, Math.floor(shareMb))
+  const duckdbMb = duckdbShareMb(limitBytes)
   // a third of the share, and never more than half of what a COPY leaves of DuckDB's memory
   const stagingMb = Math.min(shareMb / 3, (duckdbMb - COPY_FIXED_MB) / 2)
   // as many COPYs at once as their fixed share fits beside what is staged
   return {
     memoryLimit: `${duckdbMb}MiB`,
     stagingBudget: Math.floor(stagingMb * MB),
+    // a writer of large rows writes its file before its COPY would need more than that
+    copyBytes: COPY_FIXED_MB * MB,
     copies: Math.max(1, Math.floor((duckdbMb - Math.max(0, stagingMb)) / COPY_FIXED_MB))
   }
 }
 
 /** The sink and checkpoints of the lake at `out`, within `memoryLimitBytes` (default defaultMemoryLimit()); DuckDB spills into `out/.chain-lake/tmp/`, never into the working directory. */
-export const layerLakeWriter = (out: string, options: CheckpointsOptions & { readonly memoryLimitBytes?: number } = {}) =>
-  Layer.mergeAll(
-    layerParquetSink({
-      tempDirectory: scratchFolder(out),
-      ...sinkMemory(options.memoryLimitBytes ?? parseMemorySize(defaultMemoryLimit())!)
-    }),
-    layerCheckpoints(out, options)
+export const layerLakeWriter = (out: string, options: CheckpointsOptions & { readonly memoryLimitBytes?: number } = {}) => {
+  const limit = options.memoryLimitBytes ?? parseMemorySize(defaultMemoryLimit())!
+  return Layer.mergeAll(
+    layerParquetSink({ tempDirectory: scratchFolder(out), ...sinkMemory(limit) }),
+    layerCheckpoints(out, options),
+    Layer.succeed(RunMemory, runMemory(limit))
   )
+}

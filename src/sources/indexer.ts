@@ -56,7 +56,7 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
           return Effect.fail(
             new IndexerDecodeError({ endpoint: list.endpoint, key, path: parsed.issue.path, message: parsed.issue.message })
           )
-        return Effect.succeed({ key, ...parsed.page })
+        return Effect.succeed({ key, ...parsed.page, bytes: raw.bytes.byteLength })
       })
     )
   }
