@@ -108,57 +108,38 @@ describe("shard workers", () => {
     expect(Either.isLeft(result) && result.left.message).toBe("a shard worker failed: no DuckDB here")
   })
 
-  it("stopped by SIGINT, an export with workers exits 130 keeping what it committed; a rerun with workers completes the chain exactly", async () => {
-    const out = tmp()
-    const args = ["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "blocks,txs,evm_txs", "--page-size", "20"]
-    const child = spawn(process.execPath, [BIN, ...args, "--workers", "2", "--memory-limit", "1GB"], { stdio: ["ignore", "pipe", "pipe"] })
-    let stderr = ""
-    child.stderr.on("data", (d) => (stderr += d))
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
-    await new Promise<void>((resolve) => {
-      const watch = setInterval(() => {
-        if (committedFiles(out).length < 2) return
-        clearInterval(watch)
-        resolve()
-      }, 5)
-    })
-    child.kill("SIGINT")
-    expect(await exited, stderr).toBe(130)
-    expect(stderr).toMatch(/^chain-lake: interrupted: every file committed so far is kept; run the same command again to resume$/m)
-    const resumed = await runCli([...args, "--workers", "2", "--memory-limit", "1GB"])
-    expect(resumed.code, resumed.stderr).toBe(0)
-    await expectLakeMatchesChain(out, devnet, ["blocks", "txs", "evm_txs"])
-  })
-
-  it("killed (SIGKILL) after commits, an export with workers loses and duplicates nothing: the rerun's lake equals the chain", async () => {
+  it("stopped by SIGINT (exit 130), then killed (SIGKILL), an export with workers keeps what it committed; a rerun completes the chain exactly", async () => {
     const out = tmp()
     const args = [
-      "export",
-      "--indexer-url",
-      devnet.indexerUrl,
-      "--out",
-      out,
-      "--datasets",
-      "blocks,txs,evm_logs",
-      "--page-size",
-      "20",
-      "--workers",
-      "2"
+      ...["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "blocks,txs,evm_txs", "--page-size", "20"],
+      ...["--workers", "2", "--memory-limit", "1GB"]
     ]
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: "ignore" })
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
-    await new Promise<void>((resolve) => {
-      const watch = setInterval(() => {
-        if (committedFiles(out).length < 3) return
-        clearInterval(watch)
-        child.kill("SIGKILL")
-        resolve()
-      }, 5)
-    })
-    expect(await exited).toBeNull()
+    /** the export in a child process, sent `signal` once `more` files beyond those committed already are */
+    const stopAfter = async (more: number, signal: NodeJS.Signals) => {
+      const before = committedFiles(out).length
+      const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] })
+      let stderr = ""
+      child.stderr.on("data", (d) => (stderr += d))
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+      await new Promise<void>((resolve) => {
+        const watch = setInterval(() => {
+          if (committedFiles(out).length < before + more) return
+          clearInterval(watch)
+          child.kill(signal)
+          resolve()
+        }, 5)
+      })
+      return { code: await exited, stderr }
+    }
+    const interrupted = await stopAfter(2, "SIGINT")
+    expect(interrupted.code, interrupted.stderr).toBe(130)
+    expect(interrupted.stderr).toMatch(
+      /^chain-lake: interrupted: every file committed so far is kept; run the same command again to resume$/m
+    )
+    expect((await stopAfter(2, "SIGKILL")).code).toBeNull()
     const resumed = await runCli(args)
     expect(resumed.code, resumed.stderr).toBe(0)
-    await expectLakeMatchesChain(out, devnet, ["blocks", "txs"])
+    await expectLakeMatchesChain(out, devnet, ["blocks", "txs", "evm_txs"])
   })
 
   it("a shard that fails in a worker fails the run as in the run's thread: one line naming endpoint, page key and field, exit 1; quarantine writes the record", async () => {
