@@ -21,7 +21,8 @@ import { layerLakeWriter } from "../src/lake/writer.js"
 import { layerIndexerSource } from "../src/sources/indexer.js"
 import { expectDatasetMatches, expectedLake, expectLakeMatchesChain } from "./support/chain-model.js"
 import { BIN, runCli } from "./support/cli.js"
-import { committedFiles, expectManifestsTrue } from "./support/lake.js"
+import { startProxy } from "./support/hostile.js"
+import { committedFiles, expectManifestsTrue, queryLake, scan } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
 
 const APPEND = [
@@ -140,6 +141,32 @@ describe("shard workers", () => {
     const resumed = await runCli(args)
     expect(resumed.code, resumed.stderr).toBe(0)
     await expectLakeMatchesChain(out, devnet, ["blocks", "txs", "evm_txs"])
+  })
+
+  it("a worker pages within its share of the memory limit: large records make it ask smaller pages", async () => {
+    const heavy = await startDevnet({ seed: 5, blocks: 600, txPayloadBytes: 20_000 })
+    const limits: Array<number> = []
+    const proxy = await startProxy(heavy.indexerUrl, (req, forward) => {
+      if (req.url.pathname === "/indexer/tx/v1/txs") limits.push(Number(req.url.searchParams.get("pagination.limit")))
+      return forward()
+    })
+    try {
+      const out = tmp()
+      const r = await runCli([
+        ...["export", "--indexer-url", proxy.url, "--out", out, "--datasets", "txs", "--page-size", "1000", "--concurrency", "1"],
+        ...["--workers", "1", "--memory-limit", "636MB"]
+      ])
+      expect(r.code, r.stderr).toBe(0)
+      // one shard of every tx: a first page asks them all, the pages after it fewer (20 kB records past its share)
+      const pages = limits.filter((l) => l > 1)
+      expect(pages.length, `limits asked: ${limits.join(", ")}`).toBeGreaterThan(2)
+      expect(Math.max(...pages.slice(1))).toBeLessThan(pages[0])
+      const [{ n }] = await queryLake(`SELECT count(*) AS n FROM ${scan(out, "txs")}`)
+      expect(Number(n)).toBe(heavy.chain.txTotal())
+    } finally {
+      await proxy.close()
+      await heavy.stop()
+    }
   })
 
   it("a shard that fails in a worker fails the run as in the run's thread: one line naming endpoint, page key and field, exit 1; quarantine writes the record", async () => {

@@ -1,7 +1,7 @@
 /**
  * The module each shard worker runs (export --workers N): the indexer as its source, through the
- * run's request limiter (a gate of the run's thread), and a Parquet sink of its own, with its share
- * of the run's memory, spilling inside the lake.
+ * run's request limiter (a gate of the run's thread), and a Parquet sink and a page budget of its
+ * own, sized by its share of the run's memory, spilling inside the lake.
  */
 import { Layer } from "effect"
 import { DATASETS } from "../datasets/index.js"
@@ -9,7 +9,8 @@ import { serveShards } from "../engine/shardWorker.js"
 import { DEFAULT_LIMITS, RequestLimiter } from "../http/RequestLimiter.js"
 import { scratchFolder } from "../lake/Checkpoints.js"
 import { layerParquetSink } from "../lake/ParquetSink.js"
-import { sinkMemory } from "../lake/writer.js"
+import { RunMemory, runMemory, sinkMemory } from "../lake/writer.js"
+import { PageBudget, runPageBudget } from "../engine/pageBudget.js"
 import { indexerLayer, type ShardWorkerConfig } from "./layers.js"
 import { layerIndexerSource } from "../sources/indexer.js"
 
@@ -27,6 +28,9 @@ serveShards<ShardWorkerConfig, unknown>({
           )
         )
       ),
-      layerParquetSink({ tempDirectory: scratchFolder(config.out), ...sinkMemory(config.memoryLimitBytes) })
+      layerParquetSink({ tempDirectory: scratchFolder(config.out), ...sinkMemory(config.memoryLimitBytes) }),
+      Layer.effect(PageBudget, runPageBudget((config.limits ?? DEFAULT_LIMITS).concurrency)).pipe(
+        Layer.provide(Layer.succeed(RunMemory, runMemory(config.memoryLimitBytes)))
+      )
     )
 })

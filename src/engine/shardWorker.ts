@@ -6,6 +6,7 @@
 import { parentPort, workerData } from "node:worker_threads"
 import { Cause, Effect, Exit, Fiber, FiberRef, type Layer, ManagedRuntime } from "effect"
 import type { ParquetSink } from "../lake/ParquetSink.js"
+import type { PageBudget } from "./pageBudget.js"
 import type { AppendDataset, AppendSource, Dataset } from "./Dataset.js"
 import { runShard, type FetchSlots, type ShardEvents } from "./shard.js"
 import { ShardLake, type ShardLakeService } from "./ShardLake.js"
@@ -30,7 +31,7 @@ const currentTask = FiberRef.unsafeMake(-1)
  */
 export const serveShards = <C, E>(options: {
   readonly datasets: ReadonlyArray<Dataset>
-  readonly layer: (config: C, gate: (name: string) => RemoteGate) => Layer.Layer<Source | ParquetSink, E>
+  readonly layer: (config: C, gate: (name: string) => RemoteGate) => Layer.Layer<Source | ParquetSink | PageBudget, E>
 }) => {
   const port = parentPort
   if (!port) throw new Error("serveShards runs in a worker thread")
