@@ -219,16 +219,15 @@ const validate = (o: {
     if (o.concurrency < 1) return yield* bad(`--concurrency must be at least 1, got ${o.concurrency}`)
     if (o.rps < 0) return yield* bad(`--rps cannot be negative, got ${o.rps}`)
     if (o.workers < 0 || o.workers > 64) return yield* bad(`--workers must be 0..64, got ${o.workers}`)
-    const limit = parseMemorySize(o.memoryLimit)
-    if (o.workers > 0 && limit !== undefined && limit < smallestLimitForWorkers(o.workers))
-      return yield* bad(
-        `--workers ${o.workers} needs --memory-limit ${Math.ceil(smallestLimitForWorkers(o.workers) / 1024 / 1024)}MB at least (each worker's DuckDB needs its share), got ${o.memoryLimit}: raise --memory-limit or use fewer workers`
-      )
     if (o.maxPageMb < 1) return yield* bad(`--max-page-mb must be at least 1, got ${o.maxPageMb}`)
     const memory = parseMemorySize(o.memoryLimit)
     if (memory === undefined) return yield* bad(`--memory-limit must be a size (e.g. 512MB, 2GB), got "${o.memoryLimit}"`)
     // a limit the run cannot stay within is refused, not passed
     if (memory < MIN_MEMORY_LIMIT_BYTES) return yield* bad(memoryLimitTooLow(o.memoryLimit))
+    if (o.workers > 0 && memory < smallestLimitForWorkers(o.workers))
+      return yield* bad(
+        `--workers ${o.workers} needs --memory-limit ${Math.ceil(smallestLimitForWorkers(o.workers) / 1024 / 1024)}MB at least (each worker's DuckDB needs its share), got ${o.memoryLimit}: raise --memory-limit or use fewer workers`
+      )
     if (o.pageSize < 1 || o.pageSize > 1000)
       return yield* bad(`--page-size must be 1..1000 (the indexer answers 400 above 1000), got ${o.pageSize}`)
     // heights start at 1: a bound of 0 or below matches no block

@@ -15,6 +15,10 @@ import { layerHttpTransport } from "../http/transport.js"
 import { layerIndexerClient } from "../indexer/IndexerClient.js"
 import { layerIndexerSource } from "../sources/indexer.js"
 
+/** An endpoint as given: a plain URL (the devnet, tests) has no credentials. */
+const endpointOf = (endpoint: ServiceEndpoint | string): ServiceEndpoint =>
+  typeof endpoint === "string" ? plainEndpoint(endpoint) : endpoint
+
 /** The indexer client for `endpoint` (a plain URL for the devnet and tests), over its own transport carrying the endpoint's credentials. */
 export const indexerLayer = (
   endpoint: ServiceEndpoint | string,
@@ -22,7 +26,7 @@ export const indexerLayer = (
   retry: RetryPolicy = DEFAULT_RETRY,
   maxPageMb?: number
 ) => {
-  const e = typeof endpoint === "string" ? plainEndpoint(endpoint) : endpoint
+  const e = endpointOf(endpoint)
   const limiter: Layer.Layer<RequestLimiter> = Layer.isLayer(limits)
     ? (limits as Layer.Layer<RequestLimiter>)
     : layerRequestLimiter(limits as LimiterConfig)
@@ -85,7 +89,7 @@ export const layerShardWorkers = (
   Layer.effect(
     ShardWorkers,
     Effect.map(RequestLimiter, (requests) => {
-      const endpoint = typeof options.indexerUrl === "string" ? plainEndpoint(options.indexerUrl) : options.indexerUrl
+      const endpoint = endpointOf(options.indexerUrl)
       const config = (): ShardWorkerConfig => ({
         endpoint,
         limits: options.limits,
@@ -111,11 +115,12 @@ export const exportLayer = (
     workers?: number
   } & CheckpointsOptions
 ) => {
+  // one limiter and one memory limit for the run's thread and its shard workers
   const limiter = layerRequestLimiter(options.limits ?? DEFAULT_LIMITS)
-  const layer = Layer.mergeAll(
-    layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(options.indexerUrl, limiter, options.retry, options.maxPageMb))),
-    layerLakeWriter(options.out, options)
-  )
   const memoryLimitBytes = options.memoryLimitBytes ?? parseMemorySize(defaultMemoryLimit())!
-  return Layer.merge(layer, layerShardWorkers(options.workers ?? 0, { ...options, memoryLimitBytes }, limiter))
+  return Layer.mergeAll(
+    layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(options.indexerUrl, limiter, options.retry, options.maxPageMb))),
+    layerLakeWriter(options.out, { ...options, memoryLimitBytes }),
+    layerShardWorkers(options.workers ?? 0, { ...options, memoryLimitBytes }, limiter)
+  )
 }

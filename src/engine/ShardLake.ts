@@ -1,11 +1,11 @@
 /**
  * What a shard needs of the lake: the folder its quarantine goes to, where it stages its files, and
  * their commit (through the run's history guard, counted in the run's totals). In the run's own
- * thread it is the run's Checkpoints (`layerShardLake`); in a shard worker, the same calls made by
+ * thread it is the run's Checkpoints (`shardLakeOf`); in a shard worker, the same calls made by
  * message to the thread that runs the export (shardWorker.ts), so that every commit of a run goes
  * through one Checkpoints.
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect } from "effect"
 import { Checkpoints, type CommitOutcome, type CommittedFile } from "../lake/Checkpoints.js"
 import type { Range } from "../lake/RangeSet.js"
 import { commitFiles } from "./commit.js"
@@ -39,5 +39,3 @@ export const shardLakeOf = (committed: (dataset: string, file: CommittedFile) =>
         )
     })
   )
-
-export const layerShardLake = (committed: (dataset: string, file: CommittedFile) => void) => Layer.effect(ShardLake, shardLakeOf(committed))

@@ -49,19 +49,20 @@ export interface ExpectedDataset {
 
 const MICROS_PER_SECOND = 1_000_000n
 
-/** Epoch microseconds as DuckDB's strftime '%Y-%m-%d %H:%M:%S.%f' prints a TIMESTAMP. */
-export const timestampText = (epochMicros: bigint): string => {
-  const seconds = epochMicros / MICROS_PER_SECOND
-  const fraction = epochMicros % MICROS_PER_SECOND
-  return new Date(Number(seconds) * 1000).toISOString().slice(0, 19).replace("T", " ") + "." + String(fraction).padStart(6, "0")
+/** An epoch time counted in units of which `digits` make a second, as DuckDB's strftime prints it with that many digits of fraction. */
+const epochText = (epoch: bigint, digits: number): string => {
+  const perSecond = 10n ** BigInt(digits)
+  const seconds = epoch / perSecond
+  return (
+    new Date(Number(seconds) * 1000).toISOString().slice(0, 19).replace("T", " ") + "." + String(epoch % perSecond).padStart(digits, "0")
+  )
 }
 
+/** Epoch microseconds as DuckDB's strftime '%Y-%m-%d %H:%M:%S.%f' prints a TIMESTAMP. */
+export const timestampText = (epochMicros: bigint): string => epochText(epochMicros, 6)
+
 /** Epoch nanoseconds as DuckDB's strftime '%Y-%m-%d %H:%M:%S.%n' prints a TIMESTAMP_NS. */
-export const timestampNsText = (epochNanos: bigint): string => {
-  const seconds = epochNanos / 1_000_000_000n
-  const fraction = epochNanos % 1_000_000_000n
-  return new Date(Number(seconds) * 1000).toISOString().slice(0, 19).replace("T", " ") + "." + String(fraction).padStart(9, "0")
-}
+export const timestampNsText = (epochNanos: bigint): string => epochText(epochNanos, 9)
 
 /** A block's time as the txs endpoint prints it (RFC3339Nano): every nanosecond of the header. */
 export const txTimeNanos = (chain: Chain, height: number): bigint =>
