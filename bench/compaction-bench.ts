@@ -19,7 +19,7 @@ import { startDevnet } from "../src/devnet/index.js"
 import { runExport } from "../src/engine/export.js"
 import { compactLake } from "../src/lake/compaction.js"
 import { listFiles } from "../src/lake/files.js"
-import { layerLakeWriter } from "../src/lake/writer.js"
+import { layerLake } from "../src/lake/writer.js"
 import { size, smokeBanner } from "./smoke.js"
 import { median } from "./stats.js"
 
@@ -98,7 +98,7 @@ const main = async () => {
     compactLake(
       DATASETS.filter((d) => DATASETS_FOLLOWED.includes(d.name)),
       { graceMs: 0 }
-    ).pipe(Effect.provide(layerLakeWriter(data)))
+    ).pipe(Effect.provide(layerLake(data)))
   )
   const compactS = (performance.now() - t0) / 1000
   // the replaced files wait out their grace period outside the folders; with grace 0 the next compaction deletes them
@@ -106,7 +106,7 @@ const main = async () => {
     compactLake(
       DATASETS.filter((d) => DATASETS_FOLLOWED.includes(d.name)),
       { graceMs: 0 }
-    ).pipe(Effect.provide(layerLakeWriter(data)))
+    ).pipe(Effect.provide(layerLake(data)))
   )
   const filesAfter = await parquetFiles(data)
   // before and after must differ, or the table compares a lake with itself (at any size)

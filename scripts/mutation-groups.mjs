@@ -5,7 +5,7 @@
  * MUTATE_GROUP).
  *
  * Why groups: a mutant runs every test that executes its line until one fails. An export test
- * executes the engine, the sink, the checkpoints and every row builder, so in one run over the
+ * executes the engine, the sink, the manifests and every row builder, so in one run over the
  * whole scope a lake or row-builder mutant its own unit tests miss waits for every export test
  * (≈ 10–25 s of a runner each), and that is what made the run take hours. Here a module is scored
  * by the tests written for it: a survivor costs a second, not half a minute, and the score is a
@@ -34,7 +34,7 @@ export const MUTATION_GROUPS = {
     mutate: [
       "src/lake/RangeSet.ts",
       "src/lake/ParquetSink.ts",
-      "src/lake/Checkpoints.ts",
+      "src/lake/Manifests.ts",
       "src/lake/lock.ts",
       "src/lake/manifest.ts",
       "src/lake/commitLog.ts",
@@ -46,7 +46,7 @@ export const MUTATION_GROUPS = {
       "test/rangeset.test.ts",
       "test/commit-log.test.ts",
       "test/lake-files.test.ts",
-      "test/checkpoints.test.ts",
+      "test/manifests.test.ts",
       "test/compaction.test.ts",
       "test/parquet-sink.test.ts"
     ]
@@ -68,7 +68,7 @@ export const MUTATION_GROUPS = {
       "src/engine/pageDecode.ts",
       "src/engine/commit.ts",
       "src/engine/identity.ts",
-      "src/sources/indexer.ts",
+      "src/drivers/indexer.ts",
       "src/indexer/envelope.ts"
     ],
     tests: [
@@ -77,7 +77,7 @@ export const MUTATION_GROUPS = {
       "test/export-checks.test.ts",
       "test/page-decode.test.ts",
       "test/block-times.test.ts",
-      "test/checkpoints.test.ts",
+      "test/manifests.test.ts",
       "test/export-hostile.test.ts",
       "test/shard-edges.test.ts",
       "test/export-options.test.ts",

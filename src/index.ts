@@ -41,7 +41,7 @@ export type { Dataset } from "./engine/Dataset.js"
 export { ExportError, runExport, type ExportObserver, type ExportOptions, type ExportReport } from "./engine/export.js"
 export { followExport, type FollowOptions } from "./engine/follow.js"
 export { RollbackError, rollbackLake, type RollbackOptions, type RollbackReport } from "./engine/rollback.js"
-export { layerLakeWriter } from "./lake/writer.js"
+export { layerLake } from "./lake/writer.js"
 
 // reading the lake
 export {

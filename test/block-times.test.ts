@@ -1,5 +1,5 @@
 /**
- * The indexer driver (src/sources/indexer.ts) on its own, over real HTTP to a devnet behind a
+ * The indexer driver (src/drivers/indexer.ts) on its own, over real HTTP to a devnet behind a
  * recording proxy: block times read as runs of the block list from a height cursor (one request
  * per run of up to 100 heights, asked in any order, remembered for the run), a server that caps
  * its pages, a block list that goes back, lacks a height or sends a block without a time; which
@@ -11,7 +11,7 @@ import { indexerLayer } from "../src/cli/layers.js"
 import { Source, type ListRef, type SourceService } from "../src/engine/Source.js"
 import type { Devnet } from "../src/devnet/index.js"
 import { DEFAULT_RETRY } from "../src/http/retry.js"
-import { layerIndexerSource } from "../src/sources/indexer.js"
+import { layerIndexerSource } from "../src/drivers/indexer.js"
 import { json, proxiedDevnet, text, type Handler, type HostileServer } from "./support/hostile.js"
 
 const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 20, timeoutMs: 2_000, maxRetries: 2 }

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { fragmentName, fragmentTaken, mergeFragment } from "../src/lake/commitLog.js"
-import { wasTaken, type RemoteRead } from "../src/storage/sync.js"
+import { wasTaken, type RemoteRead } from "../src/s3/sync.js"
 import type { CommittedFile, CommittedSnapshot, Manifest } from "../src/lake/manifest.js"
 
 const file = (path: string): CommittedFile => ({

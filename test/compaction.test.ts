@@ -15,9 +15,9 @@ import { DENOMS, startDevnet, type Devnet } from "../src/devnet/index.js"
 import { runExport, type ExportOptions } from "../src/engine/export.js"
 import { DEFAULT_RETRY } from "../src/http/retry.js"
 import { compactLake, planCompaction } from "../src/lake/compaction.js"
-import { layerCheckpoints } from "../src/lake/Checkpoints.js"
+import { layerManifests } from "../src/lake/Manifests.js"
 import type { Manifest } from "../src/lake/manifest.js"
-import { layerLakeWriter } from "../src/lake/writer.js"
+import { layerLake } from "../src/lake/writer.js"
 import { verifyLake } from "../src/verify/verify.js"
 import { expectLakeMatchesChain } from "./support/chain-model.js"
 import { BIN, runCli } from "./support/cli.js"
@@ -45,7 +45,7 @@ const readLake = (lake: string, sql: string) =>
   Effect.runPromise(Effect.scoped(Effect.flatMap(makeAnalytics({ dataDir: lake }), (a) => a.query(sql)))).then((r) => r.rows[0])
 /** What `chain-lake verify` checks, in this process. */
 const verifyChecks = (lake: string) =>
-  Effect.runPromise(verifyLake.pipe(Effect.provide(Layer.mergeAll(layerAnalytics({ dataDir: lake }), layerCheckpoints(lake)))))
+  Effect.runPromise(verifyLake.pipe(Effect.provide(Layer.mergeAll(layerAnalytics({ dataDir: lake }), layerManifests(lake)))))
 
 const manifestOf = (out: string, dataset: string) => JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8")) as Manifest
 const parquetIn = (out: string, dataset: string) => filesUnder(join(out, dataset)).filter((f) => f.endsWith(".parquet"))
@@ -193,7 +193,7 @@ describe("compactLake (the library call the CLI, follow and pipelines make)", ()
           DATASETS.filter((d) => ALL.includes(d.name)),
           options
         )
-      ).pipe(Effect.provide(layerLakeWriter(lake)))
+      ).pipe(Effect.provide(layerLake(lake)))
     )
 
   it("reports what it merged, keeps heights and rows true, and a dry run changes nothing", async () => {
@@ -429,7 +429,7 @@ describeCli("chain-lake compact", () => {
       const compactAgain = Effect.gen(function* () {
         let rounds = 0
         while (exporting || rounds === 0) {
-          yield* compactLake(DATASETS, { graceMs: 0 }).pipe(Effect.provide(layerLakeWriter(lake)))
+          yield* compactLake(DATASETS, { graceMs: 0 }).pipe(Effect.provide(layerLake(lake)))
           rounds++
         }
         return rounds

@@ -8,7 +8,7 @@ import { join, resolve } from "node:path"
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
 import type { Devnet } from "../src/devnet/index.js"
-import { parseEndpoint, parseHeaderLines, redact, redactUrl, rememberSecrets } from "../src/http/endpoint.js"
+import { parseServiceUrl, parseHeaderLines, redact, redactUrl, rememberSecrets } from "../src/http/serviceUrl.js"
 import { rememberSecret, rememberUrlSecrets } from "../src/secrets/redact.js"
 import { runCli } from "./support/cli.js"
 import { json, proxiedDevnet, RESET, startProxy, text, type HostileRequest } from "./support/hostile.js"
@@ -335,7 +335,7 @@ describe("secrets in every form, on every way out", () => {
 
 describe("endpoint parsing and redaction", () => {
   it("takes user:pass out of the URL into a basic-auth header, keeps the query apart, and redacts what it was given", () => {
-    const e = Either.getOrThrow(parseEndpoint("https://u%40x:p%3Aw@idx.example.com/api/?apikey=abcd1234", { "x-api-key": "zzzz9999" }))
+    const e = Either.getOrThrow(parseServiceUrl("https://u%40x:p%3Aw@idx.example.com/api/?apikey=abcd1234", { "x-api-key": "zzzz9999" }))
     expect(e.baseUrl).toBe("https://idx.example.com/api")
     expect(e.headers).toEqual({ authorization: `Basic ${Buffer.from("u@x:p:w").toString("base64")}`, "x-api-key": "zzzz9999" })
     expect(e.query).toEqual([["apikey", "abcd1234"]])

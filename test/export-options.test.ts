@@ -13,7 +13,7 @@ import { ParquetSink } from "../src/lake/ParquetSink.js"
 import { DATASETS, EXPORTED_DATASETS } from "../src/datasets/index.js"
 import { DENOMS, startDevnet, type Devnet } from "../src/devnet/index.js"
 import type { Dataset } from "../src/engine/Dataset.js"
-import type { Manifest } from "../src/lake/Checkpoints.js"
+import type { Manifest } from "../src/lake/Manifests.js"
 import { runExport, type DatasetPlan, type DatasetResult, type ExportOptions, type ExportReport } from "../src/engine/export.js"
 import { DEFAULT_RETRY } from "../src/http/retry.js"
 import { expectDatasetMatches, expectedLake, type ExpectedDataset } from "./support/chain-model.js"
@@ -678,8 +678,8 @@ describe("shards that are writing", () => {
       ParquetSink,
       Effect.map(ParquetSink, (sink) => ({
         ...sink,
-        openWriter: (columns, sortKey) =>
-          Effect.map(sink.openWriter(columns, sortKey), (writer) => ({
+        openFile: (columns, sortKey) =>
+          Effect.map(sink.openFile(columns, sortKey), (writer) => ({
             ...writer,
             finish: (path, options) =>
               Effect.gen(function* () {

@@ -43,7 +43,7 @@ afterAll(async () => {
 /**
  * Every committed file is on disk with the checksum its manifest records: in its place, or, when
  * the kill fell between a commit's manifest write and its renames, still in the killed writer's
- * staging folder, from where the next writer to open the dataset moves it (Checkpoints' recovery).
+ * staging folder, from where the next writer to open the dataset moves it (Manifests' recovery).
  * `settled` (after a run that finished) allows only the first.
  */
 const expectCommittedIntact = (out: string, settled = false) => {

@@ -13,10 +13,10 @@ import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { runExport } from "../src/engine/export.js"
 import { makePageBudget } from "../src/engine/pageBudget.js"
 import { DEFAULT_RETRY } from "../src/http/retry.js"
-import { layerCheckpoints, scratchFolder } from "../src/lake/Checkpoints.js"
+import { layerManifests, scratchFolder } from "../src/lake/Manifests.js"
 import { layerParquetSink } from "../src/lake/ParquetSink.js"
 import { RunMemory, sinkMemory } from "../src/lake/writer.js"
-import { layerIndexerSource } from "../src/sources/indexer.js"
+import { layerIndexerSource } from "../src/drivers/indexer.js"
 import { expectLakeMatchesChain } from "./support/chain-model.js"
 import { startProxy } from "./support/hostile.js"
 import { committedFiles, dumpLake } from "./support/lake.js"
@@ -152,12 +152,12 @@ describe("an export of large records over loopback HTTP", () => {
   })
 
   const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 100, timeoutMs: 5_000 }
-  /** the lake writer of `out` as layerLakeWriter builds it at 1GB, less what `sink` changes, with `pageBytes` for pages in flight (none: no budget) */
+  /** the lake writer of `out` as layerLake builds it at 1GB, less what `sink` changes, with `pageBytes` for pages in flight (none: no budget) */
   const layerFor = (url: string, out: string, pageBytes: number | undefined, sink: { readonly copyBytes?: number } = {}) =>
     Layer.mergeAll(
       layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(url, { concurrency: 4, rps: 0 }, FAST_RETRY))),
       layerParquetSink({ tempDirectory: scratchFolder(out), ...sinkMemory(1024 * MB), ...sink }),
-      layerCheckpoints(out),
+      layerManifests(out),
       ...(pageBytes === undefined ? [] : [Layer.succeed(RunMemory, { limitBytes: 1024 * MB, pageBytes })])
     )
   const exportTxs = (url: string, out: string, pageBytes: number | undefined, sink: { readonly copyBytes?: number } = {}) =>

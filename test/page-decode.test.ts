@@ -9,7 +9,7 @@ import { txs } from "../src/datasets/txs.js"
 const MEMO = txs.columns.findIndex((c) => c.name === "memo")
 import { NO_CONTEXT, type AppendDataset } from "../src/engine/Dataset.js"
 import { decodeRecord, isInvalid } from "../src/engine/pageDecode.js"
-import { parseListPage } from "../src/sources/indexer.js"
+import { parseListPage } from "../src/drivers/indexer.js"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 
 let devnet: Devnet
@@ -23,7 +23,7 @@ beforeAll(async () => {
 afterAll(() => devnet.stop())
 
 /** A page from bytes to rows, as the export takes it: the indexer source's envelope, then each record. */
-const decodePage = (bytes: ArrayBuffer, source: AppendDataset["source"], datasets: ReadonlyArray<AppendDataset>) => {
+const decodePage = (bytes: ArrayBuffer, source: AppendDataset["list"], datasets: ReadonlyArray<AppendDataset>) => {
   const parsed = parseListPage(bytes, source.arrayKey)
   if (parsed._tag !== "Page") return parsed
   const { items, latin1, nextKey, total } = parsed.page
@@ -36,9 +36,9 @@ const bytesOf = (text: string) => {
 }
 /** The reference: UTF-8 decode, JSON.parse, the dataset's own toRows. */
 const expectedRows = (text: string, d: AppendDataset) =>
-  (JSON.parse(text)[d.source.arrayKey] as Array<unknown>).flatMap((r) => d.toRows(r, NO_CONTEXT))
+  (JSON.parse(text)[d.list.arrayKey] as Array<unknown>).flatMap((r) => d.toRows(r, NO_CONTEXT))
 const decodedRows = (text: string, d: AppendDataset) => {
-  const page = decodePage(bytesOf(text), d.source, [d])
+  const page = decodePage(bytesOf(text), d.list, [d])
   if (page._tag !== "Page") throw new Error(`not a page: ${page._tag}`)
   return page.records.flatMap((r) => (isInvalid(r) ? [] : r.rows[0]))
 }
@@ -48,7 +48,7 @@ describe("decodePage", () => {
     expect(/[^\x00-\x7f]/.test(txPage)).toBe(true)
     // one decoded record per record of the page, in order, with the page's cursor and total
     const parsed = JSON.parse(txPage) as { txs: Array<{ txhash: string; height: string }>; pagination: { next_key: string; total: string } }
-    const page = decodePage(bytesOf(txPage), txs.source, [txs])
+    const page = decodePage(bytesOf(txPage), txs.list, [txs])
     if (page._tag !== "Page") throw new Error(page._tag)
     expect(page.records.map((r) => (isInvalid(r) ? "invalid" : [r.height, r.rows[0][0][1]]))).toEqual(
       parsed.txs.map((t) => [Number(t.height), t.txhash])
@@ -79,14 +79,14 @@ describe("decodePage", () => {
 
   it("an invalid record keeps its text, a cut body is Truncated, a page without its array is BadEnvelope", () => {
     const bad = txPage.replace(/"height":"(\d+)"/, '"height":"é$1"')
-    const page = decodePage(bytesOf(bad), txs.source, [txs])
+    const page = decodePage(bytesOf(bad), txs.list, [txs])
     if (page._tag !== "Page") throw new Error(page._tag)
     const invalid = page.records.find(isInvalid)!
     expect(invalid.issue.path).toBe("height")
     expect(invalid.issue.message).toContain("é")
     expect(JSON.stringify(invalid.record)).toContain('"height":"é')
-    expect(decodePage(bytesOf(txPage.slice(0, txPage.length / 2)), txs.source, [txs])._tag).toBe("Truncated")
-    expect(decodePage(bytesOf('{"items":[],"pagination":{"next_key":null,"total":"0"}}'), txs.source, [txs])).toEqual({
+    expect(decodePage(bytesOf(txPage.slice(0, txPage.length / 2)), txs.list, [txs])._tag).toBe("Truncated")
+    expect(decodePage(bytesOf('{"items":[],"pagination":{"next_key":null,"total":"0"}}'), txs.list, [txs])).toEqual({
       _tag: "BadEnvelope",
       issue: { path: "txs", message: "is missing or not an array" }
     })
@@ -130,15 +130,13 @@ describe("decodePage", () => {
       expect(decodedRows(page, txs)).toEqual(expectedRows(page, txs))
     }
     const keyed = txPage.replace(/"next_key":"[^"]*"/, '"next_key":"clé✓"')
-    const page = decodePage(bytesOf(keyed), txs.source, [txs])
+    const page = decodePage(bytesOf(keyed), txs.list, [txs])
     expect(page._tag === "Page" && page.nextKey).toBe("clé✓")
     // the last page has no next key, on a page with high bytes and on an ASCII one
     for (const text of [txPage, blockPage.replace(/[^\x00-\x7f]/g, "?")]) {
-      const last = decodePage(
-        bytesOf(text.replace(/"next_key":"[^"]*"/, '"next_key":null')),
-        text === txPage ? txs.source : blocks.source,
-        [text === txPage ? txs : blocks]
-      )
+      const last = decodePage(bytesOf(text.replace(/"next_key":"[^"]*"/, '"next_key":null')), text === txPage ? txs.list : blocks.list, [
+        text === txPage ? txs : blocks
+      ])
       expect(last._tag === "Page" && last.nextKey).toBeNull()
     }
   })
@@ -148,7 +146,7 @@ describe("decodePage", () => {
     tx.height = `é${tx.height}`
     const text = JSON.stringify({ txs: [tx], pagination: { previous_key: null, next_key: null, total: "1" } })
     expect(text).not.toContain("\\u00")
-    const page = decodePage(bytesOf(text), txs.source, [txs])
+    const page = decodePage(bytesOf(text), txs.list, [txs])
     if (page._tag !== "Page") throw new Error(page._tag)
     const [invalid] = page.records
     if (!isInvalid(invalid)) throw new Error("the record passed its check")
@@ -160,7 +158,7 @@ describe("decodePage", () => {
 
   it("a quarantined record from a page with high bytes keeps its text, nulls and nesting", () => {
     const bad = txPage.replace(/"height":"(\d+)"/, '"height":null,"extra":{"list":[null,"ü",1]}')
-    const page = decodePage(bytesOf(bad), txs.source, [txs])
+    const page = decodePage(bytesOf(bad), txs.list, [txs])
     if (page._tag !== "Page") throw new Error(page._tag)
     const invalid = page.records.find(isInvalid)!
     expect(invalid.issue).toEqual({ path: "height", message: "Expected string, actual null" })

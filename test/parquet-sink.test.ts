@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import type { Column, Value } from "../src/lake/columns.js"
 import { copyMemory, ParquetSink, layerParquetSink } from "../src/lake/ParquetSink.js"
 import {
-  layerLakeWriter,
+  layerLake,
   MIN_MEMORY_LIMIT_BYTES,
   NODE_FLOOR_BYTES,
   nodeShareBytes,
@@ -33,7 +33,7 @@ const columns: ReadonlyArray<Column> = [
 const roundTrip = (rows: ReadonlyArray<ReadonlyArray<Value>>, sortKey: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const sink = yield* ParquetSink
-    const writer = yield* sink.openWriter(columns, sortKey)
+    const writer = yield* sink.openFile(columns, sortKey)
     const path = join(temp.make(), "part.parquet")
     // two files from one writer: the order tracking starts afresh after each
     const labels: Array<Array<string>> = []
@@ -129,7 +129,7 @@ describe("ParquetSink", () => {
     const dir = temp.make()
     const result = await Effect.gen(function* () {
       const sink = yield* ParquetSink
-      const writer = yield* sink.openWriter(typed, [])
+      const writer = yield* sink.openFile(typed, [])
       writer.append([
         "1",
         2,
@@ -232,7 +232,7 @@ describe("rows unique by key", () => {
     const result = await Effect.runPromise(
       Effect.gen(function* () {
         const sink = yield* ParquetSink
-        const writer = yield* sink.openWriter(columns, ["height", "idx"])
+        const writer = yield* sink.openFile(columns, ["height", "idx"])
         // keys (height, idx): (2,0) three times, (1,1) twice; labels say which came first
         const rows: Array<Array<Value>> = [
           [2, 0, "first 2/0"],
@@ -279,7 +279,7 @@ describe("edges", () => {
     const path = join(temp.make(), "O'Brien's lake", "part.parquet")
     const back = await withSink((sink) =>
       Effect.gen(function* () {
-        const writer = yield* sink.openWriter(odd, ["order", "amount desc"])
+        const writer = yield* sink.openFile(odd, ["order", "amount desc"])
         for (const row of [
           [2, "b", 1],
           [1, "a", 1],
@@ -303,7 +303,7 @@ describe("edges", () => {
   it("rows unique by key are sorted even when they came in order (the window may reorder them); an empty key list is no uniqueness", async () => {
     const files = await withSink((sink) =>
       Effect.gen(function* () {
-        const writer = yield* sink.openWriter(columns, ["height"])
+        const writer = yield* sink.openFile(columns, ["height"])
         const dir = temp.make()
         for (let i = 0; i < 3000; i++) writer.append([i, 0, `r${i}`])
         const unique = yield* writer.finish(join(dir, "unique.parquet"), { uniqueBy: ["height"] })
@@ -325,7 +325,7 @@ describe("edges", () => {
     const typed: ReadonlyArray<Column> = [{ name: "t", type: "TIMESTAMP", description: "" }]
     const result = await withSink((sink) =>
       Effect.gen(function* () {
-        const writer = yield* sink.openWriter(typed, [])
+        const writer = yield* sink.openFile(typed, [])
         writer.append(["not a time"])
         const failed = yield* Effect.flip(writer.finish(join(dir, "bad.parquet")))
         yield* writer.discard()
@@ -346,7 +346,7 @@ describe("edges", () => {
     writeFileSync(join(dir, "taken.parquet", "keep"), "user data")
     const failed = await withSink((sink) =>
       Effect.gen(function* () {
-        const writer = yield* sink.openWriter(columns, ["height"])
+        const writer = yield* sink.openFile(columns, ["height"])
         writer.append([1, 0, "a"])
         return yield* Effect.flip(writer.finish(join(dir, "taken.parquet")))
       })
@@ -367,7 +367,7 @@ describe("edges", () => {
     const literal = "text \\ud800 and 🚀"
     const back = await Effect.gen(function* () {
       const sink = yield* ParquetSink
-      const writer = yield* sink.openWriter(cols, [])
+      const writer = yield* sink.openFile(cols, [])
       const path = join(temp.make(), "surrogates.parquet")
       writer.append([lone, JSON.stringify({ memo: lone, n: [1] }), JSON.stringify([lone])])
       writer.append([literal, JSON.stringify({ memo: literal }), JSON.stringify([literal])])
@@ -386,7 +386,7 @@ describe("edges", () => {
     const seen = await withSink(
       (sink) =>
         Effect.gen(function* () {
-          const writer = yield* sink.openWriter(columns, ["height"])
+          const writer = yield* sink.openFile(columns, ["height"])
           writer.append([1, 0, "x".repeat(10)])
           const at = sink.overBudget()
           writer.append([2, 0, "y"])
@@ -404,7 +404,7 @@ describe("edges", () => {
     const path = join(temp.make(), "groups.parquet")
     const groups = await withSink((sink) =>
       Effect.gen(function* () {
-        const writer = yield* sink.openWriter(columns, ["height"])
+        const writer = yield* sink.openFile(columns, ["height"])
         for (let i = 0; i < 10_000; i++) writer.append([i, 0, String(i).padEnd(2000, "x")])
         yield* writer.finish(path)
         return (yield* sink.query(
@@ -467,7 +467,7 @@ describe("edges", () => {
       Effect.gen(function* () {
         const sink = yield* ParquetSink
         const [one] = yield* sink.query("SELECT 1 AS one")
-        const failed = yield* Effect.flip(sink.openWriter(columns, ["height"]))
+        const failed = yield* Effect.flip(sink.openFile(columns, ["height"]))
         return { one: one.one, failed }
       }).pipe(Effect.provide(layerParquetSink({ tempDirectory: join(file, "tmp", "writer-1") })), Effect.scoped)
     )
@@ -498,7 +498,7 @@ describe("memory", () => {
     const result = await Effect.runPromise(
       Effect.gen(function* () {
         const sink = yield* ParquetSink
-        const writer = yield* sink.openWriter(columns, ["height"])
+        const writer = yield* sink.openFile(columns, ["height"])
         // a sort of ~5M rows in a sink of 64 MB: DuckDB must spill to answer
         const [sorted] = yield* sink.query(
           "SELECT count(*) AS n FROM (SELECT x FROM range(5000000) t(x) ORDER BY md5(x::varchar) LIMIT 4999999)"
@@ -521,7 +521,7 @@ describe("memory", () => {
     const used = await Effect.runPromise(
       Effect.gen(function* () {
         const sink = yield* ParquetSink
-        const writer = yield* sink.openWriter(columns, ["height"])
+        const writer = yield* sink.openFile(columns, ["height"])
         const dir = temp.make()
         const seen: Array<number> = []
         for (let file = 0; file < 12; file++) {
@@ -543,8 +543,8 @@ describe("memory", () => {
     const over = await Effect.runPromise(
       Effect.gen(function* () {
         const sink = yield* ParquetSink
-        const a = yield* sink.openWriter(columns, ["height"])
-        const b = yield* sink.openWriter(columns, ["height"])
+        const a = yield* sink.openFile(columns, ["height"])
+        const b = yield* sink.openFile(columns, ["height"])
         const seen: Array<boolean> = []
         for (let i = 0; i < 600; i++) a.append([i, 0, "y".repeat(1000)])
         seen.push(sink.overBudget())
@@ -573,10 +573,10 @@ describe("large rows", () => {
     const [largeAt, ordinaryFull] = await Effect.runPromise(
       Effect.gen(function* () {
         const sink = yield* ParquetSink
-        const large = yield* sink.openWriter(columns, ["height"])
+        const large = yield* sink.openFile(columns, ["height"])
         let i = 0
         while (!large.full()) large.append(big(i++, 40_000))
-        const ordinary = yield* sink.openWriter(columns, ["height"])
+        const ordinary = yield* sink.openFile(columns, ["height"])
         // 12 MB of 1 kB rows: a chunk of 2 MB, whatever the file
         for (let j = 0; j < 12_000; j++) ordinary.append(big(j, 1000))
         const result = [large.stagedBytes(), ordinary.full()] as const
@@ -596,7 +596,7 @@ describe("large rows", () => {
     const outcome = await Effect.runPromise(
       Effect.gen(function* () {
         const sink = yield* ParquetSink
-        const writer = yield* sink.openWriter(columns, ["height"])
+        const writer = yield* sink.openFile(columns, ["height"])
         const dir = temp.make()
         let files = 0
         for (let i = 0; i < 1000; i++) {
@@ -621,7 +621,7 @@ describe("large rows", () => {
     const used = await Effect.runPromise(
       Effect.gen(function* () {
         const sink = yield* ParquetSink
-        const writer = yield* sink.openWriter(columns, ["height"])
+        const writer = yield* sink.openFile(columns, ["height"])
         // 20 MB in 500 rows: within one chunk of 2,048
         for (let i = 0; i < 500; i++) writer.append(big(i, 40_000))
         const [m] = yield* sink.query("SELECT sum(memory_usage_bytes)::BIGINT AS used FROM duckdb_memory()")
@@ -671,7 +671,7 @@ describe("a run's --memory-limit, shared out", () => {
     const [setting, writesAtOnce] = await Effect.runPromise(
       Effect.flatMap(ParquetSink, (s) =>
         Effect.map(s.query("SELECT current_setting('memory_limit') AS m"), ([r]) => [r.m, s.writesAtOnce] as const)
-      ).pipe(Effect.provide(layerLakeWriter(temp.make(), { memoryLimitBytes: 1024 * MB })), Effect.scoped)
+      ).pipe(Effect.provide(layerLake(temp.make(), { memoryLimitBytes: 1024 * MB })), Effect.scoped)
     )
     // in MiB: DuckDB reads "MB" as 10^6 bytes (369MB would be 351.9 MiB)
     expect(String(setting)).toBe("369.0 MiB")

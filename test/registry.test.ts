@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import { DATASETS, EXPORTED_DATASETS } from "../src/datasets/index.js"
-import { blocksSource } from "../src/datasets/sources.js"
+import { blocksList } from "../src/datasets/lists.js"
 import { columnsOf, defineAppend, NO_CONTEXT, partitionOf, SNAPSHOT_TIME } from "../src/engine/Dataset.js"
 import { heightBucket } from "../src/lake/layout.js"
 
@@ -73,7 +73,7 @@ describe("the registry", () => {
       defineAppend({
         name: "x",
         description: "a test dataset",
-        source: blocksSource as never,
+        list: blocksList as never,
         columns: [col("height", "BIGINT", "h", (r) => r.height)],
         key,
         sortKey,
@@ -88,7 +88,7 @@ describe("the registry", () => {
       defineAppend({
         name: "y",
         description: "a test dataset",
-        source: blocksSource as never,
+        list: blocksList as never,
         columns: [col("height", "BIGINT", "h", (r) => r.height), col("height", "VARCHAR", "again", (r) => r.height)],
         key: ["height"],
         sortKey: [],
@@ -106,7 +106,7 @@ describe("the registry", () => {
     ]
     const base = {
       description: "a test dataset",
-      source: blocksSource as never,
+      list: blocksList as never,
       columns,
       key: ["height"],
       sortKey: ["height"],

@@ -8,13 +8,13 @@
  */
 import { Effect, Either, Layer } from "effect"
 import { describe, expect, it } from "vitest"
-import { blocksSource } from "../src/datasets/sources.js"
+import { blocksList } from "../src/datasets/lists.js"
 import { layerRequestLimiter, type LimiterConfig } from "../src/http/RequestLimiter.js"
 import { DEFAULT_RETRY, type RetryPolicy } from "../src/http/retry.js"
 import { layerHttpTransport } from "../src/http/transport.js"
 import { IndexerDecodeError, type IndexerError } from "../src/indexer/errors.js"
 import { IndexerClient, layerIndexerClient } from "../src/indexer/IndexerClient.js"
-import { makeIndexerSource } from "../src/sources/indexer.js"
+import { makeIndexerSource } from "../src/drivers/indexer.js"
 import { json, proxiedDevnet, RESET, sleep, startServer, text, type Handler } from "./support/hostile.js"
 
 // short backoff so that a file of retries runs in seconds; the cap is the default one, so that a
@@ -90,7 +90,7 @@ describe("retry policy: what is not retried", () => {
   it("on the export's path, where the page is decoded inside the retried attempt, a bad page is asked for once too", async () => {
     const server = await proxy(() => json({ blocks: "not a list", pagination: { previous_key: null, next_key: null, total: "40" } }))
     // what runExport does per page: the indexer source parses inside the retried step
-    const hotPath = Effect.flatMap(IndexerClient, (c) => makeIndexerSource(c).page(blocksSource, { limit: 5, reverse: false }))
+    const hotPath = Effect.flatMap(IndexerClient, (c) => makeIndexerSource(c).page(blocksList, { limit: 5, reverse: false }))
     const err = failureOf(await run(server.url, hotPath))
     expect(err).toMatchObject({ _tag: "IndexerDecodeError", path: "blocks" })
     expect(server.requests.length).toBe(1)

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Analytics, layerAnalytics } from "../src/analytics/Analytics.js"
 import { DEFAULT_PLAN } from "../src/cli/sample.js"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
-import { layerCheckpoints } from "../src/lake/Checkpoints.js"
+import { layerManifests } from "../src/lake/Manifests.js"
 import { layerParquetSink } from "../src/lake/ParquetSink.js"
 import { layerRequestLimiter } from "../src/http/RequestLimiter.js"
 import { DEFAULT_RETRY } from "../src/http/retry.js"
@@ -49,7 +49,7 @@ const sample = (routerUrl: string, out: string, rounds = 1, maxRetries = 4) =>
             retry: { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 50, timeoutMs: 1500, maxRetries }
           }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(), layerRequestLimiter({ concurrency: 8, rps: 0 })))),
           layerParquetSink(),
-          layerCheckpoints(out)
+          layerManifests(out)
         )
       )
     )

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest"
 import { nftTransfers } from "../src/datasets/nft_transfers.js"
 import { TRANSFER_TOPIC, tokenTransfersCosmos, tokenTransfersEvm } from "../src/datasets/token_transfers.js"
-import { blocksSource, evmTxsSource, internalTxsSource, txsSource } from "../src/datasets/sources.js"
+import { blocksList, evmTxsList, internalTxsList, txsList } from "../src/datasets/lists.js"
 import { txs } from "../src/datasets/txs.js"
 import { NO_CONTEXT, type AppendDataset } from "../src/engine/Dataset.js"
 import { integerRangeCheck, type Row, type Value } from "../src/lake/columns.js"
@@ -347,17 +347,17 @@ describe("nft_transfers", () => {
 
 describe("record identities (how the engine tells a repeated record from a new one)", () => {
   it("each source's identity is its record's own key: internal txs of one tx differ by their index", () => {
-    expect(internalTxsSource.identityOf({ hash: "0xaa", index: 0 } as never)).toBe("0xaa/0")
-    expect(internalTxsSource.identityOf({ hash: "0xaa", index: 1 } as never)).not.toBe(
-      internalTxsSource.identityOf({ hash: "0xaa", index: 0 } as never)
+    expect(internalTxsList.identityOf({ hash: "0xaa", index: 0 } as never)).toBe("0xaa/0")
+    expect(internalTxsList.identityOf({ hash: "0xaa", index: 1 } as never)).not.toBe(
+      internalTxsList.identityOf({ hash: "0xaa", index: 0 } as never)
     )
-    expect(internalTxsSource.identityOf({ hash: "0xab", index: 0 } as never)).not.toBe(
-      internalTxsSource.identityOf({ hash: "0xaa", index: 0 } as never)
+    expect(internalTxsList.identityOf({ hash: "0xab", index: 0 } as never)).not.toBe(
+      internalTxsList.identityOf({ hash: "0xaa", index: 0 } as never)
     )
     expect([
-      blocksSource.identityOf({ height: "7" } as never),
-      txsSource.identityOf({ txhash: "AB" } as never),
-      evmTxsSource.identityOf({ transactionHash: "0xcd" } as never)
+      blocksList.identityOf({ height: "7" } as never),
+      txsList.identityOf({ txhash: "AB" } as never),
+      evmTxsList.identityOf({ transactionHash: "0xcd" } as never)
     ]).toEqual(["7", "AB", "0xcd"])
   })
 })

@@ -95,7 +95,7 @@ describe("row builders against the chain model", () => {
       ["blocks", "evm_internal_txs", "evm_logs", "evm_txs", "nft_transfers", "token_transfers_cosmos", "token_transfers_evm", "txs"].sort()
     )
     for (const d of APPEND) {
-      const source = d.source
+      const source = d.list
       if (!lists.has(source.path)) lists.set(source.path, await readList(source.path, source.arrayKey))
       const records = lists.get(source.path)!
       const rows = records.flatMap((record) => {

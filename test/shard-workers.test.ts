@@ -14,11 +14,11 @@ import { DATASETS as REGISTRY } from "../src/datasets/index.js"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { runExport } from "../src/engine/export.js"
 import { ShardWorkers } from "../src/engine/workers.js"
-import { plainEndpoint } from "../src/http/endpoint.js"
+import { plainServiceUrl } from "../src/http/serviceUrl.js"
 import { layerRequestLimiter } from "../src/http/RequestLimiter.js"
 import { DEFAULT_RETRY } from "../src/http/retry.js"
-import { layerLakeWriter } from "../src/lake/writer.js"
-import { layerIndexerSource } from "../src/sources/indexer.js"
+import { layerLake } from "../src/lake/writer.js"
+import { layerIndexerSource } from "../src/drivers/indexer.js"
 import { expectDatasetMatches, expectedLake, expectLakeMatchesChain } from "./support/chain-model.js"
 import { BIN, runCli } from "./support/cli.js"
 import { startProxy } from "./support/hostile.js"
@@ -54,7 +54,7 @@ describe("shard workers", () => {
     let passes = 0
     const limiter = layerRequestLimiter({ concurrency: 4, rps: 0 })
     const config = (): ShardWorkerConfig => ({
-      endpoint: plainEndpoint(devnet.indexerUrl),
+      endpoint: plainServiceUrl(devnet.indexerUrl),
       retry: FAST_RETRY,
       out,
       memoryLimitBytes: 512 * 1024 * 1024
@@ -73,7 +73,7 @@ describe("shard workers", () => {
     })
     const layer = Layer.mergeAll(
       layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(devnet.indexerUrl, limiter, FAST_RETRY))),
-      layerLakeWriter(out),
+      layerLake(out),
       workers
     )
     const datasets = REGISTRY.filter((d) => APPEND.includes(d.name))
@@ -100,7 +100,7 @@ describe("shard workers", () => {
     })
     const layer = Layer.mergeAll(
       layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(devnet.indexerUrl, limiter, FAST_RETRY))),
-      layerLakeWriter(out),
+      layerLake(out),
       workers
     )
     const result = await Effect.runPromise(

@@ -10,7 +10,7 @@ import { RouterClient } from "../router/RouterClient.js"
 import { operationKind, SignedOpHook } from "../router/schemas.js"
 import { decodeWithPath } from "../schema/decode.js"
 import { UserError } from "./errors.js"
-import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./endpoints.js"
+import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./serviceUrls.js"
 import { routerLayer } from "./routerLayer.js"
 
 const asset = (flag: string, text: string) => {

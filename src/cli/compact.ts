@@ -10,10 +10,10 @@ import { namesProblem } from "../engine/export.js"
 import { compactLake, DEFAULT_COMPACTION, DEFAULT_GRACE_MS, type DatasetCompaction } from "../lake/compaction.js"
 import { newWriterId } from "../lake/lock.js"
 import { layerParquetSink } from "../lake/ParquetSink.js"
-import { defaultMemoryLimit, layerLakeWriter, parseMemorySize, sinkMemory } from "../lake/writer.js"
-import { compactS3 } from "../storage/compactS3.js"
+import { defaultMemoryLimit, layerLake, parseMemorySize, sinkMemory } from "../lake/writer.js"
+import { compactS3 } from "../s3/compactS3.js"
 import { parseEvery } from "../sampling/sampler.js"
-import { isS3Url, parseS3Url } from "../storage/s3.js"
+import { isS3Url, parseS3Url } from "../s3/s3.js"
 import { UserError } from "./errors.js"
 import { compactionLine } from "./progress.js"
 
@@ -90,7 +90,7 @@ export const compactCommand = Command.make(
         if (!isLake(data))
           return yield* bad(`${data} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`)
         reports = yield* compactLake(chosen, options).pipe(
-          Effect.provide(layerLakeWriter(data, { memoryLimitBytes: memory })),
+          Effect.provide(layerLake(data, { memoryLimitBytes: memory })),
           Effect.mapError(failed)
         )
       }

@@ -8,7 +8,7 @@ import { join, resolve } from "node:path"
 import { Console, Duration, Effect, Exit, Layer } from "effect"
 import { DATASETS } from "../datasets/index.js"
 import { runExport } from "../engine/export.js"
-import { layerLakeWriter } from "../lake/writer.js"
+import { layerLake } from "../lake/writer.js"
 import { Analytics, layerAnalytics } from "../analytics/Analytics.js"
 import { describeRouterError, type RouterError } from "../router/errors.js"
 import { RouterClient } from "../router/RouterClient.js"
@@ -175,7 +175,7 @@ export const demoCommand = Command.make(
       )
       yield* Console.log("Sampling route quotes and bridging 2.5 USDC from Noble to the rollup (devnet broadcast), tracked to completion:")
       const leg = yield* routerLeg.pipe(
-        Effect.provide(Layer.mergeAll(routerLayer(devnet.routerUrl), layerLakeWriter(out))),
+        Effect.provide(Layer.mergeAll(routerLayer(devnet.routerUrl), layerLake(out))),
         Effect.mapError(
           (e) =>
             new UserError({

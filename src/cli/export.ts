@@ -11,13 +11,13 @@ import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
 import { datasetNamesProblem, runExport, type ExportObserver, type ExportReport } from "../engine/export.js"
 import { FOLLOW_COMPACT_AFTER, followExport } from "../engine/follow.js"
 import { parseEvery } from "../sampling/sampler.js"
-import { isS3Url, parseS3Url } from "../storage/s3.js"
-import { newWorkDir, pullManifests, remoteCommits, removeDir } from "../storage/sync.js"
+import { isS3Url, parseS3Url } from "../s3/s3.js"
+import { newWorkDir, pullManifests, remoteCommits, removeDir } from "../s3/sync.js"
 import { newWriterId } from "../lake/lock.js"
 import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
-import type { ServiceEndpoint } from "../http/endpoint.js"
+import type { ServiceUrl } from "../http/serviceUrl.js"
 import { redactedJson } from "../secrets/redact.js"
-import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./endpoints.js"
+import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./serviceUrls.js"
 import { UserError } from "./errors.js"
 import {
   defaultMemoryLimit,
@@ -147,7 +147,7 @@ export const describeExportFailure = (e: { _tag: string; message?: string }): st
         ? `writing Parquet failed: DuckDB ran out of memory (${first}): raise --memory-limit, or lower --concurrency`
         : `writing Parquet failed: ${first}`
     }
-    case "CheckpointError":
+    case "ManifestError":
       return `checkpoint: ${e.message}`
     case "CompactionError":
       return `compaction: ${e.message}`
@@ -164,7 +164,7 @@ export const describeExportFailure = (e: { _tag: string; message?: string }): st
 const exportFailure =
   (onInvalid: "fail" | "quarantine") => (e: { _tag: string; message?: string; status?: number; endpoint?: string; path?: string }) =>
     new UserError({
-      message: ["ExportError", "LakeIdentityError", "RollbackError", "CheckpointError", "CompactionError"].includes(e._tag)
+      message: ["ExportError", "LakeIdentityError", "RollbackError", "ManifestError", "CompactionError"].includes(e._tag)
         ? describeExportFailure(e)
         : refused(e)
           ? // asked again, the same request is refused the same way (a denom the rich list does not know)
@@ -178,7 +178,7 @@ const exportFailure =
               : `${describeExportFailure(e)}. Committed files are untouched; rerun to resume.`
     })
 /** A record of an appended list that breaks its schema (`txs[3].height`): what --on-invalid quarantine sets aside (not an envelope, nor a snapshot's record). */
-const APPENDED = new Set(EXPORTED_DATASETS.flatMap((d) => (d.kind === "append" ? [d.source.endpoint] : [])))
+const APPENDED = new Set(EXPORTED_DATASETS.flatMap((d) => (d.kind === "append" ? [d.list.endpoint] : [])))
 const quarantinable = (e: { endpoint?: string; path?: string }) =>
   e.endpoint !== undefined && APPENDED.has(e.endpoint) && /\[\d+\]/.test(e.path ?? "")
 /** A 4xx that is not "later" (408, 425, 429): the request itself is what the indexer refuses. */
@@ -282,7 +282,7 @@ export const exportCommand = Command.make("export", options, (o) =>
     if (s3Out) yield* pullManifests(s3Out, out, s3Endpoint).pipe(Effect.mapError((e) => new UserError({ message: e.message })))
     // each commit goes up to S3 as it happens
     const remote = s3Out ? remoteCommits(s3Out, out, writer, s3Endpoint) : undefined
-    const layerFor = (indexerUrl: ServiceEndpoint) =>
+    const layerFor = (indexerUrl: ServiceUrl) =>
       exportLayer({
         indexerUrl,
         out,

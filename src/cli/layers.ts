@@ -6,27 +6,26 @@ import { Effect, Layer } from "effect"
 import { buildSync } from "esbuild"
 import { ShardWorkers } from "../engine/workers.js"
 import { defaultMemoryLimit, MIN_MEMORY_LIMIT_BYTES, parseMemorySize, PROCESS_BASE_BYTES } from "../lake/writer.js"
-import type { CheckpointsOptions } from "../lake/Checkpoints.js"
-import { layerLakeWriter } from "../lake/writer.js"
+import type { ManifestsOptions } from "../lake/Manifests.js"
+import { layerLake } from "../lake/writer.js"
 import { DEFAULT_LIMITS, layerRequestLimiter, RequestLimiter, type LimiterConfig } from "../http/RequestLimiter.js"
 import { DEFAULT_RETRY, type RetryPolicy } from "../http/retry.js"
-import { plainEndpoint, type ServiceEndpoint } from "../http/endpoint.js"
+import { plainServiceUrl, type ServiceUrl } from "../http/serviceUrl.js"
 import { layerHttpTransport } from "../http/transport.js"
 import { layerIndexerClient } from "../indexer/IndexerClient.js"
-import { layerIndexerSource } from "../sources/indexer.js"
+import { layerIndexerSource } from "../drivers/indexer.js"
 
 /** An endpoint as given: a plain URL (the devnet, tests) has no credentials. */
-const endpointOf = (endpoint: ServiceEndpoint | string): ServiceEndpoint =>
-  typeof endpoint === "string" ? plainEndpoint(endpoint) : endpoint
+const serviceUrlOf = (endpoint: ServiceUrl | string): ServiceUrl => (typeof endpoint === "string" ? plainServiceUrl(endpoint) : endpoint)
 
 /** The indexer client for `endpoint` (a plain URL for the devnet and tests), over its own transport carrying the endpoint's credentials. */
 export const indexerLayer = (
-  endpoint: ServiceEndpoint | string,
+  endpoint: ServiceUrl | string,
   limits: LimiterConfig | Layer.Layer<RequestLimiter> = DEFAULT_LIMITS,
   retry: RetryPolicy = DEFAULT_RETRY,
   maxPageMb?: number
 ) => {
-  const e = endpointOf(endpoint)
+  const e = serviceUrlOf(endpoint)
   const limiter: Layer.Layer<RequestLimiter> = Layer.isLayer(limits)
     ? (limits as Layer.Layer<RequestLimiter>)
     : layerRequestLimiter(limits as LimiterConfig)
@@ -37,7 +36,7 @@ export const indexerLayer = (
 
 /** What a shard worker builds its source and sink from (src/cli/shard-worker.ts): plain data, cloned into the worker. */
 export interface ShardWorkerConfig {
-  readonly endpoint: ServiceEndpoint
+  readonly endpoint: ServiceUrl
   readonly limits?: LimiterConfig
   readonly retry?: RetryPolicy
   readonly maxPageMb?: number
@@ -81,7 +80,7 @@ let devBundle: URL | undefined
 export const layerShardWorkers = (
   count: number,
   options: Omit<ShardWorkerConfig, "endpoint" | "memoryLimitBytes"> & {
-    readonly indexerUrl: ServiceEndpoint | string
+    readonly indexerUrl: ServiceUrl | string
     readonly memoryLimitBytes: number
   },
   limiter: Layer.Layer<RequestLimiter>
@@ -89,7 +88,7 @@ export const layerShardWorkers = (
   Layer.effect(
     ShardWorkers,
     Effect.map(RequestLimiter, (requests) => {
-      const endpoint = endpointOf(options.indexerUrl)
+      const endpoint = serviceUrlOf(options.indexerUrl)
       const config = (): ShardWorkerConfig => ({
         endpoint,
         limits: options.limits,
@@ -102,10 +101,10 @@ export const layerShardWorkers = (
     })
   ).pipe(Layer.provide(limiter))
 
-/** Everything `runExport` needs: the indexer as its Source (and its client), the Parquet sink and the checkpoints of `out`. */
+/** Everything `runExport` needs: the indexer as its Source (and its client), the Parquet sink and the manifests of `out`. */
 export const exportLayer = (
   options: {
-    indexerUrl: ServiceEndpoint | string
+    indexerUrl: ServiceUrl | string
     out: string
     limits?: LimiterConfig
     retry?: RetryPolicy
@@ -113,14 +112,14 @@ export const exportLayer = (
     memoryLimitBytes?: number
     /** shard workers (threads) to run the shards in; none: the run's own thread */
     workers?: number
-  } & CheckpointsOptions
+  } & ManifestsOptions
 ) => {
   // one limiter and one memory limit for the run's thread and its shard workers
   const limiter = layerRequestLimiter(options.limits ?? DEFAULT_LIMITS)
   const memoryLimitBytes = options.memoryLimitBytes ?? parseMemorySize(defaultMemoryLimit())!
   return Layer.mergeAll(
     layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(options.indexerUrl, limiter, options.retry, options.maxPageMb))),
-    layerLakeWriter(options.out, { ...options, memoryLimitBytes }),
+    layerLake(options.out, { ...options, memoryLimitBytes }),
     layerShardWorkers(options.workers ?? 0, { ...options, memoryLimitBytes }, limiter)
   )
 }

@@ -6,7 +6,7 @@
  * own complaint, and a URL may be refused before any endpoint is made of it.
  */
 import { Buffer } from "node:buffer"
-import { HEADERS_ENV, rememberHeaderLines, type Service } from "../http/endpoint.js"
+import { HEADERS_ENV, rememberHeaderLines, type Service } from "../http/serviceUrl.js"
 import { redact, rememberSecret, rememberUrlSecrets } from "../secrets/redact.js"
 
 /** Every string (and byte) chunk written to stdout and stderr from now on is redacted first. */

@@ -46,7 +46,7 @@ export interface Layout {
 /** What a dataset's plan counts, from the registry: blocks for a height source, else the records of its source, named as its endpoint ("evm-txs": evm txs). */
 export const unitNoun = (plan: DatasetPlan): string => {
   const d = DATASETS.find((x) => x.name === plan.dataset)
-  if (d?.kind === "append" && d.source.unit === "position") return d.source.endpoint.replace(/-/g, " ")
+  if (d?.kind === "append" && d.list.unit === "position") return d.list.endpoint.replace(/-/g, " ")
   return plan.unit === "height" ? "blocks" : "records"
 }
 

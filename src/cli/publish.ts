@@ -2,11 +2,11 @@
 import { Args, Command, Options } from "@effect/cli"
 import { resolve } from "node:path"
 import { Console, Effect, Option } from "effect"
-import { layerCheckpoints } from "../lake/Checkpoints.js"
+import { layerManifests } from "../lake/Manifests.js"
 import { publish, releaseNameProblem } from "../publish/publish.js"
 import { validateRelease } from "../publish/validate.js"
-import { isS3Url } from "../storage/s3.js"
-import { pullRelease, pushRelease, removeDir } from "../storage/sync.js"
+import { isS3Url } from "../s3/s3.js"
+import { pullRelease, pushRelease, removeDir } from "../s3/sync.js"
 import { mkdtemp } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -38,7 +38,7 @@ export const publishCommand = Command.make(
       yield* requireLake(o.data)
       const localTo = s3 ? yield* Effect.promise(() => mkdtemp(join(tmpdir(), "chain-lake-publish-"))) : o.to
       const published = yield* publish({ to: localTo, name: o.name, version: o.version, license: Option.getOrUndefined(o.license) }).pipe(
-        Effect.provide(layerCheckpoints(resolve(o.data))),
+        Effect.provide(layerManifests(resolve(o.data))),
         Effect.mapError((e) => new UserError({ message: e.message }))
       )
       const { manifest } = published

@@ -11,7 +11,7 @@ import { writeCatalog } from "../analytics/catalog.js"
 import { writeReport } from "../analytics/report.js"
 import { UserError } from "./errors.js"
 import { displayWidth, table } from "./progress.js"
-import { isS3Url } from "../storage/s3.js"
+import { isS3Url } from "../s3/s3.js"
 import { redact } from "../secrets/redact.js"
 
 const dataOption = Options.directory("data").pipe(Options.withDefault("data"), Options.withDescription("the export folder"))

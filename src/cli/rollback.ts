@@ -8,16 +8,16 @@ import { Console, Effect } from "effect"
 import { isLake } from "../analytics/Analytics.js"
 import { DATASETS } from "../datasets/index.js"
 import { describeRollback, lakeHoldings, planCut, rollbackLake } from "../engine/rollback.js"
-import { Checkpoints } from "../lake/Checkpoints.js"
-import { layerLakeWriter } from "../lake/writer.js"
-import { isS3Url } from "../storage/s3.js"
+import { Manifests } from "../lake/Manifests.js"
+import { layerLake } from "../lake/writer.js"
+import { isS3Url } from "../s3/s3.js"
 import { UserError } from "./errors.js"
 import { integerOption } from "./integers.js"
 
 /** What a dry run says: the rows each dataset would lose. */
 const dryRun = (toHeight: number) =>
   Effect.gen(function* () {
-    const anchors = (yield* (yield* Checkpoints).identity)?.anchors ?? []
+    const anchors = (yield* (yield* Manifests).identity)?.anchors ?? []
     const { manifests, lakeTop } = yield* lakeHoldings(DATASETS, anchors)
     const lines: Array<string> = []
     for (const m of manifests) {
@@ -48,7 +48,7 @@ export const rollbackCommand = Command.make(
       if (!isLake(data))
         return yield* bad(`${data} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`)
       const failed = (e: { readonly message: string }) => new UserError({ message: `rollback: ${e.message}` })
-      const layer = layerLakeWriter(data)
+      const layer = layerLake(data)
       if (o.dryRun) {
         const lines = yield* dryRun(o.toHeight).pipe(Effect.provide(layer), Effect.mapError(failed))
         for (const line of lines) yield* Console.log(line)

@@ -4,11 +4,11 @@ import { resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Console, Effect, Layer, Option } from "effect"
 import { DEFAULTS } from "../defaults.js"
-import { layerLakeWriter } from "../lake/writer.js"
+import { layerLake } from "../lake/writer.js"
 import { describeRouterError } from "../router/errors.js"
 import { loadPlan, METADATA_IF_SERVED, parseEvery, sampleRoutes, type MetadataWanted, type NotServed } from "../sampling/sampler.js"
 import { UserError } from "./errors.js"
-import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./endpoints.js"
+import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./serviceUrls.js"
 import { routerLayer } from "./routerLayer.js"
 import { checkOutputFolder } from "./outputFolder.js"
 import { integerOption } from "./integers.js"
@@ -85,7 +85,7 @@ export const sampleCommand = Command.make(
       yield* Console.error(
         `${asks} quotes per round (${amounts} amounts over ${plan.pairs.length} pairs × ${plan.variants.length} variants)${every ? `, every ${Option.getOrThrow(o.every)}` : ""}`
       )
-      const layer = Layer.mergeAll(routerLayer(router, { concurrency: o.concurrency, rps: o.rps }), layerLakeWriter(resolve(o.out)))
+      const layer = Layer.mergeAll(routerLayer(router, { concurrency: o.concurrency, rps: o.rps }), layerLake(resolve(o.out)))
       yield* sampleRoutes(plan, {
         rounds,
         every,

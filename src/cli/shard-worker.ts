@@ -7,12 +7,12 @@ import { Layer } from "effect"
 import { DATASETS } from "../datasets/index.js"
 import { serveShards } from "../engine/shardWorker.js"
 import { DEFAULT_LIMITS, RequestLimiter } from "../http/RequestLimiter.js"
-import { scratchFolder } from "../lake/Checkpoints.js"
+import { scratchFolder } from "../lake/Manifests.js"
 import { layerParquetSink } from "../lake/ParquetSink.js"
 import { RunMemory, runMemory, sinkMemory } from "../lake/writer.js"
 import { PageBudget, runPageBudget } from "../engine/pageBudget.js"
 import { indexerLayer, type ShardWorkerConfig } from "./layers.js"
-import { layerIndexerSource } from "../sources/indexer.js"
+import { layerIndexerSource } from "../drivers/indexer.js"
 
 serveShards<ShardWorkerConfig, unknown>({
   datasets: DATASETS,

@@ -2,13 +2,13 @@
 import { Command, Options } from "@effect/cli"
 import { resolve } from "node:path"
 import { Console, Duration, Effect, Layer, Option } from "effect"
-import { layerLakeWriter } from "../lake/writer.js"
+import { layerLake } from "../lake/writer.js"
 import { describeRouterError, type RouterError } from "../router/errors.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { transferEventsOf } from "../router/schemas.js"
 import { NOT_FOUND_FOR_MS, trackTransfer, WALLET_POLLING } from "../sampling/tracker.js"
 import { UserError } from "./errors.js"
-import { headerOption, probedEndpoint } from "./endpoints.js"
+import { headerOption, probedEndpoint } from "./serviceUrls.js"
 import { routerLayer } from "./routerLayer.js"
 import { checkOutputFolder } from "./outputFolder.js"
 import { integerOption } from "./integers.js"
@@ -82,7 +82,7 @@ export const trackCommand = Command.make(
           console.log(`[${elapsed.toFixed(1)} s${resumed ? ", resumed" : ""}] ${s.state}${legs.length ? ` (${legs.join(", ")})` : ""}`)
         }
       }).pipe(
-        Effect.provide(Layer.mergeAll(routerLayer(routerUrl), layerLakeWriter(resolve(o.out)))),
+        Effect.provide(Layer.mergeAll(routerLayer(routerUrl), layerLake(resolve(o.out)))),
         Effect.mapError(
           (e) =>
             new UserError({

@@ -3,11 +3,11 @@ import { Command, Options } from "@effect/cli"
 import { resolve } from "node:path"
 import { Console, Effect, Layer, Option } from "effect"
 import { layerAnalytics } from "../analytics/Analytics.js"
-import { layerCheckpoints } from "../lake/Checkpoints.js"
+import { layerManifests } from "../lake/Manifests.js"
 import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
 import { verifyAgainstApi, verifyLake, type Check } from "../verify/verify.js"
 import { UserError } from "./errors.js"
-import { headerOption, probedEndpoint } from "./endpoints.js"
+import { headerOption, probedEndpoint } from "./serviceUrls.js"
 import { indexerLayer } from "./layers.js"
 import { requireLake } from "./query.js"
 import { unfinishedCommits } from "../lake/listed.js"
@@ -36,7 +36,7 @@ export const verifyCommand = Command.make(
       )
       if (unfinished !== undefined) return yield* new UserError({ message: unfinished })
       // the committed files (the views), and every Parquet file on disk against the manifests (verifyLake)
-      const base = Layer.mergeAll(layerAnalytics({ dataDir: data }), layerCheckpoints(data))
+      const base = Layer.mergeAll(layerAnalytics({ dataDir: data }), layerManifests(data))
       const checks: Array<Check> = yield* verifyLake.pipe(
         Effect.provide(base),
         Effect.mapError((e) => new UserError({ message: e.message }))

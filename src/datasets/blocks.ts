@@ -6,14 +6,14 @@ import { columnsOf, defineAppend } from "../engine/Dataset.js"
 import type { Block } from "../indexer/schemas.js"
 import { heightBucket } from "../lake/layout.js"
 import { canonicalAddress } from "./addresses.js"
-import { blocksSource } from "./sources.js"
+import { blocksList } from "./lists.js"
 
 const col = columnsOf<Block>()
 
 export const blocks = defineAppend({
   name: "blocks",
   description: "One row per block: time, gas, tx count, fees and proposer.",
-  source: blocksSource,
+  list: blocksList,
   columns: [
     col("height", "BIGINT", "block height", (b) => b.height),
     col("block_hash", "VARCHAR", "block hash (uppercase hex, no 0x, as the chain shows it)", (b) => b.hash),

@@ -7,14 +7,14 @@ import { columnsOf, defineAppend } from "../engine/Dataset.js"
 import type { EvmInternalTx } from "../indexer/schemas.js"
 import { heightBucket } from "../lake/layout.js"
 import { canonicalAddress } from "./addresses.js"
-import { hexToDecimal, internalTxsSource } from "./sources.js"
+import { hexToDecimal, internalTxsList } from "./lists.js"
 
 const col = columnsOf<EvmInternalTx>()
 
 export const evmInternalTxs = defineAppend({
   name: "evm_internal_txs",
   description: "One row per internal EVM call (call trace, DFS pre-order).",
-  source: internalTxsSource,
+  list: internalTxsList,
   columns: [
     col("height", "BIGINT", "block height", (t) => t.height),
     col("tx_hash", "VARCHAR", "the EVM tx making the call (0x + lowercase hex)", (t) => t.hash.toLowerCase()),

@@ -13,7 +13,7 @@ import { columnsOf, defineAppend } from "../engine/Dataset.js"
 import type { EvmTx } from "../indexer/schemas.js"
 import { heightBucket } from "../lake/layout.js"
 import { canonicalAddress } from "./addresses.js"
-import { evmTxsSource, hexToNumber } from "./sources.js"
+import { evmTxsList, hexToNumber } from "./lists.js"
 
 type EvmLog = EvmTx["logs"][number]
 const col = columnsOf<EvmLog>()
@@ -21,7 +21,7 @@ const col = columnsOf<EvmLog>()
 export const evmLogs = defineAppend({
   name: "evm_logs",
   description: "One row per EVM log, from the receipts.",
-  source: evmTxsSource,
+  list: evmTxsList,
   items: (r: EvmTx) => r.logs,
   columns: [
     col("height", "BIGINT", "block height (blockNumber)", (l) => hexToNumber(l.blockNumber)),

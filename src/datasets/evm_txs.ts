@@ -16,7 +16,7 @@ import { columnsOf, defineAppend, type RowContext } from "../engine/Dataset.js"
 import type { EvmTx } from "../indexer/schemas.js"
 import { heightBucket } from "../lake/layout.js"
 import { canonicalAddress } from "./addresses.js"
-import { evmTxsSource, hexToDecimal, hexToNumber, standsForCosmosTx, syntheticTxHash } from "./sources.js"
+import { evmTxsList, hexToDecimal, hexToNumber, standsForCosmosTx, syntheticTxHash } from "./lists.js"
 
 const col = columnsOf<EvmTx>()
 
@@ -34,7 +34,7 @@ const cosmosTxOf = (r: EvmTx, context: RowContext): string | null => {
 export const evmTxs = defineAppend({
   name: "evm_txs",
   description: "One row per EVM tx receipt.",
-  source: evmTxsSource,
+  list: evmTxsList,
   columns: [
     col("height", "BIGINT", "block height (blockNumber)", (r) => hexToNumber(r.blockNumber)),
     col("evm_block_hash", "VARCHAR", "blockHash: the EVM block's hash (minievm keeps its own per height; not blocks.block_hash)", (r) =>

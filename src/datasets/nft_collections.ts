@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import { columnsOf, defineSnapshot } from "../engine/Dataset.js"
 import type { NftCollection } from "../indexer/schemas.js"
 import { accountBech32, canonicalAddress } from "./addresses.js"
-import { collectionsList, validateCollection } from "./sources.js"
+import { collectionsList, validateCollection } from "./lists.js"
 
 const col = columnsOf<NftCollection>()
 

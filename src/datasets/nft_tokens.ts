@@ -10,7 +10,7 @@ import type { Nft, NftCollection } from "../indexer/schemas.js"
 import * as S from "../indexer/schemas.js"
 import { compileValidator } from "../schema/fastValidate.js"
 import { accountBech32, canonicalAddress } from "./addresses.js"
-import { collectionsList, validateCollection } from "./sources.js"
+import { collectionsList, validateCollection } from "./lists.js"
 
 const col = columnsOf<Nft>()
 const validate = compileValidator(S.Nft)

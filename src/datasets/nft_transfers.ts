@@ -11,7 +11,7 @@ import { columnsOf, defineAppend } from "../engine/Dataset.js"
 import type { EvmTx } from "../indexer/schemas.js"
 import { heightBucket } from "../lake/layout.js"
 import { accountBech32, topicAddress } from "./addresses.js"
-import { evmTxsSource, hexToNumber } from "./sources.js"
+import { evmTxsList, hexToNumber } from "./lists.js"
 import { TRANSFER_TOPIC } from "./token_transfers.js"
 
 type EvmLog = EvmTx["logs"][number]
@@ -32,7 +32,7 @@ const erc721Transfer = (log: EvmLog): NftTransfer | undefined =>
 export const nftTransfers = defineAppend({
   name: "nft_transfers",
   description: "One row per ERC-721 Transfer log: mints, transfers and burns.",
-  source: evmTxsSource,
+  list: evmTxsList,
   items: (r: EvmTx) => r.logs.flatMap((l) => erc721Transfer(l) ?? []),
   columns: [
     col("height", "BIGINT", "block height", (t) => hexToNumber(t.log.blockNumber)),

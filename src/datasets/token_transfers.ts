@@ -17,7 +17,7 @@ import { columnsOf, defineAppend } from "../engine/Dataset.js"
 import type { EvmTx, Tx } from "../indexer/schemas.js"
 import { heightBucket } from "../lake/layout.js"
 import { accountBech32, canonicalAddress, topicAddress } from "./addresses.js"
-import { evmTxsSource, hexToNumber, txsSource } from "./sources.js"
+import { evmTxsList, hexToNumber, txsList } from "./lists.js"
 
 /** keccak256("Transfer(address,address,uint256)"): ERC-20 and ERC-721 share it; the topic count tells them apart */
 export const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
@@ -97,7 +97,7 @@ const erc20Transfer = (log: EvmLog): TokenTransfer | undefined => {
 export const tokenTransfersEvm = defineAppend({
   name: "token_transfers_evm",
   description: "ERC-20 Transfer logs as token movements (the evm half of the token_transfers view).",
-  source: evmTxsSource,
+  list: evmTxsList,
   items: (r: EvmTx) => r.logs.flatMap((l) => erc20Transfer(l) ?? []),
   columns: columnsTimed("TIMESTAMP"),
   key,
@@ -172,7 +172,7 @@ const cosmosTransfers = (t: Tx): Array<TokenTransfer> => {
 export const tokenTransfersCosmos = defineAppend({
   name: "token_transfers_cosmos",
   description: "Cosmos transfer events as token movements, one row per coin (the cosmos half of the token_transfers view).",
-  source: txsSource,
+  list: txsList,
   items: cosmosTransfers,
   columns: columnsTimed("TIMESTAMP_NS"),
   key,

@@ -8,7 +8,7 @@ import { columnsOf, defineAppend } from "../engine/Dataset.js"
 import type { Tx } from "../indexer/schemas.js"
 import { heightBucket } from "../lake/layout.js"
 import { accountBech32, canonicalAddress } from "./addresses.js"
-import { txsSource } from "./sources.js"
+import { txsList } from "./lists.js"
 
 /** A tx with the parts of its body several columns read. */
 interface TxView {
@@ -38,7 +38,7 @@ const col = columnsOf<TxView>()
 export const txs = defineAppend({
   name: "txs",
   description: "One row per cosmos tx, with its messages, events and result.",
-  source: txsSource,
+  list: txsList,
   items: (t: Tx) => [view(t)],
   columns: [
     col("height", "BIGINT", "block height", (v) => v.t.height),

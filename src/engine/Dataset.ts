@@ -30,7 +30,7 @@ export interface ValueOf {
  * records carry only a height, such as EVM receipts). The engine asks the source for the block
  * times of a page's heights before it makes the page's rows, for datasets that declare `blockTime`.
  * And the hashes of the cosmos txs of a block (block order, as the txs list spells them), for the
- * heights of the records their source says need them (`AppendSource.needsCosmosTxs`: an EVM
+ * heights of the records their source says need them (`AppendList.needsCosmosTxs`: an EVM
  * receipt minievm built for a cosmos tx links to it only through them).
  */
 export interface RowContext {
@@ -75,7 +75,7 @@ export const columnsOf =
  * indexer pays for with every row it skips.
  */
 // biome-ignore lint/suspicious/noExplicitAny: a registry holds sources of every record type; each dataset's module names its own
-export interface AppendSource<R = any> extends ListRef {
+export interface AppendList<R = any> extends ListRef {
   /** one fetch serves every dataset of the same source id (evm_txs and evm_logs) */
   readonly id: string
   readonly unit: "height" | "position"
@@ -106,7 +106,7 @@ interface Common {
 
 export interface AppendDataset extends Common {
   readonly kind: "append"
-  readonly source: AppendSource
+  readonly list: AppendList
   /** index of the height column in a row (the partition's column) */
   readonly heightColumn: number
   /** its rows read the block time of their record's height (RowContext.blockTime) */
@@ -227,7 +227,7 @@ export const SNAPSHOT_TIME: Column = { name: "snapshot_time", type: "TIMESTAMP",
 export const defineAppend = <R, I = R>(d: {
   readonly name: string
   readonly description: string
-  readonly source: AppendSource<R>
+  readonly list: AppendList<R>
   readonly items?: (record: R) => ReadonlyArray<I>
   readonly columns: ReadonlyArray<ColumnOf<I>>
   readonly key: ReadonlyArray<string>
@@ -242,7 +242,7 @@ export const defineAppend = <R, I = R>(d: {
     kind: "append",
     name: d.name,
     description: d.description,
-    source: d.source,
+    list: d.list,
     columns: plain(d.columns),
     key: d.key,
     sortKey: d.sortKey,

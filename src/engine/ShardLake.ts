@@ -1,12 +1,12 @@
 /**
  * What a shard needs of the lake: the folder its quarantine goes to, where it stages its files, and
  * their commit (through the run's history guard, counted in the run's totals). In the run's own
- * thread it is the run's Checkpoints (`shardLakeOf`); in a shard worker, the same calls made by
+ * thread it is the run's Manifests (`shardLakeOf`); in a shard worker, the same calls made by
  * message to the thread that runs the export (shardWorker.ts), so that every commit of a run goes
- * through one Checkpoints.
+ * through one Manifests.
  */
 import { Context, Effect } from "effect"
-import { Checkpoints, type CommitOutcome, type CommittedFile } from "../lake/Checkpoints.js"
+import { Manifests, type CommitOutcome, type CommittedFile } from "../lake/Manifests.js"
 import type { Range } from "../lake/RangeSet.js"
 import { commitFiles } from "./commit.js"
 import type { SourceFailure } from "./Source.js"
@@ -21,21 +21,21 @@ export interface ShardLakeService {
 
 export class ShardLake extends Context.Tag("chain-lake/ShardLake")<ShardLake, ShardLakeService>() {}
 
-/** The run's Checkpoints as a shard's lake; `committed` is told each file a commit lists. */
+/** The run's Manifests as a shard's lake; `committed` is told each file a commit lists. */
 export const shardLakeOf = (committed: (dataset: string, file: CommittedFile) => void) =>
   Effect.map(
-    Checkpoints,
-    (checkpoints): ShardLakeService => ({
-      root: checkpoints.root,
-      staging: checkpoints.staging,
+    Manifests,
+    (manifests): ShardLakeService => ({
+      root: manifests.root,
+      staging: manifests.staging,
       // (the history guard, where the run has one, is the caller's: commitFiles finds it there)
       commit: (dataset, files, range) =>
         Effect.provideService(
           commitFiles(dataset, files, range, (listed) => {
             for (const f of listed) committed(dataset, f)
           }),
-          Checkpoints,
-          checkpoints
+          Manifests,
+          manifests
         )
     })
   )

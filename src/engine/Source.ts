@@ -1,6 +1,6 @@
 /**
  * The engine's view of an API: what it needs from a source, and nothing of how the source speaks
- * HTTP. A source driver (src/sources/) implements `Source` for one API: its watermarks, whether a
+ * HTTP. A source driver (src/drivers/) implements `Source` for one API: its watermarks, whether a
  * list is served, and one page of any paged list, parsed; and it names the errors the engine
  * raises on what the source sent, so they read as that API's errors.
  */

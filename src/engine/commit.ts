@@ -1,30 +1,30 @@
 /**
  * The commit step every writer of the lake goes through (export shards, snapshots, the router
- * samplers): a file is written to the writer's staging folder, then committed by Checkpoints
- * (manifest first, then renamed into place; see Checkpoints.ts) in one uninterruptible step, so a
+ * samplers): a file is written to the writer's staging folder, then committed by Manifests
+ * (manifest first, then renamed into place; see Manifests.ts) in one uninterruptible step, so a
  * stop (Ctrl-C) lands before or after a commit, never inside one.
  */
 import { Data, Effect, Option } from "effect"
 import { HistoryGuard } from "./identity.js"
-import { Checkpoints, stagedPath, type CommittedFile, type CommittedSnapshot } from "../lake/Checkpoints.js"
-import type { ParquetWriter } from "../lake/ParquetSink.js"
+import { Manifests, stagedPath, type CommittedFile, type CommittedSnapshot } from "../lake/Manifests.js"
+import type { StagedFile } from "../lake/ParquetSink.js"
 import type { Range } from "../lake/RangeSet.js"
 
 export class CommitError extends Data.TaggedError("CommitError")<{ readonly message: string }> {}
 
 /** Writes what `writer` staged to this writer's staging folder: a file ready to commit as `dataset/rel`. */
 export const writePending = (
-  writer: ParquetWriter,
+  writer: StagedFile,
   dataset: string,
   rel: string,
   heights: { readonly min: number | null; readonly max: number | null },
   range?: Range,
   uniqueBy?: ReadonlyArray<string>
-) => Effect.flatMap(Checkpoints, (checkpoints) => writeStaged(writer, checkpoints.staging, dataset, rel, heights, range, uniqueBy))
+) => Effect.flatMap(Manifests, (manifests) => writeStaged(writer, manifests.staging, dataset, rel, heights, range, uniqueBy))
 
 /** Writes what `writer` staged into the staging folder `staging`: a file ready to commit as `dataset/rel`. */
 export const writeStaged = (
-  writer: ParquetWriter,
+  writer: StagedFile,
   staging: string,
   dataset: string,
   rel: string,
@@ -67,7 +67,7 @@ const guarded = <A, E, R>(commit: Effect.Effect<A, E, R>) =>
 
 /** Commits staged files of `dataset` and the range they complete (append-only datasets), or none. */
 export const commitFiles = (dataset: string, files: ReadonlyArray<CommittedFile>, range?: Range, onCommitted?: OnCommitted) =>
-  guarded(Effect.flatMap(Checkpoints, (checkpoints) => checkpoints.commitFiles(dataset, files, range)).pipe(counted(files, onCommitted)))
+  guarded(Effect.flatMap(Manifests, (manifests) => manifests.commitFiles(dataset, files, range)).pipe(counted(files, onCommitted)))
 
 /** Commits a snapshot's staged files with its manifest entry. */
 export const commitSnapshot = (
@@ -75,10 +75,7 @@ export const commitSnapshot = (
   files: ReadonlyArray<CommittedFile>,
   snapshot: CommittedSnapshot,
   onCommitted?: OnCommitted
-) =>
-  guarded(
-    Effect.flatMap(Checkpoints, (checkpoints) => checkpoints.commitSnapshot(dataset, files, snapshot)).pipe(counted(files, onCommitted))
-  )
+) => guarded(Effect.flatMap(Manifests, (manifests) => manifests.commitSnapshot(dataset, files, snapshot)).pipe(counted(files, onCommitted)))
 
 /**
  * A lake written by an older chain-lake may lack columns added since: its files read as NULL

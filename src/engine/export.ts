@@ -1,7 +1,7 @@
 /**
  * The export engine: runs the datasets of a registry against a `Source` into the lake. It knows no
  * dataset and no API by name: datasets are declarations (Dataset.ts), the API is a driver
- * (src/sources/), the lake is Checkpoints and ParquetSink.
+ * (src/drivers/), the lake is Manifests and ParquetSink.
  *
  * A run: (1) asks the source's status and probes each selected dataset's list with one row (is it
  * served; where a height source starts, where a position source ends), all at once, then where the
@@ -17,11 +17,11 @@
  */
 import { Data, Effect, Option } from "effect"
 import { DEFAULTS as EXPORT_DEFAULTS } from "../defaults.js"
-import { Checkpoints, type CheckpointError, type CommittedFile } from "../lake/Checkpoints.js"
+import { Manifests, type ManifestError, type CommittedFile } from "../lake/Manifests.js"
 import { retiredColumnsProblem } from "../lake/columns.js"
 import { ParquetSink, type SinkError } from "../lake/ParquetSink.js"
 import { covers, normalize, type Range } from "../lake/RangeSet.js"
-import type { AppendDataset, AppendSource, Dataset, SnapshotDataset } from "./Dataset.js"
+import type { AppendDataset, AppendList, Dataset, SnapshotDataset } from "./Dataset.js"
 import { olderColumnsNotice } from "./commit.js"
 import { anchorIdentity, checkIdentity, HistoryGuard, historyGuard, type LakeIdentityError, type OnReorg } from "./identity.js"
 import { heightBounds, planShards, progressOf, requestsFor } from "./plan.js"
@@ -127,8 +127,8 @@ export interface ExportReport {
   readonly dryRun: boolean
 }
 
-type Env = Source | ParquetSink | Checkpoints
-type Failure = SourceFailure | SinkError | CheckpointError | ExportError | LakeIdentityError | RollbackError
+type Env = Source | ParquetSink | Manifests
+type Failure = SourceFailure | SinkError | ManifestError | ExportError | LakeIdentityError | RollbackError
 type ExportableDataset = AppendDataset | SnapshotDataset
 
 /**
@@ -136,11 +136,11 @@ type ExportableDataset = AppendDataset | SnapshotDataset
  * source's oldest row: a pruned node starts above 1) or ends (a position source's newest row: its
  * total, its MAX(sequence) as next_key, and the height it reaches), in one request.
  */
-const probeRequest = (list: ListRef): PageRequest => ({ limit: 1, reverse: (list as Partial<AppendSource>).unit === "position" })
+const probeRequest = (list: ListRef): PageRequest => ({ limit: 1, reverse: (list as Partial<AppendList>).unit === "position" })
 
 /** The sources' answers a plan needs, asked all at once: the status, and each list's probe page (probeRequest). */
 const probe = (source: SourceService, selected: ReadonlyArray<ExportableDataset>) => {
-  const lists = new Map(selected.map((d) => [d.name, d.kind === "append" ? d.source : d.probe]))
+  const lists = new Map(selected.map((d) => [d.name, d.kind === "append" ? d.list : d.probe]))
   return Effect.all(
     [
       source.status,
@@ -164,7 +164,7 @@ const probe = (source: SourceService, selected: ReadonlyArray<ExportableDataset>
         status,
         served: (d: ExportableDataset) => byList.get(lists.get(d.name)!) !== "not served",
         // the lowest height a height source serves; 1 where its probe found no row
-        lowest: (list: AppendSource) => {
+        lowest: (list: AppendList) => {
           const page = pageOf(list)
           return page && page.items.length > 0 ? list.heightOf(page.items[0]) : 1
         },
@@ -179,7 +179,7 @@ const probe = (source: SourceService, selected: ReadonlyArray<ExportableDataset>
 const NEWEST_ROW: PageRequest = { limit: 1, reverse: true }
 
 /** Single-row probes of a position source by constructed cursor (cursors.ts), each asked once: a position's height, or null past the end. */
-const positionProbes = (source: SourceService, list: AppendSource) => {
+const positionProbes = (source: SourceService, list: AppendList) => {
   const known = new Map<number, number | null>()
   const heightAt = (position: number): Effect.Effect<number | null, SourceFailure> =>
     known.has(position)
@@ -198,7 +198,7 @@ const positionProbes = (source: SourceService, list: AppendSource) => {
 }
 
 /** MAX(sequence), as the newest row's next_key names it (undefined where the list holds no row). */
-const newestSequence = (source: SourceService, list: AppendSource, newest: ListPage): Effect.Effect<number | undefined, SourceFailure> => {
+const newestSequence = (source: SourceService, list: AppendList, newest: ListPage): Effect.Effect<number | undefined, SourceFailure> => {
   if (newest.items.length === 0) return Effect.succeed(undefined)
   const sequence = sequenceOf(newest.nextKey)
   return sequence === undefined
@@ -215,9 +215,9 @@ const newestSequence = (source: SourceService, list: AppendSource, newest: ListP
 /** Where the lake's committed rows of a position source start and end: the searches try these first. */
 const committedGuesses = (group: ReadonlyArray<AppendDataset>) =>
   Effect.gen(function* () {
-    const checkpoints = yield* Checkpoints
+    const manifests = yield* Manifests
     const committed: Array<Range> = []
-    for (const d of group) committed.push(...((yield* checkpoints.get(d.name))?.committed ?? []))
+    for (const d of group) committed.push(...((yield* manifests.get(d.name))?.committed ?? []))
     const ranges = normalize(committed)
     return { start: ranges[0]?.[0], end: ranges.at(-1)?.[1] }
   })
@@ -232,7 +232,7 @@ const committedGuesses = (group: ReadonlyArray<AppendDataset>) =>
  */
 const positionRange = (
   source: SourceService,
-  list: AppendSource,
+  list: AppendList,
   { from, to }: { readonly from: number; readonly to: number },
   fanout: number,
   probed: ListPage | undefined,
@@ -343,7 +343,7 @@ export const runExport = (
 const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Effect.Effect<ExportReport, Failure, Env> =>
   Effect.gen(function* () {
     const source = yield* Source
-    const checkpoints = yield* Checkpoints
+    const manifests = yield* Manifests
     const sink = yield* ParquetSink
     const observer = options.observer ?? {}
     const notice = (m: string) => observer.notice?.(m)
@@ -363,7 +363,7 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
     const status: SourceStatus = answers.status
     // the bytes of pages in flight, run-wide (pageBudget.ts); each list's records first weighed by its probe
     const budget = yield* runPageBudget(concurrency)
-    for (const d of selected) if (d.kind === "append") budget.observe(d.source.id, answers.newest(d.source) ?? { items: [] })
+    for (const d of selected) if (d.kind === "append") budget.observe(d.list.id, answers.newest(d.list) ?? { items: [] })
     const settings: ShardSettings = {
       pageSize,
       bucketWidth: options.bucketWidth ?? EXPORT_DEFAULTS.bucketWidth,
@@ -392,7 +392,7 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
         differs: { height, lake_hash: lakeHash, source_hash: sourceHash ?? null },
         notice
       })
-      notice(`this indexer's block ${height} differs from the lake's: ${describeRollback(checkpoints.root, report)}`)
+      notice(`this indexer's block ${height} differs from the lake's: ${describeRollback(manifests.root, report)}`)
     }
     const results = new Map<string, DatasetResult>()
     const plans = new Map<string, DatasetPlan>()
@@ -404,13 +404,13 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
     // ------------------------------------------------------------------ plans
 
     const live = selected.filter((d) => {
-      const list = d.kind === "append" ? d.source : d.probe
+      const list = d.kind === "append" ? d.list : d.probe
       if (!answers.served(d)) skip(d, "not served", `its endpoint ${list.endpoint} answered that this indexer does not serve it (404)`)
       else {
-        const watermark = status.watermarks[d.kind === "append" ? d.source.watermark : d.watermark]
+        const watermark = status.watermarks[d.kind === "append" ? d.list.watermark : d.watermark]
         // none, or 0 (nothing indexed yet)
         if ((watermark ?? 0) >= 1) return true
-        const name = d.kind === "append" ? d.source.watermark : d.watermark
+        const name = d.kind === "append" ? d.list.watermark : d.watermark
         skip(d, `no ${name}`, `the source reports no ${name}`)
       }
       return false
@@ -425,16 +425,16 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
       })
     // the tip anchored, or (a source that does not serve its tip block) the anchor just checked: every commit checks it again
     const anchor = options.dryRun ? undefined : ((yield* anchorIdentity(status)) ?? (fork ? undefined : verified))
-    const guard = anchor ? yield* historyGuard(anchor, checkpoints.root) : undefined
+    const guard = anchor ? yield* historyGuard(anchor, manifests.root) : undefined
     const groups = new Map<string, Array<AppendDataset>>()
-    for (const d of live) if (d.kind === "append") groups.set(d.source.id, [...(groups.get(d.source.id) ?? []), d])
+    for (const d of live) if (d.kind === "append") groups.set(d.list.id, [...(groups.get(d.list.id) ?? []), d])
 
     // each source's range, position sources searched all at once
     const ranges = yield* Effect.forEach(
       [...groups.values()],
       (group) =>
         Effect.gen(function* () {
-          const list = group[0].source
+          const list = group[0].list
           const watermark = status.watermarks[list.watermark]!
           const lowest = list.unit === "height" ? answers.lowest(list) : 1
           const bounds = heightBounds(options, lowest, watermark)
@@ -479,7 +479,7 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
         t.bytes += file.bytes
         observer.committed?.(dataset, file)
       },
-      quarantined: (list: AppendSource) => {
+      quarantined: (list: AppendList) => {
         // Stryker disable next-line ArrayDeclaration: a record is quarantined only by a source with datasets in this run
         for (const d of groups.get(list.id) ?? []) totals.get(d.name)!.quarantined++
       },
@@ -490,7 +490,7 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
     const shardWorkers = yield* Effect.serviceOption(ShardWorkers)
     /** the shard workers, once started (below, for the time the tasks run) */
     let pool: ShardPool | undefined
-    const shardRun = (list: AppendSource, targets: ReadonlyArray<AppendDataset>, r: Range) =>
+    const shardRun = (list: AppendList, targets: ReadonlyArray<AppendDataset>, r: Range) =>
       Effect.suspend(() =>
         pool
           ? pool.run(list, targets, r)
@@ -516,7 +516,7 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
       const committed = new Map<string, ReadonlyArray<Range>>()
       for (const d of group) {
         // a dry run only reads: opening would start manifests and clear leftovers
-        const m = options.dryRun ? yield* checkpoints.get(d.name) : yield* checkpoints.open(d.name, list.unit, d.columns)
+        const m = options.dryRun ? yield* manifests.get(d.name) : yield* manifests.open(d.name, list.unit, d.columns)
         const retired = m && m.files.length > 0 ? retiredColumnsProblem(d.name, m.columns, d.columns) : undefined
         if (retired) return yield* new ExportError({ message: retired })
         const older = olderColumnsNotice(d.name, m, d.columns)

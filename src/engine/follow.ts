@@ -40,7 +40,7 @@ export const followExport = (catalog: ReadonlyArray<Dataset>, options: ExportOpt
     const source = yield* Source
     const datasets = options.datasets ?? followDefaults(catalog)
     // the watermarks the followed datasets export up to (internal txs lag the tip: their own mark)
-    const marks = [...new Set(catalog.flatMap((d) => (d.kind === "append" && datasets.includes(d.name) ? [d.source.watermark] : [])))]
+    const marks = [...new Set(catalog.flatMap((d) => (d.kind === "append" && datasets.includes(d.name) ? [d.list.watermark] : [])))]
     const { untilHeight } = follow
     let last = ""
     let lastTip = -1

@@ -7,7 +7,7 @@
  * lake's highest anchor is refused: the lake holds history that source does not (yet) have.
  */
 import { Context, Data, Effect } from "effect"
-import { Checkpoints, type CheckpointError } from "../lake/Checkpoints.js"
+import { Manifests, type ManifestError } from "../lake/Manifests.js"
 import { IDENTITY_FILE } from "../lake/manifest.js"
 import { ParquetSink, sqlString, type SinkError } from "../lake/ParquetSink.js"
 import { below, normalize, total, type Range } from "../lake/RangeSet.js"
@@ -27,17 +27,17 @@ export class LakeIdentityError extends Data.TaggedError("LakeIdentityError")<{
 const adopt = (status: SourceStatus, datasets: ReadonlyArray<string>, adopting: boolean, notice: (m: string) => void) =>
   Effect.gen(function* () {
     const source = yield* Source
-    const checkpoints = yield* Checkpoints
+    const manifests = yield* Manifests
     const sink = yield* ParquetSink
     const held: Array<string> = []
-    for (const d of datasets) if (((yield* checkpoints.get(d))?.files.length ?? 0) > 0) held.push(d)
+    for (const d of datasets) if (((yield* manifests.get(d))?.files.length ?? 0) > 0) held.push(d)
     if (held.length === 0) return
     if (!adopting)
       return yield* new LakeIdentityError({
-        message: `${checkpoints.root} holds ${held.join(", ")} but no ${IDENTITY_FILE} naming its chain (a lake of an older chain-lake, or its identity file was lost): --adopt-lake checks its newest block against this indexer and adopts it; or export into another --out`
+        message: `${manifests.root} holds ${held.join(", ")} but no ${IDENTITY_FILE} naming its chain (a lake of an older chain-lake, or its identity file was lost): --adopt-lake checks its newest block against this indexer and adopts it; or export into another --out`
       })
     const newest = held.includes("blocks")
-      ? (yield* checkpoints.withCommittedFiles("blocks", (paths) =>
+      ? (yield* manifests.withCommittedFiles("blocks", (paths) =>
           sink.query(
             `SELECT height, block_hash AS hash, chain_id FROM read_parquet([${paths.map(sqlString).join(", ")}]) ORDER BY height DESC LIMIT 1`
           )
@@ -46,15 +46,13 @@ const adopt = (status: SourceStatus, datasets: ReadonlyArray<string>, adopting: 
           .sort((x, y) => y.height - x.height)[0]
       : undefined
     if (!newest)
-      return notice(
-        `${checkpoints.root}: adopted for chain ${status.chainId} on your word (it holds no blocks to check against the indexer)`
-      )
+      return notice(`${manifests.root}: adopted for chain ${status.chainId} on your word (it holds no blocks to check against the indexer)`)
     const hash = newest.height <= status.tip ? yield* source.blockHash(newest.height) : undefined
     if (newest.chainId !== status.chainId || hash !== newest.hash)
       return yield* new LakeIdentityError({
-        message: `${checkpoints.root} cannot be adopted for chain ${status.chainId}: its newest block ${newest.height} is ${newest.hash} of chain ${newest.chainId}, and this indexer has ${hash ?? "no such block"}: export into another --out`
+        message: `${manifests.root} cannot be adopted for chain ${status.chainId}: its newest block ${newest.height} is ${newest.hash} of chain ${newest.chainId}, and this indexer has ${hash ?? "no such block"}: export into another --out`
       })
-    notice(`${checkpoints.root}: adopted for chain ${status.chainId} (its newest block, ${newest.height}, is this indexer's)`)
+    notice(`${manifests.root}: adopted for chain ${status.chainId} (its newest block, ${newest.height}, is this indexer's)`)
   })
 
 /** Where a source's history parts from the lake's: the last height both hold the same block at, and the first one found to differ. */
@@ -68,10 +66,10 @@ export interface Fork {
 /** The hash the lake's committed blocks give `height`, when it holds that block. */
 export const lakeBlockHash = (height: number) =>
   Effect.gen(function* () {
-    const checkpoints = yield* Checkpoints
+    const manifests = yield* Manifests
     const sink = yield* ParquetSink
-    if (!(yield* checkpoints.get("blocks"))) return undefined
-    const rows = yield* checkpoints.withCommittedFiles("blocks", (paths) =>
+    if (!(yield* manifests.get("blocks"))) return undefined
+    const rows = yield* manifests.withCommittedFiles("blocks", (paths) =>
       sink.query(`SELECT block_hash FROM read_parquet([${paths.map(sqlString).join(", ")}]) WHERE height = ${height} LIMIT 1`)
     )
     return rows.length > 0 ? String(rows[0].block_hash) : undefined
@@ -103,9 +101,9 @@ const nth = (ranges: ReadonlyArray<Range>, i: number) => {
 export const findFork = (tip: number) =>
   Effect.gen(function* () {
     const source = yield* Source
-    const checkpoints = yield* Checkpoints
-    const anchors = (yield* checkpoints.identity)?.anchors ?? []
-    const blocks = (yield* checkpoints.get("blocks"))?.committed ?? []
+    const manifests = yield* Manifests
+    const anchors = (yield* manifests.identity)?.anchors ?? []
+    const blocks = (yield* manifests.get("blocks"))?.committed ?? []
     const known = normalize([
       ...below(blocks, tip + 1),
       ...anchors.filter((a) => a.height <= tip).map((a): Range => [a.height, a.height + 1])
@@ -122,7 +120,7 @@ export const findFork = (tip: number) =>
       })
     const unknowable = (i: number) =>
       new LakeIdentityError({
-        message: `cannot tell where this indexer's history parts from ${checkpoints.root}'s: it does not serve block ${nth(known, i)}`
+        message: `cannot tell where this indexer's history parts from ${manifests.root}'s: it does not serve block ${nth(known, i)}`
       })
     const last = yield* probe(count - 1)
     if (last === undefined) return yield* unknowable(count - 1)
@@ -188,29 +186,29 @@ export const checkIdentity = (
 ) =>
   Effect.gen(function* (): Effect.fn.Return<
     IdentityVerdict,
-    LakeIdentityError | SourceFailure | CheckpointError | SinkError,
-    Source | Checkpoints | ParquetSink
+    LakeIdentityError | SourceFailure | ManifestError | SinkError,
+    Source | Manifests | ParquetSink
   > {
     const source = yield* Source
-    const checkpoints = yield* Checkpoints
-    const lake = yield* checkpoints.identity
+    const manifests = yield* Manifests
+    const lake = yield* manifests.identity
     if (!lake) return yield* Effect.as(adopt(status, adoption.datasets, adoption.adopt, notice), {})
     if (lake.chain_id !== status.chainId)
       return yield* new LakeIdentityError({
-        message: `${checkpoints.root} holds chain ${lake.chain_id}, but this indexer serves chain ${status.chainId}: export it into another --out`
+        message: `${manifests.root} holds chain ${lake.chain_id}, but this indexer serves chain ${status.chainId}: export it into another --out`
       })
-    const blockless = ((yield* checkpoints.get("blocks"))?.files.length ?? 0) === 0
+    const blockless = ((yield* manifests.get("blocks"))?.files.length ?? 0) === 0
     const forked = (fork: Fork): Effect.Effect<IdentityVerdict, LakeIdentityError> =>
       fork.common > 0 && onReorg === "rollback"
         ? Effect.succeed({ fork })
-        : Effect.fail(new LakeIdentityError({ message: forkProblem(checkpoints.root, lake.chain_id, fork, blockless) }))
+        : Effect.fail(new LakeIdentityError({ message: forkProblem(manifests.root, lake.chain_id, fork, blockless) }))
     // a source behind what the lake anchored is rolled back, re-synced or lagging: the heights it serves tell which, if they differ
     const held = Math.max(0, ...lake.anchors.map((a) => a.height))
     if (status.tip < held) {
       const fork = yield* findFork(status.tip)
       if (fork) return yield* forked(fork)
       return yield* new LakeIdentityError({
-        message: `${checkpoints.root} holds chain ${lake.chain_id} to height ${held}, but this indexer's tip is ${status.tip}, and the blocks both hold are the same: an indexer still catching up (rerun once its tip passes ${held}), or one rolled back to ${status.tip} (chain-lake rollback --to-height ${status.tip} drops the lake's rows above it); nothing was written`
+        message: `${manifests.root} holds chain ${lake.chain_id} to height ${held}, but this indexer's tip is ${status.tip}, and the blocks both hold are the same: an indexer still catching up (rerun once its tip passes ${held}), or one rolled back to ${status.tip} (chain-lake rollback --to-height ${status.tip} drops the lake's rows above it); nothing was written`
       })
     }
     for (const anchor of [...lake.anchors].sort((a, b) => b.height - a.height)) {
@@ -233,9 +231,9 @@ export const checkIdentity = (
     // a rollback that left no anchor (a lake without blocks): nothing tells this history from another one
     if (lake.anchors.length === 0 && (lake.reorgs ?? []).length > 0 && !adoption.adopt)
       return yield* new LakeIdentityError({
-        message: `cannot check that ${checkpoints.root} holds this indexer's history: its rollback to height ${lake.reorgs!.at(-1)!.to_height} left no anchor (it holds no blocks), and an export on top of another history would mix the two: --adopt-lake takes this indexer's history on your word, or export into another --out`
+        message: `cannot check that ${manifests.root} holds this indexer's history: its rollback to height ${lake.reorgs!.at(-1)!.to_height} left no anchor (it holds no blocks), and an export on top of another history would mix the two: --adopt-lake takes this indexer's history on your word, or export into another --out`
       })
-    notice(`could not check that ${checkpoints.root} holds this chain's history: the indexer serves none of the heights it anchored`)
+    notice(`could not check that ${manifests.root} holds this chain's history: the indexer serves none of the heights it anchored`)
     return {}
   })
 
@@ -252,9 +250,9 @@ export interface IdentityVerdict {
  */
 const topBlockDiffers = (tip: number, checked: number) =>
   Effect.gen(function* () {
-    const checkpoints = yield* Checkpoints
+    const manifests = yield* Manifests
     const source = yield* Source
-    const ranges = (yield* checkpoints.get("blocks"))?.committed ?? []
+    const ranges = (yield* manifests.get("blocks"))?.committed ?? []
     const top = Math.min(tip, Math.max(0, ...ranges.map(([, b]) => b - 1)))
     if (top <= checked || !ranges.some(([a, b]) => top >= a && top < b)) return undefined
     const [lakeHash, sourceHash] = yield* Effect.all([lakeBlockHash(top), source.blockHash(top)], { concurrency: "unbounded" })
@@ -271,14 +269,14 @@ const topBlockDiffers = (tip: number, checked: number) =>
 export const anchorIdentity = (status: SourceStatus) =>
   Effect.gen(function* () {
     const source = yield* Source
-    const checkpoints = yield* Checkpoints
-    const known = (yield* checkpoints.identity)?.anchors.find((a) => a.height === status.tip)
+    const manifests = yield* Manifests
+    const known = (yield* manifests.identity)?.anchors.find((a) => a.height === status.tip)
     // a rerun at the same tip: checkIdentity has just verified that anchor
     if (known) return known
     const tipHash = yield* source.blockHash(status.tip)
     if (tipHash === undefined) return undefined
     const anchor = { height: status.tip, hash: tipHash }
-    yield* checkpoints.recordIdentity(status.chainId, anchor)
+    yield* manifests.recordIdentity(status.chainId, anchor)
     return anchor
   })
 
@@ -297,8 +295,8 @@ export class HistoryGuard extends Context.Tag("chain-lake/HistoryGuard")<
 export const historyGuard = (anchor: { readonly height: number; readonly hash: string }, root: string) =>
   Effect.gen(function* () {
     const source = yield* Source
-    const checkpoints = yield* Checkpoints
-    const rollbacks = ((yield* checkpoints.identity)?.reorgs ?? []).length
+    const manifests = yield* Manifests
+    const rollbacks = ((yield* manifests.identity)?.reorgs ?? []).length
     const changed = (hash: string | undefined) =>
       new LakeIdentityError({
         duringRun: true,
@@ -312,7 +310,7 @@ export const historyGuard = (anchor: { readonly height: number; readonly hash: s
       check: Effect.gen(function* () {
         const hash = yield* source.blockHash(anchor.height)
         if (hash !== anchor.hash) return yield* Effect.fail(changed(hash))
-        const now = yield* checkpoints.identity
+        const now = yield* manifests.identity
         if (now?.rollback || (now?.reorgs ?? []).length > rollbacks) return yield* Effect.fail(rolledBack)
       })
     }

@@ -10,7 +10,7 @@
  */
 import { Buffer, isAscii } from "node:buffer"
 import type { FieldIssue } from "../schema/decode.js"
-import { NO_CONTEXT, type AppendDataset, type AppendSource, type RowContext } from "./Dataset.js"
+import { NO_CONTEXT, type AppendDataset, type AppendList, type RowContext } from "./Dataset.js"
 import { integerRangeCheck, type Row } from "../lake/columns.js"
 
 /** A record that passed its check: its height and, per target dataset (in order), its rows. */
@@ -93,11 +93,11 @@ export const readJson = (bytes: ArrayBuffer): { readonly json: unknown; readonly
 export const decodeRecord = (
   record: unknown,
   latin1: boolean,
-  source: AppendSource,
+  list: AppendList,
   datasets: ReadonlyArray<AppendDataset>,
   context: RowContext = NO_CONTEXT
 ): DecodedRecord | InvalidRecord => {
-  const issue = source.validate(record)
+  const issue = list.validate(record)
   if (issue) return invalid(issue, record, latin1)
   let rows: Array<Array<Row>>
   try {
@@ -116,7 +116,7 @@ export const decodeRecord = (
     }
   }
   if (latin1) for (const forDataset of rows) for (const row of forDataset) restoreRow(row)
-  return { height: source.heightOf(record), rows }
+  return { height: list.heightOf(record), rows }
 }
 
 const rangeChecks = new WeakMap<AppendDataset, ReturnType<typeof integerRangeCheck>>()

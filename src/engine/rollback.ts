@@ -1,7 +1,7 @@
 /**
  * Rollbacks: the lake cut back to a height, as after a reorg, or an indexer rolled back and
  * re-synced to another history. Every dataset anchored to the chain loses what it holds above the
- * height, each in one commit (Checkpoints.commitRollback: readers see the dataset before or after
+ * height, each in one commit (Manifests.commitRollback: readers see the dataset before or after
  * it); the next export reads the new history from there.
  *
  * - Height datasets (blocks) keep exactly the heights up to it: a file holding heights on both
@@ -23,7 +23,7 @@
 import { randomBytes } from "node:crypto"
 import { join } from "node:path"
 import { Data, Effect } from "effect"
-import { Checkpoints, type CheckpointError, type CommittedFile, type CommittedSnapshot, type Manifest } from "../lake/Checkpoints.js"
+import { Manifests, type ManifestError, type CommittedFile, type CommittedSnapshot, type Manifest } from "../lake/Manifests.js"
 import type { Reorg } from "../lake/manifest.js"
 import { mergedFile, snapshotHeightOf } from "../lake/layout.js"
 import { ParquetSink, quoteIdent, sqlString, type SinkError } from "../lake/ParquetSink.js"
@@ -113,7 +113,7 @@ export interface DatasetRollback {
 /** Rewrites `f` (a height file holding heights on both sides of `height`) with its rows up to it, staged as a new file. */
 const trimFile = (d: Dataset, m: Manifest, f: CommittedFile, height: number) =>
   Effect.gen(function* () {
-    const checkpoints = yield* Checkpoints
+    const manifests = yield* Manifests
     const sink = yield* ParquetSink
     const column = d.kind === "append" ? quoteIdent(d.columns[d.heightColumn].name) : "height"
     const range: Range = [f.range![0], height + 1]
@@ -123,8 +123,8 @@ const trimFile = (d: Dataset, m: Manifest, f: CommittedFile, height: number) =>
       range,
       `r${Date.now().toString(36)}${randomBytes(3).toString("hex")}`
     )
-    const at = checkpoints.staged(d.name, rel)
-    const written = yield* sink.rewrite([join(checkpoints.root, d.name, f.path)], at, d.sortKey, `${column} <= ${height}`)
+    const at = manifests.staged(d.name, rel)
+    const written = yield* sink.rewrite([join(manifests.root, d.name, f.path)], at, d.sortKey, `${column} <= ${height}`)
     const [h] = yield* sink.query(`SELECT min(${column})::BIGINT AS lo, max(${column})::BIGINT AS hi FROM read_parquet(${sqlString(at)})`)
     const file: CommittedFile = {
       path: rel,
@@ -146,12 +146,12 @@ const CUT_TRIES = 5
 export const rollbackDataset = (d: Dataset, height: number, lakeTop = Infinity) =>
   Effect.gen(function* (): Effect.fn.Return<
     DatasetRollback | undefined,
-    RollbackError | CheckpointError | SinkError,
-    Checkpoints | ParquetSink
+    RollbackError | ManifestError | SinkError,
+    Manifests | ParquetSink
   > {
-    const checkpoints = yield* Checkpoints
+    const manifests = yield* Manifests
     for (let attempt = 0; attempt < CUT_TRIES; attempt++) {
-      const m = yield* checkpoints.get(d.name)
+      const m = yield* manifests.get(d.name)
       if (!m) return undefined
       const cut = planCut(m, height, lakeTop)
       const done: DatasetRollback = { dataset: d.name, rowsDropped: 0, filesDropped: 0, filesRewritten: 0, snapshotsDropped: 0 }
@@ -160,7 +160,7 @@ export const rollbackDataset = (d: Dataset, height: number, lakeTop = Infinity) 
       for (const f of cut.trim) rewritten.push(yield* trimFile(d, m, f, height))
       const replaced = [...cut.drop, ...cut.trim]
       const outcome = yield* Effect.uninterruptible(
-        checkpoints.commitRollback(m, replaced, rewritten, { committed: cut.committed, snapshots: cut.snapshots })
+        manifests.commitRollback(m, replaced, rewritten, { committed: cut.committed, snapshots: cut.snapshots })
       )
       if (!outcome.committed) continue
       return {
@@ -207,10 +207,10 @@ const highestHeld = (manifests: ReadonlyArray<Manifest>, anchors: ReadonlyArray<
  */
 export const lakeHoldings = (catalog: ReadonlyArray<Dataset>, anchors: ReadonlyArray<{ readonly height: number }>) =>
   Effect.gen(function* () {
-    const checkpoints = yield* Checkpoints
+    const lake = yield* Manifests
     const manifests: Array<Manifest> = []
     for (const d of catalog) {
-      const m = d.kind === "sample" ? undefined : yield* checkpoints.get(d.name)
+      const m = d.kind === "sample" ? undefined : yield* lake.get(d.name)
       if (m) manifests.push(m)
     }
     const fromHeight = highestHeld(manifests, anchors)
@@ -223,15 +223,15 @@ export const lakeHoldings = (catalog: ReadonlyArray<Dataset>, anchors: ReadonlyA
  */
 export const rollbackLake = (catalog: ReadonlyArray<Dataset>, height: number, options: RollbackOptions) =>
   Effect.gen(function* () {
-    const checkpoints = yield* Checkpoints
-    const identity = yield* checkpoints.identity
+    const lake = yield* Manifests
+    const identity = yield* lake.identity
     if (!identity)
       return yield* new RollbackError({
-        message: `${checkpoints.root} holds no _lake.json naming its chain: nothing says which history it holds (an export with --adopt-lake records it)`
+        message: `${lake.root} holds no _lake.json naming its chain: nothing says which history it holds (an export with --adopt-lake records it)`
       })
     const pending = identity.rollback
     const target = pending ? Math.min(pending.to_height, height) : height
-    if (pending) options.notice?.(`${checkpoints.root}: finishing a rollback to height ${pending.to_height} that was cut short`)
+    if (pending) options.notice?.(`${lake.root}: finishing a rollback to height ${pending.to_height} that was cut short`)
     const chained = catalog.filter((d) => d.kind !== "sample")
     const { manifests, fromHeight, lakeTop } = yield* lakeHoldings(chained, identity.anchors)
     const names = manifests.map((m) => m.dataset)
@@ -242,7 +242,7 @@ export const rollbackLake = (catalog: ReadonlyArray<Dataset>, height: number, op
     if (!touches) return { toHeight: target, fromHeight, datasets: [], unchanged: true } satisfies RollbackReport
     const startedAt = new Date().toISOString()
     const differs = pending?.differs ?? options.differs
-    yield* checkpoints.updateIdentity((prior) => ({
+    yield* lake.updateIdentity((prior) => ({
       ...(prior ?? identity),
       rollback: {
         to_height: target,
@@ -260,7 +260,7 @@ export const rollbackLake = (catalog: ReadonlyArray<Dataset>, height: number, op
       // what this dataset lost, added to the intent at once: a run that finishes a cut-short rollback logs it too
       const before = pending?.rows_dropped?.[d.name] ?? 0
       datasets.push({ ...done, rowsDropped: done.rowsDropped + before })
-      yield* checkpoints.updateIdentity((prior) => {
+      yield* lake.updateIdentity((prior) => {
         const now = prior ?? identity
         return now.rollback
           ? { ...now, rollback: { ...now.rollback, rows_dropped: { ...now.rollback.rows_dropped, [d.name]: done.rowsDropped + before } } }
@@ -276,7 +276,7 @@ export const rollbackLake = (catalog: ReadonlyArray<Dataset>, height: number, op
       ...(differs ? { differs } : {}),
       rows_dropped: Object.fromEntries(datasets.map((r) => [r.dataset, r.rowsDropped]))
     }
-    yield* checkpoints.updateIdentity((prior) => {
+    yield* lake.updateIdentity((prior) => {
       const { rollback: _done, ...rest } = prior ?? identity
       const kept = rest.anchors.filter((a) => a.height < target || (a.height === target && (hash === undefined || a.hash === hash)))
       return {
@@ -290,8 +290,8 @@ export const rollbackLake = (catalog: ReadonlyArray<Dataset>, height: number, op
 
 /** Finishes a rollback of the lake that was cut short (see rollbackLake), if there is one. */
 export const finishRollback = (catalog: ReadonlyArray<Dataset>, notice?: (message: string) => void) =>
-  Effect.flatMap(Checkpoints, (checkpoints) =>
-    Effect.flatMap(checkpoints.identity, (identity) =>
+  Effect.flatMap(Manifests, (manifests) =>
+    Effect.flatMap(manifests.identity, (identity) =>
       identity?.rollback
         ? Effect.asVoid(rollbackLake(catalog, identity.rollback.to_height, { by: identity.rollback.by, ...(notice ? { notice } : {}) }))
         : Effect.void

@@ -8,13 +8,13 @@
 import { appendFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect, Stream } from "effect"
-import type { CheckpointError, CommittedFile } from "../lake/Checkpoints.js"
+import type { ManifestError, CommittedFile } from "../lake/Manifests.js"
 import { bucketOf, shardFile } from "../lake/layout.js"
-import { ParquetSink, type ParquetWriter, type SinkError } from "../lake/ParquetSink.js"
+import { ParquetSink, type StagedFile, type SinkError } from "../lake/ParquetSink.js"
 import { subtract, type Range } from "../lake/RangeSet.js"
 import { writeStaged } from "./commit.js"
 import { ShardLake } from "./ShardLake.js"
-import { NO_CONTEXT, type AppendDataset, type AppendSource, type RowContext } from "./Dataset.js"
+import { NO_CONTEXT, type AppendDataset, type AppendList, type RowContext } from "./Dataset.js"
 import { decodeRecord, isInvalid } from "./pageDecode.js"
 import { cursorPageProblem, heightCursor, positionCursor, sequenceOf } from "./cursors.js"
 import { walkPages, type PageInfo } from "./pager.js"
@@ -24,7 +24,7 @@ import { makeFolder } from "../lake/files.js"
 import { redactedJson } from "../secrets/redact.js"
 
 /** What a shard (or a snapshot) fails with. */
-export type WriteFailure = SourceFailure | SinkError | CheckpointError
+export type WriteFailure = SourceFailure | SinkError | ManifestError
 
 /** The run's paging slots (--concurrency): a shard holds one while it pages. */
 export type FetchSlots = Pick<Effect.Semaphore, "withPermits">
@@ -37,7 +37,7 @@ export interface ShardSettings {
   readonly onInvalid: "fail" | "quarantine"
   /** the longest a shard holds what it read before it commits it: a stop loses at most this much work (a commit finishes every open file: a shorter time makes smaller files) */
   readonly checkpointMs: number
-  /** the chain /status names: a record that names another (see AppendSource.chainIdOf) fails the run */
+  /** the chain /status names: a record that names another (see AppendList.chainIdOf) fails the run */
   readonly chainId: string
 }
 
@@ -46,13 +46,13 @@ export interface ShardEvents {
   readonly rows: (dataset: string, rows: number) => void
   /** records (heights, positions) of the shard's range read, for each target: the plan's unit, which rows are not */
   readonly fetched: (dataset: string, units: number) => void
-  readonly quarantined: (source: AppendSource) => void
+  readonly quarantined: (list: AppendList) => void
   readonly notice: (message: string) => void
 }
 
 /** A shard's open file for one dataset and height bucket, with the heights staged in it. */
-interface ShardWriter {
-  readonly writer: ParquetWriter
+interface BucketFile {
+  readonly writer: StagedFile
   readonly dataset: AppendDataset
   readonly bucket: number
   part: number
@@ -65,8 +65,8 @@ class MissingBlockTime {
   constructor(readonly height: number) {}
 }
 
-/** Appends an invalid record to OUT/_quarantine/<source>.ndjson with where it was and what is wrong. */
-const quarantine = (root: string, source: AppendSource, err: InvalidRecordFailure, record: unknown) =>
+/** Appends an invalid record to OUT/_quarantine/<list id>.ndjson with where it was and what is wrong. */
+const quarantine = (root: string, list: AppendList, err: InvalidRecordFailure, record: unknown) =>
   Effect.promise(async () => {
     const dir = join(root, "_quarantine")
     await makeFolder(dir)
@@ -84,7 +84,7 @@ const quarantine = (root: string, source: AppendSource, err: InvalidRecordFailur
           : null
       line = redactedJson({ ...entry, record: top, record_omitted: "its nested values: too deep to store" })
     }
-    await appendFile(join(dir, `${source.id}.ndjson`), line + "\n")
+    await appendFile(join(dir, `${list.id}.ndjson`), line + "\n")
   })
 
 /**
@@ -98,7 +98,7 @@ const quarantine = (root: string, source: AppendSource, err: InvalidRecordFailur
  * 3.4 s blocks + txs export with no request in flight, bench/RESULTS.md.)
  */
 export const runShard = (
-  source: AppendSource,
+  list: AppendList,
   targets: ReadonlyArray<AppendDataset>,
   [a, b]: Range,
   settings: ShardSettings,
@@ -106,22 +106,22 @@ export const runShard = (
   fetchSlots: FetchSlots
 ): Effect.Effect<void, WriteFailure, Source | ParquetSink | ShardLake> =>
   Effect.gen(function* () {
-    const sourceService = yield* Source
+    const source = yield* Source
     const sink = yield* ParquetSink
     const lake = yield* ShardLake
     // the bytes of pages in flight, run-wide (pageBudget.ts): a page asks fewer rows where records are large
     const budget = yield* pageBudgetOf
     const { pageSize, bucketWidth, flushBytes, onInvalid, chainId } = settings
-    const byKey = new Map<string, ShardWriter>()
+    const byKey = new Map<string, BucketFile>()
     const files = new Map<string, Array<CommittedFile>>(targets.map((d) => [d.name, []]))
-    const opened: Array<ParquetWriter> = []
+    const opened: Array<StagedFile> = []
     /** the targets still written: one whose commit another writer's refused is read again later (gaps), not here */
     const active = targets.map(() => true)
     /** where what is not committed yet starts, and since when it has been read */
     let from = a
     let since = Date.now()
 
-    const flush = (w: ShardWriter) =>
+    const flush = (w: BucketFile) =>
       Effect.gen(function* () {
         if (w.writer.rows() === 0) return
         // (its range is set when it is committed: the part of the shard that commit completes)
@@ -129,7 +129,7 @@ export const runShard = (
           w.writer,
           lake.staging,
           w.dataset.name,
-          shardFile(w.bucket, source.unit, [a, b], w.part++),
+          shardFile(w.bucket, list.unit, [a, b], w.part++),
           { min: w.minHeight, max: w.maxHeight },
           [a, b]
         )
@@ -138,7 +138,7 @@ export const runShard = (
         w.maxHeight = -Infinity
       })
     // the writer each target dataset used last: consecutive records nearly always share a bucket
-    const current: Array<ShardWriter | undefined> = targets.map(() => undefined)
+    const current: Array<BucketFile | undefined> = targets.map(() => undefined)
     const writerFor = (t: number, height: number) =>
       Effect.gen(function* () {
         const d = targets[t]
@@ -147,7 +147,7 @@ export const runShard = (
         let w = byKey.get(key)
         // Stryker disable next-line ConditionalExpression: heights only go forward in a shard (checked in ingest), so a bucket whose writer exists is never asked for again: the lookup always misses
         if (!w) {
-          const writer = yield* sink.openWriter(d.columns, d.sortKey)
+          const writer = yield* sink.openFile(d.columns, d.sortKey)
           opened.push(writer)
           w = { writer, dataset: d, bucket, part: 0, minHeight: Infinity, maxHeight: -Infinity }
           byKey.set(key, w)
@@ -179,7 +179,7 @@ export const runShard = (
      */
     // Stryker disable next-line MethodExpression: every source's datasets agree on blockTime (evm_txs' four carry it, txs' two do not), so some = every here
     const timed = targets.some((d) => d.blockTime)
-    const linked = source.needsCosmosTxs
+    const linked = list.needsCosmosTxs
     const contextOf = (page: ListPage): Effect.Effect<RowContext, SourceFailure> => {
       if (!timed && !linked) return Effect.succeed(NO_CONTEXT)
       const heights = new Set<number>()
@@ -189,7 +189,7 @@ export const runShard = (
         let h = NaN
         let link = false
         try {
-          h = source.heightOf(item)
+          h = list.heightOf(item)
           link = linked?.(item) === true
         } catch {}
         // Stryker disable next-line all: a record with no usable height fails its schema in decodeRecord before any row asks for a time
@@ -199,8 +199,8 @@ export const runShard = (
         }
       }
       return Effect.all([
-        timed ? sourceService.blockTimes([...heights]) : Effect.succeed(new Map<number, string>()),
-        linkHeights.size > 0 ? sourceService.cosmosTxHashes([...linkHeights]) : Effect.succeed(new Map<number, ReadonlyArray<string>>())
+        timed ? source.blockTimes([...heights]) : Effect.succeed(new Map<number, string>()),
+        linkHeights.size > 0 ? source.cosmosTxHashes([...linkHeights]) : Effect.succeed(new Map<number, ReadonlyArray<string>>())
       ]).pipe(
         Effect.map(([times, cosmos]) => ({
           blockTime: timed
@@ -218,20 +218,20 @@ export const runShard = (
     }
     const ingest = (page: ListPage) =>
       Effect.gen(function* () {
-        const flushes = new Set<ShardWriter>()
+        const flushes = new Set<BucketFile>()
         const context = yield* contextOf(page)
         for (let i = 0; i < page.items.length; i++) {
           const item = page.items[i]
           let record: ReturnType<typeof decodeRecord>
           try {
-            record = decodeRecord(item, page.latin1, source, targets, context)
+            record = decodeRecord(item, page.latin1, list, targets, context)
           } catch (e) {
             // (between the blocks, where Stryker reads it as the catch clause's: the try block's own mutants stay scored)
             // Stryker disable all: the catch is reached only by a row whose height is not its record's (above), which no dataset makes
             if (!(e instanceof MissingBlockTime)) throw e
             return yield* Effect.fail(
-              sourceService.untrustedPaging(
-                source,
+              source.untrustedPaging(
+                list,
                 page.key,
                 `record ${i} has rows at height ${e.height}, not its own height: the record contradicts itself`
               )
@@ -241,33 +241,33 @@ export const runShard = (
           // the parsed record is not needed past here: let the GC have it mid-page
           ;(page.items as Array<unknown>)[i] = undefined
           if (isInvalid(record)) {
-            const err = sourceService.invalidRecord(source, page.key, i, record.issue)
+            const err = source.invalidRecord(list, page.key, i, record.issue)
             if (onInvalid === "fail") return yield* Effect.fail(err)
-            yield* quarantine(lake.root, source, err, record.record)
-            events.quarantined(source)
+            yield* quarantine(lake.root, list, err, record.record)
+            events.quarantined(list)
             continue
           }
           const h = record.height
-          if (source.unit === "height" && (h < a || h >= b))
-            return yield* Effect.fail(sourceService.untrustedPaging(source, page.key, `height ${h} is outside the shard ${a}..${b - 1}`))
+          if (list.unit === "height" && (h < a || h >= b))
+            return yield* Effect.fail(source.untrustedPaging(list, page.key, `height ${h} is outside the shard ${a}..${b - 1}`))
           // (a block at the height before it is its identity again: the check below names it)
           if (h < lastHeight)
             return yield* Effect.fail(
-              sourceService.untrustedPaging(source, page.key, `height ${h} came after height ${lastHeight}: the pages overlap or went back`)
+              source.untrustedPaging(list, page.key, `height ${h} came after height ${lastHeight}: the pages overlap or went back`)
             )
-          if (source.chainIdOf && source.chainIdOf(item) !== chainId)
+          if (list.chainIdOf && list.chainIdOf(item) !== chainId)
             return yield* Effect.fail(
-              sourceService.untrustedPaging(
-                source,
+              source.untrustedPaging(
+                list,
                 page.key,
-                `the record at height ${h} is of chain ${JSON.stringify(source.chainIdOf(item))}, not ${chainId} (the chain /status names)`
+                `the record at height ${h} is of chain ${JSON.stringify(list.chainIdOf(item))}, not ${chainId} (the chain /status names)`
               )
             )
-          const id = source.identityOf(item)
+          const id = list.identityOf(item)
           if (h > lastHeight) atHeight.clear()
           else if (atHeight.has(id))
             return yield* Effect.fail(
-              sourceService.untrustedPaging(source, page.key, `the record ${id} at height ${h} came twice: the pages overlap or cycle`)
+              source.untrustedPaging(list, page.key, `the record ${id} at height ${h} came twice: the pages overlap or cycle`)
             )
           atHeight.add(id)
           lastHeight = h
@@ -316,12 +316,12 @@ export const runShard = (
      * offset, which the real indexer pays for with every row it skips. The pager asks no page for
      * more than the shard's rows left (maxRows).
      */
-    const first: PageRequest = { key: source.unit === "height" ? heightCursor(a - 1) : positionCursor(a), limit: pageSize, reverse: false }
+    const first: PageRequest = { key: list.unit === "height" ? heightCursor(a - 1) : positionCursor(a), limit: pageSize, reverse: false }
     const fetchAndWrite = (request: PageRequest): Effect.Effect<PageInfo, WriteFailure> =>
       budget.around(
-        source.id,
+        list.id,
         request.limit,
-        sourceService.page(source, request),
+        source.page(list, request),
         (page) => page,
         (page) => ingest(page).pipe(Effect.as({ key: page.key, nextKey: page.nextKey, count: page.items.length }))
       )
@@ -332,14 +332,14 @@ export const runShard = (
      * and the pager has (a next_key that comes back is named as such), before it is counted.
      */
     const placed = (page: PageInfo): Effect.Effect<void, SourceFailure> => {
-      if (source.unit !== "position") return Effect.void
+      if (list.unit !== "position") return Effect.void
       const after = sequenceOf(page.key)
       // (a key the pager followed was a page's next_key, found to be a sequence cursor here first)
       const problem =
         after === undefined
           ? `the page was asked with key ${page.key}, which is no sequence cursor`
           : cursorPageProblem(after, page.count, page.nextKey)
-      return problem ? Effect.fail(sourceService.untrustedPaging(source, page.key, problem)) : Effect.void
+      return problem ? Effect.fail(source.untrustedPaging(list, page.key, problem)) : Effect.void
     }
     let seen = 0
     const gaps: Array<readonly [AppendDataset, Range]> = []
@@ -370,15 +370,15 @@ export const runShard = (
         since = Date.now()
       })
     /** Where the records read so far end, when they are whole: heights with no gap (blocks), or positions (placed checked each page). */
-    const readUpTo = (): number | undefined => (source.unit === "position" || lastHeight + 1 - a === seen ? a + seen : undefined)
+    const readUpTo = (): number | undefined => (list.unit === "position" || lastHeight + 1 - a === seen ? a + seen : undefined)
     const work = Effect.gen(function* () {
       yield* fetchSlots.withPermits(1)(
         Stream.runForEach(
           walkPages(fetchAndWrite, {
             first,
             maxRows: b - a,
-            limit: () => budget.limit(source.id, pageSize),
-            untrusted: (key, message) => sourceService.untrustedPaging(source, key, message)
+            limit: () => budget.limit(list.id, pageSize),
+            untrusted: (key, message) => source.untrustedPaging(list, key, message)
           }),
           (page) =>
             Effect.gen(function* () {
@@ -392,14 +392,10 @@ export const runShard = (
       )
       if (seen !== b - a)
         return yield* Effect.fail(
-          sourceService.untrustedPaging(
-            source,
-            null,
-            `expected ${b - a} rows for ${source.unit}s ${a}..${b - 1}, the listing ended after ${seen}`
-          )
+          source.untrustedPaging(list, null, `expected ${b - a} rows for ${list.unit}s ${a}..${b - 1}, the listing ended after ${seen}`)
         )
       yield* commitUpTo(b)
-      for (const [d, gap] of gaps) yield* runShard(source, [d], gap, settings, events, fetchSlots)
+      for (const [d, gap] of gaps) yield* runShard(list, [d], gap, settings, events, fetchSlots)
     })
     // Stryker disable next-line ObjectLiteral,BooleanLiteral: whether forEach keeps the closes' results, nothing reads them
     return yield* work.pipe(Effect.ensuring(Effect.forEach(opened, (w) => w.close(), { discard: true })))

@@ -7,7 +7,7 @@ import { parentPort, workerData } from "node:worker_threads"
 import { Cause, Effect, Exit, Fiber, FiberRef, type Layer, ManagedRuntime } from "effect"
 import type { ParquetSink } from "../lake/ParquetSink.js"
 import type { PageBudget } from "./pageBudget.js"
-import type { AppendDataset, AppendSource, Dataset } from "./Dataset.js"
+import type { AppendDataset, AppendList, Dataset } from "./Dataset.js"
 import { runShard, type FetchSlots, type ShardEvents } from "./shard.js"
 import { ShardLake, type ShardLakeService } from "./ShardLake.js"
 import type { Source } from "./Source.js"
@@ -97,7 +97,7 @@ export const serveShards = <C, E>(options: {
   const run = (message: Extract<ToWorker, { type: "run" }>) => {
     const { task } = message
     const targets = message.targets.map((n) => appendDatasets.find((d) => d.name === n)!)
-    const source: AppendSource = targets[0].source
+    const list: AppendList = targets[0].list
     const events: ShardEvents = {
       rows: (dataset, n) => count("rows", task, dataset, n),
       fetched: (dataset, n) => count("fetched", task, dataset, n),
@@ -108,7 +108,7 @@ export const serveShards = <C, E>(options: {
       ...data.lake,
       commit: (dataset, files, range) => Effect.map(call({ method: "commit", dataset, files, range }), (outcome) => outcome as never)
     }
-    const shard = runShard(source, targets, message.range, message.settings, events, slots).pipe(
+    const shard = runShard(list, targets, message.range, message.settings, events, slots).pipe(
       Effect.provideService(ShardLake, lake),
       Effect.locally(currentTask, task)
     )

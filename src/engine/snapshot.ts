@@ -5,7 +5,7 @@
  * file of the snapshot height, "exact" or "best-effort" in the manifest.
  */
 import { Effect, Stream } from "effect"
-import { Checkpoints, type CommittedFile, type CommittedSnapshot } from "../lake/Checkpoints.js"
+import { Manifests, type CommittedFile, type CommittedSnapshot } from "../lake/Manifests.js"
 import { integerRangeCheck } from "../lake/columns.js"
 import { snapshotFile } from "../lake/layout.js"
 import { ParquetSink, sqlString } from "../lake/ParquetSink.js"
@@ -119,7 +119,7 @@ export const snapshotInput = (params: SnapshotInput["params"], pageSize: number)
   Effect.gen(function* () {
     const source = yield* Source
     const sink = yield* ParquetSink
-    const checkpoints = yield* Checkpoints
+    const manifests = yield* Manifests
     const input: SnapshotInput = {
       params,
       readAll: (list, validate) =>
@@ -132,7 +132,7 @@ export const snapshotInput = (params: SnapshotInput["params"], pageSize: number)
         }),
       // the lake's files at once, or (an S3 export's, fetched) one at a time: the select runs per batch
       readCommitted: (dataset, select) =>
-        checkpoints
+        manifests
           .withCommittedFiles(dataset, (paths) =>
             sink.query(`WITH committed AS (SELECT * FROM read_parquet([${paths.map(sqlString).join(", ")}])) ${select}`)
           )
@@ -147,13 +147,13 @@ export const runSnapshot = (
   before: number,
   input: SnapshotInput,
   settings: { readonly pageSize: number; readonly notice: (m: string) => void; readonly committed?: (file: CommittedFile) => void }
-): Effect.Effect<SnapshotOutcome, WriteFailure, Source | ParquetSink | Checkpoints> =>
+): Effect.Effect<SnapshotOutcome, WriteFailure, Source | ParquetSink | Manifests> =>
   Effect.gen(function* () {
     const source = yield* Source
     const sink = yield* ParquetSink
-    const checkpoints = yield* Checkpoints
+    const manifests = yield* Manifests
     const empty: SnapshotOutcome = { rows: 0, files: 0, bytes: 0 }
-    const manifest = yield* checkpoints.open(d.name, "snapshot", d.columns)
+    const manifest = yield* manifests.open(d.name, "snapshot", d.columns)
     const older = olderColumnsNotice(d.name, manifest, d.columns)
     if (older) settings.notice(older)
     const named = yield* d.lists(input)
@@ -167,7 +167,7 @@ export const runSnapshot = (
       settings.notice(`${d.name}: snapshot at height ${before} is already committed`)
       return { ...empty, skipped: `snapshot ${before} already committed`, snapshotHeight: before }
     }
-    const writer = yield* Effect.acquireRelease(sink.openWriter(d.columns, d.sortKey), (w) => w.close())
+    const writer = yield* Effect.acquireRelease(sink.openFile(d.columns, d.sortKey), (w) => w.close())
     // lists the source said it does not have, this read: label → its words
     const absent = new Map<SnapshotList, string>()
     /** `read`, or undefined where the source answers (before any row) that the list does not exist and the list allows it */

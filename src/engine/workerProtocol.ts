@@ -4,7 +4,7 @@
  * that is the run's, not the shard's, stays with the run's thread and is asked for by a call: each
  * commit, and a pass through each of the run's gates (its paging slots, its request limiter).
  */
-import type { CommittedFile } from "../lake/Checkpoints.js"
+import type { CommittedFile } from "../lake/Manifests.js"
 import type { Range } from "../lake/RangeSet.js"
 import type { ShardSettings } from "./shard.js"
 

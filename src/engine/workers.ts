@@ -2,7 +2,7 @@
  * Shard workers: a run's shards paged, decoded and written in worker threads, so that the per-row
  * work (JSON, checks, rows, DuckDB's appender) uses the cores the run is given instead of its one
  * main thread. The main thread plans, schedules and commits: a worker's commit is a call to it
- * (ShardLake through the run's Checkpoints and history guard), and so is each pass through the
+ * (ShardLake through the run's Manifests and history guard), and so is each pass through the
  * run's gates (its paging slots, its request limiter), so that --concurrency and --rate-limit
  * hold for the run as a whole. A worker's module builds its source and sink (serveShards); the
  * engine knows no API and no dataset of its own here either.
@@ -10,7 +10,7 @@
 import { Worker } from "node:worker_threads"
 import { Cause, Context, Deferred, Effect, Exit, FiberId, Queue, type Scope } from "effect"
 import type { Range } from "../lake/RangeSet.js"
-import type { AppendDataset, AppendSource } from "./Dataset.js"
+import type { AppendDataset, AppendList } from "./Dataset.js"
 import type { FetchSlots, ShardEvents, ShardSettings, WriteFailure } from "./shard.js"
 import type { ShardLakeService } from "./ShardLake.js"
 import type { ShardWorkerData } from "./shardWorker.js"
@@ -34,7 +34,7 @@ export interface ShardWorkersConfig<C = unknown> {
 export class ShardWorkers extends Context.Tag("chain-lake/ShardWorkers")<ShardWorkers, ShardWorkersConfig>() {}
 
 export interface ShardPool {
-  readonly run: (source: AppendSource, targets: ReadonlyArray<AppendDataset>, range: Range) => Effect.Effect<void, WriteFailure>
+  readonly run: (list: AppendList, targets: ReadonlyArray<AppendDataset>, range: Range) => Effect.Effect<void, WriteFailure>
 }
 
 /** What a shard run in a worker reports to the run: the events and the lake it would have in the run's thread. */
@@ -131,7 +131,7 @@ export const startShardWorkers = (config: ShardWorkersConfig, context: RunContex
     )
     const gates: Readonly<Record<string, Gate>> = { ...config.gates, slots: context.fetchSlots.withPermits(1) }
 
-    const run = (source: AppendSource, targets: ReadonlyArray<AppendDataset>, range: Range): Effect.Effect<void, WriteFailure> =>
+    const run = (list: AppendList, targets: ReadonlyArray<AppendDataset>, range: Range): Effect.Effect<void, WriteFailure> =>
       Effect.suspend(() => {
         // the least busy worker of those that still run
         const working = members.filter((m) => m.broken === undefined)
@@ -142,8 +142,8 @@ export const startShardWorkers = (config: ShardWorkersConfig, context: RunContex
         inboxes.set(task, { inbox, member })
         member.busy++
         const send = (m: ToWorker) => member.worker.postMessage(m)
-        send({ type: "run", task, source: source.id, targets: targets.map((d) => d.name), range, settings: context.settings })
-        return shardServer(task, inbox, send, source, context, gates).pipe(
+        send({ type: "run", task, source: list.id, targets: targets.map((d) => d.name), range, settings: context.settings })
+        return shardServer(task, inbox, send, list, context, gates).pipe(
           Effect.ensuring(
             Effect.sync(() => {
               inboxes.delete(task)
@@ -167,7 +167,7 @@ const shardServer = (
   task: number,
   inbox: Queue.Queue<FromWorker>,
   send: (m: ToWorker) => void,
-  source: AppendSource,
+  list: AppendList,
   context: RunContext,
   gates: Readonly<Record<string, Gate>>
 ): Effect.Effect<void, WriteFailure> => {
@@ -222,7 +222,7 @@ const shardServer = (
           context.events.fetched(m.dataset, m.count)
           break
         case "quarantined":
-          context.events.quarantined(source)
+          context.events.quarantined(list)
           break
         case "notice":
           context.events.notice(m.message)

@@ -12,7 +12,7 @@ import { Context, Effect, Layer } from "effect"
 import { Agent, request as undiciRequest } from "undici"
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from "node:zlib"
 import { DEFAULTS } from "../defaults.js"
-import type { ServiceEndpoint } from "./endpoint.js"
+import type { ServiceUrl } from "./serviceUrl.js"
 
 export interface HttpRequest {
   readonly method: "GET" | "POST"
@@ -105,7 +105,7 @@ const DECOMPRESSORS: ReadonlyMap<string, Decompress> = new Map<string, Decompres
 ])
 
 export const layerHttpTransport = (
-  credentials: Pick<ServiceEndpoint, "headers" | "query"> = { headers: {}, query: [] },
+  credentials: Pick<ServiceUrl, "headers" | "query"> = { headers: {}, query: [] },
   limits: { readonly maxPageMb?: number } = {}
 ) => {
   const maxPageMb = limits.maxPageMb ?? DEFAULTS.maxPageMb

@@ -23,7 +23,7 @@ export interface WrittenFile {
   readonly sorted: boolean
 }
 
-export interface ParquetWriter {
+export interface StagedFile {
   append(row: ReadonlyArray<Value>): void
   readonly rows: () => number
   /** approximate bytes staged (string lengths), for flush decisions */
@@ -48,7 +48,7 @@ export interface ParquetWriter {
 }
 
 export interface ParquetSinkService {
-  readonly openWriter: (columns: ReadonlyArray<Column>, sortKey: ReadonlyArray<string>) => Effect.Effect<ParquetWriter, SinkError>
+  readonly openFile: (columns: ReadonlyArray<Column>, sortKey: ReadonlyArray<string>) => Effect.Effect<StagedFile, SinkError>
   /** whether the open writers together stage more than the sink's staging budget (their users then finish files early) */
   readonly overBudget: () => boolean
   /** how many files the sink writes (COPYs) at once; more wait their turn */
@@ -284,7 +284,7 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
         const copied = yield* (limited ? copying.withPermits(1)(copy) : copy).pipe(Effect.tapError(() => removeQuietly(tmp)))
         return yield* settle(tmp, path, copied.rowsChanged, sorted)
       })
-    const open = new Set<ParquetWriter>()
+    const open = new Set<StagedFile>()
     const budget = config.stagingBudget ?? Infinity
     const copyBytes = config.copyBytes ?? Infinity
     const overBudget = () => {
@@ -313,7 +313,7 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
           )
     )
 
-    const openWriter = (columns: ReadonlyArray<Column>, sortKey: ReadonlyArray<string>) =>
+    const openFile = (columns: ReadonlyArray<Column>, sortKey: ReadonlyArray<string>) =>
       Effect.gen(function* () {
         yield* makeScratch
         const conn = yield* connect
@@ -374,7 +374,7 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
           inOrder = trackOrder
           lastKey.fill(-Infinity)
         })
-        const writer: ParquetWriter = {
+        const writer: StagedFile = {
           append(row) {
             if (inOrder) inOrder = followsLast(row)
             for (let i = 0; i < appenders.length; i++) {
@@ -514,7 +514,7 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
         }).pipe(Effect.ensuring(disconnect(conn)))
       })
 
-    return { openWriter, overBudget, writesAtOnce, rewrite, query } satisfies ParquetSinkService
+    return { openFile, overBudget, writesAtOnce, rewrite, query } satisfies ParquetSinkService
   })
 
 export const layerParquetSink = (config: SinkConfig = {}) => Layer.scoped(ParquetSink, makeParquetSink(config))

@@ -1,6 +1,6 @@
 /**
  * Compaction: the small files of a partition, rewritten into files of a target size and swapped
- * into the lake in one commit (Checkpoints.commitCompaction), as Delta's OPTIMIZE or Iceberg's
+ * into the lake in one commit (Manifests.commitCompaction), as Delta's OPTIMIZE or Iceberg's
  * rewrite_data_files do. `export --follow` commits every round and makes ~2,500 tiny files per
  * dataset an hour; every reader then opens them all.
  *
@@ -19,7 +19,7 @@
 import { join } from "node:path"
 import { randomBytes } from "node:crypto"
 import { Data, Effect } from "effect"
-import { Checkpoints, type CommittedFile, type Manifest } from "./Checkpoints.js"
+import { Manifests, type CommittedFile, type Manifest } from "./Manifests.js"
 import { makeFolder, sha256File } from "./files.js"
 import { withLockFile } from "./lock.js"
 import { ParquetSink } from "./ParquetSink.js"
@@ -151,7 +151,7 @@ export interface CompactOptions {
   readonly dryRun?: boolean
   /** called after each merge is committed */
   readonly onMerged?: (dataset: string, group: CompactionGroup) => void
-  /** the most bytes of retired files a dataset keeps, grace or not (default: 4 times its committed bytes; see Checkpoints.vacuum) */
+  /** the most bytes of retired files a dataset keeps, grace or not (default: 4 times its committed bytes; see Manifests.vacuum) */
   readonly maxRetiredBytes?: number
   /**
    * Another compaction of the lake is running (another process's `compact`, a --follow run's
@@ -220,15 +220,15 @@ export const mergeGroup = (
  * what `planCompaction` finds, one commit per merge (a stop lands between merges).
  */
 export const compactDataset = (dataset: string, sortKey: ReadonlyArray<string>, options: CompactOptions = {}) =>
-  Effect.gen(function* (): Effect.fn.Return<DatasetCompaction | undefined, CompactionError, Checkpoints | ParquetSink> {
-    const checkpoints = yield* Checkpoints
+  Effect.gen(function* (): Effect.fn.Return<DatasetCompaction | undefined, CompactionError, Manifests | ParquetSink> {
+    const manifests = yield* Manifests
     const policy = options.policy ?? DEFAULT_COMPACTION
     const fail = (e: { readonly message: string }) => new CompactionError({ message: e.message })
     // a dataset the lake does not hold is left alone: its lock alone made an empty folder of it
-    if (!(yield* checkpoints.get(dataset).pipe(Effect.mapError(fail)))) return undefined
-    const vacuum = checkpoints.vacuum(dataset, options.graceMs ?? DEFAULT_GRACE_MS, options.maxRetiredBytes).pipe(Effect.mapError(fail))
+    if (!(yield* manifests.get(dataset).pipe(Effect.mapError(fail)))) return undefined
+    const vacuum = manifests.vacuum(dataset, options.graceMs ?? DEFAULT_GRACE_MS, options.maxRetiredBytes).pipe(Effect.mapError(fail))
     const deleted = options.dryRun ? [] : [...(yield* vacuum)]
-    const manifest = yield* checkpoints.get(dataset).pipe(Effect.mapError(fail))
+    const manifest = yield* manifests.get(dataset).pipe(Effect.mapError(fail))
     if (!manifest) return undefined
     const groups = planCompaction(manifest, policy)
     const merged: Array<Merge> = []
@@ -238,16 +238,16 @@ export const compactDataset = (dataset: string, sortKey: ReadonlyArray<string>, 
         const path = mergedName(group, manifest.unit)
         const merging = mergeGroup(
           group,
-          join(checkpoints.root, dataset),
-          (f) => join(checkpoints.root, dataset, f.path),
-          checkpoints.staged(dataset, path),
+          join(manifests.root, dataset),
+          (f) => join(manifests.root, dataset, f.path),
+          manifests.staged(dataset, path),
           path,
           sortKey
         )
         // an input that failed to read because another writer replaced it meanwhile (a compaction
         // of another chain-lake version, or of an S3 copy) skips the merge; one still listed fails it
         const file = yield* Effect.catchTag(merging, "CompactionError", (e) =>
-          Effect.flatMap(checkpoints.get(dataset).pipe(Effect.mapError(fail)), (now) => {
+          Effect.flatMap(manifests.get(dataset).pipe(Effect.mapError(fail)), (now) => {
             const listed = new Map((now?.files ?? []).map((f) => [f.path, f.sha256]))
             const gone = group.files.find((f) => listed.get(f.path) !== f.sha256)
             return gone ? Effect.succeed(`another writer replaced ${gone.path} first` as const) : Effect.fail(e)
@@ -257,9 +257,7 @@ export const compactDataset = (dataset: string, sortKey: ReadonlyArray<string>, 
           skipped.push(`${group.partition}: ${file}`)
           continue
         }
-        const outcome = yield* Effect.uninterruptible(checkpoints.commitCompaction(dataset, group.files, [file])).pipe(
-          Effect.mapError(fail)
-        )
+        const outcome = yield* Effect.uninterruptible(manifests.commitCompaction(dataset, group.files, [file])).pipe(Effect.mapError(fail))
         if (!outcome.committed) {
           skipped.push(`${group.partition}: ${outcome.reason}`)
           continue
@@ -320,24 +318,24 @@ export const compactLake = (
       (reports) => reports.filter((r): r is DatasetCompaction => r !== undefined)
     )
     if (options.dryRun) return yield* all
-    const checkpoints = yield* Checkpoints
+    const manifests = yield* Manifests
     // a rollback cut short leaves datasets cut and others not: merging them now would merge what is about to go
-    const rollback = (yield* checkpoints.identity.pipe(Effect.mapError((e) => new CompactionError({ message: e.message }))))?.rollback
+    const rollback = (yield* manifests.identity.pipe(Effect.mapError((e) => new CompactionError({ message: e.message }))))?.rollback
     if (rollback)
       return yield* new CompactionError({
-        message: `a rollback of ${checkpoints.root} to height ${rollback.to_height} is under way or was cut short: run chain-lake rollback --data ${checkpoints.root} --to-height ${rollback.to_height} (or the export) first`
+        message: `a rollback of ${manifests.root} to height ${rollback.to_height} is under way or was cut short: run chain-lake rollback --data ${manifests.root} --to-height ${rollback.to_height} (or the export) first`
       })
-    const lock = join(checkpoints.root, COMPACTION_LOCK)
+    const lock = join(manifests.root, COMPACTION_LOCK)
     yield* Effect.tryPromise({
-      try: () => makeFolder(join(checkpoints.root, ".chain-lake")),
+      try: () => makeFolder(join(manifests.root, ".chain-lake")),
       catch: (e) => new CompactionError({ message: (e as Error).message })
     })
     const skip = options.whenBusy === "skip"
-    return yield* withLockFile(lock, checkpoints.writer, all, skip ? 0 : COMPACTION_WAIT_MS).pipe(
+    return yield* withLockFile(lock, manifests.writer, all, skip ? 0 : COMPACTION_WAIT_MS).pipe(
       Effect.catchTag("LockError", (e) => {
         if (!skip || !/has been held/.test(e.message)) return Effect.fail(new CompactionError({ message: e.message }))
         options.onBusy?.(
-          `compaction skipped: another compaction of ${checkpoints.root} is running (${lock}); the next round compacts what is left`
+          `compaction skipped: another compaction of ${manifests.root} is running (${lock}); the next round compacts what is left`
         )
         return Effect.succeed([] as Array<DatasetCompaction>)
       })

@@ -1,4 +1,4 @@
-/** File helpers shared by the sink, the checkpoints and publishing. */
+/** File helpers shared by the sink, the manifests and publishing. */
 import { createHash } from "node:crypto"
 import { createReadStream, existsSync, readdirSync, statSync } from "node:fs"
 import { mkdir, readdir, stat } from "node:fs/promises"

@@ -6,7 +6,7 @@
  * A listed file can be missing for three reasons, told apart here:
  * - a commit was cut short: a writer lists its files in the manifest, then renames them into place
  *   from `OUT/.chain-lake/staging/<writer>/<dataset>/<path>.pending`; killed in between, the files
- *   wait there until the next export (Checkpoints `open`) finishes the renames. A writer that is
+ *   wait there until the next export (Manifests `open`) finishes the renames. A writer that is
  *   alive and mid-commit finishes within milliseconds: readers wait for it a little;
  * - a compaction swapped files while the reader looked: the manifest changed, so it is read again
  *   (a compaction renames its new files in before it lists them, and moves the old ones out only

@@ -64,7 +64,7 @@ export const mergeSnapshot = (prior: CommittedSnapshot, later: CommittedSnapshot
 /**
  * A file a compaction replaced: no longer committed, and moved out of the dataset folder (to
  * `OUT/.chain-lake/retired/<dataset>/<path>.retired`, where a reader that listed it before the
- * swap finds it); deleted by a later compaction once older than the grace period (Checkpoints.ts).
+ * swap finds it); deleted by a later compaction once older than the grace period (Manifests.ts).
  */
 export const RetiredFile = Schema.Struct({
   path: RelativePath,
@@ -88,7 +88,7 @@ export const Manifest = Schema.Struct({
   /**
    * How many times the manifest was written (absent: never by a version that counts): each write
    * is the one it replaced plus 1, and is made only while the manifest on disk is still the one
-   * read (Checkpoints.ts), so it only increases and two commits never share a number.
+   * read (Manifests.ts), so it only increases and two commits never share a number.
    */
   version: Schema.optional(Schema.Number)
 })

@@ -1,10 +1,10 @@
-/** What writing into a lake needs, as one layer: the Parquet sink (spilling inside the lake) and the lake's checkpoints. */
+/** What writing into a lake needs, as one layer: the Parquet sink (spilling inside the lake) and the lake's manifests. */
 import { readFileSync } from "node:fs"
 import { totalmem } from "node:os"
 import { join } from "node:path"
 import { Context, Layer } from "effect"
 import { DEFAULTS } from "../defaults.js"
-import { layerCheckpoints, scratchFolder, type CheckpointsOptions } from "./Checkpoints.js"
+import { layerManifests, scratchFolder, type ManifestsOptions } from "./Manifests.js"
 import { layerParquetSink } from "./ParquetSink.js"
 
 const MB = 1024 * 1024
@@ -133,12 +133,12 @@ export const sinkMemory = (limitBytes: number) => {
   }
 }
 
-/** The sink and checkpoints of the lake at `out`, within `memoryLimitBytes` (default defaultMemoryLimit()); DuckDB spills into `out/.chain-lake/tmp/`, never into the working directory. */
-export const layerLakeWriter = (out: string, options: CheckpointsOptions & { readonly memoryLimitBytes?: number } = {}) => {
+/** The sink and manifests of the lake at `out`, within `memoryLimitBytes` (default defaultMemoryLimit()); DuckDB spills into `out/.chain-lake/tmp/`, never into the working directory. */
+export const layerLake = (out: string, options: ManifestsOptions & { readonly memoryLimitBytes?: number } = {}) => {
   const limit = options.memoryLimitBytes ?? parseMemorySize(defaultMemoryLimit())!
   return Layer.mergeAll(
     layerParquetSink({ tempDirectory: scratchFolder(out), ...sinkMemory(limit) }),
-    layerCheckpoints(out, options),
+    layerManifests(out, options),
     Layer.succeed(RunMemory, runMemory(limit))
   )
 }

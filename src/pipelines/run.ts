@@ -8,20 +8,20 @@ import { rename, rm, writeFile } from "node:fs/promises"
 import { dirname, join, resolve } from "node:path"
 import { Cron, Data, Effect, Either, Layer, Schedule } from "effect"
 import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
-import { Checkpoints } from "../lake/Checkpoints.js"
-import { layerLakeWriter } from "../lake/writer.js"
+import { Manifests } from "../lake/Manifests.js"
+import { layerLake } from "../lake/writer.js"
 import { compactLake, type DatasetCompaction } from "../lake/compaction.js"
 import { runExport, type ExportObserver, type ExportReport } from "../engine/export.js"
 import { layerRequestLimiter } from "../http/RequestLimiter.js"
 import { layerHttpTransport } from "../http/transport.js"
 import { layerIndexerClient } from "../indexer/IndexerClient.js"
-import { layerIndexerSource } from "../sources/indexer.js"
+import { layerIndexerSource } from "../drivers/indexer.js"
 import { layerRouterClient } from "../router/RouterClient.js"
 import { loadPlan, sampleRound, type RoundResult } from "../sampling/sampler.js"
 import type { PipelineDefinition } from "./definePipeline.js"
 import { PIPELINES_DIR } from "./load.js"
 import { alive, createLockFile, EMPTY_GRACE_MS, readLockFile } from "../lake/lock.js"
-import { plainEndpoint, serviceEndpointFrom, type ServiceEndpoint } from "../http/endpoint.js"
+import { plainServiceUrl, serviceUrlFrom, type ServiceUrl } from "../http/serviceUrl.js"
 import { redactedJson } from "../secrets/redact.js"
 import { makeFolder } from "../lake/files.js"
 
@@ -86,7 +86,7 @@ export interface RunOptions {
 }
 
 /** Stands for a service the pipeline never calls (no datasets, or no route plan); a request to it fails at once. */
-const UNUSED_SERVICE = plainEndpoint("http://unused.invalid")
+const UNUSED_SERVICE = plainServiceUrl("http://unused.invalid")
 
 /**
  * The pipeline's services: URLs from flags, then the environment, then its definition, each with
@@ -96,7 +96,7 @@ const UNUSED_SERVICE = plainEndpoint("http://unused.invalid")
 export const pipelineEndpoints = (
   def: PipelineDefinition,
   options: RunOptions
-): Either.Either<{ readonly indexer: ServiceEndpoint | undefined; readonly router: ServiceEndpoint | undefined }, RunError> => {
+): Either.Either<{ readonly indexer: ServiceUrl | undefined; readonly router: ServiceUrl | undefined }, RunError> => {
   const declared = typeof def.sources === "object" ? def.sources : {}
   const onDevnet = options.devnet === true || def.sources === "devnet"
   const needs = { indexer: !(def.datasets && def.datasets.length === 0), router: def.routePlan !== undefined }
@@ -111,7 +111,7 @@ export const pipelineEndpoints = (
       })
     )
   const endpoint = (service: "indexer" | "router", raw: string | undefined, headers: ReadonlyArray<string> | undefined) =>
-    raw === undefined ? Either.right(needs[service] ? undefined : UNUSED_SERVICE) : serviceEndpointFrom(service, raw, headers)
+    raw === undefined ? Either.right(needs[service] ? undefined : UNUSED_SERVICE) : serviceUrlFrom(service, raw, headers)
   return Either.all({
     indexer: endpoint("indexer", indexerUrl, options.indexerHeaders),
     router: endpoint("router", routerUrl, options.routerHeaders)
@@ -149,8 +149,8 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
       yield* Effect.sync(() =>
         console.error(`${def.name}: on the embedded devnet (a simulated chain; --indexer-url and --router-url name real services)`)
       )
-      indexer ??= plainEndpoint(devnet.indexerUrl)
-      router ??= plainEndpoint(devnet.routerUrl)
+      indexer ??= plainServiceUrl(devnet.indexerUrl)
+      router ??= plainServiceUrl(devnet.routerUrl)
     }
     // each service its own transport (its credentials go to it alone); one limiter for both
     const limiter = layerRequestLimiter()
@@ -161,7 +161,7 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
         )
       ),
       layerRouterClient({ baseUrl: router.baseUrl }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(router), limiter))),
-      layerLakeWriter(out)
+      layerLake(out)
     )
     const work = Effect.gen(function* () {
       const exported =
@@ -179,9 +179,9 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
       const routeRound = plan ? yield* sampleRound(plan, { withReference: true }) : undefined
       const pruned: Record<string, ReadonlyArray<number>> = {}
       if (def.keepSnapshots !== undefined) {
-        const checkpoints = yield* Checkpoints
+        const manifests = yield* Manifests
         for (const d of EXPORTED_DATASETS.filter((d) => d.kind === "snapshot")) {
-          const dropped = yield* checkpoints.pruneSnapshots(d.name, def.keepSnapshots)
+          const dropped = yield* manifests.pruneSnapshots(d.name, def.keepSnapshots)
           if (dropped.length > 0) pruned[d.name] = dropped
         }
       }

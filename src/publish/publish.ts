@@ -10,7 +10,7 @@ import { dirname, join, resolve } from "node:path"
 import { Data, Effect, Either, Schema } from "effect"
 import { LAKE_DATASETS } from "../analytics/Analytics.js"
 import type { ColumnType } from "../lake/columns.js"
-import { Checkpoints, type Manifest } from "../lake/Checkpoints.js"
+import { Manifests, type Manifest } from "../lake/Manifests.js"
 import { holdsParquet, makeFolder, sha256File } from "../lake/files.js"
 import { snapshotHeightOf } from "../lake/layout.js"
 import { decodeLakeFile } from "../lake/manifest.js"
@@ -92,8 +92,8 @@ export const publish = (options: PublishOptions) =>
   Effect.gen(function* () {
     const badName = releaseNameProblem(options.name, options.version)
     if (badName) return yield* new PublishError({ message: badName })
-    const checkpoints = yield* Checkpoints
-    const root = checkpoints.root
+    const manifests = yield* Manifests
+    const root = manifests.root
     const target = resolve(options.to, options.name, options.version)
     if (existsSync(target))
       return yield* new PublishError({ message: `${target} exists: a published version is never overwritten; pick a new --version` })
@@ -111,7 +111,7 @@ export const publish = (options: PublishOptions) =>
       catch: (e) => new PublishError({ message: (e as Error).message })
     })
     for (const d of LAKE_DATASETS) {
-      const m: Manifest | undefined = yield* checkpoints.get(d.name).pipe(Effect.mapError((e) => new PublishError({ message: e.message })))
+      const m: Manifest | undefined = yield* manifests.get(d.name).pipe(Effect.mapError((e) => new PublishError({ message: e.message })))
       // a dataset folder with Parquet files and no manifest lost its manifest: publishing the rest without a word would drop it
       if (!m && holdsParquet(join(root, d.name)))
         return yield* new PublishError({

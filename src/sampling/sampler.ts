@@ -9,7 +9,7 @@ import { routeQuotes, type QuoteAsked } from "../datasets/route_quotes.js"
 import { routerAssets } from "../datasets/router_assets.js"
 import { routerChains } from "../datasets/router_chains.js"
 import type { SampleDataset } from "../engine/Dataset.js"
-import { Checkpoints } from "../lake/Checkpoints.js"
+import { Manifests } from "../lake/Manifests.js"
 import type { Row } from "../lake/columns.js"
 import { ParquetSink } from "../lake/ParquetSink.js"
 import { decodeWithPath } from "../schema/decode.js"
@@ -131,9 +131,9 @@ const commitRows = (
 ) =>
   Effect.gen(function* () {
     const sink = yield* ParquetSink
-    const checkpoints = yield* Checkpoints
-    yield* checkpoints.open(dataset.name, "sample", dataset.columns)
-    const writer = yield* Effect.acquireRelease(sink.openWriter(dataset.columns, dataset.sortKey), (w) => w.close())
+    const manifests = yield* Manifests
+    yield* manifests.open(dataset.name, "sample", dataset.columns)
+    const writer = yield* Effect.acquireRelease(sink.openFile(dataset.columns, dataset.sortKey), (w) => w.close())
     for (const row of rows) writer.append(row)
     const rel = dateFile(at, roundId)
     // the engine's commit: a pending file, renamed into place with its manifest entry

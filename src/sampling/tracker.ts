@@ -18,7 +18,7 @@ import { readFile, rename, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Data, Duration, Effect, Either } from "effect"
 import { transfers } from "../datasets/transfers.js"
-import { Checkpoints, MANIFEST_LOCK } from "../lake/Checkpoints.js"
+import { Manifests, MANIFEST_LOCK } from "../lake/Manifests.js"
 import type { Row } from "../lake/columns.js"
 import { ParquetSink, sqlString } from "../lake/ParquetSink.js"
 import { RouterFlowError, type RouterError } from "../router/errors.js"
@@ -135,12 +135,12 @@ const holdingRegistry = <A, E, R>(root: string, writer: string, self: Effect.Eff
  */
 const recordedStates = (tx: TrackedTx) =>
   Effect.gen(function* () {
-    const checkpoints = yield* Checkpoints
+    const manifests = yield* Manifests
     const sink = yield* ParquetSink
     const rows = yield* withLockFile(
-      join(checkpoints.root, transfers.name, MANIFEST_LOCK),
-      checkpoints.writer,
-      checkpoints.withCommittedFiles(transfers.name, (paths) =>
+      join(manifests.root, transfers.name, MANIFEST_LOCK),
+      manifests.writer,
+      manifests.withCommittedFiles(transfers.name, (paths) =>
         sink.query(
           `SELECT DISTINCT state FROM read_parquet([${paths.map(sqlString).join(", ")}], union_by_name = true) WHERE chain_id = ${sqlString(tx.chainId)} AND lower(tx_hash) = ${sqlString(tx.txHash.toLowerCase())}`
         )
@@ -165,16 +165,16 @@ export const trackTransfer = (options: TrackOptions) =>
   Effect.gen(function* () {
     const router = yield* RouterClient
     const sink = yield* ParquetSink
-    const checkpoints = yield* Checkpoints
+    const manifests = yield* Manifests
     const schedule = options.schedule ?? WALLET_POLLING
-    yield* checkpoints.open(transfers.name, "sample", transfers.columns)
-    const root = checkpoints.root
+    yield* manifests.open(transfers.name, "sample", transfers.columns)
+    const root = manifests.root
     const key = `${options.chainId}/${options.txHash.toLowerCase()}`
     // the registry as it is on disk, under its lock: a tx another run registered (before, or just
     // now at once with this one) is resumed, not registered again, and no run's entry is lost
     const { tx, resumed } = yield* holdingRegistry(
       root,
-      checkpoints.writer,
+      manifests.writer,
       Effect.gen(function* () {
         const registry = yield* readRegistry(root)
         const known = registry[key]
@@ -212,7 +212,7 @@ export const trackTransfer = (options: TrackOptions) =>
       if (observed.length === 0) return
       yield* holdingRegistry(
         root,
-        checkpoints.writer,
+        manifests.writer,
         Effect.gen(function* () {
           const have = yield* recordedStates(tx)
           const fresh = observed.filter((o) => {
@@ -221,7 +221,7 @@ export const trackTransfer = (options: TrackOptions) =>
             return true
           })
           if (fresh.length > 0) {
-            const writer = yield* sink.openWriter(transfers.columns, transfers.sortKey)
+            const writer = yield* sink.openFile(transfers.columns, transfers.sortKey)
             for (const o of fresh) writer.append(o.row)
             const stamp = new Date().toISOString()
             const rel = dateFile(new Date(stamp), `${stamp.replace(/[-:.]/g, "")}-${tx.txHash.slice(0, 16).replace(/[^0-9A-Za-z]/g, "")}`)

@@ -6,7 +6,7 @@ import { join } from "node:path"
 import { Effect } from "effect"
 import { listFiles, sha256File } from "../lake/files.js"
 import { Analytics } from "../analytics/Analytics.js"
-import { Checkpoints } from "../lake/Checkpoints.js"
+import { Manifests } from "../lake/Manifests.js"
 import { DATASETS } from "../datasets/index.js"
 import { IndexerClient } from "../indexer/IndexerClient.js"
 
@@ -21,7 +21,7 @@ const one = (rows: ReadonlyArray<ReadonlyArray<unknown>>) => rows[0] ?? []
 /** Checks of the lake against itself: no gaps or duplicates, txs per block, manifests vs files. */
 export const verifyLake = Effect.gen(function* () {
   const a = yield* Analytics
-  const checkpoints = yield* Checkpoints
+  const manifests = yield* Manifests
   const checks: Array<Check> = []
   const q = (sql: string) => a.query(sql).pipe(Effect.map((r) => r.rows))
   const add = (name: string, ok: boolean, detail: string) => checks.push({ name, ok, detail })
@@ -35,7 +35,7 @@ export const verifyLake = Effect.gen(function* () {
   }
   if (blocks > 0) {
     // blocks of another chain (a proxy mixing networks) are foreign data, whatever else holds
-    const lake = yield* checkpoints.identity.pipe(Effect.orElseSucceed(() => undefined))
+    const lake = yield* manifests.identity.pipe(Effect.orElseSucceed(() => undefined))
     const chains = (yield* q("SELECT chain_id, count(*) FROM blocks GROUP BY 1 ORDER BY 2 DESC")).map(
       ([c, n]) => [String(c), Number(n)] as const
     )
@@ -90,9 +90,9 @@ export const verifyLake = Effect.gen(function* () {
   }
   // what the manifests promise against what the folders and files hold
   for (const d of DATASETS) {
-    const m = yield* checkpoints.get(d.name).pipe(Effect.orElseSucceed(() => undefined))
+    const m = yield* manifests.get(d.name).pipe(Effect.orElseSucceed(() => undefined))
     if (!m) continue
-    const onDisk = (yield* Effect.promise(() => listFiles(join(checkpoints.root, d.name)))).filter((f) => f.endsWith(".parquet"))
+    const onDisk = (yield* Effect.promise(() => listFiles(join(manifests.root, d.name)))).filter((f) => f.endsWith(".parquet"))
     const listed = new Set(m.files.map((f) => f.path))
     const kept = new Set((m.retired ?? []).map((f) => f.path))
     const unlisted = onDisk.filter((f) => !listed.has(f) && !kept.has(f))
@@ -114,7 +114,7 @@ export const verifyLake = Effect.gen(function* () {
     const sums = yield* Effect.forEach(
       m.files.filter((f) => present.has(f.path)),
       (f) =>
-        Effect.promise(() => sha256File(join(checkpoints.root, d.name, f.path)).catch((e: Error) => `unreadable: ${e.message}`)).pipe(
+        Effect.promise(() => sha256File(join(manifests.root, d.name, f.path)).catch((e: Error) => `unreadable: ${e.message}`)).pipe(
           Effect.map((sum) => ({ f, sum }))
         ),
       { concurrency: 4 }

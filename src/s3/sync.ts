@@ -11,7 +11,7 @@ import { LAKE_DATASETS } from "../analytics/Analytics.js"
 import { listFiles, pathInside, makeFolder } from "../lake/files.js"
 import { decodeLakeFile, IDENTITY_FILE, Manifest, MANIFEST_FILE } from "../lake/manifest.js"
 import { readReleaseManifest } from "../publish/publish.js"
-import { CheckpointError } from "../lake/Checkpoints.js"
+import { ManifestError } from "../lake/Manifests.js"
 import { writerGone } from "../lake/lock.js"
 import { checkpointName, fragmentName, fragmentTaken, LogCheckpoint, mergeFragment } from "../lake/commitLog.js"
 import {
@@ -49,7 +49,7 @@ export const newWorkDir = (writer: string) =>
 /** The commit log of a dataset on S3: one fragment per commit of a writer (src/lake/commitLog.ts). */
 export const logOf = (dataset: string) => `${dataset}/_log/`
 /** Where a dataset's commit-log checkpoints are kept (src/lake/commitLog.ts). */
-export const checkpointsOf = (dataset: string) => `${dataset}/_checkpoint/`
+export const manifestsOf = (dataset: string) => `${dataset}/_checkpoint/`
 
 /** A dataset's manifest as read from S3, and what the read saw of its commit log. */
 export interface RemoteRead {
@@ -68,14 +68,14 @@ export interface RemoteRead {
 export const remoteManifest = (s3: S3, loc: S3Location, dataset: string): Effect.Effect<RemoteRead, StorageError> =>
   Effect.gen(function* () {
     const where = (rel: string) => `s3://${loc.bucket}/${loc.prefix ? loc.prefix + "/" : ""}${rel}`
-    const newest = (yield* list(s3, loc, checkpointsOf(dataset))).at(-1)
+    const newest = (yield* list(s3, loc, manifestsOf(dataset))).at(-1)
     let manifest: Manifest | undefined
     let covers: string | undefined
     if (newest !== undefined) {
-      const text = yield* download(s3, loc, checkpointsOf(dataset) + newest)
+      const text = yield* download(s3, loc, manifestsOf(dataset) + newest)
       // a checkpoint deleted since the listing was superseded by a newer one: read again
       if (text === undefined) return yield* remoteManifest(s3, loc, dataset)
-      const checkpoint = yield* decoded(LogCheckpoint, where(checkpointsOf(dataset) + newest), text)
+      const checkpoint = yield* decoded(LogCheckpoint, where(manifestsOf(dataset) + newest), text)
       manifest = checkpoint.manifest
       covers = checkpoint.covers
     } else {
@@ -105,7 +105,7 @@ export const CHECKPOINT_AFTER = 50
 export const CHECKPOINT_SETTLE_MS = 60 * 60_000
 
 /**
- * Checkpoints a dataset's commit log when `read` saw at least `after` fragments past the newest
+ * Manifests a dataset's commit log when `read` saw at least `after` fragments past the newest
  * checkpoint: the manifest they merge to goes to `_checkpoint/<last fragment>`, so later reads
  * start there. Then the fragments (and older checkpoints) covered by a checkpoint that has stood
  * `settleMs` are deleted. Any writer may do it: two checkpoints of the same log agree.
@@ -121,18 +121,16 @@ export const checkpointLog = (
     const last = read.fragments.at(-1)
     if (read.manifest === undefined || last === undefined || read.fragments.length < (options.after ?? CHECKPOINT_AFTER)) return false
     const checkpoint: LogCheckpoint = { format_version: 1, covers: last, manifest: read.manifest }
-    yield* put(s3, loc, checkpointsOf(dataset) + checkpointName(last), JSON.stringify(checkpoint))
+    yield* put(s3, loc, manifestsOf(dataset) + checkpointName(last), JSON.stringify(checkpoint))
     const settleMs = options.settleMs ?? CHECKPOINT_SETTLE_MS
-    const settled = (yield* listEntries(s3, loc, checkpointsOf(dataset)))
-      .filter((c) => Date.now() - c.modified.getTime() >= settleMs)
-      .at(-1)
+    const settled = (yield* listEntries(s3, loc, manifestsOf(dataset))).filter((c) => Date.now() - c.modified.getTime() >= settleMs).at(-1)
     if (settled === undefined) return true
     for (const name of yield* list(s3, loc, logOf(dataset))) {
       if (name > settled.name) break
       yield* remove(s3, loc, logOf(dataset) + name)
     }
-    for (const name of yield* list(s3, loc, checkpointsOf(dataset)))
-      if (name < settled.name) yield* remove(s3, loc, checkpointsOf(dataset) + name)
+    for (const name of yield* list(s3, loc, manifestsOf(dataset)))
+      if (name < settled.name) yield* remove(s3, loc, manifestsOf(dataset) + name)
     return true
   })
 
@@ -160,7 +158,7 @@ const decoded = <A, I>(schema: Schema.Schema<A, I>, where: string, text: string)
   })
 
 /**
- * The commits of an S3 export, uploaded as they happen: `afterCommit` (Checkpoints' hook) puts a
+ * The commits of an S3 export, uploaded as they happen: `afterCommit` (Manifests' hook) puts a
  * commit's files, then its commit-log fragment (never another writer's key), then deletes the
  * files here (the work folder holds only what is in flight); the lake's identity goes up before
  * the first. `fetchCommitted` brings a committed file back for a reader (a snapshot's default
@@ -197,7 +195,7 @@ export const remoteCommits = (url: string, workDir: string, writer: string, endp
       yield* Effect.promise(() => Promise.all(paths.map((p) => rm(join(workDir, p), { force: true }))))
       // a long run (a follow) reads its log back every so often, and checkpoints it
       if (written.filter((w) => w.dataset === added.dataset).length % CHECKPOINT_AFTER === 0) yield* readBack(added.dataset)
-    }).pipe(Effect.mapError((e) => new CheckpointError({ message: e.message })))
+    }).pipe(Effect.mapError((e) => new ManifestError({ message: e.message })))
   /** Reads `dataset`'s log back: every commit of this run must have been taken; a log grown long is checkpointed. */
   const readBack = (dataset: string) =>
     Effect.gen(function* () {
@@ -208,14 +206,14 @@ export const remoteCommits = (url: string, workDir: string, writer: string, endp
         })
       yield* checkpointLog(s3, loc, dataset, read)
     })
-  /** A committed file of the remote lake, brought to the local file `to` (Checkpoints' withCommittedFiles). */
+  /** A committed file of the remote lake, brought to the local file `to` (Manifests' withCommittedFiles). */
   const fetchCommitted = (dataset: string, path: string, to: string) =>
     Effect.gen(function* () {
       // the path comes from a remote manifest: it must stay inside its dataset's folder
       if (pathInside(join(workDir, dataset), path) === undefined)
         return yield* new StorageError({ message: `${dataset}/${path} leaves its folder: refusing to read it` })
       yield* downloadFile(s3, loc, `${dataset}/${path}`, to)
-    }).pipe(Effect.mapError((e) => new CheckpointError({ message: e.message })))
+    }).pipe(Effect.mapError((e) => new ManifestError({ message: e.message })))
   /**
    * `also`: files of the work folder to upload too (the run report), since the folder goes with
    * the run. Reads each dataset's log back (every commit must have been taken), and checkpoints

@@ -1,5 +1,5 @@
 /**
- * Checkpoints: one manifest per dataset (`OUT/<dataset>/_manifest.json`) listing every committed
+ * Manifests: one manifest per dataset (`OUT/<dataset>/_manifest.json`) listing every committed
  * file with rows, bytes, sha256 and its height or position range, and every committed snapshot.
  *
  * The commit protocol, safe for several writers (processes, hosts on a shared folder) at once:
@@ -51,7 +51,7 @@ import { normalize, subtract, total, type Range } from "./RangeSet.js"
 import { PENDING, snapshotDir, snapshotFile, snapshotHeightOf, STAGING } from "./layout.js"
 import { missingFilesProblem, stagedBy } from "./listed.js"
 
-export class CheckpointError extends Data.TaggedError("CheckpointError")<{ readonly message: string }> {}
+export class ManifestError extends Data.TaggedError("ManifestError")<{ readonly message: string }> {}
 
 /** A manifest write refused because this writer no longer holds the lock, or the manifest changed since it was read: the commit is made again from the start. */
 class Fenced extends Data.TaggedError("Fenced")<{ readonly dataset: string }> {}
@@ -70,7 +70,7 @@ const pauseBeforeRename = () => {
 
 export type { CommittedFile, CommittedSnapshot, LakeIdentity, Manifest }
 
-/** The bytes of retired files a dataset keeps by default, as a multiple of its committed bytes (Checkpoints.vacuum). */
+/** The bytes of retired files a dataset keeps by default, as a multiple of its committed bytes (Manifests.vacuum). */
 export const RETIRED_BUDGET = 4
 
 /** How many of the newest anchors a lake keeps: enough that a pruning indexer still serves one of them. */
@@ -106,7 +106,7 @@ export type CommitOutcome =
       readonly reason: string
     }
 
-export interface CheckpointsService {
+export interface ManifestsService {
   readonly root: string
   /** this writer's name in locks and its staging folder */
   readonly writer: string
@@ -115,32 +115,28 @@ export interface CheckpointsService {
   /** Where to write a file of `dataset` that will be committed as `rel`. */
   readonly staged: (dataset: string, rel: string) => string
   /** Loads (or starts) a dataset's manifest and finishes a commit a killed writer left half done. */
-  readonly open: (dataset: string, unit: Manifest["unit"], columns: ReadonlyArray<Column>) => Effect.Effect<Manifest, CheckpointError>
+  readonly open: (dataset: string, unit: Manifest["unit"], columns: ReadonlyArray<Column>) => Effect.Effect<Manifest, ManifestError>
   /** The manifest as it is on disk now, or undefined. */
-  readonly get: (dataset: string) => Effect.Effect<Manifest | undefined, CheckpointError>
+  readonly get: (dataset: string) => Effect.Effect<Manifest | undefined, ManifestError>
   /** Commits staged files and the range they complete, unless another writer committed part of that range. */
-  readonly commitFiles: (
-    dataset: string,
-    files: ReadonlyArray<CommittedFile>,
-    range?: Range
-  ) => Effect.Effect<CommitOutcome, CheckpointError>
+  readonly commitFiles: (dataset: string, files: ReadonlyArray<CommittedFile>, range?: Range) => Effect.Effect<CommitOutcome, ManifestError>
   /** Commits a snapshot's staged files, unless another writer committed one of its lists at that height. */
   readonly commitSnapshot: (
     dataset: string,
     files: ReadonlyArray<CommittedFile>,
     snapshot: CommittedSnapshot
-  ) => Effect.Effect<CommitOutcome, CheckpointError>
+  ) => Effect.Effect<CommitOutcome, ManifestError>
   /** The chain this lake holds, or undefined for a lake that never recorded one. */
-  readonly identity: Effect.Effect<LakeIdentity | undefined, CheckpointError>
+  readonly identity: Effect.Effect<LakeIdentity | undefined, ManifestError>
   /** Records the lake's chain and one more anchor (a height and its block hash). */
   readonly recordIdentity: (
     chainId: string,
     anchor: { readonly height: number; readonly hash: string }
-  ) => Effect.Effect<void, CheckpointError>
+  ) => Effect.Effect<void, ManifestError>
   /** Changes the lake's identity (a rollback's intent and log) under its lock; `change` gets it as it is on disk, and may refuse (nothing is written then). */
   readonly updateIdentity: (
-    change: (prior: LakeIdentity | undefined) => LakeIdentity | CheckpointError
-  ) => Effect.Effect<LakeIdentity, CheckpointError>
+    change: (prior: LakeIdentity | undefined) => LakeIdentity | ManifestError
+  ) => Effect.Effect<LakeIdentity, ManifestError>
   /**
    * Swaps `replaced` (committed files of one partition) for `files` (staged, holding exactly their
    * rows) in one commit, unless another writer changed or replaced one of them first. The
@@ -150,7 +146,7 @@ export interface CheckpointsService {
     dataset: string,
     replaced: ReadonlyArray<CommittedFile>,
     files: ReadonlyArray<CommittedFile>
-  ) => Effect.Effect<CommitOutcome, CheckpointError>
+  ) => Effect.Effect<CommitOutcome, ManifestError>
   /**
    * A rollback's commit (src/engine/rollback.ts): swaps `replaced` for `files` (staged cut-down
    * copies) as a compaction does, and sets the dataset's committed ranges and snapshots to
@@ -162,15 +158,15 @@ export interface CheckpointsService {
     replaced: ReadonlyArray<CommittedFile>,
     files: ReadonlyArray<CommittedFile>,
     kept: Pick<Manifest, "committed" | "snapshots">
-  ) => Effect.Effect<CommitOutcome, CheckpointError>
+  ) => Effect.Effect<CommitOutcome, ManifestError>
   /**
    * Finishes what killed writers left of `dataset` (as `open` does), deletes the files retired more
    * than `graceMs` ago, and the oldest retired files beyond `maxRetiredBytes` (default:
    * RETIRED_BUDGET times the bytes of the dataset's committed files), then drops them from the manifest. Returns their paths.
    */
-  readonly vacuum: (dataset: string, graceMs: number, maxRetiredBytes?: number) => Effect.Effect<ReadonlyArray<string>, CheckpointError>
+  readonly vacuum: (dataset: string, graceMs: number, maxRetiredBytes?: number) => Effect.Effect<ReadonlyArray<string>, ManifestError>
   /** Keeps the `keep` newest snapshots: drops the others from the manifest, then deletes their files. Returns the heights dropped. */
-  readonly pruneSnapshots: (dataset: string, keep: number) => Effect.Effect<ReadonlyArray<number>, CheckpointError>
+  readonly pruneSnapshots: (dataset: string, keep: number) => Effect.Effect<ReadonlyArray<number>, ManifestError>
   /**
    * Runs `use` over every committed file of `dataset`, given as local paths: the files in the lake
    * folder all in one call; each file that lives elsewhere (an S3 export's, brought by
@@ -180,10 +176,10 @@ export interface CheckpointsService {
   readonly withCommittedFiles: <A, E>(
     dataset: string,
     use: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<A>, E>
-  ) => Effect.Effect<Array<A>, E | CheckpointError>
+  ) => Effect.Effect<Array<A>, E | ManifestError>
 }
 
-export class Checkpoints extends Context.Tag("chain-lake/Checkpoints")<Checkpoints, CheckpointsService>() {}
+export class Manifests extends Context.Tag("chain-lake/Manifests")<Manifests, ManifestsService>() {}
 
 const LOCK = "_manifest.lock"
 /** The lock file in each dataset's folder that every change of its manifest holds (a reader that must not see a commit halfway may take it too). */
@@ -217,7 +213,7 @@ const exists = (path: string) =>
     () => false
   )
 
-export interface CheckpointsOptions {
+export interface ManifestsOptions {
   /** the committed files live elsewhere (an S3 export's work folder mirrors only the manifests): a listed file missing here is not a loss */
   readonly filesElsewhere?: boolean
   /**
@@ -225,9 +221,9 @@ export interface CheckpointsOptions {
    * manifest's format, holding only the new files, range and snapshot lists): an S3 export uploads
    * it there, so the remote lake grows commit by commit. A failure fails the commit's run.
    */
-  readonly afterCommit?: (added: Manifest) => Effect.Effect<void, CheckpointError>
+  readonly afterCommit?: (added: Manifest) => Effect.Effect<void, ManifestError>
   /** Brings a committed file that is not here (`path` in `dataset`'s folder of the remote lake) to the local file `to` (withCommittedFiles). */
-  readonly fetchCommitted?: (dataset: string, path: string, to: string) => Effect.Effect<void, CheckpointError>
+  readonly fetchCommitted?: (dataset: string, path: string, to: string) => Effect.Effect<void, ManifestError>
 }
 
 /** What a commit added, in the manifest's format (an S3 commit-log fragment): `m`'s header with only the new parts. */
@@ -242,7 +238,7 @@ const fragment = (m: Manifest, added: Pick<Manifest, "files" | "committed" | "sn
 /** Where a writer whose staging folder is `staging` writes a file of `dataset` to be committed as `rel`. */
 export const stagedPath = (staging: string, dataset: string, rel: string) => join(staging, dataset, rel) + PENDING
 
-export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) =>
+export const makeManifests = (root: string, options: ManifestsOptions = {}) =>
   Effect.gen(function* () {
     const writer = newWriterId()
     const staging = join(root, STAGING, writer)
@@ -254,7 +250,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
     })
     // fibers of this process queue here; processes queue on the lock file
     const local = yield* Effect.makeSemaphore(1)
-    const fail = (e: unknown) => new CheckpointError({ message: (e as Error).message })
+    const fail = (e: unknown) => new ManifestError({ message: (e as Error).message })
     const staged = (dataset: string, rel: string) => stagedPath(staging, dataset, rel)
     /** Runs `self` holding the lock file `path` (its folder made first). */
     const holding = <A, E extends { readonly _tag: string }>(path: string, self: Effect.Effect<A, E>) =>
@@ -265,7 +261,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
           () =>
             withLockFile(path, writer, self).pipe(
               Effect.mapError((e: E | LockError) =>
-                e._tag === "LockError" ? new CheckpointError({ message: (e as LockError).message }) : (e as E)
+                e._tag === "LockError" ? new ManifestError({ message: (e as LockError).message }) : (e as E)
               )
             )
         )
@@ -296,12 +292,12 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
      * from the manifest on disk: it finds what the other writer committed, and gives way or adds
      * to it. After FENCED_RETRIES it fails, in one line.
      */
-    const locked = <A>(dataset: string, self: Effect.Effect<A, CheckpointError | Fenced>) =>
+    const locked = <A>(dataset: string, self: Effect.Effect<A, ManifestError | Fenced>) =>
       holding(lockPath(dataset), Effect.zipRight(fenceOthers(dataset), self)).pipe(
         Effect.retry({ times: FENCED_RETRIES, while: (e) => e._tag === "Fenced" }),
         Effect.catchTag("Fenced", () =>
           Effect.fail(
-            new CheckpointError({
+            new ManifestError({
               message: `${dataset}: another writer took this writer's lock ${FENCED_RETRIES + 1} times before it could commit (this process was stopped or too slow past the lock's lease); nothing of it was committed: run it again`
             })
           )
@@ -401,7 +397,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
           return { manifest: found?.value, basis: found ? { stamp: found.stamp, version: found.value.version ?? 0 } : NO_MANIFEST }
         },
         catch: (e) =>
-          new CheckpointError({
+          new ManifestError({
             message: `cannot read the manifest of ${dataset}: ${e instanceof Damaged ? `${manifestPath(dataset)} is damaged at ${e.issue}` : (e as Error).message}`
           })
       })
@@ -410,7 +406,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
       Effect.flatMap(readAt(dataset), (r) =>
         r.manifest
           ? Effect.succeed({ m: r.manifest, basis: r.basis })
-          : Effect.fail(new CheckpointError({ message: `${dataset} was not opened` }))
+          : Effect.fail(new ManifestError({ message: `${dataset} was not opened` }))
       )
 
     /** Moves staged files into place (step 4). */
@@ -427,8 +423,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
           }
         },
         // Stryker disable next-line ArrowFunction,ObjectLiteral,StringLiteral: a rename into the lake failing is not provoked by any test
-        catch: (e) =>
-          new CheckpointError({ message: `could not move committed files into ${join(root, dataset)}: ${(e as Error).message}` })
+        catch: (e) => new ManifestError({ message: `could not move committed files into ${join(root, dataset)}: ${(e as Error).message}` })
       })
     /**
      * The first file of a commit whose place already holds a file the manifest does not list: the
@@ -456,11 +451,11 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
           const sizes = await Promise.all(m.files.map((f) => stat(join(root, dataset, f.path)).then((i) => i.size)))
           const bad = m.files.findIndex((f, i) => sizes[i] !== f.bytes)
           if (bad >= 0)
-            throw new CheckpointError({
+            throw new ManifestError({
               message: `${join(root, dataset, m.files[bad].path)} is ${sizes[bad]} bytes, but ${dataset}/${MANIFEST_FILE} lists it at ${m.files[bad].bytes}: the committed file was damaged (cut short or overwritten); restore it from a copy, or export into a new --out (chain-lake verify checks every file)`
             })
         },
-        catch: (e) => (e instanceof CheckpointError ? e : fail(e))
+        catch: (e) => (e instanceof ManifestError ? e : fail(e))
       })
     const drop = (dataset: string, files: ReadonlyArray<CommittedFile>) =>
       // Stryker disable next-line ObjectLiteral,BooleanLiteral: the staged files it drops exist
@@ -495,7 +490,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             const found = await Promise.all(candidates.map(exists))
             const from = candidates.find((_, i) => found[i])
             if (!from)
-              throw new CheckpointError({
+              throw new ManifestError({
                 message: `${join(root, dataset, f.path)} is listed in ${dataset}/_manifest.json but missing: the lake lost a committed file; restore it from a copy, or export into a new --out`
               })
             // Stryker disable next-line ObjectLiteral,BooleanLiteral: the dataset folder exists; only the last level may be missing
@@ -534,7 +529,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             if (rel === `${MANIFEST_FILE}.tmp` || rel.endsWith(".parquet.pending") || rel.endsWith(".parquet.tmp"))
               await rm(join(root, dataset, rel), { force: true })
         },
-        catch: (e) => (e instanceof CheckpointError ? e : fail(e))
+        catch: (e) => (e instanceof ManifestError ? e : fail(e))
       })
 
     /** A folder with Parquet files and no manifest: its manifest was lost, and nothing says which files are committed. */
@@ -546,7 +541,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
           return parquet.length === 0
             ? Effect.void
             : Effect.fail(
-                new CheckpointError({
+                new ManifestError({
                   message: `${join(root, dataset)} holds ${parquet.length} Parquet file(s) but no _manifest.json, so nothing says which are committed: restore the manifest, move the folder away, or export into a new --out (nothing was deleted)`
                 })
               )
@@ -556,17 +551,17 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
     const readIdentity = Effect.tryPromise({
       try: () => readJson(join(root, IDENTITY_FILE), LakeIdentity),
       catch: (e) =>
-        new CheckpointError({
+        new ManifestError({
           message: `cannot read ${join(root, IDENTITY_FILE)}: ${e instanceof Damaged ? `damaged at ${e.issue}` : (e as Error).message}; restore it, or export into a new --out`
         })
     })
 
-    const updateIdentity = (change: (prior: LakeIdentity | undefined) => LakeIdentity | CheckpointError) =>
+    const updateIdentity = (change: (prior: LakeIdentity | undefined) => LakeIdentity | ManifestError) =>
       holding(
         join(root, "_lake.lock"),
         Effect.gen(function* () {
           const identity = change(yield* readIdentity)
-          if (identity instanceof CheckpointError) return yield* identity
+          if (identity instanceof ManifestError) return yield* identity
           yield* writeJson(join(root, IDENTITY_FILE), join(root, `${IDENTITY_FILE}.${writer}.tmp`), identity)
           return identity
         })
@@ -626,7 +621,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             await rm(intent, { force: true })
           },
           catch: (e) =>
-            new CheckpointError({
+            new ManifestError({
               message: `could not move replaced files of ${dataset} out of its folder: ${(e as Error).message} (the next run finishes it)`
             })
         })
@@ -634,7 +629,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
         return { committed: true } as const
       })
 
-    const service: CheckpointsService = {
+    const service: ManifestsService = {
       root,
       identity: readIdentity,
       // the chain is checked under the lock: two writers of different chains into a new lake cannot both anchor
@@ -642,7 +637,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
         Effect.asVoid(
           updateIdentity((prior) =>
             prior && prior.chain_id !== chainId
-              ? new CheckpointError({ message: `${root} holds chain ${prior.chain_id}, not ${chainId}` })
+              ? new ManifestError({ message: `${root} holds chain ${prior.chain_id}, not ${chainId}` })
               : {
                   ...(prior ?? { format_version: 1, chain_id: chainId }),
                   anchors: keptAnchors([...(prior?.anchors ?? []).filter((a) => a.height !== anchor.height), anchor])
@@ -663,7 +658,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
           // a listed file not here is an unfinished commit (or a lost file): its rows are not left out
           const missing = files.filter((_, i) => !present[i]).map((f) => f.path)
           if (!fetch && missing.length > 0)
-            return yield* new CheckpointError({
+            return yield* new ManifestError({
               message: missingFilesProblem(
                 dataset,
                 missing.length,
@@ -693,7 +688,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
           Effect.gen(function* () {
             const { manifest: existing, basis } = yield* readAt(dataset)
             if (existing && existing.unit !== unit)
-              return yield* new CheckpointError({ message: `${dataset}/_manifest.json was written for unit ${existing.unit}, not ${unit}` })
+              return yield* new ManifestError({ message: `${dataset}/_manifest.json was written for unit ${existing.unit}, not ${unit}` })
             if (!existing) yield* refuseOrphans(dataset)
             const manifest: Manifest = existing ?? {
               dataset,
@@ -727,7 +722,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
             const clash = yield* inTheWay(dataset, m, files)
             if (clash) {
               yield* drop(dataset, files)
-              return yield* new CheckpointError({ message: inTheWayProblem(dataset, clash) })
+              return yield* new ManifestError({ message: inTheWayProblem(dataset, clash) })
             }
             const paths = new Set(files.map((f) => f.path))
             const next: Manifest = {
@@ -865,7 +860,7 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
               // Stryker disable next-line ObjectLiteral,BooleanLiteral: a retired file already gone is the only case force covers
               try: () => Promise.all(expired.map((r) => rm(retiredPath(root, dataset, r.path), { force: true }))),
               // Stryker disable next-line ArrowFunction,ObjectLiteral,StringLiteral: a delete failing is not provoked by any test
-              catch: (e) => new CheckpointError({ message: `could not delete retired files of ${dataset}: ${(e as Error).message}` })
+              catch: (e) => new ManifestError({ message: `could not delete retired files of ${dataset}: ${(e as Error).message}` })
             })
             const gone = new Set(expired.map((r) => r.path))
             yield* write({ ...m, retired: (m.retired ?? []).filter((r) => !gone.has(r.path)) }, basis)
@@ -913,5 +908,4 @@ export const makeCheckpoints = (root: string, options: CheckpointsOptions = {}) 
     return service
   })
 
-export const layerCheckpoints = (root: string, options: CheckpointsOptions = {}) =>
-  Layer.scoped(Checkpoints, makeCheckpoints(root, options))
+export const layerManifests = (root: string, options: ManifestsOptions = {}) => Layer.scoped(Manifests, makeManifests(root, options))

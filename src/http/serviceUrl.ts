@@ -12,7 +12,7 @@ import { redact, redactUrl, rememberSecret, rememberUrlSecrets } from "../secret
 /** redaction lives in secrets/redact.ts; these stay importable from here, where credentials are parsed */
 export { redact, redactUrl }
 
-export interface ServiceEndpoint {
+export interface ServiceUrl {
   /** origin and path, no credentials and no query: what clients build URLs on and messages show */
   readonly baseUrl: string
   /** sent with every request: basic auth from the URL, then the user's headers */
@@ -22,7 +22,7 @@ export interface ServiceEndpoint {
 }
 
 /** An endpoint with no credentials (the embedded devnet, tests). */
-export const plainEndpoint = (baseUrl: string): ServiceEndpoint => ({ baseUrl: baseUrl.replace(/\/+$/, ""), headers: {}, query: [] })
+export const plainServiceUrl = (baseUrl: string): ServiceUrl => ({ baseUrl: baseUrl.replace(/\/+$/, ""), headers: {}, query: [] })
 
 /** Whether a header name is a token (RFC 9110), so a typo like "Authorization Bearer x" is caught. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
@@ -51,7 +51,7 @@ export const parseHeaderLines = (lines: ReadonlyArray<string>): Either.Either<Re
  * (a header the user gives by name wins); the query is kept for every request. The message on
  * failure never repeats the URL's credentials.
  */
-export const parseEndpoint = (raw: string, headers: Readonly<Record<string, string>> = {}): Either.Either<ServiceEndpoint, string> => {
+export const parseServiceUrl = (raw: string, headers: Readonly<Record<string, string>> = {}): Either.Either<ServiceUrl, string> => {
   let url: URL
   try {
     url = new URL(raw)
@@ -78,7 +78,7 @@ export const parseEndpoint = (raw: string, headers: Readonly<Record<string, stri
  * Remembers (for `redact`) the credentials of `endpoint`: its header values (and the token of
  * "Bearer xyz" / "Basic xyz") and query values, and those of the URL as typed.
  */
-export const rememberSecrets = (endpoint: ServiceEndpoint, rawUrl?: string): void => {
+export const rememberSecrets = (endpoint: ServiceUrl, rawUrl?: string): void => {
   if (rawUrl !== undefined) rememberUrlSecrets(rawUrl)
   for (const value of Object.values(endpoint.headers)) rememberHeaderValue(value)
   for (const [, value] of endpoint.query) rememberSecret(value)
@@ -111,18 +111,18 @@ export const HEADERS_ENV: Readonly<Record<Service, string>> = { indexer: "CHAIN_
  * The endpoint of `service` at `raw`, with its headers from the environment and then `headerLines`
  * (flags); its credentials are remembered for `redact`. A mistake names the flag to fix.
  */
-export const serviceEndpointFrom = (
+export const serviceUrlFrom = (
   service: Service,
   raw: string,
   headerLines: ReadonlyArray<string> = []
-): Either.Either<ServiceEndpoint, string> => {
+): Either.Either<ServiceUrl, string> => {
   const lines = [process.env[HEADERS_ENV[service]] ?? "", ...headerLines]
   // remembered before they are checked: a message refusing them must not carry them either
   rememberUrlSecrets(raw)
   rememberHeaderLines(lines)
   const headers = parseHeaderLines(lines)
   if (Either.isLeft(headers)) return Either.left(`${service} headers: ${headers.left}`)
-  const endpoint = parseEndpoint(raw, headers.right)
+  const endpoint = parseServiceUrl(raw, headers.right)
   if (Either.isLeft(endpoint)) return Either.left(`--${service}-url ${endpoint.left}`)
   rememberSecrets(endpoint.right, raw)
   return endpoint

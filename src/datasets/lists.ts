@@ -6,14 +6,14 @@
  */
 import { Schema } from "effect"
 import { compileValidator } from "../schema/fastValidate.js"
-import type { AppendSource } from "../engine/Dataset.js"
+import type { AppendList } from "../engine/Dataset.js"
 import type { ListRef } from "../engine/Source.js"
 import * as S from "../indexer/schemas.js"
 import { keccak256Hex } from "../evm/keccak.js"
 
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
-export const blocksSource: AppendSource<S.Block> = {
+export const blocksList: AppendList<S.Block> = {
   id: "blocks",
   endpoint: "blocks",
   path: "/indexer/block/v1/blocks",
@@ -26,7 +26,7 @@ export const blocksSource: AppendSource<S.Block> = {
   chainIdOf: (b: S.Block) => b.chain_id
 }
 
-export const txsSource: AppendSource<S.Tx> = {
+export const txsList: AppendList<S.Tx> = {
   id: "txs",
   endpoint: "txs",
   path: "/indexer/tx/v1/txs",
@@ -38,7 +38,7 @@ export const txsSource: AppendSource<S.Tx> = {
   identityOf: (t: S.Tx) => t.txhash
 }
 
-export const evmTxsSource: AppendSource<S.EvmTx> = {
+export const evmTxsList: AppendList<S.EvmTx> = {
   id: "evm-txs",
   endpoint: "evm-txs",
   path: "/indexer/tx/v1/evm-txs",
@@ -82,7 +82,7 @@ export const syntheticTxHash = (cosmosTxHash: string): string => {
   return "0x" + keccak256Hex(rlp)
 }
 
-export const internalTxsSource: AppendSource<S.EvmInternalTx> = {
+export const internalTxsList: AppendList<S.EvmInternalTx> = {
   id: "evm-internal-txs",
   endpoint: "evm-internal-txs",
   path: "/indexer/tx/v1/evm-internal-txs",

@@ -1,5 +1,5 @@
 /**
- * Checkpoints, the manifest half of the commit protocol, on a real folder: what open starts and
+ * Manifests, the manifest half of the commit protocol, on a real folder: what open starts and
  * clears, how commits add files and ranges, how snapshots merge and are pruned, and that the
  * manifest on disk (what the next process reads) always says what the calls committed.
  */
@@ -10,20 +10,20 @@ import { hostname } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import {
-  Checkpoints,
-  layerCheckpoints,
-  makeCheckpoints,
+  Manifests,
+  layerManifests,
+  makeManifests,
   retiredPath,
-  type CheckpointsService,
+  type ManifestsService,
   type CommittedFile,
   type CommittedSnapshot
-} from "../src/lake/Checkpoints.js"
+} from "../src/lake/Manifests.js"
 import type { Column } from "../src/lake/columns.js"
 import { commitFiles, olderColumnsNotice } from "../src/engine/commit.js"
 import { filesUnder } from "./support/lake.js"
 import { tempDirs } from "./support/tmp.js"
 
-const temp = tempDirs("chain-lake-checkpoints-")
+const temp = tempDirs("chain-lake-manifests-")
 afterAll(() => temp.removeAll())
 
 const columns: ReadonlyArray<Column> = [
@@ -31,8 +31,8 @@ const columns: ReadonlyArray<Column> = [
   { name: "hash", type: "VARCHAR", description: "block hash" }
 ]
 
-const run = <A, E>(root: string, program: Effect.Effect<A, E, Checkpoints>) =>
-  Effect.runPromise(program.pipe(Effect.provide(layerCheckpoints(root))))
+const run = <A, E>(root: string, program: Effect.Effect<A, E, Manifests>) =>
+  Effect.runPromise(program.pipe(Effect.provide(layerManifests(root))))
 const onDisk = (root: string, dataset: string) => JSON.parse(readFileSync(join(root, dataset, "_manifest.json"), "utf8"))
 const file = (path: string, range?: readonly [number, number]): CommittedFile => ({
   path,
@@ -49,7 +49,7 @@ const touch = (root: string, rel: string) => {
   writeFileSync(join(root, rel), "x")
 }
 /** Files as a writer stages them before a commit (in its staging folder), of the size `file` lists them at (open checks it). */
-const stage = (c: CheckpointsService, dataset: string, files: Array<CommittedFile>) => {
+const stage = (c: ManifestsService, dataset: string, files: Array<CommittedFile>) => {
   for (const f of files) {
     mkdirSync(join(c.staged(dataset, f.path), ".."), { recursive: true })
     writeFileSync(c.staged(dataset, f.path), `rows of ${f.path}`)
@@ -68,12 +68,12 @@ const snapshot = (height: number, lists: Array<string>, consistency: "exact" | "
   lists
 })
 
-describe("Checkpoints", () => {
+describe("Manifests", () => {
   it("open starts an empty manifest with the columns, and a later open reads it back", async () => {
     const root = temp.make()
     const m = await run(
       root,
-      Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))
+      Effect.flatMap(Manifests, (c) => c.open("blocks", "height", columns))
     )
     expect(m).toEqual({
       dataset: "blocks",
@@ -91,13 +91,13 @@ describe("Checkpoints", () => {
     expect(onDisk(root, "blocks")).toEqual(m)
     const got = await run(
       root,
-      Effect.flatMap(Checkpoints, (c) => c.get("blocks"))
+      Effect.flatMap(Manifests, (c) => c.get("blocks"))
     )
     expect(got).toEqual(m)
     expect(
       await run(
         root,
-        Effect.flatMap(Checkpoints, (c) => c.get("txs"))
+        Effect.flatMap(Manifests, (c) => c.get("txs"))
       )
     ).toBeUndefined()
   })
@@ -107,7 +107,7 @@ describe("Checkpoints", () => {
     await run(
       root,
       Effect.gen(function* () {
-        const c = yield* Checkpoints
+        const c = yield* Manifests
         yield* c.open("blocks", "height", columns)
         yield* c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/a.parquet", [1, 11])]), [1, 11])
         yield* c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/c.parquet", [21, 31])]), [21, 31])
@@ -125,7 +125,7 @@ describe("Checkpoints", () => {
     // a new process sees the same
     const again = await run(
       root,
-      Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))
+      Effect.flatMap(Manifests, (c) => c.open("blocks", "height", columns))
     )
     expect(again).toEqual(m)
   })
@@ -136,7 +136,7 @@ describe("Checkpoints", () => {
     const outcome = await run(
       root,
       Effect.gen(function* () {
-        const c = yield* Checkpoints
+        const c = yield* Manifests
         yield* c.open("blocks", "height", columns)
         yield* c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/a.parquet", [1, 11])]), [1, 11])
         writeFileSync(theirs, "the user's own bytes")
@@ -160,7 +160,7 @@ describe("Checkpoints", () => {
     await run(
       root,
       Effect.gen(function* () {
-        const c = yield* Checkpoints
+        const c = yield* Manifests
         yield* c.open("blocks", "height", columns)
         yield* c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/a.parquet", [1, 11])]), [1, 11])
       })
@@ -168,7 +168,7 @@ describe("Checkpoints", () => {
     const path = join(root, "blocks", "height_bucket=0", "a.parquet")
     const listed = file("height_bucket=0/a.parquet").bytes
     writeFileSync(path, "cut")
-    const damaged = await run(root, Effect.either(Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))))
+    const damaged = await run(root, Effect.either(Effect.flatMap(Manifests, (c) => c.open("blocks", "height", columns))))
     expect(Either.isLeft(damaged) && damaged.left.message).toBe(
       `${path} is 3 bytes, but blocks/_manifest.json lists it at ${listed}: the committed file was damaged (cut short or overwritten); restore it from a copy, or export into a new --out (chain-lake verify checks every file)`
     )
@@ -179,7 +179,7 @@ describe("Checkpoints", () => {
     await run(
       root,
       Effect.gen(function* () {
-        const c = yield* Checkpoints
+        const c = yield* Manifests
         yield* c.open("txs", "position", columns)
         yield* c.commitFiles("txs", stage(c, "txs", [file("height_bucket=0/kept.parquet", [0, 10])]), [0, 10])
       })
@@ -194,7 +194,7 @@ describe("Checkpoints", () => {
       touch(join(root, "txs"), rel)
     await run(
       root,
-      Effect.flatMap(Checkpoints, (c) => c.open("txs", "position", columns))
+      Effect.flatMap(Manifests, (c) => c.open("txs", "position", columns))
     )
     expect(filesUnder(join(root, "txs")).sort()).toEqual([
       "_manifest.json",
@@ -214,7 +214,7 @@ describe("Checkpoints", () => {
     for (const w of [gone, live]) touch(join(root, ".chain-lake", "tmp", w), "duckdb_temp_block-1.block")
     await run(
       root,
-      Effect.flatMap(Checkpoints, (c) => c.get("blocks"))
+      Effect.flatMap(Manifests, (c) => c.get("blocks"))
     )
     expect(filesUnder(join(root, ".chain-lake", "tmp"))).toEqual([`${live}/duckdb_temp_block-1.block`])
   })
@@ -222,7 +222,7 @@ describe("Checkpoints", () => {
   it("a folder with Parquet files and no manifest (lost) is refused, and nothing in it is deleted", async () => {
     const root = temp.make()
     touch(join(root, "blocks"), "height_bucket=0/part-h1-11-0.parquet")
-    const refused = await run(root, Effect.either(Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))))
+    const refused = await run(root, Effect.either(Effect.flatMap(Manifests, (c) => c.open("blocks", "height", columns))))
     expect(Either.isLeft(refused) && refused.left.message).toBe(
       `${join(root, "blocks")} holds 1 Parquet file(s) but no _manifest.json, so nothing says which are committed: restore the manifest, move the folder away, or export into a new --out (nothing was deleted)`
     )
@@ -233,7 +233,7 @@ describe("Checkpoints", () => {
     const root = temp.make()
     await run(
       root,
-      Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))
+      Effect.flatMap(Manifests, (c) => c.open("blocks", "height", columns))
     )
     // a writer of this host whose process is gone, killed between steps 3 and 4 of the protocol
     const gone = spawnSync(process.execPath, ["-e", "0"]).pid
@@ -247,14 +247,14 @@ describe("Checkpoints", () => {
     )
     await run(
       root,
-      Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))
+      Effect.flatMap(Manifests, (c) => c.open("blocks", "height", columns))
     )
     expect(filesUnder(join(root, "blocks")).sort()).toEqual(["_manifest.json", "height_bucket=0/a.parquet"])
     // the dead writer's staging folder is gone with what it never committed
     expect(existsSync(join(root, ".chain-lake", "staging", writer))).toBe(false)
     // a listed file that is nowhere: the lake lost it
     rmSync(join(root, "blocks", "height_bucket=0", "a.parquet"))
-    const lost = await run(root, Effect.either(Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))))
+    const lost = await run(root, Effect.either(Effect.flatMap(Manifests, (c) => c.open("blocks", "height", columns))))
     expect(Either.isLeft(lost) && lost.left.message).toMatch(
       /height_bucket=0\/a\.parquet is listed in blocks\/_manifest\.json but missing: the lake lost a committed file/
     )
@@ -264,8 +264,8 @@ describe("Checkpoints", () => {
     const root = temp.make()
     const outcome = await Effect.runPromise(
       Effect.gen(function* () {
-        const a = yield* makeCheckpoints(root)
-        const b = yield* makeCheckpoints(root)
+        const a = yield* makeManifests(root)
+        const b = yield* makeManifests(root)
         yield* a.open("blocks", "height", columns)
         yield* b.open("blocks", "height", columns)
         expect(a.writer).not.toBe(b.writer)
@@ -290,8 +290,8 @@ describe("Checkpoints", () => {
     // snapshots: a list committed first wins; another list gets its own part number
     const snapshots = await Effect.runPromise(
       Effect.gen(function* () {
-        const a = yield* makeCheckpoints(root)
-        const b = yield* makeCheckpoints(root)
+        const a = yield* makeManifests(root)
+        const b = yield* makeManifests(root)
         yield* a.open("holders", "snapshot", columns)
         yield* a.commitSnapshot("holders", stage(a, "holders", [file("snapshot_height=5/part-0.parquet")]), snapshot(5, ["uinit"]))
         const same = yield* b.commitSnapshot(
@@ -324,32 +324,32 @@ describe("Checkpoints", () => {
     const root = temp.make()
     await run(
       root,
-      Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))
+      Effect.flatMap(Manifests, (c) => c.open("blocks", "height", columns))
     )
-    const wrong = await run(root, Effect.either(Effect.flatMap(Checkpoints, (c) => c.open("blocks", "position", columns))))
+    const wrong = await run(root, Effect.either(Effect.flatMap(Manifests, (c) => c.open("blocks", "position", columns))))
     expect(Either.isLeft(wrong) && wrong.left.message).toBe("blocks/_manifest.json was written for unit height, not position")
     writeFileSync(join(root, "blocks", "_manifest.json"), "{ not json")
-    const broken = await run(root, Effect.either(Effect.flatMap(Checkpoints, (c) => c.get("blocks"))))
+    const broken = await run(root, Effect.either(Effect.flatMap(Manifests, (c) => c.get("blocks"))))
     expect(Either.isLeft(broken) && broken.left.message).toMatch(/^cannot read the manifest of blocks: /)
     const unopened = await run(
       temp.make(),
-      Effect.either(Effect.flatMap(Checkpoints, (c) => c.commitFiles("txs", stage(c, "txs", []), [0, 1])))
+      Effect.either(Effect.flatMap(Manifests, (c) => c.commitFiles("txs", stage(c, "txs", []), [0, 1])))
     )
     expect(Either.isLeft(unopened) && unopened.left.message).toBe("txs was not opened")
     const unopenedSnapshot = await run(
       temp.make(),
-      Effect.either(Effect.flatMap(Checkpoints, (c) => c.commitSnapshot("holders", stage(c, "holders", []), snapshot(3, ["a"]))))
+      Effect.either(Effect.flatMap(Manifests, (c) => c.commitSnapshot("holders", stage(c, "holders", []), snapshot(3, ["a"]))))
     )
     expect(Either.isLeft(unopenedSnapshot) && unopenedSnapshot.left.message).toBe("holders was not opened")
     // a manifest that cannot be written (the lake's root is a file) names the reason
     const notAFolder = join(temp.make(), "file")
     writeFileSync(notAFolder, "")
-    const unwritable = await run(notAFolder, Effect.either(Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))))
+    const unwritable = await run(notAFolder, Effect.either(Effect.flatMap(Manifests, (c) => c.open("blocks", "height", columns))))
     expect(Either.isLeft(unwritable) && unwritable.left.message).toMatch(/ENOTDIR/)
     expect(
       await run(
         temp.make(),
-        Effect.flatMap(Checkpoints, (c) => c.pruneSnapshots("holders", 1))
+        Effect.flatMap(Manifests, (c) => c.pruneSnapshots("holders", 1))
       )
     ).toEqual([])
   })
@@ -360,7 +360,7 @@ describe("Checkpoints", () => {
     const dropped = await run(
       root,
       Effect.gen(function* () {
-        const c = yield* Checkpoints
+        const c = yield* Manifests
         yield* c.open("holders", "snapshot", columns)
         yield* c.commitSnapshot("holders", stage(c, "holders", [file(snap(5))]), snapshot(5, ["a"]))
         yield* c.commitSnapshot(
@@ -385,7 +385,7 @@ describe("Checkpoints", () => {
     const merged = await run(
       other,
       Effect.gen(function* () {
-        const c = yield* Checkpoints
+        const c = yield* Manifests
         yield* c.open("holders", "snapshot", columns)
         yield* c.commitSnapshot("holders", stage(c, "holders", [file(snap(5))]), snapshot(5, ["a"]))
         yield* c.commitSnapshot(
@@ -403,7 +403,7 @@ describe("Checkpoints", () => {
       run(
         temp.make(),
         Effect.gen(function* () {
-          const c = yield* Checkpoints
+          const c = yield* Manifests
           yield* c.open("holders", "snapshot", columns)
           yield* c.commitSnapshot("holders", stage(c, "holders", []), snapshot(5, ["a"], first))
           yield* c.commitSnapshot("holders", stage(c, "holders", []), snapshot(5, ["b"], second))
@@ -420,7 +420,7 @@ describe("Checkpoints", () => {
     await run(
       root,
       Effect.gen(function* () {
-        const c = yield* Checkpoints
+        const c = yield* Manifests
         yield* c.open("nft_tokens", "snapshot", columns)
         for (const h of [3, 4, 5]) {
           yield* c.commitSnapshot(
@@ -444,7 +444,7 @@ describe("the lake's identity, compaction's swap, vacuum and reading committed f
     const result = await run(
       root,
       Effect.gen(function* () {
-        const c = yield* Checkpoints
+        const c = yield* Manifests
         const before = yield* c.identity
         for (const h of [50, 10, 90, 20, 80, 30, 70, 40, 60, 100]) yield* c.recordIdentity("chain-a", { height: h, hash: `H${h}` })
         yield* c.recordIdentity("chain-a", { height: 100, hash: "again" })
@@ -462,7 +462,7 @@ describe("the lake's identity, compaction's swap, vacuum and reading committed f
     expect(result.other.message).toBe(`${root} holds chain chain-a, not chain-b`)
     expect(JSON.parse(readFileSync(join(root, "_lake.json"), "utf8"))).toEqual(result.after)
     writeFileSync(join(root, "_lake.json"), JSON.stringify({ format_version: 1, chain_id: 5, anchors: [] }))
-    const damaged = await run(root, Effect.flip(Effect.flatMap(Checkpoints, (c) => c.identity)))
+    const damaged = await run(root, Effect.flip(Effect.flatMap(Manifests, (c) => c.identity)))
     expect(damaged.message).toMatch(
       new RegExp(`^cannot read ${join(root, "_lake.json")}: damaged at .*chain_id.*; restore it, or export into a new --out$`)
     )
@@ -477,7 +477,7 @@ describe("the lake's identity, compaction's swap, vacuum and reading committed f
     const result = await run(
       root,
       Effect.gen(function* () {
-        const c = yield* Checkpoints
+        const c = yield* Manifests
         yield* c.open("blocks", "height", columns)
         yield* c.commitFiles("blocks", stage(c, "blocks", [f("a", "1"), f("b", "2"), f("c", "3")]))
         const merged = f("ab", "4")
@@ -513,7 +513,7 @@ describe("the lake's identity, compaction's swap, vacuum and reading committed f
     const root = temp.make()
     const elsewhere = temp.make()
     const fetched: Array<string> = []
-    const layer = layerCheckpoints(root, {
+    const layer = layerManifests(root, {
       fetchCommitted: (dataset, path, to) =>
         Effect.sync(() => {
           fetched.push(`${dataset}/${path}`)
@@ -522,7 +522,7 @@ describe("the lake's identity, compaction's swap, vacuum and reading committed f
     })
     const result = await Effect.runPromise(
       Effect.gen(function* () {
-        const c = yield* Checkpoints
+        const c = yield* Manifests
         const none = yield* c.withCommittedFiles("blocks", (paths) => Effect.succeed(paths))
         yield* c.open("blocks", "height", columns)
         yield* c.commitFiles("blocks", stage(c, "blocks", [file("a.parquet"), file("b.parquet"), file("c.parquet")]))
@@ -559,7 +559,7 @@ describe("recovery of a compaction cut short", () => {
     await run(
       root,
       Effect.gen(function* () {
-        const c = yield* Checkpoints
+        const c = yield* Manifests
         yield* c.open("blocks", "height", columns)
         yield* c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/c.parquet")]))
       })
@@ -581,7 +581,7 @@ describe("recovery of a compaction cut short", () => {
   const reopen = (root: string) =>
     run(
       root,
-      Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))
+      Effect.flatMap(Manifests, (c) => c.open("blocks", "height", columns))
     )
 
   it("a dead writer's swap before its manifest write: the unlisted files it put in place go, listed ones and paths outside the dataset stay", async () => {
@@ -652,7 +652,7 @@ describe("commit hooks, compaction's checks, vacuum's edges", () => {
   it("afterCommit gets what each commit added, in the manifest's form: files and range, or a snapshot's files and entry", async () => {
     const root = temp.make()
     const added: Array<{ files: Array<string>; committed: unknown; snapshots: Array<number> }> = []
-    const layer = layerCheckpoints(root, {
+    const layer = layerManifests(root, {
       afterCommit: (m) =>
         Effect.sync(
           () =>
@@ -665,7 +665,7 @@ describe("commit hooks, compaction's checks, vacuum's edges", () => {
     })
     await Effect.runPromise(
       Effect.gen(function* () {
-        const c = yield* Checkpoints
+        const c = yield* Manifests
         yield* c.open("blocks", "height", columns)
         yield* c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/a.parquet", [1, 11])]), [1, 11])
         yield* c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/b.parquet")]))
@@ -686,7 +686,7 @@ describe("commit hooks, compaction's checks, vacuum's edges", () => {
     const result = await run(
       root,
       Effect.gen(function* () {
-        const c = yield* Checkpoints
+        const c = yield* Manifests
         yield* c.open("blocks", "height", columns)
         yield* c.commitFiles("blocks", stage(c, "blocks", [f("x"), f("a"), f("b"), f("y")]))
         const swapped = yield* c.commitCompaction("blocks", [f("a"), f("b")], stage(c, "blocks", [f("ab")]))
@@ -720,7 +720,7 @@ describe("commit hooks, compaction's checks, vacuum's edges", () => {
     const result = await run(
       root,
       Effect.gen(function* () {
-        const c = yield* Checkpoints
+        const c = yield* Manifests
         const never = yield* c.vacuum("blocks", 0)
         yield* c.open("blocks", "height", columns)
         yield* c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/c.parquet")]))
@@ -761,7 +761,7 @@ describe("commit hooks, compaction's checks, vacuum's edges", () => {
     const result = await run(
       root,
       Effect.gen(function* () {
-        const c = yield* Checkpoints
+        const c = yield* Manifests
         staging = join(root, ".chain-lake", "staging", c.writer)
         yield* c.open("blocks", "height", columns)
         const nothing = yield* c.withCommittedFiles("blocks", (paths) => Effect.sync(() => (calls++, [...paths])))
@@ -782,7 +782,7 @@ describe("commit hooks, compaction's checks, vacuum's edges", () => {
     expect(calls).toBe(1)
     expect(existsSync(staging)).toBe(false)
     writeFileSync(join(root, "blocks", "_manifest.json"), "{ not json")
-    const damaged = await run(root, Effect.flip(Effect.flatMap(Checkpoints, (c) => c.get("blocks"))))
+    const damaged = await run(root, Effect.flip(Effect.flatMap(Manifests, (c) => c.get("blocks"))))
     expect(damaged.message).toMatch(
       new RegExp(`^cannot read the manifest of blocks: ${join(root, "blocks", "_manifest.json")} is damaged at `)
     )
@@ -795,7 +795,7 @@ describe("a dataset's lock, waited for", () => {
     const root = temp.make()
     await run(
       root,
-      Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))
+      Effect.flatMap(Manifests, (c) => c.open("blocks", "height", columns))
     )
     const lock = join(root, "blocks", "_manifest.lock")
     const host = hostname().replace(/[^0-9A-Za-z.-]/g, "_")
@@ -805,7 +805,7 @@ describe("a dataset's lock, waited for", () => {
       utimesSync(lock, at, at)
       return run(
         root,
-        Effect.flatMap(Checkpoints, (c) => c.open("blocks", "height", columns))
+        Effect.flatMap(Manifests, (c) => c.open("blocks", "height", columns))
       )
     }
     const gone = spawnSync(process.execPath, ["-e", "0"]).pid
@@ -840,7 +840,7 @@ describe("the engine's commit step (src/engine/commit.ts)", () => {
     const outcomes = await run(
       root,
       Effect.gen(function* () {
-        const c = yield* Checkpoints
+        const c = yield* Manifests
         yield* c.open("blocks", "height", columns)
         const unwatched = yield* commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/a.parquet", [0, 10])]), [0, 10])
         const watched = yield* commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/b.parquet", [10, 20])]), [10, 20], (files) =>

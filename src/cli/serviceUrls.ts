@@ -3,13 +3,13 @@
  * (basic auth as `https://user:pass@host`, an API key in the URL's query), `--header "Name:
  * value"` (repeatable) and CHAIN_LAKE_INDEXER_HEADERS / CHAIN_LAKE_ROUTER_HEADERS (one header per
  * line, so that a cron job or a Kubernetes secret keeps keys off the command line). What the
- * commands get is a ServiceEndpoint: a clean base URL to show, and credentials only the
- * transport sees (src/http/endpoint.ts).
+ * commands get is a ServiceUrl: a clean base URL to show, and credentials only the
+ * transport sees (src/http/serviceUrl.ts).
  */
 import { Options } from "@effect/cli"
 import { STATUS_CODES } from "node:http"
 import { Console, Effect, Either, Option } from "effect"
-import { HEADERS_ENV, plainEndpoint, serviceEndpointFrom, type Service, type ServiceEndpoint } from "../http/endpoint.js"
+import { HEADERS_ENV, plainServiceUrl, serviceUrlFrom, type Service, type ServiceUrl } from "../http/serviceUrl.js"
 import { HttpTransport, layerHttpTransport, type TransportFailure } from "../http/transport.js"
 import { UserError } from "./errors.js"
 
@@ -46,7 +46,7 @@ export const headerOption = (service: Service, name = "header") =>
 
 /** The endpoint `raw` names, with the service's headers from the environment and then from flags; a mistake is a usage error. */
 export const serviceEndpoint = (service: Service, raw: string, headerFlags: ReadonlyArray<string> = []) =>
-  Either.match(serviceEndpointFrom(service, raw, headerFlags), {
+  Either.match(serviceUrlFrom(service, raw, headerFlags), {
     onLeft: (message) => Effect.fail(new UserError({ message, exitCode: 2 })),
     onRight: (endpoint) => Effect.succeed(endpoint)
   })
@@ -64,7 +64,7 @@ const answered = (status: number, statusText: string, path: string) =>
  * retry budget: "cannot reach" only when nothing answered; otherwise what it answered. A 5xx or
  * 429 passes (the command's retries deal with them).
  */
-export const preflight = (service: Service, endpoint: ServiceEndpoint, path: string) =>
+export const preflight = (service: Service, endpoint: ServiceUrl, path: string) =>
   Effect.flatMap(HttpTransport, (http) => {
     // the clients' own transport (undici, with the endpoint's credentials): fetch would refuse ports browsers block (6000, 6667, …) as "bad port"
     const signal = AbortSignal.timeout(10_000)
@@ -180,7 +180,7 @@ export const endpointOrDevnet = (
     yield* Console.error(
       `${purpose} the embedded devnet ${service === "indexer" ? `(seed ${devnet.seed}, ${devnet.blocks} blocks) ` : ""}at ${devnetUrl}: simulated data`
     )
-    return plainEndpoint(devnetUrl)
+    return plainServiceUrl(devnetUrl)
   })
 
 /** A checked endpoint, probed (for commands where the URL is required). */
