@@ -718,9 +718,9 @@ describe("option errors", () => {
       { datasets: ["blocks", "nope", "txz"] },
       "unknown dataset nope, txz; known: blocks, txs, evm_txs, evm_logs, evm_internal_txs, token_transfers_evm, token_transfers_cosmos, nft_transfers, nft_collections, nft_tokens, holders"
     ],
-    [{ pageSize: 0 }, "--page-size must be 1..1000 (the indexer's limit), got 0"],
-    [{ pageSize: 1001 }, "--page-size must be 1..1000 (the indexer's limit), got 1001"],
-    [{ pageSize: 2.5 }, "--page-size must be 1..1000 (the indexer's limit), got 2.5"],
+    [{ pageSize: 0 }, "--page-size must be 1..1000 (the source's largest page), got 0"],
+    [{ pageSize: 1001 }, "--page-size must be 1..1000 (the source's largest page), got 1001"],
+    [{ pageSize: 2.5 }, "--page-size must be 1..1000 (the source's largest page), got 2.5"],
     [{ datasets: ["blocks"], fromHeight: 50, toHeight: 10 }, "--from-height 50 is above --to-height 10"]
   ] as Array<[ExportOptions, string]>)("%j fails before writing anything", async (options, message) => {
     const out = dirs.make()

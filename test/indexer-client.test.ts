@@ -9,6 +9,8 @@ import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { layerRequestLimiter } from "../src/http/RequestLimiter.js"
 import { DEFAULT_RETRY, parseRetryAfter, retryDelayMs } from "../src/http/retry.js"
 import { layerHttpTransport } from "../src/http/transport.js"
+import { afterOfKey } from "../src/indexer/cursors.js"
+import { INDEXER } from "../src/indexer/endpoints.js"
 import { IndexerClient, layerIndexerClient } from "../src/indexer/IndexerClient.js"
 
 const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 50, timeoutMs: 1_000, maxRetries: 12 }
@@ -96,6 +98,50 @@ describe("IndexerClient", () => {
     expect(out.holders.holders.length).toBe(3)
     // the name match strips non-alphanumerics, so "../../etc" finds the collection of that name
     expect(out.byName.collections.map((c) => c.collection.name)).toContain("../../etc")
+  })
+
+  it("the endpoint catalogue names each endpoint once, and every list's records key and key style are those of the devnet's answers", async () => {
+    const names = Object.values(INDEXER).map((e) => e.name)
+    expect(new Set(names).size).toBe(names.length)
+    const get = async (path: string, query = "") => {
+      const res = await fetch(`${clean.indexerUrl}${path}?pagination.limit=2&pagination.reverse=false${query}`)
+      expect(res.status, path).toBe(200)
+      return (await res.json()) as Record<string, unknown> & { pagination: { next_key: string | null } }
+    }
+    const firstTx = ((await get(INDEXER.txs.path())).txs as Array<{ txhash: string; height: string }>)[0]
+    const firstEvm = ((await get(INDEXER.evmTxs.path())).txs as Array<{ transactionHash: string; from: string }>)[0]
+    const account = clean.chain.u.accounts[0]
+    const collection = clean.chain.u.collections.find((c) => clean.chain.collectionCreated(c))!
+    const params: { readonly [K in keyof typeof INDEXER]?: ReadonlyArray<string | number> } = {
+      txsByAccount: [account.bech32],
+      txsByHeight: [Number(firstTx.height)],
+      evmTxsByAccount: [firstEvm.from],
+      evmTxsByHeight: [Number(firstTx.height)],
+      internalTxsByAccount: [firstEvm.from],
+      internalTxsByHeight: [Number(firstTx.height)],
+      internalTxsByHash: [firstEvm.transactionHash],
+      collectionsByAccount: [account.evm],
+      collectionsByName: ["LakeFrogs"],
+      tokensByAccount: [account.evm],
+      tokensByCollection: [collection.address],
+      nftTxs: [collection.address, "1"],
+      richList: ["uinit"]
+    }
+    const seen: Array<string> = []
+    for (const [name, e] of Object.entries(INDEXER)) {
+      if (e.kind !== "list") continue
+      const answer = await get((e.path as (...p: ReadonlyArray<string | number>) => string)(...(params[name as keyof typeof INDEXER] ?? [])))
+      const records = answer[e.records]
+      expect(Array.isArray(records), `${e.name} answers its records under "${e.records}"`).toBe(true)
+      const key = answer.pagination.next_key
+      if ((records as Array<unknown>).length === 0 || key === null) continue
+      seen.push(e.name)
+      // a keyset list's next_key names its last row's height or sequence; an offset list's is no cursor
+      if (e.keys === "offset") expect(afterOfKey("sequence", key) ?? afterOfKey("height", key), e.name).toBeUndefined()
+      else expect(afterOfKey(e.keys, key), `${e.name}'s next_key ${key} is a ${e.keys} cursor`).toBeGreaterThan(0)
+    }
+    // the lists the export pages, at least, were checked with a next page
+    expect(seen).toEqual(expect.arrayContaining(["blocks", "txs", "evm-txs", "evm-internal-txs", "collections", "richlist"]))
   })
 
   it("recovers from the heavy fault profile: the same pages as a clean devnet", async () => {

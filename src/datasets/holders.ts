@@ -8,6 +8,7 @@
 import { Effect } from "effect"
 import { columnsOf, defineSnapshot } from "../engine/Dataset.js"
 import type { ListRef } from "../engine/Source.js"
+import { INDEXER, listRef } from "../indexer/endpoints.js"
 import type { TokenHolder } from "../indexer/schemas.js"
 import * as S from "../indexer/schemas.js"
 import { compileValidator } from "../schema/fastValidate.js"
@@ -18,12 +19,7 @@ interface Holding {
   readonly holder: TokenHolder
 }
 const col = columnsOf<Holding>()
-const richList = (denom: string): ListRef => ({
-  endpoint: "richlist",
-  path: `/indexer/richlist/v1/${encodeURIComponent(denom)}`,
-  arrayKey: "holders",
-  keys: "offset"
-})
+const richList = (denom: string): ListRef => listRef(INDEXER.richList, denom)
 const validate = compileValidator(S.TokenHolder)
 /** "" is how the wire says "no amount" */
 const amountOf = (h: Holding) => (h.holder.amount === undefined || h.holder.amount === "" ? null : h.holder.amount)

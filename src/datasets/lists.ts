@@ -8,6 +8,7 @@ import { Schema } from "effect"
 import { compileValidator } from "../schema/fastValidate.js"
 import type { AppendList } from "../engine/Dataset.js"
 import type { ListRef } from "../engine/Source.js"
+import { INDEXER, listRef } from "../indexer/endpoints.js"
 import * as S from "../indexer/schemas.js"
 import { keccak256Hex } from "../evm/keccak.js"
 
@@ -15,9 +16,7 @@ const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
 export const blocksList: AppendList<S.Block> = {
   id: "blocks",
-  endpoint: "blocks",
-  path: "/indexer/block/v1/blocks",
-  arrayKey: "blocks",
+  ...listRef(INDEXER.blocks),
   unit: "height",
   watermark: "height",
   validate: compileValidator(S.Block),
@@ -28,9 +27,7 @@ export const blocksList: AppendList<S.Block> = {
 
 export const txsList: AppendList<S.Tx> = {
   id: "txs",
-  endpoint: "txs",
-  path: "/indexer/tx/v1/txs",
-  arrayKey: "txs",
+  ...listRef(INDEXER.txs),
   unit: "position",
   watermark: "height",
   validate: compileValidator(Schema.Struct({ ...S.Tx.fields, tx: JsonObject, events: Schema.NullOr(Schema.Array(Schema.Unknown)) })),
@@ -40,9 +37,7 @@ export const txsList: AppendList<S.Tx> = {
 
 export const evmTxsList: AppendList<S.EvmTx> = {
   id: "evm-txs",
-  endpoint: "evm-txs",
-  path: "/indexer/tx/v1/evm-txs",
-  arrayKey: "txs",
+  ...listRef(INDEXER.evmTxs),
   unit: "position",
   watermark: "height",
   validate: compileValidator(S.EvmTx),
@@ -84,9 +79,7 @@ export const syntheticTxHash = (cosmosTxHash: string): string => {
 
 export const internalTxsList: AppendList<S.EvmInternalTx> = {
   id: "evm-internal-txs",
-  endpoint: "evm-internal-txs",
-  path: "/indexer/tx/v1/evm-internal-txs",
-  arrayKey: "internal_txs",
+  ...listRef(INDEXER.internalTxs),
   unit: "position",
   // internal txs are indexed by a separate extension that lags the tip
   watermark: "internal_tx_height",
@@ -101,10 +94,5 @@ export const hexToDecimal = (hex: string | null | undefined): string | null => (
 export const hexToNumber = (hex: string): number => Number.parseInt(hex, 16)
 
 /** The NFT collections list (offset keys): the nft_collections snapshot, and the collections whose tokens nft_tokens reads. */
-export const collectionsList: ListRef = {
-  endpoint: "collections",
-  path: "/indexer/nft/v1/collections",
-  arrayKey: "collections",
-  keys: "offset"
-}
+export const collectionsList: ListRef = listRef(INDEXER.collections)
 export const validateCollection = compileValidator(S.NftCollection)

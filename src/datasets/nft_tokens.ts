@@ -6,6 +6,7 @@
  */
 import { Effect } from "effect"
 import { columnsOf, defineSnapshot } from "../engine/Dataset.js"
+import { INDEXER, listRef } from "../indexer/endpoints.js"
 import type { Nft, NftCollection } from "../indexer/schemas.js"
 import * as S from "../indexer/schemas.js"
 import { compileValidator } from "../schema/fastValidate.js"
@@ -48,13 +49,7 @@ export const nftTokens = defineSnapshot({
       const addresses = [...new Set(collections.map((c) => c.object_addr))]
       return addresses.map((address) => ({
         label: `tokens of ${address}`,
-        list: {
-          endpoint: "tokens/by_collection",
-          path: `/indexer/nft/v1/tokens/by_collection/${encodeURIComponent(address)}`,
-          arrayKey: "tokens",
-          query: { order_by: "token_id" },
-          keys: "offset"
-        },
+        list: { ...listRef(INDEXER.tokensByCollection, address), query: { order_by: "token_id" } },
         validate,
         toRows: (t: Nft) => [row(t)]
       }))

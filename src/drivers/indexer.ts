@@ -11,6 +11,8 @@ import { walkPages, type PageInfo } from "../engine/pager.js"
 import { IndexerDecodeError, IndexerPagingError, IndexerTruncatedBody, type IndexerError } from "../indexer/errors.js"
 import { bodyExcerpt } from "../http/body.js"
 import { IndexerClient, type IndexerClientService } from "../indexer/IndexerClient.js"
+import { afterOfKey, heightCursor, keyAfter } from "../indexer/cursors.js"
+import { INDEXER, listRef, MAX_PAGE_LIMIT } from "../indexer/endpoints.js"
 import { readListEnvelope } from "../indexer/envelope.js"
 import type { FieldIssue } from "../schema/decode.js"
 
@@ -37,13 +39,11 @@ const recordPath = (arrayKey: string, index: number, path: string) =>
   `${arrayKey}[${index}]${path ? (path.startsWith("[") ? "" : ".") + path : ""}`
 
 /** The block list, read by height for the block times of lists whose records carry only a height. */
-const blockList: ListRef = { endpoint: "blocks", path: "/indexer/block/v1/blocks", arrayKey: "blocks" }
+const blockList: ListRef = listRef(INDEXER.blocks)
 /** the documented default page size: a server that caps pages lower still answers in order, and the walk goes on */
 const BLOCK_TIME_PAGE = 100
 /** block times remembered per run (a height's time never changes); beyond this the oldest are forgotten */
 const BLOCK_TIME_CACHE = 50_000
-
-const heightCursor = (height: number) => Buffer.from(JSON.stringify({ height })).toString("base64")
 
 export const makeIndexerSource = (indexer: IndexerClientService): SourceService => {
   const page = (list: ListRef, request: Parameters<SourceService["page"]>[1]): Effect.Effect<ListPage, IndexerError> => {
@@ -162,7 +162,7 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
     Effect.suspend(() => {
       const known = hashesAt.get(h)
       if (known) return Effect.succeed(known)
-      const list: ListRef = { endpoint: "txs/by_height", path: `/indexer/tx/v1/txs/by_height/${h}`, arrayKey: "txs" }
+      const list: ListRef = listRef(INDEXER.txsByHeight, h)
       const hashes: Array<string> = []
       const collect = (p: ListPage): Effect.Effect<PageInfo, IndexerError> => {
         for (const [index, t] of p.items.entries()) {
@@ -222,6 +222,9 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
       if (e._tag !== "IndexerHttpError" || !refused(e)) return undefined
       return bodyExcerpt(e.body) || `answered ${e.status}`
     },
+    keyAfter: (list, after) => keyAfter(list.keys ?? "offset", after),
+    afterOfKey: (list, key) => afterOfKey(list.keys ?? "offset", key),
+    maxPageSize: MAX_PAGE_LIMIT,
     page,
     blockTimes,
     cosmosTxHashes,

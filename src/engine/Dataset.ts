@@ -68,11 +68,11 @@ export const columnsOf =
   ): ColumnOf<I> => ({ name, type, description, value })
 
 /**
- * An append-only source: a list paged in ascending order. `height` sources (blocks) are sharded by
- * height with constructed height cursors; `position` sources (the tx families) by row position,
- * position p being sequence p + 1: first page by a constructed sequence cursor, then the cursor,
- * stopping after the shard's row count (cursors.ts). Neither is read by offset, which the real
- * indexer pays for with every row it skips.
+ * An append-only list: paged in ascending order. `height` lists (blocks) are sharded by height,
+ * each shard's first page asked by the source's key of the rows after height a - 1; `position`
+ * lists (the tx families) by row position, position p being the rows after sequence p (keyAfter),
+ * then following next_key, stopping after the shard's row count. Neither is read by offset, which
+ * the real indexer pays for with every row it skips.
  */
 // biome-ignore lint/suspicious/noExplicitAny: a registry holds sources of every record type; each dataset's module names its own
 export interface AppendList<R = any> extends ListRef {

@@ -16,10 +16,12 @@ export interface ListRef {
   /** extra query parameters of the list (filters) */
   readonly query?: Readonly<Record<string, string | ReadonlyArray<string> | boolean | undefined>>
   /**
-   * "offset" where the list's next_key is an offset, set only after a full page: a short page that
-   * names a next one was cut short, and the rows between it and that offset are lost
+   * how its keys read, which the driver alone encodes: "height" or "sequence" for a keyset list
+   * (keyAfter makes a key from a height or a sequence), "offset" where next_key is an offset, set
+   * only after a full page: a short page that names a next one was cut short, and the rows between
+   * it and that offset are lost
    */
-  readonly keys?: "offset"
+  readonly keys?: "height" | "sequence" | "offset"
 }
 
 /** The pagination parameters of one page (keys are the source's own, offsets count rows). */
@@ -83,6 +85,12 @@ export interface SourceService {
    * (a parameter it cannot resolve, such as a denom with no rich list), else undefined
    */
   readonly absent: (failure: SourceFailure) => string | undefined
+  /** the key of the page of `list`'s rows after `after` (a height or a sequence: the list's keys); the engine never writes a key itself */
+  readonly keyAfter: (list: ListRef, after: number) => string
+  /** the height or sequence a key of `list` names (keyAfter's inverse), or undefined where it names none */
+  readonly afterOfKey: (list: ListRef, key: string | null) => number | undefined
+  /** the largest page the source serves (rows) */
+  readonly maxPageSize: number
   /** one page of `list`, fetched and parsed in one retried step (a body cut short is fetched again) */
   readonly page: (list: ListRef, request: PageRequest) => Effect.Effect<ListPage, SourceFailure>
   /** the error for a record of `list` that breaks its schema (record `index` of the page of `key`) */

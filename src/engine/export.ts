@@ -32,7 +32,7 @@ import { ShardLake, shardLakeOf } from "./ShardLake.js"
 import { type ShardPool, ShardWorkers, startShardWorkers } from "./workers.js"
 import { PageBudget, runPageBudget } from "./pageBudget.js"
 import { runSnapshot, snapshotInput } from "./snapshot.js"
-import { cursorPageProblem, positionCursor, sequenceOf } from "./cursors.js"
+import { misplacedPositionPage, newestRowUnaddressable, totalBelowData } from "./pagingRules.js"
 import {
   Source,
   type ListPage,
@@ -178,16 +178,16 @@ const probe = (source: SourceService, selected: ReadonlyArray<ExportableDataset>
 /** A position source's newest row: one row, newest first (probeRequest). */
 const NEWEST_ROW: PageRequest = { limit: 1, reverse: true }
 
-/** Single-row probes of a position source by constructed cursor (cursors.ts), each asked once: a position's height, or null past the end. */
+/** Single-row probes of a position list by the source's key after each position, each asked once: a position's height, or null past the end. */
 const positionProbes = (source: SourceService, list: AppendList) => {
   const known = new Map<number, number | null>()
   const heightAt = (position: number): Effect.Effect<number | null, SourceFailure> =>
     known.has(position)
       ? Effect.succeed(known.get(position)!)
-      : source.page(list, { key: positionCursor(position), limit: 1, reverse: false }).pipe(
+      : source.page(list, { key: source.keyAfter(list, position), limit: 1, reverse: false }).pipe(
           Effect.flatMap((p) => {
             // the row after sequence `position` must be sequence position + 1: position `position`'s
-            const problem = cursorPageProblem(position, p.items.length, p.nextKey)
+            const problem = misplacedPositionPage(p.key, position, p.items.length, p.nextKey, source.afterOfKey(list, p.nextKey))
             if (problem) return Effect.fail(source.untrustedPaging(list, p.key, problem))
             const height = p.items.length > 0 ? list.heightOf(p.items[0]) : null
             known.set(position, height)
@@ -200,16 +200,9 @@ const positionProbes = (source: SourceService, list: AppendList) => {
 /** MAX(sequence), as the newest row's next_key names it (undefined where the list holds no row). */
 const newestSequence = (source: SourceService, list: AppendList, newest: ListPage): Effect.Effect<number | undefined, SourceFailure> => {
   if (newest.items.length === 0) return Effect.succeed(undefined)
-  const sequence = sequenceOf(newest.nextKey)
-  return sequence === undefined
-    ? Effect.fail(
-        source.untrustedPaging(
-          list,
-          null,
-          `its newest row names next_key ${newest.nextKey}, which is no sequence cursor: its rows cannot be addressed by sequence`
-        )
-      )
-    : Effect.succeed(sequence)
+  const sequence = source.afterOfKey(list, newest.nextKey)
+  const problem = newestRowUnaddressable(newest.nextKey, sequence)
+  return problem ? Effect.fail(source.untrustedPaging(list, null, problem)) : Effect.succeed(sequence)
 }
 
 /** Where the lake's committed rows of a position source start and end: the searches try these first. */
@@ -256,15 +249,8 @@ const positionRange = (
     if (maxSequence === rows) known.set(rows, null)
     // a total below the data (a stale count) would end the export early and quietly: a row past
     // it at a height already asked for cannot be one the chain added since
-    const past = yield* heightAt(rows)
-    if (past !== null && past <= to)
-      return yield* Effect.fail(
-        source.untrustedPaging(
-          list,
-          null,
-          `pagination.total says ${rows} rows, but position ${rows} holds a row at height ${past} (at most ${to} asked for): the total is lower than the data`
-        )
-      )
+    const belowData = totalBelowData(rows, yield* heightAt(rows), to)
+    if (belowData) return yield* Effect.fail(source.untrustedPaging(list, null, belowData))
     const lastHeight = known.get(rows - 1)
     // Stryker disable next-line all: from height 1 the search would find position 0 too (a round of probes saved); the two searches at once or in turn find the same
     const start = from <= 1 ? Effect.succeed(0) : firstAtOrAbove(heightAt, rows, from, fanout, guesses.start)
@@ -305,9 +291,13 @@ export const namesProblem = (known: ReadonlyArray<{ readonly name: string }>, na
 }
 
 /** What is wrong with a run's page size and height bounds, or undefined: checked before anything starts. */
-export const exportOptionsProblem = (pageSize: number, options: Pick<ExportOptions, "fromHeight" | "toHeight">): string | undefined => {
-  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 1000)
-    return `--page-size must be 1..1000 (the indexer's limit), got ${pageSize}`
+export const exportOptionsProblem = (
+  pageSize: number,
+  maxPageSize: number,
+  options: Pick<ExportOptions, "fromHeight" | "toHeight">
+): string | undefined => {
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > maxPageSize)
+    return `--page-size must be 1..${maxPageSize} (the source's largest page), got ${pageSize}`
   // Stryker disable next-line ConditionalExpression,LogicalOperator: a comparison with undefined is false, so the guards only say what is meant
   if (options.fromHeight !== undefined && options.toHeight !== undefined && options.fromHeight > options.toHeight)
     return `--from-height ${options.fromHeight} is above --to-height ${options.toHeight}`
@@ -351,7 +341,7 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
     const concurrency = options.concurrency ?? EXPORT_DEFAULTS.concurrency
     const maxShardUnits = options.maxShardUnits ?? EXPORT_DEFAULTS.maxShardUnits
     const startedAt = new Date().toISOString()
-    const badOptions = exportOptionsProblem(pageSize, options)
+    const badOptions = exportOptionsProblem(pageSize, source.maxPageSize, options)
     if (badOptions) return yield* new ExportError({ message: badOptions })
 
     const exportable = catalog.filter((d): d is ExportableDataset => d.kind !== "sample")

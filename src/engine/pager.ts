@@ -7,6 +7,7 @@
  * records themselves (shard.ts, snapshot.ts).
  */
 import { Effect, Option, Stream } from "effect"
+import { keyFollowedBefore, longerThanAsked } from "./pagingRules.js"
 import type { PageRequest } from "./Source.js"
 
 /** What following a cursor needs to know of a page. */
@@ -54,8 +55,8 @@ export const walkPages = <P extends PageInfo, E, R>(
         : { ...options.first, offset: undefined, key: state.key, limit: left }
       const page = yield* fetch(request)
       // more records than asked for: a server ignoring the limit (130k records in one page) is not followed further
-      if (page.count > left)
-        return yield* Effect.fail(options.untrusted(page.key, `the page holds ${page.count} records, ${left} were asked for`))
+      const tooLong = longerThanAsked(page.count, left)
+      if (tooLong) return yield* Effect.fail(options.untrusted(page.key, tooLong))
       const rows = state.rows + page.count
       // no next key ends the list, and so does an empty page (a key handed out past the end). A
       // short page with a next key does not: the indexer documents next_key as null after a short
@@ -63,10 +64,8 @@ export const walkPages = <P extends PageInfo, E, R>(
       // stopped there lost the rest, exit 0); a keyset list's last page costs one empty page more.
       const done = page.nextKey === null || page.count === 0 || rows >= maxRows
       if (!done) {
-        if (seen.has(page.nextKey!))
-          return yield* Effect.fail(
-            options.untrusted(page.key, `next_key ${page.nextKey} was already followed: the server restarted the listing`)
-          )
+        const repeated = keyFollowedBefore(seen, page.nextKey!)
+        if (repeated) return yield* Effect.fail(options.untrusted(page.key, repeated))
         seen.add(page.nextKey!)
       }
       return [page, done ? Option.none<State>() : Option.some<State>({ key: page.nextKey, rows, first: false })] as const

@@ -1,6 +1,6 @@
 /**
  * Where heights start in a position source (the tx families: rows in ascending height, addressed by
- * position, each probed by a constructed cursor: cursors.ts). A k-ary search: each round asks
+ * position, each probed by the source's key after it: Source.keyAfter). A k-ary search: each round asks
  * `fanout` single-row probes at once (the concurrency the run has) and narrows the interval by
  * that factor, instead of one round trip per halving. A guess (where the lake's committed rows
  * start or end) is tried first: two probes settle it when it is right (a rerun, a follow round),

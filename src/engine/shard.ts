@@ -16,7 +16,7 @@ import { writeStaged } from "./commit.js"
 import { ShardLake } from "./ShardLake.js"
 import { NO_CONTEXT, type AppendDataset, type AppendList, type RowContext } from "./Dataset.js"
 import { decodeRecord, isInvalid } from "./pageDecode.js"
-import { cursorPageProblem, heightCursor, positionCursor, sequenceOf } from "./cursors.js"
+import { endedEarly, foreignChain, misplacedPositionPage, outsideShard, recordTwice, rowsAtOtherHeight, wentBack } from "./pagingRules.js"
 import { walkPages, type PageInfo } from "./pager.js"
 import { pageBudgetOf } from "./pageBudget.js"
 import { Source, type InvalidRecordFailure, type ListPage, type PageRequest, type SourceFailure } from "./Source.js"
@@ -229,13 +229,7 @@ export const runShard = (
             // (between the blocks, where Stryker reads it as the catch clause's: the try block's own mutants stay scored)
             // Stryker disable all: the catch is reached only by a row whose height is not its record's (above), which no dataset makes
             if (!(e instanceof MissingBlockTime)) throw e
-            return yield* Effect.fail(
-              source.untrustedPaging(
-                list,
-                page.key,
-                `record ${i} has rows at height ${e.height}, not its own height: the record contradicts itself`
-              )
-            )
+            return yield* Effect.fail(source.untrustedPaging(list, page.key, rowsAtOtherHeight(i, e.height)))
           }
           // Stryker restore all
           // the parsed record is not needed past here: let the GC have it mid-page
@@ -248,27 +242,12 @@ export const runShard = (
             continue
           }
           const h = record.height
-          if (list.unit === "height" && (h < a || h >= b))
-            return yield* Effect.fail(source.untrustedPaging(list, page.key, `height ${h} is outside the shard ${a}..${b - 1}`))
-          // (a block at the height before it is its identity again: the check below names it)
-          if (h < lastHeight)
-            return yield* Effect.fail(
-              source.untrustedPaging(list, page.key, `height ${h} came after height ${lastHeight}: the pages overlap or went back`)
-            )
-          if (list.chainIdOf && list.chainIdOf(item) !== chainId)
-            return yield* Effect.fail(
-              source.untrustedPaging(
-                list,
-                page.key,
-                `the record at height ${h} is of chain ${JSON.stringify(list.chainIdOf(item))}, not ${chainId} (the chain /status names)`
-              )
-            )
+          // (a block at the height before it is its identity again: recordTwice names it)
+          const misplaced = outsideShard(list.unit, h, a, b) ?? wentBack(h, lastHeight) ?? foreignChain(h, list.chainIdOf?.(item), chainId)
+          if (misplaced) return yield* Effect.fail(source.untrustedPaging(list, page.key, misplaced))
           const id = list.identityOf(item)
           if (h > lastHeight) atHeight.clear()
-          else if (atHeight.has(id))
-            return yield* Effect.fail(
-              source.untrustedPaging(list, page.key, `the record ${id} at height ${h} came twice: the pages overlap or cycle`)
-            )
+          else if (atHeight.has(id)) return yield* Effect.fail(source.untrustedPaging(list, page.key, recordTwice(id, h)))
           atHeight.add(id)
           lastHeight = h
           for (let t = 0; t < targets.length; t++) {
@@ -311,12 +290,12 @@ export const runShard = (
         }
       })
     /*
-     * Every page by a keyset cursor, the first one constructed: the rows above height a - 1
-     * (blocks), or after sequence a, position a's (the tx families: cursors.ts), never by
+     * Every page by a keyset key, the first one the source's keyAfter: the rows above height a - 1
+     * (blocks), or after sequence a, position a's (the tx families), never by
      * offset, which the real indexer pays for with every row it skips. The pager asks no page for
      * more than the shard's rows left (maxRows).
      */
-    const first: PageRequest = { key: list.unit === "height" ? heightCursor(a - 1) : positionCursor(a), limit: pageSize, reverse: false }
+    const first: PageRequest = { key: source.keyAfter(list, list.unit === "height" ? a - 1 : a), limit: pageSize, reverse: false }
     const fetchAndWrite = (request: PageRequest): Effect.Effect<PageInfo, WriteFailure> =>
       budget.around(
         list.id,
@@ -326,19 +305,21 @@ export const runShard = (
         (page) => ingest(page).pipe(Effect.as({ key: page.key, nextKey: page.nextKey, count: page.items.length }))
       )
     /*
-     * A position source's page must end where its cursor and row count say (cursors.ts): the
+     * A position list's page must end where its key and row count say (misplacedPositionPage): the
      * shard's first row is then the row its position names, and no page overlaps, skips or
      * repeats another. Checked once its records have been (a record met twice is named as such)
      * and the pager has (a next_key that comes back is named as such), before it is counted.
      */
     const placed = (page: PageInfo): Effect.Effect<void, SourceFailure> => {
       if (list.unit !== "position") return Effect.void
-      const after = sequenceOf(page.key)
       // (a key the pager followed was a page's next_key, found to be a sequence cursor here first)
-      const problem =
-        after === undefined
-          ? `the page was asked with key ${page.key}, which is no sequence cursor`
-          : cursorPageProblem(after, page.count, page.nextKey)
+      const problem = misplacedPositionPage(
+        page.key,
+        source.afterOfKey(list, page.key),
+        page.count,
+        page.nextKey,
+        source.afterOfKey(list, page.nextKey)
+      )
       return problem ? Effect.fail(source.untrustedPaging(list, page.key, problem)) : Effect.void
     }
     let seen = 0
@@ -390,10 +371,8 @@ export const runShard = (
             })
         )
       )
-      if (seen !== b - a)
-        return yield* Effect.fail(
-          source.untrustedPaging(list, null, `expected ${b - a} rows for ${list.unit}s ${a}..${b - 1}, the listing ended after ${seen}`)
-        )
+      const short = endedEarly(list.unit, a, b, seen)
+      if (short) return yield* Effect.fail(source.untrustedPaging(list, null, short))
       yield* commitUpTo(b)
       for (const [d, gap] of gaps) yield* runShard(list, [d], gap, settings, events, fetchSlots)
     })

@@ -13,6 +13,7 @@ import { commitSnapshot, olderColumnsNotice, writePending } from "./commit.js"
 import type { SnapshotDataset, SnapshotInput, SnapshotList } from "./Dataset.js"
 import { restoreDeep, restoreRow } from "./pageDecode.js"
 import { walkPages } from "./pager.js"
+import { listingDoesNotEnd, offsetPageCutShort, pageStartsAgain } from "./pagingRules.js"
 import type { WriteFailure } from "./shard.js"
 import { Source, type ListRef, type SourceFailure, type SourceStatus } from "./Source.js"
 import type { FieldIssue } from "../schema/decode.js"
@@ -31,8 +32,6 @@ export interface SnapshotOutcome {
 }
 
 const MAX_READS = 3
-/** pages a list with an estimated total may always read, however low the estimate (a table never analyzed says 0 or -1) */
-const ESTIMATE_SLACK_PAGES = 200
 
 /**
  * Every item of `list`, pages of `pageSize`, each checked by `validate`. Where the list's total is
@@ -62,22 +61,14 @@ const readList = (
         (request) =>
           source.page(list, request).pipe(
             Effect.flatMap((page) => {
+              const untrusted = (problem: string) => Effect.fail(source.untrustedPaging(list, page.key, problem))
               // an offset list's short page that names a next one was cut short (the pager follows it, for keyset lists)
-              const asked = request.limit ?? pageSize
-              if (list.keys === "offset" && page.items.length > 0 && page.items.length < asked && page.nextKey !== null)
-                return Effect.fail(
-                  source.untrustedPaging(
-                    list,
-                    page.key,
-                    `the page held ${page.items.length} of the ${asked} records asked for, yet named a next page (an offset key follows only a full page): the server cut it short, and rows may be lost`
-                  )
-                )
+              const cutShort = offsetPageCutShort(list.keys, page.items.length, request.limit ?? pageSize, page.nextKey)
+              if (cutShort) return untrusted(cutShort)
               // (an empty page, whose start is undefined, ends the walk: pager.ts)
               const start = JSON.stringify(page.items[0])
-              if (pageStarts.has(start))
-                return Effect.fail(
-                  source.untrustedPaging(list, page.key, "a page starts with a record an earlier page started with: the listing cycles")
-                )
+              const again = pageStartsAgain(pageStarts, start)
+              if (again) return untrusted(again)
               pageStarts.add(start)
               for (let i = 0; i < page.items.length; i++) {
                 const issue = validate(page.items[i])
@@ -87,23 +78,8 @@ const readList = (
               }
               rows += page.items.length
               total = Number(page.total)
-              if (!totalIsEstimate && total >= 0 && rows > total + 2 * pageSize)
-                return Effect.fail(
-                  source.untrustedPaging(
-                    list,
-                    page.key,
-                    `${rows} records read, but pagination.total says ${total}: the listing does not end`
-                  )
-                )
-              // an estimate (stale, or -1) bounds nothing exactly, but a listing far past it is one that does not end
-              if (totalIsEstimate && rows > Math.max(10 * total, ESTIMATE_SLACK_PAGES * pageSize))
-                return Effect.fail(
-                  source.untrustedPaging(
-                    list,
-                    page.key,
-                    `${rows} records read, ten times what pagination.total estimates (${total}) and past ${ESTIMATE_SLACK_PAGES} pages: the listing does not end`
-                  )
-                )
+              const endless = listingDoesNotEnd(rows, total, pageSize, totalIsEstimate)
+              if (endless) return untrusted(endless)
               return Effect.succeed({ key: page.key, nextKey: page.nextKey, count: page.items.length })
             })
           ),

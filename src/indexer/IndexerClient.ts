@@ -1,5 +1,5 @@
 /**
- * IndexerClient: one method per endpoint of the indexer API, each decoding with its Effect Schema.
+ * IndexerClient: one method per endpoint of the indexer API (endpoints.ts), each decoding with its Effect Schema.
  * Wire quirks are handled here once: non-2xx bodies are plain text, `reverse` is sent on every
  * page, `msgs` as repeated params, path parameters as the server matches them, limit checked against 1..1000.
  * Every request goes through the shared RequestLimiter and the retry schedule.
@@ -19,7 +19,7 @@ import {
   IndexerTruncatedBody,
   type IndexerError
 } from "./errors.js"
-import * as S from "./schemas.js"
+import { INDEXER as E, MAX_PAGE_LIMIT, type GetEndpoint, type ListEndpoint, type PathOf } from "./endpoints.js"
 
 /** The pagination parameters every list endpoint takes. */
 export interface PageRequest {
@@ -51,7 +51,7 @@ export interface IndexerClientConfig {
   readonly retry?: RetryPolicy
 }
 
-export const MAX_PAGE_LIMIT = 1000
+export { MAX_PAGE_LIMIT }
 
 type Query = Record<string, string | number | boolean | ReadonlyArray<string> | undefined | null>
 
@@ -67,8 +67,6 @@ const pageQuery = (p: PageRequest = {}): Query => {
     "pagination.reverse": p.reverse ?? true
   }
 }
-
-const seg = (s: string | number) => encodeURIComponent(String(s))
 
 /** What a path may hold unescaped (RFC 3986 pchar, less "%"). */
 const PATH_SAFE = /^[A-Za-z0-9\-._~!$&'()*+,;=:@]+$/
@@ -188,8 +186,10 @@ export const makeIndexerClient = (config: IndexerClientConfig) =>
         })
       )
 
-    const list = <A, I>(schema: Schema.Schema<A, I>, endpoint: string, path: string, page?: PageRequest, extra: Query = {}) =>
-      Effect.suspend(() => getDecoded(schema, endpoint, path, { ...pageQuery(page), ...extra }))
+    const ask = <A, I, P extends PathOf>(e: GetEndpoint<A, I, P>, ...params: Parameters<P>) =>
+      Effect.suspend(() => getDecoded(e.schema, e.name, e.path(...params)))
+    const page = <A, I, P extends PathOf>(e: ListEndpoint<A, I, P>, params: Parameters<P>, request?: PageRequest, extra: Query = {}) =>
+      Effect.suspend(() => getDecoded(e.schema, e.name, e.path(...params), { ...pageQuery(request), ...extra }))
 
     return {
       baseUrl,
@@ -197,58 +197,42 @@ export const makeIndexerClient = (config: IndexerClientConfig) =>
       getJson,
       pageQuery,
       buildUrl,
-      status: getDecoded(S.Status, "/status", "/status"),
-      avgBlockTime: getDecoded(S.AvgBlockTime, "avg_blocktime", "/indexer/block/v1/avg_blocktime"),
-      blocks: (page?: PageRequest) => list(S.BlocksResponse, "blocks", "/indexer/block/v1/blocks", page),
-      block: (height: number | string) => getDecoded(S.BlockResponse, "block", `/indexer/block/v1/blocks/${seg(height)}`),
-      txs: (page?: PageRequest, filter: TxFilter = {}) => list(S.TxsResponse, "txs", "/indexer/tx/v1/txs", page, { msgs: filter.msgs }),
-      txsByAccount: (account: string, page?: PageRequest, filter: TxFilter & { isSigner?: boolean } = {}) =>
-        list(S.TxsResponse, "txs/by_account", `/indexer/tx/v1/txs/by_account/${seg(account)}`, page, {
-          msgs: filter.msgs,
-          is_signer: filter.isSigner
-        }),
-      txsByHeight: (height: number, page?: PageRequest, filter: TxFilter = {}) =>
-        list(S.TxsResponse, "txs/by_height", `/indexer/tx/v1/txs/by_height/${seg(height)}`, page, { msgs: filter.msgs }),
-      tx: (hash: string) => getDecoded(S.TxResponse, "tx", `/indexer/tx/v1/txs/${seg(hash)}`),
-      evmTxs: (page?: PageRequest) => list(S.EvmTxsResponse, "evm-txs", "/indexer/tx/v1/evm-txs", page),
-      evmTxsByAccount: (account: string, page?: PageRequest, filter: { isSigner?: boolean } = {}) =>
-        list(S.EvmTxsResponse, "evm-txs/by_account", `/indexer/tx/v1/evm-txs/by_account/${seg(account)}`, page, {
-          is_signer: filter.isSigner
-        }),
-      evmTxsByHeight: (height: number, page?: PageRequest) =>
-        list(S.EvmTxsResponse, "evm-txs/by_height", `/indexer/tx/v1/evm-txs/by_height/${seg(height)}`, page),
-      evmTx: (hash: string) => getDecoded(S.EvmTxResponse, "evm-tx", `/indexer/tx/v1/evm-txs/${seg(hash)}`),
-      internalTxs: (page?: PageRequest) => list(S.EvmInternalTxsResponse, "evm-internal-txs", "/indexer/tx/v1/evm-internal-txs", page),
-      internalTxsByAccount: (account: string, page?: PageRequest) =>
-        list(S.EvmInternalTxsResponse, "evm-internal-txs/by_account", `/indexer/tx/v1/evm-internal-txs/by_account/${seg(account)}`, page),
-      internalTxsByHeight: (height: number, page?: PageRequest) =>
-        list(S.EvmInternalTxsResponse, "evm-internal-txs/by_height", `/indexer/tx/v1/evm-internal-txs/by_height/${seg(height)}`, page),
-      internalTxsByHash: (hash: string, page?: PageRequest) =>
-        list(S.EvmInternalTxsResponse, "evm-internal-txs/by_hash", `/indexer/tx/v1/evm-internal-txs/${seg(hash)}`, page),
-      collections: (page?: PageRequest) => list(S.CollectionsResponse, "collections", "/indexer/nft/v1/collections", page),
-      collectionsByAccount: (account: string, page?: PageRequest) =>
-        list(S.CollectionsResponse, "collections/by_account", `/indexer/nft/v1/collections/by_account/${seg(account)}`, page),
-      collectionsByName: (name: string, page?: PageRequest) =>
+      status: ask(E.status),
+      avgBlockTime: ask(E.avgBlockTime),
+      blocks: (p?: PageRequest) => page(E.blocks, [], p),
+      block: (height: number | string) => ask(E.block, height),
+      txs: (p?: PageRequest, filter: TxFilter = {}) => page(E.txs, [], p, { msgs: filter.msgs }),
+      txsByAccount: (account: string, p?: PageRequest, filter: TxFilter & { isSigner?: boolean } = {}) =>
+        page(E.txsByAccount, [account], p, { msgs: filter.msgs, is_signer: filter.isSigner }),
+      txsByHeight: (height: number, p?: PageRequest, filter: TxFilter = {}) => page(E.txsByHeight, [height], p, { msgs: filter.msgs }),
+      tx: (hash: string) => ask(E.tx, hash),
+      evmTxs: (p?: PageRequest) => page(E.evmTxs, [], p),
+      evmTxsByAccount: (account: string, p?: PageRequest, filter: { isSigner?: boolean } = {}) =>
+        page(E.evmTxsByAccount, [account], p, { is_signer: filter.isSigner }),
+      evmTxsByHeight: (height: number, p?: PageRequest) => page(E.evmTxsByHeight, [height], p),
+      evmTx: (hash: string) => ask(E.evmTx, hash),
+      internalTxs: (p?: PageRequest) => page(E.internalTxs, [], p),
+      internalTxsByAccount: (account: string, p?: PageRequest) => page(E.internalTxsByAccount, [account], p),
+      internalTxsByHeight: (height: number, p?: PageRequest) => page(E.internalTxsByHeight, [height], p),
+      internalTxsByHash: (hash: string, p?: PageRequest) => page(E.internalTxsByHash, [hash], p),
+      collections: (p?: PageRequest) => page(E.collections, [], p),
+      collectionsByAccount: (account: string, p?: PageRequest) => page(E.collectionsByAccount, [account], p),
+      collectionsByName: (name: string, p?: PageRequest) =>
         Effect.flatMap(rawSeg("a collection name's letters and digits", nameNeedle(name)), (needle) =>
-          list(S.CollectionsResponse, "collections/by_name", `/indexer/nft/v1/collections/by_name/${needle}`, page)
+          page(E.collectionsByName, [needle], p)
         ),
-      collection: (address: string) => getDecoded(S.CollectionResponse, "collection", `/indexer/nft/v1/collections/${seg(address)}`),
-      tokensByAccount: (account: string, page?: PageRequest, filter: NftFilter & { collectionAddr?: string } = {}) =>
-        list(S.NftsResponse, "tokens/by_account", `/indexer/nft/v1/tokens/by_account/${seg(account)}`, page, {
+      collection: (address: string) => ask(E.collection, address),
+      tokensByAccount: (account: string, p?: PageRequest, filter: NftFilter & { collectionAddr?: string } = {}) =>
+        page(E.tokensByAccount, [account], p, {
           collection_addr: filter.collectionAddr,
           token_id: filter.tokenId,
           order_by: filter.orderBy
         }),
-      tokensByCollection: (collectionAddr: string, page?: PageRequest, filter: NftFilter = {}) =>
-        list(S.NftsResponse, "tokens/by_collection", `/indexer/nft/v1/tokens/by_collection/${seg(collectionAddr)}`, page, {
-          token_id: filter.tokenId,
-          order_by: filter.orderBy
-        }),
-      nftTxs: (collectionAddr: string, tokenId: string, page?: PageRequest) =>
-        Effect.flatMap(rawSeg("token id", tokenId), (id) =>
-          list(S.TxsResponse, "nft/txs", `/indexer/nft/v1/txs/${seg(collectionAddr)}/${id}`, page)
-        ),
-      richList: (denom: string, page?: PageRequest) => list(S.TokenHoldersResponse, "richlist", `/indexer/richlist/v1/${seg(denom)}`, page)
+      tokensByCollection: (collectionAddr: string, p?: PageRequest, filter: NftFilter = {}) =>
+        page(E.tokensByCollection, [collectionAddr], p, { token_id: filter.tokenId, order_by: filter.orderBy }),
+      nftTxs: (collectionAddr: string, tokenId: string, p?: PageRequest) =>
+        Effect.flatMap(rawSeg("token id", tokenId), (id) => page(E.nftTxs, [collectionAddr, id], p)),
+      richList: (denom: string, p?: PageRequest) => page(E.richList, [denom], p)
     }
   })
 
