@@ -6,6 +6,7 @@
  * whether paging is trusted. A rule that fails stops the read: nothing of an untrusted listing is
  * committed.
  */
+import type { AppendList } from "./Dataset.js"
 
 /** A page of more records than were asked for: a server ignoring the limit is not followed further. */
 export const longerThanAsked = (count: number, asked: number): string | undefined =>
@@ -102,4 +103,35 @@ export const listingDoesNotEnd = (rows: number, total: number, pageSize: number,
   if (totalIsEstimate && rows > Math.max(10 * total, ESTIMATE_SLACK_PAGES * pageSize))
     return `${rows} records read, ten times what pagination.total estimates (${total}) and past ${ESTIMATE_SLACK_PAGES} pages: the listing does not end`
   return undefined
+}
+
+/**
+ * The order records of an append list must come in, checked record by record: inside the shard's
+ * heights (height lists), heights never going back, none of another chain, and no record twice.
+ * Since heights never go back, a record that comes again comes at the height the walk is at (every
+ * record since it had that height too), so remembering the records of the current height catches
+ * a repeat after any number of pages, whatever keys the server hands out: a cursor cycling back
+ * one page or a hundred inside a block fails the shard before anything of it is committed. Memory
+ * stays bounded by the records of one height.
+ */
+export const recordOrder = (
+  list: Pick<AppendList, "unit" | "identityOf" | "chainIdOf">,
+  [a, b]: readonly [number, number],
+  chainId: string
+) => {
+  let lastHeight = -Infinity
+  const atHeight = new Set<string>()
+  /** what is wrong with `item` (at height `h`) coming next, or undefined */
+  const next = (item: unknown, h: number): string | undefined => {
+    // (a block at the height before it is its identity again: recordTwice names it)
+    const misplaced = outsideShard(list.unit, h, a, b) ?? wentBack(h, lastHeight) ?? foreignChain(h, list.chainIdOf?.(item), chainId)
+    if (misplaced) return misplaced
+    const id = list.identityOf(item)
+    if (h > lastHeight) atHeight.clear()
+    else if (atHeight.has(id)) return recordTwice(id, h)
+    atHeight.add(id)
+    lastHeight = h
+    return undefined
+  }
+  return { next, lastHeight: () => lastHeight }
 }

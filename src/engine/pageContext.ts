@@ -1,0 +1,66 @@
+/**
+ * What a page's rows read beside their records (RowContext): the block time of each height, for
+ * datasets whose records carry a height but no time (EVM receipts), and the cosmos tx hashes of
+ * the blocks whose records need them (AppendList.needsCosmosTxs). Asked of the source for the
+ * page's heights, in a few requests per page, before the page's rows are made.
+ */
+import { Effect } from "effect"
+import { NO_CONTEXT, type AppendDataset, type AppendList, type RowContext } from "./Dataset.js"
+import type { ListPage, SourceFailure, SourceService } from "./Source.js"
+
+/** A row asked for the time of a height its record did not name. */
+export class MissingBlockTime {
+  constructor(readonly height: number) {}
+}
+
+/** The heights of a page's records, and those whose records need their block's cosmos txs. */
+const heightsOf = (list: AppendList, page: ListPage) => {
+  const heights = new Set<number>()
+  const linkHeights = new Set<number>()
+  for (const item of page.items) {
+    // a record that breaks its schema fails (or is quarantined) when decoded; its height is not asked for
+    let h = Number.NaN
+    let link = false
+    try {
+      h = list.heightOf(item)
+      link = list.needsCosmosTxs?.(item) === true
+    } catch {}
+    // Stryker disable next-line all: a record with no usable height fails its schema in decodeRecord before any row asks for a time
+    if (Number.isSafeInteger(h) && h > 0) {
+      heights.add(h)
+      if (link) linkHeights.add(h)
+    }
+  }
+  return { heights, linkHeights }
+}
+
+/** The context of each page of `list` for `targets`. */
+export const pageContextOf = (
+  source: SourceService,
+  list: AppendList,
+  targets: ReadonlyArray<AppendDataset>
+): ((page: ListPage) => Effect.Effect<RowContext, SourceFailure>) => {
+  // Stryker disable next-line MethodExpression: every list's datasets agree on blockTime (evm_txs' four carry it, txs' two do not), so some = every here
+  const timed = targets.some((d) => d.blockTime)
+  if (!timed && !list.needsCosmosTxs) return () => Effect.succeed(NO_CONTEXT)
+  return (page) => {
+    const { heights, linkHeights } = heightsOf(list, page)
+    return Effect.all([
+      timed ? source.blockTimes([...heights]) : Effect.succeed(new Map<number, string>()),
+      linkHeights.size > 0 ? source.cosmosTxHashes([...linkHeights]) : Effect.succeed(new Map<number, ReadonlyArray<string>>())
+    ]).pipe(
+      Effect.map(([times, cosmos]) => ({
+        blockTime: timed
+          ? (height: number) => {
+              const time = times.get(height)
+              // Stryker disable next-line ConditionalExpression: unreachable today (every row's height is its record's, whose time was asked for); a guard for a dataset that breaks that
+              if (time === undefined) throw new MissingBlockTime(height)
+              return time
+            }
+          : NO_CONTEXT.blockTime,
+        // a block not asked for (its records need no link) has none to give
+        cosmosTxHashes: (height: number) => cosmos.get(height) ?? []
+      }))
+    )
+  }
+}
