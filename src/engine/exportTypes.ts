@@ -1,0 +1,103 @@
+/** The export engine's options, reports and errors (export.ts runs it). */
+import { Data, type Effect } from "effect"
+import type { CommittedFile, ManifestError, Manifests } from "../lake/Manifests.js"
+import type { ParquetSink, SinkError } from "../lake/ParquetSink.js"
+import type { AppendDataset, SnapshotDataset } from "./Dataset.js"
+import type { LakeIdentityError, OnReorg } from "./identity.js"
+import type { RollbackError } from "./rollback.js"
+import type { Source, SourceFailure } from "./Source.js"
+
+export class ExportError extends Data.TaggedError("ExportError")<{ readonly message: string }> {}
+
+export interface ExportOptions {
+  /** dataset names; default: every dataset the registry exports */
+  readonly datasets?: ReadonlyArray<string>
+  /** list parameters of snapshot datasets, e.g. `{ denoms: [...] }` for holders */
+  readonly params?: Readonly<Record<string, ReadonlyArray<string>>>
+  readonly fromHeight?: number
+  /** default: the tip seen at start (or the source's watermark, if lower) */
+  readonly toHeight?: number
+  /**
+   * `toHeight` is a goal the chain may not have reached yet (a follow round): clipping it to a
+   * watermark is expected and not announced (otherwise: a notice, since the user asked for more)
+   */
+  readonly toHeightAhead?: boolean
+  readonly pageSize?: number
+  readonly concurrency?: number
+  readonly onInvalid?: "fail" | "quarantine"
+  readonly bucketWidth?: number
+  /** start a new file once a writer holds this many bytes of strings */
+  readonly flushBytes?: number
+  /** largest shard (heights or rows); shards are smaller when that keeps every worker busy */
+  readonly maxShardUnits?: number
+  /** the longest a shard holds what it read before committing it (ms; default DEFAULTS.checkpointMs) */
+  readonly checkpointMs?: number
+  readonly dryRun?: boolean
+  /** take a lake that holds data but names no chain (no `_lake.json`), once its newest block is checked against the source */
+  readonly adoptLake?: boolean
+  /**
+   * A source on another history than the lake above some height it holds (a reorg, an indexer
+   * rolled back and re-synced): "refuse" (default), or "rollback": drop the lake's rows above the
+   * last common height (rollback.ts) and export the source's history; a source that changes
+   * history during the run then starts the run over (at most ROLLBACK_RESTARTS times).
+   */
+  readonly onReorg?: OnReorg
+  readonly observer?: ExportObserver
+}
+
+/** Progress reports; the CLI renders them as bars or log lines. */
+export interface ExportObserver {
+  readonly notice?: (message: string) => void
+  readonly planned?: (dataset: string, plan: DatasetPlan) => void
+  /** rows made (a record gives any number: a receipt many logs, a tx no transfer); negative for staged rows dropped */
+  readonly rows?: (dataset: string, rows: number) => void
+  /** units of the dataset's plan read (records of its source, or heights): what its `todo` counts; negative for a range read again */
+  readonly fetched?: (dataset: string, units: number) => void
+  readonly committed?: (dataset: string, file: CommittedFile) => void
+  readonly done?: (dataset: string, result: DatasetResult) => void
+}
+
+export interface DatasetPlan {
+  readonly dataset: string
+  readonly kind: "append" | "snapshot"
+  readonly unit: "height" | "position" | "snapshot"
+  readonly heights: readonly [number, number] | null
+  /** units (heights or rows) to fetch in this run, and already committed */
+  readonly todo: number
+  readonly done: number
+  readonly shards: number
+  readonly estimatedRequests: number
+  readonly watermark?: number
+}
+
+export interface DatasetResult {
+  readonly dataset: string
+  readonly rows: number
+  readonly files: number
+  readonly bytes: number
+  readonly skipped?: string
+  readonly quarantined: number
+  readonly snapshotHeight?: number
+  readonly consistency?: "exact" | "best-effort"
+}
+
+export interface ExportReport {
+  readonly startedAt: string
+  readonly finishedAt: string
+  readonly chainId: string
+  readonly tip: number
+  readonly datasets: ReadonlyArray<DatasetResult>
+  readonly plans: ReadonlyArray<DatasetPlan>
+  readonly dryRun: boolean
+}
+
+export type Env = Source | ParquetSink | Manifests
+export type Failure = SourceFailure | SinkError | ManifestError | ExportError | LakeIdentityError | RollbackError
+export type ExportableDataset = AppendDataset | SnapshotDataset
+
+/** One unit of work of the pool: a shard, or a snapshot. */
+export interface Task {
+  /** units of work, for largest-first ordering */
+  readonly size: number
+  readonly run: Effect.Effect<void, Failure, Env>
+}

@@ -1,0 +1,143 @@
+/**
+ * The plan's questions to the source: its status and each list's one-row probe, asked all at once,
+ * and where asked heights fall in position lists, by single-row probes of the source's key after
+ * a position (no offset: the real indexer scans every row an offset skips).
+ */
+import { Effect } from "effect"
+import { Manifests } from "../lake/Manifests.js"
+import { normalize, type Range } from "../lake/RangeSet.js"
+import type { AppendDataset, AppendList } from "./Dataset.js"
+import { ExportError, type ExportableDataset } from "./exportTypes.js"
+import { misplacedPositionPage, newestRowUnaddressable, totalBelowData } from "./pagingRules.js"
+import { firstAtOrAbove } from "./positions.js"
+import type { ListPage, ListRef, PageRequest, SourceFailure, SourceService } from "./Source.js"
+
+/**
+ * The one-row page each list is probed with: whether it is served, and where it starts (a height
+ * source's oldest row: a pruned node starts above 1) or ends (a position source's newest row: its
+ * total, its MAX(sequence) as next_key, and the height it reaches), in one request.
+ */
+const probeRequest = (list: ListRef): PageRequest => ({ limit: 1, reverse: (list as Partial<AppendList>).unit === "position" })
+
+/** The sources' answers a plan needs, asked all at once: the status, and each list's probe page (probeRequest). */
+export const probe = (source: SourceService, selected: ReadonlyArray<ExportableDataset>) => {
+  const lists = new Map(selected.map((d) => [d.name, d.kind === "append" ? d.list : d.probe]))
+  return Effect.all(
+    [
+      source.status,
+      // Stryker disable next-line ObjectLiteral,StringLiteral: the probes at once or one after another: the same answers, only slower
+      Effect.forEach(
+        [...new Set(lists.values())],
+        (list) => source.probe(list, probeRequest(list)).pipe(Effect.map((answer) => [list, answer] as const)),
+        { concurrency: "unbounded" }
+      )
+    ],
+    // Stryker disable next-line ObjectLiteral,StringLiteral: at once or one after another: the same answers, only slower
+    { concurrency: "unbounded" }
+  ).pipe(
+    Effect.map(([status, answers]) => {
+      const byList = new Map<ListRef, ListPage | "not served" | "refused">(answers)
+      const pageOf = (list: ListRef) => {
+        const answer = byList.get(list)
+        return typeof answer === "object" ? answer : undefined
+      }
+      return {
+        status,
+        served: (d: ExportableDataset) => byList.get(lists.get(d.name)!) !== "not served",
+        // the lowest height a height source serves; 1 where its probe found no row
+        lowest: (list: AppendList) => {
+          const page = pageOf(list)
+          return page && page.items.length > 0 ? list.heightOf(page.items[0]) : 1
+        },
+        /** a position source's newest row, as its probe found it (none where the probe was refused) */
+        newest: pageOf
+      }
+    })
+  )
+}
+
+/** A position source's newest row: one row, newest first (probeRequest). */
+const NEWEST_ROW: PageRequest = { limit: 1, reverse: true }
+
+/** Single-row probes of a position list by the source's key after each position, each asked once: a position's height, or null past the end. */
+const positionProbes = (source: SourceService, list: AppendList) => {
+  const known = new Map<number, number | null>()
+  const heightAt = (position: number): Effect.Effect<number | null, SourceFailure> =>
+    known.has(position)
+      ? Effect.succeed(known.get(position)!)
+      : source.page(list, { key: source.keyAfter(list, position), limit: 1, reverse: false }).pipe(
+          Effect.flatMap((p) => {
+            // the row after sequence `position` must be sequence position + 1: position `position`'s
+            const problem = misplacedPositionPage(p.key, position, p.items.length, p.nextKey, source.afterOfKey(list, p.nextKey))
+            if (problem) return Effect.fail(source.untrustedPaging(list, p.key, problem))
+            const height = p.items.length > 0 ? list.heightOf(p.items[0]) : null
+            known.set(position, height)
+            return Effect.succeed(height)
+          })
+        )
+  return { heightAt, known }
+}
+
+/** MAX(sequence), as the newest row's next_key names it (undefined where the list holds no row). */
+const newestSequence = (source: SourceService, list: AppendList, newest: ListPage): Effect.Effect<number | undefined, SourceFailure> => {
+  if (newest.items.length === 0) return Effect.succeed(undefined)
+  const sequence = source.afterOfKey(list, newest.nextKey)
+  const problem = newestRowUnaddressable(newest.nextKey, sequence)
+  return problem ? Effect.fail(source.untrustedPaging(list, null, problem)) : Effect.succeed(sequence)
+}
+
+/** Where the lake's committed rows of a position source start and end: the searches try these first. */
+export const committedGuesses = (group: ReadonlyArray<AppendDataset>) =>
+  Effect.gen(function* () {
+    const manifests = yield* Manifests
+    const committed: Array<Range> = []
+    for (const d of group) committed.push(...((yield* manifests.get(d.name))?.committed ?? []))
+    const ranges = normalize(committed)
+    return { start: ranges[0]?.[0], end: ranges.at(-1)?.[1] }
+  })
+
+/**
+ * Rows in a position source and the positions of heights [from, to], found by cursor probes (no
+ * offset: the real indexer scans every row an offset skips). The total, MAX(sequence), counts
+ * the rows while sequences are contiguous: the newest row (the list's probe) must be the total's.
+ * Where that row is at or below `to`, the range ends at the total with no search (a rerun, a
+ * follow round); otherwise, and for a start above height 1, the searches try where the lake's
+ * committed rows start and end first (`guesses`).
+ */
+export const positionRange = (
+  source: SourceService,
+  list: AppendList,
+  { from, to }: { readonly from: number; readonly to: number },
+  fanout: number,
+  probed: ListPage | undefined,
+  guesses: { readonly start?: number; readonly end?: number }
+) =>
+  Effect.gen(function* () {
+    // a list that refused the probe's parameters answers no page: asked again, it says why
+    const newest = probed ?? (yield* source.page(list, NEWEST_ROW))
+    const rows = Number(newest.total)
+    if (!Number.isFinite(rows) || rows < 0)
+      return yield* new ExportError({ message: `${list.endpoint} reports total ${newest.total}; cannot plan position shards` })
+    if (rows === 0) return [0, 0] as Range
+    const maxSequence = yield* newestSequence(source, list, newest)
+    if (maxSequence === undefined || maxSequence < rows)
+      return yield* new ExportError({
+        message: `${list.endpoint}: total ${rows} but no row at position ${rows - 1}: sequences are not contiguous`
+      })
+    const { heightAt, known } = positionProbes(source, list)
+    known.set(maxSequence - 1, list.heightOf(newest.items[0]))
+    // the newest row is the total's: none past it, when the probe was answered
+    if (maxSequence === rows) known.set(rows, null)
+    // a total below the data (a stale count) would end the export early and quietly: a row past
+    // it at a height already asked for cannot be one the chain added since
+    const belowData = totalBelowData(rows, yield* heightAt(rows), to)
+    if (belowData) return yield* Effect.fail(source.untrustedPaging(list, null, belowData))
+    const lastHeight = known.get(rows - 1)
+    // Stryker disable next-line all: from height 1 the search would find position 0 too (a round of probes saved); the two searches at once or in turn find the same
+    const start = from <= 1 ? Effect.succeed(0) : firstAtOrAbove(heightAt, rows, from, fanout, guesses.start)
+    const end =
+      lastHeight !== undefined && lastHeight !== null && lastHeight <= to
+        ? Effect.succeed(rows)
+        : firstAtOrAbove(heightAt, rows, to + 1, fanout, guesses.end)
+    return (yield* Effect.all([start, end], { concurrency: "unbounded" })) as Range
+  })
