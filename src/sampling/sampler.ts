@@ -14,6 +14,7 @@ import type { Row } from "../lake/columns.js"
 import { ParquetSink } from "../lake/ParquetSink.js"
 import { decodeWithPath } from "../schema/decode.js"
 import { RouterClient } from "../router/RouterClient.js"
+import { ROUTER_ENDPOINTS, type RouterEndpoint } from "../router/endpoints.js"
 import { describeRouterError, type RouterError, type RouterHttpError } from "../router/errors.js"
 import { dateFile } from "../lake/layout.js"
 import { commitFiles, writePending } from "../engine/commit.js"
@@ -147,7 +148,8 @@ const commitRows = (
  */
 const notServed = (e: RouterError): e is RouterHttpError => e._tag === "RouterHttpError" && (e.status === 404 || e.status === 501)
 
-const METADATA_ENDPOINTS: Record<keyof MetadataWanted, string> = { router_assets: "/v2/fungible/assets", router_chains: "/v2/info/chains" }
+/** The router endpoint each metadata dataset reads. */
+const METADATA_ENDPOINTS: Record<keyof MetadataWanted, RouterEndpoint> = { router_assets: "assets", router_chains: "chains" }
 
 /**
  * One metadata list as `want` says: not read (undefined), read, or not served (a NotServed); a
@@ -155,7 +157,7 @@ const METADATA_ENDPOINTS: Record<keyof MetadataWanted, string> = { router_assets
  */
 const readMetadata = <A>(dataset: keyof MetadataWanted, want: MetadataWant, read: Effect.Effect<A, RouterError>) => {
   if (want === "skip") return Effect.succeed(undefined)
-  const endpoint = METADATA_ENDPOINTS[dataset]
+  const endpoint = ROUTER_ENDPOINTS[METADATA_ENDPOINTS[dataset]].path
   return read.pipe(
     Effect.map((value): { value: A } | NotServed => ({ value })),
     Effect.catchIf(
