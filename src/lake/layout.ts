@@ -79,3 +79,10 @@ export const mergedFile = (
   token: string
 ) =>
   `${partition}/part-${range && (unit === "height" || unit === "position") ? `${unit === "height" ? "h" : "p"}${pad(range[0])}-${pad(range[1])}-` : ""}c${token}.parquet`
+
+/**
+ * The folder of `dataset` in the lake at `root`, or `name` in it: a file of the dataset's own (a
+ * lock, a registry) lies beside its partition folders, where readers' `**\/*.parquet` skips it.
+ */
+export const datasetPath = (root: string, dataset: string, name?: string) =>
+  name === undefined ? join(root, dataset) : join(root, dataset, name)
