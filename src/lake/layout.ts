@@ -79,3 +79,11 @@ export const mergedFile = (
   token: string
 ) =>
   `${partition}/part-${range && (unit === "height" || unit === "position") ? `${unit === "height" ? "h" : "p"}${pad(range[0])}-${pad(range[1])}-` : ""}c${token}.parquet`
+
+/**
+ * The folder of `dataset` in the lake at `root`, or `path` in it: a committed file's path (as its
+ * manifest lists it), or a file of the dataset's own (a lock, a registry), which lies beside the
+ * partition folders where readers' `**\/*.parquet` skips it.
+ */
+export const datasetPath = (root: string, dataset: string, path?: string) =>
+  path === undefined ? join(root, dataset) : join(root, dataset, path)

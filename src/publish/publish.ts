@@ -12,7 +12,7 @@ import { LAKE_DATASETS } from "../analytics/Analytics.js"
 import type { ColumnType } from "../lake/columns.js"
 import { Manifests, type Manifest } from "../lake/Manifests.js"
 import { holdsParquet, makeFolder, sha256File } from "../lake/files.js"
-import { snapshotHeightOf } from "../lake/layout.js"
+import { datasetPath, snapshotHeightOf } from "../lake/layout.js"
 import { decodeLakeFile } from "../lake/manifest.js"
 import { alive } from "../lake/lock.js"
 import { listedFiles } from "../lake/listed.js"
@@ -88,76 +88,146 @@ export const releaseNameProblem = (name: string, version: string): string | unde
       ? `--version must be 1-64 of letters, digits, . _ - (it becomes a folder name), got "${version}"`
       : undefined
 
+type LakeDataset = (typeof LAKE_DATASETS)[number]
+type ReleaseDataset = ReleaseManifest["datasets"][number]
+type ReleaseFile = ReleaseDataset["files"][number]
+
+/** Removes what killed publishes left beside `target`: their staging folders, named by a process that is gone (or by this one). */
+const removeAbandonedStaging = (target: string) =>
+  Effect.tryPromise({
+    try: async () => {
+      for (const entry of await readdir(dirname(target)).catch(() => [] as Array<string>)) {
+        const m = /\.tmp-(\d+)$/.exec(entry)
+        if (m && (Number(m[1]) === process.pid || !alive(Number(m[1]))))
+          await rm(join(dirname(target), entry), { recursive: true, force: true })
+      }
+    },
+    catch: (e) => new PublishError({ message: (e as Error).message })
+  })
+
+/** The committed file `f` of `dataset` copied into the release at `staging`, checked against its sha256, as the release manifest lists it. */
+const copyCommittedFile = (root: string, staging: string, dataset: string, f: Manifest["files"][number]) =>
+  Effect.gen(function* () {
+    const from = datasetPath(root, dataset, f.path)
+    const to = join(staging, dataset, f.path)
+    yield* Effect.tryPromise({
+      try: async () => {
+        await makeFolder(dirname(to))
+        await copyFile(from, to)
+        // copy what the manifest promises, or fail: a changed file is not published
+        const sum = await sha256File(to)
+        if (sum !== f.sha256)
+          throw new Error(`${dataset}/${f.path} does not match its committed sha256 (the lake was changed after export)`)
+      },
+      catch: (e) => new PublishError({ message: (e as Error).message })
+    })
+    const snapshotHeight = snapshotHeightOf(f.path)
+    return {
+      path: `${dataset}/${f.path}`,
+      bytes: f.bytes,
+      sha256: f.sha256,
+      rows: f.rows,
+      min_height: f.min_height,
+      max_height: f.max_height,
+      ...(snapshotHeight !== undefined ? { snapshot_height: snapshotHeight } : {})
+    } satisfies ReleaseFile
+  })
+
+/** The committed files of `d` copied into the release at `staging`, and its entry of the release manifest; undefined when it has none. */
+const releaseDataset = (staging: string, d: LakeDataset) =>
+  Effect.gen(function* () {
+    const manifests = yield* Manifests
+    const root = manifests.root
+    const m: Manifest | undefined = yield* manifests.get(d.name).pipe(Effect.mapError((e) => new PublishError({ message: e.message })))
+    // a dataset folder with Parquet files and no manifest lost its manifest: publishing the rest without a word would drop it
+    if (!m && holdsParquet(datasetPath(root, d.name)))
+      return yield* new PublishError({
+        message: `${d.name} holds Parquet files but no _manifest.json, which says which of them are data: restore it, or export ${d.name} again into a new folder`
+      })
+    if (!m || m.files.length === 0) return undefined
+    // a release holds whole commits only: listed files not in place refuse it
+    const listed = yield* Effect.promise(() => listedFiles(root, d.name, d.columns))
+    if (listed !== undefined && "problem" in listed)
+      return yield* new PublishError({ message: `${listed.problem} (nothing was published)` })
+    const files: Array<ReleaseFile> = []
+    for (const f of m.files) files.push(yield* copyCommittedFile(root, staging, d.name, f))
+    return {
+      name: d.name,
+      partition: d.partition,
+      columns: d.columns.map((c) => ({ name: c.name, type: c.type, description: c.description })),
+      rows: files.reduce((s, f) => s + f.rows, 0),
+      files
+    } satisfies ReleaseDataset
+  })
+
+/** The release's Frictionless `datapackage.json`: a resource per dataset, with its files and typed fields. */
+const datapackageOf = (manifest: ReleaseManifest, options: PublishOptions) => ({
+  name: options.name.toLowerCase().replace(/[^a-z0-9._-]/g, "-"),
+  version: options.version,
+  created: manifest.created_at,
+  ...(options.license ? { licenses: [{ name: options.license }] } : {}),
+  resources: manifest.datasets.map((d) => ({
+    name: d.name,
+    path: d.files.map((f) => f.path),
+    format: "parquet",
+    mediatype: "application/vnd.apache.parquet",
+    bytes: d.files.reduce((s, f) => s + f.bytes, 0),
+    schema: {
+      fields: [
+        ...d.columns.map((c) => ({
+          name: c.name,
+          type: frictionlessType(c.type),
+          description: c.description,
+          "x-parquet-type": c.type
+        })),
+        {
+          name: d.partition,
+          type: d.partition === "date" ? "date" : "integer",
+          description: "hive partition column (from the folder name)"
+        }
+      ]
+    }
+  }))
+})
+
+/** The release's README: how to read it, and a section per dataset documenting every column. */
+const datasetCard = (manifest: ReleaseManifest, options: PublishOptions) =>
+  [
+    `# ${options.name} ${options.version}`,
+    "",
+    `Published ${manifest.created_at} by chain-lake${options.license ? ` under ${options.license}` : ""}. Hive-partitioned Parquet (ZSTD):`,
+    "read `<dataset>/**/*.parquet` with `hive_partitioning = true` in DuckDB, Spark, Trino or Athena.",
+    "`manifest.json` lists every file with its sha256; `chain-lake validate <this folder>` re-checks them.",
+    "",
+    ...manifest.datasets.flatMap((d) => [
+      `## ${d.name}`,
+      "",
+      `${d.rows} rows in ${d.files.length} files, partitioned by \`${d.partition}\`.`,
+      "",
+      "| column | type | description |",
+      "|---|---|---|",
+      ...d.columns.map((c) => `| \`${c.name}\` | ${c.type} | ${c.description.replace(/\|/g, "\\|")} |`),
+      ""
+    ])
+  ].join("\n")
+
 export const publish = (options: PublishOptions) =>
   Effect.gen(function* () {
     const badName = releaseNameProblem(options.name, options.version)
     if (badName) return yield* new PublishError({ message: badName })
     const manifests = yield* Manifests
-    const root = manifests.root
     const target = resolve(options.to, options.name, options.version)
     if (existsSync(target))
       return yield* new PublishError({ message: `${target} exists: a published version is never overwritten; pick a new --version` })
     const staging = `${target}.tmp-${process.pid}`
-    const datasets: Array<ReleaseManifest["datasets"][number]> = []
-    // what killed publishes left: their staging folders, named by a process that is gone
-    yield* Effect.tryPromise({
-      try: async () => {
-        for (const entry of await readdir(dirname(target)).catch(() => [] as Array<string>)) {
-          const m = /\.tmp-(\d+)$/.exec(entry)
-          if (m && (Number(m[1]) === process.pid || !alive(Number(m[1]))))
-            await rm(join(dirname(target), entry), { recursive: true, force: true })
-        }
-      },
-      catch: (e) => new PublishError({ message: (e as Error).message })
-    })
+    yield* removeAbandonedStaging(target)
+    const datasets: Array<ReleaseDataset> = []
     for (const d of LAKE_DATASETS) {
-      const m: Manifest | undefined = yield* manifests.get(d.name).pipe(Effect.mapError((e) => new PublishError({ message: e.message })))
-      // a dataset folder with Parquet files and no manifest lost its manifest: publishing the rest without a word would drop it
-      if (!m && holdsParquet(join(root, d.name)))
-        return yield* new PublishError({
-          message: `${d.name} holds Parquet files but no _manifest.json, which says which of them are data: restore it, or export ${d.name} again into a new folder`
-        })
-      if (!m || m.files.length === 0) continue
-      // a release holds whole commits only: listed files not in place refuse it
-      const listed = yield* Effect.promise(() => listedFiles(root, d.name, d.columns))
-      if (listed !== undefined && "problem" in listed)
-        return yield* new PublishError({ message: `${listed.problem} (nothing was published)` })
-      const files = []
-      for (const f of m.files) {
-        const from = join(root, d.name, f.path)
-        const to = join(staging, d.name, f.path)
-        yield* Effect.tryPromise({
-          try: async () => {
-            await makeFolder(dirname(to))
-            await copyFile(from, to)
-            // copy what the manifest promises, or fail: a changed file is not published
-            const sum = await sha256File(to)
-            if (sum !== f.sha256)
-              throw new Error(`${d.name}/${f.path} does not match its committed sha256 (the lake was changed after export)`)
-          },
-          catch: (e) => new PublishError({ message: (e as Error).message })
-        })
-        const snapshotHeight = snapshotHeightOf(f.path)
-        files.push({
-          path: `${d.name}/${f.path}`,
-          bytes: f.bytes,
-          sha256: f.sha256,
-          rows: f.rows,
-          min_height: f.min_height,
-          max_height: f.max_height,
-          ...(snapshotHeight !== undefined ? { snapshot_height: snapshotHeight } : {})
-        })
-      }
-      datasets.push({
-        name: d.name,
-        partition: d.partition,
-        columns: d.columns.map((c) => ({ name: c.name, type: c.type, description: c.description })),
-        rows: files.reduce((s, f) => s + f.rows, 0),
-        files
-      })
+      const released = yield* releaseDataset(staging, d)
+      if (released) datasets.push(released)
     }
     if (datasets.length === 0)
-      return yield* new PublishError({ message: `nothing to publish: ${root} has no committed files (run export first)` })
+      return yield* new PublishError({ message: `nothing to publish: ${manifests.root} has no committed files (run export first)` })
     const manifest: ReleaseManifest = {
       name: options.name,
       version: options.version,
@@ -165,52 +235,8 @@ export const publish = (options: PublishOptions) =>
       created_at: new Date().toISOString(),
       datasets
     }
-    const datapackage = {
-      name: options.name.toLowerCase().replace(/[^a-z0-9._-]/g, "-"),
-      version: options.version,
-      created: manifest.created_at,
-      ...(options.license ? { licenses: [{ name: options.license }] } : {}),
-      resources: datasets.map((d) => ({
-        name: d.name,
-        path: d.files.map((f) => f.path),
-        format: "parquet",
-        mediatype: "application/vnd.apache.parquet",
-        bytes: d.files.reduce((s, f) => s + f.bytes, 0),
-        schema: {
-          fields: [
-            ...d.columns.map((c) => ({
-              name: c.name,
-              type: frictionlessType(c.type),
-              description: c.description,
-              "x-parquet-type": c.type
-            })),
-            {
-              name: d.partition,
-              type: d.partition === "date" ? "date" : "integer",
-              description: "hive partition column (from the folder name)"
-            }
-          ]
-        }
-      }))
-    }
-    const card = [
-      `# ${options.name} ${options.version}`,
-      "",
-      `Published ${manifest.created_at} by chain-lake${options.license ? ` under ${options.license}` : ""}. Hive-partitioned Parquet (ZSTD):`,
-      "read `<dataset>/**/*.parquet` with `hive_partitioning = true` in DuckDB, Spark, Trino or Athena.",
-      "`manifest.json` lists every file with its sha256; `chain-lake validate <this folder>` re-checks them.",
-      "",
-      ...datasets.flatMap((d) => [
-        `## ${d.name}`,
-        "",
-        `${d.rows} rows in ${d.files.length} files, partitioned by \`${d.partition}\`.`,
-        "",
-        "| column | type | description |",
-        "|---|---|---|",
-        ...d.columns.map((c) => `| \`${c.name}\` | ${c.type} | ${c.description.replace(/\|/g, "\\|")} |`),
-        ""
-      ])
-    ].join("\n")
+    const datapackage = datapackageOf(manifest, options)
+    const card = datasetCard(manifest, options)
     yield* Effect.tryPromise({
       try: async () => {
         await makeFolder(staging)

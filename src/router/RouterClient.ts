@@ -1,6 +1,7 @@
 /**
  * RouterClient: route, op-hook, msgs, track and status of the router API, decoded with Effect
- * Schema, under the same request limits, timeout and retry schedule as the indexer client.
+ * Schema, under the same request limits, timeout and retry schedule as the indexer client (how an
+ * endpoint is asked, and its path, are in endpoints.ts).
  * The bridging flow's rules are enforced here, not left to callers:
  *  1. when a route has required_op_hook, msgs needs a signed op-hook;
  *  2. a tx is registered with track once (a repeat is refused; a retried registration that the
@@ -8,22 +9,11 @@
  *  3. address_list is built from the route's required_chain_addresses.
  */
 import { Context, Effect, Either, Layer, Schema } from "effect"
-import { decodeBody } from "../http/body.js"
-import { fetchBytes, HttpTransport, type HttpRequest } from "../http/transport.js"
+import { HttpTransport } from "../http/transport.js"
 import { RequestLimiter } from "../http/RequestLimiter.js"
-import { DEFAULT_RETRY, parseRetryAfter, retrySchedule, type RetryPolicy } from "../http/retry.js"
-import { decodeWithPath } from "../schema/decode.js"
-import {
-  BadPriceError,
-  LowInfoError,
-  NoRouteError,
-  RouterDecodeError,
-  RouterFlowError,
-  RouterHttpError,
-  RouterNetworkError,
-  RouterTimeout,
-  type RouterError
-} from "./errors.js"
+import { DEFAULT_RETRY, retrySchedule, type RetryPolicy } from "../http/retry.js"
+import { NoRouteError, RouterDecodeError, RouterFlowError, type RouterError, type RouterHttpError } from "./errors.js"
+import { decodeAnswer, routerRequests, type RouterRequests } from "./endpoints.js"
 import * as R from "./schemas.js"
 
 export interface RouterClientConfig {
@@ -60,155 +50,107 @@ const answerMismatch = (asked: R.RouteRequest, route: R.RouteResponse): { path: 
   return undefined
 }
 
+/** A route's answer: a 200 with no operations is the router saying "no routes found"; a route answering another question than `asked` is refused. */
+const readRoute = (asked: R.RouteRequest, json: unknown): Effect.Effect<R.RouteResponse, RouterError> => {
+  const o = json as Json
+  if (typeof o === "object" && o !== null && !("operations" in o))
+    return Effect.fail(new NoRouteError({ message: typeof o.message === "string" ? o.message : "no routes found", status: 200 }))
+  const decoded = decodeAnswer("route", json)
+  if (Either.isLeft(decoded)) return Effect.fail(decoded.left)
+  const mismatch = answerMismatch(asked, decoded.right)
+  return mismatch
+    ? Effect.fail(new RouterDecodeError({ endpoint: "route", path: mismatch.path, message: mismatch.message, truncated: false }))
+    : Effect.succeed(decoded.right)
+}
+
+/** The flow rule a msgs request for `routeResponse` with `options` breaks (rules 3 and 1), or undefined. */
+const msgsRuleBroken = (routeResponse: R.RouteResponse, options: MsgsOptions): RouterFlowError | undefined => {
+  // Rule 3: one address per required chain, in the route's order
+  const missing = routeResponse.required_chain_addresses.filter((c) => !options.addresses[c])
+  if (missing.length > 0)
+    return new RouterFlowError({
+      rule: "address_list",
+      message: `the route needs an address on ${missing.join(", ")} (required_chain_addresses: ${routeResponse.required_chain_addresses.join(", ")})`
+    })
+  // Rule 1: a route with required_op_hook needs the signed hook first
+  if (routeResponse.required_op_hook === true && !options.signedOpHook)
+    return new RouterFlowError({
+      rule: "op_hook",
+      message: "the route has required_op_hook: fetch /op-hook, sign the hook, and pass signedOpHook"
+    })
+  return undefined
+}
+
+/** The body of a msgs request for `routeResponse`: its assets, amounts and operations, and an address per required chain. */
+const msgsBody = (routeResponse: R.RouteResponse, options: MsgsOptions): Json => ({
+  source_asset_denom: routeResponse.source_asset_denom,
+  source_asset_chain_id: routeResponse.source_asset_chain_id,
+  dest_asset_denom: routeResponse.dest_asset_denom,
+  dest_asset_chain_id: routeResponse.dest_asset_chain_id,
+  amount_in: routeResponse.amount_in,
+  amount_out: routeResponse.amount_out,
+  operations: Schema.encodeSync(Schema.Array(R.Operation))(routeResponse.operations),
+  address_list: routeResponse.required_chain_addresses.map((c) => options.addresses[c]),
+  slippage_tolerance_percent: options.slippageTolerancePercent,
+  ...(options.signedOpHook ? { signed_op_hook: options.signedOpHook } : {})
+})
+
+/** The key of a tx in the set of txs tracked (hashes compared in lower case). */
+const trackedKey = (txHash: string, chainId: string) => `${chainId}/${txHash.toLowerCase()}`
+
+/**
+ * Rule 2: registers `txHash` on `chainId` with the router once per client (`tracked` holds those
+ * registered). A retried registration the router already took (its first answer was lost) is done.
+ */
+const trackOnce = (
+  requests: RouterRequests,
+  policy: RetryPolicy,
+  tracked: Set<string>,
+  txHash: string,
+  chainId: string
+): Effect.Effect<typeof R.TrackResponse.Type, RouterError> =>
+  Effect.gen(function* () {
+    const key = trackedKey(txHash, chainId)
+    if (tracked.has(key))
+      return yield* new RouterFlowError({
+        rule: "track_once",
+        message: `${txHash} on ${chainId} is already tracked; poll its status instead`
+      })
+    let attempts = 0
+    const attempt = Effect.suspend(() => {
+      attempts++
+      return requests.call("track", { json: { tx_hash: txHash, chain_id: chainId } }, false)
+    })
+    const result = yield* attempt.pipe(
+      Effect.retry(retrySchedule<RouterError>(policy)),
+      Effect.catchIf(
+        (e): e is RouterHttpError => e._tag === "RouterHttpError" && e.status === 409 && attempts > 1,
+        () => Effect.succeed({ tx_hash: txHash, explorer_link: "" })
+      )
+    )
+    tracked.add(key)
+    return result
+  })
+
 export const makeRouterClient = (config: RouterClientConfig) =>
   Effect.gen(function* () {
-    const http = yield* HttpTransport
-    const limiter = yield* RequestLimiter
     const policy = config.retry ?? DEFAULT_RETRY
     const baseUrl = config.baseUrl.replace(/\/+$/, "")
+    const requests = routerRequests({ http: yield* HttpTransport, limiter: yield* RequestLimiter, policy, baseUrl })
     const tracked = new Set<string>()
 
-    /** One request: parsed JSON on 2xx; JSON error bodies become tagged errors. */
-    const once = (endpoint: string, request: HttpRequest): Effect.Effect<unknown, RouterError> => {
-      const url = request.url
-      const transport = fetchBytes(http, request, policy.timeoutMs, {
-        network: (reason): RouterError => new RouterNetworkError({ url, reason }),
-        tooLarge: (reason): RouterError =>
-          new RouterDecodeError({ endpoint, path: "", message: `the answer of ${url} is ${reason}`, truncated: false }),
-        timeout: (): RouterError => new RouterTimeout({ url, timeoutMs: policy.timeoutMs })
-      })
-      return Effect.gen(function* () {
-        const res = yield* transport
-        const text = decodeBody(res.bytes)
-        let json: unknown
-        try {
-          json = JSON.parse(text)
-        } catch {
-          if (res.status >= 200 && res.status < 300)
-            return yield* new RouterDecodeError({
-              endpoint,
-              path: "",
-              message: `not JSON (${text.length} bytes; truncated?)`,
-              truncated: true
-            })
-        }
-        if (res.status >= 200 && res.status < 300) return json
-        const body = Schema.decodeUnknownOption(R.RouterErrorBody)(json)
-        const code = body._tag === "Some" ? body.value.code : undefined
-        const message = body._tag === "Some" ? body.value.message : text
-        const reason = body._tag === "Some" ? body.value.details?.find((d) => d.reason)?.reason : undefined
-        if (reason === "BAD_PRICE_ERROR" || reason === "HIGH_LOSS_ERROR") return yield* new BadPriceError({ message, reason })
-        if (reason === "LOW_INFO_ERROR") return yield* new LowInfoError({ message })
-        // no route: code 12 or a 404 about routes (Skip); on Initia any route 400 without a reason (its wallet kit reads it so), with the body's optional `info`
-        const info = body._tag === "Some" ? body.value.info : undefined
-        if (
-          endpoint === "route" &&
-          (code === 12 ||
-            (res.status === 404 && code === 5 && /route/i.test(message)) ||
-            (res.status === 400 && reason === undefined && !/\binvalid\b|\brequired\b/i.test(message)))
-        )
-          return yield* new NoRouteError({ message: info ? `${message} (${info})` : message, status: res.status })
-        return yield* new RouterHttpError({
-          status: res.status,
-          url,
-          code,
-          body: message,
-          retryAfterMs: parseRetryAfter(res.headers["retry-after"])
-        })
-      })
-    }
-
-    const call = <A, I>(schema: Schema.Schema<A, I>, endpoint: string, request: HttpRequest, retry = true) =>
-      (retry
-        ? limiter.run(once(endpoint, request)).pipe(Effect.retry(retrySchedule<RouterError>(policy)))
-        : limiter.run(once(endpoint, request))
-      ).pipe(
-        Effect.flatMap((json) => {
-          const decoded = decodeWithPath(schema, json)
-          return Either.isRight(decoded)
-            ? Effect.succeed(decoded.right)
-            : Effect.fail(new RouterDecodeError({ endpoint, path: decoded.left.path, message: decoded.left.message, truncated: false }))
-        })
-      )
-    const post = (path: string, body: Json): HttpRequest => ({ method: "POST", url: baseUrl + path, json: body })
-
     const route = (request: R.RouteRequest): Effect.Effect<R.RouteResponse, RouterError> =>
-      limiter.run(once("route", post("/v2/fungible/route", request as unknown as Json))).pipe(
-        Effect.retry(retrySchedule<RouterError>(policy)),
-        Effect.flatMap((json): Effect.Effect<R.RouteResponse, RouterError> => {
-          // a 200 with no operations is the router saying "no routes found"
-          const o = json as Json
-          if (typeof o === "object" && o !== null && !("operations" in o))
-            return Effect.fail(new NoRouteError({ message: typeof o.message === "string" ? o.message : "no routes found", status: 200 }))
-          const decoded = decodeWithPath(R.RouteResponse, json)
-          if (Either.isLeft(decoded))
-            return Effect.fail(
-              new RouterDecodeError({ endpoint: "route", path: decoded.left.path, message: decoded.left.message, truncated: false })
-            )
-          const mismatch = answerMismatch(request, decoded.right)
-          return mismatch
-            ? Effect.fail(new RouterDecodeError({ endpoint: "route", path: mismatch.path, message: mismatch.message, truncated: false }))
-            : Effect.succeed(decoded.right)
-        })
-      )
+      requests.json("route", { json: request }).pipe(Effect.flatMap((json) => readRoute(request, json)))
 
-    const opHook = (request: typeof R.OpHookRequest.Type) => call(R.OpHookResponse, "op-hook", post("/op-hook", request as unknown as Json))
+    const opHook = (request: typeof R.OpHookRequest.Type) => requests.call("op-hook", { json: request })
 
     const msgs = (routeResponse: R.RouteResponse, options: MsgsOptions): Effect.Effect<R.MsgsResponse, RouterError> =>
-      Effect.gen(function* () {
-        // Rule 3: one address per required chain, in the route's order
-        const missing = routeResponse.required_chain_addresses.filter((c) => !options.addresses[c])
-        if (missing.length > 0)
-          return yield* new RouterFlowError({
-            rule: "address_list",
-            message: `the route needs an address on ${missing.join(", ")} (required_chain_addresses: ${routeResponse.required_chain_addresses.join(", ")})`
-          })
-        // Rule 1: a route with required_op_hook needs the signed hook first
-        if (routeResponse.required_op_hook === true && !options.signedOpHook)
-          return yield* new RouterFlowError({
-            rule: "op_hook",
-            message: "the route has required_op_hook: fetch /op-hook, sign the hook, and pass signedOpHook"
-          })
-        const body: Json = {
-          source_asset_denom: routeResponse.source_asset_denom,
-          source_asset_chain_id: routeResponse.source_asset_chain_id,
-          dest_asset_denom: routeResponse.dest_asset_denom,
-          dest_asset_chain_id: routeResponse.dest_asset_chain_id,
-          amount_in: routeResponse.amount_in,
-          amount_out: routeResponse.amount_out,
-          operations: Schema.encodeSync(Schema.Array(R.Operation))(routeResponse.operations),
-          address_list: routeResponse.required_chain_addresses.map((c) => options.addresses[c]),
-          slippage_tolerance_percent: options.slippageTolerancePercent,
-          ...(options.signedOpHook ? { signed_op_hook: options.signedOpHook } : {})
-        }
-        return yield* call(R.MsgsResponse, "msgs", post("/v2/fungible/msgs", body))
+      Effect.suspend(() => {
+        const broken = msgsRuleBroken(routeResponse, options)
+        return broken ? Effect.fail(broken) : requests.call("msgs", { json: msgsBody(routeResponse, options) })
       })
 
-    const track = (txHash: string, chainId: string): Effect.Effect<typeof R.TrackResponse.Type, RouterError> =>
-      Effect.gen(function* () {
-        // Rule 2: a tx is registered once
-        const key = `${chainId}/${txHash.toLowerCase()}`
-        if (tracked.has(key))
-          return yield* new RouterFlowError({
-            rule: "track_once",
-            message: `${txHash} on ${chainId} is already tracked; poll its status instead`
-          })
-        let attempts = 0
-        const attempt = Effect.suspend(() => {
-          attempts++
-          return call(R.TrackResponse, "track", post("/v2/tx/track", { tx_hash: txHash, chain_id: chainId }), false)
-        })
-        const result = yield* attempt.pipe(
-          Effect.retry(retrySchedule<RouterError>(policy)),
-          // a retried registration the router already took (its first answer was lost) is done
-          Effect.catchIf(
-            (e): e is RouterHttpError => e._tag === "RouterHttpError" && e.status === 409 && attempts > 1,
-            () => Effect.succeed({ tx_hash: txHash, explorer_link: "" })
-          )
-        )
-        tracked.add(key)
-        return result
-      })
+    const track = (txHash: string, chainId: string) => trackOnce(requests, policy, tracked, txHash, chainId)
 
     /**
      * The one re-registration the Skip SDK makes (retry_track) when status keeps answering "tx not
@@ -216,27 +158,18 @@ export const makeRouterClient = (config: RouterClientConfig) =>
      * as it likes (an error here is not the transfer's, so it is ignored).
      */
     const retrack = (txHash: string, chainId: string) =>
-      call(R.TrackResponse, "track", post("/v2/tx/track", { tx_hash: txHash, chain_id: chainId }), false).pipe(Effect.asVoid, Effect.ignore)
+      requests.call("track", { json: { tx_hash: txHash, chain_id: chainId } }, false).pipe(Effect.asVoid, Effect.ignore)
 
-    const status = (txHash: string, chainId: string) =>
-      call(R.TxStatusResponse, "status", {
-        method: "GET",
-        url: `${baseUrl}/v2/tx/status?${new URLSearchParams({ tx_hash: txHash, chain_id: chainId })}`
-      })
+    const status = (txHash: string, chainId: string) => requests.call("status", { query: { tx_hash: txHash, chain_id: chainId } })
 
-    const get = (path: string): HttpRequest => ({ method: "GET", url: baseUrl + path })
     /** Every asset the router knows, per chain (symbols and decimals). */
-    const assets = call(R.AssetsResponse, "assets", get("/v2/fungible/assets?include_evm_assets=true&include_cw20_assets=true"))
+    const assets = requests.call("assets", { query: { include_evm_assets: "true", include_cw20_assets: "true" } })
     /** Every chain the router knows, EVM chains included. */
-    const chains = call(R.ChainsResponse, "chains", get("/v2/info/chains?include_evm=true"))
+    const chains = requests.call("chains", { query: { include_evm: "true" } })
 
     /** Devnet only: turn a msgs tx into a trackable tx hash (a real router never broadcasts). */
     const devnetBroadcast = (chainId: string, tx: R.MsgsTx, outcome?: "success" | "error" | "abandoned" | "unknown") =>
-      call(
-        Schema.Struct({ tx_hash: Schema.String, chain_id: Schema.String }),
-        "devnet/broadcast",
-        post("/devnet/broadcast", { chain_id: chainId, tx, ...(outcome ? { outcome } : {}) })
-      )
+      requests.call("devnet/broadcast", { json: { chain_id: chainId, tx, ...(outcome ? { outcome } : {}) } })
 
     return {
       baseUrl,
@@ -249,7 +182,7 @@ export const makeRouterClient = (config: RouterClientConfig) =>
       assets,
       chains,
       devnetBroadcast,
-      markTracked: (txHash: string, chainId: string) => tracked.add(`${chainId}/${txHash.toLowerCase()}`)
+      markTracked: (txHash: string, chainId: string) => tracked.add(trackedKey(txHash, chainId))
     }
   })
 

@@ -13,7 +13,8 @@ import { Manifests } from "../lake/Manifests.js"
 import type { Row } from "../lake/columns.js"
 import { ParquetSink } from "../lake/ParquetSink.js"
 import { decodeWithPath } from "../schema/decode.js"
-import { RouterClient } from "../router/RouterClient.js"
+import { RouterClient, type RouterClientService } from "../router/RouterClient.js"
+import { ROUTER_ENDPOINTS, type RouterEndpoint } from "../router/endpoints.js"
 import { describeRouterError, type RouterError, type RouterHttpError } from "../router/errors.js"
 import { dateFile } from "../lake/layout.js"
 import { commitFiles, writePending } from "../engine/commit.js"
@@ -147,7 +148,8 @@ const commitRows = (
  */
 const notServed = (e: RouterError): e is RouterHttpError => e._tag === "RouterHttpError" && (e.status === 404 || e.status === 501)
 
-const METADATA_ENDPOINTS: Record<keyof MetadataWanted, string> = { router_assets: "/v2/fungible/assets", router_chains: "/v2/info/chains" }
+/** The router endpoint each metadata dataset reads. */
+const METADATA_ENDPOINTS: Record<keyof MetadataWanted, RouterEndpoint> = { router_assets: "assets", router_chains: "chains" }
 
 /**
  * One metadata list as `want` says: not read (undefined), read, or not served (a NotServed); a
@@ -155,7 +157,7 @@ const METADATA_ENDPOINTS: Record<keyof MetadataWanted, string> = { router_assets
  */
 const readMetadata = <A>(dataset: keyof MetadataWanted, want: MetadataWant, read: Effect.Effect<A, RouterError>) => {
   if (want === "skip") return Effect.succeed(undefined)
-  const endpoint = METADATA_ENDPOINTS[dataset]
+  const endpoint = ROUTER_ENDPOINTS[METADATA_ENDPOINTS[dataset]].path
   return read.pipe(
     Effect.map((value): { value: A } | NotServed => ({ value })),
     Effect.catchIf(
@@ -208,6 +210,49 @@ export const sampleReference = (roundId: string, wanted: MetadataWanted = METADA
     return result satisfies ReferenceResult
   })
 
+/** Every ask of a round of `plan`: each pair's amounts, in each variant. */
+const roundAsks = (plan: SamplingPlan, started: Date, roundId: string): Array<QuoteAsked> =>
+  plan.pairs.flatMap((pair) =>
+    pair.amounts.flatMap((amountIn) =>
+      plan.variants.map((v) => ({
+        sampledAt: started.toISOString(),
+        roundId,
+        source: pair.from,
+        dest: pair.to,
+        variant: v.label,
+        goFast: v.go_fast,
+        allowUnsafe: v.allow_unsafe,
+        isOpWithdraw: v.is_op_withdraw,
+        amountIn
+      }))
+    )
+  )
+
+/** The router's answer to `q` as its one route_quotes row, a failed quote too; a failure that is no answer is added to `unanswered`. */
+const quoteRow = (router: RouterClientService, q: QuoteAsked, unanswered: Array<RouterError>) =>
+  Effect.suspend(() => {
+    const sampledAt = new Date().toISOString()
+    return router
+      .route({
+        amount_in: q.amountIn,
+        source_asset_chain_id: q.source.chain_id,
+        source_asset_denom: q.source.denom,
+        dest_asset_chain_id: q.dest.chain_id,
+        dest_asset_denom: q.dest.denom,
+        ...(q.goFast !== undefined ? { go_fast: q.goFast } : {}),
+        ...(q.allowUnsafe !== undefined ? { allow_unsafe: q.allowUnsafe } : {}),
+        ...(q.isOpWithdraw !== undefined ? { is_op_withdraw: q.isOpWithdraw } : {})
+      })
+      .pipe(
+        // a failed quote is data, not a crash: every ask becomes exactly one row
+        Effect.either,
+        Effect.tap((r) => void (Either.isLeft(r) && notAnswered(r.left) && unanswered.push(r.left))),
+        Effect.map((r) =>
+          routeQuotes.toRow({ asked: { ...q, sampledAt }, ...(Either.isRight(r) ? { route: r.right } : { error: r.left }) })
+        )
+      )
+  })
+
 /** One round: every quote of the plan, written as one committed file (and, `withReference`, the router's assets and chains: true reads those served). */
 export const sampleRound = (
   plan: SamplingPlan,
@@ -217,49 +262,11 @@ export const sampleRound = (
     const router = yield* RouterClient
     const started = new Date()
     const roundId = started.toISOString().replace(/[-:.]/g, "").replace("T", "-")
-    const asks: Array<QuoteAsked> = plan.pairs.flatMap((pair) =>
-      pair.amounts.flatMap((amountIn) =>
-        plan.variants.map((v) => ({
-          sampledAt: started.toISOString(),
-          roundId,
-          source: pair.from,
-          dest: pair.to,
-          variant: v.label,
-          goFast: v.go_fast,
-          allowUnsafe: v.allow_unsafe,
-          isOpWithdraw: v.is_op_withdraw,
-          amountIn
-        }))
-      )
-    )
+    const asks = roundAsks(plan, started, roundId)
     const unanswered: Array<RouterError> = []
-    const rows: Array<Row> = yield* Effect.forEach(
-      asks,
-      (q) =>
-        Effect.suspend(() => {
-          const sampledAt = new Date().toISOString()
-          return router
-            .route({
-              amount_in: q.amountIn,
-              source_asset_chain_id: q.source.chain_id,
-              source_asset_denom: q.source.denom,
-              dest_asset_chain_id: q.dest.chain_id,
-              dest_asset_denom: q.dest.denom,
-              ...(q.goFast !== undefined ? { go_fast: q.goFast } : {}),
-              ...(q.allowUnsafe !== undefined ? { allow_unsafe: q.allowUnsafe } : {}),
-              ...(q.isOpWithdraw !== undefined ? { is_op_withdraw: q.isOpWithdraw } : {})
-            })
-            .pipe(
-              // a failed quote is data, not a crash: every ask becomes exactly one row
-              Effect.either,
-              Effect.tap((r) => void (Either.isLeft(r) && notAnswered(r.left) && unanswered.push(r.left))),
-              Effect.map((r) =>
-                routeQuotes.toRow({ asked: { ...q, sampledAt }, ...(Either.isRight(r) ? { route: r.right } : { error: r.left }) })
-              )
-            )
-        }),
-      { concurrency: options.concurrency ?? 8 }
-    )
+    const rows: Array<Row> = yield* Effect.forEach(asks, (q) => quoteRow(router, q, unanswered), {
+      concurrency: options.concurrency ?? 8
+    })
     // stored, a round of 503s read as every pair unavailable in route_quote_stats, with exit 0
     if (asks.length > 0 && unanswered.length === asks.length)
       return yield* new RouterUnavailableError({

@@ -15,7 +15,6 @@
  *   whose registry was lost, adds nothing the lake already has.
  */
 import { readFile, rename, writeFile } from "node:fs/promises"
-import { join } from "node:path"
 import { Data, Duration, Effect, Either } from "effect"
 import { transfers } from "../datasets/transfers.js"
 import { Manifests, MANIFEST_LOCK } from "../lake/Manifests.js"
@@ -24,7 +23,7 @@ import { ParquetSink, sqlString } from "../lake/ParquetSink.js"
 import { RouterFlowError, type RouterError } from "../router/errors.js"
 import { RouterClient } from "../router/RouterClient.js"
 import { isFinalState, type TxStatusResponse } from "../router/schemas.js"
-import { dateFile } from "../lake/layout.js"
+import { datasetPath, dateFile } from "../lake/layout.js"
 import { commitFiles, writePending } from "../engine/commit.js"
 import { makeFolder } from "../lake/files.js"
 import { withLockFile } from "../lake/lock.js"
@@ -68,7 +67,7 @@ interface TrackedTx {
   readonly lastState?: string
 }
 
-const registryPath = (root: string) => join(root, transfers.name, "_tracked.json")
+const registryPath = (root: string) => datasetPath(root, transfers.name, "_tracked.json")
 /** The overall deadline passed with the tx not in a final state: what was observed is kept, a rerun goes on. */
 export class TrackTimeoutError extends Data.TaggedError("TrackTimeoutError")<{
   readonly message: string
@@ -106,7 +105,7 @@ const readRegistry = (root: string) =>
 const writeRegistry = (root: string, registry: Record<string, TrackedTx>) =>
   Effect.tryPromise({
     try: async () => {
-      await makeFolder(join(root, transfers.name))
+      await makeFolder(datasetPath(root, transfers.name))
       // the temp name is fixed: the registry is written only under its lock
       await writeFile(registryPath(root) + ".tmp", JSON.stringify(registry, null, 1))
       await rename(registryPath(root) + ".tmp", registryPath(root))
@@ -115,7 +114,7 @@ const writeRegistry = (root: string, registry: Record<string, TrackedTx>) =>
   })
 
 /** The lock every change of the registry, and every commit of transfers rows, holds (see the top of this file). */
-const registryLock = (root: string) => join(root, transfers.name, "_tracked.lock")
+const registryLock = (root: string) => datasetPath(root, transfers.name, "_tracked.lock")
 
 /**
  * Runs `self` holding the registry's lock as `writer`, for a registration (one router call) or a
@@ -123,8 +122,8 @@ const registryLock = (root: string) => join(root, transfers.name, "_tracked.lock
  */
 const holdingRegistry = <A, E, R>(root: string, writer: string, self: Effect.Effect<A, E, R>) =>
   Effect.tryPromise({
-    try: () => makeFolder(join(root, transfers.name)),
-    catch: (e) => new TrackRegistryError({ message: `cannot make ${join(root, transfers.name)}: ${(e as Error).message}` })
+    try: () => makeFolder(datasetPath(root, transfers.name)),
+    catch: (e) => new TrackRegistryError({ message: `cannot make ${datasetPath(root, transfers.name)}: ${(e as Error).message}` })
   }).pipe(Effect.zipRight(withLockFile(registryLock(root), writer, self)))
 
 /**
@@ -138,7 +137,7 @@ const recordedStates = (tx: TrackedTx) =>
     const manifests = yield* Manifests
     const sink = yield* ParquetSink
     const rows = yield* withLockFile(
-      join(manifests.root, transfers.name, MANIFEST_LOCK),
+      datasetPath(manifests.root, transfers.name, MANIFEST_LOCK),
       manifests.writer,
       manifests.withCommittedFiles(transfers.name, (paths) =>
         sink.query(
@@ -161,18 +160,23 @@ export interface TrackOptions {
   readonly onChange?: (status: TxStatusResponse, elapsedSeconds: number, resumed: boolean) => void
 }
 
-export const trackTransfer = (options: TrackOptions) =>
+/** What a run has seen of its tx: the state changes not committed yet, and the last state. */
+interface Observed {
+  readonly changes: Array<{ readonly state: string; readonly row: Row }>
+  last: string | undefined
+}
+
+/**
+ * The tx of `options` registered, or resumed: read from the registry as it is on disk, under its
+ * lock, so that a tx another run registered (before, or just now at once with this one) is resumed,
+ * not registered again, and no run's entry is lost.
+ */
+const registerOrResume = (options: TrackOptions, key: string) =>
   Effect.gen(function* () {
     const router = yield* RouterClient
-    const sink = yield* ParquetSink
     const manifests = yield* Manifests
-    const schedule = options.schedule ?? WALLET_POLLING
-    yield* manifests.open(transfers.name, "sample", transfers.columns)
     const root = manifests.root
-    const key = `${options.chainId}/${options.txHash.toLowerCase()}`
-    // the registry as it is on disk, under its lock: a tx another run registered (before, or just
-    // now at once with this one) is resumed, not registered again, and no run's entry is lost
-    const { tx, resumed } = yield* holdingRegistry(
+    return yield* holdingRegistry(
       root,
       manifests.writer,
       Effect.gen(function* () {
@@ -197,97 +201,123 @@ export const trackTransfer = (options: TrackOptions) =>
         return { tx, resumed: false }
       })
     )
-    const eta = tx.estimatedSeconds !== undefined ? Date.parse(tx.registeredAt) + tx.estimatedSeconds * 1000 : undefined
-    const observed: Array<{ readonly state: string; readonly row: Row }> = []
-    let last = tx.lastState
-    let status: TxStatusResponse
-    /*
-     * Rows observed so far are written even when the run is interrupted. Under the registry's lock
-     * (which every run's commit of transfers rows holds): the states the lake holds for the tx are
-     * read back and only the others are committed, the first row of each (a state is recorded
-     * once per transfer, the dataset's key); then the registry entry, as it is on disk, gets the
-     * last state (a final state another run recorded stays).
-     */
-    const flush = Effect.gen(function* () {
-      if (observed.length === 0) return
-      yield* holdingRegistry(
-        root,
-        manifests.writer,
-        Effect.gen(function* () {
-          const have = yield* recordedStates(tx)
-          const fresh = observed.filter((o) => {
-            if (have.has(o.state)) return false
-            have.add(o.state)
-            return true
-          })
-          if (fresh.length > 0) {
-            const writer = yield* sink.openFile(transfers.columns, transfers.sortKey)
-            for (const o of fresh) writer.append(o.row)
-            const stamp = new Date().toISOString()
-            const rel = dateFile(new Date(stamp), `${stamp.replace(/[-:.]/g, "")}-${tx.txHash.slice(0, 16).replace(/[^0-9A-Za-z]/g, "")}`)
-            // the engine's commit: a pending file, renamed into place with its manifest entry
-            const file = yield* writePending(writer, transfers.name, rel, { min: null, max: null }).pipe(Effect.ensuring(writer.close()))
-            yield* commitFiles(transfers.name, [file])
-          }
-          const registry = yield* readRegistry(root)
-          const entry = registry[key] ?? tx
-          const lastState = entry.lastState !== undefined && isFinalState(entry.lastState) ? entry.lastState : last
-          yield* writeRegistry(root, { ...registry, [key]: { ...entry, lastState } })
+  })
+
+/** `rows` of `tx` as one committed file of transfers, named for the time of writing and the tx. */
+const commitTransferRows = (tx: TrackedTx, rows: ReadonlyArray<Row>) =>
+  Effect.gen(function* () {
+    const sink = yield* ParquetSink
+    const writer = yield* sink.openFile(transfers.columns, transfers.sortKey)
+    for (const row of rows) writer.append(row)
+    const stamp = new Date().toISOString()
+    const rel = dateFile(new Date(stamp), `${stamp.replace(/[-:.]/g, "")}-${tx.txHash.slice(0, 16).replace(/[^0-9A-Za-z]/g, "")}`)
+    // the engine's commit: a pending file, renamed into place with its manifest entry
+    const file = yield* writePending(writer, transfers.name, rel, { min: null, max: null }).pipe(Effect.ensuring(writer.close()))
+    yield* commitFiles(transfers.name, [file])
+  })
+
+/**
+ * Writes the rows observed so far (also when the run is interrupted). Under the registry's lock
+ * (which every run's commit of transfers rows holds): the states the lake holds for the tx are
+ * read back and only the others are committed, the first row of each (a state is recorded once
+ * per transfer, the dataset's key); then the registry entry, as it is on disk, gets the last
+ * state (a final state another run recorded stays).
+ */
+const flushObserved = (tx: TrackedTx, key: string, observed: Observed) =>
+  Effect.gen(function* () {
+    if (observed.changes.length === 0) return
+    const manifests = yield* Manifests
+    const root = manifests.root
+    yield* holdingRegistry(
+      root,
+      manifests.writer,
+      Effect.gen(function* () {
+        const have = yield* recordedStates(tx)
+        const fresh = observed.changes.filter((o) => {
+          if (have.has(o.state)) return false
+          have.add(o.state)
+          return true
         })
-      )
-      observed.length = 0
-    })
-    /*
-     * A registered tx is "tx not found" (404) until the router's tracking service has indexed it:
-     * polled through for a bounded time, with one re-registration along the way (as the Skip SDK's
-     * retry_track), then a clear error (a wrong hash or chain id looks the same from here).
-     */
+        if (fresh.length > 0)
+          yield* commitTransferRows(
+            tx,
+            fresh.map((o) => o.row)
+          )
+        const registry = yield* readRegistry(root)
+        const entry = registry[key] ?? tx
+        const lastState = entry.lastState !== undefined && isFinalState(entry.lastState) ? entry.lastState : observed.last
+        yield* writeRegistry(root, { ...registry, [key]: { ...entry, lastState } })
+      })
+    )
+    observed.changes.length = 0
+  })
+
+/**
+ * Polls the status of `tx` until a final state, each state change added to `observed` (and told
+ * to onChange), at the cadence of the schedule. A registered tx is "tx not found" (404) until the
+ * router's tracking service has indexed it: polled through for a bounded time, with one
+ * re-registration along the way (as the Skip SDK's retry_track), then a clear error (a wrong hash
+ * or chain id looks the same from here).
+ */
+const pollUntilFinal = (options: TrackOptions, tx: TrackedTx, resumed: boolean, observed: Observed) =>
+  Effect.gen(function* () {
+    const router = yield* RouterClient
+    const schedule = options.schedule ?? WALLET_POLLING
+    const eta = tx.estimatedSeconds !== undefined ? Date.parse(tx.registeredAt) + tx.estimatedSeconds * 1000 : undefined
     const notFoundFor = options.notFoundForMs ?? NOT_FOUND_FOR_MS
     let notFoundSince: number | undefined
     let retracked = false
-    const loop = Effect.gen(function* () {
-      for (;;) {
-        const polled = yield* router.status(options.txHash, options.chainId).pipe(
-          Effect.map(Either.right),
-          Effect.catchIf(isTxNotFound, (e) => Effect.succeed(Either.left(e)))
-        )
-        if (Either.isLeft(polled)) {
-          const at = Date.now()
-          notFoundSince ??= at
-          if (at - notFoundSince >= notFoundFor)
-            return yield* new RouterFlowError({
-              rule: "tx_not_found",
-              message: `the router still answers "tx not found" for ${options.txHash} on ${options.chainId} after ${Math.round((at - notFoundSince) / 1000)} s (re-registered once): check --tx-hash and --chain-id, and that the tx was broadcast`
-            })
-          if (!retracked && at - notFoundSince >= notFoundFor / 4) {
-            retracked = true
-            yield* router.retrack(options.txHash, options.chainId)
-          }
-          yield* Effect.sleep(schedule.overdue)
-          continue
+    for (;;) {
+      const polled = yield* router.status(options.txHash, options.chainId).pipe(
+        Effect.map(Either.right),
+        Effect.catchIf(isTxNotFound, (e) => Effect.succeed(Either.left(e)))
+      )
+      if (Either.isLeft(polled)) {
+        const at = Date.now()
+        notFoundSince ??= at
+        if (at - notFoundSince >= notFoundFor)
+          return yield* new RouterFlowError({
+            rule: "tx_not_found",
+            message: `the router still answers "tx not found" for ${options.txHash} on ${options.chainId} after ${Math.round((at - notFoundSince) / 1000)} s (re-registered once): check --tx-hash and --chain-id, and that the tx was broadcast`
+          })
+        if (!retracked && at - notFoundSince >= notFoundFor / 4) {
+          retracked = true
+          yield* router.retrack(options.txHash, options.chainId)
         }
-        notFoundSince = undefined
-        status = polled.right
-        const now = new Date()
-        if (status.state !== last) {
-          observed.push({ state: status.state, row: transfers.toRow({ tx, observedAt: now, status }) })
-          options.onChange?.(status, (now.getTime() - Date.parse(tx.registeredAt)) / 1000, resumed)
-          last = status.state
-        }
-        if (isFinalState(status.state)) return status
-        yield* Effect.sleep(nextPollDelay(now.getTime(), eta, schedule))
+        yield* Effect.sleep(schedule.overdue)
+        continue
       }
-    })
+      notFoundSince = undefined
+      const status: TxStatusResponse = polled.right
+      const now = new Date()
+      if (status.state !== observed.last) {
+        observed.changes.push({ state: status.state, row: transfers.toRow({ tx, observedAt: now, status }) })
+        options.onChange?.(status, (now.getTime() - Date.parse(tx.registeredAt)) / 1000, resumed)
+        observed.last = status.state
+      }
+      if (isFinalState(status.state)) return status
+      yield* Effect.sleep(nextPollDelay(now.getTime(), eta, schedule))
+    }
+  })
+
+export const trackTransfer = (options: TrackOptions) =>
+  Effect.gen(function* () {
+    const manifests = yield* Manifests
+    yield* manifests.open(transfers.name, "sample", transfers.columns)
+    const key = `${options.chainId}/${options.txHash.toLowerCase()}`
+    const { tx, resumed } = yield* registerOrResume(options, key)
+    const observed: Observed = { changes: [], last: tx.lastState }
+    const flush = flushObserved(tx, key, observed)
     const timeoutMs = options.timeoutMs ?? defaultTrackTimeoutMs(tx.estimatedSeconds)
     const gaveUp = () =>
       new TrackTimeoutError({
-        message: `gave up after ${+(timeoutMs / 1000).toFixed(1)} s (--timeout): ${options.txHash} on ${options.chainId} still ${last ?? "not found by the router"}; the state changes seen are kept, run the same command again to go on tracking`,
-        pending: [{ txHash: options.txHash, chainId: options.chainId, ...(last ? { state: last } : {}) }]
+        message: `gave up after ${+(timeoutMs / 1000).toFixed(1)} s (--timeout): ${options.txHash} on ${options.chainId} still ${observed.last ?? "not found by the router"}; the state changes seen are kept, run the same command again to go on tracking`,
+        pending: [{ txHash: options.txHash, chainId: options.chainId, ...(observed.last ? { state: observed.last } : {}) }]
       })
     // a flush that fails (the lock held by another run past its wait, a full disk) fails the run
-    // with its own one line, in place of the loop's outcome: the states seen were not recorded
+    // with its own one line, in place of the poll's outcome: the states seen were not recorded
     const unsaved: { error?: Effect.Effect.Error<typeof flush> } = {}
-    const final = yield* loop.pipe(
+    const final = yield* pollUntilFinal(options, tx, resumed, observed).pipe(
       Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: gaveUp }),
       Effect.ensuring(flush.pipe(Effect.catchAll((e) => Effect.sync(() => void (unsaved.error = e))))),
       Effect.catchAll((e) => Effect.fail(unsaved.error ?? e))
