@@ -130,7 +130,9 @@ describe("IndexerClient", () => {
     const seen: Array<string> = []
     for (const [name, e] of Object.entries(INDEXER)) {
       if (e.kind !== "list") continue
-      const answer = await get((e.path as (...p: ReadonlyArray<string | number>) => string)(...(params[name as keyof typeof INDEXER] ?? [])))
+      const answer = await get(
+        (e.path as (...p: ReadonlyArray<string | number>) => string)(...(params[name as keyof typeof INDEXER] ?? []))
+      )
       const records = answer[e.records]
       expect(Array.isArray(records), `${e.name} answers its records under "${e.records}"`).toBe(true)
       const key = answer.pagination.next_key
