@@ -1,36 +1,29 @@
 /**
- * IndexerClient: one method per endpoint of the indexer API (endpoints.ts), each decoding with its Effect Schema.
- * Wire quirks are handled here once: non-2xx bodies are plain text, `reverse` is sent on every
- * page, `msgs` as repeated params, path parameters as the server matches them, limit checked against 1..1000.
- * Every request goes through the shared RequestLimiter and the retry schedule.
+ * IndexerClient: one method per endpoint of the indexer API (endpoints.ts), each decoding with its
+ * Effect Schema. Path parameters are sent here as the server matches them, `msgs` as repeated
+ * params; how a request is made (the URL, one GET with its failures classified, the shared
+ * RequestLimiter and the retry schedule, the decode) is requests.ts.
  */
-import { Context, Effect, Either, Layer, type Schema } from "effect"
-import { decodeBody } from "../http/body.js"
-import { fetchBytes, HttpTransport } from "../http/transport.js"
+import { Context, Effect, Layer } from "effect"
+import { HttpTransport } from "../http/transport.js"
 import { RequestLimiter } from "../http/RequestLimiter.js"
-import { DEFAULT_RETRY, parseRetryAfter, retrySchedule, type RetryPolicy } from "../http/retry.js"
-import { decodeWithPath } from "../schema/decode.js"
-import {
-  IndexerDecodeError,
-  IndexerHttpError,
-  IndexerNetworkError,
-  IndexerRequestError,
-  IndexerTimeout,
-  IndexerTruncatedBody,
-  type IndexerError
-} from "./errors.js"
+import { DEFAULT_RETRY, type RetryPolicy } from "../http/retry.js"
+import { IndexerRequestError, type IndexerError } from "./errors.js"
 import { INDEXER as E, MAX_PAGE_LIMIT, type GetEndpoint, type ListEndpoint, type PathOf } from "./endpoints.js"
+import {
+  buildUrl,
+  getDecoded,
+  getJson,
+  getWith,
+  pageQuery,
+  type PageRequest,
+  type Query,
+  type RawBytes,
+  type RequestContext
+} from "./requests.js"
 
-/** The pagination parameters every list endpoint takes. */
-export interface PageRequest {
-  readonly key?: string | null
-  readonly offset?: number
-  /** 1..1000 (the server answers 400 outside) */
-  readonly limit?: number
-  /** the API defaults to true (descending); the client always sends it explicitly */
-  readonly reverse?: boolean
-  readonly countTotal?: boolean
-}
+export type { PageRequest, RawBytes }
+
 export interface TxFilter {
   readonly msgs?: ReadonlyArray<string>
 }
@@ -39,34 +32,12 @@ export interface NftFilter {
   readonly orderBy?: "token_id" | "height"
 }
 
-/** A fetched body as bytes, before decoding. */
-export interface RawBytes {
-  readonly url: string
-  readonly endpoint: string
-  readonly bytes: ArrayBuffer
-}
-
 export interface IndexerClientConfig {
   readonly baseUrl: string
   readonly retry?: RetryPolicy
 }
 
 export { MAX_PAGE_LIMIT }
-
-type Query = Record<string, string | number | boolean | ReadonlyArray<string> | undefined | null>
-
-const pageQuery = (p: PageRequest = {}): Query => {
-  const limit = p.limit ?? 100
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT)
-    throw new RangeError(`page limit must be 1..${MAX_PAGE_LIMIT}, got ${limit}`)
-  return {
-    "pagination.key": p.key ?? undefined,
-    "pagination.offset": p.offset,
-    "pagination.limit": limit,
-    "pagination.count_total": p.countTotal,
-    "pagination.reverse": p.reverse ?? true
-  }
-}
 
 /** What a path may hold unescaped (RFC 3986 pchar, less "%"). */
 const PATH_SAFE = /^[A-Za-z0-9\-._~!$&'()*+,;=:@]+$/
@@ -89,114 +60,24 @@ const nameNeedle = (name: string) => name.replace(/[^\p{L}\p{M}\p{N}]+/gu, "")
 
 export const makeIndexerClient = (config: IndexerClientConfig) =>
   Effect.gen(function* () {
-    const http = yield* HttpTransport
-    const limiter = yield* RequestLimiter
-    const policy = config.retry ?? DEFAULT_RETRY
-    const baseUrl = config.baseUrl.replace(/\/+$/, "")
-
-    const buildUrl = (path: string, query: Query = {}) => {
-      const params = new URLSearchParams()
-      for (const [k, v] of Object.entries(query)) {
-        if (v === undefined || v === null) continue
-        if (Array.isArray(v)) for (const item of v) params.append(k, item)
-        else params.append(k, String(v))
-      }
-      const qs = params.toString()
-      return `${baseUrl}${path}${qs ? `?${qs}` : ""}`
+    const ctx: RequestContext = {
+      http: yield* HttpTransport,
+      limiter: yield* RequestLimiter,
+      policy: config.retry ?? DEFAULT_RETRY,
+      baseUrl: config.baseUrl.replace(/\/+$/, "")
     }
-
-    /** One GET with timeout and classified failures; no retry (callers wrap it once). */
-    const fetchOnce = (endpoint: string, url: string): Effect.Effect<RawBytes, IndexerError> =>
-      fetchBytes(http, { method: "GET", url }, policy.timeoutMs, {
-        network: (reason): IndexerError => new IndexerNetworkError({ url, reason }),
-        tooLarge: (reason): IndexerError =>
-          new IndexerDecodeError({
-            endpoint,
-            key: null,
-            path: "",
-            message: `the answer of ${url} is ${reason}: lower --page-size, or raise --max-page-mb if such pages are expected`
-          }),
-        timeout: (): IndexerError => new IndexerTimeout({ url, timeoutMs: policy.timeoutMs })
-      }).pipe(
-        Effect.flatMap(
-          (res): Effect.Effect<RawBytes, IndexerError> =>
-            res.status < 200 || res.status >= 300
-              ? Effect.fail(
-                  new IndexerHttpError({
-                    status: res.status,
-                    body: decodeBody(res.bytes),
-                    url,
-                    retryAfterMs: parseRetryAfter(res.headers["retry-after"])
-                  })
-                )
-              : // a web page where JSON was expected (a wrong URL, a login or gateway page) is not a cut body: asking again cannot help
-                /^\s*text\/html\b/i.test(res.headers["content-type"] ?? "")
-                ? Effect.fail(
-                    new IndexerDecodeError({
-                      endpoint,
-                      key: null,
-                      path: "",
-                      message: `${url} answered 200 with an HTML page, not JSON: is this the indexer's URL (or is a login or gateway page in front of it)?`
-                    })
-                  )
-                : Effect.succeed({ url, endpoint, bytes: res.bytes })
-        )
-      )
-
-    /** Runs one attempt under the shared limits, retrying transient failures by the policy. */
-    const withRetries = <A>(attempt: Effect.Effect<A, IndexerError>) =>
-      limiter.run(attempt).pipe(Effect.retry(retrySchedule<IndexerError>(policy)))
-
-    /**
-     * GET and turn the body into `A` with `decode`, under the limits and retries: a decode that
-     * fails with a retryable error (a truncated body) fetches again. The export hot path decodes
-     * pages its own (cheaper) way through this.
-     */
-    const getWith = <A>(
-      endpoint: string,
-      path: string,
-      query: Query | undefined,
-      decode: (raw: RawBytes) => Effect.Effect<A, IndexerError>
-    ): Effect.Effect<A, IndexerError> => withRetries(fetchOnce(endpoint, buildUrl(path, query)).pipe(Effect.flatMap(decode)))
-
-    /** GET and JSON-parse; a parse failure is a truncated body, retried with the request. */
-    const getJson = (endpoint: string, path: string, query?: Query): Effect.Effect<unknown, IndexerError> =>
-      getWith(endpoint, path, query, (raw) =>
-        Effect.try({
-          try: () => JSON.parse(decodeBody(raw.bytes)) as unknown,
-          catch: () => new IndexerTruncatedBody({ url: raw.url, bytes: raw.bytes.byteLength })
-        })
-      )
-
-    /** GET, JSON-parse and decode with `schema`. */
-    const getDecoded = <A, I>(schema: Schema.Schema<A, I>, endpoint: string, path: string, query?: Query): Effect.Effect<A, IndexerError> =>
-      getJson(endpoint, path, query).pipe(
-        Effect.flatMap((json) => {
-          const decoded = decodeWithPath(schema, json)
-          return Either.isRight(decoded)
-            ? Effect.succeed(decoded.right)
-            : Effect.fail(
-                new IndexerDecodeError({
-                  endpoint,
-                  key: (query?.["pagination.key"] as string | undefined) ?? null,
-                  path: decoded.left.path,
-                  message: decoded.left.message
-                })
-              )
-        })
-      )
-
     const ask = <A, I, P extends PathOf>(e: GetEndpoint<A, I, P>, ...params: Parameters<P>) =>
-      Effect.suspend(() => getDecoded(e.schema, e.name, e.path(...params)))
+      Effect.suspend(() => getDecoded(ctx, e.schema, e.name, e.path(...params)))
     const page = <A, I, P extends PathOf>(e: ListEndpoint<A, I, P>, params: Parameters<P>, request?: PageRequest, extra: Query = {}) =>
-      Effect.suspend(() => getDecoded(e.schema, e.name, e.path(...params), { ...pageQuery(request), ...extra }))
+      Effect.suspend(() => getDecoded(ctx, e.schema, e.name, e.path(...params), { ...pageQuery(request), ...extra }))
 
     return {
-      baseUrl,
-      getWith,
-      getJson,
+      baseUrl: ctx.baseUrl,
+      getWith: <A>(endpoint: string, path: string, query: Query | undefined, decode: (raw: RawBytes) => Effect.Effect<A, IndexerError>) =>
+        getWith(ctx, endpoint, path, query, decode),
+      getJson: (endpoint: string, path: string, query?: Query) => getJson(ctx, endpoint, path, query),
       pageQuery,
-      buildUrl,
+      buildUrl: (path: string, query?: Query) => buildUrl(ctx.baseUrl, path, query),
       status: ask(E.status),
       avgBlockTime: ask(E.avgBlockTime),
       blocks: (p?: PageRequest) => page(E.blocks, [], p),

@@ -32,22 +32,8 @@ const compile = (ast: SchemaAST.AST): Check => {
       return (v, p) => (v === undefined ? undefined : issue(p, "undefined", v))
     case "Literal":
       return (v, p) => (v === ast.literal ? undefined : issue(p, JSON.stringify(ast.literal), v))
-    case "Union": {
-      const members = ast.types.map(compile)
-      const label = ast.types
-        .map((t) => (t._tag === "Literal" ? JSON.stringify(t.literal) : t._tag.replace("Keyword", "").toLowerCase()))
-        .join(" | ")
-      return (v, p) => {
-        let deepest: FieldIssue | undefined
-        for (const m of members) {
-          const r = m(v, p)
-          if (!r) return undefined
-          // report the member that got furthest into the value (an object member's inner field)
-          if (!deepest || r.path.length > deepest.path.length) deepest = r
-        }
-        return deepest && deepest.path.length > formatPath(p).length ? deepest : issue(p, label, v)
-      }
-    }
+    case "Union":
+      return compileUnion(ast)
     case "Refinement": {
       const from = compile(ast.from)
       const expected = String(ast)
@@ -62,51 +48,77 @@ const compile = (ast: SchemaAST.AST): Check => {
       return compile(ast.from)
     case "Suspend":
       return (v, p) => compile(ast.f())(v, p)
-    case "TupleType": {
-      const elements = ast.elements.map((e) => compile(e.type))
-      const rest = ast.rest.map((r) => compile(r.type))
-      return (v, p) => {
-        if (!Array.isArray(v)) return issue(p, "array", v)
-        for (let i = 0; i < v.length; i++) {
-          const check = i < elements.length ? elements[i] : rest[0]
-          if (!check) return issue([...p, i], "no element", v[i])
-          const r = check(v[i], [...p, i])
-          if (r) return r
-        }
-        return undefined
-      }
-    }
-    case "TypeLiteral": {
-      const props = ast.propertySignatures.map((ps) => ({ name: ps.name, optional: ps.isOptional, check: compile(ps.type) }))
-      const index = ast.indexSignatures.map((is) => compile(is.type))
-      const known = new Set(props.map((x) => x.name))
-      return (v, p) => {
-        if (typeof v !== "object" || v === null || Array.isArray(v)) return issue(p, "object", v)
-        const o = v as Record<PropertyKey, unknown>
-        for (const prop of props) {
-          const has = Object.hasOwn(o, prop.name)
-          if (!has) {
-            if (prop.optional) continue
-            return { path: formatPath([...p, prop.name]), message: "is missing" }
-          }
-          if (prop.optional && o[prop.name] === undefined) continue
-          const r = prop.check(o[prop.name], [...p, prop.name])
-          if (r) return r
-        }
-        if (index.length > 0) {
-          for (const k of Object.keys(o)) {
-            if (known.has(k)) continue
-            for (const check of index) {
-              const r = check(o[k], [...p, k])
-              if (r) return r
-            }
-          }
-        }
-        return undefined
-      }
-    }
+    case "TupleType":
+      return compileTuple(ast)
+    case "TypeLiteral":
+      return compileStruct(ast)
     default:
       throw new Error(`fastValidate: schema node ${ast._tag} is not supported`)
+  }
+}
+
+/** A union: the issue of the member that got furthest into the value, else the members' names. */
+const compileUnion = (ast: SchemaAST.Union): Check => {
+  const members = ast.types.map(compile)
+  const label = ast.types
+    .map((t) => (t._tag === "Literal" ? JSON.stringify(t.literal) : t._tag.replace("Keyword", "").toLowerCase()))
+    .join(" | ")
+  return (v, p) => {
+    let deepest: FieldIssue | undefined
+    for (const m of members) {
+      const r = m(v, p)
+      if (!r) return undefined
+      // report the member that got furthest into the value (an object member's inner field)
+      if (!deepest || r.path.length > deepest.path.length) deepest = r
+    }
+    return deepest && deepest.path.length > formatPath(p).length ? deepest : issue(p, label, v)
+  }
+}
+
+/** An array (or tuple): its elements, then the rest, each at its index. */
+const compileTuple = (ast: SchemaAST.TupleType): Check => {
+  const elements = ast.elements.map((e) => compile(e.type))
+  const rest = ast.rest.map((r) => compile(r.type))
+  return (v, p) => {
+    if (!Array.isArray(v)) return issue(p, "array", v)
+    for (let i = 0; i < v.length; i++) {
+      const check = i < elements.length ? elements[i] : rest[0]
+      if (!check) return issue([...p, i], "no element", v[i])
+      const r = check(v[i], [...p, i])
+      if (r) return r
+    }
+    return undefined
+  }
+}
+
+/** A struct: each property (a missing one unless optional), then the index signatures' other keys. */
+const compileStruct = (ast: SchemaAST.TypeLiteral): Check => {
+  const props = ast.propertySignatures.map((ps) => ({ name: ps.name, optional: ps.isOptional, check: compile(ps.type) }))
+  const index = ast.indexSignatures.map((is) => compile(is.type))
+  const known = new Set(props.map((x) => x.name))
+  return (v, p) => {
+    if (typeof v !== "object" || v === null || Array.isArray(v)) return issue(p, "object", v)
+    const o = v as Record<PropertyKey, unknown>
+    for (const prop of props) {
+      const has = Object.hasOwn(o, prop.name)
+      if (!has) {
+        if (prop.optional) continue
+        return { path: formatPath([...p, prop.name]), message: "is missing" }
+      }
+      if (prop.optional && o[prop.name] === undefined) continue
+      const r = prop.check(o[prop.name], [...p, prop.name])
+      if (r) return r
+    }
+    if (index.length > 0) {
+      for (const k of Object.keys(o)) {
+        if (known.has(k)) continue
+        for (const check of index) {
+          const r = check(o[k], [...p, k])
+          if (r) return r
+        }
+      }
+    }
+    return undefined
   }
 }
 

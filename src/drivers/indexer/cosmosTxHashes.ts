@@ -1,0 +1,63 @@
+/**
+ * The cosmos tx hashes of a block, from txs/by_height/{h} (keyset pages walked to the end), asked
+ * only for blocks holding an EVM receipt that stands for a cosmos tx: such a receipt names its
+ * cosmos tx only through a hash derived from it (datasets/evm_txs.ts). A block's hashes never
+ * change, so they are remembered for the run.
+ */
+import { Effect, Stream } from "effect"
+import type { ListPage, ListRef } from "../../engine/Source.js"
+import { restoreString } from "../../engine/pageDecode.js"
+import { walkPages, type PageInfo } from "../../engine/pager.js"
+import type { IndexerError } from "../../indexer/errors.js"
+import { INDEXER, listRef } from "../../indexer/endpoints.js"
+import { invalidRecord, untrustedPaging } from "./failures.js"
+import type { PageReader } from "./pages.js"
+
+/** the documented default page size */
+const TX_HASH_PAGE = 100
+/** blocks whose hashes are remembered per run; beyond this all are forgotten */
+const TX_HASH_CACHE = 50_000
+
+/** Walks every page of txs/by_height/{height}, appending each tx's hash to `hashes`. */
+const readHashes = (page: PageReader, height: number, hashes: Array<string>): Effect.Effect<void, IndexerError> => {
+  const list: ListRef = listRef(INDEXER.txsByHeight, height)
+  const collect = (p: ListPage): Effect.Effect<PageInfo, IndexerError> => {
+    for (const [index, t] of p.items.entries()) {
+      const hash = (t as { txhash?: unknown }).txhash
+      if (typeof hash !== "string")
+        return Effect.fail(invalidRecord(list, p.key, index, { path: "txhash", message: "expected a tx with a string txhash" }))
+      hashes.push(p.latin1 ? restoreString(hash) : hash)
+    }
+    return Effect.succeed({ key: p.key, nextKey: p.nextKey, count: p.items.length })
+  }
+  // the pager's rules: a key that comes back (a cycle) or a page longer than asked for fails
+  const pages = walkPages((request) => Effect.flatMap(page(list, request), collect), {
+    first: { limit: TX_HASH_PAGE, reverse: false },
+    untrusted: (key, message): IndexerError => untrustedPaging(list, key, message)
+  })
+  return Stream.runDrain(pages)
+}
+
+/** The cosmos tx hashes at each height asked, read through `page` and remembered. */
+export const makeCosmosTxHashes = (page: PageReader) => {
+  const hashesAt = new Map<number, ReadonlyArray<string>>()
+  const hashesOf = (height: number): Effect.Effect<ReadonlyArray<string>, IndexerError> =>
+    Effect.suspend(() => {
+      const known = hashesAt.get(height)
+      if (known) return Effect.succeed(known)
+      const hashes: Array<string> = []
+      return readHashes(page, height, hashes).pipe(
+        Effect.map(() => {
+          // Stryker disable next-line all: bounds memory only; no answer changes
+          if (hashesAt.size >= TX_HASH_CACHE) hashesAt.clear()
+          hashesAt.set(height, hashes)
+          return hashes
+        })
+      )
+    })
+  // the blocks of one page at once: the client's request limiter bounds what is in flight
+  return (heights: ReadonlyArray<number>): Effect.Effect<ReadonlyMap<number, ReadonlyArray<string>>, IndexerError> =>
+    Effect.forEach(heights, (h) => Effect.map(hashesOf(h), (hashes) => [h, hashes] as const), { concurrency: "unbounded" }).pipe(
+      Effect.map((pairs) => new Map(pairs))
+    )
+}
