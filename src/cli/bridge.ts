@@ -11,7 +11,7 @@ import { operationKind, SignedOpHook } from "../router/schemas.js"
 import { decodeWithPath } from "../schema/decode.js"
 import { UserError } from "./errors.js"
 import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./serviceUrls.js"
-import { routerLayer } from "./routerLayer.js"
+import { routerLayer } from "./layers.js"
 
 const asset = (flag: string, text: string) => {
   const i = text.indexOf(":")

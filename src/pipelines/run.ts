@@ -6,19 +6,14 @@
  */
 import { rename, rm, writeFile } from "node:fs/promises"
 import { dirname, join, resolve } from "node:path"
-import { Cron, Data, Effect, Either, Layer, Schedule } from "effect"
+import { Cron, Data, Effect, Either, Schedule } from "effect"
 import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
 import { Manifests } from "../lake/Manifests.js"
-import { layerLake } from "../lake/writer.js"
 import { compactLake, type DatasetCompaction } from "../lake/compaction.js"
 import { runExport, type ExportObserver, type ExportReport } from "../engine/export.js"
-import { layerRequestLimiter } from "../http/RequestLimiter.js"
-import { layerHttpTransport } from "../http/transport.js"
-import { layerIndexerClient } from "../indexer/IndexerClient.js"
-import { layerIndexerSource } from "../drivers/indexer.js"
-import { layerRouterClient } from "../router/RouterClient.js"
 import { loadPlan, sampleRound, type RoundResult } from "../sampling/sampler.js"
 import type { PipelineDefinition } from "./definePipeline.js"
+import { pipelineLayer } from "./layers.js"
 import { PIPELINES_DIR } from "./load.js"
 import { alive, createLockFile, EMPTY_GRACE_MS, readLockFile } from "../lake/lock.js"
 import { plainServiceUrl, serviceUrlFrom, type ServiceUrl } from "../http/serviceUrl.js"
@@ -152,17 +147,7 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
       indexer ??= plainServiceUrl(devnet.indexerUrl)
       router ??= plainServiceUrl(devnet.routerUrl)
     }
-    // each service its own transport (its credentials go to it alone); one limiter for both
-    const limiter = layerRequestLimiter()
-    const layer = Layer.mergeAll(
-      layerIndexerSource.pipe(
-        Layer.provide(
-          layerIndexerClient({ baseUrl: indexer.baseUrl }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(indexer), limiter)))
-        )
-      ),
-      layerRouterClient({ baseUrl: router.baseUrl }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(router), limiter))),
-      layerLake(out)
-    )
+    const layer = pipelineLayer({ indexerUrl: indexer, routerUrl: router, out })
     const work = Effect.gen(function* () {
       const exported =
         def.datasets && def.datasets.length === 0
