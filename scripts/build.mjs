@@ -6,7 +6,7 @@
  *   which pipeline files that `chain-lake run` loads import as "chain-lake" (src/pipelines/load.ts),
  *   so that they reuse the modules the CLI already loaded;
  * - dist/cli/shard-worker.js and dist/lib/shard-worker.js: the module shard workers run (export
- *   --workers), beside each bundle that starts them (src/cli/layers.ts shardWorkerModule);
+ *   --workers), beside each bundle that starts them (src/pipelines/layers.ts shardWorkerModule);
  * - dist/lib/: the public API for applications (`import … from "chain-lake"`, package.json
  *   "exports"): the project's own code bundled, every dependency left to be imported from its
  *   package, so that an application's `effect` is the very one these services and errors are made

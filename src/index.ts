@@ -32,8 +32,7 @@ export {
   RouterTimeout,
   type RouterError
 } from "./router/errors.js"
-export { exportLayer, indexerLayer } from "./cli/layers.js"
-export { routerLayer } from "./cli/routerLayer.js"
+export { exportLayer, indexerLayer, routerLayer } from "./pipelines/layers.js"
 
 // the export engine and the dataset registry it exports
 export { DATASETS } from "./datasets/index.js"

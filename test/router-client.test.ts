@@ -6,7 +6,7 @@
  */
 import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { routerLayer } from "../src/cli/routerLayer.js"
+import { routerLayer } from "../src/cli/layers.js"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { ASSETS } from "../src/devnet/router-graph.js"
 import { DEFAULT_RETRY } from "../src/http/retry.js"

@@ -3,20 +3,19 @@
  * exports the embedded devnet (started in-process), so it runs on a machine with no network.
  */
 import { Command, Options } from "@effect/cli"
-import { writeFile } from "node:fs/promises"
-import { join, resolve } from "node:path"
+import { resolve } from "node:path"
 import { Console, Duration, Effect, Option } from "effect"
 import { DEFAULTS } from "../defaults.js"
 import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
 import { datasetNamesProblem, runExport, type ExportObserver, type ExportReport } from "../engine/export.js"
 import { FOLLOW_COMPACT_AFTER, followExport } from "../engine/follow.js"
+import type { DatasetCompaction } from "../lake/compaction.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { isS3Url, parseS3Url } from "../s3/s3.js"
-import { newWorkDir, pullManifests, remoteCommits, removeDir } from "../s3/sync.js"
-import { newWriterId } from "../lake/lock.js"
+import { s3ExportFolder, type RemoteCommits } from "../s3/sync.js"
+import { commitTally, writeExportReport, writeStoppedExportReport } from "../pipelines/runReports.js"
 import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
 import type { ServiceUrl } from "../http/serviceUrl.js"
-import { redactedJson } from "../secrets/redact.js"
 import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./serviceUrls.js"
 import { UserError } from "./errors.js"
 import {
@@ -31,7 +30,6 @@ import { exportLayer, smallestLimitForWorkers } from "./layers.js"
 import { compactionLine, stderrProgress, summaryTable } from "./progress.js"
 import { LOG_FORMAT_DESCRIPTION, logsAreJson } from "./output.js"
 import { checkOutputFolder } from "./outputFolder.js"
-import { makeFolder } from "../lake/files.js"
 import { integerOption } from "./integers.js"
 
 const list = (name: string, description: string) =>
@@ -254,135 +252,205 @@ const validate = (o: {
     if (source) return yield* bad(source)
   })
 
+/** The flags as parsed. */
+type ExportFlags = Command.Command.ParseConfig<typeof options>
+
+/** Where an export writes: a local lake; or, for an s3:// --out, a work folder of the run's own that mirrors the remote manifests, each commit uploaded as it happens (`remote`). */
+interface ExportTarget {
+  /** the local folder the run writes */
+  readonly out: string
+  readonly s3Url?: string
+  readonly remote?: RemoteCommits
+}
+
+/** --out checked (a local folder it can write, an S3 URL it can parse) and made ready to write. */
+const exportTarget = (o: ExportFlags) =>
+  Effect.gen(function* () {
+    if (!isS3Url(o.out)) {
+      yield* checkOutputFolder("--out", o.out)
+      return { out: resolve(o.out) } satisfies ExportTarget
+    }
+    const s3Url = o.out
+    yield* Effect.try({ try: () => parseS3Url(s3Url), catch: (e) => new UserError({ message: (e as Error).message, exitCode: 2 }) })
+    // a rollback rewrites committed files, which an s3:// run's work folder does not hold
+    if (o.onReorg === "rollback")
+      return yield* new UserError({
+        message: "--on-reorg rollback works on a local lake: sync the S3 lake to a folder, export there, and publish it",
+        exitCode: 2
+      })
+    const { out, remote } = yield* s3ExportFolder(s3Url, Option.getOrUndefined(o.s3Endpoint)).pipe(
+      Effect.mapError((e) => new UserError({ message: e.message }))
+    )
+    return { out, s3Url, remote } satisfies ExportTarget
+  })
+
+/**
+ * What a run of the command is made of: its layer (each commit of an s3:// run uploaded as it
+ * happens), and for a run stopped by Ctrl-C (exit 130) what it committed, said and (a local run)
+ * reported; an s3:// run's work folder goes with it: its commits are uploaded, the report is not.
+ */
+const exportRun = (o: ExportFlags, target: ExportTarget, indexer: ServiceUrl) => {
+  const { out, remote } = target
+  const layer = exportLayer({
+    indexerUrl: indexer,
+    out,
+    limits: { concurrency: o.concurrency, rps: o.rps },
+    maxPageMb: o.maxPageMb,
+    memoryLimitBytes: parseMemorySize(o.memoryLimit)!,
+    workers: o.workers,
+    filesElsewhere: remote !== undefined,
+    ...(remote ? { afterCommit: remote.afterCommit, fetchCommitted: remote.fetchCommitted } : {})
+  })
+  const startedAt = new Date().toISOString()
+  const tally = commitTally()
+  const onStopped = Effect.onInterrupt(() =>
+    Effect.promise(async () => {
+      const committed = tally.committed()
+      const rel = target.s3Url ? undefined : await writeStoppedExportReport(out, { startedAt, indexerUrl: indexer.baseUrl, committed })
+      const what = committed.length ? committed.map((d) => `${d.dataset} +${d.rows} rows in ${d.files} files`).join(", ") : "nothing yet"
+      process.stderr.write(`committed by this run before it was stopped: ${what}${rel === undefined ? "" : ` (report in ${rel})`}\n`)
+    })
+  )
+  return { layer, observe: tally.observe, onStopped }
+}
+type ExportRun = ReturnType<typeof exportRun>
+
 /** The end of an s3:// run: its log entries read back (each must have been taken), and what went up. */
-const uploaded = (remote: ReturnType<typeof remoteCommits>, also: ReadonlyArray<string> = []) =>
+const uploaded = (remote: RemoteCommits, also: ReadonlyArray<string> = []) =>
   remote.finish(also).pipe(
     Effect.mapError((e) => new UserError({ message: `${e.message}: run the export again (it fetches what the remote lake lacks)` })),
     Effect.flatMap((files) => Console.log(`\nuploaded ${files} files and their commit-log entries to ${remote.url}`))
   )
 
+/**
+ * What --follow says: the first round catches up (it may take hours), with its plan and progress
+ * as a plain export's; later rounds say one line each, and a chain that stops growing is said so
+ * (the embedded devnet never grows: silence looked like a hang).
+ */
+const followLines = (o: ExportFlags, poll: Duration.Duration, pollText: string) => {
+  const catchUp = stderrProgress({ tty: false, names: Option.getOrUndefined(o.datasets) })
+  let caughtUp = false
+  let saidWaiting = 0
+  const observer: ExportObserver = {
+    notice: (m) => process.stderr.write(m + "\n"),
+    planned: (name, plan) => (caughtUp ? undefined : catchUp.observer.planned?.(name, plan)),
+    fetched: (name, n) => (caughtUp ? undefined : catchUp.observer.fetched?.(name, n)),
+    rows: (name, n) => (caughtUp ? undefined : catchUp.observer.rows?.(name, n)),
+    done: (name, result) => (caughtUp ? undefined : catchUp.observer.done?.(name, result))
+  }
+  const onCompacted = (reports: ReadonlyArray<DatasetCompaction>) => {
+    for (const r of reports) if (r.merged.length > 0) console.log(`${new Date().toISOString()} compacted ${compactionLine(r)}`)
+  }
+  const onWaiting = (tip: number, since: Date) => {
+    // first after 5 s (or 5 polls) without a new block, then once a minute
+    if (Date.now() - saidWaiting < 60_000 || Date.now() - since.getTime() < Math.max(5_000, 5 * Duration.toMillis(poll))) return
+    saidWaiting = Date.now()
+    console.error(`${new Date().toISOString()} at height ${tip}: no new blocks since ${since.toISOString()}, polling every ${pollText}`)
+  }
+  const onRound = (r: ExportReport) => {
+    // the catching-up round's total line, once
+    if (!caughtUp) catchUp.stop()
+    caughtUp = true
+    const rows = r.datasets.map((d) => `${d.dataset} +${d.rows}`).join(", ")
+    // the height exported to: the tip, or --until-height below it (the line said the tip, past the height asked for)
+    const until = Option.getOrUndefined(o.untilHeight)
+    console.log(`${new Date().toISOString()} height ${until === undefined ? r.tip : Math.min(r.tip, until)}: ${rows}`)
+  }
+  return { observer, onCompacted, onWaiting, onRound }
+}
+
+/** `export --follow`: rounds until stopped or --until-height. */
+const follow = (o: ExportFlags, target: ExportTarget, run: ExportRun) =>
+  Effect.gen(function* () {
+    // (checked by validate)
+    const pollText = Option.getOrElse(o.poll, () => "2s")
+    const poll = parseEvery(pollText)!
+    const { observer, ...say } = followLines(o, poll, pollText)
+    yield* followExport(
+      EXPORTED_DATASETS,
+      {
+        datasets: Option.getOrUndefined(o.datasets),
+        fromHeight: Option.getOrUndefined(o.fromHeight),
+        pageSize: o.pageSize,
+        concurrency: o.concurrency,
+        onInvalid: o.onInvalid,
+        onReorg: o.onReorg,
+        observer: run.observe(observer)
+      },
+      {
+        poll,
+        untilHeight: Option.getOrUndefined(o.untilHeight),
+        // an s3:// run's work folder holds no committed files to merge: `chain-lake compact` does that
+        compactAfter: target.s3Url ? 0 : o.compactAfter,
+        ...say
+      }
+    ).pipe(Effect.provide(run.layer), run.onStopped, Effect.mapError(exportFailure(o.onInvalid)))
+    // reached --until-height: read the commit log back, as a plain export does (a follow stopped by Ctrl-C is not)
+    if (target.remote) yield* uploaded(target.remote)
+    if (Option.isSome(o.untilHeight)) yield* Console.error(`followed up to --until-height ${o.untilHeight.value} → ${o.out}`)
+  })
+
+/** A dry run's plan, and the Parquet schema of each dataset it would write. */
+const printPlan = (report: ExportReport) =>
+  Effect.gen(function* () {
+    yield* Console.log(`Plan (dry run, nothing written) for ${report.chainId} at height ${report.tip}:`)
+    for (const p of report.plans)
+      yield* Console.log(
+        `  ${p.dataset}: ${p.kind === "snapshot" ? `snapshot at ${p.watermark}` : `${p.todo} ${p.unit}s in ${p.shards} shards, ~${p.estimatedRequests} requests (${p.done} already committed)`}`
+      )
+    for (const d of EXPORTED_DATASETS.filter((d) => report.plans.some((p) => p.dataset === d.name))) {
+      yield* Console.log(
+        `\n${d.name} (${d.kind === "append" ? "partitioned by height_bucket" : "partitioned by snapshot_height"}): ${d.description}`
+      )
+      for (const c of d.columns) yield* Console.log(`  ${c.name.padEnd(26)} ${c.type.padEnd(14)} ${c.description}`)
+    }
+  })
+
+/** The end of a plain export: its summary (a table, or one JSON object for a log reader), and for an s3:// run what went up. */
+const printSummary = (o: ExportFlags, target: ExportTarget, report: ExportReport, runReport: string, seconds: number) =>
+  Effect.gen(function* () {
+    const shown = target.s3Url ?? target.out
+    if (logsAreJson()) {
+      // the summary as one JSON object: what the run report holds, for a log reader
+      yield* Console.log(
+        JSON.stringify({
+          time: new Date().toISOString(),
+          level: "info",
+          event: "summary",
+          chain_id: report.chainId,
+          tip: report.tip,
+          seconds,
+          out: shown,
+          run_report: runReport,
+          datasets: report.datasets
+        })
+      )
+      if (target.remote) yield* uploaded(target.remote, [runReport])
+      return
+    }
+    yield* Console.log(summaryTable(report.datasets, seconds))
+    if (target.remote) yield* uploaded(target.remote, [runReport])
+    // the heights this run was asked for, not the chain's tip
+    const upTo = Option.isSome(o.toHeight) ? Math.min(o.toHeight.value, report.tip) : report.tip
+    const from = Option.getOrUndefined(o.fromHeight)
+    // a range above the tip matched nothing: said as such, not as heights that count down
+    const span =
+      from === undefined
+        ? `up to height ${upTo}`
+        : from > upTo
+          ? `nothing at heights ${from}${Option.isSome(o.toHeight) ? `..${o.toHeight.value}` : " and up"} (the tip is ${report.tip})`
+          : `heights ${from}..${upTo}`
+    yield* Console.log(`\n${report.chainId} ${span} in ${seconds.toFixed(1)} s → ${shown} (run report in _runs/)`)
+  })
+
 export const exportCommand = Command.make("export", options, (o) =>
   Effect.gen(function* () {
     yield* validate(o)
-    // s3:// output: export into a local work folder mirroring the remote manifests, uploading each commit
-    const s3Out = isS3Url(o.out) ? o.out : undefined
-    if (!s3Out) yield* checkOutputFolder("--out", o.out)
-    const s3Endpoint = Option.getOrUndefined(o.s3Endpoint)
-    if (s3Out)
-      yield* Effect.try({ try: () => parseS3Url(s3Out), catch: (e) => new UserError({ message: (e as Error).message, exitCode: 2 }) })
-    // a rollback rewrites committed files, which an s3:// run's work folder does not hold
-    if (s3Out && o.onReorg === "rollback")
-      return yield* new UserError({
-        message: "--on-reorg rollback works on a local lake: sync the S3 lake to a folder, export there, and publish it",
-        exitCode: 2
-      })
-    // a work folder of this run's own (two jobs on one machine never share one), removed at the end
-    const writer = newWriterId()
-    const out = s3Out ? yield* Effect.acquireRelease(newWorkDir(writer), removeDir) : resolve(o.out)
-    if (s3Out) yield* pullManifests(s3Out, out, s3Endpoint).pipe(Effect.mapError((e) => new UserError({ message: e.message })))
-    // each commit goes up to S3 as it happens
-    const remote = s3Out ? remoteCommits(s3Out, out, writer, s3Endpoint) : undefined
-    const layerFor = (indexerUrl: ServiceUrl) =>
-      exportLayer({
-        indexerUrl,
-        out,
-        limits: { concurrency: o.concurrency, rps: o.rps },
-        maxPageMb: o.maxPageMb,
-        memoryLimitBytes: parseMemorySize(o.memoryLimit)!,
-        workers: o.workers,
-        filesElsewhere: remote !== undefined,
-        ...(remote ? { afterCommit: remote.afterCommit, fetchCommitted: remote.fetchCommitted } : {})
-      })
+    const target = yield* exportTarget(o)
     const devnet = o.devnet && { seed: Option.getOrElse(o.devnetSeed, () => 1), blocks: Option.getOrElse(o.devnetBlocks, () => 1000) }
     const indexer = yield* endpointOrDevnet("indexer", o.indexerUrl, o.header, "exporting", devnet)
-    const startedAt = new Date().toISOString()
-    // what this run committed, for the report of a run stopped by Ctrl-C (exit 130)
-    const committedSoFar = new Map<string, { rows: number; files: number }>()
-    const counting = (observer: ExportObserver): ExportObserver => ({
-      ...observer,
-      committed: (dataset, file) => {
-        observer.committed?.(dataset, file)
-        const c = committedSoFar.get(dataset) ?? { rows: 0, files: 0 }
-        committedSoFar.set(dataset, { rows: c.rows + file.rows, files: c.files + 1 })
-      }
-    })
-    const onStopped = Effect.onInterrupt(() =>
-      Effect.promise(async () => {
-        const datasets = [...committedSoFar].map(([dataset, c]) => ({ dataset, ...c }))
-        const rel = `_runs/${startedAt.replace(/[:.]/g, "-")}-interrupted.json`
-        // an s3:// run's work folder goes with it: its commits are uploaded, the report is not
-        if (!s3Out) {
-          await makeFolder(join(out, "_runs"))
-          await writeFile(
-            join(out, rel),
-            redactedJson(
-              { startedAt, stoppedAt: new Date().toISOString(), interrupted: true, indexerUrl: indexer.baseUrl, committed: datasets },
-              1
-            )
-          )
-        }
-        const what = datasets.length ? datasets.map((d) => `${d.dataset} +${d.rows} rows in ${d.files} files`).join(", ") : "nothing yet"
-        process.stderr.write(`committed by this run before it was stopped: ${what}${s3Out ? "" : ` (report in ${rel})`}\n`)
-      })
-    )
-    if (o.follow) {
-      // (checked by validate)
-      const pollText = Option.getOrElse(o.poll, () => "2s")
-      const poll = parseEvery(pollText)!
-      // the first round catches up (it may take hours): its plan and progress, as a plain export's; later rounds say one line each
-      const catchUp = stderrProgress({ tty: false, names: Option.getOrUndefined(o.datasets) })
-      let caughtUp = false
-      let saidWaiting = 0
-      yield* followExport(
-        EXPORTED_DATASETS,
-        {
-          datasets: Option.getOrUndefined(o.datasets),
-          fromHeight: Option.getOrUndefined(o.fromHeight),
-          pageSize: o.pageSize,
-          concurrency: o.concurrency,
-          onInvalid: o.onInvalid,
-          onReorg: o.onReorg,
-          observer: counting({
-            notice: (m) => process.stderr.write(m + "\n"),
-            planned: (name, plan) => (caughtUp ? undefined : catchUp.observer.planned?.(name, plan)),
-            fetched: (name, n) => (caughtUp ? undefined : catchUp.observer.fetched?.(name, n)),
-            rows: (name, n) => (caughtUp ? undefined : catchUp.observer.rows?.(name, n)),
-            done: (name, result) => (caughtUp ? undefined : catchUp.observer.done?.(name, result))
-          })
-        },
-        {
-          poll,
-          untilHeight: Option.getOrUndefined(o.untilHeight),
-          // an s3:// run's work folder holds no committed files to merge: `chain-lake compact` does that
-          compactAfter: s3Out ? 0 : o.compactAfter,
-          onCompacted: (reports) => {
-            for (const r of reports) if (r.merged.length > 0) console.log(`${new Date().toISOString()} compacted ${compactionLine(r)}`)
-          },
-          // a chain that stops growing (the embedded devnet never grows) was silence that looked like a hang
-          onWaiting: (tip, since) => {
-            // first after 5 s (or 5 polls) without a new block, then once a minute
-            if (Date.now() - saidWaiting < 60_000 || Date.now() - since.getTime() < Math.max(5_000, 5 * Duration.toMillis(poll))) return
-            saidWaiting = Date.now()
-            console.error(
-              `${new Date().toISOString()} at height ${tip}: no new blocks since ${since.toISOString()}, polling every ${pollText}`
-            )
-          },
-          onRound: (r) => {
-            // the catching-up round's total line, once
-            if (!caughtUp) catchUp.stop()
-            caughtUp = true
-            const rows = r.datasets.map((d) => `${d.dataset} +${d.rows}`).join(", ")
-            // the height exported to: the tip, or --until-height below it (the line said the tip, past the height asked for)
-            const until = Option.getOrUndefined(o.untilHeight)
-            console.log(`${new Date().toISOString()} height ${until === undefined ? r.tip : Math.min(r.tip, until)}: ${rows}`)
-          }
-        }
-      ).pipe(Effect.provide(layerFor(indexer)), onStopped, Effect.mapError(exportFailure(o.onInvalid)))
-      // reached --until-height: read the commit log back, as a plain export does (a follow stopped by Ctrl-C is not)
-      if (remote) yield* uploaded(remote)
-      if (Option.isSome(o.untilHeight)) yield* Console.error(`followed up to --until-height ${o.untilHeight.value} → ${o.out}`)
-      return
-    }
+    const run = exportRun(o, target, indexer)
+    if (o.follow) return yield* follow(o, target, run)
     const progress = stderrProgress({ names: Option.getOrUndefined(o.datasets) })
     const started = Date.now()
     const report: ExportReport = yield* runExport(DATASETS, {
@@ -396,64 +464,17 @@ export const exportCommand = Command.make("export", options, (o) =>
       dryRun: o.dryRun,
       adoptLake: o.adoptLake,
       onReorg: o.onReorg,
-      observer: counting(progress.observer)
+      observer: run.observe(progress.observer)
     }).pipe(
-      Effect.provide(layerFor(indexer)),
+      Effect.provide(run.layer),
       Effect.ensuring(Effect.sync(() => progress.stop())),
-      onStopped,
+      run.onStopped,
       Effect.mapError(exportFailure(o.onInvalid))
     )
     const seconds = (Date.now() - started) / 1000
-    if (o.dryRun) {
-      yield* Console.log(`Plan (dry run, nothing written) for ${report.chainId} at height ${report.tip}:`)
-      for (const p of report.plans)
-        yield* Console.log(
-          `  ${p.dataset}: ${p.kind === "snapshot" ? `snapshot at ${p.watermark}` : `${p.todo} ${p.unit}s in ${p.shards} shards, ~${p.estimatedRequests} requests (${p.done} already committed)`}`
-        )
-      for (const d of EXPORTED_DATASETS.filter((d) => report.plans.some((p) => p.dataset === d.name))) {
-        yield* Console.log(
-          `\n${d.name} (${d.kind === "append" ? "partitioned by height_bucket" : "partitioned by snapshot_height"}): ${d.description}`
-        )
-        for (const c of d.columns) yield* Console.log(`  ${c.name.padEnd(26)} ${c.type.padEnd(14)} ${c.description}`)
-      }
-      return
-    }
-    const runReport = `_runs/${report.startedAt.replace(/[:.]/g, "-")}.json`
-    yield* Effect.promise(async () => {
-      await makeFolder(join(out, "_runs"))
-      await writeFile(join(out, runReport), redactedJson({ ...report, indexerUrl: indexer.baseUrl, seconds }, 1))
-    })
-    if (logsAreJson()) {
-      // the summary as one JSON object: what the run report holds, for a log reader
-      yield* Console.log(
-        JSON.stringify({
-          time: new Date().toISOString(),
-          level: "info",
-          event: "summary",
-          chain_id: report.chainId,
-          tip: report.tip,
-          seconds,
-          out: s3Out ?? out,
-          run_report: runReport,
-          datasets: report.datasets
-        })
-      )
-      if (remote) yield* uploaded(remote, [runReport])
-      return
-    }
-    yield* Console.log(summaryTable(report.datasets, seconds))
-    if (remote) yield* uploaded(remote, [runReport])
-    // the heights this run was asked for, not the chain's tip
-    const upTo = Option.isSome(o.toHeight) ? Math.min(o.toHeight.value, report.tip) : report.tip
-    const from = Option.getOrUndefined(o.fromHeight)
-    // a range above the tip matched nothing: said as such, not as heights that count down
-    const span =
-      from === undefined
-        ? `up to height ${upTo}`
-        : from > upTo
-          ? `nothing at heights ${from}${Option.isSome(o.toHeight) ? `..${o.toHeight.value}` : " and up"} (the tip is ${report.tip})`
-          : `heights ${from}..${upTo}`
-    yield* Console.log(`\n${report.chainId} ${span} in ${seconds.toFixed(1)} s → ${s3Out ?? out} (run report in _runs/)`)
+    if (o.dryRun) return yield* printPlan(report)
+    const runReport = yield* writeExportReport(target.out, report, { indexerUrl: indexer.baseUrl, seconds })
+    yield* printSummary(o, target, report, runReport, seconds)
   }).pipe(
     Effect.scoped,
     Effect.onInterrupt(() => Console.error(INTERRUPTED))

@@ -9,7 +9,7 @@ import { describeRouterError } from "../router/errors.js"
 import { loadPlan, METADATA_IF_SERVED, parseEvery, sampleRoutes, type MetadataWanted, type NotServed } from "../sampling/sampler.js"
 import { UserError } from "./errors.js"
 import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./serviceUrls.js"
-import { routerLayer } from "./routerLayer.js"
+import { routerLayer } from "./layers.js"
 import { checkOutputFolder } from "./outputFolder.js"
 import { integerOption } from "./integers.js"
 

@@ -9,7 +9,7 @@ import { transferEventsOf } from "../router/schemas.js"
 import { NOT_FOUND_FOR_MS, trackTransfer, WALLET_POLLING } from "../sampling/tracker.js"
 import { UserError } from "./errors.js"
 import { headerOption, probedEndpoint } from "./serviceUrls.js"
-import { routerLayer } from "./routerLayer.js"
+import { routerLayer } from "./layers.js"
 import { checkOutputFolder } from "./outputFolder.js"
 import { integerOption } from "./integers.js"
 

@@ -87,3 +87,28 @@ export const mergedFile = (
  */
 export const datasetPath = (root: string, dataset: string, path?: string) =>
   path === undefined ? join(root, dataset) : join(root, dataset, path)
+
+/** A run report in the lake: `_runs/<its start time, with - for : and .>[-<kind>].json` (kind: "interrupted", "pipeline-<name>"). */
+export const runReportFile = (startedAt: string, kind?: string) =>
+  `_runs/${startedAt.replace(/[:.]/g, "-")}${kind === undefined ? "" : `-${kind}`}.json`
+
+/** The lock file of the lake's pipeline runs (one at a time per lake), at its top. */
+export const pipelineLockFile = () => ".chain-lake.lock"
+
+/** The path in the lake (relative to its root: an S3 key under the lake's prefix) of `path`, a path in `dataset`'s folder. */
+export const datasetFile = (dataset: string, path: string) => `${dataset}/${path}`
+
+/** Where a file of `dataset` that a compaction replaced waits out its grace period: under `retiredFolder(dataset)`. */
+export const retiredFile = (dataset: string, path: string) => `${retiredFolder(dataset)}${retiredName(path)}`
+
+/** A retired file's name in its dataset's retired folder: its path in the dataset's folder, with `.retired` added. */
+export const retiredName = (path: string) => `${path}.retired`
+
+/** The folder of `dataset`'s retired files, with its final slash (a listing's prefix). */
+export const retiredFolder = (dataset: string) => `.chain-lake/retired/${dataset}/`
+
+/** The folder of the intents of compactions of `dataset` on S3 (one per compacting writer), with its final slash. */
+export const compactionIntentsFolder = (dataset: string) => `.chain-lake/compacting/${dataset}/`
+
+/** The intent of `writer`'s compaction of `dataset` on S3: the merged paths it is about to upload. */
+export const compactionIntentFile = (dataset: string, writer: string) => `${compactionIntentsFolder(dataset)}${writer}.json`

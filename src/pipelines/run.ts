@@ -4,31 +4,25 @@
  * files runs leave, and a run report in OUT/_runs/ whether the run succeeded or failed. `schedulePipeline` repeats runs on the definition's cron; a failed run is
  * reported and the next tick tries again.
  */
-import { rename, rm, writeFile } from "node:fs/promises"
-import { dirname, join, resolve } from "node:path"
-import { Cron, Data, Effect, Either, Layer, Schedule } from "effect"
+import { rm } from "node:fs/promises"
+import { join, resolve } from "node:path"
+import { Cron, Data, Effect, Either, Schedule } from "effect"
 import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
 import { Manifests } from "../lake/Manifests.js"
-import { layerLake } from "../lake/writer.js"
-import { compactLake, type DatasetCompaction } from "../lake/compaction.js"
-import { runExport, type ExportObserver, type ExportReport } from "../engine/export.js"
-import { layerRequestLimiter } from "../http/RequestLimiter.js"
-import { layerHttpTransport } from "../http/transport.js"
-import { layerIndexerClient } from "../indexer/IndexerClient.js"
-import { layerIndexerSource } from "../drivers/indexer.js"
-import { layerRouterClient } from "../router/RouterClient.js"
-import { loadPlan, sampleRound, type RoundResult } from "../sampling/sampler.js"
+import { compactLake } from "../lake/compaction.js"
+import { pipelineLockFile } from "../lake/layout.js"
+import { runExport, type ExportObserver } from "../engine/export.js"
+import { loadPlan, sampleRound } from "../sampling/sampler.js"
 import type { PipelineDefinition } from "./definePipeline.js"
+import { pipelineLayer } from "./layers.js"
 import { PIPELINES_DIR } from "./load.js"
+import { pipelineReportFile, writePipelineReport, type PipelineRunReport } from "./runReports.js"
 import { alive, createLockFile, EMPTY_GRACE_MS, readLockFile } from "../lake/lock.js"
 import { plainServiceUrl, serviceUrlFrom, type ServiceUrl } from "../http/serviceUrl.js"
-import { redactedJson } from "../secrets/redact.js"
 import { makeFolder } from "../lake/files.js"
 
 export class LockedError extends Data.TaggedError("LockedError")<{ readonly message: string }> {}
 export class RunError extends Data.TaggedError("RunError")<{ readonly message: string }> {}
-
-const LOCK = ".chain-lake.lock"
 
 /** The run lock's holder; an empty or damaged lock is nobody's, unless it is seconds old (its writer may be writing it now). */
 const readHolder = async (path: string): Promise<{ pid?: number; pipeline?: unknown; started?: unknown } | "being written"> => {
@@ -44,7 +38,7 @@ export const acquireLock = (out: string, pipeline: string) =>
     Effect.tryPromise({
       try: async () => {
         await makeFolder(out)
-        const path = join(out, LOCK)
+        const path = join(out, pipelineLockFile())
         for (let attempt = 0; attempt < 2; attempt++) {
           try {
             await createLockFile(path, JSON.stringify({ pid: process.pid, pipeline, started: new Date().toISOString() }))
@@ -67,7 +61,9 @@ export const acquireLock = (out: string, pipeline: string) =>
         throw new LockedError({ message: `could not take the lock ${path}` })
       },
       catch: (e) =>
-        e instanceof LockedError ? e : new RunError({ message: `cannot take the run lock ${join(out, LOCK)}: ${(e as Error).message}` })
+        e instanceof LockedError
+          ? e
+          : new RunError({ message: `cannot take the run lock ${join(out, pipelineLockFile())}: ${(e as Error).message}` })
     }),
     (path) => Effect.promise(() => rm(path, { force: true }))
   )
@@ -118,97 +114,70 @@ export const pipelineEndpoints = (
   }).pipe(Either.mapLeft((message) => new RunError({ message: `pipeline ${def.name}: ${message}` })))
 }
 
-export interface PipelineRunReport {
-  readonly pipeline: string
-  readonly startedAt: string
-  readonly finishedAt: string
-  readonly ok: boolean
-  readonly error?: string
-  /** stopped by Ctrl-C or SIGTERM (what it committed is kept; the next run goes on from there) */
-  readonly interrupted?: boolean
-  readonly export?: ExportReport
-  readonly routeRound?: RoundResult
-  /** snapshot heights deleted by keepSnapshots, per dataset */
-  readonly pruned?: Readonly<Record<string, ReadonlyArray<number>>>
-  /** what the compaction that ends each run merged and deleted, per dataset */
-  readonly compacted?: ReadonlyArray<DatasetCompaction>
-}
+export type { PipelineRunReport } from "./runReports.js"
+
+/** The services the pipeline names, or the embedded devnet's for those it leaves to it (stopped when the scope closes). */
+const servicesOrDevnet = (
+  def: PipelineDefinition,
+  named: { readonly indexer: ServiceUrl | undefined; readonly router: ServiceUrl | undefined }
+) =>
+  Effect.gen(function* () {
+    if (named.indexer && named.router) return { indexer: named.indexer, router: named.router }
+    const devnet = yield* Effect.acquireRelease(
+      Effect.promise(async () => (await import("../devnet/index.js")).startDevnet({ seed: 1, blocks: 1000 })),
+      (d) => Effect.promise(() => d.stop())
+    )
+    yield* Effect.sync(() =>
+      console.error(`${def.name}: on the embedded devnet (a simulated chain; --indexer-url and --router-url name real services)`)
+    )
+    return { indexer: named.indexer ?? plainServiceUrl(devnet.indexerUrl), router: named.router ?? plainServiceUrl(devnet.routerUrl) }
+  })
+
+/** What a pipeline run does, in the lake its layer opens: export, route sampling, snapshot retention, compaction. */
+const pipelineWork = (def: PipelineDefinition, observer: ExportObserver | undefined) =>
+  Effect.gen(function* () {
+    const exported =
+      def.datasets && def.datasets.length === 0
+        ? undefined
+        : yield* runExport(DATASETS, {
+            datasets: def.datasets,
+            params: def.denoms ? { denoms: def.denoms } : {},
+            fromHeight: def.fromHeight,
+            toHeight: def.toHeight,
+            observer
+          })
+    // relative to pipelines/ unless loadPipeline made it absolute (relative to its file)
+    const plan = def.routePlan ? yield* loadPlan(resolve(PIPELINES_DIR, def.routePlan)) : undefined
+    const routeRound = plan ? yield* sampleRound(plan, { withReference: true }) : undefined
+    const pruned: Record<string, ReadonlyArray<number>> = {}
+    if (def.keepSnapshots !== undefined) {
+      const manifests = yield* Manifests
+      for (const d of EXPORTED_DATASETS.filter((d) => d.kind === "snapshot")) {
+        const dropped = yield* manifests.pruneSnapshots(d.name, def.keepSnapshots)
+        if (dropped.length > 0) pruned[d.name] = dropped
+      }
+    }
+    // the small files this run and earlier ones left (snapshot parts, sample files, short ranges), merged
+    const compacted = (yield* compactLake(DATASETS)).filter((r) => r.merged.length > 0 || r.deleted > 0)
+    return { exported, routeRound, pruned, compacted }
+  })
 
 /** One run: lock, export, route sampling, report. */
 export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =>
   Effect.gen(function* () {
     const out = resolve(options.out ?? def.out ?? "data")
     const startedAt = new Date().toISOString()
-    let { indexer, router } = yield* pipelineEndpoints(def, options)
+    const named = yield* pipelineEndpoints(def, options)
     yield* acquireLock(out, def.name)
-    if (!indexer || !router) {
-      const devnet = yield* Effect.acquireRelease(
-        Effect.promise(async () => (await import("../devnet/index.js")).startDevnet({ seed: 1, blocks: 1000 })),
-        (d) => Effect.promise(() => d.stop())
-      )
-      yield* Effect.sync(() =>
-        console.error(`${def.name}: on the embedded devnet (a simulated chain; --indexer-url and --router-url name real services)`)
-      )
-      indexer ??= plainServiceUrl(devnet.indexerUrl)
-      router ??= plainServiceUrl(devnet.routerUrl)
-    }
-    // each service its own transport (its credentials go to it alone); one limiter for both
-    const limiter = layerRequestLimiter()
-    const layer = Layer.mergeAll(
-      layerIndexerSource.pipe(
-        Layer.provide(
-          layerIndexerClient({ baseUrl: indexer.baseUrl }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(indexer), limiter)))
-        )
-      ),
-      layerRouterClient({ baseUrl: router.baseUrl }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(router), limiter))),
-      layerLake(out)
-    )
-    const work = Effect.gen(function* () {
-      const exported =
-        def.datasets && def.datasets.length === 0
-          ? undefined
-          : yield* runExport(DATASETS, {
-              datasets: def.datasets,
-              params: def.denoms ? { denoms: def.denoms } : {},
-              fromHeight: def.fromHeight,
-              toHeight: def.toHeight,
-              observer: options.observer
-            })
-      // relative to pipelines/ unless loadPipeline made it absolute (relative to its file)
-      const plan = def.routePlan ? yield* loadPlan(resolve(PIPELINES_DIR, def.routePlan)) : undefined
-      const routeRound = plan ? yield* sampleRound(plan, { withReference: true }) : undefined
-      const pruned: Record<string, ReadonlyArray<number>> = {}
-      if (def.keepSnapshots !== undefined) {
-        const manifests = yield* Manifests
-        for (const d of EXPORTED_DATASETS.filter((d) => d.kind === "snapshot")) {
-          const dropped = yield* manifests.pruneSnapshots(d.name, def.keepSnapshots)
-          if (dropped.length > 0) pruned[d.name] = dropped
-        }
-      }
-      // the small files this run and earlier ones left (snapshot parts, sample files, short ranges), merged
-      const compacted = (yield* compactLake(DATASETS)).filter((r) => r.merged.length > 0 || r.deleted > 0)
-      return { exported, routeRound, pruned, compacted }
-    }).pipe(Effect.provide(layer))
-    // whole or not at all (a full disk left 0-byte reports)
-    const rel = join("_runs", `${startedAt.replace(/[:.]/g, "-")}-pipeline-${def.name}.json`)
-    const writeReport = (report: PipelineRunReport) =>
-      Effect.tryPromise(async () => {
-        const path = join(out, rel)
-        await makeFolder(dirname(path))
-        try {
-          // redacted here, where it leaves the process (the CLI's stdout and stderr are, as they are printed)
-          await writeFile(`${path}.tmp`, redactedJson(report, 1))
-          await rename(`${path}.tmp`, path)
-        } finally {
-          await rm(`${path}.tmp`, { force: true })
-        }
-      })
+    const { indexer, router } = yield* servicesOrDevnet(def, named)
+    const work = pipelineWork(def, options.observer).pipe(Effect.provide(pipelineLayer({ indexerUrl: indexer, routerUrl: router, out })))
+    const reportPath = join(out, pipelineReportFile(def.name, startedAt))
     // a defect (a full disk where a write was not expected to fail) is a failed run too, reported like any other
     const result = yield* Effect.either(work.pipe(Effect.catchAllDefect((d) => Effect.fail(new RunError({ message: messageOf(d) }))))).pipe(
       // a run stopped by Ctrl-C is reported too (README: every run, success or failure)
       Effect.onInterrupt(() =>
         Effect.ignore(
-          writeReport({
+          writePipelineReport(reportPath, {
             pipeline: def.name,
             startedAt,
             finishedAt: new Date().toISOString(),
@@ -234,12 +203,12 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
           })
     }
     // a report that cannot be written fails the run, which says why
-    const written = yield* Effect.either(writeReport(report))
+    const written = yield* Effect.either(writePipelineReport(reportPath, report))
     if (Either.isLeft(written))
       return {
         ...report,
         ok: false,
-        error: `${report.error ? `${report.error}; and ` : ""}its run report could not be written to ${join(out, rel)}: ${messageOf(written.left.error)}`
+        error: `${report.error ? `${report.error}; and ` : ""}its run report could not be written to ${reportPath}: ${messageOf(written.left.error)}`
       }
     return report
   }).pipe(Effect.scoped)

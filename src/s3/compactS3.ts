@@ -20,6 +20,7 @@ import { Effect, Either } from "effect"
 import {
   compactionReport,
   CompactionError,
+  type CompactionGroup,
   DEFAULT_COMPACTION,
   DEFAULT_GRACE_MS,
   mergedName,
@@ -31,6 +32,7 @@ import {
 } from "../lake/compaction.js"
 import { fragmentName } from "../lake/commitLog.js"
 import { isContainedPath, makeFolder } from "../lake/files.js"
+import { compactionIntentFile, compactionIntentsFolder, datasetFile, retiredFile, retiredFolder, retiredName } from "../lake/layout.js"
 import { newWriterId, writerGone } from "../lake/lock.js"
 import type { Manifest } from "../lake/manifest.js"
 import { copy, download, downloadFile, list, makeS3, parseS3Url, put, remove, upload, type S3, type S3Location } from "./s3.js"
@@ -39,16 +41,13 @@ import { checkpointLog, logOf, newWorkDir, remoteManifest, removeDir, wasTaken }
 /** An intent this old belongs to no running compaction (another host's cannot be asked whether it lives). */
 const INTENT_STALE_MS = 60 * 60_000
 
-const retiredKey = (dataset: string, path: string) => `.chain-lake/retired/${dataset}/${path}.retired`
-const intentsOf = (dataset: string) => `.chain-lake/compacting/${dataset}/`
-
 /** Finishes what killed compactions left of one dataset, and deletes retired copies past the grace period; returns how many it deleted. */
 const tidy = (s3: S3, loc: S3Location, manifest: Manifest, graceMs: number) =>
   Effect.gen(function* () {
     const d = manifest.dataset
     const listed = new Set([...manifest.files, ...(manifest.retired ?? [])].map((f) => f.path))
-    for (const name of yield* list(s3, loc, intentsOf(d))) {
-      const text = yield* download(s3, loc, intentsOf(d) + name)
+    for (const name of yield* list(s3, loc, compactionIntentsFolder(d))) {
+      const text = yield* download(s3, loc, compactionIntentsFolder(d) + name)
       const intent = Either.getOrUndefined(
         Either.try(
           () => JSON.parse(text ?? "") as { readonly writer?: string; readonly at?: string; readonly paths?: ReadonlyArray<unknown> }
@@ -58,21 +57,21 @@ const tidy = (s3: S3, loc: S3Location, manifest: Manifest, graceMs: number) =>
       const stale = Date.now() - Date.parse(String(intent?.at ?? 0)) > INTENT_STALE_MS || writerGone(writer)
       if (!stale) continue
       for (const path of intent?.paths ?? [])
-        if (typeof path === "string" && isContainedPath(path) && !listed.has(path)) yield* remove(s3, loc, `${d}/${path}`)
-      yield* remove(s3, loc, intentsOf(d) + name)
+        if (typeof path === "string" && isContainedPath(path) && !listed.has(path)) yield* remove(s3, loc, datasetFile(d, path))
+      yield* remove(s3, loc, compactionIntentsFolder(d) + name)
     }
     const now = Date.now()
     let deleted = 0
-    const kept = new Set(yield* list(s3, loc, `.chain-lake/retired/${d}/`))
-    const present = new Set(yield* list(s3, loc, `${d}/`))
+    const kept = new Set(yield* list(s3, loc, retiredFolder(d)))
+    const present = new Set(yield* list(s3, loc, datasetFile(d, "")))
     for (const r of manifest.retired ?? []) {
       // a run killed between its fragment and the move leaves the replaced file in the folder
       if (!manifest.files.some((f) => f.path === r.path) && present.has(r.path)) {
         yield* retire(s3, loc, d, r.path)
-        kept.add(`${r.path}.retired`)
+        kept.add(retiredName(r.path))
       }
-      if (now - Date.parse(r.retired_at) >= graceMs && kept.has(`${r.path}.retired`)) {
-        yield* remove(s3, loc, retiredKey(d, r.path))
+      if (now - Date.parse(r.retired_at) >= graceMs && kept.has(retiredName(r.path))) {
+        yield* remove(s3, loc, retiredFile(d, r.path))
         deleted++
       }
     }
@@ -80,7 +79,83 @@ const tidy = (s3: S3, loc: S3Location, manifest: Manifest, graceMs: number) =>
   })
 
 const retire = (s3: S3, loc: S3Location, dataset: string, path: string) =>
-  Effect.zipRight(copy(s3, loc, `${dataset}/${path}`, retiredKey(dataset, path)), remove(s3, loc, `${dataset}/${path}`))
+  Effect.zipRight(copy(s3, loc, datasetFile(dataset, path), retiredFile(dataset, path)), remove(s3, loc, datasetFile(dataset, path)))
+
+/** What one compaction of a lake on S3 works with: the lake, the run's own writer id and local work folder. */
+interface S3Compaction {
+  readonly s3: S3
+  readonly loc: S3Location
+  readonly url: string
+  readonly writer: string
+  readonly work: string
+  /** the sequence number of the writer's next commit-log fragment */
+  readonly nextSeq: () => number
+}
+
+const fail = (e: { readonly message: string }) => new CompactionError({ message: e.message })
+
+/** A group's merge, swapped in; or why it was dropped. */
+type GroupOutcome = { readonly merged: DatasetCompaction["merged"][number] } | { readonly skipped: string }
+
+/** Steps 1–4 for one group of a dataset's small files: the merge it made, or why it was dropped. */
+const compactGroup = (
+  c: S3Compaction,
+  d: { readonly name: string; readonly sortKey: ReadonlyArray<string> },
+  manifest: Manifest,
+  group: CompactionGroup
+) =>
+  Effect.gen(function* () {
+    const { s3, loc, writer } = c
+    const rel = mergedName(group, manifest.unit)
+    const local = (path: string) => join(c.work, d.name, path)
+    const intent = compactionIntentFile(d.name, writer)
+    yield* put(s3, loc, intent, JSON.stringify({ writer, at: new Date().toISOString(), paths: [rel] })).pipe(Effect.mapError(fail))
+    yield* Effect.forEach(
+      group.files,
+      (f) =>
+        Effect.zipRight(
+          Effect.promise(() => makeFolder(dirname(local(f.path)))),
+          downloadFile(s3, loc, datasetFile(d.name, f.path), local(f.path))
+        ),
+      { concurrency: 4, discard: true }
+    ).pipe(Effect.mapError(fail))
+    const file = yield* mergeGroup(group, `${c.url}/${d.name}`, (f) => local(f.path), local(rel), rel, d.sortKey)
+    yield* upload(s3, c.work, loc, [datasetFile(d.name, rel)]).pipe(Effect.mapError(fail))
+    const at = new Date().toISOString()
+    const fragment: Manifest = {
+      dataset: manifest.dataset,
+      format_version: manifest.format_version,
+      unit: manifest.unit,
+      columns: manifest.columns,
+      files: [file],
+      committed: [],
+      snapshots: [],
+      retired: group.files.map((f) => ({ path: f.path, retired_at: at, replaced_by: [rel] }))
+    }
+    const name = fragmentName(new Date(), writer, c.nextSeq())
+    yield* put(s3, loc, logOf(d.name) + name, JSON.stringify(fragment, null, 1)).pipe(Effect.mapError(fail))
+    const read = yield* remoteManifest(s3, loc, d.name).pipe(Effect.mapError(fail))
+    const taken = wasTaken(read, name, fragment)
+    if (!taken) yield* remove(s3, loc, datasetFile(d.name, rel)).pipe(Effect.mapError(fail))
+    else
+      yield* Effect.forEach(group.files, (f) => retire(s3, loc, d.name, f.path), { concurrency: 4, discard: true }).pipe(
+        Effect.mapError(fail)
+      )
+    yield* remove(s3, loc, intent).pipe(Effect.mapError(fail))
+    yield* removeDir(join(c.work, d.name))
+    const outcome: GroupOutcome = taken
+      ? {
+          merged: {
+            partition: group.partition,
+            files: group.files.length,
+            bytesBefore: group.bytes,
+            bytesAfter: file.bytes,
+            rows: file.rows
+          }
+        }
+      : { skipped: `${group.partition}: another compaction retired one of its files first` }
+    return outcome
+  })
 
 /** Compacts each of `datasets` of the lake at `url` (s3://bucket/prefix); the ParquetSink merges. */
 export const compactS3 = (
@@ -96,10 +171,10 @@ export const compactS3 = (
     const s3 = makeS3(options.endpoint)
     const writer = newWriterId()
     const work = yield* Effect.acquireRelease(newWorkDir(writer), removeDir)
-    const policy = options.policy ?? DEFAULT_COMPACTION
-    const fail = (e: { readonly message: string }) => new CompactionError({ message: e.message })
-    const reports: Array<DatasetCompaction> = []
     let seq = 0
+    const run: S3Compaction = { s3, loc, url, writer, work, nextSeq: () => seq++ }
+    const policy = options.policy ?? DEFAULT_COMPACTION
+    const reports: Array<DatasetCompaction> = []
     for (const d of datasets) {
       const { manifest } = yield* remoteManifest(s3, loc, d.name).pipe(Effect.mapError(fail))
       if (!manifest) continue
@@ -112,52 +187,9 @@ export const compactS3 = (
       const merged: Array<DatasetCompaction["merged"][number]> = []
       const skipped: Array<string> = []
       for (const group of groups) {
-        const rel = mergedName(group, manifest.unit)
-        const local = (path: string) => join(work, d.name, path)
-        const intent = `${intentsOf(d.name)}${writer}.json`
-        yield* put(s3, loc, intent, JSON.stringify({ writer, at: new Date().toISOString(), paths: [rel] })).pipe(Effect.mapError(fail))
-        yield* Effect.forEach(
-          group.files,
-          (f) =>
-            Effect.zipRight(
-              Effect.promise(() => makeFolder(dirname(local(f.path)))),
-              downloadFile(s3, loc, `${d.name}/${f.path}`, local(f.path))
-            ),
-          { concurrency: 4, discard: true }
-        ).pipe(Effect.mapError(fail))
-        const file = yield* mergeGroup(group, `${url}/${d.name}`, (f) => local(f.path), local(rel), rel, d.sortKey)
-        yield* upload(s3, work, loc, [`${d.name}/${rel}`]).pipe(Effect.mapError(fail))
-        const at = new Date().toISOString()
-        const fragment: Manifest = {
-          dataset: manifest.dataset,
-          format_version: manifest.format_version,
-          unit: manifest.unit,
-          columns: manifest.columns,
-          files: [file],
-          committed: [],
-          snapshots: [],
-          retired: group.files.map((f) => ({ path: f.path, retired_at: at, replaced_by: [rel] }))
-        }
-        const name = fragmentName(new Date(), writer, seq++)
-        yield* put(s3, loc, logOf(d.name) + name, JSON.stringify(fragment, null, 1)).pipe(Effect.mapError(fail))
-        const read = yield* remoteManifest(s3, loc, d.name).pipe(Effect.mapError(fail))
-        if (!wasTaken(read, name, fragment)) {
-          yield* remove(s3, loc, `${d.name}/${rel}`).pipe(Effect.mapError(fail))
-          skipped.push(`${group.partition}: another compaction retired one of its files first`)
-        } else {
-          yield* Effect.forEach(group.files, (f) => retire(s3, loc, d.name, f.path), { concurrency: 4, discard: true }).pipe(
-            Effect.mapError(fail)
-          )
-          merged.push({
-            partition: group.partition,
-            files: group.files.length,
-            bytesBefore: group.bytes,
-            bytesAfter: file.bytes,
-            rows: file.rows
-          })
-        }
-        yield* remove(s3, loc, intent).pipe(Effect.mapError(fail))
-        yield* removeDir(join(work, d.name))
+        const outcome = yield* compactGroup(run, d, manifest, group)
+        if ("merged" in outcome) merged.push(outcome.merged)
+        else skipped.push(outcome.skipped)
       }
       reports.push(compactionReport(manifest, merged, skipped, deleted))
       // the log, read once more, checkpointed if it has grown long

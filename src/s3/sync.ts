@@ -12,7 +12,7 @@ import { listFiles, pathInside, makeFolder } from "../lake/files.js"
 import { decodeLakeFile, IDENTITY_FILE, Manifest, MANIFEST_FILE } from "../lake/manifest.js"
 import { readReleaseManifest } from "../publish/publish.js"
 import { ManifestError } from "../lake/Manifests.js"
-import { writerGone } from "../lake/lock.js"
+import { newWriterId, writerGone } from "../lake/lock.js"
 import { checkpointName, fragmentName, fragmentTaken, LogCheckpoint, mergeFragment } from "../lake/commitLog.js"
 import {
   download,
@@ -227,6 +227,22 @@ export const remoteCommits = (url: string, workDir: string, writer: string, endp
     })
   return { url, afterCommit, fetchCommitted, finish }
 }
+
+/** An S3 export's uploads, as remoteCommits makes them. */
+export type RemoteCommits = ReturnType<typeof remoteCommits>
+
+/**
+ * The local work folder of an export to the lake at `url` (s3://bucket/prefix), made for this
+ * run's own writer and removed when the scope closes: the remote manifests pulled into it, and
+ * `remote`, which uploads each commit as it happens (remoteCommits).
+ */
+export const s3ExportFolder = (url: string, endpoint?: string) =>
+  Effect.gen(function* () {
+    const writer = newWriterId()
+    const out = yield* Effect.acquireRelease(newWorkDir(writer), removeDir)
+    yield* pullManifests(url, out, endpoint)
+    return { out, remote: remoteCommits(url, out, writer, endpoint) }
+  })
 
 /** Uploads a local release folder to `s3://…/NAME/VERSION/`, manifest.json last; never over an existing one. */
 export const pushRelease = (releaseDir: string, url: string, name: string, version: string, endpoint?: string) =>

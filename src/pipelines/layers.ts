@@ -1,0 +1,163 @@
+/**
+ * The one place services are wired into layers: HTTP (undici) with each service's credentials,
+ * the shared request limiter, the API clients, the indexer as the engine's source, the lake's sink
+ * and manifests, and shard workers. The CLI and the public API (src/index.ts) re-export these;
+ * runPipeline builds its services from them.
+ */
+import { existsSync, rmSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import { Effect, Layer } from "effect"
+import { buildSync } from "esbuild"
+import { ShardWorkers } from "../engine/workers.js"
+import { defaultMemoryLimit, layerLake, MIN_MEMORY_LIMIT_BYTES, parseMemorySize, PROCESS_BASE_BYTES } from "../lake/writer.js"
+import type { ManifestsOptions } from "../lake/Manifests.js"
+import { DEFAULT_LIMITS, layerRequestLimiter, RequestLimiter, type LimiterConfig } from "../http/RequestLimiter.js"
+import { DEFAULT_RETRY, type RetryPolicy } from "../http/retry.js"
+import { plainServiceUrl, type ServiceUrl } from "../http/serviceUrl.js"
+import { layerHttpTransport } from "../http/transport.js"
+import { layerIndexerClient } from "../indexer/IndexerClient.js"
+import { layerRouterClient } from "../router/RouterClient.js"
+import { layerIndexerSource } from "../drivers/indexer.js"
+
+/** A service URL as given: a plain URL (the devnet, tests) has no credentials. */
+const serviceUrlOf = (url: ServiceUrl | string): ServiceUrl => (typeof url === "string" ? plainServiceUrl(url) : url)
+
+/** Limits as given: a limiter's settings (a limiter of its own), or a limiter layer shared with other clients. */
+const limiterOf = (limits: LimiterConfig | Layer.Layer<RequestLimiter>): Layer.Layer<RequestLimiter> =>
+  Layer.isLayer(limits) ? (limits as Layer.Layer<RequestLimiter>) : layerRequestLimiter(limits as LimiterConfig)
+
+/** The indexer client for `endpoint` (a plain URL for the devnet and tests), over its own transport carrying the endpoint's credentials. */
+export const indexerLayer = (
+  endpoint: ServiceUrl | string,
+  limits: LimiterConfig | Layer.Layer<RequestLimiter> = DEFAULT_LIMITS,
+  retry: RetryPolicy = DEFAULT_RETRY,
+  maxPageMb?: number
+) => {
+  const e = serviceUrlOf(endpoint)
+  return layerIndexerClient({ baseUrl: e.baseUrl, retry }).pipe(
+    Layer.provide(Layer.mergeAll(layerHttpTransport(e, { maxPageMb }), limiterOf(limits)))
+  )
+}
+
+/** The router client for `endpoint` (a plain URL for the devnet and tests), over its own transport carrying the endpoint's credentials. */
+export const routerLayer = (
+  endpoint: ServiceUrl | string,
+  limits: LimiterConfig | Layer.Layer<RequestLimiter> = DEFAULT_LIMITS,
+  retry: RetryPolicy = DEFAULT_RETRY
+) => {
+  const e = serviceUrlOf(endpoint)
+  return layerRouterClient({ baseUrl: e.baseUrl, retry }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(e), limiterOf(limits))))
+}
+
+/** What a shard worker builds its source and sink from (src/cli/shard-worker.ts): plain data, cloned into the worker. */
+export interface ShardWorkerConfig {
+  readonly endpoint: ServiceUrl
+  readonly limits?: LimiterConfig
+  readonly retry?: RetryPolicy
+  readonly maxPageMb?: number
+  readonly out: string
+  /** the worker's share of the run's --memory-limit */
+  readonly memoryLimitBytes: number
+}
+
+/**
+ * A shard worker's share of the run's memory limit, as the limit its sink is sized by (sinkMemory):
+ * what the process base leaves, shared by the workers and the run's own thread alike.
+ */
+export const workerMemoryBytes = (limitBytes: number, workers: number) =>
+  PROCESS_BASE_BYTES + Math.floor(Math.max(0, limitBytes - PROCESS_BASE_BYTES) / (workers + 1))
+
+/** The smallest --memory-limit that gives each of `workers` workers (and the run's thread) a share an export fits in (MIN_MEMORY_LIMIT_BYTES). */
+export const smallestLimitForWorkers = (workers: number) =>
+  PROCESS_BASE_BYTES + (workers + 1) * (MIN_MEMORY_LIMIT_BYTES - PROCESS_BASE_BYTES)
+
+/**
+ * The module shard workers run (src/cli/shard-worker.ts, an entry of its own): built beside the
+ * CLI and the library (scripts/build.mjs: every chunk of a bundle sits in one folder), or bundled
+ * from the sources on first use.
+ */
+export const shardWorkerModule = (): URL => {
+  const built = new URL("./shard-worker.js", import.meta.url)
+  if (existsSync(fileURLToPath(built))) return built
+  if (devBundle) return devBundle
+  const source = fileURLToPath(new URL("../cli/shard-worker.ts", import.meta.url))
+  // inside the project, so that the bundle's imports of packages resolve from its node_modules;
+  // one per process (worktrees share node_modules, each with its own sources), gone when it exits
+  const out = join(dirname(source), "..", "..", "node_modules", ".cache", "chain-lake", `shard-worker-${process.pid}.mjs`)
+  buildSync({ entryPoints: [source], outfile: out, bundle: true, format: "esm", platform: "node", packages: "external", logLevel: "error" })
+  process.once("exit", () => rmSync(out, { force: true }))
+  devBundle = pathToFileURL(out)
+  return devBundle
+}
+let devBundle: URL | undefined
+
+/**
+ * Shard workers for an export (--workers N; 0: the shards run in the run's thread): each with its
+ * share of the memory limit, passing through `limiter` (the run's request limiter) for every
+ * request it makes.
+ */
+export const layerShardWorkers = (
+  count: number,
+  options: Omit<ShardWorkerConfig, "endpoint" | "memoryLimitBytes"> & {
+    readonly indexerUrl: ServiceUrl | string
+    readonly memoryLimitBytes: number
+  },
+  limiter: Layer.Layer<RequestLimiter>
+) =>
+  Layer.effect(
+    ShardWorkers,
+    Effect.map(RequestLimiter, (requests) => {
+      const endpoint = serviceUrlOf(options.indexerUrl)
+      const config = (): ShardWorkerConfig => ({
+        endpoint,
+        limits: options.limits,
+        retry: options.retry,
+        maxPageMb: options.maxPageMb,
+        out: options.out,
+        memoryLimitBytes: workerMemoryBytes(options.memoryLimitBytes, count)
+      })
+      return { count, module: shardWorkerModule, config, gates: { requests: requests.run } }
+    })
+  ).pipe(Layer.provide(limiter))
+
+/** Everything `runExport` needs: the indexer as its Source (and its client), the Parquet sink and the manifests of `out`. */
+export const exportLayer = (
+  options: {
+    indexerUrl: ServiceUrl | string
+    out: string
+    limits?: LimiterConfig
+    retry?: RetryPolicy
+    maxPageMb?: number
+    memoryLimitBytes?: number
+    /** shard workers (threads) to run the shards in; none: the run's own thread */
+    workers?: number
+  } & ManifestsOptions
+) => {
+  // one limiter and one memory limit for the run's thread and its shard workers
+  const limiter = layerRequestLimiter(options.limits ?? DEFAULT_LIMITS)
+  const memoryLimitBytes = options.memoryLimitBytes ?? parseMemorySize(defaultMemoryLimit())!
+  return Layer.mergeAll(
+    layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(options.indexerUrl, limiter, options.retry, options.maxPageMb))),
+    layerLake(options.out, { ...options, memoryLimitBytes }),
+    layerShardWorkers(options.workers ?? 0, { ...options, memoryLimitBytes }, limiter)
+  )
+}
+
+/**
+ * What a pipeline run needs: the indexer as the export's source, the router client and the lake of
+ * `out`; each service over its own transport (its credentials go to it alone), both through one
+ * request limiter.
+ */
+export const pipelineLayer = (options: {
+  readonly indexerUrl: ServiceUrl | string
+  readonly routerUrl: ServiceUrl | string
+  readonly out: string
+}) => {
+  const limiter = layerRequestLimiter()
+  return Layer.mergeAll(
+    layerIndexerSource.pipe(Layer.provide(indexerLayer(options.indexerUrl, limiter))),
+    routerLayer(options.routerUrl, limiter),
+    layerLake(options.out)
+  )
+}

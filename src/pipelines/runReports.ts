@@ -1,0 +1,102 @@
+/**
+ * The run reports a lake keeps in `_runs/` (lake/layout.ts runReportFile): one per export (its
+ * report, indexer and duration), one per export stopped before its end (what it committed until
+ * then), one per pipeline run. Each is redacted here, where it leaves the process.
+ */
+import { rename, rm, writeFile } from "node:fs/promises"
+import { dirname, join } from "node:path"
+import { Effect } from "effect"
+import type { ExportObserver, ExportReport } from "../engine/export.js"
+import type { DatasetCompaction } from "../lake/compaction.js"
+import { makeFolder } from "../lake/files.js"
+import { runReportFile } from "../lake/layout.js"
+import type { RoundResult } from "../sampling/sampler.js"
+import { redactedJson } from "../secrets/redact.js"
+
+/** What a run committed to one dataset. */
+export interface CommittedToDataset {
+  readonly dataset: string
+  readonly rows: number
+  readonly files: number
+}
+
+/** Writes `report` to the lake's path `rel`, making its folder. */
+const writeReport = async (out: string, rel: string, report: unknown) => {
+  await makeFolder(dirname(join(out, rel)))
+  await writeFile(join(out, rel), redactedJson(report, 1))
+}
+
+/** Writes an export's run report into the lake at `out`; returns its path in the lake. */
+export const writeExportReport = (out: string, report: ExportReport, run: { readonly indexerUrl: string; readonly seconds: number }) =>
+  Effect.promise(async () => {
+    const rel = runReportFile(report.startedAt)
+    await writeReport(out, rel, { ...report, indexerUrl: run.indexerUrl, seconds: run.seconds })
+    return rel
+  })
+
+/** Writes the report of an export stopped before its end (Ctrl-C, SIGTERM) into the lake at `out`; returns its path in the lake. */
+export const writeStoppedExportReport = async (
+  out: string,
+  run: { readonly startedAt: string; readonly indexerUrl: string; readonly committed: ReadonlyArray<CommittedToDataset> }
+) => {
+  const rel = runReportFile(run.startedAt, "interrupted")
+  await writeReport(out, rel, {
+    startedAt: run.startedAt,
+    stoppedAt: new Date().toISOString(),
+    interrupted: true,
+    indexerUrl: run.indexerUrl,
+    committed: run.committed
+  })
+  return rel
+}
+
+/**
+ * What an export commits, counted as it happens (`observe` wraps the run's observer), for the
+ * report of a run that is stopped before its end.
+ */
+export const commitTally = () => {
+  const byDataset = new Map<string, { rows: number; files: number }>()
+  return {
+    observe: (observer: ExportObserver): ExportObserver => ({
+      ...observer,
+      committed: (dataset, file) => {
+        observer.committed?.(dataset, file)
+        const c = byDataset.get(dataset) ?? { rows: 0, files: 0 }
+        byDataset.set(dataset, { rows: c.rows + file.rows, files: c.files + 1 })
+      }
+    }),
+    committed: (): ReadonlyArray<CommittedToDataset> => [...byDataset].map(([dataset, c]) => ({ dataset, ...c }))
+  }
+}
+
+/** What a pipeline run did, or why it failed. */
+export interface PipelineRunReport {
+  readonly pipeline: string
+  readonly startedAt: string
+  readonly finishedAt: string
+  readonly ok: boolean
+  readonly error?: string
+  /** stopped by Ctrl-C or SIGTERM (what it committed is kept; the next run goes on from there) */
+  readonly interrupted?: boolean
+  readonly export?: ExportReport
+  readonly routeRound?: RoundResult
+  /** snapshot heights deleted by keepSnapshots, per dataset */
+  readonly pruned?: Readonly<Record<string, ReadonlyArray<number>>>
+  /** what the compaction that ends each run merged and deleted, per dataset */
+  readonly compacted?: ReadonlyArray<DatasetCompaction>
+}
+
+/** The path in the lake of the report of pipeline `pipeline`'s run that started at `startedAt`. */
+export const pipelineReportFile = (pipeline: string, startedAt: string) => runReportFile(startedAt, `pipeline-${pipeline}`)
+
+/** Writes a pipeline run's report to `path`, whole or not at all (a full disk left 0-byte reports). */
+export const writePipelineReport = (path: string, report: PipelineRunReport) =>
+  Effect.tryPromise(async () => {
+    await makeFolder(dirname(path))
+    try {
+      await writeFile(`${path}.tmp`, redactedJson(report, 1))
+      await rename(`${path}.tmp`, path)
+    } finally {
+      await rm(`${path}.tmp`, { force: true })
+    }
+  })
