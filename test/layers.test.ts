@@ -82,11 +82,20 @@ describe("src/ folders stand in layers", () => {
     ).toEqual(["a", "b", "c", "a"])
   })
 
-  it("the engine imports no API client, dataset, source, devnet or CLI folder; the devnet no client schemas", () => {
+  it("the engine imports no API client, dataset, driver, devnet or CLI folder; the devnet no client schemas", () => {
     expect(
-      [...(edges.get("engine") ?? [])].filter((f) => ["indexer", "router", "datasets", "sources", "devnet", "cli", "pipelines"].includes(f))
+      [...(edges.get("engine") ?? [])].filter((f) => ["indexer", "router", "datasets", "drivers", "devnet", "cli", "pipelines"].includes(f))
     ).toEqual([])
     expect([...(edges.get("devnet") ?? [])].filter((f) => ["indexer", "router"].includes(f))).toEqual([])
     for (const client of ["indexer", "router"]) expect(edges.get(client)?.has("devnet") ?? false, client).toBe(false)
+  })
+
+  it("each API path is written in one module, its client's endpoint catalogue, and the engine writes no page key", () => {
+    const files = readdirSync(SRC, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts") && !f.startsWith("devnet"))
+    // a path in a string or template literal; comments and messages name paths too, so the quote is required
+    const writing = (pattern: RegExp) => files.filter((f) => pattern.test(readFileSync(join(SRC, f), "utf8"))).sort()
+    expect(writing(/["`]\/indexer\//)).toEqual([join("indexer", "endpoints.ts")])
+    expect(writing(/["`]\/v2\//)).toEqual([join("router", "endpoints.ts")])
+    expect(files.filter((f) => f.startsWith("engine") && /base64|JSON\.stringify\(\{ *(height|sequence)/.test(readFileSync(join(SRC, f), "utf8")))).toEqual([])
   })
 })

@@ -3,6 +3,7 @@
  * exports the embedded devnet (started in-process), so it runs on a machine with no network.
  */
 import { Command, Options } from "@effect/cli"
+import { MAX_PAGE_LIMIT } from "../indexer/endpoints.js"
 import { resolve } from "node:path"
 import { Console, Duration, Effect, Option } from "effect"
 import { DEFAULTS } from "../defaults.js"
@@ -79,7 +80,10 @@ export const options = {
       "worker threads that page, decode and write the shards (0: the main thread does; try the cores you can spare). --concurrency and --rps hold for all of them together"
     )
   ),
-  pageSize: integerOption("page-size").pipe(Options.withDefault(DEFAULTS.pageSize), Options.withDescription("rows per request, 1..1000")),
+  pageSize: integerOption("page-size").pipe(
+    Options.withDefault(DEFAULTS.pageSize),
+    Options.withDescription(`rows per request, 1..${MAX_PAGE_LIMIT}`)
+  ),
   maxPageMb: integerOption("max-page-mb").pipe(
     Options.withDefault(DEFAULTS.maxPageMb),
     Options.withDescription(
@@ -226,8 +230,8 @@ const validate = (o: {
       return yield* bad(
         `--workers ${o.workers} needs --memory-limit ${Math.ceil(smallestLimitForWorkers(o.workers) / 1024 / 1024)}MB at least (each worker's DuckDB needs its share), got ${o.memoryLimit}: raise --memory-limit or use fewer workers`
       )
-    if (o.pageSize < 1 || o.pageSize > 1000)
-      return yield* bad(`--page-size must be 1..1000 (the indexer answers 400 above 1000), got ${o.pageSize}`)
+    if (o.pageSize < 1 || o.pageSize > MAX_PAGE_LIMIT)
+      return yield* bad(`--page-size must be 1..${MAX_PAGE_LIMIT} (the indexer answers 400 above ${MAX_PAGE_LIMIT}), got ${o.pageSize}`)
     // heights start at 1: a bound of 0 or below matches no block
     for (const [flag, value] of [
       ["--from-height", o.fromHeight],

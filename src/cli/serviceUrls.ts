@@ -11,6 +11,8 @@ import { STATUS_CODES } from "node:http"
 import { Console, Effect, Either, Option } from "effect"
 import { HEADERS_ENV, plainServiceUrl, serviceUrlFrom, type Service, type ServiceUrl } from "../http/serviceUrl.js"
 import { HttpTransport, layerHttpTransport, type TransportFailure } from "../http/transport.js"
+import { INDEXER } from "../indexer/endpoints.js"
+import { ROUTER_ENDPOINTS } from "../router/endpoints.js"
 import { UserError } from "./errors.js"
 
 export const urlOption = (service: Service) =>
@@ -141,7 +143,7 @@ const isGatewayError = (body: string): boolean => {
   return typeof j?.code === "number" && typeof j.message === "string"
 }
 
-const PREFLIGHT_PATH: Record<Service, string> = { indexer: "/status", router: "/v2/tx/status" }
+const PREFLIGHT_PATH: Record<Service, string> = { indexer: INDEXER.status.path(), router: ROUTER_ENDPOINTS.status.path }
 
 /** What a command that needs a service's URL says without one. */
 export const noUrl = (service: Service) =>
