@@ -8,7 +8,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { runCli } from "./support/cli.js"
-import { scan as files, withDuckDB } from "./support/chain-model.js"
+import { selectRows as scan, } from "./support/chain-model.js"
 import { startProxy, type HostileServer, type Reply } from "./support/hostile.js"
 import { tempDirs } from "./support/tmp.js"
 
@@ -26,12 +26,6 @@ afterAll(async () => {
   await after?.stop()
   removeAll()
 })
-
-const scan = (out: string, dataset: string, select: string) =>
-  withDuckDB(
-    async (conn) =>
-      (await conn.runAndReadAll(`SELECT ${select} FROM ${files(out, dataset)}`)).getRowObjectsJson() as Array<Record<string, unknown>>
-  )
 
 /** A proxy answering from `before` for the first `switchAt` requests, then from `after`. */
 const switching = (switchAt: number): Promise<HostileServer> => {

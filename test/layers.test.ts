@@ -96,6 +96,10 @@ describe("src/ folders stand in layers", () => {
     const writing = (pattern: RegExp) => files.filter((f) => pattern.test(readFileSync(join(SRC, f), "utf8"))).sort()
     expect(writing(/["`]\/indexer\//)).toEqual([join("indexer", "endpoints.ts")])
     expect(writing(/["`]\/v2\//)).toEqual([join("router", "endpoints.ts")])
-    expect(files.filter((f) => f.startsWith("engine") && /base64|JSON\.stringify\(\{ *(height|sequence)/.test(readFileSync(join(SRC, f), "utf8")))).toEqual([])
+    expect(
+      files.filter(
+        (f) => f.startsWith("engine") && /base64|JSON\.stringify\(\{ *(height|sequence)/.test(readFileSync(join(SRC, f), "utf8"))
+      )
+    ).toEqual([])
   })
 })

@@ -11,7 +11,7 @@ import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { txJson } from "../src/devnet/render.js"
 import { runCli } from "./support/cli.js"
 import { startProxy, text, type HostileServer } from "./support/hostile.js"
-import { scan as files, withDuckDB } from "./support/chain-model.js"
+import { selectRows as scan, } from "./support/chain-model.js"
 import { tempDirs } from "./support/tmp.js"
 
 const { make: tmp, removeAll } = tempDirs("chain-lake-real-chain-")
@@ -27,12 +27,6 @@ afterAll(async () => {
   removeAll()
 })
 
-/** `select` over a dataset's committed Parquet files */
-const scan = (out: string, dataset: string, select: string) =>
-  withDuckDB(
-    async (conn) =>
-      (await conn.runAndReadAll(`SELECT ${select} FROM ${files(out, dataset)}`)).getRowObjectsJson() as Array<Record<string, unknown>>
-  )
 const snapshots = (out: string) =>
   JSON.parse(readFileSync(join(out, "holders", "_manifest.json"), "utf8")).snapshots as ReadonlyArray<{
     lists: ReadonlyArray<string>

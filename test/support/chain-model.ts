@@ -13,6 +13,7 @@
  * 'YYYY-MM-DD HH:MM:SS.ffffff' (the reader formats timestamps with all six digits), JSON as a
  * `JsonCell` compared as parsed JSON.
  */
+import { scan } from "./lake.js"
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api"
 import { join } from "node:path"
 import { expect } from "vitest"
@@ -501,13 +502,17 @@ const DEFAULT_BUCKET_WIDTH = 10_000
 /** Differences listed per dataset before the rest are only counted. */
 const MAX_REPORTED = 25
 
-/** `read_parquet` over a dataset's files with hive partitioning, as the README documents. */
-export const scan = (out: string, dataset: string) =>
-  `read_parquet('${join(out, dataset).replace(/'/g, "''")}/**/*.parquet', hive_partitioning = true)`
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`
 
 const query = async (conn: DuckDBConnection, sql: string): Promise<Array<Record<string, unknown>>> =>
   (await conn.runAndReadAll(sql)).getRowObjectsJson() as Array<Record<string, unknown>>
+
+/** `SELECT select` over a dataset's committed Parquet files, as JSON values. */
+export const selectRows = (out: string, dataset: string, select: string) =>
+  withDuckDB(
+    async (conn) =>
+      (await conn.runAndReadAll(`SELECT ${select} FROM ${scan(out, dataset)}`)).getRowObjectsJson() as Array<Record<string, unknown>>
+  )
 
 /** Runs `f` with a fresh in-memory DuckDB connection, closed afterwards. */
 export const withDuckDB = async <A>(f: (conn: DuckDBConnection) => Promise<A>): Promise<A> => {
