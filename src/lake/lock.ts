@@ -11,8 +11,9 @@
  * - a lock file that names no holder (its holder was killed between create and write): unchanged
  *   for EMPTY_GRACE_MS, seen the same way.
  * A holder whose lock was taken over this way may still wake up (a resumed SIGSTOP): what it
- * writes is fenced by the caller (Manifests.ts: the manifest's version, checked with `holds`
- * right before its write, and the new holder deleting the old one's pending manifest write).
+ * writes is fenced by the caller (manifests/manifestFile.ts and manifests/locks.ts: the manifest's
+ * version, checked with `holds` right before its write, and the new holder deleting the old one's
+ * pending manifest write).
  */
 import { randomBytes } from "node:crypto"
 import { link, open, readFile, rename, rm, stat, utimes } from "node:fs/promises"
