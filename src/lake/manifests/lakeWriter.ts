@@ -1,10 +1,10 @@
 /** This process as a writer of a lake: what each part of the Manifests service works with. */
 import { readdir, rm } from "node:fs/promises"
+import { join } from "node:path"
 import { Effect } from "effect"
 import type { ManifestsOptions } from "../Manifests.js"
 import { SCRATCH, scratchFolderOf, stagingFolder } from "../layout.js"
 import { newWriterId, writerGone } from "../lock.js"
-import { join } from "node:path"
 import type { KnownFiles } from "./jsonFiles.js"
 
 export interface LakeWriter {
