@@ -16,14 +16,14 @@
  *   before it; a later compaction deletes them (`vacuum`). chain-lake's own readers go by the
  *   manifest and read again when a file they listed was replaced meanwhile (Analytics.ts).
  */
-import { join } from "node:path"
+import { dirname } from "node:path"
 import { randomBytes } from "node:crypto"
 import { Data, Effect } from "effect"
 import { Manifests, type CommittedFile, type Manifest } from "./Manifests.js"
 import { makeFolder, sha256File } from "./files.js"
 import { withLockFile } from "./lock.js"
 import { ParquetSink } from "./ParquetSink.js"
-import { mergedFile } from "./layout.js"
+import { compactionLockPath, datasetPath, mergedFile } from "./layout.js"
 import type { Range } from "./RangeSet.js"
 
 export class CompactionError extends Data.TaggedError("CompactionError")<{ readonly message: string }> {}
@@ -163,8 +163,6 @@ export interface CompactOptions {
   readonly onBusy?: (message: string) => void
 }
 
-/** One compaction of a lake at a time: `OUT/.chain-lake/compaction.lock`. */
-export const COMPACTION_LOCK = join(".chain-lake", "compaction.lock")
 /** How long `chain-lake compact` waits for another compaction of the lake (a live one; a gone one is taken over). */
 const COMPACTION_WAIT_MS = 30 * 60_000
 
@@ -238,8 +236,8 @@ export const compactDataset = (dataset: string, sortKey: ReadonlyArray<string>, 
         const path = mergedName(group, manifest.unit)
         const merging = mergeGroup(
           group,
-          join(manifests.root, dataset),
-          (f) => join(manifests.root, dataset, f.path),
+          datasetPath(manifests.root, dataset),
+          (f) => datasetPath(manifests.root, dataset, f.path),
           manifests.staged(dataset, path),
           path,
           sortKey
@@ -325,9 +323,9 @@ export const compactLake = (
       return yield* new CompactionError({
         message: `a rollback of ${manifests.root} to height ${rollback.to_height} is under way or was cut short: run chain-lake rollback --data ${manifests.root} --to-height ${rollback.to_height} (or the export) first`
       })
-    const lock = join(manifests.root, COMPACTION_LOCK)
+    const lock = compactionLockPath(manifests.root)
     yield* Effect.tryPromise({
-      try: () => makeFolder(join(manifests.root, ".chain-lake")),
+      try: () => makeFolder(dirname(lock)),
       catch: (e) => new CompactionError({ message: (e as Error).message })
     })
     const skip = options.whenBusy === "skip"

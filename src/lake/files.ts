@@ -38,6 +38,14 @@ export const makeFolder = async (path: string): Promise<void> => {
   }
 }
 
+/** Whether `path` exists (a file or a folder). */
+export const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    // Stryker disable next-line ArrowFunction: undefined is as false here
+    () => false
+  )
+
 /** Whether `dir` holds a Parquet file, at any depth. */
 export const holdsParquet = (dir: string): boolean => {
   if (!existsSync(dir)) return false

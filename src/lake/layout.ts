@@ -9,13 +9,59 @@
  *
  * Readers glob `DATASET/**\/*.parquet` with hive partitioning, so the folder's key becomes a column.
  * Writers stage each file first as `.chain-lake/staging/<writer>/<dataset>/<path>.pending`.
+ *
+ * The lake's own files are named here too: each dataset's manifest and its lock, the lake's
+ * identity and its lock at the root, and the working folder `.chain-lake/` (staging, DuckDB's
+ * spill folders, retired files, the compaction lock), which no reader's glob looks into.
  */
 import { join } from "node:path"
+import { IDENTITY_FILE, MANIFEST_FILE } from "./manifest.js"
 
+/** The lake's own working folder, at its root; no reader's glob looks into it. */
+const WORK = ".chain-lake"
 /** Where writers stage files, one folder per writer. */
-export const STAGING = join(".chain-lake", "staging")
+export const STAGING = join(WORK, "staging")
 /** A staged file's name is its committed path with this added. */
 export const PENDING = ".pending"
+/** Where each writer's DuckDB spills (ParquetSink's tempDirectory), one folder per writer. */
+export const SCRATCH = join(WORK, "tmp")
+/** Where files a compaction replaced wait out their grace period (`<dataset>/<path>.retired`). */
+export const RETIRED = join(WORK, "retired")
+/** The lock file in each dataset's folder that every change of its manifest holds (a reader that must not see a commit halfway may take it too). */
+export const MANIFEST_LOCK = "_manifest.lock"
+/** A compactor's intent, in its staging folder of the dataset: the paths it is about to rename into place. */
+const INTENT = "_compaction.json"
+
+/** A path in the folder of `dataset` of the lake at `root`: `rel` as its manifest lists it (none: the folder). */
+export const datasetPath = (root: string, dataset: string, rel = "") => join(root, dataset, rel)
+/** The manifest of `dataset`. */
+export const manifestPath = (root: string, dataset: string) => join(root, dataset, MANIFEST_FILE)
+/** The lock of the manifest of `dataset`. */
+export const manifestLockPath = (root: string, dataset: string) => join(root, dataset, MANIFEST_LOCK)
+/** `writer`'s temp file name for a manifest, in its dataset's folder: each writer has its own, so that a new holder of the lock can fence an old one's. */
+export const manifestTmpName = (writer: string) => `${MANIFEST_FILE}.${writer}.tmp`
+/** Whether a file name in a dataset's folder is a writer's temp file for its manifest. */
+export const isManifestTmpName = (name: string) => name.startsWith(`${MANIFEST_FILE}.`) && name.endsWith(".tmp")
+/** One compaction of a lake at a time: the lock every compaction of the lake at `root` holds. */
+export const compactionLockPath = (root: string) => join(root, WORK, "compaction.lock")
+/** The lake's identity (`_lake.json`), at its root. */
+export const identityPath = (root: string) => join(root, IDENTITY_FILE)
+/** `writer`'s temp file for the lake's identity. */
+export const identityTmpPath = (root: string, writer: string) => join(root, `${IDENTITY_FILE}.${writer}.tmp`)
+/** The lock every change of the lake's identity holds. */
+export const identityLockPath = (root: string) => join(root, "_lake.lock")
+/** The staging folder of `writer`. */
+export const stagingFolder = (root: string, writer: string) => join(root, STAGING, writer)
+/** Where a writer whose staging folder is `staging` writes a file of `dataset` to be committed as `rel`. */
+export const stagedPath = (staging: string, dataset: string, rel: string) => join(staging, dataset, rel) + PENDING
+/** A compactor's intent for `dataset`, in its staging folder `staging`. */
+export const intentPath = (staging: string, dataset: string) => join(staging, dataset, INTENT)
+/** The DuckDB spill folder of `writer`. */
+export const scratchFolderOf = (root: string, writer: string) => join(root, SCRATCH, writer)
+/** The folder where the retired files of `dataset` wait, each under its path in the dataset folder (retiredPath). */
+export const retiredFolder = (root: string, dataset: string) => join(root, RETIRED, dataset)
+/** Where the retired file `path` of `dataset` is kept until it is deleted. */
+export const retiredPath = (root: string, dataset: string, path: string) => join(root, RETIRED, dataset, `${path}.retired`)
 
 /** Folders of `width` heights (the width is an export option), by the row's height column. */
 export interface HeightBucketPartitioning {

@@ -18,9 +18,9 @@ import { join } from "node:path"
 import { Either } from "effect"
 import { retiredColumnsProblem } from "./columns.js"
 import { holdsParquet } from "./files.js"
-import { PENDING, STAGING } from "./layout.js"
+import { datasetPath, identityPath, manifestPath, STAGING, stagedPath, stagingFolder } from "./layout.js"
 import { writerGone } from "./lock.js"
-import { decodeLakeFile, IDENTITY_FILE, LakeIdentity, Manifest, MANIFEST_FILE } from "./manifest.js"
+import { decodeLakeFile, LakeIdentity, Manifest, MANIFEST_FILE } from "./manifest.js"
 
 /** How long a reader waits for a live writer to move the files it listed into place. */
 const LIVE_COMMIT_WAIT_MS = 2_000
@@ -34,14 +34,14 @@ type ReadManifest =
   | undefined
 
 const readManifest = (dataDir: string, dataset: string): ReadManifest => {
-  const path = join(dataDir, dataset, MANIFEST_FILE)
+  const path = manifestPath(dataDir, dataset)
   let text: string
   try {
     text = readFileSync(path, "utf8")
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "ENOENT")
       return { problem: `cannot read ${dataset}/${MANIFEST_FILE}: ${(e as Error).message}` }
-    return holdsParquet(join(dataDir, dataset))
+    return holdsParquet(datasetPath(dataDir, dataset))
       ? {
           problem: `${dataset} holds Parquet files but no ${MANIFEST_FILE}, which says which of them are data: restore it, or export ${dataset} again into a new folder`
         }
@@ -63,7 +63,7 @@ const readManifest = (dataDir: string, dataset: string): ReadManifest => {
 const rollingBack = (dataDir: string, dataset: string): string | undefined => {
   let text: string
   try {
-    text = readFileSync(join(dataDir, IDENTITY_FILE), "utf8")
+    text = readFileSync(identityPath(dataDir), "utf8")
   } catch {
     return undefined
   }
@@ -83,7 +83,7 @@ export const stagedBy = (dataDir: string, dataset: string, path: string): Array<
   } catch {
     return []
   }
-  return writers.filter((w) => existsSync(join(staging, w, dataset, path) + PENDING))
+  return writers.filter((w) => existsSync(stagedPath(stagingFolder(dataDir, w), dataset, path)))
 }
 
 const files = (n: number) => (n === 1 ? "file" : "files")
@@ -123,7 +123,7 @@ export const listedFiles = async (
     if (read === undefined || "problem" in read) return read
     const retired = columns && read.paths.length > 0 ? retiredColumnsProblem(dataset, read.columns, columns) : undefined
     if (retired) return { problem: retired }
-    const missing = read.paths.filter((p) => !existsSync(join(dataDir, dataset, p)))
+    const missing = read.paths.filter((p) => !existsSync(datasetPath(dataDir, dataset, p)))
     if (missing.length === 0) return { paths: read.paths }
     const again = readManifest(dataDir, dataset)
     // the manifest changed meanwhile (a compaction's swap, another commit): judge the new one

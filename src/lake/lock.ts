@@ -11,8 +11,9 @@
  * - a lock file that names no holder (its holder was killed between create and write): unchanged
  *   for EMPTY_GRACE_MS, seen the same way.
  * A holder whose lock was taken over this way may still wake up (a resumed SIGSTOP): what it
- * writes is fenced by the caller (Manifests.ts: the manifest's version, checked with `holds`
- * right before its write, and the new holder deleting the old one's pending manifest write).
+ * writes is fenced by the caller (manifests/manifestFile.ts and manifests/locks.ts: the manifest's
+ * version, checked with `holds` right before its write, and the new holder deleting the old one's
+ * pending manifest write).
  */
 import { randomBytes } from "node:crypto"
 import { link, open, readFile, rename, rm, stat, utimes } from "node:fs/promises"
@@ -68,28 +69,40 @@ export const writerProcess = (writer: string): { readonly host: string; readonly
   return m ? { host: m[1], pid: Number(m[2]) } : undefined
 }
 
+/** Whether `p` is a process of this host that no longer runs: the rule for a writer id and a lock's holder alike (a pid of another host tells nothing here). */
+const processGone = (p: { readonly host: string; readonly pid: number }) => p.host === HOST && p.pid !== process.pid && !alive(p.pid)
+
 /** Whether `writer` is a process of this host that no longer runs. */
 export const writerGone = (writer: string) => {
   const p = writerProcess(writer)
-  return p !== undefined && p.host === HOST && p.pid !== process.pid && !alive(p.pid)
+  return p !== undefined && processGone(p)
+}
+
+/** A lock file's text (empty when it went meanwhile), what it parses to and its mtime; undefined when there is no lock file. */
+const readLock = async (
+  path: string
+): Promise<{ readonly text: string; readonly json?: unknown; readonly mtimeMs: number } | undefined> => {
+  const info = await stat(path).catch(() => undefined)
+  if (!info) return undefined
+  // the file may go between stat and read (its holder released it): then it reads as empty;
+  // Stryker disable next-line StringLiteral,ArrowFunction: any text that is not JSON is equivalent
+  const text = await readFile(path, "utf8").catch(() => "")
+  try {
+    return { text, json: JSON.parse(text), mtimeMs: info.mtimeMs }
+  } catch {
+    return { text, mtimeMs: info.mtimeMs }
+  }
 }
 
 /** A lock file's content (undefined when empty or not a JSON object) and its age; undefined when there is no lock file. */
 export const readLockFile = async (
   path: string
 ): Promise<{ readonly json?: Readonly<Record<string, unknown>>; readonly ageMs: number } | undefined> => {
-  const info = await stat(path).catch(() => undefined)
-  if (!info) return undefined
-  // the file may go between stat and read (its holder released it): then it reads as empty;
-  // Stryker disable next-line StringLiteral,ArrowFunction: any text that is not JSON is equivalent
-  const text = await readFile(path, "utf8").catch(() => "")
-  const ageMs = Date.now() - info.mtimeMs
-  try {
-    const json: unknown = JSON.parse(text)
-    return typeof json === "object" && json !== null ? { json: json as Record<string, unknown>, ageMs } : { ageMs }
-  } catch {
-    return { ageMs }
-  }
+  const found = await readLock(path)
+  if (!found) return undefined
+  const ageMs = Date.now() - found.mtimeMs
+  const json = found.json
+  return typeof json === "object" && json !== null ? { json: json as Record<string, unknown>, ageMs } : { ageMs }
 }
 
 /**
@@ -111,26 +124,18 @@ export const createLockFile = async (path: string, content: string) => {
 
 /** A lock file's holder (when it names one) and a key that changes whenever the file does (content or mtime); undefined when there is none. */
 const readHolder = async (path: string): Promise<{ holder?: LockHolder; key: string } | undefined> => {
-  const info = await stat(path).catch(() => undefined)
-  if (!info) return undefined
-  // the file may go between stat and read (its holder released it): then it reads as empty
-  const text = await readFile(path, "utf8").catch(() => "")
-  let holder: LockHolder | undefined
-  try {
-    const j = JSON.parse(text) as Record<string, unknown> | null
-    if (j && typeof j === "object" && typeof j.pid === "number" && typeof j.host === "string" && typeof j.writer === "string")
-      holder = j as unknown as LockHolder
-  } catch {
-    // not JSON: names no holder
-  }
-  return { ...(holder ? { holder } : {}), key: `${info.mtimeMs}:${text}` }
+  const found = await readLock(path)
+  if (!found) return undefined
+  const j = found.json as Record<string, unknown> | null | undefined
+  const names = j && typeof j === "object" && typeof j.pid === "number" && typeof j.host === "string" && typeof j.writer === "string"
+  return { ...(names ? { holder: j as unknown as LockHolder } : {}), key: `${found.mtimeMs}:${found.text}` }
 }
 
 /** Whether the holder is provably gone, the file having been seen unchanged for `unchangedMs` by this process's clock (see the top of this file). */
 const isGone = (found: { holder?: LockHolder }, unchangedMs: number) => {
   const h = found.holder
   if (!h) return unchangedMs > EMPTY_GRACE_MS
-  if (h.host === HOST) return h.pid !== process.pid && !alive(h.pid)
+  if (h.host === HOST) return processGone(h)
   return unchangedMs > leaseMs()
 }
 

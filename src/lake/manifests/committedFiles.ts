@@ -1,0 +1,57 @@
+/**
+ * A dataset's committed files for a reader of the lake, as local paths, wherever they live: in the
+ * lake folder, or elsewhere (an S3 export's work folder mirrors only the manifests; the service's
+ * `fetchCommitted` brings each file).
+ */
+import { rm } from "node:fs/promises"
+import { join } from "node:path"
+import { Effect } from "effect"
+import { exists, makeFolder } from "../files.js"
+import { datasetPath, scratchFolderOf } from "../layout.js"
+import { missingFilesProblem, stagedBy } from "../listed.js"
+import { fail, ManifestError } from "./errors.js"
+import type { LakeWriter } from "./lakeWriter.js"
+import { read } from "./manifestFile.js"
+
+/**
+ * Runs `use` over every committed file of `dataset`: the files in the lake folder all in one call;
+ * each file that lives elsewhere alone, in a copy deleted right after, so local disk holds one at a
+ * time. Returns the calls' results, concatenated (ManifestsService.withCommittedFiles).
+ */
+export const withCommittedFiles = <A, E>(
+  lake: LakeWriter,
+  dataset: string,
+  use: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<A>, E>
+) =>
+  Effect.gen(function* () {
+    const files = ((yield* read(lake, dataset))?.files ?? []).map((f) => ({ path: f.path, at: datasetPath(lake.root, dataset, f.path) }))
+    const present = yield* Effect.promise(() => Promise.all(files.map((f) => exists(f.at))))
+    const here = files.filter((_, i) => present[i]).map((f) => f.at)
+    const fetch = lake.options.fetchCommitted
+    // a listed file not here is an unfinished commit (or a lost file): its rows are not left out
+    const missing = files.filter((_, i) => !present[i]).map((f) => f.path)
+    if (!fetch && missing.length > 0)
+      return yield* new ManifestError({
+        message: missingFilesProblem(
+          dataset,
+          missing.length,
+          files.length,
+          missing.every((p) => stagedBy(lake.root, dataset, p).length > 0)
+        )
+      })
+    const results: Array<A> = here.length > 0 ? [...(yield* use(here))] : []
+    if (!fetch) return results
+    const scratch = scratchFolderOf(lake.root, lake.writer)
+    for (const [i, f] of files.entries()) {
+      if (present[i]) continue
+      const copy = join(scratch, `committed-${i}.parquet`)
+      const rows = yield* Effect.acquireUseRelease(
+        Effect.tryPromise({ try: () => makeFolder(scratch), catch: fail }).pipe(Effect.zipRight(fetch(dataset, f.path, copy))),
+        () => use([copy]),
+        // Stryker disable next-line ObjectLiteral,BooleanLiteral: the copy it removes exists
+        () => Effect.promise(() => rm(copy, { force: true }))
+      )
+      results.push(...rows)
+    }
+    return results
+  })

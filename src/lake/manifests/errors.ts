@@ -1,0 +1,7 @@
+/** The errors of the Manifests service (../Manifests.ts). */
+import { Data } from "effect"
+
+export class ManifestError extends Data.TaggedError("ManifestError")<{ readonly message: string }> {}
+
+/** A failure of the file system, as a ManifestError saying what it said. */
+export const fail = (e: unknown) => new ManifestError({ message: (e as Error).message })

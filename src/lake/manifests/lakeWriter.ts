@@ -1,0 +1,41 @@
+/** This process as a writer of a lake: what each part of the Manifests service works with. */
+import { readdir, rm } from "node:fs/promises"
+import { join } from "node:path"
+import { Effect } from "effect"
+import type { ManifestsOptions } from "../Manifests.js"
+import { SCRATCH, scratchFolderOf, stagingFolder } from "../layout.js"
+import { newWriterId, writerGone } from "../lock.js"
+import type { KnownFiles } from "./jsonFiles.js"
+
+export interface LakeWriter {
+  readonly root: string
+  /** this writer's name in locks, temp file names and its staging folder */
+  readonly writer: string
+  /** this writer's staging folder (layout.ts stagedPath) */
+  readonly staging: string
+  readonly options: ManifestsOptions
+  /** the lake files this writer last read or wrote (jsonFiles.ts) */
+  readonly known: KnownFiles
+  /** the lock files this process holds, one at a time: its fibers queue here; processes queue on the lock file */
+  readonly local: Effect.Semaphore
+}
+
+/** Removes the spill folders of writers that were killed (a live writer removes its own). */
+const removeGoneScratch = (root: string) =>
+  Effect.promise(async () => {
+    // Stryker disable next-line BooleanLiteral: the folders it removes exist (force only spares an error on one just gone)
+    for (const w of await readdir(join(root, SCRATCH)).catch(() => [] as Array<string>))
+      if (writerGone(w)) await rm(scratchFolderOf(root, w), { recursive: true, force: true })
+  })
+
+/** Starts a new writer of the lake at `root`; its staging folder goes with its scope (a killed writer's, with the next open). */
+export const startWriter = (root: string, options: ManifestsOptions) =>
+  Effect.gen(function* () {
+    const writer = newWriterId()
+    const staging = stagingFolder(root, writer)
+    yield* removeGoneScratch(root)
+    const local = yield* Effect.makeSemaphore(1)
+    yield* Effect.addFinalizer(() => Effect.promise(() => rm(staging, { recursive: true, force: true }).catch(() => undefined)))
+    const lake: LakeWriter = { root, writer, staging, options, known: new Map(), local }
+    return lake
+  })
