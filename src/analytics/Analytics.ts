@@ -19,6 +19,7 @@ import { IDENTITY_FILE, MANIFEST_FILE } from "../lake/manifest.js"
 import { holdsParquet } from "../lake/files.js"
 import { listedFiles, type ListedFiles } from "../lake/listed.js"
 import { STAGING } from "../lake/layout.js"
+import { quoteIdent, sqlString, sqlStringList } from "../lake/sql.js"
 
 export class AnalyticsError extends Data.TaggedError("AnalyticsError")<{ readonly message: string }> {}
 /** DuckDB rejected the SQL (syntax, unknown column, bad parameter …): its own message. */
@@ -94,9 +95,6 @@ export const firstSentence = (text: string): string => /^.*?[?.](?=\s|$)/.exec(t
 export const SNAPSHOTS_DESCRIPTION =
   "How was each snapshot read? One row per committed snapshot of holders, nft_collections and nft_tokens, from their manifests: exact (read while the watermark stood still, no pages overlapping) or best-effort, the watermarks it spans, reads, duplicates dropped and the lists the source did not have; join on (dataset, snapshot_height) to keep exact snapshots only."
 
-const quote = (s: string) => `'${s.replace(/'/g, "''")}'`
-const ident = (s: string) => `"${s.replace(/"/g, '""')}"`
-
 const emptyType = (t: ColumnType) => (t === "JSON" ? "JSON" : t)
 
 /** The line every query of a dataset whose view could not be made fails with: DuckDB's first line, without its error class. */
@@ -134,7 +132,7 @@ export const isLake = (dir: string): boolean =>
   existsSync(join(dir, IDENTITY_FILE)) || LAKE_DATASETS.some((d) => existsSync(join(dir, d.name, MANIFEST_FILE)))
 
 /** A column every row has as NULL, typed as the dataset declares it. */
-const nullColumn = (c: Column) => `CAST(NULL AS ${emptyType(c.type)}) AS ${ident(c.name)}`
+const nullColumn = (c: Column) => `CAST(NULL AS ${emptyType(c.type)}) AS ${quoteIdent(c.name)}`
 
 /**
  * The rows of the files a dataset's manifest lists when a query runs, among every Parquet file
@@ -146,8 +144,8 @@ const nullColumn = (c: Column) => `CAST(NULL AS ${emptyType(c.type)}) AS ${ident
  * partition folder the user kept inside the dataset's folder (`blocks/backup/height_bucket=0/…`).
  */
 const liveSource = (dataset: string) =>
-  `(SELECT * EXCLUDE (filename) FROM read_parquet(${quote(`${dataset}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true, filename = true) ` +
-  `WHERE replace(regexp_extract(filename, '[^/\\\\]+[/\\\\][^/\\\\]+[/\\\\][^/\\\\]+$'), '\\', '/') IN (SELECT ${quote(`${dataset}/`)} || f.path FROM (SELECT unnest(files) AS f FROM read_json(${quote(`${dataset}/${MANIFEST_FILE}`)}, columns = {files: 'STRUCT(path VARCHAR)[]'}, maximum_object_size = 2147483647))) ` +
+  `(SELECT * EXCLUDE (filename) FROM read_parquet(${sqlString(`${dataset}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true, filename = true) ` +
+  `WHERE replace(regexp_extract(filename, '[^/\\\\]+[/\\\\][^/\\\\]+[/\\\\][^/\\\\]+$'), '\\', '/') IN (SELECT ${sqlString(`${dataset}/`)} || f.path FROM (SELECT unnest(files) AS f FROM read_json(${sqlString(`${dataset}/${MANIFEST_FILE}`)}, columns = {files: 'STRUCT(path VARCHAR)[]'}, maximum_object_size = 2147483647))) ` +
   `AND ${unfinishedGuard(dataset)} IS NULL)`
 
 /** Paths as forward-slash text, whatever the platform's separator. */
@@ -162,15 +160,15 @@ const stagingPattern = (dataset: string, rest: string) => `${STAGING.split("\\")
  * swap is not taken for a stopped export.
  */
 const unfinishedGuard = (dataset: string) => {
-  const listed = `(SELECT unnest(files).path AS p FROM read_json(${quote(`${dataset}/${MANIFEST_FILE}`)}, columns = {files: 'STRUCT(path VARCHAR)[]'}, maximum_object_size = 2147483647))`
+  const listed = `(SELECT unnest(files).path AS p FROM read_json(${sqlString(`${dataset}/${MANIFEST_FILE}`)}, columns = {files: 'STRUCT(path VARCHAR)[]'}, maximum_object_size = 2147483647))`
   const staging = STAGING.split("\\").join("/").replace(/\./g, "\\.")
-  const stagedRe = quote(`(^|/)${staging}/([^/]+)/${dataset}/(.+)\\.pending$`)
-  const intentRe = quote(`(^|/)${staging}/([^/]+)/${dataset}/_compaction\\.json$`)
+  const stagedRe = sqlString(`(^|/)${staging}/([^/]+)/${dataset}/(.+)\\.pending$`)
+  const intentRe = sqlString(`(^|/)${staging}/([^/]+)/${dataset}/_compaction\\.json$`)
   const staged =
-    `(SELECT regexp_extract(${slashed("file")}, ${stagedRe}, 3) FROM glob(${quote(stagingPattern(dataset, "**/*.pending"))}) ` +
-    `WHERE regexp_extract(${slashed("file")}, ${stagedRe}, 2) NOT IN (SELECT regexp_extract(${slashed("file")}, ${intentRe}, 2) FROM glob(${quote(stagingPattern(dataset, "_compaction.json"))})))`
-  const inPlace = `(SELECT regexp_extract(${slashed("file")}, '[^/]+/[^/]+$') FROM glob(${quote(`${dataset}/**/*.parquet`)}))`
-  const message = `${quote(`${dataset}: `)} || count(*) FILTER (WHERE l.p IN ${staged} AND l.p NOT IN ${inPlace}) || ' of the ' || count(*) || ${quote(` files its ${MANIFEST_FILE} lists are not in place (an export was stopped between writing the manifest and moving its files in): run the export again to finish that commit`)}`
+    `(SELECT regexp_extract(${slashed("file")}, ${stagedRe}, 3) FROM glob(${sqlString(stagingPattern(dataset, "**/*.pending"))}) ` +
+    `WHERE regexp_extract(${slashed("file")}, ${stagedRe}, 2) NOT IN (SELECT regexp_extract(${slashed("file")}, ${intentRe}, 2) FROM glob(${sqlString(stagingPattern(dataset, "_compaction.json"))})))`
+  const inPlace = `(SELECT regexp_extract(${slashed("file")}, '[^/]+/[^/]+$') FROM glob(${sqlString(`${dataset}/**/*.parquet`)}))`
+  const message = `${sqlString(`${dataset}: `)} || count(*) FILTER (WHERE l.p IN ${staged} AND l.p NOT IN ${inPlace}) || ' of the ' || count(*) || ${sqlString(` files its ${MANIFEST_FILE} lists are not in place (an export was stopped between writing the manifest and moving its files in): run the export again to finish that commit`)}`
   return `(SELECT CASE WHEN count(*) FILTER (WHERE l.p IN ${staged} AND l.p NOT IN ${inPlace}) > 0 THEN error(${message}) END FROM ${listed} l)`
 }
 
@@ -193,7 +191,7 @@ export const datasetViewSql = (
 ): string => {
   const cols = [...d.columns.map(nullColumn), `CAST(NULL AS ${d.partitionType}) AS ${d.partition}`]
   if (listed !== undefined && "problem" in listed)
-    return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${cols.join(", ")} FROM (SELECT 1) WHERE error(${quote(listed.problem)}) IS NULL`
+    return `CREATE OR REPLACE VIEW ${quoteIdent(d.name)} AS SELECT ${cols.join(", ")} FROM (SELECT 1) WHERE error(${sqlString(listed.problem)}) IS NULL`
   // `absolute`: a confined DuckDB checks a relative path as given, not against file_search_path (it refused every view)
   const paths = listed?.paths.map((p) => (absolute ? join(dataDir, d.name, p) : `${d.name}/${p}`))
   const source = live
@@ -201,11 +199,11 @@ export const datasetViewSql = (
       ? liveSource(d.name)
       : undefined
     : paths !== undefined && paths.length > 0
-      ? `read_parquet([${paths.map(quote).join(", ")}], hive_partitioning = true, union_by_name = true)`
+      ? `read_parquet(${sqlStringList(paths)}, hive_partitioning = true, union_by_name = true)`
       : undefined
   if (source !== undefined)
-    return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${["*", ...absent.map(nullColumn)].join(", ")} FROM ${source}`
-  return `CREATE OR REPLACE VIEW ${ident(d.name)} AS SELECT ${cols.join(", ")} WHERE false`
+    return `CREATE OR REPLACE VIEW ${quoteIdent(d.name)} AS SELECT ${["*", ...absent.map(nullColumn)].join(", ")} FROM ${source}`
+  return `CREATE OR REPLACE VIEW ${quoteIdent(d.name)} AS SELECT ${cols.join(", ")} WHERE false`
 }
 
 /** The snapshot datasets (holders, nft_collections, nft_tokens): their manifests say how each snapshot was read. */
@@ -233,7 +231,7 @@ export const snapshotsViewSql = (dataDir: string, absolute = false): string => {
   const from =
     manifests.length === 0
       ? `(SELECT CAST(NULL AS VARCHAR) AS dataset, CAST(NULL AS STRUCT(${SNAPSHOT_FIELDS})) AS s WHERE false)`
-      : `(SELECT dataset, unnest(snapshots) AS s FROM read_json([${manifests.map(quote).join(", ")}], columns = {dataset: 'VARCHAR', snapshots: 'STRUCT(${SNAPSHOT_FIELDS})[]'}, maximum_object_size = ${maxObject}))`
+      : `(SELECT dataset, unnest(snapshots) AS s FROM read_json(${sqlStringList(manifests)}, columns = {dataset: 'VARCHAR', snapshots: 'STRUCT(${SNAPSHOT_FIELDS})[]'}, maximum_object_size = ${maxObject}))`
   return `CREATE OR REPLACE VIEW snapshots AS SELECT ${columns} FROM ${from}`
 }
 
@@ -332,19 +330,18 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
     const settings = Effect.tryPromise({
       try: async () => {
         // relative paths (the catalog's views) resolve against the data folder
-        await conn.use((c) => c.run(`SET file_search_path = ${quote(dataDir)}`))
+        await conn.use((c) => c.run(`SET file_search_path = ${sqlString(dataDir)}`))
         // Parquet footers read once per file, not once per query: a committed file never changes
         // in place (new content is a new file), so what is cached stays true
         await conn.use((c) => c.run("LOAD parquet"))
         await conn.use((c) => c.run("SET parquet_metadata_cache = true"))
         if (confine === undefined) return
-        const list = (paths: ReadonlyArray<string>) => `[${paths.map(quote).join(", ")}]`
         // the order matters: the allowed places are set while access is open, then access is closed, then locked
         for (const statement of [
-          `SET memory_limit = ${quote(confine.memoryLimit ?? "1GB")}`,
-          `SET temp_directory = ${quote(scratch!)}`,
-          `SET allowed_directories = ${list([dataDir + sep])}`,
-          `SET allowed_paths = ${list((confine.paths ?? []).map(realPathOf))}`,
+          `SET memory_limit = ${sqlString(confine.memoryLimit ?? "1GB")}`,
+          `SET temp_directory = ${sqlString(scratch!)}`,
+          `SET allowed_directories = ${sqlStringList([dataDir + sep])}`,
+          `SET allowed_paths = ${sqlStringList((confine.paths ?? []).map(realPathOf))}`,
           "SET enable_external_access = false",
           "SET lock_configuration = true"
         ])
@@ -363,7 +360,7 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
       // files written before a column was added lack it (union_by_name gives NULL only where some
       // file has it): the view adds it as NULL, so views that read it still bind
       const present = new Set(
-        (await conn.use((c) => c.runAndReadAll(`DESCRIBE ${ident(d.name)}`))).getRowObjectsJson().map((r) => String(r.column_name))
+        (await conn.use((c) => c.runAndReadAll(`DESCRIBE ${quoteIdent(d.name)}`))).getRowObjectsJson().map((r) => String(r.column_name))
       )
       const absent = d.columns.filter((c) => !present.has(c.name))
       if (absent.length > 0) await conn.use((c) => c.run(datasetViewSql(d, dataDir, listed, live, absent, absolute)))
@@ -503,7 +500,8 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
               catch: (e) => new SqlError({ message: (e as Error).message })
             })
             yield* Effect.tryPromise({
-              try: () => conn.use((c) => c.run(`COPY _chain_lake_result TO ${quote(realPathOf(path))} (FORMAT PARQUET, COMPRESSION ZSTD)`)),
+              try: () =>
+                conn.use((c) => c.run(`COPY _chain_lake_result TO ${sqlString(realPathOf(path))} (FORMAT PARQUET, COMPRESSION ZSTD)`)),
               catch: (e) => new SqlError({ message: (e as Error).message })
             })
           }),

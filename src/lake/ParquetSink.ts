@@ -10,6 +10,7 @@ import { dirname } from "node:path"
 import { Context, Data, Effect, Layer } from "effect"
 import type { Column, ColumnType, Value } from "./columns.js"
 import { guardConnection, type GuardedConnection } from "./duckdb.js"
+import { orderByOf, quoteIdent, sqlString, sqlStringList } from "./sql.js"
 import { sha256File, makeFolder } from "./files.js"
 
 export class SinkError extends Data.TaggedError("SinkError")<{ readonly message: string; readonly path?: string }> {}
@@ -73,9 +74,6 @@ export class ParquetSink extends Context.Tag("chain-lake/ParquetSink")<ParquetSi
 
 const stageType = (t: ColumnType): "BIGINT" | "INTEGER" | "BOOLEAN" | "DOUBLE" | "VARCHAR" =>
   t === "BIGINT" || t === "INTEGER" || t === "BOOLEAN" || t === "DOUBLE" ? t : "VARCHAR"
-
-export const quoteIdent = (s: string) => `"${s.replace(/"/g, '""')}"`
-export const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`
 
 /** The SELECT expression turning a staged column into its Parquet type. */
 const finalExpr = (c: Column): string => {
@@ -186,9 +184,6 @@ const settle = (tmp: string, path: string, rows: number, sorted: boolean) =>
     },
     catch: (e) => new SinkError({ message: `could not commit ${path}: ${(e as Error).message}`, path })
   }).pipe(Effect.tapError(() => removeQuietly(tmp)))
-
-/** The ORDER BY list of a sort key: a plain column name is quoted, "col DESC" is kept as is. */
-const orderByOf = (sortKey: ReadonlyArray<string>) => sortKey.map((k) => (/^[a-z_][a-z0-9_]*$/.test(k) ? quoteIdent(k) : k))
 
 let writerSeq = 0
 /** the compressed bytes a rewritten file's row group holds, about (see `rewrite`) */
@@ -472,7 +467,7 @@ export const makeParquetSink = (config: SinkConfig = {}) =>
           try: () => Promise.all(inputs.map((f) => stat(f).then((s) => s.size))),
           catch: (e) => new SinkError({ message: (e as Error).message, path })
         })
-        const list = `[${inputs.map(sqlString).join(", ")}]`
+        const list = sqlStringList(inputs)
         const filter = where ? ` WHERE ${where}` : ""
         const conn = yield* connect
         return yield* Effect.gen(function* () {
