@@ -5,7 +5,7 @@
  *
  * Datasets are listed as the registry declares them, plus the partition column their view adds.
  * Views are described by DuckDB in memory over an empty lake: there every dataset's view is an
- * empty relation with the registry's columns (Analytics.ts), so DESCRIBE gives a view's columns as
+ * empty relation with the registry's columns (viewSql.ts), so DESCRIBE gives a view's columns as
  * a query of a real lake sees them, and a view whose SQL changes is described as it is now.
  */
 import { mkdtempSync, rmSync } from "node:fs"
