@@ -34,6 +34,13 @@ export const MUTATION_GROUPS = {
     mutate: [
       "src/lake/RangeSet.ts",
       "src/lake/ParquetSink.ts",
+      "src/lake/sinkDatabase.ts",
+      "src/lake/stagedFile.ts",
+      "src/lake/stagedColumns.ts",
+      "src/lake/atomicCopy.ts",
+      "src/lake/rewrite.ts",
+      "src/lake/sinkMemory.ts",
+      "src/lake/sql.ts",
       "src/lake/Manifests.ts",
       "src/lake/lock.ts",
       "src/lake/manifest.ts",

@@ -5,7 +5,7 @@
  *
  * Datasets are listed as the registry declares them, plus the partition column their view adds.
  * Views are described by DuckDB in memory over an empty lake: there every dataset's view is an
- * empty relation with the registry's columns (Analytics.ts), so DESCRIBE gives a view's columns as
+ * empty relation with the registry's columns (viewSql.ts), so DESCRIBE gives a view's columns as
  * a query of a real lake sees them, and a view whose SQL changes is described as it is now.
  */
 import { mkdtempSync, rmSync } from "node:fs"
@@ -15,6 +15,7 @@ import { Data, Effect } from "effect"
 import { DATASETS } from "../datasets/index.js"
 import type { Dataset } from "../engine/Dataset.js"
 import { partitionColumn } from "../lake/layout.js"
+import { quoteIdent } from "../lake/sql.js"
 import { Analytics, AnalyticsError, analyticsViews, firstSentence, layerAnalytics, SNAPSHOTS_DESCRIPTION } from "./Analytics.js"
 
 /** `lakeSchema` was asked for a name that is no dataset and no view. */
@@ -75,7 +76,7 @@ export const viewNames = (): Array<{ readonly name: string; readonly question: s
 const describeView = (name: string) =>
   Effect.gen(function* () {
     const analytics = yield* Analytics
-    const r = yield* analytics.query(`DESCRIBE "${name.replace(/"/g, '""')}"`)
+    const r = yield* analytics.query(`DESCRIBE ${quoteIdent(name)}`)
     const at = (column: string) => r.columns.findIndex((c) => c.name === column)
     return r.rows.map(
       (row): SchemaColumn => ({ name: String(row[at("column_name")]), type: String(row[at("column_type")]), description: "" })

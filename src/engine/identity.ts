@@ -9,7 +9,8 @@
 import { Context, Data, Effect } from "effect"
 import { Manifests, type ManifestError } from "../lake/Manifests.js"
 import { IDENTITY_FILE } from "../lake/manifest.js"
-import { ParquetSink, sqlString, type SinkError } from "../lake/ParquetSink.js"
+import { ParquetSink, type SinkError } from "../lake/ParquetSink.js"
+import { sqlStringList } from "../lake/sql.js"
 import { below, normalize, total, type Range } from "../lake/RangeSet.js"
 import { Source, type SourceFailure, type SourceStatus } from "./Source.js"
 
@@ -38,9 +39,7 @@ const adopt = (status: SourceStatus, datasets: ReadonlyArray<string>, adopting: 
       })
     const newest = held.includes("blocks")
       ? (yield* manifests.withCommittedFiles("blocks", (paths) =>
-          sink.query(
-            `SELECT height, block_hash AS hash, chain_id FROM read_parquet([${paths.map(sqlString).join(", ")}]) ORDER BY height DESC LIMIT 1`
-          )
+          sink.query(`SELECT height, block_hash AS hash, chain_id FROM read_parquet(${sqlStringList(paths)}) ORDER BY height DESC LIMIT 1`)
         ))
           .map((b) => ({ height: Number(b.height), hash: String(b.hash), chainId: String(b.chain_id) }))
           .sort((x, y) => y.height - x.height)[0]
@@ -70,7 +69,7 @@ export const lakeBlockHash = (height: number) =>
     const sink = yield* ParquetSink
     if (!(yield* manifests.get("blocks"))) return undefined
     const rows = yield* manifests.withCommittedFiles("blocks", (paths) =>
-      sink.query(`SELECT block_hash FROM read_parquet([${paths.map(sqlString).join(", ")}]) WHERE height = ${height} LIMIT 1`)
+      sink.query(`SELECT block_hash FROM read_parquet(${sqlStringList(paths)}) WHERE height = ${height} LIMIT 1`)
     )
     return rows.length > 0 ? String(rows[0].block_hash) : undefined
   })

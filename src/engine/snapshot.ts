@@ -8,7 +8,8 @@ import { Effect, Stream } from "effect"
 import { Manifests, type CommittedFile, type CommittedSnapshot } from "../lake/Manifests.js"
 import { integerRangeCheck } from "../lake/columns.js"
 import { snapshotFile } from "../lake/layout.js"
-import { ParquetSink, sqlString } from "../lake/ParquetSink.js"
+import { ParquetSink } from "../lake/ParquetSink.js"
+import { sqlStringList } from "../lake/sql.js"
 import { commitSnapshot, olderColumnsNotice, writePending } from "./commit.js"
 import type { SnapshotDataset, SnapshotInput, SnapshotList } from "./Dataset.js"
 import { restoreDeep, restoreRow } from "./pageDecode.js"
@@ -110,7 +111,7 @@ export const snapshotInput = (params: SnapshotInput["params"], pageSize: number)
       readCommitted: (dataset, select) =>
         manifests
           .withCommittedFiles(dataset, (paths) =>
-            sink.query(`WITH committed AS (SELECT * FROM read_parquet([${paths.map(sqlString).join(", ")}])) ${select}`)
+            sink.query(`WITH committed AS (SELECT * FROM read_parquet(${sqlStringList(paths)})) ${select}`)
           )
           .pipe(Effect.mapError((e): SourceFailure => e))
     }

@@ -14,7 +14,7 @@
  * - The replaced files leave the dataset folder at the swap (a glob sees the old files or the new
  *   ones again) and wait out `graceMs` in the lake's retired folder, for readers that listed them
  *   before it; a later compaction deletes them (`vacuum`). chain-lake's own readers go by the
- *   manifest and read again when a file they listed was replaced meanwhile (Analytics.ts).
+ *   manifest and read again when a file they listed was replaced meanwhile (analytics/views.ts).
  */
 import { dirname } from "node:path"
 import { randomBytes } from "node:crypto"

@@ -6,6 +6,7 @@ import { readFile, stat } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { Effect, Either } from "effect"
 import { isContainedPath, listFiles, pathInside, sha256File } from "../lake/files.js"
+import { sqlString } from "../lake/sql.js"
 import { PublishError, readReleaseManifest, type ReleaseManifest } from "./publish.js"
 
 export const validateRelease = (dir: string) =>
@@ -52,7 +53,7 @@ export const validateRelease = (dir: string) =>
               problems.push(`${f.path}: sha256 ${sum.slice(0, 12)}…, the manifest says ${f.sha256.slice(0, 12)}…`)
               continue
             }
-            const quoted = `'${path.replace(/'/g, "''")}'`
+            const quoted = sqlString(path)
             const rows = Number(
               (await conn.runAndReadAll(`SELECT count(*) FROM read_parquet(${quoted}, hive_partitioning = false)`)).getRows()[0][0]
             )

@@ -19,7 +19,8 @@ import { Data, Duration, Effect, Either } from "effect"
 import { transfers } from "../datasets/transfers.js"
 import { Manifests, MANIFEST_LOCK } from "../lake/Manifests.js"
 import type { Row } from "../lake/columns.js"
-import { ParquetSink, sqlString } from "../lake/ParquetSink.js"
+import { ParquetSink } from "../lake/ParquetSink.js"
+import { sqlString, sqlStringList } from "../lake/sql.js"
 import { RouterFlowError, type RouterError } from "../router/errors.js"
 import { RouterClient } from "../router/RouterClient.js"
 import { isFinalState, type TxStatusResponse } from "../router/schemas.js"
@@ -141,7 +142,7 @@ const recordedStates = (tx: TrackedTx) =>
       manifests.writer,
       manifests.withCommittedFiles(transfers.name, (paths) =>
         sink.query(
-          `SELECT DISTINCT state FROM read_parquet([${paths.map(sqlString).join(", ")}], union_by_name = true) WHERE chain_id = ${sqlString(tx.chainId)} AND lower(tx_hash) = ${sqlString(tx.txHash.toLowerCase())}`
+          `SELECT DISTINCT state FROM read_parquet(${sqlStringList(paths)}, union_by_name = true) WHERE chain_id = ${sqlString(tx.chainId)} AND lower(tx_hash) = ${sqlString(tx.txHash.toLowerCase())}`
         )
       )
     )

@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import { listFiles, sha256File } from "../lake/files.js"
 import { Analytics } from "../analytics/Analytics.js"
 import { Manifests } from "../lake/Manifests.js"
+import { quoteIdent } from "../lake/sql.js"
 import { DATASETS } from "../datasets/index.js"
 import { IndexerClient } from "../indexer/IndexerClient.js"
 
@@ -76,7 +77,7 @@ export const verifyLake = Effect.gen(function* () {
   )
   if (itx > 0) add("evm_internal_txs: no duplicate (tx_hash, call_index)", itx === itxDistinct, `${itx} rows, ${itxDistinct} distinct`)
   for (const { name, key: columns } of DATASETS.filter((d) => d.kind === "snapshot")) {
-    const key = columns.map((c) => `"${c}"`).join(", ")
+    const key = columns.map(quoteIdent).join(", ")
     const dups = yield* q(
       `SELECT snapshot_height, count(*) - count(DISTINCT (${key})) FROM ${name} GROUP BY 1 HAVING count(*) <> count(DISTINCT (${key}))`
     )

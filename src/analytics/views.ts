@@ -1,0 +1,113 @@
+/**
+ * Making the lake's views on the analytics' connection: one per dataset (viewSql.ts), `snapshots`,
+ * then the analytics views; a dataset whose files cannot be read gets a view that fails every
+ * query with its problem, and the views are made again when a compaction moved a listed file away.
+ */
+import { Effect } from "effect"
+import type { GuardedConnection } from "../lake/duckdb.js"
+import { listedFiles, type ListedFiles } from "../lake/listed.js"
+import { quoteIdent } from "../lake/sql.js"
+import { AnalyticsError, createAnalyticsViews, LAKE_DATASETS, SqlError } from "./Analytics.js"
+import { datasetViewSql, snapshotsViewSql } from "./viewSql.js"
+
+/** The line every query of a dataset whose view could not be made fails with: DuckDB's first line, without its error class. */
+export const unreadableProblem = (dataset: string, duckdbMessage: string) =>
+  `${dataset}: its committed files cannot be read (${duckdbMessage.split("\n")[0].replace(/^[A-Za-z ]+ Error: /, "")}): a file is damaged; chain-lake verify names it; restore it from a copy, or export ${dataset} again into a new folder`
+
+export interface ViewOptions {
+  /** the data folder as the connection knows it */
+  readonly dataDir: string
+  /** views read the files a manifest lists when each query runs (the catalog) */
+  readonly live: boolean
+  /** paths in full, not relative to the data folder (a confined DuckDB) */
+  readonly absolute: boolean
+}
+
+/** A file listed when the views were made is gone (a compaction's swap): the views are made again (afresh, below). */
+const vanished = (e: { readonly message: string }) => /No files found that match the pattern|No such file or directory/.test(e.message)
+
+/*
+ * The views list the files committed when they were made; a compaction may replace some of them
+ * later (moving them out of the folder): a query that then finds a listed file gone makes the
+ * views again from the manifests and runs again, so it reads the old files or the new ones
+ * (a compaction of many datasets may swap several times while the views are made: 10 tries).
+ */
+const afresh = <A, E extends { readonly message: string }>(
+  run: Effect.Effect<A, E>,
+  remake: Effect.Effect<void, E>,
+  attempts = 10
+): Effect.Effect<A, E> =>
+  Effect.catchIf(
+    run,
+    (e) => attempts > 1 && vanished(e),
+    () => Effect.zipRight(remake, afresh(run, remake, attempts - 1))
+  )
+
+/** The view of one dataset over the files its manifest lists (`listed`). */
+const datasetView = async (conn: GuardedConnection, d: (typeof LAKE_DATASETS)[number], listed: ListedFiles, options: ViewOptions) => {
+  const { dataDir, live, absolute } = options
+  await conn.use((c) => c.run(datasetViewSql(d, dataDir, listed, live, [], absolute)))
+  // files written before a column was added lack it (union_by_name gives NULL only where some
+  // file has it): the view adds it as NULL, so views that read it still bind
+  const present = new Set(
+    (await conn.use((c) => c.runAndReadAll(`DESCRIBE ${quoteIdent(d.name)}`))).getRowObjectsJson().map((r) => String(r.column_name))
+  )
+  const absent = d.columns.filter((c) => !present.has(c.name))
+  if (absent.length > 0) await conn.use((c) => c.run(datasetViewSql(d, dataDir, listed, live, absent, absolute)))
+}
+
+/** Makes every view, recording in `problems` those of the datasets whose views fail every query. */
+const makeAllViews = async (conn: GuardedConnection, options: ViewOptions, problems: Set<string>) => {
+  const { dataDir, absolute } = options
+  problems.clear()
+  for (const d of LAKE_DATASETS) {
+    const listed = await listedFiles(dataDir, d.name, d.columns)
+    if (listed !== undefined && "problem" in listed) problems.add(listed.problem)
+    /*
+     * A view binds its files' schemas when it is made: a damaged file (cut short, overwritten)
+     * fails it there. That dataset's view then fails every query with the problem, and every
+     * other view is made as usual: one bad file never takes the whole lake down. A file a
+     * compaction moved away meanwhile is not damage: the views are made again (afresh).
+     */
+    await datasetView(conn, d, listed, options).catch(async (e: Error) => {
+      if (vanished(e)) throw e
+      const problem = unreadableProblem(d.name, e.message)
+      problems.add(problem)
+      await conn.use((c) => c.run(datasetViewSql(d, dataDir, { problem }, false, [], absolute)))
+    })
+  }
+  await conn.use((c) => c.run(snapshotsViewSql(dataDir, absolute)))
+  await createAnalyticsViews((sql) => conn.use((c) => c.run(sql)))
+}
+
+/**
+ * Makes the views (again while a compaction's swap moves files away); answers the problems of the
+ * datasets whose views fail every query, as of the last time the views were made, and `read`, which
+ * runs a query of the views: made again and run again when it finds a listed file gone, and failing
+ * on a view with a problem with the problem alone.
+ */
+export const makeLakeViews = (conn: GuardedConnection, options: ViewOptions) =>
+  Effect.gen(function* () {
+    // the problems of the datasets whose views fail every query (listedFiles), as of the last time the views were made
+    const problems = new Set<string>()
+    /** A query that failed on the view of a dataset with a problem fails with the problem alone, as one line (not DuckDB's "Invalid Input Error: …"). */
+    const plainly = (e: SqlError): SqlError => {
+      for (const p of problems) if (e.message.includes(p)) return new SqlError({ message: p })
+      const guard = /^Invalid Input Error: (\w+: \d+ of the \d+ files its _manifest\.json lists are not in place .*)$/.exec(e.message)
+      return guard ? new SqlError({ message: guard[1] }) : e
+    }
+    const makeViews = Effect.tryPromise({
+      try: () => makeAllViews(conn, options, problems),
+      catch: (e) => new AnalyticsError({ message: `creating the views failed: ${(e as Error).message}` })
+    })
+    yield* afresh(makeViews, Effect.void)
+    // making them again may meet another swap too
+    const remakeViews = afresh(
+      Effect.mapError(makeViews, (e) => new SqlError({ message: e.message })),
+      Effect.void
+    )
+    return {
+      problems: (): ReadonlyArray<string> => [...problems],
+      read: <A>(query: Effect.Effect<A, SqlError>) => afresh(query, remakeViews).pipe(Effect.mapError(plainly))
+    }
+  })
