@@ -8,7 +8,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { runCli } from "./support/cli.js"
-import { selectRows as scan, } from "./support/chain-model.js"
+import { selectRows as scan } from "./support/chain-model.js"
 import { startProxy, type HostileServer, type Reply } from "./support/hostile.js"
 import { tempDirs } from "./support/tmp.js"
 

@@ -11,7 +11,7 @@ import { startDevnet, type Devnet } from "../src/devnet/index.js"
 import { txJson } from "../src/devnet/render.js"
 import { runCli } from "./support/cli.js"
 import { startProxy, text, type HostileServer } from "./support/hostile.js"
-import { selectRows as scan, } from "./support/chain-model.js"
+import { selectRows as scan } from "./support/chain-model.js"
 import { tempDirs } from "./support/tmp.js"
 
 const { make: tmp, removeAll } = tempDirs("chain-lake-real-chain-")

@@ -32,7 +32,11 @@ export const MANIFEST_LOCK = "_manifest.lock"
 /** A compactor's intent, in its staging folder of the dataset: the paths it is about to rename into place. */
 const INTENT = "_compaction.json"
 
-/** A path in the folder of `dataset` of the lake at `root`: `rel` as its manifest lists it (none: the folder). */
+/**
+ * A path in the folder of `dataset` of the lake at `root`: `rel` as its manifest lists it, or a
+ * file of the dataset's own (a lock, a registry), which lies beside the partition folders where
+ * readers' `**\/*.parquet` skips it (none: the folder).
+ */
 export const datasetPath = (root: string, dataset: string, rel = "") => join(root, dataset, rel)
 /** The manifest of `dataset`. */
 export const manifestPath = (root: string, dataset: string) => join(root, dataset, MANIFEST_FILE)
@@ -126,14 +130,6 @@ export const mergedFile = (
 ) =>
   `${partition}/part-${range && (unit === "height" || unit === "position") ? `${unit === "height" ? "h" : "p"}${pad(range[0])}-${pad(range[1])}-` : ""}c${token}.parquet`
 
-/**
- * The folder of `dataset` in the lake at `root`, or `path` in it: a committed file's path (as its
- * manifest lists it), or a file of the dataset's own (a lock, a registry), which lies beside the
- * partition folders where readers' `**\/*.parquet` skips it.
- */
-export const datasetPath = (root: string, dataset: string, path?: string) =>
-  path === undefined ? join(root, dataset) : join(root, dataset, path)
-
 /** A run report in the lake: `_runs/<its start time, with - for : and .>[-<kind>].json` (kind: "interrupted", "pipeline-<name>"). */
 export const runReportFile = (startedAt: string, kind?: string) =>
   `_runs/${startedAt.replace(/[:.]/g, "-")}${kind === undefined ? "" : `-${kind}`}.json`
@@ -144,14 +140,14 @@ export const pipelineLockFile = () => ".chain-lake.lock"
 /** The path in the lake (relative to its root: an S3 key under the lake's prefix) of `path`, a path in `dataset`'s folder. */
 export const datasetFile = (dataset: string, path: string) => `${dataset}/${path}`
 
-/** Where a file of `dataset` that a compaction replaced waits out its grace period: under `retiredFolder(dataset)`. */
-export const retiredFile = (dataset: string, path: string) => `${retiredFolder(dataset)}${retiredName(path)}`
+/** The S3 key (under the lake's prefix) where a file of `dataset` that a compaction replaced waits out its grace period. */
+export const retiredFile = (dataset: string, path: string) => `${retiredPrefix(dataset)}${retiredName(path)}`
 
 /** A retired file's name in its dataset's retired folder: its path in the dataset's folder, with `.retired` added. */
 export const retiredName = (path: string) => `${path}.retired`
 
-/** The folder of `dataset`'s retired files, with its final slash (a listing's prefix). */
-export const retiredFolder = (dataset: string) => `.chain-lake/retired/${dataset}/`
+/** The S3 key prefix of `dataset`'s retired files, with its final slash (a listing's prefix). */
+export const retiredPrefix = (dataset: string) => `.chain-lake/retired/${dataset}/`
 
 /** The folder of the intents of compactions of `dataset` on S3 (one per compacting writer), with its final slash. */
 export const compactionIntentsFolder = (dataset: string) => `.chain-lake/compacting/${dataset}/`

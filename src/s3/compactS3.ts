@@ -32,7 +32,7 @@ import {
 } from "../lake/compaction.js"
 import { fragmentName } from "../lake/commitLog.js"
 import { isContainedPath, makeFolder } from "../lake/files.js"
-import { compactionIntentFile, compactionIntentsFolder, datasetFile, retiredFile, retiredFolder, retiredName } from "../lake/layout.js"
+import { compactionIntentFile, compactionIntentsFolder, datasetFile, retiredFile, retiredName, retiredPrefix } from "../lake/layout.js"
 import { newWriterId, writerGone } from "../lake/lock.js"
 import type { Manifest } from "../lake/manifest.js"
 import { copy, download, downloadFile, list, makeS3, parseS3Url, put, remove, upload, type S3, type S3Location } from "./s3.js"
@@ -62,7 +62,7 @@ const tidy = (s3: S3, loc: S3Location, manifest: Manifest, graceMs: number) =>
     }
     const now = Date.now()
     let deleted = 0
-    const kept = new Set(yield* list(s3, loc, retiredFolder(d)))
+    const kept = new Set(yield* list(s3, loc, retiredPrefix(d)))
     const present = new Set(yield* list(s3, loc, datasetFile(d, "")))
     for (const r of manifest.retired ?? []) {
       // a run killed between its fragment and the move leaves the replaced file in the folder

@@ -15,7 +15,6 @@
  */
 import { scan } from "./lake.js"
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api"
-import { join } from "node:path"
 import { expect } from "vitest"
 import type { Chain, NftToken } from "../../src/devnet/chain.js"
 import { DENOMS, type Devnet } from "../../src/devnet/index.js"
