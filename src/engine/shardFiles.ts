@@ -36,6 +36,25 @@ export interface ShardFilesOptions {
   readonly sink: ParquetSinkService
 }
 
+/**
+ * All files of the run together past the sink's budget: a shard writes its largest early (smaller
+ * files rather than DuckDB past its memory limit). A file with no rows is flushed as a no-op.
+ */
+const flushLargestOverBudget = <E>(
+  sink: ParquetSinkService,
+  files: ReadonlyArray<BucketFile>,
+  flush: (w: BucketFile) => Effect.Effect<void, E>
+) =>
+  Effect.gen(function* () {
+    // Stryker disable next-line ConditionalExpression: the loop asks again before each flush; this spares the sort under budget
+    if (!sink.overBudget()) return
+    const largestFirst = [...files].sort((x, y) => y.writer.stagedBytes() - x.writer.stagedBytes())
+    for (const w of largestFirst) {
+      if (!sink.overBudget()) break
+      yield* flush(w)
+    }
+  })
+
 export const makeShardFiles = (options: ShardFilesOptions) => {
   const { list, targets, range, bucketWidth, flushBytes, staging, sink } = options
   const byKey = new Map<string, BucketFile>()
@@ -102,16 +121,7 @@ export const makeShardFiles = (options: ShardFilesOptions) => {
   const afterPage = Effect.gen(function* () {
     for (const w of pastSize) yield* flush(w)
     pastSize.clear()
-    // all files of the run together past the sink's budget: this shard writes its largest early
-    // (smaller files rather than DuckDB past its memory limit)
-    // Stryker disable next-line ConditionalExpression: the loop asks again before each flush; this spares the sort under budget
-    if (!sink.overBudget()) return
-    // (a file with no rows is flushed as a no-op)
-    const own = [...byKey.values()].sort((x, y) => y.writer.stagedBytes() - x.writer.stagedBytes())
-    for (const w of own) {
-      if (!sink.overBudget()) break
-      yield* flush(w)
-    }
+    yield* flushLargestOverBudget(sink, [...byKey.values()], flush)
   })
 
   /** Writes every open file of the targets `active` holds true for (a commit holds whole records). */

@@ -25,22 +25,13 @@ export type RemoteGate = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Eff
 /** The task the running fiber belongs to: calls it makes are the task's (the run's thread frees what a task left). */
 const currentTask = FiberRef.unsafeMake(-1)
 
-/**
- * Serves the shards the run's thread sends: call it from a worker module, with the datasets the
- * run may name and the layer (source and sink) built from the module's config.
+/*
+ * Messages to the run's thread. Counts (rows, records read) are summed and sent once per turn of
+ * the event loop, not once per record (a message each cost the run's thread more than the rows it
+ * was spared); any other message sends them first, so that they arrive before the commit or the
+ * end they precede.
  */
-export const serveShards = <C, E>(options: {
-  readonly datasets: ReadonlyArray<Dataset>
-  readonly layer: (config: C, gate: (name: string) => RemoteGate) => Layer.Layer<Source | ParquetSink | PageBudget, E>
-}) => {
-  const port = parentPort
-  if (!port) throw new Error("serveShards runs in a worker thread")
-  const data = workerData as ShardWorkerData<C>
-  /*
-   * Counts (rows, records read) are summed and sent once per turn of the event loop, not once per
-   * record (a message each cost the run's thread more than the rows it was spared); any other
-   * message sends them first, so that they arrive before the commit or the end they precede.
-   */
+const messenger = (port: NonNullable<typeof parentPort>) => {
   const counts = new Map<string, { type: "rows" | "fetched"; task: number; dataset: string; count: number }>()
   let flushing = false
   const flush = () => {
@@ -62,6 +53,11 @@ export const serveShards = <C, E>(options: {
       setImmediate(flush)
     }
   }
+  return { send, count }
+}
+
+/** Calls to the run's thread (a commit, a pass through a gate), each answered by a "reply" message. */
+const remoteCalls = (send: (message: FromWorker) => void) => {
   const replies = new Map<number, (exit: Exit.Exit<unknown, RemoteFailure>) => void>()
   let calls = 0
   const call = (request: Call): Effect.Effect<unknown, RemoteFailure> =>
@@ -89,6 +85,27 @@ export const serveShards = <C, E>(options: {
           restore(effect).pipe(Effect.ensuring(leave(ticket as number)))
         )
       )
+  const reply = (message: Extract<ToWorker, { type: "reply" }>) => {
+    const resume = replies.get(message.call)
+    replies.delete(message.call)
+    resume?.(message.ok ? Exit.succeed(message.value) : Exit.fail(new RemoteFailure(message.failure)))
+  }
+  return { call, gate, reply }
+}
+
+/**
+ * Serves the shards the run's thread sends: call it from a worker module, with the datasets the
+ * run may name and the layer (source and sink) built from the module's config.
+ */
+export const serveShards = <C, E>(options: {
+  readonly datasets: ReadonlyArray<Dataset>
+  readonly layer: (config: C, gate: (name: string) => RemoteGate) => Layer.Layer<Source | ParquetSink | PageBudget, E>
+}) => {
+  const port = parentPort
+  if (!port) throw new Error("serveShards runs in a worker thread")
+  const data = workerData as ShardWorkerData<C>
+  const { send, count } = messenger(port)
+  const { call, gate, reply } = remoteCalls(send)
   const runtime = ManagedRuntime.make(options.layer(data.config, gate))
   const appendDatasets = options.datasets.filter((d): d is AppendDataset => d.kind === "append")
   const slots: FetchSlots = { withPermits: () => gate("slots") }
@@ -132,11 +149,8 @@ export const serveShards = <C, E>(options: {
       case "close":
         // (a shard still running is interrupted by the disposal)
         return void runtime.dispose().finally(() => process.exit(0))
-      case "reply": {
-        const resume = replies.get(message.call)
-        replies.delete(message.call)
-        resume?.(message.ok ? Exit.succeed(message.value) : Exit.fail(new RemoteFailure(message.failure)))
-      }
+      case "reply":
+        return reply(message)
     }
   })
   // ready once the layer is built (DuckDB opened, the source's client made), or broken, saying why

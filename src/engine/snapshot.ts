@@ -8,7 +8,7 @@ import { Effect, Stream } from "effect"
 import { Manifests, type CommittedFile, type CommittedSnapshot } from "../lake/Manifests.js"
 import { integerRangeCheck } from "../lake/columns.js"
 import { snapshotFile } from "../lake/layout.js"
-import { ParquetSink } from "../lake/ParquetSink.js"
+import { ParquetSink, type StagedFile } from "../lake/ParquetSink.js"
 import { sqlStringList } from "../lake/sql.js"
 import { commitSnapshot, olderColumnsNotice, writePending } from "./commit.js"
 import type { SnapshotDataset, SnapshotInput, SnapshotList } from "./Dataset.js"
@@ -118,136 +118,39 @@ export const snapshotInput = (params: SnapshotInput["params"], pageSize: number)
     return input
   })
 
+type SnapshotSettings = {
+  readonly pageSize: number
+  readonly notice: (m: string) => void
+  readonly committed?: (file: CommittedFile) => void
+}
+
 /** Takes (or completes) the snapshot of `d` at `status`'s watermark, unless it is committed already. */
 export const runSnapshot = (
   d: SnapshotDataset,
   before: number,
   input: SnapshotInput,
-  settings: { readonly pageSize: number; readonly notice: (m: string) => void; readonly committed?: (file: CommittedFile) => void }
+  settings: SnapshotSettings
 ): Effect.Effect<SnapshotOutcome, WriteFailure, Source | ParquetSink | Manifests> =>
   Effect.gen(function* () {
-    const source = yield* Source
-    const sink = yield* ParquetSink
-    const manifests = yield* Manifests
-    const empty: SnapshotOutcome = { rows: 0, files: 0, bytes: 0 }
-    const manifest = yield* manifests.open(d.name, "snapshot", d.columns)
-    const older = olderColumnsNotice(d.name, manifest, d.columns)
-    if (older) settings.notice(older)
-    const named = yield* d.lists(input)
-    if ("skip" in named) {
-      settings.notice(`${d.name}: skipped, ${named.skip}${named.hint ? `: ${named.hint}` : ""}`)
-      return { ...empty, skipped: named.skip }
-    }
-    const prior = manifest.snapshots.find((s) => s.snapshot_height === before)
-    const lists = named.filter((l) => !prior?.lists.includes(l.label))
-    if (lists.length === 0) {
-      settings.notice(`${d.name}: snapshot at height ${before} is already committed`)
-      return { ...empty, skipped: `snapshot ${before} already committed`, snapshotHeight: before }
-    }
-    const writer = yield* Effect.acquireRelease(sink.openFile(d.columns, d.sortKey), (w) => w.close())
-    // lists the source said it does not have, this read: label → its words
-    const absent = new Map<SnapshotList, string>()
-    /** `read`, or undefined where the source answers (before any row) that the list does not exist and the list allows it */
-    const whenAbsent = <A>(list: SnapshotList, rowsRead: () => number, read: Effect.Effect<A, SourceFailure, Source>) =>
-      list.whenAbsent === undefined
-        ? read
-        : read.pipe(
-            Effect.catchIf(
-              (e) => rowsRead() === 0 && source.absent(e) !== undefined,
-              (e) => Effect.sync(() => void absent.set(list, source.absent(e)!))
-            )
-          )
-    const fits = integerRangeCheck(d.columns)
-    let reads = 0
-    let duplicates = 0
-    let after = before
-    let consistent = false
-    // Stryker disable next-line StringLiteral: set by every read, and there is at least one
-    let snapshotTime = ""
-    while (reads < MAX_READS && !consistent) {
-      reads++
-      // Stryker disable next-line ConditionalExpression,EqualityOperator: before the first read the writer holds nothing to discard
-      if (reads > 1) yield* writer.discard()
-      const statusBefore: SourceStatus | undefined = reads === 1 ? undefined : yield* source.status
-      const mark = statusBefore ? (statusBefore.watermarks[d.watermark] ?? before) : before
-      snapshotTime = new Date().toISOString()
-      let shortOfTotal = false
-      // rows whose state is from past the snapshot's height, which labels the file (a lagging /status, or a later read)
-      let later = 0
-      absent.clear()
-      const stateHeight = d.stateHeightColumn
-      for (const list of lists) {
-        let listRows = 0
-        const read = yield* whenAbsent(
-          list,
-          () => listRows,
-          readList(
-            list.list,
-            list.validate,
-            settings.pageSize,
-            list.reverse ?? false,
-            (item, latin1) => {
-              const rows = list.toRows(item)
-              for (const row of rows) {
-                const problem = fits(row)
-                if (problem) return { path: "", message: `${d.name}: ${problem.message}` }
-              }
-              for (const row of rows) {
-                // a page read as latin1 (see pageDecode.ts): its strings are UTF-8 again here
-                if (latin1) restoreRow(row)
-                if (stateHeight !== undefined && Number(row[stateHeight]) > before) later++
-                row.push(snapshotTime)
-                listRows++
-                writer.append(row)
-              }
-            },
-            list.totalIsEstimate ?? false
-          )
-        )
-        if (read === undefined) continue
-        if (!list.totalIsEstimate && read.total >= 0 && listRows !== read.total) shortOfTotal = true
-      }
-      /*
-       * Offset paging over changing state can repeat rows: they are counted and dropped by key
-       * in DuckDB (which spills if need be), so no key set grows with the snapshot in memory.
-       */
-      duplicates = yield* writer.repeats(d.key)
-      const statusAfter = yield* source.status
-      after = statusAfter.watermarks[d.watermark] ?? mark
-      consistent = after === mark && duplicates === 0 && !shortOfTotal && later === 0
-      if (!consistent && reads < MAX_READS) {
-        const what = [
-          after !== mark ? `the ${d.watermark} moved (${mark} → ${after})` : undefined,
-          duplicates > 0 ? `pages overlapped (${duplicates} duplicates)` : undefined,
-          shortOfTotal ? "a list ended short of its pagination.total" : undefined,
-          later > 0 ? `${later} rows hold state from after height ${before}` : undefined
-        ]
-        settings.notice(`${d.name}: ${what.filter((w) => w !== undefined).join(", ")} during the read; reading again`)
-      }
-    }
-    const missing = [...absent].filter(([l]) => l.whenAbsent === "fail").map(([l, why]) => `the source has no ${l.label} (${why})`)
-    const empties = [...absent].filter(([l]) => l.whenAbsent === "empty")
+    const todo = yield* listsToRead(d, before, input, settings.notice)
+    if (!Array.isArray(todo)) return todo as SnapshotOutcome
+    const lists: ReadonlyArray<SnapshotList> = todo
+    const writer = yield* Effect.acquireRelease((yield* ParquetSink).openFile(d.columns, d.sortKey), (w) => w.close())
+    const read = yield* readConsistent(d, lists, before, writer, settings)
+    const missing = [...read.absent].filter(([l]) => l.whenAbsent === "fail").map(([l, why]) => `the source has no ${l.label} (${why})`)
+    const empties = [...read.absent].filter(([l]) => l.whenAbsent === "empty")
     for (const [l, why] of empties) settings.notice(`${d.name}: the source has no ${l.label} (${why}); recorded as absent in the snapshot`)
-    const read = lists.filter((l) => absent.get(l) === undefined || l.whenAbsent === "empty")
-    if (read.length === 0) return { ...empty, skipped: "every list named is absent from the source", missing }
+    const labels = lists.filter((l) => read.absent.get(l) === undefined || l.whenAbsent === "empty").map((l) => l.label)
+    if (labels.length === 0) return { rows: 0, files: 0, bytes: 0, skipped: "every list named is absent from the source", missing }
     // staged as part 0: the commit gives the part its number, under the dataset's lock
-    const rel = snapshotFile(before, 0)
-    const file = yield* writePending(writer, d.name, rel, { min: before, max: before }, undefined, d.key)
-    const snapshot: CommittedSnapshot = {
-      snapshot_height: before,
-      snapshot_time: snapshotTime,
-      consistency: consistent ? "exact" : "best-effort",
-      watermark_before: before,
-      watermark_after: after,
-      rows: file.rows,
-      duplicates_dropped: duplicates,
-      reads,
-      lists: read.map((l) => l.label),
-      ...(empties.length > 0 ? { absent: empties.map(([l]) => l.label) } : {}),
-      ...(consistent
-        ? {}
-        : { note: "the data changed while it was read; duplicates were dropped by key, but rows may be missing or from a later height" })
-    }
+    const file = yield* writePending(writer, d.name, snapshotFile(before, 0), { min: before, max: before }, undefined, d.key)
+    const snapshot = snapshotRecord(
+      before,
+      read,
+      file.rows,
+      labels,
+      empties.map(([l]) => l.label)
+    )
     // Stryker disable next-line OptionalChaining: every caller passes committed; it stays optional for the ones that do not watch
     const commit = yield* commitSnapshot(d.name, [file], snapshot, () => settings.committed?.(file))
     if (!commit.committed) {
@@ -266,3 +169,142 @@ export const runSnapshot = (
     }
     return outcome
   }).pipe(Effect.scoped)
+
+/** The lists of `d` still to read for the snapshot at `before`, or the outcome of a snapshot with none (skipped, or committed already). */
+const listsToRead = (d: SnapshotDataset, before: number, input: SnapshotInput, notice: (m: string) => void) =>
+  Effect.gen(function* () {
+    const empty: SnapshotOutcome = { rows: 0, files: 0, bytes: 0 }
+    const manifest = yield* (yield* Manifests).open(d.name, "snapshot", d.columns)
+    const older = olderColumnsNotice(d.name, manifest, d.columns)
+    if (older) notice(older)
+    const named = yield* d.lists(input)
+    if ("skip" in named) {
+      notice(`${d.name}: skipped, ${named.skip}${named.hint ? `: ${named.hint}` : ""}`)
+      return { ...empty, skipped: named.skip }
+    }
+    const prior = manifest.snapshots.find((s) => s.snapshot_height === before)
+    const lists = named.filter((l) => !prior?.lists.includes(l.label))
+    if (lists.length > 0) return lists
+    notice(`${d.name}: snapshot at height ${before} is already committed`)
+    return { ...empty, skipped: `snapshot ${before} already committed`, snapshotHeight: before }
+  })
+
+/** What a snapshot's reads found: the last read's time, how many reads, what was dropped, and whether the last was consistent. */
+interface SnapshotRead {
+  readonly reads: number
+  readonly duplicates: number
+  readonly after: number
+  readonly consistent: boolean
+  readonly snapshotTime: string
+  /** lists the source said it does not have, in the last read: each with its words */
+  readonly absent: ReadonlyMap<SnapshotList, string>
+}
+
+/**
+ * Reads `lists` into `writer` until a read is consistent, at most MAX_READS times: the watermark
+ * unmoved, no duplicates, no list short of its total and no row holding state from past `before`.
+ * Offset paging over changing state can repeat rows: they are counted by key in DuckDB (which
+ * spills if need be), so no key set grows with the snapshot in memory.
+ */
+const readConsistent = (
+  d: SnapshotDataset,
+  lists: ReadonlyArray<SnapshotList>,
+  before: number,
+  writer: StagedFile,
+  settings: SnapshotSettings
+) =>
+  Effect.gen(function* () {
+    const source = yield* Source
+    let read: SnapshotRead = { reads: 0, duplicates: 0, after: before, consistent: false, snapshotTime: "", absent: new Map() }
+    while (read.reads < MAX_READS && !read.consistent) {
+      const reads = read.reads + 1
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: before the first read the writer holds nothing to discard
+      if (reads > 1) yield* writer.discard()
+      const statusBefore: SourceStatus | undefined = reads === 1 ? undefined : yield* source.status
+      const mark = statusBefore ? (statusBefore.watermarks[d.watermark] ?? before) : before
+      const once = yield* readOnce(d, lists, before, writer, settings.pageSize)
+      const duplicates = yield* writer.repeats(d.key)
+      const after = (yield* source.status).watermarks[d.watermark] ?? mark
+      const consistent = after === mark && duplicates === 0 && !once.shortOfTotal && once.later === 0
+      read = { reads, duplicates, after, consistent, snapshotTime: once.snapshotTime, absent: once.absent }
+      if (!consistent && reads < MAX_READS) {
+        const what = [
+          after !== mark ? `the ${d.watermark} moved (${mark} → ${after})` : undefined,
+          duplicates > 0 ? `pages overlapped (${duplicates} duplicates)` : undefined,
+          once.shortOfTotal ? "a list ended short of its pagination.total" : undefined,
+          once.later > 0 ? `${once.later} rows hold state from after height ${before}` : undefined
+        ]
+        settings.notice(`${d.name}: ${what.filter((w) => w !== undefined).join(", ")} during the read; reading again`)
+      }
+    }
+    return read
+  })
+
+/** One read of every list into `writer`, each row stamped with the read's time. */
+const readOnce = (d: SnapshotDataset, lists: ReadonlyArray<SnapshotList>, before: number, writer: StagedFile, pageSize: number) =>
+  Effect.gen(function* () {
+    const source = yield* Source
+    const fits = integerRangeCheck(d.columns)
+    const snapshotTime = new Date().toISOString()
+    const absent = new Map<SnapshotList, string>()
+    let shortOfTotal = false
+    // rows whose state is from past the snapshot's height, which labels the file (a lagging /status, or a later read)
+    let later = 0
+    const stateHeight = d.stateHeightColumn
+    for (const list of lists) {
+      let listRows = 0
+      const take = (item: unknown, latin1: boolean): FieldIssue | undefined => {
+        const rows = list.toRows(item)
+        for (const row of rows) {
+          const problem = fits(row)
+          if (problem) return { path: "", message: `${d.name}: ${problem.message}` }
+        }
+        for (const row of rows) {
+          // a page read as latin1 (see pageDecode.ts): its strings are UTF-8 again here
+          if (latin1) restoreRow(row)
+          if (stateHeight !== undefined && Number(row[stateHeight]) > before) later++
+          row.push(snapshotTime)
+          listRows++
+          writer.append(row)
+        }
+        return undefined
+      }
+      const read = readList(list.list, list.validate, pageSize, list.reverse ?? false, take, list.totalIsEstimate ?? false)
+      // the source's answer (before any row) that the list does not exist, where the list allows it
+      const result =
+        list.whenAbsent === undefined
+          ? yield* read
+          : yield* read.pipe(
+              Effect.catchIf(
+                (e) => listRows === 0 && source.absent(e) !== undefined,
+                (e) => Effect.sync(() => void absent.set(list, source.absent(e)!))
+              )
+            )
+      if (result === undefined) continue
+      if (!list.totalIsEstimate && result.total >= 0 && listRows !== result.total) shortOfTotal = true
+    }
+    return { snapshotTime, absent, shortOfTotal, later }
+  })
+
+/** The manifest's record of a snapshot read as `read` found it. */
+const snapshotRecord = (
+  before: number,
+  read: SnapshotRead,
+  rows: number,
+  lists: ReadonlyArray<string>,
+  absent: ReadonlyArray<string>
+): CommittedSnapshot => ({
+  snapshot_height: before,
+  snapshot_time: read.snapshotTime,
+  consistency: read.consistent ? "exact" : "best-effort",
+  watermark_before: before,
+  watermark_after: read.after,
+  rows,
+  duplicates_dropped: read.duplicates,
+  reads: read.reads,
+  lists: [...lists],
+  ...(absent.length > 0 ? { absent: [...absent] } : {}),
+  ...(read.consistent
+    ? {}
+    : { note: "the data changed while it was read; duplicates were dropped by key, but rows may be missing or from a later height" })
+})

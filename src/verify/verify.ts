@@ -3,7 +3,7 @@
  * check says what it compared and whether it held; any failure is a mismatch (exit 1).
  */
 import { join } from "node:path"
-import { Effect } from "effect"
+import { type Context, Effect } from "effect"
 import { listFiles, sha256File } from "../lake/files.js"
 import { Analytics } from "../analytics/Analytics.js"
 import { Manifests } from "../lake/Manifests.js"
@@ -19,81 +19,126 @@ export interface Check {
 
 const one = (rows: ReadonlyArray<ReadonlyArray<unknown>>) => rows[0] ?? []
 
+type QueryError = Effect.Effect.Error<ReturnType<Context.Tag.Service<typeof Analytics>["query"]>>
+
+/** What the lake's checks share: a query of its views, the Manifests, and the list checks are added to. */
+interface LakeChecks {
+  readonly q: (sql: string) => Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, QueryError>
+  readonly add: (name: string, ok: boolean, detail: string) => void
+  readonly manifests: Context.Tag.Service<typeof Manifests>
+}
+
 /** Checks of the lake against itself: no gaps or duplicates, txs per block, manifests vs files. */
 export const verifyLake = Effect.gen(function* () {
   const a = yield* Analytics
-  const manifests = yield* Manifests
   const checks: Array<Check> = []
-  const q = (sql: string) => a.query(sql).pipe(Effect.map((r) => r.rows))
-  const add = (name: string, ok: boolean, detail: string) => checks.push({ name, ok, detail })
-
-  const [blocks, distinct, lo, hi] = one(yield* q("SELECT count(*), count(DISTINCT height), min(height), max(height) FROM blocks")).map(
-    (v) => Number(v ?? 0)
-  )
-  if (blocks > 0) {
-    add("blocks: no duplicate heights", blocks === distinct, `${blocks} rows, ${distinct} distinct heights`)
-    add("blocks: no height gaps", hi - lo + 1 === distinct, `heights ${lo}..${hi}: ${hi - lo + 1} expected, ${distinct} present`)
+  const c: LakeChecks = {
+    q: (sql) => a.query(sql).pipe(Effect.map((r) => r.rows)),
+    add: (name, ok, detail) => checks.push({ name, ok, detail }),
+    manifests: yield* Manifests
   }
-  if (blocks > 0) {
-    // blocks of another chain (a proxy mixing networks) are foreign data, whatever else holds
-    const lake = yield* manifests.identity.pipe(Effect.orElseSucceed(() => undefined))
-    const chains = (yield* q("SELECT chain_id, count(*) FROM blocks GROUP BY 1 ORDER BY 2 DESC")).map(
-      ([c, n]) => [String(c), Number(n)] as const
-    )
-    const foreign = chains.filter(([c]) => c !== (lake?.chain_id ?? chains[0][0]))
-    add(
-      "blocks: all of the lake's chain",
-      foreign.length === 0,
-      foreign.length === 0
-        ? `${chains[0][0]}`
-        : `${foreign.reduce((n, [, k]) => n + k, 0)} block(s) of ${foreign.map(([c]) => c).join(", ")}, the lake's chain is ${lake?.chain_id ?? chains[0][0]}`
-    )
-  }
-  const [txRows, txDistinct] = one(yield* q("SELECT count(*), count(DISTINCT tx_hash) FROM txs")).map((v) => Number(v ?? 0))
-  if (txRows > 0) {
-    add("txs: no duplicate tx_hash", txRows === txDistinct, `${txRows} rows, ${txDistinct} distinct`)
-    const bad =
-      yield* q(`SELECT b.height, b.tx_count, coalesce(t.n, 0) FROM blocks b LEFT JOIN (SELECT height, count(*) n FROM txs GROUP BY height) t USING (height)
-      WHERE b.height BETWEEN (SELECT min(height) FROM txs) AND (SELECT max(height) FROM txs) AND coalesce(t.n, 0) <> b.tx_count ORDER BY 1 LIMIT 5`)
-    add(
-      "txs per block equal tx_count",
-      bad.length === 0,
-      bad.length === 0 ? "every block in the txs range" : `e.g. height ${bad[0][0]}: tx_count ${bad[0][1]}, ${bad[0][2]} txs`
-    )
-  }
-  const [evmRows, evmDistinct, logSum] = one(
-    yield* q("SELECT count(*), count(DISTINCT tx_hash), coalesce(sum(log_count), 0) FROM evm_txs")
-  ).map((v) => Number(v ?? 0))
-  if (evmRows > 0) {
-    add("evm_txs: no duplicate tx_hash", evmRows === evmDistinct, `${evmRows} rows, ${evmDistinct} distinct`)
-    const [logs] = one(yield* q("SELECT count(*) FROM evm_logs")).map(Number)
-    if (logs > 0) add("evm_logs: one row per receipt log", logs === logSum, `${logs} log rows, receipts count ${logSum}`)
-    // a log's index is unique within its tx only (per tx on receipts indexed before minievm's March 2026 fix)
-    const [logKeys] = one(yield* q("SELECT count(DISTINCT (tx_hash, log_index)) FROM evm_logs")).map(Number)
-    if (logs > 0) add("evm_logs: no duplicate (tx_hash, log_index)", logKeys === logs, `${logs} rows, ${logKeys} distinct`)
-  }
-  const [itx, itxDistinct] = one(yield* q("SELECT count(*), count(DISTINCT (tx_hash, call_index)) FROM evm_internal_txs")).map((v) =>
-    Number(v ?? 0)
-  )
-  if (itx > 0) add("evm_internal_txs: no duplicate (tx_hash, call_index)", itx === itxDistinct, `${itx} rows, ${itxDistinct} distinct`)
-  for (const { name, key: columns } of DATASETS.filter((d) => d.kind === "snapshot")) {
-    const key = columns.map(quoteIdent).join(", ")
-    const dups = yield* q(
-      `SELECT snapshot_height, count(*) - count(DISTINCT (${key})) FROM ${name} GROUP BY 1 HAVING count(*) <> count(DISTINCT (${key}))`
-    )
-    const [n] = one(yield* q(`SELECT count(*) FROM ${name}`)).map(Number)
-    if (n > 0)
-      add(
-        `${name}: no duplicate keys within a snapshot`,
-        dups.length === 0,
-        dups.length === 0 ? `${n} rows` : `snapshot ${dups[0][0]}: ${dups[0][1]} duplicates`
-      )
-  }
+  yield* blockChecks(c)
+  yield* txChecks(c)
+  yield* evmChecks(c)
+  yield* snapshotKeyChecks(c)
   // what the manifests promise against what the folders and files hold
-  for (const d of DATASETS) {
-    const m = yield* manifests.get(d.name).pipe(Effect.orElseSucceed(() => undefined))
-    if (!m) continue
-    const onDisk = (yield* Effect.promise(() => listFiles(join(manifests.root, d.name)))).filter((f) => f.endsWith(".parquet"))
+  for (const d of DATASETS) yield* fileChecks(c, d.name)
+  return checks
+})
+
+/** Blocks: no duplicate heights or gaps, all of the lake's chain. */
+const blockChecks = (c: LakeChecks) =>
+  Effect.gen(function* () {
+    const { q, add } = c
+    const [blocks, distinct, lo, hi] = one(yield* q("SELECT count(*), count(DISTINCT height), min(height), max(height) FROM blocks")).map(
+      (v) => Number(v ?? 0)
+    )
+    if (blocks > 0) {
+      add("blocks: no duplicate heights", blocks === distinct, `${blocks} rows, ${distinct} distinct heights`)
+      add("blocks: no height gaps", hi - lo + 1 === distinct, `heights ${lo}..${hi}: ${hi - lo + 1} expected, ${distinct} present`)
+    }
+    if (blocks > 0) {
+      // blocks of another chain (a proxy mixing networks) are foreign data, whatever else holds
+      const lake = yield* c.manifests.identity.pipe(Effect.orElseSucceed(() => undefined))
+      const chains = (yield* q("SELECT chain_id, count(*) FROM blocks GROUP BY 1 ORDER BY 2 DESC")).map(
+        ([c, n]) => [String(c), Number(n)] as const
+      )
+      const foreign = chains.filter(([c]) => c !== (lake?.chain_id ?? chains[0][0]))
+      add(
+        "blocks: all of the lake's chain",
+        foreign.length === 0,
+        foreign.length === 0
+          ? `${chains[0][0]}`
+          : `${foreign.reduce((n, [, k]) => n + k, 0)} block(s) of ${foreign.map(([c]) => c).join(", ")}, the lake's chain is ${lake?.chain_id ?? chains[0][0]}`
+      )
+    }
+  })
+
+/** Txs: no duplicate hashes, as many per block as its tx_count. */
+const txChecks = (c: LakeChecks) =>
+  Effect.gen(function* () {
+    const { q, add } = c
+    const [txRows, txDistinct] = one(yield* q("SELECT count(*), count(DISTINCT tx_hash) FROM txs")).map((v) => Number(v ?? 0))
+    if (txRows > 0) {
+      add("txs: no duplicate tx_hash", txRows === txDistinct, `${txRows} rows, ${txDistinct} distinct`)
+      const bad =
+        yield* q(`SELECT b.height, b.tx_count, coalesce(t.n, 0) FROM blocks b LEFT JOIN (SELECT height, count(*) n FROM txs GROUP BY height) t USING (height)
+      WHERE b.height BETWEEN (SELECT min(height) FROM txs) AND (SELECT max(height) FROM txs) AND coalesce(t.n, 0) <> b.tx_count ORDER BY 1 LIMIT 5`)
+      add(
+        "txs per block equal tx_count",
+        bad.length === 0,
+        bad.length === 0 ? "every block in the txs range" : `e.g. height ${bad[0][0]}: tx_count ${bad[0][1]}, ${bad[0][2]} txs`
+      )
+    }
+  })
+
+/** EVM receipts and logs: no duplicates, one log row per receipt log. */
+const evmChecks = (c: LakeChecks) =>
+  Effect.gen(function* () {
+    const { q, add } = c
+    const [evmRows, evmDistinct, logSum] = one(
+      yield* q("SELECT count(*), count(DISTINCT tx_hash), coalesce(sum(log_count), 0) FROM evm_txs")
+    ).map((v) => Number(v ?? 0))
+    if (evmRows > 0) {
+      add("evm_txs: no duplicate tx_hash", evmRows === evmDistinct, `${evmRows} rows, ${evmDistinct} distinct`)
+      const [logs] = one(yield* q("SELECT count(*) FROM evm_logs")).map(Number)
+      if (logs > 0) add("evm_logs: one row per receipt log", logs === logSum, `${logs} log rows, receipts count ${logSum}`)
+      // a log's index is unique within its tx only (per tx on receipts indexed before minievm's March 2026 fix)
+      const [logKeys] = one(yield* q("SELECT count(DISTINCT (tx_hash, log_index)) FROM evm_logs")).map(Number)
+      if (logs > 0) add("evm_logs: no duplicate (tx_hash, log_index)", logKeys === logs, `${logs} rows, ${logKeys} distinct`)
+    }
+    const [itx, itxDistinct] = one(yield* q("SELECT count(*), count(DISTINCT (tx_hash, call_index)) FROM evm_internal_txs")).map((v) =>
+      Number(v ?? 0)
+    )
+    if (itx > 0) add("evm_internal_txs: no duplicate (tx_hash, call_index)", itx === itxDistinct, `${itx} rows, ${itxDistinct} distinct`)
+  })
+
+/** Snapshots: no key twice within one. */
+const snapshotKeyChecks = (c: LakeChecks) =>
+  Effect.gen(function* () {
+    const { q, add } = c
+    for (const { name, key: columns } of DATASETS.filter((d) => d.kind === "snapshot")) {
+      const key = columns.map(quoteIdent).join(", ")
+      const dups = yield* q(
+        `SELECT snapshot_height, count(*) - count(DISTINCT (${key})) FROM ${name} GROUP BY 1 HAVING count(*) <> count(DISTINCT (${key}))`
+      )
+      const [n] = one(yield* q(`SELECT count(*) FROM ${name}`)).map(Number)
+      if (n > 0)
+        add(
+          `${name}: no duplicate keys within a snapshot`,
+          dups.length === 0,
+          dups.length === 0 ? `${n} rows` : `snapshot ${dups[0][0]}: ${dups[0][1]} duplicates`
+        )
+    }
+  })
+
+/** A dataset's folder against its manifest: exactly the committed files, each as committed, and their rows. */
+const fileChecks = (c: LakeChecks, name: string) =>
+  Effect.gen(function* () {
+    const { q, add, manifests } = c
+    const m = yield* manifests.get(name).pipe(Effect.orElseSucceed(() => undefined))
+    if (!m) return
+    const onDisk = (yield* Effect.promise(() => listFiles(join(manifests.root, name)))).filter((f) => f.endsWith(".parquet"))
     const listed = new Set(m.files.map((f) => f.path))
     const kept = new Set((m.retired ?? []).map((f) => f.path))
     const unlisted = onDisk.filter((f) => !listed.has(f) && !kept.has(f))
@@ -101,7 +146,7 @@ export const verifyLake = Effect.gen(function* () {
     const missing = m.files.filter((f) => !present.has(f.path))
     if (onDisk.length > 0 || m.files.length > 0)
       add(
-        `${d.name}: the folder holds exactly the committed files`,
+        `${name}: the folder holds exactly the committed files`,
         unlisted.length === 0 && missing.length === 0,
         missing.length > 0
           ? `${missing.length} listed file(s) missing, e.g. ${missing[0].path}`
@@ -109,31 +154,29 @@ export const verifyLake = Effect.gen(function* () {
             ? `${unlisted.length} Parquet file(s) no manifest lists (not data: an outside copy, or a run that did not commit), e.g. ${unlisted[0]}`
             : `${m.files.length} files${kept.size > 0 ? `, and ${kept.size} replaced by compaction kept for readers until their grace period ends` : ""}`
       )
-    if (m.files.length === 0) continue
+    if (m.files.length === 0) return
     // a file rewritten in place (its rows and name kept) is caught by its checksum only
     // (4 at a time; a file that cannot be read now, gone or locked, counts as changed rather than ending verify)
     const sums = yield* Effect.forEach(
       m.files.filter((f) => present.has(f.path)),
       (f) =>
-        Effect.promise(() => sha256File(join(manifests.root, d.name, f.path)).catch((e: Error) => `unreadable: ${e.message}`)).pipe(
+        Effect.promise(() => sha256File(join(manifests.root, name, f.path)).catch((e: Error) => `unreadable: ${e.message}`)).pipe(
           Effect.map((sum) => ({ f, sum }))
         ),
       { concurrency: 4 }
     )
     const changed = sums.filter(({ f, sum }) => sum !== f.sha256).map(({ f }) => f.path)
     add(
-      `${d.name}: every file as committed (sha256)`,
+      `${name}: every file as committed (sha256)`,
       changed.length === 0,
       changed.length === 0
         ? `${m.files.length - missing.length} files`
         : `${changed.length} file(s) changed since their commit, e.g. ${changed[0]}`
     )
     const promised = m.files.reduce((s, f) => s + f.rows, 0)
-    const [held] = one(yield* q(`SELECT count(*) FROM ${d.name}`)).map(Number)
-    add(`${d.name}: rows equal the manifest's`, promised === held, `manifest ${promised}, files ${held}`)
-  }
-  return checks
-})
+    const [held] = one(yield* q(`SELECT count(*) FROM ${name}`)).map(Number)
+    add(`${name}: rows equal the manifest's`, promised === held, `manifest ${promised}, files ${held}`)
+  })
 
 /** Spot checks against the API: sampled blocks' hashes and tx counts, and the lake not ahead of the indexer. */
 export const verifyAgainstApi = (samples = 10) =>
