@@ -21,11 +21,11 @@ export const MUTATION_GROUPS = {
   datasets: {
     mutate: ["src/engine/Dataset.ts", "src/datasets/*.ts", "!src/datasets/index.ts"],
     tests: [
-      "test/addresses.test.ts",
-      "test/row-edge-cases.test.ts",
-      "test/row-builders.test.ts",
-      "test/row-values.test.ts",
-      "test/registry.test.ts"
+      "test/datasets/addresses.test.ts",
+      "test/datasets/row-edge-cases.test.ts",
+      "test/datasets/row-builders.test.ts",
+      "test/datasets/row-values.test.ts",
+      "test/datasets/registry.test.ts"
     ]
   },
   // the lake's commit protocol: files staged and committed under a lock, manifests, the layout,
@@ -50,18 +50,18 @@ export const MUTATION_GROUPS = {
       "src/lake/compaction.ts"
     ],
     tests: [
-      "test/rangeset.test.ts",
-      "test/commit-log.test.ts",
-      "test/lake-files.test.ts",
-      "test/manifests.test.ts",
-      "test/compaction.test.ts",
-      "test/parquet-sink.test.ts"
+      "test/lake/rangeset.test.ts",
+      "test/lake/commit-log.test.ts",
+      "test/lake/lake-files.test.ts",
+      "test/lake/manifests.test.ts",
+      "test/lake/compaction.test.ts",
+      "test/lake/parquet-sink.test.ts"
     ]
   },
   // retry, the request limiter, the indexer's error classification
   http: {
     mutate: ["src/http/retry.ts", "src/http/RequestLimiter.ts", "src/indexer/errors.ts"],
-    tests: ["test/errors.test.ts", "test/paging.test.ts", "test/indexer-client.test.ts", "test/retry.test.ts"]
+    tests: ["test/indexer/errors.test.ts", "test/engine/paging.test.ts", "test/indexer/indexer-client.test.ts", "test/http/retry.test.ts"]
   },
   // the engine: paging, planning, shards, snapshots, commit and resume, the indexer driver
   engine: {
@@ -79,17 +79,17 @@ export const MUTATION_GROUPS = {
       "src/indexer/envelope.ts"
     ],
     tests: [
-      "test/paging.test.ts",
-      "test/plan.test.ts",
-      "test/export-checks.test.ts",
-      "test/page-decode.test.ts",
-      "test/block-times.test.ts",
-      "test/manifests.test.ts",
-      "test/export-hostile.test.ts",
-      "test/shard-edges.test.ts",
-      "test/export-options.test.ts",
-      "test/export-values.test.ts",
-      "test/retry.test.ts"
+      "test/engine/paging.test.ts",
+      "test/engine/plan.test.ts",
+      "test/engine/export-checks.test.ts",
+      "test/engine/page-decode.test.ts",
+      "test/drivers/block-times.test.ts",
+      "test/lake/manifests.test.ts",
+      "test/engine/export-hostile.test.ts",
+      "test/engine/shard-edges.test.ts",
+      "test/engine/export-options.test.ts",
+      "test/engine/export-values.test.ts",
+      "test/http/retry.test.ts"
     ]
   }
 }

@@ -141,7 +141,7 @@ const FIRST_SIGNAL = "chain-lake: stopping (Ctrl-C again stops at once)"
 
 /**
  * Tests only: milliseconds a stop's clean-up takes at least, standing in for one stuck on the file
- * system, so that a test's second signal lands in it (test/export-resume.test.ts).
+ * system, so that a test's second signal lands in it (test/engine/export-resume.test.ts).
  */
 const testStuckCleanup = Effect.promise(() => {
   const ms = Number(process.env.CHAIN_LAKE_TEST_STOP_CLEANUP_MS)

@@ -1,5 +1,5 @@
 /**
- * A child process for test/duckdb-interrupt.test.ts: starts a DuckDB query that runs for minutes
+ * A child process for test/lake/duckdb-interrupt.test.ts: starts a DuckDB query that runs for minutes
  * through the sink or the analytics layer, interrupts its fiber after 300 ms (what Ctrl-C does),
  * and exits. Before connections were guarded (src/lake/duckdb.ts), the scope closed the
  * connection under the running query and `process.exit` then waited for DuckDB's worker forever.

@@ -20,7 +20,7 @@ const NO_MANIFEST: Basis = { stamp: undefined, version: 0 }
 
 /**
  * Tests only: milliseconds to wait between a manifest write's last check and its rename, the
- * window in which a stopped writer's commit must still be fenced (test/lake-writers.test.ts).
+ * window in which a stopped writer's commit must still be fenced (test/lake/lake-writers.test.ts).
  */
 const pauseBeforeRename = () => {
   const ms = Number(process.env.CHAIN_LAKE_TEST_PAUSE_BEFORE_MANIFEST_MS)

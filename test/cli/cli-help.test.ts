@@ -1,0 +1,160 @@
+/** Every command's `--help`, as a person reads it: in 80 columns, no colour codes, each flag described, defaults shown, examples given. */
+import { existsSync, readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "vitest"
+// @ts-expect-error: plain JavaScript (bin/ runs before any build), no declarations
+import { newestSourceTime } from "../../bin/freshness.mjs"
+import { DEFAULTS } from "../../src/defaults.js"
+import { runCli } from "../support/cli.js"
+
+const COMMANDS = [
+  "run",
+  "export",
+  "sample-routes",
+  "bridge",
+  "track",
+  "query",
+  "schema",
+  "catalog",
+  "report",
+  "verify",
+  "publish",
+  "validate",
+  "devnet",
+  "demo"
+]
+
+/** The Options section: each flag's term and the description lines under it. */
+const optionsOf = (help: string): Map<string, string> => {
+  const section = help.split("\nOptions:\n")[1]?.split("\n\n")[0] ?? ""
+  const flags = new Map<string, string>()
+  let current: string | undefined
+  for (const line of section.split("\n")) {
+    if (/^ {2}\S/.test(line)) flags.set((current = line.trim()), "")
+    else if (current && /^ {6}\S/.test(line)) flags.set(current, `${flags.get(current)} ${line.trim()}`.trim())
+  }
+  return flags
+}
+
+describe("start-up", () => {
+  it("--help and --version answered from the build print exactly what the CLI prints when loaded (CI runs the build, as npm install does)", async () => {
+    const build = new URL("../../dist/build.json", import.meta.url)
+    const fresh =
+      existsSync(build) &&
+      JSON.parse(readFileSync(build, "utf8")).builtFrom >= newestSourceTime(fileURLToPath(new URL("../../..", import.meta.url)))
+    if (process.env.CI) expect(fresh, "dist/ is missing or older than src/: npm ci should have built it (the prepare script)").toBe(true)
+    for (const args of [
+      ["--help"],
+      ["--version"],
+      [],
+      ["export", "--help"],
+      ["query", "-h"],
+      ["track", "--router-url", "x", "--help"],
+      ["--out", "x", "--help"]
+    ]) {
+      const [recorded, loaded] = await Promise.all([runCli(args), runCli(args, { env: { CHAIN_LAKE_FROM_SOURCE: "1" } })])
+      expect(recorded.code, args.join(" ")).toBe(loaded.code)
+      expect(recorded.stdout, args.join(" ")).toBe(loaded.stdout)
+    }
+  })
+})
+
+describe("--help", () => {
+  it("every command's help fits 80 columns, has no ANSI codes, names itself as typed, describes every flag and gives an example", async () => {
+    // NO_COLOR unset and a pipe for stdout: plain text all the same
+    const helps = await Promise.all(
+      ["", ...COMMANDS].map(async (c) => ({ c, r: await runCli([...(c ? [c] : []), "--help"], { env: { NO_COLOR: "" } }) }))
+    )
+    for (const { c, r } of helps) {
+      expect(r.code, `${c} --help: ${r.stderr}`).toBe(0)
+      const out = r.stdout
+      expect(out, c).not.toMatch(/\x1b\[/)
+      for (const line of out.split("\n")) expect(line.length, `${c}: "${line}"`).toBeLessThanOrEqual(80)
+      expect(out, c).not.toMatch(/A user-defined piece of text|This setting is optional|An integer\./)
+      expect(out.startsWith(`chain-lake${c ? ` ${c}` : ""} — `), c).toBe(true)
+      expect(out, c).toMatch(new RegExp(`\\nUsage:\\n  chain-lake${c ? ` ${c}` : ""}\\b`))
+      expect(out, c).toMatch(/\nExamples:\n {2}\S/)
+      const flags = optionsOf(out)
+      expect(flags.size, c).toBeGreaterThanOrEqual(2)
+      // a description of its own, not only "(default: …)"
+      for (const [flag, text] of flags)
+        expect(text.replace(/\((default|required|repeatable)[^)]*\)$/, "").trim(), `${c} ${flag} has no description`).not.toBe("")
+    }
+    const root = helps.find((h) => h.c === "")!.r.stdout
+    for (const c of COMMANDS) expect(root).toMatch(new RegExp(`\\n  ${c}\\n {6}\\S`))
+  })
+
+  it("a command line that cannot be parsed is one line on stderr naming the flag, exit 2, and nothing on stdout", async () => {
+    const cases: Array<[ReadonlyArray<string>, RegExp]> = [
+      [
+        ["export", "--page-size", "abc"],
+        /^chain-lake: error: --page-size: 'abc' is not an integer \(chain-lake export --help lists the flags\)$/
+      ],
+      [["export", "--nope"], /^chain-lake: error: Received unknown argument: '--nope' \(chain-lake export --help lists the flags\)$/],
+      // where a command takes an argument too (it was taken for the SQL)
+      [["query", "--nope"], /^chain-lake: error: Received unknown argument: '--nope' \(chain-lake query --help lists the flags\)$/],
+      [["validate", "--nope"], /^chain-lake: error: Received unknown argument: '--nope' \(chain-lake validate --help lists the flags\)$/],
+      // publish's own --version, first and without its value (chain-lake's version was printed, exit 0)
+      [
+        ["publish", "--version"],
+        /^chain-lake: error: Expected a value following option: '--version' \(chain-lake publish --help lists the flags\)$/
+      ],
+      [
+        ["export", "--on-invalid", "maybe"],
+        /^chain-lake: error: --on-invalid "maybe": Expected one of the following cases: fail, quarantine \(chain-lake export --help lists the flags\)$/
+      ],
+      [["track"], /^chain-lake: error: Expected to find option: '--router-url'; .* \(chain-lake track --help lists the flags\)$/],
+      [["exprt"], /^chain-lake: error: Invalid subcommand .* \(chain-lake --help lists the commands\)$/],
+      // a duration without its unit is refused (read as milliseconds, "5" sampled the router back to back)
+      [["sample-routes", "--every", "5"], /^chain-lake: error: --every must look like 30s, 5m or 1h, got "5"/],
+      [["export", "--follow", "--poll", "2"], /^chain-lake: error: --poll must look like 500ms, 2s or 1m, got "2"/],
+      [["compact", "--datasets", ""], /^chain-lake: error: no dataset named; known: blocks, /],
+      // a flag that applies with another only is refused without it (it was taken and did nothing)
+      [["export", "--poll", "5s"], /^chain-lake: error: --poll applies with --follow only$/],
+      [["export", "--until-height", "50"], /^chain-lake: error: --until-height applies with --follow only/],
+      [["run", "demo", "--max-runs", "2"], /^chain-lake: error: --max-runs applies with --schedule only$/],
+      // (0 and -1 ran once and exited 0)
+      [["run", "demo", "--schedule", "--max-runs", "0"], /^chain-lake: error: --max-runs must be 1 or more, got 0$/],
+      // a mistyped flag gets the command's nearest one
+      [
+        ["export", "--dataset", "blocks"],
+        /^chain-lake: error: Received unknown argument: '--dataset': did you mean --datasets\? \(chain-lake export --help lists the flags\)$/
+      ],
+      // a release name or version that cannot be a folder name is a usage error (it exited 1)
+      [
+        ["publish", "--to", "/tmp", "--name", "my lake", "--version", "1"],
+        /^chain-lake: error: --name must be 1-64 of letters, digits, \. _ - \(it becomes a folder name\), got "my lake"$/
+      ],
+      [
+        ["publish", "--to", "/tmp", "--name", "lake", "--version", "../x"],
+        /^chain-lake: error: --version must be 1-64 of letters, digits, \. _ - \(it becomes a folder name\), got "\.\.\/x"$/
+      ]
+    ]
+    const results = await Promise.all(cases.map(([args]) => runCli(args)))
+    results.forEach((r, i) => {
+      expect(r.code, cases[i][0].join(" ")).toBe(2)
+      expect(r.stdout).toBe("")
+      expect(r.stderr.trim().split("\n").length, r.stderr).toBe(1)
+      expect(r.stderr.trim()).toMatch(cases[i][1])
+    })
+  })
+
+  it("shows defaults, marks what is required or repeatable, and never calls an optional flag required", async () => {
+    const exportHelp = optionsOf((await runCli(["export", "--help"])).stdout)
+    expect(exportHelp.get("--concurrency N")).toMatch(new RegExp(`\\(default: ${DEFAULTS.concurrency}\\)$`))
+    expect(exportHelp.get("--page-size N")).toMatch(new RegExp(`\\(default: ${DEFAULTS.pageSize}\\)$`))
+    expect(exportHelp.get("--out TEXT")).toMatch(/\(default: data\)$/)
+    expect(exportHelp.get("--on-invalid fail|quarantine")).toMatch(/\(default: fail\)$/)
+    expect(exportHelp.get("--header 'NAME: VALUE'")).toMatch(/repeatable/)
+    const queryHelp = optionsOf((await runCli(["query", "--help"])).stdout)
+    expect(queryHelp.get("--param TEXT")).not.toMatch(/required/)
+    const trackHelp = optionsOf((await runCli(["track", "--help"])).stdout)
+    expect(trackHelp.get("--tx-hash TEXT")).toMatch(/\(required\)$/)
+    expect(trackHelp.get("--out DIR")).toMatch(/\(default: data\)$/)
+    // publish's own --version (the release's; its second name is how it reaches @effect/cli) is listed, required; chain-lake's is not (it was the other way round)
+    const publishHelp = optionsOf((await runCli(["publish", "--help"])).stdout)
+    expect(publishHelp.get("--version, --release-version TEXT")).toMatch(/^release version .*\(required\)$/)
+    expect(publishHelp.has("--version")).toBe(false)
+    expect(exportHelp.get("--version")).toBe("print chain-lake's version")
+  })
+})

@@ -1,0 +1,427 @@
+/** `chain-lake query` and `chain-lake catalog` as a user runs them, and the catalog from another DuckDB client. */
+import { execFileSync, spawnSync } from "node:child_process"
+import { cpSync, existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startDevnet, type Devnet } from "../../src/devnet/index.js"
+import { analyticsViews } from "../../src/analytics/Analytics.js"
+import { EXAMPLES } from "../../src/cli/help.js"
+import { displayWidth, table } from "../../src/cli/progress.js"
+import { tableCell } from "../../src/cli/query.js"
+import { runCli } from "../support/cli.js"
+import { queryLake } from "../support/lake.js"
+import { tempDirs } from "../support/tmp.js"
+
+let devnet: Devnet
+let data: string
+const { make: tmp, removeAll: removeTmpDirs } = tempDirs("chain-lake-q-")
+beforeAll(async () => {
+  devnet = await startDevnet({ seed: 19, blocks: 150 })
+  data = tmp()
+  const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", data])
+  if (r.code !== 0) throw new Error(r.stderr)
+}, 120_000)
+afterAll(async () => {
+  await devnet.stop()
+  removeTmpDirs()
+})
+
+describe("chain-lake query", () => {
+  it("binds an integer past 2^63 (amounts are) as HUGEINT", async () => {
+    const r = await runCli([
+      "query",
+      "--data",
+      data,
+      "SELECT $p AS v, typeof($p) AS t",
+      "--param",
+      "p=12345678901234567890123",
+      "--format",
+      "csv"
+    ])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout.trim()).toBe("v,t\n12345678901234567890123,HUGEINT")
+  })
+
+  it("answers over the views, with bound parameters, as a table", async () => {
+    const r = await runCli(["query", "--data", data, "SELECT count(*) AS n FROM txs WHERE height <= $h", "--param", "h=100"])
+    expect(r.code, r.stderr).toBe(0)
+    const expected = Array.from({ length: 100 }, (_, i) => devnet.chain.blockTxCount(i + 1)).reduce((a, b) => a + b, 0)
+    expect(r.stdout).toMatch(new RegExp(`^n\\n-+\\n${expected}$`, "m"))
+  })
+
+  it("the examples of query --help run as printed, in a shell, over a lake in ./data", async () => {
+    const dir = tmp()
+    symlinkSync(data, join(dir, "data"))
+    // (the stdin example reads it)
+    writeFileSync(join(dir, "q.sql"), "SELECT count(*) AS n FROM msg_type_mix")
+    for (const example of EXAMPLES.query) {
+      const command = example.replace(/^chain-lake /, `"${process.execPath}" "${join(process.cwd(), "bin", "chain-lake.mjs")}" `)
+      const r = spawnSync("sh", ["-c", command], { cwd: dir, encoding: "utf8" })
+      expect(r.status, `${example}\n${r.stderr}`).toBe(0)
+    }
+    expect(readFileSync(join(dir, "txs.csv"), "utf8").split("\n")[0]).toMatch(/^height,tx_hash,/)
+  })
+
+  it("reads the SQL from stdin with - or --file -, flags before or after the -; blank stdin is no SQL", async () => {
+    const sql = "-- the first two blocks\nSELECT height, tx_count FROM blocks\nWHERE height <= 2 ORDER BY height"
+    const expected = ["height,tx_count", ...[1, 2].map((h) => `${h},${devnet.chain.blockTxCount(h)}`)]
+    for (const args of [
+      ["-", "--format", "csv"],
+      ["--format", "csv", "-"],
+      ["--file", "-", "--format", "csv"]
+    ]) {
+      const r = await runCli(["query", "--data", data, ...args], { input: sql })
+      expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(0)
+      expect(r.stdout.trim().split("\n"), args.join(" ")).toEqual(expected)
+    }
+    const blank = await runCli(["query", "--data", data, "-"], { input: " \n" })
+    expect([blank.code, blank.stderr, blank.stdout]).toEqual([2, "chain-lake: error: no SQL: stdin is empty\n", ""])
+    const both = await runCli(["query", "--data", data, "-", "--file", "-"], { input: sql })
+    expect([both.code, both.stderr]).toEqual([2, "chain-lake: error: give the SQL as an argument or with --file, not both\n"])
+  })
+
+  it("never runs an option as SQL: an unknown one is a usage error in one line (a mistyped one gets the nearest); SQL that opens with a comment runs", async () => {
+    const cases: Array<[ReadonlyArray<string>, string]> = [
+      [["--nope"], "Received unknown argument: '--nope' (chain-lake query --help lists the flags)"],
+      [["--nope=1", "SELECT 1"], "Received unknown argument: '--nope=1' (chain-lake query --help lists the flags)"],
+      [
+        ["--formt", "csv", "SELECT 1"],
+        "Received unknown argument: '--formt': did you mean --format? (chain-lake query --help lists the flags)"
+      ],
+      [["-x"], "Received unknown argument: '-x' (chain-lake query --help lists the flags)"]
+    ]
+    for (const [args, message] of cases) {
+      const r = await runCli(["query", "--data", data, ...args])
+      expect([r.code, r.stdout, r.stderr], args.join(" ")).toEqual([2, "", `chain-lake: error: ${message}\n`])
+    }
+    const commented = await runCli(["query", "--data", data, "--format", "csv", "-- the answer\nSELECT 42 AS n"])
+    expect([commented.code, commented.stdout]).toEqual([0, "n\n42\n"])
+  })
+
+  it("--format ndjson is json's objects one a line (none for no rows); markdown is a table with | \\ and line breaks escaped, every value whole", async () => {
+    const sql =
+      "SELECT height, timestamp, total_fee, 'a|b\\c' AS s, 'x' || chr(10) || 'y' AS nl FROM blocks WHERE height <= 3 ORDER BY height"
+    const [json, ndjson, markdown] = await Promise.all(
+      ["json", "ndjson", "markdown"].map((format) => runCli(["query", "--data", data, sql, "--format", format]))
+    )
+    expect(ndjson.code, ndjson.stderr).toBe(0)
+    expect(ndjson.stdout.endsWith("}\n")).toBe(true)
+    expect(
+      ndjson.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l))
+    ).toEqual(JSON.parse(json.stdout))
+    expect(markdown.code, markdown.stderr).toBe(0)
+    const lines = markdown.stdout.trim().split("\n")
+    expect(lines.slice(0, 2)).toEqual(["| height | timestamp | total_fee | s | nl |", "| ---: | --- | --- | --- | --- |"])
+    expect(lines).toHaveLength(5)
+    const rows = JSON.parse(json.stdout)
+    lines.slice(2).forEach((line, i) => {
+      const fee = JSON.stringify(rows[i].total_fee).replace(/[\\|]/g, "\\$&")
+      expect(line).toBe(`| ${rows[i].height} | ${rows[i].timestamp} | ${fee} | a\\|b\\\\c | x<br>y |`)
+    })
+    for (const [format, out] of [
+      ["ndjson", ""],
+      ["markdown", "| n |\n| ---: |\n"]
+    ]) {
+      const none = await runCli(["query", "--data", data, "SELECT 1 AS n WHERE false", "--format", format])
+      expect([none.code, none.stdout], format).toEqual([0, out])
+    }
+  })
+
+  it("query --help lists every view with the question it answers, and the datasets' views", async () => {
+    const help = await runCli(["query", "--help"])
+    // each view and the question it answers on one line, for the comparison
+    const views = `\n${help.stdout
+      .split("\nViews:\n")[1]
+      .split("\n\n")[0]
+      .replace(/\n {6}/g, " ")}\n`
+    for (const v of analyticsViews()) expect(views, v.name).toContain(`\n  ${v.name} ${v.question}\n`)
+    expect(views).toMatch(/^\n {2}one per dataset blocks, txs, /)
+    expect(views).toContain("\n  snapshots How was each snapshot read?\n")
+  })
+
+  it("binds values, never splices them: an injection attempt is just a string", async () => {
+    const r = await runCli([
+      "query",
+      "--data",
+      data,
+      "SELECT count(*) AS n FROM blocks WHERE block_hash = $h",
+      "--param",
+      "h:text=x' OR '1'='1",
+      "--format",
+      "json"
+    ])
+    expect(r.code, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout)).toEqual([{ n: "0" }])
+  })
+
+  it("the table cuts wide values and says so, csv and json print them whole; JSON columns are JSON in json output; times say UTC", async () => {
+    const sql = "SELECT tx_hash, timestamp, fee, events FROM txs ORDER BY height, tx_hash LIMIT 3"
+    const whole = await queryLake(
+      `SELECT tx_hash, strftime(timestamp, '%Y-%m-%dT%H:%M:%S.%n') || 'Z' AS t, CAST(fee AS VARCHAR) AS fee, CAST(events AS VARCHAR) AS events FROM read_parquet('${join(data, "txs").replace(/'/g, "''")}/**/*.parquet') ORDER BY height, tx_hash LIMIT 3`
+    )
+    const table = await runCli(["query", "--data", data, sql])
+    expect(table.code, table.stderr).toBe(0)
+    const lines = table.stdout.trim().split("\n")
+    expect(lines.at(-1)).toBe("(values wider than 48 columns are cut with …: --format csv or json prints them whole)")
+    for (const line of lines.slice(2, -1)) for (const cell of line.split(/ {2,}/)) expect(displayWidth(cell)).toBeLessThanOrEqual(48)
+    expect(table.stdout).toContain(String(whole[0].events).slice(0, 47) + "…")
+    const json = await runCli(["query", "--data", data, sql, "--format", "json"])
+    const rows = JSON.parse(json.stdout)
+    expect(rows.map((r: any) => [r.tx_hash, r.timestamp, r.fee, r.events])).toEqual(
+      whole.map((w) => [
+        w.tx_hash,
+        w.t.replace(/\.000000000Z$/, "Z").replace(/(\.\d*?)0+Z$/, "$1Z"),
+        JSON.parse(w.fee),
+        JSON.parse(w.events)
+      ])
+    )
+    const csv = await runCli(["query", "--data", data, sql, "--format", "csv"])
+    expect(csv.stdout).toContain(`"${String(whole[0].events).replace(/"/g, '""')}"`)
+    expect(csv.stdout.split("\n")[1]).toMatch(/^[0-9A-F]{64},\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z,/)
+  })
+
+  it("reads the committed files only: a Parquet file someone put in a dataset's folder is not data, in query and in the catalog, whose views read the manifest at each query", async () => {
+    const lake = tmp()
+    cpSync(data, lake, { recursive: true })
+    const manifest = JSON.parse(readFileSync(join(lake, "blocks", "_manifest.json"), "utf8"))
+    const committed = join(lake, "blocks", manifest.files[0].path)
+    cpSync(committed, join(lake, "blocks", "height_bucket=0", "my-own-copy.parquet"))
+    // and a backup of a whole partition folder, kept inside the dataset's folder
+    cpSync(join(lake, "blocks", "height_bucket=0"), join(lake, "blocks", "backup", "height_bucket=0"), { recursive: true })
+    const r = await runCli(["query", "--data", lake, "SELECT count(*) AS n, count(DISTINCT height) AS d FROM blocks", "--format", "json"])
+    expect(r.code, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout)).toEqual([{ n: "150", d: "150" }])
+    // a listed file that is not there is never skipped (fewer rows, exit 0): the query fails, saying so (unfinished-commit.test.ts)
+    const listed = manifest.files.length + 1
+    writeFileSync(
+      join(lake, "blocks", "_manifest.json"),
+      JSON.stringify({ ...manifest, files: [...manifest.files, { ...manifest.files[0], path: "height_bucket=0/not-renamed-yet.parquet" }] })
+    )
+    const during = await runCli(["query", "--data", lake, "SELECT count(*) AS n FROM blocks", "--format", "json"])
+    expect(during.code).toBe(2)
+    expect(during.stderr).toBe(
+      `chain-lake: error: blocks: 1 of the ${listed} files its _manifest.json lists is missing and no export staged it: the lake lost committed files; restore them from a copy, or export into a new --out\n`
+    )
+    writeFileSync(join(lake, "blocks", "_manifest.json"), JSON.stringify(manifest))
+    const c = await runCli(["catalog", "--data", lake])
+    expect(c.code, c.stderr).toBe(0)
+    const catalogCount = async () =>
+      Number(
+        (
+          await queryLake(
+            `ATTACH '${join(lake, "chain-lake.duckdb")}' AS cat (READ_ONLY); SET file_search_path = '${lake}'; SELECT count(*) AS n FROM cat.blocks`
+          )
+        )[0].n
+      )
+    expect(await catalogCount()).toBe(150)
+    // the manifest now lists the copy instead of the original, which is gone (as a compaction swaps files): the catalog follows
+    writeFileSync(
+      join(lake, "blocks", "_manifest.json"),
+      JSON.stringify({
+        ...manifest,
+        files: [{ ...manifest.files[0], path: "height_bucket=0/my-own-copy.parquet" }, ...manifest.files.slice(1)]
+      })
+    )
+    rmSync(committed)
+    expect(await catalogCount()).toBe(150)
+  })
+
+  it("writes csv, json and parquet (--file and --output)", async () => {
+    const dir = tmp()
+    writeFileSync(join(dir, "q.sql"), "SELECT height, tx_count FROM blocks WHERE height <= 3 ORDER BY height")
+    const csv = await runCli(["query", "--data", data, "--file", join(dir, "q.sql"), "--format", "csv"])
+    expect(csv.stdout.trim().split("\n")).toEqual(["height,tx_count", ...[1, 2, 3].map((h) => `${h},${devnet.chain.blockTxCount(h)}`)])
+    const json = await runCli(["query", "--data", data, "--file", join(dir, "q.sql"), "--format", "json", "--output", join(dir, "q.json")])
+    expect(json.code).toBe(0)
+    expect(JSON.parse(readFileSync(join(dir, "q.json"), "utf8"))[0]).toEqual({ height: "1", tx_count: devnet.chain.blockTxCount(1) })
+    const pq = await runCli([
+      "query",
+      "--data",
+      data,
+      "--file",
+      join(dir, "q.sql"),
+      "--format",
+      "parquet",
+      "--output",
+      join(dir, "q.parquet")
+    ])
+    expect(pq.code, pq.stderr).toBe(0)
+    expect(await queryLake(`SELECT count(*) n FROM '${join(dir, "q.parquet")}'`)).toEqual([{ n: 3n }])
+  })
+
+  it.each([
+    [["SELEC 1"], 2, /^chain-lake: error: Parser Error: syntax error at or near "SELEC"/],
+    [["SELECT * FROM nosuch"], 2, /Table with name nosuch does not exist/],
+    [["SELECT $x"], 2, /no value for parameter \$x/],
+    // queries read: a COPY over a committed file rewrote the lake
+    [
+      ["COPY (SELECT 1 AS height) TO 'blocks/over.parquet' (FORMAT PARQUET)"],
+      2,
+      /^chain-lake: error: only statements that read are run here \(SELECT, WITH, DESCRIBE, SUMMARIZE …\), not COPY: to write a result, use --format csv or json, or --format parquet --output FILE$/m
+    ],
+    [["ATTACH 'x.duckdb'"], 2, /only statements that read are run here .*, not ATTACH/],
+    // EXPLAIN ANALYZE runs what it explains
+    [
+      ["EXPLAIN ANALYZE COPY (SELECT 1 AS height) TO 'blocks/over.parquet' (FORMAT PARQUET)"],
+      2,
+      /only statements that read are run here .*, not EXPLAIN/
+    ],
+    [["SELECT $h", "--param", "h=1", "--param", "h=2"], 2, /^chain-lake: error: --param h is given twice: give each parameter once$/m],
+    [["SELECT $h", "--param", "h=1", "--param", "h:text=2"], 2, /--param h is given twice/],
+    [["SELECT 1", "--param", "1x:text=2"], 2, /--param name "1x" must be a SQL identifier/],
+    [
+      ["SELECT $p AS v", "--param", `p=${"9".repeat(40)}`],
+      2,
+      /^chain-lake: error: --param p: 9{40} is past what DuckDB's integers hold \(2\^127\): pass it as text \(p:text=…\) and compare it as text or CAST it to a DECIMAL$/m
+    ],
+    [["SELECT 1", "--format", "parquet"], 2, /--format parquet needs --output FILE/],
+    [[], 2, /no SQL: pass it as an argument/]
+  ])("%j exits %i with DuckDB's or our one message", async (args, code, message) => {
+    const r = await runCli(["query", "--data", data, ...args])
+    expect(r.code).toBe(code)
+    expect(r.stderr).toMatch(message)
+    expect(r.stdout).toBe("")
+  })
+})
+
+describe("chain-lake catalog", () => {
+  it("what a user can get wrong is one line and a non-zero exit: no lake at --data, an output path that cannot be written", async () => {
+    const missing = join(tmp(), "mistyped")
+    const noLake = await runCli(["query", "--data", missing, "SELECT count(*) FROM blocks"])
+    expect(noLake.code).toBe(2)
+    expect(noLake.stderr.trim()).toBe(
+      `chain-lake: error: ${missing} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`
+    )
+    // verify and publish say the same, with the same exit; an s3:// lake is named as one, not read as a folder "s3:"
+    for (const args of [
+      ["verify", "--data", missing],
+      ["publish", "--data", missing, "--to", tmp(), "--name", "x", "--version", "1"]
+    ]) {
+      const r = await runCli(args)
+      expect([r.code, r.stderr.trim()]).toEqual([
+        2,
+        `chain-lake: error: ${missing} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`
+      ])
+    }
+    // run from inside a lake (as the demo's hints lead), the default --data is one level too deep
+    const inside = await runCli(["query", "SELECT count(*) FROM blocks"], { cwd: data })
+    expect([inside.code, inside.stderr.trim()]).toEqual([
+      2,
+      `chain-lake: error: ${join(data, "data")} holds no lake (no _lake.json, no <dataset>/_manifest.json): this folder is a lake itself: give --data .`
+    ])
+    for (const command of ["query", "verify", "report", "catalog"]) {
+      const r = await runCli([command, "--data", "s3://bucket/lake", ...(command === "query" ? ["SELECT 1"] : [])])
+      expect([r.code, r.stderr.trim()], command).toEqual([
+        2,
+        "chain-lake: error: --data s3://bucket/lake: this command reads a local lake; copy it down first (e.g. aws s3 sync s3://bucket/lake DIR) and give --data DIR"
+      ])
+    }
+    const file = join(tmp(), "FILE")
+    writeFileSync(file, "x")
+    for (const args of [
+      ["report", "--data", data, "--out", join(file, "r.html")],
+      ["catalog", "--data", data, "--db", join(file, "x.duckdb")],
+      ["query", "--data", data, "--output", join(file, "x.csv"), "SELECT 1"]
+    ]) {
+      const r = await runCli(args)
+      expect(r.code, args[0]).toBe(1)
+      expect(r.stdout, args[0]).toBe("")
+      const lines = r.stderr.trim().split("\n")
+      expect(lines, args[0]).toHaveLength(1)
+      expect(lines[0], args[0]).toMatch(
+        new RegExp(`^chain-lake: error: .*${file.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}.*not a directory`)
+      )
+    }
+  })
+
+  it("writes a .duckdb file that another client, opened in a copied data folder, queries", async () => {
+    const r = await runCli(["catalog", "--data", data])
+    expect(r.code, r.stderr).toBe(0)
+    expect(existsSync(join(data, "chain-lake.duckdb"))).toBe(true)
+    // move the whole folder: views use paths relative to it
+    const moved = join(tmp(), "copied-lake")
+    cpSync(data, moved, { recursive: true })
+    const script = `
+      const { DuckDBInstance } = await import(${JSON.stringify(join(process.cwd(), "node_modules/@duckdb/node-api/lib/index.js"))});
+      const i = await DuckDBInstance.create("chain-lake.duckdb", { access_mode: "READ_ONLY" });
+      const c = await i.connect();
+      const r = await c.runAndReadAll("SELECT (SELECT count(*) FROM blocks) AS blocks, (SELECT count(*) FROM msg_type_mix) AS types, (SELECT sum(txs) FROM daily_activity) AS txs");
+      console.log(JSON.stringify(r.getRowObjectsJson()));`
+    const outText = execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: moved, encoding: "utf8" })
+    const [row] = JSON.parse(outText)
+    expect(row.blocks).toBe("150")
+    expect(Number(row.types)).toBeGreaterThan(2)
+    expect(row.txs).toBe(String(devnet.chain.txTotal()))
+  })
+})
+
+describe("a lake whose manifest is damaged or gone", () => {
+  it("query, verify and publish say so in one line and exit non-zero (the dataset was read as empty, exit 0); other datasets still answer", async () => {
+    const damaged = tmp()
+    cpSync(data, damaged, { recursive: true })
+    writeFileSync(join(damaged, "blocks", "_manifest.json"), "{")
+    const gone = tmp()
+    cpSync(data, gone, { recursive: true })
+    rmSync(join(gone, "blocks", "_manifest.json"))
+    const outside = tmp()
+    cpSync(data, outside, { recursive: true })
+    const m = JSON.parse(readFileSync(join(outside, "blocks", "_manifest.json"), "utf8")) as { files: Array<{ path: string }> }
+    m.files[0].path = `../txs/${m.files[0].path}`
+    writeFileSync(join(outside, "blocks", "_manifest.json"), JSON.stringify(m))
+    for (const [lake, problem] of [
+      [damaged, /blocks\/_manifest\.json is damaged \(not JSON .*\): restore it, or export blocks again into a new folder$/],
+      [
+        gone,
+        /blocks holds Parquet files but no _manifest\.json, which says which of them are data: restore it, or export blocks again into a new folder$/
+      ],
+      [
+        outside,
+        /blocks\/_manifest\.json is damaged \(files\[0\]\.path: a path inside the dataset folder .*\): restore it, or export blocks again into a new folder$/
+      ]
+    ] as const) {
+      const q = await runCli(["query", "--data", lake, "SELECT count(*) AS n FROM blocks"])
+      expect(q.code, q.stdout).toBe(2)
+      expect(q.stderr.trim().split("\n")).toHaveLength(1)
+      expect(q.stderr.trim()).toMatch(problem)
+      const other = await runCli(["query", "--data", lake, "SELECT count(*) AS n FROM txs", "--format", "csv"])
+      expect(other.code, other.stderr).toBe(0)
+      expect(other.stdout.trim()).toBe(`n\n${devnet.chain.txTotal()}`)
+      const verify = await runCli(["verify", "--data", lake])
+      expect(verify.code).toBe(1)
+      const publish = await runCli(["publish", "--data", lake, "--to", tmp(), "--name", "x", "--version", "1"])
+      expect(publish.code).toBe(1)
+      expect(publish.stderr.trim().split("\n")).toHaveLength(1)
+    }
+  })
+})
+
+describe("the query table", () => {
+  it("pads by the columns a terminal draws: wide CJK and emoji take two, combining marks none", () => {
+    expect([
+      displayWidth("abc"),
+      displayWidth("日本の風景"),
+      displayWidth("Café ☕ Club"),
+      displayWidth("e\u0301"),
+      displayWidth("🚀")
+    ]).toEqual([3, 10, 12, 1, 2])
+    const lines = table([
+      { name: "日本の風景", n: "60" },
+      { name: "Lake Frogs", n: "71" },
+      { name: "Café ☕ Club", n: "61" }
+    ]).split("\n")
+    // every value of the second column starts at the same terminal column
+    expect(lines.slice(2).map((l) => displayWidth(l.slice(0, l.lastIndexOf(" ") + 1)))).toEqual([14, 14, 14])
+  })
+
+  it("cuts a cell at 48 terminal columns, not 48 chars: 30 wide chars are 60 columns", () => {
+    const wide = "日".repeat(30)
+    expect(tableCell(wide)).toBe("日".repeat(23) + "…")
+    expect(displayWidth(tableCell(wide))).toBe(47)
+    expect(tableCell("x".repeat(48))).toBe("x".repeat(48))
+    expect(tableCell("x".repeat(49))).toBe("x".repeat(47) + "…")
+    expect(tableCell("a\nb")).toBe("a↵b")
+  })
+})

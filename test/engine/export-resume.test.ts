@@ -1,0 +1,196 @@
+/**
+ * Killing `chain-lake export` (SIGKILL, no clean-up) after commits, at many points, and rerunning
+ * gives exactly the chain: after every kill each committed file is on disk with the sha256 its
+ * manifest records; after the resume every row of the chain model is in the lake once, every file
+ * on disk is committed (and every committed file on disk), and `verify` passes.
+ */
+import { spawn } from "node:child_process"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startDevnet, type Devnet } from "../../src/devnet/index.js"
+import { expectLakeMatchesChain } from "../support/chain-model.js"
+import { BIN, runCli } from "../support/cli.js"
+import { committedFiles, dataFilesUnder, sha256Of } from "../support/lake.js"
+import { tempDirs } from "../support/tmp.js"
+
+const DATASETS = ["blocks", "txs", "evm_txs", "evm_logs", "evm_internal_txs", "nft_collections", "nft_tokens", "holders"]
+const args = (url: string, out: string) => [
+  "export",
+  "--indexer-url",
+  url,
+  "--out",
+  out,
+  "--datasets",
+  DATASETS.join(","),
+  "--page-size",
+  "40",
+  "--concurrency",
+  "4"
+]
+
+let devnet: Devnet
+const { make: tmp, removeAll: removeTmpDirs } = tempDirs("chain-lake-resume-")
+beforeAll(async () => {
+  // latency spreads the commits over a few seconds, so that kills land between them
+  devnet = await startDevnet({ seed: 13, blocks: 500, latencyMs: 25 })
+})
+afterAll(async () => {
+  await devnet.stop()
+  removeTmpDirs()
+})
+
+/**
+ * Every committed file is on disk with the checksum its manifest records: in its place, or, when
+ * the kill fell between a commit's manifest write and its renames, still in the killed writer's
+ * staging folder, from where the next writer to open the dataset moves it (Manifests' recovery).
+ * `settled` (after a run that finished) allows only the first.
+ */
+const expectCommittedIntact = (out: string, settled = false) => {
+  const staging = join(out, ".chain-lake", "staging")
+  for (const f of committedFiles(out)) {
+    const staged =
+      existsSync(staging) && !settled
+        ? readdirSync(staging)
+            .map((w) => join(staging, w, `${f.path}.pending`))
+            .find((p) => existsSync(p))
+        : undefined
+    const where = existsSync(join(out, f.path)) ? join(out, f.path) : staged
+    expect(where, `${f.path} is committed but missing`).toBeDefined()
+    expect(sha256Of(where!), `${f.path} changed after its commit`).toBe(f.sha256)
+  }
+}
+
+/**
+ * Runs the export and SIGKILLs it once `more` files beyond those already committed are committed
+ * (plus a few random milliseconds, so that kills also land inside a commit). Resolves with the
+ * exit code: null when killed, 0 if the run finished first.
+ */
+const exportKilledAfter = (out: string, more: number) =>
+  new Promise<number | null>((resolve) => {
+    const before = committedFiles(out).length
+    const child = spawn(process.execPath, [BIN, ...args(devnet.indexerUrl, out)], { stdio: "ignore" })
+    const watch = setInterval(() => {
+      if (committedFiles(out).length >= before + more) {
+        clearInterval(watch)
+        setTimeout(() => child.kill("SIGKILL"), Math.floor(Math.random() * 40))
+      }
+    }, 5)
+    child.on("exit", (code) => {
+      clearInterval(watch)
+      resolve(code)
+    })
+  })
+
+describe("kill and resume", () => {
+  it("SIGKILLs after 1, 2, 3, 5 and 8 more commits lose and duplicate nothing; the resumed lake equals the chain", async () => {
+    const out = tmp()
+    let killed = 0
+    const committedAtKill: Array<number> = []
+    for (const more of [1, 2, 3, 5, 8]) {
+      const code = await exportKilledAfter(out, more)
+      if (code === 0) break // finished before the kill point: nothing left to interrupt
+      expect(code, "the export failed on its own").toBeNull()
+      killed++
+      committedAtKill.push(committedFiles(out).length)
+      expectCommittedIntact(out)
+    }
+    // the kills landed after commits, at distinct points of the run
+    expect(killed).toBeGreaterThanOrEqual(3)
+    expect(new Set(committedAtKill).size).toBe(committedAtKill.length)
+
+    const resumed = await runCli(args(devnet.indexerUrl, out))
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expectCommittedIntact(out, true)
+    // no leftovers: every Parquet file on disk is committed, and nothing temporary remains
+    const onDisk = dataFilesUnder(out)
+    expect(onDisk.sort()).toEqual(
+      committedFiles(out)
+        .map((f) => f.path)
+        .sort()
+    )
+    await expectLakeMatchesChain(out, devnet, DATASETS)
+    const verify = await runCli(["verify", "--data", out])
+    expect(verify.code, verify.stdout).toBe(0)
+  })
+})
+
+/** An export into `out` in a child process, once it has committed `files` files: its exit code and what it printed on stderr so far. */
+const exportUntilCommitted = async (out: string, files: number, env: Readonly<Record<string, string>> = {}) => {
+  const child = spawn(process.execPath, [BIN, ...args(devnet.indexerUrl, out)], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env }
+  })
+  let stderr = ""
+  child.stderr.on("data", (d) => (stderr += d))
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+  await new Promise<void>((resolve) => {
+    const watch = setInterval(() => {
+      if (committedFiles(out).length >= files) {
+        clearInterval(watch)
+        resolve()
+      }
+    }, 5)
+  })
+  return { child, exited, stderr: () => stderr }
+}
+
+/** Resolves once `ready()` holds (looked at every 5 ms). */
+const until = (ready: () => boolean) =>
+  new Promise<void>((resolve) => {
+    const watch = setInterval(() => {
+      if (!ready()) return
+      clearInterval(watch)
+      resolve()
+    }, 5)
+  })
+
+describe("Ctrl-C", () => {
+  it("a second Ctrl-C stops the process at once (a cleanup stuck on the file system cannot hold it); what is committed stays whole and a rerun completes", async () => {
+    const out = tmp()
+    // the stop's clean-up is held for a minute (a test hook standing in for a file system that hangs): only the second signal ends it in time
+    const { child, exited, stderr } = await exportUntilCommitted(out, 1, { CHAIN_LAKE_TEST_STOP_CLEANUP_MS: "60000" })
+    child.kill("SIGINT")
+    // the second signal once the first is taken (the process says so), not after a time: two signals pending at once are one
+    await until(() => /^chain-lake: stopping \(Ctrl-C again stops at once\)$/m.test(stderr()))
+    const sent = Date.now()
+    child.kill("SIGINT")
+    expect(await exited).toBe(130)
+    expect(Date.now() - sent).toBeLessThan(30_000)
+    expect(stderr()).toMatch(
+      /^chain-lake: stopped at once \(second signal\): every file committed so far is kept; run the same command again to resume$/m
+    )
+    const resumed = await runCli(args(devnet.indexerUrl, out))
+    expect(resumed.code, resumed.stderr).toBe(0)
+    await expectLakeMatchesChain(out, devnet, DATASETS)
+  })
+
+  it("an export stopped by SIGINT exits 130, says what it committed, writes an interrupted run report that matches the lake, and a rerun completes", async () => {
+    const out = tmp()
+    const { child, exited, stderr } = await exportUntilCommitted(out, 3)
+    child.kill("SIGINT")
+    expect(await exited).toBe(130)
+    expect(stderr()).toMatch(
+      /^committed by this run before it was stopped: .*\+\d+ rows in \d+ files.* \(report in _runs\/.*-interrupted\.json\)$/m
+    )
+    expect(stderr()).toMatch(/^chain-lake: interrupted: every file committed so far is kept; run the same command again to resume$/m)
+    const reports = readdirSync(join(out, "_runs")).filter((f) => f.endsWith("-interrupted.json"))
+    expect(reports.length).toBe(1)
+    const report = JSON.parse(readFileSync(join(out, "_runs", reports[0]), "utf8")) as {
+      interrupted: boolean
+      committed: Array<{ dataset: string; rows: number; files: number }>
+    }
+    expect(report.interrupted).toBe(true)
+    // the lake was empty: what the report says was committed is exactly what the manifests hold
+    const byDataset = new Map<string, { rows: number; files: number }>()
+    for (const f of committedFiles(out)) {
+      const d = f.path.split("/")[0]
+      const c = byDataset.get(d) ?? { rows: 0, files: 0 }
+      byDataset.set(d, { rows: c.rows + f.rows, files: c.files + 1 })
+    }
+    expect(new Map(report.committed.map((c) => [c.dataset, { rows: c.rows, files: c.files }]))).toEqual(byDataset)
+    const resumed = await runCli(args(devnet.indexerUrl, out))
+    expect(resumed.code, resumed.stderr).toBe(0)
+    await expectLakeMatchesChain(out, devnet, DATASETS)
+  })
+})

@@ -1,0 +1,172 @@
+/** `chain-lake export --follow`: keeps a growing chain's datasets fresh, in committed increments, and stops cleanly. */
+import { spawn } from "node:child_process"
+import { existsSync, readFileSync, statSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startDevnet, type Devnet } from "../../src/devnet/index.js"
+import { internalTxRows } from "../support/chain-model.js"
+import { BIN, runCli } from "../support/cli.js"
+import { filesUnder, queryLake, scan } from "../support/lake.js"
+import { tempDirs } from "../support/tmp.js"
+import { expectConsistent } from "../support/verify.js"
+
+let devnet: Devnet
+const { make: tmp, removeAll: removeTmpDirs } = tempDirs("chain-lake-follow-")
+beforeAll(async () => {
+  devnet = await startDevnet({ seed: 59, blocks: 100, blockTimeMs: 40 })
+})
+afterAll(async () => {
+  await devnet.stop()
+  removeTmpDirs()
+})
+
+describe("export --follow", () => {
+  it("catches up, then exports new blocks as they come, until --until-height", async () => {
+    const out = tmp()
+    // ~4 s of new blocks: well past the CLI's start-up, so it has to follow
+    const target = devnet.tip() + 100
+    const r = await runCli([
+      "export",
+      "--indexer-url",
+      devnet.indexerUrl,
+      "--out",
+      out,
+      "--follow",
+      "--poll",
+      "100ms",
+      "--until-height",
+      String(target),
+      "--datasets",
+      "blocks,txs,evm_internal_txs"
+    ])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout.trim().split("\n").length).toBeGreaterThan(1)
+    // each round names the height it exported to, never past --until-height; the end says it got there
+    const heights = [...r.stdout.matchAll(/ height (\d+): /g)].map((m) => Number(m[1]))
+    expect(heights.at(-1)).toBe(target)
+    expect(Math.max(...heights)).toBe(target)
+    expect(r.stderr.trim().split("\n").at(-1)).toBe(`followed up to --until-height ${target} → ${out}`)
+    // internal_tx_height lags the tip: that is how a chain grows, not a --to-height the user overshot
+    expect(r.stderr).not.toMatch(/is above/)
+    const [b] = await queryLake(`SELECT count(*) n, count(DISTINCT height) d, min(height) lo, max(height) hi FROM ${scan(out, "blocks")}`)
+    expect([Number(b.lo), Number(b.hi), Number(b.n), Number(b.d)]).toEqual([1, target, target, target])
+    // the lagging dataset reached the height too before the run stopped (not internal_tx_height at the round the tip got there)
+    const [i] = await queryLake(`SELECT count(*) n, max(height) hi FROM ${scan(out, "evm_internal_txs")}`)
+    const expected = internalTxRows(devnet.chain, 1).filter((row) => Number(row.height) <= target)
+    expect(Number(i.n)).toBe(expected.length)
+    expect(Number(i.hi)).toBe(Math.max(...expected.map((row) => Number(row.height))))
+    const v = await runCli(["verify", "--data", out])
+    expect(v.code, v.stdout).toBe(0)
+    // every round committed small files; rounds compacted them as they piled up, and the end compacted the rest
+    expect(r.stdout).toMatch(/ compacted blocks: \d+ files/)
+    for (const dataset of ["blocks", "txs"]) {
+      const parts = filesUnder(join(out, dataset)).filter((f) => f.endsWith(".parquet"))
+      const partitions = new Set(parts.map((f) => f.split("/")[0]))
+      expect(parts.length, `${dataset}: ${parts.join(", ")}`).toBe(partitions.size)
+    }
+  })
+
+  it("says what it is doing: the catching-up round's plan, then, on a chain that stopped growing, that it waits", async () => {
+    const still = await startDevnet({ seed: 61, blocks: 50 })
+    const child = spawn(
+      process.execPath,
+      [BIN, "export", "--indexer-url", still.indexerUrl, "--out", tmp(), "--follow", "--poll", "200ms", "--datasets", "blocks"],
+      { stdio: ["ignore", "pipe", "pipe"] }
+    )
+    try {
+      let stderr = ""
+      child.stderr.on("data", (d) => (stderr += d))
+      for (let i = 0; i < 200 && !/no new blocks since/.test(stderr); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(stderr).toMatch(/^blocks: +50 blocks to fetch · heights 1\.\.50 · 1 shard$/m)
+      expect(stderr).toMatch(/^\S+ at height 50: no new blocks since \S+, polling every 200ms$/m)
+    } finally {
+      child.kill("SIGINT")
+      await new Promise((resolve) => child.on("exit", resolve))
+      await still.stop()
+    }
+  }, 30_000)
+
+  it("stops on SIGINT with committed state consistent", async () => {
+    const out = tmp()
+    const child = spawn(
+      process.execPath,
+      [BIN, "export", "--indexer-url", devnet.indexerUrl, "--out", out, "--follow", "--poll", "100ms", "--datasets", "blocks,txs"],
+      { stdio: ["ignore", "pipe", "pipe"] }
+    )
+    let stdout = ""
+    child.stdout.on("data", (d) => (stdout += d))
+    await new Promise<void>((resolve) => {
+      const check = setInterval(() => {
+        if (stdout.split("\n").filter(Boolean).length >= 3) {
+          clearInterval(check)
+          resolve()
+        }
+      }, 50)
+    })
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+    let stderr = ""
+    child.stderr.on("data", (d) => (stderr += d))
+    child.kill("SIGINT")
+    // an interrupted run says so, and never exits 0
+    expect(await exited).toBe(130)
+    expect(stderr).toMatch(/^chain-lake: interrupted: every file committed so far is kept; run the same command again to resume$/m)
+    // consistent (no duplicates, files exactly as committed), though a round may be incomplete
+    const v = await runCli(["verify", "--data", out])
+    expectConsistent(v.stdout)
+    const resumed = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "blocks,txs"])
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect((await runCli(["verify", "--data", out])).code).toBe(0)
+  })
+
+  it("runs on beside `chain-lake compact` of the same lake: one compaction waits for or skips the other, both finish, every row once, retired bytes bounded", async () => {
+    const out = tmp()
+    const target = devnet.tip() + 300
+    const follow = runCli(
+      [
+        "export",
+        "--indexer-url",
+        devnet.indexerUrl,
+        "--out",
+        out,
+        "--follow",
+        "--poll",
+        "50ms",
+        "--compact-after",
+        "2",
+        "--until-height",
+        String(target),
+        "--datasets",
+        "blocks,txs"
+      ],
+      { timeoutMs: 90_000 }
+    )
+    let done = false
+    void follow.then(() => (done = true))
+    const compactions: Array<Awaited<ReturnType<typeof runCli>>> = []
+    // two compactions at a time, again and again, until the follow run ends
+    const loop = async () => {
+      while (!done) {
+        if (existsSync(join(out, "blocks", "_manifest.json")))
+          compactions.push(await runCli(["compact", "--data", out, "--datasets", "blocks,txs", "--grace", "1h"]))
+        else await new Promise((r) => setTimeout(r, 50))
+      }
+    }
+    await Promise.all([loop(), loop()])
+    const r = await follow
+    expect(r.code, r.stderr).toBe(0)
+    expect(compactions.length).toBeGreaterThan(0)
+    for (const c of compactions) expect(c.code, c.stderr).toBe(0)
+    const [b] = await queryLake(`SELECT count(*) n, count(DISTINCT height) d FROM ${scan(out, "blocks")}`)
+    expect([Number(b.n), Number(b.d)]).toEqual([target, target])
+    const v = await runCli(["verify", "--data", out])
+    expect(v.code, v.stdout).toBe(0)
+    // the retired files kept for their grace (an hour) are bounded by bytes: no more than 4 times each dataset's committed bytes
+    for (const dataset of ["blocks", "txs"]) {
+      const m = JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8")) as { files: Array<{ bytes: number }> }
+      const committed = m.files.reduce((s, f) => s + f.bytes, 0)
+      const kept = join(out, ".chain-lake", "retired", dataset)
+      const retired = (existsSync(kept) ? filesUnder(kept) : []).reduce((s, f) => s + statSync(join(kept, f)).size, 0)
+      expect(retired, dataset).toBeLessThanOrEqual(4 * committed)
+    }
+  }, 120_000)
+})

@@ -1,0 +1,125 @@
+/**
+ * History you can trust (issue 33): an indexer that moves to another history of the same chain id
+ * during a run (a re-sync, a load balancer switching deployments, a reset devnet) fails the run at
+ * its next commit, and the lake keeps one history: real CLI processes, real loopback servers.
+ */
+import { existsSync, readFileSync, rmSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startDevnet, type Devnet } from "../../src/devnet/index.js"
+import { runCli } from "../support/cli.js"
+import { selectRows as scan } from "../support/chain-model.js"
+import { startProxy, type HostileServer, type Reply } from "../support/hostile.js"
+import { tempDirs } from "../support/tmp.js"
+
+const { make: tmp, removeAll } = tempDirs("chain-lake-history-")
+let before: Devnet
+let after: Devnet
+
+beforeAll(async () => {
+  // one chain id, two histories
+  before = await startDevnet({ seed: 1, blocks: 300 })
+  after = await startDevnet({ seed: 2, blocks: 300 })
+})
+afterAll(async () => {
+  await before?.stop()
+  await after?.stop()
+  removeAll()
+})
+
+/** A proxy answering from `before` for the first `switchAt` requests, then from `after`. */
+const switching = (switchAt: number): Promise<HostileServer> => {
+  let requests = 0
+  return startProxy(before.indexerUrl, async (req, forward): Promise<Reply> => {
+    if (++requests <= switchAt) return forward()
+    const res = await fetch(after.indexerUrl + req.path)
+    return { status: res.status, headers: { "content-type": res.headers.get("content-type") ?? "text/plain" }, body: await res.text() }
+  })
+}
+
+/** Exports through a proxy that switches history after `switchAt` requests; every committed row must be of the first history. */
+const exportAcrossSwitch = async (switchAt: number, datasets: string) => {
+  const proxy = await switching(switchAt)
+  try {
+    const out = tmp()
+    // the lake holds the first history's heights 1..150 before the run that meets the switch
+    const first = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", datasets, "--to-height", "150"])
+    expect(first.code, first.stderr).toBe(0)
+    const r = await runCli([
+      "export",
+      "--indexer-url",
+      proxy.url,
+      "--out",
+      out,
+      "--datasets",
+      datasets,
+      "--page-size",
+      "10",
+      "--concurrency",
+      "2"
+    ])
+    // (a dataset nothing was committed to has no manifest, and no rows to check)
+    const committed = (dataset: string) =>
+      existsSync(join(out, dataset, "_manifest.json")) &&
+      JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8")).files.length > 0
+    const blocks = committed("blocks") ? await scan(out, "blocks", "height, block_hash AS hash") : []
+    for (const b of blocks) expect(b.hash, `block ${b.height}`).toBe(before.chain.blockHash(Number(b.height)))
+    const txs = committed("txs") ? await scan(out, "txs", "tx_hash") : []
+    for (const t of txs) expect(before.chain.lookupTxHash(String(t.tx_hash)), `tx ${t.tx_hash}`).toBeDefined()
+    expect(new Set(txs.map((t) => String(t.tx_hash))).size).toBe(txs.length)
+    return { r, out, blocks }
+  } finally {
+    await proxy.close()
+  }
+}
+
+describe("a source that changes history during a run", () => {
+  it("blocks, whose pages cannot tell: the next commit checks the anchored block, fails the run in one line, and nothing read after the switch is committed", async () => {
+    const { r, out } = await exportAcrossSwitch(12, "blocks")
+    expect(r.code).toBe(1)
+    expect(r.stderr.trim().split("\n").at(-1)).toMatch(
+      /^chain-lake: error: the indexer's history changed during the run: block 300 was [0-9A-F]{64} when it started and is [0-9A-F]{64} now \(.*\); nothing read after the change was committed to /
+    )
+    // a rerun against the new history is refused before anything is written
+    const again = await runCli(["export", "--indexer-url", after.indexerUrl, "--out", out, "--datasets", "blocks"])
+    expect(again.code).toBe(1)
+    expect(again.stderr).toMatch(/holds another history of chain lake-evm-1/)
+  })
+
+  it.each([40, 90])(
+    "blocks and txs, switching after %i requests: exit 1, every committed block and tx of the first history",
+    async (switchAt) => {
+      const { r, blocks } = await exportAcrossSwitch(switchAt, "blocks,txs")
+      expect(blocks.length).toBeGreaterThanOrEqual(150)
+      expect(r.code, r.stderr).toBe(1)
+      expect(r.stderr.trim().split("\n").at(-1)).toMatch(
+        /^chain-lake: error: (the indexer's history changed during the run|pagination of txs cannot be trusted)/
+      )
+    }
+  )
+})
+
+describe("a lake whose identity file is gone (or an older lake)", () => {
+  it("is refused in one line; --adopt-lake takes it only where its newest block is the indexer's", async () => {
+    const out = tmp()
+    const first = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", "blocks", "--to-height", "120"])
+    expect(first.code, first.stderr).toBe(0)
+    rmSync(join(out, "_lake.json"))
+    const refused = await runCli(["export", "--indexer-url", after.indexerUrl, "--out", out, "--datasets", "blocks"])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr.trim().split("\n").at(-1)).toMatch(
+      /^chain-lake: error: .* holds blocks but no _lake\.json naming its chain .*--adopt-lake checks its newest block/
+    )
+    const wrong = await runCli(["export", "--indexer-url", after.indexerUrl, "--out", out, "--datasets", "blocks", "--adopt-lake"])
+    expect(wrong.code).toBe(1)
+    expect(wrong.stderr).toMatch(
+      /cannot be adopted for chain lake-evm-1: its newest block 120 is [0-9A-F]{64} of chain lake-evm-1, and this indexer has [0-9A-F]{64}/
+    )
+    expect(existsSync(join(out, "_lake.json"))).toBe(false)
+    const adopted = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", "blocks", "--adopt-lake"])
+    expect(adopted.code, adopted.stderr).toBe(0)
+    expect(adopted.stderr).toMatch(/adopted for chain lake-evm-1 \(its newest block, 120, is this indexer's\)/)
+    expect(existsSync(join(out, "_lake.json"))).toBe(true)
+    expect(Number((await scan(out, "blocks", "count(*) AS n"))[0].n)).toBe(300)
+  })
+})

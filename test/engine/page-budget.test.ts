@@ -1,0 +1,217 @@
+/**
+ * Pages in flight bounded in bytes (engine/pageBudget.ts): the limit a list's pages ask shrinks
+ * with its records' weight, a FIFO gate holds what the pages in flight weigh; and, over real
+ * loopback HTTP against a devnet of large records (txPayloadBytes), an export with a small page
+ * budget asks smaller pages (the limits the server saw), writes files no larger than a COPY is
+ * given (mid-page), and its lake equals the chain model and an export with no budget, row for row.
+ */
+import { Effect, Exit, Fiber, Layer } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { indexerLayer } from "../../src/cli/layers.js"
+import { DATASETS } from "../../src/datasets/index.js"
+import { startDevnet, type Devnet } from "../../src/devnet/index.js"
+import { runExport } from "../../src/engine/export.js"
+import { makePageBudget } from "../../src/engine/pageBudget.js"
+import { DEFAULT_RETRY } from "../../src/http/retry.js"
+import { layerManifests, scratchFolder } from "../../src/lake/Manifests.js"
+import { layerParquetSink } from "../../src/lake/ParquetSink.js"
+import { RunMemory, sinkMemory } from "../../src/lake/writer.js"
+import { layerIndexerSource } from "../../src/drivers/indexer.js"
+import { expectLakeMatchesChain } from "../support/chain-model.js"
+import { startProxy } from "../support/hostile.js"
+import { committedFiles, dumpLake } from "../support/lake.js"
+import { tempDirs } from "../support/tmp.js"
+
+const KB = 1024
+const MB = 1024 * KB
+const page = (bytes: number, records: number) => ({ bytes, items: Array.from({ length: records }) })
+
+describe("the page budget", () => {
+  it("asks the page size until a list's records are weighed, then as many rows as a page's share of the budget holds (1 at least)", () => {
+    // a page's share: the budget over min(concurrency, 4)
+    const budget = makePageBudget({ bytes: 4 * MB, concurrency: 16 })
+    expect(budget.limit("txs", 500)).toBe(500)
+    // ordinary txs, ~3 kB: a page of 500 fits in 1 MB
+    budget.observe("txs", page(1500 * KB, 500))
+    expect(budget.limit("txs", 500)).toBe(341)
+    expect(budget.limit("txs", 100)).toBe(100)
+    // records that grow are followed at once (the last page's weight, when above the mean)
+    budget.observe("txs", page(5 * MB, 100))
+    expect(budget.limit("txs", 500)).toBe(20)
+    // each list its own: blocks still at the page size
+    budget.observe("blocks", page(60 * KB, 100))
+    expect(budget.limit("blocks", 100)).toBe(100)
+    // a record past a page's share: one at a time
+    budget.observe("huge", page(3 * MB, 1))
+    expect(budget.limit("huge", 1000)).toBe(1)
+    // a page that says nothing of its size, or holds nothing, teaches nothing
+    budget.observe("quiet", { items: [1, 2] })
+    budget.observe("quiet", page(10 * MB, 0))
+    expect(budget.limit("quiet", 700)).toBe(700)
+    // concurrency below 4: a page may weigh the budget over the concurrency
+    const one = makePageBudget({ bytes: 4 * MB, concurrency: 1 })
+    one.observe("txs", page(4 * KB, 1))
+    expect(one.limit("txs", 5000)).toBe(1024)
+  })
+
+  it("holds what pages in flight are expected to weigh, in the order they came, and never more than the budget (a page past it alone)", async () => {
+    const budget = makePageBudget({ bytes: 100 * KB, concurrency: 4 })
+    budget.observe("l", page(10 * KB, 1))
+    const order: Array<string> = []
+    let most = 0
+    // a page of `limit` rows of 10 kB, written once `release` is called
+    const inFlight = (name: string, limit: number, release: Effect.Effect<void>) =>
+      budget.around(
+        "l",
+        limit,
+        Effect.sync(() => {
+          order.push(name)
+          most = Math.max(most, budget.held())
+          return page(limit * 10 * KB, limit)
+        }),
+        (p) => p,
+        () => release
+      )
+    const gates = Array.from({ length: 4 }, () => Effect.runSync(Effect.makeLatch(false)))
+    const result = await Effect.runPromise(
+      Effect.gen(function* () {
+        // 60 kB, then 60 kB (waits), then 20 kB (waits behind it: FIFO), then 150 kB (the whole budget)
+        const a = yield* Effect.fork(inFlight("a", 6, gates[0].await))
+        yield* Effect.yieldNow()
+        const b = yield* Effect.fork(inFlight("b", 6, gates[1].await))
+        yield* Effect.yieldNow()
+        const c = yield* Effect.fork(inFlight("c", 2, gates[2].await))
+        yield* Effect.yieldNow()
+        const d = yield* Effect.fork(inFlight("d", 15, gates[3].await))
+        yield* Effect.yieldNow()
+        const first = [...order]
+        yield* gates[0].open
+        yield* Fiber.join(a)
+        yield* Effect.yieldNow()
+        const second = [...order]
+        yield* gates[1].open
+        yield* gates[2].open
+        yield* Fiber.join(b)
+        yield* Fiber.join(c)
+        yield* Effect.yieldNow()
+        const third = [...order]
+        yield* gates[3].open
+        yield* Fiber.join(d)
+        return { first, second, third, held: budget.held() }
+      })
+    )
+    expect(result).toEqual({ first: ["a"], second: ["a", "b", "c"], third: ["a", "b", "c", "d"], held: 0 })
+    expect(most).toBeLessThanOrEqual(100 * KB)
+  })
+
+  it("gives back what an interrupted or failed page held", async () => {
+    const budget = makePageBudget({ bytes: 100 * KB, concurrency: 1 })
+    budget.observe("l", page(50 * KB, 1))
+    const exit = await Effect.runPromise(
+      Effect.gen(function* () {
+        const stuck = yield* Effect.fork(
+          budget.around(
+            "l",
+            1,
+            Effect.succeed(page(50 * KB, 1)),
+            (p) => p,
+            () => Effect.never
+          )
+        )
+        yield* Effect.yieldNow()
+        const held = budget.held()
+        yield* Fiber.interrupt(stuck)
+        const failed = yield* Effect.exit(
+          budget.around(
+            "l",
+            1,
+            Effect.fail("no page"),
+            (p: ReturnType<typeof page>) => p,
+            () => Effect.void
+          )
+        )
+        return { held, after: budget.held(), failed }
+      })
+    )
+    expect(exit.held).toBe(50 * KB)
+    expect(exit.after).toBe(0)
+    expect(Exit.isFailure(exit.failed)).toBe(true)
+  })
+})
+
+describe("an export of large records over loopback HTTP", () => {
+  let devnet: Devnet
+  const temp = tempDirs("chain-lake-page-budget-")
+  beforeAll(async () => {
+    // ~700 txs of ~22 kB on the wire (their rows ~45 kB: the memo twice, in its column and in the tx)
+    devnet = await startDevnet({ seed: 5, blocks: 200, txPayloadBytes: 20_000 })
+  }, 60_000)
+  afterAll(async () => {
+    await devnet.stop()
+    temp.removeAll()
+  })
+
+  const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 100, timeoutMs: 5_000 }
+  /** the lake writer of `out` as layerLake builds it at 1GB, less what `sink` changes, with `pageBytes` for pages in flight (none: no budget) */
+  const layerFor = (url: string, out: string, pageBytes: number | undefined, sink: { readonly copyBytes?: number } = {}) =>
+    Layer.mergeAll(
+      layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(url, { concurrency: 4, rps: 0 }, FAST_RETRY))),
+      layerParquetSink({ tempDirectory: scratchFolder(out), ...sinkMemory(1024 * MB), ...sink }),
+      layerManifests(out),
+      ...(pageBytes === undefined ? [] : [Layer.succeed(RunMemory, { limitBytes: 1024 * MB, pageBytes })])
+    )
+  const exportTxs = (url: string, out: string, pageBytes: number | undefined, sink: { readonly copyBytes?: number } = {}) =>
+    Effect.runPromise(
+      runExport(DATASETS, { datasets: ["txs"], pageSize: 100, concurrency: 4 }).pipe(Effect.provide(layerFor(url, out, pageBytes, sink)))
+    )
+
+  it("the devnet's txs carry the payload asked for (deterministic), and none by default", async () => {
+    const res = await fetch(`${devnet.indexerUrl}/indexer/tx/v1/txs?pagination.limit=3&pagination.reverse=false`)
+    const body = (await res.json()) as { txs: Array<{ tx: { body: { memo: string } } }> }
+    for (const t of body.txs) expect(t.tx.body.memo.length).toBeGreaterThanOrEqual(20_000)
+    expect(body.txs[0].tx.body.memo.length).toBeLessThan(20_100)
+    // the same bytes from another devnet of the same seed
+    const again = await startDevnet({ seed: 5, blocks: 20, txPayloadBytes: 20_000 })
+    const plain = await startDevnet({ seed: 5, blocks: 20 })
+    try {
+      const first = (url: string) =>
+        fetch(`${url}/indexer/tx/v1/txs?pagination.limit=1&pagination.reverse=false`).then(
+          async (r) => ((await r.json()) as typeof body).txs[0].tx.body.memo
+        )
+      expect(await first(again.indexerUrl)).toBe(body.txs[0].tx.body.memo)
+      expect((await first(plain.indexerUrl)).length).toBeLessThan(100)
+    } finally {
+      await again.stop()
+      await plain.stop()
+    }
+  })
+
+  it("with a small page budget asks smaller pages, writes files no larger than a COPY is given, and the lake equals the chain and an export with no budget", async () => {
+    const proxy = await startProxy(devnet.indexerUrl, (_req, forward) => forward())
+    try {
+      const budgeted = temp.make()
+      // 1 MB of bodies in flight: a page's share 256 kB, ~11 txs of ~22 kB; a COPY given 10 MB: files of ~0.6 MB of rows (~14 txs)
+      const report = await exportTxs(proxy.url, budgeted, MB, { copyBytes: 10 * MB })
+      const txs = devnet.chain.txTotal()
+      expect(report.datasets[0]).toMatchObject({ dataset: "txs", rows: txs })
+      const limits = proxy.requests
+        .map((r) => new URL(r.path, proxy.url))
+        .filter((u) => u.pathname === "/indexer/tx/v1/txs")
+        .map((u) => Number(u.searchParams.get("pagination.limit")))
+      // the probes ask one row; every page after them asks what 256 kB holds, never the page size of 100
+      const pages = limits.filter((l) => l > 1)
+      expect(pages.length).toBeGreaterThan(txs / 12)
+      expect(Math.max(...pages), limits.join(",")).toBeLessThanOrEqual(12)
+      // files are cut within pages: none holds two pages' worth
+      const files = committedFiles(budgeted).filter((f) => f.path.startsWith("txs/"))
+      expect(Math.max(...files.map((f) => f.rows))).toBeLessThanOrEqual(16)
+      await expectLakeMatchesChain(budgeted, devnet, ["txs"])
+
+      const unbounded = temp.make()
+      await exportTxs(devnet.indexerUrl, unbounded, undefined)
+      expect(await dumpLake(budgeted, ["txs"])).toEqual(await dumpLake(unbounded, ["txs"]))
+    } finally {
+      await proxy.close()
+    }
+  }, 120_000)
+})

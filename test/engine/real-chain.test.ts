@@ -1,0 +1,145 @@
+/**
+ * A default export survives a real EVM rollup (issue 32): the rich list answers 400 for a denom it
+ * cannot map to an ERC-20 contract (rollytics api/handler/richlist/richlist.go), whatever the
+ * denom, and failed txs carry `"events": null` (cometbft's JSON encoder). Real CLI processes over
+ * loopback HTTP, the lake read back with DuckDB.
+ */
+import { readFileSync, renameSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startDevnet, type Devnet } from "../../src/devnet/index.js"
+import { txJson } from "../../src/devnet/render.js"
+import { runCli } from "../support/cli.js"
+import { startProxy, text, type HostileServer } from "../support/hostile.js"
+import { selectRows as scan } from "../support/chain-model.js"
+import { tempDirs } from "../support/tmp.js"
+
+const { make: tmp, removeAll } = tempDirs("chain-lake-real-chain-")
+/** an EVM rollup's own gas token: uinit is no denom of this chain */
+const GAS = "GAS"
+let devnet: Devnet
+
+beforeAll(async () => {
+  devnet = await startDevnet({ seed: 5, blocks: 80, feeDenom: GAS })
+})
+afterAll(async () => {
+  await devnet?.stop()
+  removeAll()
+})
+
+const snapshots = (out: string) =>
+  JSON.parse(readFileSync(join(out, "holders", "_manifest.json"), "utf8")).snapshots as ReadonlyArray<{
+    lists: ReadonlyArray<string>
+    absent?: ReadonlyArray<string>
+  }>
+const allTxs = (d: Devnet) =>
+  Array.from({ length: d.chain.tip }, (_, k) => k + 1).flatMap((h) =>
+    Array.from({ length: d.chain.blockTxCount(h) }, (_, i) => txJson(d.chain, h, i))
+  )
+
+describe("a real EVM rollup", () => {
+  it("the devnet answers as the real indexer: 400 for the rich list of a denom the chain lacks, null events on txs failed in the ante handler", async () => {
+    const uinit = await fetch(`${devnet.indexerUrl}/indexer/richlist/v1/uinit`)
+    expect(uinit.status).toBe(400)
+    expect(await uinit.text()).toMatch(/uinit/)
+    expect((await fetch(`${devnet.indexerUrl}/indexer/richlist/v1/${GAS}`)).status).toBe(200)
+    expect(allTxs(devnet).some((t) => t.events === null && t.code !== 0)).toBe(true)
+  })
+
+  it("a default export exits 0 with every tx (events null stored as []) and the rich list of every fee denom", async () => {
+    const out = tmp()
+    const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "blocks,txs,holders"])
+    expect(r.code, r.stderr).toBe(0)
+    const txs = await scan(out, "txs", "tx_hash, CAST(events AS VARCHAR) AS events")
+    const wire = allTxs(devnet)
+    expect(txs.length).toBe(wire.length)
+    const emptied = new Set(wire.filter((t) => t.events === null).map((t) => t.txhash))
+    expect(emptied.size).toBeGreaterThan(0)
+    for (const t of txs) if (emptied.has(String(t.txhash))) expect(t.events).toBe("[]")
+    const denoms = (await scan(out, "holders", "DISTINCT denom")).map((h) => String(h.denom)).sort()
+    expect(denoms).toEqual([GAS, "ibc/27394FB092D2ECCD56123C74F36E4C1F926001CEADA9CA97EA622B25F41E5EB2"].sort())
+  })
+
+  it("a denom the user names that has no rich list fails the run in one line, after the other denoms are committed", async () => {
+    const out = tmp()
+    const r = await runCli([
+      "export",
+      "--indexer-url",
+      devnet.indexerUrl,
+      "--out",
+      out,
+      "--datasets",
+      "holders",
+      "--denoms",
+      `uinit,${GAS}`
+    ])
+    expect(r.code).toBe(1)
+    expect(r.stderr.trim().split("\n").at(-1)).toMatch(/^chain-lake: error: holders: the source has no holders of uinit \(.*uinit.*\)/)
+    expect(snapshots(out).flatMap((s) => s.lists)).toEqual([`holders of ${GAS}`])
+    expect((await scan(out, "holders", "DISTINCT denom")).map((h) => h.denom)).toEqual([GAS])
+    // a rerun reads only what is missing, and fails the same way
+    const again = await runCli([
+      "export",
+      "--indexer-url",
+      devnet.indexerUrl,
+      "--out",
+      out,
+      "--datasets",
+      "holders",
+      "--denoms",
+      `uinit,${GAS}`
+    ])
+    expect(again.code).toBe(1)
+    expect(snapshots(out).flatMap((s) => s.lists)).toEqual([`holders of ${GAS}`])
+  })
+
+  it("a fee denom the rich list refuses (400) is a notice, recorded as absent; the other denoms are exported and the run exits 0", async () => {
+    // an indexer whose ERC-20 map lacks the ibc denom
+    let proxy: HostileServer | undefined
+    try {
+      proxy = await startProxy(devnet.indexerUrl, (req, forward) =>
+        /\/indexer\/richlist\/v1\/ibc/i.test(req.path)
+          ? text(400, `failed to get contract address by denom: ${decodeURIComponent(req.url.pathname.split("/").at(-1)!)}: not found`)
+          : forward()
+      )
+      const out = tmp()
+      const r = await runCli(["export", "--indexer-url", proxy.url, "--out", out, "--datasets", "blocks,holders"])
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stderr).toMatch(
+        /holders: the source has no holders of ibc\/27394FB0\w+ \(failed to get contract address by denom: .*\); recorded as absent in the snapshot/
+      )
+      const [snapshot] = snapshots(out)
+      expect(snapshot.absent).toEqual([expect.stringMatching(/^holders of ibc\//)])
+      expect((await scan(out, "holders", "DISTINCT denom")).map((h) => h.denom)).toEqual([GAS])
+      // a rerun at the same height reads nothing again
+      const again = await runCli(["export", "--indexer-url", proxy.url, "--out", out, "--datasets", "holders"])
+      expect(again.code, again.stderr).toBe(0)
+      expect(again.stderr).toMatch(/already committed/)
+    } finally {
+      await proxy?.close()
+    }
+  })
+
+  it("a 404 for a denom's rich list (a route or gateway not there) is no absent denom: the run fails; a blocks file missing from the lake is no fewer default denoms", async () => {
+    let proxy: HostileServer | undefined
+    try {
+      proxy = await startProxy(devnet.indexerUrl, (req, forward) =>
+        /\/indexer\/richlist\/v1\/ibc/i.test(req.path) ? text(404, "Cannot GET " + req.url.pathname) : forward()
+      )
+      const out = tmp()
+      const r = await runCli(["export", "--indexer-url", proxy.url, "--out", out, "--datasets", "blocks,holders"])
+      expect(r.code).toBe(1)
+      expect(r.stderr.trim().split("\n").at(-1)).toMatch(/^chain-lake: error: indexer answered 404 for .*richlist/)
+      // a committed blocks file gone (an unfinished commit, or a lost file): the default denoms are not read from fewer blocks
+      const manifest = JSON.parse(readFileSync(join(out, "blocks", "_manifest.json"), "utf8")) as { files: ReadonlyArray<{ path: string }> }
+      renameSync(join(out, "blocks", manifest.files[0].path), join(out, "moved.parquet"))
+      const short = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "holders"])
+      expect(short.code).toBe(1)
+      expect(short.stderr.trim().split("\n").at(-1)).toMatch(
+        /blocks: 1 of the \d+ files? its _manifest\.json lists is missing and no export staged it: the lake lost committed files/
+      )
+    } finally {
+      await proxy?.close()
+    }
+  })
+})

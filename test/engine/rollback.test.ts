@@ -1,0 +1,366 @@
+/**
+ * Rollbacks (issue 33): a lake whose indexer was rolled back and re-synced to another history
+ * (a fork above some height, same chain id) is refused by default, naming the first height that
+ * differs; `--on-reorg rollback` and `chain-lake rollback` cut the lake back to the last common
+ * height in one commit per dataset, log it in `_lake.json`, and the lake then equals a clean
+ * export of the new history. Real CLI processes, real loopback devnets, real Parquet and DuckDB.
+ */
+import { cpSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startDevnet, type Devnet } from "../../src/devnet/index.js"
+import { planCut, positionCut } from "../../src/engine/rollback.js"
+import { keptAnchors, type CommittedFile, type Manifest } from "../../src/lake/Manifests.js"
+import { runCli } from "../support/cli.js"
+import { expectLakeMatchesChain, withDuckDB } from "../support/chain-model.js"
+import { scan } from "../support/lake.js"
+import { startProxy, type HostileServer, type Reply } from "../support/hostile.js"
+import { tempDirs } from "../support/tmp.js"
+
+const { make: tmp, removeAll } = tempDirs("chain-lake-rollback-")
+const DATASETS = ["blocks", "txs", "evm_txs", "evm_logs"]
+const FORK = 100
+/** the history the lake was exported from */
+let before: Devnet
+/** the same chain rolled back to 110 and re-synced to another history above FORK: its tip is below the lake's */
+let behind: Devnet
+/** the same fork, grown past the lake's tip */
+let ahead: Devnet
+/** a lake of `before`, exported once and copied for each test */
+let lake: string
+
+const exportArgs = (url: string, out: string, ...more: Array<string>) => [
+  "export",
+  "--indexer-url",
+  url,
+  "--out",
+  out,
+  "--datasets",
+  DATASETS.join(","),
+  ...more
+]
+
+beforeAll(async () => {
+  before = await startDevnet({ seed: 1, blocks: 130 })
+  behind = await startDevnet({ seed: 1, blocks: 110, fork: { height: FORK, seed: 2 } })
+  ahead = await startDevnet({ seed: 1, blocks: 150, fork: { height: FORK, seed: 2 } })
+  lake = tmp()
+  const r = await runCli(exportArgs(before.indexerUrl, lake))
+  expect(r.code, r.stderr).toBe(0)
+})
+afterAll(async () => {
+  await Promise.all([before?.stop(), behind?.stop(), ahead?.stop()])
+  removeAll()
+})
+
+const copyOfLake = () => {
+  const out = tmp()
+  cpSync(lake, out, { recursive: true })
+  return out
+}
+const identity = (out: string) => JSON.parse(readFileSync(join(out, "_lake.json"), "utf8"))
+const count = async (out: string, dataset: string, where = "true") =>
+  withDuckDB(async (conn) =>
+    Number((await conn.runAndReadAll(`SELECT count(*) AS n FROM ${scan(out, dataset)} WHERE ${where}`)).getRowObjectsJson()[0].n)
+  )
+
+describe("an indexer rolled back and re-synced to another history (same chain id)", () => {
+  it("below the lake's tip: refused in one line naming the first height that differs, nothing written; --on-reorg rollback leaves the lake equal to a clean export of the new history, logged", async () => {
+    const out = copyOfLake()
+    const manifests = () => DATASETS.map((d) => readFileSync(join(out, d, "_manifest.json"), "utf8"))
+    const was = manifests()
+    const refused = await runCli(exportArgs(behind.indexerUrl, out))
+    expect(refused.code).toBe(1)
+    expect(refused.stderr.trim().split("\n")).toHaveLength(1)
+    expect(refused.stderr.trim()).toBe(
+      `chain-lake: error: ${out} holds another history of chain lake-evm-1 from height ${FORK + 1} on (block ${FORK + 1} is ${before.chain.blockHash(FORK + 1)} there and ${behind.chain.blockHash(FORK + 1)} on this indexer; both hold the same block ${FORK}): a rolled-back, re-synced or reorganized indexer. --on-reorg rollback drops the lake's rows above ${FORK} and exports this indexer's history; or export into another --out (nothing was written)`
+    )
+    expect(manifests()).toEqual(was)
+
+    const rolled = await runCli(exportArgs(behind.indexerUrl, out, "--on-reorg", "rollback"))
+    expect(rolled.code, rolled.stderr).toBe(0)
+    expect(rolled.stderr).toMatch(
+      new RegExp(
+        `this indexer's block ${FORK + 1} differs from the lake's: rolled .* back from height 130 to ${FORK}: dropped blocks 30 rows, txs \\d+ rows`
+      )
+    )
+    await expectLakeMatchesChain(out, behind, DATASETS)
+    const log = identity(out)
+    expect(log.rollback).toBeUndefined()
+    expect(log.reorgs).toEqual([
+      {
+        at: expect.any(String),
+        to_height: FORK,
+        from_height: 130,
+        by: "on-reorg",
+        differs: { height: FORK + 1, lake_hash: before.chain.blockHash(FORK + 1), source_hash: behind.chain.blockHash(FORK + 1) },
+        rows_dropped: { blocks: 30, txs: expect.any(Number), evm_txs: expect.any(Number), evm_logs: expect.any(Number) }
+      }
+    ])
+    // every anchor is of the new history
+    for (const a of log.anchors) expect(a.hash, `anchor ${a.height}`).toBe(behind.chain.blockHash(a.height))
+    // a rerun has nothing to roll back or export
+    const again = await runCli(exportArgs(behind.indexerUrl, out, "--on-reorg", "rollback"))
+    expect(again.code, again.stderr).toBe(0)
+    expect(identity(out).reorgs).toHaveLength(1)
+  })
+
+  it("chain-lake rollback --to-height cuts every dataset to the height (a dry run first changes nothing); an export of the fork then needs no flag and gives the new history", async () => {
+    const out = copyOfLake()
+    const dry = await runCli(["rollback", "--data", out, "--to-height", String(FORK), "--dry-run"])
+    expect(dry.code, dry.stderr).toBe(0)
+    expect(dry.stdout).toMatch(/^blocks: 0 files dropped, 1 rewritten \(130 rows in them\)$/m)
+    expect(dry.stdout).toMatch(/dry run: nothing was changed/)
+    expect(identity(out).reorgs).toBeUndefined()
+
+    const r = await runCli(["rollback", "--data", out, "--to-height", String(FORK)])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(new RegExp(`^rolled ${out} back from height 130 to ${FORK}: dropped blocks 30 rows, txs \\d+ rows`))
+    // blocks keep exactly 1..FORK; the tx families keep nothing above it
+    expect(await count(out, "blocks")).toBe(FORK)
+    expect(await count(out, "blocks", `height > ${FORK}`)).toBe(0)
+    for (const [d, height] of [
+      ["txs", "height"],
+      ["evm_txs", "height"],
+      ["evm_logs", "height"]
+    ])
+      expect(await count(out, d, `${height} > ${FORK}`), d).toBe(0)
+    expect(identity(out).anchors).toEqual([{ height: FORK, hash: before.chain.blockHash(FORK) }])
+    expect(identity(out).reorgs).toEqual([expect.objectContaining({ to_height: FORK, from_height: 130, by: "command" })])
+    // the dropped files left the dataset folders (kept in .chain-lake/retired until a compaction)
+    const blocks = JSON.parse(readFileSync(join(out, "blocks", "_manifest.json"), "utf8"))
+    expect(blocks.committed).toEqual([[1, FORK + 1]])
+
+    const next = await runCli(exportArgs(ahead.indexerUrl, out))
+    expect(next.code, next.stderr).toBe(0)
+    await expectLakeMatchesChain(out, ahead, DATASETS)
+    // a height above the lake's: nothing to do, nothing logged
+    const nothing = await runCli(["rollback", "--data", out, "--to-height", "500"])
+    expect(nothing.code, nothing.stderr).toBe(0)
+    expect(nothing.stdout).toMatch(/holds nothing above height 500: nothing to roll back/)
+    expect(identity(out).reorgs).toHaveLength(1)
+  })
+
+  it("a rollback cut short: readers of its datasets fail in one line until the next export finishes it", async () => {
+    const out = copyOfLake()
+    // as a rollback leaves the lake when stopped right after recording its intent
+    writeFileSync(
+      join(out, "_lake.json"),
+      JSON.stringify({
+        ...identity(out),
+        rollback: { to_height: FORK, started_at: new Date().toISOString(), by: "command", datasets: DATASETS }
+      })
+    )
+    const q = await runCli(["query", "--data", out, "SELECT count(*) FROM txs"])
+    expect(q.code).not.toBe(0)
+    expect(q.stderr.trim()).toMatch(
+      new RegExp(
+        `^chain-lake: error: .*txs: a rollback of this lake to height ${FORK} is under way or was cut short: run chain-lake rollback --data ${out} --to-height ${FORK} \\(or the export\\) again to finish it`
+      )
+    )
+    // nor is it compacted: merging what is about to go
+    const c = await runCli(["compact", "--data", out])
+    expect(c.code).not.toBe(0)
+    expect(c.stderr.trim()).toMatch(
+      new RegExp(
+        `a rollback of ${out} to height ${FORK} is under way or was cut short: run chain-lake rollback --data ${out} --to-height ${FORK} \\(or the export\\) first`
+      )
+    )
+    const r = await runCli(exportArgs(ahead.indexerUrl, out))
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stderr).toMatch(new RegExp(`finishing a rollback to height ${FORK} that was cut short`))
+    // the log counts what each dataset lost
+    expect(identity(out).reorgs.at(-1).rows_dropped.blocks).toBe(130 - FORK)
+    await expectLakeMatchesChain(out, ahead, DATASETS)
+    expect(identity(out).rollback).toBeUndefined()
+  })
+
+  it("a source that moves to the fork during the run: with --on-reorg rollback the run starts over, rolls back and exports the new history (exit 0)", async () => {
+    const out = tmp()
+    const first = await runCli(exportArgs(before.indexerUrl, out, "--to-height", "60"))
+    expect(first.code, first.stderr).toBe(0)
+    let requests = 0
+    const proxy: HostileServer = await startProxy(before.indexerUrl, async (req, forward): Promise<Reply> => {
+      if (++requests <= 30) return forward()
+      const res = await fetch(ahead.indexerUrl + req.path)
+      return { status: res.status, headers: { "content-type": res.headers.get("content-type") ?? "text/plain" }, body: await res.text() }
+    })
+    try {
+      const r = await runCli(exportArgs(proxy.url, out, "--on-reorg", "rollback", "--page-size", "10", "--concurrency", "2"))
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stderr).toMatch(/the indexer's history changed during the run: starting over/)
+      await expectLakeMatchesChain(out, ahead, DATASETS)
+    } finally {
+      await proxy.close()
+    }
+  })
+})
+
+describe("an indexer that pruned its oldest blocks", () => {
+  /** `behind` (the fork), serving no block by height below `lowest` */
+  const pruned = (lowest: number) =>
+    startProxy(behind.indexerUrl, async (req, forward): Promise<Reply> => {
+      const m = /^\/indexer\/block\/v1\/blocks\/(\d+)$/.exec(req.url.pathname)
+      if (m && Number(m[1]) < lowest)
+        return { status: 404, headers: { "content-type": "application/json" }, body: '{"message":"not found"}' }
+      return forward()
+    })
+
+  it("the fork is found among the heights it still serves, and --on-reorg rollback gives the new history", async () => {
+    const out = copyOfLake()
+    const proxy = await pruned(50)
+    try {
+      const refused = await runCli(exportArgs(proxy.url, out))
+      expect(refused.code).toBe(1)
+      expect(refused.stderr).toMatch(new RegExp(`from height ${FORK + 1} on .*both hold the same block ${FORK}\\)`))
+      const rolled = await runCli(exportArgs(proxy.url, out, "--on-reorg", "rollback"))
+      expect(rolled.code, rolled.stderr).toBe(0)
+      await expectLakeMatchesChain(out, behind, DATASETS)
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it("a fork at or below the lowest block it serves is refused in one line saying so, nothing written", async () => {
+    const out = copyOfLake()
+    const manifests = () => DATASETS.map((d) => readFileSync(join(out, d, "_manifest.json"), "utf8"))
+    const was = manifests()
+    const proxy = await pruned(105)
+    try {
+      const refused = await runCli(exportArgs(proxy.url, out, "--on-reorg", "rollback"))
+      expect(refused.code).toBe(1)
+      expect(refused.stderr.trim()).toBe(
+        `chain-lake: error: ${out} holds another history of chain lake-evm-1 at and below height 105: block 105 is ${before.chain.blockHash(105)} there and ${behind.chain.blockHash(105)} on this indexer, which serves no block below it (pruned), so no block both hold can be found: export it into another --out (nothing was written)`
+      )
+      expect(manifests()).toEqual(was)
+    } finally {
+      await proxy.close()
+    }
+  })
+})
+
+describe("what the fork check reads besides the newest anchor", () => {
+  it("the lake's own newest block: rows committed past the anchor checked (an anchor the source did not serve) still reveal a fork", async () => {
+    const out = copyOfLake()
+    // as a lake whose later runs could anchor nothing (their tip block not served): the newest anchor is below its top block
+    writeFileSync(
+      join(out, "_lake.json"),
+      JSON.stringify({ ...identity(out), anchors: [{ height: 60, hash: before.chain.blockHash(60) }] })
+    )
+    const r = await runCli(exportArgs(ahead.indexerUrl, out))
+    expect(r.code).toBe(1)
+    expect(r.stderr.trim()).toMatch(
+      new RegExp(`holds another history of chain lake-evm-1 from height ${FORK + 1} on .*both hold the same block ${FORK}\\)`)
+    )
+  })
+
+  it("a lake without blocks that a rollback left with no anchor is not exported into on trust: refused in one line, or taken with --adopt-lake", async () => {
+    const out = tmp()
+    const first = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", "txs"])
+    expect(first.code, first.stderr).toBe(0)
+    const rolled = await runCli(["rollback", "--data", out, "--to-height", String(FORK)])
+    expect(rolled.code, rolled.stderr).toBe(0)
+    expect(identity(out).anchors).toEqual([])
+    const refused = await runCli(["export", "--indexer-url", ahead.indexerUrl, "--out", out, "--datasets", "txs"])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr.trim()).toMatch(
+      /cannot check that .* holds this indexer's history: its rollback to height 100 left no anchor \(it holds no blocks\).*--adopt-lake takes this indexer's history on your word/
+    )
+    const adopted = await runCli(["export", "--indexer-url", ahead.indexerUrl, "--out", out, "--datasets", "txs", "--adopt-lake"])
+    expect(adopted.code, adopted.stderr).toBe(0)
+    await expectLakeMatchesChain(out, ahead, ["txs"])
+  })
+})
+
+describe("what a rollback cuts (planCut)", () => {
+  const file = (path: string, range: [number, number], heights: [number, number] | null, rows = 1): CommittedFile => ({
+    path,
+    rows,
+    bytes: 1,
+    sha256: "x",
+    range,
+    min_height: heights?.[0] ?? null,
+    max_height: heights?.[1] ?? null,
+    committed_at: ""
+  })
+  const manifest = (unit: Manifest["unit"], files: Array<CommittedFile>, committed: Array<[number, number]>): Manifest => ({
+    dataset: "d",
+    format_version: 1,
+    unit,
+    columns: [],
+    files,
+    committed,
+    snapshots: []
+  })
+
+  it("height datasets: files above go, a file across the height is rewritten, committed ends after it", () => {
+    const m = manifest(
+      "height",
+      [file("a", [1, 51], [1, 50]), file("b", [51, 101], [51, 100]), file("c", [101, 151], [101, 150])],
+      [[1, 151]]
+    )
+    const cut = planCut(m, 75)
+    expect(cut.drop.map((f) => f.path)).toEqual(["c"])
+    expect(cut.trim.map((f) => f.path)).toEqual(["b"])
+    expect(cut.committed).toEqual([[1, 76]])
+  })
+
+  it("position datasets: a file tells only its rows' heights (a record may have none), so the cut is the start of the last file starting at or below the height; nothing is cut where the lake never passed it", () => {
+    // positions 0..29 (heights 1..40), a hole 30..39, 40..59 (heights 45..70), a hole 60..69, 70..79 (heights 90..99)
+    const files = [file("a", [0, 30], [1, 40]), file("b", [40, 60], [45, 70]), file("c", [70, 80], [90, 99])]
+    const m = manifest("position", files, [[0, 80]])
+    // b starts with rows at 45 <= 60: every position before it is at or below 60; past its last row (70) records may be above
+    expect(positionCut(m, 60)).toBe(40)
+    // at 80 too: b is the last file starting at or below it, and the hole after it may hold records at 71..89
+    expect(positionCut(m, 80)).toBe(40)
+    expect(planCut(m, 80)).toMatchObject({ drop: [files[1], files[2]], committed: [[0, 40]] })
+    // at 99: records past c's last row may be above it, unless the lake never reached past 99
+    expect(positionCut(m, 99)).toBe(70)
+    expect(positionCut(m, 99, 99)).toBe(Infinity)
+    expect(planCut(m, 120, 99)).toMatchObject({ drop: [], committed: [[0, 80]] })
+    // a file without rows (min/max null) proves nothing: the cut is at the last file that does
+    const empty = manifest("position", [file("a", [0, 30], [1, 40]), file("e", [30, 40], null)], [[0, 40]])
+    expect(positionCut(empty, 50)).toBe(0)
+    // no row at or below the height: everything goes
+    expect(positionCut(manifest("position", [file("z", [5, 10], [60, 70])], [[5, 10]]), 50)).toBe(0)
+  })
+
+  it("snapshots taken above the height, or read while the chain passed it, go whole", () => {
+    const snap = (h: number, after: number) => ({
+      snapshot_height: h,
+      snapshot_time: "",
+      consistency: "exact" as const,
+      watermark_before: h,
+      watermark_after: after,
+      rows: 1,
+      duplicates_dropped: 0,
+      reads: 1,
+      lists: []
+    })
+    const m: Manifest = {
+      ...manifest(
+        "snapshot",
+        [{ ...file("snapshot_height=90/part-0.parquet", [0, 0], null) }, { ...file("snapshot_height=120/part-0.parquet", [0, 0], null) }],
+        []
+      ),
+      snapshots: [snap(90, 90), snap(95, 130), snap(120, 120)]
+    }
+    const cut = planCut(m, 100)
+    expect(cut.snapshots.map((s) => s.snapshot_height)).toEqual([90])
+    expect(cut.drop.map((f) => f.path)).toEqual(["snapshot_height=120/part-0.parquet"])
+  })
+})
+
+describe("the anchors a lake keeps", () => {
+  it("the newest 8 and 8 older ones, the oldest always, spread out as the lake grows", () => {
+    let anchors: Array<{ height: number }> = []
+    for (let h = 1; h <= 1000; h++) anchors = keptAnchors([...anchors, { height: h * 10 }])
+    const heights = anchors.map((a) => a.height)
+    expect(heights).toHaveLength(16)
+    expect(heights.slice(-8)).toEqual([9930, 9940, 9950, 9960, 9970, 9980, 9990, 10000])
+    expect(heights[0]).toBe(10)
+    // the older ones are spread over the history, not bunched by the newest
+    const older = heights.slice(0, 8)
+    for (let i = 1; i < older.length; i++) expect(older[i] - older[i - 1], `gap before ${older[i]}`).toBeGreaterThan(300)
+  })
+})

@@ -1,0 +1,219 @@
+/**
+ * Shard workers (export --workers N): shards paged, decoded and written in worker threads, each
+ * commit made by the run's thread. The lake they write is the chain's, value for value, as the
+ * run's own thread writes it; their requests pass through the run's gates; a stop (SIGINT) or a
+ * kill leaves a lake a rerun completes exactly.
+ */
+import { spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { Effect, Either, Layer } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { indexerLayer, shardWorkerModule, type ShardWorkerConfig } from "../../src/cli/layers.js"
+import { DATASETS as REGISTRY } from "../../src/datasets/index.js"
+import { startDevnet, type Devnet } from "../../src/devnet/index.js"
+import { runExport } from "../../src/engine/export.js"
+import { ShardWorkers } from "../../src/engine/workers.js"
+import { plainServiceUrl } from "../../src/http/serviceUrl.js"
+import { layerRequestLimiter } from "../../src/http/RequestLimiter.js"
+import { DEFAULT_RETRY } from "../../src/http/retry.js"
+import { layerLake } from "../../src/lake/writer.js"
+import { layerIndexerSource } from "../../src/drivers/indexer.js"
+import { expectDatasetMatches, expectedLake, expectLakeMatchesChain } from "../support/chain-model.js"
+import { BIN, runCli } from "../support/cli.js"
+import { startProxy } from "../support/hostile.js"
+import { committedFiles, expectManifestsTrue, queryLake, scan } from "../support/lake.js"
+import { tempDirs } from "../support/tmp.js"
+
+const APPEND = [
+  "blocks",
+  "txs",
+  "evm_txs",
+  "evm_logs",
+  "evm_internal_txs",
+  "token_transfers_evm",
+  "token_transfers_cosmos",
+  "nft_transfers"
+]
+const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 100, timeoutMs: 1_500, maxRetries: 15 }
+const { make: tmp, removeAll: removeTmpDirs } = tempDirs("chain-lake-workers-")
+
+let devnet: Devnet
+beforeAll(async () => {
+  // latency spreads the commits over a few seconds, so that a stop lands between them
+  devnet = await startDevnet({ seed: 11, blocks: 400, latencyMs: 10 })
+})
+afterAll(async () => {
+  await devnet.stop()
+  removeTmpDirs()
+})
+
+describe("shard workers", () => {
+  it("two workers write every value of every append dataset as the chain has it, each of their requests through the run's request gate", async () => {
+    const out = tmp()
+    let passes = 0
+    const limiter = layerRequestLimiter({ concurrency: 4, rps: 0 })
+    const config = (): ShardWorkerConfig => ({
+      endpoint: plainServiceUrl(devnet.indexerUrl),
+      retry: FAST_RETRY,
+      out,
+      memoryLimitBytes: 512 * 1024 * 1024
+    })
+    const workers = Layer.succeed(ShardWorkers, {
+      count: 2,
+      module: shardWorkerModule,
+      config,
+      gates: {
+        requests: (effect) =>
+          Effect.suspend(() => {
+            passes++
+            return effect
+          })
+      }
+    })
+    const layer = Layer.mergeAll(
+      layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(devnet.indexerUrl, limiter, FAST_RETRY))),
+      layerLake(out),
+      workers
+    )
+    const datasets = REGISTRY.filter((d) => APPEND.includes(d.name))
+    const result = await Effect.runPromise(
+      Effect.either(runExport(datasets, { pageSize: 25, concurrency: 4, bucketWidth: 100, flushBytes: 24_000 })).pipe(Effect.provide(layer))
+    )
+    if (Either.isLeft(result)) throw new Error(`export failed: ${JSON.stringify(result.left)}`)
+    const lake = new Map(expectedLake(devnet.chain, 100).map((d) => [d.name, d]))
+    for (const name of APPEND) await expectDatasetMatches(out, lake.get(name)!)
+    await expectManifestsTrue(out, APPEND)
+    // every page the shards read went through the gate: at least one request per 25 rows of the blocks and txs shards
+    expect(passes).toBeGreaterThan((400 + lake.get("txs")!.rows.length) / 25)
+    expect(result.right.datasets.find((d) => d.dataset === "txs")?.rows).toBe(lake.get("txs")!.rows.length)
+  })
+
+  it("a worker that breaks as it starts fails the run with its first line, instead of waiting for it", async () => {
+    const out = tmp()
+    const limiter = layerRequestLimiter({ concurrency: 4, rps: 0 })
+    const workers = Layer.succeed(ShardWorkers, {
+      count: 2,
+      module: () => new URL(`data:text/javascript,${encodeURIComponent('throw new Error("no DuckDB here\\nsecond line")')}`),
+      config: () => ({}),
+      gates: {}
+    })
+    const layer = Layer.mergeAll(
+      layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(devnet.indexerUrl, limiter, FAST_RETRY))),
+      layerLake(out),
+      workers
+    )
+    const result = await Effect.runPromise(
+      Effect.either(runExport(REGISTRY.filter((d) => d.name === "blocks"))).pipe(Effect.provide(layer), Effect.timeout("30 seconds"))
+    )
+    expect(Either.isLeft(result) && result.left.message).toBe("a shard worker failed: no DuckDB here")
+  })
+
+  it("stopped by SIGINT (exit 130), then killed (SIGKILL), an export with workers keeps what it committed; a rerun completes the chain exactly", async () => {
+    const out = tmp()
+    const args = [
+      ...["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "blocks,txs,evm_txs", "--page-size", "20"],
+      ...["--workers", "2", "--memory-limit", "1GB"]
+    ]
+    /** the export in a child process, sent `signal` once `more` files beyond those committed already are */
+    const stopAfter = async (more: number, signal: NodeJS.Signals) => {
+      const before = committedFiles(out).length
+      const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] })
+      let stderr = ""
+      child.stderr.on("data", (d) => (stderr += d))
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+      await new Promise<void>((resolve) => {
+        const watch = setInterval(() => {
+          if (committedFiles(out).length < before + more) return
+          clearInterval(watch)
+          child.kill(signal)
+          resolve()
+        }, 5)
+      })
+      return { code: await exited, stderr }
+    }
+    const interrupted = await stopAfter(2, "SIGINT")
+    expect(interrupted.code, interrupted.stderr).toBe(130)
+    expect(interrupted.stderr).toMatch(
+      /^chain-lake: interrupted: every file committed so far is kept; run the same command again to resume$/m
+    )
+    expect((await stopAfter(2, "SIGKILL")).code).toBeNull()
+    const resumed = await runCli(args)
+    expect(resumed.code, resumed.stderr).toBe(0)
+    await expectLakeMatchesChain(out, devnet, ["blocks", "txs", "evm_txs"])
+  })
+
+  it("a worker pages within its share of the memory limit: large records make it ask smaller pages", async () => {
+    const heavy = await startDevnet({ seed: 5, blocks: 600, txPayloadBytes: 20_000 })
+    const limits: Array<number> = []
+    const proxy = await startProxy(heavy.indexerUrl, (req, forward) => {
+      if (req.url.pathname === "/indexer/tx/v1/txs") limits.push(Number(req.url.searchParams.get("pagination.limit")))
+      return forward()
+    })
+    try {
+      const out = tmp()
+      const r = await runCli([
+        ...["export", "--indexer-url", proxy.url, "--out", out, "--datasets", "txs", "--page-size", "1000", "--concurrency", "1"],
+        ...["--workers", "1", "--memory-limit", "636MB"]
+      ])
+      expect(r.code, r.stderr).toBe(0)
+      // one shard of every tx: a first page asks them all, the pages after it fewer (20 kB records past its share)
+      const pages = limits.filter((l) => l > 1)
+      expect(pages.length, `limits asked: ${limits.join(", ")}`).toBeGreaterThan(2)
+      expect(Math.max(...pages.slice(1))).toBeLessThan(pages[0])
+      const [{ n }] = await queryLake(`SELECT count(*) AS n FROM ${scan(out, "txs")}`)
+      expect(Number(n)).toBe(heavy.chain.txTotal())
+    } finally {
+      await proxy.close()
+      await heavy.stop()
+    }
+  })
+
+  it("a shard that fails in a worker fails the run as in the run's thread: one line naming endpoint, page key and field, exit 1; quarantine writes the record", async () => {
+    const bad = await startDevnet({ seed: 8, blocks: 700, faults: "malformed=0.05" })
+    try {
+      const out = tmp()
+      const args = [
+        "export",
+        "--indexer-url",
+        bad.indexerUrl,
+        "--out",
+        out,
+        "--datasets",
+        "txs",
+        "--page-size",
+        "20",
+        "--workers",
+        "2",
+        "--memory-limit",
+        "1GB"
+      ]
+      const failed = await runCli(args)
+      expect(failed.code).toBe(1)
+      expect(failed.stderr).toMatch(
+        /^chain-lake: error: malformed response from txs \(page key \S+\) at txs\[\d+\]\.txhash: Expected string, actual 12345\. Committed files are untouched; --on-invalid quarantine sets such records aside and exports the rest\.$/m
+      )
+      expect(failed.stderr).not.toMatch(/RemoteFailure| {4}at /)
+      const quarantined = await runCli([...args, "--on-invalid", "quarantine"])
+      expect(quarantined.code, quarantined.stderr).toBe(0)
+      const lines = readFileSync(join(out, "_quarantine", "txs.ndjson"), "utf8")
+        .trim()
+        .split("\n")
+      expect(lines.length).toBeGreaterThan(0)
+      expect(JSON.parse(lines[0])).toMatchObject({ endpoint: "txs", path: expect.stringMatching(/^txs\[\d+\]\.txhash$/) })
+    } finally {
+      await bad.stop()
+    }
+  })
+
+  it("--workers out of range, or more than the memory limit can give a DuckDB each, is a usage error", async () => {
+    const r = await runCli(["export", "--devnet", "--out", tmp(), "--workers", "-1"])
+    expect(r.code).toBe(2)
+    expect(r.stderr.trim()).toBe("chain-lake: error: --workers must be 0..64, got -1")
+    const small = await runCli(["export", "--devnet", "--out", tmp(), "--workers", "3", "--memory-limit", "512MB"])
+    expect(small.code).toBe(2)
+    expect(small.stderr.trim()).toBe(
+      "chain-lake: error: --workers 3 needs --memory-limit 1172MB at least (each worker's DuckDB needs its share), got 512MB: raise --memory-limit or use fewer workers"
+    )
+  })
+})

@@ -1,0 +1,99 @@
+/** `chain-lake verify`: passes on a clean export, and names what is wrong on a damaged one or against another chain. */
+import { copyFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startDevnet, type Devnet } from "../../src/devnet/index.js"
+import { runCli } from "../support/cli.js"
+import { queryLake } from "../support/lake.js"
+
+let devnet: Devnet
+let other: Devnet
+let data: string
+beforeAll(async () => {
+  devnet = await startDevnet({ seed: 53, blocks: 150 })
+  other = await startDevnet({ seed: 54, blocks: 150 })
+  data = mkdtempSync(join(tmpdir(), "chain-lake-verify-"))
+  const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", data, "--datasets", "blocks,txs,evm_txs,evm_logs"])
+  if (r.code !== 0) throw new Error(r.stderr)
+}, 120_000)
+afterAll(async () => {
+  await Promise.all([devnet.stop(), other.stop()])
+  rmSync(data, { recursive: true, force: true })
+})
+
+describe("chain-lake verify", () => {
+  it("passes on a clean export, against its own indexer", async () => {
+    const r = await runCli(["verify", "--data", data, "--indexer-url", devnet.indexerUrl])
+    expect(r.code, r.stdout + r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/^ok +blocks match the API \(10 sampled\)/m)
+    expect(r.stdout).toMatch(/^all \d+ checks passed$/m)
+  })
+
+  it("against an indexer behind the lake (rolled back, lagging): every check printed, the lake-ahead check failed, no error about blocks it lacks", async () => {
+    const behind = await startDevnet({ seed: 53, blocks: 40 })
+    try {
+      const r = await runCli(["verify", "--data", data, "--indexer-url", behind.indexerUrl])
+      expect(r.code).toBe(1)
+      expect(r.stdout).toMatch(/^FAIL +the lake is not ahead of the indexer: lake 150, indexer 40$/m)
+      expect(r.stdout).toMatch(/^ok +blocks match the API \(\d+ sampled\)/m)
+      expect(r.stdout).toMatch(/^ok +blocks: rows equal the manifest's/m)
+      expect(r.stderr.trim()).toMatch(/^chain-lake: error: 1 of \d+ checks failed$/)
+    } finally {
+      await behind.stop()
+    }
+  })
+
+  it("fails against another chain, naming the block that differs", async () => {
+    const r = await runCli(["verify", "--data", data, "--indexer-url", other.indexerUrl])
+    expect(r.code).toBe(1)
+    expect(r.stdout).toMatch(/^FAIL +blocks match the API \(10 sampled\): height \d+: lake /m)
+  })
+
+  it("names blocks of another chain than the lake's (a proxy that mixed networks into an older export)", async () => {
+    const mixed = mkdtempSync(join(tmpdir(), "chain-lake-verify-mixed-"))
+    try {
+      cpSync(data, mixed, { recursive: true })
+      const dir = join(mixed, "blocks", "height_bucket=0")
+      const file = join(dir, readdirSync(dir).find((f) => f.endsWith(".parquet"))!)
+      const lit = (p: string) => `'${p.replace(/'/g, "''")}'`
+      await queryLake(
+        `COPY (SELECT * REPLACE (CASE WHEN height = 7 THEN 'evil-chain-9' ELSE chain_id END AS chain_id) FROM read_parquet(${lit(file)})) TO ${lit(file + ".x")} (FORMAT PARQUET)`
+      )
+      renameSync(file + ".x", file)
+      const r = await runCli(["verify", "--data", mixed])
+      expect(r.code).toBe(1)
+      expect(r.stdout).toMatch(/^FAIL +blocks: all of the lake's chain: 1 block\(s\) of evil-chain-9, the lake's chain is \S+$/m)
+      // the file was rewritten in place (a query's COPY could do that): its checksum says so
+      expect(r.stdout).toMatch(
+        /^FAIL +blocks: every file as committed \(sha256\): 1 file\(s\) changed since their commit, e\.g\. height_bucket=0\/\S+\.parquet$/m
+      )
+      expect(r.stderr.trim()).toMatch(/^chain-lake: error: 2 of \d+ checks failed$/)
+    } finally {
+      rmSync(mixed, { recursive: true, force: true })
+    }
+  })
+
+  it("names a file copied into the lake by hand (not data: the views leave it out), and a committed file that went missing", async () => {
+    const dir = join(data, "txs", "height_bucket=0")
+    const file = readdirSync(dir).find((f) => f.endsWith(".parquet"))!
+    copyFileSync(join(dir, file), join(dir, "copy-" + file))
+    const r = await runCli(["verify", "--data", data])
+    expect(r.code).toBe(1)
+    expect(r.stdout).toContain(
+      `FAIL  txs: the folder holds exactly the committed files: 1 Parquet file(s) no manifest lists (not data: an outside copy, or a run that did not commit), e.g. height_bucket=0/copy-${file}`
+    )
+    expect(r.stdout).toMatch(/^ok +txs: no duplicate tx_hash/m)
+    expect(r.stderr.trim()).toMatch(/^chain-lake: error: 1 of \d+ checks failed$/)
+    rmSync(join(dir, "copy-" + file))
+    rmSync(join(dir, file))
+    // a committed file gone: verify checks no rows of a lake that is not whole, and says so in one line
+    const listed = (JSON.parse(readFileSync(join(data, "txs", "_manifest.json"), "utf8")) as { files: Array<unknown> }).files.length
+    const gone = await runCli(["verify", "--data", data])
+    expect(gone.code).toBe(1)
+    expect(gone.stdout).toBe("")
+    expect(gone.stderr).toBe(
+      `chain-lake: error: txs: 1 of the ${listed} file${listed === 1 ? "" : "s"} its _manifest.json lists is missing and no export staged it: the lake lost committed files; restore them from a copy, or export into a new --out\n`
+    )
+  })
+})
