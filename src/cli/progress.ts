@@ -281,7 +281,7 @@ const bars = (track: Tracker, options: ProgressOptions): ProgressRenderer => {
     },
     stop: () => {
       stopped = true
-      // cli-progress prints logged lines at its next redraw, and stop() redraws the bars only: the plan of a run shorter than a redraw was lost
+      // cli-progress prints logged lines at its next redraw, and stop() redraws the bars only: one redraw first, so that lines logged since the last are printed
       if (drawing) multi.update()
       multi.stop()
     }

@@ -56,7 +56,7 @@ export const datasetNamesProblem = (catalog: ReadonlyArray<Dataset>, names: Read
 /** A list of dataset names that names none, or one `known` lacks, as one line; undefined when every name is known. */
 export const namesProblem = (known: ReadonlyArray<{ readonly name: string }>, names: ReadonlyArray<string>): string | undefined => {
   const all = known.map((d) => d.name).join(", ")
-  // `--datasets ""` (an unset shell variable) exported nothing and said it was done
+  // an empty list (`--datasets ""`, an unset shell variable) is refused: a run of nothing is not a run done
   if (names.length === 0) return `no dataset named; known: ${all}`
   const unknown = names.filter((n) => !known.some((d) => d.name === n))
   return unknown.length > 0 ? `unknown dataset ${unknown.join(", ")}; known: ${all}` : undefined

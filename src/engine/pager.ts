@@ -60,8 +60,8 @@ export const walkPages = <P extends PageInfo, E, R>(
       const rows = state.rows + page.count
       // no next key ends the list, and so does an empty page (a key handed out past the end). A
       // short page with a next key does not: the indexer documents next_key as null after a short
-      // offset page, so one that names a next page is a server cutting pages short (a snapshot
-      // stopped there lost the rest, exit 0); a keyset list's last page costs one empty page more.
+      // offset page, so one that names a next page is a server cutting pages short, and stopping
+      // there would lose the rest; a keyset list's last page costs one empty page more.
       const done = page.nextKey === null || page.count === 0 || rows >= maxRows
       if (!done) {
         const repeated = keyFollowedBefore(seen, page.nextKey!)

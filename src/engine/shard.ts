@@ -78,9 +78,8 @@ const quarantine = (root: string, list: AppendList, err: InvalidRecordFailure, r
  *
  * The shard holds one of `fetchSlots` while it pages, and lets it go before its last files are
  * written and committed: those wait on DuckDB (the sink's COPYs at once), not on the source, so
- * another shard's requests run meanwhile. (Holding it to the end, every dataset's shards of equal
- * size ended together, and the next dataset's shards waited for all their COPYs: ~0.6 s of a
- * 3.4 s blocks + txs export with no request in flight, bench/RESULTS.md.)
+ * another shard's requests run meanwhile (held to the end, shards of equal size that end together
+ * would leave the source idle while all their COPYs run: bench/RESULTS.md).
  */
 export const runShard = (
   list: AppendList,
