@@ -102,9 +102,10 @@ export const shardRunner = (run: RunContext) =>
     const workers = yield* Effect.serviceOption(ShardWorkers)
     let pool: ShardPool | undefined
     const { settings, tally, lake, fetchSlots } = run
+    const served = new Set<unknown>(Option.isSome(workers) ? workers.value.datasets : [])
     const shardRun = (list: AppendList, targets: ReadonlyArray<AppendDataset>, r: Range) =>
       Effect.suspend(() =>
-        pool
+        pool && targets.every((d) => served.has(d))
           ? pool.run(list, targets, r)
           : runShard(list, targets, r, settings, tally.events, fetchSlots).pipe(Effect.provideService(ShardLake, lake))
       )

@@ -10,7 +10,7 @@
 import { Worker } from "node:worker_threads"
 import { Cause, Context, Deferred, Effect, Exit, FiberId, Queue, type Scope } from "effect"
 import type { Range } from "../lake/RangeSet.js"
-import type { AppendDataset, AppendList } from "./Dataset.js"
+import type { AppendDataset, AppendList, Dataset } from "./Dataset.js"
 import type { FetchSlots, ShardEvents, ShardSettings, WriteFailure } from "./shard.js"
 import type { ShardLakeService } from "./ShardLake.js"
 import type { ShardWorkerData } from "./shardWorker.js"
@@ -28,6 +28,11 @@ export interface ShardWorkersConfig<C = unknown> {
   readonly config: (worker: number) => C
   /** the run's gates a worker's module passes through by name, besides "slots" (the paging slots) */
   readonly gates: Readonly<Record<string, Gate>>
+  /**
+   * the datasets the module serves (it finds a shard's datasets by name among them): a shard of
+   * any other dataset (a library caller's own) runs in the run's thread
+   */
+  readonly datasets: ReadonlyArray<Dataset>
 }
 
 /** Present where a run's shards go to worker threads (export --workers N); absent, they run in the run's thread. */

@@ -4,6 +4,7 @@
  * and manifests, and shard workers. The CLI and the public API (src/index.ts) re-export these;
  * runPipeline builds its services from them.
  */
+import { DATASETS } from "../datasets/index.js"
 import { existsSync, rmSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
@@ -117,7 +118,7 @@ export const layerShardWorkers = (
         out: options.out,
         memoryLimitBytes: workerMemoryBytes(options.memoryLimitBytes, count)
       })
-      return { count, module: shardWorkerModule, config, gates: { requests: requests.run } }
+      return { count, module: shardWorkerModule, config, gates: { requests: requests.run }, datasets: DATASETS }
     })
   ).pipe(Layer.provide(limiter))
 

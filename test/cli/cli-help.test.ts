@@ -41,7 +41,7 @@ describe("start-up", () => {
     const build = new URL("../../dist/build.json", import.meta.url)
     const fresh =
       existsSync(build) &&
-      JSON.parse(readFileSync(build, "utf8")).builtFrom >= newestSourceTime(fileURLToPath(new URL("../../..", import.meta.url)))
+      JSON.parse(readFileSync(build, "utf8")).builtFrom >= newestSourceTime(fileURLToPath(new URL("../..", import.meta.url)))
     if (process.env.CI) expect(fresh, "dist/ is missing or older than src/: npm ci should have built it (the prepare script)").toBe(true)
     for (const args of [
       ["--help"],

@@ -14,6 +14,9 @@ import { DATASETS as REGISTRY } from "../../src/datasets/index.js"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
 import { runExport } from "../../src/engine/export.js"
 import { ShardWorkers } from "../../src/engine/workers.js"
+import { columnsOf, defineAppend } from "../../src/engine/Dataset.js"
+import { blocksList } from "../../src/datasets/lists.js"
+import { heightBucket } from "../../src/lake/layout.js"
 import { plainServiceUrl } from "../../src/http/serviceUrl.js"
 import { layerRequestLimiter } from "../../src/http/RequestLimiter.js"
 import { DEFAULT_RETRY } from "../../src/http/retry.js"
@@ -25,16 +28,7 @@ import { startProxy } from "../support/hostile.js"
 import { committedFiles, expectManifestsTrue, queryLake, scan } from "../support/lake.js"
 import { tempDirs } from "../support/tmp.js"
 
-const APPEND = [
-  "blocks",
-  "txs",
-  "evm_txs",
-  "evm_logs",
-  "evm_internal_txs",
-  "token_transfers_evm",
-  "token_transfers_cosmos",
-  "nft_transfers"
-]
+const APPEND = REGISTRY.filter((d) => d.kind === "append").map((d) => d.name)
 const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 100, timeoutMs: 1_500, maxRetries: 15 }
 const { make: tmp, removeAll: removeTmpDirs } = tempDirs("chain-lake-workers-")
 
@@ -69,7 +63,8 @@ describe("shard workers", () => {
             passes++
             return effect
           })
-      }
+      },
+      datasets: REGISTRY
     })
     const layer = Layer.mergeAll(
       layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(devnet.indexerUrl, limiter, FAST_RETRY))),
@@ -89,6 +84,53 @@ describe("shard workers", () => {
     expect(result.right.datasets.find((d) => d.dataset === "txs")?.rows).toBe(lake.get("txs")!.rows.length)
   })
 
+  it("a library caller's own dataset, which the workers' registry lacks, runs in the run's thread; registry datasets still go to the workers", async () => {
+    const out = tmp()
+    const col = columnsOf<{ height: string; hash: string }>()
+    const mine = defineAppend({
+      name: "my_block_hashes",
+      description: "a caller's own dataset over the block list",
+      list: blocksList,
+      columns: [col("height", "BIGINT", "height", (b) => b.height), col("hash", "VARCHAR", "hash", (b) => b.hash)],
+      key: ["height"],
+      sortKey: ["height"],
+      partition: heightBucket("height")
+    })
+    let passes = 0
+    const limiter = layerRequestLimiter({ concurrency: 4, rps: 0 })
+    const config = (): ShardWorkerConfig => ({
+      endpoint: plainServiceUrl(devnet.indexerUrl),
+      retry: FAST_RETRY,
+      out,
+      memoryLimitBytes: 512 * 1024 * 1024
+    })
+    const workers = Layer.succeed(ShardWorkers, {
+      count: 1,
+      module: shardWorkerModule,
+      config,
+      gates: { requests: (effect) => Effect.suspend(() => (passes++, effect)) },
+      datasets: REGISTRY
+    })
+    const layer = Layer.mergeAll(
+      layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(devnet.indexerUrl, limiter, FAST_RETRY))),
+      layerLake(out),
+      workers
+    )
+    const txs = REGISTRY.find((d) => d.name === "txs")!
+    const report = await Effect.runPromise(runExport([mine, txs], { pageSize: 50, concurrency: 2 }).pipe(Effect.provide(layer)))
+    expect(report.datasets.map((d) => [d.dataset, d.rows])).toEqual([
+      ["my_block_hashes", 400],
+      ["txs", expect.any(Number)]
+    ])
+    const [row] = await queryLake(
+      `SELECT count(DISTINCT height) AS n, min(height) AS lo, max(height) AS hi FROM ${scan(out, "my_block_hashes")}`
+    )
+    expect([Number(row.n), Number(row.lo), Number(row.hi)]).toEqual([400, 1, 400])
+    await expectDatasetMatches(out, new Map(expectedLake(devnet.chain, 10_000).map((d) => [d.name, d])).get("txs")!)
+    // txs' pages went through the workers' gate; the caller's blocks were read in the run's thread
+    expect(passes).toBeGreaterThan(0)
+  })
+
   it("a worker that breaks as it starts fails the run with its first line, instead of waiting for it", async () => {
     const out = tmp()
     const limiter = layerRequestLimiter({ concurrency: 4, rps: 0 })
@@ -96,7 +138,8 @@ describe("shard workers", () => {
       count: 2,
       module: () => new URL(`data:text/javascript,${encodeURIComponent('throw new Error("no DuckDB here\\nsecond line")')}`),
       config: () => ({}),
-      gates: {}
+      gates: {},
+      datasets: REGISTRY
     })
     const layer = Layer.mergeAll(
       layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(devnet.indexerUrl, limiter, FAST_RETRY))),

@@ -166,7 +166,7 @@ describe("pipeline files anywhere", () => {
     writeFileSync(join(dir, "plan.json"), JSON.stringify(plan))
     writeFileSync(
       join(dir, "mine.ts"),
-      `import { definePipeline } from "chain-lake"\nimport { DATASET } from "../names.ts"\nexport default definePipeline({ name: "mine", description: "d", datasets: [DATASET], routePlan: "plan.json", schedule: "0 * * * *" })\n`
+      `import { definePipeline } from "chain-lake"\nimport { DATASET } from "./names.ts"\nexport default definePipeline({ name: "mine", description: "d", datasets: [DATASET], routePlan: "plan.json", schedule: "0 * * * *" })\n`
     )
     const out = tmp()
     // run from another folder: the plan is found beside the file, not in the working directory
