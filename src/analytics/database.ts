@@ -9,7 +9,7 @@ import { join, resolve, sep } from "node:path"
 import { Effect } from "effect"
 import { guardConnection, type GuardedConnection } from "../lake/duckdb.js"
 import { sqlString, sqlStringList } from "../lake/sql.js"
-import { AnalyticsError, realPathOf, type AnalyticsOptions } from "./Analytics.js"
+import { AnalyticsError, realPathOf, type AnalyticsOptions } from "./types.js"
 
 /** The settings of every analytics connection, and with `confine` DuckDB's sandbox around the lake (spilling into `scratch`). */
 const configure = (conn: GuardedConnection, dataDir: string, confine: AnalyticsOptions["confine"], scratch: string | undefined) =>

@@ -6,7 +6,7 @@ import type { DuckDBPreparedStatement } from "@duckdb/node-api"
 import { Effect } from "effect"
 import type { GuardedConnection } from "../lake/duckdb.js"
 import { sqlString } from "../lake/sql.js"
-import { realPathOf, SqlError, type ParamValue, type QueryResult } from "./Analytics.js"
+import { realPathOf, SqlError, type ParamValue, type QueryResult } from "./types.js"
 
 const bindAll = (stmt: DuckDBPreparedStatement, params: Readonly<Record<string, ParamValue>>) => {
   const names = Array.from({ length: stmt.parameterCount }, (_, i) => stmt.parameterName(i + 1))

@@ -11,7 +11,7 @@ import type { ListedFiles } from "../lake/listed.js"
 import { STAGING } from "../lake/layout.js"
 import { MANIFEST_FILE } from "../lake/manifest.js"
 import { quoteIdent, sqlString, sqlStringList } from "../lake/sql.js"
-import type { LAKE_DATASETS } from "./Analytics.js"
+import type { LAKE_DATASETS } from "./lakeViewList.js"
 
 const emptyType = (t: ColumnType) => (t === "JSON" ? "JSON" : t)
 

@@ -7,7 +7,8 @@ import { Effect } from "effect"
 import type { GuardedConnection } from "../lake/duckdb.js"
 import { listedFiles, type ListedFiles } from "../lake/listed.js"
 import { quoteIdent } from "../lake/sql.js"
-import { AnalyticsError, createAnalyticsViews, LAKE_DATASETS, SqlError } from "./Analytics.js"
+import { createAnalyticsViews, LAKE_DATASETS } from "./lakeViewList.js"
+import { AnalyticsError, SqlError } from "./types.js"
 import { datasetViewSql, snapshotsViewSql } from "./viewSql.js"
 
 /** The line every query of a dataset whose view could not be made fails with: DuckDB's first line, without its error class. */

@@ -48,7 +48,7 @@ import { commitFiles, commitSnapshot } from "./manifests/commit.js"
 import { withCommittedFiles } from "./manifests/committedFiles.js"
 import type { ManifestError } from "./manifests/errors.js"
 import { readIdentity, recordIdentity, updateIdentity } from "./manifests/identity.js"
-import { startWriter } from "./manifests/lakeWriter.js"
+import { startWriter, type ManifestsOptions } from "./manifests/lakeWriter.js"
 import { read } from "./manifests/manifestFile.js"
 import { open } from "./manifests/recovery.js"
 import { pruneSnapshots, vacuum } from "./manifests/retention.js"
@@ -145,23 +145,12 @@ export interface ManifestsService {
 
 export class Manifests extends Context.Tag("chain-lake/Manifests")<Manifests, ManifestsService>() {}
 
-export interface ManifestsOptions {
-  /** the committed files live elsewhere (an S3 export's work folder mirrors only the manifests): a listed file missing here is not a loss */
-  readonly filesElsewhere?: boolean
-  /**
-   * Called inside each commit, once its files are in place, with what the commit added (the
-   * manifest's format, holding only the new files, range and snapshot lists): an S3 export uploads
-   * it there, so the remote lake grows commit by commit. A failure fails the commit's run.
-   */
-  readonly afterCommit?: (added: Manifest) => Effect.Effect<void, ManifestError>
-  /** Brings a committed file that is not here (`path` in `dataset`'s folder of the remote lake) to the local file `to` (withCommittedFiles). */
-  readonly fetchCommitted?: (dataset: string, path: string, to: string) => Effect.Effect<void, ManifestError>
-}
-
 /** The DuckDB spill folder of a new writer of the lake at `root`. */
 export const scratchFolder = (root: string) => scratchFolderOf(root, newWriterId())
 
 /** The Manifests service of a new writer of the lake at `root`; its staging folder goes with its scope. */
+export type { ManifestsOptions } from "./manifests/lakeWriter.js"
+
 export const makeManifests = (root: string, options: ManifestsOptions = {}) =>
   Effect.map(
     startWriter(root, options),

@@ -8,7 +8,7 @@ import { dirname } from "node:path"
 import { Effect } from "effect"
 import type { GuardedConnection } from "./duckdb.js"
 import { makeFolder, sha256File } from "./files.js"
-import { SinkError, type WrittenFile } from "./ParquetSink.js"
+import { SinkError, type WrittenFile } from "./sinkTypes.js"
 import { runSql } from "./sinkDatabase.js"
 import { sqlString } from "./sql.js"
 

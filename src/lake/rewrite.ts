@@ -5,7 +5,7 @@
 import { stat } from "node:fs/promises"
 import { Effect } from "effect"
 import { copyToFile } from "./atomicCopy.js"
-import { SinkError } from "./ParquetSink.js"
+import { SinkError } from "./sinkTypes.js"
 import { readRows, type SinkDatabase } from "./sinkDatabase.js"
 import { rewriteGroupRows } from "./sinkMemory.js"
 import { orderByOf, sqlStringList } from "./sql.js"

@@ -8,7 +8,7 @@ import { dirname } from "node:path"
 import { Effect } from "effect"
 import { guardConnection, type GuardedConnection } from "./duckdb.js"
 import { makeFolder } from "./files.js"
-import { SinkError, type SinkConfig } from "./ParquetSink.js"
+import { SinkError, type SinkConfig } from "./sinkTypes.js"
 
 export interface SinkDatabase {
   /** A new connection: its user closes it (`disconnect`); any left open close with the instance. */

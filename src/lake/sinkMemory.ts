@@ -3,7 +3,7 @@
  * sink's memory limit: the staging budget of all open writers together, what one COPY of staged
  * rows needs, and the size of the row groups a COPY builds whole in memory.
  */
-import type { StagedFile } from "./ParquetSink.js"
+import type { StagedFile } from "./sinkTypes.js"
 
 /** DuckDB's vector size: what an appender and a COPY handle at once */
 const CHUNK_ROWS = 2048

@@ -2,10 +2,24 @@
 import { readdir, rm } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect } from "effect"
-import type { ManifestsOptions } from "../Manifests.js"
 import { SCRATCH, scratchFolderOf, stagingFolder } from "../layout.js"
 import { newWriterId, writerGone } from "../lock.js"
+import type { Manifest } from "../manifest.js"
+import type { ManifestError } from "./errors.js"
 import type { KnownFiles } from "./jsonFiles.js"
+
+export interface ManifestsOptions {
+  /** the committed files live elsewhere (an S3 export's work folder mirrors only the manifests): a listed file missing here is not a loss */
+  readonly filesElsewhere?: boolean
+  /**
+   * Called inside each commit, once its files are in place, with what the commit added (the
+   * manifest's format, holding only the new files, range and snapshot lists): an S3 export uploads
+   * it there, so the remote lake grows commit by commit. A failure fails the commit's run.
+   */
+  readonly afterCommit?: (added: Manifest) => Effect.Effect<void, ManifestError>
+  /** Brings a committed file that is not here (`path` in `dataset`'s folder of the remote lake) to the local file `to` (withCommittedFiles). */
+  readonly fetchCommitted?: (dataset: string, path: string, to: string) => Effect.Effect<void, ManifestError>
+}
 
 export interface LakeWriter {
   readonly root: string
