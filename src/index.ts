@@ -41,6 +41,8 @@ export { ExportError, runExport, type ExportObserver, type ExportOptions, type E
 export { followExport, type FollowOptions } from "./engine/follow.js"
 export { RollbackError, rollbackLake, type RollbackOptions, type RollbackReport } from "./engine/rollback.js"
 export { layerLake } from "./lake/writer.js"
+/** @deprecated the same layer, named `layerLake` since 0.1 (a writer is a process writing a lake) */
+export { layerLake as layerLakeWriter } from "./lake/writer.js"
 
 // reading the lake
 export {

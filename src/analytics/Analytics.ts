@@ -8,8 +8,8 @@
  * Its parts: the DuckDB and its sandbox (database.ts), the views' SQL (viewSql.ts) and their
  * making (views.ts), and running a query that reads (readOnlyQuery.ts).
  */
-import { existsSync, } from "node:fs"
-import { join, } from "node:path"
+import { existsSync } from "node:fs"
+import { join } from "node:path"
 import { Context, Effect, Layer } from "effect"
 import { IDENTITY_FILE, MANIFEST_FILE } from "../lake/manifest.js"
 import { openAnalyticsDatabase } from "./database.js"

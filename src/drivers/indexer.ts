@@ -6,10 +6,10 @@
  * indexer sent are the indexer's own (IndexerDecodeError, IndexerPagingError: indexer/failures.ts).
  */
 import { Effect, Layer } from "effect"
-import { Source, type SourceService } from "../engine/Source.js"
+import { Source, type ListRef, type SourceService } from "../engine/Source.js"
 import { IndexerClient, type IndexerClientService } from "../indexer/IndexerClient.js"
 import { afterOfKey, keyAfter } from "../indexer/cursors.js"
-import { MAX_PAGE_LIMIT } from "../indexer/endpoints.js"
+import { MAX_PAGE_LIMIT, type KeyStyle } from "../indexer/endpoints.js"
 import { makeBlockTimes } from "./indexer/blockTimes.js"
 import { makeCosmosTxHashes } from "./indexer/cosmosTxHashes.js"
 import { invalidRecord, untrustedPaging } from "./indexer/failures.js"
@@ -17,6 +17,16 @@ import { pageReader } from "./indexer/pages.js"
 import { absentWords, isNotFound, probeWith } from "./indexer/served.js"
 
 export { parseListPage } from "./indexer/pages.js"
+
+/**
+ * How a list's keys read: as it declares, else as its unit says (a height list is paged by height
+ * cursors, a position list by sequence cursors: a caller's own list may leave `keys` out).
+ */
+const keyStyleOf = (list: ListRef): KeyStyle => {
+  if (list.keys) return list.keys
+  const unit = (list as { readonly unit?: string }).unit
+  return unit === "height" ? "height" : unit === "position" ? "sequence" : "offset"
+}
 
 export const makeIndexerSource = (indexer: IndexerClientService): SourceService => {
   const page = pageReader(indexer)
@@ -39,8 +49,8 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
     served: (list) => Effect.map(probe(list, { limit: 1, reverse: false }), (answer) => answer !== "not served"),
     probe,
     absent: absentWords,
-    keyAfter: (list, after) => keyAfter(list.keys ?? "offset", after),
-    afterOfKey: (list, key) => afterOfKey(list.keys ?? "offset", key),
+    keyAfter: (list, after) => keyAfter(keyStyleOf(list), after),
+    afterOfKey: (list, key) => afterOfKey(keyStyleOf(list), key),
     maxPageSize: MAX_PAGE_LIMIT,
     page,
     blockTimes: makeBlockTimes(page),

@@ -29,7 +29,7 @@ import { runShard, type FetchSlots, type ShardSettings } from "./shard.js"
 import { ShardLake, type ShardLakeService } from "./ShardLake.js"
 import { runSnapshot, snapshotInput } from "./snapshot.js"
 import type { SourceStatus } from "./Source.js"
-import { type ShardPool, ShardWorkers, startShardWorkers } from "./workers.js"
+import { RunningShardWorkers, type ShardPool, ShardWorkers, startShardWorkers } from "./workers.js"
 
 /** What a run counts per dataset, and reports as each is done. */
 export const makeTally = (selected: ReadonlyArray<ExportableDataset>, observer: ExportObserver) => {
@@ -100,22 +100,24 @@ export interface RunContext {
 export const shardRunner = (run: RunContext) =>
   Effect.gen(function* () {
     const workers = yield* Effect.serviceOption(ShardWorkers)
-    let pool: ShardPool | undefined
+    const running = yield* Effect.serviceOption(RunningShardWorkers)
+    let pool: ShardPool | undefined = Option.getOrUndefined(running)
     const { settings, tally, lake, fetchSlots } = run
+    const context = { settings, events: tally.events, lake, fetchSlots }
     const served = new Set<unknown>(Option.isSome(workers) ? workers.value.datasets : [])
     const shardRun = (list: AppendList, targets: ReadonlyArray<AppendDataset>, r: Range) =>
       Effect.suspend(() =>
         pool && targets.every((d) => served.has(d))
-          ? pool.run(list, targets, r)
+          ? pool.run(list, targets, r, context)
           : runShard(list, targets, r, settings, tally.events, fetchSlots).pipe(Effect.provideService(ShardLake, lake))
       )
     const count = Option.isSome(workers) ? workers.value.count : 0
     /** runs `work` with the shard workers started (when the run has some) */
     const withWorkers = <A, E, R>(work: Effect.Effect<A, E, R>) =>
-      Option.isSome(workers) && count > 0
+      Option.isSome(workers) && count > 0 && pool === undefined
         ? Effect.scoped(
             Effect.gen(function* () {
-              pool = yield* startShardWorkers(workers.value, { settings, events: tally.events, lake, fetchSlots })
+              pool = yield* startShardWorkers(workers.value, lake)
               return yield* work
             })
           )

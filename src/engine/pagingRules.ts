@@ -63,9 +63,9 @@ export const outsideShard = (unit: "height" | "position", height: number, a: num
 export const wentBack = (height: number, last: number): string | undefined =>
   height < last ? `height ${height} came after height ${last}: the pages overlap or went back` : undefined
 
-/** A record naming another chain than the one /status names is foreign. */
+/** A record naming another chain than the one /status names is foreign (one that names none, where its list says records name one, too). */
 export const foreignChain = (height: number, chainOfRecord: string | undefined, chainId: string): string | undefined =>
-  chainOfRecord !== undefined && chainOfRecord !== chainId
+  chainOfRecord !== chainId
     ? `the record at height ${height} is of chain ${JSON.stringify(chainOfRecord)}, not ${chainId} (the chain /status names)`
     : undefined
 
@@ -124,7 +124,10 @@ export const recordOrder = (
   /** what is wrong with `item` (at height `h`) coming next, or undefined */
   const next = (item: unknown, h: number): string | undefined => {
     // (a block at the height before it is its identity again: recordTwice names it)
-    const misplaced = outsideShard(list.unit, h, a, b) ?? wentBack(h, lastHeight) ?? foreignChain(h, list.chainIdOf?.(item), chainId)
+    const misplaced =
+      outsideShard(list.unit, h, a, b) ??
+      wentBack(h, lastHeight) ??
+      foreignChain(h, list.chainIdOf ? list.chainIdOf(item) : chainId, chainId)
     if (misplaced) return misplaced
     const id = list.identityOf(item)
     if (h > lastHeight) atHeight.clear()

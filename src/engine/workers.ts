@@ -39,8 +39,20 @@ export interface ShardWorkersConfig<C = unknown> {
 export class ShardWorkers extends Context.Tag("chain-lake/ShardWorkers")<ShardWorkers, ShardWorkersConfig>() {}
 
 export interface ShardPool {
-  readonly run: (list: AppendList, targets: ReadonlyArray<AppendDataset>, range: Range) => Effect.Effect<void, WriteFailure>
+  /** runs a shard of `context`'s run (its settings, counts, commits and paging slots) on the least busy worker */
+  readonly run: (
+    list: AppendList,
+    targets: ReadonlyArray<AppendDataset>,
+    range: Range,
+    context: RunContext
+  ) => Effect.Effect<void, WriteFailure>
 }
+
+/**
+ * Workers started once for several runs (a follow's rounds), each run's shards sent to them: where
+ * present, a run uses these rather than starting its own.
+ */
+export class RunningShardWorkers extends Context.Tag("chain-lake/RunningShardWorkers")<RunningShardWorkers, ShardPool>() {}
 
 /** What a shard run in a worker reports to the run: the events and the lake it would have in the run's thread. */
 export interface RunContext {
@@ -78,10 +90,14 @@ const close = (member: Member) =>
   })
 
 /**
- * Starts `config.count` workers, each ready (its layer built) before the first shard is sent; they
- * are terminated when the scope closes. A worker that breaks fails the shards it was running.
+ * Starts `config.count` workers writing into the lake at `lake`, each ready (its layer built)
+ * before the first shard is sent; they are terminated when the scope closes. A worker that breaks
+ * fails the shards it was running, and is sent no other.
  */
-export const startShardWorkers = (config: ShardWorkersConfig, context: RunContext): Effect.Effect<ShardPool, WriteFailure, Scope.Scope> =>
+export const startShardWorkers = (
+  config: ShardWorkersConfig,
+  lake: { readonly root: string; readonly staging: string }
+): Effect.Effect<ShardPool, WriteFailure, Scope.Scope> =>
   Effect.gen(function* () {
     /** each running shard's inbox, by task, and the worker it runs on */
     const inboxes = new Map<number, { readonly inbox: Queue.Queue<FromWorker>; readonly member: Member }>()
@@ -97,7 +113,7 @@ export const startShardWorkers = (config: ShardWorkersConfig, context: RunContex
           Effect.sync(() => {
             const data: ShardWorkerData<unknown> = {
               config: config.config(index),
-              lake: { root: context.lake.root, staging: context.lake.staging }
+              lake: { root: lake.root, staging: lake.staging }
             }
             return listen(new Worker(module, { workerData: data }))
           }),
@@ -134,10 +150,14 @@ export const startShardWorkers = (config: ShardWorkersConfig, context: RunContex
       Array.from({ length: config.count }, (_, i) => start(i)),
       { concurrency: "unbounded" }
     )
-    const gates: Readonly<Record<string, Gate>> = { ...config.gates, slots: context.fetchSlots.withPermits(1) }
-
-    const run = (list: AppendList, targets: ReadonlyArray<AppendDataset>, range: Range): Effect.Effect<void, WriteFailure> =>
+    const run = (
+      list: AppendList,
+      targets: ReadonlyArray<AppendDataset>,
+      range: Range,
+      context: RunContext
+    ): Effect.Effect<void, WriteFailure> =>
       Effect.suspend(() => {
+        const gates: Readonly<Record<string, Gate>> = { ...config.gates, slots: context.fetchSlots.withPermits(1) }
         // the least busy worker of those that still run
         const working = members.filter((m) => m.broken === undefined)
         if (working.length === 0) return Effect.fail(workerFailure(members[0]?.broken ?? "none runs"))

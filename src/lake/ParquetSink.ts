@@ -9,7 +9,7 @@
  * the merge of files (rewrite.ts) and what all of it holds in DuckDB's memory (sinkMemory.ts).
  */
 import { Context, Effect, Layer } from "effect"
-import type { Column, } from "./columns.js"
+import type { Column } from "./columns.js"
 import { rewriteFiles } from "./rewrite.js"
 import { openSinkDatabase, readRows } from "./sinkDatabase.js"
 import { makeStagingBudget } from "./sinkMemory.js"

@@ -49,7 +49,7 @@ export const newWorkDir = (writer: string) =>
 /** The commit log of a dataset on S3: one fragment per commit of a writer (src/lake/commitLog.ts). */
 export const logOf = (dataset: string) => `${dataset}/_log/`
 /** Where a dataset's commit-log checkpoints are kept (src/lake/commitLog.ts). */
-export const manifestsOf = (dataset: string) => `${dataset}/_checkpoint/`
+export const checkpointsOf = (dataset: string) => `${dataset}/_checkpoint/`
 
 /** A dataset's manifest as read from S3, and what the read saw of its commit log. */
 export interface RemoteRead {
@@ -68,14 +68,14 @@ export interface RemoteRead {
 export const remoteManifest = (s3: S3, loc: S3Location, dataset: string): Effect.Effect<RemoteRead, StorageError> =>
   Effect.gen(function* () {
     const where = (rel: string) => `s3://${loc.bucket}/${loc.prefix ? loc.prefix + "/" : ""}${rel}`
-    const newest = (yield* list(s3, loc, manifestsOf(dataset))).at(-1)
+    const newest = (yield* list(s3, loc, checkpointsOf(dataset))).at(-1)
     let manifest: Manifest | undefined
     let covers: string | undefined
     if (newest !== undefined) {
-      const text = yield* download(s3, loc, manifestsOf(dataset) + newest)
+      const text = yield* download(s3, loc, checkpointsOf(dataset) + newest)
       // a checkpoint deleted since the listing was superseded by a newer one: read again
       if (text === undefined) return yield* remoteManifest(s3, loc, dataset)
-      const checkpoint = yield* decoded(LogCheckpoint, where(manifestsOf(dataset) + newest), text)
+      const checkpoint = yield* decoded(LogCheckpoint, where(checkpointsOf(dataset) + newest), text)
       manifest = checkpoint.manifest
       covers = checkpoint.covers
     } else {
@@ -105,7 +105,7 @@ export const CHECKPOINT_AFTER = 50
 export const CHECKPOINT_SETTLE_MS = 60 * 60_000
 
 /**
- * Manifests a dataset's commit log when `read` saw at least `after` fragments past the newest
+ * Checkpoints a dataset's commit log when `read` saw at least `after` fragments past the newest
  * checkpoint: the manifest they merge to goes to `_checkpoint/<last fragment>`, so later reads
  * start there. Then the fragments (and older checkpoints) covered by a checkpoint that has stood
  * `settleMs` are deleted. Any writer may do it: two checkpoints of the same log agree.
@@ -121,16 +121,18 @@ export const checkpointLog = (
     const last = read.fragments.at(-1)
     if (read.manifest === undefined || last === undefined || read.fragments.length < (options.after ?? CHECKPOINT_AFTER)) return false
     const checkpoint: LogCheckpoint = { format_version: 1, covers: last, manifest: read.manifest }
-    yield* put(s3, loc, manifestsOf(dataset) + checkpointName(last), JSON.stringify(checkpoint))
+    yield* put(s3, loc, checkpointsOf(dataset) + checkpointName(last), JSON.stringify(checkpoint))
     const settleMs = options.settleMs ?? CHECKPOINT_SETTLE_MS
-    const settled = (yield* listEntries(s3, loc, manifestsOf(dataset))).filter((c) => Date.now() - c.modified.getTime() >= settleMs).at(-1)
+    const settled = (yield* listEntries(s3, loc, checkpointsOf(dataset)))
+      .filter((c) => Date.now() - c.modified.getTime() >= settleMs)
+      .at(-1)
     if (settled === undefined) return true
     for (const name of yield* list(s3, loc, logOf(dataset))) {
       if (name > settled.name) break
       yield* remove(s3, loc, logOf(dataset) + name)
     }
-    for (const name of yield* list(s3, loc, manifestsOf(dataset)))
-      if (name < settled.name) yield* remove(s3, loc, manifestsOf(dataset) + name)
+    for (const name of yield* list(s3, loc, checkpointsOf(dataset)))
+      if (name < settled.name) yield* remove(s3, loc, checkpointsOf(dataset) + name)
     return true
   })
 

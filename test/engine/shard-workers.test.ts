@@ -7,15 +7,16 @@
 import { spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import { Effect, Either, Layer } from "effect"
+import { Duration, Effect, Either, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { indexerLayer, shardWorkerModule, type ShardWorkerConfig } from "../../src/cli/layers.js"
 import { DATASETS as REGISTRY } from "../../src/datasets/index.js"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
 import { runExport } from "../../src/engine/export.js"
+import { followExport } from "../../src/engine/follow.js"
 import { ShardWorkers } from "../../src/engine/workers.js"
 import { columnsOf, defineAppend } from "../../src/engine/Dataset.js"
-import { blocksList } from "../../src/datasets/lists.js"
+import { txsList } from "../../src/datasets/lists.js"
 import { heightBucket } from "../../src/lake/layout.js"
 import { plainServiceUrl } from "../../src/http/serviceUrl.js"
 import { layerRequestLimiter } from "../../src/http/RequestLimiter.js"
@@ -84,15 +85,16 @@ describe("shard workers", () => {
     expect(result.right.datasets.find((d) => d.dataset === "txs")?.rows).toBe(lake.get("txs")!.rows.length)
   })
 
-  it("a library caller's own dataset, which the workers' registry lacks, runs in the run's thread; registry datasets still go to the workers", async () => {
+  it("a library caller's own dataset, which the workers' registry lacks, runs in the run's thread (its list need not name its key style); registry datasets still go to the workers", async () => {
     const out = tmp()
-    const col = columnsOf<{ height: string; hash: string }>()
+    const col = columnsOf<{ height: string; txhash: string }>()
     const mine = defineAppend({
-      name: "my_block_hashes",
-      description: "a caller's own dataset over the block list",
-      list: blocksList,
-      columns: [col("height", "BIGINT", "height", (b) => b.height), col("hash", "VARCHAR", "hash", (b) => b.hash)],
-      key: ["height"],
+      name: "my_tx_hashes",
+      description: "a caller's own dataset over the txs list, read apart from txs",
+      // no `keys`: a position list is paged by sequence cursors all the same
+      list: { ...txsList, id: "my-txs", keys: undefined },
+      columns: [col("height", "BIGINT", "height", (t) => t.height), col("tx_hash", "VARCHAR", "hash", (t) => t.txhash)],
+      key: ["tx_hash"],
       sortKey: ["height"],
       partition: heightBucket("height")
     })
@@ -118,17 +120,60 @@ describe("shard workers", () => {
     )
     const txs = REGISTRY.find((d) => d.name === "txs")!
     const report = await Effect.runPromise(runExport([mine, txs], { pageSize: 50, concurrency: 2 }).pipe(Effect.provide(layer)))
+    const expected = new Map(expectedLake(devnet.chain, 10_000).map((d) => [d.name, d])).get("txs")!
     expect(report.datasets.map((d) => [d.dataset, d.rows])).toEqual([
-      ["my_block_hashes", 400],
-      ["txs", expect.any(Number)]
+      ["my_tx_hashes", expected.rows.length],
+      ["txs", expected.rows.length]
     ])
-    const [row] = await queryLake(
-      `SELECT count(DISTINCT height) AS n, min(height) AS lo, max(height) AS hi FROM ${scan(out, "my_block_hashes")}`
-    )
-    expect([Number(row.n), Number(row.lo), Number(row.hi)]).toEqual([400, 1, 400])
-    await expectDatasetMatches(out, new Map(expectedLake(devnet.chain, 10_000).map((d) => [d.name, d])).get("txs")!)
-    // txs' pages went through the workers' gate; the caller's blocks were read in the run's thread
+    const [row] = await queryLake(`SELECT count(*) AS n, count(DISTINCT tx_hash) AS d FROM ${scan(out, "my_tx_hashes")}`)
+    expect([Number(row.n), Number(row.d)]).toEqual([expected.rows.length, expected.rows.length])
+    await expectDatasetMatches(out, expected)
+    // txs' pages went through the workers' gate; the caller's list was read in the run's thread
     expect(passes).toBeGreaterThan(0)
+  })
+
+  it("a follow starts its workers once, not at every round, and its rounds commit every block once", async () => {
+    const growing = await startDevnet({ seed: 5, blocks: 40, blockTimeMs: 40 })
+    const out = tmp()
+    try {
+      let starts = 0
+      let rounds = 0
+      const limiter = layerRequestLimiter({ concurrency: 4, rps: 0 })
+      const config = (): ShardWorkerConfig => ({
+        endpoint: plainServiceUrl(growing.indexerUrl),
+        retry: FAST_RETRY,
+        out,
+        memoryLimitBytes: 512 * 1024 * 1024
+      })
+      const workers = Layer.succeed(ShardWorkers, {
+        count: 1,
+        module: () => (starts++, shardWorkerModule()),
+        config,
+        gates: { requests: (effect) => effect },
+        datasets: REGISTRY
+      })
+      const layer = Layer.mergeAll(
+        layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(growing.indexerUrl, limiter, FAST_RETRY))),
+        layerLake(out),
+        workers
+      )
+      const target = growing.tip() + 40
+      await Effect.runPromise(
+        followExport(
+          REGISTRY,
+          { datasets: ["blocks", "txs"], pageSize: 50 },
+          { poll: Duration.millis(50), untilHeight: target, compactAfter: 0, onRound: () => void rounds++ }
+        ).pipe(Effect.provide(layer))
+      )
+      expect(rounds).toBeGreaterThan(1)
+      expect(starts).toBe(1)
+      const [row] = await queryLake(
+        `SELECT count(*) AS n, count(DISTINCT height) AS d, min(height) AS lo, max(height) AS hi FROM ${scan(out, "blocks")}`
+      )
+      expect([row.n, row.d, row.lo, row.hi].map(Number)).toEqual([target, target, 1, target])
+    } finally {
+      await growing.stop()
+    }
   })
 
   it("a worker that breaks as it starts fails the run with its first line, instead of waiting for it", async () => {
