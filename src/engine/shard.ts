@@ -6,12 +6,13 @@
  * much work at most, not a shard's. Nothing of a shard is visible before a commit.
  */
 import { appendFile } from "node:fs/promises"
-import { join } from "node:path"
+import { dirname } from "node:path"
 import { Effect, Stream } from "effect"
 import type { ManifestError, CommittedFile } from "../lake/Manifests.js"
 import { ParquetSink, type SinkError } from "../lake/ParquetSink.js"
 import { subtract, type Range } from "../lake/RangeSet.js"
 import { makeFolder } from "../lake/files.js"
+import { quarantineFile } from "../lake/layout.js"
 import { redactedJson } from "../secrets/redact.js"
 import type { AppendDataset, AppendList } from "./Dataset.js"
 import { MissingBlockTime, pageContextOf } from "./pageContext.js"
@@ -53,8 +54,8 @@ export interface ShardEvents {
 /** Appends an invalid record to OUT/_quarantine/<list id>.ndjson with where it was and what is wrong. */
 const quarantine = (root: string, list: AppendList, err: InvalidRecordFailure, record: unknown) =>
   Effect.promise(async () => {
-    const dir = join(root, "_quarantine")
-    await makeFolder(dir)
+    const file = quarantineFile(root, list.id)
+    await makeFolder(dirname(file))
     const entry = { endpoint: err.endpoint, key: err.key, path: err.path, message: err.message }
     let line: string
     try {
@@ -69,7 +70,7 @@ const quarantine = (root: string, list: AppendList, err: InvalidRecordFailure, r
           : null
       line = redactedJson({ ...entry, record: top, record_omitted: "its nested values: too deep to store" })
     }
-    await appendFile(join(dir, `${list.id}.ndjson`), line + "\n")
+    await appendFile(file, line + "\n")
   })
 
 /**

@@ -154,3 +154,6 @@ export const compactionIntentsFolder = (dataset: string) => `.chain-lake/compact
 
 /** The intent of `writer`'s compaction of `dataset` on S3: the merged paths it is about to upload. */
 export const compactionIntentFile = (dataset: string, writer: string) => `${compactionIntentsFolder(dataset)}${writer}.json`
+
+/** Where the invalid records of a list's run are kept (with where each was and what is wrong): `_quarantine/<list id>.ndjson`, beside the datasets. */
+export const quarantineFile = (root: string, listId: string) => join(root, "_quarantine", `${listId}.ndjson`)
