@@ -142,15 +142,14 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
       // shards run here, or in the run's shard workers (each commit made here either way)
       lake: yield* shardLakeOf(tally.events.committed)
     }
-    const shards = yield* shardRunner(run)
-    const tasks = yield* appendTasks(ranges, run, shards.run)
+    const tasks = yield* appendTasks(ranges, run, yield* shardRunner(run))
     const snapshots = yield* snapshotTasks(live, status, run)
     for (const d of selected) {
       const plan = tally.plans.get(d.name)
       if (plan) options.observer?.planned?.(d.name, plan)
     }
     if (options.dryRun) for (const d of live) tally.results.set(d.name, { dataset: d.name, rows: 0, files: 0, bytes: 0, quarantined: 0 })
-    else yield* runTasks([...tasks, ...snapshots.now], snapshots.after, run, shards, guard, budget)
+    else yield* runTasks([...tasks, ...snapshots.now], snapshots.after, run, guard, budget)
     return {
       startedAt,
       finishedAt: new Date().toISOString(),

@@ -29,7 +29,7 @@ import { runShard, type FetchSlots, type ShardSettings } from "./shard.js"
 import { ShardLake, type ShardLakeService } from "./ShardLake.js"
 import { runSnapshot, snapshotInput } from "./snapshot.js"
 import type { SourceStatus } from "./Source.js"
-import { RunningShardWorkers, type ShardPool, ShardWorkers, startShardWorkers } from "./workers.js"
+import { RunningShardWorkers, type ShardContext, ShardWorkers, withShardWorkers } from "./workers.js"
 
 /** What a run counts per dataset, and reports as each is done. */
 export const makeTally = (selected: ReadonlyArray<ExportableDataset>, observer: ExportObserver) => {
@@ -96,33 +96,22 @@ export interface RunContext {
   readonly lake: ShardLakeService
 }
 
-/** How a shard runs: here, or (once `start`ed, for the time the tasks run) in the run's shard workers. */
+/**
+ * How a shard runs: in the run's shard workers where they are running (withShardWorkers, in
+ * runTasks) and serve all of its datasets, else here.
+ */
 export const shardRunner = (run: RunContext) =>
   Effect.gen(function* () {
     const workers = yield* Effect.serviceOption(ShardWorkers)
-    const running = yield* Effect.serviceOption(RunningShardWorkers)
-    let pool: ShardPool | undefined = Option.getOrUndefined(running)
     const { settings, tally, lake, fetchSlots } = run
-    const context = { settings, events: tally.events, lake, fetchSlots }
+    const context: ShardContext = { settings, events: tally.events, lake, fetchSlots }
     const served = new Set<unknown>(Option.isSome(workers) ? workers.value.datasets : [])
-    const shardRun = (list: AppendList, targets: ReadonlyArray<AppendDataset>, r: Range) =>
-      Effect.suspend(() =>
-        pool && targets.every((d) => served.has(d))
-          ? pool.run(list, targets, r, context)
+    return (list: AppendList, targets: ReadonlyArray<AppendDataset>, r: Range) =>
+      Effect.flatMap(Effect.serviceOption(RunningShardWorkers), (pool) =>
+        Option.isSome(pool) && targets.every((d) => served.has(d))
+          ? pool.value.run(list, targets, r, context)
           : runShard(list, targets, r, settings, tally.events, fetchSlots).pipe(Effect.provideService(ShardLake, lake))
       )
-    const count = Option.isSome(workers) ? workers.value.count : 0
-    /** runs `work` with the shard workers started (when the run has some) */
-    const withWorkers = <A, E, R>(work: Effect.Effect<A, E, R>) =>
-      Option.isSome(workers) && count > 0 && pool === undefined
-        ? Effect.scoped(
-            Effect.gen(function* () {
-              pool = yield* startShardWorkers(workers.value, lake)
-              return yield* work
-            })
-          )
-        : work
-    return { run: shardRun, withWorkers }
   })
 
 /** The shards of each list's range its datasets have not committed, as tasks; each dataset's plan. */
@@ -254,7 +243,6 @@ export const runTasks = (
   tasks: ReadonlyArray<Task>,
   after: ReadonlyArray<Task>,
   run: RunContext,
-  shards: Effect.Effect.Success<ReturnType<typeof shardRunner>>,
   guard: Context.Tag.Service<typeof HistoryGuard> | undefined,
   budget: Context.Tag.Service<typeof PageBudget>
 ) =>
@@ -274,5 +262,6 @@ export const runTasks = (
       // Stryker disable next-line ObjectLiteral,BooleanLiteral: whether forEach keeps the tasks' void results, nothing reads them
       yield* checked(Effect.forEach(after, (t) => t.run, { concurrency: run.concurrency, discard: true }))
     })
-    yield* tasks.some((t) => t.size !== Infinity) ? shards.withWorkers(work) : work
+    // (snapshots run in this thread: workers start only for a run with shards)
+    yield* tasks.some((t) => t.size !== Infinity) ? withShardWorkers(work, run.lake) : work
   })

@@ -7,13 +7,13 @@
  * after which a partition holds `compactAfter` small files compacts it (lake/compaction.ts), and a
  * run that reaches its height compacts what is left: the lake stays a handful of files per partition.
  */
-import { type Duration, Effect, Option } from "effect"
+import { type Duration, Effect } from "effect"
 import { compactLake, DEFAULT_COMPACTION, type CompactOptions, type DatasetCompaction } from "../lake/compaction.js"
 import type { Dataset } from "./Dataset.js"
 import { ExportError, runExport, type ExportOptions, type ExportReport } from "./export.js"
 import { Manifests } from "../lake/Manifests.js"
 import { Source } from "./Source.js"
-import { RunningShardWorkers, ShardWorkers, startShardWorkers } from "./workers.js"
+import { withShardWorkers } from "./workers.js"
 
 export interface FollowOptions {
   readonly poll: Duration.Duration
@@ -42,16 +42,7 @@ export const followDefaults = (catalog: ReadonlyArray<Dataset>) => catalog.filte
  * started once, not at every round.
  */
 export const followExport = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, follow: FollowOptions) =>
-  Effect.gen(function* () {
-    const workers = yield* Effect.serviceOption(ShardWorkers)
-    if (Option.isNone(workers) || workers.value.count === 0) return yield* followRounds(catalog, options, follow)
-    const manifests = yield* Manifests
-    return yield* Effect.scoped(
-      Effect.flatMap(startShardWorkers(workers.value, { root: manifests.root, staging: manifests.staging }), (pool) =>
-        Effect.provideService(followRounds(catalog, options, follow), RunningShardWorkers, pool)
-      )
-    )
-  })
+  Effect.flatMap(Manifests, (manifests) => withShardWorkers(followRounds(catalog, options, follow), manifests))
 
 const followRounds = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, follow: FollowOptions) =>
   Effect.gen(function* () {

@@ -8,7 +8,7 @@
  * engine knows no API and no dataset of its own here either.
  */
 import { Worker } from "node:worker_threads"
-import { Cause, Context, Deferred, Effect, Exit, FiberId, Queue, type Scope } from "effect"
+import { Cause, Context, Deferred, Effect, Exit, FiberId, Option, Queue, type Scope } from "effect"
 import type { Range } from "../lake/RangeSet.js"
 import type { AppendDataset, AppendList, Dataset } from "./Dataset.js"
 import type { FetchSlots, ShardEvents, ShardSettings, WriteFailure } from "./shard.js"
@@ -44,7 +44,7 @@ export interface ShardPool {
     list: AppendList,
     targets: ReadonlyArray<AppendDataset>,
     range: Range,
-    context: RunContext
+    context: ShardContext
   ) => Effect.Effect<void, WriteFailure>
 }
 
@@ -54,8 +54,8 @@ export interface ShardPool {
  */
 export class RunningShardWorkers extends Context.Tag("chain-lake/RunningShardWorkers")<RunningShardWorkers, ShardPool>() {}
 
-/** What a shard run in a worker reports to the run: the events and the lake it would have in the run's thread. */
-export interface RunContext {
+/** What a shard of a run reports to and commits into: its settings, the run's counts, its lake and paging slots (as runShard takes them in the run's thread). */
+export interface ShardContext {
   readonly settings: ShardSettings
   readonly events: ShardEvents
   readonly lake: ShardLakeService
@@ -154,7 +154,7 @@ export const startShardWorkers = (
       list: AppendList,
       targets: ReadonlyArray<AppendDataset>,
       range: Range,
-      context: RunContext
+      context: ShardContext
     ): Effect.Effect<void, WriteFailure> =>
       Effect.suspend(() => {
         const gates: Readonly<Record<string, Gate>> = { ...config.gates, slots: context.fetchSlots.withPermits(1) }
@@ -180,6 +180,24 @@ export const startShardWorkers = (
     return { run }
   })
 
+/**
+ * Runs `effect` with the run's shard workers started for its time (RunningShardWorkers), where the
+ * run has some (ShardWorkers, count above 0) and none are running for it already (a follow's).
+ */
+export const withShardWorkers = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  lake: { readonly root: string; readonly staging: string }
+): Effect.Effect<A, E | WriteFailure, R> =>
+  Effect.gen(function* () {
+    const workers = yield* Effect.serviceOption(ShardWorkers)
+    const running = yield* Effect.serviceOption(RunningShardWorkers)
+    if (Option.isSome(running)) return yield* Effect.provideService(effect, RunningShardWorkers, running.value)
+    if (Option.isNone(workers) || workers.value.count === 0) return yield* effect
+    return yield* Effect.scoped(
+      Effect.flatMap(startShardWorkers(workers.value, lake), (pool) => Effect.provideService(effect, RunningShardWorkers, pool))
+    )
+  })
+
 const workerFailure = (message: string) => new RemoteFailure({ _tag: "ShardWorkerError", message: `a shard worker failed: ${message}` })
 
 /**
@@ -193,7 +211,7 @@ const shardServer = (
   inbox: Queue.Queue<FromWorker>,
   send: (m: ToWorker) => void,
   list: AppendList,
-  context: RunContext,
+  context: ShardContext,
   gates: Readonly<Record<string, Gate>>
 ): Effect.Effect<void, WriteFailure> => {
   /** the gate passes held, each by a fiber of this shard's that waits for the worker's leave (or the shard's end) */

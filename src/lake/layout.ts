@@ -65,7 +65,7 @@ export const scratchFolderOf = (root: string, writer: string) => join(root, SCRA
 /** The folder where the retired files of `dataset` wait, each under its path in the dataset folder (retiredPath). */
 export const retiredFolder = (root: string, dataset: string) => join(root, RETIRED, dataset)
 /** Where the retired file `path` of `dataset` is kept until it is deleted. */
-export const retiredPath = (root: string, dataset: string, path: string) => join(root, RETIRED, dataset, `${path}.retired`)
+export const retiredPath = (root: string, dataset: string, path: string) => join(root, RETIRED, dataset, retiredName(path))
 
 /** Folders of `width` heights (the width is an export option), by the row's height column. */
 export interface HeightBucketPartitioning {
@@ -147,10 +147,10 @@ export const retiredFile = (dataset: string, path: string) => `${retiredPrefix(d
 export const retiredName = (path: string) => `${path}.retired`
 
 /** The S3 key prefix of `dataset`'s retired files, with its final slash (a listing's prefix). */
-export const retiredPrefix = (dataset: string) => `.chain-lake/retired/${dataset}/`
+export const retiredPrefix = (dataset: string) => `${WORK}/retired/${dataset}/`
 
 /** The folder of the intents of compactions of `dataset` on S3 (one per compacting writer), with its final slash. */
-export const compactionIntentsFolder = (dataset: string) => `.chain-lake/compacting/${dataset}/`
+export const compactionIntentsFolder = (dataset: string) => `${WORK}/compacting/${dataset}/`
 
 /** The intent of `writer`'s compaction of `dataset` on S3: the merged paths it is about to upload. */
 export const compactionIntentFile = (dataset: string, writer: string) => `${compactionIntentsFolder(dataset)}${writer}.json`
