@@ -14,7 +14,7 @@ import { DATASETS as REGISTRY } from "../../src/datasets/index.js"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
 import { runExport } from "../../src/engine/export.js"
 import { followExport } from "../../src/engine/follow.js"
-import { ShardWorkers } from "../../src/engine/workers.js"
+import { type Gate, ShardWorkers } from "../../src/engine/workers.js"
 import { columnsOf, defineAppend } from "../../src/engine/Dataset.js"
 import { txsList } from "../../src/datasets/lists.js"
 import { heightBucket } from "../../src/lake/layout.js"
@@ -43,35 +43,43 @@ afterAll(async () => {
   removeTmpDirs()
 })
 
+/**
+ * An export's layer over the indexer at `url` into `out`, with `workers`: shard workers that run
+ * the CLI's worker module (unless `module` says otherwise) against the same indexer, each with a
+ * 512MB share, passing every request through `requests`.
+ */
+const workerLayer = (
+  url: string,
+  out: string,
+  workers: { readonly count: number; readonly requests?: Gate; readonly module?: () => URL; readonly config?: () => unknown }
+) => {
+  const limiter = layerRequestLimiter({ concurrency: 4, rps: 0 })
+  const config = (): ShardWorkerConfig => ({ endpoint: plainServiceUrl(url), retry: FAST_RETRY, out, memoryLimitBytes: 512 * 1024 * 1024 })
+  return Layer.mergeAll(
+    layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(url, limiter, FAST_RETRY))),
+    layerLake(out),
+    Layer.succeed(ShardWorkers, {
+      count: workers.count,
+      module: workers.module ?? shardWorkerModule,
+      config: workers.config ?? config,
+      gates: { requests: workers.requests ?? ((effect) => effect) },
+      datasets: REGISTRY
+    })
+  )
+}
+
 describe("shard workers", () => {
   it("two workers write every value of every append dataset as the chain has it, each of their requests through the run's request gate", async () => {
     const out = tmp()
     let passes = 0
-    const limiter = layerRequestLimiter({ concurrency: 4, rps: 0 })
-    const config = (): ShardWorkerConfig => ({
-      endpoint: plainServiceUrl(devnet.indexerUrl),
-      retry: FAST_RETRY,
-      out,
-      memoryLimitBytes: 512 * 1024 * 1024
-    })
-    const workers = Layer.succeed(ShardWorkers, {
+    const layer = workerLayer(devnet.indexerUrl, out, {
       count: 2,
-      module: shardWorkerModule,
-      config,
-      gates: {
-        requests: (effect) =>
-          Effect.suspend(() => {
-            passes++
-            return effect
-          })
-      },
-      datasets: REGISTRY
+      requests: (effect) =>
+        Effect.suspend(() => {
+          passes++
+          return effect
+        })
     })
-    const layer = Layer.mergeAll(
-      layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(devnet.indexerUrl, limiter, FAST_RETRY))),
-      layerLake(out),
-      workers
-    )
     const datasets = REGISTRY.filter((d) => APPEND.includes(d.name))
     const result = await Effect.runPromise(
       Effect.either(runExport(datasets, { pageSize: 25, concurrency: 4, bucketWidth: 100, flushBytes: 24_000 })).pipe(Effect.provide(layer))
@@ -99,25 +107,7 @@ describe("shard workers", () => {
       partition: heightBucket("height")
     })
     let passes = 0
-    const limiter = layerRequestLimiter({ concurrency: 4, rps: 0 })
-    const config = (): ShardWorkerConfig => ({
-      endpoint: plainServiceUrl(devnet.indexerUrl),
-      retry: FAST_RETRY,
-      out,
-      memoryLimitBytes: 512 * 1024 * 1024
-    })
-    const workers = Layer.succeed(ShardWorkers, {
-      count: 1,
-      module: shardWorkerModule,
-      config,
-      gates: { requests: (effect) => Effect.suspend(() => (passes++, effect)) },
-      datasets: REGISTRY
-    })
-    const layer = Layer.mergeAll(
-      layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(devnet.indexerUrl, limiter, FAST_RETRY))),
-      layerLake(out),
-      workers
-    )
+    const layer = workerLayer(devnet.indexerUrl, out, { count: 1, requests: (effect) => Effect.suspend(() => (passes++, effect)) })
     const txs = REGISTRY.find((d) => d.name === "txs")!
     const report = await Effect.runPromise(runExport([mine, txs], { pageSize: 50, concurrency: 2 }).pipe(Effect.provide(layer)))
     const expected = new Map(expectedLake(devnet.chain, 10_000).map((d) => [d.name, d])).get("txs")!
@@ -138,25 +128,7 @@ describe("shard workers", () => {
     try {
       let starts = 0
       let rounds = 0
-      const limiter = layerRequestLimiter({ concurrency: 4, rps: 0 })
-      const config = (): ShardWorkerConfig => ({
-        endpoint: plainServiceUrl(growing.indexerUrl),
-        retry: FAST_RETRY,
-        out,
-        memoryLimitBytes: 512 * 1024 * 1024
-      })
-      const workers = Layer.succeed(ShardWorkers, {
-        count: 1,
-        module: () => (starts++, shardWorkerModule()),
-        config,
-        gates: { requests: (effect) => effect },
-        datasets: REGISTRY
-      })
-      const layer = Layer.mergeAll(
-        layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(growing.indexerUrl, limiter, FAST_RETRY))),
-        layerLake(out),
-        workers
-      )
+      const layer = workerLayer(growing.indexerUrl, out, { count: 1, module: () => (starts++, shardWorkerModule()) })
       const target = growing.tip() + 40
       await Effect.runPromise(
         followExport(
@@ -178,19 +150,11 @@ describe("shard workers", () => {
 
   it("a worker that breaks as it starts fails the run with its first line, instead of waiting for it", async () => {
     const out = tmp()
-    const limiter = layerRequestLimiter({ concurrency: 4, rps: 0 })
-    const workers = Layer.succeed(ShardWorkers, {
+    const layer = workerLayer(devnet.indexerUrl, out, {
       count: 2,
       module: () => new URL(`data:text/javascript,${encodeURIComponent('throw new Error("no DuckDB here\\nsecond line")')}`),
-      config: () => ({}),
-      gates: {},
-      datasets: REGISTRY
+      config: () => ({})
     })
-    const layer = Layer.mergeAll(
-      layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(devnet.indexerUrl, limiter, FAST_RETRY))),
-      layerLake(out),
-      workers
-    )
     const result = await Effect.runPromise(
       Effect.either(runExport(REGISTRY.filter((d) => d.name === "blocks"))).pipe(Effect.provide(layer), Effect.timeout("30 seconds"))
     )
