@@ -129,7 +129,6 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
     const guard = anchor ? yield* historyGuard(anchor, (yield* Manifests).root) : undefined
     const groups = new Map<string, Array<AppendDataset>>()
     for (const d of live) if (d.kind === "append") groups.set(d.list.id, [...(groups.get(d.list.id) ?? []), d])
-    tally.groups = groups
     const ranges = yield* searchRanges([...groups.values()], answers, status, options, concurrency)
 
     const run: RunContext = {

@@ -9,7 +9,7 @@ import { HttpTransport } from "../http/transport.js"
 import { RequestLimiter } from "../http/RequestLimiter.js"
 import { DEFAULT_RETRY, type RetryPolicy } from "../http/retry.js"
 import { IndexerRequestError, type IndexerError } from "./errors.js"
-import { INDEXER as E, MAX_PAGE_LIMIT, type GetEndpoint, type ListEndpoint, type PathOf } from "./endpoints.js"
+import { INDEXER as E, type GetEndpoint, type ListEndpoint, type PathOf } from "./endpoints.js"
 import {
   buildUrl,
   getDecoded,
@@ -36,8 +36,6 @@ export interface IndexerClientConfig {
   readonly baseUrl: string
   readonly retry?: RetryPolicy
 }
-
-export { MAX_PAGE_LIMIT }
 
 /** What a path may hold unescaped (RFC 3986 pchar, less "%"). */
 const PATH_SAFE = /^[A-Za-z0-9\-._~!$&'()*+,;=:@]+$/
