@@ -42,6 +42,7 @@ export const MUTATION_GROUPS = {
       "src/lake/sinkMemory.ts",
       "src/lake/sql.ts",
       "src/lake/Manifests.ts",
+      "src/lake/manifests/*.ts",
       "src/lake/lock.ts",
       "src/lake/manifest.ts",
       "src/lake/commitLog.ts",
@@ -67,15 +68,22 @@ export const MUTATION_GROUPS = {
   engine: {
     mutate: [
       "src/engine/export.ts",
+      "src/engine/exportTasks.ts",
+      "src/engine/probe.ts",
+      "src/engine/pagingRules.ts",
       "src/engine/plan.ts",
       "src/engine/positions.ts",
       "src/engine/pager.ts",
       "src/engine/shard.ts",
+      "src/engine/shardFiles.ts",
+      "src/engine/pageContext.ts",
       "src/engine/snapshot.ts",
       "src/engine/pageDecode.ts",
       "src/engine/commit.ts",
       "src/engine/identity.ts",
       "src/drivers/indexer.ts",
+      "src/drivers/indexer/*.ts",
+      "src/indexer/cursors.ts",
       "src/indexer/envelope.ts"
     ],
     tests: [
