@@ -27,10 +27,18 @@ export interface ViewOptions {
 /** A file listed when the views were made is gone (a compaction's swap): the views are made again (afresh, below). */
 const vanished = (e: { readonly message: string }) => /No files found that match the pattern|No such file or directory/.test(e.message)
 
+/**
+ * What a query may meet while a compaction swaps files: a listed file gone, or the catalog's guard
+ * (viewSql.ts) seeing the swap halfway, its merged file listed and staged but not yet in place,
+ * each looked at a moment apart. Both pass once the swap is done; a manifest whose files an export
+ * stopped halfway left staged still fails after every try.
+ */
+const meetsSwap = (e: { readonly message: string }) => vanished(e) || /files its _manifest\.json lists are not in place/.test(e.message)
+
 /*
  * The views list the files committed when they were made; a compaction may replace some of them
  * later (moving them out of the folder): a query that then finds a listed file gone makes the
- * views again from the manifests and runs again, so it reads the old files or the new ones
+ * views again from the manifests and runs again (meetsSwap), so it reads the old files or the new ones
  * (a compaction of many datasets may swap several times while the views are made: 10 tries).
  */
 const afresh = <A, E extends { readonly message: string }>(
@@ -40,7 +48,7 @@ const afresh = <A, E extends { readonly message: string }>(
 ): Effect.Effect<A, E> =>
   Effect.catchIf(
     run,
-    (e) => attempts > 1 && vanished(e),
+    (e) => attempts > 1 && meetsSwap(e),
     () => Effect.zipRight(remake, afresh(run, remake, attempts - 1))
   )
 
