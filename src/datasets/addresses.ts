@@ -79,21 +79,43 @@ export const bech32Of = (prefix: string, bytes: Uint8Array): string => {
 
 const HEX = /^0x([0-9a-fA-F]{40}|[0-9a-fA-F]{64})$/
 
+/** How many spellings each conversion below remembers (a few hundred kB at most). */
+export const REMEMBERED = 4096
+
+/**
+ * `f` remembering its answers for the last REMEMBERED arguments, oldest forgotten first: a page's
+ * accounts repeat (a sender in its tx, its messages and events; the same contracts block after
+ * block), and a bech32 checksum costs more than the row's other columns together.
+ */
+const remembered = (f: (text: string) => string | null): ((text: string) => string | null) => {
+  const answers = new Map<string, string | null>()
+  return (text) => {
+    const known = answers.get(text)
+    if (known !== undefined) return known
+    const answer = f(text)
+    if (answers.size >= REMEMBERED) answers.delete(answers.keys().next().value!)
+    answers.set(text, answer)
+    return answer
+  }
+}
+
+const canonicalOf = remembered((address) => {
+  if (HEX.test(address)) return address.toLowerCase()
+  const decoded = bech32Bytes(address)
+  return decoded ? "0x" + Buffer.from(decoded.bytes).toString("hex") : null
+})
+
+const bech32OfHex = remembered((hex) => (HEX.test(hex) ? bech32Of(ACCOUNT_PREFIX, Buffer.from(hex.slice(2), "hex")) : null))
+
 /**
  * The canonical form of an account, `0x` + lowercase hex of its bytes, from either side's
  * spelling (a bech32 account of any length, or 0x-hex of 20 or 32 bytes, any case); null for
  * anything else (a module name, an empty string).
  */
-export const canonicalAddress = (address: string | null | undefined): string | null => {
-  if (!address) return null
-  if (HEX.test(address)) return address.toLowerCase()
-  const decoded = bech32Bytes(address)
-  return decoded ? "0x" + Buffer.from(decoded.bytes).toString("hex") : null
-}
+export const canonicalAddress = (address: string | null | undefined): string | null => (address ? canonicalOf(address) : null)
 
 /** The chain's bech32 spelling of a canonical (or any 0x-hex) address; null when it is not one. */
-export const accountBech32 = (hex: string | null): string | null =>
-  hex && HEX.test(hex) ? bech32Of(ACCOUNT_PREFIX, Buffer.from(hex.slice(2), "hex")) : null
+export const accountBech32 = (hex: string | null): string | null => (hex ? bech32OfHex(hex) : null)
 
 /** The account in the last 20 bytes of a 32-byte log topic (an indexed `address`), canonical. */
 export const topicAddress = (topic: string): string | null =>

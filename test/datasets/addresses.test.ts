@@ -5,7 +5,7 @@
  * code under test.
  */
 import { describe, expect, it } from "vitest"
-import { accountBech32, bech32Bytes, bech32Of, canonicalAddress, topicAddress } from "../../src/datasets/addresses.js"
+import { accountBech32, bech32Bytes, bech32Of, canonicalAddress, REMEMBERED, topicAddress } from "../../src/datasets/addresses.js"
 import { bech32Encode, hexToBytes } from "../../src/devnet/encoding.js"
 
 /** A bech32 string of arbitrary 5-bit words (BIP-173's checksum), so that bad paddings can be written. */
@@ -168,5 +168,21 @@ describe("accountBech32 and topicAddress", () => {
       "0x" + "0".repeat(64) + "\n"
     ])
       expect(topicAddress(bad), bad).toBeNull()
+  })
+})
+
+describe("remembered conversions", () => {
+  it("answer as the first time past the REMEMBERED last arguments, and again for those forgotten, a refused spelling too", () => {
+    const hexOf = (i: number) => "0x" + i.toString(16).padStart(40, "0")
+    const count = REMEMBERED + 50
+    const spellings = Array.from({ length: count }, (_, i) => bech32Encode("init", hexToBytes(hexOf(i).slice(2))))
+    for (let round = 0; round < 2; round++)
+      for (let i = 0; i < count; i += round === 0 ? 1 : 97) {
+        expect(canonicalAddress(spellings[i])).toBe(hexOf(i))
+        expect(canonicalAddress(hexOf(i).toUpperCase().replace("0X", "0x"))).toBe(hexOf(i))
+        expect(accountBech32(hexOf(i))).toBe(spellings[i])
+        expect(canonicalAddress("distribution")).toBeNull()
+        expect(accountBech32("0x" + "ab".repeat(19))).toBeNull()
+      }
   })
 })
