@@ -97,7 +97,7 @@ const sampler = setInterval(() => {
   peakRss = Math.max(peakRss, m.rss)
   peakHeap = Math.max(peakHeap, m.heapTotal)
   peakExternal = Math.max(peakExternal, m.external)
-}, 50)
+}, 50).unref() // (a run pinned per core count ends with its children; this process must not outlive them)
 
 /** A constructed cursor: the rows after `n` (sequence n is position n - 1; blocks start at height 1). */
 const cursorAfter = (field: "sequence" | "height", n: number) =>
