@@ -6,7 +6,7 @@
  * finds an anchor even on an indexer that prunes old heights. A source whose tip is below the
  * lake's highest anchor is refused: the lake holds history that source does not (yet) have.
  */
-import { Context, Data, Effect } from "effect"
+import { Context, Data, Effect, type Exit } from "effect"
 import { Manifests, type ManifestError } from "../lake/Manifests.js"
 import { IDENTITY_FILE } from "../lake/manifest.js"
 import { ParquetSink, type SinkError } from "../lake/ParquetSink.js"
@@ -305,12 +305,34 @@ export const historyGuard = (anchor: { readonly height: number; readonly hash: s
     const rolledBack = new LakeIdentityError({
       message: `${root} was rolled back during this run (chain-lake rollback): nothing more of it was committed; run the export again`
     })
-    return {
-      check: Effect.gen(function* () {
-        const hash = yield* source.blockHash(anchor.height)
-        if (hash !== anchor.hash) return yield* Effect.fail(changed(hash))
-        const now = yield* manifests.identity
-        if (now?.rollback || (now?.reorgs ?? []).length > rollbacks) return yield* Effect.fail(rolledBack)
-      })
-    }
+    const check = Effect.gen(function* () {
+      const hash = yield* source.blockHash(anchor.height)
+      if (hash !== anchor.hash) return yield* Effect.fail(changed(hash))
+      const now = yield* manifests.identity
+      if (now?.rollback || (now?.reorgs ?? []).length > rollbacks) return yield* Effect.fail(rolledBack)
+    })
+    return { check: yield* sharedAfterAsking(check) }
+  })
+
+/**
+ * `check` shared by the callers that ask while one runs: a caller gets the outcome of the first
+ * check that began after it asked, so what it read before asking is covered as if it had checked
+ * alone. Shards of equal size end together: each of their commits asked the indexer on its own,
+ * behind the run's page requests (16 checks of 0.3–0.8 s each at the end of a run of 16 shards);
+ * now the ones that ask during a check share the next.
+ */
+const sharedAfterAsking = <E>(check: Effect.Effect<void, E>) =>
+  Effect.map(Effect.makeSemaphore(1), (one) => {
+    let begun = 0
+    let last: { readonly number: number; readonly exit: Exit.Exit<void, E> } | undefined
+    return Effect.suspend(() => {
+      const asked = begun
+      return one.withPermits(1)(
+        Effect.suspend(() => {
+          if (last && last.number > asked) return last.exit
+          const number = ++begun
+          return Effect.flatten(Effect.tap(Effect.exit(check), (exit) => Effect.sync(() => (last = { number, exit }))))
+        })
+      )
+    })
   })

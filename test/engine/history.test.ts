@@ -99,6 +99,48 @@ describe("a source that changes history during a run", () => {
   )
 })
 
+describe("the check before each commit", () => {
+  it("is shared by commits that ask while one runs, each getting a check begun after it asked: fewer checks than commits, and a switch still fails the run", async () => {
+    // the anchored block's answer slowed, so that shards ending together ask during one another's check
+    const slowAnchor = (switchAt: number) => {
+      let anchorRequests = 0
+      return {
+        count: () => anchorRequests,
+        server: startProxy(before.indexerUrl, async (req, forward) => {
+          if (req.path !== "/indexer/block/v1/blocks/300") return forward()
+          await new Promise((resolve) => setTimeout(resolve, 150))
+          if (++anchorRequests <= switchAt) return forward()
+          const res = await fetch(after.indexerUrl + req.path)
+          return { status: res.status, headers: { "content-type": "application/json" }, body: await res.text() }
+        })
+      }
+    }
+    const exportThrough = async (proxy: HostileServer) =>
+      runCli(["export", "--indexer-url", proxy.url, "--out", tmp(), "--datasets", "blocks,txs", "--page-size", "10", "--concurrency", "8"])
+    const steady = slowAnchor(Infinity)
+    const proxy = await steady.server
+    try {
+      const r = await exportThrough(proxy)
+      expect(r.code, r.stderr).toBe(0)
+      // 8 shards of each dataset, each committing once at least; its run start asks for the anchor too
+      expect(steady.count()).toBeGreaterThan(0)
+      expect(steady.count(), "anchor asks").toBeLessThanOrEqual(8)
+    } finally {
+      await proxy.close()
+    }
+    // the anchor's answer changes after the run's first two asks (the run's start): every commit's check sees it
+    const switching = slowAnchor(2)
+    const switched = await switching.server
+    try {
+      const r = await exportThrough(switched)
+      expect(r.code).toBe(1)
+      expect(r.stderr.trim().split("\n").at(-1)).toMatch(/^chain-lake: error: the indexer's history changed during the run: block 300 /)
+    } finally {
+      await switched.close()
+    }
+  })
+})
+
 describe("a lake whose identity file is gone (or an older lake)", () => {
   it("is refused in one line; --adopt-lake takes it only where its newest block is the indexer's", async () => {
     const out = tmp()
