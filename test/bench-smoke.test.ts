@@ -36,13 +36,17 @@ const benchFiles = readdirSync(`${ROOT}bench`).filter((f) => f.endsWith("-bench.
  * temporary folder is the test's (removed after, whatever a failed bench left), and its process
  * group is killed on a timeout, so no devnet it started outlives the test.
  */
-const runBench = (script: string, timeoutMs = BENCH_TIMEOUT_MS): Promise<{ code: number | null; out: string }> =>
+const runBench = (
+  script: string,
+  bench: Record<string, string> = {},
+  timeoutMs = BENCH_TIMEOUT_MS
+): Promise<{ code: number | null; out: string }> =>
   new Promise((resolve, reject) => {
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("BENCH_")))
     const child = spawn("npm", ["run", "--silent", script], {
       cwd: ROOT,
       detached: true,
-      env: { ...env, BENCH_SMOKE: "1", TMPDIR: tmp(), NO_COLOR: "1" }
+      env: { ...env, ...bench, BENCH_SMOKE: "1", TMPDIR: tmp(), NO_COLOR: "1" }
     })
     let out = ""
     child.stdout.on("data", (d) => (out += d))
@@ -101,6 +105,18 @@ describeCli("every bench runs at its smoke size", () => {
         /^multi-dataset against a replay of it .*: sequential cursor walk/m,
         /^memory: chain-lake export of 100 blocks' txs \(ordinary txs\), page 1000 × concurrency 4, --memory-limit 512MB: peak RSS \d+ MB/m,
         /^memory: chain-lake export of 100 blocks' txs \(txs of 20000 B payload\), page 1000 × concurrency 16, --memory-limit 512MB: peak RSS \d+ MB/m
+      ])
+    },
+    TEST_TIMEOUT_MS
+  )
+
+  it.concurrent(
+    "npm run bench pinned per core count (BENCH_CORES, as the scaling curve is measured): each pinned run prints its part, and the bench ends",
+    async () => {
+      expectRan(await runBench("bench", { BENCH_CORES: "1", BENCH_PARTS: "throughput", BENCH_WORKERS: "0,1" }), [
+        /^# pinned to 1 cores \(taskset -c 0-0\)$/m,
+        /^\[1\] export txs → Parquet on 1 cores: /m,
+        /^\[1\] export txs → Parquet on 1 cores \(--workers 1\): /m
       ])
     },
     TEST_TIMEOUT_MS
