@@ -54,6 +54,17 @@ export interface PageBudgetService {
     bytesOf: (a: A) => Pick<ListPage, "bytes" | "items">,
     use: (a: A) => Effect.Effect<B, E2, R2>
   ) => Effect.Effect<B, E | E2, R | R2>
+  /**
+   * `around` in two steps: `fetch` holding what the page is expected to weigh until the answer's
+   * `release` runs (once, by its taker: after the rows are made, or unmade); a fetch that fails
+   * or is stopped holds nothing. For a page asked while the one before it is written.
+   */
+  readonly hold: <A, E, R>(
+    list: string,
+    limit: number,
+    fetch: Effect.Effect<A, E, R>,
+    bytesOf: (a: A) => Pick<ListPage, "bytes" | "items">
+  ) => Effect.Effect<{ readonly value: A; readonly release: Effect.Effect<void> }, E, R>
   /** bytes held now (tests) */
   readonly held: () => number
 }
@@ -160,6 +171,16 @@ export const makePageBudget = (config: PageBudgetConfig): PageBudgetService => {
     const each = perRecord(list)
     return Math.min(capacity, Math.ceil(each === undefined ? target : each * limit))
   }
+  /** learns what a page weighed; what it weighed, in bytes */
+  const weigh = (list: string, page: Pick<ListPage, "bytes" | "items">) => {
+    observe(list, page)
+    return page.bytes ?? 0
+  }
+  const release = (n: number, weighed: number) =>
+    Effect.zipRight(
+      gate.give(n),
+      Effect.sync(() => collect(weighed))
+    )
   return {
     limit,
     observe,
@@ -170,16 +191,23 @@ export const makePageBudget = (config: PageBudgetConfig): PageBudgetService => {
         gate.take(n),
         () =>
           Effect.flatMap(fetch, (a) => {
-            const page = bytesOf(a)
-            observe(list, page)
-            weighed = page.bytes ?? 0
+            weighed = weigh(list, bytesOf(a))
             return use(a)
           }),
-        () =>
-          Effect.zipRight(
-            gate.give(n),
-            Effect.sync(() => collect(weighed))
+        () => release(n, weighed)
+      )
+    },
+    hold: (list, limit, fetch, bytesOf) => {
+      const n = expected(list, limit)
+      // taken uninterruptibly, as `around` takes it; the fetch stays interruptible
+      return Effect.uninterruptibleMask((restore) =>
+        Effect.zipRight(
+          gate.take(n),
+          restore(fetch).pipe(
+            Effect.onError(() => gate.give(n)),
+            Effect.map((value) => ({ value, release: release(n, weigh(list, bytesOf(value))) }))
           )
+        )
       )
     },
     held: gate.held
@@ -191,6 +219,7 @@ export const UNBOUNDED: PageBudgetService = {
   limit: (_list, pageSize) => pageSize,
   observe: () => undefined,
   around: (_list, _limit, fetch, _bytesOf, use) => Effect.flatMap(fetch, use),
+  hold: (_list, _limit, fetch) => Effect.map(fetch, (value) => ({ value, release: Effect.void })),
   held: () => 0
 }
 

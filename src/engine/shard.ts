@@ -17,7 +17,7 @@ import { redactedJson } from "../secrets/redact.js"
 import type { AppendDataset, AppendList } from "./Dataset.js"
 import { MissingBlockTime, pageContextOf } from "./pageContext.js"
 import { decodeRecord, isInvalid } from "./pageDecode.js"
-import { walkPages, type PageInfo } from "./pager.js"
+import { type ArrivedPage, type PageInfo, walkPagesAhead } from "./pager.js"
 import { pageBudgetOf } from "./pageBudget.js"
 import { endedEarly, misplacedPositionPage, recordOrder, rowsAtOtherHeight } from "./pagingRules.js"
 import { makeShardFiles, type ShardFiles } from "./shardFiles.js"
@@ -108,23 +108,29 @@ export const runShard = (
      * shard's rows left (maxRows).
      */
     const first: PageRequest = { key: source.keyAfter(list, list.unit === "height" ? a - 1 : a), limit: settings.pageSize, reverse: false }
-    const fetchAndWrite = (request: PageRequest): Effect.Effect<PageInfo, WriteFailure> =>
-      budget.around(
-        list.id,
-        request.limit,
-        source.page(list, request),
-        (page) => page,
-        (page) => ingest(page).pipe(Effect.as({ key: page.key, nextKey: page.nextKey, count: page.items.length }))
+    /** a page that has come, holding its bytes of the run's page budget until its rows are made (or it is dropped) */
+    const arrive = (request: PageRequest): Effect.Effect<ArrivedPage<PageInfo, WriteFailure, never>, WriteFailure> =>
+      Effect.map(
+        budget.hold(list.id, request.limit, source.page(list, request), (page) => page),
+        ({ value: page, release }) => {
+          const info: PageInfo = { key: page.key, nextKey: page.nextKey, count: page.items.length }
+          return { info, handle: ingest(page).pipe(Effect.as(info), Effect.ensuring(release)), drop: release }
+        }
       )
     let seen = 0
     /** Where the records read so far end, when they are whole: heights with no gap (blocks), or positions (placed checked each page). */
     const readUpTo = (): number | undefined => (list.unit === "position" || order.lastHeight() + 1 - a === seen ? a + seen : undefined)
-    const pages = walkPages(fetchAndWrite, {
-      first,
-      maxRows: b - a,
-      limit: () => budget.limit(list.id, settings.pageSize),
-      untrusted: (key, message) => source.untrustedPaging(list, key, message)
-    })
+    // the next page is asked while this one's rows are made (walkPagesAhead)
+    const pages = walkPagesAhead(
+      arrive,
+      {
+        first,
+        maxRows: b - a,
+        limit: () => budget.limit(list.id, settings.pageSize),
+        untrusted: (key, message) => source.untrustedPaging(list, key, message)
+      },
+      { ahead: true }
+    )
     const work = Effect.gen(function* () {
       yield* fetchSlots.withPermits(1)(
         Stream.runForEach(pages, (page) =>

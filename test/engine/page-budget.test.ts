@@ -137,6 +137,31 @@ describe("the page budget", () => {
     expect(exit.after).toBe(0)
     expect(Exit.isFailure(exit.failed)).toBe(true)
   })
+
+  it("hold (a page asked ahead): holds from its fetch until its release, learns its weight as it comes, and a failed or stopped fetch holds nothing", async () => {
+    const budget = makePageBudget({ bytes: 100 * KB, concurrency: 1 })
+    budget.observe("l", page(50 * KB, 1))
+    const r = await Effect.runPromise(
+      Effect.gen(function* () {
+        const held = yield* budget.hold("l", 1, Effect.succeed(page(30 * KB, 1)), (p) => p)
+        const whileHeld = budget.held()
+        // learned on arrival: the next page of one row is expected at the mean of 50 and 30 kB, or the last's
+        const limitBefore = budget.limit("l", 10)
+        yield* held.release
+        const failed = yield* Effect.exit(budget.hold("l", 1, Effect.fail("no page"), (p: ReturnType<typeof page>) => p))
+        const stopped = yield* Effect.fork(budget.hold("l", 1, Effect.never, (p: ReturnType<typeof page>) => p))
+        yield* Effect.yieldNow()
+        const whileStuck = budget.held()
+        yield* Fiber.interrupt(stopped)
+        return { whileHeld, limitBefore, failed, whileStuck, after: budget.held() }
+      })
+    )
+    expect(r.whileHeld).toBe(50 * KB)
+    expect(r.limitBefore).toBe(2)
+    expect(Exit.isFailure(r.failed)).toBe(true)
+    expect(r.whileStuck).toBe(40 * KB)
+    expect(r.after).toBe(0)
+  })
 })
 
 describe("an export of large records over loopback HTTP", () => {

@@ -3,9 +3,9 @@
  * page is asked for next, each stop rule (an empty page, no next_key, the row budget; not a short page),
  * and a repeated key failing loudly; and the list-envelope check that names what is wrong.
  */
-import { Chunk, Effect, Either, Stream } from "effect"
+import { Chunk, Effect, Either, Fiber, Stream } from "effect"
 import { describe, expect, it } from "vitest"
-import { walkPages, type PageInfo } from "../../src/engine/pager.js"
+import { walkPages, walkPagesAhead, type PageInfo } from "../../src/engine/pager.js"
 import type { PageRequest } from "../../src/engine/Source.js"
 import { IndexerPagingError } from "../../src/indexer/errors.js"
 import { readListEnvelope } from "../../src/indexer/envelope.js"
@@ -173,6 +173,97 @@ describe("walkPages", () => {
     expect(l.asked.length).toBe(2)
   })
 })
+
+describe("walkPagesAhead: the next page asked while this one's rows are made", () => {
+  /**
+   * The listing's pages as pages that have come: each page's rows are made by `handle`, which
+   * logs, and which waits for `gate` where given; `drop` logs the pages let go unmade.
+   */
+  const arrivals =
+    (l: ReturnType<typeof listing>, log: Array<string>, gate?: (from: number) => Effect.Effect<void>) => (page: PageRequest) =>
+      Effect.map(l.fetch(page), (p) => {
+        log.push(`came ${p.from}`)
+        return {
+          info: p,
+          handle: Effect.zipRight(
+            gate ? gate(p.from) : Effect.void,
+            Effect.sync(() => (log.push(`made ${p.from}`), p))
+          ),
+          drop: Effect.sync(() => void log.push(`dropped ${p.from}`))
+        }
+      })
+  const walkAhead = (arrive: ReturnType<typeof arrivals>, options: { readonly first: PageRequest; readonly maxRows?: number }) =>
+    walkPagesAhead(
+      arrive,
+      { ...options, untrusted: (key, message) => new IndexerPagingError({ endpoint: "txs", key, message }) },
+      { ahead: true }
+    )
+
+  it("asks page n + 1 before page n's rows are made, makes them in order, and asks exactly the pages a walk without it asks", async () => {
+    const l = listing(35)
+    const log: Array<string> = []
+    const pages = await pagesOf(walkAhead(arrivals(l, log), { first: { limit: 10 } }))
+    expect(pages.map((p) => p.from)).toEqual([0, 10, 20, 30])
+    expect(log.filter((e) => e.startsWith("made"))).toEqual(["made 0", "made 10", "made 20", "made 30"])
+    for (const from of [0, 10, 20]) expect(log.indexOf(`came ${from + 10}`), log.join(", ")).toBeLessThan(log.indexOf(`made ${from}`))
+    const plain = listing(35)
+    await pagesOf(cursorWalk("txs", plain.fetch, { first: { limit: 10 } }))
+    expect(l.asked).toEqual(plain.asked)
+    // the row budget, an empty page and a page without a next key end it without a page more
+    const budget = listing(1000, { endless: true })
+    await pagesOf(walkAhead(arrivals(budget, []), { first: { limit: 10 }, maxRows: 25 }))
+    expect(budget.asked.map((a) => a.limit)).toEqual([10, 10, 5])
+  })
+
+  it("a walk that fails, or is stopped, while a page is asked ahead lets that page go unmade (drop): nothing it holds stays held", async () => {
+    // page 10's rows cannot be made: the walk fails while page 20 has been asked ahead
+    const failing = listing(100)
+    const log: Array<string> = []
+    const arrive = (page: PageRequest) =>
+      Effect.map(arrivals(failing, log)(page), (p) =>
+        p.info.from === 10
+          ? {
+              ...p,
+              handle: Effect.zipRight(
+                Effect.sync(() => log.push("failed 10")),
+                Effect.die("no rows")
+              )
+            }
+          : p
+      )
+    const r = await Effect.runPromise(Effect.exit(Stream.runDrain(walkAhead(arrive, { first: { limit: 10 } }))))
+    expect(r._tag).toBe("Failure")
+    expect(log).toEqual(["came 0", "came 10", "made 0", "came 20", "failed 10", "dropped 20"])
+    // stopped while page 10's rows wait: page 20, asked ahead, is dropped once it has come
+    const stopped = listing(100)
+    const seen: Array<string> = []
+    const never = stalledFrom10(stopped, seen)
+    const fiber = Effect.runFork(Stream.runDrain(walkAhead(never, { first: { limit: 10 } })))
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    await Effect.runPromise(Fiber.interrupt(fiber))
+    expect(seen).toEqual(["came 0", "came 10", "made 0", "came 20", "dropped 20"])
+  })
+
+  it("a page that cannot be trusted still has its rows made first, as without asking ahead, and nothing is asked after it", async () => {
+    const l = listing(100, { repeatAt: 10 })
+    const log: Array<string> = []
+    const r = await walk(walkAhead(arrivals(l, log), { first: { limit: 10 } }))
+    expect(Either.isLeft(r)).toBe(true)
+    if (Either.isLeft(r)) expect(String(r.left)).toMatch(/^pagination of txs cannot be trusted \(page key k10\)/)
+    expect(log).toEqual(["came 0", "came 10", "made 0", "made 10"])
+  })
+})
+
+/** Arrivals whose rows from page 10 on wait for ever. */
+const stalledFrom10 = (l: ReturnType<typeof listing>, log: Array<string>) => (page: PageRequest) =>
+  Effect.map(l.fetch(page), (p) => {
+    log.push(`came ${p.from}`)
+    return {
+      info: p,
+      handle: p.from >= 10 ? Effect.never : Effect.sync(() => (log.push(`made ${p.from}`), p)),
+      drop: Effect.sync(() => void log.push(`dropped ${p.from}`))
+    }
+  })
 
 describe("readListEnvelope", () => {
   it("returns the records and pagination of a list response", () => {
