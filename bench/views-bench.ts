@@ -3,6 +3,8 @@
  * against the same SQL over native DuckDB tables loaded from the same files, in one run.
  * Goal (issue 36): all views over Parquet ≤ 1.3× the same over native tables.
  *   BENCH_BLOCKS=20000 npm run bench:views     BENCH_RUNS (default 5)
+ *   BENCH_COMPACT=1: the lake compacted first (`chain-lake compact`, as an analyst's lake or a
+ *   `--follow --compact-after` one is), so that both sides read the same rows from fewer files
  *   BENCH_SMOKE=1: 60 blocks, one run (bench/smoke.ts; test/bench-smoke.test.ts runs it)
  */
 import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api"
@@ -12,7 +14,9 @@ import { join } from "node:path"
 import { Effect } from "effect"
 import { analyticsViews, createAnalyticsViews, LAKE_DATASETS } from "../src/analytics/Analytics.js"
 import { datasetViewSql } from "../src/analytics/viewSql.js"
+import { compactLake } from "../src/lake/compaction.js"
 import { listedFiles } from "../src/lake/listed.js"
+import { layerLake } from "../src/lake/writer.js"
 import { exportLayer } from "../src/cli/layers.js"
 import { DATASETS } from "../src/datasets/index.js"
 import { startDevnet } from "../src/devnet/index.js"
@@ -61,6 +65,9 @@ const main = async () => {
   } finally {
     await devnet.stop()
   }
+  // twice: the files a compaction replaces wait out their grace period; with grace 0 the next deletes them
+  if (process.env.BENCH_COMPACT)
+    for (let i = 0; i < 2; i++) await Effect.runPromise(compactLake(DATASETS, { graceMs: 0 }).pipe(Effect.provide(layerLake(data))))
   const views = analyticsViews()
   const names = views.map((v) => v.name)
 
@@ -70,7 +77,12 @@ const main = async () => {
     await parquet.run("SET parquet_metadata_cache = true")
   }
   await parquet.run(`SET file_search_path = '${data}'`)
-  for (const d of LAKE_DATASETS) await parquet.run(datasetViewSql(d, data, await listedFiles(data, d.name, d.columns)))
+  let files = 0
+  for (const d of LAKE_DATASETS) {
+    const listed = await listedFiles(data, d.name, d.columns)
+    if (listed && "paths" in listed) files += listed.paths.length
+    await parquet.run(datasetViewSql(d, data, listed))
+  }
   // the analytics views as chain-lake query makes them: each after the views it reads
   await createAnalyticsViews((sql) => parquet.run(sql))
 
@@ -92,7 +104,7 @@ const main = async () => {
   if (txs === 0) throw new Error("the export wrote no txs: nothing to measure")
   const times = await timeViews(parquet, native, names)
   console.log(
-    `# views over Parquet vs native tables: ${BLOCKS} blocks, ${txs} txs, median of ${RUNS} alternating runs, node ${process.version}`
+    `# views over Parquet vs native tables: ${BLOCKS} blocks, ${txs} txs, ${files} files${process.env.BENCH_COMPACT ? " (the lake compacted)" : ""}, median of ${RUNS} alternating runs, node ${process.version}`
   )
   console.log("| view | Parquet ms | native ms | ratio |")
   console.log("|---|---|---|---|")

@@ -135,6 +135,17 @@ describeCli("every bench runs at its smoke size", () => {
   )
 
   it.concurrent(
+    "npm run bench:views on a compacted lake (BENCH_COMPACT=1): the lake compacted first, every view timed",
+    async () => {
+      expectRan(await runBench("bench:views", { BENCH_COMPACT: "1" }), [
+        /^# views over Parquet vs native tables: .* \d+ files \(the lake compacted\)/m,
+        ...analyticsViews().map((v) => new RegExp(`^\\| ${v.name} \\| [\\d.]+ \\| [\\d.]+ \\| `, "m"))
+      ])
+    },
+    TEST_TIMEOUT_MS
+  )
+
+  it.concurrent(
     "npm run bench:compaction: every query before and after a compaction",
     async () => {
       expectRan(await runBench("bench:compaction"), [
