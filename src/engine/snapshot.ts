@@ -13,6 +13,7 @@ import { sqlStringList } from "../lake/sql.js"
 import { commitSnapshot, olderColumnsNotice, writePending } from "./commit.js"
 import type { SnapshotDataset, SnapshotInput, SnapshotList } from "./Dataset.js"
 import { restoreDeep, restoreRow } from "./pageDecode.js"
+import { pageBudgetOf } from "./pageBudget.js"
 import { walkPages } from "./pager.js"
 import { listingDoesNotEnd, offsetPageCutShort, pageStartsAgain } from "./pagingRules.js"
 import type { WriteFailure } from "./shard.js"
@@ -51,6 +52,8 @@ const readList = (
 ) =>
   Effect.gen(function* () {
     const source = yield* Source
+    // pages in flight are the run's, in bytes: a list of large records asks smaller pages (pageBudget.ts)
+    const budget = yield* pageBudgetOf
     let rows = 0
     // Stryker disable next-line UnaryOperator: every walk reads a page, which sets it
     let total = -1
@@ -60,8 +63,12 @@ const readList = (
     yield* Stream.runForEach(
       walkPages(
         (request) =>
-          source.page(list, request).pipe(
-            Effect.flatMap((page) => {
+          budget.around(
+            list.endpoint,
+            request.limit ?? pageSize,
+            source.page(list, request),
+            (page) => page,
+            (page) => {
               const untrusted = (problem: string) => Effect.fail(source.untrustedPaging(list, page.key, problem))
               // an offset list's short page that names a next one was cut short (the pager follows it, for keyset lists)
               const cutShort = offsetPageCutShort(list.keys, page.items.length, request.limit ?? pageSize, page.nextKey)
@@ -82,9 +89,13 @@ const readList = (
               const endless = listingDoesNotEnd(rows, total, pageSize, totalIsEstimate)
               if (endless) return untrusted(endless)
               return Effect.succeed({ key: page.key, nextKey: page.nextKey, count: page.items.length })
-            })
+            }
           ),
-        { first: { limit: pageSize, reverse }, untrusted: (key, message) => source.untrustedPaging(list, key, message) }
+        {
+          first: { limit: pageSize, reverse },
+          limit: () => budget.limit(list.endpoint, pageSize),
+          untrusted: (key, message) => source.untrustedPaging(list, key, message)
+        }
       ),
       () => Effect.void
     )

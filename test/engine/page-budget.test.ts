@@ -239,4 +239,41 @@ describe("an export of large records over loopback HTTP", () => {
       await proxy.close()
     }
   }, 120_000)
+
+  it("a snapshot's lists ask smaller pages where records are large (the rich list, padded 20 kB a holder), and the snapshot equals one read with no budget", async () => {
+    // every holder of the rich list carries 20 kB more than the devnet gives it (a field the schema does not read)
+    const padded = await startProxy(devnet.indexerUrl, async (req, forward) => {
+      const reply = await forward()
+      if (!req.path.startsWith("/indexer/richlist/") || reply.status !== 200 || reply.body === undefined) return reply
+      const body = JSON.parse(reply.body) as { holders: Array<Record<string, unknown>> }
+      body.holders = body.holders.map((h) => ({ ...h, padding: "x".repeat(20_000) }))
+      return { ...reply, body: JSON.stringify(body) }
+    })
+    const exportHolders = (out: string, pageBytes: number | undefined) =>
+      Effect.runPromise(
+        runExport(DATASETS, { datasets: ["holders"], params: { denoms: ["uinit"] }, pageSize: 20, concurrency: 4 }).pipe(
+          Effect.provide(layerFor(padded.url, out, pageBytes))
+        )
+      )
+    try {
+      const budgeted = temp.make()
+      // 1 MB of bodies in flight: a page's share 256 kB, 12 holders of ~20 kB
+      await exportHolders(budgeted, MB)
+      const limits = padded.requests
+        .map((r) => new URL(r.path, padded.url))
+        .filter((u) => u.pathname === "/indexer/richlist/v1/uinit")
+        .map((u) => Number(u.searchParams.get("pagination.limit")))
+      // a probe of one row, the first page at the page size (nothing weighed yet), then what 256 kB holds
+      const pages = limits.filter((l) => l > 1)
+      expect(pages[0], limits.join(",")).toBe(20)
+      expect(pages.length, limits.join(",")).toBeGreaterThanOrEqual(3)
+      for (const l of pages.slice(1)) expect(l, limits.join(",")).toBeLessThanOrEqual(13)
+      const unbounded = temp.make()
+      await exportHolders(unbounded, undefined)
+      const holders = await dumpLake(budgeted, ["holders"])
+      expect(holders).toEqual(await dumpLake(unbounded, ["holders"]))
+    } finally {
+      await padded.close()
+    }
+  }, 120_000)
 })
