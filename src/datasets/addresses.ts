@@ -91,8 +91,10 @@ const remembered = (f: (text: string) => string | null): ((text: string) => stri
   const answers = new Map<string, string | null>()
   return (text) => {
     const known = answers.get(text)
+    // Stryker disable next-line ConditionalExpression: without the remembered answer the same one is computed again
     if (known !== undefined) return known
     const answer = f(text)
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: how many are remembered changes memory, never an answer
     if (answers.size >= REMEMBERED) answers.delete(answers.keys().next().value!)
     answers.set(text, answer)
     return answer
