@@ -402,6 +402,12 @@ describe("transfers rows", () => {
     ])
   })
 
+  it("a status with no transfer events at all (transfer_sequence is deprecated and may be absent): states and hops NULL, not a failure", () => {
+    const bare: TxStatusResponse = { state: "STATE_SUBMITTED" }
+    const r = named(transferColumns, transferRow(tx, new Date("2026-11-23T10:00:01.000Z"), bare))
+    expect(r).toMatchObject({ state: "STATE_SUBMITTED", transfer_states: null, hops: null })
+  })
+
   it("without transfers, release or error: the top-level sequence, and empty columns", () => {
     const submitted: TxStatusResponse = {
       state: "STATE_SUBMITTED",

@@ -399,7 +399,7 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     expect(manifestOf(out, "nft_collections")?.snapshots ?? []).toEqual([])
   })
 
-  it("values their columns cannot hold (tx_count past 2^31, gas past 2^63) and a tx nested 5000 deep are invalid records: named and failing by default, quarantined on request with the rest exported", async () => {
+  it("values their columns cannot hold (tx_count past 2^31, gas past 2^63) and a tx nested 100,000 deep are invalid records: named and failing by default, quarantined on request with the rest exported", async () => {
     const tenth = await (
       await fetch(`${devnet.indexerUrl}${TXS_PATH}?pagination.offset=10&pagination.limit=1&pagination.reverse=false`)
     ).json()
@@ -418,7 +418,7 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
         if (!first) return res
         // as text: the proxy's own JSON.stringify cannot write it either
         first.tx.deep = "DEEP"
-        return text(200, JSON.stringify(page).replace('"DEEP"', "[".repeat(5000) + "]".repeat(5000)), {
+        return text(200, JSON.stringify(page).replace('"DEEP"', "[".repeat(100_000) + "]".repeat(100_000)), {
           "content-type": "application/json"
         })
       }
