@@ -74,6 +74,7 @@ export const MUTATION_GROUPS = {
       "src/engine/plan.ts",
       "src/engine/positions.ts",
       "src/engine/pager.ts",
+      "src/engine/pageBudget.ts",
       "src/engine/shard.ts",
       "src/engine/shardFiles.ts",
       "src/engine/pageContext.ts",
@@ -88,6 +89,7 @@ export const MUTATION_GROUPS = {
     ],
     tests: [
       "test/engine/paging.test.ts",
+      "test/engine/page-budget.test.ts",
       "test/engine/plan.test.ts",
       "test/engine/export-checks.test.ts",
       "test/engine/page-decode.test.ts",
