@@ -190,8 +190,8 @@ export const withShardWorkers = <A, E, R>(
 ): Effect.Effect<A, E | WriteFailure, R> =>
   Effect.gen(function* () {
     const workers = yield* Effect.serviceOption(ShardWorkers)
-    const running = yield* Effect.serviceOption(RunningShardWorkers)
-    if (Option.isSome(running)) return yield* Effect.provideService(effect, RunningShardWorkers, running.value)
+    // workers already running for it (a follow's) are in its context as they are
+    if (Option.isSome(yield* Effect.serviceOption(RunningShardWorkers))) return yield* effect
     if (Option.isNone(workers) || workers.value.count === 0) return yield* effect
     return yield* Effect.scoped(
       Effect.flatMap(startShardWorkers(workers.value, lake), (pool) => Effect.provideService(effect, RunningShardWorkers, pool))
