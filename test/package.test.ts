@@ -64,7 +64,7 @@ const consumerLock = (tarball: string) => {
   }
 }
 
-/** A program a user would write against the package: every kind of thing it exports, used. */
+/** A program a user would write against the package: every kind of thing it exports, used (the export in a shard worker: the package's worker module). */
 const PROGRAM = `
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -80,7 +80,7 @@ try {
     return (yield* indexer.blocks({ limit: 1 })).blocks[0].height
   })
   const tip = await Effect.runPromise(latest.pipe(Effect.provide(indexerLayer(devnet.indexerUrl))))
-  const report: ExportReport = await Effect.runPromise(runExport(DATASETS, { datasets: ["blocks"] }).pipe(Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out }))))
+  const report: ExportReport = await Effect.runPromise(runExport(DATASETS, { datasets: ["blocks"] }).pipe(Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out, workers: 1 }))))
   const count = Effect.flatMap(Analytics, (a) => a.query("SELECT count(*) AS n, max(height) AS top FROM blocks"))
   const rows = await Effect.runPromise(count.pipe(Effect.provide(layerAnalytics({ dataDir: out }))))
   const [schema] = await Effect.runPromise(lakeSchema("blocks"))
@@ -143,7 +143,7 @@ describe.skipIf(underMutation || (!fresh && !process.env.CI))("installed from np
     expect(packed.filter((f) => /^(src|test|bench|scripts|docs|data)\//.test(f))).toEqual([])
   })
 
-  it('a TypeScript program imports the public API from "chain-lake", type-checks, starts the devnet and exports its blocks', async () => {
+  it('a TypeScript program imports the public API from "chain-lake", type-checks, starts the devnet and exports its blocks in a shard worker', async () => {
     writeFileSync(join(home, "main.ts"), PROGRAM)
     writeFileSync(join(home, "tsconfig.json"), JSON.stringify(TSCONFIG(join(ROOT, "node_modules", "@types"))))
     await sh(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], { cwd: home }).catch(

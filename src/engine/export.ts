@@ -3,9 +3,10 @@
  * dataset and no API by name: datasets are declarations (Dataset.ts), the API is a driver
  * (src/drivers/), the lake is Manifests and ParquetSink.
  *
- * A run: (1) asks the source's status and probes each selected dataset's list with one row (is it
- * served; where a height source starts, where a position source ends), all at once, then where the
- * asked heights fall in position sources, by cursor probes (no offset: see positionRange);
+ * A run: (1) starts its shard workers in the background, where it has some, and asks the source's
+ * status and probes each selected dataset's list with one row (is it served; where a height
+ * source starts, where a position source ends), all at once, then where the asked heights fall
+ * in position sources, by cursor probes (no offset: see positionRange);
  * (2) plans each source's shards (plan.ts) from what its datasets have not committed; (3) runs
  * every shard of every dataset, and the snapshots, in one pool, largest first, at most
  * `concurrency` of them paging at once; a shard that has paged its range writes and commits its
@@ -30,6 +31,7 @@ import { describeRollback, finishRollback, rollbackLake } from "./rollback.js"
 import type { ShardSettings } from "./shard.js"
 import { shardLakeOf } from "./ShardLake.js"
 import { Source, type SourceStatus } from "./Source.js"
+import { noShardWorkers, startingShardWorkers } from "./workers.js"
 
 export {
   ExportError,
@@ -103,6 +105,9 @@ export const runExport = (
     : exportOnce(catalog, options)
 
 const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Effect.Effect<ExportReport, Failure, Env> =>
+  Effect.scoped(exportScoped(catalog, options))
+
+const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =>
   Effect.gen(function* () {
     const source = yield* Source
     const startedAt = new Date().toISOString()
@@ -115,6 +120,12 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
     if (badNames) return yield* new ExportError({ message: badNames })
     const exportable = catalog.filter((d): d is ExportableDataset => d.kind !== "sample")
     const selected = exportable.filter((d) => !options.datasets || options.datasets.includes(d.name))
+    const manifests = yield* Manifests
+    // the run's shard workers (where it has some) start while it probes and plans: their start is otherwise on its critical path
+    const withWorkers =
+      options.dryRun || !selected.some((d) => d.kind === "append")
+        ? noShardWorkers
+        : yield* startingShardWorkers({ root: manifests.root, staging: manifests.staging })
 
     const answers = yield* probe(source, selected)
     const status: SourceStatus = answers.status
@@ -126,7 +137,7 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
     const live = yield* liveDatasets(selected, answers, status, tally, options)
     // the tip anchored, or (a source that does not serve its tip block) the anchor just checked: every commit checks it again
     const anchor = options.dryRun ? undefined : ((yield* anchorIdentity(status)) ?? (fork ? undefined : verified))
-    const guard = anchor ? yield* historyGuard(anchor, (yield* Manifests).root) : undefined
+    const guard = anchor ? yield* historyGuard(anchor, manifests.root) : undefined
     const groups = new Map<string, Array<AppendDataset>>()
     for (const d of live) if (d.kind === "append") groups.set(d.list.id, [...(groups.get(d.list.id) ?? []), d])
     const ranges = yield* searchRanges([...groups.values()], answers, status, options, concurrency)
@@ -148,7 +159,7 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
       if (plan) options.observer?.planned?.(d.name, plan)
     }
     if (options.dryRun) for (const d of live) tally.results.set(d.name, { dataset: d.name, rows: 0, files: 0, bytes: 0, quarantined: 0 })
-    else yield* runTasks([...tasks, ...snapshots.now], snapshots.after, run, guard, budget)
+    else yield* runTasks([...tasks, ...snapshots.now], snapshots.after, run, guard, budget, withWorkers)
     return {
       startedAt,
       finishedAt: new Date().toISOString(),

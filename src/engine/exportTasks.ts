@@ -29,7 +29,7 @@ import { runShard, type FetchSlots, type ShardSettings } from "./shard.js"
 import { ShardLake, type ShardLakeService } from "./ShardLake.js"
 import { runSnapshot, snapshotInput } from "./snapshot.js"
 import type { SourceStatus } from "./Source.js"
-import { RunningShardWorkers, type ShardContext, ShardWorkers, withShardWorkers } from "./workers.js"
+import { RunningShardWorkers, type ShardContext, ShardWorkers, type WithShardWorkers } from "./workers.js"
 
 /** What a run counts per dataset, and reports as each is done. */
 export const makeTally = (selected: ReadonlyArray<ExportableDataset>, observer: ExportObserver) => {
@@ -95,7 +95,7 @@ export interface RunContext {
 }
 
 /**
- * How a shard runs: in the run's shard workers where they are running (withShardWorkers, in
+ * How a shard runs: in the run's shard workers where they are running (RunningShardWorkers, in
  * runTasks) and serve all of its datasets, else here.
  */
 export const shardRunner = (run: RunContext) =>
@@ -235,14 +235,16 @@ const snapshotDone = (d: SnapshotDataset, outcome: Effect.Effect.Success<ReturnT
  * Runs the tasks: largest first, at most `concurrency` paging, and as many more as the sink
  * writes files at once, to page while shards that ended paging together write theirs (a whole
  * second round would mostly wait for the sink, each shard holding its files' staged rows); then
- * the tasks that wait for them, each with the run's history guard (where it has one) and page budget.
+ * the tasks that wait for them, each with the run's history guard (where it has one) and page
+ * budget, and the shards with the run's workers (`withWorkers`, where it started some).
  */
 export const runTasks = (
   tasks: ReadonlyArray<Task>,
   after: ReadonlyArray<Task>,
   run: RunContext,
   guard: Context.Tag.Service<typeof HistoryGuard> | undefined,
-  budget: Context.Tag.Service<typeof PageBudget>
+  budget: Context.Tag.Service<typeof PageBudget>,
+  withWorkers: WithShardWorkers
 ) =>
   Effect.gen(function* () {
     for (const [name, left] of run.tally.pending) if (left === 0) run.tally.finish(name)
@@ -260,6 +262,6 @@ export const runTasks = (
       // Stryker disable next-line ObjectLiteral,BooleanLiteral: whether forEach keeps the tasks' void results, nothing reads them
       yield* checked(Effect.forEach(after, (t) => t.run, { concurrency: run.concurrency, discard: true }))
     })
-    // (snapshots run in this thread: workers start only for a run with shards)
-    yield* tasks.some((t) => t.size !== Infinity) ? withShardWorkers(work, run.lake) : work
+    // (snapshots run in this thread: a run with no shard to run does not wait for its workers)
+    yield* tasks.some((t) => t.size !== Infinity) ? withWorkers(work) : work
   })

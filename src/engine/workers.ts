@@ -8,7 +8,7 @@
  * engine knows no API and no dataset of its own here either.
  */
 import { Worker } from "node:worker_threads"
-import { Cause, Context, Deferred, Effect, Exit, FiberId, Option, Queue, type Scope } from "effect"
+import { Cause, Context, Deferred, Effect, Exit, Fiber, FiberId, Option, Queue, type Scope } from "effect"
 import type { Range } from "../lake/RangeSet.js"
 import type { AppendDataset, AppendList, Dataset } from "./Dataset.js"
 import type { FetchSlots, ShardEvents, ShardSettings, WriteFailure } from "./shard.js"
@@ -180,23 +180,37 @@ export const startShardWorkers = (
     return { run }
   })
 
+/** Runs an effect with the run's shard workers (RunningShardWorkers), once they are ready; or as it is, where it has none to start. */
+export type WithShardWorkers = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WriteFailure, R>
+
+/** A run with no shard workers: each effect runs as it is. */
+export const noShardWorkers: WithShardWorkers = (effect) => effect
+
 /**
- * Runs `effect` with the run's shard workers started for its time (RunningShardWorkers), where the
- * run has some (ShardWorkers, count above 0) and none are running for it already (a follow's).
+ * Starts the run's shard workers (ShardWorkers, count above 0) now, in the background, for the
+ * scope's time, so that their start (modules, DuckDB: ~0.3 s each) overlaps what the run does
+ * before its first shard (probes, plan); none where the run has none, or where workers are
+ * running for it already (a follow's). A worker that breaks as it starts fails the effect run
+ * with them; a run that never uses them closes them with its scope.
  */
-export const withShardWorkers = <A, E, R>(
-  effect: Effect.Effect<A, E, R>,
-  lake: { readonly root: string; readonly staging: string }
-): Effect.Effect<A, E | WriteFailure, R> =>
+export const startingShardWorkers = (lake: {
+  readonly root: string
+  readonly staging: string
+}): Effect.Effect<WithShardWorkers, never, Scope.Scope> =>
   Effect.gen(function* () {
     const workers = yield* Effect.serviceOption(ShardWorkers)
     // workers already running for it (a follow's) are in its context as they are
-    if (Option.isSome(yield* Effect.serviceOption(RunningShardWorkers))) return yield* effect
-    if (Option.isNone(workers) || workers.value.count === 0) return yield* effect
-    return yield* Effect.scoped(
-      Effect.flatMap(startShardWorkers(workers.value, lake), (pool) => Effect.provideService(effect, RunningShardWorkers, pool))
-    )
+    if (Option.isSome(yield* Effect.serviceOption(RunningShardWorkers))) return noShardWorkers
+    if (Option.isNone(workers) || workers.value.count === 0) return noShardWorkers
+    const starting = yield* Effect.forkScoped(startShardWorkers(workers.value, lake))
+    return (effect) => Effect.flatMap(Fiber.join(starting), (pool) => Effect.provideService(effect, RunningShardWorkers, pool))
   })
+
+/** Runs `effect` with the run's shard workers started for its time (startingShardWorkers). */
+export const withShardWorkers = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  lake: { readonly root: string; readonly staging: string }
+): Effect.Effect<A, E | WriteFailure, R> => Effect.scoped(Effect.flatMap(startingShardWorkers(lake), (withWorkers) => withWorkers(effect)))
 
 const workerFailure = (message: string) => new RemoteFailure({ _tag: "ShardWorkerError", message: `a shard worker failed: ${message}` })
 

@@ -5,8 +5,9 @@
  * kill leaves a lake a rerun completes exactly.
  */
 import { spawn } from "node:child_process"
-import { readFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { pathToFileURL } from "node:url"
 import { Duration, Effect, Either, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { indexerLayer, shardWorkerModule, type ShardWorkerConfig } from "../../src/cli/layers.js"
@@ -25,7 +26,7 @@ import { layerLake } from "../../src/lake/writer.js"
 import { layerIndexerSource } from "../../src/drivers/indexer.js"
 import { expectDatasetMatches, expectedLake, expectLakeMatchesChain } from "../support/chain-model.js"
 import { BIN, runCli } from "../support/cli.js"
-import { startProxy } from "../support/hostile.js"
+import { sleep, startProxy, text } from "../support/hostile.js"
 import { committedFiles, expectManifestsTrue, queryLake, scan } from "../support/lake.js"
 import { tempDirs } from "../support/tmp.js"
 
@@ -145,6 +146,77 @@ describe("shard workers", () => {
       expect([row.n, row.d, row.lo, row.hi].map(Number)).toEqual([target, target, 1, target])
     } finally {
       await growing.stop()
+    }
+  })
+
+  it("workers start while the run asks the indexer's status, not after its plan; the lake is the chain's", async () => {
+    // the status answered 1 s late: a worker started after the plan would be made after the answer
+    let statusAnswered = Number.POSITIVE_INFINITY
+    const slow = await startProxy(devnet.indexerUrl, async (request, forward) => {
+      if (!request.path.startsWith("/status")) return forward()
+      await sleep(1_000)
+      const reply = await forward()
+      statusAnswered = performance.now()
+      return reply
+    })
+    const out = tmp()
+    try {
+      const made: Array<number> = []
+      const config = (): ShardWorkerConfig => {
+        made.push(performance.now())
+        return { endpoint: plainServiceUrl(slow.url), retry: FAST_RETRY, out, memoryLimitBytes: 512 * 1024 * 1024 }
+      }
+      const layer = workerLayer(slow.url, out, { count: 2, config })
+      await Effect.runPromise(
+        runExport(REGISTRY, { datasets: ["blocks", "txs"], pageSize: 50, concurrency: 2 }).pipe(Effect.provide(layer))
+      )
+      expect(made).toHaveLength(2)
+      expect(Math.max(...made)).toBeLessThan(statusAnswered)
+      const expected = new Map(expectedLake(devnet.chain, 10_000).map((d) => [d.name, d]))
+      for (const name of ["blocks", "txs"]) await expectDatasetMatches(out, expected.get(name)!)
+    } finally {
+      await slow.close()
+    }
+  })
+
+  it("workers started for a run that ends before its shards are closed with it: a run refused after its probes and a rerun with nothing to do both end, every worker exited", async () => {
+    const out = tmp()
+    const marks = join(tmp(), "exits")
+    // the CLI's worker module, each thread writing a line as it exits
+    const wrapper = join(tmp(), "worker.mjs")
+    writeFileSync(
+      wrapper,
+      `import { appendFileSync } from "node:fs"\nprocess.on("exit", () => appendFileSync(${JSON.stringify(marks)}, "exited\\n"))\nawait import(${JSON.stringify(shardWorkerModule().href)})\n`
+    )
+    const noBlocks = await startProxy(devnet.indexerUrl, (request, forward) =>
+      request.path.startsWith("/indexer/block/v1/blocks") ? text(404, "not found") : forward()
+    )
+    let made = 0
+    const layer = (url: string) =>
+      workerLayer(url, out, {
+        count: 2,
+        module: () => pathToFileURL(wrapper),
+        config: () => (made++, { endpoint: plainServiceUrl(url), retry: FAST_RETRY, out, memoryLimitBytes: 512 * 1024 * 1024 })
+      })
+    const run = (url: string) =>
+      Effect.runPromise(
+        Effect.either(runExport(REGISTRY, { datasets: ["blocks"], pageSize: 100 })).pipe(
+          Effect.provide(layer(url)),
+          Effect.timeout("30 seconds")
+        )
+      )
+    try {
+      const refused = await run(noBlocks.url)
+      expect(Either.isLeft(refused) && refused.left.message).toMatch(/^blocks cannot be exported from this source/)
+      expect(Either.isRight(await run(devnet.indexerUrl))).toBe(true)
+      const before = committedFiles(out)
+      const rerun = await run(devnet.indexerUrl)
+      expect(Either.isRight(rerun) && rerun.right.datasets.map((d) => [d.dataset, d.rows])).toEqual([["blocks", 0]])
+      expect(committedFiles(out)).toEqual(before)
+      expect(made).toBe(6)
+      expect(readFileSync(marks, "utf8")).toBe("exited\n".repeat(6))
+    } finally {
+      await noBlocks.close()
     }
   })
 
