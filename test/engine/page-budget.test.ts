@@ -5,13 +5,14 @@
  * budget asks smaller pages (the limits the server saw), writes files no larger than a COPY is
  * given (mid-page), and its lake equals the chain model and an export with no budget, row for row.
  */
+import { constants, PerformanceObserver } from "node:perf_hooks"
 import { Effect, Exit, Fiber, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { indexerLayer } from "../../src/cli/layers.js"
 import { DATASETS } from "../../src/datasets/index.js"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
 import { runExport } from "../../src/engine/export.js"
-import { makePageBudget } from "../../src/engine/pageBudget.js"
+import { makePageBudget, pageBudgetOf } from "../../src/engine/pageBudget.js"
 import { DEFAULT_RETRY } from "../../src/http/retry.js"
 import { layerManifests, scratchFolder } from "../../src/lake/Manifests.js"
 import { layerParquetSink } from "../../src/lake/ParquetSink.js"
@@ -161,6 +162,103 @@ describe("the page budget", () => {
     expect(Exit.isFailure(r.failed)).toBe(true)
     expect(r.whileStuck).toBe(40 * KB)
     expect(r.after).toBe(0)
+  })
+})
+
+describe("what written pages leave behind, collected near the memory limit", () => {
+  /** a budget of 1,000 bytes in a process limited to `limitBytes` whose RSS reads `rss`, counting the full collections asked */
+  const watched = (rss: number, limitBytes: number | undefined) => {
+    const state = { rss, collections: 0 }
+    const budget = makePageBudget({
+      bytes: 1000,
+      concurrency: 1,
+      limitBytes,
+      memory: { rss: () => state.rss, collect: () => void state.collections++ }
+    })
+    /** a page of `bytes` (unsaid: undefined) fetched, its rows made, and given back */
+    const written = (bytes: number | undefined) =>
+      Effect.runPromise(
+        budget.around(
+          "l",
+          1,
+          Effect.succeed({ bytes, items: [1] }),
+          (p) => p,
+          () => Effect.void
+        )
+      )
+    return { state, written }
+  }
+
+  it("a full collection once the pages written since the last weigh the whole budget, and RSS has reached 70% of the limit", async () => {
+    const { state, written } = watched(700, 1000)
+    await written(600)
+    expect(state.collections).toBe(0)
+    // 1,000 bytes written since: exactly the budget
+    await written(400)
+    expect(state.collections).toBe(1)
+    // counted again from nothing
+    await written(999)
+    expect(state.collections).toBe(1)
+    await written(1)
+    expect(state.collections).toBe(2)
+  })
+
+  it("none while RSS is under 70% of the limit (the written bytes counted again from nothing all the same), none without a limit", async () => {
+    const low = watched(699, 1000)
+    await low.written(1000)
+    expect(low.state.collections).toBe(0)
+    // past 70% now, but nothing written since the last count
+    low.state.rss = 800
+    await low.written(999)
+    expect(low.state.collections).toBe(0)
+    await low.written(1)
+    expect(low.state.collections).toBe(1)
+    const unlimited = watched(10_000, undefined)
+    await unlimited.written(5000)
+    expect(unlimited.state.collections).toBe(0)
+  })
+
+  it("a page that says nothing of its size counts as nothing written", async () => {
+    const { state, written } = watched(900, 1000)
+    await written(undefined)
+    expect(state.collections).toBe(0)
+    await written(1000)
+    expect(state.collections).toBe(1)
+  })
+
+  it("by default, V8's own full collection (observed as a major GC), with RSS past the limit", async () => {
+    const majors: Array<number> = []
+    const observer = new PerformanceObserver((list) => {
+      for (const e of list.getEntries())
+        if ((e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majors.push(e.startTime)
+    })
+    observer.observe({ entryTypes: ["gc"] })
+    try {
+      const budget = makePageBudget({ bytes: 1000, concurrency: 1, limitBytes: 1 })
+      const asked = performance.now()
+      await Effect.runPromise(
+        budget.around(
+          "l",
+          1,
+          Effect.succeed(page(1000, 1)),
+          (p) => p,
+          () => Effect.void
+        )
+      )
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(majors.filter((t) => t >= asked).length).toBeGreaterThanOrEqual(1)
+    } finally {
+      observer.disconnect()
+    }
+  })
+})
+
+describe("a run's page budget", () => {
+  it("where none is provided (pageBudgetOf), every page at the size asked, none waiting", async () => {
+    const budget = await Effect.runPromise(pageBudgetOf)
+    budget.observe("l", page(100 * MB, 1))
+    expect(budget.limit("l", 700)).toBe(700)
+    expect(budget.held()).toBe(0)
   })
 })
 
