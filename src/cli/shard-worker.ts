@@ -30,7 +30,8 @@ serveShards<ShardWorkerConfig, unknown>({
       ),
       layerParquetSink({ tempDirectory: scratchFolder(config.out), ...sinkMemory(config.memoryLimitBytes) }),
       Layer.effect(PageBudget, runPageBudget((config.limits ?? DEFAULT_LIMITS).concurrency)).pipe(
-        Layer.provide(Layer.succeed(RunMemory, runMemory(config.memoryLimitBytes)))
+        // (RSS is the process's: measured against the run's whole limit, not this worker's share)
+        Layer.provide(Layer.succeed(RunMemory, runMemory(config.runMemoryLimitBytes, config.memoryLimitBytes)))
       )
     )
 })

@@ -98,13 +98,15 @@ export const MIN_MEMORY_LIMIT_BYTES = (() => {
 
 /** A run's memory limit, and the bytes of response bodies its pages in flight may hold at once (the engine's page budget, engine/pageBudget.ts). */
 export interface RunMemoryService {
+  /** the whole process's: its RSS is measured against it */
   readonly limitBytes: number
   readonly pageBytes: number
 }
 export class RunMemory extends Context.Tag("chain-lake/RunMemory")<RunMemory, RunMemoryService>() {}
-export const runMemory = (limitBytes: number): RunMemoryService => ({
+/** A run's memory as `limitBytes` gives it: its pages budgeted from `shareBytes` of it (a shard worker's share; the whole by default). */
+export const runMemory = (limitBytes: number, shareBytes = limitBytes): RunMemoryService => ({
   limitBytes,
-  pageBytes: Math.max(PAGE_FLOOR_BYTES, Math.floor(nodeShareBytes(limitBytes) * PAGE_SHARE))
+  pageBytes: Math.max(PAGE_FLOOR_BYTES, Math.floor(nodeShareBytes(shareBytes) * PAGE_SHARE))
 })
 
 /**

@@ -59,8 +59,10 @@ export interface ShardWorkerConfig {
   readonly retry?: RetryPolicy
   readonly maxPageMb?: number
   readonly out: string
-  /** the worker's share of the run's --memory-limit */
+  /** the worker's share of the run's --memory-limit: its sink and its pages in flight are sized by it */
   readonly memoryLimitBytes: number
+  /** the run's whole --memory-limit: the process's RSS, which every thread's counts in, is measured against it */
+  readonly runMemoryLimitBytes: number
 }
 
 /**
@@ -127,7 +129,7 @@ let devBundle: URL | undefined
  */
 export const layerShardWorkers = (
   count: number,
-  options: Omit<ShardWorkerConfig, "endpoint" | "memoryLimitBytes"> & {
+  options: Omit<ShardWorkerConfig, "endpoint" | "memoryLimitBytes" | "runMemoryLimitBytes"> & {
     readonly indexerUrl: ServiceUrl | string
     readonly memoryLimitBytes: number
   },
@@ -143,7 +145,8 @@ export const layerShardWorkers = (
         retry: options.retry,
         maxPageMb: options.maxPageMb,
         out: options.out,
-        memoryLimitBytes: workerMemoryBytes(options.memoryLimitBytes, count)
+        memoryLimitBytes: workerMemoryBytes(options.memoryLimitBytes, count),
+        runMemoryLimitBytes: options.memoryLimitBytes
       })
       return { count, module: shardWorkerModule, config, gates: { requests: requests.run }, datasets: DATASETS }
     })
