@@ -5,8 +5,9 @@
  * runPipeline builds its services from them.
  */
 import { DATASETS } from "../datasets/index.js"
-import { createHash } from "node:crypto"
-import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs"
+import { createHash, randomUUID } from "node:crypto"
+import { existsSync, readdirSync, renameSync, rmSync, statSync, utimesSync } from "node:fs"
+import { threadId } from "node:worker_threads"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { Effect, Layer } from "effect"
@@ -90,17 +91,29 @@ export const shardWorkerModule = (): URL => {
 
 /**
  * src/cli/shard-worker.ts bundled with its dependencies but for those loaded where used, as the
- * built CLI's worker is (scripts/build.mjs): ready in ~0.35 s rather than ~0.6 s. Written inside
- * the project, so that its imports of packages resolve from its node_modules, under a name made of
- * its content: worktrees sharing node_modules each get their own sources' worker, and processes
- * killed before they could clean up leave no copies behind.
+ * built CLI's worker has them (scripts/build.mjs): ready in ~0.35 s, where importing them module
+ * by module took ~0.6 s. Bundling takes 0.4–1.7 s, so the bundle is kept in the project's
+ * node_modules/.cache/chain-lake (there its imports of packages resolve), named by what it is
+ * made of (the sources' files and times, the installed packages' time): made once per state of
+ * the sources, and shared by every process run from them; one not used for a week is removed.
  */
 const bundleShardWorker = (): URL => {
   const source = fileURLToPath(new URL("../cli/shard-worker.ts", import.meta.url))
-  const [bundle] = buildSync({
+  const root = join(dirname(source), "..", "..")
+  const folder = join(root, "node_modules", ".cache", "chain-lake")
+  const made = [root, filesAndTimes(join(root, "src")), timeOf(join(root, "node_modules", ".package-lock.json"))]
+  const out = join(folder, `shard-worker-${createHash("sha256").update(JSON.stringify(made)).digest("hex").slice(0, 16)}.mjs`)
+  const now = new Date()
+  if (existsSync(out)) {
+    utimesSync(out, now, now)
+    return pathToFileURL(out)
+  }
+  // written whole or not at all: other processes may be reading the folder
+  const partial = `${out}.${process.pid}-${threadId}-${randomUUID()}.tmp`
+  buildSync({
     entryPoints: [source],
+    outfile: partial,
     bundle: true,
-    write: false,
     format: "esm",
     platform: "node",
     external: ["@duckdb/node-api", "vega", "vega-lite", "@aws-sdk/*", "esbuild"],
@@ -108,18 +121,32 @@ const bundleShardWorker = (): URL => {
       js: 'import { createRequire as __chainLakeRequire } from "node:module"; const require = __chainLakeRequire(import.meta.url);'
     },
     logLevel: "error"
-  }).outputFiles
-  const folder = join(dirname(source), "..", "..", "node_modules", ".cache", "chain-lake")
-  const out = join(folder, `shard-worker-${createHash("sha256").update(bundle.contents).digest("hex").slice(0, 16)}.mjs`)
-  if (!existsSync(out)) {
-    mkdirSync(folder, { recursive: true })
-    // whole or not at all: another process may be reading it
-    const partial = `${out}.${process.pid}.tmp`
-    writeFileSync(partial, bundle.contents)
-    renameSync(partial, out)
-  }
+  })
+  renameSync(partial, out)
+  for (const f of readdirSync(folder))
+    if (f.startsWith("shard-worker-") && now.getTime() - timeOf(join(folder, f)) > UNUSED_BUNDLE_MS)
+      rmSync(join(folder, f), { force: true })
   return pathToFileURL(out)
 }
+
+const UNUSED_BUNDLE_MS = 7 * 24 * 3600 * 1000
+
+/** The files under `folder`: how many, and the sum and the newest of their change times. */
+const filesAndTimes = (folder: string): [number, number, number] => {
+  const all: [number, number, number] = [0, 0, 0]
+  for (const e of readdirSync(folder, { withFileTypes: true, recursive: true }))
+    if (e.isFile()) {
+      const t = timeOf(join(e.parentPath, e.name))
+      all[0]++
+      all[1] += t
+      all[2] = Math.max(all[2], t)
+    }
+  return all
+}
+
+/** A file's change time in ms; 0 where it is missing. */
+const timeOf = (path: string) => statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? 0
+
 let devBundle: URL | undefined
 
 /**

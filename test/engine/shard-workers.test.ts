@@ -11,6 +11,7 @@ import { pathToFileURL } from "node:url"
 import { Duration, Effect, Either, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { indexerLayer, shardWorkerModule, type ShardWorkerConfig } from "../../src/cli/layers.js"
+import { layerShardWorkers, workerMemoryBytes } from "../../src/pipelines/layers.js"
 import { DATASETS as REGISTRY } from "../../src/datasets/index.js"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
 import { runExport } from "../../src/engine/export.js"
@@ -300,6 +301,24 @@ describe("shard workers", () => {
       await proxy.close()
       await heavy.stop()
     }
+  })
+
+  it("each worker is given its share of --memory-limit for its sink and pages, and the run's whole limit for the process's RSS", async () => {
+    const GB = 1024 * 1024 * 1024
+    const workers = await Effect.runPromise(
+      Effect.provide(
+        ShardWorkers,
+        layerShardWorkers(
+          3,
+          { indexerUrl: devnet.indexerUrl, out: tmp(), memoryLimitBytes: 2 * GB },
+          layerRequestLimiter({ concurrency: 4, rps: 0 })
+        )
+      )
+    )
+    const config = workers.config(0) as ShardWorkerConfig
+    expect(config.memoryLimitBytes).toBe(workerMemoryBytes(2 * GB, 3))
+    expect(config.memoryLimitBytes).toBeLessThan(GB)
+    expect(config.runMemoryLimitBytes).toBe(2 * GB)
   })
 
   it("a worker collects what its pages leave behind by the process's RSS against the run's whole limit, not against its share (V8's forced collections, traced)", async () => {
