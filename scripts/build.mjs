@@ -9,7 +9,8 @@
  *   dist/lib/shard-worker.js, which imports it, beside the library that starts them too
  *   (src/pipelines/layers.ts shardWorkerModule): a worker is a thread of its own, sharing no
  *   `effect` with an application, and bundled with its dependencies it is ready in ~0.35 s
- *   instead of ~0.6 s (hundreds of modules read one by one);
+ *   instead of ~0.6 s (hundreds of modules read one by one); minified, as the CLI is (a defect
+ *   in a worker is read back with `node --enable-source-maps`);
  * - dist/lib/: the public API for applications (`import … from "chain-lake"`, package.json
  *   "exports"): the project's own code bundled, every dependency left to be imported from its
  *   package, so that an application's `effect` is the very one these services and errors are made
