@@ -44,7 +44,7 @@ import { newWriterId } from "./lock.js"
 import type { CommittedFile, CommittedSnapshot, LakeIdentity, Manifest } from "./manifest.js"
 import type { Range } from "./RangeSet.js"
 import type { Column } from "./columns.js"
-import { commitFiles, commitSnapshot } from "./manifests/commit.js"
+import { commitSnapshot, groupCommits } from "./manifests/commit.js"
 import { withCommittedFiles } from "./manifests/committedFiles.js"
 import type { ManifestError } from "./manifests/errors.js"
 import { readIdentity, recordIdentity, updateIdentity } from "./manifests/identity.js"
@@ -152,16 +152,16 @@ export const scratchFolder = (root: string) => scratchFolderOf(root, newWriterId
 export type { ManifestsOptions } from "./manifests/lakeWriter.js"
 
 export const makeManifests = (root: string, options: ManifestsOptions = {}) =>
-  Effect.map(
-    startWriter(root, options),
-    (lake): ManifestsService => ({
+  Effect.map(startWriter(root, options), (lake): ManifestsService => {
+    const commitFiles = groupCommits(lake)
+    return {
       root,
       writer: lake.writer,
       staging: lake.staging,
       staged: (dataset, rel) => stagedPath(lake.staging, dataset, rel),
       open: (dataset, unit, columns) => open(lake, dataset, unit, columns),
       get: (dataset) => read(lake, dataset),
-      commitFiles: (dataset, files, range) => commitFiles(lake, dataset, files, range),
+      commitFiles,
       commitSnapshot: (dataset, files, snapshot) => commitSnapshot(lake, dataset, files, snapshot),
       identity: readIdentity(lake),
       recordIdentity: (chainId, anchor) => recordIdentity(lake, chainId, anchor),
@@ -171,7 +171,7 @@ export const makeManifests = (root: string, options: ManifestsOptions = {}) =>
       vacuum: (dataset, graceMs, maxRetiredBytes) => vacuum(lake, dataset, graceMs, maxRetiredBytes),
       pruneSnapshots: (dataset, keep) => pruneSnapshots(lake, dataset, keep),
       withCommittedFiles: (dataset, use) => withCommittedFiles(lake, dataset, use)
-    })
-  )
+    }
+  })
 
 export const layerManifests = (root: string, options: ManifestsOptions = {}) => Layer.scoped(Manifests, makeManifests(root, options))

@@ -130,6 +130,62 @@ describe("Manifests", () => {
     expect(again).toEqual(m)
   })
 
+  it("commits asked for while one is made are made next, together, in one manifest write; each keeps its own outcome, in the order asked", async () => {
+    const root = temp.make()
+    const theirs = join(root, "blocks", "height_bucket=0", "in-the-way.parquet")
+    const added: Array<Array<string>> = []
+    const layer = layerManifests(root, { afterCommit: (m) => Effect.sync(() => void added.push(m.files.map((f) => f.path))) })
+    const r = await Effect.runPromise(
+      Effect.gen(function* () {
+        const c = yield* Manifests
+        yield* c.open("blocks", "height", columns)
+        const before = onDisk(root, "blocks").version
+        mkdirSync(join(theirs, ".."), { recursive: true })
+        writeFileSync(theirs, "the user's own bytes")
+        const commit = (name: string, range: readonly [number, number]) =>
+          Effect.either(c.commitFiles("blocks", stage(c, "blocks", [file(`height_bucket=0/${name}.parquet`, range)]), [range[0], range[1]]))
+        // six at once: the first alone, the five asked meanwhile as one group
+        const outcomes = yield* Effect.all(
+          [
+            commit("a", [1, 11]),
+            commit("b", [11, 21]),
+            commit("again", [5, 15]),
+            commit("in-the-way", [41, 51]),
+            commit("c", [21, 31]),
+            commit("d", [31, 41])
+          ],
+          { concurrency: "unbounded" }
+        )
+        return {
+          outcomes,
+          writes: onDisk(root, "blocks").version - before,
+          staged: existsSync(c.staged("blocks", "height_bucket=0/again.parquet"))
+        }
+      }).pipe(Effect.provide(layer))
+    )
+    expect(r.outcomes.map((o) => (Either.isRight(o) ? o.right.committed : o.left.message.split(":")[0]))).toEqual([
+      true,
+      true,
+      false,
+      `${theirs} is already there and the lake did not write it (blocks/_manifest.json does not list it)`,
+      true,
+      true
+    ])
+    // the overlapping commit saw what the group's earlier commits added, as it would have one after another
+    const again = r.outcomes[2]
+    expect(Either.isRight(again) && !again.right.committed && again.right.ranges).toEqual([[1, 21]])
+    expect(r.staged).toBe(false)
+    expect(r.writes).toBe(2)
+    const m = onDisk(root, "blocks")
+    expect(m.committed).toEqual([[1, 41]])
+    expect(m.files.map((f: CommittedFile) => f.path)).toEqual(["a", "b", "c", "d"].map((n) => `height_bucket=0/${n}.parquet`))
+    for (const n of ["a", "b", "c", "d"])
+      expect(readFileSync(join(root, "blocks", "height_bucket=0", `${n}.parquet`), "utf8")).toBe(`rows of height_bucket=0/${n}.parquet`)
+    expect(readFileSync(theirs, "utf8")).toBe("the user's own bytes")
+    // the commit log is told each commit that was made, as made alone
+    expect(added).toEqual(["a", "b", "c", "d"].map((n) => [`height_bucket=0/${n}.parquet`]))
+  })
+
   it("a commit never renames over a file the manifest does not list: it fails naming it, the file stays byte for byte, nothing is listed", async () => {
     const root = temp.make()
     const theirs = join(root, "blocks", "height_bucket=0", "b.parquet")

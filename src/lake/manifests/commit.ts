@@ -6,12 +6,13 @@
  */
 import { rename, rm } from "node:fs/promises"
 import { dirname } from "node:path"
-import { Effect } from "effect"
+import { Deferred, Effect, Exit, FiberId } from "effect"
 import { exists, makeFolder } from "../files.js"
 import { datasetPath, manifestPath, snapshotFile, stagedPath } from "../layout.js"
 import { type CommittedFile, type CommittedSnapshot, type Manifest, MANIFEST_FILE, mergeSnapshot } from "../manifest.js"
 import { normalize, subtract, total, type Range } from "../RangeSet.js"
 import { ManifestError } from "./errors.js"
+import type { CommitOutcome } from "../Manifests.js"
 import { remember } from "./jsonFiles.js"
 import type { LakeWriter } from "./lakeWriter.js"
 import { locked } from "./locks.js"
@@ -65,38 +66,104 @@ const fragment = (m: Manifest, added: Pick<Manifest, "files" | "committed" | "sn
   ...added
 })
 
-/** Commits staged files and the range they complete, unless another writer committed part of that range (ManifestsService.commitFiles). */
-export const commitFiles = (lake: LakeWriter, dataset: string, files: ReadonlyArray<CommittedFile>, range?: Range) =>
+/** A commit of new files waiting to be made, and where its outcome goes. */
+interface Pending {
+  readonly files: ReadonlyArray<CommittedFile>
+  readonly range?: Range
+  readonly done: Deferred.Deferred<CommitOutcome, ManifestError>
+}
+
+/**
+ * Commits staged files and the range they complete, unless another writer committed part of that
+ * range (ManifestsService.commitFiles). Commits of a dataset asked for while one of its commits
+ * is being made are made together, next, in one manifest write under one lock: shards that end
+ * together (a run's last round) otherwise each waited for the lock and wrote the manifest in
+ * turn, ~16 ms each. Each keeps the outcome it would have had alone, in the order asked.
+ */
+export const groupCommits = (lake: LakeWriter) => {
+  /** per dataset, the commits asked for while one of its groups is being made */
+  const waiting = new Map<string, Array<Pending>>()
+  /** Makes the dataset's waiting commits, group after group, until none waits. */
+  const drain = (dataset: string): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      const group = waiting.get(dataset)!.splice(0)
+      // (in the same step as the look: a commit asked for after it starts a drain of its own)
+      if (group.length === 0) {
+        waiting.delete(dataset)
+        return Effect.void
+      }
+      return Effect.flatMap(Effect.exit(commitGroup(lake, dataset, group)), (exit) =>
+        Effect.zipRight(
+          Effect.forEach(group, (p, i) =>
+            Deferred.done(p.done, Exit.isSuccess(exit) ? exit.value[i] : (exit as Exit.Exit<never, ManifestError>))
+          ),
+          drain(dataset)
+        )
+      )
+    })
+  return (dataset: string, files: ReadonlyArray<CommittedFile>, range?: Range): Effect.Effect<CommitOutcome, ManifestError> =>
+    Effect.suspend(() => {
+      const done = Deferred.unsafeMake<CommitOutcome, ManifestError>(FiberId.none)
+      const queue = waiting.get(dataset)
+      if (queue) {
+        queue.push({ files, range, done })
+        return Deferred.await(done)
+      }
+      waiting.set(dataset, [{ files, range, done }])
+      // the first to ask makes every group until none waits (uninterruptibly: the others wait on it)
+      return Effect.zipRight(Effect.uninterruptible(drain(dataset)), Deferred.await(done))
+    })
+}
+
+/**
+ * Makes a group of commits of one dataset under its lock, in order, as one manifest write: a commit
+ * whose range is committed already (by another writer, or an earlier commit) drops its files, one
+ * whose file is in the way fails; each one's outcome, in the group's order.
+ */
+const commitGroup = (lake: LakeWriter, dataset: string, group: ReadonlyArray<Pending>) =>
   locked(
     lake,
     dataset,
     Effect.gen(function* () {
       const { m, basis } = yield* opened(lake, dataset)
-      // another writer got there first: its rows are committed, these are dropped
-      if (range && total(subtract(range, m.committed)) < range[1] - range[0]) {
-        yield* drop(lake, dataset, files)
-        return {
-          committed: false,
-          ranges: m.committed,
-          reason: `another writer committed part of ${range[0]}..${range[1] - 1} first`
-        } as const
+      const outcomes: Array<Exit.Exit<CommitOutcome, ManifestError>> = []
+      const made: Array<Pending> = []
+      let next = m
+      for (const { files, range, done } of group) {
+        // another writer got there first: its rows are committed, these are dropped
+        if (range && total(subtract(range, next.committed)) < range[1] - range[0]) {
+          yield* drop(lake, dataset, files)
+          outcomes.push(
+            Exit.succeed({
+              committed: false,
+              ranges: next.committed,
+              reason: `another writer committed part of ${range[0]}..${range[1] - 1} first`
+            })
+          )
+          continue
+        }
+        const clash = yield* inTheWay(lake, dataset, next, files)
+        if (clash) {
+          yield* drop(lake, dataset, files)
+          outcomes.push(Exit.fail(new ManifestError({ message: inTheWayProblem(lake.root, dataset, clash) })))
+          continue
+        }
+        const paths = new Set(files.map((f) => f.path))
+        next = {
+          ...next,
+          files: [...next.files.filter((f) => !paths.has(f.path)), ...files],
+          committed: range ? normalize([...next.committed, range]) : next.committed
+        }
+        made.push({ files, range, done })
+        outcomes.push(Exit.succeed({ committed: true }))
       }
-      const clash = yield* inTheWay(lake, dataset, m, files)
-      if (clash) {
-        yield* drop(lake, dataset, files)
-        return yield* new ManifestError({ message: inTheWayProblem(lake.root, dataset, clash) })
-      }
-      const paths = new Set(files.map((f) => f.path))
-      const next: Manifest = {
-        ...m,
-        files: [...m.files.filter((f) => !paths.has(f.path)), ...files],
-        committed: range ? normalize([...m.committed, range]) : m.committed
-      }
+      if (made.length === 0) return outcomes
       const written = yield* write(lake, next, basis)
-      yield* publish(lake, dataset, files, (rel) => stagedPath(lake.staging, dataset, rel))
+      for (const { files } of made) yield* publish(lake, dataset, files, (rel) => stagedPath(lake.staging, dataset, rel))
       yield* remember(lake.known, manifestPath(lake.root, dataset), written)
-      if (lake.options.afterCommit) yield* lake.options.afterCommit(fragment(m, { files, committed: range ? [range] : [], snapshots: [] }))
-      return { committed: true } as const
+      const after = lake.options.afterCommit
+      if (after) for (const { files, range } of made) yield* after(fragment(m, { files, committed: range ? [range] : [], snapshots: [] }))
+      return outcomes
     })
   )
 
