@@ -3,7 +3,7 @@
  * clears, how commits add files and ranges, how snapshots merge and are pruned, and that the
  * manifest on disk (what the next process reads) always says what the calls committed.
  */
-import { Effect, Either } from "effect"
+import { Effect, Either, Fiber } from "effect"
 import { spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs"
 import { hostname } from "node:os"
@@ -16,7 +16,8 @@ import {
   retiredPath,
   type ManifestsService,
   type CommittedFile,
-  type CommittedSnapshot
+  type CommittedSnapshot,
+  ManifestError
 } from "../../src/lake/Manifests.js"
 import type { Column } from "../../src/lake/columns.js"
 import { commitFiles, olderColumnsNotice } from "../../src/engine/commit.js"
@@ -144,7 +145,7 @@ describe("Manifests", () => {
         writeFileSync(theirs, "the user's own bytes")
         const commit = (name: string, range: readonly [number, number]) =>
           Effect.either(c.commitFiles("blocks", stage(c, "blocks", [file(`height_bucket=0/${name}.parquet`, range)]), [range[0], range[1]]))
-        // six at once: the first alone, the five asked meanwhile as one group
+        // six at once: one group
         const outcomes = yield* Effect.all(
           [
             commit("a", [1, 11]),
@@ -175,7 +176,7 @@ describe("Manifests", () => {
     const again = r.outcomes[2]
     expect(Either.isRight(again) && !again.right.committed && again.right.ranges).toEqual([[1, 21]])
     expect(r.staged).toBe(false)
-    expect(r.writes).toBe(2)
+    expect(r.writes).toBe(1)
     const m = onDisk(root, "blocks")
     expect(m.committed).toEqual([[1, 41]])
     expect(m.files.map((f: CommittedFile) => f.path)).toEqual(["a", "b", "c", "d"].map((n) => `height_bucket=0/${n}.parquet`))
@@ -184,6 +185,71 @@ describe("Manifests", () => {
     expect(readFileSync(theirs, "utf8")).toBe("the user's own bytes")
     // the commit log is told each commit that was made, as made alone
     expect(added).toEqual(["a", "b", "c", "d"].map((n) => [`height_bucket=0/${n}.parquet`]))
+  })
+
+  it("in a group, a commit the commit log refuses fails alone: the others are made and logged", async () => {
+    const root = temp.make()
+    const logged: Array<string> = []
+    const layer = layerManifests(root, {
+      afterCommit: (m) =>
+        m.files.some((f) => f.path.includes("/b."))
+          ? Effect.fail(new ManifestError({ message: "the commit log refused b" }))
+          : Effect.sync(() => void logged.push(...m.files.map((f) => f.path)))
+    })
+    const outcomes = await Effect.runPromise(
+      Effect.gen(function* () {
+        const c = yield* Manifests
+        yield* c.open("blocks", "height", columns)
+        const commit = (name: string, range: readonly [number, number]) =>
+          Effect.either(c.commitFiles("blocks", stage(c, "blocks", [file(`height_bucket=0/${name}.parquet`, range)]), [range[0], range[1]]))
+        return yield* Effect.all([commit("a", [1, 11]), commit("b", [11, 21]), commit("c", [21, 31])], { concurrency: "unbounded" })
+      }).pipe(Effect.provide(layer))
+    )
+    expect(outcomes.map((o) => (Either.isRight(o) ? o.right.committed : o.left.message))).toEqual([true, "the commit log refused b", true])
+    expect(logged).toEqual(["height_bucket=0/a.parquet", "height_bucket=0/c.parquet"])
+  })
+
+  it("a group fenced before its rename (another writer took the lock and committed) is decided again from the manifest on disk: a commit it dropped the first time can be made, its staged file still there", async () => {
+    const root = temp.make()
+    const outcome = await run(
+      root,
+      Effect.gen(function* () {
+        const c = yield* Manifests
+        yield* c.open("blocks", "height", columns)
+        const tmp = join(root, "blocks", `_manifest.json.${c.writer}.tmp`)
+        process.env.CHAIN_LAKE_TEST_PAUSE_BEFORE_MANIFEST_MS = "300"
+        // x, then y overlapping it: y is dropped on the first try
+        const commits = yield* Effect.fork(
+          Effect.all(
+            [
+              c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/x.parquet", [1, 11])]), [1, 11]),
+              c.commitFiles("blocks", stage(c, "blocks", [file("height_bucket=0/y.parquet", [5, 15])]), [5, 15])
+            ],
+            { concurrency: "unbounded" }
+          )
+        )
+        while (!existsSync(tmp)) yield* Effect.sleep("2 millis")
+        delete process.env.CHAIN_LAKE_TEST_PAUSE_BEFORE_MANIFEST_MS
+        // meanwhile another writer takes the lock over: it deletes this writer's pending write and commits 0..2
+        rmSync(tmp)
+        const theirs = onDisk(root, "blocks")
+        writeFileSync(
+          join(root, "blocks", "_manifest.json"),
+          JSON.stringify({ ...theirs, committed: [[0, 3]], version: theirs.version + 1 })
+        )
+        const [x, y] = yield* Fiber.join(commits)
+        return { x, y, reopened: yield* c.open("blocks", "height", columns) }
+      })
+    ).finally(() => delete process.env.CHAIN_LAKE_TEST_PAUSE_BEFORE_MANIFEST_MS)
+    expect(outcome.x).toEqual({ committed: false, ranges: [[0, 3]], reason: "another writer committed part of 1..10 first" })
+    expect(outcome.y).toEqual({ committed: true })
+    expect(outcome.reopened.committed).toEqual([
+      [0, 3],
+      [5, 15]
+    ])
+    expect(outcome.reopened.files.map((f: CommittedFile) => f.path)).toEqual(["height_bucket=0/y.parquet"])
+    expect(readFileSync(join(root, "blocks", "height_bucket=0", "y.parquet"), "utf8")).toBe("rows of height_bucket=0/y.parquet")
+    expect(existsSync(join(root, "blocks", "height_bucket=0", "x.parquet"))).toBe(false)
   })
 
   it("a commit never renames over a file the manifest does not list: it fails naming it, the file stays byte for byte, nothing is listed", async () => {

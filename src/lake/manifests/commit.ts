@@ -78,7 +78,8 @@ interface Pending {
  * range (ManifestsService.commitFiles). Commits of a dataset asked for while one of its commits
  * is being made are made together, next, in one manifest write under one lock: shards that end
  * together (a run's last round) otherwise each waited for the lock and wrote the manifest in
- * turn, ~16 ms each. Each keeps the outcome it would have had alone, in the order asked.
+ * turn, ~16 ms each. Each keeps the outcome it would have had alone, in the order asked. The
+ * groups are made by a fiber of their own, so that a caller waits for its own group only.
  */
 export const groupCommits = (lake: LakeWriter) => {
   /** per dataset, the commits asked for while one of its groups is being made */
@@ -102,70 +103,80 @@ export const groupCommits = (lake: LakeWriter) => {
       )
     })
   return (dataset: string, files: ReadonlyArray<CommittedFile>, range?: Range): Effect.Effect<CommitOutcome, ManifestError> =>
-    Effect.suspend(() => {
-      const done = Deferred.unsafeMake<CommitOutcome, ManifestError>(FiberId.none)
-      const queue = waiting.get(dataset)
-      if (queue) {
-        queue.push({ files, range, done })
-        return Deferred.await(done)
-      }
-      waiting.set(dataset, [{ files, range, done }])
-      // the first to ask makes every group until none waits (uninterruptibly: the others wait on it)
-      return Effect.zipRight(Effect.uninterruptible(drain(dataset)), Deferred.await(done))
-    })
+    // asked and, where none is being made, the drain started, in one step no interruption splits
+    Effect.uninterruptibleMask((restore) =>
+      Effect.suspend(() => {
+        const done = Deferred.unsafeMake<CommitOutcome, ManifestError>(FiberId.none)
+        const queue = waiting.get(dataset)
+        if (queue) queue.push({ files, range, done })
+        else waiting.set(dataset, [{ files, range, done }])
+        const started = queue ? Effect.void : Effect.forkDaemon(Effect.uninterruptible(drain(dataset)))
+        return Effect.zipRight(started, restore(Deferred.await(done)))
+      })
+    )
 }
 
 /**
  * Makes a group of commits of one dataset under its lock, in order, as one manifest write: a commit
- * whose range is committed already (by another writer, or an earlier commit) drops its files, one
- * whose file is in the way fails; each one's outcome, in the group's order.
+ * whose range is committed already (by another writer, or an earlier commit) is dropped, one whose
+ * file is in the way fails; each one's outcome, in the group's order. A commit listed fails alone
+ * where its files cannot be moved into place or the commit log refuses it.
  */
 const commitGroup = (lake: LakeWriter, dataset: string, group: ReadonlyArray<Pending>) =>
-  locked(
-    lake,
-    dataset,
-    Effect.gen(function* () {
-      const { m, basis } = yield* opened(lake, dataset)
-      const outcomes: Array<Exit.Exit<CommitOutcome, ManifestError>> = []
-      const made: Array<Pending> = []
-      let next = m
-      for (const { files, range, done } of group) {
-        // another writer got there first: its rows are committed, these are dropped
-        if (range && total(subtract(range, next.committed)) < range[1] - range[0]) {
-          yield* drop(lake, dataset, files)
-          outcomes.push(
-            Exit.succeed({
-              committed: false,
-              ranges: next.committed,
-              reason: `another writer committed part of ${range[0]}..${range[1] - 1} first`
-            })
-          )
-          continue
-        }
-        const clash = yield* inTheWay(lake, dataset, next, files)
-        if (clash) {
-          yield* drop(lake, dataset, files)
-          outcomes.push(Exit.fail(new ManifestError({ message: inTheWayProblem(lake.root, dataset, clash) })))
-          continue
-        }
-        const paths = new Set(files.map((f) => f.path))
-        next = {
-          ...next,
-          files: [...next.files.filter((f) => !paths.has(f.path)), ...files],
-          committed: range ? normalize([...next.committed, range]) : next.committed
-        }
-        made.push({ files, range, done })
-        outcomes.push(Exit.succeed({ committed: true }))
-      }
-      if (made.length === 0) return outcomes
-      const written = yield* write(lake, next, basis)
-      for (const { files } of made) yield* publish(lake, dataset, files, (rel) => stagedPath(lake.staging, dataset, rel))
-      yield* remember(lake.known, manifestPath(lake.root, dataset), written)
-      const after = lake.options.afterCommit
-      if (after) for (const { files, range } of made) yield* after(fragment(m, { files, committed: range ? [range] : [], snapshots: [] }))
-      return outcomes
-    })
+  Effect.flatMap(locked(lake, dataset, makeGroup(lake, dataset, group)), ({ outcomes, dropped }) =>
+    // staged files are deleted once the group's decisions stand (a fenced try decides again)
+    Effect.as(drop(lake, dataset, dropped), outcomes)
   )
+
+const makeGroup = (lake: LakeWriter, dataset: string, group: ReadonlyArray<Pending>) =>
+  Effect.gen(function* () {
+    const { m, basis } = yield* opened(lake, dataset)
+    const outcomes: Array<Exit.Exit<CommitOutcome, ManifestError>> = []
+    const dropped: Array<CommittedFile> = []
+    /** the commits listed, by their place in the group */
+    const made: Array<number> = []
+    let next = m
+    for (const [i, { files, range }] of group.entries()) {
+      // another writer got there first: its rows are committed, these are dropped
+      if (range && total(subtract(range, next.committed)) < range[1] - range[0]) {
+        dropped.push(...files)
+        outcomes.push(
+          Exit.succeed({
+            committed: false,
+            ranges: next.committed,
+            reason: `another writer committed part of ${range[0]}..${range[1] - 1} first`
+          })
+        )
+        continue
+      }
+      const clash = yield* inTheWay(lake, dataset, next, files)
+      if (clash) {
+        dropped.push(...files)
+        outcomes.push(Exit.fail(new ManifestError({ message: inTheWayProblem(lake.root, dataset, clash) })))
+        continue
+      }
+      const paths = new Set(files.map((f) => f.path))
+      next = {
+        ...next,
+        files: [...next.files.filter((f) => !paths.has(f.path)), ...files],
+        committed: range ? normalize([...next.committed, range]) : next.committed
+      }
+      made.push(i)
+      outcomes.push(Exit.succeed({ committed: true }))
+    }
+    if (made.length === 0) return { outcomes, dropped }
+    const written = yield* write(lake, next, basis)
+    yield* remember(lake.known, manifestPath(lake.root, dataset), written)
+    for (const i of made) {
+      const { files, range } = group[i]
+      const moved = publish(lake, dataset, files, (rel) => stagedPath(lake.staging, dataset, rel))
+      const after = lake.options.afterCommit
+      const logged = after ? after(fragment(m, { files, committed: range ? [range] : [], snapshots: [] })) : Effect.void
+      const exit = yield* Effect.exit(Effect.zipRight(moved, logged))
+      if (Exit.isFailure(exit)) outcomes[i] = Exit.failCause(exit.cause)
+    }
+    return { outcomes, dropped }
+  })
 
 /**
  * The paths a snapshot's files are committed as: part numbers are given under the lock, so two
