@@ -157,9 +157,14 @@ describe("Manifests", () => {
           ],
           { concurrency: "unbounded" }
         )
+        const writes = onDisk(root, "blocks").version - before
+        // a group of only refused commits writes nothing
+        const late = yield* commit("late", [3, 8])
         return {
           outcomes,
-          writes: onDisk(root, "blocks").version - before,
+          writes,
+          late,
+          lateWrites: onDisk(root, "blocks").version - before - writes,
           staged: existsSync(c.staged("blocks", "height_bucket=0/again.parquet"))
         }
       }).pipe(Effect.provide(layer))
@@ -177,6 +182,8 @@ describe("Manifests", () => {
     expect(Either.isRight(again) && !again.right.committed && again.right.ranges).toEqual([[1, 21]])
     expect(r.staged).toBe(false)
     expect(r.writes).toBe(1)
+    expect(Either.isRight(r.late) && r.late.right.committed).toBe(false)
+    expect(r.lateWrites).toBe(0)
     const m = onDisk(root, "blocks")
     expect(m.committed).toEqual([[1, 41]])
     expect(m.files.map((f: CommittedFile) => f.path)).toEqual(["a", "b", "c", "d"].map((n) => `height_bucket=0/${n}.parquet`))
