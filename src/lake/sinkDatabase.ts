@@ -5,6 +5,7 @@
  */
 import { rm } from "node:fs/promises"
 import { dirname } from "node:path"
+import type { DuckDBInstance } from "@duckdb/node-api"
 import { Effect } from "effect"
 import { guardConnection, type GuardedConnection } from "./duckdb.js"
 import { makeFolder } from "./files.js"
@@ -31,31 +32,41 @@ export const readRows = (conn: GuardedConnection, sql: string, path?: string) =>
 
 type DatabaseConfig = Pick<SinkConfig, "threads" | "memoryLimit" | "tempDirectory">
 
-/** The DuckDB instance, closed with the scope after the connections in `connections`. */
+/**
+ * The DuckDB instance, started when it is first asked for (a run that writes nothing, or whose
+ * shards are written by its shard workers, starts none: ~0.1 s of CPU and DuckDB's threads), and
+ * closed with the scope after the connections in `connections`.
+ */
 const startInstance = (config: DatabaseConfig, connections: Set<GuardedConnection>) =>
-  Effect.acquireRelease(
-    Effect.tryPromise({
-      try: async () =>
-        // Stryker disable next-line StringLiteral: "" is DuckDB's in-memory database too
-        (await import("@duckdb/node-api")).DuckDBInstance.create(":memory:", {
-          threads: String(config.threads ?? 2),
-          memory_limit: config.memoryLimit ?? "512MB",
-          ...(config.tempDirectory ? { temp_directory: config.tempDirectory } : {}),
-          autoinstall_known_extensions: "false",
-          autoload_known_extensions: "true"
-        }),
-      catch: (e) => new SinkError({ message: `could not start DuckDB: ${(e as Error).message}` })
-    }),
-    (i) =>
-      Effect.promise(async () => {
-        // a writer left open (its scope cut short) still runs nothing when the instance goes
-        // Stryker disable next-line ArrayDeclaration,ArrowFunction: closing the instance closes its connections too; this only orders it
-        await Promise.all([...connections].map((c) => c.close()))
-        i.closeSync()
-        // Stryker disable next-line all: DuckDB removes the temp directory it made as it closes; this is for one that did not
-        if (config.tempDirectory) await rm(config.tempDirectory, { recursive: true, force: true }).catch(() => undefined)
+  Effect.gen(function* () {
+    let started: Promise<DuckDBInstance> | undefined
+    const start = async () =>
+      // Stryker disable next-line StringLiteral: "" is DuckDB's in-memory database too
+      (await import("@duckdb/node-api")).DuckDBInstance.create(":memory:", {
+        threads: String(config.threads ?? 2),
+        memory_limit: config.memoryLimit ?? "512MB",
+        ...(config.tempDirectory ? { temp_directory: config.tempDirectory } : {}),
+        autoinstall_known_extensions: "false",
+        autoload_known_extensions: "true"
       })
-  )
+    yield* Effect.addFinalizer(() =>
+      started === undefined
+        ? Effect.void
+        : Effect.promise(async () => {
+            const instance = await started!.catch(() => undefined)
+            // a writer left open (its scope cut short) still runs nothing when the instance goes
+            // Stryker disable next-line ArrayDeclaration,ArrowFunction: closing the instance closes its connections too; this only orders it
+            await Promise.all([...connections].map((c) => c.close()))
+            instance?.closeSync()
+            // Stryker disable next-line all: DuckDB removes the temp directory it made as it closes; this is for one that did not
+            if (config.tempDirectory) await rm(config.tempDirectory, { recursive: true, force: true }).catch(() => undefined)
+          })
+    )
+    return Effect.tryPromise({
+      try: () => (started ??= start()),
+      catch: (e) => new SinkError({ message: `could not start DuckDB: ${(e as Error).message}` })
+    })
+  })
 
 /*
  * DuckDB makes only the last folder of temp_directory: without its parents, the first spill
@@ -84,15 +95,17 @@ export const openSinkDatabase = (config: DatabaseConfig) =>
     /** The sink's open connections, each closed by its user, and any left by the instance's finalizer. */
     const connections = new Set<GuardedConnection>()
     const instance = yield* startInstance(config, connections)
-    const connect = Effect.tryPromise({
-      try: async () => {
-        const conn = guardConnection(await instance.connect())
-        connections.add(conn)
-        return conn
-      },
-      // Stryker disable next-line ArrowFunction,ObjectLiteral: DuckDB failing to connect is not provoked by any test
-      catch: (e) => new SinkError({ message: (e as Error).message })
-    })
+    const connect = Effect.flatMap(instance, (started) =>
+      Effect.tryPromise({
+        try: async () => {
+          const conn = guardConnection(await started.connect())
+          connections.add(conn)
+          return conn
+        },
+        // Stryker disable next-line ArrowFunction,ObjectLiteral: DuckDB failing to connect is not provoked by any test
+        catch: (e) => new SinkError({ message: (e as Error).message })
+      })
+    )
     const disconnect = (conn: GuardedConnection, beforeClosing?: () => void) =>
       // Stryker disable next-line BlockStatement: closing the instance closes every connection; this frees one early (memory, not results)
       Effect.promise(async () => {

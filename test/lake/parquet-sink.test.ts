@@ -4,7 +4,9 @@
  */
 import { Effect } from "effect"
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs"
+import { spawnSync } from "node:child_process"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 import type { Column, Value } from "../../src/lake/columns.js"
 import { copyMemory, ParquetSink, layerParquetSink } from "../../src/lake/ParquetSink.js"
@@ -18,7 +20,10 @@ import {
   runMemory,
   sinkMemory
 } from "../../src/lake/writer.js"
+import { underMutation } from "../support/mutation.js"
 import { tempDirs } from "../support/tmp.js"
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 
 const temp = tempDirs("chain-lake-sink-")
 afterAll(() => temp.removeAll())
@@ -474,6 +479,26 @@ describe("edges", () => {
     expect(result.one).toBe(1)
     expect(result.failed).toMatchObject({ _tag: "SinkError", message: expect.stringMatching(/^cannot make DuckDB's scratch folder: /) })
   })
+
+  // (a child process sees no mutant: support/mutation.ts)
+  it.skipIf(underMutation)(
+    "DuckDB starts when first asked for: a sink that writes and queries nothing never loads it (a process's loaded libraries, read in a child)",
+    () => {
+      const loaded = (use: string) => {
+        const script = [
+          `import { Effect } from "effect"`,
+          `import { ParquetSink, layerParquetSink } from ${JSON.stringify(join(ROOT, "src", "lake", "ParquetSink.ts"))}`,
+          `await Effect.runPromise(Effect.flatMap(ParquetSink, (s) => ${use}).pipe(Effect.provide(layerParquetSink({})), Effect.scoped))`,
+          `console.log(process.report.getReport().sharedObjects.some((o) => /duckdb/.test(o)))`
+        ].join("\n")
+        const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8" })
+        expect(r.status, r.stderr).toBe(0)
+        return r.stdout.trim()
+      }
+      expect(loaded("Effect.void")).toBe("false")
+      expect(loaded(`s.query("SELECT 1")`)).toBe("true")
+    }
+  )
 
   it("DuckDB that cannot start, and SQL it refuses, are SinkErrors with DuckDB's reason", async () => {
     const notStarted = await Effect.runPromise(
