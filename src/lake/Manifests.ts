@@ -16,8 +16,9 @@
  * 4. renames the files into place, and frees the lock.
  * Commits of one dataset asked for while one of its commits is being made go through 2–4
  * together next, in one manifest write, each with the outcome it would have had alone
- * (manifests/commit.ts `groupCommits`). A file is visible to globs only once it is listed. A writer killed between 3 and 4 leaves listed
- * files in its staging folder: the next open (under the lock) finishes the renames. Nothing else
+ * (manifests/commit.ts `groupCommits`).
+ * A file is visible to globs only once it is listed. A writer killed between 3 and 4 leaves
+ * listed files in its staging folder: the next open (under the lock) finishes the renames. Nothing else
  * is deleted: a Parquet file the manifest does not list was put there by someone else and is kept,
  * never replaced (a commit whose file's place holds one fails, naming it); a dataset folder with
  * Parquet files but no manifest is refused rather than guessed at. At open, each listed file's size

@@ -327,15 +327,8 @@ describe("shard workers", () => {
     try {
       const out = tmp()
       const args = ["export", "--indexer-url", big.indexerUrl, "--out", out, "--datasets", "txs", "--page-size", "1000"]
-      const traced = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
-        const child = spawn(process.execPath, ["--trace-gc", BIN, ...args, "--workers", "2", "--memory-limit", "1200MB"], {
-          env: { ...process.env, NO_COLOR: "1" }
-        })
-        let stdout = ""
-        child.stdout.on("data", (d) => (stdout += d))
-        child.on("close", (code) => resolve({ code, stdout }))
-      })
-      expect(traced.code).toBe(0)
+      const traced = await runCli([...args, "--workers", "2", "--memory-limit", "1200MB"], { nodeFlags: ["--trace-gc"] })
+      expect(traced.code, traced.stderr).toBe(0)
       // a full collection the budget asks for is traced as V8's "testing" reason
       const forced = traced.stdout.split("\n").filter((l) => l.includes("Mark-Compact") && l.includes(" testing;"))
       expect(forced).toEqual([])

@@ -13,10 +13,20 @@ export interface CliResult {
 /** `input`: written to the CLI's stdin, which is then closed (without it, stdin stays open and unread). */
 export const runCli = (
   args: ReadonlyArray<string>,
-  options: { cwd?: string; timeoutMs?: number; env?: Readonly<Record<string, string>>; input?: string } = {}
+  options: {
+    cwd?: string
+    timeoutMs?: number
+    env?: Readonly<Record<string, string>>
+    input?: string
+    /** Node's own flags, before the CLI's path (`--trace-gc`) */
+    nodeFlags?: ReadonlyArray<string>
+  } = {}
 ): Promise<CliResult> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd, env: { ...process.env, NO_COLOR: "1", ...options.env } })
+    const child = spawn(process.execPath, [...(options.nodeFlags ?? []), BIN, ...args], {
+      cwd: options.cwd,
+      env: { ...process.env, NO_COLOR: "1", ...options.env }
+    })
     if (options.input !== undefined) child.stdin.end(options.input)
     let stdout = ""
     let stderr = ""
