@@ -34,6 +34,8 @@
  *   BENCH_WORKERS: a comma list of shard worker counts the throughput and multi-dataset parts
  *   export with (export --workers; default 0: the main thread pages and writes), each against the
  *   same floor
+ *   BENCH_TRACE=1: the multi-dataset part ends with one more run of each client against the replay,
+ *   printed as a timeline of its requests (when they came, how many were in flight),
  *   BENCH_CORES: a comma list of core counts (e.g. 2,4,16): the whole bench runs once per count,
  *   pinned to that many cores with taskset (the devnets it starts too), so that one call measures
  *   the scaling curve
@@ -53,6 +55,7 @@ import { txs } from "../src/datasets/txs.js"
 import type { Dataset } from "../src/engine/Dataset.js"
 import { runExport } from "../src/engine/export.js"
 import { parseMemorySize } from "../src/lake/writer.js"
+import { shardWorkerModule } from "../src/pipelines/layers.js"
 import { SMOKE, size, smokeBanner } from "./smoke.js"
 import { median } from "./stats.js"
 
@@ -197,6 +200,9 @@ const main = async () => {
   // DuckDB's native module loads where the sink first needs it (start-up, issue 17): loaded here
   // once, so that timed runs measure the export and not a one-off import, as before that change
   await import("@duckdb/node-api")
+  // the sources' shard worker is bundled on first use (0.4–1.7 s, once per state of the sources):
+  // done here, so that no timed run pays for it
+  if (WORKERS.some((w) => w > 0)) shardWorkerModule()
   smokeBanner("export bench")
   const blockCount = Math.ceil(TXS / 10)
   console.log(`# export bench: ~${TXS} txs (${blockCount} blocks × ~10), page ${PAGE}, concurrency ${CONCURRENCY}, node ${process.version}`)
@@ -420,6 +426,54 @@ const plainFetch = async (url: string, lists: ReadonlyArray<{ path: string; curs
   )
 }
 
+/**
+ * BENCH_TRACE: one run's requests as the replay served them (arrived, answered; epoch ms), from
+ * `t0` to `t1`: when the first request and the first page came, the requests in flight in each
+ * tenth of a second, when the last was answered, and the requests that were not pages.
+ */
+const requestTimeline = (label: string, served: ReadonlyArray<[number, number, string]>, t0: number, t1: number) => {
+  const at = (t: number) => `${Math.round(t - t0)}`
+  const isPage = (url: string) => /pagination\.(key|offset)=/.test(url) && /pagination\.limit=100\b/.test(url)
+  const pages = served.filter(([, , u]) => isPage(u))
+  const inFlight = Array.from({ length: Math.ceil((t1 - t0) / 100) }, (_, b) => {
+    const [from, to] = [t0 + b * 100, t0 + (b + 1) * 100]
+    return served.reduce((n, [a, e]) => n + Math.max(0, Math.min(e, to) - Math.max(a, from)), 0) / 100
+  })
+  // a shard's pages: the one after (list, key k, limit l) is (list, key k + l), for the keys of these lists (a height or a sequence)
+  const keyed = new Map<string, [number, number, string]>()
+  const keyOf = (url: string) => {
+    const u = new URL(url, "http://replay")
+    const key = u.searchParams.get("pagination.key")
+    if (!key) return undefined
+    const k = Object.values(JSON.parse(Buffer.from(key, "base64").toString()) as Record<string, number>)[0]
+    return { list: u.pathname, k: Number(k), limit: Number(u.searchParams.get("pagination.limit")) }
+  }
+  for (const r of pages) {
+    const p = keyOf(r[2])
+    if (p) keyed.set(`${p.list} ${p.k}`, r)
+  }
+  // from a page's answer to the request of the shard's next page (its key is in the answer: a
+  // request before it is another shard's first page)
+  const waits = pages.flatMap((r) => {
+    const p = keyOf(r[2])
+    const next = p && keyed.get(`${p.list} ${p.k + p.limit}`)
+    return next && next[0] >= r[1] - 1 ? [next[0] - r[1]] : []
+  })
+  const sorted = [...waits].sort((x, y) => x - y)
+  const pct = (q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(1) : "-")
+  return [
+    `trace of ${label}: ${served.length} requests (${pages.length} pages) in ${at(t1)} ms; first request at ${at(Math.min(...served.map((r) => r[0])))} ms, ` +
+      `first page at ${at(Math.min(...pages.map((r) => r[0])))}, last answer at ${at(Math.max(...served.map((r) => r[1])))}`,
+    `  in flight per 100 ms: ${inFlight.map((n) => n.toFixed(0)).join(" ")}`,
+    ...(label.startsWith("plain")
+      ? []
+      : [
+          `  a shard's next page asked after its page's answer: ${waits.length} pages; ms after the answer: p10 ${pct(0.1)}, median ${pct(0.5)}, p90 ${pct(0.9)}, max ${pct(1)}`
+        ]),
+    ...served.filter(([, , u]) => !isPage(u)).map(([a, e, u]) => `  ${at(a)}–${at(e)} ms ${u.slice(0, 110)}`)
+  ].join("\n")
+}
+
 /** The replay server (bench/replay-server.ts) in front of `origin`, in its own process. */
 const startReplay = (origin: string, latencyMs: number): Promise<{ child: ChildProcess; url: string }> =>
   new Promise((resolve, reject) => {
@@ -489,6 +543,22 @@ const multi = async () => {
             `plain fetch by 16 workers ${plain.map((p) => p.toFixed(2)).join(" / ")} s; chain-lake${workers > 0 ? ` --workers ${workers}` : ""} ${runs.map((p) => p.toFixed(2)).join(" / ")} s → ` +
             `${(sequential / m).toFixed(1)}× the sequential walk (${goal("≥ 6×")}), ${(m / median(plain)).toFixed(2)}× the plain fetch (${goal("≤ 1.3×")})`
         )
+      }
+    }
+    if (process.env.BENCH_TRACE) {
+      const served = async () => (await (await fetch(replay.url + "/__requests")).json()) as Array<[number, number, string]>
+      const runs: Array<[string, () => Promise<unknown>]> = [
+        ["plain fetch", () => plainFetch(replay.url, lists)],
+        ...WORKERS.map((w): [string, () => Promise<unknown>] => [
+          `chain-lake${w > 0 ? ` --workers ${w}` : ""}`,
+          () => lakeRun(replay.url, w)
+        ])
+      ]
+      for (const [label, run] of runs) {
+        await served()
+        const t0 = performance.timeOrigin + performance.now()
+        await run()
+        console.log(requestTimeline(`${label}${CORES_LABEL}`, await served(), t0, performance.timeOrigin + performance.now()))
       }
     }
   } finally {

@@ -6,6 +6,9 @@
  * the client's cores (the devnet renders pages on the same 2 cores as the client it serves).
  *
  *   tsx bench/replay-server.ts ORIGIN_URL [LATENCY_MS]   → prints url=http://127.0.0.1:PORT
+ *
+ * `GET /__requests` answers the requests served since the last such call, each as
+ * [arrived, answered, url] (epoch milliseconds), for a bench's timeline of one run.
  */
 import { createServer } from "node:http"
 import { request } from "undici"
@@ -16,9 +19,16 @@ if (!origin) throw new Error("usage: replay-server.ts ORIGIN_URL [LATENCY_MS]")
 
 const kept = new Map<string, { readonly status: number; readonly type: string; readonly body: Buffer }>()
 
+let served: Array<[number, number, string]> = []
 const server = createServer((req, res) => {
   const arrived = performance.now()
   const url = req.url ?? "/"
+  if (url === "/__requests") {
+    res.writeHead(200, { "content-type": "application/json" })
+    res.end(JSON.stringify(served))
+    served = []
+    return
+  }
   const answer = async () => {
     const hit = kept.get(url)
     if (hit) return hit
@@ -37,6 +47,7 @@ const server = createServer((req, res) => {
         () => {
           res.writeHead(a.status, { "content-type": a.type, "content-length": a.body.length })
           res.end(a.body)
+          served.push([performance.timeOrigin + arrived, performance.timeOrigin + performance.now(), url])
         },
         Math.max(0, latencyMs - (performance.now() - arrived))
       ),

@@ -141,7 +141,10 @@ export interface RequestContext {
 /**
  * GET `path` and turn the body into `A` with `decode`, under the limits and retries: a decode that
  * fails with a retryable error (a truncated body) fetches again. The export hot path decodes
- * pages its own (cheaper) way through this.
+ * pages its own (cheaper) way through this. The limiter's permit covers the request, body
+ * included, and is given back before the decode: --concurrency bounds what the server serves at
+ * once, and a page waiting for its thread to parse it (a shard worker busy with other pages)
+ * would keep another page from being asked (the page budget bounds the bytes held meanwhile).
  */
 export const getWith = <A>(
   ctx: RequestContext,
@@ -150,9 +153,9 @@ export const getWith = <A>(
   query: Query | undefined,
   decode: (raw: RawBytes) => Effect.Effect<A, IndexerError>
 ): Effect.Effect<A, IndexerError> =>
-  ctx.limiter
-    .run(fetchOnce(ctx.http, ctx.policy.timeoutMs, endpoint, buildUrl(ctx.baseUrl, path, query)).pipe(Effect.flatMap(decode)))
-    .pipe(Effect.retry(retrySchedule<IndexerError>(ctx.policy)))
+  Effect.flatMap(ctx.limiter.run(fetchOnce(ctx.http, ctx.policy.timeoutMs, endpoint, buildUrl(ctx.baseUrl, path, query))), decode).pipe(
+    Effect.retry(retrySchedule<IndexerError>(ctx.policy))
+  )
 
 /** GET and JSON-parse; a parse failure is a truncated body, retried with the request. */
 export const getJson = (ctx: RequestContext, endpoint: string, path: string, query?: Query): Effect.Effect<unknown, IndexerError> =>

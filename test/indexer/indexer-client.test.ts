@@ -3,7 +3,7 @@
  * recovery from heavy transient faults, no retry on 4xx, and decode errors that name the
  * endpoint, page key and field path.
  */
-import { Effect, Either, Layer } from "effect"
+import { Deferred, Effect, Either, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
 import { layerRequestLimiter } from "../../src/http/RequestLimiter.js"
@@ -169,6 +169,29 @@ describe("IndexerClient", () => {
     } finally {
       await faulty.stop()
     }
+  })
+
+  it("gives the request's permit back before the decode: at --concurrency 1, a page whose decode waits for the next page's answer does not keep that page from being asked", async () => {
+    const ran = Effect.runPromise(
+      Effect.gen(function* () {
+        const c = yield* IndexerClient
+        const second = yield* Deferred.make<void>()
+        const first = c.getWith("blocks", "/indexer/block/v1/blocks", { "pagination.limit": "1" }, () => Deferred.await(second))
+        const next = c.getWith("blocks", "/indexer/block/v1/blocks", { "pagination.limit": "2" }, () => Deferred.succeed(second, undefined))
+        yield* Effect.all([first, next], { concurrency: 2 }).pipe(
+          Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => "deadlock" })
+        )
+        return "both decoded"
+      }).pipe(
+        Effect.provide(
+          layerIndexerClient({ baseUrl: clean.indexerUrl, retry: FAST_RETRY }).pipe(
+            Layer.provide(Layer.mergeAll(layerHttpTransport(), layerRequestLimiter({ concurrency: 1, rps: 0 })))
+          )
+        ),
+        Effect.either
+      )
+    )
+    expect(await ran).toEqual(Either.right("both decoded"))
   })
 
   it("does not retry a 4xx and keeps its plain-text body", async () => {
