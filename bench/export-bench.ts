@@ -34,7 +34,7 @@
  *   BENCH_WORKERS: a comma list of shard worker counts the throughput and multi-dataset parts
  *   export with (export --workers; default 0: the main thread pages and writes), each against the
  *   same floor
- *   BENCH_TRACE=1: the multi-dataset part ends with one more run of each client against the replay,
+ *   BENCH_TRACE=1 (and BENCH_SMOKE=1): the multi-dataset part ends with one more run of each client against the replay,
  *   printed as a timeline of its requests (when they came, how many were in flight),
  *   BENCH_CORES: a comma list of core counts (e.g. 2,4,16): the whole bench runs once per count,
  *   pinned to that many cores with taskset (the devnets it starts too), so that one call measures
@@ -545,7 +545,8 @@ const multi = async () => {
         )
       }
     }
-    if (process.env.BENCH_TRACE) {
+    // (at the smoke size too, so that the timeline cannot rot)
+    if (process.env.BENCH_TRACE || SMOKE) {
       const served = async () => (await (await fetch(replay.url + "/__requests")).json()) as Array<[number, number, string]>
       const runs: Array<[string, () => Promise<unknown>]> = [
         ["plain fetch", () => plainFetch(replay.url, lists)],
