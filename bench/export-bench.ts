@@ -433,7 +433,8 @@ const plainFetch = async (url: string, lists: ReadonlyArray<{ path: string; curs
  */
 const requestTimeline = (label: string, served: ReadonlyArray<[number, number, string]>, t0: number, t1: number) => {
   const at = (t: number) => `${Math.round(t - t0)}`
-  const isPage = (url: string) => /pagination\.(key|offset)=/.test(url) && /pagination\.limit=100\b/.test(url)
+  // (a probe asks with no key: a request with one is a shard's page, its last one of fewer rows too)
+  const isPage = (url: string) => /pagination\.(key|offset)=/.test(url)
   const pages = served.filter(([, , u]) => isPage(u))
   const inFlight = Array.from({ length: Math.ceil((t1 - t0) / 100) }, (_, b) => {
     const [from, to] = [t0 + b * 100, t0 + (b + 1) * 100]
@@ -448,14 +449,11 @@ const requestTimeline = (label: string, served: ReadonlyArray<[number, number, s
     const k = Object.values(JSON.parse(Buffer.from(key, "base64").toString()) as Record<string, number>)[0]
     return { list: u.pathname, k: Number(k), limit: Number(u.searchParams.get("pagination.limit")) }
   }
-  for (const r of pages) {
-    const p = keyOf(r[2])
-    if (p) keyed.set(`${p.list} ${p.k}`, r)
-  }
+  const keys = pages.map((r) => ({ r, p: keyOf(r[2]) }))
+  for (const { r, p } of keys) if (p) keyed.set(`${p.list} ${p.k}`, r)
   // from a page's answer to the request of the shard's next page (its key is in the answer: a
   // request before it is another shard's first page)
-  const waits = pages.flatMap((r) => {
-    const p = keyOf(r[2])
+  const waits = keys.flatMap(({ r, p }) => {
     const next = p && keyed.get(`${p.list} ${p.k + p.limit}`)
     return next && next[0] >= r[1] - 1 ? [next[0] - r[1]] : []
   })
