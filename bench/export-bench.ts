@@ -34,6 +34,8 @@
  *   BENCH_WORKERS: a comma list of shard worker counts the throughput and multi-dataset parts
  *   export with (export --workers; default 0: the main thread pages and writes), each against the
  *   same floor
+ *   BENCH_LATENCY_MS (default 20) and BENCH_MULTI_CONCURRENCY (default 16): the multi-dataset part's
+ *   latency and concurrency (e.g. 100 and 4 on 2 cores, to see a client's own waits where CPU does not bound them),
  *   BENCH_TRACE=1 (and BENCH_SMOKE=1): the multi-dataset part ends with one more run of each client against the replay,
  *   printed as a timeline of its requests (when they came, how many were in flight),
  *   BENCH_CORES: a comma list of core counts (e.g. 2,4,16): the whole bench runs once per count,
@@ -72,6 +74,10 @@ const WORKERS = (process.env.BENCH_WORKERS ?? "0").split(",").map(Number)
 const CORES_LABEL = process.env.BENCH_PINNED ? ` on ${process.env.BENCH_PINNED} cores` : ""
 /** A goal, as printed beside a measure: none at smoke size, where a ratio of a few pages means nothing. */
 const goal = (text: string) => (SMOKE ? "smoke size: not a measure" : `goal ${text}`)
+
+/** the multi-dataset part's latency and concurrency (chain-lake's and the plain fetch's): a longer latency at a lower concurrency shows a client's own waits on few cores, where CPU bounds the default */
+const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 20)
+const MULTI_CONCURRENCY = Number(process.env.BENCH_MULTI_CONCURRENCY ?? 16)
 
 /** µs a devnet adds per row an offset skips (the real indexer's OFFSET scans them) */
 const OFFSET_ROW_US = Number(process.env.BENCH_OFFSET_ROW_US ?? 1)
@@ -410,8 +416,12 @@ const cursorWalkByHand = async (url: string, path: string, arrayKey: string) => 
   return rows
 }
 
-/** The same pages fetched by 16 plain workers (constructed cursors, fetch + JSON.parse): what the server itself can do. */
-const plainFetch = async (url: string, lists: ReadonlyArray<{ path: string; cursor: "sequence" | "height"; rows: number }>) => {
+/** The same pages fetched by `concurrency` plain workers (constructed cursors, fetch + JSON.parse): what the server itself can do. */
+const plainFetch = async (
+  url: string,
+  lists: ReadonlyArray<{ path: string; cursor: "sequence" | "height"; rows: number }>,
+  concurrency = MULTI_CONCURRENCY
+) => {
   const pages = lists.flatMap((l) =>
     Array.from(
       { length: Math.ceil(l.rows / 100) },
@@ -420,7 +430,7 @@ const plainFetch = async (url: string, lists: ReadonlyArray<{ path: string; curs
   )
   let next = 0
   await Promise.all(
-    Array.from({ length: 16 }, async () => {
+    Array.from({ length: concurrency }, async () => {
       for (let p = next++; p < pages.length; p = next++) JSON.parse(await (await fetch(pages[p])).text())
     })
   )
@@ -494,9 +504,18 @@ const startReplay = (origin: string, latencyMs: number): Promise<{ child: ChildP
  */
 const multi = async () => {
   const MULTI_BLOCKS = size("BENCH_MULTI_BLOCKS", 10_000, 100)
-  const devnet = await startDevnetProcess(["--blocks", String(MULTI_BLOCKS), "--txs-per-block", "4", "--seed", "7", "--latency-ms", "20"])
+  const devnet = await startDevnetProcess([
+    "--blocks",
+    String(MULTI_BLOCKS),
+    "--txs-per-block",
+    "4",
+    "--seed",
+    "7",
+    "--latency-ms",
+    String(LATENCY_MS)
+  ])
   const origin = await startDevnetProcess(["--blocks", String(MULTI_BLOCKS), "--txs-per-block", "4", "--seed", "7"])
-  const replay = await startReplay(origin.url, 20)
+  const replay = await startReplay(origin.url, LATENCY_MS)
   try {
     const txCount = Number(
       ((await (await fetch(devnet.url + "/indexer/tx/v1/txs?pagination.limit=1")).json()) as { pagination: { total: string } }).pagination
@@ -516,7 +535,7 @@ const multi = async () => {
       await cursorWalkByHand(url, "/indexer/tx/v1/txs", "txs")
     }
     const lakeRun = async (url: string, workers = WORKERS[0]) =>
-      (await exportRun(url, { concurrency: 16, pageSize: 100, datasets: [blocks, txs], workers })).seconds
+      (await exportRun(url, { concurrency: MULTI_CONCURRENCY, pageSize: 100, datasets: [blocks, txs], workers })).seconds
     // the replay learns every page each client asks for, once
     await walk(replay.url)
     await plainFetch(replay.url, lists)
@@ -537,8 +556,8 @@ const multi = async () => {
       for (const [workers, runs] of lake) {
         const m = median(runs)
         console.log(
-          `multi-dataset against ${label}${CORES_LABEL}, 20 ms latency, blocks + txs (${MULTI_BLOCKS} + ${txCount} rows), page 100: sequential cursor walk ${sequential.toFixed(1)} s; ` +
-            `plain fetch by 16 workers ${plain.map((p) => p.toFixed(2)).join(" / ")} s; chain-lake${workers > 0 ? ` --workers ${workers}` : ""} ${runs.map((p) => p.toFixed(2)).join(" / ")} s → ` +
+          `multi-dataset against ${label}${CORES_LABEL}, ${LATENCY_MS} ms latency, blocks + txs (${MULTI_BLOCKS} + ${txCount} rows), page 100: sequential cursor walk ${sequential.toFixed(1)} s; ` +
+            `plain fetch by ${MULTI_CONCURRENCY} workers ${plain.map((p) => p.toFixed(2)).join(" / ")} s; chain-lake${workers > 0 ? ` --workers ${workers}` : ""} ${runs.map((p) => p.toFixed(2)).join(" / ")} s → ` +
             `${(sequential / m).toFixed(1)}× the sequential walk (${goal("≥ 6×")}), ${(m / median(plain)).toFixed(2)}× the plain fetch (${goal("≤ 1.3×")})`
         )
       }

@@ -1,7 +1,8 @@
 /**
  * The module each shard worker runs (export --workers N): the indexer as its source, through the
- * run's request limiter (a gate of the run's thread), and a Parquet sink and a page budget of its
- * own, sized by its share of the run's memory, spilling inside the lake.
+ * run's request limiter (a gate of the run's thread: without a rate, a count of permits, whose
+ * passes a shard keeps for its next requests), and a Parquet sink and a page budget of its own,
+ * sized by its share of the run's memory, spilling inside the lake.
  */
 import { Layer } from "effect"
 import { DATASETS } from "../datasets/index.js"
@@ -16,22 +17,24 @@ import { layerIndexerSource } from "../drivers/indexer.js"
 
 serveShards<ShardWorkerConfig, unknown>({
   datasets: DATASETS,
-  layer: (config, gate) =>
-    Layer.mergeAll(
+  layer: (config, gate) => {
+    const limits = config.limits ?? DEFAULT_LIMITS
+    return Layer.mergeAll(
       layerIndexerSource.pipe(
         Layer.provide(
           indexerLayer(
             config.endpoint,
-            Layer.succeed(RequestLimiter, { config: config.limits ?? DEFAULT_LIMITS, run: gate("requests") }),
+            Layer.succeed(RequestLimiter, { config: limits, run: gate("requests", limits.rps > 0 ? "each" : "kept") }),
             config.retry,
             config.maxPageMb
           )
         )
       ),
       layerParquetSink({ tempDirectory: scratchFolder(config.out), ...sinkMemory(config.memoryLimitBytes) }),
-      Layer.effect(PageBudget, runPageBudget((config.limits ?? DEFAULT_LIMITS).concurrency)).pipe(
+      Layer.effect(PageBudget, runPageBudget(limits.concurrency)).pipe(
         // (RSS is the process's: measured against the run's whole limit, not this worker's share)
         Layer.provide(Layer.succeed(RunMemory, runMemory(config.runMemoryLimitBytes, config.memoryLimitBytes)))
       )
     )
+  }
 })

@@ -22,6 +22,21 @@ export interface ShardWorkerData<C> {
 /** A gate of the run's thread, passed through by calls: the worker's module builds its request limiter on "requests". */
 export type RemoteGate = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 
+/**
+ * How a worker passes a gate of the run's thread: "each" asks the run's thread for every pass;
+ * "kept" keeps a pass once its effect is done, for the shard's next pass through the same gate
+ * (its next page asked once its page has come: no call to the run's thread, which answers a
+ * busy worker late), right only for a gate that is a count of permits (a request limiter without
+ * a rate, which a kept pass would skip). A kept pass goes back once it has been idle KEPT_IDLE_MS,
+ * or when it is done after KEPT_MS since it was granted (others waiting at the gate get their turn).
+ */
+export type GateKind = "each" | "kept"
+
+/** the longest a pass is kept unused for the shard's next pass */
+const KEPT_IDLE_MS = 10
+/** the longest a pass is reused from its grant: then it goes back to the gate's queue */
+const KEPT_MS = 250
+
 /** The task the running fiber belongs to: calls it makes are the task's (the run's thread frees what a task left). */
 const currentTask = FiberRef.unsafeMake(-1)
 
@@ -56,6 +71,49 @@ const messenger = (port: NonNullable<typeof parentPort>) => {
   return { send, count }
 }
 
+/** A pass through a gate kept by a worker's task (GateKind "kept"): its ticket, when it was granted, and the timer that gives it back unused. */
+interface KeptPass {
+  readonly ticket: number
+  readonly granted: number
+  idle?: ReturnType<typeof setTimeout>
+}
+
+/**
+ * A gate whose passes a task keeps (GateKind "kept"): a pass taken from the task's own when one is
+ * free, else asked of the run's thread by `enter`; given back by `leave` once idle or old.
+ */
+const keptGate = (enter: (name: string) => Effect.Effect<number>, leave: (task: number, ticket: number) => void) => {
+  /** each task's free passes, by gate; a task's passes end with it on the run's thread (it lets them go when the shard ends) */
+  const free = new Map<string, Array<KeptPass>>()
+  const take = (key: string, name: string): Effect.Effect<KeptPass> =>
+    Effect.suspend(() => {
+      const pass = free.get(key)?.pop()
+      if (!pass) return Effect.map(enter(name), (ticket): KeptPass => ({ ticket, granted: Date.now() }))
+      clearTimeout(pass.idle)
+      return Effect.succeed(pass)
+    })
+  const giveBack = (key: string, task: number, pass: KeptPass) =>
+    Effect.sync(() => {
+      if (Date.now() - pass.granted >= KEPT_MS) return leave(task, pass.ticket)
+      const passes = free.get(key) ?? []
+      free.set(key, passes)
+      passes.push(pass)
+      pass.idle = setTimeout(() => {
+        passes.splice(passes.indexOf(pass), 1)
+        if (passes.length === 0) free.delete(key)
+        leave(task, pass.ticket)
+      }, KEPT_IDLE_MS)
+    })
+  return (name: string): RemoteGate =>
+    (effect) =>
+      Effect.flatMap(FiberRef.get(currentTask), (task) => {
+        const key = `${task} ${name}`
+        return Effect.uninterruptibleMask((restore) =>
+          Effect.flatMap(restore(take(key, name)), (pass) => restore(effect).pipe(Effect.ensuring(giveBack(key, task, pass))))
+        )
+      })
+}
+
 /** Calls to the run's thread (a commit, a pass through a gate), each answered by a "reply" message. */
 const remoteCalls = (send: (message: FromWorker) => void) => {
   const replies = new Map<number, (exit: Exit.Exit<unknown, RemoteFailure>) => void>()
@@ -77,14 +135,15 @@ const remoteCalls = (send: (message: FromWorker) => void) => {
    * are being stopped too): a pass granted after the wait was interrupted is let go by the run's
    * thread when the shard ends.
    */
-  const gate =
+  const enter = (name: string) => Effect.map(Effect.orDie(call({ method: "enter", gate: name })), (ticket) => ticket as number)
+  const each =
     (name: string): RemoteGate =>
     (effect) =>
       Effect.uninterruptibleMask((restore) =>
-        Effect.flatMap(restore(Effect.orDie(call({ method: "enter", gate: name }))), (ticket) =>
-          restore(effect).pipe(Effect.ensuring(leave(ticket as number)))
-        )
+        Effect.flatMap(restore(enter(name)), (ticket) => restore(effect).pipe(Effect.ensuring(leave(ticket))))
       )
+  const kept = keptGate(enter, (task, ticket) => send({ type: "leave", task, ticket }))
+  const gate = (name: string, kind: GateKind = "each"): RemoteGate => (kind === "kept" ? kept(name) : each(name))
   const reply = (message: Extract<ToWorker, { type: "reply" }>) => {
     const resume = replies.get(message.call)
     replies.delete(message.call)
@@ -99,7 +158,7 @@ const remoteCalls = (send: (message: FromWorker) => void) => {
  */
 export const serveShards = <C, E>(options: {
   readonly datasets: ReadonlyArray<Dataset>
-  readonly layer: (config: C, gate: (name: string) => RemoteGate) => Layer.Layer<Source | ParquetSink | PageBudget, E>
+  readonly layer: (config: C, gate: (name: string, kind?: GateKind) => RemoteGate) => Layer.Layer<Source | ParquetSink | PageBudget, E>
 }) => {
   const port = parentPort
   if (!port) throw new Error("serveShards runs in a worker thread")

@@ -3,8 +3,8 @@
  * work (JSON, checks, rows, DuckDB's appender) uses the cores the run is given instead of its one
  * main thread. The main thread plans, schedules and commits: a worker's commit is a call to it
  * (ShardLake through the run's Manifests and history guard), and so is each pass through the
- * run's gates (its paging slots, its request limiter), so that --concurrency and --rate-limit
- * hold for the run as a whole. A worker's module builds its source and sink (serveShards); the
+ * run's gates (its paging slots, its request limiter: a pass a shard may keep for its next
+ * requests, shardWorker.ts GateKind), so that --concurrency and --rps hold for the run as a whole. A worker's module builds its source and sink (serveShards); the
  * engine knows no API and no dataset of its own here either.
  */
 import { Worker } from "node:worker_threads"
@@ -242,8 +242,14 @@ const shardServer = (
     if (stopping) return Effect.sync(() => reply(call, Exit.fail({ _tag: "ShardStopped", message: "the shard was stopped" })))
     switch (request.method) {
       case "commit":
-        return Effect.flatMap(Effect.exit(context.lake.commit(request.dataset, request.files, request.range)), (exit) =>
-          Effect.sync(() => reply(call, exit))
+        // in a fiber of its own: the commit's history check may wait for a permit that this
+        // shard's worker gives back meanwhile (a pass it kept: "leave" comes after the call)
+        return Effect.asVoid(
+          Effect.fork(
+            Effect.flatMap(Effect.exit(context.lake.commit(request.dataset, request.files, request.range)), (exit) =>
+              Effect.sync(() => reply(call, exit))
+            )
+          )
         )
       case "enter":
         return Effect.gen(function* () {

@@ -21,7 +21,7 @@ import { columnsOf, defineAppend } from "../../src/engine/Dataset.js"
 import { txsList } from "../../src/datasets/lists.js"
 import { heightBucket } from "../../src/lake/layout.js"
 import { plainServiceUrl } from "../../src/http/serviceUrl.js"
-import { layerRequestLimiter } from "../../src/http/RequestLimiter.js"
+import { layerRequestLimiter, makeRequestLimiter, RequestLimiter } from "../../src/http/RequestLimiter.js"
 import { DEFAULT_RETRY } from "../../src/http/retry.js"
 import { layerLake } from "../../src/lake/writer.js"
 import { layerIndexerSource } from "../../src/drivers/indexer.js"
@@ -102,6 +102,51 @@ describe("shard workers", () => {
     // every page the shards read went through the gate: at least one request per 25 rows of the blocks and txs shards
     expect(passes).toBeGreaterThan((400 + lake.get("txs")!.rows.length) / 25)
     expect(result.right.datasets.find((d) => d.dataset === "txs")?.rows).toBe(lake.get("txs")!.rows.length)
+  })
+
+  it("at --rps 0 a worker's shard keeps its request pass for its next requests: far fewer passes asked of the run's thread than requests made, never more requests at the server than --concurrency", async () => {
+    const out = tmp()
+    // a few ms at the server, so that requests overlap
+    const proxy = await startProxy(devnet.indexerUrl, async (_request, forward) => {
+      await sleep(3)
+      return forward()
+    })
+    try {
+      const limits = { concurrency: 3, rps: 0 }
+      const limiter = await Effect.runPromise(makeRequestLimiter(limits))
+      let passes = 0
+      const layer = Layer.mergeAll(
+        layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(proxy.url, Layer.succeed(RequestLimiter, limiter), FAST_RETRY))),
+        layerLake(out),
+        Layer.succeed(ShardWorkers, {
+          count: 2,
+          module: shardWorkerModule,
+          config: () => ({ ...workerConfig(proxy.url, out), limits }),
+          gates: { requests: (effect) => limiter.run(Effect.suspend(() => (passes++, effect))) },
+          datasets: REGISTRY
+        })
+      )
+      const datasets = REGISTRY.filter((d) => d.name === "blocks" || d.name === "txs")
+      await Effect.runPromise(runExport(datasets, { pageSize: 10, concurrency: limits.concurrency }).pipe(Effect.provide(layer)))
+      await expectLakeMatchesChain(out, devnet, ["blocks", "txs"])
+      const pages = proxy.requests.filter((r) => r.path.includes("pagination.key=")).length
+      expect(pages).toBeGreaterThan((400 + devnet.chain.txTotal()) / 10)
+      // each of the workers' passes was kept for a shard's next pages (a pass per request: passes ≥ pages)
+      expect(passes).toBeLessThan(pages / 3)
+      expect(proxy.peakInFlight()).toBeLessThanOrEqual(limits.concurrency)
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it("at --concurrency 1 and --rps 0, a pass a worker's shard keeps goes back once unused: the run's thread checks the history before each commit with the one permit there is, and the export ends complete", async () => {
+    const out = tmp()
+    const run = await runCli([
+      ...["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "blocks,txs", "--page-size", "50"],
+      ...["--workers", "1", "--concurrency", "1", "--rps", "0", "--memory-limit", "1GB"]
+    ])
+    expect(run.code, run.stderr).toBe(0)
+    await expectLakeMatchesChain(out, devnet, ["blocks", "txs"])
   })
 
   it("a library caller's own dataset, which the workers' registry lacks, runs in the run's thread (its list need not name its key style); registry datasets still go to the workers", async () => {
