@@ -10,6 +10,9 @@
 // tarball) ships dist/ and no src/: it always runs dist/. `--version` and `--help` are answered
 // from what the build recorded, without loading the CLI (start-up, bench/RESULTS.md).
 import { existsSync, readFileSync } from "node:fs"
+import module from "node:module"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { newestSourceTime } from "./freshness.mjs"
 
@@ -48,7 +51,17 @@ const recorded = (args) => {
 if (!hasSource || (build && build.builtFrom >= newestSourceTime(root))) {
   const text = build && recorded(process.argv.slice(2))
   if (text !== undefined) process.stdout.write(text)
-  else await import("../dist/cli/main.js")
+  else {
+    // Node 22.1+: V8's code for the CLI's bundle and its shard workers' is kept in Node's compile
+    // cache (NODE_COMPILE_CACHE, else node-compile-cache in the OS's temp folder, as npm's own CLI
+    // has it), not compiled again at every start; the workers find it in the environment they
+    // inherit (bench/RESULTS.md)
+    if (module.enableCompileCache) {
+      process.env.NODE_COMPILE_CACHE ??= join(tmpdir(), "node-compile-cache")
+      module.enableCompileCache()
+    }
+    await import("../dist/cli/main.js")
+  }
 } else {
   const { register } = await import("tsx/esm/api")
   register()

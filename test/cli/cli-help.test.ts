@@ -1,5 +1,8 @@
 /** Every command's `--help`, as a person reads it: in 80 columns, no colour codes, each flag described, defaults shown, examples given. */
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import module from "node:module"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 // @ts-expect-error: plain JavaScript (bin/ runs before any build), no declarations
@@ -36,12 +39,18 @@ const optionsOf = (help: string): Map<string, string> => {
   return flags
 }
 
+/** Whether dist/ holds a build of the sources as they are (bin/chain-lake.mjs then runs it). */
+const builtFresh = (): boolean => {
+  const build = new URL("../../dist/build.json", import.meta.url)
+  return (
+    existsSync(build) &&
+    JSON.parse(readFileSync(build, "utf8")).builtFrom >= newestSourceTime(fileURLToPath(new URL("../..", import.meta.url)))
+  )
+}
+
 describe("start-up", () => {
   it("--help and --version answered from the build print exactly what the CLI prints when loaded (CI runs the build, as npm install does)", async () => {
-    const build = new URL("../../dist/build.json", import.meta.url)
-    const fresh =
-      existsSync(build) &&
-      JSON.parse(readFileSync(build, "utf8")).builtFrom >= newestSourceTime(fileURLToPath(new URL("../..", import.meta.url)))
+    const fresh = builtFresh()
     if (process.env.CI) expect(fresh, "dist/ is missing or older than src/: npm ci should have built it (the prepare script)").toBe(true)
     for (const args of [
       ["--help"],
@@ -55,6 +64,31 @@ describe("start-up", () => {
       const [recorded, loaded] = await Promise.all([runCli(args), runCli(args, { env: { CHAIN_LAKE_FROM_SOURCE: "1" } })])
       expect(recorded.code, args.join(" ")).toBe(loaded.code)
       expect(recorded.stdout, args.join(" ")).toBe(loaded.stdout)
+    }
+  })
+})
+
+describe("compile cache", () => {
+  it("a command run from the build keeps V8's code in Node's compile cache where Node has one (22.1+): in the OS's temp folder, none with NODE_DISABLE_COMPILE_CACHE=1; Node 20 writes none", async () => {
+    const fresh = builtFresh()
+    const [on, off] = [mkdtempSync(join(tmpdir(), "chain-lake-ncc-")), mkdtempSync(join(tmpdir(), "chain-lake-ncc-"))]
+    try {
+      // a command line refused: the CLI's bundle is loaded, nothing else is touched
+      const args = ["schema", "blocks"]
+      const [kept, disabled] = await Promise.all([
+        runCli(args, { env: { TMPDIR: on } }),
+        runCli(args, { env: { TMPDIR: off, NODE_DISABLE_COMPILE_CACHE: "1" } })
+      ])
+      expect([kept.code, disabled.code]).toEqual([2, 2])
+      const nodeHasOne = typeof (module as { enableCompileCache?: unknown }).enableCompileCache === "function"
+      const cache = join(on, "node-compile-cache")
+      expect(
+        existsSync(cache) && readdirSync(cache, { recursive: true }).length > 0,
+        `Node ${process.version}, build fresh: ${fresh}`
+      ).toBe(nodeHasOne && fresh)
+      expect(readdirSync(off)).toEqual([])
+    } finally {
+      for (const d of [on, off]) rmSync(d, { recursive: true, force: true })
     }
   })
 })
