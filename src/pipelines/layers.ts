@@ -7,11 +7,11 @@
 import { DATASETS } from "../datasets/index.js"
 import { createHash, randomUUID } from "node:crypto"
 import { existsSync, readdirSync, renameSync, rmSync, statSync, utimesSync } from "node:fs"
+import { createRequire } from "node:module"
 import { threadId } from "node:worker_threads"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { Effect, Layer } from "effect"
-import { buildSync } from "esbuild"
 import { ShardWorkers } from "../engine/workers.js"
 import { defaultMemoryLimit, layerLake, MIN_MEMORY_LIMIT_BYTES, parseMemorySize, PROCESS_BASE_BYTES } from "../lake/writer.js"
 import type { ManifestsOptions } from "../lake/Manifests.js"
@@ -110,6 +110,10 @@ const bundleShardWorker = (): URL => {
   }
   // written whole or not at all: other processes may be reading the folder
   const partial = `${out}.${process.pid}-${threadId}-${randomUUID()}.tmp`
+  // required here, not imported by the module: a built CLI and its workers never bundle, and
+  // loading esbuild's package (and Node's scan of its CommonJS for named exports) cost every
+  // start ~20 ms
+  const { buildSync } = createRequire(import.meta.url)("esbuild") as typeof import("esbuild")
   buildSync({
     entryPoints: [source],
     outfile: partial,
