@@ -85,13 +85,15 @@ interface KeptPass {
 const keptGate = (enter: (name: string) => Effect.Effect<number>, leave: (task: number, ticket: number) => void) => {
   /** each task's free passes, by gate; a task's passes end with it on the run's thread (it lets them go when the shard ends) */
   const free = new Map<string, Array<KeptPass>>()
-  const take = (key: string, name: string): Effect.Effect<KeptPass> =>
-    Effect.suspend(() => {
-      const pass = free.get(key)?.pop()
-      if (!pass) return Effect.map(enter(name), (ticket): KeptPass => ({ ticket, granted: Date.now() }))
-      clearTimeout(pass.idle)
-      return Effect.succeed(pass)
-    })
+  /** a free pass of the task's, taken at once (no wait: nothing can interrupt it between the list and its use) */
+  const takeFree = (key: string): KeptPass | undefined => {
+    const passes = free.get(key)
+    const pass = passes?.pop()
+    if (passes?.length === 0) free.delete(key)
+    if (pass) clearTimeout(pass.idle)
+    return pass
+  }
+  const enterKept = (name: string) => Effect.map(enter(name), (ticket): KeptPass => ({ ticket, granted: Date.now() }))
   const giveBack = (key: string, task: number, pass: KeptPass) =>
     Effect.sync(() => {
       if (Date.now() - pass.granted >= KEPT_MS) return leave(task, pass.ticket)
@@ -109,7 +111,13 @@ const keptGate = (enter: (name: string) => Effect.Effect<number>, leave: (task: 
       Effect.flatMap(FiberRef.get(currentTask), (task) => {
         const key = `${task} ${name}`
         return Effect.uninterruptibleMask((restore) =>
-          Effect.flatMap(restore(take(key, name)), (pass) => restore(effect).pipe(Effect.ensuring(giveBack(key, task, pass))))
+          Effect.flatMap(
+            Effect.suspend(() => {
+              const pass = takeFree(key)
+              return pass ? Effect.succeed(pass) : restore(enterKept(name))
+            }),
+            (pass) => restore(effect).pipe(Effect.ensuring(giveBack(key, task, pass)))
+          )
         )
       })
 }

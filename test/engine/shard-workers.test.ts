@@ -139,6 +139,42 @@ describe("shard workers", () => {
     }
   })
 
+  it("at --concurrency 1 and --rps 0, a commit made while the shard's next page is on its way (a checkpoint) gets the one permit once that page has come: the run's thread answers the commit beside the worker's giving back its pass, not before it", async () => {
+    const out = tmp()
+    // the page asked ahead is still on its way when the commit of the page before it is asked for
+    const proxy = await startProxy(devnet.indexerUrl, async (_request, forward) => {
+      await sleep(30)
+      return forward()
+    })
+    try {
+      const limits = { concurrency: 1, rps: 0 }
+      const limiter = await Effect.runPromise(makeRequestLimiter(limits))
+      const layer = Layer.mergeAll(
+        layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(proxy.url, Layer.succeed(RequestLimiter, limiter), FAST_RETRY))),
+        layerLake(out),
+        Layer.succeed(ShardWorkers, {
+          count: 1,
+          module: shardWorkerModule,
+          config: () => ({ ...workerConfig(proxy.url, out), limits }),
+          gates: { requests: limiter.run },
+          datasets: REGISTRY
+        })
+      )
+      const blocksOnly = REGISTRY.filter((d) => d.name === "blocks")
+      const run = runExport(blocksOnly, { pageSize: 50, concurrency: 1, checkpointMs: 0 }).pipe(
+        Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the export stalled") }),
+        Effect.provide(layer)
+      )
+      await Effect.runPromise(run)
+      await expectLakeMatchesChain(out, devnet, ["blocks"])
+      // committed on the way: more files than shards' ends alone make
+      expect(committedFiles(out).length).toBeGreaterThan(4)
+      expect(proxy.peakInFlight()).toBe(1)
+    } finally {
+      await proxy.close()
+    }
+  })
+
   it("at --concurrency 1 and --rps 0, a pass a worker's shard keeps goes back once unused: the run's thread checks the history before each commit with the one permit there is, and the export ends complete", async () => {
     const out = tmp()
     const run = await runCli([
