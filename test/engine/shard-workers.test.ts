@@ -324,11 +324,12 @@ describe("shard workers", () => {
     expect(Either.isLeft(result) && result.left.message).toBe("a shard worker failed: no DuckDB here")
   })
 
-  it("stopped by SIGINT (exit 130), then killed (SIGKILL), an export with workers keeps what it committed; a rerun completes the chain exactly", async () => {
+  it("stopped by SIGINT (exit 130), then killed (SIGKILL), an export with workers keeps what it committed (its shards holding their request passes); a rerun completes the chain exactly", async () => {
     const out = tmp()
     const args = [
       ...["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "blocks,txs,evm_txs", "--page-size", "20"],
-      ...["--workers", "2", "--memory-limit", "1GB"]
+      // (no rate: each shard keeps its request pass between its pages, and a stop finds them held)
+      ...["--workers", "2", "--memory-limit", "1GB", "--rps", "0"]
     ]
     /** the export in a child process, sent `signal` once `more` files beyond those committed already are */
     const stopAfter = async (more: number, signal: NodeJS.Signals) => {
