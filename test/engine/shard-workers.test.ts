@@ -21,7 +21,7 @@ import { columnsOf, defineAppend } from "../../src/engine/Dataset.js"
 import { txsList } from "../../src/datasets/lists.js"
 import { heightBucket } from "../../src/lake/layout.js"
 import { plainServiceUrl } from "../../src/http/serviceUrl.js"
-import { layerRequestLimiter, makeRequestLimiter, RequestLimiter } from "../../src/http/RequestLimiter.js"
+import { layerRequestLimiter, type LimiterConfig, makeRequestLimiter, RequestLimiter } from "../../src/http/RequestLimiter.js"
 import { DEFAULT_RETRY } from "../../src/http/retry.js"
 import { layerLake } from "../../src/lake/writer.js"
 import { layerIndexerSource } from "../../src/drivers/indexer.js"
@@ -79,6 +79,33 @@ const workerLayer = (
   )
 }
 
+/**
+ * An export's layer over the indexer at `url` into `out` with `count` shard workers, the run's
+ * thread and the workers passing one request limiter of `limits` (as the CLI's do), each pass
+ * through it of a worker's counted by `onPass`.
+ */
+const limitedWorkerLayer = (url: string, out: string, count: number, limits: LimiterConfig, onPass: () => void = () => {}) => {
+  const limiter = Effect.runSync(makeRequestLimiter(limits))
+  return Layer.mergeAll(
+    layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(url, Layer.succeed(RequestLimiter, limiter), FAST_RETRY))),
+    layerLake(out),
+    Layer.succeed(ShardWorkers, {
+      count,
+      module: shardWorkerModule,
+      config: () => ({ ...workerConfig(url, out), limits }),
+      gates: { requests: (effect) => limiter.run(Effect.suspend(() => (onPass(), effect))) },
+      datasets: REGISTRY
+    })
+  )
+}
+
+/** The devnet's indexer behind a proxy that answers each request `ms` later, counting what is in flight. */
+const delayedIndexer = (ms: number) =>
+  startProxy(devnet.indexerUrl, async (_request, forward) => {
+    await sleep(ms)
+    return forward()
+  })
+
 describe("shard workers", () => {
   it("two workers write every value of every append dataset as the chain has it, each of their requests through the run's request gate", async () => {
     const out = tmp()
@@ -107,25 +134,11 @@ describe("shard workers", () => {
   it("at --rps 0 a worker's shard keeps its request pass for its next requests: far fewer passes asked of the run's thread than requests made, never more requests at the server than --concurrency", async () => {
     const out = tmp()
     // a few ms at the server, so that requests overlap
-    const proxy = await startProxy(devnet.indexerUrl, async (_request, forward) => {
-      await sleep(3)
-      return forward()
-    })
+    const proxy = await delayedIndexer(3)
     try {
       const limits = { concurrency: 3, rps: 0 }
-      const limiter = await Effect.runPromise(makeRequestLimiter(limits))
       let passes = 0
-      const layer = Layer.mergeAll(
-        layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(proxy.url, Layer.succeed(RequestLimiter, limiter), FAST_RETRY))),
-        layerLake(out),
-        Layer.succeed(ShardWorkers, {
-          count: 2,
-          module: shardWorkerModule,
-          config: () => ({ ...workerConfig(proxy.url, out), limits }),
-          gates: { requests: (effect) => limiter.run(Effect.suspend(() => (passes++, effect))) },
-          datasets: REGISTRY
-        })
-      )
+      const layer = limitedWorkerLayer(proxy.url, out, 2, limits, () => passes++)
       const datasets = REGISTRY.filter((d) => d.name === "blocks" || d.name === "txs")
       await Effect.runPromise(runExport(datasets, { pageSize: 10, concurrency: limits.concurrency }).pipe(Effect.provide(layer)))
       await expectLakeMatchesChain(out, devnet, ["blocks", "txs"])
@@ -142,24 +155,9 @@ describe("shard workers", () => {
   it("at --concurrency 1 and --rps 0, a commit made while the shard's next page is on its way (a checkpoint) gets the one permit once that page has come: the run's thread answers the commit beside the worker's giving back its pass, not before it", async () => {
     const out = tmp()
     // the page asked ahead is still on its way when the commit of the page before it is asked for
-    const proxy = await startProxy(devnet.indexerUrl, async (_request, forward) => {
-      await sleep(30)
-      return forward()
-    })
+    const proxy = await delayedIndexer(30)
     try {
-      const limits = { concurrency: 1, rps: 0 }
-      const limiter = await Effect.runPromise(makeRequestLimiter(limits))
-      const layer = Layer.mergeAll(
-        layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(proxy.url, Layer.succeed(RequestLimiter, limiter), FAST_RETRY))),
-        layerLake(out),
-        Layer.succeed(ShardWorkers, {
-          count: 1,
-          module: shardWorkerModule,
-          config: () => ({ ...workerConfig(proxy.url, out), limits }),
-          gates: { requests: limiter.run },
-          datasets: REGISTRY
-        })
-      )
+      const layer = limitedWorkerLayer(proxy.url, out, 1, { concurrency: 1, rps: 0 })
       const blocksOnly = REGISTRY.filter((d) => d.name === "blocks")
       const run = runExport(blocksOnly, { pageSize: 50, concurrency: 1, checkpointMs: 0 }).pipe(
         Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the export stalled") }),
