@@ -80,7 +80,9 @@ interface KeptPass {
 
 /**
  * A gate whose passes a task keeps (GateKind "kept"): a pass taken from the task's own when one is
- * free, else asked of the run's thread by `enter`; given back by `leave` once idle or old.
+ * free, else asked of the run's thread by `enter`; given back by `leave` once idle or old, or at
+ * once while another of the task's fibers waits for one at the run's thread (a page's block times
+ * asked while the next page is on its way): kept, it would wait idle while they wait there.
  */
 const keptGate = (enter: (name: string) => Effect.Effect<number>, leave: (task: number, ticket: number) => void) => {
   /** each task's free passes, by gate; a task's passes end with it on the run's thread (it lets them go when the shard ends) */
@@ -93,10 +95,23 @@ const keptGate = (enter: (name: string) => Effect.Effect<number>, leave: (task: 
     if (pass) clearTimeout(pass.idle)
     return pass
   }
-  const enterKept = (name: string) => Effect.map(enter(name), (ticket): KeptPass => ({ ticket, granted: Date.now() }))
+  /** the task's fibers waiting at the run's thread for a pass, by gate */
+  const waiting = new Map<string, number>()
+  const wait = (key: string, by: number) => {
+    const n = (waiting.get(key) ?? 0) + by
+    if (n === 0) waiting.delete(key)
+    else waiting.set(key, n)
+  }
+  const enterKept = (key: string, name: string) =>
+    Effect.acquireUseRelease(
+      Effect.sync(() => wait(key, 1)),
+      () => Effect.map(enter(name), (ticket): KeptPass => ({ ticket, granted: Date.now() })),
+      () => Effect.sync(() => wait(key, -1))
+    )
+  /** a pass done with: kept for the task's next pass, unless it is old or another of the task's fibers waits at the run's thread (it goes back there at once) */
   const giveBack = (key: string, task: number, pass: KeptPass) =>
     Effect.sync(() => {
-      if (Date.now() - pass.granted >= KEPT_MS) return leave(task, pass.ticket)
+      if (Date.now() - pass.granted >= KEPT_MS || waiting.has(key)) return leave(task, pass.ticket)
       const passes = free.get(key) ?? []
       free.set(key, passes)
       passes.push(pass)
@@ -114,7 +129,7 @@ const keptGate = (enter: (name: string) => Effect.Effect<number>, leave: (task: 
           Effect.flatMap(
             Effect.suspend(() => {
               const pass = takeFree(key)
-              return pass ? Effect.succeed(pass) : restore(enterKept(name))
+              return pass ? Effect.succeed(pass) : restore(enterKept(key, name))
             }),
             (pass) => restore(effect).pipe(Effect.ensuring(giveBack(key, task, pass)))
           )
