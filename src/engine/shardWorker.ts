@@ -28,7 +28,8 @@ export type RemoteGate = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Eff
  * (its next page asked once its page has come: no call to the run's thread, which answers a
  * busy worker late), right only for a gate that is a count of permits (a request limiter without
  * a rate, which a kept pass would skip). A kept pass goes back once it has been idle KEPT_IDLE_MS,
- * or when it is done after KEPT_MS since it was granted (others waiting at the gate get their turn).
+ * when it is done after KEPT_MS since it was granted (others waiting at the gate get their turn),
+ * or at once while another of the shard's fibers waits at the gate (keptGate).
  */
 export type GateKind = "each" | "kept"
 
@@ -151,8 +152,8 @@ const remoteCalls = (send: (message: FromWorker) => void) => {
         return Effect.sync(() => replies.delete(id))
       })
     )
-  const leave = (ticket: number) =>
-    Effect.flatMap(FiberRef.get(currentTask), (task) => Effect.sync(() => send({ type: "leave", task, ticket })))
+  const sendLeave = (task: number, ticket: number) => send({ type: "leave", task, ticket })
+  const leave = (ticket: number) => Effect.flatMap(FiberRef.get(currentTask), (task) => Effect.sync(() => sendLeave(task, ticket)))
   /*
    * The wait for the gate stays interruptible (the run's thread may hold its slots for shards that
    * are being stopped too): a pass granted after the wait was interrupted is let go by the run's
@@ -165,7 +166,7 @@ const remoteCalls = (send: (message: FromWorker) => void) => {
       Effect.uninterruptibleMask((restore) =>
         Effect.flatMap(restore(enter(name)), (ticket) => restore(effect).pipe(Effect.ensuring(leave(ticket))))
       )
-  const kept = keptGate(enter, (task, ticket) => send({ type: "leave", task, ticket }))
+  const kept = keptGate(enter, sendLeave)
   const gate = (name: string, kind: GateKind = "each"): RemoteGate => (kind === "kept" ? kept(name) : each(name))
   const reply = (message: Extract<ToWorker, { type: "reply" }>) => {
     const resume = replies.get(message.call)

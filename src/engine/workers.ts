@@ -4,8 +4,9 @@
  * main thread. The main thread plans, schedules and commits: a worker's commit is a call to it
  * (ShardLake through the run's Manifests and history guard), and so is each pass through the
  * run's gates (its paging slots, its request limiter: a pass a shard may keep for its next
- * requests, shardWorker.ts GateKind), so that --concurrency and --rps hold for the run as a whole. A worker's module builds its source and sink (serveShards); the
- * engine knows no API and no dataset of its own here either.
+ * requests, shardWorker.ts GateKind), so that --concurrency and --rps hold for the run as a
+ * whole. A worker's module builds its source and sink (serveShards); the engine knows no API and
+ * no dataset of its own here either.
  */
 import { Worker } from "node:worker_threads"
 import { Cause, Context, Deferred, Effect, Exit, Fiber, FiberId, Option, Queue, type Scope } from "effect"
