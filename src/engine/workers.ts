@@ -34,6 +34,11 @@ export interface ShardWorkersConfig<C = unknown> {
    * any other dataset (a library caller's own) runs in the run's thread
    */
   readonly datasets: ReadonlyArray<Dataset>
+  /**
+   * the workers' Node flags (new Worker's execArgv), less any Node refuses a worker (flags only a
+   * process takes); absent, the process's own, as Node gives a worker by default
+   */
+  readonly execArgv?: ReadonlyArray<string>
 }
 
 /** Present where a run's shards go to worker threads (export --workers N); absent, they run in the run's thread. */
@@ -116,7 +121,7 @@ export const startShardWorkers = (
               config: config.config(index),
               lake: { root: lake.root, staging: lake.staging }
             }
-            return listen(new Worker(module, { workerData: data }))
+            return listen(newWorker(module, data, config.execArgv))
           }),
           close
         )
@@ -180,6 +185,26 @@ export const startShardWorkers = (
       })
     return { run }
   })
+
+/**
+ * A worker of `module` with the flags `execArgv` less those Node refuses a worker (flags only a
+ * process takes, which its error names), or, where it names none of them, with the process's own
+ * (ShardWorkersConfig.execArgv).
+ */
+const newWorker = (module: URL, workerData: unknown, execArgv: ReadonlyArray<string> | undefined) => {
+  let flags = execArgv
+  while (flags !== undefined)
+    try {
+      return new Worker(module, { workerData, execArgv: [...flags] })
+    } catch (e) {
+      const { code, message } = e as { code?: unknown; message: string }
+      if (code !== "ERR_WORKER_INVALID_EXEC_ARGV") throw e
+      const refused = new Set(message.slice(message.indexOf(": ") + 2).split(", "))
+      const left = flags.filter((f) => !refused.has(f))
+      flags = left.length < flags.length ? left : undefined
+    }
+  return new Worker(module, { workerData })
+}
 
 /** Runs an effect with the run's shard workers (RunningShardWorkers), once they are ready; or as it is, where it has none to start. */
 export type WithShardWorkers = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WriteFailure, R>

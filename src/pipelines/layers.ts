@@ -153,6 +153,30 @@ const timeOf = (path: string) => statSync(path, { throwIfNoEntry: false })?.mtim
 
 let devBundle: URL | undefined
 
+/** a TypeScript loader's package, as `--import`, `--require` or `--loader` name it */
+const TYPESCRIPT_LOADER = /^(tsx|ts-node|@swc-node\/register|esbuild-register)(\/|$)/
+const LOADER_FLAGS = new Set(["--import", "--require", "-r", "--loader", "--experimental-loader"])
+
+/**
+ * The process's Node flags a shard worker takes: all but the TypeScript loader the process may run
+ * under (`node --import tsx`, as the bench and a library caller's TypeScript do), and
+ * `--input-type`. The worker's module is plain JavaScript (built or bundled): the loader, which a
+ * worker takes from its process by default, cost each worker's start 0.8–0.9 s on Node 22 and 24 (0.07 s
+ * on 20); `--input-type` speaks of the process's `-e` script, and a worker given it fails to start.
+ * Undefined where there is none to leave out (the worker takes the process's flags as Node gives them).
+ */
+export const workerFlags = (execArgv: ReadonlyArray<string>): ReadonlyArray<string> | undefined => {
+  const kept: Array<string> = []
+  for (let i = 0; i < execArgv.length; i++) {
+    const joined = execArgv[i].includes("=")
+    const [flag, value] = joined ? execArgv[i].split(/=(.*)/s) : [execArgv[i], execArgv[i + 1]]
+    const loader = LOADER_FLAGS.has(flag) && value !== undefined && TYPESCRIPT_LOADER.test(value)
+    if (flag === "--input-type" || loader) i += joined ? 0 : 1
+    else kept.push(execArgv[i])
+  }
+  return kept.length < execArgv.length ? kept : undefined
+}
+
 /**
  * Shard workers for an export (--workers N; 0: the shards run in the run's thread): each with its
  * share of the memory limit, passing through `limiter` (the run's request limiter) for every
@@ -179,7 +203,14 @@ export const layerShardWorkers = (
         memoryLimitBytes: workerMemoryBytes(options.memoryLimitBytes, count),
         runMemoryLimitBytes: options.memoryLimitBytes
       })
-      return { count, module: shardWorkerModule, config, gates: { requests: requests.run }, datasets: DATASETS }
+      return {
+        count,
+        module: shardWorkerModule,
+        config,
+        gates: { requests: requests.run },
+        datasets: DATASETS,
+        execArgv: workerFlags(process.execArgv)
+      }
     })
   ).pipe(Layer.provide(limiter))
 

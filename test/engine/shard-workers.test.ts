@@ -7,11 +7,11 @@
 import { spawn } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { pathToFileURL } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { Duration, Effect, Either, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { indexerLayer, shardWorkerModule, type ShardWorkerConfig } from "../../src/cli/layers.js"
-import { layerShardWorkers, workerMemoryBytes } from "../../src/pipelines/layers.js"
+import { layerShardWorkers, workerFlags, workerMemoryBytes } from "../../src/pipelines/layers.js"
 import { DATASETS as REGISTRY } from "../../src/datasets/index.js"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
 import { runExport } from "../../src/engine/export.js"
@@ -31,6 +31,7 @@ import { sleep, startProxy, text } from "../support/hostile.js"
 import { committedFiles, expectManifestsTrue, queryLake, scan } from "../support/lake.js"
 import { tempDirs } from "../support/tmp.js"
 
+const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 const APPEND = REGISTRY.filter((d) => d.kind === "append").map((d) => d.name)
 const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 100, timeoutMs: 1_500, maxRetries: 15 }
 const { make: tmp, removeAll: removeTmpDirs } = tempDirs("chain-lake-workers-")
@@ -62,7 +63,13 @@ const workerConfig = (url: string, out: string): ShardWorkerConfig => ({
 const workerLayer = (
   url: string,
   out: string,
-  workers: { readonly count: number; readonly requests?: Gate; readonly module?: () => URL; readonly config?: () => unknown }
+  workers: {
+    readonly count: number
+    readonly requests?: Gate
+    readonly module?: () => URL
+    readonly config?: () => unknown
+    readonly execArgv?: ReadonlyArray<string>
+  }
 ) => {
   const limiter = layerRequestLimiter({ concurrency: 4, rps: 0 })
   const config = () => workerConfig(url, out)
@@ -74,7 +81,8 @@ const workerLayer = (
       module: workers.module ?? shardWorkerModule,
       config: workers.config ?? config,
       gates: { requests: workers.requests ?? ((effect) => effect) },
-      datasets: REGISTRY
+      datasets: REGISTRY,
+      execArgv: workers.execArgv
     })
   )
 }
@@ -223,7 +231,7 @@ describe("shard workers", () => {
       await Effect.runPromise(
         followExport(
           REGISTRY,
-          { datasets: ["blocks", "txs"], pageSize: 50 },
+          { datasets: ["blocks", "txs"], pageSize: 50, bucketWidth: 100 },
           { poll: Duration.millis(50), untilHeight: target, compactAfter: 0, onRound: () => void rounds++ }
         ).pipe(Effect.provide(layer))
       )
@@ -321,6 +329,81 @@ describe("shard workers", () => {
     )
     expect(Either.isLeft(result) && result.left.message).toBe("a shard worker failed: no DuckDB here")
   })
+
+  it("a worker runs with the Node flags the config gives it, less those Node refuses a worker (a process's own), and the run completes", async () => {
+    const seen = join(tmp(), "flags")
+    // the CLI's worker module, each thread writing its flags first
+    const wrapper = join(tmp(), "worker.mjs")
+    writeFileSync(
+      wrapper,
+      `import { appendFileSync } from "node:fs"\nappendFileSync(${JSON.stringify(seen)}, JSON.stringify(process.execArgv) + "\\n")\nawait import(${JSON.stringify(shardWorkerModule().href)})\n`
+    )
+    const run = async (execArgv: ReadonlyArray<string>) => {
+      const out = tmp()
+      const layer = workerLayer(devnet.indexerUrl, out, { count: 1, module: () => pathToFileURL(wrapper), execArgv })
+      const result = await Effect.runPromise(
+        Effect.either(
+          runExport(
+            REGISTRY.filter((d) => d.name === "blocks"),
+            { pageSize: 100 }
+          )
+        ).pipe(Effect.provide(layer), Effect.timeout("30 seconds"))
+      )
+      expect(Either.isRight(result) && result.right.datasets[0].rows).toBe(400)
+    }
+    await run(["--no-deprecation"])
+    await run(["--max-semi-space-size=32", "--no-deprecation", "--stack-size=900"])
+    // none of them a worker takes: none
+    await run(["--stack-size=900"])
+    expect(
+      readFileSync(seen, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l))
+    ).toEqual([["--no-deprecation"], ["--no-deprecation"], []])
+  })
+
+  it("a worker's flags are the process's less a TypeScript loader (its module is plain JavaScript: the loader cost each worker 0.8–0.9 s to start on Node 22 and 24) and --input-type (a worker given it fails to start)", () => {
+    expect(workerFlags(["--import", "tsx"])).toEqual([])
+    expect(workerFlags(["--enable-source-maps", "--import=tsx/esm", "--max-old-space-size=900"])).toEqual([
+      "--enable-source-maps",
+      "--max-old-space-size=900"
+    ])
+    expect(workerFlags(["--require", "ts-node/register", "--loader", "ts-node/esm", "-r", "@swc-node/register"])).toEqual([])
+    expect(workerFlags(["--experimental-loader=esbuild-register/loader", "--conditions", "tsx"])).toEqual(["--conditions", "tsx"])
+    expect(workerFlags(["--input-type=module", "-e", "1"])).toEqual(["-e", "1"])
+    expect(workerFlags(["--input-type", "module", "--no-warnings"])).toEqual(["--no-warnings"])
+    // nothing to leave out: the worker takes the process's flags as Node gives them
+    expect(workerFlags(["--import", "./instrument.mjs", "--require", "tsxlike"])).toBeUndefined()
+    expect(workerFlags([])).toBeUndefined()
+  })
+
+  it("an export with workers from a script run by `node --import tsx --input-type=module -e` (a library caller's) completes exactly", async () => {
+    const out = tmp()
+    const script = [
+      `import { Effect } from "effect"`,
+      `import { DATASETS, exportLayer, runExport } from ${JSON.stringify(join(ROOT, "src", "index.ts"))}`,
+      `const layer = exportLayer({ indexerUrl: ${JSON.stringify(devnet.indexerUrl)}, out: ${JSON.stringify(out)}, workers: 2 })`,
+      `const report = await Effect.runPromise(runExport(DATASETS, { datasets: ["blocks", "txs"], pageSize: 50, bucketWidth: 100 }).pipe(Effect.provide(layer)))`,
+      `console.log(JSON.stringify(report.datasets.map((d) => [d.dataset, d.rows])))`
+    ].join("\n")
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d) => (stdout += d))
+    child.stderr.on("data", (d) => (stderr += d))
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve))
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" })
+    const lake = new Map(expectedLake(devnet.chain, 100).map((d) => [d.name, d]))
+    expect(JSON.parse(stdout)).toEqual([
+      ["blocks", 400],
+      ["txs", lake.get("txs")!.rows.length]
+    ])
+    await expectDatasetMatches(out, lake.get("txs")!)
+  }, 60_000)
 
   it("stopped by SIGINT (exit 130), then killed (SIGKILL), an export with workers keeps what it committed (its shards holding their request passes); a rerun completes the chain exactly", async () => {
     const out = tmp()
