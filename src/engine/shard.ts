@@ -109,12 +109,13 @@ export const runShard = (
      */
     const first: PageRequest = { key: source.keyAfter(list, list.unit === "height" ? a - 1 : a), limit: settings.pageSize, reverse: false }
     /** a page that has come, holding its bytes of the run's page budget until its rows are made (or it is dropped) */
-    const arrive = (request: PageRequest): Effect.Effect<ArrivedPage<PageInfo, WriteFailure, never>, WriteFailure> =>
+    const arrive = (request: PageRequest): Effect.Effect<ArrivedPage<MadePage, WriteFailure, never>, WriteFailure> =>
       Effect.map(
         budget.hold(list.id, request.limit, source.page(list, request), (page) => page),
         ({ value: page, release }) => {
           const info: PageInfo = { key: page.key, nextKey: page.nextKey, count: page.items.length }
-          return { info, handle: ingest(page).pipe(Effect.as(info), Effect.ensuring(release)), drop: release }
+          const handle = Effect.map(ingest(page), (rows): MadePage => ({ ...info, rows }))
+          return { info, handle: Effect.ensuring(handle, release), drop: release }
         }
       )
     let seen = 0
@@ -137,7 +138,13 @@ export const runShard = (
           Effect.gen(function* () {
             yield* placed(source, list, page)
             seen += page.count
-            for (let t = 0; t < targets.length; t++) if (active[t]) events.fetched(targets[t].name, page.count)
+            // a page's records and rows counted together once it is made, records first: progress never
+            // shows rows of records it has not counted as read
+            for (let t = 0; t < targets.length; t++)
+              if (active[t]) {
+                events.fetched(targets[t].name, page.count)
+                events.rows(targets[t].name, page.rows[t])
+              }
             const to = readUpTo()
             if (to !== undefined && commits.due(to, settings.checkpointMs)) yield* commits.upTo(to, a + seen)
           })
@@ -208,6 +215,11 @@ const shardCommits = (
   return { due, upTo, gaps }
 }
 
+/** A page whose rows are made: what the walk follows, and the rows made of it per target. */
+interface MadePage extends PageInfo {
+  readonly rows: ReadonlyArray<number>
+}
+
 interface IngestContext {
   readonly source: SourceService
   readonly list: AppendList
@@ -234,6 +246,7 @@ const pageIngest = (c: IngestContext) => {
   return (page: ListPage) =>
     Effect.gen(function* () {
       const context = yield* contextOf(page)
+      const made = targets.map(() => 0)
       for (let i = 0; i < page.items.length; i++) {
         const item = page.items[i]
         let record: ReturnType<typeof decodeRecord>
@@ -267,9 +280,10 @@ const pageIngest = (c: IngestContext) => {
             const written = files.append(w, row, height)
             if (written) yield* written
           }
-          events.rows(d.name, rows.length)
+          made[t] += rows.length
         }
       }
       yield* files.afterPage
+      return made
     })
 }

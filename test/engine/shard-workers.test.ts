@@ -191,6 +191,34 @@ describe("shard workers", () => {
     await expectLakeMatchesChain(out, devnet, ["blocks", "txs"])
   })
 
+  it("progress counts a page's records as read before its rows, in the run's thread and from workers: blocks and txs (a row a record) never show more rows than records read", async () => {
+    for (const count of [0, 2]) {
+      const counts = new Map<string, { fetched: number; rows: number }>()
+      const ahead: Array<string> = []
+      const check = (dataset: string) => {
+        const c = counts.get(dataset)!
+        if (c.rows > c.fetched) ahead.push(`${dataset}: ${c.rows} rows of ${c.fetched} records`)
+      }
+      const of = (dataset: string) => counts.get(dataset) ?? counts.set(dataset, { fetched: 0, rows: 0 }).get(dataset)!
+      const observer = {
+        fetched: (dataset: string, units: number) => ((of(dataset).fetched += units), check(dataset)),
+        rows: (dataset: string, rows: number) => ((of(dataset).rows += rows), check(dataset))
+      }
+      const out = tmp()
+      const result = await Effect.runPromise(
+        Effect.either(runExport(REGISTRY, { datasets: ["blocks", "txs"], pageSize: 30, concurrency: 4, bucketWidth: 100, observer })).pipe(
+          Effect.provide(workerLayer(devnet.indexerUrl, out, { count }))
+        )
+      )
+      expect(Either.isRight(result)).toBe(true)
+      expect({ count, ahead }).toEqual({ count, ahead: [] })
+      expect(of("txs")).toEqual({
+        fetched: expectedLake(devnet.chain, 100).find((d) => d.name === "txs")!.rows.length,
+        rows: of("txs").fetched
+      })
+    }
+  })
+
   it("a library caller's own dataset, which the workers' registry lacks, runs in the run's thread (its list need not name its key style); registry datasets still go to the workers", async () => {
     const out = tmp()
     const col = columnsOf<{ height: string; txhash: string }>()
