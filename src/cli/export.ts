@@ -150,7 +150,7 @@ export const describeExportFailure = (e: { _tag: string; message?: string }): st
         : `writing Parquet failed: ${first}`
     }
     case "ManifestError":
-      return `checkpoint: ${e.message}`
+      return e.message ?? "the lake's manifests cannot be read"
     case "CompactionError":
       return `compaction: ${e.message}`
     case "ExportError":

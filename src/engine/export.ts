@@ -121,6 +121,7 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
     const exportable = catalog.filter((d): d is ExportableDataset => d.kind !== "sample")
     const selected = exportable.filter((d) => !options.datasets || options.datasets.includes(d.name))
     const manifests = yield* Manifests
+    for (const d of selected) yield* manifests.checkUnlisted(d.name)
     // the run's shard workers (where it has some) start while it probes and plans: their start is otherwise on its critical path
     const withWorkers =
       options.dryRun || !selected.some((d) => d.kind === "append")

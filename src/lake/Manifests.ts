@@ -53,7 +53,7 @@ import type { ManifestError } from "./manifests/errors.js"
 import { readIdentity, recordIdentity, updateIdentity } from "./manifests/identity.js"
 import { startWriter, type ManifestsOptions } from "./manifests/lakeWriter.js"
 import { read } from "./manifests/manifestFile.js"
-import { open } from "./manifests/recovery.js"
+import { open, refuseOrphans } from "./manifests/recovery.js"
 import { pruneSnapshots, vacuum } from "./manifests/retention.js"
 import { commitCompaction, commitRollback } from "./manifests/swap.js"
 
@@ -83,6 +83,12 @@ export interface ManifestsService {
   readonly staged: (dataset: string, rel: string) => string
   /** Loads (or starts) a dataset's manifest and finishes a commit a killed writer left half done. */
   readonly open: (dataset: string, unit: Manifest["unit"], columns: ReadonlyArray<Column>) => Effect.Effect<Manifest, ManifestError>
+  /**
+   * Fails where `dataset`'s folder holds Parquet files but no manifest (nothing says which are
+   * committed), as `open` does: a run checks every dataset it will write before it writes any, so
+   * that one it refuses leaves the folder as it was.
+   */
+  readonly checkUnlisted: (dataset: string) => Effect.Effect<void, ManifestError>
   /** The manifest as it is on disk now, or undefined. */
   readonly get: (dataset: string) => Effect.Effect<Manifest | undefined, ManifestError>
   /** Commits staged files and the range they complete, unless another writer committed part of that range. */
@@ -163,6 +169,7 @@ export const makeManifests = (root: string, options: ManifestsOptions = {}) =>
       staging: lake.staging,
       staged: (dataset, rel) => stagedPath(lake.staging, dataset, rel),
       open: (dataset, unit, columns) => open(lake, dataset, unit, columns),
+      checkUnlisted: (dataset) => Effect.flatMap(read(lake, dataset), (m) => (m ? Effect.void : refuseOrphans(root, dataset))),
       get: (dataset) => read(lake, dataset),
       commitFiles,
       commitSnapshot: (dataset, files, snapshot) => commitSnapshot(lake, dataset, files, snapshot),

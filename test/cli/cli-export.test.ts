@@ -238,7 +238,7 @@ describe("chain-lake export", () => {
     })
     expect(r.code).toBe(1)
     expect(r.stderr.trim().split("\n").at(-1)).toBe(
-      "chain-lake: error: checkpoint: ENOENT: no such file or directory, mkdir '/proc/chain-lake-nope'"
+      "chain-lake: error: the lake: ENOENT: no such file or directory, mkdir '/proc/chain-lake-nope'"
     )
   })
 

@@ -4,7 +4,7 @@
  * after its commit, and height flags that match nothing or are not plain decimal integers.
  */
 import { DuckDBInstance } from "@duckdb/node-api"
-import { cpSync, readFileSync, truncateSync, writeFileSync } from "node:fs"
+import { cpSync, mkdirSync, readdirSync, readFileSync, truncateSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
@@ -48,10 +48,33 @@ describe("files export did not write", () => {
     const r = await exportTo(out)
     expect(r.code).toBe(1)
     expect(r.stderr.trim().split("\n").at(-1)).toBe(
-      `chain-lake: error: checkpoint: ${theirs} is already there and the lake did not write it (blocks/_manifest.json does not list it): nothing was committed over it; move it out of ${join(out, "blocks")}, or export into a new --out`
+      `chain-lake: error: ${theirs} is already there and the lake did not write it (blocks/_manifest.json does not list it): nothing was committed over it; move it out of ${join(out, "blocks")}, or export into a new --out`
     )
     expect(readFileSync(theirs, "utf8")).toBe("my own notes, named like a part file")
     expect(listed(out, "blocks").map((f) => f.path)).not.toContain(next)
+  })
+})
+
+describe("a folder of the user's as --out", () => {
+  it("Parquet files of the user's where a dataset's would go (no manifest lists them) refuse the run before it writes anything: one line, exit 1, the folder as it was", async () => {
+    const out = tmp()
+    mkdirSync(join(out, "blocks"))
+    mkdirSync(join(out, "txs"))
+    writeFileSync(join(out, "blocks", "mine.csv"), "a,b\n")
+    writeFileSync(join(out, "txs", "part-0.parquet"), "my own Parquet")
+    const r = await exportTo(out)
+    expect(r.code).toBe(1)
+    expect(r.stderr.trim().split("\n").at(-1)).toBe(
+      `chain-lake: error: ${join(out, "txs")} holds 1 Parquet file(s) but no _manifest.json, so nothing says which are committed: restore the manifest, move the folder away, or export into a new --out (nothing was deleted)`
+    )
+    // (blocks comes first: its manifest and the lake's identity were written before txs was refused)
+    expect(readdirSync(out, { recursive: true }).sort()).toEqual([
+      "blocks",
+      join("blocks", "mine.csv"),
+      "txs",
+      join("txs", "part-0.parquet")
+    ])
+    expect(readFileSync(join(out, "txs", "part-0.parquet"), "utf8")).toBe("my own Parquet")
   })
 })
 
@@ -65,7 +88,7 @@ describe("a committed file damaged after its commit", () => {
     const resumed = await exportTo(out)
     expect(resumed.code).toBe(1)
     expect(resumed.stderr.trim().split("\n").at(-1)).toBe(
-      `chain-lake: error: checkpoint: ${path} is 100 bytes, but blocks/_manifest.json lists it at ${victim.bytes}: the committed file was damaged (cut short or overwritten); restore it from a copy, or export into a new --out (chain-lake verify checks every file)`
+      `chain-lake: error: ${path} is 100 bytes, but blocks/_manifest.json lists it at ${victim.bytes}: the committed file was damaged (cut short or overwritten); restore it from a copy, or export into a new --out (chain-lake verify checks every file)`
     )
     const txs = await runCli(["query", "--data", out, "SELECT count(*) AS n FROM txs", "--format", "json"])
     expect(txs.code, txs.stderr).toBe(0)

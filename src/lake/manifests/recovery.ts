@@ -86,7 +86,7 @@ export const recover = (lake: LakeWriter, dataset: string, m: Manifest) =>
   })
 
 /** A folder with Parquet files and no manifest: its manifest was lost, and nothing says which files are committed. */
-const refuseOrphans = (root: string, dataset: string) =>
+export const refuseOrphans = (root: string, dataset: string) =>
   Effect.flatMap(
     Effect.promise(() => listFiles(datasetPath(root, dataset))),
     (files) => {
