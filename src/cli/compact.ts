@@ -1,4 +1,5 @@
 /** `chain-lake compact`: merges the small files of a lake made earlier (lake/compaction.ts), and deletes replaced files whose grace period is over. */
+import { readSize } from "./sizes.js"
 import { Command, Options } from "@effect/cli"
 import { rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -10,7 +11,7 @@ import { namesProblem } from "../engine/export.js"
 import { compactLake, DEFAULT_COMPACTION, DEFAULT_GRACE_MS, type DatasetCompaction } from "../lake/compaction.js"
 import { newWriterId } from "../lake/lock.js"
 import { layerParquetSink } from "../lake/ParquetSink.js"
-import { defaultMemoryLimit, layerLake, parseMemorySize, sinkMemory } from "../lake/writer.js"
+import { defaultMemoryLimit, layerLake, sinkMemory } from "../lake/writer.js"
 import { compactS3 } from "../s3/compactS3.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { isS3Url, parseS3Url } from "../s3/s3.js"
@@ -62,12 +63,10 @@ export const compactCommand = Command.make(
       // every dataset a lake holds is compacted, the sampled ones (route_quotes, transfers) too
       const names = Option.isSome(o.datasets) ? namesProblem(DATASETS, o.datasets.value) : undefined
       if (names) return yield* bad(names)
-      const target = parseMemorySize(o.targetSize)
-      if (target === undefined || target < 1024 * 1024)
-        return yield* bad(`--target-size must be a size of at least 1MB (e.g. 64MB, 1GB), got "${o.targetSize}"`)
-      const memory = parseMemorySize(o.memoryLimit)
-      if (memory === undefined || memory < 128 * 1024 * 1024)
-        return yield* bad(`--memory-limit must be a size of at least 128MB (e.g. 512MB, 2GB), got "${o.memoryLimit}"`)
+      const target = readSize("--target-size", o.targetSize, { atLeast: "1MB", examples: "64MB, 1GB" })
+      if (typeof target === "string") return yield* bad(target)
+      const memory = readSize("--memory-limit", o.memoryLimit, { atLeast: "128MB", examples: "512MB, 2GB" })
+      if (typeof memory === "string") return yield* bad(memory)
       const grace = /^0+$/.test(o.grace.trim()) ? Duration.zero : parseEvery(o.grace)
       if (!grace) return yield* bad(`--grace must look like 0s, 30s, 15m or 1h, got "${o.grace}"`)
       const chosen = Option.match(o.datasets, { onNone: () => DATASETS, onSome: (names) => DATASETS.filter((d) => names.includes(d.name)) })

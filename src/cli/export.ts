@@ -2,6 +2,7 @@
  * `chain-lake export`: every indexer dataset to Parquet under --out. Without --indexer-url it
  * exports the embedded devnet (started in-process), so it runs on a machine with no network.
  */
+import { readSize } from "./sizes.js"
 import { Command, Options } from "@effect/cli"
 import { MAX_PAGE_LIMIT } from "../indexer/endpoints.js"
 import { resolve } from "node:path"
@@ -222,8 +223,8 @@ const validate = (o: {
     if (o.rps < 0) return yield* bad(`--rps cannot be negative, got ${o.rps}`)
     if (o.workers < 0 || o.workers > 64) return yield* bad(`--workers must be 0..64, got ${o.workers}`)
     if (o.maxPageMb < 1) return yield* bad(`--max-page-mb must be at least 1, got ${o.maxPageMb}`)
-    const memory = parseMemorySize(o.memoryLimit)
-    if (memory === undefined) return yield* bad(`--memory-limit must be a size (e.g. 512MB, 2GB), got "${o.memoryLimit}"`)
+    const memory = readSize("--memory-limit", o.memoryLimit, { examples: "512MB, 2GB" })
+    if (typeof memory === "string") return yield* bad(memory)
     // a limit the run cannot stay within is refused, not passed
     if (memory < MIN_MEMORY_LIMIT_BYTES) return yield* bad(memoryLimitTooLow(o.memoryLimit))
     if (o.workers > 0 && memory < smallestLimitForWorkers(o.workers))

@@ -1,9 +1,10 @@
 /** `chain-lake query` and `chain-lake catalog`: SQL over the lake's views, and a catalog file for other clients. */
+import { readSize } from "./sizes.js"
 import { Args, Command, Options } from "@effect/cli"
 import { readFile, writeFile } from "node:fs/promises"
 import { isAbsolute, join, resolve } from "node:path"
 import { Console, Duration, Effect, Option } from "effect"
-import { defaultMemoryLimit, parseMemorySize } from "../lake/writer.js"
+import { defaultMemoryLimit } from "../lake/writer.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { landingPath, refuseInsideLake } from "./lakeBounds.js"
 import { Analytics, isLake, layerAnalytics, type ParamValue, type QueryResult } from "../analytics/Analytics.js"
@@ -265,9 +266,8 @@ export const queryCommand = Command.make(
       const sql = yield* sqlOf(o.sql, o.file)
       const params = yield* Effect.try({ try: () => parseParams(o.params), catch: (e) => bad((e as Error).message) })
       if (o.format === "parquet" && Option.isNone(o.output)) return yield* bad("--format parquet needs --output FILE")
-      const memory = parseMemorySize(o.memoryLimit)
-      if (memory === undefined || memory < 128 * 1024 * 1024)
-        return yield* bad(`--memory-limit must be a size of at least 128MB (e.g. 512MB, 2GB), got "${o.memoryLimit}"`)
+      const memory = readSize("--memory-limit", o.memoryLimit, { atLeast: "128MB", examples: "512MB, 2GB" })
+      if (typeof memory === "string") return yield* bad(memory)
       const timeout = /^\s*0\s*$/.test(o.timeout) ? Duration.zero : parseEvery(o.timeout)
       if (timeout === undefined) return yield* bad(`--timeout must look like 30s, 10m or 1h (0 for no limit), got "${o.timeout}"`)
       yield* requireLake(o.data)

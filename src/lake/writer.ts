@@ -11,10 +11,11 @@ const MB = 1024 * 1024
 
 /** "400MB", "1.5GB", "512M", "2G" or plain bytes → bytes; undefined when it is none of those. */
 export const parseMemorySize = (text: string): number | undefined => {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(b|k|kb|kib|m|mb|mib|g|gb|gib)?\s*$/i.exec(text)
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(b|k|kb|kib|m|mb|mib|g|gb|gib|t|tb|tib)?\s*$/i.exec(text)
   if (!m) return undefined
   const unit = (m[2] ?? "b").toLowerCase()[0]
-  return Math.floor(Number(m[1]) * (unit === "g" ? 1024 * MB : unit === "m" ? MB : unit === "k" ? 1024 : 1))
+  const scale = { b: 1, k: 1024, m: MB, g: 1024 * MB, t: 1024 * 1024 * MB }[unit as "b" | "k" | "m" | "g" | "t"]
+  return Math.floor(Number(m[1]) * scale)
 }
 
 /**

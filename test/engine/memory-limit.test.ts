@@ -72,6 +72,23 @@ describe("--memory-limit", () => {
     const r = await runCli(["export", "--indexer-url", "http://127.0.0.1:9", "--out", out, "--memory-limit", "lots"])
     expect(r.code).toBe(2)
     expect(r.stderr).toContain(`--memory-limit must be a size (e.g. 512MB, 2GB), got "lots"`)
+    // a bare number would be bytes: taken for a slip of megabytes, in every command with a size flag
+    for (const [command, flag] of [
+      ["export", "--memory-limit"],
+      ["query", "--memory-limit"],
+      ["compact", "--memory-limit"],
+      ["compact", "--target-size"]
+    ]) {
+      const args = command === "export" ? ["--indexer-url", "http://127.0.0.1:9", "--out", out] : ["--data", out]
+      const bare = await runCli([command, ...args, flag, "512", ...(command === "query" ? ["SELECT 1"] : [])])
+      expect(bare.code).toBe(2)
+      expect(bare.stderr.trim().split("\n").at(-1)).toBe(
+        `chain-lake: error: ${flag} 512 has no unit (it would be bytes): did you mean 512MB?`
+      )
+    }
+    // terabytes are a size
+    const tb = await runCli(["export", "--indexer-url", "http://127.0.0.1:9", "--out", out, "--memory-limit", "1TB", "--dry-run"])
+    expect(tb.stderr).not.toContain("must be a size")
   }, 60_000)
 
   it("DuckDB's out-of-memory reads as one line that names the flag to change", async () => {
