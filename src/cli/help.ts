@@ -26,7 +26,7 @@ export const EXAMPLES: Readonly<Record<string, ReadonlyArray<string>>> = {
   export: [
     "chain-lake export --indexer-url https://indexer.example.com --datasets blocks,txs --from-height 1 --to-height 100000",
     "chain-lake export --devnet --devnet-blocks 500 --out /tmp/devnet-lake",
-    "chain-lake export --indexer-url https://user:pass@gateway.example.com --follow --poll 5s",
+    "chain-lake export --indexer-url https://indexer.example.com --follow --poll 5s",
     "CHAIN_LAKE_INDEXER_HEADERS='x-api-key: …' chain-lake export --indexer-url https://indexer.example.com --out s3://bucket/lake"
   ],
   "sample-routes": [

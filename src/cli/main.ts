@@ -85,18 +85,25 @@ const cliProblem = (args: ReadonlyArray<string>, text = heldBackText()): string 
   const given = choice ? args[args.indexOf(choice) + 1] : undefined
   const flag =
     at > 0 && args[at - 1].startsWith("--") ? `${args[at - 1]}: ` : choice ? `${choice}${given !== undefined ? ` "${given}"` : ""}: ` : ""
+  if (!command && args[0] !== undefined && !args[0].startsWith("-") && text.startsWith("Invalid subcommand")) {
+    const near = nearest(
+      args[0],
+      [...text.matchAll(/'([a-z-]+)'/g)].map((m) => m[1])
+    )
+    return `no command "${args[0]}"${near ? `: did you mean ${near}?` : ""} (chain-lake --help lists the commands)`
+  }
   const unknown = /Received unknown argument: '(--[^']+)'/.exec(text)?.[1]
-  const near = unknown && command ? nearestFlag(unknown.split("=")[0], renderHelp(command, [args[0]], 200)) : undefined
+  const near =
+    unknown && command ? nearest(unknown.split("=")[0], renderHelp(command, [args[0]], 200).match(/--[a-z][a-z0-9-]*/g) ?? []) : undefined
   return `${flag}${text || "the command line could not be read"}${near ? `: did you mean ${near}?` : ""} (chain-lake${sub} --help lists the ${sub ? "flags" : "commands"})`
 }
 
-/** The command's flag closest to a mistyped one (`--dataset` → `--datasets`): at most 2 edits, or one a prefix of the other. */
-const nearestFlag = (typed: string, help: string): string | undefined => {
-  const flags = [...new Set(help.match(/--[a-z][a-z0-9-]*/g) ?? [])]
-  const scored = flags
-    .map((f) => ({ f, d: f.startsWith(typed) || typed.startsWith(f) ? 1 : editDistance(typed, f) }))
+/** The name closest to a mistyped one (`--dataset` → `--datasets`, `expor` → `export`): at most 2 edits, or one a prefix of the other. */
+const nearest = (typed: string, names: ReadonlyArray<string>): string | undefined => {
+  const scored = [...new Set(names)]
+    .map((name) => ({ name, d: name.startsWith(typed) || typed.startsWith(name) ? 1 : editDistance(typed, name) }))
     .filter((x) => x.d <= 2)
-  return scored.sort((a, b) => a.d - b.d)[0]?.f
+  return scored.sort((a, b) => a.d - b.d)[0]?.name
 }
 const editDistance = (a: string, b: string): number => {
   let row = Array.from({ length: b.length + 1 }, (_, j) => j)

@@ -10,7 +10,7 @@
  * Its own relative imports are bundled in; the packages it imports are loaded by Node from where
  * its folder finds them.
  */
-import { stat } from "node:fs/promises"
+import { readdir, stat } from "node:fs/promises"
 import { isBuiltin } from "node:module"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
@@ -37,7 +37,8 @@ const pipelineFile = async (nameOrPath: string): Promise<string> => {
   )
     return file
   const wanted = byName ? `no pipeline "${nameOrPath}"` : `no pipeline file ${file}`
-  throw new Error(`${wanted}: give a file exporting definePipeline(...) as default, or one of the names in pipelines/`)
+  const names = (await readdir(PIPELINES_DIR).catch(() => [] as Array<string>)).filter((f) => f.endsWith(".ts")).map((f) => f.slice(0, -3))
+  throw new Error(`${wanted}: give a file exporting definePipeline(...) as default, or a pipeline's name (${names.sort().join(", ")})`)
 }
 
 /**

@@ -138,7 +138,9 @@ describe("--help", () => {
         /^chain-lake: error: --on-invalid "maybe": Expected one of the following cases: fail, quarantine \(chain-lake export --help lists the flags\)$/
       ],
       [["track"], /^chain-lake: error: Expected to find option: '--router-url'; .* \(chain-lake track --help lists the flags\)$/],
-      [["exprt"], /^chain-lake: error: Invalid subcommand .* \(chain-lake --help lists the commands\)$/],
+      [["exprt"], /^chain-lake: error: no command "exprt": did you mean export\? \(chain-lake --help lists the commands\)$/],
+      [["expor"], /^chain-lake: error: no command "expor": did you mean export\? \(chain-lake --help lists the commands\)$/],
+      [["frobnicate"], /^chain-lake: error: no command "frobnicate" \(chain-lake --help lists the commands\)$/],
       // a duration without its unit is refused (read as milliseconds, "5" sampled the router back to back)
       [["sample-routes", "--every", "5"], /^chain-lake: error: --every must look like 30s, 5m or 1h, got "5"/],
       [["export", "--follow", "--poll", "2"], /^chain-lake: error: --poll must look like 500ms, 2s or 1m, got "2"/],

@@ -3,7 +3,7 @@
  * sort and partition columns exist, descriptions say something, snapshot datasets end with
  * snapshot_time), and a declaration that names a column it lacks is refused where it is made.
  */
-import { readFileSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import { DATASETS, EXPORTED_DATASETS } from "../../src/datasets/index.js"
 import { blocksList } from "../../src/datasets/lists.js"
@@ -43,6 +43,11 @@ describe("the registry", () => {
     for (const d of EXPORTED_DATASETS) expect(readme, d.name).toMatch(new RegExp(`^\\| \`${d.name}\` \\|`, "m"))
     const querySection = readme.slice(readme.indexOf("### `chain-lake query`"))
     for (const d of EXPORTED_DATASETS) expect(querySection.slice(0, 1200), d.name).toContain(`\`${d.name}\``)
+    // and its view table every view of src/analytics/sql
+    for (const file of readdirSync(new URL("../../src/analytics/sql", import.meta.url)).filter((f) => f.endsWith(".sql"))) {
+      const view = file.replace(/\.sql$/, "")
+      expect(querySection, view).toMatch(new RegExp(`^\\| \`${view}\` \\|`, "m"))
+    }
   })
 
   it.each(DATASETS.map((d) => [d.name, d] as const))("%s is declared whole", (_, d) => {

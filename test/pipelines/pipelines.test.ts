@@ -148,10 +148,12 @@ describe("chain-lake run", () => {
     expect(bad.stderr.trim()).toMatch(/^chain-lake: error: .*five\.ts does not export a pipeline as default/)
   })
 
-  it("an unknown pipeline is a one-line error", async () => {
+  it("an unknown pipeline is a one-line error naming the pipelines there are", async () => {
     const r = await runCli(["run", "nope", "--out", tmp()])
     expect(r.code).toBe(2)
-    expect(r.stderr.trim()).toMatch(/^chain-lake: error: no pipeline "nope"/)
+    expect(r.stderr.trim()).toBe(
+      `chain-lake: error: no pipeline "nope": give a file exporting definePipeline(...) as default, or a pipeline's name (daily-snapshot, demo, full-history, route-quotes)`
+    )
   })
 })
 
