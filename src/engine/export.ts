@@ -122,6 +122,8 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
     const selected = exportable.filter((d) => !options.datasets || options.datasets.includes(d.name))
     const manifests = yield* Manifests
     for (const d of selected) yield* manifests.checkUnlisted(d.name)
+    const others = yield* manifests.otherWriters
+    if (others.length > 0) notice(anotherWriterNotice(manifests.root, others))
     // the run's shard workers (where it has some) start while it probes and plans: their start is otherwise on its critical path
     const withWorkers =
       options.dryRun || !selected.some((d) => d.kind === "append")
@@ -173,6 +175,10 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
       dryRun: options.dryRun === true
     }
   })
+
+/** Said where other processes write the lake as a run starts: allowed, and what it costs. */
+export const anotherWriterNotice = (root: string, pids: ReadonlyArray<number>) =>
+  `another chain-lake (pid ${pids.join(", ")}) is writing ${root}: where both export the same heights, the commit that comes second is dropped and its part read again (no row is written twice), so the indexer serves those pages twice`
 
 const shardSettings = (options: ExportOptions, pageSize: number, chainId: string): ShardSettings => ({
   pageSize,

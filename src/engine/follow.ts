@@ -83,6 +83,7 @@ const followRounds = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, f
     const settlePolls = follow.settlePolls ?? 20
     const still = new Map<string, { value: number | undefined; polls: number }>()
     let lastReport: ExportReport | undefined
+    const notices = roundNotices((m) => options.observer?.notice?.(m))
     for (;;) {
       const status = yield* source.status
       for (const m of marks) {
@@ -99,7 +100,14 @@ const followRounds = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, f
       const changed = now !== last
       if (changed) {
         // heights above a watermark are exported by a later round, when the chain has them
-        lastReport = yield* runExport(catalog, { ...options, datasets, toHeight: untilHeight, toHeightAhead: true })
+        lastReport = yield* runExport(catalog, {
+          ...options,
+          datasets,
+          toHeight: untilHeight,
+          toHeightAhead: true,
+          observer: { ...options.observer, notice: notices.say }
+        })
+        notices.roundEnded()
         follow.onRound?.(lastReport)
         last = now
       }
@@ -127,3 +135,23 @@ const followRounds = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, f
       yield* Effect.sleep(follow.poll)
     }
   })
+
+/**
+ * A round's notices, less those the round before said too (another writer of the lake, columns an
+ * older chain-lake did not write): a follow says a standing condition once, not every poll, and
+ * again once it has gone and come back.
+ */
+const roundNotices = (notice: (message: string) => void) => {
+  let before = new Set<string>()
+  let now = new Set<string>()
+  return {
+    say: (message: string) => {
+      if (!before.has(message) && !now.has(message)) notice(message)
+      now.add(message)
+    },
+    roundEnded: () => {
+      before = now
+      now = new Set()
+    }
+  }
+}

@@ -72,6 +72,12 @@ export const writerProcess = (writer: string): { readonly host: string; readonly
 /** Whether `p` is a process of this host that no longer runs: the rule for a writer id and a lock's holder alike (a pid of another host tells nothing here). */
 const processGone = (p: { readonly host: string; readonly pid: number }) => p.host === HOST && p.pid !== process.pid && !alive(p.pid)
 
+/** The pid of `writer` where it is another process of this host that still runs. */
+export const otherWriterRunning = (writer: string): number | undefined => {
+  const p = writerProcess(writer)
+  return p !== undefined && p.host === HOST && p.pid !== process.pid && alive(p.pid) ? p.pid : undefined
+}
+
 /** Whether `writer` is a process of this host that no longer runs. */
 export const writerGone = (writer: string) => {
   const p = writerProcess(writer)

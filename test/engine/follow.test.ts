@@ -1,6 +1,7 @@
 /** `chain-lake export --follow`: keeps a growing chain's datasets fresh, in committed increments, and stops cleanly. */
 import { spawn } from "node:child_process"
-import { existsSync, readFileSync, statSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs"
+import { hostname } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
@@ -85,6 +86,38 @@ describe("export --follow", () => {
       await still.stop()
     }
   }, 30_000)
+
+  it("says once, not every round, that another chain-lake writes the lake (a live process's staging folder there)", async () => {
+    const out = tmp()
+    // a process of this host, named as a writer of the lake
+    const other = spawn("sleep", ["60"], { stdio: "ignore" })
+    try {
+      const host = (process.env.CHAIN_LAKE_WRITER_HOST || hostname()).replace(/[^0-9A-Za-z.-]/g, "_")
+      mkdirSync(join(out, ".chain-lake", "staging", `${host}-${other.pid}-0123abcd`), { recursive: true })
+      const target = devnet.tip() + 30
+      const r = await runCli(
+        [
+          "export",
+          "--indexer-url",
+          devnet.indexerUrl,
+          "--out",
+          out,
+          "--follow",
+          "--poll",
+          "100ms",
+          "--until-height",
+          String(target)
+        ].concat(["--datasets", "blocks"])
+      )
+      expect(r.code, r.stderr).toBe(0)
+      // several rounds ran, each beside that writer
+      expect(r.stdout.trim().split("\n").length).toBeGreaterThan(2)
+      const said = r.stderr.split("\n").filter((l) => l.includes(`another chain-lake (pid ${other.pid}) is writing ${out}`))
+      expect(said).toHaveLength(1)
+    } finally {
+      other.kill()
+    }
+  })
 
   it("stops on SIGINT with committed state consistent", async () => {
     const out = tmp()

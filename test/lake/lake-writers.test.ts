@@ -70,6 +70,28 @@ describe("writers of one lake", () => {
     expect(a.stderr + b.stderr).toMatch(/another writer committed part of \d+\.\.\d+ first; exporting the rest of it again/)
   })
 
+  it("a run started while another writes the lake says so, naming its pid; one started after it ends does not", async () => {
+    const out = tmp()
+    const first = spawn(process.execPath, [BIN, ...args(devnet.indexerUrl, out, [], { pageSize: 20, concurrency: 2 })], { stdio: "ignore" })
+    const ended = new Promise<number | null>((resolve) => first.on("exit", resolve))
+    // once it has staged (or spilled) something: its folder is there to be seen
+    for (
+      let i = 0;
+      i < 200 &&
+      !["staging", "tmp"].some((f) => existsSync(join(out, ".chain-lake", f)) && readdirSync(join(out, ".chain-lake", f)).length > 0);
+      i++
+    )
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    const second = await runCli(args(devnet.indexerUrl, out))
+    expect(second.code, second.stderr).toBe(0)
+    expect(await ended).toBe(0)
+    expect(second.stderr).toContain(`another chain-lake (pid ${first.pid}) is writing ${out}`)
+    const third = await runCli(args(devnet.indexerUrl, out))
+    expect(third.code, third.stderr).toBe(0)
+    expect(third.stderr).not.toContain("another chain-lake")
+    await expectLakeMatchesChain(out, devnet, DATASETS)
+  })
+
   it("three jobs on disjoint height ranges commit into one folder at once; a fourth over the whole range fetches nothing", async () => {
     const out = tmp()
     const jobs = await Promise.all(

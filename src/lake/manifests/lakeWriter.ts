@@ -2,8 +2,8 @@
 import { readdir, rm } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect } from "effect"
-import { SCRATCH, scratchFolderOf, stagingFolder } from "../layout.js"
-import { newWriterId, writerGone } from "../lock.js"
+import { SCRATCH, STAGING, scratchFolderOf, stagingFolder } from "../layout.js"
+import { newWriterId, otherWriterRunning, writerGone } from "../lock.js"
 import type { Manifest } from "../manifest.js"
 import type { ManifestError } from "./errors.js"
 import type { KnownFiles } from "./jsonFiles.js"
@@ -40,6 +40,17 @@ const removeGoneScratch = (root: string) =>
     // Stryker disable next-line BooleanLiteral: the folders it removes exist (force only spares an error on one just gone)
     for (const w of await readdir(join(root, SCRATCH)).catch(() => [] as Array<string>))
       if (writerGone(w)) await rm(scratchFolderOf(root, w), { recursive: true, force: true })
+  })
+
+/**
+ * The pids of the other processes of this host writing the lake at `root` now: those whose staging
+ * or spill folder is there (made once they stage or spill; a writer of another host cannot be told).
+ */
+export const otherWriters = (root: string) =>
+  Effect.promise(async () => {
+    const folders = await Promise.all([STAGING, SCRATCH].map((f) => readdir(join(root, f)).catch(() => [] as Array<string>)))
+    const pids = folders.flat().flatMap((w) => otherWriterRunning(w) ?? [])
+    return [...new Set(pids)].sort((a, b) => a - b)
   })
 
 /** Starts a new writer of the lake at `root`; its staging folder goes with its scope (a killed writer's, with the next open). */
