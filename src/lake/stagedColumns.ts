@@ -15,7 +15,10 @@ export const finalExpr = (c: Column): string => {
   const id = quoteIdent(c.name)
   switch (c.type) {
     case "TIMESTAMP":
-      return `CAST(${id} AS TIMESTAMP) AS ${id}`
+      // through TIMESTAMP_NS: DuckDB's cast of text to TIMESTAMP drops a UTC offset (block times
+      // come in the indexer's local zone: 17:00:01+09:00 would be stored as 17:00:01), the one to
+      // TIMESTAMP_NS applies it, whatever the session's zone
+      return `CAST(CAST(${id} AS TIMESTAMP_NS) AS TIMESTAMP) AS ${id}`
     case "TIMESTAMP_NS":
       return `CAST(${id} AS TIMESTAMP_NS) AS ${id}`
     case "DECIMAL(38,0)":

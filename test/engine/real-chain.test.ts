@@ -142,4 +142,38 @@ describe("a real EVM rollup", () => {
       await proxy?.close()
     }
   })
+
+  it("block times in the indexer's local zone (RFC3339 with an offset, as a server outside UTC writes them) are stored as the UTC instants they name: blocks, evm_txs, evm_logs", async () => {
+    // the devnet's block list and blocks by height, their times written at +09:00
+    const local = (utc: string) => {
+      const t = new Date(Date.parse(utc) + 9 * 3600_000).toISOString().slice(0, 19)
+      return `${t}+09:00`
+    }
+    const tokyo = await startProxy(devnet.indexerUrl, async (request, forward) => {
+      const reply = await forward()
+      if (!request.path.startsWith("/indexer/block/v1/blocks")) return reply
+      return { ...reply, body: reply.body.replace(/"timestamp":"([0-9T:-]+)Z"/g, (_, t: string) => `"timestamp":"${local(`${t}Z`)}"`) }
+    })
+    try {
+      const probe = (await (await fetch(`${tokyo.url}/indexer/block/v1/blocks/1`)).json()) as { block: { timestamp: string } }
+      expect(probe.block.timestamp).toMatch(/\+09:00$/)
+      const out = tmp()
+      const r = await runCli(["export", "--indexer-url", tokyo.url, "--out", out, "--datasets", "blocks,evm_txs,evm_logs"])
+      expect(r.code, r.stderr).toBe(0)
+      const utc = new Map(
+        (
+          (await (await fetch(`${devnet.indexerUrl}/indexer/block/v1/blocks?pagination.limit=1000`)).json()) as {
+            blocks: Array<{ height: string; timestamp: string }>
+          }
+        ).blocks.map((b: { height: string; timestamp: string }) => [Number(b.height), new Date(b.timestamp).toISOString()])
+      )
+      for (const dataset of ["blocks", "evm_txs", "evm_logs"]) {
+        const rows = await scan(out, dataset, "height, strftime(timestamp, '%Y-%m-%dT%H:%M:%S.%gZ') AS t")
+        expect(rows.length, dataset).toBeGreaterThan(0)
+        for (const row of rows) expect(row.t, `${dataset} at ${row.height}`).toBe(utc.get(Number(row.height)))
+      }
+    } finally {
+      await tokyo.close()
+    }
+  })
 })
