@@ -84,9 +84,15 @@ const OFFSET_ROW_US = Number(process.env.BENCH_OFFSET_ROW_US ?? 1)
 
 const startDevnetProcess = (args: Array<string>): Promise<{ child: ChildProcess; url: string }> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["bin/chain-lake.mjs", "devnet", "--offset-row-us", String(OFFSET_ROW_US), ...args], {
-      stdio: ["ignore", "pipe", "inherit"]
-    })
+    // (no response cache: the plain fetch and the walk, which do not ask afresh, would be answered
+    // from it for the pages chain-lake asked in the second before)
+    const child = spawn(
+      process.execPath,
+      ["bin/chain-lake.mjs", "devnet", "--no-response-cache", "--offset-row-us", String(OFFSET_ROW_US), ...args],
+      {
+        stdio: ["ignore", "pipe", "inherit"]
+      }
+    )
     let out = ""
     child.stdout!.on("data", (d) => {
       out += d

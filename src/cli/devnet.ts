@@ -76,6 +76,11 @@ const options = {
     Options.withDescription(
       "a router with only the documented route, msgs, track and status: /v2/fungible/assets and /v2/info/chains answer 404"
     )
+  ),
+  noResponseCache: Options.boolean("no-response-cache").pipe(
+    Options.withDescription(
+      "the indexer answers every request afresh; by default it keeps its answers as the real one does (by URL: 1 s for /status and lists, 10 s for one object; Cache-Control: no-cache asks afresh)"
+    )
   )
 }
 
@@ -112,6 +117,7 @@ export const devnetCommand = Command.make("devnet", options, (o) =>
             txsPerBlock: o.txsPerBlock,
             txPayloadBytes: o.txPayloadBytes,
             routerMetadata: !o.noRouterMetadata,
+            responseCache: !o.noResponseCache,
             ...(Option.isSome(o.feeDenom) ? { feeDenom: o.feeDenom.value } : {}),
             ...(Option.isSome(fork) ? { fork: fork.value } : {})
           }),

@@ -10,6 +10,8 @@ export interface DevnetRequest {
   readonly method: string
   readonly url: URL
   readonly body: string
+  /** the request's Cache-Control header */
+  readonly cacheControl?: string
 }
 export interface DevnetReply {
   readonly status: number
@@ -19,6 +21,8 @@ export interface DevnetReply {
   readonly corruptible?: boolean
   /** the server's work beyond the latency, in ms (rows an OFFSET scanned): the reply is sent that much later */
   readonly workMs?: number
+  /** whether a response cache answered it (X-Cache), where one stands in front */
+  readonly cache?: "hit" | "miss"
 }
 
 export interface HttpService {
@@ -77,7 +81,7 @@ export const serve = async (options: {
       })
     let reply: DevnetReply
     try {
-      reply = options.handle({ method: req.method ?? "GET", url, body })
+      reply = options.handle({ method: req.method ?? "GET", url, body, cacheControl: req.headers["cache-control"] })
     } catch (e) {
       console.error("devnet handler crashed:", e)
       reply = { status: 500, body: "Internal Server Error", contentType: "text/plain; charset=utf-8" }
@@ -101,7 +105,11 @@ export const serve = async (options: {
       })
     }
     atDue(() => {
-      res.writeHead(reply.status, { "content-type": reply.contentType, "content-length": String(bytes.length) })
+      res.writeHead(reply.status, {
+        "content-type": reply.contentType,
+        "content-length": String(bytes.length),
+        ...(reply.cache ? { "x-cache": reply.cache } : {})
+      })
       res.end(bytes)
     })
   }

@@ -8,8 +8,9 @@
 import { randomUUID } from "node:crypto"
 import { Chain } from "./chain.js"
 import { FaultInjector, parseFaults, type FaultSpec } from "./faults.js"
-import { serve } from "./http.js"
+import { type DevnetReply, serve } from "./http.js"
 import { IndexerApi } from "./indexer-api.js"
+import { responseCache } from "./responseCache.js"
 import { RouterApi } from "./router-api.js"
 import type { Vm } from "./universe.js"
 
@@ -64,6 +65,8 @@ export interface DevnetOptions {
    * the seed; default 0: none). Its txs pages are as large as page size × this.
    */
   readonly txPayloadBytes?: number
+  /** the indexer's answers kept by URL as the real one keeps them (responseCache.ts; default true) */
+  readonly responseCache?: boolean
 }
 
 /** What the devnet's indexer has served so far. */
@@ -120,15 +123,18 @@ export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> 
     instance: randomUUID()
   })
   const common = { seed, latencyMs: options.latencyMs ?? 0 }
+  // as the real indexer: its answers kept a second (a list) or ten (one object) unless asked afresh
+  const cache = options.responseCache === false ? (_: unknown, answer: () => DevnetReply) => answer() : responseCache()
   const indexerHttp = await serve({
     ...common,
     port: options.port ?? 0,
     faults: new FaultInjector(spec, seed),
     exempt: (url) => url.pathname === "/swagger/doc.json",
-    handle: (req) => {
-      tip()
-      return indexer.handle(req.method, req.url)
-    }
+    handle: (req) =>
+      cache(req, () => {
+        tip()
+        return indexer.handle(req.method, req.url)
+      })
   })
   const routerHttp = await serve({
     ...common,

@@ -1,6 +1,5 @@
 /**
- * The plan's questions to the source: its status and each list's one-row probe, asked all at once,
- * and where asked heights fall in position lists, by single-row probes of the source's key after
+ * The plan's questions to the source: its status, then each list's one-row probe, and where asked heights fall in position lists, by single-row probes of the source's key after
  * a position (no offset: the real indexer scans every row an offset skips).
  */
 import { Effect } from "effect"
@@ -19,22 +18,25 @@ import type { ListPage, ListRef, PageRequest, SourceFailure, SourceService } fro
  */
 const probeRequest = (list: ListRef): PageRequest => ({ limit: 1, reverse: (list as Partial<AppendList>).unit === "position" })
 
-/** The sources' answers a plan needs, asked all at once: the status, and each list's probe page (probeRequest). */
+/**
+ * The sources' answers a plan needs: the status, then each list's probe page (probeRequest), the
+ * probes at once. The probes are asked once the status has answered: the indexer reads each
+ * request in a transaction of its own and writes a block with its txs in one, so a probe read
+ * after the status's read holds every row of the heights it names; asked beside it, a probe read
+ * first could end a block before the status's tip and the plan would end there with that block's
+ * txs missing.
+ */
 export const probe = (source: SourceService, selected: ReadonlyArray<ExportableDataset>) => {
   const lists = new Map(selected.map((d) => [d.name, d.kind === "append" ? d.list : d.probe]))
-  return Effect.all(
-    [
-      source.status,
-      // Stryker disable next-line ObjectLiteral,StringLiteral: the probes at once or one after another: the same answers, only slower
-      Effect.forEach(
-        [...new Set(lists.values())],
-        (list) => source.probe(list, probeRequest(list)).pipe(Effect.map((answer) => [list, answer] as const)),
-        { concurrency: "unbounded" }
-      )
-    ],
-    // Stryker disable next-line ObjectLiteral,StringLiteral: at once or one after another: the same answers, only slower
-    { concurrency: "unbounded" }
-  ).pipe(
+  return Effect.all([
+    source.status,
+    // Stryker disable next-line ObjectLiteral,StringLiteral: the probes at once or one after another: the same answers, only slower
+    Effect.forEach(
+      [...new Set(lists.values())],
+      (list) => source.probe(list, probeRequest(list)).pipe(Effect.map((answer) => [list, answer] as const)),
+      { concurrency: "unbounded" }
+    )
+  ]).pipe(
     Effect.map(([status, answers]) => {
       const byList = new Map<ListRef, ListPage | "not served" | "refused">(answers)
       const pageOf = (list: ListRef) => {

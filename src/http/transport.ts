@@ -19,6 +19,8 @@ export interface HttpRequest {
   readonly url: string
   /** a JSON body (POST) */
   readonly json?: unknown
+  /** headers of this request, under the service's own (its credentials, which win where both name one) */
+  readonly headers?: Readonly<Record<string, string>>
 }
 
 export interface Fetched {
@@ -104,6 +106,13 @@ const DECOMPRESSORS: ReadonlyMap<string, Decompress> = new Map<string, Decompres
   ["deflate", inflateOrRaw]
 ])
 
+/** A request's headers: its own, the service's (credentials) over them by name in any case, and a JSON body's type. */
+const headersOf = (request: HttpRequest, service: Readonly<Record<string, string>>): Record<string, string> => {
+  const named = new Set(Object.keys(service).map((k) => k.toLowerCase()))
+  const own = Object.entries(request.headers ?? {}).filter(([k]) => !named.has(k.toLowerCase()))
+  return { ...Object.fromEntries(own), ...service, ...(request.json === undefined ? {} : { "content-type": "application/json" }) }
+}
+
 export const layerHttpTransport = (
   credentials: Pick<ServiceUrl, "headers" | "query"> = { headers: {}, query: [] },
   limits: { readonly maxPageMb?: number } = {}
@@ -136,7 +145,7 @@ export const layerHttpTransport = (
                 dispatcher: agent,
                 method: request.method,
                 signal,
-                headers: request.json === undefined ? credentials.headers : { ...credentials.headers, "content-type": "application/json" },
+                headers: headersOf(request, credentials.headers),
                 ...(request.json === undefined ? {} : { body: JSON.stringify(request.json) })
               })
             } catch (e) {

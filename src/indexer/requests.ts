@@ -91,6 +91,13 @@ const answerOf = (endpoint: string, url: string, res: Fetched): Effect.Effect<Ra
   return Effect.succeed({ url, endpoint, bytes: res.bytes })
 }
 
+/**
+ * Every request asks the indexer's own answer, not one its cache holds: the real indexer keeps
+ * lists and /status 1 s by URL (Rollytics api/cache/cache.go, which `no-cache` bypasses), and a
+ * plan read from a fresh /status and a probe cached before it would end short of the status's tip.
+ */
+const FRESH = { "cache-control": "no-cache" }
+
 /** One GET of `url` with a timeout and classified failures; no retry (callers wrap it once). */
 export const fetchOnce = (
   http: HttpTransportService,
@@ -98,7 +105,7 @@ export const fetchOnce = (
   endpoint: string,
   url: string
 ): Effect.Effect<RawBytes, IndexerError> =>
-  fetchBytes(http, { method: "GET", url }, timeoutMs, {
+  fetchBytes(http, { method: "GET", url, headers: FRESH }, timeoutMs, {
     network: (reason): IndexerError => new IndexerNetworkError({ url, reason }),
     tooLarge: (reason): IndexerError =>
       new IndexerDecodeError({

@@ -527,14 +527,50 @@ describe("other VMs and a growing chain", () => {
 
   it("with a block time, the chain grows while it serves and watermarks lag the tip", async () => {
     const growing = await startDevnet({ seed: 9, blocks: 20, blockTimeMs: 40 })
+    const fresh = async (path: string): Promise<any> =>
+      (await fetch(growing.indexerUrl + path, { headers: { "cache-control": "no-cache" } })).json()
     try {
-      const s1 = JSON.parse((await getText(growing.indexerUrl + "/status")).body)
+      const s1 = await fresh("/status")
       await new Promise((r) => setTimeout(r, 250))
-      const s2 = JSON.parse((await getText(growing.indexerUrl + "/status")).body)
+      const s2 = await fresh("/status")
       expect(s2.height).toBeGreaterThan(s1.height)
       expect(s2.rich_list_height).toBe(s2.height - 5)
-      const blocks = JSON.parse((await getText(growing.indexerUrl + "/indexer/block/v1/blocks?pagination.limit=1")).body)
+      const blocks = await fresh("/indexer/block/v1/blocks?pagination.limit=1")
       expect(Number(blocks.blocks[0].height)).toBeGreaterThanOrEqual(s2.height)
+    } finally {
+      await growing.stop()
+    }
+  })
+
+  it("keeps its answers as the real indexer's cache does: by method, path and raw query, a second for /status and lists, ten for one object; no-cache asks afresh, no-store passes by; errors are not kept", async () => {
+    const growing = await startDevnet({ seed: 9, blocks: 20, blockTimeMs: 40 })
+    const get = async (path: string, cacheControl?: string) => {
+      const r = await fetch(growing.indexerUrl + path, cacheControl ? { headers: { "cache-control": cacheControl } } : {})
+      return { status: r.status, cache: r.headers.get("x-cache"), body: await r.text() }
+    }
+    try {
+      const first = await get("/status")
+      await new Promise((r) => setTimeout(r, 200))
+      const again = await get("/status")
+      expect([first.cache, again.cache, again.body]).toEqual(["miss", "hit", first.body])
+      const afresh = await get("/status", "no-cache")
+      expect(afresh.cache).toBe("miss")
+      expect(JSON.parse(afresh.body).height).toBeGreaterThan(JSON.parse(first.body).height)
+      // the fresh answer is kept; no-store neither reads nor keeps
+      expect((await get("/status")).body).toBe(afresh.body)
+      expect((await get("/status", "no-store")).cache).toBeNull()
+      // another raw query is another entry, even with the same parameters
+      const list = "/indexer/tx/v1/txs?pagination.limit=1&pagination.reverse=true"
+      expect((await get(list)).cache).toBe("miss")
+      expect((await get(list)).cache).toBe("hit")
+      expect((await get("/indexer/tx/v1/txs?pagination.reverse=true&pagination.limit=1")).cache).toBe("miss")
+      // a list is kept a second, one block ten
+      await get("/indexer/block/v1/blocks/3")
+      await new Promise((r) => setTimeout(r, 1_100))
+      expect((await get(list)).cache).toBe("miss")
+      expect((await get("/indexer/block/v1/blocks/3")).cache).toBe("hit")
+      const missing = await get("/indexer/block/v1/blocks/999999")
+      expect([missing.status, (await get("/indexer/block/v1/blocks/999999")).cache]).toEqual([404, "miss"])
     } finally {
       await growing.stop()
     }

@@ -13,6 +13,9 @@ import { runCli } from "../support/cli.js"
 import { startProxy, text, type HostileServer } from "../support/hostile.js"
 import { selectRows as scan } from "../support/chain-model.js"
 import { tempDirs } from "../support/tmp.js"
+import { queryLake, scan as lakeScan } from "../support/lake.js"
+import { Effect } from "effect"
+import { DATASETS, exportLayer, runExport } from "../../src/index.js"
 
 const { make: tmp, removeAll } = tempDirs("chain-lake-real-chain-")
 /** an EVM rollup's own gas token: uinit is no denom of this chain */
@@ -174,6 +177,58 @@ describe("a real EVM rollup", () => {
       }
     } finally {
       await tokyo.close()
+    }
+  })
+})
+
+describe("a plan read at a growing tip", () => {
+  it("an export at a growing tip, beside a dashboard that keeps the newest tx's page cached, holds every tx of every block up to the tip it names: its /status and probes are read afresh, the probes after the status", async () => {
+    // a block every 150 ms; the page a probe asks, asked every 100 ms by another client, is kept a second
+    const growing = await startDevnet({ seed: 13, blocks: 60, blockTimeMs: 150 })
+    const newest = `${growing.indexerUrl}/indexer/tx/v1/txs?pagination.limit=1&pagination.reverse=true`
+    const dashboard = setInterval(() => void fetch(newest).then((r) => r.text()), 100)
+    try {
+      for (let run = 0; run < 3; run++) {
+        await new Promise((resolve) => setTimeout(resolve, 400))
+        const out = tmp()
+        const report = await Effect.runPromise(
+          runExport(DATASETS, { datasets: ["txs"], pageSize: 100 }).pipe(
+            Effect.provide(exportLayer({ indexerUrl: growing.indexerUrl, out }))
+          )
+        )
+        const counts = await queryLake(`SELECT height, count(*) AS n FROM ${lakeScan(out, "txs")} GROUP BY height`)
+        const byHeight = new Map(counts.map((c) => [Number(c.height), Number(c.n)]))
+        const missing = Array.from({ length: report.tip }, (_, k) => k + 1).filter(
+          (h) => (byHeight.get(h) ?? 0) !== growing.chain.blockTxCount(h)
+        )
+        expect({ run, tip: report.tip, missing }).toEqual({ run, tip: report.tip, missing: [] })
+      }
+    } finally {
+      clearInterval(dashboard)
+      await growing.stop()
+    }
+  }, 60_000)
+
+  it("a /status read later than the probes (a slow status: 200 ms, a block every 150 ms) plans no tip the probes had not seen: they are asked once it has answered", async () => {
+    const growing = await startDevnet({ seed: 14, blocks: 60, blockTimeMs: 150 })
+    const slowStatus = await startProxy(growing.indexerUrl, async (request, forward) => {
+      if (request.path === "/status") await new Promise((resolve) => setTimeout(resolve, 200))
+      return forward()
+    })
+    try {
+      const out = tmp()
+      const report = await Effect.runPromise(
+        runExport(DATASETS, { datasets: ["txs"], pageSize: 100 }).pipe(Effect.provide(exportLayer({ indexerUrl: slowStatus.url, out })))
+      )
+      const counts = await queryLake(`SELECT height, count(*) AS n FROM ${lakeScan(out, "txs")} GROUP BY height`)
+      const byHeight = new Map(counts.map((c) => [Number(c.height), Number(c.n)]))
+      const missing = Array.from({ length: report.tip }, (_, k) => k + 1).filter(
+        (h) => (byHeight.get(h) ?? 0) !== growing.chain.blockTxCount(h)
+      )
+      expect({ tip: report.tip, missing }).toEqual({ tip: report.tip, missing: [] })
+    } finally {
+      await slowStatus.close()
+      await growing.stop()
     }
   })
 })

@@ -84,11 +84,17 @@ const start = async (upstream: string | undefined, handler: Handler): Promise<Ho
     (request: HostileRequest): Forward =>
     async (path = request.path) => {
       if (upstream === undefined) throw new Error("this server has no upstream to forward to")
+      // (Cache-Control goes on, as a proxy passes it: the devnet keeps answers as the real indexer does)
+      const cacheControl: Record<string, string> = {}
+      if (request.headers["cache-control"] !== undefined) cacheControl["cache-control"] = String(request.headers["cache-control"])
       const res = await fetch(upstream + path, {
         method: request.method,
         ...(request.body === undefined
-          ? {}
-          : { body: request.body, headers: { "content-type": String(request.headers["content-type"] ?? "application/json") } })
+          ? { headers: cacheControl }
+          : {
+              body: request.body,
+              headers: { ...cacheControl, "content-type": String(request.headers["content-type"] ?? "application/json") }
+            })
       })
       return { status: res.status, headers: { "content-type": res.headers.get("content-type") ?? "text/plain" }, body: await res.text() }
     }
