@@ -139,8 +139,11 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
     const tally = makeTally(selected, options.observer ?? {})
     const live = yield* liveDatasets(selected, answers, status, tally, options)
     // the tip anchored, or (a source that does not serve its tip block) the anchor just checked: every commit checks it again
-    const anchor = options.dryRun ? undefined : ((yield* anchorIdentity(status)) ?? (fork ? undefined : verified))
-    const guard = anchor ? yield* historyGuard(anchor, manifests.root) : undefined
+    const anchored = options.dryRun ? undefined : yield* anchorIdentity(status)
+    const anchor = anchored?.anchor ?? (fork ? undefined : verified)
+    const guard = anchor
+      ? yield* historyGuard(anchor, manifests.root, anchored?.recorded === false ? status.chainId : undefined)
+      : undefined
     const groups = new Map<string, Array<AppendDataset>>()
     for (const d of live) if (d.kind === "append") groups.set(d.list.id, [...(groups.get(d.list.id) ?? []), d])
     const ranges = yield* searchRanges([...groups.values()], answers, status, options, concurrency)

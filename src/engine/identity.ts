@@ -261,9 +261,11 @@ const topBlockDiffers = (tip: number, checked: number) =>
   })
 
 /**
- * Records the source's chain in the lake, anchored at its tip: done by a run about to write.
- * Returns the anchor (undefined where the source does not serve its tip block), which the run's
- * commits check again (historyGuard).
+ * The source's chain anchored at its tip, for a run about to write: the anchor the lake holds at
+ * that height already, or one read now, which the run's first commit records (historyGuard), so
+ * that a run that commits nothing leaves the lake's identity as it was (an anchor of a history
+ * that changed under the run would refuse every later run of a lake that holds none of it).
+ * Undefined where the source does not serve its tip block.
  */
 export const anchorIdentity = (status: SourceStatus) =>
   Effect.gen(function* () {
@@ -271,27 +273,27 @@ export const anchorIdentity = (status: SourceStatus) =>
     const manifests = yield* Manifests
     const known = (yield* manifests.identity)?.anchors.find((a) => a.height === status.tip)
     // a rerun at the same tip: checkIdentity has just verified that anchor
-    if (known) return known
+    if (known) return { anchor: known, recorded: true }
     const tipHash = yield* source.blockHash(status.tip)
     if (tipHash === undefined) return undefined
-    const anchor = { height: status.tip, hash: tipHash }
-    yield* manifests.recordIdentity(status.chainId, anchor)
-    return anchor
+    return { anchor: { height: status.tip, hash: tipHash }, recorded: false }
   })
 
 /** A check every commit of a run makes first: the source still serves the history the run started on. */
 export class HistoryGuard extends Context.Tag("chain-lake/HistoryGuard")<
   HistoryGuard,
-  { readonly check: Effect.Effect<void, LakeIdentityError | SourceFailure> }
+  { readonly check: Effect.Effect<void, LakeIdentityError | SourceFailure | ManifestError> }
 >() {}
 
 /**
  * The guard of a run anchored at `anchor`: the source must still give the anchored block its hash.
  * A source that changes history under a run (an indexer re-synced, a load balancer moving to
  * another deployment, a reset devnet) fails the run at its next commit, so nothing read after
- * the change is committed; what was committed before it is of the history the lake holds.
+ * the change is committed; what was committed before it is of the history the lake holds. With
+ * `chainId`, the first check that passes records the anchor in the lake's identity (before the
+ * commit it guards: a lake with data names its chain and the history it was read from).
  */
-export const historyGuard = (anchor: { readonly height: number; readonly hash: string }, root: string) =>
+export const historyGuard = (anchor: { readonly height: number; readonly hash: string }, root: string, chainId?: string) =>
   Effect.gen(function* () {
     const source = yield* Source
     const manifests = yield* Manifests
@@ -305,11 +307,15 @@ export const historyGuard = (anchor: { readonly height: number; readonly hash: s
     const rolledBack = new LakeIdentityError({
       message: `${root} was rolled back during this run (chain-lake rollback): nothing more of it was committed; run the export again`
     })
+    let unrecorded = chainId
     const check = Effect.gen(function* () {
       const hash = yield* source.blockHash(anchor.height)
       if (hash !== anchor.hash) return yield* Effect.fail(changed(hash))
       const now = yield* manifests.identity
       if (now?.rollback || (now?.reorgs ?? []).length > rollbacks) return yield* Effect.fail(rolledBack)
+      if (unrecorded === undefined) return
+      yield* manifests.recordIdentity(unrecorded, anchor)
+      unrecorded = undefined
     })
     return { check: yield* sharedAfterAsking(check) }
   })

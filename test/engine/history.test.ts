@@ -86,6 +86,27 @@ describe("a source that changes history during a run", () => {
     expect(again.stderr).toMatch(/holds another history of chain lake-evm-1/)
   })
 
+  it("into an empty folder, switching before the first commit: exit 1, the folder holds no identity and no data, and a run against the new history completes it", async () => {
+    const proxy = await switching(8)
+    try {
+      const out = tmp()
+      const args = ["--out", out, "--datasets", "blocks", "--page-size", "10", "--concurrency", "2"]
+      const r = await runCli(["export", "--indexer-url", proxy.url, ...args])
+      expect(r.code).toBe(1)
+      expect(r.stderr.trim().split("\n").at(-1)).toMatch(/^chain-lake: error: the indexer's history changed during the run: block 300 /)
+      // (the run's anchor is recorded by its first commit: none came)
+      expect(existsSync(join(out, "_lake.json"))).toBe(false)
+      const again = await runCli(["export", "--indexer-url", after.indexerUrl, ...args])
+      expect(again.code, again.stderr).toBe(0)
+      const blocks = await scan(out, "blocks", "height, block_hash AS hash")
+      expect(blocks.length).toBe(300)
+      for (const b of blocks) expect(b.hash, `block ${b.height}`).toBe(after.chain.blockHash(Number(b.height)))
+      expect(JSON.parse(readFileSync(join(out, "_lake.json"), "utf8")).anchors).toEqual([{ height: 300, hash: after.chain.blockHash(300) }])
+    } finally {
+      await proxy.close()
+    }
+  })
+
   it.each([40, 90])(
     "blocks and txs, switching after %i requests: exit 1, every committed block and tx of the first history",
     async (switchAt) => {
