@@ -26,12 +26,14 @@ export const makeRequestLimiter = (config: LimiterConfig): Effect.Effect<Request
   Effect.gen(function* () {
     const permits = yield* Effect.makeSemaphore(Math.max(1, config.concurrency))
     const spacingMs = config.rps > 0 ? 1000 / config.rps : 0
-    // Next free start time: each request reserves a slot; a burst of one second is allowed.
+    // Each request reserves the next start slot, 1000/rps ms after the one before; an idle limiter
+    // banks none (it allowed a second's burst: 2·rps + 1 starts in the first second), so no second
+    // holds more than rps starts, as a gateway that counts requests per second sees them.
     let nextSlot = 0
     const waitForSlot = Effect.suspend(() => {
       if (spacingMs === 0) return Effect.void
       const now = Date.now()
-      const slot = Math.max(nextSlot, now - 1000)
+      const slot = Math.max(nextSlot, now)
       nextSlot = slot + spacingMs
       const wait = slot - now
       return wait > 0 ? Effect.sleep(wait) : Effect.void
