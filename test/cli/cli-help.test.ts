@@ -156,6 +156,11 @@ describe("--help", () => {
         ["export", "--dataset", "blocks"],
         /^chain-lake: error: Received unknown argument: '--dataset': did you mean --datasets\? \(chain-lake export --help lists the flags\)$/
       ],
+      // one given twice is said so (it read "unknown argument '--datasets': did you mean --datasets?")
+      [
+        ["export", "--datasets", "blocks", "--datasets", "txs"],
+        /^chain-lake: error: --datasets is given more than once: give it once \(chain-lake export --help lists the flags\)$/
+      ],
       // a release name or version that cannot be a folder name is a usage error (it exited 1)
       [
         ["publish", "--to", "/tmp", "--name", "my lake", "--version", "1"],
