@@ -21,25 +21,29 @@ afterAll(async () => {
   removeTmpDirs()
 })
 
+/** `export --follow` of `datasets` into `out`, polling every 100 ms, until `target`. */
+const followTo = (out: string, target: number, datasets: string) =>
+  runCli([
+    "export",
+    "--indexer-url",
+    devnet.indexerUrl,
+    "--out",
+    out,
+    "--follow",
+    "--poll",
+    "100ms",
+    "--until-height",
+    String(target),
+    "--datasets",
+    datasets
+  ])
+
 describe("export --follow", () => {
   it("catches up, then exports new blocks as they come, until --until-height", async () => {
     const out = tmp()
     // ~4 s of new blocks: well past the CLI's start-up, so it has to follow
     const target = devnet.tip() + 100
-    const r = await runCli([
-      "export",
-      "--indexer-url",
-      devnet.indexerUrl,
-      "--out",
-      out,
-      "--follow",
-      "--poll",
-      "100ms",
-      "--until-height",
-      String(target),
-      "--datasets",
-      "blocks,txs,evm_internal_txs"
-    ])
+    const r = await followTo(out, target, "blocks,txs,evm_internal_txs")
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout.trim().split("\n").length).toBeGreaterThan(1)
     // each round names the height it exported to, never past --until-height; the end says it got there
@@ -96,20 +100,7 @@ describe("export --follow", () => {
       mkdirSync(join(out, ".chain-lake", "staging", `${host}-${other.pid}-0123abcd`), { recursive: true })
       // ~4 s of new blocks: well past the CLI's start-up, so it follows for several rounds
       const target = devnet.tip() + 100
-      const r = await runCli(
-        [
-          "export",
-          "--indexer-url",
-          devnet.indexerUrl,
-          "--out",
-          out,
-          "--follow",
-          "--poll",
-          "100ms",
-          "--until-height",
-          String(target)
-        ].concat(["--datasets", "blocks"])
-      )
+      const r = await followTo(out, target, "blocks")
       expect(r.code, r.stderr).toBe(0)
       // rounds ran, each beside that writer
       expect(r.stdout.trim().split("\n").length).toBeGreaterThan(1)
