@@ -1,6 +1,7 @@
 /**
- * The plan's questions to the source: its status, then each list's one-row probe, and where asked heights fall in position lists, by single-row probes of the source's key after
- * a position (no offset: the real indexer scans every row an offset skips).
+ * The plan's questions to the source: its status, then each list's one-row probe, and where asked
+ * heights fall in position lists, by single-row probes of the source's key after a position (no
+ * offset: the real indexer scans every row an offset skips).
  */
 import { Effect } from "effect"
 import { Manifests } from "../lake/Manifests.js"
