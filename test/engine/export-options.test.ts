@@ -1177,7 +1177,7 @@ describe("the chain a lake holds", () => {
     }
   })
 
-  it("a rerun at an anchored tip asks for the tip's block only to check it (once, and before each commit) and writes no anchor; an anchor above the tip refuses the run; a tip not served is not anchored", async () => {
+  it("a rerun at an anchored tip asks for the tip's block only to check it (once, and before each commit) and writes no anchor; an anchor above the tip refuses the run; a new tip is anchored by a run's first commit; a tip not served is not anchored", async () => {
     const asked: Array<number> = []
     const counting = await startProxy(devnet.indexerUrl, (req, forward) => {
       const block = /^\/indexer\/block\/v1\/blocks\/(\d+)$/.exec(req.url.pathname)
@@ -1224,14 +1224,17 @@ describe("the chain a lake holds", () => {
       await exportOk(out, { datasets: ["blocks"], toHeight: 10 }, counting.url)
       expect(asked).toEqual([80])
       expect(JSON.parse(readFileSync(identityFile, "utf8"))).toEqual(several)
-      // anchored only below this tip (an earlier run's): this tip is anchored too, beside it
-      writeFileSync(identityFile, JSON.stringify({ ...several, anchors: [several.anchors[0]] }))
-      await exportOk(out, { datasets: ["blocks"], toHeight: 10 }, counting.url)
-      expect(
+      // anchored only below this tip (an earlier run's): a run that commits nothing anchors nothing;
+      // one that commits anchors this tip too, beside it (with its first commit)
+      const heights = () =>
         JSON.parse(readFileSync(identityFile, "utf8"))
           .anchors.map((a: { height: number }) => a.height)
           .sort((x: number, y: number) => x - y)
-      ).toEqual([10, 80])
+      writeFileSync(identityFile, JSON.stringify({ ...several, anchors: [several.anchors[0]] }))
+      await exportOk(out, { datasets: ["blocks"], toHeight: 10 }, counting.url)
+      expect(heights()).toEqual([10])
+      await exportOk(out, { datasets: ["blocks"], toHeight: 20 }, counting.url)
+      expect(heights()).toEqual([10, 80])
       // an indexer that does not serve its own tip block: nothing to anchor, so no identity is written
       const fresh = dirs.make()
       await exportOk(fresh, { datasets: ["blocks"], toHeight: 10 }, noTip.url)
