@@ -104,7 +104,7 @@ const cliProblem = (args: ReadonlyArray<string>, text = heldBackText()): string 
 /** The name closest to a mistyped one (`--dataset` → `--datasets`, `expor` → `export`): at most 2 edits, or one a prefix of the other. */
 const nearest = (typed: string, names: ReadonlyArray<string>): string | undefined => {
   const scored = [...new Set(names)]
-    .map((name) => ({ name, d: name.startsWith(typed) || typed.startsWith(name) ? 1 : editDistance(typed, name) }))
+    .map((name) => ({ name, d: name === typed ? 0 : name.startsWith(typed) || typed.startsWith(name) ? 1 : editDistance(typed, name) }))
     .filter((x) => x.d <= 2)
   return scored.sort((a, b) => a.d - b.d)[0]?.name
 }

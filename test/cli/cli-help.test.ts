@@ -161,6 +161,10 @@ describe("--help", () => {
         ["export", "--datasets", "blocks", "--datasets", "txs"],
         /^chain-lake: error: --datasets is given more than once: give it once \(chain-lake export --help lists the flags\)$/
       ],
+      [
+        ["export", "--devnet", "--devnet-blocks", "5", "--devnet-blocks", "6"],
+        /^chain-lake: error: --devnet-blocks is given more than once: give it once \(chain-lake export --help lists the flags\)$/
+      ],
       // a release name or version that cannot be a folder name is a usage error (it exited 1)
       [
         ["publish", "--to", "/tmp", "--name", "my lake", "--version", "1"],
