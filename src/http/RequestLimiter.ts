@@ -27,16 +27,29 @@ export const makeRequestLimiter = (config: LimiterConfig): Effect.Effect<Request
     const permits = yield* Effect.makeSemaphore(Math.max(1, config.concurrency))
     const spacingMs = config.rps > 0 ? 1000 / config.rps : 0
     // Each request reserves the next start slot, 1000/rps ms after the one before; an idle limiter
-    // banks none (it allowed a second's burst: 2·rps + 1 starts in the first second), so no second
+    // banks none (it allowed a second's burst: 2·rps + 1 starts in the first second). And a start
+    // goes only where the second before it holds fewer than rps starts, counted as they go: slots
+    // that fall due together (the event loop held up) are not all taken at once. So no second
     // holds more than rps starts, as a gateway that counts requests per second sees them.
     let nextSlot = 0
+    const perSecond = Math.max(1, Math.floor(config.rps))
+    /** the times of the last `perSecond` starts, oldest first */
+    const started: Array<number> = []
+    const windowOpen: Effect.Effect<void> = Effect.suspend(() => {
+      const now = Date.now()
+      if (started.length === perSecond && now - started[0] < 1000)
+        return Effect.zipRight(Effect.sleep(started[0] + 1000 - now), windowOpen)
+      started.push(now)
+      if (started.length > perSecond) started.shift()
+      return Effect.void
+    })
     const waitForSlot = Effect.suspend(() => {
       if (spacingMs === 0) return Effect.void
       const now = Date.now()
       const slot = Math.max(nextSlot, now)
       nextSlot = slot + spacingMs
       const wait = slot - now
-      return wait > 0 ? Effect.sleep(wait) : Effect.void
+      return Effect.zipRight(wait > 0 ? Effect.sleep(wait) : Effect.void, windowOpen)
     })
     return {
       config,
