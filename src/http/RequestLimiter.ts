@@ -37,8 +37,7 @@ export const makeRequestLimiter = (config: LimiterConfig): Effect.Effect<Request
     const started: Array<number> = []
     const windowOpen: Effect.Effect<void> = Effect.suspend(() => {
       const now = Date.now()
-      if (started.length === perSecond && now - started[0] < 1000)
-        return Effect.zipRight(Effect.sleep(started[0] + 1000 - now), windowOpen)
+      if (started.length === perSecond && now - started[0] < 1000) return Effect.zipRight(Effect.sleep(started[0] + 1000 - now), windowOpen)
       started.push(now)
       if (started.length > perSecond) started.shift()
       return Effect.void
