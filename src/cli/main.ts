@@ -94,9 +94,15 @@ const cliProblem = (args: ReadonlyArray<string>, text = heldBackText()): string 
   }
   const unknown = /Received unknown argument: '(--[^']+)'/.exec(text)?.[1]
   const near =
-    unknown && command ? nearest(unknown.split("=")[0], renderHelp(command, [args[0]], 200).match(/--[a-z][a-z0-9-]*/g) ?? []) : undefined
+    unknown && command
+      ? nearest(
+          unknown.split("=")[0],
+          [...renderHelp(command, [args[0]], 200).matchAll(/^ {2}(--[a-z][a-z0-9-]*)/gm)].map((m) => m[1])
+        )
+      : undefined
   // a flag of the command, given again
-  if (unknown && near === unknown.split("=")[0])
+  const times = (f: string) => args.filter((a) => a === f || a.startsWith(`${f}=`)).length
+  if (unknown && near === unknown.split("=")[0] && times(near) > 1)
     return `${near} is given more than once: give it once (chain-lake${sub} --help lists the flags)`
   return `${flag}${text || "the command line could not be read"}${near ? `: did you mean ${near}?` : ""} (chain-lake${sub} --help lists the ${sub ? "flags" : "commands"})`
 }

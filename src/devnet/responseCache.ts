@@ -19,6 +19,7 @@ const keptMs = (path: string): number => {
 
 export const responseCache = (now: () => number = Date.now) => {
   const kept = new Map<string, { readonly reply: DevnetReply; readonly until: number }>()
+  let answered = 0
   return (
     req: { readonly method: string; readonly url: URL; readonly cacheControl?: string },
     answer: () => DevnetReply
@@ -27,11 +28,12 @@ export const responseCache = (now: () => number = Date.now) => {
     if (/\bno-store\b/.test(directives)) return answer()
     const key = `${req.method}:${req.url.pathname}${req.url.search}`
     const entry = kept.get(key)
-    if (entry && entry.until > now() && !/\bno-cache\b/.test(directives)) return { ...entry.reply, cache: "hit" }
+    // (a hit costs the server none of the answer's work)
+    if (entry && entry.until > now() && !/\bno-cache\b/.test(directives)) return { ...entry.reply, workMs: 0, cache: "hit" }
     const reply = answer()
     if (reply.status === 200) kept.set(key, { reply, until: now() + keptMs(req.url.pathname) })
-    // expired entries go as the map is used: at most one sweep per thousand answers
-    if (kept.size > 1_000) for (const [k, e] of kept) if (e.until <= now()) kept.delete(k)
+    // expired entries go once every thousand answers
+    if (++answered % 1_000 === 0) for (const [k, e] of kept) if (e.until <= now()) kept.delete(k)
     return { ...reply, cache: "miss" }
   }
 }

@@ -123,7 +123,7 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
     const manifests = yield* Manifests
     for (const d of selected) yield* manifests.checkUnlisted(d.name)
     const others = yield* manifests.otherWriters
-    if (others.length > 0) notice(anotherWriterNotice(manifests.root, others))
+    if (others.length > 0) options.observer?.notice?.(anotherWriterNotice(manifests.root, others), true)
     // the run's shard workers (where it has some) start while it probes and plans: their start is otherwise on its critical path
     const withWorkers =
       options.dryRun || !selected.some((d) => d.kind === "append")
@@ -135,15 +135,16 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
     // the bytes of pages in flight, run-wide (pageBudget.ts); each list's records first weighed by its probe
     const budget = yield* runPageBudget(concurrency)
     for (const d of selected) if (d.kind === "append") budget.observe(d.list.id, answers.newest(d.list) ?? { items: [] })
-    const { fork, verified } = yield* settleHistory(exportable, status, options, notice)
+    const { fork, verified, adopted } = yield* settleHistory(exportable, status, options, notice)
     const tally = makeTally(selected, options.observer ?? {})
     const live = yield* liveDatasets(selected, answers, status, tally, options)
     // the tip anchored, or (a source that does not serve its tip block) the anchor just checked: every commit checks it again
     const anchored = options.dryRun ? undefined : yield* anchorIdentity(status)
+    // an adopted lake names its chain from now on, whatever this run commits
+    if (adopted && anchored && !anchored.recorded) yield* manifests.recordIdentity(status.chainId, anchored.anchor)
     const anchor = anchored?.anchor ?? (fork ? undefined : verified)
-    const guard = anchor
-      ? yield* historyGuard(anchor, manifests.root, anchored?.recorded === false ? status.chainId : undefined)
-      : undefined
+    const unrecorded = anchored?.recorded === false && !adopted ? status.chainId : undefined
+    const guard = anchor ? yield* historyGuard(anchor, manifests.root, unrecorded) : undefined
     const groups = new Map<string, Array<AppendDataset>>()
     for (const d of live) if (d.kind === "append") groups.set(d.list.id, [...(groups.get(d.list.id) ?? []), d])
     const ranges = yield* searchRanges([...groups.values()], answers, status, options, concurrency)
@@ -205,7 +206,7 @@ const settleHistory = (
 ) =>
   Effect.gen(function* () {
     if (!options.dryRun) yield* finishRollback(exportable, notice)
-    const { fork, verified } = yield* checkIdentity(
+    const { fork, verified, adopted } = yield* checkIdentity(
       status,
       notice,
       { datasets: exportable.map((d) => d.name), adopt: options.adoptLake === true },
@@ -224,7 +225,7 @@ const settleHistory = (
       })
       notice(`this indexer's block ${height} differs from the lake's: ${describeRollback((yield* Manifests).root, report)}`)
     }
-    return { fork, verified }
+    return { fork, verified, adopted }
   })
 
 /**

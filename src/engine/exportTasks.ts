@@ -136,7 +136,7 @@ export const appendTasks = (
         const retired = m && m.files.length > 0 ? retiredColumnsProblem(d.name, m.columns, d.columns) : undefined
         if (retired) return yield* new ExportError({ message: retired })
         const older = olderColumnsNotice(d.name, m, d.columns)
-        if (older) run.tally.events.notice(older)
+        if (older) run.options.observer?.notice?.(older, true)
         committed.set(d.name, m?.committed ?? [])
       }
       const shards = planShards(range, [...committed.values()], {

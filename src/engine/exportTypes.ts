@@ -47,7 +47,8 @@ export interface ExportOptions {
 
 /** Progress reports; the CLI renders them as bars or log lines. */
 export interface ExportObserver {
-  readonly notice?: (message: string) => void
+  /** `standing`: a condition that holds until it changes (another writer, older columns): a follow says it once, not every round */
+  readonly notice?: (message: string, standing?: boolean) => void
   readonly planned?: (dataset: string, plan: DatasetPlan) => void
   /** rows made (a record gives any number: a receipt many logs, a tx no transfer); negative for staged rows dropped */
   readonly rows?: (dataset: string, rows: number) => void

@@ -105,7 +105,7 @@ const followRounds = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, f
           datasets,
           toHeight: untilHeight,
           toHeightAhead: true,
-          observer: { ...options.observer, notice: notices.say }
+          observer: { ...options.observer, notice: (m, standing) => (standing ? notices.say(m) : options.observer?.notice?.(m)) }
         })
         notices.roundEnded()
         follow.onRound?.(lastReport)
@@ -137,9 +137,10 @@ const followRounds = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, f
   })
 
 /**
- * A round's notices, less those the round before said too (another writer of the lake, columns an
- * older chain-lake did not write): a follow says a standing condition once, not every poll, and
- * again once it has gone and come back.
+ * A round's standing notices (another writer of the lake, columns an older chain-lake did not
+ * write), less those the round before said too: a follow says a condition once, not every poll,
+ * and again once it has gone and come back. Other notices (a restart after a reorg) are events:
+ * said each time.
  */
 const roundNotices = (notice: (message: string) => void) => {
   let before = new Set<string>()

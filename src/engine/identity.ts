@@ -32,7 +32,7 @@ const adopt = (status: SourceStatus, datasets: ReadonlyArray<string>, adopting: 
     const sink = yield* ParquetSink
     const held: Array<string> = []
     for (const d of datasets) if (((yield* manifests.get(d))?.files.length ?? 0) > 0) held.push(d)
-    if (held.length === 0) return
+    if (held.length === 0) return false
     if (!adopting)
       return yield* new LakeIdentityError({
         message: `${manifests.root} holds ${held.join(", ")} but no ${IDENTITY_FILE} naming its chain (a lake of an older chain-lake, or its identity file was lost): --adopt-lake checks its newest block against this indexer and adopts it; or export into another --out`
@@ -44,14 +44,17 @@ const adopt = (status: SourceStatus, datasets: ReadonlyArray<string>, adopting: 
           .map((b) => ({ height: Number(b.height), hash: String(b.hash), chainId: String(b.chain_id) }))
           .sort((x, y) => y.height - x.height)[0]
       : undefined
-    if (!newest)
-      return notice(`${manifests.root}: adopted for chain ${status.chainId} on your word (it holds no blocks to check against the indexer)`)
+    if (!newest) {
+      notice(`${manifests.root}: adopted for chain ${status.chainId} on your word (it holds no blocks to check against the indexer)`)
+      return true
+    }
     const hash = newest.height <= status.tip ? yield* source.blockHash(newest.height) : undefined
     if (newest.chainId !== status.chainId || hash !== newest.hash)
       return yield* new LakeIdentityError({
         message: `${manifests.root} cannot be adopted for chain ${status.chainId}: its newest block ${newest.height} is ${newest.hash} of chain ${newest.chainId}, and this indexer has ${hash ?? "no such block"}: export into another --out`
       })
     notice(`${manifests.root}: adopted for chain ${status.chainId} (its newest block, ${newest.height}, is this indexer's)`)
+    return true
   })
 
 /** Where a source's history parts from the lake's: the last height both hold the same block at, and the first one found to differ. */
@@ -191,7 +194,7 @@ export const checkIdentity = (
     const source = yield* Source
     const manifests = yield* Manifests
     const lake = yield* manifests.identity
-    if (!lake) return yield* Effect.as(adopt(status, adoption.datasets, adoption.adopt, notice), {})
+    if (!lake) return (yield* adopt(status, adoption.datasets, adoption.adopt, notice)) ? { adopted: true } : {}
     if (lake.chain_id !== status.chainId)
       return yield* new LakeIdentityError({
         message: `${manifests.root} holds chain ${lake.chain_id}, but this indexer serves chain ${status.chainId}: export it into another --out`
@@ -241,6 +244,8 @@ export interface IdentityVerdict {
   readonly fork?: Fork
   /** the newest anchor the source still serves with the lake's hash */
   readonly verified?: { readonly height: number; readonly hash: string }
+  /** a lake holding data but no identity, adopted (--adopt-lake): the run records its anchor at once, commit or not */
+  readonly adopted?: true
 }
 
 /**

@@ -200,7 +200,9 @@ const newWorker = (module: URL, workerData: unknown, execArgv: ReadonlyArray<str
       const { code, message } = e as { code?: unknown; message: string }
       if (code !== "ERR_WORKER_INVALID_EXEC_ARGV") throw e
       const refused = new Set(message.slice(message.indexOf(": ") + 2).split(", "))
-      const left = flags.filter((f) => !refused.has(f))
+      // (a refused flag's value given apart goes with it: left alone, Node would stop reading there)
+      const value = (i: number) => i > 0 && refused.has(flags![i - 1]) && !flags![i - 1].includes("=") && !flags![i].startsWith("-")
+      const left = flags.filter((f, i) => !refused.has(f) && !value(i))
       flags = left.length < flags.length ? left : undefined
     }
   return new Worker(module, { workerData })

@@ -22,6 +22,9 @@ export interface RequestLimiterService {
 
 export class RequestLimiter extends Context.Tag("chain-lake/RequestLimiter")<RequestLimiter, RequestLimiterService>() {}
 
+/** the highest rate whose starts are counted per second (a ring of this many times) */
+const WINDOW_MAX = 10_000
+
 export const makeRequestLimiter = (config: LimiterConfig): Effect.Effect<RequestLimiterService> =>
   Effect.gen(function* () {
     const permits = yield* Effect.makeSemaphore(Math.max(1, config.concurrency))
@@ -32,14 +35,17 @@ export const makeRequestLimiter = (config: LimiterConfig): Effect.Effect<Request
     // that fall due together (the event loop held up) are not all taken at once. So no second
     // holds more than rps starts, as a gateway that counts requests per second sees them.
     let nextSlot = 0
+    // the times of the last `perSecond` starts, in a ring: `oldest` is the next to be replaced
+    // (above WINDOW_MAX per second the spacing alone holds the rate)
     const perSecond = Math.max(1, Math.floor(config.rps))
-    /** the times of the last `perSecond` starts, oldest first */
-    const started: Array<number> = []
+    const started = perSecond <= WINDOW_MAX ? new Array<number>(perSecond).fill(-Infinity) : undefined
+    let oldest = 0
     const windowOpen: Effect.Effect<void> = Effect.suspend(() => {
+      if (!started) return Effect.void
       const now = Date.now()
-      if (started.length === perSecond && now - started[0] < 1000) return Effect.zipRight(Effect.sleep(started[0] + 1000 - now), windowOpen)
-      started.push(now)
-      if (started.length > perSecond) started.shift()
+      if (now - started[oldest] < 1000) return Effect.zipRight(Effect.sleep(started[oldest] + 1000 - now), windowOpen)
+      started[oldest] = now
+      oldest = (oldest + 1) % perSecond
       return Effect.void
     })
     const waitForSlot = Effect.suspend(() => {

@@ -17,8 +17,9 @@ export const finalExpr = (c: Column): string => {
     case "TIMESTAMP":
       // through TIMESTAMP_NS: DuckDB's cast of text to TIMESTAMP drops a UTC offset (block times
       // come in the indexer's local zone: 17:00:01+09:00 would be stored as 17:00:01), the one to
-      // TIMESTAMP_NS applies it, whatever the session's zone
-      return `CAST(CAST(${id} AS TIMESTAMP_NS) AS TIMESTAMP) AS ${id}`
+      // TIMESTAMP_NS applies it, whatever the session's zone; a time outside its years (1677–2262:
+      // Go's zero time, year 1) as TIMESTAMP, and text that is no time fails the file
+      return `COALESCE(TRY_CAST(TRY_CAST(${id} AS TIMESTAMP_NS) AS TIMESTAMP), CAST(${id} AS TIMESTAMP)) AS ${id}`
     case "TIMESTAMP_NS":
       return `CAST(${id} AS TIMESTAMP_NS) AS ${id}`
     case "DECIMAL(38,0)":

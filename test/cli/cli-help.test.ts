@@ -161,6 +161,11 @@ describe("--help", () => {
         ["export", "--datasets", "blocks", "--datasets", "txs"],
         /^chain-lake: error: --datasets is given more than once: give it once \(chain-lake export --help lists the flags\)$/
       ],
+      // a flag of another command, which this one's help names in its prose, is no flag of it
+      [
+        ["compact", "--data", "/tmp", "--follow"],
+        /^chain-lake: error: Received unknown argument: '--follow' \(chain-lake compact --help lists the flags\)$/
+      ],
       [
         ["export", "--devnet", "--devnet-blocks", "5", "--devnet-blocks", "6"],
         /^chain-lake: error: --devnet-blocks is given more than once: give it once \(chain-lake export --help lists the flags\)$/

@@ -184,5 +184,13 @@ describe("a lake whose identity file is gone (or an older lake)", () => {
     expect(adopted.stderr).toMatch(/adopted for chain lake-evm-1 \(its newest block, 120, is this indexer's\)/)
     expect(existsSync(join(out, "_lake.json"))).toBe(true)
     expect(Number((await scan(out, "blocks", "count(*) AS n"))[0].n)).toBe(300)
+    // adopted by a run that commits nothing (the lake holds all it asks): named all the same, so
+    // the next run needs no --adopt-lake
+    rmSync(join(out, "_lake.json"))
+    const idle = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", "blocks", "--adopt-lake"])
+    expect(idle.code, idle.stderr).toBe(0)
+    expect(existsSync(join(out, "_lake.json"))).toBe(true)
+    const next = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", "blocks"])
+    expect(next.code, next.stderr).toBe(0)
   })
 })

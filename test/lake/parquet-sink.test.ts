@@ -345,6 +345,27 @@ describe("edges", () => {
     expect(readdirSync(dir)).toEqual(["good.parquet"])
   })
 
+  it("a TIMESTAMP is the UTC instant its text names: an offset applied, a time of year 1 (Go's zero time, past TIMESTAMP_NS's years) kept", async () => {
+    const dir = temp.make()
+    const typed: ReadonlyArray<Column> = [{ name: "t", type: "TIMESTAMP", description: "" }]
+    const back = await withSink((sink) =>
+      Effect.gen(function* () {
+        const writer = yield* sink.openFile(typed, [])
+        for (const t of ["2025-11-18T17:00:01+09:00", "2025-11-18T02:30:01.25-05:30", "0001-01-01T00:00:00Z", "2025-11-18T08:00:01Z"])
+          writer.append([t])
+        yield* writer.finish(join(dir, "t.parquet"))
+        yield* writer.close()
+        return yield* sink.query(`SELECT strftime(t, '%Y-%m-%dT%H:%M:%S.%g') AS t FROM read_parquet('${join(dir, "t.parquet")}')`)
+      })
+    )
+    expect(back.map((r) => r.t)).toEqual([
+      "2025-11-18T08:00:01.000",
+      "2025-11-18T08:00:01.250",
+      "0001-01-01T00:00:00.000",
+      "2025-11-18T08:00:01.000"
+    ])
+  })
+
   it("a file that cannot be put in place (its name is a folder) is not committed: the error names it, the temp file is gone", async () => {
     const dir = temp.make()
     mkdirSync(join(dir, "taken.parquet"))
