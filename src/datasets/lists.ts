@@ -32,7 +32,8 @@ export const txsList: AppendList<S.Tx> = {
   watermark: "height",
   validate: compileValidator(Schema.Struct({ ...S.Tx.fields, tx: JsonObject, events: Schema.NullOr(Schema.Array(Schema.Unknown)) })),
   heightOf: (t: S.Tx) => Number(t.height),
-  identityOf: (t: S.Tx) => t.txhash
+  identityOf: (t: S.Tx) => t.txhash,
+  countedBy: { list: blocksList, count: (b: S.Block) => Number(b.tx_count) }
 }
 
 export const evmTxsList: AppendList<S.EvmTx> = {

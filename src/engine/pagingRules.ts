@@ -52,6 +52,12 @@ export const totalBelowData = (rows: number, pastHeight: number | null, to: numb
     : undefined
 
 /** A record whose rows stand at another height than its own. */
+/** A position list whose newest record is below the tip /status names, where a height between holds records of it. */
+export const newestBehindStatus = (newest: number, height: number, count: number, tip: number): string | undefined =>
+  count > 0
+    ? `its newest record is at height ${newest}, but block ${height} (of the ${tip} that /status names) counts ${count} of them: the indexer's answers disagree (a replica behind the others, or a cache that ignores Cache-Control: no-cache); nothing was written: rerun once they agree`
+    : undefined
+
 export const rowsAtOtherHeight = (index: number, height: number): string =>
   `record ${index} has rows at height ${height}, not its own height: the record contradicts itself`
 

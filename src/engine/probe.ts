@@ -8,7 +8,7 @@ import { Manifests } from "../lake/Manifests.js"
 import { normalize, type Range } from "../lake/RangeSet.js"
 import type { AppendDataset, AppendList } from "./Dataset.js"
 import { ExportError, type ExportableDataset } from "./exportTypes.js"
-import { misplacedPositionPage, newestRowUnaddressable, totalBelowData } from "./pagingRules.js"
+import { misplacedPositionPage, newestBehindStatus, newestRowUnaddressable, totalBelowData } from "./pagingRules.js"
 import { firstAtOrAbove } from "./positions.js"
 import type { ListPage, ListRef, PageRequest, SourceFailure, SourceService } from "./Source.js"
 
@@ -89,6 +89,31 @@ const newestSequence = (source: SourceService, list: AppendList, newest: ListPag
   return problem ? Effect.fail(source.untrustedPaging(list, null, problem)) : Effect.succeed(sequence)
 }
 
+/** the most heights below the tip a position list's counting list is read at (a replica lags a few blocks) */
+const COUNTED_HEIGHTS = 100
+
+/**
+ * A position list whose newest record (at `newest`) is below the plan's tip `to`: the heights up to
+ * the tip (the last COUNTED_HEIGHTS of them) must count none of its records on its counting list
+ * (AppendList.countedBy), else the plan would end short of the tip with exit 0.
+ */
+const noneAbove = (source: SourceService, list: AppendList, newest: number, to: number): Effect.Effect<void, SourceFailure> => {
+  const counted = list.countedBy
+  if (!counted) return Effect.void
+  const from = Math.max(newest, to - COUNTED_HEIGHTS)
+  return Effect.flatMap(
+    source.page(counted.list, { key: source.keyAfter(counted.list, from), limit: to - from, reverse: false }),
+    (page) => {
+      for (const record of page.items) {
+        const height = counted.list.heightOf(record)
+        const problem = height <= to ? newestBehindStatus(newest, height, counted.count(record), to) : undefined
+        if (problem) return Effect.fail(source.untrustedPaging(list, null, problem))
+      }
+      return Effect.void
+    }
+  )
+}
+
 /** Where the lake's committed rows of a position source start and end: the searches try these first. */
 export const committedGuesses = (group: ReadonlyArray<AppendDataset>) =>
   Effect.gen(function* () {
@@ -136,6 +161,7 @@ export const positionRange = (
     const belowData = totalBelowData(rows, yield* heightAt(rows), to)
     if (belowData) return yield* Effect.fail(source.untrustedPaging(list, null, belowData))
     const lastHeight = known.get(rows - 1)
+    if (lastHeight !== undefined && lastHeight !== null && lastHeight < to) yield* noneAbove(source, list, lastHeight, to)
     // Stryker disable next-line all: from height 1 the search would find position 0 too (a round of probes saved); the two searches at once or in turn find the same
     const start = from <= 1 ? Effect.succeed(0) : firstAtOrAbove(heightAt, rows, from, fanout, guesses.start)
     const end =

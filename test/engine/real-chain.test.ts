@@ -4,7 +4,7 @@
  * denom, and failed txs carry `"events": null` (cometbft's JSON encoder). Real CLI processes over
  * loopback HTTP, the lake read back with DuckDB.
  */
-import { readFileSync, renameSync } from "node:fs"
+import { readdirSync, readFileSync, renameSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
@@ -208,6 +208,30 @@ describe("a plan read at a growing tip", () => {
       await growing.stop()
     }
   }, 60_000)
+
+  it("a newest-tx probe behind /status (a replica two blocks behind) is refused in one line before anything is written: the tip's blocks count txs the probe did not see", async () => {
+    const full = await startDevnet({ seed: 15, blocks: 60 })
+    const behind = await startDevnet({ seed: 15, blocks: 58 })
+    const replicas = await startProxy(full.indexerUrl, async (request, forward) => {
+      if (!request.path.startsWith("/indexer/tx/v1/txs?") || request.url.searchParams.has("pagination.key")) return forward()
+      const res = await fetch(behind.indexerUrl + request.path)
+      return { status: res.status, headers: { "content-type": "application/json" }, body: await res.text() }
+    })
+    try {
+      expect(full.chain.blockTxCount(59) + full.chain.blockTxCount(60)).toBeGreaterThan(0)
+      const out = tmp()
+      const r = await runCli(["export", "--indexer-url", replicas.url, "--out", out, "--datasets", "txs"])
+      expect(r.code).toBe(1)
+      expect(r.stderr.trim().split("\n").at(-1)).toMatch(
+        /^chain-lake: error: .*its newest record is at height 58, but block 59 \(of the 60 that \/status names\) counts \d+ of them: the indexer's answers disagree/
+      )
+      expect(readdirSync(out).filter((f) => !f.startsWith("."))).toEqual([])
+    } finally {
+      await replicas.close()
+      await behind.stop()
+      await full.stop()
+    }
+  })
 
   it("a /status read later than the probes (a slow status: 200 ms, a block every 150 ms) plans no tip the probes had not seen: they are asked once it has answered", async () => {
     const growing = await startDevnet({ seed: 14, blocks: 60, blockTimeMs: 150 })
