@@ -51,13 +51,13 @@ export const totalBelowData = (rows: number, pastHeight: number | null, to: numb
     ? `pagination.total says ${rows} rows, but position ${rows} holds a row at height ${pastHeight} (at most ${to} asked for): the total is lower than the data`
     : undefined
 
-/** A record whose rows stand at another height than its own. */
 /** A position list whose newest record is below the tip /status names, where a height between holds records of it. */
 export const newestBehindStatus = (newest: number, height: number, count: number, tip: number): string | undefined =>
   count > 0
     ? `its newest record is at height ${newest}, but block ${height} (of the ${tip} that /status names) counts ${count} of them: the indexer's answers disagree (a replica behind the others, or a cache that ignores Cache-Control: no-cache); nothing was written: rerun once they agree`
     : undefined
 
+/** A record whose rows stand at another height than its own. */
 export const rowsAtOtherHeight = (index: number, height: number): string =>
   `record ${index} has rows at height ${height}, not its own height: the record contradicts itself`
 

@@ -69,13 +69,16 @@ export const writerProcess = (writer: string): { readonly host: string; readonly
   return m ? { host: m[1], pid: Number(m[2]) } : undefined
 }
 
-/** Whether `p` is a process of this host that no longer runs: the rule for a writer id and a lock's holder alike (a pid of another host tells nothing here). */
-const processGone = (p: { readonly host: string; readonly pid: number }) => p.host === HOST && p.pid !== process.pid && !alive(p.pid)
+/** Whether `p` is another process of this host: only of those can it be told whether they run (a pid of another host tells nothing here). */
+const otherProcessHere = (p: { readonly host: string; readonly pid: number }) => p.host === HOST && p.pid !== process.pid
+
+/** Whether `p` is a process of this host that no longer runs: the rule for a writer id and a lock's holder alike. */
+const processGone = (p: { readonly host: string; readonly pid: number }) => otherProcessHere(p) && !alive(p.pid)
 
 /** The pid of `writer` where it is another process of this host that still runs. */
 export const otherWriterRunning = (writer: string): number | undefined => {
   const p = writerProcess(writer)
-  return p !== undefined && p.host === HOST && p.pid !== process.pid && alive(p.pid) ? p.pid : undefined
+  return p !== undefined && otherProcessHere(p) && alive(p.pid) ? p.pid : undefined
 }
 
 /** Whether `writer` is a process of this host that no longer runs. */

@@ -9,7 +9,7 @@ import { layerParquetSink } from "./ParquetSink.js"
 
 const MB = 1024 * 1024
 
-/** "400MB", "1.5GB", "512M", "2G" or plain bytes → bytes; undefined when it is none of those. */
+/** "400MB", "1.5GB", "512M", "2G", "1TB" or plain bytes → bytes; undefined when it is none of those. */
 export const parseMemorySize = (text: string): number | undefined => {
   const m = /^\s*(\d+(?:\.\d+)?)\s*(b|k|kb|kib|m|mb|mib|g|gb|gib|t|tb|tib)?\s*$/i.exec(text)
   if (!m) return undefined

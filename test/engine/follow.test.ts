@@ -21,22 +21,20 @@ afterAll(async () => {
   removeTmpDirs()
 })
 
-/** `export --follow` of `datasets` into `out`, polling every 100 ms, until `target`. */
-const followTo = (out: string, target: number, datasets: string) =>
-  runCli([
-    "export",
-    "--indexer-url",
-    devnet.indexerUrl,
-    "--out",
-    out,
-    "--follow",
-    "--poll",
-    "100ms",
-    "--until-height",
-    String(target),
-    "--datasets",
-    datasets
-  ])
+/** `export --follow` of `datasets` into `out`, polling every `poll` (100 ms), until `target`, with `extra` flags. */
+const followTo = (
+  out: string,
+  target: number,
+  datasets: string,
+  { poll = "100ms", extra = [], timeoutMs }: { poll?: string; extra?: ReadonlyArray<string>; timeoutMs?: number } = {}
+) =>
+  runCli(
+    [
+      ...["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--follow", "--poll", poll],
+      ...["--until-height", String(target), "--datasets", datasets, ...extra]
+    ],
+    timeoutMs === undefined ? {} : { timeoutMs }
+  )
 
 describe("export --follow", () => {
   it("catches up, then exports new blocks as they come, until --until-height", async () => {
@@ -146,25 +144,7 @@ describe("export --follow", () => {
   it("runs on beside `chain-lake compact` of the same lake: one compaction waits for or skips the other, both finish, every row once, retired bytes bounded", async () => {
     const out = tmp()
     const target = devnet.tip() + 300
-    const follow = runCli(
-      [
-        "export",
-        "--indexer-url",
-        devnet.indexerUrl,
-        "--out",
-        out,
-        "--follow",
-        "--poll",
-        "50ms",
-        "--compact-after",
-        "2",
-        "--until-height",
-        String(target),
-        "--datasets",
-        "blocks,txs"
-      ],
-      { timeoutMs: 90_000 }
-    )
+    const follow = followTo(out, target, "blocks,txs", { poll: "50ms", extra: ["--compact-after", "2"], timeoutMs: 90_000 })
     let done = false
     void follow.then(() => (done = true))
     const compactions: Array<Awaited<ReturnType<typeof runCli>>> = []
