@@ -122,7 +122,8 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
     const selected = exportable.filter((d) => !options.datasets || options.datasets.includes(d.name))
     const manifests = yield* Manifests
     for (const d of selected) yield* manifests.checkUnlisted(d.name)
-    const others = yield* manifests.otherWriters
+    // (a dry run writes nothing: not even the folder that tells other writers of it)
+    const others = options.dryRun ? [] : yield* manifests.joinWriters
     if (others.length > 0) options.observer?.notice?.(anotherWriterNotice(manifests.root, others), true)
     // the run's shard workers (where it has some) start while it probes and plans: their start is otherwise on its critical path
     const withWorkers =

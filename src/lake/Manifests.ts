@@ -51,7 +51,7 @@ import { commitSnapshot, groupCommits } from "./manifests/commit.js"
 import { withCommittedFiles } from "./manifests/committedFiles.js"
 import type { ManifestError } from "./manifests/errors.js"
 import { readIdentity, recordIdentity, updateIdentity } from "./manifests/identity.js"
-import { otherWriters, startWriter, type ManifestsOptions } from "./manifests/lakeWriter.js"
+import { joinWriters, startWriter, type ManifestsOptions } from "./manifests/lakeWriter.js"
 import { read } from "./manifests/manifestFile.js"
 import { open, refuseOrphans } from "./manifests/recovery.js"
 import { pruneSnapshots, vacuum } from "./manifests/retention.js"
@@ -89,8 +89,8 @@ export interface ManifestsService {
    * that one it refuses leaves the folder as it was.
    */
   readonly checkUnlisted: (dataset: string) => Effect.Effect<void, ManifestError>
-  /** The pids of other processes of this host writing this lake now (lakeWriter.ts otherWriters). */
-  readonly otherWriters: Effect.Effect<ReadonlyArray<number>>
+  /** Makes this writer seen by the lake's other writers; the pids of those of this host writing it now (lakeWriter.ts joinWriters). */
+  readonly joinWriters: Effect.Effect<ReadonlyArray<number>, ManifestError>
   /** The manifest as it is on disk now, or undefined. */
   readonly get: (dataset: string) => Effect.Effect<Manifest | undefined, ManifestError>
   /** Commits staged files and the range they complete, unless another writer committed part of that range. */
@@ -172,7 +172,7 @@ export const makeManifests = (root: string, options: ManifestsOptions = {}) =>
       staged: (dataset, rel) => stagedPath(lake.staging, dataset, rel),
       open: (dataset, unit, columns) => open(lake, dataset, unit, columns),
       checkUnlisted: (dataset) => Effect.flatMap(read(lake, dataset), (m) => (m ? Effect.void : refuseOrphans(root, dataset))),
-      otherWriters: otherWriters(root),
+      joinWriters: joinWriters(lake),
       get: (dataset) => read(lake, dataset),
       commitFiles,
       commitSnapshot: (dataset, files, snapshot) => commitSnapshot(lake, dataset, files, snapshot),

@@ -14,6 +14,7 @@ import { expectLakeMatchesChain } from "../support/chain-model.js"
 import { BIN, runCli } from "../support/cli.js"
 import { committedFiles, dataFilesUnder, hashTree } from "../support/lake.js"
 import { tempDirs } from "../support/tmp.js"
+import { sleep, startProxy } from "../support/hostile.js"
 
 const DATASETS = ["blocks", "txs", "evm_txs", "evm_logs"]
 const args = (url: string, out: string, extra: ReadonlyArray<string> = [], tuning = { pageSize: 50, concurrency: 4 }) => [
@@ -70,26 +71,29 @@ describe("writers of one lake", () => {
     expect(a.stderr + b.stderr).toMatch(/another writer committed part of \d+\.\.\d+ first; exporting the rest of it again/)
   })
 
-  it("a run started while another writes the lake says so, naming its pid; one started after it ends does not", async () => {
+  it("a run started while another writes the lake says so, naming its pid, though that one has staged nothing yet (its pages held at the server); one started after it ends does not", async () => {
     const out = tmp()
-    const first = spawn(process.execPath, [BIN, ...args(devnet.indexerUrl, out, [], { pageSize: 20, concurrency: 2 })], { stdio: "ignore" })
-    const ended = new Promise<number | null>((resolve) => first.on("exit", resolve))
-    // once it has staged (or spilled) something: its folder is there to be seen
-    for (
-      let i = 0;
-      i < 200 &&
-      !["staging", "tmp"].some((f) => existsSync(join(out, ".chain-lake", f)) && readdirSync(join(out, ".chain-lake", f)).length > 0);
-      i++
-    )
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    const second = await runCli(args(devnet.indexerUrl, out))
-    expect(second.code, second.stderr).toBe(0)
-    expect(await ended).toBe(0)
-    expect(second.stderr).toContain(`another chain-lake (pid ${first.pid}) is writing ${out}`)
-    const third = await runCli(args(devnet.indexerUrl, out))
-    expect(third.code, third.stderr).toBe(0)
-    expect(third.stderr).not.toContain("another chain-lake")
-    await expectLakeMatchesChain(out, devnet, DATASETS)
+    // its first pages answered 1.5 s late: the first run has asked a page, and staged nothing, when the second starts
+    let held = 0
+    const slow = await startProxy(devnet.indexerUrl, async (request, forward) => {
+      if (request.url.searchParams.has("pagination.key") && held++ < 4) await sleep(1_500)
+      return forward()
+    })
+    try {
+      const first = spawn(process.execPath, [BIN, ...args(slow.url, out, [], { pageSize: 100, concurrency: 2 })], { stdio: "ignore" })
+      const ended = new Promise<number | null>((resolve) => first.on("exit", resolve))
+      for (let i = 0; i < 400 && !slow.requests.some((r) => r.path.includes("pagination.key")); i++) await sleep(25)
+      const second = await runCli(args(devnet.indexerUrl, out))
+      expect(second.code, second.stderr).toBe(0)
+      expect(await ended).toBe(0)
+      expect(second.stderr).toContain(`another chain-lake (pid ${first.pid}) is writing ${out}`)
+      const third = await runCli(args(devnet.indexerUrl, out))
+      expect(third.code, third.stderr).toBe(0)
+      expect(third.stderr).not.toContain("another chain-lake")
+      await expectLakeMatchesChain(out, devnet, DATASETS)
+    } finally {
+      await slow.close()
+    }
   })
 
   it("three jobs on disjoint height ranges commit into one folder at once; a fourth over the whole range fetches nothing", async () => {

@@ -1,11 +1,11 @@
 /** This process as a writer of a lake: what each part of the Manifests service works with. */
-import { readdir, rm } from "node:fs/promises"
+import { mkdir, readdir, rm } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { SCRATCH, STAGING, scratchFolderOf, stagingFolder } from "../layout.js"
 import { newWriterId, otherWriterRunning, writerGone } from "../lock.js"
 import type { Manifest } from "../manifest.js"
-import type { ManifestError } from "./errors.js"
+import { fail, type ManifestError } from "./errors.js"
 import type { KnownFiles } from "./jsonFiles.js"
 
 export interface ManifestsOptions {
@@ -43,14 +43,20 @@ const removeGoneScratch = (root: string) =>
   })
 
 /**
- * The pids of the other processes of this host writing the lake at `root` now: those whose staging
- * or spill folder is there (made once they stage or spill; a writer of another host cannot be told).
+ * Makes this writer seen by the lake's other writers from now on (its staging folder, which its
+ * first staged file would make only later) and returns the pids of the other processes of this
+ * host writing the lake now: those whose staging or spill folder is there (a writer of another
+ * host cannot be told).
  */
-export const otherWriters = (root: string) =>
-  Effect.promise(async () => {
-    const folders = await Promise.all([STAGING, SCRATCH].map((f) => readdir(join(root, f)).catch(() => [] as Array<string>)))
-    const pids = folders.flat().flatMap((w) => otherWriterRunning(w) ?? [])
-    return [...new Set(pids)].sort((a, b) => a - b)
+export const joinWriters = (lake: LakeWriter) =>
+  Effect.tryPromise({
+    try: async () => {
+      await mkdir(lake.staging, { recursive: true })
+      const folders = await Promise.all([STAGING, SCRATCH].map((f) => readdir(join(lake.root, f)).catch(() => [] as Array<string>)))
+      const pids = folders.flat().flatMap((w) => otherWriterRunning(w) ?? [])
+      return [...new Set(pids)].sort((a, b) => a - b)
+    },
+    catch: fail
   })
 
 /** Starts a new writer of the lake at `root`; its staging folder goes with its scope (a killed writer's, with the next open). */
