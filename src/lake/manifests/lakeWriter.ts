@@ -1,7 +1,8 @@
 /** This process as a writer of a lake: what each part of the Manifests service works with. */
-import { mkdir, readdir, rm } from "node:fs/promises"
+import { readdir, rm } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect } from "effect"
+import { makeFolder } from "../files.js"
 import { SCRATCH, STAGING, scratchFolderOf, stagingFolder } from "../layout.js"
 import { newWriterId, otherWriterRunning, writerGone } from "../lock.js"
 import type { Manifest } from "../manifest.js"
@@ -51,7 +52,7 @@ const removeGoneScratch = (root: string) =>
 export const joinWriters = (lake: LakeWriter) =>
   Effect.tryPromise({
     try: async () => {
-      await mkdir(lake.staging, { recursive: true })
+      await makeFolder(lake.staging)
       const folders = await Promise.all([STAGING, SCRATCH].map((f) => readdir(join(lake.root, f)).catch(() => [] as Array<string>)))
       const pids = folders.flat().flatMap((w) => otherWriterRunning(w) ?? [])
       return [...new Set(pids)].sort((a, b) => a - b)
