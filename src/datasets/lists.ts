@@ -45,8 +45,19 @@ export const evmTxsList: AppendList<S.EvmTx> = {
   heightOf: (t: S.EvmTx) => Number.parseInt(t.blockNumber, 16),
   identityOf: (t: S.EvmTx) => t.transactionHash,
   // a receipt minievm built for a cosmos tx names it only through its hash: the block's cosmos txs are read to find it
-  needsCosmosTxs: (t: S.EvmTx) => standsForCosmosTx(t)
+  needsCosmosTxs: (t: S.EvmTx) => standsForCosmosTx(t),
+  countedBy: { list: txsList, count: (t: S.Tx) => (emittedEvmLogs(t) ? 1 : 0) }
 }
+
+/**
+ * Whether a cosmos tx has an EVM receipt for certain: minievm gives one to every successful tx
+ * that emitted EVM logs (an Ethereum tx its own, any other a synthetic one) and none to a failed
+ * cosmos tx (`indexer/utils.go` `extractEthTxInfo`: logs are the result's "evm" events' "log"
+ * attributes). An Ethereum tx that logged nothing has one too, but its record does not say so
+ * plainly (a memo of its fee fields): it is not counted, so the count is a lower bound.
+ */
+export const emittedEvmLogs = (t: Pick<S.Tx, "code" | "events">): boolean =>
+  t.code === 0 && (t.events ?? []).some((e) => e.type === "evm" && (e.attributes ?? []).some((a) => a.key === "log"))
 
 const ZERO_ADDRESS = "0x" + "0".repeat(40)
 

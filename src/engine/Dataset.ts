@@ -91,9 +91,10 @@ export interface AppendList<R = any> extends ListRef {
   /** records whose rows read their block's cosmos tx hashes (RowContext.cosmosTxHashes): the engine asks for those blocks' only */
   readonly needsCosmosTxs?: (record: R) => boolean
   /**
-   * a height list that counts this position list's records at each height (the blocks' tx_count
-   * for txs): where the newest record is below the plan's tip, the heights up to the tip must
-   * count none (answers behind /status, from a replica or a cache, would end the plan early)
+   * another list whose records count this position list's records at their height, at least (the
+   * blocks' tx_count for txs; the cosmos txs that emitted EVM logs for EVM receipts): where the
+   * newest record is below the plan's tip, the heights up to the tip must count none (answers
+   * behind /status, from a replica or a cache, would end the plan early)
    */
   // biome-ignore lint/suspicious/noExplicitAny: a record of the counting list, which passed its own check
   readonly countedBy?: { readonly list: AppendList; readonly count: (record: any) => number }

@@ -89,29 +89,40 @@ const newestSequence = (source: SourceService, list: AppendList, newest: ListPag
   return problem ? Effect.fail(source.untrustedPaging(list, null, problem)) : Effect.succeed(sequence)
 }
 
-/** the most heights below the tip a position list's counting list is read at (a replica lags a few blocks) */
+/** the most heights below the tip a height counting list is read at (a replica lags a few blocks) */
 const COUNTED_HEIGHTS = 100
+/** the newest records a position counting list is read at: any one above the newest record counts */
+const COUNTED_RECORDS = 100
 
 /**
- * A position list whose newest record (at `newest`) is below the plan's tip `to`: the heights up to
- * the tip (the last COUNTED_HEIGHTS of them) must count none of its records on its counting list
- * (AppendList.countedBy), else the plan would end short of the tip with exit 0.
+ * A position list whose newest record (at `newest`) is below the plan's tip `to`: the heights above
+ * it up to the tip must count none of its records on its counting list (AppendList.countedBy),
+ * else the plan would end short of the tip with exit 0. A height counting list is read at those
+ * heights (the last COUNTED_HEIGHTS of them); a position one at its newest COUNTED_RECORDS
+ * records, and where those end below the tip, it is held to its own counting list in turn (a
+ * replica behind would show nothing above).
  */
 const noneAbove = (source: SourceService, list: AppendList, newest: number, to: number): Effect.Effect<void, SourceFailure> => {
   const counted = list.countedBy
   if (!counted) return Effect.void
   const from = Math.max(newest, to - COUNTED_HEIGHTS)
-  return Effect.flatMap(
-    source.page(counted.list, { key: source.keyAfter(counted.list, from), limit: to - from, reverse: false }),
-    (page) => {
-      for (const record of page.items) {
-        const height = counted.list.heightOf(record)
-        const problem = height <= to ? newestBehindStatus(newest, height, counted.count(record), to) : undefined
-        if (problem) return Effect.fail(source.untrustedPaging(list, null, problem))
-      }
-      return Effect.void
+  const height = counted.list.unit === "height"
+  const request: PageRequest = height
+    ? { key: source.keyAfter(counted.list, from), limit: to - from, reverse: false }
+    : { limit: COUNTED_RECORDS, reverse: true }
+  return Effect.flatMap(source.page(counted.list, request), (page) => {
+    const counts = new Map<number, number>()
+    for (const record of page.items) {
+      const at = counted.list.heightOf(record)
+      if (at > newest && at <= to) counts.set(at, (counts.get(at) ?? 0) + counted.count(record))
     }
-  )
+    for (const at of [...counts.keys()].sort((a, b) => a - b)) {
+      const problem = newestBehindStatus(newest, at, counts.get(at)!, to)
+      if (problem) return Effect.fail(source.untrustedPaging(list, null, problem))
+    }
+    const reached = Math.max(0, ...page.items.map((record) => counted.list.heightOf(record)))
+    return !height && reached < to ? noneAbove(source, counted.list, reached, to) : Effect.void
+  })
 }
 
 /** Where the lake's committed rows of a position source start and end: the searches try these first. */

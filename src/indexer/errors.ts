@@ -50,6 +50,9 @@ export class IndexerTruncatedBody extends Data.TaggedError("IndexerTruncatedBody
   }
 }
 
+/** " (page key K)" where a page was asked by a key; nothing for a list's first page or a probe. */
+const pageKey = (key: string | null) => (key === null ? "" : ` (page key ${key})`)
+
 /** A response that breaks the schema: names endpoint, page key and field path. Never retried. */
 export class IndexerDecodeError extends Data.TaggedError("IndexerDecodeError")<{
   readonly endpoint: string
@@ -59,7 +62,7 @@ export class IndexerDecodeError extends Data.TaggedError("IndexerDecodeError")<{
 }> {
   readonly retryable = false
   override toString() {
-    return `malformed response from ${this.endpoint} (page key ${this.key ?? "none"}) at ${this.path || "(root)"}: ${this.message}`
+    return `malformed response from ${this.endpoint}${pageKey(this.key)} at ${this.path || "(root)"}: ${this.message}`
   }
 }
 
@@ -71,7 +74,7 @@ export class IndexerPagingError extends Data.TaggedError("IndexerPagingError")<{
 }> {
   readonly retryable = false
   override toString() {
-    return `pagination of ${this.endpoint} cannot be trusted (page key ${this.key ?? "none"}): ${this.message}`
+    return `pagination of ${this.endpoint} cannot be trusted${pageKey(this.key)}: ${this.message}`
   }
 }
 

@@ -158,9 +158,7 @@ describe("walkPages", () => {
     const m = listing(1000)
     const ignoring = (page: PageRequest) => m.fetch({ ...page, limit: 10 })
     const r = await walk(cursorWalk("txs", ignoring, { first: { limit: 10 }, limit: () => 5 }))
-    expect(Either.isLeft(r) && String(r.left)).toBe(
-      "pagination of txs cannot be trusted (page key none): the page holds 10 records, 5 were asked for"
-    )
+    expect(Either.isLeft(r) && String(r.left)).toBe("pagination of txs cannot be trusted: the page holds 10 records, 5 were asked for")
   })
 
   it("fails with IndexerPagingError when a page holds more records than were asked for (a server ignoring the limit)", async () => {

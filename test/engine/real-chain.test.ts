@@ -238,6 +238,50 @@ describe("a plan read at a growing tip", () => {
     }
   })
 
+  it("a newest-EVM-receipt probe behind /status is refused before anything is written: the tip's cosmos txs emitted EVM logs the probe's receipts do not reach; a txs list behind too is held to the blocks' counts", async () => {
+    const full = await startDevnet({ seed: 15, blocks: 60 })
+    const behind = await startDevnet({ seed: 15, blocks: 58 })
+    // the probe of `path` (its newest row, no cursor) is answered by the devnet two blocks behind
+    const laggingAt = (paths: ReadonlyArray<string>) =>
+      startProxy(full.indexerUrl, async (request, forward) => {
+        if (!paths.some((p) => request.path.startsWith(`${p}?`)) || request.url.searchParams.has("pagination.key")) return forward()
+        const res = await fetch(behind.indexerUrl + request.path)
+        return { status: res.status, headers: { "content-type": "application/json" }, body: await res.text() }
+      })
+    const receipts = (from: number, to: number) =>
+      Array.from({ length: to - from + 1 }, (_, k) => from + k).reduce((n, h) => n + full.chain.evmTxsAt(h).length, 0)
+    try {
+      expect(receipts(59, 60)).toBeGreaterThan(0)
+      for (const [paths, failing] of [
+        [["/indexer/tx/v1/evm-txs"], "pagination of evm-txs cannot be trusted:"],
+        [["/indexer/tx/v1/evm-txs", "/indexer/tx/v1/txs"], "pagination of txs cannot be trusted:"]
+      ] as const) {
+        const replicas = await laggingAt(paths)
+        try {
+          const out = tmp()
+          const r = await runCli(["export", "--indexer-url", replicas.url, "--out", out, "--datasets", "evm_txs,evm_logs"])
+          expect(r.code, r.stderr).toBe(1)
+          const line = r.stderr.trim().split("\n").at(-1)!
+          expect(line).toMatch(
+            /^chain-lake: error: .*its newest record is at height 58, but block (59|60) \(of the 60 that \/status names\) counts \d+ of them: the indexer's answers disagree/
+          )
+          expect(line).toContain(failing)
+          expect(readdirSync(out).filter((f) => !f.startsWith("."))).toEqual([])
+        } finally {
+          await replicas.close()
+        }
+      }
+      // answered in full, the same export holds every receipt up to the tip
+      const out = tmp()
+      const r = await runCli(["export", "--indexer-url", full.indexerUrl, "--out", out, "--datasets", "evm_txs"])
+      expect(r.code, r.stderr).toBe(0)
+      expect((await scan(out, "evm_txs", "height")).length).toBe(receipts(1, 60))
+    } finally {
+      await behind.stop()
+      await full.stop()
+    }
+  })
+
   it("a /status read later than the probes (a slow status: 200 ms, a block every 150 ms) plans no tip the probes had not seen: they are asked once it has answered", async () => {
     const growing = await startDevnet({ seed: 14, blocks: 60, blockTimeMs: 150 })
     const slowStatus = await startProxy(growing.indexerUrl, async (request, forward) => {

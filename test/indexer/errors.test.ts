@@ -61,11 +61,11 @@ describe("indexer errors", () => {
       )
     ).toBe("malformed response from txs (page key a2V5) at txs[3].height: Expected string, actual 3")
     expect(describeIndexerError(new IndexerDecodeError({ endpoint: "txs", key: null, path: "", message: "not an object" }))).toBe(
-      "malformed response from txs (page key none) at (root): not an object"
+      "malformed response from txs at (root): not an object"
     )
     expect(
       describeIndexerError(new IndexerPagingError({ endpoint: "blocks", key: null, message: "height 1 is outside the shard 61..120" }))
-    ).toBe("pagination of blocks cannot be trusted (page key none): height 1 is outside the shard 61..120")
+    ).toBe("pagination of blocks cannot be trusted: height 1 is outside the shard 61..120")
   })
 
   it("Retry-After: whole seconds (spaces allowed) or an HTTP-date; anything else is no wait", () => {
