@@ -102,8 +102,9 @@ const cliProblem = (args: ReadonlyArray<string>, text = heldBackText()): string 
       : undefined
   // a flag of the command, given again
   const times = (f: string) => args.filter((a) => a === f || a.startsWith(`${f}=`)).length
-  if (unknown && near === unknown.split("=")[0] && times(near) > 1)
-    return `${near} is given more than once: give it once (chain-lake${sub} --help lists the flags)`
+  // (the parser names either the repeated flag or the value after it)
+  const repeated = unknown && near === unknown.split("=")[0] ? near : at > 0 && args[at - 1].startsWith("--") ? args[at - 1] : undefined
+  if (repeated && times(repeated) > 1) return `${repeated} is given more than once: give it once (chain-lake${sub} --help lists the flags)`
   return `${flag}${text || "the command line could not be read"}${near ? `: did you mean ${near}?` : ""} (chain-lake${sub} --help lists the ${sub ? "flags" : "commands"})`
 }
 

@@ -166,6 +166,11 @@ describe("--help", () => {
         ["compact", "--data", "/tmp", "--follow"],
         /^chain-lake: error: Received unknown argument: '--follow' \(chain-lake compact --help lists the flags\)$/
       ],
+      // (where the parser names the value after the second: it read "--data: Received unknown argument: '/tmp/b'")
+      [
+        ["query", "--data", "/tmp/a", "--data", "/tmp/b", "SELECT 1"],
+        /^chain-lake: error: --data is given more than once: give it once \(chain-lake query --help lists the flags\)$/
+      ],
       [
         ["export", "--devnet", "--devnet-blocks", "5", "--devnet-blocks", "6"],
         /^chain-lake: error: --devnet-blocks is given more than once: give it once \(chain-lake export --help lists the flags\)$/
