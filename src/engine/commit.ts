@@ -65,9 +65,23 @@ const guarded = <A, E, R>(commit: Effect.Effect<A, E, R>) =>
     Option.isSome(guard) ? Effect.zipRight(guard.value.check, commit) : commit
   )
 
-/** Commits staged files of `dataset` and the range they complete (append-only datasets), or none. */
+/**
+ * Commits staged files of `dataset` and the range they complete (append-only datasets), or none;
+ * where the run's guard witnesses, the block at the files' top height is anchored (HistoryGuard).
+ */
 export const commitFiles = (dataset: string, files: ReadonlyArray<CommittedFile>, range?: Range, onCommitted?: OnCommitted) =>
-  guarded(Effect.flatMap(Manifests, (manifests) => manifests.commitFiles(dataset, files, range)).pipe(counted(files, onCommitted)))
+  Effect.flatMap(Effect.serviceOption(HistoryGuard), (guard) => {
+    const commit = Effect.flatMap(Manifests, (manifests) => manifests.commitFiles(dataset, files, range)).pipe(counted(files, onCommitted))
+    if (Option.isNone(guard)) return commit
+    const top = Math.max(0, ...files.map((f) => f.max_height ?? 0))
+    const witness = guard.value.witness && top > 0 ? guard.value.witness(top) : Effect.succeed(Effect.void)
+    return Effect.flatMap(witness, (record) =>
+      Effect.zipRight(
+        guard.value.check,
+        Effect.tap(commit, (outcome) => (outcome.committed ? record : Effect.void))
+      )
+    )
+  })
 
 /** Commits a snapshot's staged files with its manifest entry. */
 export const commitSnapshot = (

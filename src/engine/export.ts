@@ -145,7 +145,11 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
     if (adopted && anchored && !anchored.recorded) yield* manifests.recordIdentity(status.chainId, anchored.anchor)
     const anchor = anchored?.anchor ?? (fork ? undefined : verified)
     const unrecorded = anchored?.recorded === false && !adopted ? status.chainId : undefined
-    const guard = anchor ? yield* historyGuard(anchor, manifests.root, unrecorded) : undefined
+    // a lake without blocks knows its history by its anchors alone: each commit's top block is anchored too
+    const blockless = !selected.some((d) => d.name === "blocks") && ((yield* manifests.get("blocks"))?.files.length ?? 0) === 0
+    const guard = anchor
+      ? yield* historyGuard(anchor, manifests.root, unrecorded, blockless ? { chainId: status.chainId } : undefined)
+      : undefined
     const groups = new Map<string, Array<AppendDataset>>()
     for (const d of live) if (d.kind === "append") groups.set(d.list.id, [...(groups.get(d.list.id) ?? []), d])
     const ranges = yield* searchRanges([...groups.values()], answers, status, options, concurrency)

@@ -287,7 +287,16 @@ export const anchorIdentity = (status: SourceStatus) =>
 /** A check every commit of a run makes first: the source still serves the history the run started on. */
 export class HistoryGuard extends Context.Tag("chain-lake/HistoryGuard")<
   HistoryGuard,
-  { readonly check: Effect.Effect<void, LakeIdentityError | SourceFailure | ManifestError> }
+  {
+    readonly check: Effect.Effect<void, LakeIdentityError | SourceFailure | ManifestError>
+    /**
+     * Where the lake holds no blocks (its anchors are all it knows of its history): the block at a
+     * commit's top height, read before the commit's check, and the step that records it as an
+     * anchor once the commit went through. A fork below the newest anchor then finds a block in
+     * common near it (findFork), not only at an older run's tip.
+     */
+    readonly witness?: (height: number) => Effect.Effect<Effect.Effect<void, ManifestError>, SourceFailure>
+  }
 >() {}
 
 /**
@@ -298,7 +307,12 @@ export class HistoryGuard extends Context.Tag("chain-lake/HistoryGuard")<
  * `chainId`, the first check that passes records the anchor in the lake's identity (before the
  * commit it guards: a lake with data names its chain and the history it was read from).
  */
-export const historyGuard = (anchor: { readonly height: number; readonly hash: string }, root: string, chainId?: string) =>
+export const historyGuard = (
+  anchor: { readonly height: number; readonly hash: string },
+  root: string,
+  chainId?: string,
+  witnessing?: { readonly chainId: string }
+) =>
   Effect.gen(function* () {
     const source = yield* Source
     const manifests = yield* Manifests
@@ -322,7 +336,12 @@ export const historyGuard = (anchor: { readonly height: number; readonly hash: s
       yield* manifests.recordIdentity(unrecorded, anchor)
       unrecorded = undefined
     })
-    return { check: yield* sharedAfterAsking(check) }
+    // read before the check that follows it: the anchor still the run's then, the block below it is of the run's history too
+    const witness = (height: number) =>
+      Effect.map(source.blockHash(height), (hash) =>
+        hash === undefined || !witnessing ? Effect.void : manifests.recordIdentity(witnessing.chainId, { height, hash })
+      )
+    return { check: yield* sharedAfterAsking(check), ...(witnessing ? { witness } : {}) }
   })
 
 /**

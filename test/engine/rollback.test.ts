@@ -254,17 +254,42 @@ describe("what the fork check reads besides the newest anchor", () => {
     )
   })
 
+  it("a lake without blocks anchors each commit's top block: a fork below its newest anchor finds a block in common, refused naming it, and --on-reorg rollback gives the new history", async () => {
+    const out = tmp()
+    const first = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", "txs", "--concurrency", "4"])
+    expect(first.code, first.stderr).toBe(0)
+    const anchors: Array<{ height: number; hash: string }> = identity(out).anchors
+    // (the run's tip, and the tops of the commits below it)
+    expect(anchors.length).toBeGreaterThan(1)
+    for (const a of anchors) expect(a.hash, `anchor ${a.height}`).toBe(before.chain.blockHash(a.height))
+    const common = Math.max(...anchors.map((a) => a.height).filter((h) => h <= FORK))
+    expect(common).toBeGreaterThan(0)
+    const refused = await runCli(["export", "--indexer-url", ahead.indexerUrl, "--out", out, "--datasets", "txs"])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr.trim()).toMatch(
+      new RegExp(
+        `holds another history of chain lake-evm-1 from height \\d+ on .*both hold the same block ${common}\\).*--on-reorg rollback drops the lake's rows above ${common}`
+      )
+    )
+    const rolled = await runCli(["export", "--indexer-url", ahead.indexerUrl, "--out", out, "--datasets", "txs", "--on-reorg", "rollback"])
+    expect(rolled.code, rolled.stderr).toBe(0)
+    await expectLakeMatchesChain(out, ahead, ["txs"])
+  })
+
   it("a lake without blocks that a rollback left with no anchor is not exported into on trust: refused in one line, or taken with --adopt-lake", async () => {
     const out = tmp()
     const first = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", "txs"])
     expect(first.code, first.stderr).toBe(0)
-    const rolled = await runCli(["rollback", "--data", out, "--to-height", String(FORK)])
+    // below its lowest anchor (a commit's top)
+    const cut = Math.min(...identity(out).anchors.map((a: { height: number }) => a.height)) - 1
+    expect(cut).toBeLessThan(FORK)
+    const rolled = await runCli(["rollback", "--data", out, "--to-height", String(cut)])
     expect(rolled.code, rolled.stderr).toBe(0)
     expect(identity(out).anchors).toEqual([])
     const refused = await runCli(["export", "--indexer-url", ahead.indexerUrl, "--out", out, "--datasets", "txs"])
     expect(refused.code).toBe(1)
     expect(refused.stderr.trim()).toMatch(
-      /cannot check that .* holds this indexer's history: its rollback to height 100 left no anchor \(it holds no blocks\).*--adopt-lake takes this indexer's history on your word/
+      /cannot check that .* holds this indexer's history: its rollback to height \d+ left no anchor \(it holds no blocks\).*--adopt-lake takes this indexer's history on your word/
     )
     const adopted = await runCli(["export", "--indexer-url", ahead.indexerUrl, "--out", out, "--datasets", "txs", "--adopt-lake"])
     expect(adopted.code, adopted.stderr).toBe(0)
