@@ -4,7 +4,7 @@
  * denom, and failed txs carry `"events": null` (cometbft's JSON encoder). Real CLI processes over
  * loopback HTTP, the lake read back with DuckDB.
  */
-import { readdirSync, readFileSync, renameSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, renameSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
@@ -118,6 +118,26 @@ describe("a real EVM rollup", () => {
       const again = await runCli(["export", "--indexer-url", proxy.url, "--out", out, "--datasets", "holders"])
       expect(again.code, again.stderr).toBe(0)
       expect(again.stderr).toMatch(/already committed/)
+    } finally {
+      await proxy?.close()
+    }
+  })
+
+  it("a 400 whose lookup error is no lack of a contract (the node timed out: the handler answers 400 with any error) is no absent denom: the run fails in one line, no holders snapshot committed", async () => {
+    let proxy: HostileServer | undefined
+    try {
+      proxy = await startProxy(devnet.indexerUrl, (req, forward) =>
+        /\/indexer\/richlist\/v1\//i.test(req.path)
+          ? text(400, `Get "http://minievm:1317/minievm/evm/v1/contracts/by_denom?denom=GAS": context deadline exceeded`)
+          : forward()
+      )
+      const out = tmp()
+      const r = await runCli(["export", "--indexer-url", proxy.url, "--out", out, "--datasets", "blocks,holders"])
+      expect(r.code).toBe(1)
+      expect(r.stderr.trim().split("\n").at(-1)).toMatch(
+        /^chain-lake: error: indexer answered 400 for .*richlist.*context deadline exceeded/
+      )
+      expect(existsSync(join(out, "holders", "_manifest.json")) ? snapshots(out) : []).toEqual([])
     } finally {
       await proxy?.close()
     }

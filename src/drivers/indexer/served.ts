@@ -27,9 +27,17 @@ export const probeWith =
       Effect.catchIf(isRefused, () => Effect.succeed("refused" as const))
     )
 
-/** The indexer's words when `failure` refused a parameter (a 400 only: a 404 is a route, or a gateway, that is not there). */
+/**
+ * What a refused parameter lacks, in the lookup's words: minievm's "not found" (no ERC-20 contract
+ * for the denom) or Rollytics' "empty contract address returned". The handler answers 400 with any
+ * error of its lookup, a node timed out or down too ("context deadline exceeded"): no answer.
+ */
+const LACKS = /not found|empty contract address/i
+
+/** The indexer's words when `failure` refused a parameter for lack of what it names (a 400 only: a 404 is a route, or a gateway, that is not there). */
 export const absentWords = (failure: SourceFailure): string | undefined => {
   const e = failure as IndexerError
   if (e._tag !== "IndexerHttpError" || !isRefused(e)) return undefined
-  return bodyExcerpt(e.body) || `answered ${e.status}`
+  const words = bodyExcerpt(e.body)
+  return LACKS.test(words) ? words : undefined
 }
