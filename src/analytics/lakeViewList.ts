@@ -53,7 +53,7 @@ export const firstSentence = (text: string): string => /^.*?[?.](?=\s|$)/.exec(t
 
 /** What the `snapshots` view (snapshotsViewSql) answers, for help and `chain-lake schema`. */
 export const SNAPSHOTS_DESCRIPTION =
-  "How was each snapshot read? One row per committed snapshot of holders, nft_collections and nft_tokens, from their manifests: exact (read while the watermark stood still, no pages overlapping) or best-effort, the watermarks it spans, reads, duplicates dropped and the lists the source did not have; join on (dataset, snapshot_height) to keep exact snapshots only."
+  "How was each snapshot read? One row per committed snapshot of holders, nft_collections and nft_tokens, from their manifests: exact (read while the watermark stood still, every row the source counts) or best-effort, the watermarks it spans, reads, duplicates dropped and the lists the source did not have; join on (dataset, snapshot_height) to keep exact snapshots only."
 
 /** Every dataset the lake can hold, with its columns and its hive partition column (from the registry). */
 export const LAKE_DATASETS: ReadonlyArray<{

@@ -206,16 +206,22 @@ interface SnapshotRead {
   readonly duplicates: number
   readonly after: number
   readonly consistent: boolean
+  /** keys the lists' totals count that no read served */
+  readonly missing: number
   readonly snapshotTime: string
   /** lists the source said it does not have, in the last read: each with its words */
   readonly absent: ReadonlyMap<SnapshotList, string>
 }
 
 /**
- * Reads `lists` into `writer` until a read is consistent, at most MAX_READS times: the watermark
- * unmoved, no duplicates, no list short of its total and no row holding state from past `before`.
- * Offset paging over changing state can repeat rows: they are counted by key in DuckDB (which
- * spills if need be), so no key set grows with the snapshot in memory.
+ * Reads `lists` into `writer` until what it holds is consistent, at most MAX_READS times: the
+ * watermark unmoved, as many keys as the lists' totals, and no row holding state from past
+ * `before`. Offset paging repeats and skips rows (over changing state, and over equal sort values,
+ * whose order the database need not keep from one query to the next): reads at an unmoved
+ * watermark are of the same rows, so they add up (what one skipped, another served; each key is
+ * kept once: Dataset.key), and a read again asks the source's largest pages (the fewest page
+ * boundaries). A watermark that moves starts over. Keys are counted in DuckDB (which spills if need
+ * be), so no key set grows with the snapshot in memory.
  */
 const readConsistent = (
   d: SnapshotDataset,
@@ -226,23 +232,34 @@ const readConsistent = (
 ) =>
   Effect.gen(function* () {
     const source = yield* Source
-    let read: SnapshotRead = { reads: 0, duplicates: 0, after: before, consistent: false, snapshotTime: "", absent: new Map() }
+    let read: SnapshotRead = { reads: 0, duplicates: 0, after: before, consistent: false, missing: 0, snapshotTime: "", absent: new Map() }
+    // the watermark every read the writer holds was taken at, where it held still through each
+    let held: number | undefined
     while (read.reads < MAX_READS && !read.consistent) {
       const reads = read.reads + 1
-      // Stryker disable next-line ConditionalExpression,EqualityOperator: before the first read the writer holds nothing to discard
-      if (reads > 1) yield* writer.discard()
       const statusBefore: SourceStatus | undefined = reads === 1 ? undefined : yield* source.status
       const mark = statusBefore ? (statusBefore.watermarks[d.watermark] ?? before) : before
-      const once = yield* readOnce(d, lists, before, writer, settings.pageSize)
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: before the first read the writer holds nothing to discard
+      if (reads > 1 && held !== mark) yield* writer.discard()
+      const pageSize = reads === 1 ? settings.pageSize : Math.max(settings.pageSize, source.maxPageSize)
+      const once = yield* readOnce(d, lists, before, writer, pageSize)
       const duplicates = yield* writer.repeats(d.key)
       const after = (yield* source.status).watermarks[d.watermark] ?? mark
-      const consistent = after === mark && duplicates === 0 && !once.shortOfTotal && once.later === 0
-      read = { reads, duplicates, after, consistent, snapshotTime: once.snapshotTime, absent: once.absent }
+      // (rows of lists with estimated totals are not added up: their repeats are what tells a read went wrong)
+      held = after === mark && once.total !== undefined ? mark : undefined
+      // keys held less the lists' totals: short (skipped rows) or over (the data changed)
+      const offBy = once.total === undefined ? 0 : writer.rows() - duplicates - once.total
+      const missing = Math.max(0, -offBy)
+      // where a list's total is an estimate, keys cannot be counted against it: the read must not repeat one
+      const counted = once.total !== undefined ? offBy === 0 : duplicates === 0
+      const consistent = after === mark && counted && once.later === 0
+      read = { reads, duplicates, after, consistent, missing, snapshotTime: once.snapshotTime, absent: once.absent }
       if (!consistent && reads < MAX_READS) {
         const what = [
           after !== mark ? `the ${d.watermark} moved (${mark} → ${after})` : undefined,
-          duplicates > 0 ? `pages overlapped (${duplicates} duplicates)` : undefined,
-          once.shortOfTotal ? "a list ended short of its pagination.total" : undefined,
+          missing > 0 ? `${missing} of the ${once.total} rows its pagination.total counts not served yet` : undefined,
+          offBy > 0 ? `${offBy} rows more than its pagination.total counts` : undefined,
+          once.total === undefined && duplicates > 0 ? `pages overlapped (${duplicates} duplicates)` : undefined,
           once.later > 0 ? `${once.later} rows hold state from after height ${before}` : undefined
         ]
         settings.notice(`${d.name}: ${what.filter((w) => w !== undefined).join(", ")} during the read; reading again`)
@@ -258,7 +275,8 @@ const readOnce = (d: SnapshotDataset, lists: ReadonlyArray<SnapshotList>, before
     const fits = integerRangeCheck(d.columns)
     const snapshotTime = new Date().toISOString()
     const absent = new Map<SnapshotList, string>()
-    let shortOfTotal = false
+    // the rows the lists' totals count, where each total is exact
+    let total: number | undefined = 0
     // rows whose state is from past the snapshot's height, which labels the file (a lagging /status, or a later read)
     let later = 0
     const stateHeight = d.stateHeightColumn
@@ -292,9 +310,9 @@ const readOnce = (d: SnapshotDataset, lists: ReadonlyArray<SnapshotList>, before
               )
             )
       if (result === undefined) continue
-      if (!list.totalIsEstimate && result.total >= 0 && listRows !== result.total) shortOfTotal = true
+      total = total === undefined || list.totalIsEstimate || result.total < 0 ? undefined : total + result.total
     }
-    return { snapshotTime, absent, shortOfTotal, later }
+    return { snapshotTime, absent, total, later }
   })
 
 /** The manifest's record of a snapshot read as `read` found it. */
@@ -315,7 +333,11 @@ const snapshotRecord = (
   reads: read.reads,
   lists: [...lists],
   ...(absent.length > 0 ? { absent: [...absent] } : {}),
-  ...(read.consistent
-    ? {}
-    : { note: "the data changed while it was read; duplicates were dropped by key, but rows may be missing or from a later height" })
+  ...(read.consistent ? {} : { note: inconsistency(read, before) })
 })
+
+/** Why a snapshot is best-effort: the data moved under its reads, or (held still) rows no read served. */
+const inconsistency = (read: SnapshotRead, before: number) =>
+  read.after === before && read.missing > 0
+    ? `${read.missing} of the rows the source counts were not served by ${read.reads} reads at height ${before} (offset pages over equal sort values, whose order the source does not keep): the rows held are of that height, but not all of them`
+    : "the data changed while it was read; duplicates were dropped by key, but rows may be missing or from a later height"
