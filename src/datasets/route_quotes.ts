@@ -31,15 +31,15 @@ export interface Quote {
 const num = (s: string | null | undefined) => (s === undefined || s === null || s === "" ? null : Number(s))
 const fees = (r: RouteResponse) => r.estimated_fees ?? []
 /** USD of the fees with `behavior` (deducted from the amount, or paid on top of it) */
+/** USD of the fees of `behavior`; a fee that names none is deducted, the router's default (its FeeBehavior) */
 const feesUsd = (r: RouteResponse, behavior: string) =>
-  fees(r).reduce((s, f) => s + (f.fee_behavior === behavior ? (num(f.usd_amount) ?? 0) : 0), 0)
-/** each operation's kind, tx, amounts, chains, bridge and the fee charged on it */
+  fees(r).reduce((s, f) => s + ((f.fee_behavior ?? "FEE_BEHAVIOR_DEDUCTED") === behavior ? (num(f.usd_amount) ?? 0) : 0), 0)
+/** each operation's kind, tx, amounts, chains, bridge and the fees charged on it (one per fee: denoms differ) */
 const operationsOf = (r: RouteResponse) =>
   r.operations.map((op, i) => {
     const kind = operationKind(op)
     const inner = ((op as Record<string, unknown>)[kind] ?? {}) as Record<string, unknown>
     const text = (v: unknown) => (typeof v === "string" ? v : null)
-    const fee = fees(r).find((f) => f.operation_index === i)
     return {
       kind,
       tx_index: op.tx_index,
@@ -48,8 +48,9 @@ const operationsOf = (r: RouteResponse) =>
       from_chain_id: text(inner.from_chain_id) ?? text(inner.chain_id),
       to_chain_id: text(inner.to_chain_id) ?? text(inner.chain_id),
       bridge_id: text(inner.bridge_id) ?? text(inner.op_init_bridge_id),
-      fee_amount: fee?.amount ?? null,
-      fee_denom: fee?.origin_asset.denom ?? null
+      fees: fees(r)
+        .filter((f) => f.operation_index === i)
+        .map((f) => ({ amount: f.amount, denom: f.origin_asset.denom }))
     }
   })
 /** a value of the route, or NULL when the quote failed */
@@ -120,7 +121,7 @@ export const routeQuotes = defineSample({
     col(
       "fees_deducted_usd",
       "DOUBLE",
-      "USD of the fees taken out of the amount (fee_behavior FEE_BEHAVIOR_DEDUCTED)",
+      "USD of the fees taken out of the amount (fee_behavior FEE_BEHAVIOR_DEDUCTED, the default where a fee names none)",
       ofRoute((r) => feesUsd(r, "FEE_BEHAVIOR_DEDUCTED"))
     ),
     col(
@@ -152,7 +153,7 @@ export const routeQuotes = defineSample({
     col(
       "operations",
       "JSON",
-      "per operation: [{kind, tx_index, amount_in, amount_out, from_chain_id, to_chain_id, bridge_id, fee_amount, fee_denom}]",
+      "per operation: [{kind, tx_index, amount_in, amount_out, from_chain_id, to_chain_id, bridge_id, fees: [{amount, denom}]}]",
       ofRoute((r) => JSON.stringify(operationsOf(r)))
     ),
     col(

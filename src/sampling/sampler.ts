@@ -23,7 +23,17 @@ const AssetRef = Schema.Struct({ chain_id: Schema.String, denom: Schema.String }
 export const SamplingPlan = Schema.Struct({
   description: Schema.optional(Schema.String),
   pairs: Schema.Array(
-    Schema.Struct({ from: AssetRef, to: AssetRef, amounts: Schema.Array(Schema.String.pipe(Schema.pattern(/^[0-9]+$/))) })
+    Schema.Struct({
+      from: AssetRef,
+      to: AssetRef,
+      // route_quotes keeps amounts as DECIMAL(38,0), and amount_in is part of its key
+      amounts: Schema.Array(
+        Schema.String.pipe(
+          Schema.pattern(/^[0-9]+$/, { message: () => "a whole number of base units, in digits" }),
+          Schema.maxLength(38, { message: () => "at most 38 digits (route_quotes keeps amounts as DECIMAL(38,0))" })
+        )
+      )
+    })
   ).pipe(Schema.minItems(1)),
   variants: Schema.Array(
     Schema.Struct({
@@ -41,11 +51,17 @@ export class PlanError extends Data.TaggedError("PlanError")<{ readonly message:
 /** A round in which the router answered no ask at all (all 5xx, 429, timeouts or dropped connections): an outage, not market data. */
 export class RouterUnavailableError extends Data.TaggedError("RouterUnavailableError")<{ readonly message: string }> {}
 
+/** The router refused the round's requests for their credentials (401, 403): nothing of the round is stored, and the run fails. */
+export class RouterRefusedError extends Data.TaggedError("RouterRefusedError")<{ readonly message: string }> {}
+
 /**
  * A metadata dataset the user named (--datasets) that the router does not serve: the round's
  * quotes are committed, the run fails.
  */
 export class MetadataNotServedError extends Data.TaggedError("MetadataNotServedError")<{ readonly message: string }> {}
+
+/** Whether the router refused the request itself (401, 403: the credentials), which says nothing of the route asked. */
+const refused = (e: RouterError): boolean => e._tag === "RouterHttpError" && (e.status === 401 || e.status === 403)
 
 /** Whether a quote's failure is the router not answering, rather than an answer (no route, a bad price, a malformed route). */
 const notAnswered = (e: RouterError): boolean =>
@@ -246,7 +262,7 @@ const quoteRow = (router: RouterClientService, q: QuoteAsked, unanswered: Array<
       .pipe(
         // a failed quote is data, not a crash: every ask becomes exactly one row
         Effect.either,
-        Effect.tap((r) => void (Either.isLeft(r) && notAnswered(r.left) && unanswered.push(r.left))),
+        Effect.tap((r) => void (Either.isLeft(r) && (notAnswered(r.left) || refused(r.left)) && unanswered.push(r.left))),
         Effect.map((r) =>
           routeQuotes.toRow({ asked: { ...q, sampledAt }, ...(Either.isRight(r) ? { route: r.right } : { error: r.left }) })
         )
@@ -268,6 +284,12 @@ export const sampleRound = (
       concurrency: options.concurrency ?? 8
     })
     // stored, a round of 503s read as every pair unavailable in route_quote_stats, with exit 0
+    // stored, refusals of the key read as routes unavailable; another round is refused alike: the run fails
+    const denied = unanswered.find(refused)
+    if (denied)
+      return yield* new RouterRefusedError({
+        message: `the router refused the round's requests (${describeRouterError(denied)}): check its credentials (--header, or user:pass@ in --router-url); nothing of this round is stored; rounds before it are kept`
+      })
     if (asks.length > 0 && unanswered.length === asks.length)
       return yield* new RouterUnavailableError({
         message: `the router answered none of the round's ${asks.length} asks (${describeRouterError(unanswered[0])}): nothing of this round is stored; rounds before it are kept`

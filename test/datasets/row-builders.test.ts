@@ -80,7 +80,17 @@ const route: RouteResponse = {
       operation_index: 1,
       fee_behavior: "FEE_BEHAVIOR_DEDUCTED"
     },
-    { fee_type: "SMART_RELAY", bridge_id: "IBC", amount: "5", origin_asset: asset, chain_id: "noble-1", tx_index: 0 },
+    // no fee_behavior: deducted, the router's default; a second fee of operation 0
+    {
+      fee_type: "SMART_RELAY",
+      bridge_id: "IBC",
+      amount: "5",
+      usd_amount: "0.125",
+      origin_asset: asset,
+      chain_id: "noble-1",
+      tx_index: 0,
+      operation_index: 0
+    },
     {
       fee_type: "SMART_RELAY",
       bridge_id: "EUREKA",
@@ -122,8 +132,8 @@ describe("route_quotes rows", () => {
       effective_rate: 0.75,
       usd_amount_in: 2.5,
       usd_amount_out: 1.75,
-      fees_usd: 0.75,
-      fees_deducted_usd: 0.25,
+      fees_usd: 0.875,
+      fees_deducted_usd: 0.375,
       fees_additional_usd: 0.5,
       fees: JSON.stringify([
         {
@@ -142,11 +152,11 @@ describe("route_quotes rows", () => {
           fee_type: "SMART_RELAY",
           fee_behavior: null,
           amount: "5",
-          usd_amount: null,
+          usd_amount: "0.125",
           denom: "uusdc",
           chain_id: "noble-1",
           tx_index: 0,
-          operation_index: null
+          operation_index: 0
         },
         {
           bridge_id: "EUREKA",
@@ -169,8 +179,10 @@ describe("route_quotes rows", () => {
           from_chain_id: "interwoven-1",
           to_chain_id: "interwoven-1",
           bridge_id: null,
-          fee_amount: "3",
-          fee_denom: "uusdc"
+          fees: [
+            { amount: "5", denom: "uusdc" },
+            { amount: "3", denom: "uusdc" }
+          ]
         },
         {
           kind: "op_init_transfer",
@@ -180,8 +192,7 @@ describe("route_quotes rows", () => {
           from_chain_id: "interwoven-1",
           to_chain_id: "lake-evm-1",
           bridge_id: "7",
-          fee_amount: "10",
-          fee_denom: "uusdc"
+          fees: [{ amount: "10", denom: "uusdc" }]
         }
       ]),
       swap_venues: '["initia-dex"]',

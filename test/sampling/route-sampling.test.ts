@@ -4,7 +4,7 @@
  * amount ladder; bad plans and flags fail with one line.
  */
 import { Effect } from "effect"
-import { readdirSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -234,6 +234,34 @@ describe("route sampling", () => {
     )
   })
 
+  it("a round the router refuses for its credentials (401 on the route, its status served) is no market data: the run fails in one line, nothing of it stored, a later round not tried", async () => {
+    let routes = 0
+    const denying = await startProxy(devnet.routerUrl, (r, forward) => {
+      if (!r.url.pathname.endsWith("/route")) return forward()
+      routes++
+      return json({ code: 16, message: "invalid api key", details: [] }, 401)
+    })
+    const out = tmp()
+    try {
+      const r = await runCli(["sample-routes", "--router-url", denying.url, "--out", out, "--count", "3", "--every", "10ms"])
+      expect(r.code).toBe(1)
+      expect(r.stderr.trim().split("\n").at(-1)).toMatch(
+        /^chain-lake: error: the router refused the round's requests \(router answered 401 \(code 16\) for .*invalid api key\): check its credentials .*nothing of this round is stored/
+      )
+      expect(
+        existsSync(join(out, "route_quotes", "_manifest.json"))
+          ? readdirSync(join(out, "route_quotes")).filter((f) => f.startsWith("date="))
+          : []
+      ).toEqual([])
+      // one round's asks, not three rounds'
+      const asks = routes
+      expect(asks).toBeGreaterThan(0)
+      expect(asks).toBeLessThanOrEqual(80 * 2)
+    } finally {
+      await denying.close()
+    }
+  })
+
   it("a round the router answered not at all (every ask 503) is an outage: the run fails, and nothing of it is stored as quotes", async () => {
     const down = await startProxy(devnet.routerUrl, (r, forward) =>
       r.url.pathname.endsWith("/route") ? json({ code: 14, message: "upstream unavailable" }, 503) : forward()
@@ -334,6 +362,11 @@ describe("route sampling", () => {
       [
         { pairs: [{ ...pair, amounts: ["1000000", "01000000"] }], variants: [{ label: "x" }] },
         /invalid at pairs\[0\]\.amounts\[1\]: 01000000 is given twice$/
+      ],
+      // past DECIMAL(38,0) amount_in (a key column) was stored NULL: two such asks one row key
+      [
+        { pairs: [{ ...pair, amounts: ["1" + "0".repeat(38)] }], variants: [{ label: "x" }] },
+        /invalid at pairs\[0\]\.amounts\[0\]: at most 38 digits \(route_quotes keeps amounts as DECIMAL\(38,0\)\)$/
       ],
       [
         {
