@@ -190,6 +190,8 @@ export interface SnapshotDataset extends Common {
 // biome-ignore lint/suspicious/noExplicitAny: a registry holds samplers of every item type; each dataset's module names its own
 export interface SampleDataset<I = any> extends Common {
   readonly kind: "sample"
+  /** by the UTC day of a time column */
+  readonly partition: DatePartitioning
   /** the row of one sampled item */
   readonly toRow: (item: I) => Row
 }

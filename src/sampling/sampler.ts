@@ -11,13 +11,11 @@ import { routerChains } from "../datasets/router_chains.js"
 import type { SampleDataset } from "../engine/Dataset.js"
 import { Manifests } from "../lake/Manifests.js"
 import type { Row } from "../lake/columns.js"
-import { ParquetSink } from "../lake/ParquetSink.js"
 import { decodeWithPath } from "../schema/decode.js"
 import { RouterClient, type RouterClientService } from "../router/RouterClient.js"
 import { ROUTER_ENDPOINTS, type RouterEndpoint } from "../router/endpoints.js"
 import { describeRouterError, type RouterError, type RouterHttpError } from "../router/errors.js"
-import { dateFile } from "../lake/layout.js"
-import { commitFiles, writePending } from "../engine/commit.js"
+import { commitByDate } from "./datedFiles.js"
 
 const AssetRef = Schema.Struct({ chain_id: Schema.String, denom: Schema.String })
 export const SamplingPlan = Schema.Struct({
@@ -139,24 +137,16 @@ export interface RoundResult {
   readonly reference?: ReferenceResult
 }
 
-/** Writes `rows` of `dataset` as one committed file named for `roundId`. */
+/** Commits `rows` of `dataset` as files named for `roundId`, one per UTC day of their sampled_at (datedFiles.ts). */
 const commitRows = (
-  dataset: Pick<SampleDataset<unknown>, "name" | "columns" | "sortKey">,
+  dataset: Pick<SampleDataset<unknown>, "name" | "columns" | "sortKey" | "partition">,
   rows: ReadonlyArray<Row>,
-  at: Date,
   roundId: string
 ) =>
   Effect.gen(function* () {
-    const sink = yield* ParquetSink
-    const manifests = yield* Manifests
-    yield* manifests.open(dataset.name, "sample", dataset.columns)
-    const writer = yield* Effect.acquireRelease(sink.openFile(dataset.columns, dataset.sortKey), (w) => w.close())
-    for (const row of rows) writer.append(row)
-    const rel = dateFile(at, roundId)
-    // the engine's commit: a pending file, renamed into place with its manifest entry
-    yield* commitFiles(dataset.name, [yield* writePending(writer, dataset.name, rel, { min: null, max: null })])
-    return rel
-  }).pipe(Effect.scoped)
+    yield* (yield* Manifests).open(dataset.name, "sample", dataset.columns)
+    return yield* commitByDate(dataset, rows, roundId)
+  })
 
 /**
  * Whether an endpoint is not served at all: 404 (or 501). /v2/fungible/assets and /v2/info/chains
@@ -215,12 +205,12 @@ export const sampleReference = (roundId: string, wanted: MetadataWanted = METADA
       const rows = Object.values(assets.value.chain_to_assets_map).flatMap((c) =>
         c.assets.map((asset) => routerAssets.toRow({ sampledAt, asset }))
       )
-      yield* commitRows(routerAssets, rows, at, roundId)
+      yield* commitRows(routerAssets, rows, roundId)
       result.assets = rows.length
     }
     if (chains && "value" in chains) {
       const rows = chains.value.chains.map((chain) => routerChains.toRow({ sampledAt, chain }))
-      yield* commitRows(routerChains, rows, at, roundId)
+      yield* commitRows(routerChains, rows, roundId)
       result.chains = rows.length
     }
     return result satisfies ReferenceResult
@@ -294,7 +284,7 @@ export const sampleRound = (
       return yield* new RouterUnavailableError({
         message: `the router answered none of the round's ${asks.length} asks (${describeRouterError(unanswered[0])}): nothing of this round is stored; rounds before it are kept`
       })
-    const rel = yield* commitRows(routeQuotes, rows, started, roundId)
+    const [rel] = yield* commitRows(routeQuotes, rows, roundId)
     const okColumn = routeQuotes.columns.findIndex((c) => c.name === "ok")
     const ok = rows.filter((r) => r[okColumn] === true).length
     const wanted = options.withReference === true ? METADATA_IF_SERVED : options.withReference || undefined

@@ -24,8 +24,8 @@ import { sqlString, sqlStringList } from "../lake/sql.js"
 import { RouterFlowError, type RouterError } from "../router/errors.js"
 import { RouterClient } from "../router/RouterClient.js"
 import { isFinalState, type TxStatusResponse } from "../router/schemas.js"
-import { datasetPath, dateFile } from "../lake/layout.js"
-import { commitFiles, writePending } from "../engine/commit.js"
+import { datasetPath } from "../lake/layout.js"
+import { commitByDate } from "./datedFiles.js"
 import { makeFolder } from "../lake/files.js"
 import { withLockFile } from "../lake/lock.js"
 
@@ -204,18 +204,11 @@ const registerOrResume = (options: TrackOptions, key: string) =>
     )
   })
 
-/** `rows` of `tx` as one committed file of transfers, named for the time of writing and the tx. */
-const commitTransferRows = (tx: TrackedTx, rows: ReadonlyArray<Row>) =>
-  Effect.gen(function* () {
-    const sink = yield* ParquetSink
-    const writer = yield* sink.openFile(transfers.columns, transfers.sortKey)
-    for (const row of rows) writer.append(row)
-    const stamp = new Date().toISOString()
-    const rel = dateFile(new Date(stamp), `${stamp.replace(/[-:.]/g, "")}-${tx.txHash.slice(0, 16).replace(/[^0-9A-Za-z]/g, "")}`)
-    // the engine's commit: a pending file, renamed into place with its manifest entry
-    const file = yield* writePending(writer, transfers.name, rel, { min: null, max: null }).pipe(Effect.ensuring(writer.close()))
-    yield* commitFiles(transfers.name, [file])
-  })
+/** `rows` of `tx` as committed files of transfers, named for the time of writing and the tx, one per UTC day of their observed_at. */
+const commitTransferRows = (tx: TrackedTx, rows: ReadonlyArray<Row>) => {
+  const stamp = new Date().toISOString()
+  return commitByDate(transfers, rows, `${stamp.replace(/[-:.]/g, "")}-${tx.txHash.slice(0, 16).replace(/[^0-9A-Za-z]/g, "")}`)
+}
 
 /**
  * Writes the rows observed so far (also when the run is interrupted). Under the registry's lock

@@ -234,6 +234,44 @@ describe("route sampling", () => {
     )
   })
 
+  it("a round that spans midnight UTC files each quote under the day of its sampled_at (the round's start put the next day's under the day before)", async () => {
+    const slow = await startProxy(devnet.routerUrl, async (r, forward) => {
+      if (r.url.pathname.endsWith("/route")) await new Promise((resolve) => setTimeout(resolve, 500))
+      return forward()
+    })
+    const plan = join(tmp(), "plan.json")
+    const amounts = Array.from({ length: 8 }, (_, k) => String(1_000_000 * (k + 1)))
+    writeFileSync(
+      plan,
+      JSON.stringify({
+        pairs: [{ from: { chain_id: "noble-1", denom: "uusdc" }, to: { chain_id: "interwoven-1", denom: "uinit" }, amounts }],
+        variants: [{ label: "x" }]
+      })
+    )
+    const out = tmp()
+    try {
+      // (8 asks one at a time, 0.5 s each: the round runs about 4 s, across the midnight 3 s after the start)
+      const r = await runCli(
+        ["sample-routes", "--router-url", slow.url, "--plan", plan, "--out", out, "--concurrency", "1", "--datasets", "route_quotes"],
+        {
+          env: {
+            NODE_OPTIONS: `--import ${join(import.meta.dirname, "../support/clock-near-midnight.mjs")}`,
+            CLOCK_MIDNIGHT_IN_MS: "3000"
+          }
+        }
+      )
+      expect(r.code, r.stderr).toBe(0)
+      const rows = await queryLake(
+        `SELECT CAST(date AS VARCHAR) AS date, strftime(sampled_at, '%Y-%m-%d') AS day FROM ${scan(out, "route_quotes")}`
+      )
+      expect(rows).toHaveLength(8)
+      expect(new Set(rows.map((row) => row.day)).size).toBe(2)
+      for (const row of rows) expect(row.date).toBe(row.day)
+    } finally {
+      await slow.close()
+    }
+  })
+
   it("a round the router refuses for its credentials (401 on the route, its status served) is no market data: the run fails in one line, nothing of it stored, a later round not tried", async () => {
     let routes = 0
     const denying = await startProxy(devnet.routerUrl, (r, forward) => {
