@@ -282,5 +282,10 @@ export const outcomeOf = (state: string): Outcome | undefined =>
 
 export const isFinalState = (state: string) => outcomeOf(state) !== undefined
 
-/** The transfer events of a status: its first transfer's, else the deprecated flat list; undefined when the router sent neither. */
-export const transferEventsOf = (s: TxStatusResponse) => s.transfers?.[0]?.transfer_sequence ?? s.transfer_sequence
+/**
+ * The transfer events of a status: every transfer's (a tx may start several: "all transfers
+ * initiated by the transaction"), in order, else the deprecated flat list; undefined when the
+ * router sent neither.
+ */
+export const transferEventsOf = (s: TxStatusResponse) =>
+  s.transfers && s.transfers.length > 0 ? s.transfers.flatMap((t) => t.transfer_sequence) : s.transfer_sequence

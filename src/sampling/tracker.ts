@@ -253,7 +253,13 @@ const flushObserved = (tx: TrackedTx, key: string, observed: Observed) =>
  * re-registration along the way (as the Skip SDK's retry_track), then a clear error (a wrong hash
  * or chain id looks the same from here).
  */
-const pollUntilFinal = (options: TrackOptions, tx: TrackedTx, resumed: boolean, observed: Observed) =>
+const pollUntilFinal = <E, R>(
+  options: TrackOptions,
+  tx: TrackedTx,
+  resumed: boolean,
+  observed: Observed,
+  save: Effect.Effect<void, E, R>
+) =>
   Effect.gen(function* () {
     const router = yield* RouterClient
     const schedule = options.schedule ?? WALLET_POLLING
@@ -286,8 +292,10 @@ const pollUntilFinal = (options: TrackOptions, tx: TrackedTx, resumed: boolean, 
       const now = new Date()
       if (status.state !== observed.last) {
         observed.changes.push({ state: status.state, row: transfers.toRow({ tx, observedAt: now, status }) })
-        options.onChange?.(status, (now.getTime() - Date.parse(tx.registeredAt)) / 1000, resumed)
         observed.last = status.state
+        // committed as it is seen: the router tells only the current state, so one lost (a kill -9) is lost for good
+        yield* save
+        options.onChange?.(status, (now.getTime() - Date.parse(tx.registeredAt)) / 1000, resumed)
       }
       if (isFinalState(status.state)) return status
       yield* Effect.sleep(nextPollDelay(now.getTime(), eta, schedule))
@@ -311,7 +319,7 @@ export const trackTransfer = (options: TrackOptions) =>
     // a flush that fails (the lock held by another run past its wait, a full disk) fails the run
     // with its own one line, in place of the poll's outcome: the states seen were not recorded
     const unsaved: { error?: Effect.Effect.Error<typeof flush> } = {}
-    const final = yield* pollUntilFinal(options, tx, resumed, observed).pipe(
+    const final = yield* pollUntilFinal(options, tx, resumed, observed, flush).pipe(
       Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: gaveUp }),
       Effect.ensuring(flush.pipe(Effect.catchAll((e) => Effect.sync(() => void (unsaved.error = e))))),
       Effect.catchAll((e) => Effect.fail(unsaved.error ?? e))

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
 import { ASSETS } from "../../src/devnet/router-graph.js"
 import { nextPollDelay, WALLET_POLLING } from "../../src/sampling/tracker.js"
-import { runCli } from "../support/cli.js"
+import { runCli, startCli } from "../support/cli.js"
 import { queryLake, scan } from "../support/lake.js"
 import { json, startProxy } from "../support/hostile.js"
 import { bridgeAndBroadcast as bridged, FAST_POLL } from "../support/router.js"
@@ -239,6 +239,41 @@ describe("chain-lake track", () => {
     expect(again.code, again.stderr).toBe(0)
     const [last] = await queryLake(`SELECT state, outcome FROM ${scan(dir, "transfers")} ORDER BY observed_at DESC LIMIT 1`)
     expect(last).toEqual({ state: "STATE_COMPLETED_SUCCESS", outcome: "success" })
+  })
+
+  it("each state change is committed as it is printed: a track killed with SIGKILL keeps every state it showed (the router tells only the current one), and a rerun goes on without repeating one", async () => {
+    const { txHash } = await bridgeAndBroadcast("success")
+    const dir = mkdtempSync(join(tmpdir(), "chain-lake-track-"))
+    const stuck = await startProxy(devnet.routerUrl, async (req, forward) => {
+      const res = await forward()
+      if (req.url.pathname !== "/v2/tx/status" || res.status !== 200) return res
+      const body = JSON.parse(res.body)
+      return json({
+        ...body,
+        state: body.state === "STATE_SUBMITTED" ? body.state : "STATE_PENDING",
+        transfers: [],
+        transfer_asset_release: null
+      })
+    })
+    try {
+      const { child } = await startCli(
+        ["track", "--router-url", stuck.url, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", dir, ...FAST_POLL],
+        /STATE_PENDING/
+      )
+      const exited = new Promise((resolve) => child.once("exit", resolve))
+      child.kill("SIGKILL")
+      await exited
+    } finally {
+      await stuck.close()
+    }
+    const rows = await queryLake(`SELECT state FROM ${scan(dir, "transfers")} ORDER BY observed_at`)
+    expect(rows.map((r) => r.state)).toEqual(["STATE_SUBMITTED", "STATE_PENDING"])
+    const again = await track(devnet.routerUrl, txHash, dir)
+    expect(again.code, again.stderr).toBe(0)
+    const states = (await queryLake(`SELECT state FROM ${scan(dir, "transfers")} ORDER BY observed_at`)).map((r) => r.state)
+    expect(states.slice(0, 2)).toEqual(["STATE_SUBMITTED", "STATE_PENDING"])
+    expect(states.at(-1)).toBe("STATE_COMPLETED_SUCCESS")
+    expect(new Set(states).size).toBe(states.length)
   })
 
   it("--timeout must be a duration above 0: one line, exit 2", async () => {

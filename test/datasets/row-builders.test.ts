@@ -338,7 +338,7 @@ describe("transfers rows", () => {
     error: { type: "STATUS_ERROR_TRANSFER", message: "packet acknowledgement error" }
   }
 
-  it("a state change: each column holds the value its name says, transfers read from the first transfer", () => {
+  it("a state change: each column holds the value its name says, transfer events read from the transfers", () => {
     const r = named(transferColumns, transferRow(tx, new Date("2026-11-23T10:00:12.500Z"), status))
     expect(r).toEqual({
       tx_hash: "ABC123",
@@ -411,6 +411,20 @@ describe("transfers rows", () => {
         txs: [{ role: "timeout_tx", chain_id: null, tx_hash: "T1", explorer_link: null, on_chain_at: null }]
       }
     ])
+  })
+
+  it("a tx that starts several transfers: every transfer's events, in order (the first alone was kept: a failed second leg appeared nowhere)", () => {
+    const two: TxStatusResponse = {
+      state: "STATE_PENDING_ERROR",
+      transfer_sequence: [{ ibc_transfer: { state: "TRANSFER_SUCCESS" } }, { axelar_transfer: { state: "AXELAR_TRANSFER_FAILURE" } }],
+      transfers: [
+        { state: "STATE_COMPLETED_SUCCESS", transfer_sequence: [{ ibc_transfer: { state: "TRANSFER_SUCCESS" } }] },
+        { state: "STATE_PENDING_ERROR", transfer_sequence: [{ axelar_transfer: { state: "AXELAR_TRANSFER_FAILURE" } }] }
+      ]
+    }
+    const r = named(transferColumns, transferRow(tx, new Date("2026-11-23T10:00:01.000Z"), two))
+    expect(r.transfer_states).toBe('["ibc_transfer:TRANSFER_SUCCESS","axelar_transfer:AXELAR_TRANSFER_FAILURE"]')
+    expect(JSON.parse(String(r.hops)).map((h: { kind: string }) => h.kind)).toEqual(["ibc_transfer", "axelar_transfer"])
   })
 
   it("a status with no transfer events at all (transfer_sequence is deprecated and may be absent): states and hops NULL, not a failure", () => {
