@@ -94,7 +94,7 @@ export const sampleCommand = Command.make(
         onRound: (r) => {
           if (r.reference?.notServed.length) console.error(notServedNotice(r.reference.notServed))
           console.log(
-            `round ${r.roundId}: ${r.quotes} quotes, ${r.ok} routes, ${r.failed} failed → ${resolve(o.out)}/route_quotes/${r.file}`
+            `round ${r.roundId}: ${r.quotes} quotes, ${r.ok} routes, ${r.failed} failed → ${r.files.map((f) => `${resolve(o.out)}/route_quotes/${f}`).join(", ")}`
           )
         },
         onSkipped: (e) => console.error(`${new Date().toISOString()} round skipped: ${e.message}`)

@@ -30,8 +30,7 @@ export interface Quote {
 
 const num = (s: string | null | undefined) => (s === undefined || s === null || s === "" ? null : Number(s))
 const fees = (r: RouteResponse) => r.estimated_fees ?? []
-/** USD of the fees with `behavior` (deducted from the amount, or paid on top of it) */
-/** USD of the fees of `behavior`; a fee that names none is deducted, the router's default (its FeeBehavior) */
+/** USD of the fees of `behavior` (deducted from the amount, or paid on top of it); a fee that names none is deducted, the router's default (its FeeBehavior) */
 const feesUsd = (r: RouteResponse, behavior: string) =>
   fees(r).reduce((s, f) => s + ((f.fee_behavior ?? "FEE_BEHAVIOR_DEDUCTED") === behavior ? (num(f.usd_amount) ?? 0) : 0), 0)
 /** each operation's kind, tx, amounts, chains, bridge and the fees charged on it (one per fee: denoms differ) */
@@ -53,6 +52,9 @@ const operationsOf = (r: RouteResponse) =>
         .map((f) => ({ amount: f.amount, denom: f.origin_asset.denom }))
     }
   })
+/** whether base units (decimal digits) fit DECIMAL(38,0) */
+const fitsDecimal38 = (units: string) => units.replace(/^0+(?=\d)/, "").length <= 38
+
 /** a value of the route, or NULL when the quote failed */
 const ofRoute =
   <A>(f: (r: RouteResponse) => A) =>
@@ -85,14 +87,21 @@ export const routeQuotes = defineSample({
     col(
       "amount_out",
       "DECIMAL(38,0)",
-      "expected output, base units",
+      "expected output, base units; NULL beyond 38 digits (amount_out_text is exact)",
+      ofRoute((r) => (fitsDecimal38(r.amount_out) ? r.amount_out : null))
+    ),
+    // a router's amounts are unbounded decimal text (uint256 on EVM chains)
+    col(
+      "amount_out_text",
+      "VARCHAR",
+      "expected output as exact decimal text",
       ofRoute((r) => r.amount_out)
     ),
     col(
       "estimated_amount_out",
       "DECIMAL(38,0)",
-      "output before fees",
-      ofRoute((r) => r.estimated_amount_out ?? null)
+      "output before fees; NULL beyond 38 digits",
+      ofRoute((r) => (r.estimated_amount_out != null && fitsDecimal38(r.estimated_amount_out) ? r.estimated_amount_out : null))
     ),
     col(
       "effective_rate",

@@ -12,7 +12,12 @@ export const richList = (c: Chain, rawDenom: string, q: URLSearchParams): Devnet
   const denom = rawDenom.replaceAll("%2F", "/").toLowerCase()
   const index = c.denomIndex(denom)
   // only EVM resolves the denom to a contract first (and fails on an unknown one); elsewhere an unknown denom has no holders
-  if (index < 0 && c.isEvm) throw new HttpError(400, `failed to get contract address by denom: ${denom}: not found`)
+  // Rollytics' 400 with its querier's error: minievm's REST answer 404 with gRPC NotFound (util/querier/query.go executeHTTPRequest)
+  if (index < 0 && c.isEvm)
+    throw new HttpError(
+      400,
+      `[NETWORK_ERROR] network request to http://127.0.0.1:1317/minievm/evm/v1/contracts/by_denom?denom=${encodeURIComponent(denom)} failed: HTTP 404: {"code":5,"message":"collections: not found: key '${denom}' of type github.com/cosmos/gogoproto/types.BytesValue","details":[]}`
+    )
   const p = parsePagination(q)
   const holders = index < 0 ? [] : c.holders(index)
   if (!p.reverse) holders.reverse()

@@ -89,30 +89,52 @@ const newestSequence = (source: SourceService, list: AppendList, newest: ListPag
   return problem ? Effect.fail(source.untrustedPaging(list, null, problem)) : Effect.succeed(sequence)
 }
 
-/** the most heights below the tip a height counting list is read at (a replica lags a few blocks) */
+/** the most heights below the tip a counting list is read at (a replica lags a few blocks) */
 const COUNTED_HEIGHTS = 100
-/** the newest records a position counting list is read at: any one above the newest record counts */
+/** a position counting list is read newest first, this many records a page, at most COUNTED_PAGES pages */
 const COUNTED_RECORDS = 100
+const COUNTED_PAGES = 10
+
+/**
+ * The records of a position list above height `from`, newest first: pages back until one reaches
+ * `from` (or the list's start, or COUNTED_PAGES pages); and the newest height it holds.
+ */
+const newestRecords = (source: SourceService, list: AppendList, from: number) =>
+  Effect.gen(function* () {
+    const records: Array<unknown> = []
+    let key: string | null | undefined
+    for (let pages = 0; pages < COUNTED_PAGES; pages++) {
+      const page = yield* source.page(list, { ...(key ? { key } : {}), limit: COUNTED_RECORDS, reverse: true })
+      records.push(...page.items)
+      const lowest = page.items.length > 0 ? list.heightOf(page.items.at(-1)) : 0
+      if (lowest <= from || !page.nextKey || page.items.length < COUNTED_RECORDS) break
+      key = page.nextKey
+    }
+    return { records, reached: Math.max(0, ...records.map((r) => list.heightOf(r))) }
+  })
 
 /**
  * A position list whose newest record (at `newest`) is below the plan's tip `to`: the heights above
- * it up to the tip must count none of its records on its counting list (AppendList.countedBy),
- * else the plan would end short of the tip with exit 0. A height counting list is read at those
- * heights (the last COUNTED_HEIGHTS of them); a position one at its newest COUNTED_RECORDS
- * records, and where those end below the tip, it is held to its own counting list in turn (a
- * replica behind would show nothing above).
+ * it up to the tip (the last COUNTED_HEIGHTS of them) must count none of its records on its
+ * counting list (AppendList.countedBy), else the plan would end short of the tip with exit 0. A
+ * height counting list is read at those heights; a position one newest first down to them, and
+ * where it ends below the tip, it is held to its own counting list in turn (a replica behind would
+ * show nothing above).
  */
 const noneAbove = (source: SourceService, list: AppendList, newest: number, to: number): Effect.Effect<void, SourceFailure> => {
   const counted = list.countedBy
   if (!counted) return Effect.void
   const from = Math.max(newest, to - COUNTED_HEIGHTS)
-  const height = counted.list.unit === "height"
-  const request: PageRequest = height
-    ? { key: source.keyAfter(counted.list, from), limit: to - from, reverse: false }
-    : { limit: COUNTED_RECORDS, reverse: true }
-  return Effect.flatMap(source.page(counted.list, request), (page) => {
+  const byHeight = counted.list.unit === "height"
+  const read = byHeight
+    ? Effect.map(source.page(counted.list, { key: source.keyAfter(counted.list, from), limit: to - from, reverse: false }), (page) => ({
+        records: page.items as ReadonlyArray<unknown>,
+        reached: to
+      }))
+    : newestRecords(source, counted.list, from)
+  return Effect.flatMap(read, ({ records, reached }) => {
     const counts = new Map<number, number>()
-    for (const record of page.items) {
+    for (const record of records) {
       const at = counted.list.heightOf(record)
       if (at > newest && at <= to) counts.set(at, (counts.get(at) ?? 0) + counted.count(record))
     }
@@ -120,8 +142,7 @@ const noneAbove = (source: SourceService, list: AppendList, newest: number, to: 
       const problem = newestBehindStatus(newest, at, counts.get(at)!, to)
       if (problem) return Effect.fail(source.untrustedPaging(list, null, problem))
     }
-    const reached = Math.max(0, ...page.items.map((record) => counted.list.heightOf(record)))
-    return !height && reached < to ? noneAbove(source, counted.list, reached, to) : Effect.void
+    return !byHeight && reached < to ? noneAbove(source, counted.list, reached, to) : Effect.void
   })
 }
 

@@ -245,14 +245,16 @@ const readConsistent = (
       const once = yield* readOnce(d, lists, before, writer, pageSize)
       const duplicates = yield* writer.repeats(d.key)
       const after = (yield* source.status).watermarks[d.watermark] ?? mark
-      // (rows of lists with estimated totals are not added up: their repeats are what tells a read went wrong)
-      held = after === mark && once.total !== undefined ? mark : undefined
       // keys held less the lists' totals: short (skipped rows) or over (the data changed)
       const offBy = once.total === undefined ? 0 : writer.rows() - duplicates - once.total
       const missing = Math.max(0, -offBy)
       // where a list's total is an estimate, keys cannot be counted against it: the read must not repeat one
       const counted = once.total !== undefined ? offBy === 0 : duplicates === 0
       const consistent = after === mark && counted && once.later === 0
+      // (rows of lists with estimated totals are not added up: their repeats are what tells a read went wrong)
+      // (nor are reads that saw the data change: rows from past the height, more keys than counted, a list gone or back)
+      const sameLists = read.reads === 0 || sameKeys(once.absent, read.absent)
+      held = after === mark && once.total !== undefined && once.later === 0 && offBy <= 0 && sameLists ? mark : undefined
       read = { reads, duplicates, after, consistent, missing, snapshotTime: once.snapshotTime, absent: once.absent }
       if (!consistent && reads < MAX_READS) {
         const what = [
@@ -267,6 +269,9 @@ const readConsistent = (
     }
     return read
   })
+
+/** Whether two maps have the same keys. */
+const sameKeys = <K>(a: ReadonlyMap<K, unknown>, b: ReadonlyMap<K, unknown>) => a.size === b.size && [...a.keys()].every((k) => b.has(k))
 
 /** One read of every list into `writer`, each row stamped with the read's time. */
 const readOnce = (d: SnapshotDataset, lists: ReadonlyArray<SnapshotList>, before: number, writer: StagedFile, pageSize: number) =>

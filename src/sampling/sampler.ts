@@ -30,7 +30,7 @@ export const SamplingPlan = Schema.Struct({
           Schema.pattern(/^[0-9]+$/, { message: () => "a whole number of base units, in digits" }),
           Schema.maxLength(38, { message: () => "at most 38 digits (route_quotes keeps amounts as DECIMAL(38,0))" })
         )
-      )
+      ).pipe(Schema.minItems(1))
     })
   ).pipe(Schema.minItems(1)),
   variants: Schema.Array(
@@ -132,7 +132,8 @@ export interface RoundResult {
   readonly quotes: number
   readonly ok: number
   readonly failed: number
-  readonly file: string
+  /** the round's files, under route_quotes/: one per UTC day its quotes were asked on */
+  readonly files: ReadonlyArray<string>
   /** router_assets and router_chains, when the round read them */
   readonly reference?: ReferenceResult
 }
@@ -274,9 +275,9 @@ export const sampleRound = (
       concurrency: options.concurrency ?? 8
     })
     // stored, a round of 503s read as every pair unavailable in route_quote_stats, with exit 0
-    // stored, refusals of the key read as routes unavailable; another round is refused alike: the run fails
+    // stored, a round refused for its credentials read as routes unavailable; another round is refused alike: the run fails
     const denied = unanswered.find(refused)
-    if (denied)
+    if (denied && asks.length > 0 && unanswered.length === asks.length)
       return yield* new RouterRefusedError({
         message: `the router refused the round's requests (${describeRouterError(denied)}): check its credentials (--header, or user:pass@ in --router-url); nothing of this round is stored; rounds before it are kept`
       })
@@ -284,7 +285,7 @@ export const sampleRound = (
       return yield* new RouterUnavailableError({
         message: `the router answered none of the round's ${asks.length} asks (${describeRouterError(unanswered[0])}): nothing of this round is stored; rounds before it are kept`
       })
-    const [rel] = yield* commitRows(routeQuotes, rows, roundId)
+    const files = yield* commitRows(routeQuotes, rows, roundId)
     const okColumn = routeQuotes.columns.findIndex((c) => c.name === "ok")
     const ok = rows.filter((r) => r[okColumn] === true).length
     const wanted = options.withReference === true ? METADATA_IF_SERVED : options.withReference || undefined
@@ -294,7 +295,7 @@ export const sampleRound = (
       quotes: rows.length,
       ok,
       failed: rows.length - ok,
-      file: rel,
+      files,
       ...(reference ? { reference } : {})
     } satisfies RoundResult
   })

@@ -158,7 +158,7 @@ describe("chain-lake export", () => {
     const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", tmp(), "--datasets", "holders", "--denoms", "nosuch"])
     expect(r.code).toBe(1)
     expect(r.stderr.trim().split("\n").at(-1)).toMatch(
-      /^chain-lake: error: holders: the source has no holders of nosuch \(failed to .*nosuch.*\)/
+      /^chain-lake: error: holders: the source has no holders of nosuch \(.*nosuch.*collections: not found.*\)/
     )
     const bad = await startDevnet({ seed: 19, blocks: 40, faults: "malformed=1" })
     try {

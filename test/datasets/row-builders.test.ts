@@ -128,6 +128,7 @@ describe("route_quotes rows", () => {
       is_op_withdraw: null,
       amount_in: "123456789012345678901234",
       amount_out: "1500",
+      amount_out_text: "1500",
       estimated_amount_out: "1510",
       effective_rate: 0.75,
       usd_amount_in: 2.5,
@@ -211,6 +212,15 @@ describe("route_quotes rows", () => {
       error_kind: null,
       error_message: null
     })
+  })
+
+  it("an output past DECIMAL(38,0) (a router's amounts are unbounded: uint256 on EVM) is NULL there and exact in amount_out_text", () => {
+    const huge = "1234567890123456789000000000000000000000"
+    const r = named(routeQuoteColumns, routeQuoteRow(asked, { route: { ...route, amount_out: huge, estimated_amount_out: huge } }))
+    expect(r).toMatchObject({ amount_out: null, amount_out_text: huge, estimated_amount_out: null, ok: true })
+    // 38 digits fit, leading zeros aside
+    const edge = `00${"9".repeat(38)}`
+    expect(named(routeQuoteColumns, routeQuoteRow(asked, { route: { ...route, amount_out: edge } })).amount_out).toBe(edge)
   })
 
   it("a route without the optional parts leaves them empty, not zero", () => {

@@ -102,14 +102,17 @@ describe("a real EVM rollup", () => {
     try {
       proxy = await startProxy(devnet.indexerUrl, (req, forward) =>
         /\/indexer\/richlist\/v1\/ibc/i.test(req.path)
-          ? text(400, `failed to get contract address by denom: ${decodeURIComponent(req.url.pathname.split("/").at(-1)!)}: not found`)
+          ? text(
+              400,
+              `[NETWORK_ERROR] network request to http://node:1317/minievm/evm/v1/contracts/by_denom?denom=ibc failed: HTTP 404: {"code":5,"message":"collections: not found: key '${decodeURIComponent(req.url.pathname.split("/").at(-1)!)}' of type github.com/cosmos/gogoproto/types.BytesValue","details":[]}`
+            )
           : forward()
       )
       const out = tmp()
       const r = await runCli(["export", "--indexer-url", proxy.url, "--out", out, "--datasets", "blocks,holders"])
       expect(r.code, r.stderr).toBe(0)
       expect(r.stderr).toMatch(
-        /holders: the source has no holders of ibc\/27394FB0\w+ \(failed to get contract address by denom: .*\); recorded as absent in the snapshot/
+        /holders: the source has no holders of ibc\/27394FB0\w+ \(.*collections: not found.*\); recorded as absent in the snapshot/
       )
       const [snapshot] = snapshots(out)
       expect(snapshot.absent).toEqual([expect.stringMatching(/^holders of ibc\//)])
@@ -297,6 +300,40 @@ describe("a plan read at a growing tip", () => {
       expect(r.code, r.stderr).toBe(0)
       expect((await scan(out, "evm_txs", "height")).length).toBe(receipts(1, 60))
     } finally {
+      await behind.stop()
+      await full.stop()
+    }
+  })
+
+  it("a newest-EVM-receipt probe ten blocks behind, where the newest 100 txs emitted no EVM logs but older ones above it did: the txs are read back down to the probe's height, and the run is refused", async () => {
+    const full = await startDevnet({ seed: 16, blocks: 60, txsPerBlock: 40 })
+    const behind = await startDevnet({ seed: 16, blocks: 50, txsPerBlock: 40 })
+    // the txs list's top blocks, as a replica between the two would serve them: no EVM logs there
+    const TOP = 57
+    const replicas = await startProxy(full.indexerUrl, async (request, forward) => {
+      if (request.path.startsWith("/indexer/tx/v1/evm-txs?") && !request.url.searchParams.has("pagination.key")) {
+        const res = await fetch(behind.indexerUrl + request.path)
+        return { status: res.status, headers: { "content-type": "application/json" }, body: await res.text() }
+      }
+      const reply = await forward()
+      if (!request.path.startsWith("/indexer/tx/v1/txs?")) return reply
+      const page = JSON.parse(reply.body) as { txs: Array<{ height: string; events: Array<{ type: string }> | null }> }
+      for (const tx of page.txs) if (Number(tx.height) >= TOP) tx.events = (tx.events ?? []).filter((e) => e.type !== "evm")
+      return { ...reply, body: JSON.stringify(page) }
+    })
+    try {
+      const heights = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, k) => from + k)
+      // more than a page of txs above the blind heights, and receipts between the probe and them
+      expect(heights(TOP, 60).reduce((n, h) => n + full.chain.blockTxCount(h), 0)).toBeGreaterThan(100)
+      expect(heights(51, TOP - 1).reduce((n, h) => n + full.chain.evmTxsAt(h).length, 0)).toBeGreaterThan(0)
+      const out = tmp()
+      const r = await runCli(["export", "--indexer-url", replicas.url, "--out", out, "--datasets", "evm_txs"])
+      expect(r.code, r.stderr).toBe(1)
+      expect(r.stderr.trim().split("\n").at(-1)).toMatch(
+        /pagination of evm-txs cannot be trusted: its newest record is at height 50, but block 5\d/
+      )
+    } finally {
+      await replicas.close()
       await behind.stop()
       await full.stop()
     }

@@ -28,11 +28,12 @@ export const probeWith =
     )
 
 /**
- * What a refused parameter lacks, in the lookup's words: minievm's "not found" (no ERC-20 contract
- * for the denom) or Rollytics' "empty contract address returned". The handler answers 400 with any
- * error of its lookup, a node timed out or down too ("context deadline exceeded"): no answer.
+ * What a refused parameter lacks, in the lookup's words: minievm's "collections: not found" (no
+ * ERC-20 contract for the denom: x/evm ContractAddrByDenom's NotFound) or Rollytics' "empty
+ * contract address returned". The handler answers 400 with any error of its lookup, a node timed
+ * out or down too ("context deadline exceeded", a gateway's "404 page not found"): no answer.
  */
-const LACKS = /not found|empty contract address/i
+const LACKS = /collections: not found|empty contract address/i
 
 /** The indexer's words when `failure` refused a parameter for lack of what it names (a 400 only: a 404 is a route, or a gateway, that is not there). */
 export const absentWords = (failure: SourceFailure): string | undefined => {
