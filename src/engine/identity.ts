@@ -336,11 +336,14 @@ export const historyGuard = (
       yield* manifests.recordIdentity(unrecorded, anchor)
       unrecorded = undefined
     })
-    // read before the check that follows it: the anchor still the run's then, the block below it is of the run's history too
+    // read before the check that follows it: the anchor still the run's then, a block at or below it is of the run's history too
+    // (one above it, where the run's anchor is an older one the source still serves, is not witnessed)
     const witness = (height: number) =>
-      Effect.map(source.blockHash(height), (hash) =>
-        hash === undefined || !witnessing ? Effect.void : manifests.recordIdentity(witnessing.chainId, { height, hash })
-      )
+      height > anchor.height
+        ? Effect.succeed(Effect.void)
+        : Effect.map(source.blockHash(height), (hash) =>
+            hash === undefined || !witnessing ? Effect.void : manifests.recordIdentity(witnessing.chainId, { height, hash })
+          )
     return { check: yield* sharedAfterAsking(check), ...(witnessing ? { witness } : {}) }
   })
 
