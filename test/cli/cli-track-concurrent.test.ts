@@ -12,7 +12,7 @@ import { startDevnet, type Devnet } from "../../src/devnet/index.js"
 import { BIN, runCli } from "../support/cli.js"
 import { queryLake, scan } from "../support/lake.js"
 import { json, startProxy } from "../support/hostile.js"
-import { bridgeAndBroadcast as bridged, FAST_POLL } from "../support/router.js"
+import { bridgeAndBroadcast as bridged, FAST_POLL, stuckRouter } from "../support/router.js"
 
 let devnet: Devnet
 const dirs: Array<string> = []
@@ -128,17 +128,7 @@ describe("chain-lake track, several runs on one --out", () => {
     const txHash = await bridgeAndBroadcast()
     const dir = newDir()
     // a router whose transfer never moves on from STATE_PENDING, so the run is still polling when the registry is damaged
-    const stuck = await startProxy(devnet.routerUrl, async (req, forward) => {
-      const res = await forward()
-      if (req.url.pathname !== "/v2/tx/status" || res.status !== 200) return res
-      const body = JSON.parse(res.body)
-      return json({
-        ...body,
-        state: body.state === "STATE_SUBMITTED" ? body.state : "STATE_PENDING",
-        transfers: [],
-        transfer_asset_release: null
-      })
-    })
+    const stuck = await stuckRouter(devnet.routerUrl)
     const child = spawn(
       process.execPath,
       [

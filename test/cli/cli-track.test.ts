@@ -14,7 +14,7 @@ import { nextPollDelay, WALLET_POLLING } from "../../src/sampling/tracker.js"
 import { runCli, startCli } from "../support/cli.js"
 import { queryLake, scan } from "../support/lake.js"
 import { json, startProxy } from "../support/hostile.js"
-import { bridgeAndBroadcast as bridged, FAST_POLL } from "../support/router.js"
+import { bridgeAndBroadcast as bridged, FAST_POLL, stuckRouter } from "../support/router.js"
 
 let devnet: Devnet
 let out: string
@@ -211,17 +211,7 @@ describe("chain-lake track", () => {
     const { txHash } = await bridgeAndBroadcast("success")
     const dir = mkdtempSync(join(tmpdir(), "chain-lake-track-"))
     // a router whose transfer never moves on from STATE_PENDING
-    const stuck = await startProxy(devnet.routerUrl, async (req, forward) => {
-      const res = await forward()
-      if (req.url.pathname !== "/v2/tx/status" || res.status !== 200) return res
-      const body = JSON.parse(res.body)
-      return json({
-        ...body,
-        state: body.state === "STATE_SUBMITTED" ? body.state : "STATE_PENDING",
-        transfers: [],
-        transfer_asset_release: null
-      })
-    })
+    const stuck = await stuckRouter(devnet.routerUrl)
     const started = Date.now()
     const t = await track(stuck.url, txHash, dir, "--timeout", "1500ms").finally(() => stuck.close())
     expect(Date.now() - started).toBeLessThan(15_000)
@@ -244,17 +234,7 @@ describe("chain-lake track", () => {
   it("each state change is committed as it is printed: a track killed with SIGKILL keeps every state it showed (the router tells only the current one), and a rerun goes on without repeating one", async () => {
     const { txHash } = await bridgeAndBroadcast("success")
     const dir = mkdtempSync(join(tmpdir(), "chain-lake-track-"))
-    const stuck = await startProxy(devnet.routerUrl, async (req, forward) => {
-      const res = await forward()
-      if (req.url.pathname !== "/v2/tx/status" || res.status !== 200) return res
-      const body = JSON.parse(res.body)
-      return json({
-        ...body,
-        state: body.state === "STATE_SUBMITTED" ? body.state : "STATE_PENDING",
-        transfers: [],
-        transfer_asset_release: null
-      })
-    })
+    const stuck = await stuckRouter(devnet.routerUrl)
     try {
       const { child } = await startCli(
         ["track", "--router-url", stuck.url, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", dir, ...FAST_POLL],

@@ -2,6 +2,7 @@
 import { ASSETS } from "../../src/devnet/router-graph.js"
 import { runCli } from "./cli.js"
 import { postJson } from "./http.js"
+import { json, startProxy } from "./hostile.js"
 export interface AssetRef {
   readonly chainId: string
   readonly denom: string
@@ -57,3 +58,17 @@ export const bridgeAndBroadcast = async (
     kinds: bridged.route.operation_kinds as Array<string>
   }
 }
+
+/** A proxy of the router at `routerUrl` whose transfers never move on from STATE_PENDING (a run tracking one is still polling). */
+export const stuckRouter = (routerUrl: string) =>
+  startProxy(routerUrl, async (req, forward) => {
+    const res = await forward()
+    if (req.url.pathname !== "/v2/tx/status" || res.status !== 200) return res
+    const body = JSON.parse(res.body)
+    return json({
+      ...body,
+      state: body.state === "STATE_SUBMITTED" ? body.state : "STATE_PENDING",
+      transfers: [],
+      transfer_asset_release: null
+    })
+  })
