@@ -148,15 +148,17 @@ export const runSnapshot = (
     const lists: ReadonlyArray<SnapshotList> = todo
     const writer = yield* Effect.acquireRelease((yield* ParquetSink).openFile(d.columns, d.sortKey), (w) => w.close())
     const read = yield* readConsistent(d, lists, before, writer, settings)
+    // the height its last read was taken at: the watermark may have moved from the one planned
+    const height = read.height
     const missing = [...read.absent].filter(([l]) => l.whenAbsent === "fail").map(([l, why]) => `the source has no ${l.label} (${why})`)
     const empties = [...read.absent].filter(([l]) => l.whenAbsent === "empty")
     for (const [l, why] of empties) settings.notice(`${d.name}: the source has no ${l.label} (${why}); recorded as absent in the snapshot`)
     const labels = lists.filter((l) => read.absent.get(l) === undefined || l.whenAbsent === "empty").map((l) => l.label)
     if (labels.length === 0) return { rows: 0, files: 0, bytes: 0, skipped: "every list named is absent from the source", missing }
     // staged as part 0: the commit gives the part its number, under the dataset's lock
-    const file = yield* writePending(writer, d.name, snapshotFile(before, 0), { min: before, max: before }, undefined, d.key)
+    const file = yield* writePending(writer, d.name, snapshotFile(height, 0), { min: height, max: height }, undefined, d.key)
     const snapshot = snapshotRecord(
-      before,
+      height,
       read,
       file.rows,
       labels,
@@ -167,13 +169,13 @@ export const runSnapshot = (
     if (!commit.committed) {
       // another writer committed some of these lists first: theirs stand; what is left is read again
       settings.notice(`${d.name}: ${commit.reason}; reading what is left of it again`)
-      return yield* runSnapshot(d, before, input, settings)
+      return yield* runSnapshot(d, height, input, settings)
     }
     const outcome: SnapshotOutcome = {
       rows: file.rows,
       files: 1,
       bytes: file.bytes,
-      snapshotHeight: before,
+      snapshotHeight: height,
       consistency: snapshot.consistency,
       committed: file,
       ...(missing.length > 0 ? { missing } : {})
@@ -206,6 +208,8 @@ interface SnapshotRead {
   readonly duplicates: number
   readonly after: number
   readonly consistent: boolean
+  /** the watermark the last read began at: the snapshot's height (where it moved from the one planned, the later one) */
+  readonly height: number
   /** keys the lists' totals count that no read served */
   readonly missing: number
   readonly snapshotTime: string
@@ -220,8 +224,9 @@ interface SnapshotRead {
  * whose order the database need not keep from one query to the next): reads at an unmoved
  * watermark are of the same rows, so they add up (what one skipped, another served; each key is
  * kept once: Dataset.key), and a read again asks the source's largest pages (the fewest page
- * boundaries). A watermark that moves starts over. Keys are counted in DuckDB (which spills if need
- * be), so no key set grows with the snapshot in memory.
+ * boundaries). A watermark that moves starts over, and the snapshot is of the height its last read
+ * began at (filed and labelled there, not at the height planned). Keys are counted in DuckDB (which
+ * spills if need be), so no key set grows with the snapshot in memory.
  */
 const readConsistent = (
   d: SnapshotDataset,
@@ -232,7 +237,16 @@ const readConsistent = (
 ) =>
   Effect.gen(function* () {
     const source = yield* Source
-    let read: SnapshotRead = { reads: 0, duplicates: 0, after: before, consistent: false, missing: 0, snapshotTime: "", absent: new Map() }
+    let read: SnapshotRead = {
+      reads: 0,
+      duplicates: 0,
+      after: before,
+      consistent: false,
+      height: before,
+      missing: 0,
+      snapshotTime: "",
+      absent: new Map()
+    }
     // the watermark every read the writer holds was taken at, where it held still through each
     let held: number | undefined
     while (read.reads < MAX_READS && !read.consistent) {
@@ -242,7 +256,8 @@ const readConsistent = (
       // Stryker disable next-line ConditionalExpression,EqualityOperator: before the first read the writer holds nothing to discard
       if (reads > 1 && held !== mark) yield* writer.discard()
       const pageSize = reads === 1 ? settings.pageSize : Math.max(settings.pageSize, source.maxPageSize)
-      const once = yield* readOnce(d, lists, before, writer, pageSize)
+      // (read as of `mark`: a row holding state from past it is from later than the snapshot)
+      const once = yield* readOnce(d, lists, mark, writer, pageSize)
       const duplicates = yield* writer.repeats(d.key)
       const after = (yield* source.status).watermarks[d.watermark] ?? mark
       // keys held less the lists' totals: short (skipped rows) or over (the data changed)
@@ -255,14 +270,14 @@ const readConsistent = (
       // (nor are reads that saw the data change: rows from past the height, more keys than counted, a list gone or back)
       const sameLists = read.reads === 0 || sameKeys(once.absent, read.absent)
       held = after === mark && once.total !== undefined && once.later === 0 && offBy <= 0 && sameLists ? mark : undefined
-      read = { reads, duplicates, after, consistent, missing, snapshotTime: once.snapshotTime, absent: once.absent }
+      read = { reads, duplicates, after, consistent, height: mark, missing, snapshotTime: once.snapshotTime, absent: once.absent }
       if (!consistent && reads < MAX_READS) {
         const what = [
           after !== mark ? `the ${d.watermark} moved (${mark} → ${after})` : undefined,
           missing > 0 ? `${missing} of the ${once.total} rows its pagination.total counts not served yet` : undefined,
           offBy > 0 ? `${offBy} rows more than its pagination.total counts` : undefined,
           once.total === undefined && duplicates > 0 ? `pages overlapped (${duplicates} duplicates)` : undefined,
-          once.later > 0 ? `${once.later} rows hold state from after height ${before}` : undefined
+          once.later > 0 ? `${once.later} rows hold state from after height ${mark}` : undefined
         ]
         settings.notice(`${d.name}: ${what.filter((w) => w !== undefined).join(", ")} during the read; reading again`)
       }

@@ -606,16 +606,18 @@ describe("export: a snapshot under a moving watermark", () => {
         )
       )
     )
-    expect(described.rows).toEqual([["nft_collections", String(tip() + 1), false, String(tip() + 1), String(tip() + calls()), 3]])
+    expect(described.rows).toEqual([
+      ["nft_collections", String(tip() + calls() - 1), false, String(tip() + calls() - 1), String(tip() + calls()), 3]
+    ])
     expect(manifest.snapshots.length).toBe(1)
     expect(manifest.snapshots[0]).toMatchObject({
       consistency: "best-effort",
       reads: 3,
       rows: collections(),
       duplicates_dropped: 0,
-      // labelled with the height seen at the start; the last /status call saw the last height
-      snapshot_height: tip() + 1,
-      watermark_before: tip() + 1,
+      // labelled with the height its last read began at (the next to last /status call); the last call saw the last height
+      snapshot_height: tip() + calls() - 1,
+      watermark_before: tip() + calls() - 1,
       watermark_after: tip() + calls(),
       note: expect.stringMatching(/changed while it was read/)
     })
@@ -633,7 +635,7 @@ describe("export: a snapshot under a moving watermark", () => {
     expect(notices.filter((n) => /moved .* reading again/.test(n)).length).toBe(2)
   })
 
-  it("a watermark that moved once, during the first read, is judged again from where it stood before the second: exact, read twice", async () => {
+  it("a watermark that moved once, during the first read, is judged again from where it stood before the second: exact, read twice, and filed at that height (it was filed at the height planned, under which it was no snapshot)", async () => {
     let calls = 0
     const server = await proxy(async (req, forward) => {
       const res = await forward()
@@ -648,8 +650,8 @@ describe("export: a snapshot under a moving watermark", () => {
     expect(manifest.snapshots[0]).toMatchObject({
       consistency: "exact",
       reads: 2,
-      snapshot_height: tip(),
-      watermark_before: tip(),
+      snapshot_height: tip() + 1,
+      watermark_before: tip() + 1,
       watermark_after: tip() + 1,
       rows: collections()
     })
