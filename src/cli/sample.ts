@@ -93,6 +93,10 @@ export const sampleCommand = Command.make(
         metadata,
         onRound: (r) => {
           if (r.reference?.notServed.length) console.error(notServedNotice(r.reference.notServed))
+          if (r.refused)
+            console.error(
+              `notice: round ${r.roundId}: the router refused ${r.refused.asks} of its asks for their credentials (${r.refused.why}): not stored`
+            )
           console.log(
             `round ${r.roundId}: ${r.quotes} quotes, ${r.ok} routes, ${r.failed} failed → ${r.files.map((f) => `${resolve(o.out)}/route_quotes/${f}`).join(", ")}`
           )

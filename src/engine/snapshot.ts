@@ -171,6 +171,8 @@ export const runSnapshot = (
       settings.notice(`${d.name}: ${commit.reason}; reading what is left of it again`)
       return yield* runSnapshot(d, height, input, settings)
     }
+    // (the summary says "best-effort"; this says why, rows missing included)
+    if (snapshot.note) settings.notice(`${d.name}: snapshot ${height} committed as best-effort: ${snapshot.note}`)
     const outcome: SnapshotOutcome = {
       rows: file.rows,
       files: 1,

@@ -132,6 +132,8 @@ export interface RoundResult {
   readonly quotes: number
   readonly ok: number
   readonly failed: number
+  /** asks the router refused for the request's credentials (401, 403): not stored, they say nothing of a route */
+  readonly refused?: { readonly asks: number; readonly why: string }
   /** the round's files, under route_quotes/: one per UTC day its quotes were asked on */
   readonly files: ReadonlyArray<string>
   /** router_assets and router_chains, when the round read them */
@@ -251,11 +253,14 @@ const quoteRow = (router: RouterClientService, q: QuoteAsked, unanswered: Array<
         ...(q.isOpWithdraw !== undefined ? { is_op_withdraw: q.isOpWithdraw } : {})
       })
       .pipe(
-        // a failed quote is data, not a crash: every ask becomes exactly one row
+        // a failed quote is data, not a crash: every ask becomes exactly one row, but one refused
+        // for the request's credentials (401, 403), which says nothing of the route asked
         Effect.either,
         Effect.tap((r) => void (Either.isLeft(r) && (notAnswered(r.left) || refused(r.left)) && unanswered.push(r.left))),
         Effect.map((r) =>
-          routeQuotes.toRow({ asked: { ...q, sampledAt }, ...(Either.isRight(r) ? { route: r.right } : { error: r.left }) })
+          Either.isLeft(r) && refused(r.left)
+            ? undefined
+            : routeQuotes.toRow({ asked: { ...q, sampledAt }, ...(Either.isRight(r) ? { route: r.right } : { error: r.left }) })
         )
       )
   })
@@ -271,9 +276,10 @@ export const sampleRound = (
     const roundId = started.toISOString().replace(/[-:.]/g, "").replace("T", "-")
     const asks = roundAsks(plan, started, roundId)
     const unanswered: Array<RouterError> = []
-    const rows: Array<Row> = yield* Effect.forEach(asks, (q) => quoteRow(router, q, unanswered), {
+    const answered = yield* Effect.forEach(asks, (q) => quoteRow(router, q, unanswered), {
       concurrency: options.concurrency ?? 8
     })
+    const rows = answered.filter((row): row is Row => row !== undefined)
     // stored, a round of 503s read as every pair unavailable in route_quote_stats, with exit 0
     // stored, a round refused for its credentials read as routes unavailable; another round is refused alike: the run fails
     const denied = unanswered.find(refused)
@@ -295,6 +301,7 @@ export const sampleRound = (
       quotes: rows.length,
       ok,
       failed: rows.length - ok,
+      ...(denied ? { refused: { asks: asks.length - rows.length, why: describeRouterError(denied) } } : {}),
       files,
       ...(reference ? { reference } : {})
     } satisfies RoundResult

@@ -298,6 +298,26 @@ describe("route sampling", () => {
     } finally {
       await denying.close()
     }
+    // a router refusing some asks (a bot filter, a key revoked mid-round): those are no quotes, said so; the others stored
+    let every = 0
+    const someDenied = await startProxy(devnet.routerUrl, (r, forward) =>
+      r.url.pathname.endsWith("/route") && every++ % 2 === 0 ? json({ code: 7, message: "forbidden", details: [] }, 403) : forward()
+    )
+    try {
+      const partly = tmp()
+      const r = await runCli(["sample-routes", "--router-url", someDenied.url, "--out", partly, "--datasets", "route_quotes"])
+      expect(r.code, r.stderr).toBe(0)
+      const refused = Number(/the router refused (\d+) of its asks for their credentials \(router answered 403/.exec(r.stderr)?.[1])
+      expect(refused).toBeGreaterThan(0)
+      const [stored] = await queryLake(
+        `SELECT count(*) AS n, count(*) FILTER (WHERE error_message LIKE '%forbidden%') AS forbidden FROM ${scan(partly, "route_quotes")}`
+      )
+      const plan = await Effect.runPromise(loadPlan(DEFAULT_PLAN))
+      const asks = plan.pairs.reduce((n, p) => n + p.amounts.length, 0) * plan.variants.length
+      expect({ n: Number(stored.n), forbidden: Number(stored.forbidden) }).toEqual({ n: asks - refused, forbidden: 0 })
+    } finally {
+      await someDenied.close()
+    }
   })
 
   it("a round the router answered not at all (every ask 503) is an outage: the run fails, and nothing of it is stored as quotes", async () => {
