@@ -12,6 +12,7 @@ import { evmReceiptsAt, internalTxsAt } from "../../src/devnet/render.js"
 import { keccak256Hex } from "../../src/evm/keccak.js"
 import { internalTxRows } from "../support/chain-model.js"
 import { runCli } from "../support/cli.js"
+import { startProxy } from "../support/hostile.js"
 import { queryLake, scan } from "../support/lake.js"
 import { tempDirs } from "../support/tmp.js"
 
@@ -93,6 +94,33 @@ describe("receipts standing for cosmos txs", () => {
       `SELECT height, min(tx_index) lo, max(tx_index) hi, count(*) n, count(DISTINCT tx_index) d FROM ${scan(out, "evm_txs")} GROUP BY 1`
     )
     expect(blocks.every((b) => Number(b.lo) === 1 && Number(b.hi) === Number(b.n) && Number(b.d) === Number(b.n))).toBe(true)
+  })
+})
+
+describe("the cosmos txs a block's synthetic receipts stand for", () => {
+  it("are read in one request per block where its page completes the block's count (the empty page after it cost one more each); a server serving fewer rows than asked is walked on, every link kept", async () => {
+    const byHeight = (path: string) => /^\/indexer\/tx\/v1\/txs\/by_height\/\d+/.test(path)
+    const counting = await startProxy(devnet.indexerUrl, (_req, forward) => forward())
+    // at most 2 rows a page, whatever was asked: the count (total) says the block holds more
+    const capping = await startProxy(devnet.indexerUrl, async (req, forward) => {
+      if (!byHeight(req.path)) return forward()
+      const reply = await forward(req.path.replace(/pagination\.limit=\d+/, "pagination.limit=2"))
+      return reply
+    })
+    try {
+      const linked = `SELECT count(*) FILTER (WHERE is_cosmos_tx) AS cosmos, count(*) FILTER (WHERE is_cosmos_tx AND cosmos_tx_hash IS NULL) AS unlinked, count(DISTINCT height) FILTER (WHERE is_cosmos_tx) AS heights`
+      const synthetic = receipts(devnet).filter((x) => x.synthetic)
+      for (const server of [counting, capping]) {
+        const out = tmp()
+        const r = await runCli(["export", "--indexer-url", server.url, "--out", out, "--datasets", "evm_txs"], { timeoutMs: 120_000 })
+        expect(r.code, r.stderr).toBe(0)
+        const [counts] = await queryLake(`${linked} FROM ${scan(out, "evm_txs")}`)
+        expect({ cosmos: Number(counts.cosmos), unlinked: Number(counts.unlinked) }).toEqual({ cosmos: synthetic.length, unlinked: 0 })
+        if (server === counting) expect(server.requests.filter((q) => byHeight(q.path)).length).toBe(Number(counts.heights))
+      }
+    } finally {
+      await Promise.all([counting.close(), capping.close()])
+    }
   })
 })
 

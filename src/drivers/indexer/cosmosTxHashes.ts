@@ -1,5 +1,5 @@
 /**
- * The cosmos tx hashes of a block, from txs/by_height/{h} (keyset pages walked to the end), asked
+ * The cosmos tx hashes of a block, from txs/by_height/{h} (keyset pages walked to the end, or to its count), asked
  * only for blocks holding an EVM receipt that stands for a cosmos tx: such a receipt names its
  * cosmos tx only through a hash derived from it (datasets/evm_txs.ts). A block's hashes never
  * change, so they are remembered for the run.
@@ -28,7 +28,11 @@ const readHashes = (page: PageReader, height: number, hashes: Array<string>): Ef
         return Effect.fail(invalidRecord(list, p.key, index, { path: "txhash", message: "expected a tx with a string txhash" }))
       hashes.push(p.latin1 ? restoreString(hash) : hash)
     }
-    return Effect.succeed({ key: p.key, nextKey: p.nextKey, count: p.items.length })
+    // a page short of the limit that completes the block's COUNT (by_height's total, "-1" past its
+    // timeout) is the last: the real indexer names a next_key on every page with rows, and its empty
+    // page cost a request per block; a server that serves fewer rows than asked is walked on
+    const complete = p.items.length < TX_HASH_PAGE && Number(p.total) === hashes.length
+    return Effect.succeed({ key: p.key, nextKey: complete ? null : p.nextKey, count: p.items.length })
   }
   // the pager's rules: a key that comes back (a cycle) or a page longer than asked for fails
   const pages = walkPages((request) => Effect.flatMap(page(list, request), collect), {
