@@ -14,7 +14,11 @@ const line = (r: PipelineRunReport) =>
   r.ok
     ? `${r.finishedAt} ${r.pipeline}: ok — ${[
         ...(r.export?.datasets ?? []).map((d) => `${d.dataset} +${d.rows}`),
-        ...(r.routeRound ? [`route_quotes +${r.routeRound.quotes}`] : [])
+        ...(r.routeRound
+          ? [
+              `route_quotes +${r.routeRound.quotes}${r.routeRound.refused ? ` (${r.routeRound.refused.asks} asks refused for their credentials, not stored: ${r.routeRound.refused.why})` : ""}`
+            ]
+          : [])
       ].join(", ")}${
         (r.compacted ?? []).some((c) => c.merged.length > 0)
           ? `; compacted ${(r.compacted ?? [])

@@ -117,7 +117,8 @@ export const walkPagesAhead = <P, E, R>(
     // no next key ends the list, and so does an empty page (a key handed out past the end). A
     // short page with a next key does not: the indexer documents next_key as null after a short
     // offset page, so one that names a next page is a server cutting pages short, and stopping
-    // there would lose the rest; a keyset list's last page costs one empty page more.
+    // there would lose the rest; a keyset list's last page costs one empty page more (unless the
+    // caller, knowing the list's count, ends it: cosmosTxHashes.ts).
     if (page.nextKey === null || page.count === 0 || rows >= maxRows) return Either.right(Option.none())
     const repeated = keyFollowedBefore(seen, page.nextKey)
     if (repeated) return Either.left(options.untrusted(page.key, repeated))

@@ -135,21 +135,27 @@ type SnapshotSettings = {
   readonly committed?: (file: CommittedFile) => void
 }
 
-/** Takes (or completes) the snapshot of `d` at `status`'s watermark, unless it is committed already. */
+/**
+ * Takes (or completes) the snapshot of `d` at the watermark `before`, unless it is committed
+ * already. A watermark that moved before a read again plans the snapshot anew at the height it
+ * moved to (its lists named and checked against the lake there: the collections nft_tokens reads
+ * may have grown), within MAX_READS reads in all (`spent`: those made at heights before).
+ */
 export const runSnapshot = (
   d: SnapshotDataset,
   before: number,
   input: SnapshotInput,
-  settings: SnapshotSettings
+  settings: SnapshotSettings,
+  spent = 0
 ): Effect.Effect<SnapshotOutcome, WriteFailure, Source | ParquetSink | Manifests> =>
   Effect.gen(function* () {
     const todo = yield* listsToRead(d, before, input, settings.notice)
     if (!Array.isArray(todo)) return todo as SnapshotOutcome
     const lists: ReadonlyArray<SnapshotList> = todo
     const writer = yield* Effect.acquireRelease((yield* ParquetSink).openFile(d.columns, d.sortKey), (w) => w.close())
-    const read = yield* readConsistent(d, lists, before, writer, settings)
-    // the height its last read was taken at: the watermark may have moved from the one planned
-    const height = read.height
+    const read = yield* readConsistent(d, lists, before, writer, settings, spent)
+    if (read.movedTo !== undefined) return yield* runSnapshot(d, read.movedTo, input, settings, read.reads)
+    const height = before
     const missing = [...read.absent].filter(([l]) => l.whenAbsent === "fail").map(([l, why]) => `the source has no ${l.label} (${why})`)
     const empties = [...read.absent].filter(([l]) => l.whenAbsent === "empty")
     for (const [l, why] of empties) settings.notice(`${d.name}: the source has no ${l.label} (${why}); recorded as absent in the snapshot`)
@@ -210,8 +216,8 @@ interface SnapshotRead {
   readonly duplicates: number
   readonly after: number
   readonly consistent: boolean
-  /** the watermark the last read began at: the snapshot's height (where it moved from the one planned, the later one) */
-  readonly height: number
+  /** the watermark found moved before a read again: the snapshot is to be planned anew there */
+  readonly movedTo?: number
   /** keys the lists' totals count that no read served */
   readonly missing: number
   readonly snapshotTime: string
@@ -220,31 +226,31 @@ interface SnapshotRead {
 }
 
 /**
- * Reads `lists` into `writer` until what it holds is consistent, at most MAX_READS times: the
- * watermark unmoved, as many keys as the lists' totals, and no row holding state from past
- * `before`. Offset paging repeats and skips rows (over changing state, and over equal sort values,
+ * Reads `lists` into `writer` until what it holds is consistent, MAX_READS reads in all at most
+ * (`spent` made already): the watermark unmoved, as many keys as the lists' totals, and no row
+ * holding state from past `before`. Offset paging repeats and skips rows (over changing state, and over equal sort values,
  * whose order the database need not keep from one query to the next): reads at an unmoved
  * watermark are of the same rows, so they add up (what one skipped, another served; each key is
  * kept once: Dataset.key), and a read again asks the source's largest pages (the fewest page
- * boundaries). A watermark that moves starts over, and the snapshot is of the height its last read
- * began at (filed and labelled there, not at the height planned). Keys are counted in DuckDB (which
- * spills if need be), so no key set grows with the snapshot in memory.
+ * boundaries). A watermark found moved before a read again ends the reads here (`movedTo`): the
+ * snapshot is planned anew there (runSnapshot). Keys are counted in DuckDB (which spills if need
+ * be), so no key set grows with the snapshot in memory.
  */
 const readConsistent = (
   d: SnapshotDataset,
   lists: ReadonlyArray<SnapshotList>,
   before: number,
   writer: StagedFile,
-  settings: SnapshotSettings
+  settings: SnapshotSettings,
+  spent: number
 ) =>
   Effect.gen(function* () {
     const source = yield* Source
     let read: SnapshotRead = {
-      reads: 0,
+      reads: spent,
       duplicates: 0,
       after: before,
       consistent: false,
-      height: before,
       missing: 0,
       snapshotTime: "",
       absent: new Map()
@@ -253,13 +259,14 @@ const readConsistent = (
     let held: number | undefined
     while (read.reads < MAX_READS && !read.consistent) {
       const reads = read.reads + 1
-      const statusBefore: SourceStatus | undefined = reads === 1 ? undefined : yield* source.status
+      const first = reads === spent + 1
+      const statusBefore: SourceStatus | undefined = first ? undefined : yield* source.status
       const mark = statusBefore ? (statusBefore.watermarks[d.watermark] ?? before) : before
+      if (mark !== before) return { ...read, movedTo: mark }
       // Stryker disable next-line ConditionalExpression,EqualityOperator: before the first read the writer holds nothing to discard
-      if (reads > 1 && held !== mark) yield* writer.discard()
+      if (!first && held !== mark) yield* writer.discard()
       const pageSize = reads === 1 ? settings.pageSize : Math.max(settings.pageSize, source.maxPageSize)
-      // (read as of `mark`: a row holding state from past it is from later than the snapshot)
-      const once = yield* readOnce(d, lists, mark, writer, pageSize)
+      const once = yield* readOnce(d, lists, before, writer, pageSize)
       const duplicates = yield* writer.repeats(d.key)
       const after = (yield* source.status).watermarks[d.watermark] ?? mark
       // keys held less the lists' totals: short (skipped rows) or over (the data changed)
@@ -270,16 +277,16 @@ const readConsistent = (
       const consistent = after === mark && counted && once.later === 0
       // (rows of lists with estimated totals are not added up: their repeats are what tells a read went wrong)
       // (nor are reads that saw the data change: rows from past the height, more keys than counted, a list gone or back)
-      const sameLists = read.reads === 0 || sameKeys(once.absent, read.absent)
+      const sameLists = first || sameKeys(once.absent, read.absent)
       held = after === mark && once.total !== undefined && once.later === 0 && offBy <= 0 && sameLists ? mark : undefined
-      read = { reads, duplicates, after, consistent, height: mark, missing, snapshotTime: once.snapshotTime, absent: once.absent }
+      read = { reads, duplicates, after, consistent, missing, snapshotTime: once.snapshotTime, absent: once.absent }
       if (!consistent && reads < MAX_READS) {
         const what = [
           after !== mark ? `the ${d.watermark} moved (${mark} → ${after})` : undefined,
           missing > 0 ? `${missing} of the ${once.total} rows its pagination.total counts not served yet` : undefined,
           offBy > 0 ? `${offBy} rows more than its pagination.total counts` : undefined,
           once.total === undefined && duplicates > 0 ? `pages overlapped (${duplicates} duplicates)` : undefined,
-          once.later > 0 ? `${once.later} rows hold state from after height ${mark}` : undefined
+          once.later > 0 ? `${once.later} rows hold state from after height ${before}` : undefined
         ]
         settings.notice(`${d.name}: ${what.filter((w) => w !== undefined).join(", ")} during the read; reading again`)
       }
@@ -361,5 +368,5 @@ const snapshotRecord = (
 /** Why a snapshot is best-effort: the data moved under its reads, or (held still) rows no read served. */
 const inconsistency = (read: SnapshotRead, before: number) =>
   read.after === before && read.missing > 0
-    ? `${read.missing} of the rows the source counts were not served by ${read.reads} reads at height ${before} (offset pages over equal sort values, whose order the source does not keep): the rows held are of that height, but not all of them`
+    ? `${read.missing} of the rows the source counts were not served at height ${before} (${read.reads} reads in all; offset pages over equal sort values, whose order the source does not keep): the rows held are of that height, but not all of them`
     : "the data changed while it was read; duplicates were dropped by key, but rows may be missing or from a later height"

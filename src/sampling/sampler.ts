@@ -237,7 +237,10 @@ const roundAsks = (plan: SamplingPlan, started: Date, roundId: string): Array<Qu
     )
   )
 
-/** The router's answer to `q` as its one route_quotes row, a failed quote too; a failure that is no answer is added to `unanswered`. */
+/**
+ * The router's answer to `q` as its one route_quotes row, a failed quote too, or none where the
+ * router refused the request's credentials; a failure that is no answer is added to `unanswered`.
+ */
 const quoteRow = (router: RouterClientService, q: QuoteAsked, unanswered: Array<RouterError>) =>
   Effect.suspend(() => {
     const sampledAt = new Date().toISOString()

@@ -31,7 +31,7 @@ const readHashes = (page: PageReader, height: number, hashes: Array<string>): Ef
     // a page short of the limit that completes the block's COUNT (by_height's total, "-1" past its
     // timeout) is the last: the real indexer names a next_key on every page with rows, and its empty
     // page cost a request per block; a server that serves fewer rows than asked is walked on
-    const complete = p.items.length < TX_HASH_PAGE && Number(p.total) === hashes.length
+    const complete = p.items.length < TX_HASH_PAGE && Number(p.total) === new Set(hashes).size
     return Effect.succeed({ key: p.key, nextKey: complete ? null : p.nextKey, count: p.items.length })
   }
   // the pager's rules: a key that comes back (a cycle) or a page longer than asked for fails
