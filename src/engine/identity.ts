@@ -265,23 +265,32 @@ const topBlockDiffers = (tip: number, checked: number) =>
       : undefined
   })
 
+/** how far below its tip a run looks for a block the source serves, to anchor (anchorIdentity) */
+const ANCHOR_BELOW_TIP = 3
+
 /**
  * The source's chain anchored at its tip, for a run about to write: the anchor the lake holds at
  * that height already, or one read now, which the run's first commit records (historyGuard), so
  * that a run that commits nothing leaves the lake's identity as it was (an anchor of a history
  * that changed under the run would refuse every later run of a lake that holds none of it).
- * Undefined where the source does not serve its tip block.
+ * Where the source does not serve its tip block (a /status a block or two ahead of its block
+ * route), the newest block it serves within ANCHOR_BELOW_TIP below it: a run anchored at an older
+ * one only could witness nothing above that (HistoryGuard.witness), and a lake without blocks would
+ * then hold rows no anchor vouches for. Undefined where it serves none of them.
  */
 export const anchorIdentity = (status: SourceStatus) =>
   Effect.gen(function* () {
     const source = yield* Source
     const manifests = yield* Manifests
-    const known = (yield* manifests.identity)?.anchors.find((a) => a.height === status.tip)
-    // a rerun at the same tip: checkIdentity has just verified that anchor
-    if (known) return { anchor: known, recorded: true }
-    const tipHash = yield* source.blockHash(status.tip)
-    if (tipHash === undefined) return undefined
-    return { anchor: { height: status.tip, hash: tipHash }, recorded: false }
+    const anchors = (yield* manifests.identity)?.anchors ?? []
+    for (let height = status.tip; height >= Math.max(1, status.tip - ANCHOR_BELOW_TIP); height--) {
+      const known = anchors.find((a) => a.height === height)
+      // a rerun at the same tip: checkIdentity has just verified that anchor (or a newer one of its history)
+      if (known) return { anchor: known, recorded: true }
+      const hash = yield* source.blockHash(height)
+      if (hash !== undefined) return { anchor: { height, hash }, recorded: false }
+    }
+    return undefined
   })
 
 /** A check every commit of a run makes first: the source still serves the history the run started on. */

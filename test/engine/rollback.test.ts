@@ -276,6 +276,27 @@ describe("what the fork check reads besides the newest anchor", () => {
     await expectLakeMatchesChain(out, ahead, ["txs"])
   })
 
+  it("a source that does not serve its tip block (a /status ahead of the block route) anchors the newest block it serves below it: a lake without blocks exported so still finds a later fork", async () => {
+    const tip = before.chain.tip
+    const hidden = await startProxy(before.indexerUrl, (req, forward) =>
+      req.url.pathname === `/indexer/block/v1/blocks/${tip}`
+        ? Promise.resolve({ status: 404, headers: {}, body: "[NOT_FOUND] block not found" })
+        : forward()
+    )
+    const out = tmp()
+    try {
+      const first = await runCli(["export", "--indexer-url", hidden.url, "--out", out, "--datasets", "txs"])
+      expect(first.code, first.stderr).toBe(0)
+    } finally {
+      await hidden.close()
+    }
+    // (the run anchored block tip-1, and witnessed its commits below it)
+    expect(identity(out).anchors).toContainEqual({ height: tip - 1, hash: before.chain.blockHash(tip - 1) })
+    const refused = await runCli(["export", "--indexer-url", ahead.indexerUrl, "--out", out, "--datasets", "txs"])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr.trim()).toMatch(/holds another history of chain lake-evm-1/)
+  })
+
   it("a lake without blocks that a rollback left with no anchor is not exported into on trust: refused in one line, or taken with --adopt-lake", async () => {
     const out = tmp()
     const first = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", "txs"])
