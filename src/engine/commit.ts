@@ -70,17 +70,20 @@ const guarded = <A, E, R>(commit: Effect.Effect<A, E, R>) =>
  * where the run's guard witnesses, the block at the files' top height is anchored (HistoryGuard).
  */
 export const commitFiles = (dataset: string, files: ReadonlyArray<CommittedFile>, range?: Range, onCommitted?: OnCommitted) =>
-  Effect.flatMap(Effect.serviceOption(HistoryGuard), (guard) => {
-    const commit = Effect.flatMap(Manifests, (manifests) => manifests.commitFiles(dataset, files, range)).pipe(counted(files, onCommitted))
-    if (Option.isNone(guard)) return commit
-    const top = Math.max(0, ...files.map((f) => f.max_height ?? 0))
-    const witness = guard.value.witness && top > 0 ? guard.value.witness(top) : Effect.succeed(Effect.void)
-    return Effect.flatMap(witness, (record) =>
-      Effect.zipRight(
-        guard.value.check,
-        Effect.tap(commit, (outcome) => (outcome.committed ? record : Effect.void))
+  Effect.flatMap(witnessed(files), (record) =>
+    guarded(
+      Effect.flatMap(Manifests, (manifests) => manifests.commitFiles(dataset, files, range)).pipe(
+        counted(files, onCommitted),
+        Effect.tap((outcome) => (outcome.committed ? record : Effect.void))
       )
     )
+  )
+
+/** The step that anchors the block at `files`' top height once they are committed, where the run's guard witnesses (read now, before the guard's check). */
+const witnessed = (files: ReadonlyArray<CommittedFile>) =>
+  Effect.flatMap(Effect.serviceOption(HistoryGuard), (guard) => {
+    const top = Math.max(0, ...files.map((f) => f.max_height ?? 0))
+    return Option.isSome(guard) && guard.value.witness && top > 0 ? guard.value.witness(top) : Effect.succeed(Effect.void)
   })
 
 /** Commits a snapshot's staged files with its manifest entry. */

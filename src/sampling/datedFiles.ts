@@ -24,7 +24,9 @@ const daysOf = (dataset: DatedDataset, rows: ReadonlyArray<Row>) => {
   const days = new Map<string, Array<Row>>()
   for (const row of rows) {
     const day = new Date(String(row[at])).toISOString().slice(0, 10)
-    days.set(day, [...(days.get(day) ?? []), row])
+    const group = days.get(day)
+    if (group) group.push(row)
+    else days.set(day, [row])
   }
   return days
 }
