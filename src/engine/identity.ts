@@ -8,7 +8,7 @@
  */
 import { Context, Data, Effect, type Exit } from "effect"
 import { Manifests, type ManifestError } from "../lake/Manifests.js"
-import { IDENTITY_FILE } from "../lake/manifest.js"
+import { IDENTITY_FILE, type Reorg } from "../lake/manifest.js"
 import { ParquetSink, type SinkError } from "../lake/ParquetSink.js"
 import { sqlStringList } from "../lake/sql.js"
 import { below, normalize, total, type Range } from "../lake/RangeSet.js"
@@ -228,6 +228,12 @@ export const checkIdentity = (
       // the lake's own newest block too: rows may have been committed past the anchor (an anchor the source did not serve, another run's)
       const top = yield* topBlockDiffers(status.tip, anchor.height)
       if (top) return yield* forked((yield* findFork(status.tip)) ?? top)
+      const cut = unvouchedCut(lake, anchor.height)
+      const held = cut === undefined || adoption.adopt ? 0 : yield* highestHeld(adoption.datasets)
+      if (cut !== undefined && held > anchor.height)
+        return yield* new LakeIdentityError({
+          message: `cannot check that ${manifests.root} holds this indexer's history at heights ${anchor.height + 1}-${Math.min(cut, held)}: its rollback to height ${cut} kept rows there but no anchor above ${anchor.height} (it holds no blocks there), and rows of another history would stay beside this one: chain-lake rollback --data ${manifests.root} --to-height ${anchor.height} drops them (the next export reads them again), or --adopt-lake takes them as this indexer's on your word`
+        })
       return { verified: anchor }
     }
     // a rollback that left no anchor (a lake without blocks): nothing tells this history from another one
@@ -237,6 +243,34 @@ export const checkIdentity = (
       })
     notice(`could not check that ${manifests.root} holds this chain's history: the indexer serves none of the heights it anchored`)
     return {}
+  })
+
+/**
+ * The height a rollback cut the lake to, where the rows it kept above `verified` (the newest anchor
+ * the source confirmed) are vouched for by nothing: a lake without blocks there knows its history
+ * only by anchors, and a cut between two of them keeps rows a fork below the cut changed (the
+ * cut's anchor is recorded only where the lake holds that block). Undefined once a run anchored
+ * above the cut.
+ */
+const unvouchedCut = (
+  lake: { readonly anchors: ReadonlyArray<{ readonly height: number }>; readonly reorgs?: ReadonlyArray<Reorg> | undefined },
+  verified: number
+) => {
+  const cut = lake.reorgs?.at(-1)?.to_height
+  return cut !== undefined && cut > verified && !lake.anchors.some((a) => a.height >= cut) ? cut : undefined
+}
+
+/** The highest height the lake's `datasets` hold a row or a snapshot of. */
+const highestHeld = (datasets: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const manifests = yield* Manifests
+    let held = 0
+    for (const d of datasets) {
+      const m = yield* manifests.get(d)
+      for (const f of m?.files ?? []) held = Math.max(held, f.max_height ?? 0)
+      for (const s of m?.snapshots ?? []) held = Math.max(held, s.snapshot_height)
+    }
+    return held
   })
 
 /** What checkIdentity found: a fork for the caller to roll back (onReorg "rollback"), or the anchor it checked. */

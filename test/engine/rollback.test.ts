@@ -316,6 +316,48 @@ describe("what the fork check reads besides the newest anchor", () => {
     expect(adopted.code, adopted.stderr).toBe(0)
     await expectLakeMatchesChain(out, ahead, ["txs"])
   })
+
+  it("a rollback of a lake without blocks to a height between two anchors keeps rows nothing vouches for: the next export refuses them in one line, and a cut to the anchor below gives the new history", async () => {
+    const out = tmp()
+    // commits ending at FORK-5, FORK+10, FORK+20 and the tip, each anchored
+    for (const top of [FORK - 5, FORK + 10, FORK + 20, before.chain.tip]) {
+      const r = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", "txs", "--to-height", String(top)])
+      expect(r.code, r.stderr).toBe(0)
+    }
+    const files: Array<CommittedFile> = JSON.parse(readFileSync(join(out, "txs", "_manifest.json"), "utf8")).files
+    files.sort((a, b) => a.range![0] - b.range![0])
+    // the first commit reaching above the fork, and the one after it
+    const i = files.findIndex((f) => f.max_height! > FORK)
+    const [crossing, after] = [files[i], files[i + 1]]
+    expect(after.min_height!).toBeLessThan(after.max_height!)
+    // the crossing commit's anchor thinned away (as keptAnchors does in a lake of many commits); a cut inside the next
+    // commit's heights drops that commit's file and keeps the crossing one: rows of `before` above the fork
+    const lakeJson = identity(out)
+    const anchors = lakeJson.anchors.filter((a: { height: number }) => a.height !== crossing.max_height)
+    writeFileSync(join(out, "_lake.json"), JSON.stringify({ ...lakeJson, anchors }))
+    const cut = after.min_height!
+    const top = crossing.max_height!
+    const kept = Math.max(...anchors.map((a: { height: number }) => a.height).filter((h: number) => h < cut))
+    expect(kept).toBeLessThanOrEqual(FORK)
+    const rolled = await runCli(["rollback", "--data", out, "--to-height", String(cut)])
+    expect(rolled.code, rolled.stderr).toBe(0)
+    // (the lake holds txs of `before` above the fork, which `ahead` does not have)
+    expect(await count(out, "txs", `height > ${FORK}`)).toBeGreaterThan(0)
+    expect(await count(out, "txs", `height > ${top}`)).toBe(0)
+    const refused = await runCli(["export", "--indexer-url", ahead.indexerUrl, "--out", out, "--datasets", "txs"])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr.trim().split("\n")).toHaveLength(1)
+    expect(refused.stderr).toMatch(
+      new RegExp(
+        `cannot check that .* holds this indexer's history at heights ${kept + 1}-${top}: its rollback to height ${cut} kept rows there but no anchor above ${kept} .*chain-lake rollback --data .* --to-height ${kept} drops them`
+      )
+    )
+    const again = await runCli(["rollback", "--data", out, "--to-height", String(kept)])
+    expect(again.code, again.stderr).toBe(0)
+    const next = await runCli(["export", "--indexer-url", ahead.indexerUrl, "--out", out, "--datasets", "txs"])
+    expect(next.code, next.stderr).toBe(0)
+    await expectLakeMatchesChain(out, ahead, ["txs"])
+  })
 })
 
 describe("what a rollback cuts (planCut)", () => {
