@@ -89,11 +89,12 @@ const newestSequence = (source: SourceService, list: AppendList, newest: ListPag
   return problem ? Effect.fail(source.untrustedPaging(list, null, problem)) : Effect.succeed(sequence)
 }
 
-/** the most heights below the tip a height counting list is read at (a replica lags a few blocks: one page of blocks) */
+/**
+ * the most heights below the tip a counting list is read at: a replica lags a few blocks, one
+ * page of blocks; a position counting list (txs) is read newest first as far, within
+ * COUNTED_PAGES pages of COUNTED_RECORDS (a tip quiet for more than those records hides a lag below them)
+ */
 const COUNTED_HEIGHTS = 100
-/** the most heights below the tip a position counting list is read at: its records weigh more than blocks (txs) */
-const COUNTED_RECORD_HEIGHTS = 10
-/** a position counting list is read newest first, this many records a page, at most COUNTED_PAGES pages */
 const COUNTED_RECORDS = 100
 const COUNTED_PAGES = 10
 
@@ -118,16 +119,15 @@ const newestRecords = (source: SourceService, list: AppendList, from: number) =>
 /**
  * A position list whose newest record (at `newest`) is below the plan's tip `to`: the heights above
  * it up to the tip must count none of its records on its counting list (AppendList.countedBy),
- * else the plan would end short of the tip with exit 0. A height counting list is read at the last
- * COUNTED_HEIGHTS of them; a position one newest first down to the last COUNTED_RECORD_HEIGHTS,
- * and where it ends below the tip, it is held to its own counting list in turn (a replica behind
- * would show nothing above).
+ * else the plan would end short of the tip with exit 0. The counting list is read at the last
+ * COUNTED_HEIGHTS of them (a position one newest first); where a position one ends below the tip,
+ * it is held to its own counting list in turn (a replica behind would show nothing above).
  */
 const noneAbove = (source: SourceService, list: AppendList, newest: number, to: number): Effect.Effect<void, SourceFailure> => {
   const counted = list.countedBy
   if (!counted) return Effect.void
   const byHeight = counted.list.unit === "height"
-  const from = Math.max(newest, to - (byHeight ? COUNTED_HEIGHTS : COUNTED_RECORD_HEIGHTS))
+  const from = Math.max(newest, to - COUNTED_HEIGHTS)
   const read = byHeight
     ? Effect.map(source.page(counted.list, { key: source.keyAfter(counted.list, from), limit: to - from, reverse: false }), (page) => ({
         records: page.items as ReadonlyArray<unknown>,
