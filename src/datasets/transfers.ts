@@ -1,6 +1,6 @@
 /**
  * transfers — GET /v2/tx/status of a tracked tx (POST /v2/tx/track once before): one row per
- * observed state change, with the state of each transfer of the tx, the release and the error,
+ * state the tx reached, when first seen (one answered again after another is not recorded again), with the state of each transfer of the tx, the release and the error,
  * and estimated against actual duration. Partitioned by date of observed_at (src/sampling/tracker.ts).
  */
 import { columnsOf, defineSample } from "../engine/Dataset.js"
@@ -55,7 +55,8 @@ const col = columnsOf<TransferObservation>()
 
 export const transfers = defineSample({
   name: "transfers",
-  description: "One row per observed state change of a tracked cross-chain transfer.",
+  description:
+    "One row per state a tracked cross-chain transfer reached, when it was first seen (a state answered again after another is not recorded again).",
   columns: [
     col("tx_hash", "VARCHAR", "the tracked tx", (o) => o.tx.txHash),
     col("chain_id", "VARCHAR", "where it was submitted", (o) => o.tx.chainId),

@@ -139,8 +139,11 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
     const { fork, verified, adopted } = yield* settleHistory(exportable, status, options, notice)
     const tally = makeTally(selected, options.observer ?? {})
     const live = yield* liveDatasets(selected, answers, status, tally, options)
-    // the tip anchored, or (a source that does not serve its tip block) the anchor just checked: every commit checks it again
-    const anchored = options.dryRun ? undefined : yield* anchorIdentity(status)
+    // the top of what the run reads anchored (the tip, or --to-height below it; snapshots are of the tip), or, where the
+    // source does not serve it, the anchor just checked: every commit checks it again
+    const top =
+      options.toHeight === undefined || selected.some((d) => d.kind === "snapshot") ? status.tip : Math.min(status.tip, options.toHeight)
+    const anchored = options.dryRun ? undefined : yield* anchorIdentity(top)
     // an adopted lake names its chain from now on, whatever this run commits
     if (adopted && anchored && !anchored.recorded) yield* manifests.recordIdentity(status.chainId, anchored.anchor)
     const anchor = anchored?.anchor ?? (fork ? undefined : verified)

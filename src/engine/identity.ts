@@ -303,7 +303,8 @@ const topBlockDiffers = (tip: number, checked: number) =>
 const ANCHOR_BELOW_TIP = 3
 
 /**
- * The source's chain anchored at its tip, for a run about to write: the anchor the lake holds at
+ * The source's chain anchored at `top` (its tip, or the height a run reads up to: a fork above
+ * that changes nothing the run writes), for a run about to write: the anchor the lake holds at
  * that height already, or one read now, which the run's first commit records (historyGuard), so
  * that a run that commits nothing leaves the lake's identity as it was (an anchor of a history
  * that changed under the run would refuse every later run of a lake that holds none of it).
@@ -312,12 +313,12 @@ const ANCHOR_BELOW_TIP = 3
  * one only could witness nothing above that (HistoryGuard.witness), and a lake without blocks would
  * then hold rows no anchor vouches for. Undefined where it serves none of them.
  */
-export const anchorIdentity = (status: SourceStatus) =>
+export const anchorIdentity = (top: number) =>
   Effect.gen(function* () {
     const source = yield* Source
     const manifests = yield* Manifests
     const anchors = (yield* manifests.identity)?.anchors ?? []
-    for (let height = status.tip; height >= Math.max(1, status.tip - ANCHOR_BELOW_TIP); height--) {
+    for (let height = top; height >= Math.max(1, top - ANCHOR_BELOW_TIP); height--) {
       const known = anchors.find((a) => a.height === height)
       // a rerun at the same tip: checkIdentity has just verified that anchor (or a newer one of its history)
       if (known) return { anchor: known, recorded: true }

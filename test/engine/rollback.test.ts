@@ -317,6 +317,19 @@ describe("what the fork check reads besides the newest anchor", () => {
     await expectLakeMatchesChain(out, ahead, ["txs"])
   })
 
+  it("a run with --to-height below the tip anchors that height, not the tip: a fork above what the lake holds is no fork of the lake's, and the next run reads the new history", async () => {
+    for (const datasets of [DATASETS, ["txs"]]) {
+      const out = tmp()
+      const args = (url: string) => ["export", "--indexer-url", url, "--out", out, "--datasets", datasets.join(",")]
+      const first = await runCli([...args(before.indexerUrl), "--to-height", String(FORK - 10)])
+      expect(first.code, first.stderr).toBe(0)
+      expect(Math.max(...identity(out).anchors.map((a: { height: number }) => a.height))).toBe(FORK - 10)
+      const next = await runCli(args(ahead.indexerUrl))
+      expect(next.code, next.stderr).toBe(0)
+      await expectLakeMatchesChain(out, ahead, datasets)
+    }
+  })
+
   it("a rollback of a lake without blocks to a height between two anchors keeps rows nothing vouches for: the next export refuses them in one line, and a cut to the anchor below gives the new history", async () => {
     const out = tmp()
     // commits ending at FORK-5, FORK+10, FORK+20 and the tip, each anchored
@@ -330,13 +343,13 @@ describe("what the fork check reads besides the newest anchor", () => {
     const i = files.findIndex((f) => f.max_height! > FORK)
     const [crossing, after] = [files[i], files[i + 1]]
     expect(after.min_height!).toBeLessThan(after.max_height!)
-    // the crossing commit's anchor thinned away (as keptAnchors does in a lake of many commits); a cut inside the next
-    // commit's heights drops that commit's file and keeps the crossing one: rows of `before` above the fork
-    const lakeJson = identity(out)
-    const anchors = lakeJson.anchors.filter((a: { height: number }) => a.height !== crossing.max_height)
-    writeFileSync(join(out, "_lake.json"), JSON.stringify({ ...lakeJson, anchors }))
+    // a cut inside the next commit's heights drops that commit's file and keeps the crossing one: rows of `before` above
+    // the fork; the anchors between the fork and the cut thinned away (as keptAnchors does in a lake of many commits)
     const cut = after.min_height!
     const top = crossing.max_height!
+    const lakeJson = identity(out)
+    const anchors = lakeJson.anchors.filter((a: { height: number }) => a.height <= FORK || a.height >= cut)
+    writeFileSync(join(out, "_lake.json"), JSON.stringify({ ...lakeJson, anchors }))
     const kept = Math.max(...anchors.map((a: { height: number }) => a.height).filter((h: number) => h < cut))
     expect(kept).toBeLessThanOrEqual(FORK)
     const rolled = await runCli(["rollback", "--data", out, "--to-height", String(cut)])
