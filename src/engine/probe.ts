@@ -3,12 +3,13 @@
  * heights fall in position lists, by single-row probes of the source's key after a position (no
  * offset: the real indexer scans every row an offset skips).
  */
-import { Effect } from "effect"
+import { Chunk, Effect, Stream } from "effect"
 import { Manifests } from "../lake/Manifests.js"
 import { normalize, type Range } from "../lake/RangeSet.js"
 import type { AppendDataset, AppendList } from "./Dataset.js"
 import { ExportError, type ExportableDataset } from "./exportTypes.js"
 import { misplacedPositionPage, newestBehindStatus, newestRowUnaddressable, totalBelowData } from "./pagingRules.js"
+import { walkPages } from "./pager.js"
 import { firstAtOrAbove } from "./positions.js"
 import type { ListPage, ListRef, PageRequest, SourceFailure, SourceService } from "./Source.js"
 
@@ -103,18 +104,18 @@ const COUNTED_PAGES = 10
  * `from` (or the list's start, or COUNTED_PAGES pages); and the newest height it holds.
  */
 const newestRecords = (source: SourceService, list: AppendList, from: number) =>
-  Effect.gen(function* () {
-    const records: Array<unknown> = []
-    let key: string | null | undefined
-    for (let pages = 0; pages < COUNTED_PAGES; pages++) {
-      const page = yield* source.page(list, { ...(key ? { key } : {}), limit: COUNTED_RECORDS, reverse: true })
-      records.push(...page.items)
-      const lowest = page.items.length > 0 ? list.heightOf(page.items.at(-1)) : 0
-      if (lowest <= from || !page.nextKey || page.items.length < COUNTED_RECORDS) break
-      key = page.nextKey
-    }
-    return { records, reached: Math.max(0, ...records.map((r) => list.heightOf(r))) }
-  })
+  walkPages((request) => Effect.map(source.page(list, request), (page) => ({ ...page, count: page.items.length })), {
+    first: { limit: COUNTED_RECORDS, reverse: true },
+    maxRows: COUNTED_RECORDS * COUNTED_PAGES,
+    untrusted: (key, message) => source.untrustedPaging(list, key, message)
+  }).pipe(
+    Stream.takeUntil((page) => page.items.length === 0 || list.heightOf(page.items.at(-1)) <= from),
+    Stream.runCollect,
+    Effect.map((pages) => {
+      const records = Chunk.toArray(pages).flatMap((page) => page.items)
+      return { records, reached: Math.max(0, ...records.map((r) => list.heightOf(r))) }
+    })
+  )
 
 /**
  * A position list whose newest record (at `newest`) is below the plan's tip `to`: the heights above

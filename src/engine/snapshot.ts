@@ -269,30 +269,60 @@ const readConsistent = (
       const once = yield* readOnce(d, lists, before, writer, pageSize)
       const duplicates = yield* writer.repeats(d.key)
       const after = (yield* source.status).watermarks[d.watermark] ?? mark
-      // keys held less the lists' totals: short (skipped rows) or over (the data changed)
-      const offBy = once.total === undefined ? 0 : writer.rows() - duplicates - once.total
-      const missing = Math.max(0, -offBy)
-      // where a list's total is an estimate, keys cannot be counted against it: the read must not repeat one
-      const counted = once.total !== undefined ? offBy === 0 : duplicates === 0
-      const consistent = after === mark && counted && once.later === 0
-      // (rows of lists with estimated totals are not added up: their repeats are what tells a read went wrong)
-      // (nor are reads that saw the data change: rows from past the height, more keys than counted, a list gone or back)
-      const sameLists = first || sameKeys(once.absent, read.absent)
-      held = after === mark && once.total !== undefined && once.later === 0 && offBy <= 0 && sameLists ? mark : undefined
-      read = { reads, duplicates, after, consistent, missing, snapshotTime: once.snapshotTime, absent: once.absent }
-      if (!consistent && reads < MAX_READS) {
-        const what = [
-          after !== mark ? `the ${d.watermark} moved (${mark} → ${after})` : undefined,
-          missing > 0 ? `${missing} of the ${once.total} rows its pagination.total counts not served yet` : undefined,
-          offBy > 0 ? `${offBy} rows more than its pagination.total counts` : undefined,
-          once.total === undefined && duplicates > 0 ? `pages overlapped (${duplicates} duplicates)` : undefined,
-          once.later > 0 ? `${once.later} rows hold state from after height ${before}` : undefined
-        ]
-        settings.notice(`${d.name}: ${what.filter((w) => w !== undefined).join(", ")} during the read; reading again`)
+      const counts = { keys: writer.rows() - duplicates, duplicates }
+      const verdict = judged(once, counts, { watermark: d.watermark, before, mark, after }, first || sameKeys(once.absent, read.absent))
+      held = verdict.addsUp ? mark : undefined
+      read = {
+        reads,
+        duplicates,
+        after,
+        consistent: verdict.consistent,
+        missing: verdict.missing,
+        snapshotTime: once.snapshotTime,
+        absent: once.absent
       }
+      if (!verdict.consistent && reads < MAX_READS) settings.notice(`${d.name}: ${verdict.why.join(", ")} during the read; reading again`)
     }
     return read
   })
+
+/**
+ * What one read of a snapshot's lists at `before` shows, the writer holding `keys` distinct keys
+ * (`duplicates` more rows), the watermark at `mark` before the read and `after` after it: consistent (the watermark unmoved,
+ * as many keys as the lists' exact totals, or no repeat where a total is an estimate, and no row
+ * from past the height); whether what the writer holds adds up with the next read (the same
+ * rows: the watermark unmoved, exact totals, no row past the height, no more keys than counted,
+ * the same lists absent as before); and why it is not consistent.
+ */
+const judged = (
+  once: { readonly total: number | undefined; readonly later: number },
+  { keys, duplicates }: { readonly keys: number; readonly duplicates: number },
+  {
+    watermark,
+    before,
+    mark,
+    after
+  }: { readonly watermark: string; readonly before: number; readonly mark: number; readonly after: number },
+  sameLists: boolean
+) => {
+  // keys held less the lists' totals: short (skipped rows) or over (the data changed)
+  const offBy = once.total === undefined ? 0 : keys - once.total
+  const missing = Math.max(0, -offBy)
+  const counted = once.total !== undefined ? offBy === 0 : duplicates === 0
+  const why = [
+    after !== mark ? `the ${watermark} moved (${mark} → ${after})` : undefined,
+    missing > 0 ? `${missing} of the ${once.total} rows its pagination.total counts not served yet` : undefined,
+    offBy > 0 ? `${offBy} rows more than its pagination.total counts` : undefined,
+    once.total === undefined && duplicates > 0 ? `pages overlapped (${duplicates} duplicates)` : undefined,
+    once.later > 0 ? `${once.later} rows hold state from after height ${before}` : undefined
+  ].filter((w) => w !== undefined)
+  return {
+    consistent: after === mark && counted && once.later === 0,
+    addsUp: after === mark && once.total !== undefined && once.later === 0 && offBy <= 0 && sameLists,
+    missing,
+    why
+  }
+}
 
 /** Whether two maps have the same keys. */
 const sameKeys = <K>(a: ReadonlyMap<K, unknown>, b: ReadonlyMap<K, unknown>) => a.size === b.size && [...a.keys()].every((k) => b.has(k))
