@@ -30,9 +30,14 @@ export interface Quote {
 
 const num = (s: string | null | undefined) => (s === undefined || s === null || s === "" ? null : Number(s))
 const fees = (r: RouteResponse) => r.estimated_fees ?? []
+/** The USD of `some` fees: 0 for none, NULL where one of them has no USD price (its worth is unknown, not 0). */
+const usdOf = (some: ReturnType<typeof fees>) => {
+  const usd = some.map((f) => num(f.usd_amount))
+  return usd.some((u) => u === null) ? null : usd.reduce((s: number, u) => s + u!, 0)
+}
 /** USD of the fees of `behavior` (deducted from the amount, or paid on top of it); a fee that names none is deducted, the router's default (its FeeBehavior) */
 const feesUsd = (r: RouteResponse, behavior: string) =>
-  fees(r).reduce((s, f) => s + ((f.fee_behavior ?? "FEE_BEHAVIOR_DEDUCTED") === behavior ? (num(f.usd_amount) ?? 0) : 0), 0)
+  usdOf(fees(r).filter((f) => (f.fee_behavior ?? "FEE_BEHAVIOR_DEDUCTED") === behavior))
 /** each operation's kind, tx, amounts, chains, bridge and the fees charged on it (one per fee: denoms differ) */
 const operationsOf = (r: RouteResponse) =>
   r.operations.map((op, i) => {
@@ -124,19 +129,19 @@ export const routeQuotes = defineSample({
     col(
       "fees_usd",
       "DOUBLE",
-      "sum of estimated_fees[].usd_amount, deducted and additional together",
-      ofRoute((r) => fees(r).reduce((s, f) => s + (num(f.usd_amount) ?? 0), 0))
+      "sum of estimated_fees[].usd_amount, deducted and additional together; NULL where a fee has no USD price",
+      ofRoute((r) => usdOf(fees(r)))
     ),
     col(
       "fees_deducted_usd",
       "DOUBLE",
-      "USD of the fees taken out of the amount (fee_behavior FEE_BEHAVIOR_DEDUCTED, the default where a fee names none)",
+      "USD of the fees taken out of the amount (fee_behavior FEE_BEHAVIOR_DEDUCTED, the default where a fee names none); NULL where one has no USD price",
       ofRoute((r) => feesUsd(r, "FEE_BEHAVIOR_DEDUCTED"))
     ),
     col(
       "fees_additional_usd",
       "DOUBLE",
-      "USD of the fees paid on top of the amount (FEE_BEHAVIOR_ADDITIONAL)",
+      "USD of the fees paid on top of the amount (FEE_BEHAVIOR_ADDITIONAL); NULL where one has no USD price",
       ofRoute((r) => feesUsd(r, "FEE_BEHAVIOR_ADDITIONAL"))
     ),
     col(

@@ -223,6 +223,18 @@ describe("route_quotes rows", () => {
     expect(named(routeQuoteColumns, routeQuoteRow(asked, { route: { ...route, amount_out: edge } })).amount_out).toBe(edge)
   })
 
+  it("a fee with no USD price makes the USD sums it is part of NULL (its worth is unknown), not a smaller total", () => {
+    const unpriced: RouteResponse = {
+      ...route,
+      estimated_fees: route.estimated_fees!.map((f) => (f.fee_behavior === "FEE_BEHAVIOR_ADDITIONAL" ? { ...f, usd_amount: undefined } : f))
+    }
+    expect(named(routeQuoteColumns, routeQuoteRow(asked, { route: unpriced }))).toMatchObject({
+      fees_usd: null,
+      fees_deducted_usd: 0.375,
+      fees_additional_usd: null
+    })
+  })
+
   it("a route without the optional parts leaves them empty, not zero", () => {
     const bare: RouteResponse = {
       ...route,
