@@ -105,8 +105,14 @@ export const routeQuotes = defineSample({
     col(
       "estimated_amount_out",
       "DECIMAL(38,0)",
-      "output before fees; NULL beyond 38 digits",
+      "output before fees; NULL beyond 38 digits (estimated_amount_out_text is exact)",
       ofRoute((r) => (r.estimated_amount_out != null && fitsDecimal38(r.estimated_amount_out) ? r.estimated_amount_out : null))
+    ),
+    col(
+      "estimated_amount_out_text",
+      "VARCHAR",
+      "output before fees as exact decimal text",
+      ofRoute((r) => r.estimated_amount_out ?? null)
     ),
     col(
       "effective_rate",

@@ -130,6 +130,7 @@ describe("route_quotes rows", () => {
       amount_out: "1500",
       amount_out_text: "1500",
       estimated_amount_out: "1510",
+      estimated_amount_out_text: "1510",
       effective_rate: 0.75,
       usd_amount_in: 2.5,
       usd_amount_out: 1.75,
@@ -214,10 +215,16 @@ describe("route_quotes rows", () => {
     })
   })
 
-  it("an output past DECIMAL(38,0) (a router's amounts are unbounded: uint256 on EVM) is NULL there and exact in amount_out_text", () => {
+  it("an output past DECIMAL(38,0) (a router's amounts are unbounded: uint256 on EVM) is NULL there and exact in amount_out_text (estimated_amount_out likewise)", () => {
     const huge = "1234567890123456789000000000000000000000"
     const r = named(routeQuoteColumns, routeQuoteRow(asked, { route: { ...route, amount_out: huge, estimated_amount_out: huge } }))
-    expect(r).toMatchObject({ amount_out: null, amount_out_text: huge, estimated_amount_out: null, ok: true })
+    expect(r).toMatchObject({
+      amount_out: null,
+      amount_out_text: huge,
+      estimated_amount_out: null,
+      estimated_amount_out_text: huge,
+      ok: true
+    })
     // 38 digits fit, leading zeros aside
     const edge = `00${"9".repeat(38)}`
     expect(named(routeQuoteColumns, routeQuoteRow(asked, { route: { ...route, amount_out: edge } })).amount_out).toBe(edge)
@@ -259,6 +266,7 @@ describe("route_quotes rows", () => {
       allow_unsafe: null,
       is_op_withdraw: true,
       estimated_amount_out: null,
+      estimated_amount_out_text: null,
       usd_amount_in: null,
       usd_amount_out: null,
       fees_usd: 0,
