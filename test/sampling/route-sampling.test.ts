@@ -110,6 +110,46 @@ describe("route sampling", () => {
     expect(ladder.rows.every((r) => Number(r[2]) === 1)).toBe(true)
   })
 
+  it("route_quote_stats over outputs past DECIMAL(38,0): median_amount_out is NULL (not the median of the rest), median_amount_out_text the exact middle output", async () => {
+    const plan = await Effect.runPromise(loadPlan(DEFAULT_PLAN))
+    const asks = plan.pairs.reduce((s, p) => s + p.amounts.length, 0) * plan.variants.length
+    // from the second round on, every route's output is 10^40 times larger (a uint256 amount)
+    let routes = 0
+    const huge = await startProxy(devnet.routerUrl, async (req, forward) => {
+      const res = await forward()
+      if (req.url.pathname !== "/v2/fungible/route" || res.status !== 200 || routes++ < asks) return res
+      const body = JSON.parse(res.body)
+      return json({ ...body, amount_out: `${body.amount_out}${"0".repeat(40)}` })
+    })
+    const out = tmp()
+    try {
+      await sample(huge.url, out, 3)
+    } finally {
+      await huge.close()
+    }
+    const stats = await Effect.runPromise(
+      Effect.gen(function* () {
+        const a = yield* Analytics
+        return yield* a.query(
+          "SELECT pair, variant, amount_in::VARCHAR, median_amount_out::VARCHAR, median_amount_out_text FROM route_quote_stats WHERE availability > 0"
+        )
+      }).pipe(Effect.provide(layerAnalytics({ dataDir: out })), Effect.scoped)
+    )
+    expect(stats.rows.length).toBeGreaterThan(0)
+    for (const [pair, variant, amountIn, median, medianText] of stats.rows) {
+      const outputs = (
+        await queryLake(
+          `SELECT amount_out_text FROM ${scan(out, "route_quotes")} WHERE ok AND pair = '${pair}' AND variant = '${variant}' AND amount_in = ${amountIn}`
+        )
+      )
+        .map((r) => BigInt(String(r.amount_out_text)))
+        .sort((x, y) => (x < y ? -1 : x > y ? 1 : 0))
+      expect(outputs.some((o) => o >= 10n ** 38n)).toBe(true)
+      expect(median).toBeNull()
+      expect(medianText).toBe(String(outputs[Math.floor((outputs.length - 1) / 2)]))
+    }
+  })
+
   it("a router without /v2/fungible/assets and /v2/info/chains: the quotes are sampled, both metadata datasets reported not served, nothing written for them", async () => {
     const documentedOnly = await startDevnet({ seed: 37, blocks: 10, routerMetadata: false })
     const out = tmp()
