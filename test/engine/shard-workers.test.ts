@@ -26,7 +26,7 @@ import { DEFAULT_RETRY } from "../../src/http/retry.js"
 import { layerLake } from "../../src/lake/writer.js"
 import { layerIndexerSource } from "../../src/drivers/indexer.js"
 import { expectDatasetMatches, expectedLake, expectLakeMatchesChain } from "../support/chain-model.js"
-import { BIN, runCli } from "../support/cli.js"
+import { BIN, runCli, startCli } from "../support/cli.js"
 import { sleep, startProxy, text } from "../support/hostile.js"
 import { committedFiles, expectManifestsTrue, queryLake, scan } from "../support/lake.js"
 import { tempDirs } from "../support/tmp.js"
@@ -137,6 +137,44 @@ describe("shard workers", () => {
     // every page the shards read went through the gate: at least one request per 25 rows of the blocks and txs shards
     expect(passes).toBeGreaterThan((400 + lake.get("txs")!.rows.length) / 25)
     expect(result.right.datasets.find((d) => d.dataset === "txs")?.rows).toBe(lake.get("txs")!.rows.length)
+  })
+
+  it("at --rps N with shard workers, as the server counts them: no second holds more than N requests, within the blur the one-thread limiter is held to (test/http/retry.test.ts)", async () => {
+    // the devnet in a process of its own, so that its pages take none of this process's time: the
+    // proxy here stamps each request as it arrives
+    const devnetArgs = ["devnet", "--seed", "9", "--blocks", "1500", "--txs-per-block", "6", "--tx-payload-bytes", "400"]
+    const { child, stdout } = await startCli(devnetArgs, /router_url=\S+\n/)
+    const arrived: Array<number> = []
+    const proxy = await startProxy(/indexer_url=(\S+)/.exec(stdout())![1], (_request, forward) => {
+      arrived.push(performance.now())
+      return forward()
+    })
+    const rps = 25
+    try {
+      const out = tmp()
+      const r = await runCli(
+        ["export", "--indexer-url", proxy.url, "--out", out, "--datasets", "blocks,txs", "--workers", "2", "--concurrency", "8"].concat([
+          "--rps",
+          String(rps),
+          "--page-size",
+          "100",
+          "--memory-limit",
+          "1GB"
+        ]),
+        { timeoutMs: 120_000 }
+      )
+      expect(r.code, r.stderr).toBe(0)
+    } finally {
+      await proxy.close()
+      child.kill("SIGINT")
+    }
+    expect(arrived.length).toBeGreaterThan(3 * rps)
+    // a limiter counts its starts when it lets them go; the request leaves once its thread gets to
+    // it (a worker's, busy with a page, gets the pass by message): the server sees them that much
+    // later and closer together, as it does one thread's (the same tolerance)
+    const toleranceMs = 250
+    const most = Math.max(...arrived.map((t) => arrived.filter((u) => u >= t && u < t + 1000 - toleranceMs).length))
+    expect(most).toBeLessThanOrEqual(rps)
   })
 
   it("at --rps 0 a worker's shard keeps its request pass for its next requests: far fewer passes asked of the run's thread than requests made, never more requests at the server than --concurrency", async () => {
