@@ -305,71 +305,52 @@ describe("a plan read at a growing tip", () => {
     }
   })
 
+  /**
+   * An export of evm_txs whose receipts' probe is answered by a replica `lag` blocks behind a chain
+   * of `blocks`, where the txs list shows no EVM logs from height `quietFrom` up (the heights a replica
+   * between the two serves without them): more than a page of txs there, and receipts between the
+   * probe and them, which the run must find by reading the txs back down to the probe's height.
+   */
+  const receiptsBehindQuietTxs = async (o: { seed: number; blocks: number; lag: number; txsPerBlock: number; quietFrom: number }) => {
+    const full = await startDevnet({ seed: o.seed, blocks: o.blocks, txsPerBlock: o.txsPerBlock })
+    const behind = await startDevnet({ seed: o.seed, blocks: o.blocks - o.lag, txsPerBlock: o.txsPerBlock })
+    const replicas = await startProxy(full.indexerUrl, async (request, forward) => {
+      if (request.path.startsWith("/indexer/tx/v1/evm-txs?") && !request.url.searchParams.has("pagination.key")) {
+        const res = await fetch(behind.indexerUrl + request.path)
+        return { status: res.status, headers: { "content-type": "application/json" }, body: await res.text() }
+      }
+      const reply = await forward()
+      if (!request.path.startsWith("/indexer/tx/v1/txs?")) return reply
+      const page = JSON.parse(reply.body) as { txs: Array<{ height: string; events: Array<{ type: string }> | null }> }
+      for (const tx of page.txs) if (Number(tx.height) >= o.quietFrom) tx.events = (tx.events ?? []).filter((e) => e.type !== "evm")
+      return { ...reply, body: JSON.stringify(page) }
+    })
+    try {
+      const heights = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, k) => from + k)
+      expect(heights(o.quietFrom, o.blocks).reduce((n, h) => n + full.chain.blockTxCount(h), 0)).toBeGreaterThan(100)
+      expect(heights(o.blocks - o.lag + 1, o.quietFrom - 1).reduce((n, h) => n + full.chain.evmTxsAt(h).length, 0)).toBeGreaterThan(0)
+      return await runCli(["export", "--indexer-url", replicas.url, "--out", tmp(), "--datasets", "evm_txs"])
+    } finally {
+      await replicas.close()
+      await behind.stop()
+      await full.stop()
+    }
+  }
+
   it("a newest-EVM-receipt probe ten blocks behind, where the newest 100 txs emitted no EVM logs but older ones above it did: the txs are read back down to the probe's height, and the run is refused", async () => {
-    const full = await startDevnet({ seed: 16, blocks: 60, txsPerBlock: 40 })
-    const behind = await startDevnet({ seed: 16, blocks: 50, txsPerBlock: 40 })
-    // the txs list's top blocks, as a replica between the two would serve them: no EVM logs there
-    const TOP = 57
-    const replicas = await startProxy(full.indexerUrl, async (request, forward) => {
-      if (request.path.startsWith("/indexer/tx/v1/evm-txs?") && !request.url.searchParams.has("pagination.key")) {
-        const res = await fetch(behind.indexerUrl + request.path)
-        return { status: res.status, headers: { "content-type": "application/json" }, body: await res.text() }
-      }
-      const reply = await forward()
-      if (!request.path.startsWith("/indexer/tx/v1/txs?")) return reply
-      const page = JSON.parse(reply.body) as { txs: Array<{ height: string; events: Array<{ type: string }> | null }> }
-      for (const tx of page.txs) if (Number(tx.height) >= TOP) tx.events = (tx.events ?? []).filter((e) => e.type !== "evm")
-      return { ...reply, body: JSON.stringify(page) }
-    })
-    try {
-      const heights = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, k) => from + k)
-      // more than a page of txs above the blind heights, and receipts between the probe and them
-      expect(heights(TOP, 60).reduce((n, h) => n + full.chain.blockTxCount(h), 0)).toBeGreaterThan(100)
-      expect(heights(51, TOP - 1).reduce((n, h) => n + full.chain.evmTxsAt(h).length, 0)).toBeGreaterThan(0)
-      const out = tmp()
-      const r = await runCli(["export", "--indexer-url", replicas.url, "--out", out, "--datasets", "evm_txs"])
-      expect(r.code, r.stderr).toBe(1)
-      expect(r.stderr.trim().split("\n").at(-1)).toMatch(
-        /pagination of evm-txs cannot be trusted: its newest record is at height 50, but block 5\d/
-      )
-    } finally {
-      await replicas.close()
-      await behind.stop()
-      await full.stop()
-    }
+    const r = await receiptsBehindQuietTxs({ seed: 16, blocks: 60, lag: 10, txsPerBlock: 40, quietFrom: 57 })
+    expect(r.code, r.stderr).toBe(1)
+    expect(r.stderr.trim().split("\n").at(-1)).toMatch(
+      /pagination of evm-txs cannot be trusted: its newest record is at height 50, but block 5\d/
+    )
   })
+
   it("a newest-EVM-receipt probe forty blocks behind, where the newest 100 txs and more emitted no EVM logs but older ones above it did: the txs are read back down to the probe's height (up to 100 heights), and the run is refused", async () => {
-    const full = await startDevnet({ seed: 17, blocks: 100, txsPerBlock: 4 })
-    const behind = await startDevnet({ seed: 17, blocks: 60, txsPerBlock: 4 })
-    // the txs list's top blocks, as a replica between the two would serve them: no EVM logs there
-    const TOP = 70
-    const replicas = await startProxy(full.indexerUrl, async (request, forward) => {
-      if (request.path.startsWith("/indexer/tx/v1/evm-txs?") && !request.url.searchParams.has("pagination.key")) {
-        const res = await fetch(behind.indexerUrl + request.path)
-        return { status: res.status, headers: { "content-type": "application/json" }, body: await res.text() }
-      }
-      const reply = await forward()
-      if (!request.path.startsWith("/indexer/tx/v1/txs?")) return reply
-      const page = JSON.parse(reply.body) as { txs: Array<{ height: string; events: Array<{ type: string }> | null }> }
-      for (const tx of page.txs) if (Number(tx.height) >= TOP) tx.events = (tx.events ?? []).filter((e) => e.type !== "evm")
-      return { ...reply, body: JSON.stringify(page) }
-    })
-    try {
-      const heights = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, k) => from + k)
-      // more than a page of txs above the blind heights, and receipts between the probe and them
-      expect(heights(TOP, 100).reduce((n, h) => n + full.chain.blockTxCount(h), 0)).toBeGreaterThan(100)
-      expect(heights(61, TOP - 1).reduce((n, h) => n + full.chain.evmTxsAt(h).length, 0)).toBeGreaterThan(0)
-      const out = tmp()
-      const r = await runCli(["export", "--indexer-url", replicas.url, "--out", out, "--datasets", "evm_txs"])
-      expect(r.code, r.stderr).toBe(1)
-      expect(r.stderr.trim().split("\n").at(-1)).toMatch(
-        /pagination of evm-txs cannot be trusted: its newest record is at height 60, but block 6\d/
-      )
-    } finally {
-      await replicas.close()
-      await behind.stop()
-      await full.stop()
-    }
+    const r = await receiptsBehindQuietTxs({ seed: 17, blocks: 100, lag: 40, txsPerBlock: 4, quietFrom: 70 })
+    expect(r.code, r.stderr).toBe(1)
+    expect(r.stderr.trim().split("\n").at(-1)).toMatch(
+      /pagination of evm-txs cannot be trusted: its newest record is at height 60, but block 6\d/
+    )
   })
 
   it("a /status read later than the probes (a slow status: 200 ms, a block every 150 ms) plans no tip the probes had not seen: they are asked once it has answered", async () => {
