@@ -31,6 +31,8 @@ const keyStyleOf = (list: ListRef): KeyStyle => {
 export const makeIndexerSource = (indexer: IndexerClientService): SourceService => {
   const page = pageReader(indexer)
   const probe = probeWith(page)
+  const blockTimes = makeBlockTimes(page)
+  const cosmosTxHashes = makeCosmosTxHashes(page)
   return {
     status: indexer.status.pipe(
       Effect.map((s) => ({
@@ -53,8 +55,12 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
     afterOfKey: (list, key) => afterOfKey(keyStyleOf(list), key),
     maxPageSize: MAX_PAGE_LIMIT,
     page,
-    blockTimes: makeBlockTimes(page),
-    cosmosTxHashes: makeCosmosTxHashes(page),
+    blockTimes: blockTimes.timesOf,
+    cosmosTxHashes: cosmosTxHashes.hashesAt,
+    forget: Effect.sync(() => {
+      blockTimes.forget()
+      cosmosTxHashes.forget()
+    }),
     invalidRecord,
     untrustedPaging
   }

@@ -72,6 +72,12 @@ export interface SourceService {
   readonly blockTimes: (heights: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, string>, SourceFailure>
   /** the hashes of the cosmos txs at each height, in block order */
   readonly cosmosTxHashes: (heights: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, ReadonlyArray<string>>, SourceFailure>
+  /**
+   * drops what blockTimes and cosmosTxHashes remember: a run starts with it, since the chain may
+   * have moved to another history since the last run of the process (a follow's rounds, a run
+   * started over after a fork), where the same heights hold other blocks
+   */
+  readonly forget: Effect.Effect<void>
   /** whether `list` is served here: false only when its endpoint itself says it is not (a documented 404) */
   readonly served: (list: ListRef) => Effect.Effect<boolean, SourceFailure>
   /**

@@ -16,6 +16,7 @@
  * start once those datasets are done).
  * Every request goes through the one request limiter of the source's client.
  */
+import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
 import { DEFAULTS as EXPORT_DEFAULTS } from "../defaults.js"
 import { Manifests } from "../lake/Manifests.js"
@@ -110,6 +111,8 @@ const exportOnce = (catalog: ReadonlyArray<Dataset>, options: ExportOptions): Ef
 const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =>
   Effect.gen(function* () {
     const source = yield* Source
+    // block times and txs read by an earlier run of the process may be of another history now
+    yield* source.forget
     const startedAt = new Date().toISOString()
     const pageSize = options.pageSize ?? EXPORT_DEFAULTS.pageSize
     const concurrency = options.concurrency ?? EXPORT_DEFAULTS.concurrency
@@ -138,7 +141,6 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
     for (const d of selected) if (d.kind === "append") budget.observe(d.list.id, answers.newest(d.list) ?? { items: [] })
     const { fork, verified, adopted } = yield* settleHistory(exportable, status, options, notice)
     const tally = makeTally(selected, options.observer ?? {})
-    const live = yield* liveDatasets(selected, answers, status, tally, options)
     // the top of what the run reads anchored (the tip, or --to-height below it; snapshots are of the tip), or, where the
     // source does not serve it, the anchor just checked: every commit checks it again
     const top =
@@ -147,6 +149,14 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
     // an adopted lake names its chain from now on, whatever this run commits
     if (adopted && anchored && !anchored.recorded) yield* manifests.recordIdentity(status.chainId, anchored.anchor)
     const anchor = anchored?.anchor ?? (fork ? undefined : verified)
+    // what the run writes stays at or below its anchor: rows above it no anchor vouches for, and a fork there would go unseen
+    const below = !options.dryRun && anchor && anchor.height < top ? anchor.height : undefined
+    if (below !== undefined)
+      notice(
+        `the indexer does not serve block ${top} (its block route is behind its /status): this run writes up to block ${below}, the newest it vouches for; a later run goes on from there`
+      )
+    const vouched = below === undefined ? status : { ...status, watermarks: capped(status.watermarks, below) }
+    const live = yield* liveDatasets(selected, answers, status, tally, options, below)
     const unrecorded = anchored?.recorded === false && !adopted ? status.chainId : undefined
     // a lake without blocks knows its history by its anchors alone: each commit's top block is anchored too
     const blockless = !selected.some((d) => d.name === "blocks") && ((yield* manifests.get("blocks"))?.files.length ?? 0) === 0
@@ -155,7 +165,7 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
       : undefined
     const groups = new Map<string, Array<AppendDataset>>()
     for (const d of live) if (d.kind === "append") groups.set(d.list.id, [...(groups.get(d.list.id) ?? []), d])
-    const ranges = yield* searchRanges([...groups.values()], answers, status, options, concurrency)
+    const ranges = yield* searchRanges([...groups.values()], answers, vouched, options, concurrency)
 
     const run: RunContext = {
       options,
@@ -193,6 +203,7 @@ export const anotherWriterNotice = (root: string, pids: ReadonlyArray<number>) =
   `another chain-lake (pid ${pids.join(", ")}) is writing ${root}: where both export the same heights, the commit that comes second is dropped and its part read again (no row is written twice), so the indexer serves those pages twice`
 
 const shardSettings = (options: ExportOptions, pageSize: number, chainId: string): ShardSettings => ({
+  run: randomUUID(),
   pageSize,
   bucketWidth: options.bucketWidth ?? EXPORT_DEFAULTS.bucketWidth,
   flushBytes: options.flushBytes ?? EXPORT_DEFAULTS.flushBytes,
@@ -236,16 +247,22 @@ const settleHistory = (
     return { fork, verified, adopted }
   })
 
+/** Each watermark at most `height`. */
+const capped = (watermarks: SourceStatus["watermarks"], height: number) =>
+  Object.fromEntries(Object.entries(watermarks).map(([name, w]) => [name, w === undefined ? w : Math.min(w, height)]))
+
 /**
  * The selected datasets this source serves and has data for; the others are skipped with a
- * notice, and one the user asked for by name fails the run, before anything is written.
+ * notice, and one the user asked for by name fails the run, before anything is written. With
+ * `below` (the run's anchor, under the tip), a snapshot of a height above it waits for a later run.
  */
 const liveDatasets = (
   selected: ReadonlyArray<ExportableDataset>,
   answers: Effect.Effect.Success<ReturnType<typeof probe>>,
   status: SourceStatus,
   tally: Tally,
-  options: ExportOptions
+  options: ExportOptions,
+  below?: number
 ) =>
   Effect.gen(function* () {
     const live = selected.filter((d) => {
@@ -255,8 +272,17 @@ const liveDatasets = (
         return false
       }
       const name = d.kind === "append" ? d.list.watermark : d.watermark
+      const watermark = status.watermarks[name] ?? 0
+      if (d.kind === "snapshot" && below !== undefined && watermark > below) {
+        tally.skip(
+          d.name,
+          `its ${name} ${watermark} is above block ${below}, the newest block the indexer serves: rerun once it serves ${watermark}`,
+          `its ${name} ${watermark} is above block ${below}, the newest the run vouches for`
+        )
+        return false
+      }
       // none, or 0 (nothing indexed yet)
-      if ((status.watermarks[name] ?? 0) >= 1) return true
+      if (watermark >= 1) return true
       tally.skip(d.name, `no ${name}`, `the source reports no ${name}`)
       return false
     })

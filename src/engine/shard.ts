@@ -40,6 +40,8 @@ export interface ShardSettings {
   readonly checkpointMs: number
   /** the chain /status names: a record that names another (see AppendList.chainIdOf) fails the run */
   readonly chainId: string
+  /** the run's own id: a shard worker that serves a new run first forgets what its source remembers of blocks (Source.forget) */
+  readonly run: string
 }
 
 /** What the engine counts while shards run, per dataset. */

@@ -10,7 +10,7 @@ import type { PageBudget } from "./pageBudget.js"
 import type { AppendDataset, AppendList, Dataset } from "./Dataset.js"
 import { runShard, type FetchSlots, type ShardEvents } from "./shard.js"
 import { ShardLake, type ShardLakeService } from "./ShardLake.js"
-import type { Source } from "./Source.js"
+import { Source } from "./Source.js"
 import { type Call, failureFields, type FromWorker, RemoteFailure, type ToWorker } from "./workerProtocol.js"
 
 /** What the run's thread hands each worker (workerData): its module's own config, and the run's lake. */
@@ -193,9 +193,15 @@ export const serveShards = <C, E>(options: {
   const appendDatasets = options.datasets.filter((d): d is AppendDataset => d.kind === "append")
   const slots: FetchSlots = { withPermits: () => gate("slots") }
   const running = new Map<number, Fiber.RuntimeFiber<void, unknown>>()
+  /** the run whose shards this worker serves: a worker kept for several (a follow's rounds) forgets its source's blocks between them */
+  let served: string | undefined
 
   const run = (message: Extract<ToWorker, { type: "run" }>) => {
     const { task } = message
+    if (served !== message.settings.run) {
+      served = message.settings.run
+      runtime.runSync(Effect.flatMap(Source, (source) => source.forget))
+    }
     const targets = message.targets.map((n) => appendDatasets.find((d) => d.name === n)!)
     const list: AppendList = targets[0].list
     const events: ShardEvents = {

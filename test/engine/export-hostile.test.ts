@@ -571,10 +571,20 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
 })
 
 describe("export: a snapshot under a moving watermark", () => {
-  /** A proxy whose /status height (and rich_list_height) is one higher on every call. */
+  /**
+   * A proxy whose /status height (and rich_list_height) is one higher on every call; its block
+   * route serves those heights too (the tip's block, renamed), as a chain that grows would.
+   */
   const movingWatermark = async () => {
     let calls = 0
     const server = await proxy(async (req, forward) => {
+      const above = /^\/indexer\/block\/v1\/blocks\/(\d+)$/.exec(req.url.pathname)
+      if (above && Number(above[1]) > tip()) {
+        const { block } = JSON.parse((await forward(`/indexer/block/v1/blocks/${tip()}`)).body)
+        return json({
+          block: { ...block, height: above[1], hash: `${block.hash.slice(0, -8)}${Number(above[1]).toString(16).padStart(8, "0")}` }
+        })
+      }
       const res = await forward()
       if (req.url.pathname !== "/status") return res
       const status = JSON.parse(res.body)

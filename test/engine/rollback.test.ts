@@ -5,13 +5,13 @@
  * height in one commit per dataset, log it in `_lake.json`, and the lake then equals a clean
  * export of the new history. Real CLI processes, real loopback devnets, real Parquet and DuckDB.
  */
-import { cpSync, readFileSync, writeFileSync } from "node:fs"
+import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
 import { planCut, positionCut } from "../../src/engine/rollback.js"
 import { keptAnchors, type CommittedFile, type Manifest } from "../../src/lake/Manifests.js"
-import { runCli } from "../support/cli.js"
+import { runCli, startCli } from "../support/cli.js"
 import { expectLakeMatchesChain, withDuckDB } from "../support/chain-model.js"
 import { scan } from "../support/lake.js"
 import { startProxy, type HostileServer, type Reply } from "../support/hostile.js"
@@ -139,6 +139,30 @@ describe("an indexer rolled back and re-synced to another history (same chain id
     expect(nothing.code, nothing.stderr).toBe(0)
     expect(nothing.stdout).toMatch(/holds nothing above height 500: nothing to roll back/)
     expect(identity(out).reorgs).toHaveLength(1)
+  })
+
+  it("a follow whose indexer moves to the fork between rounds: --on-reorg rollback gives the new history, block times and all (none remembered from the old one, shard workers' neither)", async () => {
+    for (const workers of ["0", "1"]) {
+      const out = tmp()
+      let upstream = before.indexerUrl
+      const switching = await startProxy(before.indexerUrl, async (req) => {
+        const res = await fetch(upstream + req.path, { headers: { "cache-control": "no-cache" } })
+        return { status: res.status, headers: { "content-type": res.headers.get("content-type") ?? "text/plain" }, body: await res.text() }
+      })
+      try {
+        const args = exportArgs(switching.url, out, "--follow", "--poll", "200ms", "--until-height", "150", "--on-reorg", "rollback")
+        const { child, stdout } = await startCli([...args, "--workers", workers], /\n/)
+        // the first round (up to `before`'s tip) is committed: the indexer is re-synced to the fork, grown past it
+        const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+        expect(stdout()).toMatch(/\b130\b/)
+        upstream = ahead.indexerUrl
+        expect(await exited, `--workers ${workers}`).toBe(0)
+      } finally {
+        await switching.close()
+      }
+      await expectLakeMatchesChain(out, ahead, DATASETS)
+      expect(identity(out).reorgs).toEqual([expect.objectContaining({ by: "on-reorg" })])
+    }
   })
 
   it("a rollback cut short: readers of its datasets fail in one line until the next export finishes it", async () => {
@@ -295,6 +319,39 @@ describe("what the fork check reads besides the newest anchor", () => {
     const refused = await runCli(["export", "--indexer-url", ahead.indexerUrl, "--out", out, "--datasets", "txs"])
     expect(refused.code).toBe(1)
     expect(refused.stderr.trim()).toMatch(/holds another history of chain lake-evm-1/)
+  })
+
+  it("a source that does not serve its tip block: the run writes up to the block it anchors, not past it (rows there no anchor vouches for), so a fork at the tip is the next run's to read", async () => {
+    const tip = before.chain.tip
+    const hidden = await startProxy(before.indexerUrl, (req, forward) =>
+      req.url.pathname === `/indexer/block/v1/blocks/${tip}`
+        ? Promise.resolve({ status: 404, headers: {}, body: "[NOT_FOUND] block not found" })
+        : forward()
+    )
+    // the same chain re-synced to another history from the tip on
+    const forkedAtTip = await startDevnet({ seed: 1, blocks: tip + 10, fork: { height: tip - 1, seed: 3 } })
+    const out = tmp()
+    try {
+      // a snapshot of the tip, asked for by name, cannot be vouched for: the run fails in one line, nothing written
+      const named = await runCli(["export", "--indexer-url", hidden.url, "--out", out, "--datasets", "txs,nft_tokens"])
+      expect(named.code).toBe(1)
+      expect(named.stderr.trim().split("\n").at(-1)).toBe(
+        `chain-lake: error: nft_tokens cannot be exported from this source (its height ${tip} is above block ${tip - 1}, the newest block the indexer serves: rerun once it serves ${tip})`
+      )
+      expect(existsSync(join(out, "txs"))).toBe(false)
+      const first = await runCli(["export", "--indexer-url", hidden.url, "--out", out, "--datasets", "txs"])
+      expect(first.code, first.stderr).toBe(0)
+      expect(first.stderr).toContain(
+        `the indexer does not serve block ${tip} (its block route is behind its /status): this run writes up to block ${tip - 1}`
+      )
+      expect(await count(out, "txs", `height >= ${tip}`)).toBe(0)
+      const next = await runCli(["export", "--indexer-url", forkedAtTip.indexerUrl, "--out", out, "--datasets", "txs,nft_tokens"])
+      expect(next.code, next.stderr).toBe(0)
+      await expectLakeMatchesChain(out, forkedAtTip, ["txs"])
+    } finally {
+      await hidden.close()
+      await forkedAtTip.stop()
+    }
   })
 
   it("a lake without blocks that a rollback left with no anchor is not exported into on trust: refused in one line, or taken with --adopt-lake", async () => {

@@ -77,7 +77,7 @@ const readRun = (page: PageReader, remember: Remember, from: number, to: number)
     }
   })
 
-/** The block time of each height asked, read through `page` and remembered; a height the block list lacks fails. */
+/** The block time of each height asked, read through `page` and remembered until `forget`; a height the block list lacks fails. */
 export const makeBlockTimes = (page: PageReader) => {
   const times = new Map<number, string>()
   const remember: Remember = (height, time) => {
@@ -106,6 +106,9 @@ export const makeBlockTimes = (page: PageReader) => {
     }
     return Effect.succeed(known)
   }
-  return (heights: ReadonlyArray<number>): Effect.Effect<ReadonlyMap<number, string>, IndexerError> =>
-    readMissing(heights).pipe(Effect.flatMap(() => answer(heights)))
+  return {
+    timesOf: (heights: ReadonlyArray<number>): Effect.Effect<ReadonlyMap<number, string>, IndexerError> =>
+      readMissing(heights).pipe(Effect.flatMap(() => answer(heights))),
+    forget: () => times.clear()
+  }
 }

@@ -2,7 +2,7 @@
  * The cosmos tx hashes of a block, from txs/by_height/{h} (keyset pages walked to the end, or to its count), asked
  * only for blocks holding an EVM receipt that stands for a cosmos tx: such a receipt names its
  * cosmos tx only through a hash derived from it (datasets/evm_txs.ts). A block's hashes never
- * change, so they are remembered for the run.
+ * change within a history, so they are remembered for the run.
  */
 import { Effect, Stream } from "effect"
 import type { ListPage, ListRef } from "../../engine/Source.js"
@@ -42,7 +42,7 @@ const readHashes = (page: PageReader, height: number, hashes: Array<string>): Ef
   return Stream.runDrain(pages)
 }
 
-/** The cosmos tx hashes at each height asked, read through `page` and remembered. */
+/** The cosmos tx hashes at each height asked, read through `page` and remembered until `forget`. */
 export const makeCosmosTxHashes = (page: PageReader) => {
   const hashesAt = new Map<number, ReadonlyArray<string>>()
   const hashesOf = (height: number): Effect.Effect<ReadonlyArray<string>, IndexerError> =>
@@ -59,9 +59,12 @@ export const makeCosmosTxHashes = (page: PageReader) => {
         })
       )
     })
-  // the blocks of one page at once: the client's request limiter bounds what is in flight
-  return (heights: ReadonlyArray<number>): Effect.Effect<ReadonlyMap<number, ReadonlyArray<string>>, IndexerError> =>
-    Effect.forEach(heights, (h) => Effect.map(hashesOf(h), (hashes) => [h, hashes] as const), { concurrency: "unbounded" }).pipe(
-      Effect.map((pairs) => new Map(pairs))
-    )
+  return {
+    // the blocks of one page at once: the client's request limiter bounds what is in flight
+    hashesAt: (heights: ReadonlyArray<number>): Effect.Effect<ReadonlyMap<number, ReadonlyArray<string>>, IndexerError> =>
+      Effect.forEach(heights, (h) => Effect.map(hashesOf(h), (hashes) => [h, hashes] as const), { concurrency: "unbounded" }).pipe(
+        Effect.map((pairs) => new Map(pairs))
+      ),
+    forget: () => hashesAt.clear()
+  }
 }
