@@ -139,25 +139,15 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
     // the bytes of pages in flight, run-wide (pageBudget.ts); each list's records first weighed by its probe
     const budget = yield* runPageBudget(concurrency)
     for (const d of selected) if (d.kind === "append") budget.observe(d.list.id, answers.newest(d.list) ?? { items: [] })
-    const { fork, verified, adopted } = yield* settleHistory(exportable, status, options, notice)
+    const settled = yield* settleHistory(exportable, status, options, notice)
     const tally = makeTally(selected, options.observer ?? {})
-    // the top of what the run reads anchored (the tip, or --to-height below it; snapshots are of the tip), or, where the
-    // source does not serve it, the anchor just checked: every commit checks it again
-    const top =
-      options.toHeight === undefined || selected.some((d) => d.kind === "snapshot") ? status.tip : Math.min(status.tip, options.toHeight)
-    const anchored = options.dryRun ? undefined : yield* anchorIdentity(top)
-    // an adopted lake names its chain from now on, whatever this run commits
-    if (adopted && anchored && !anchored.recorded) yield* manifests.recordIdentity(status.chainId, anchored.anchor)
-    const anchor = anchored?.anchor ?? (fork ? undefined : verified)
-    // what the run writes stays at or below its anchor: rows above it no anchor vouches for, and a fork there would go unseen
-    const below = !options.dryRun && anchor && anchor.height < top ? anchor.height : undefined
-    if (below !== undefined)
-      notice(
-        `the indexer does not serve block ${top} (its block route is behind its /status): this run writes up to block ${below}, the newest it vouches for; a later run goes on from there`
-      )
+    const { anchor, below, unrecorded, unanchored } = yield* anchorOfRun(status, selected, options, settled, notice)
     const vouched = below === undefined ? status : { ...status, watermarks: capped(status.watermarks, below) }
     const live = yield* liveDatasets(selected, answers, status, tally, options, below)
-    const unrecorded = anchored?.recorded === false && !adopted ? status.chainId : undefined
+    if (unanchored !== undefined && live.length > 0)
+      return yield* new ExportError({
+        message: `the indexer serves none of blocks ${Math.max(1, unanchored - 3)}..${unanchored} (its block route is behind its /status): nothing anchors what this run would write to a history; rerun once it serves them`
+      })
     // a lake without blocks knows its history by its anchors alone: each commit's top block is anchored too
     const blockless = !selected.some((d) => d.name === "blocks") && ((yield* manifests.get("blocks"))?.files.length ?? 0) === 0
     const guard = anchor
@@ -245,6 +235,39 @@ const settleHistory = (
       notice(`this indexer's block ${height} differs from the lake's: ${describeRollback((yield* Manifests).root, report)}`)
     }
     return { fork, verified, adopted }
+  })
+
+/**
+ * The block a run anchors what it writes to, which every commit checks again: the top of what it
+ * reads (the tip, or --to-height below it; snapshots are of the tip), or, where the source does not
+ * serve that block, the newest it serves up to 3 below, or the anchor just checked; then the run
+ * writes nothing above it (`below`): rows there no anchor would vouch for, and a fork there would go
+ * unseen. Where it can anchor nothing, `unanchored` names the top: the run fails before it writes (a
+ * lake whose data names no history is refused by every later run).
+ */
+const anchorOfRun = (
+  status: SourceStatus,
+  selected: ReadonlyArray<ExportableDataset>,
+  options: ExportOptions,
+  settled: Effect.Effect.Success<ReturnType<typeof settleHistory>>,
+  notice: (m: string) => void
+) =>
+  Effect.gen(function* () {
+    const manifests = yield* Manifests
+    const top =
+      options.toHeight === undefined || selected.some((d) => d.kind === "snapshot") ? status.tip : Math.min(status.tip, options.toHeight)
+    if (options.dryRun) return { anchor: settled.fork ? undefined : settled.verified }
+    const anchored = yield* anchorIdentity(top)
+    // an adopted lake names its chain from now on, whatever this run commits
+    if (settled.adopted && anchored && !anchored.recorded) yield* manifests.recordIdentity(status.chainId, anchored.anchor)
+    const anchor = anchored?.anchor ?? (settled.fork ? undefined : settled.verified)
+    if (anchor === undefined) return { unanchored: top }
+    const below = anchor.height < top ? anchor.height : undefined
+    if (below !== undefined)
+      notice(
+        `the indexer does not serve block ${top} (its block route is behind its /status): this run writes up to block ${below}, the newest it vouches for; a later run goes on from there`
+      )
+    return { anchor, below, unrecorded: anchored?.recorded === false && !settled.adopted ? status.chainId : undefined }
   })
 
 /** Each watermark at most `height`. */

@@ -217,13 +217,14 @@ describe("chain-lake track", () => {
     // a router whose transfer never moves on from STATE_PENDING
     const stuck = await stuckRouter(devnet.routerUrl)
     const started = Date.now()
-    const t = await track(stuck.url, txHash, dir, "--timeout", "1500ms").finally(() => stuck.close())
+    // (long enough for the start, the registration and two committed states on a loaded machine)
+    const t = await track(stuck.url, txHash, dir, "--timeout", "4s").finally(() => stuck.close())
     expect(Date.now() - started).toBeLessThan(15_000)
     expect(t.code).toBe(1)
     const lines = t.stderr.trim().split("\n")
     expect(lines).toHaveLength(1)
     expect(lines[0]).toBe(
-      `chain-lake: error: gave up after 1.5 s (--timeout): ${txHash} on noble-1 still STATE_PENDING; the state changes seen are kept, run the same command again to go on tracking`
+      `chain-lake: error: gave up after 4 s (--timeout): ${txHash} on noble-1 still STATE_PENDING; the state changes seen are kept, run the same command again to go on tracking`
     )
     const rows = await queryLake(`SELECT state, outcome FROM ${scan(dir, "transfers")} ORDER BY observed_at`)
     expect(rows.map((r) => r.state)).toEqual(["STATE_SUBMITTED", "STATE_PENDING"])

@@ -354,6 +354,33 @@ describe("what the fork check reads besides the newest anchor", () => {
     }
   })
 
+  it("a source that serves none of the blocks at and just below its tip: nothing can anchor what a run would write, so a new lake's run fails in one line, nothing written; a lake anchored before writes up to that anchor", async () => {
+    const tip = before.chain.tip
+    const behindBy4 = await startProxy(before.indexerUrl, (req, forward) => {
+      const block = /^\/indexer\/block\/v1\/blocks\/(\d+)$/.exec(req.url.pathname)
+      return block && Number(block[1]) > tip - 4
+        ? Promise.resolve({ status: 404, headers: {}, body: "[NOT_FOUND] block not found" })
+        : forward()
+    })
+    try {
+      const out = tmp()
+      const fresh = await runCli(["export", "--indexer-url", behindBy4.url, "--out", out, "--datasets", "txs"])
+      expect(fresh.code).toBe(1)
+      expect(fresh.stderr.trim()).toBe(
+        `chain-lake: error: the indexer serves none of blocks ${tip - 3}..${tip} (its block route is behind its /status): nothing anchors what this run would write to a history; rerun once it serves them`
+      )
+      expect(existsSync(join(out, "txs"))).toBe(false)
+      const first = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", "txs", "--to-height", "90"])
+      expect(first.code, first.stderr).toBe(0)
+      const next = await runCli(["export", "--indexer-url", behindBy4.url, "--out", out, "--datasets", "txs"])
+      expect(next.code, next.stderr).toBe(0)
+      expect(next.stderr).toContain(`this run writes up to block 90, the newest it vouches for`)
+      expect(await count(out, "txs", "height > 90")).toBe(0)
+    } finally {
+      await behindBy4.close()
+    }
+  })
+
   it("a lake without blocks that a rollback left with no anchor is not exported into on trust: refused in one line, or taken with --adopt-lake", async () => {
     const out = tmp()
     const first = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", "txs"])
