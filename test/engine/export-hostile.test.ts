@@ -507,13 +507,22 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     expectNothingCommittedIn(out, "blocks", [61, 121])
   })
 
-  it("a /status claiming height 1e15 fails the blocks export as untrustworthy paging, after planning a bounded number of shards", async () => {
+  it("a /status claiming height 1e15 fails the blocks export as untrustworthy paging, after planning a bounded number of shards; where it serves no block there either, the run fails before it plans (nothing anchors it)", async () => {
+    const claiming = (blockThere: boolean) =>
+      proxy(async (req, forward) => {
+        // (block 1e15 served as the tip's, renamed: the run anchors it and plans up to it)
+        if (blockThere && req.url.pathname === "/indexer/block/v1/blocks/1000000000000000") {
+          const { block } = JSON.parse((await forward(`/indexer/block/v1/blocks/${devnet.chain.tip}`)).body)
+          return json({ block: { ...block, height: "1000000000000000" } })
+        }
+        const res = await forward()
+        if (req.url.pathname !== "/status") return res
+        return json({ ...JSON.parse(res.body), height: 1e15 })
+      })
+    const unanchored = failureOf(await exportVia(await claiming(false), dirs.make(), { datasets: ["blocks"] }))
+    expect(unanchored.message).toMatch(/^the indexer serves none of blocks 999999999999997\.\.1000000000000000 /)
     const out = dirs.make()
-    const server = await proxy(async (req, forward) => {
-      const res = await forward()
-      if (req.url.pathname !== "/status") return res
-      return json({ ...JSON.parse(res.body), height: 1e15 })
-    })
+    const server = await claiming(true)
     const err = failureOf(await exportVia(server, out, { datasets: ["blocks"] }))
     expect(err._tag).toBe("IndexerPagingError")
     expect(err).toMatchObject({ endpoint: "blocks" })
