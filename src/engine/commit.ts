@@ -86,13 +86,27 @@ const witnessed = (files: ReadonlyArray<CommittedFile>) =>
     return Option.isSome(guard) && guard.value.witness && top > 0 ? guard.value.witness(top) : Effect.succeed(Effect.void)
   })
 
-/** Commits a snapshot's staged files with its manifest entry. */
+/** Commits a snapshot's staged files with its manifest entry; one of a height above the run's anchor anchors that height (HistoryGuard.vouch). */
 export const commitSnapshot = (
   dataset: string,
   files: ReadonlyArray<CommittedFile>,
   snapshot: CommittedSnapshot,
   onCommitted?: OnCommitted
-) => guarded(Effect.flatMap(Manifests, (manifests) => manifests.commitSnapshot(dataset, files, snapshot)).pipe(counted(files, onCommitted)))
+) =>
+  Effect.flatMap(vouched(snapshot.snapshot_height), (record) =>
+    guarded(
+      Effect.flatMap(Manifests, (manifests) => manifests.commitSnapshot(dataset, files, snapshot)).pipe(
+        counted(files, onCommitted),
+        Effect.tap((outcome) => (outcome.committed ? record : Effect.void))
+      )
+    )
+  )
+
+/** The step that anchors a snapshot's height once it is committed, where it is above the run's anchor (read now, before the guard's check). */
+const vouched = (height: number) =>
+  Effect.flatMap(Effect.serviceOption(HistoryGuard), (guard) =>
+    Option.isSome(guard) ? guard.value.vouch(height) : Effect.succeed(Effect.void)
+  )
 
 /**
  * A lake written by an older chain-lake may lack columns added since: its files read as NULL

@@ -340,6 +340,14 @@ export class HistoryGuard extends Context.Tag("chain-lake/HistoryGuard")<
      * common near it (findFork), not only at an older run's tip.
      */
     readonly witness?: (height: number) => Effect.Effect<Effect.Effect<void, ManifestError>, SourceFailure>
+    /**
+     * For a snapshot of a height above the run's anchor (its watermark moved on while it was read,
+     * and it was planned anew there): the block at that height, read before the commit's check,
+     * and the step that records it as an anchor once the snapshot is committed, so that a later
+     * fork below it is seen (the run's anchor is older than what the snapshot holds). Where the
+     * source does not serve that block, nothing is recorded.
+     */
+    readonly vouch: (height: number) => Effect.Effect<Effect.Effect<void, ManifestError>, SourceFailure>
   }
 >() {}
 
@@ -354,8 +362,7 @@ export class HistoryGuard extends Context.Tag("chain-lake/HistoryGuard")<
 export const historyGuard = (
   anchor: { readonly height: number; readonly hash: string },
   root: string,
-  chainId?: string,
-  witnessing?: { readonly chainId: string }
+  chain: { readonly id: string; readonly unrecorded: boolean; readonly witnessing: boolean }
 ) =>
   Effect.gen(function* () {
     const source = yield* Source
@@ -370,7 +377,7 @@ export const historyGuard = (
     const rolledBack = new LakeIdentityError({
       message: `${root} was rolled back during this run (chain-lake rollback): nothing more of it was committed; run the export again`
     })
-    let unrecorded = chainId
+    let unrecorded = chain.unrecorded ? chain.id : undefined
     const check = Effect.gen(function* () {
       const hash = yield* source.blockHash(anchor.height)
       if (hash !== anchor.hash) return yield* Effect.fail(changed(hash))
@@ -382,13 +389,13 @@ export const historyGuard = (
     })
     // read before the check that follows it: the anchor still the run's then, a block at or below it is of the run's history too
     // (one above it, where the run's anchor is an older one the source still serves, is not witnessed)
-    const witness = (height: number) =>
-      height > anchor.height
-        ? Effect.succeed(Effect.void)
-        : Effect.map(source.blockHash(height), (hash) =>
-            hash === undefined || !witnessing ? Effect.void : manifests.recordIdentity(witnessing.chainId, { height, hash })
-          )
-    return { check: yield* sharedAfterAsking(check), ...(witnessing ? { witness } : {}) }
+    const anchoring = (height: number) =>
+      Effect.map(source.blockHash(height), (hash) =>
+        hash === undefined ? Effect.void : manifests.recordIdentity(chain.id, { height, hash })
+      )
+    const witness = (height: number) => (height > anchor.height ? Effect.succeed(Effect.void) : anchoring(height))
+    const vouch = (height: number) => (height > anchor.height ? anchoring(height) : Effect.succeed(Effect.void))
+    return { check: yield* sharedAfterAsking(check), vouch, ...(chain.witnessing ? { witness } : {}) }
   })
 
 /**

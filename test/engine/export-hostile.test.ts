@@ -652,6 +652,10 @@ describe("export: a snapshot under a moving watermark", () => {
     expect(firstPages.length).toBe(3)
     expect(manifest.files.map((f) => f.rows)).toEqual([collections()])
     expect(notices.filter((n) => /moved .* reading again/.test(n)).length).toBe(2)
+    // the run anchored the tip its first /status named; the snapshot, planned anew two blocks above
+    // it, anchors its own height, so that a later fork below it is seen (HistoryGuard.vouch)
+    const anchors: Array<{ height: number; hash: string }> = JSON.parse(readFileSync(join(out, "_lake.json"), "utf8")).anchors
+    expect(anchors.map((a) => a.height).sort((x, y) => x - y)).toEqual([tip() + 1, tip() + calls() - 1])
   })
 
   it("a watermark that moved once, during the first read, is judged again from where it stood before the second: exact, read twice, and filed at that height (it was filed at the height planned, under which it was no snapshot)", async () => {
