@@ -359,7 +359,8 @@ const followLines = (o: ExportFlags, poll: Duration.Duration, pollText: string) 
     const rows = r.datasets.map((d) => `${d.dataset} +${d.rows}`).join(", ")
     // the height exported to: the tip, or --until-height below it (the line said the tip, past the height asked for)
     const until = Option.getOrUndefined(o.untilHeight)
-    console.log(`${new Date().toISOString()} height ${until === undefined ? r.tip : Math.min(r.tip, until)}: ${rows}`)
+    const reached = r.writtenTo ?? r.tip
+    console.log(`${new Date().toISOString()} height ${until === undefined ? reached : Math.min(reached, until)}: ${rows}`)
   }
   return { observer, onCompacted, onWaiting, onRound }
 }
@@ -436,7 +437,8 @@ const printSummary = (o: ExportFlags, target: ExportTarget, report: ExportReport
     yield* Console.log(summaryTable(report.datasets, seconds))
     if (target.remote) yield* uploaded(target.remote, [runReport])
     // the heights this run was asked for, not the chain's tip
-    const upTo = Option.isSome(o.toHeight) ? Math.min(o.toHeight.value, report.tip) : report.tip
+    const reached = report.writtenTo ?? report.tip
+    const upTo = Option.isSome(o.toHeight) ? Math.min(o.toHeight.value, reached) : reached
     const from = Option.getOrUndefined(o.fromHeight)
     // a range above the tip matched nothing: said as such, not as heights that count down
     const span =

@@ -24,7 +24,7 @@ import type { Range } from "../lake/RangeSet.js"
 import type { AppendDataset, Dataset } from "./Dataset.js"
 import { appendTasks, makeTally, runTasks, shardRunner, snapshotTasks, type RunContext, type Tally } from "./exportTasks.js"
 import { ExportError, type Env, type ExportableDataset, type ExportOptions, type ExportReport, type Failure } from "./exportTypes.js"
-import { anchorIdentity, checkIdentity, historyGuard, type LakeIdentityError } from "./identity.js"
+import { ANCHOR_BELOW_TIP, anchorIdentity, checkIdentity, historyGuard, type LakeIdentityError } from "./identity.js"
 import { runPageBudget } from "./pageBudget.js"
 import { heightBounds } from "./plan.js"
 import { committedGuesses, positionRange, probe } from "./probe.js"
@@ -141,13 +141,15 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
     for (const d of selected) if (d.kind === "append") budget.observe(d.list.id, answers.newest(d.list) ?? { items: [] })
     const settled = yield* settleHistory(exportable, status, options, notice)
     const tally = makeTally(selected, options.observer ?? {})
-    const { anchor, below, unrecorded, unanchored } = yield* anchorOfRun(status, selected, options, settled, notice)
+    const { anchor, below, unrecorded, unanchored, adoptedAnchor } = yield* anchorOfRun(status, selected, options, settled, notice)
     const vouched = below === undefined ? status : { ...status, watermarks: capped(status.watermarks, below) }
     const live = yield* liveDatasets(selected, answers, status, tally, options, below)
     if (unanchored !== undefined && live.length > 0)
       return yield* new ExportError({
-        message: `the indexer serves none of blocks ${Math.max(1, unanchored - 3)}..${unanchored} (its block route is behind its /status): nothing anchors what this run would write to a history; rerun once it serves them`
+        message: `the indexer serves none of blocks ${Math.max(1, unanchored - ANCHOR_BELOW_TIP)}..${unanchored} yet, and the lake holds no anchor it serves: nothing anchors what this run would write to a history; rerun once it serves them`
       })
+    // an adopted lake names its chain from now on, whatever this run commits
+    if (adoptedAnchor) yield* manifests.recordIdentity(status.chainId, adoptedAnchor)
     // a lake without blocks knows its history by its anchors alone: each commit's top block is anchored too
     const blockless = !selected.some((d) => d.name === "blocks") && ((yield* manifests.get("blocks"))?.files.length ?? 0) === 0
     const guard = anchor
@@ -180,6 +182,7 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
       finishedAt: new Date().toISOString(),
       chainId: status.chainId,
       tip: status.tip,
+      ...(below !== undefined ? { writtenTo: below } : {}),
       // in the registry's order, whatever the order of completion
       // Stryker disable next-line ArrayDeclaration: every selected dataset has a result by now (skipped, planned or done)
       datasets: selected.flatMap((d) => (tally.results.has(d.name) ? [tally.results.get(d.name)!] : [])),
@@ -253,21 +256,23 @@ const anchorOfRun = (
   notice: (m: string) => void
 ) =>
   Effect.gen(function* () {
-    const manifests = yield* Manifests
     const top =
       options.toHeight === undefined || selected.some((d) => d.kind === "snapshot") ? status.tip : Math.min(status.tip, options.toHeight)
     if (options.dryRun) return { anchor: settled.fork ? undefined : settled.verified }
     const anchored = yield* anchorIdentity(top)
-    // an adopted lake names its chain from now on, whatever this run commits
-    if (settled.adopted && anchored && !anchored.recorded) yield* manifests.recordIdentity(status.chainId, anchored.anchor)
     const anchor = anchored?.anchor ?? (settled.fork ? undefined : settled.verified)
     if (anchor === undefined) return { unanchored: top }
     const below = anchor.height < top ? anchor.height : undefined
     if (below !== undefined)
       notice(
-        `the indexer does not serve block ${top} (its block route is behind its /status): this run writes up to block ${below}, the newest it vouches for; a later run goes on from there`
+        `the indexer does not serve block ${top} yet: this run writes up to block ${below}, the newest it can anchor; a later run goes on from there`
       )
-    return { anchor, below, unrecorded: anchored?.recorded === false && !settled.adopted ? status.chainId : undefined }
+    return {
+      anchor,
+      below,
+      unrecorded: anchored?.recorded === false && !settled.adopted ? status.chainId : undefined,
+      adoptedAnchor: settled.adopted && anchored && !anchored.recorded ? anchored.anchor : undefined
+    }
   })
 
 /** Each watermark at most `height`. */
@@ -296,12 +301,11 @@ const liveDatasets = (
       }
       const name = d.kind === "append" ? d.list.watermark : d.watermark
       const watermark = status.watermarks[name] ?? 0
+      // (a follow's later round takes it: not refused there)
       if (d.kind === "snapshot" && below !== undefined && watermark > below) {
-        tally.skip(
-          d.name,
-          `its ${name} ${watermark} is above block ${below}, the newest block the indexer serves: rerun once it serves ${watermark}`,
-          `its ${name} ${watermark} is above block ${below}, the newest the run vouches for`
-        )
+        const why = `its ${name} ${watermark} is above block ${below}, the newest this run can anchor`
+        if (options.toHeightAhead) options.observer?.notice?.(`${d.name}: not this round: ${why}`)
+        else tally.skip(d.name, `${why}: rerun once the indexer serves block ${watermark}`, why)
         return false
       }
       // none, or 0 (nothing indexed yet)

@@ -87,6 +87,8 @@ export interface ExportReport {
   readonly finishedAt: string
   readonly chainId: string
   readonly tip: number
+  /** where the run wrote only up to a height below its top (the block it anchors: the indexer did not serve the top's yet) */
+  readonly writtenTo?: number
   readonly datasets: ReadonlyArray<DatasetResult>
   readonly plans: ReadonlyArray<DatasetPlan>
   readonly dryRun: boolean

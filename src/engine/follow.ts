@@ -109,9 +109,11 @@ const followRounds = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, f
         })
         notices.roundEnded()
         follow.onRound?.(lastReport)
-        last = now
+        // a round that wrote short of its tip (the indexer did not serve the tip's block yet) is run again at the next poll
+        last = lastReport.writtenTo === undefined ? now : ""
       }
-      if (untilHeight !== undefined && lastReport) {
+      const short = lastReport?.writtenTo !== undefined && lastReport.writtenTo < (untilHeight ?? Infinity)
+      if (untilHeight !== undefined && lastReport && !short) {
         const settled = marks.filter(
           (m) => (status.watermarks[m] ?? untilHeight) < untilHeight && status.tip >= untilHeight && still.get(m)!.polls >= settlePolls
         )

@@ -300,7 +300,7 @@ const topBlockDiffers = (tip: number, checked: number) =>
   })
 
 /** how far below its tip a run looks for a block the source serves, to anchor (anchorIdentity) */
-const ANCHOR_BELOW_TIP = 3
+export const ANCHOR_BELOW_TIP = 3
 
 /**
  * The source's chain anchored at `top` (its tip, or the height a run reads up to: a fork above
@@ -345,7 +345,7 @@ export class HistoryGuard extends Context.Tag("chain-lake/HistoryGuard")<
      * and it was planned anew there): the block at that height, read before the commit's check,
      * and the step that records it as an anchor once the snapshot is committed, so that a later
      * fork below it is seen (the run's anchor is older than what the snapshot holds). Where the
-     * source does not serve that block, nothing is recorded.
+     * source does not serve that block, the snapshot is not committed (the run fails, saying so).
      */
     readonly vouch: (height: number) => Effect.Effect<Effect.Effect<void, ManifestError>, SourceFailure>
   }
@@ -394,7 +394,17 @@ export const historyGuard = (
         hash === undefined ? Effect.void : manifests.recordIdentity(chain.id, { height, hash })
       )
     const witness = (height: number) => (height > anchor.height ? Effect.succeed(Effect.void) : anchoring(height))
-    const vouch = (height: number) => (height > anchor.height ? anchoring(height) : Effect.succeed(Effect.void))
+    // a snapshot no anchor can vouch for is not committed: a fork below it would go unseen
+    const unvouched = (height: number) =>
+      new LakeIdentityError({
+        message: `a snapshot of height ${height} (its watermark moved on while it was read) cannot be anchored: the indexer does not serve block ${height} yet; it was not committed to ${root}: run the export again`
+      })
+    const vouch = (height: number) =>
+      height <= anchor.height
+        ? Effect.succeed(Effect.void)
+        : Effect.flatMap(source.blockHash(height), (hash) =>
+            hash === undefined ? Effect.fail(unvouched(height)) : Effect.succeed(manifests.recordIdentity(chain.id, { height, hash }))
+          )
     return { check: yield* sharedAfterAsking(check), vouch, ...(chain.witnessing ? { witness } : {}) }
   })
 

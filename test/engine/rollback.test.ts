@@ -336,13 +336,13 @@ describe("what the fork check reads besides the newest anchor", () => {
       const named = await runCli(["export", "--indexer-url", hidden.url, "--out", out, "--datasets", "txs,nft_tokens"])
       expect(named.code).toBe(1)
       expect(named.stderr.trim().split("\n").at(-1)).toBe(
-        `chain-lake: error: nft_tokens cannot be exported from this source (its height ${tip} is above block ${tip - 1}, the newest block the indexer serves: rerun once it serves ${tip})`
+        `chain-lake: error: nft_tokens cannot be exported from this source (its height ${tip} is above block ${tip - 1}, the newest this run can anchor: rerun once the indexer serves block ${tip})`
       )
       expect(existsSync(join(out, "txs"))).toBe(false)
       const first = await runCli(["export", "--indexer-url", hidden.url, "--out", out, "--datasets", "txs"])
       expect(first.code, first.stderr).toBe(0)
       expect(first.stderr).toContain(
-        `the indexer does not serve block ${tip} (its block route is behind its /status): this run writes up to block ${tip - 1}`
+        `the indexer does not serve block ${tip} yet: this run writes up to block ${tip - 1}, the newest it can anchor`
       )
       expect(await count(out, "txs", `height >= ${tip}`)).toBe(0)
       const next = await runCli(["export", "--indexer-url", forkedAtTip.indexerUrl, "--out", out, "--datasets", "txs,nft_tokens"])
@@ -352,6 +352,27 @@ describe("what the fork check reads besides the newest anchor", () => {
       await hidden.close()
       await forkedAtTip.stop()
     }
+  })
+
+  it("a follow to --until-height the tip, whose tip block the indexer serves only later: the round that wrote short of it is run again, and the follow ends with the tip's rows", async () => {
+    const tip = before.chain.tip
+    let hiddenFor = 6
+    const late = await startProxy(before.indexerUrl, (req, forward) =>
+      req.url.pathname === `/indexer/block/v1/blocks/${tip}` && hiddenFor-- > 0
+        ? Promise.resolve({ status: 404, headers: {}, body: "[NOT_FOUND] block not found" })
+        : forward()
+    )
+    const out = tmp()
+    try {
+      const args = ["export", "--indexer-url", late.url, "--out", out, "--datasets", "txs", "--follow", "--poll", "100ms"]
+      const r = await runCli([...args, "--until-height", String(tip)])
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stderr).toContain(`this run writes up to block ${tip - 1}, the newest it can anchor`)
+    } finally {
+      await late.close()
+    }
+    await expectLakeMatchesChain(out, before, ["txs"])
+    expect(await count(out, "txs", `height = ${tip}`)).toBeGreaterThan(0)
   })
 
   it("a source that serves none of the blocks at and just below its tip: nothing can anchor what a run would write, so a new lake's run fails in one line, nothing written; a lake anchored before writes up to that anchor", async () => {
@@ -367,14 +388,14 @@ describe("what the fork check reads besides the newest anchor", () => {
       const fresh = await runCli(["export", "--indexer-url", behindBy4.url, "--out", out, "--datasets", "txs"])
       expect(fresh.code).toBe(1)
       expect(fresh.stderr.trim()).toBe(
-        `chain-lake: error: the indexer serves none of blocks ${tip - 3}..${tip} (its block route is behind its /status): nothing anchors what this run would write to a history; rerun once it serves them`
+        `chain-lake: error: the indexer serves none of blocks ${tip - 3}..${tip} yet, and the lake holds no anchor it serves: nothing anchors what this run would write to a history; rerun once it serves them`
       )
       expect(existsSync(join(out, "txs"))).toBe(false)
       const first = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", "txs", "--to-height", "90"])
       expect(first.code, first.stderr).toBe(0)
       const next = await runCli(["export", "--indexer-url", behindBy4.url, "--out", out, "--datasets", "txs"])
       expect(next.code, next.stderr).toBe(0)
-      expect(next.stderr).toContain(`this run writes up to block 90, the newest it vouches for`)
+      expect(next.stderr).toContain(`this run writes up to block 90, the newest it can anchor`)
       expect(await count(out, "txs", "height > 90")).toBe(0)
     } finally {
       await behindBy4.close()

@@ -2,8 +2,8 @@
  * Block times from the block list, for lists whose records carry only a height. The heights a page
  * asks for are ascending and close together (a page of receipts spans a few blocks), so they are
  * read as runs of the block list from a height cursor: one request per run of up to
- * BLOCK_TIME_PAGE heights, never more requests than heights. A height's time never changes, so
- * the times read are remembered for the run.
+ * BLOCK_TIME_PAGE heights, never more requests than heights. A height's time does not change within
+ * a history, so the times read are remembered for the run (Source.forget at the next run's start).
  */
 import { Effect } from "effect"
 import type { ListPage, ListRef } from "../../engine/Source.js"
@@ -18,7 +18,7 @@ import type { PageReader } from "./pages.js"
 const blockList: ListRef = listRef(INDEXER.blocks)
 /** the documented default page size: a server that caps pages lower still answers in order, and the walk goes on */
 const BLOCK_TIME_PAGE = 100
-/** block times remembered per run (a height's time never changes); beyond this the oldest are forgotten */
+/** block times remembered per run (a height's time does not change within a history); beyond this the oldest are forgotten */
 const BLOCK_TIME_CACHE = 50_000
 
 type Remember = (height: number, time: string) => void
