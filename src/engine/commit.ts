@@ -4,9 +4,10 @@
  * (manifest first, then renamed into place; see Manifests.ts) in one uninterruptible step, so a
  * stop (Ctrl-C) lands before or after a commit, never inside one.
  */
-import { Data, Effect, Option } from "effect"
+import { type Context, Data, Effect, Option } from "effect"
 import { HistoryGuard } from "./identity.js"
-import { Manifests, stagedPath, type CommittedFile, type CommittedSnapshot } from "../lake/Manifests.js"
+import { Manifests, stagedPath, type CommittedFile, type CommittedSnapshot, type ManifestError } from "../lake/Manifests.js"
+import type { SourceFailure } from "./Source.js"
 import type { StagedFile } from "../lake/ParquetSink.js"
 import type { Range } from "../lake/RangeSet.js"
 
@@ -59,32 +60,18 @@ const counted =
   <A extends { readonly committed: boolean }, E, R>(commit: Effect.Effect<A, E, R>) =>
     Effect.uninterruptible(Effect.tap(commit, (outcome) => Effect.sync(() => (outcome.committed ? onCommitted?.(files) : undefined))))
 
-/** Where the run has a history guard (an export), the source is checked first: a commit of data read from another history fails. */
-const guarded = <A, E, R>(commit: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Effect.serviceOption(HistoryGuard), (guard) =>
-    Option.isSome(guard) ? Effect.zipRight(guard.value.check, commit) : commit
-  )
-
 /**
  * Commits staged files of `dataset` and the range they complete (append-only datasets), or none;
  * where the run's guard witnesses, the block at the files' top height is anchored (HistoryGuard).
  */
 export const commitFiles = (dataset: string, files: ReadonlyArray<CommittedFile>, range?: Range, onCommitted?: OnCommitted) =>
-  Effect.flatMap(witnessed(files), (record) =>
-    guarded(
-      Effect.flatMap(Manifests, (manifests) => manifests.commitFiles(dataset, files, range)).pipe(
-        counted(files, onCommitted),
-        Effect.tap((outcome) => (outcome.committed ? record : Effect.void))
-      )
-    )
+  anchoredBy(
+    (guard) => {
+      const top = Math.max(0, ...files.map((f) => f.max_height ?? 0))
+      return guard.witness && top > 0 ? guard.witness(top) : Effect.succeed(Effect.void)
+    },
+    Effect.flatMap(Manifests, (manifests) => manifests.commitFiles(dataset, files, range)).pipe(counted(files, onCommitted))
   )
-
-/** The step that anchors the block at `files`' top height once they are committed, where the run's guard witnesses (read now, before the guard's check). */
-const witnessed = (files: ReadonlyArray<CommittedFile>) =>
-  Effect.flatMap(Effect.serviceOption(HistoryGuard), (guard) => {
-    const top = Math.max(0, ...files.map((f) => f.max_height ?? 0))
-    return Option.isSome(guard) && guard.value.witness && top > 0 ? guard.value.witness(top) : Effect.succeed(Effect.void)
-  })
 
 /** Commits a snapshot's staged files with its manifest entry; one of a height above the run's anchor anchors that height (HistoryGuard.vouch). */
 export const commitSnapshot = (
@@ -93,19 +80,29 @@ export const commitSnapshot = (
   snapshot: CommittedSnapshot,
   onCommitted?: OnCommitted
 ) =>
-  Effect.flatMap(vouched(snapshot.snapshot_height), (record) =>
-    guarded(
-      Effect.flatMap(Manifests, (manifests) => manifests.commitSnapshot(dataset, files, snapshot)).pipe(
-        counted(files, onCommitted),
-        Effect.tap((outcome) => (outcome.committed ? record : Effect.void))
-      )
-    )
+  anchoredBy(
+    (guard) => guard.vouch(snapshot.snapshot_height),
+    Effect.flatMap(Manifests, (manifests) => manifests.commitSnapshot(dataset, files, snapshot)).pipe(counted(files, onCommitted))
   )
 
-/** The step that anchors a snapshot's height once it is committed, where it is above the run's anchor (read now, before the guard's check). */
-const vouched = (height: number) =>
+/**
+ * `commit`, guarded where the run has a history guard, and the anchor `anchoring` reads of it
+ * (before the guard's check: the source is checked after the block was read) recorded once the
+ * commit went through.
+ */
+const anchoredBy = <A extends { readonly committed: boolean }, E, R>(
+  anchoring: (guard: Context.Tag.Service<typeof HistoryGuard>) => Effect.Effect<Effect.Effect<void, ManifestError>, SourceFailure>,
+  commit: Effect.Effect<A, E, R>
+) =>
   Effect.flatMap(Effect.serviceOption(HistoryGuard), (guard) =>
-    Option.isSome(guard) ? guard.value.vouch(height) : Effect.succeed(Effect.void)
+    Option.isNone(guard)
+      ? commit
+      : Effect.flatMap(anchoring(guard.value), (record) =>
+          Effect.zipRight(
+            guard.value.check,
+            Effect.tap(commit, (outcome) => (outcome.committed ? record : Effect.void))
+          )
+        )
   )
 
 /**

@@ -153,7 +153,7 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
     // a lake without blocks knows its history by its anchors alone: each commit's top block is anchored too
     const blockless = !selected.some((d) => d.name === "blocks") && ((yield* manifests.get("blocks"))?.files.length ?? 0) === 0
     const guard = anchor
-      ? yield* historyGuard(anchor, manifests.root, { id: status.chainId, unrecorded: unrecorded !== undefined, witnessing: blockless })
+      ? yield* historyGuard(anchor, manifests.root, { id: status.chainId, unrecorded: unrecorded === true, witnessing: blockless })
       : undefined
     const groups = new Map<string, Array<AppendDataset>>()
     for (const d of live) if (d.kind === "append") groups.set(d.list.id, [...(groups.get(d.list.id) ?? []), d])
@@ -270,7 +270,7 @@ const anchorOfRun = (
     return {
       anchor,
       below,
-      unrecorded: anchored?.recorded === false && !settled.adopted ? status.chainId : undefined,
+      unrecorded: anchored?.recorded === false && !settled.adopted,
       adoptedAnchor: settled.adopted && anchored && !anchored.recorded ? anchored.anchor : undefined
     }
   })

@@ -8,7 +8,7 @@
  */
 import { Context, Data, Effect, type Exit } from "effect"
 import { Manifests, type ManifestError } from "../lake/Manifests.js"
-import { IDENTITY_FILE, type Reorg } from "../lake/manifest.js"
+import { highestHeight, IDENTITY_FILE, type Reorg } from "../lake/manifest.js"
 import { ParquetSink, type SinkError } from "../lake/ParquetSink.js"
 import { sqlStringList } from "../lake/sql.js"
 import { below, normalize, total, type Range } from "../lake/RangeSet.js"
@@ -267,8 +267,7 @@ const highestHeld = (datasets: ReadonlyArray<string>) =>
     let held = 0
     for (const d of datasets) {
       const m = yield* manifests.get(d)
-      for (const f of m?.files ?? []) held = Math.max(held, f.max_height ?? 0)
-      for (const s of m?.snapshots ?? []) held = Math.max(held, s.snapshot_height)
+      if (m) held = Math.max(held, highestHeight(m))
     }
     return held
   })
@@ -389,22 +388,19 @@ export const historyGuard = (
     })
     // read before the check that follows it: the anchor still the run's then, a block at or below it is of the run's history too
     // (one above it, where the run's anchor is an older one the source still serves, is not witnessed)
-    const anchoring = (height: number) =>
-      Effect.map(source.blockHash(height), (hash) =>
-        hash === undefined ? Effect.void : manifests.recordIdentity(chain.id, { height, hash })
+    /** the block at `height` read now, and the step that records it as an anchor; `unserved` where the source does not serve it */
+    const anchoring = (height: number, unserved: Effect.Effect<Effect.Effect<void, ManifestError>, LakeIdentityError>) =>
+      Effect.flatMap(source.blockHash(height), (hash) =>
+        hash === undefined ? unserved : Effect.succeed(manifests.recordIdentity(chain.id, { height, hash }))
       )
-    const witness = (height: number) => (height > anchor.height ? Effect.succeed(Effect.void) : anchoring(height))
+    const nothing = Effect.succeed(Effect.void)
+    const witness = (height: number) => (height > anchor.height ? nothing : anchoring(height, nothing))
     // a snapshot no anchor can vouch for is not committed: a fork below it would go unseen
     const unvouched = (height: number) =>
       new LakeIdentityError({
         message: `a snapshot of height ${height} (its watermark moved on while it was read) cannot be anchored: the indexer does not serve block ${height} yet; it was not committed to ${root}: run the export again`
       })
-    const vouch = (height: number) =>
-      height <= anchor.height
-        ? Effect.succeed(Effect.void)
-        : Effect.flatMap(source.blockHash(height), (hash) =>
-            hash === undefined ? Effect.fail(unvouched(height)) : Effect.succeed(manifests.recordIdentity(chain.id, { height, hash }))
-          )
+    const vouch = (height: number) => (height <= anchor.height ? nothing : anchoring(height, Effect.fail(unvouched(height))))
     return { check: yield* sharedAfterAsking(check), vouch, ...(chain.witnessing ? { witness } : {}) }
   })
 

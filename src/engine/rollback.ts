@@ -24,7 +24,7 @@ import { randomBytes } from "node:crypto"
 import { join } from "node:path"
 import { Data, Effect } from "effect"
 import { Manifests, type ManifestError, type CommittedFile, type CommittedSnapshot, type Manifest } from "../lake/Manifests.js"
-import type { Reorg } from "../lake/manifest.js"
+import { highestHeight, type Reorg } from "../lake/manifest.js"
 import { mergedFile, snapshotHeightOf } from "../lake/layout.js"
 import { ParquetSink, type SinkError } from "../lake/ParquetSink.js"
 import { quoteIdent, sqlString } from "../lake/sql.js"
@@ -196,11 +196,7 @@ export interface RollbackReport {
 
 /** The highest height the lake holds in any dataset, or anchored. */
 const highestHeld = (manifests: ReadonlyArray<Manifest>, anchors: ReadonlyArray<{ readonly height: number }>) =>
-  Math.max(
-    0,
-    ...anchors.map((a) => a.height),
-    ...manifests.flatMap((m) => [...m.files.map((f) => f.max_height ?? 0), ...m.snapshots.map((s) => s.snapshot_height)])
-  )
+  Math.max(0, ...anchors.map((a) => a.height), ...manifests.map(highestHeight))
 
 /**
  * The manifests of `catalog`'s chain datasets the lake holds, what it held at most, and how far

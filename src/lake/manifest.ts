@@ -94,6 +94,10 @@ export const Manifest = Schema.Struct({
 })
 export type Manifest = typeof Manifest.Type
 
+/** The highest height a dataset holds a row or a snapshot of (0 for none). */
+export const highestHeight = (m: Manifest) =>
+  Math.max(0, ...m.files.map((f) => f.max_height ?? 0), ...m.snapshots.map((s) => s.snapshot_height))
+
 const Anchor = Schema.Struct({ height: Schema.Number, hash: Schema.String })
 
 /** Where a source was found to differ from the lake: the lake's hash there and the source's. */

@@ -58,6 +58,14 @@ const copyOfLake = () => {
   cpSync(lake, out, { recursive: true })
   return out
 }
+/** `before`'s indexer, its block route answering 404 "block not found" (as the real one does) where `hidden` says, asked of each request's height */
+const hidingBlocks = (hidden: (height: number) => boolean) =>
+  startProxy(before.indexerUrl, (req, forward) => {
+    const block = /^\/indexer\/block\/v1\/blocks\/(\d+)$/.exec(req.url.pathname)
+    return block && hidden(Number(block[1]))
+      ? Promise.resolve({ status: 404, headers: {}, body: "[NOT_FOUND] block not found" })
+      : forward()
+  })
 const identity = (out: string) => JSON.parse(readFileSync(join(out, "_lake.json"), "utf8"))
 const count = async (out: string, dataset: string, where = "true") =>
   withDuckDB(async (conn) =>
@@ -302,11 +310,7 @@ describe("what the fork check reads besides the newest anchor", () => {
 
   it("a source that does not serve its tip block (a /status ahead of the block route) anchors the newest block it serves below it: a lake without blocks exported so still finds a later fork", async () => {
     const tip = before.chain.tip
-    const hidden = await startProxy(before.indexerUrl, (req, forward) =>
-      req.url.pathname === `/indexer/block/v1/blocks/${tip}`
-        ? Promise.resolve({ status: 404, headers: {}, body: "[NOT_FOUND] block not found" })
-        : forward()
-    )
+    const hidden = await hidingBlocks((height) => height === tip)
     const out = tmp()
     try {
       const first = await runCli(["export", "--indexer-url", hidden.url, "--out", out, "--datasets", "txs"])
@@ -323,11 +327,7 @@ describe("what the fork check reads besides the newest anchor", () => {
 
   it("a source that does not serve its tip block: the run writes up to the block it anchors, not past it (rows there no anchor vouches for), so a fork at the tip is the next run's to read", async () => {
     const tip = before.chain.tip
-    const hidden = await startProxy(before.indexerUrl, (req, forward) =>
-      req.url.pathname === `/indexer/block/v1/blocks/${tip}`
-        ? Promise.resolve({ status: 404, headers: {}, body: "[NOT_FOUND] block not found" })
-        : forward()
-    )
+    const hidden = await hidingBlocks((height) => height === tip)
     // the same chain re-synced to another history from the tip on
     const forkedAtTip = await startDevnet({ seed: 1, blocks: tip + 10, fork: { height: tip - 1, seed: 3 } })
     const out = tmp()
@@ -357,11 +357,7 @@ describe("what the fork check reads besides the newest anchor", () => {
   it("a follow to --until-height the tip, whose tip block the indexer serves only later: the round that wrote short of it is run again, and the follow ends with the tip's rows", async () => {
     const tip = before.chain.tip
     let hiddenFor = 6
-    const late = await startProxy(before.indexerUrl, (req, forward) =>
-      req.url.pathname === `/indexer/block/v1/blocks/${tip}` && hiddenFor-- > 0
-        ? Promise.resolve({ status: 404, headers: {}, body: "[NOT_FOUND] block not found" })
-        : forward()
-    )
+    const late = await hidingBlocks((height) => height === tip && hiddenFor-- > 0)
     const out = tmp()
     try {
       const args = ["export", "--indexer-url", late.url, "--out", out, "--datasets", "txs", "--follow", "--poll", "100ms"]
@@ -377,12 +373,7 @@ describe("what the fork check reads besides the newest anchor", () => {
 
   it("a source that serves none of the blocks at and just below its tip: nothing can anchor what a run would write, so a new lake's run fails in one line, nothing written; a lake anchored before writes up to that anchor", async () => {
     const tip = before.chain.tip
-    const behindBy4 = await startProxy(before.indexerUrl, (req, forward) => {
-      const block = /^\/indexer\/block\/v1\/blocks\/(\d+)$/.exec(req.url.pathname)
-      return block && Number(block[1]) > tip - 4
-        ? Promise.resolve({ status: 404, headers: {}, body: "[NOT_FOUND] block not found" })
-        : forward()
-    })
+    const behindBy4 = await hidingBlocks((height) => height > tip - 4)
     try {
       const out = tmp()
       const fresh = await runCli(["export", "--indexer-url", behindBy4.url, "--out", out, "--datasets", "txs"])
