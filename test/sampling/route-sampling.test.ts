@@ -55,6 +55,10 @@ const sample = (routerUrl: string, out: string, rounds = 1, maxRetries = 4) =>
     )
   )
 
+/** `sql` over the lake at `out` through its analytics views. */
+const viewQuery = (out: string, sql: string) =>
+  Effect.runPromise(Effect.flatMap(Analytics, (a) => a.query(sql)).pipe(Effect.provide(layerAnalytics({ dataDir: out })), Effect.scoped))
+
 describe("route sampling", () => {
   it("one row per ask of the shipped plan (≥ 3 pairs × 4 amounts), failures as data, and route_quote_stats shows the ladder", async () => {
     const out = tmp()
@@ -95,13 +99,9 @@ describe("route sampling", () => {
       `SELECT count(*) n FROM ${scan(out, "route_quotes")} q JOIN ${scan(out, "router_assets")} a ON a.chain_id = q.source_chain_id AND a.denom = q.source_denom WHERE q.amount_in / 10 ^ a.decimals > 0`
     )
     expect(Number(human.n)).toBe(asks)
-    const ladder = await Effect.runPromise(
-      Effect.gen(function* () {
-        const a = yield* Analytics
-        return yield* a.query(
-          "SELECT amount_in, median_price_impact_percent AS impact, availability FROM route_quote_stats WHERE variant = 'default' AND pair LIKE 'interwoven-1/uinit → interwoven-1/ibc/%' ORDER BY CAST(amount_in AS DOUBLE)"
-        )
-      }).pipe(Effect.provide(layerAnalytics({ dataDir: out })), Effect.scoped)
+    const ladder = await viewQuery(
+      out,
+      "SELECT amount_in, median_price_impact_percent AS impact, availability FROM route_quote_stats WHERE variant = 'default' AND pair LIKE 'interwoven-1/uinit → interwoven-1/ibc/%' ORDER BY CAST(amount_in AS DOUBLE)"
     )
     const impacts = ladder.rows.map((r) => Number(r[1]))
     expect(impacts.length).toBe(4)
@@ -127,13 +127,9 @@ describe("route sampling", () => {
     } finally {
       await huge.close()
     }
-    const stats = await Effect.runPromise(
-      Effect.gen(function* () {
-        const a = yield* Analytics
-        return yield* a.query(
-          "SELECT pair, variant, amount_in::VARCHAR, median_amount_out::VARCHAR, median_amount_out_text FROM route_quote_stats WHERE availability > 0"
-        )
-      }).pipe(Effect.provide(layerAnalytics({ dataDir: out })), Effect.scoped)
+    const stats = await viewQuery(
+      out,
+      "SELECT pair, variant, amount_in::VARCHAR, median_amount_out::VARCHAR, median_amount_out_text FROM route_quote_stats WHERE availability > 0"
     )
     expect(stats.rows.length).toBeGreaterThan(0)
     for (const [pair, variant, amountIn, median, medianText] of stats.rows) {
