@@ -76,5 +76,7 @@ export const txs = defineAppend({
   ],
   key: ["tx_hash"],
   sortKey: ["height"],
-  partition: heightBucket("height")
+  partition: heightBucket("height"),
+  // the indexer keeps every tx of a block (Rollytics' tx collector walks block.Txs; tx_count is their number)
+  rowsPerHeight: { dataset: "blocks", column: "tx_count" }
 })

@@ -119,9 +119,22 @@ export interface AppendDataset extends Common {
   readonly heightColumn: number
   /** its rows read the block time of their record's height (RowContext.blockTime) */
   readonly blockTime: boolean
+  /** how many rows it holds at each height, as another dataset's column says it (RowsPerHeight) */
+  readonly rowsPerHeight?: RowsPerHeight
   /** a record's rows, each in column order */
   // biome-ignore lint/suspicious/noExplicitAny: the record passed the source's compiled check; its module reads it as its own type
   readonly toRows: (record: any, context: RowContext) => Array<Row>
+}
+
+/**
+ * A column of another dataset that says how many rows this one holds at each height (blocks'
+ * tx_count for txs), both read from one history: where a run writes both, the heights it holds
+ * whole of each must agree, or the two lists were answered from different histories (two
+ * deployments behind one address), and the commit that shows it is refused (rowCounts.ts).
+ */
+export interface RowsPerHeight {
+  readonly dataset: string
+  readonly column: string
 }
 
 /** One offset-paged list read for a snapshot (e.g. the rich list of one denom). */
@@ -245,6 +258,7 @@ export const defineAppend = <R, I = R>(d: {
   readonly partition: HeightBucketPartitioning
   /** a column reads `context.blockTime` (the source's records carry a height but no time) */
   readonly blockTime?: boolean
+  readonly rowsPerHeight?: RowsPerHeight
 }): AppendDataset => {
   const row = rowBuilder(d.columns)
   const items = d.items
@@ -259,6 +273,7 @@ export const defineAppend = <R, I = R>(d: {
     partition: d.partition,
     heightColumn: indexOf(d.partition.column, d.columns, d.name, "partition column"),
     blockTime: d.blockTime ?? false,
+    ...(d.rowsPerHeight ? { rowsPerHeight: d.rowsPerHeight } : {}),
     toRows: items
       ? (record: R, context: RowContext) => items(record).map((item) => row(item, context))
       : (record: R, context: RowContext) => [row(record as unknown as I, context)]

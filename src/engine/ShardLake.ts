@@ -9,6 +9,7 @@ import { Context, Effect } from "effect"
 import { Manifests, type CommitOutcome, type CommittedFile } from "../lake/Manifests.js"
 import type { Range } from "../lake/RangeSet.js"
 import { commitFiles } from "./commit.js"
+import type { RowCounts } from "./rowCounts.js"
 import type { SourceFailure } from "./Source.js"
 
 export interface ShardLakeService {
@@ -21,8 +22,12 @@ export interface ShardLakeService {
 
 export class ShardLake extends Context.Tag("chain-lake/ShardLake")<ShardLake, ShardLakeService>() {}
 
-/** The run's Manifests as a shard's lake; `committed` is told each file a commit lists. */
-export const shardLakeOf = (committed: (dataset: string, file: CommittedFile) => void) =>
+/**
+ * The run's Manifests as a shard's lake; `committed` is told each file a commit lists. Where the
+ * run writes datasets that count each other's rows, each commit is checked against them first
+ * (rowCounts.ts).
+ */
+export const shardLakeOf = (committed: (dataset: string, file: CommittedFile) => void, counts?: RowCounts) =>
   Effect.map(
     Manifests,
     (manifests): ShardLakeService => ({
@@ -31,9 +36,12 @@ export const shardLakeOf = (committed: (dataset: string, file: CommittedFile) =>
       // (the history guard, where the run has one, is the caller's: commitFiles finds it there)
       commit: (dataset, files, range) =>
         Effect.provideService(
-          commitFiles(dataset, files, range, (listed) => {
-            for (const f of listed) committed(dataset, f)
-          }),
+          Effect.zipRight(
+            counts ? counts.check(dataset, files) : Effect.void,
+            commitFiles(dataset, files, range, (listed) => {
+              for (const f of listed) committed(dataset, f)
+            })
+          ),
           Manifests,
           manifests
         )

@@ -20,6 +20,7 @@ import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
 import { DEFAULTS as EXPORT_DEFAULTS } from "../defaults.js"
 import { Manifests } from "../lake/Manifests.js"
+import { ParquetSink } from "../lake/ParquetSink.js"
 import type { Range } from "../lake/RangeSet.js"
 import type { AppendDataset, Dataset } from "./Dataset.js"
 import { appendTasks, makeTally, runTasks, shardRunner, snapshotTasks, type RunContext, type Tally } from "./exportTasks.js"
@@ -29,6 +30,7 @@ import { runPageBudget } from "./pageBudget.js"
 import { heightBounds } from "./plan.js"
 import { committedGuesses, positionRange, probe } from "./probe.js"
 import { describeRollback, finishRollback, rollbackLake } from "./rollback.js"
+import { makeRowCounts } from "./rowCounts.js"
 import type { ShardSettings } from "./shard.js"
 import { shardLakeOf } from "./ShardLake.js"
 import { Source, type SourceStatus } from "./Source.js"
@@ -167,7 +169,15 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
       fetchSlots: yield* Effect.makeSemaphore(concurrency),
       tally,
       // shards run here, or in the run's shard workers (each commit made here either way)
-      lake: yield* shardLakeOf(tally.events.committed)
+      lake: yield* shardLakeOf(
+        tally.events.committed,
+        makeRowCounts(
+          live.filter((d) => d.kind === "append"),
+          manifests.staging,
+          yield* ParquetSink,
+          tally.quarantinedIn
+        )
+      )
     }
     const tasks = yield* appendTasks(ranges, run, yield* shardRunner(run))
     const snapshots = yield* snapshotTasks(live, status, run)
@@ -258,7 +268,7 @@ const anchorOfRun = (
   Effect.gen(function* () {
     const top =
       options.toHeight === undefined || selected.some((d) => d.kind === "snapshot") ? status.tip : Math.min(status.tip, options.toHeight)
-    if (options.dryRun) return { anchor: settled.fork ? undefined : settled.verified }
+    // (a dry run reads the same block, to plan what a run would write; it records nothing)
     const anchored = yield* anchorIdentity(top)
     const anchor = anchored?.anchor ?? (settled.fork ? undefined : settled.verified)
     if (anchor === undefined) return { unanchored: top }
@@ -271,7 +281,7 @@ const anchorOfRun = (
       anchor,
       below,
       unrecorded: anchored?.recorded === false && !settled.adopted,
-      adoptedAnchor: settled.adopted && anchored && !anchored.recorded ? anchored.anchor : undefined
+      adoptedAnchor: settled.adopted && anchored && !anchored.recorded && !options.dryRun ? anchored.anchor : undefined
     }
   })
 

@@ -42,6 +42,8 @@ export const makeTally = (selected: ReadonlyArray<ExportableDataset>, observer: 
     results,
     plans,
     pending,
+    /** how many of `name`'s records the run quarantined so far */
+    quarantinedIn: (name: string) => totals.get(name)?.quarantined ?? 0,
     skip: (name: string, reason: string, message: string) => {
       observer.notice?.(`${name}: skipped, ${message}`)
       results.set(name, { dataset: name, rows: 0, files: 0, bytes: 0, quarantined: 0, skipped: reason })

@@ -215,6 +215,9 @@ describe("export: robustness", () => {
       expect(Number(n.n) + q.length).toBe(bad.chain.txTotal())
       expect(n.d).toBe(n.n)
       expect(quarantined.datasets[0].quarantined).toBe(q.length)
+      // with blocks beside it, the txs a quarantine set aside are no disagreement with blocks' tx_count
+      const both = await exportOk(bad, tmp(), { datasets: ["blocks", "txs"], onInvalid: "quarantine" })
+      expect(both.datasets.find((d) => d.dataset === "txs")?.quarantined).toBeGreaterThan(0)
     } finally {
       await bad.stop()
       rmSync(out, { recursive: true, force: true })

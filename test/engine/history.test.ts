@@ -120,6 +120,48 @@ describe("a source that changes history during a run", () => {
   )
 })
 
+describe("two deployments behind one address, answering from different histories", () => {
+  /** blocks and /status from `before`, the txs list from `after` (a balancer that sends each list to another deployment) */
+  const txsElsewhere = () =>
+    startProxy(before.indexerUrl, async (req, forward): Promise<Reply> => {
+      if (!req.path.startsWith("/indexer/tx/v1/txs")) return forward()
+      const res = await fetch(after.indexerUrl + req.path)
+      return { status: res.status, headers: { "content-type": "application/json" }, body: await res.text() }
+    })
+
+  it.each([
+    ["in the run's thread", []],
+    ["in shard workers", ["--workers", "2"]]
+  ])(
+    "blocks and txs exported together (%s): the txs per height that blocks' tx_count denies fail the commit that shows it, in one line",
+    async (_where, workers) => {
+      const proxy = await txsElsewhere()
+      try {
+        const args = [
+          "--out",
+          tmp(),
+          "--datasets",
+          "blocks,txs",
+          "--to-height",
+          "250",
+          "--page-size",
+          "20",
+          "--concurrency",
+          "2",
+          ...workers
+        ]
+        const r = await runCli(["export", "--indexer-url", proxy.url, ...args])
+        expect(r.code, r.stderr).toBe(1)
+        expect(r.stderr.trim().split("\n").at(-1)).toMatch(
+          /^chain-lake: error: txs at height \d+: \d+ rows, but blocks\.tx_count is \d+ there: the indexer answers the two lists from different histories .*not committed/
+        )
+      } finally {
+        await proxy.close()
+      }
+    }
+  )
+})
+
 describe("the check before each commit", () => {
   it("is shared by commits that ask while one runs, each getting a check begun after it asked: fewer checks than commits, and a switch still fails the run", async () => {
     // the anchored block's answer slowed, so that shards ending together ask during one another's check

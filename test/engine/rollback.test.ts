@@ -339,6 +339,10 @@ describe("what the fork check reads besides the newest anchor", () => {
         `chain-lake: error: nft_tokens cannot be exported from this source (its height ${tip} is above block ${tip - 1}, the newest this run can anchor: rerun once the indexer serves block ${tip})`
       )
       expect(existsSync(join(out, "txs"))).toBe(false)
+      // a dry run plans what the run will write: up to that block
+      const dry = await runCli(["export", "--indexer-url", hidden.url, "--out", join(tmp(), "dry"), "--datasets", "blocks", "--dry-run"])
+      expect(dry.code, dry.stderr).toBe(0)
+      expect(dry.stdout).toMatch(new RegExp(`\\bblocks: ${tip - 1} heights in `))
       const first = await runCli(["export", "--indexer-url", hidden.url, "--out", out, "--datasets", "txs"])
       expect(first.code, first.stderr).toBe(0)
       expect(first.stderr).toContain(
