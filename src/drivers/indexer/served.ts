@@ -34,11 +34,14 @@ export const probeWith =
  * out or down too ("context deadline exceeded", a gateway's "404 page not found"): no answer.
  */
 const LACKS = /collections: not found|empty contract address/i
+/** words of a lookup that got no answer, beside which a lack named too (a retried lookup's errors joined) says nothing for certain */
+const NO_ANSWER =
+  /deadline exceeded|time(d)? ?out|unavailable|connection (refused|reset)|\bEOF\b|page not found|cancell?ed|too many requests/i
 
 /** The indexer's words when `failure` refused a parameter for lack of what it names (a 400 only: a 404 is a route, or a gateway, that is not there). */
 export const absentWords = (failure: SourceFailure): string | undefined => {
   const e = failure as IndexerError
   if (e._tag !== "IndexerHttpError" || !isRefused(e)) return undefined
   const words = bodyExcerpt(e.body)
-  return LACKS.test(words) ? words : undefined
+  return LACKS.test(words) && !NO_ANSWER.test(words) ? words : undefined
 }
