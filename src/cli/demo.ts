@@ -203,10 +203,13 @@ export const demoCommand = Command.make(
       yield* Console.log(`\nParquet files: ${out}/<dataset>/<partition>=<value>/*.parquet`)
       yield* Console.log(`Charts:       ${report.path} (open it in a browser)`)
       yield* Console.log(
-        `DuckDB:       ${catalog.dbFile} (cd ${out} && duckdb chain-lake.duckdb), or \`npx chain-lake query "FROM msg_type_mix"\``
+        `DuckDB:       ${catalog.dbFile} (cd ${shellWord(out)} && duckdb chain-lake.duckdb), or \`npx chain-lake query${out === resolve("data") ? "" : ` --data ${shellWord(out)}`} "FROM msg_type_mix"\``
       )
       yield* Console.log(
         `Next: \`npx chain-lake export --indexer-url URL --out data-mychain\` for a real indexer (its own folder: a lake holds one chain); \`npx chain-lake devnet\` serves this devnet for your own tools.`
       )
     }).pipe(Effect.scoped)
 ).pipe(Command.withDescription("Start the embedded devnet in-process and show what it serves (what `npm start` runs)"))
+
+/** `path` as one word of a POSIX shell command line: quoted where it holds more than safe characters. */
+const shellWord = (path: string) => (/^[\w./@%+=:,-]+$/.test(path) ? path : `'${path.replaceAll("'", `'\\''`)}'`)

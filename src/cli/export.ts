@@ -272,7 +272,7 @@ interface ExportTarget {
 const exportTarget = (o: ExportFlags) =>
   Effect.gen(function* () {
     if (!isS3Url(o.out)) {
-      yield* checkOutputFolder("--out", o.out)
+      yield* checkOutputFolder("--out", o.out, true)
       return { out: resolve(o.out) } satisfies ExportTarget
     }
     const s3Url = o.out

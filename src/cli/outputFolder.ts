@@ -8,11 +8,21 @@ import { accessSync, constants, statSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import { Effect } from "effect"
 import { UserError } from "./errors.js"
+import { insideLake } from "./lakeBounds.js"
 
-/** What is wrong with writing into `path` (given by `flag`), or undefined. */
-export const outputFolderProblem = (flag: string, path: string): string | undefined => {
+/**
+ * What is wrong with writing into `path` (given by `flag`), or undefined. `s3`: the flag takes an
+ * s3:// URL too (checked before: `path` is none).
+ */
+export const outputFolderProblem = (flag: string, path: string, s3 = false): string | undefined => {
   // resolve("") is the working directory: an empty --out (an unset shell variable) wrote there
   if (path.trim() === "") return `${flag} is empty: give a folder (it is made if missing)`
+  // a mistyped URL (s3:/bucket, S3://bucket) was made a folder of that name in the working directory
+  if (/^[a-z][a-z0-9+.-]+:\//i.test(path))
+    return `${flag} ${path} looks like a URL, not a folder: give a local folder${s3 ? " or an s3://bucket/prefix URL (lower-case s3, two slashes)" : ` (${flag} takes no URL)`}`
+  // a dataset folder of another lake: its reader (and verify) would meet files no manifest of its lists
+  const lake = insideLake(path)
+  if (lake) return `${flag} ${path} is inside the lake at ${lake.lake} (${lake.part}), among its own files: give a folder outside them`
   const full = resolve(path)
   // the folder itself, or the nearest folder above it that exists (the rest is made)
   let existing = full
@@ -45,8 +55,8 @@ const kindOf = (path: string): "file" | "folder" | undefined => {
 }
 
 /** Fails with a usage error (exit 2) when `path` cannot be written as an output folder. */
-export const checkOutputFolder = (flag: string, path: string): Effect.Effect<void, UserError> =>
+export const checkOutputFolder = (flag: string, path: string, s3 = false): Effect.Effect<void, UserError> =>
   Effect.suspend(() => {
-    const problem = outputFolderProblem(flag, path)
+    const problem = outputFolderProblem(flag, path, s3)
     return problem ? Effect.fail(new UserError({ message: problem, exitCode: 2 })) : Effect.void
   })

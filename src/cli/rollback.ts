@@ -41,7 +41,9 @@ export const rollbackCommand = Command.make(
   (o) =>
     Effect.gen(function* () {
       const bad = (message: string) => new UserError({ message, exitCode: 2 })
-      if (o.toHeight < 0) return yield* bad(`--to-height must be 0 or more (0 drops every row of the chain), got ${o.toHeight}`)
+      // (a cut below the first block would leave a lake with no anchor, which every export refuses: that is a new folder)
+      if (o.toHeight < 1)
+        return yield* bad(`--to-height must be at least 1 (heights start at 1), got ${o.toHeight}: to start over, export into a new folder`)
       if (isS3Url(o.data))
         return yield* bad("rollback works on a local lake: sync the S3 lake to a folder, roll it back there, and publish it")
       const data = resolve(o.data)

@@ -3,7 +3,7 @@ import { Command, Options } from "@effect/cli"
 import { resolve } from "node:path"
 import { Console, Effect, Layer, Option } from "effect"
 import { layerAnalytics } from "../analytics/Analytics.js"
-import { layerManifests } from "../lake/Manifests.js"
+import { layerManifests, Manifests } from "../lake/Manifests.js"
 import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
 import { verifyAgainstApi, verifyLake, type Check } from "../verify/verify.js"
 import { UserError } from "./errors.js"
@@ -43,7 +43,11 @@ export const verifyCommand = Command.make(
       )
       if (Option.isSome(o.indexerUrl)) {
         const url = yield* probedEndpoint("indexer", o.indexerUrl.value, o.header)
-        const api = yield* verifyAgainstApi().pipe(
+        const identity = yield* Effect.flatMap(Manifests, (m) => m.identity).pipe(
+          Effect.provide(layerManifests(data)),
+          Effect.mapError((e) => new UserError({ message: e.message }))
+        )
+        const api = yield* verifyAgainstApi(10, identity?.chain_id).pipe(
           Effect.provide(Layer.mergeAll(layerAnalytics({ dataDir: data }), indexerLayer(url))),
           Effect.mapError(
             (e) =>

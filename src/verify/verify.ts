@@ -178,13 +178,25 @@ const fileChecks = (c: LakeChecks, name: string) =>
     add(`${name}: rows equal the manifest's`, promised === held, `manifest ${promised}, files ${held}`)
   })
 
-/** Spot checks against the API: sampled blocks' hashes and tx counts, and the lake not ahead of the indexer. */
-export const verifyAgainstApi = (samples = 10) =>
+/**
+ * Spot checks against the API: the chain (the lake's `_lake.json`, `lakeChain`, or its blocks'),
+ * sampled blocks' hashes and tx counts, and the lake not ahead of the indexer.
+ */
+export const verifyAgainstApi = (samples = 10, lakeChain?: string) =>
   Effect.gen(function* () {
     const a = yield* Analytics
     const indexer = yield* IndexerClient
     const checks: Array<Check> = []
     const status = yield* indexer.status
+    const chains =
+      lakeChain !== undefined ? [lakeChain] : (yield* a.query("SELECT DISTINCT chain_id FROM blocks LIMIT 3")).rows.map((r) => String(r[0]))
+    // (the same block hashes on another chain would pass every sample)
+    if (chains.length > 0)
+      checks.push({
+        name: "the lake's chain is the indexer's",
+        ok: chains.length === 1 && chains[0] === status.chain_id,
+        detail: `lake ${chains.join(", ")}, indexer ${status.chain_id}`
+      })
     // sampled among the heights the indexer has (a lake ahead of it fails the check below, not the run)
     const rows = (yield* a.query(
       `SELECT * FROM (SELECT height, block_hash, tx_count FROM blocks WHERE height <= ${Math.floor(status.height)}) USING SAMPLE ${samples} ROWS`

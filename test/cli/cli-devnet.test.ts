@@ -95,6 +95,8 @@ describe("chain-lake demo (npm start)", () => {
       expect(r.stdout).toMatch(/^route_quotes: 80 quotes in one round/m)
       expect(r.stdout).toMatch(/^transfers: +STATE_COMPLETED_SUCCESS via noble-1 → interwoven-1 → lake-evm-1/m)
       expect(r.stdout).toMatch(/^Charts: +\S+report\.html/m)
+      // its query hint reads this lake, not the default folder's
+      expect(r.stdout).toContain(`npx chain-lake query --data ${out} "FROM msg_type_mix"`)
       if (haveChromium || process.env.CI) {
         const page = await renderInChromium(join(out, "report.html"))
         expect(page.errors).toEqual([])

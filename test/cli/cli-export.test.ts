@@ -205,10 +205,29 @@ describe("chain-lake export", () => {
     }
   })
 
-  it("an --out that is a file, or inside one, fails at once with exit 2 saying so; publish --to too", async () => {
+  it("an --out that is a file, or inside one, a mistyped URL or a dataset folder of a lake fails at once with exit 2 saying so; publish --to and sample-routes --out too", async () => {
     const file = join(tmp(), "afile")
     writeFileSync(file, "mine")
+    const lake = tmp()
+    writeFileSync(join(lake, "_lake.json"), "{}")
+    const here = tmp()
     const cases: Array<[ReadonlyArray<string>, string]> = [
+      [
+        ["export", "--indexer-url", `http://127.0.0.1:${closedPort}`, "--out", "s3:/bucket/lake", "--datasets", "blocks"],
+        "--out s3:/bucket/lake looks like a URL, not a folder: give a local folder or an s3://bucket/prefix URL (lower-case s3, two slashes)"
+      ],
+      [
+        ["sample-routes", "--devnet", "--out", "S3://bucket/quotes"],
+        "--out S3://bucket/quotes looks like a URL, not a folder: give a local folder (--out takes no URL)"
+      ],
+      [
+        ["export", "--indexer-url", `http://127.0.0.1:${closedPort}`, "--out", join(lake, "blocks"), "--datasets", "blocks"],
+        `--out ${join(lake, "blocks")} is inside the lake at ${lake} (blocks), among its own files: give a folder outside them`
+      ],
+      [
+        ["publish", "--data", tmp(), "--to", join(lake, "txs"), "--name", "x", "--version", "1"],
+        `--to ${join(lake, "txs")} is inside the lake at ${lake} (txs), among its own files: give a folder outside them`
+      ],
       [
         ["export", "--indexer-url", `http://127.0.0.1:${closedPort}`, "--out", file, "--datasets", "blocks"],
         `--out ${file} is a file, not a folder: give a folder (it is made if missing)`
@@ -223,12 +242,14 @@ describe("chain-lake export", () => {
       ]
     ]
     for (const [args, message] of cases) {
-      const r = await runCli(args)
+      const r = await runCli(args, { cwd: here })
       expect(r.code, r.stderr).toBe(2)
       expect(r.stderr.trim()).toBe(`chain-lake: error: ${message}`)
       expect(r.stdout).not.toMatch(/devnet/)
     }
     expect(readFileSync(file, "utf8")).toBe("mine")
+    expect(readdirSync(here)).toEqual([])
+    expect(readdirSync(lake)).toEqual(["_lake.json"])
   })
 
   it("an --out the kernel will not make (/proc/…) fails with one line: Node's own recursive mkdir spun there, busy and deaf to SIGTERM", async () => {

@@ -147,6 +147,13 @@ describe("an indexer rolled back and re-synced to another history (same chain id
     expect(nothing.code, nothing.stderr).toBe(0)
     expect(nothing.stdout).toMatch(/holds nothing above height 500: nothing to roll back/)
     expect(identity(out).reorgs).toHaveLength(1)
+    // below the first block: no cut of a lake (it would keep no anchor), refused as a usage error
+    const everything = await runCli(["rollback", "--data", out, "--to-height", "0"])
+    expect(everything.code).toBe(2)
+    expect(everything.stderr.trim()).toBe(
+      "chain-lake: error: --to-height must be at least 1 (heights start at 1), got 0: to start over, export into a new folder"
+    )
+    expect(identity(out).reorgs).toHaveLength(1)
   })
 
   it("a follow whose indexer moves to the fork between rounds: --on-reorg rollback gives the new history, block times and all (none remembered from the old one, shard workers' neither)", async () => {

@@ -50,6 +50,17 @@ describe("chain-lake verify", () => {
     expect(r.stdout).toMatch(/^FAIL +blocks match the API \(10 sampled\): height \d+: lake /m)
   })
 
+  it("fails against an indexer of another chain id, even where its blocks' hashes are the lake's (a devnet of the same seed)", async () => {
+    const move = await startDevnet({ seed: 53, blocks: 150, vm: "move" })
+    try {
+      const r = await runCli(["verify", "--data", data, "--indexer-url", move.indexerUrl])
+      expect(r.code).toBe(1)
+      expect(r.stdout).toMatch(/^FAIL +the lake's chain is the indexer's: lake lake-evm-1, indexer lake-move-1$/m)
+    } finally {
+      await move.stop()
+    }
+  })
+
   it("names blocks of another chain than the lake's (a proxy that mixed networks into an older export)", async () => {
     const mixed = mkdtempSync(join(tmpdir(), "chain-lake-verify-mixed-"))
     try {
