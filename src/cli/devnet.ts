@@ -84,10 +84,15 @@ const options = {
   )
 }
 
+/** The most blocks a devnet is made with (5 million start in about a minute). */
+const MAX_DEVNET_BLOCKS = 5_000_000
+
 export const devnetCommand = Command.make("devnet", options, (o) =>
   Effect.gen(function* () {
     // usage errors: exit 2, as every other command's
-    if (o.blocks < 1) return yield* new UserError({ message: `--blocks must be at least 1, got ${o.blocks}`, exitCode: 2 })
+    // (its chain is held in memory: 20 million blocks passed what a JavaScript Map holds)
+    if (o.blocks < 1 || o.blocks > MAX_DEVNET_BLOCKS)
+      return yield* new UserError({ message: `--blocks must be 1..${MAX_DEVNET_BLOCKS}, got ${o.blocks}`, exitCode: 2 })
     if (o.port < 0 || o.port > 65534)
       return yield* new UserError({ message: `--port must be between 0 and 65534, got ${o.port}`, exitCode: 2 })
     if (o.blockTime < 0 || o.latencyMs < 0 || o.offsetRowUs < 0 || o.txPayloadBytes < 0)

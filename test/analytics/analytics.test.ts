@@ -89,8 +89,8 @@ describe("analytics views agree with the chain", () => {
     expect(row.p50_ms).toBeCloseTo(q(0.5), 6)
     expect(row.p95_ms).toBeCloseTo(q(0.95), 6)
     const endpoint = (await (await fetch(devnet.indexerUrl + "/indexer/block/v1/avg_blocktime")).json()) as { avg_block_time: number }
-    // block timestamps are exported at second precision (as the API sends them), so agree within a second over 99 gaps
-    expect(Math.abs(row.last100_mean_s - endpoint.avg_block_time)).toBeLessThan(1 / 99 + 1e-9)
+    // from the blocks' intervals, each to the millisecond (the timestamps are sent to the second): within a millisecond of the mean
+    expect(Math.abs(row.last100_mean_s - endpoint.avg_block_time)).toBeLessThan(1e-3)
   })
 
   it("msg_type_mix: messages, txs and failure rates per type", async () => {

@@ -52,7 +52,9 @@ describe("chain-lake devnet", () => {
       'chain-lake: error: --faults: unknown fault "teapot" (names: 429, 500, 502, 503, reset, truncate, stall, malformed, stall-ms, retry-after, count-timeout)'
     )
     const badBlocks = await runCli(["devnet", "--blocks", "0"])
-    expect([badBlocks.code, badBlocks.stderr.trim()]).toEqual([2, "chain-lake: error: --blocks must be at least 1, got 0"])
+    expect([badBlocks.code, badBlocks.stderr.trim()]).toEqual([2, "chain-lake: error: --blocks must be 1..5000000, got 0"])
+    const tooMany = await runCli(["devnet", "--blocks", "9999999999"])
+    expect([tooMany.code, tooMany.stderr.trim()]).toEqual([2, "chain-lake: error: --blocks must be 1..5000000, got 9999999999"])
     const notANumber = await runCli(["devnet", "--blocks", "many"])
     expect(notANumber.code).toBe(2)
     expect(notANumber.stderr.trim()).toBe(
