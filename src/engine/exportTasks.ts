@@ -24,6 +24,7 @@ import {
   type ExportOptions,
   type Task
 } from "./exportTypes.js"
+import { forEachJoined } from "./forEachJoined.js"
 import { planShards, progressOf, requestsFor } from "./plan.js"
 import { runShard, type FetchSlots, type ShardSettings } from "./shard.js"
 import { ShardLake, type ShardLakeService } from "./ShardLake.js"
@@ -259,10 +260,9 @@ export const runTasks = (
     const checked = <A, E, R>(e: Effect.Effect<A, E, R>) =>
       Effect.provideService(guard ? Effect.provideService(e, HistoryGuard, guard) : e, PageBudget, budget)
     const work = Effect.gen(function* () {
-      // Stryker disable next-line ObjectLiteral,BooleanLiteral: whether forEach keeps the tasks' void results, nothing reads them
-      yield* checked(Effect.forEach(largestFirst, (t) => t.run, { concurrency: underWay, discard: true }))
-      // Stryker disable next-line ObjectLiteral,BooleanLiteral: whether forEach keeps the tasks' void results, nothing reads them
-      yield* checked(Effect.forEach(after, (t) => t.run, { concurrency: run.concurrency, discard: true }))
+      // (a failed task's siblings end before the run does: a commit under way finishes, forEachJoined.ts)
+      yield* checked(forEachJoined(largestFirst, (t) => t.run, underWay))
+      yield* checked(forEachJoined(after, (t) => t.run, run.concurrency))
     })
     // (snapshots run in this thread: a run with no shard to run does not wait for its workers)
     yield* tasks.some((t) => t.size !== Infinity) ? withWorkers(work) : work

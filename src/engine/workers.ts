@@ -258,6 +258,8 @@ const shardServer = (
 ): Effect.Effect<void, WriteFailure> => {
   /** the gate passes held, each by a fiber of this shard's that waits for the worker's leave (or the shard's end) */
   const passes = new Map<number, Deferred.Deferred<void>>()
+  /** the commits under way: the shard is over only once they are (each ends inside an uninterruptible step) */
+  const commits = new Set<Fiber.RuntimeFiber<void>>()
   let tickets = 0
   let stopping = false
   const reply = (call: number, exit: Exit.Exit<unknown, unknown>) =>
@@ -272,12 +274,13 @@ const shardServer = (
       case "commit":
         // in a fiber of its own: the commit's history check may wait for a permit that this
         // shard's worker gives back meanwhile (a pass it kept: "leave" comes after the call)
-        return Effect.asVoid(
+        return Effect.flatMap(
           Effect.fork(
             Effect.flatMap(Effect.exit(context.lake.commit(request.dataset, request.files, request.range)), (exit) =>
               Effect.sync(() => reply(call, exit))
             )
-          )
+          ),
+          (fiber) => Effect.sync(() => commits.add(fiber))
         )
       case "enter":
         return Effect.gen(function* () {
@@ -335,5 +338,16 @@ const shardServer = (
     send({ type: "interrupt", task })
     return Effect.exit(serve)
   })
-  return Effect.onInterrupt(serve, () => Effect.uninterruptible(stop))
+  // a commit still under way when the shard ends (failed, or stopped) ends before it: the run's
+  // staging folder goes with the run; the worker's passes are given back first (a commit's check may wait for one)
+  const commitsEnded = Effect.suspend(() =>
+    Effect.zipRight(
+      Effect.forEach(passes.values(), (pass) => Deferred.succeed(pass, undefined), { discard: true }),
+      Fiber.awaitAll([...commits])
+    )
+  )
+  return Effect.ensuring(
+    Effect.onInterrupt(serve, () => Effect.uninterruptible(stop)),
+    commitsEnded
+  )
 }
