@@ -7,7 +7,7 @@
  * Here no element fails inside forEach: the first failure stops what has not started, interrupts
  * what runs (an uninterruptible part ends first), and is the result once all have ended.
  */
-import { Cause, Deferred, Effect, Exit } from "effect"
+import { type Cause, Deferred, Effect, Exit } from "effect"
 
 export const forEachJoined = <A, E, R>(
   items: Iterable<A>,
