@@ -46,18 +46,57 @@ export const evmTxsList: AppendList<S.EvmTx> = {
   identityOf: (t: S.EvmTx) => t.transactionHash,
   // a receipt minievm built for a cosmos tx names it only through its hash: the block's cosmos txs are read to find it
   needsCosmosTxs: (t: S.EvmTx) => standsForCosmosTx(t),
-  countedBy: { list: txsList, count: (t: S.Tx) => (emittedEvmLogs(t) ? 1 : 0) }
+  countedBy: { list: txsList, count: (t: S.Tx) => (isEthereumTx(t) || emittedEvmLogs(t) ? 1 : 0) }
 }
 
 /**
- * Whether a cosmos tx has an EVM receipt for certain: minievm gives one to every successful tx
- * that emitted EVM logs (an Ethereum tx its own, any other a synthetic one) and none to a failed
- * cosmos tx (`indexer/utils.go` `extractEthTxInfo`: logs are the result's "evm" events' "log"
- * attributes). An Ethereum tx that logged nothing has one too, but its record does not say so
- * plainly (a memo of its fee fields): it is not counted, so the count is a lower bound.
+ * Whether a cosmos tx has an EVM receipt for certain: minievm gives one to every Ethereum tx
+ * (isEthereumTx), failed or not, and a synthetic one to every other successful tx that emitted
+ * EVM logs, none to a failed one (`indexer/utils.go` `extractEthTxInfo`: logs are the result's
+ * "evm" events' "log" attributes).
  */
 export const emittedEvmLogs = (t: Pick<S.Tx, "code" | "events">): boolean =>
   t.code === 0 && (t.events ?? []).some((e) => e.type === "evm" && (e.attributes ?? []).some((a) => a.key === "log"))
+
+/** the memo of a cosmos tx that carries an Ethereum tx: its fee fields, and nothing else (minievm `x/evm/types/txutils.go` txMetadata) */
+const ETH_MEMO_KEYS = new Set(["type", "gas_fee_cap", "gas_tip_cap", "gas_limit"])
+const ETH_TX_TYPES = new Set([0, 1, 2, 4])
+/** sign modes of cosmos signatures: a signer in one of them signed no Ethereum tx */
+const COSMOS_SIGN_MODE = /^SIGN_MODE_(DIRECT|DIRECT_AUX|TEXTUAL|LEGACY_AMINO_JSON|EIP_191|UNSPECIFIED)$/
+
+/**
+ * Whether a cosmos tx carries an Ethereum tx, as minievm's ConvertCosmosTxToEthereumTx tells
+ * (`x/evm/types/txutils.go`): one MsgCall or MsgCreate, a memo that is exactly the Ethereum tx's
+ * type and fee caps (JSON numbers), one signature, not in a cosmos sign mode. minievm gives such a
+ * tx an EVM receipt whatever its result (a revert too), logs or none.
+ */
+export const isEthereumTx = (t: Pick<S.Tx, "tx">): boolean => {
+  const { body, auth_info, signatures } = t.tx as {
+    body?: { messages?: ReadonlyArray<{ "@type"?: unknown }>; memo?: unknown }
+    auth_info?: { signer_infos?: ReadonlyArray<{ mode_info?: { single?: { mode?: unknown } } }> }
+    signatures?: ReadonlyArray<unknown>
+  }
+  const messages = body?.messages ?? []
+  if (messages.length !== 1 || !["/minievm.evm.v1.MsgCall", "/minievm.evm.v1.MsgCreate"].includes(String(messages[0]["@type"])))
+    return false
+  if (typeof body?.memo !== "string" || signatures?.length !== 1) return false
+  const mode = auth_info?.signer_infos?.[0]?.mode_info?.single?.mode
+  if (typeof mode === "string" && COSMOS_SIGN_MODE.test(mode)) return false
+  let memo: unknown
+  try {
+    memo = JSON.parse(body.memo)
+  } catch {
+    return false
+  }
+  if (typeof memo !== "object" || memo === null || Array.isArray(memo)) return false
+  const fields = memo as Record<string, unknown>
+  return (
+    Object.keys(fields).every((k) => ETH_MEMO_KEYS.has(k)) &&
+    typeof fields.gas_fee_cap === "number" &&
+    typeof fields.gas_tip_cap === "number" &&
+    ETH_TX_TYPES.has(Number(fields.type ?? 0))
+  )
+}
 
 const ZERO_ADDRESS = "0x" + "0".repeat(40)
 

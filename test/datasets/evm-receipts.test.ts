@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DATASETS } from "../../src/datasets/index.js"
+import { isEthereumTx } from "../../src/datasets/lists.js"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
 import { evmReceiptsAt, internalTxsAt } from "../../src/devnet/render.js"
 import { keccak256Hex } from "../../src/evm/keccak.js"
@@ -210,5 +211,34 @@ describe("heights whose trace failed", () => {
     )
     const [i] = await queryLake(`SELECT count(*) n FROM ${scan(out, "evm_internal_txs")}`)
     expect(Number(i.n)).toBe(internalTxRows(c, 1).length)
+  })
+})
+
+describe("which cosmos txs carry an Ethereum tx (isEthereumTx: minievm gives each a receipt, reverted or not)", () => {
+  const tx = (o: { type?: string; memo?: string; mode?: string; signatures?: number; messages?: number }) => ({
+    tx: {
+      body: {
+        messages: Array.from({ length: o.messages ?? 1 }, () => ({ "@type": o.type ?? "/minievm.evm.v1.MsgCall" })),
+        memo: o.memo ?? '{"type":2,"gas_fee_cap":1000000000,"gas_tip_cap":0,"gas_limit":21000}'
+      },
+      auth_info: { signer_infos: [{ mode_info: { single: { mode: o.mode ?? "SIGN_MODE_ETHEREUM" } } }] },
+      signatures: Array.from({ length: o.signatures ?? 1 }, () => "c2ln")
+    }
+  })
+  it.each([
+    ["an Ethereum tx's shape", {}, true],
+    ["a contract creation", { type: "/minievm.evm.v1.MsgCreate" }, true],
+    ["a sign mode rendered as a number", { mode: "9999" }, true],
+    ["a legacy tx (type 0, no gas_limit)", { memo: '{"type":0,"gas_fee_cap":1,"gas_tip_cap":1}' }, true],
+    ["a cosmos sign mode", { mode: "SIGN_MODE_DIRECT" }, false],
+    ["a memo with another key", { memo: '{"type":2,"gas_fee_cap":1,"gas_tip_cap":0,"note":"x"}' }, false],
+    ["fee caps as strings (the legacy memo minievm does not take here)", { memo: '{"type":2,"gas_fee_cap":"1","gas_tip_cap":"0"}' }, false],
+    ["an unknown tx type", { memo: '{"type":3,"gas_fee_cap":1,"gas_tip_cap":0}' }, false],
+    ["a memo that is no JSON", { memo: "gm" }, false],
+    ["two messages", { messages: 2 }, false],
+    ["two signatures", { signatures: 2 }, false],
+    ["another message", { type: "/cosmos.bank.v1beta1.MsgSend" }, false]
+  ] as const)("%s", (_what, o, expected) => {
+    expect(isEthereumTx(tx(o) as never)).toBe(expected)
   })
 })

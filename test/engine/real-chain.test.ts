@@ -341,6 +341,69 @@ describe("a plan read at a growing tip", () => {
     }
   }
 
+  it("a newest-EVM-receipt probe behind /status, where the txs above it emitted no EVM logs but one is an Ethereum tx that reverted (a receipt all the same): refused, nothing written", async () => {
+    const full = await startDevnet({ seed: 15, blocks: 60 })
+    const behind = await startDevnet({ seed: 15, blocks: 58 })
+    const ethereumTx = <T extends Record<string, unknown>>(tx: T): T => ({
+      ...tx,
+      code: 5,
+      tx: {
+        body: {
+          messages: [
+            {
+              "@type": "/minievm.evm.v1.MsgCall",
+              sender: "init1zyg3zyg3zyg3zyg3zyg3zyg3zyg3zyg3ny8w8h",
+              contract_addr: "0x1",
+              input: "0x",
+              value: "0",
+              access_list: []
+            }
+          ],
+          memo: '{"type":2,"gas_fee_cap":1000000000,"gas_tip_cap":0,"gas_limit":210000}',
+          timeout_height: "0",
+          extension_options: [],
+          non_critical_extension_options: []
+        },
+        auth_info: {
+          signer_infos: [{ mode_info: { single: { mode: "SIGN_MODE_ETHEREUM" } }, sequence: "3" }],
+          fee: { amount: [], gas_limit: "210000" }
+        },
+        signatures: ["c2ln"]
+      }
+    })
+    const replicas = await startProxy(full.indexerUrl, async (request, forward) => {
+      if (request.path.startsWith("/indexer/tx/v1/evm-txs?") && !request.url.searchParams.has("pagination.key")) {
+        const res = await fetch(behind.indexerUrl + request.path)
+        return { status: res.status, headers: { "content-type": "application/json" }, body: await res.text() }
+      }
+      const reply = await forward()
+      if (!request.path.startsWith("/indexer/tx/v1/txs?")) return reply
+      const page = JSON.parse(reply.body) as {
+        txs: Array<Record<string, unknown> & { height: string; events: Array<{ type: string }> | null }>
+      }
+      page.txs = page.txs.map((tx) => {
+        if (Number(tx.height) <= 58) return tx
+        const quiet = { ...tx, events: (tx.events ?? []).filter((e) => e.type !== "evm") }
+        return Number(tx.height) === 60 && tx === page.txs.find((t) => Number(t.height) === 60) ? ethereumTx(quiet) : quiet
+      })
+      return { ...reply, body: JSON.stringify(page) }
+    })
+    try {
+      expect(full.chain.blockTxCount(60)).toBeGreaterThan(0)
+      const out = tmp()
+      const r = await runCli(["export", "--indexer-url", replicas.url, "--out", out, "--datasets", "evm_txs"])
+      expect(r.code, r.stderr).toBe(1)
+      expect(r.stderr.trim().split("\n").at(-1)).toMatch(
+        /^chain-lake: error: pagination of evm-txs cannot be trusted: its newest record is at height 58, but block 60 \(of the 60 that \/status names\) counts 1 of them/
+      )
+      expect(readdirSync(out).filter((f) => !f.startsWith("."))).toEqual([])
+    } finally {
+      await replicas.close()
+      await behind.stop()
+      await full.stop()
+    }
+  })
+
   it("a newest-EVM-receipt probe ten blocks behind, where the newest 100 txs emitted no EVM logs but older ones above it did: the txs are read back down to the probe's height, and the run is refused", async () => {
     const r = await receiptsBehindQuietTxs({ seed: 16, blocks: 60, lag: 10, txsPerBlock: 40, quietFrom: 57 })
     expect(r.code, r.stderr).toBe(1)
