@@ -136,7 +136,15 @@ export const internalTxsList: AppendList<S.EvmInternalTx> = {
   watermark: "internal_tx_height",
   validate: compileValidator(S.EvmInternalTx),
   heightOf: (t: S.EvmInternalTx) => t.height,
-  identityOf: (t: S.EvmInternalTx) => `${t.hash}/${t.index}`
+  identityOf: (t: S.EvmInternalTx) => `${t.hash}/${t.index}`,
+  // internal_tx_height is the newest height holding internal txs, or the tip where no block after
+  // that one has txs (Rollytics status.go getInternalTxHeight): a block with txs between the
+  // newest internal tx and it says the list is behind
+  countedBy: {
+    list: blocksList,
+    count: (b: S.Block) => (Number(b.tx_count) > 0 ? 1 : 0),
+    says: "holds txs, and internal_tx_height is the newest height holding internal txs (or the tip, past every block with txs)"
+  }
 }
 
 /** 0x-hex quantity → decimal string (exact at any size); "0x" (no bytes) → null. */

@@ -92,12 +92,18 @@ export interface AppendList<R = any> extends ListRef {
   readonly needsCosmosTxs?: (record: R) => boolean
   /**
    * another list whose records count this position list's records at their height, at least (the
-   * blocks' tx_count for txs; the cosmos txs that emitted EVM logs for EVM receipts): where the
-   * newest record is below the plan's tip, the heights up to the tip must count none (answers
-   * behind /status, from a replica or a cache, would end the plan early)
+   * blocks' tx_count for txs; the cosmos txs that have receipts for EVM receipts; the blocks with
+   * txs above the newest internal tx, which /status's internal_tx_height says cannot be there):
+   * where the newest record is below the plan's tip, the heights up to the tip must count none
+   * (answers behind /status, from a replica or a cache, would end the plan early). `says`: what a
+   * record that counts says, where "counts N of them" would not
    */
-  // biome-ignore lint/suspicious/noExplicitAny: a record of the counting list, which passed its own check
-  readonly countedBy?: { readonly list: AppendList; readonly count: (record: any) => number }
+  readonly countedBy?: {
+    readonly list: AppendList
+    // biome-ignore lint/suspicious/noExplicitAny: a record of the counting list, which passed its own check
+    readonly count: (record: any) => number
+    readonly says?: string
+  }
 }
 
 interface Common {

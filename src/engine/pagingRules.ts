@@ -52,9 +52,9 @@ export const totalBelowData = (rows: number, pastHeight: number | null, to: numb
     : undefined
 
 /** A position list whose newest record is below the tip /status names, where a height between holds records of it. */
-export const newestBehindStatus = (newest: number, height: number, count: number, tip: number): string | undefined =>
+export const newestBehindStatus = (newest: number, height: number, count: number, tip: number, says?: string): string | undefined =>
   count > 0
-    ? `its newest record is at height ${newest}, but block ${height} (of the ${tip} that /status names) counts ${count} of them: the indexer's answers disagree (a replica behind the others, or a cache that ignores Cache-Control: no-cache); nothing was written: rerun once they agree`
+    ? `its newest record is at height ${newest}, but block ${height} (of the ${tip} that /status names) ${says ?? `counts ${count} of them`}: the indexer's answers disagree (a replica behind the others, or a cache that ignores Cache-Control: no-cache); nothing was written: rerun once they agree`
     : undefined
 
 /** A record whose rows stand at another height than its own. */

@@ -142,7 +142,7 @@ const noneAbove = (source: SourceService, list: AppendList, newest: number, to: 
       if (at > newest && at <= to) counts.set(at, (counts.get(at) ?? 0) + counted.count(record))
     }
     for (const at of [...counts.keys()].sort((a, b) => a - b)) {
-      const problem = newestBehindStatus(newest, at, counts.get(at)!, to)
+      const problem = newestBehindStatus(newest, at, counts.get(at)!, to, counted.says)
       if (problem) return Effect.fail(source.untrustedPaging(list, null, problem))
     }
     return !byHeight && reached < to ? noneAbove(source, counted.list, reached, to) : Effect.void

@@ -404,6 +404,36 @@ describe("a plan read at a growing tip", () => {
     }
   })
 
+  it("an internal txs list behind /status's internal_tx_height (its newest record below it, a block with txs between): refused, nothing written", async () => {
+    const full = await startDevnet({ seed: 15, blocks: 60 })
+    const behind = await startDevnet({ seed: 15, blocks: 52 })
+    const replicas = await startProxy(full.indexerUrl, async (request, forward) => {
+      if (!request.path.startsWith("/indexer/tx/v1/evm-internal-txs?")) return forward()
+      const res = await fetch(behind.indexerUrl + request.path)
+      return { status: res.status, headers: { "content-type": "application/json" }, body: await res.text() }
+    })
+    try {
+      const watermark = full.chain.internalTxHeight
+      expect(watermark).toBeGreaterThan(behind.chain.internalTxHeight)
+      const out = tmp()
+      const r = await runCli(["export", "--indexer-url", replicas.url, "--out", out, "--datasets", "evm_internal_txs"])
+      expect(r.code, r.stderr).toBe(1)
+      expect(r.stderr.trim().split("\n").at(-1)).toMatch(
+        new RegExp(
+          `^chain-lake: error: pagination of evm-internal-txs cannot be trusted: its newest record is at height \\d+, but block \\d+ \\(of the ${watermark} that /status names\\) holds txs, and internal_tx_height is the newest height holding internal txs`
+        )
+      )
+      expect(readdirSync(out).filter((f) => !f.startsWith("."))).toEqual([])
+      // answered by one deployment, the same export passes
+      const whole = await runCli(["export", "--indexer-url", full.indexerUrl, "--out", tmp(), "--datasets", "evm_internal_txs"])
+      expect(whole.code, whole.stderr).toBe(0)
+    } finally {
+      await replicas.close()
+      await behind.stop()
+      await full.stop()
+    }
+  })
+
   it("a newest-EVM-receipt probe ten blocks behind, where the newest 100 txs emitted no EVM logs but older ones above it did: the txs are read back down to the probe's height, and the run is refused", async () => {
     const r = await receiptsBehindQuietTxs({ seed: 16, blocks: 60, lag: 10, txsPerBlock: 40, quietFrom: 57 })
     expect(r.code, r.stderr).toBe(1)
