@@ -199,7 +199,24 @@ const sqlProblem = (message: string, data: string, memoryLimit: string): UserErr
     return new UserError({
       message: `the query needs more memory than --memory-limit ${memoryLimit} (${message.split("\n")[0].replace(/^Out of Memory Error: /, "")}): narrow it, or raise --memory-limit`
     })
-  return new UserError({ message, exitCode: 2 })
+  return new UserError({ message: sqlErrorLine(message), exitCode: 2 })
+}
+
+/**
+ * DuckDB's error in one line: its first, with the SQL line it points at; a table the lake has
+ * not named with what lists the names (DuckDB's own guess is one of its catalog functions).
+ */
+const sqlErrorLine = (message: string): string => {
+  const [first, ...rest] = message.split("\n").map((l) => l.trim())
+  const missing = /^Catalog Error: Table with name (\S+) does not exist/.exec(first)
+  // (DuckDB always guesses: one that does not start as the name did is no help)
+  const near = (g: string | undefined) =>
+    g !== undefined && missing !== null && g.slice(0, 3).toLowerCase() === missing[1].slice(0, 3).toLowerCase()
+  const guess = rest.map((l) => /^Did you mean "([^"]+)"/.exec(l)?.[1]).find(near)
+  if (missing)
+    return `no view or table named ${missing[1]} in the lake${guess ? ` (did you mean ${guess}?)` : ""}: SHOW TABLES lists them (README, chain-lake query, says what each view holds)`
+  const at = rest.find((l) => /^LINE \d+:/.test(l))
+  return at ? `${first} (${at})` : first
 }
 
 /** Everything on stdin, as text. */
@@ -217,7 +234,7 @@ const sqlOf = (arg: Option.Option<string>, file: Option.Option<string>) =>
   Effect.gen(function* () {
     const bad = (message: string) => new UserError({ message, exitCode: 2 })
     if (Option.isSome(arg) && Option.isSome(file)) return yield* bad("give the SQL as an argument or with --file, not both")
-    if (Option.isSome(arg) && arg.value !== "-") return arg.value
+    if (Option.isSome(arg) && arg.value !== "-") return arg.value.trim() === "" ? yield* bad("no SQL: the argument is empty") : arg.value
     const path = Option.isSome(arg) ? "-" : Option.getOrUndefined(file)
     if (path === undefined) return yield* bad('no SQL: pass it as an argument ("SELECT …"), with --file q.sql, or on stdin with -')
     const from = path === "-" ? "stdin" : `--file ${path}`

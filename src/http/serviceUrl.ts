@@ -90,15 +90,16 @@ const rememberHeaderValue = (value: string): void => {
 }
 
 /**
- * Remembers the values of "Name: value" lines as given, before they are checked: a line with no
- * colon ("Authorization Bearer xyz", a typo) is taken for a name and a value, and a lone word for
- * a value, so that the message refusing it cannot carry the key.
+ * Remembers the values of "Name: value" lines as given, before they are checked: of a line with
+ * no colon ("Authorization Bearer xyz", a typo), each word that could be a key, so that the
+ * message refusing it cannot carry one; a plain word ("Bad header") is no key, and masked it
+ * garbled every message holding it ("indexer ***s: a *** must look like").
  */
 export const rememberHeaderLines = (lines: ReadonlyArray<string>): void => {
   for (const line of lines.flatMap((l) => l.split(/\r?\n/)).map((l) => l.trim())) {
     const colon = line.indexOf(":")
-    const space = line.search(/\s/)
-    rememberHeaderValue(colon > 0 ? line.slice(colon + 1).trim() : space > 0 ? line.slice(space).trim() : line)
+    if (colon > 0) rememberHeaderValue(line.slice(colon + 1).trim())
+    else for (const word of line.split(/\s+/)) if (word.length >= 12 || /[^A-Za-z]/.test(word)) rememberSecret(word)
   }
 }
 

@@ -253,8 +253,14 @@ describe("chain-lake query", () => {
   })
 
   it.each([
-    [["SELEC 1"], 2, /^chain-lake: error: Parser Error: syntax error at or near "SELEC"/],
-    [["SELECT * FROM nosuch"], 2, /Table with name nosuch does not exist/],
+    [["SELEC 1"], 2, /^chain-lake: error: Parser Error: syntax error at or near "SELEC" \(LINE 1: SELEC 1\)\n$/],
+    [
+      ["SELECT * FROM nosuch"],
+      2,
+      /^chain-lake: error: no view or table named nosuch in the lake: SHOW TABLES lists them \(README, chain-lake query, says what each view holds\)\n$/
+    ],
+    [["SELECT * FROM block"], 2, /^chain-lake: error: no view or table named block in the lake \(did you mean blocks\?\): SHOW TABLES/],
+    [["  "], 2, /^chain-lake: error: no SQL: the argument is empty\n$/],
     [["SELECT $x"], 2, /no value for parameter \$x/],
     // queries read: a COPY over a committed file rewrote the lake
     [

@@ -226,6 +226,10 @@ describe("credentials for services behind a gateway", () => {
     expect(bad.stderr.trim()).toMatch(/^chain-lake: error: indexer headers: a header must look like "Name: value"/)
     expect(bad.stderr).not.toContain(API_KEY)
     expect(bad.stderr).not.toContain(API_KEY.slice(0, 8))
+    // a plain word of a malformed line is no key: masked, it garbled the message that holds it
+    const plain = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--header", "Bad header", "--out", tmp()])
+    expect(plain.code).toBe(2)
+    expect(plain.stderr.trim()).toMatch(/^chain-lake: error: indexer headers: a header must look like "Name: value"/)
     const ftp = await runCli(["export", "--indexer-url", `ftp://carol:${PASSWORD}@host/`, "--out", tmp()])
     expect(ftp.code).toBe(2)
     expect(ftp.stderr.trim()).toMatch(/^chain-lake: error: --indexer-url must be an http\(s\) URL .*ftp:\/\/\*\*\*@host/)
