@@ -55,17 +55,20 @@ export const firstSentence = (text: string): string => /^.*?[?.](?=\s|$)/.exec(t
 export const SNAPSHOTS_DESCRIPTION =
   "How was each snapshot read? One row per committed snapshot of holders, nft_collections and nft_tokens, from their manifests: exact (read while the watermark stood still, every row the source counts) or best-effort, the watermarks it spans, reads, duplicates dropped and the lists the source did not have; join on (dataset, snapshot_height) to keep exact snapshots only."
 
-/** Every dataset the lake can hold, with its columns and its hive partition column (from the registry). */
+/** Every dataset the lake can hold, with its columns, its hive partition column and the command that writes it (from the registry). */
 export const LAKE_DATASETS: ReadonlyArray<{
   readonly name: string
   readonly columns: ReadonlyArray<Column>
   readonly partition: string
   readonly partitionType: string
+  /** `chain-lake …` that writes it */
+  readonly writtenBy: string
 }> = DATASETS.map((d) => ({
   name: d.name,
   columns: d.columns,
   partition: partitionOf(d).name,
-  partitionType: partitionOf(d).type
+  partitionType: partitionOf(d).type,
+  writtenBy: d.kind === "sample" ? d.writtenBy : "export"
 }))
 
 /** The datasets a query reads, directly or through the analytics views it names (for "export these" hints). */

@@ -6,7 +6,8 @@
 import { writeFile } from "node:fs/promises"
 import { Effect } from "effect"
 import type { TopLevelSpec } from "vega-lite"
-import { Analytics, AnalyticsError, datasetsRead, type SqlError } from "./Analytics.js"
+import { Analytics, AnalyticsError, datasetsRead, LAKE_DATASETS, type SqlError } from "./Analytics.js"
+import { quoteIdent } from "../lake/sql.js"
 import { redact } from "../secrets/redact.js"
 
 export interface Chart {
@@ -384,6 +385,27 @@ export interface ReportSummary {
   readonly charts: ReadonlyArray<{ readonly id: string; readonly rows: number }>
 }
 
+/**
+ * What to run to have the rows a chart reads: each dataset it reads that the lake holds none of,
+ * with the command that writes it (export, or a sampler's).
+ */
+const toHave = (read: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const analytics = yield* Analytics
+    const commands = new Map<string, Array<string>>()
+    for (const name of read) {
+      const held = yield* analytics.query(`SELECT count(*) FROM ${quoteIdent(name)}`)
+      if (Number(held.rows[0]?.[0] ?? 0) > 0) continue
+      const d = LAKE_DATASETS.find((x) => x.name === name)
+      const command = d && d.writtenBy !== "export" ? `chain-lake ${d.writtenBy}` : "chain-lake export --datasets"
+      commands.set(command, [...(commands.get(command) ?? []), name])
+    }
+    if (commands.size === 0) return "the rows it reads hold nothing for it yet"
+    return [...commands]
+      .map(([command, names]) => (command.endsWith("--datasets") ? `${command} ${names.join(",")}` : `${names.join(", ")}: ${command}`))
+      .join("; ")
+  })
+
 /** Builds the report over the Analytics views and writes it to `path`. */
 export const writeReport = (path: string): Effect.Effect<ReportSummary, AnalyticsError | SqlError, Analytics> =>
   Effect.gen(function* () {
@@ -396,7 +418,7 @@ export const writeReport = (path: string): Effect.Effect<ReportSummary, Analytic
       charts.push({ id: chart.id, rows: rows.length })
       const body =
         rows.length === 0
-          ? `<p class="empty">No data yet: export ${escapeHtml(datasetsRead(chart.sql).join(", ") || "the datasets this chart reads")} (chain-lake export --datasets …).</p>`
+          ? `<p class="empty">No data yet: ${escapeHtml(yield* toHave(datasetsRead(chart.sql)))}.</p>`
           : yield* renderChartSvg(chart.spec(rows))
       sections.push(
         `<figure class="chart" id="${chart.id}" data-rows="${rows.length}"><h2>${escapeHtml(chart.title)}</h2><p class="question">${escapeHtml(chart.question)}</p>${body}</figure>`

@@ -70,6 +70,7 @@ const col = columnsOf<Quote>()
 
 export const routeQuotes = defineSample({
   name: "route_quotes",
+  writtenBy: "sample-routes",
   description: "One row per route quote asked by a sampling plan, failed quotes included.",
   columns: [
     col("sampled_at", "TIMESTAMP", "when the quote was asked (UTC)", (q) => q.asked.sampledAt),

@@ -18,6 +18,7 @@ const col = columnsOf<AssetSample>()
 
 export const routerAssets = defineSample({
   name: "router_assets",
+  writtenBy: "sample-routes",
   description: "The router's assets (symbol, decimals, origin) as sampled with the route quotes.",
   columns: [
     col("sampled_at", "TIMESTAMP", "when the list was read (UTC)", (s) => s.sampledAt),

@@ -16,6 +16,7 @@ const col = columnsOf<ChainSample>()
 
 export const routerChains = defineSample({
   name: "router_chains",
+  writtenBy: "sample-routes",
   description: "The router's chains (name, type, bech32 prefix, fee denoms) as sampled with the route quotes.",
   columns: [
     col("sampled_at", "TIMESTAMP", "when the list was read (UTC)", (s) => s.sampledAt),

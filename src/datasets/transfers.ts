@@ -55,6 +55,7 @@ const col = columnsOf<TransferObservation>()
 
 export const transfers = defineSample({
   name: "transfers",
+  writtenBy: "track (or bridge)",
   description:
     "One row per state a tracked cross-chain transfer reached, when it was first seen (a state answered again after another is not recorded again).",
   columns: [

@@ -209,6 +209,8 @@ export interface SnapshotDataset extends Common {
 // biome-ignore lint/suspicious/noExplicitAny: a registry holds samplers of every item type; each dataset's module names its own
 export interface SampleDataset<I = any> extends Common {
   readonly kind: "sample"
+  /** the command that writes it (`chain-lake <writtenBy>`): export does not */
+  readonly writtenBy: string
   /** by the UTC day of a time column */
   readonly partition: DatePartitioning
   /** the row of one sampled item */
@@ -323,6 +325,7 @@ export const defineSnapshot = <I>(d: {
 export const defineSample = <I>(d: {
   readonly name: string
   readonly description: string
+  readonly writtenBy: string
   readonly columns: ReadonlyArray<ColumnOf<I>>
   readonly key: ReadonlyArray<string>
   readonly sortKey: ReadonlyArray<string>
@@ -332,6 +335,7 @@ export const defineSample = <I>(d: {
     kind: "sample",
     name: d.name,
     description: d.description,
+    writtenBy: d.writtenBy,
     columns: plain(d.columns),
     key: d.key,
     sortKey: d.sortKey,

@@ -47,13 +47,14 @@ describe("chain-lake report", () => {
       const r = await runCli(["report", "--data", only])
       expect(r.code, r.stderr).toBe(0)
       const html = readFileSync(join(only, "report.html"), "utf8")
-      const empty = [...html.matchAll(/<p class="empty">No data yet: export ([^(<]+) \(chain-lake export --datasets …\)\.<\/p>/g)].map(
-        (m) => m[1]
-      )
+      const empty = [...html.matchAll(/<p class="empty">No data yet: ([^<]+)\.<\/p>/g)].map((m) => m[1])
       expect(empty.length).toBeGreaterThan(0)
-      // each names datasets of the lake (not "the datasets this chart reads")
-      for (const names of empty) for (const n of names.split(", ")) expect(n).toMatch(/^[a-z_]+$/)
-      expect(empty.some((names) => names.split(", ").includes("txs"))).toBe(true)
+      // each names the datasets the lake lacks, with the command that writes them: blocks it holds
+      for (const hint of empty) expect(hint).toMatch(/^(chain-lake export --datasets [a-z_,]+|[a-z_, ]+: chain-lake [a-z-]+.*)(; .*)?$/)
+      expect(empty.some((hint) => /export --datasets (\S+,)?txs\b/.test(hint))).toBe(true)
+      expect(empty.some((hint) => /route_quotes(, \w+)*: chain-lake sample-routes/.test(hint))).toBe(true)
+      expect(empty.some((hint) => /(--datasets |,)blocks\b/.test(hint))).toBe(false)
+      expect(empty.some((hint) => /--datasets \S*route_quotes/.test(hint))).toBe(false)
     } finally {
       rmSync(only, { recursive: true, force: true })
     }
