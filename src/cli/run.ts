@@ -1,6 +1,6 @@
 /** `chain-lake run PIPELINE`: one run (--once, the default) or runs on the pipeline's schedule. */
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect, Either, Option } from "effect"
+import { Console, Cron, Effect, Either, Option } from "effect"
 import { loadPipeline } from "../pipelines/load.js"
 import { pipelineEndpoints, runPipeline, schedulePipeline, type PipelineRunReport } from "../pipelines/run.js"
 import { UserError } from "./errors.js"
@@ -40,7 +40,9 @@ export const runCommand = Command.make(
       Options.withDefault("text" as const),
       Options.withDescription(LOG_FORMAT_DESCRIPTION)
     ),
-    schedule: Options.boolean("schedule").pipe(Options.withDescription("run on the pipeline's cron until stopped")),
+    schedule: Options.boolean("schedule").pipe(
+      Options.withDescription("run at each tick of the pipeline's cron until stopped (the first at the next tick, not now)")
+    ),
     maxRuns: integerOption("max-runs").pipe(Options.optional, Options.withDescription("with --schedule: stop after this many runs")),
     indexerUrl: Options.text("indexer-url").pipe(
       Options.optional,
@@ -79,7 +81,7 @@ export const runCommand = Command.make(
       if (Either.isLeft(urls)) return yield* new UserError({ message: urls.left.message, exitCode: 2 })
       if (o.schedule) {
         yield* Console.error(
-          `${def.name}: running on "${def.schedule}" until stopped${Option.isSome(o.maxRuns) ? ` (at most ${o.maxRuns.value} runs)` : ""}`
+          `${def.name}: running on "${def.schedule}" until stopped${Option.isSome(o.maxRuns) ? ` (at most ${o.maxRuns.value} runs)` : ""}; the first at ${Cron.next(Cron.unsafeParse(def.schedule)).toISOString()}`
         )
         const { runs, failed } = yield* schedulePipeline(def, {
           ...options,

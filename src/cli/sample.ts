@@ -48,7 +48,10 @@ export const sampleCommand = Command.make(
       Options.withDescription("sampling plan (default: the shipped pipelines/route-quotes.json)")
     ),
     out: Options.directory("out").pipe(Options.withDefault("data"), Options.withDescription("output folder")),
-    every: Options.text("every").pipe(Options.optional, Options.withDescription("sample again this often: 30s, 5m, 1h (default: once)")),
+    every: Options.text("every").pipe(
+      Options.optional,
+      Options.withDescription("start a round this often: 30s, 5m, 1h (rounds start that far apart; default: once)")
+    ),
     count: integerOption("count").pipe(
       Options.optional,
       Options.withDescription("rounds to run (default 1, or until stopped with --every)")

@@ -244,10 +244,11 @@ export const schedulePipeline = (
       })
     )
   )
+  // the first run at the first tick, as cron runs it (a nightly job started at noon ran at noon)
   const ticks = Schedule.cron(cron)
-  const repeated: Effect.Effect<unknown> =
+  const scheduled: Effect.Effect<unknown> =
     options.maxRuns !== undefined
-      ? Effect.repeat(once, ticks.pipe(Schedule.intersect(Schedule.recurs(options.maxRuns - 1))))
-      : Effect.repeat(once, ticks)
-  return repeated.pipe(Effect.as(counts))
+      ? Effect.schedule(once, ticks.pipe(Schedule.intersect(Schedule.recurs(options.maxRuns))))
+      : Effect.schedule(once, ticks)
+  return scheduled.pipe(Effect.as(counts))
 }

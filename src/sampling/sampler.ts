@@ -338,8 +338,11 @@ export const sampleRoutes = (
   Effect.gen(function* () {
     const results: Array<RoundResult> = []
     let skipped: RouterUnavailableError | undefined
+    // rounds start `every` apart (a round that takes longer is followed at once), not `every` after the last ended
+    let started = 0
     for (let i = 0; i < options.rounds; i++) {
-      if (i > 0 && options.every) yield* Effect.sleep(options.every)
+      if (i > 0 && options.every) yield* Effect.sleep(Math.max(0, started + Duration.toMillis(options.every) - Date.now()))
+      started = Date.now()
       // the router's assets and chains with the run's first stored round
       const r = yield* sampleRound(plan, {
         concurrency: options.concurrency,

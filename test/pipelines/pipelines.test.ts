@@ -83,6 +83,14 @@ describe("chain-lake run", () => {
     )
     const r = await runCli(["run", file, "--schedule", "--max-runs", "2", "--out", out, ...urls()])
     expect(r.code, r.stderr).toBe(0)
+    // the first run at the next tick, said at the start
+    const first = /running on "\* \* \* \* \* \*" until stopped \(at most 2 runs\); the first at (\S+)/.exec(r.stderr)
+    expect(first, r.stderr).not.toBeNull()
+    const [report] = readdirSync(join(out, "_runs"))
+      .filter((f) => f.includes("every-second"))
+      .sort()
+    const { startedAt } = JSON.parse(readFileSync(join(out, "_runs", report), "utf8")) as { startedAt: string }
+    expect(Date.parse(startedAt)).toBeGreaterThanOrEqual(Date.parse(first![1]))
     const lines = r.stdout.trim().split("\n")
     expect(lines.length).toBe(2)
     expect(lines[0]).toMatch(/every-second: ok — blocks \+150/)
