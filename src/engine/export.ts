@@ -185,8 +185,11 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
       const plan = tally.plans.get(d.name)
       if (plan) options.observer?.planned?.(d.name, plan)
     }
-    if (options.dryRun) for (const d of live) tally.results.set(d.name, { dataset: d.name, rows: 0, files: 0, bytes: 0, quarantined: 0 })
-    else yield* runTasks([...tasks, ...snapshots.now], snapshots.after, run, guard, budget, withWorkers)
+    if (options.dryRun) {
+      // (a snapshot the dry run found nothing to read for has its result: skipped)
+      for (const d of live)
+        if (!tally.results.has(d.name)) tally.results.set(d.name, { dataset: d.name, rows: 0, files: 0, bytes: 0, quarantined: 0 })
+    } else yield* runTasks([...tasks, ...snapshots.now], snapshots.after, run, guard, budget, withWorkers)
     return {
       startedAt,
       finishedAt: new Date().toISOString(),

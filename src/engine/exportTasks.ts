@@ -185,6 +185,17 @@ export const snapshotTasks = (live: ReadonlyArray<ExportableDataset>, status: So
     const after: Array<Task> = []
     for (const d of live) {
       if (d.kind !== "snapshot") continue
+      // a dry run judges a snapshot that reads only what the lake holds now (no dataset it reads is
+      // in this run) as the run will: one with nothing to read (no denoms) is said, not planned
+      if (options.dryRun && d.after.length > 0 && !d.after.some((n) => live.some((x) => x.name === n))) {
+        const lists = yield* d.lists(input)
+        if ("skip" in lists) {
+          const why = `${lists.skip}${lists.hint ? `: ${lists.hint}` : ""}`
+          if ((options.datasets ?? []).includes(d.name)) return yield* new ExportError({ message: `${d.name} cannot be exported: ${why}` })
+          tally.skip(d.name, lists.skip, why)
+          continue
+        }
+      }
       const height = status.watermarks[d.watermark]!
       tally.plans.set(d.name, {
         dataset: d.name,

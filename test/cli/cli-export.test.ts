@@ -100,6 +100,16 @@ describe("chain-lake export", () => {
     expect(fresh.stdout).toMatch(/blocks: 200 heights in \d+ shards, ~\d+ requests \(0 already committed\)/)
     expect(fresh.stdout).toMatch(/^\s+tx_hash\s+VARCHAR/m)
     expect(existsSync(never)).toBe(false)
+    // a snapshot the run could not take (holders with no denoms: no blocks in the lake or the run) fails the dry run as it fails the run
+    const noDenoms = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", never, "--dry-run", "--datasets", "holders"])
+    expect(noDenoms.code).toBe(1)
+    expect(noDenoms.stderr.trim().split("\n").at(-1)).toBe(
+      "chain-lake: error: holders cannot be exported: no denoms: pass --denoms, or export blocks first (their total_fee denoms are the default)"
+    )
+    const withBlocks = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", never, "--dry-run", "--datasets", "blocks,holders"])
+    expect(withBlocks.code, withBlocks.stderr).toBe(0)
+    expect(withBlocks.stdout).toMatch(/holders: snapshot at/)
+    expect(existsSync(never)).toBe(false)
     // a lake with committed data, a stray Parquet file no manifest lists and a file of the user's
     const out = tmp()
     const partial = await runCli([
