@@ -106,7 +106,16 @@ describe("chain-lake export", () => {
     expect(noDenoms.stderr.trim().split("\n").at(-1)).toBe(
       "chain-lake: error: holders cannot be exported: no denoms: pass --denoms, or export blocks first (their total_fee denoms are the default)"
     )
-    const withBlocks = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", never, "--dry-run", "--datasets", "blocks,holders"])
+    const withBlocks = await runCli([
+      "export",
+      "--indexer-url",
+      devnet.indexerUrl,
+      "--out",
+      never,
+      "--dry-run",
+      "--datasets",
+      "blocks,holders"
+    ])
     expect(withBlocks.code, withBlocks.stderr).toBe(0)
     expect(withBlocks.stdout).toMatch(/holders: snapshot at/)
     expect(existsSync(never)).toBe(false)
