@@ -67,9 +67,12 @@ export const options = {
   denoms: list("denoms", "comma-separated denoms for holders (default: the denoms in the exported blocks' total_fee)"),
   fromHeight: integerOption("from-height").pipe(
     Options.optional,
-    Options.withDescription("first height (default: the first indexed block)")
+    Options.withDescription("first height (default: the first indexed block); snapshots are of their watermark whatever the range")
   ),
-  toHeight: integerOption("to-height").pipe(Options.optional, Options.withDescription("last height (default: the tip seen at start)")),
+  toHeight: integerOption("to-height").pipe(
+    Options.optional,
+    Options.withDescription("last height (default: the tip seen at start); snapshots are of their watermark whatever the range")
+  ),
   concurrency: integerOption("concurrency").pipe(
     Options.withDefault(DEFAULTS.concurrency),
     Options.withDescription("requests in flight at once, shared by all datasets")
@@ -447,7 +450,12 @@ const printSummary = (o: ExportFlags, target: ExportTarget, report: ExportReport
         : from > upTo
           ? `nothing at heights ${from}${Option.isSome(o.toHeight) ? `..${o.toHeight.value}` : " and up"} (the tip is ${report.tip})`
           : `heights ${from}..${upTo}`
-    yield* Console.log(`\n${report.chainId} ${span} in ${seconds.toFixed(1)} s → ${shown} (run report in _runs/)`)
+    // snapshots are of the watermark, whatever the heights asked for: said where a range was asked
+    const ranged = from !== undefined || Option.isSome(o.toHeight)
+    const snapshots = report.datasets.filter((d) => d.snapshotHeight !== undefined && d.rows > 0)
+    const taken =
+      ranged && snapshots.length > 0 ? `, ${snapshots.map((d) => `${d.dataset} snapshot at ${d.snapshotHeight}`).join(", ")}` : ""
+    yield* Console.log(`\n${report.chainId} ${span}${taken} in ${seconds.toFixed(1)} s → ${shown} (run report in _runs/)`)
   })
 
 export const exportCommand = Command.make("export", options, (o) =>

@@ -161,6 +161,20 @@ describe("chain-lake export", () => {
     expect(r.stdout).toMatch(/\nlake-evm-1 heights 11\.\.60 in [\d.]+ s → /)
     const upTo = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", tmp(), "--datasets", "blocks", "--to-height", "5000"])
     expect(upTo.stdout).toMatch(/\nlake-evm-1 up to height 200 in /)
+    // a snapshot committed by a ranged run is of its watermark, not of the range: the line says so
+    const ranged = await runCli([
+      "export",
+      "--indexer-url",
+      devnet.indexerUrl,
+      "--out",
+      tmp(),
+      "--datasets",
+      "blocks,holders",
+      "--to-height",
+      "60"
+    ])
+    expect(ranged.code, ranged.stderr).toBe(0)
+    expect(ranged.stdout).toMatch(/\nlake-evm-1 up to height 60, holders snapshot at \d+ in /)
   })
 
   it("a dataset typo fails at once with exit 2: no devnet started, nothing written", async () => {
