@@ -27,7 +27,10 @@ export interface FollowOptions {
   readonly onCompacted?: (reports: ReadonlyArray<DatasetCompaction>) => void
   /** after a poll that found nothing new: the tip, and since when it has not moved */
   readonly onWaiting?: (tip: number, since: Date) => void
-  /** polls a lagging watermark may stay put below --until-height, with the tip past it, before the run stops (default 20) */
+  /**
+   * polls a lagging watermark may stay put below --until-height, with the tip past it, before the
+   * run stops; and rounds in a row whose pages may disagree (replicas apart) before it fails (default 20)
+   */
   readonly settlePolls?: number
 }
 
@@ -81,6 +84,8 @@ const followRounds = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, f
      * heights between are complete: it fails (exit 1) naming them, everything else committed.
      */
     const settlePolls = follow.settlePolls ?? 20
+    /** rounds in a row whose pages disagreed (IndexerPagingError): tried again at the next poll, `settlePolls` times at most */
+    let disagreeing = 0
     const still = new Map<string, { value: number | undefined; polls: number }>()
     let lastReport: ExportReport | undefined
     const notices = roundNotices((m) => options.observer?.notice?.(m))
@@ -100,14 +105,31 @@ const followRounds = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, f
       const changed = now !== last
       if (changed) {
         // heights above a watermark are exported by a later round, when the chain has them
-        lastReport = yield* runExport(catalog, {
+        const report = yield* runExport(catalog, {
           ...options,
           datasets,
           toHeight: untilHeight,
           toHeightAhead: true,
           observer: { ...options.observer, notice: (m, standing) => (standing ? notices.say(m) : options.observer?.notice?.(m)) }
-        })
+        }).pipe(
+          // replicas a block apart answer a round differently now and then: the next poll tries again (what a round committed stays)
+          Effect.catchIf(
+            (e) => e._tag === "IndexerPagingError" && ++disagreeing <= settlePolls,
+            (e) =>
+              Effect.sync(() => {
+                options.observer?.notice?.(`${String(e)} (following: trying again at the next poll, ${disagreeing} of ${settlePolls})`)
+                return undefined
+              })
+          )
+        )
         notices.roundEnded()
+        if (report === undefined) {
+          last = ""
+          yield* Effect.sleep(follow.poll)
+          continue
+        }
+        disagreeing = 0
+        lastReport = report
         follow.onRound?.(lastReport)
         // a round that wrote short of its tip (the indexer did not serve the tip's block yet) is run again at the next poll
         last = lastReport.writtenTo === undefined ? now : ""

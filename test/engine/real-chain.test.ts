@@ -11,7 +11,7 @@ import { startDevnet, type Devnet } from "../../src/devnet/index.js"
 import { txJson } from "../../src/devnet/render.js"
 import { runCli } from "../support/cli.js"
 import { startProxy, text, type HostileServer } from "../support/hostile.js"
-import { selectRows as scan } from "../support/chain-model.js"
+import { expectLakeMatchesChain, selectRows as scan } from "../support/chain-model.js"
 import { tempDirs } from "../support/tmp.js"
 import { queryLake, scan as lakeScan } from "../support/lake.js"
 import { Effect } from "effect"
@@ -427,6 +427,30 @@ describe("a plan read at a growing tip", () => {
       // answered by one deployment, the same export passes
       const whole = await runCli(["export", "--indexer-url", full.indexerUrl, "--out", tmp(), "--datasets", "evm_internal_txs"])
       expect(whole.code, whole.stderr).toBe(0)
+    } finally {
+      await replicas.close()
+      await behind.stop()
+      await full.stop()
+    }
+  })
+
+  it("a follow whose receipts probe is answered by a replica two blocks behind, for its first rounds: each such round is tried again at the next poll, and the follow ends with every receipt", async () => {
+    const full = await startDevnet({ seed: 15, blocks: 60 })
+    const behind = await startDevnet({ seed: 15, blocks: 58 })
+    let lagging = 2
+    const replicas = await startProxy(full.indexerUrl, async (request, forward) => {
+      if (!request.path.startsWith("/indexer/tx/v1/evm-txs?") || request.url.searchParams.has("pagination.key") || lagging-- <= 0)
+        return forward()
+      const res = await fetch(behind.indexerUrl + request.path)
+      return { status: res.status, headers: { "content-type": "application/json" }, body: await res.text() }
+    })
+    try {
+      const out = tmp()
+      const args = ["--out", out, "--datasets", "evm_txs", "--follow", "--poll", "100ms", "--until-height", "60"]
+      const r = await runCli(["export", "--indexer-url", replicas.url, ...args])
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stderr).toMatch(/its newest record is at height 58, .*\(following: trying again at the next poll, 1 of 20\)/)
+      await expectLakeMatchesChain(out, full, ["evm_txs"])
     } finally {
       await replicas.close()
       await behind.stop()
