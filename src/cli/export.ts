@@ -170,7 +170,9 @@ export const describeExportFailure = (e: { _tag: string; message?: string }): st
 const exportFailure =
   (onInvalid: "fail" | "quarantine") => (e: { _tag: string; message?: string; status?: number; endpoint?: string; path?: string }) =>
     new UserError({
-      message: ["ExportError", "LakeIdentityError", "RollbackError", "ManifestError", "CompactionError"].includes(e._tag)
+      message: ["ExportError", "LakeIdentityError", "RollbackError", "ManifestError", "CompactionError", "IndexerVersionError"].includes(
+        e._tag
+      )
         ? describeExportFailure(e)
         : refused(e)
           ? // asked again, the same request is refused the same way (a denom the rich list does not know)

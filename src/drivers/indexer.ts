@@ -10,6 +10,7 @@ import { Source, type ListRef, type SourceService } from "../engine/Source.js"
 import { IndexerClient, type IndexerClientService } from "../indexer/IndexerClient.js"
 import { afterOfKey, keyAfter } from "../indexer/cursors.js"
 import { MAX_PAGE_LIMIT, type KeyStyle } from "../indexer/endpoints.js"
+import { IndexerVersionError } from "../indexer/errors.js"
 import { makeBlockTimes } from "./indexer/blockTimes.js"
 import { makeCosmosTxHashes } from "./indexer/cosmosTxHashes.js"
 import { invalidRecord, untrustedPaging } from "./indexer/failures.js"
@@ -28,6 +29,14 @@ const keyStyleOf = (list: ListRef): KeyStyle => {
   return unit === "height" ? "height" : unit === "position" ? "sequence" : "offset"
 }
 
+/** Whether a /status version ("v1.0.30", "1.0.30"; "dev" and others unknown: no) is a Rollytics before its cursors (v1.0.36). */
+const beforeCursors = (version: string): boolean => {
+  const v = /^v?(\d+)\.(\d+)\.(\d+)(?:$|[-+])/.exec(version)
+  if (!v) return false
+  const [major, minor, patch] = v.slice(1).map(Number)
+  return major < 1 || (major === 1 && (minor === 0 ? patch < 36 : false))
+}
+
 export const makeIndexerSource = (indexer: IndexerClientService): SourceService => {
   const page = pageReader(indexer)
   const probe = probeWith(page)
@@ -35,6 +44,13 @@ export const makeIndexerSource = (indexer: IndexerClientService): SourceService 
   const cosmosTxHashes = makeCosmosTxHashes(page)
   return {
     status: indexer.status.pipe(
+      Effect.filterOrFail(
+        (s) => !beforeCursors(s.version),
+        (s) =>
+          new IndexerVersionError({
+            message: `the indexer runs Rollytics ${s.version}, older than v1.0.36: its lists page by offset keys only (the cursors chain-lake reads came with v1.0.36); upgrade the indexer`
+          })
+      ),
       Effect.map((s) => ({
         chainId: s.chain_id,
         tip: s.height,

@@ -83,6 +83,11 @@ export class IndexerRequestError extends Data.TaggedError("IndexerRequestError")
   readonly retryable = false
 }
 
+/** An indexer older than what chain-lake reads (its /status.version): said at once, not as the paging it would fail on. */
+export class IndexerVersionError extends Data.TaggedError("IndexerVersionError")<{ readonly message: string }> {
+  readonly retryable = false
+}
+
 export type IndexerError =
   | IndexerHttpError
   | IndexerTimeout
@@ -91,6 +96,7 @@ export type IndexerError =
   | IndexerDecodeError
   | IndexerPagingError
   | IndexerRequestError
+  | IndexerVersionError
 
 /** One line for a user: what went wrong and where. */
 export const describeIndexerError = (e: IndexerError): string =>

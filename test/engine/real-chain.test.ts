@@ -96,6 +96,35 @@ describe("a real EVM rollup", () => {
     expect(snapshots(out).flatMap((s) => s.lists)).toEqual([`holders of ${GAS}`])
   })
 
+  it("an indexer older than Rollytics v1.0.36 (offset keys everywhere, by its /status version) is refused in one line naming it, nothing written; a dev build is read", async () => {
+    for (const [version, refused] of [
+      ["v1.0.30", true],
+      ["1.0.35", true],
+      ["v1.0.36", false],
+      ["dev", false]
+    ] as const) {
+      const proxy = await startProxy(devnet.indexerUrl, async (req, forward) => {
+        const reply = await forward()
+        return req.path === "/status" ? { ...reply, body: JSON.stringify({ ...JSON.parse(reply.body), version }) } : reply
+      })
+      try {
+        const out = tmp()
+        const r = await runCli(["export", "--indexer-url", proxy.url, "--out", out, "--datasets", "blocks", "--to-height", "5"])
+        if (!refused) {
+          expect(r.code, r.stderr).toBe(0)
+          continue
+        }
+        expect(r.code).toBe(1)
+        expect(r.stderr.trim().split("\n").at(-1)).toBe(
+          `chain-lake: error: the indexer runs Rollytics ${version}, older than v1.0.36: its lists page by offset keys only (the cursors chain-lake reads came with v1.0.36); upgrade the indexer`
+        )
+        expect(readdirSync(out).filter((f) => !f.startsWith("."))).toEqual([])
+      } finally {
+        await proxy.close()
+      }
+    }
+  })
+
   it("a fee denom the rich list refuses (400) is a notice, recorded as absent; the other denoms are exported and the run exits 0", async () => {
     // an indexer whose ERC-20 map lacks the ibc denom
     let proxy: HostileServer | undefined
