@@ -144,35 +144,14 @@ describe("chain-lake export", () => {
   })
 
   it("the closing line names the heights asked for, not the chain's tip", async () => {
-    const r = await runCli([
-      "export",
-      "--indexer-url",
-      devnet.indexerUrl,
-      "--out",
-      tmp(),
-      "--datasets",
-      "blocks",
-      "--from-height",
-      "11",
-      "--to-height",
-      "60"
-    ])
+    const into = (...flags: ReadonlyArray<string>) => runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", tmp(), ...flags])
+    const r = await into("--datasets", "blocks", "--from-height", "11", "--to-height", "60")
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toMatch(/\nlake-evm-1 heights 11\.\.60 in [\d.]+ s → /)
-    const upTo = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", tmp(), "--datasets", "blocks", "--to-height", "5000"])
+    const upTo = await into("--datasets", "blocks", "--to-height", "5000")
     expect(upTo.stdout).toMatch(/\nlake-evm-1 up to height 200 in /)
     // a snapshot committed by a ranged run is of its watermark, not of the range: the line says so
-    const ranged = await runCli([
-      "export",
-      "--indexer-url",
-      devnet.indexerUrl,
-      "--out",
-      tmp(),
-      "--datasets",
-      "blocks,holders",
-      "--to-height",
-      "60"
-    ])
+    const ranged = await into("--datasets", "blocks,holders", "--to-height", "60")
     expect(ranged.code, ranged.stderr).toBe(0)
     expect(ranged.stdout).toMatch(/\nlake-evm-1 up to height 60, holders snapshot at \d+ in /)
   })
