@@ -166,6 +166,9 @@ export const describeExportFailure = (e: { _tag: string; message?: string }): st
   }
 }
 
+/** `text` as a sentence: its own ending kept ("…in front of it?"), else a full stop. */
+const sentence = (text: string) => (/[.?!]$/.test(text) ? text : `${text}.`)
+
 /** The one line a failed export prints: what failed, and whether a rerun resumes (not when the request or the lake is what is wrong). */
 const exportFailure =
   (onInvalid: "fail" | "quarantine") => (e: { _tag: string; message?: string; status?: number; endpoint?: string; path?: string }) =>
@@ -176,14 +179,14 @@ const exportFailure =
         ? describeExportFailure(e)
         : refused(e)
           ? // asked again, the same request is refused the same way (a denom the rich list does not know)
-            `${describeExportFailure(e)}. Committed files are untouched; change what the indexer refused, then rerun.`
+            `${sentence(describeExportFailure(e))} Committed files are untouched; change what the indexer refused, then rerun.`
           : e._tag === "IndexerDecodeError"
             ? // a rerun reads the same answer: set bad records aside, or (an HTML page) point at the indexer
-              `${describeExportFailure(e)}. Committed files are untouched${onInvalid === "fail" && quarantinable(e) ? "; --on-invalid quarantine sets such records aside and exports the rest" : ""}.`
+              `${sentence(describeExportFailure(e))} Committed files are untouched${onInvalid === "fail" && quarantinable(e) ? "; --on-invalid quarantine sets such records aside and exports the rest" : ""}.`
             : e._tag === "IndexerPagingError"
               ? // a list that moved while it was paged passes on a rerun; a server (or proxy) that pages wrongly fails the same way again
-                `${describeExportFailure(e)}. Committed files are untouched; a rerun resumes if the list was changing, but if it fails the same way the server's paging is wrong (check any proxy or gateway in front of it).`
-              : `${describeExportFailure(e)}. Committed files are untouched; rerun to resume.`
+                `${sentence(describeExportFailure(e))} Committed files are untouched; a rerun resumes if the list was changing, but if it fails the same way the server's paging is wrong (check any proxy or gateway in front of it).`
+              : `${sentence(describeExportFailure(e))} Committed files are untouched; rerun to resume.`
     })
 /** A record of an appended list that breaks its schema (`txs[3].height`): what --on-invalid quarantine sets aside (not an envelope, nor a snapshot's record). */
 const APPENDED = new Set(EXPORTED_DATASETS.flatMap((d) => (d.kind === "append" ? [d.list.endpoint] : [])))

@@ -723,3 +723,19 @@ describe("export: a snapshot under a moving watermark", () => {
     expect(manifest.snapshots[0].note).toBeUndefined()
   })
 })
+
+describe("a gateway's web page in place of a list page (200, text/html) after the status answered", () => {
+  it("fails the run in one line that ends its question once (no '?.'), naming the page's URL", async () => {
+    const server = await proxy((req, forward) =>
+      req.path.startsWith(`${BLOCKS_PATH}?`)
+        ? text(200, "<html><body>maintenance</body></html>", { "content-type": "text/html" })
+        : forward()
+    )
+    const r = await runCli(["export", "--indexer-url", server.url, "--out", dirs.make(), "--datasets", "blocks"])
+    expect(r.code).toBe(1)
+    expect(r.stderr.trim().split("\n").at(-1)).toMatch(
+      /^chain-lake: error: malformed response from blocks .*answered 200 with an HTML page, not JSON: is this the indexer's URL \(or is a login or gateway page in front of it\)\? Committed files are untouched\.?.*$/
+    )
+    expect(r.stderr).not.toMatch(/\?\./)
+  })
+})
