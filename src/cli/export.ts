@@ -158,6 +158,7 @@ export const describeExportFailure = (e: { _tag: string; message?: string }): st
     case "CompactionError":
       return `compaction: ${e.message}`
     case "ExportError":
+    case "CommitError":
     case "LakeIdentityError":
     case "RollbackError":
       return e.message ?? "export failed"
@@ -173,9 +174,15 @@ const sentence = (text: string) => (/[.?!]$/.test(text) ? text : `${text}.`)
 const exportFailure =
   (onInvalid: "fail" | "quarantine") => (e: { _tag: string; message?: string; status?: number; endpoint?: string; path?: string }) =>
     new UserError({
-      message: ["ExportError", "LakeIdentityError", "RollbackError", "ManifestError", "CompactionError", "IndexerVersionError"].includes(
-        e._tag
-      )
+      message: [
+        "ExportError",
+        "LakeIdentityError",
+        "RollbackError",
+        "ManifestError",
+        "CompactionError",
+        "CommitError",
+        "IndexerVersionError"
+      ].includes(e._tag)
         ? describeExportFailure(e)
         : refused(e)
           ? // asked again, the same request is refused the same way (a denom the rich list does not know)

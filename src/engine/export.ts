@@ -171,12 +171,23 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
       // shards run here, or in the run's shard workers (each commit made here either way)
       lake: yield* shardLakeOf(
         tally.events.committed,
-        makeRowCounts(
-          live.filter((d) => d.kind === "append"),
-          manifests.staging,
-          yield* ParquetSink,
-          tally.quarantinedIn
-        )
+        makeRowCounts({
+          live: live.filter((d) => d.kind === "append"),
+          catalog: catalog.filter((d): d is AppendDataset => d.kind === "append"),
+          root: manifests.root,
+          staging: manifests.staging,
+          sink: yield* ParquetSink,
+          manifest: manifests.get,
+          quarantinedIn: tally.quarantinedIn,
+          disagreed: (at, from) =>
+            Effect.flatMap(manifests.identity, (prior) =>
+              prior
+                ? Effect.asVoid(
+                    manifests.updateIdentity((now) => ({ ...(now ?? prior), disagreed: { at, from, found_at: new Date().toISOString() } }))
+                  )
+                : Effect.void
+            )
+        })
       )
     }
     const tasks = yield* appendTasks(ranges, run, yield* shardRunner(run))

@@ -195,6 +195,10 @@ export const checkIdentity = (
     const manifests = yield* Manifests
     const lake = yield* manifests.identity
     if (!lake) return (yield* adopt(status, adoption.datasets, adoption.adopt, notice)) ? { adopted: true } : {}
+    if (lake.disagreed)
+      return yield* new LakeIdentityError({
+        message: `an export into ${manifests.root} found its txs and blocks disagree at height ${lake.disagreed.at} (a txs list answered from another history than the blocks): what it committed from height ${lake.disagreed.from} on may mix the two: ${lake.disagreed.from > 1 ? `chain-lake rollback --data ${manifests.root} --to-height ${lake.disagreed.from - 1} drops it (the next export reads it again)` : "export into another --out"}, once the indexer answers from one history`
+      })
     if (lake.chain_id !== status.chainId)
       return yield* new LakeIdentityError({
         message: `${manifests.root} holds chain ${lake.chain_id}, but this indexer serves chain ${status.chainId}: export it into another --out`

@@ -274,10 +274,12 @@ export const rollbackLake = (catalog: ReadonlyArray<Dataset>, height: number, op
       rows_dropped: Object.fromEntries(datasets.map((r) => [r.dataset, r.rowsDropped]))
     }
     yield* lake.updateIdentity((prior) => {
-      const { rollback: _done, ...rest } = prior ?? identity
+      const { rollback: _done, disagreed, ...rest } = prior ?? identity
       const kept = rest.anchors.filter((a) => a.height < target || (a.height === target && (hash === undefined || a.hash === hash)))
       return {
         ...rest,
+        // rows a disagreement left suspect are gone once the cut is below them
+        ...(disagreed && disagreed.from > target ? {} : disagreed ? { disagreed } : {}),
         anchors: hash ? [...kept.filter((a) => a.height !== target), { height: target, hash }] : kept,
         reorgs: [...(rest.reorgs ?? []), entry]
       }

@@ -10,16 +10,17 @@
  * range may start or end inside a height); the counting dataset's column at each of its heights.
  * Whichever of the two commits a height second sees both, and is refused where they differ.
  */
+import { existsSync } from "node:fs"
 import { Effect } from "effect"
-import type { CommittedFile } from "../lake/Manifests.js"
-import { stagedPath } from "../lake/Manifests.js"
+import { datasetPath } from "../lake/layout.js"
+import { stagedPath, type CommittedFile, type Manifest, type ManifestError } from "../lake/Manifests.js"
 import type { ParquetSinkService, SinkError } from "../lake/ParquetSink.js"
 import { CommitError } from "./commit.js"
 import type { AppendDataset } from "./Dataset.js"
 
 export interface RowCounts {
   /** Fails where the staged `files` of a commit of `dataset` disagree with what the run committed of its pair. */
-  readonly check: (dataset: string, files: ReadonlyArray<CommittedFile>) => Effect.Effect<void, CommitError | SinkError>
+  readonly check: (dataset: string, files: ReadonlyArray<CommittedFile>) => Effect.Effect<void, CommitError | SinkError | ManifestError>
 }
 
 /** A dataset whose rows are counted, the one that counts them, and by which column. */
@@ -57,43 +58,90 @@ type HeightValues = ReturnType<typeof heightValues>
 const ident = (name: string) => `"${name.replaceAll('"', '""')}"`
 const heightName = (d: AppendDataset) => d.columns[d.heightColumn].name
 
-/** The check for a run writing `datasets`, or undefined where it writes no counted dataset together with its counting one. */
-export const makeRowCounts = (
-  datasets: ReadonlyArray<AppendDataset>,
-  staging: string,
-  sink: ParquetSinkService,
-  quarantinedIn: (dataset: string) => number
-): RowCounts | undefined => {
-  const pairs: Array<Pair> = datasets.flatMap((counted) => {
-    const counting = datasets.find((d) => d.name === counted.rowsPerHeight?.dataset)
+/** Where a run's row counts are read: its staged files, and the lake's committed ones. */
+export interface RowCountsContext {
+  /** the append datasets the run writes */
+  readonly live: ReadonlyArray<AppendDataset>
+  /** every append dataset (a counting one the run does not write is read from the lake) */
+  readonly catalog: ReadonlyArray<AppendDataset>
+  readonly root: string
+  readonly staging: string
+  readonly sink: ParquetSinkService
+  readonly manifest: (dataset: string) => Effect.Effect<Manifest | undefined, ManifestError>
+  /** how many of a dataset's records the run quarantined so far */
+  readonly quarantinedIn: (dataset: string) => number
+  /** records in the lake that the two disagree at height `at`, and what the run committed of them from height `from` on */
+  readonly disagreed: (at: number, from: number) => Effect.Effect<void, ManifestError>
+}
+
+/** The check for a run, or undefined where it writes no dataset another counts. */
+export const makeRowCounts = (c: RowCountsContext): RowCounts | undefined => {
+  const pairs: Array<Pair> = c.live.flatMap((counted) => {
+    const counting = c.catalog.find((d) => d.name === counted.rowsPerHeight?.dataset)
     return counting && counted.rowsPerHeight
       ? [{ counted, counting, column: counted.rowsPerHeight.column, rows: heightValues(), says: heightValues() }]
       : []
   })
   if (pairs.length === 0) return undefined
 
-  /** `h` and `v` of each row of `SELECT {h}, {v} FROM <the files> {rest}` */
-  const read = (dataset: string, files: ReadonlyArray<CommittedFile>, select: string, rest = "") => {
-    const paths = files.map((f) => `'${stagedPath(staging, dataset, f.path).replaceAll("'", "''")}'`)
-    return Effect.map(sink.query(`SELECT ${select} FROM read_parquet([${paths.join(", ")}]) ${rest}`), (rows) =>
+  /** `h` and `v` of each row of `SELECT {h}, {v} FROM read_parquet(paths) {rest}` */
+  const readPaths = (paths: ReadonlyArray<string>, select: string, rest = "") => {
+    const quoted = paths.map((p) => `'${p.replaceAll("'", "''")}'`)
+    return Effect.map(c.sink.query(`SELECT ${select} FROM read_parquet([${quoted.join(", ")}]) ${rest}`), (rows) =>
       rows.map((r) => [Number(r.h), Number(r.v)] as const)
     )
   }
+  const read = (dataset: string, files: ReadonlyArray<CommittedFile>, select: string, rest = "") =>
+    readPaths(
+      files.map((f) => stagedPath(c.staging, dataset, f.path)),
+      select,
+      rest
+    )
 
-  /** Records `value` at `height` on one side of `pair`: the message where the other side said otherwise. */
-  const record = (pair: Pair, side: "rows" | "says", height: number, value: number): string | undefined => {
+  /**
+   * What the lake's committed files of the counting dataset say at heights low..high (exclusive):
+   * an earlier run's blocks count this run's txs too (a rerun after a refusal commits no blocks
+   * there). Files of the lake's folder only (an S3 lake's are not read here).
+   */
+  const lakeSays = (pair: Pair, low: number, high: number) =>
+    Effect.gen(function* () {
+      const m = yield* c.manifest(pair.counting.name)
+      const paths = (m?.files ?? [])
+        .filter((f) => (f.min_height ?? Infinity) < high && (f.max_height ?? -Infinity) > low)
+        .map((f) => datasetPath(c.root, pair.counting.name, f.path))
+        .filter((p) => existsSync(p))
+      if (paths.length === 0) return
+      const h = ident(heightName(pair.counting))
+      for (const [height, value] of yield* readPaths(
+        paths,
+        `${h} AS h, ${ident(pair.column)} AS v`,
+        `WHERE ${h} > ${low} AND ${h} < ${high}`
+      ))
+        pair.says.set(height, value)
+    })
+
+  /** the lowest height of the pairs' files checked this run: what the run may have committed of a mix starts there */
+  let lowest = Infinity
+  /** Records `value` at `height` on one side of `pair`: the disagreement where the other side said otherwise. */
+  const record = (pair: Pair, side: "rows" | "says", height: number, value: number) => {
     pair[side].set(height, value)
     const other = (side === "rows" ? pair.says : pair.rows).get(height)
     if (other === undefined || other === value) return undefined
     const [rows, says] = side === "rows" ? [value, other] : [other, value]
-    return `${pair.counted.name} at height ${height}: ${rows} rows, but ${pair.counting.name}.${pair.column} is ${says} there: the indexer answers the two lists from different histories (two deployments behind one address?); not committed. Rows committed before may mix them: once it answers from one, roll back below the height where they part (chain-lake rollback --to-height)`
+    return {
+      at: height,
+      message: `${pair.counted.name} at height ${height}: ${rows} rows, but ${pair.counting.name}.${pair.column} is ${says} there: the indexer answers the two lists from different histories (two deployments behind one address?); not committed. What this run committed from height ${lowest} on may mix them: the lake is refused until a rollback below it`
+    }
   }
 
   const counted = (pair: Pair, files: ReadonlyArray<CommittedFile>) =>
-    Effect.map(read(pair.counted.name, files, `${ident(heightName(pair.counted))} AS h, count(*) AS v`, "GROUP BY 1"), (found) => {
+    Effect.gen(function* () {
+      const found = yield* read(pair.counted.name, files, `${ident(heightName(pair.counted))} AS h, count(*) AS v`, "GROUP BY 1")
       const byHeight = new Map(found)
       let [low, high] = [Infinity, -Infinity]
       for (const h of byHeight.keys()) [low, high] = [Math.min(low, h), Math.max(high, h)]
+      if (high - low < 2) return undefined
+      yield* lakeSays(pair, low, high)
       for (let h = low + 1; h < high; h++) {
         const problem = record(pair, "rows", h, byHeight.get(h) ?? 0)
         if (problem) return problem
@@ -111,17 +159,23 @@ export const makeRowCounts = (
     })
 
   return {
-    check: (dataset, files) =>
-      files.length === 0
-        ? Effect.void
-        : Effect.forEach(
-            // (a dataset some of whose records were quarantined holds fewer rows than counted: not comparable)
-            pairs.filter((p) => (p.counted.name === dataset || p.counting.name === dataset) && quarantinedIn(p.counted.name) === 0),
-            (pair) =>
-              Effect.flatMap(pair.counted.name === dataset ? counted(pair, files) : counting(pair, files), (problem) =>
-                problem ? Effect.fail(new CommitError({ message: problem })) : Effect.void
-              ),
-            { discard: true }
-          )
+    check: (dataset, files) => {
+      // (a dataset some of whose records were quarantined holds fewer rows than counted: not comparable)
+      const checked = pairs.filter(
+        (p) => (p.counted.name === dataset || p.counting.name === dataset) && c.quarantinedIn(p.counted.name) === 0
+      )
+      if (files.length === 0 || checked.length === 0) return Effect.void
+      for (const f of files) lowest = Math.min(lowest, f.min_height ?? Infinity)
+      return Effect.forEach(
+        checked,
+        (pair) =>
+          Effect.flatMap(pair.counted.name === dataset ? counted(pair, files) : counting(pair, files), (problem) =>
+            problem
+              ? Effect.zipRight(c.disagreed(problem.at, lowest), Effect.fail(new CommitError({ message: problem.message })))
+              : Effect.void
+          ),
+        { discard: true }
+      )
+    }
   }
 }

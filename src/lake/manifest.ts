@@ -141,7 +141,13 @@ export const LakeIdentity = Schema.Struct({
     })
   ),
   /** every rollback the lake went through, oldest first */
-  reorgs: Schema.optional(Schema.Array(Reorg))
+  reorgs: Schema.optional(Schema.Array(Reorg)),
+  /**
+   * An export found two of its datasets disagree (txs per height against blocks' tx_count) at
+   * height `at`: what it committed from height `from` on may mix two histories. Every export is
+   * refused until a rollback below `from` clears it.
+   */
+  disagreed: Schema.optional(Schema.Struct({ at: Schema.Number, from: Schema.Number, found_at: Schema.String }))
 })
 export type LakeIdentity = typeof LakeIdentity.Type
 

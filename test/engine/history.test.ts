@@ -133,28 +133,40 @@ describe("two deployments behind one address, answering from different histories
     ["in the run's thread", []],
     ["in shard workers", ["--workers", "2"]]
   ])(
-    "blocks and txs exported together (%s): the txs per height that blocks' tx_count denies fail the commit that shows it, in one line",
+    "blocks and txs exported together (%s): the txs per height that blocks' tx_count denies fail the commit that shows it, in one line; the lake is refused (again, or for txs alone) until a rollback below what that run committed, after which it holds one history",
     async (_where, workers) => {
       const proxy = await txsElsewhere()
       try {
-        const args = [
-          "--out",
-          tmp(),
-          "--datasets",
-          "blocks,txs",
-          "--to-height",
-          "250",
-          "--page-size",
-          "20",
-          "--concurrency",
-          "2",
-          ...workers
-        ]
-        const r = await runCli(["export", "--indexer-url", proxy.url, ...args])
+        const out = tmp()
+        // the lake holds heights 1..100 of `before`, exported from it alone
+        const clean = ["--out", out, "--datasets", "blocks,txs", "--page-size", "20", "--concurrency", "2", ...workers]
+        const first = await runCli(["export", "--indexer-url", before.indexerUrl, ...clean, "--to-height", "100"])
+        expect(first.code, first.stderr).toBe(0)
+        const r = await runCli(["export", "--indexer-url", proxy.url, ...clean, "--to-height", "250"])
         expect(r.code, r.stderr).toBe(1)
-        expect(r.stderr.trim().split("\n").at(-1)).toMatch(
-          /^chain-lake: error: txs at height \d+: \d+ rows, but blocks\.tx_count is \d+ there: the indexer answers the two lists from different histories .*not committed/
-        )
+        const line = r.stderr.trim().split("\n").at(-1)!
+        const refused =
+          /^chain-lake: error: txs at height \d+: \d+ rows, but blocks\.tx_count is \d+ there: the indexer answers the two lists from different histories \(two deployments behind one address\?\); not committed\. What this run committed from height (\d+) on may mix them: the lake is refused until a rollback below it$/
+        expect(line).toMatch(refused)
+        const from = Number(refused.exec(line)![1])
+        expect(from).toBeGreaterThan(1)
+        // run again, or for txs alone (its blocks committed: this run would commit none to check them by): refused until the rollback
+        for (const datasets of ["blocks,txs", "txs"]) {
+          const again = await runCli(["export", "--indexer-url", proxy.url, ...clean.map((a) => (a === "blocks,txs" ? datasets : a))])
+          expect(again.code, again.stderr).toBe(1)
+          expect(again.stderr.trim().split("\n").at(-1)).toMatch(
+            new RegExp(
+              `^chain-lake: error: an export into \\S+ found its txs and blocks disagree at height \\d+ .*: what it committed from height ${from} on may mix the two: chain-lake rollback --data \\S+ --to-height ${from - 1} drops it`
+            )
+          )
+        }
+        const rolled = await runCli(["rollback", "--data", out, "--to-height", String(from - 1)])
+        expect(rolled.code, rolled.stderr).toBe(0)
+        const whole = await runCli(["export", "--indexer-url", before.indexerUrl, ...clean, "--to-height", "250"])
+        expect(whole.code, whole.stderr).toBe(0)
+        const txs = await scan(out, "txs", "tx_hash")
+        for (const t of txs) expect(before.chain.lookupTxHash(String(t.tx_hash)), `tx ${t.tx_hash}`).toBeDefined()
+        expect(txs.length).toBe(before.chain.txTotal(250))
       } finally {
         await proxy.close()
       }

@@ -36,7 +36,7 @@ export const probeWith =
 const LACKS = /collections: not found|empty contract address/i
 /** words of a lookup that got no answer, beside which a lack named too (a retried lookup's errors joined) says nothing for certain */
 const NO_ANSWER =
-  /deadline exceeded|time(d)? ?out|unavailable|connection (refused|reset)|\bEOF\b|page not found|cancell?ed|too many requests/i
+  /deadline exceeded|\btime(d)? ?out\b|\bunavailable\b|connection (refused|reset)|\bEOF\b|page not found|\bcancell?ed\b|too many requests/i
 
 /** The indexer's words when `failure` refused a parameter for lack of what it names (a 400 only: a 404 is a route, or a gateway, that is not there). */
 export const absentWords = (failure: SourceFailure): string | undefined => {
