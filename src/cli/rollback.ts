@@ -29,6 +29,11 @@ const dryRun = (toHeight: number) =>
     return lines
   })
 
+/** The lowest height of a row the lake holds (Infinity for none). */
+const lowestHeld = Effect.map(lakeHoldings(DATASETS, []), ({ manifests }) =>
+  manifests.reduce((low, m) => m.files.reduce((l, f) => Math.min(l, f.min_height ?? Infinity), low), Infinity)
+)
+
 export const rollbackCommand = Command.make(
   "rollback",
   {
@@ -51,6 +56,12 @@ export const rollbackCommand = Command.make(
         return yield* bad(`${data} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`)
       const failed = (e: { readonly message: string }) => new UserError({ message: `rollback: ${e.message}` })
       const layer = layerLake(data)
+      // below every row the lake holds, a cut empties it (and keeps no anchor, which every export refuses): that is a new folder
+      const lowest = yield* lowestHeld.pipe(Effect.provide(layer), Effect.mapError(failed))
+      if (Number.isFinite(lowest) && o.toHeight < lowest)
+        return yield* bad(
+          `${data} holds rows from height ${lowest} on: --to-height ${o.toHeight} would drop every one of them: to start over, export into a new folder`
+        )
       if (o.dryRun) {
         const lines = yield* dryRun(o.toHeight).pipe(Effect.provide(layer), Effect.mapError(failed))
         for (const line of lines) yield* Console.log(line)

@@ -147,11 +147,19 @@ describe("an indexer rolled back and re-synced to another history (same chain id
     expect(nothing.code, nothing.stderr).toBe(0)
     expect(nothing.stdout).toMatch(/holds nothing above height 500: nothing to roll back/)
     expect(identity(out).reorgs).toHaveLength(1)
-    // below the first block: no cut of a lake (it would keep no anchor), refused as a usage error
+    // below the first block, or below every row the lake holds: no cut of a lake (it would keep no anchor), refused as a usage error
     const everything = await runCli(["rollback", "--data", out, "--to-height", "0"])
     expect(everything.code).toBe(2)
     expect(everything.stderr.trim()).toBe(
       "chain-lake: error: --to-height must be at least 1 (heights start at 1), got 0: to start over, export into a new folder"
+    )
+    const later = tmp()
+    const fromLater = await runCli(exportArgs(ahead.indexerUrl, later, "--from-height", "50"))
+    expect(fromLater.code, fromLater.stderr).toBe(0)
+    const belowAll = await runCli(["rollback", "--data", later, "--to-height", "10"])
+    expect(belowAll.code).toBe(2)
+    expect(belowAll.stderr.trim()).toBe(
+      `chain-lake: error: ${later} holds rows from height 50 on: --to-height 10 would drop every one of them: to start over, export into a new folder`
     )
     expect(identity(out).reorgs).toHaveLength(1)
   })
