@@ -1,8 +1,8 @@
 /** `chain-lake query` and `chain-lake catalog`: SQL over the lake's views, and a catalog file for other clients. */
 import { readSize } from "./sizes.js"
 import { Args, Command, Options } from "@effect/cli"
-import { readFile, writeFile } from "node:fs/promises"
-import { isAbsolute, join, resolve } from "node:path"
+import { mkdir, readFile, writeFile } from "node:fs/promises"
+import { dirname, isAbsolute, join, resolve } from "node:path"
 import { Console, Duration, Effect, Option } from "effect"
 import { defaultMemoryLimit } from "../lake/writer.js"
 import { parseEvery } from "../sampling/sampler.js"
@@ -375,6 +375,11 @@ export const reportCommand = Command.make(
       yield* requireLake(o.data)
       if (Option.isSome(o.out)) yield* refuseInsideLake("--out", o.out.value, o.data)
       const path = resolve(Option.getOrElse(o.out, () => resolve(o.data, "report.html")))
+      // its folder is made where missing, as every command makes its output folder
+      yield* Effect.tryPromise({
+        try: () => mkdir(dirname(path), { recursive: true }),
+        catch: (e) => new UserError({ message: `cannot write --out ${path}: ${(e as Error).message}` })
+      })
       const summary = yield* writeReport(path).pipe(
         Effect.provide(layerAnalytics({ dataDir: o.data })),
         Effect.mapError((e) => new UserError({ message: e.message }))

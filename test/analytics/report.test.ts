@@ -37,6 +37,13 @@ describe("chain-lake report", () => {
       expect(html).toMatch(
         new RegExp(`<figure class="chart" id="${chart.id}" data-rows="[1-9]\\d*"><h2>[^<]+</h2><p class="question">[^<]+</p><svg`)
       )
+    // --out in a folder not made yet: made (it was a raw ENOENT)
+    const root = mkdtempSync(join(tmpdir(), "chain-lake-report-out-"))
+    const elsewhere = join(root, "new", "folder", "r.html")
+    const made = await runCli(["report", "--data", data, "--out", elsewhere])
+    expect(made.code, made.stderr).toBe(0)
+    expect(readFileSync(elsewhere, "utf8")).toMatch(/^<!doctype html>/)
+    rmSync(root, { recursive: true, force: true })
   })
 
   it("a chart with no data names the datasets to export (through the views it reads)", async () => {
