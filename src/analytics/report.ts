@@ -392,17 +392,17 @@ export interface ReportSummary {
 const toHave = (read: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const analytics = yield* Analytics
-    const commands = new Map<string, Array<string>>()
+    /** the datasets lacking, by the command that writes them */
+    const lacking = new Map<string, Array<string>>()
     for (const name of read) {
       const held = yield* analytics.query(`SELECT count(*) FROM ${quoteIdent(name)}`)
       if (Number(held.rows[0]?.[0] ?? 0) > 0) continue
-      const d = LAKE_DATASETS.find((x) => x.name === name)
-      const command = d && d.writtenBy !== "export" ? `chain-lake ${d.writtenBy}` : "chain-lake export --datasets"
-      commands.set(command, [...(commands.get(command) ?? []), name])
+      const by = LAKE_DATASETS.find((x) => x.name === name)?.writtenBy ?? "export"
+      lacking.set(by, [...(lacking.get(by) ?? []), name])
     }
-    if (commands.size === 0) return "the rows it reads hold nothing for it yet"
-    return [...commands]
-      .map(([command, names]) => (command.endsWith("--datasets") ? `${command} ${names.join(",")}` : `${names.join(", ")}: ${command}`))
+    if (lacking.size === 0) return "the rows it reads hold nothing for it yet"
+    return [...lacking]
+      .map(([by, names]) => (by === "export" ? `chain-lake export --datasets ${names.join(",")}` : `${names.join(", ")}: chain-lake ${by}`))
       .join("; ")
   })
 

@@ -8,6 +8,7 @@ import { Console, Effect } from "effect"
 import { isLake } from "../analytics/Analytics.js"
 import { DATASETS } from "../datasets/index.js"
 import { describeRollback, lakeHoldings, planCut, rollbackLake } from "../engine/rollback.js"
+import { lowestHeight } from "../lake/manifest.js"
 import { Manifests } from "../lake/Manifests.js"
 import { layerLake } from "../lake/writer.js"
 import { isS3Url } from "../s3/s3.js"
@@ -30,9 +31,7 @@ const dryRun = (toHeight: number) =>
   })
 
 /** The lowest height of a row the lake holds (Infinity for none). */
-const lowestHeld = Effect.map(lakeHoldings(DATASETS, []), ({ manifests }) =>
-  manifests.reduce((low, m) => m.files.reduce((l, f) => Math.min(l, f.min_height ?? Infinity), low), Infinity)
-)
+const lowestHeld = Effect.map(lakeHoldings(DATASETS, []), ({ manifests }) => Math.min(Infinity, ...manifests.map(lowestHeight)))
 
 export const rollbackCommand = Command.make(
   "rollback",

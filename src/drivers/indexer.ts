@@ -34,7 +34,7 @@ const beforeCursors = (version: string): boolean => {
   const v = /^v?(\d+)\.(\d+)\.(\d+)(?:$|[-+])/.exec(version)
   if (!v) return false
   const [major, minor, patch] = v.slice(1).map(Number)
-  return major < 1 || (major === 1 && (minor === 0 ? patch < 36 : false))
+  return major < 1 || (major === 1 && minor === 0 && patch < 36)
 }
 
 export const makeIndexerSource = (indexer: IndexerClientService): SourceService => {

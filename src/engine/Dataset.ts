@@ -134,9 +134,10 @@ export interface AppendDataset extends Common {
 
 /**
  * A column of another dataset that says how many rows this one holds at each height (blocks'
- * tx_count for txs), both read from one history: where a run writes both, the heights it holds
- * whole of each must agree, or the two lists were answered from different histories (two
- * deployments behind one address), and the commit that shows it is refused (rowCounts.ts).
+ * tx_count for txs), both read from one history: at the heights a commit holds whole, they must
+ * agree with what the run or the lake holds of the other, or the two lists were answered from
+ * different histories (two deployments behind one address), and the commit that shows it is
+ * refused (rowCounts.ts).
  */
 export interface RowsPerHeight {
   readonly dataset: string

@@ -279,7 +279,7 @@ export const rollbackLake = (catalog: ReadonlyArray<Dataset>, height: number, op
       return {
         ...rest,
         // rows a disagreement left suspect are gone once the cut is below them
-        ...(disagreed && disagreed.from > target ? {} : disagreed ? { disagreed } : {}),
+        ...(disagreed && disagreed.from <= target ? { disagreed } : {}),
         anchors: hash ? [...kept.filter((a) => a.height !== target), { height: target, hash }] : kept,
         reorgs: [...(rest.reorgs ?? []), entry]
       }

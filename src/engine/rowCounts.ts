@@ -1,25 +1,29 @@
 /**
  * The check of a dataset's rows per height against the column of another that counts them
- * (Dataset.RowsPerHeight: txs against blocks' tx_count), over what one run commits of both. Txs
- * carry nothing that ties them to a block hash, so a txs list answered from another history than
- * the blocks (two deployments behind one address, one of them forked or re-synced) would
- * otherwise be committed beside them unseen; its counts nearly always differ somewhere.
+ * (Dataset.RowsPerHeight: txs against blocks' tx_count). Txs carry nothing that ties them to a
+ * block hash, so a txs list answered from another history than the blocks (two deployments behind
+ * one address, one of them forked or re-synced) would otherwise be committed beside them unseen;
+ * its counts nearly always differ somewhere.
  *
  * Each commit's staged files are read before it: a counted dataset's rows per height, at the
  * heights the commit holds whole (those strictly between its lowest and highest: a position
  * range may start or end inside a height); the counting dataset's column at each of its heights.
- * Whichever of the two commits a height second sees both, and is refused where they differ.
+ * A counted commit is compared with what the run committed of the counting dataset and, at the
+ * heights it did not, with the lake folder's committed files of it (an earlier run's blocks); a
+ * counting commit with what the run committed of the counted one. A difference refuses the commit
+ * and is recorded (`disagreed`), which refuses the lake until a rollback.
  */
 import { existsSync } from "node:fs"
 import { Effect } from "effect"
 import { datasetPath } from "../lake/layout.js"
 import { stagedPath, type CommittedFile, type Manifest, type ManifestError } from "../lake/Manifests.js"
 import type { ParquetSinkService, SinkError } from "../lake/ParquetSink.js"
+import { quoteIdent, sqlStringList } from "../lake/sql.js"
 import { CommitError } from "./commit.js"
 import type { AppendDataset } from "./Dataset.js"
 
 export interface RowCounts {
-  /** Fails where the staged `files` of a commit of `dataset` disagree with what the run committed of its pair. */
+  /** Fails where the staged `files` of a commit of `dataset` disagree with what the run or the lake committed of its pair. */
   readonly check: (dataset: string, files: ReadonlyArray<CommittedFile>) => Effect.Effect<void, CommitError | SinkError | ManifestError>
 }
 
@@ -55,8 +59,7 @@ const heightValues = () => {
 }
 type HeightValues = ReturnType<typeof heightValues>
 
-const ident = (name: string) => `"${name.replaceAll('"', '""')}"`
-const heightName = (d: AppendDataset) => d.columns[d.heightColumn].name
+const heightName = (d: AppendDataset) => quoteIdent(d.columns[d.heightColumn].name)
 
 /** Where a run's row counts are read: its staged files, and the lake's committed ones. */
 export interface RowCountsContext {
@@ -85,12 +88,10 @@ export const makeRowCounts = (c: RowCountsContext): RowCounts | undefined => {
   if (pairs.length === 0) return undefined
 
   /** `h` and `v` of each row of `SELECT {h}, {v} FROM read_parquet(paths) {rest}` */
-  const readPaths = (paths: ReadonlyArray<string>, select: string, rest = "") => {
-    const quoted = paths.map((p) => `'${p.replaceAll("'", "''")}'`)
-    return Effect.map(c.sink.query(`SELECT ${select} FROM read_parquet([${quoted.join(", ")}]) ${rest}`), (rows) =>
+  const readPaths = (paths: ReadonlyArray<string>, select: string, rest = "") =>
+    Effect.map(c.sink.query(`SELECT ${select} FROM read_parquet(${sqlStringList(paths)}) ${rest}`), (rows) =>
       rows.map((r) => [Number(r.h), Number(r.v)] as const)
     )
-  }
   const read = (dataset: string, files: ReadonlyArray<CommittedFile>, select: string, rest = "") =>
     readPaths(
       files.map((f) => stagedPath(c.staging, dataset, f.path)),
@@ -111,10 +112,10 @@ export const makeRowCounts = (c: RowCountsContext): RowCounts | undefined => {
         .map((f) => datasetPath(c.root, pair.counting.name, f.path))
         .filter((p) => existsSync(p))
       if (paths.length === 0) return
-      const h = ident(heightName(pair.counting))
+      const h = heightName(pair.counting)
       for (const [height, value] of yield* readPaths(
         paths,
-        `${h} AS h, ${ident(pair.column)} AS v`,
+        `${h} AS h, ${quoteIdent(pair.column)} AS v`,
         `WHERE ${h} > ${low} AND ${h} < ${high}`
       ))
         pair.says.set(height, value)
@@ -136,7 +137,7 @@ export const makeRowCounts = (c: RowCountsContext): RowCounts | undefined => {
 
   const counted = (pair: Pair, files: ReadonlyArray<CommittedFile>) =>
     Effect.gen(function* () {
-      const found = yield* read(pair.counted.name, files, `${ident(heightName(pair.counted))} AS h, count(*) AS v`, "GROUP BY 1")
+      const found = yield* read(pair.counted.name, files, `${heightName(pair.counted)} AS h, count(*) AS v`, "GROUP BY 1")
       const byHeight = new Map(found)
       let [low, high] = [Infinity, -Infinity]
       for (const h of byHeight.keys()) [low, high] = [Math.min(low, h), Math.max(high, h)]
@@ -153,7 +154,7 @@ export const makeRowCounts = (c: RowCountsContext): RowCounts | undefined => {
     })
 
   const counting = (pair: Pair, files: ReadonlyArray<CommittedFile>) =>
-    Effect.map(read(pair.counting.name, files, `${ident(heightName(pair.counting))} AS h, ${ident(pair.column)} AS v`), (found) => {
+    Effect.map(read(pair.counting.name, files, `${heightName(pair.counting)} AS h, ${quoteIdent(pair.column)} AS v`), (found) => {
       for (const [h, v] of found) {
         const problem = record(pair, "says", h, v)
         if (problem) return problem

@@ -94,6 +94,9 @@ export const Manifest = Schema.Struct({
 })
 export type Manifest = typeof Manifest.Type
 
+/** The lowest height of a row a dataset's files hold (Infinity for none). */
+export const lowestHeight = (m: Manifest) => m.files.reduce((low, f) => Math.min(low, f.min_height ?? Infinity), Infinity)
+
 /** The highest height a dataset holds a row or a snapshot of (0 for none). */
 export const highestHeight = (m: Manifest) =>
   Math.max(0, ...m.files.map((f) => f.max_height ?? 0), ...m.snapshots.map((s) => s.snapshot_height))
