@@ -22,7 +22,7 @@ import { DEFAULTS as EXPORT_DEFAULTS } from "../defaults.js"
 import { Manifests } from "../lake/Manifests.js"
 import { ParquetSink } from "../lake/ParquetSink.js"
 import type { Range } from "../lake/RangeSet.js"
-import type { AppendDataset, Dataset } from "./Dataset.js"
+import type { AppendDataset, AppendList, Dataset } from "./Dataset.js"
 import { appendTasks, makeTally, runTasks, shardRunner, snapshotTasks, type RunContext, type Tally } from "./exportTasks.js"
 import { ExportError, type Env, type ExportableDataset, type ExportOptions, type ExportReport, type Failure } from "./exportTypes.js"
 import { ANCHOR_BELOW_TIP, anchorIdentity, checkIdentity, historyGuard, type LakeIdentityError } from "./identity.js"
@@ -163,7 +163,7 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
 
     const run: RunContext = {
       options,
-      settings: shardSettings(options, pageSize, status.chainId),
+      settings: shardSettings(options, pageSize, status.chainId, ranges),
       concurrency,
       // paging slots: a shard takes one while it pages (shard.ts), a snapshot for all of its run
       fetchSlots: yield* Effect.makeSemaphore(concurrency),
@@ -219,14 +219,22 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
 export const anotherWriterNotice = (root: string, pids: ReadonlyArray<number>) =>
   `another chain-lake (pid ${pids.join(", ")}) is writing ${root}: where both export the same heights, the commit that comes second is dropped and its part read again (no row is written twice), so the indexer serves those pages twice`
 
-const shardSettings = (options: ExportOptions, pageSize: number, chainId: string): ShardSettings => ({
+const shardSettings = (
+  options: ExportOptions,
+  pageSize: number,
+  chainId: string,
+  ranges: ReadonlyArray<{ readonly list: AppendList; readonly bounds: { readonly from: number; readonly to: number } }>
+): ShardSettings => ({
   run: randomUUID(),
   pageSize,
   bucketWidth: options.bucketWidth ?? EXPORT_DEFAULTS.bucketWidth,
   flushBytes: options.flushBytes ?? EXPORT_DEFAULTS.flushBytes,
   onInvalid: options.onInvalid ?? EXPORT_DEFAULTS.onInvalid,
   checkpointMs: options.checkpointMs ?? EXPORT_DEFAULTS.checkpointMs,
-  chainId
+  chainId,
+  positionHeights: Object.fromEntries(
+    ranges.filter(({ list }) => list.unit === "position").map(({ list, bounds }) => [list.id, [bounds.from, bounds.to] as const])
+  )
 })
 
 /**

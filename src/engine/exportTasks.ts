@@ -276,5 +276,7 @@ export const runTasks = (
       yield* checked(forEachJoined(after, (t) => t.run, run.concurrency))
     })
     // (snapshots run in this thread: a run with no shard to run does not wait for its workers)
-    yield* tasks.some((t) => t.size !== Infinity) ? withWorkers(work) : work
+    const ran = tasks.some((t) => t.size !== Infinity) ? withWorkers(work) : work
+    // pages that disagree, or records that fail, while the source moved to another history: the move is what is said
+    yield* guard ? Effect.catchAll(ran, (failure) => Effect.flatMap(guard.moved, (moved) => Effect.fail(moved ?? failure))) : ran
   })

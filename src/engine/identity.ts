@@ -337,6 +337,12 @@ export class HistoryGuard extends Context.Tag("chain-lake/HistoryGuard")<
   {
     readonly check: Effect.Effect<void, LakeIdentityError | SourceFailure | ManifestError>
     /**
+     * For a run that failed: the error naming the move where the source gives the anchored block
+     * another hash now (the move explains whatever else went wrong, and a run with
+     * --on-reorg rollback starts over on it), else undefined; records nothing.
+     */
+    readonly moved: Effect.Effect<LakeIdentityError | undefined>
+    /**
      * Where the lake holds no blocks (its anchors are all it knows of its history): the block at a
      * commit's top height, read before the commit's check, and the step that records it as an
      * anchor once the commit went through. A fork below the newest anchor then finds a block in
@@ -381,6 +387,11 @@ export const historyGuard = (
       message: `${root} was rolled back during this run (chain-lake rollback): nothing more of it was committed; run the export again`
     })
     let unrecorded = chain.unrecorded ? chain.id : undefined
+    const moved = Effect.match(source.blockHash(anchor.height), {
+      onFailure: () => undefined,
+      // (a block not served, as by a replica behind, is no other history: the failure says more)
+      onSuccess: (hash) => (hash === undefined || hash === anchor.hash ? undefined : changed(hash))
+    })
     const check = Effect.gen(function* () {
       const hash = yield* source.blockHash(anchor.height)
       if (hash !== anchor.hash) return yield* Effect.fail(changed(hash))
@@ -405,7 +416,7 @@ export const historyGuard = (
         message: `a snapshot of height ${height} (its watermark moved on while it was read) cannot be anchored: the indexer does not serve block ${height} yet; it was not committed to ${root}: run the export again`
       })
     const vouch = (height: number) => (height <= anchor.height ? nothing : anchoring(height, Effect.fail(unvouched(height))))
-    return { check: yield* sharedAfterAsking(check), vouch, ...(chain.witnessing ? { witness } : {}) }
+    return { check: yield* sharedAfterAsking(check), moved, vouch, ...(chain.witnessing ? { witness } : {}) }
   })
 
 /**

@@ -45,6 +45,12 @@ export const newestRowUnaddressable = (nextKey: string | null, sequence: number 
     ? `its newest row names next_key ${nextKey}, which is no sequence cursor: its rows cannot be addressed by sequence`
     : undefined
 
+/** No row after sequence `after`, where the list's newest row is sequence `newest` further on: the answers come from lists of different lengths. */
+export const rowMissingBelowNewest = (after: number, newest: number): string | undefined =>
+  after < newest
+    ? `no row follows sequence ${after}, yet the list's newest row is sequence ${newest}: the indexer's answers disagree (a replica behind the others, or a cache that ignores Cache-Control: no-cache); nothing was written: rerun once they agree`
+    : undefined
+
 /** A row past a position list's total at a height already asked for: the total is lower than the data (a stale count). */
 export const totalBelowData = (rows: number, pastHeight: number | null, to: number): string | undefined =>
   pastHeight !== null && pastHeight <= to
@@ -61,9 +67,22 @@ export const newestBehindStatus = (newest: number, height: number, count: number
 export const rowsAtOtherHeight = (index: number, height: number): string =>
   `record ${index} has rows at height ${height}, not its own height: the record contradicts itself`
 
-/** A record of a height list outside the shard's heights [a, b). */
-export const outsideShard = (unit: "height" | "position", height: number, a: number, b: number): string | undefined =>
-  unit === "height" && (height < a || height >= b) ? `height ${height} is outside the shard ${a}..${b - 1}` : undefined
+/**
+ * A record outside the shard's heights [a, b) (a height list), or outside the heights [from, to]
+ * whose positions a position list's shard reads (`asked`): there the plan's position search was
+ * answered by lists that disagree, and the record is not one the run asked for.
+ */
+export const outsideShard = (
+  unit: "height" | "position",
+  height: number,
+  [a, b]: readonly [number, number],
+  asked?: readonly [number, number]
+): string | undefined => {
+  if (unit === "height") return height < a || height >= b ? `height ${height} is outside the shard ${a}..${b - 1}` : undefined
+  return asked && (height < asked[0] || height > asked[1])
+    ? `a record at height ${height} stands at positions ${a}..${b - 1}, which were found to hold heights ${asked[0]}..${asked[1]}: the indexer's answers disagree (a replica behind the others, or a cache that ignores Cache-Control: no-cache)`
+    : undefined
+}
 
 /** Heights go up through an append list's pages: one that goes down means pages overlap or went back. */
 export const wentBack = (height: number, last: number): string | undefined =>
@@ -113,7 +132,7 @@ export const listingDoesNotEnd = (rows: number, total: number, pageSize: number,
 
 /**
  * The order records of an append list must come in, checked record by record: inside the shard's
- * heights (height lists), heights never going back, none of another chain, and no record twice.
+ * heights (height lists) or the heights its positions were found for (`asked`), heights never going back, none of another chain, and no record twice.
  * Since heights never go back, a record that comes again comes at the height the walk is at (every
  * record since it had that height too), so remembering the records of the current height catches
  * a repeat after any number of pages, whatever keys the server hands out: a cursor cycling back
@@ -122,8 +141,9 @@ export const listingDoesNotEnd = (rows: number, total: number, pageSize: number,
  */
 export const recordOrder = (
   list: Pick<AppendList, "unit" | "identityOf" | "chainIdOf">,
-  [a, b]: readonly [number, number],
-  chainId: string
+  range: readonly [number, number],
+  chainId: string,
+  asked?: readonly [number, number]
 ) => {
   let lastHeight = -Infinity
   const atHeight = new Set<string>()
@@ -131,7 +151,7 @@ export const recordOrder = (
   const next = (item: unknown, h: number): string | undefined => {
     // (a block at the height before it is its identity again: recordTwice names it)
     const misplaced =
-      outsideShard(list.unit, h, a, b) ??
+      outsideShard(list.unit, h, range, asked) ??
       wentBack(h, lastHeight) ??
       foreignChain(h, list.chainIdOf ? list.chainIdOf(item) : chainId, chainId)
     if (misplaced) return misplaced

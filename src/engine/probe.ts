@@ -8,7 +8,7 @@ import { Manifests } from "../lake/Manifests.js"
 import { normalize, type Range } from "../lake/RangeSet.js"
 import type { AppendDataset, AppendList } from "./Dataset.js"
 import { ExportError, type ExportableDataset } from "./exportTypes.js"
-import { misplacedPositionPage, newestBehindStatus, newestRowUnaddressable, totalBelowData } from "./pagingRules.js"
+import { misplacedPositionPage, newestBehindStatus, newestRowUnaddressable, rowMissingBelowNewest, totalBelowData } from "./pagingRules.js"
 import { walkPages } from "./pager.js"
 import { firstAtOrAbove } from "./positions.js"
 import type { ListPage, ListRef, PageRequest, SourceFailure, SourceService } from "./Source.js"
@@ -63,8 +63,14 @@ export const probe = (source: SourceService, selected: ReadonlyArray<ExportableD
 /** A position source's newest row: one row, newest first (probeRequest). */
 const NEWEST_ROW: PageRequest = { limit: 1, reverse: true }
 
-/** Single-row probes of a position list by the source's key after each position, each asked once: a position's height, or null past the end. */
-const positionProbes = (source: SourceService, list: AppendList) => {
+/**
+ * Single-row probes of a position list by the source's key after each position, each asked once: a
+ * position's height, or null past the end. Below `newest` (the newest row's sequence) every
+ * position holds a row: a probe there that finds none was answered by a shorter list than the
+ * newest row's (rowMissingBelowNewest), and read as past the end it would place the plan's end past
+ * rows above the heights asked.
+ */
+const positionProbes = (source: SourceService, list: AppendList, newest: number) => {
   const known = new Map<number, number | null>()
   const heightAt = (position: number): Effect.Effect<number | null, SourceFailure> =>
     known.has(position)
@@ -75,6 +81,8 @@ const positionProbes = (source: SourceService, list: AppendList) => {
             const problem = misplacedPositionPage(p.key, position, p.items.length, p.nextKey, source.afterOfKey(list, p.nextKey))
             if (problem) return Effect.fail(source.untrustedPaging(list, p.key, problem))
             const height = p.items.length > 0 ? list.heightOf(p.items[0]) : null
+            const missing = height === null ? rowMissingBelowNewest(position, newest) : undefined
+            if (missing) return Effect.fail(source.untrustedPaging(list, p.key, missing))
             known.set(position, height)
             return Effect.succeed(height)
           })
@@ -187,7 +195,7 @@ export const positionRange = (
       return yield* new ExportError({
         message: `${list.endpoint}: total ${rows} but no row at position ${rows - 1}: sequences are not contiguous`
       })
-    const { heightAt, known } = positionProbes(source, list)
+    const { heightAt, known } = positionProbes(source, list, maxSequence)
     known.set(maxSequence - 1, list.heightOf(newest.items[0]))
     // the newest row is the total's: none past it, when the probe was answered
     if (maxSequence === rows) known.set(rows, null)

@@ -42,6 +42,8 @@ export interface ShardSettings {
   readonly chainId: string
   /** the run's own id: a shard worker that serves a new run first forgets what its source remembers of blocks (Source.forget) */
   readonly run: string
+  /** by list id, the heights [from, to] a position list's positions were found for: a record outside them fails the shard */
+  readonly positionHeights: Readonly<Record<string, readonly [number, number]>>
 }
 
 /** What the engine counts while shards run, per dataset. */
@@ -100,7 +102,7 @@ export const runShard = (
     const files = makeShardFiles({ ...settings, list, targets, range: [a, b], staging: lake.staging, sink: yield* ParquetSink })
     /** the targets still written: one whose commit another writer's refused is read again later (gaps), not here */
     const active = targets.map(() => true)
-    const order = recordOrder(list, [a, b], settings.chainId)
+    const order = recordOrder(list, [a, b], settings.chainId, settings.positionHeights[list.id])
     const ingest = pageIngest({ source, list, targets, active, files, order, settings, events, root: lake.root })
     const commits = shardCommits(targets, [a, b], active, files, events, lake)
     /*

@@ -453,6 +453,24 @@ describe("a plan read at a growing tip", () => {
       }
     ))
 
+  it("replicas two blocks apart, /status and the internal txs' position probes answered by the one behind, the newest internal tx by the other: the plan's search meets a position the newest row says is held but the replica lacks, and is refused before writing (it read it as past the end, and committed internal txs above the heights asked at exit 0)", () =>
+    throughReplicas(
+      { seed: 15, blocks: 60, lag: 2 },
+      (request) =>
+        request.path.startsWith("/status") ||
+        (request.path.startsWith("/indexer/tx/v1/evm-internal-txs?") &&
+          request.url.searchParams.has("pagination.key") &&
+          request.url.searchParams.get("pagination.limit") === "1"),
+      async (url, full, behind) => {
+        expect(full.chain.traceTotal()).toBeGreaterThan(behind.chain.traceTotal())
+        await refusedBeforeWriting(
+          url,
+          "evm_internal_txs",
+          /^chain-lake: error: pagination of evm-internal-txs cannot be trusted \(page key [^)]+\): no row follows sequence \d+, yet the list's newest row is sequence \d+: the indexer's answers disagree/
+        )
+      }
+    ))
+
   it("a follow whose receipts probe is answered by a replica two blocks behind, for its first rounds: each such round is tried again at the next poll, and the follow ends with every receipt", () => {
     let lagging = 2
     return throughReplicas(

@@ -122,6 +122,30 @@ describe("a shard's edges", () => {
     expect(m.files).toEqual([])
   })
 
+  it("a txs page whose records name a height above the heights its positions were found for (the tip the plan read) fails naming it, and commits none of them", async () => {
+    const out = dirs.make()
+    const tip = devnet.chain.tip
+    expect(devnet.chain.blockTxCount(tip)).toBeGreaterThan(0)
+    // the pages a shard reads (the plan's probes ask one row) move the tip's txs a block up
+    const server = await proxy(async (req, forward) => {
+      const res = await forward()
+      if (req.url.pathname !== TXS_PATH || req.url.searchParams.get("pagination.limit") !== "5") return res
+      const page = JSON.parse(res.body) as { txs: Array<{ height: string }> }
+      return json({ ...page, txs: page.txs.map((tx) => (Number(tx.height) === tip ? { ...tx, height: String(tip + 1) } : tx)) })
+    })
+    const r = await exportVia(server.url, out, { datasets: ["txs"], pageSize: 5, concurrency: 2 })
+    expect(Either.isLeft(r)).toBe(true)
+    const err = (r as Either.Left<{ _tag: string; message: string }, unknown>).left
+    expect(err._tag).toBe("IndexerPagingError")
+    expect(err.message).toMatch(
+      new RegExp(
+        `^a record at height ${tip + 1} stands at positions \\d+\\.\\.\\d+, which were found to hold heights 1\\.\\.${tip}: the indexer's answers disagree`
+      )
+    )
+    const files = manifestOf(out, "txs").files
+    expect(files.filter((f) => f.max_height! > tip)).toEqual([])
+  })
+
   it("datasets without block times ask the block list nothing beyond their own pages; EVM datasets ask it for times", async () => {
     const server = await recorder()
     await exportOk(server.url, dirs.make(), { datasets: ["txs"], pageSize: 20, concurrency: 2 })
