@@ -44,6 +44,19 @@ type BridgeFlags = Command.Command.ParseConfig<typeof options>
 
 const bad = (message: string) => new UserError({ message, exitCode: 2 })
 
+/** Each --address CHAIN=ADDRESS, by chain: one address a chain (a second would silently replace the first). */
+const addressesOf = (given: ReadonlyArray<string>): Record<string, string> => {
+  const addresses: Record<string, string> = {}
+  for (const a of given) {
+    const i = a.indexOf("=")
+    if (i < 1) throw new Error(`--address must look like CHAIN=ADDRESS, got "${a}"`)
+    const chain = a.slice(0, i)
+    if (Object.hasOwn(addresses, chain)) throw new Error(`--address names chain ${chain} twice: give one address for each chain`)
+    addresses[chain] = a.slice(i + 1)
+  }
+  return addresses
+}
+
 /** The assets and addresses the flags name, the amount and slippage checked. */
 const parseFlags = (o: BridgeFlags) =>
   Effect.gen(function* () {
@@ -51,13 +64,7 @@ const parseFlags = (o: BridgeFlags) =>
       try: () => ({
         from: asset("--from", o.from),
         to: asset("--to", o.to),
-        addresses: Object.fromEntries(
-          o.address.map((a) => {
-            const i = a.indexOf("=")
-            if (i < 1) throw new Error(`--address must look like CHAIN=ADDRESS, got "${a}"`)
-            return [a.slice(0, i), a.slice(i + 1)]
-          })
-        )
+        addresses: addressesOf(o.address)
       }),
       catch: (e) => bad((e as Error).message)
     })

@@ -15,6 +15,7 @@ import { defaultMemoryLimit, layerLake, sinkMemory } from "../lake/writer.js"
 import { compactS3 } from "../s3/compactS3.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { isS3Url, parseS3Url } from "../s3/s3.js"
+import { commaListOption } from "./commaList.js"
 import { UserError } from "./errors.js"
 import { compactionLine } from "./progress.js"
 
@@ -25,17 +26,9 @@ export const compactCommand = Command.make(
       Options.withDefault("data"),
       Options.withDescription("the lake to compact: a folder, or s3://bucket/prefix")
     ),
-    datasets: Options.text("datasets").pipe(
+    datasets: commaListOption("datasets").pipe(
       Options.optional,
-      Options.withDescription("comma-separated datasets (default: every dataset the lake holds)"),
-      Options.map(
-        Option.map((s) =>
-          s
-            .split(",")
-            .map((x) => x.trim())
-            .filter(Boolean)
-        )
-      )
+      Options.withDescription("comma-separated datasets (default: every dataset the lake holds)")
     ),
     dryRun: Options.boolean("dry-run").pipe(Options.withDescription("say what would be merged; write and delete nothing")),
     targetSize: Options.text("target-size").pipe(

@@ -32,21 +32,10 @@ import { exportLayer, smallestLimitForWorkers } from "./layers.js"
 import { compactionLine, stderrProgress, summaryTable } from "./progress.js"
 import { LOG_FORMAT_DESCRIPTION, logsAreJson } from "./output.js"
 import { checkOutputFolder } from "./outputFolder.js"
+import { commaListOption } from "./commaList.js"
 import { integerOption } from "./integers.js"
 
-const list = (name: string, description: string) =>
-  Options.text(name).pipe(
-    Options.optional,
-    Options.withDescription(description),
-    Options.map(
-      Option.map((s) =>
-        s
-          .split(",")
-          .map((x) => x.trim())
-          .filter(Boolean)
-      )
-    )
-  )
+const list = (name: string, description: string) => commaListOption(name).pipe(Options.optional, Options.withDescription(description))
 
 export const options = {
   indexerUrl: urlOption("indexer"),

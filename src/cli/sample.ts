@@ -11,6 +11,7 @@ import { UserError } from "./errors.js"
 import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./serviceUrls.js"
 import { routerLayer } from "./layers.js"
 import { checkOutputFolder } from "./outputFolder.js"
+import { commaListOption } from "./commaList.js"
 import { integerOption } from "./integers.js"
 
 export const DEFAULT_PLAN = fileURLToPath(new URL("../../pipelines/route-quotes.json", import.meta.url))
@@ -21,14 +22,11 @@ const SAMPLED = ["route_quotes", "router_assets", "router_chains"] as const
  * --datasets as what the run wants of the metadata datasets: unset, both where served; given, the
  * named ones are required and the others not read (route_quotes is always sampled).
  */
-const metadataWanted = (names: Option.Option<string>): MetadataWanted | string => {
+const metadataWanted = (names: Option.Option<ReadonlyArray<string>>): MetadataWanted | string => {
   if (Option.isNone(names)) return METADATA_IF_SERVED
   const list = names.value
-    .split(",")
-    .map((n) => n.trim())
-    .filter(Boolean)
   const unknown = list.filter((n) => !(SAMPLED as ReadonlyArray<string>).includes(n))
-  if (list.length === 0 || unknown.length > 0) return `--datasets takes ${SAMPLED.join(", ")}, got "${names.value}"`
+  if (unknown.length > 0) return `--datasets takes ${SAMPLED.join(", ")}, got "${list.join(",")}"`
   const want = (d: string) => (list.includes(d) ? "required" : "skip")
   return { router_assets: want("router_assets"), router_chains: want("router_chains") }
 }
@@ -61,7 +59,7 @@ export const sampleCommand = Command.make(
       Options.withDescription("quote requests in flight at once")
     ),
     rps: integerOption("rps").pipe(Options.withDefault(50), Options.withDescription("quote requests per second at most; 0 = no limit")),
-    datasets: Options.text("datasets").pipe(
+    datasets: commaListOption("datasets").pipe(
       Options.optional,
       Options.withDescription(
         "route_quotes, router_assets, router_chains: a named metadata dataset the router does not serve fails the run, one not named is not read (default: route_quotes, and the metadata where the router serves it)"

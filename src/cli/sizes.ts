@@ -14,6 +14,13 @@ export const readSize = (
   const bytes = parseMemorySize(text)
   const must = `${flag} must be a size${options.atLeast ? ` of at least ${options.atLeast}` : ""} (e.g. ${options.examples}), got "${text}"`
   if (bytes === undefined) return must
-  if (/^\s*[\d.]+\s*$/.test(text)) return `${flag} ${text.trim()} has no unit (it would be bytes): did you mean ${text.trim()}MB?`
-  return options.atLeast && bytes < parseMemorySize(options.atLeast)! ? must : bytes
+  const least = options.atLeast ? parseMemorySize(options.atLeast)! : 0
+  if (/^\s*[\d.]+\s*$/.test(text)) {
+    const megabytes = `${text.trim()}MB`
+    // (a guess below the least it takes would be refused in turn)
+    return parseMemorySize(megabytes)! >= least
+      ? `${flag} ${text.trim()} has no unit (it would be bytes): did you mean ${megabytes}?`
+      : `${flag} ${text.trim()} has no unit (it would be bytes), and it must be a size of at least ${options.atLeast} (e.g. ${options.examples})`
+  }
+  return bytes < least ? must : bytes
 }

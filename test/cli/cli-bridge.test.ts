@@ -74,6 +74,17 @@ describe("chain-lake bridge", () => {
     )
   })
 
+  it("an address given twice for one chain is a usage error naming the chain (the last was used, the first dropped in silence)", async () => {
+    const r = await runCli([
+      ...flags(ASSETS.nobleUsdc, ASSETS.l2Usdc, ["noble-1", "interwoven-1", "lake-evm-1"]),
+      "--address",
+      `interwoven-1=${addressFor("noble-1")}`
+    ])
+    expect(r.code).toBe(2)
+    expect(r.stdout).toBe("")
+    expect(r.stderr.trim()).toBe("chain-lake: error: --address names chain interwoven-1 twice: give one address for each chain")
+  })
+
   it("no route is one line naming the pair and the amount asked", async () => {
     const r = await runCli(flags(ASSETS.isolated, ASSETS.l1Init, []))
     expect(r.code).toBe(1)

@@ -145,6 +145,15 @@ describe("--help", () => {
       [["sample-routes", "--every", "5"], /^chain-lake: error: --every must look like 30s, 5m or 1h, got "5"/],
       [["export", "--follow", "--poll", "2"], /^chain-lake: error: --poll must look like 500ms, 2s or 1m, got "2"/],
       [["compact", "--datasets", ""], /^chain-lake: error: no dataset named; known: blocks, /],
+      // an empty item in a list is refused (it was dropped: "blocks,$MISSING,txs" ran as blocks,txs)
+      [
+        ["export", "--datasets", "blocks,,txs"],
+        /^chain-lake: error: --datasets: 'blocks,,txs' holds an empty item \(two commas in a row, or one at an end\) \(chain-lake export --help lists the flags\)$/
+      ],
+      [
+        ["sample-routes", "--devnet", "--datasets", "route_quotes,"],
+        /^chain-lake: error: --datasets: 'route_quotes,' holds an empty item \(two commas in a row, or one at an end\) \(chain-lake sample-routes --help lists the flags\)$/
+      ],
       // a flag that applies with another only is refused without it (it was taken and did nothing)
       [["export", "--poll", "5s"], /^chain-lake: error: --poll applies with --follow only$/],
       [["export", "--until-height", "50"], /^chain-lake: error: --until-height applies with --follow only/],

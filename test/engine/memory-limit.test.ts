@@ -86,6 +86,12 @@ describe("--memory-limit", () => {
         `chain-lake: error: ${flag} 512 has no unit (it would be bytes): did you mean 512MB?`
       )
     }
+    // one that in megabytes would be below the least a flag takes is not offered as what was meant
+    const small = await runCli(["query", "--data", out, "--memory-limit", "1", "SELECT 1"])
+    expect(small.code).toBe(2)
+    expect(small.stderr.trim().split("\n").at(-1)).toBe(
+      "chain-lake: error: --memory-limit 1 has no unit (it would be bytes), and it must be a size of at least 128MB (e.g. 512MB, 2GB)"
+    )
     // terabytes are a size
     const tb = await runCli(["export", "--indexer-url", "http://127.0.0.1:9", "--out", out, "--memory-limit", "1TB", "--dry-run"])
     expect(tb.stderr).not.toContain("must be a size")
