@@ -7,28 +7,21 @@ import { resolve } from "node:path"
 import { Console, Effect } from "effect"
 import { isLake } from "../analytics/Analytics.js"
 import { DATASETS } from "../datasets/index.js"
-import { describeRollback, lakeHoldings, planCut, rollbackLake } from "../engine/rollback.js"
+import { describeRollback, lakeHoldings, plannedRollback, rollbackLake } from "../engine/rollback.js"
 import { lowestHeight } from "../lake/manifest.js"
-import { Manifests } from "../lake/Manifests.js"
 import { layerLake } from "../lake/writer.js"
 import { isS3Url } from "../s3/s3.js"
 import { UserError } from "./errors.js"
 import { integerOption } from "./integers.js"
 
-/** What a dry run says: the rows each dataset would lose. */
+/** What a dry run says: what each dataset would lose. */
 const dryRun = (toHeight: number) =>
-  Effect.gen(function* () {
-    const anchors = (yield* (yield* Manifests).identity)?.anchors ?? []
-    const { manifests, lakeTop } = yield* lakeHoldings(DATASETS, anchors)
-    const lines: Array<string> = []
-    for (const m of manifests) {
-      const cut = planCut(m, toHeight, lakeTop)
-      const rows = [...cut.drop, ...cut.trim].reduce((s, f) => s + f.rows, 0)
-      if (rows > 0 || cut.snapshots.length < m.snapshots.length)
-        lines.push(`${m.dataset}: ${cut.drop.length} files dropped, ${cut.trim.length} rewritten (${rows} rows in them)`)
-    }
-    return lines
-  })
+  Effect.map(plannedRollback(DATASETS, toHeight), (planned) =>
+    planned.map(
+      (p) =>
+        `${p.dataset}: ${p.rowsDropped} rows dropped${p.snapshotsDropped > 0 ? `, ${p.snapshotsDropped} snapshot${p.snapshotsDropped > 1 ? "s" : ""}` : ""} (${p.filesDropped} files dropped, ${p.filesRewritten} rewritten)`
+    )
+  )
 
 /** The lowest height of a row the lake holds (Infinity for none). */
 const lowestHeld = Effect.map(lakeHoldings(DATASETS, []), ({ manifests }) => Math.min(Infinity, ...manifests.map(lowestHeight)))

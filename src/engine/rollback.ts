@@ -27,7 +27,7 @@ import { Manifests, type ManifestError, type CommittedFile, type CommittedSnapsh
 import { highestHeight, type Reorg } from "../lake/manifest.js"
 import { mergedFile, snapshotHeightOf } from "../lake/layout.js"
 import { ParquetSink, type SinkError } from "../lake/ParquetSink.js"
-import { quoteIdent, sqlString } from "../lake/sql.js"
+import { quoteIdent, sqlString, sqlStringList } from "../lake/sql.js"
 import { below, type Range } from "../lake/RangeSet.js"
 import type { Dataset } from "./Dataset.js"
 import { lakeBlockHash } from "./identity.js"
@@ -111,12 +111,15 @@ export interface DatasetRollback {
   readonly snapshotsDropped: number
 }
 
+/** The column of `d` a cut reads heights from. */
+const heightColumnOf = (d: Dataset) => (d.kind === "append" ? quoteIdent(d.columns[d.heightColumn].name) : "height")
+
 /** Rewrites `f` (a height file holding heights on both sides of `height`) with its rows up to it, staged as a new file. */
 const trimFile = (d: Dataset, m: Manifest, f: CommittedFile, height: number) =>
   Effect.gen(function* () {
     const manifests = yield* Manifests
     const sink = yield* ParquetSink
-    const column = d.kind === "append" ? quoteIdent(d.columns[d.heightColumn].name) : "height"
+    const column = heightColumnOf(d)
     const range: Range = [f.range![0], height + 1]
     const rel = mergedFile(
       f.path.slice(0, Math.max(0, f.path.lastIndexOf("/"))),
@@ -212,6 +215,39 @@ export const lakeHoldings = (catalog: ReadonlyArray<Dataset>, anchors: ReadonlyA
     }
     const fromHeight = highestHeld(manifests, anchors)
     return { manifests, fromHeight, lakeTop: anchors.length > 0 ? fromHeight : Infinity }
+  })
+
+/**
+ * What cutting the lake to `height` would drop from each dataset that would change, as
+ * rollbackDataset would cut it (the rows above it in the files it would rewrite counted in them);
+ * nothing is changed. A rollback cut short is not finished here: the real one finishes it first.
+ */
+export const plannedRollback = (catalog: ReadonlyArray<Dataset>, height: number) =>
+  Effect.gen(function* () {
+    const lake = yield* Manifests
+    const sink = yield* ParquetSink
+    const { manifests, lakeTop } = yield* lakeHoldings(catalog, (yield* lake.identity)?.anchors ?? [])
+    const planned: Array<DatasetRollback> = []
+    for (const m of manifests) {
+      const cut = planCut(m, height, lakeTop)
+      if (isNoop(cut, m)) continue
+      const d = catalog.find((x) => x.name === m.dataset)!
+      const files = cut.trim.map((f) => join(lake.root, d.name, f.path))
+      const [above] =
+        files.length === 0
+          ? [{ n: 0 }]
+          : yield* sink.query(
+              `SELECT count(*)::BIGINT AS n FROM read_parquet(${sqlStringList(files)}) WHERE ${heightColumnOf(d)} > ${height}`
+            )
+      planned.push({
+        dataset: d.name,
+        rowsDropped: cut.drop.reduce((s, f) => s + f.rows, 0) + Number(above.n),
+        filesDropped: cut.drop.length,
+        filesRewritten: cut.trim.length,
+        snapshotsDropped: m.snapshots.length - cut.snapshots.length
+      })
+    }
+    return planned
   })
 
 /**

@@ -117,7 +117,9 @@ describe("an indexer rolled back and re-synced to another history (same chain id
     const out = copyOfLake()
     const dry = await runCli(["rollback", "--data", out, "--to-height", String(FORK), "--dry-run"])
     expect(dry.code, dry.stderr).toBe(0)
-    expect(dry.stdout).toMatch(/^blocks: 0 files dropped, 1 rewritten \(130 rows in them\)$/m)
+    expect(dry.stdout).toMatch(/^blocks: 30 rows dropped \(0 files dropped, 1 rewritten\)$/m)
+    // each dataset's rows as the cut then drops them (it said the rows of the files it rewrites)
+    const said = Object.fromEntries([...dry.stdout.matchAll(/^(\w+): (\d+) rows dropped/gm)].map((m) => [m[1], Number(m[2])]))
     expect(dry.stdout).toMatch(/dry run: nothing was changed/)
     expect(identity(out).reorgs).toBeUndefined()
 
@@ -135,6 +137,7 @@ describe("an indexer rolled back and re-synced to another history (same chain id
       expect(await count(out, d, `${height} > ${FORK}`), d).toBe(0)
     expect(identity(out).anchors).toEqual([{ height: FORK, hash: before.chain.blockHash(FORK) }])
     expect(identity(out).reorgs).toEqual([expect.objectContaining({ to_height: FORK, from_height: 130, by: "command" })])
+    expect(identity(out).reorgs[0].rows_dropped).toEqual(said)
     // the dropped files left the dataset folders (kept in .chain-lake/retired until a compaction)
     const blocks = JSON.parse(readFileSync(join(out, "blocks", "_manifest.json"), "utf8"))
     expect(blocks.committed).toEqual([[1, FORK + 1]])
