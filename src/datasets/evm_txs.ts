@@ -16,20 +16,13 @@ import { columnsOf, defineAppend, type RowContext } from "../engine/Dataset.js"
 import type { EvmTx } from "../indexer/schemas.js"
 import { heightBucket } from "../lake/layout.js"
 import { canonicalAddress } from "./addresses.js"
-import { evmTxsList, hexToDecimal, hexToNumber, standsForCosmosTx, syntheticTxHash } from "./lists.js"
+import { evmTxsList, hexToDecimal, hexToNumber, standsForCosmosTx } from "./lists.js"
 
 const col = columnsOf<EvmTx>()
 
-/** synthetic tx hash → cosmos tx hash, per block's list of cosmos tx hashes (each list hashed once) */
-const linkOf = new WeakMap<ReadonlyArray<string>, ReadonlyMap<string, string>>()
-const cosmosTxOf = (r: EvmTx, context: RowContext): string | null => {
-  if (!standsForCosmosTx(r)) return null
-  const hashes = context.cosmosTxHashes(hexToNumber(r.blockNumber))
-  let link = linkOf.get(hashes)
-  if (!link) linkOf.set(hashes, (link = new Map(hashes.filter((h) => /^[0-9a-fA-F]{64}$/.test(h)).map((h) => [syntheticTxHash(h), h]))))
-  // NULL where none of the block's cosmos txs derives it (a source that lost the tx)
-  return link.get(r.transactionHash.toLowerCase()) ?? null
-}
+/** the cosmos tx a synthetic receipt stands for (found for every one before its page's rows are made: pageContext.ts) */
+const cosmosTxOf = (r: EvmTx, context: RowContext): string | null =>
+  standsForCosmosTx(r) ? (evmTxsList.cosmosTx!.of(r, context.cosmosTxHashes(hexToNumber(r.blockNumber))) ?? null) : null
 
 export const evmTxs = defineAppend({
   name: "evm_txs",

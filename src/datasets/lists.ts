@@ -45,7 +45,10 @@ export const evmTxsList: AppendList<S.EvmTx> = {
   heightOf: (t: S.EvmTx) => Number.parseInt(t.blockNumber, 16),
   identityOf: (t: S.EvmTx) => t.transactionHash,
   // a receipt minievm built for a cosmos tx names it only through its hash: the block's cosmos txs are read to find it
-  needsCosmosTxs: (t: S.EvmTx) => standsForCosmosTx(t),
+  cosmosTx: {
+    needed: (t: S.EvmTx) => standsForCosmosTx(t),
+    of: (t: S.EvmTx, hashes) => syntheticLinks(hashes).get(t.transactionHash.toLowerCase())
+  },
   countedBy: { list: txsList, count: (t: S.Tx) => (isEthereumTx(t) || emittedEvmLogs(t) ? 1 : 0) }
 }
 
@@ -126,6 +129,14 @@ export const syntheticTxHash = (cosmosTxHash: string): string => {
     Buffer.from([0x80, 0x80, 0x80])
   ])
   return "0x" + keccak256Hex(rlp)
+}
+
+/** synthetic tx hash → cosmos tx hash, per block's list of cosmos tx hashes (each list hashed once) */
+const links = new WeakMap<ReadonlyArray<string>, ReadonlyMap<string, string>>()
+const syntheticLinks = (hashes: ReadonlyArray<string>): ReadonlyMap<string, string> => {
+  let link = links.get(hashes)
+  if (!link) links.set(hashes, (link = new Map(hashes.filter((h) => /^[0-9a-fA-F]{64}$/.test(h)).map((h) => [syntheticTxHash(h), h]))))
+  return link
 }
 
 export const internalTxsList: AppendList<S.EvmInternalTx> = {

@@ -30,7 +30,7 @@ export interface ValueOf {
  * records carry only a height, such as EVM receipts). The engine asks the source for the block
  * times of a page's heights before it makes the page's rows, for datasets that declare `blockTime`.
  * And the hashes of the cosmos txs of a block (block order, as the txs list spells them), for the
- * heights of the records their source says need them (`AppendList.needsCosmosTxs`: an EVM
+ * heights of the records their source says need them (`AppendList.cosmosTx`: an EVM
  * receipt minievm built for a cosmos tx links to it only through them).
  */
 export interface RowContext {
@@ -44,7 +44,7 @@ export const NO_CONTEXT: RowContext = {
     throw new Error("a column reads the block time, but its dataset does not declare blockTime: true")
   },
   cosmosTxHashes: () => {
-    throw new Error("a column reads a block's cosmos txs, but its source does not say which records need them (needsCosmosTxs)")
+    throw new Error("a column reads a block's cosmos txs, but its source does not say which records need them (cosmosTx)")
   }
 }
 
@@ -88,8 +88,16 @@ export interface AppendList<R = any> extends ListRef {
   readonly identityOf: (record: R) => string
   /** the chain a record names, where it names one (a block's chain_id): a record of another chain than /status's is foreign */
   readonly chainIdOf?: (record: R) => string
-  /** records whose rows read their block's cosmos tx hashes (RowContext.cosmosTxHashes): the engine asks for those blocks' only */
-  readonly needsCosmosTxs?: (record: R) => boolean
+  /**
+   * records that stand for one of their block's cosmos txs (RowContext.cosmosTxHashes): `needed`
+   * says which (the engine asks for those blocks' hashes only), `of` which of the block's hashes
+   * one stands for, undefined where none does (the page is then refused: the indexer's answers
+   * disagree, as a replica behind answering for the block would)
+   */
+  readonly cosmosTx?: {
+    readonly needed: (record: R) => boolean
+    readonly of: (record: R, hashes: ReadonlyArray<string>) => string | undefined
+  }
   /**
    * another list whose records count this position list's records at their height, at least (the
    * blocks' tx_count for txs; the cosmos txs that have receipts for EVM receipts; the blocks with

@@ -1,11 +1,13 @@
 /**
  * What a page's rows read beside their records (RowContext): the block time of each height, for
  * datasets whose records carry a height but no time (EVM receipts), and the cosmos tx hashes of
- * the blocks whose records need them (AppendList.needsCosmosTxs). Asked of the source for the
- * page's heights, in a few requests per page, before the page's rows are made.
+ * the blocks whose records need them (AppendList.cosmosTx). Asked of the source for the
+ * page's heights, in a few requests per page, before the page's rows are made; a record whose
+ * cosmos tx is not among its block's fails the page (cosmosTxNotFound).
  */
 import { Effect } from "effect"
 import { NO_CONTEXT, type AppendDataset, type AppendList, type RowContext } from "./Dataset.js"
+import { cosmosTxNotFound } from "./pagingRules.js"
 import type { ListPage, SourceFailure, SourceService } from "./Source.js"
 
 /** A row asked for the time of a height its record did not name. */
@@ -23,7 +25,7 @@ const heightsOf = (list: AppendList, page: ListPage) => {
     let link = false
     try {
       h = list.heightOf(item)
-      link = list.needsCosmosTxs?.(item) === true
+      link = list.cosmosTx?.needed(item) === true
     } catch {}
     // Stryker disable next-line all: a record with no usable height fails its schema in decodeRecord before any row asks for a time
     if (Number.isSafeInteger(h) && h > 0) {
@@ -34,6 +36,22 @@ const heightsOf = (list: AppendList, page: ListPage) => {
   return { heights, linkHeights }
 }
 
+/** The first record of `page` whose cosmos tx is not among its block's `cosmos` hashes, as cosmosTxNotFound says it; else undefined. */
+const unlinked = (list: AppendList, page: ListPage, cosmos: ReadonlyMap<number, ReadonlyArray<string>>): string | undefined => {
+  for (const item of page.items) {
+    // (a record that breaks its schema fails, or is quarantined, when decoded)
+    let found: { id: string; height: number; count: number } | undefined
+    try {
+      if (list.cosmosTx?.needed(item) !== true) continue
+      const height = list.heightOf(item)
+      const hashes = cosmos.get(height) ?? []
+      if (list.cosmosTx.of(item, hashes) === undefined) found = { id: list.identityOf(item), height, count: hashes.length }
+    } catch {}
+    if (found) return cosmosTxNotFound(found.id, found.height, found.count)
+  }
+  return undefined
+}
+
 /** The context of each page of `list` for `targets`. */
 export const pageContextOf = (
   source: SourceService,
@@ -42,13 +60,17 @@ export const pageContextOf = (
 ): ((page: ListPage) => Effect.Effect<RowContext, SourceFailure>) => {
   // Stryker disable next-line MethodExpression: every list's datasets agree on blockTime (evm_txs' four carry it, txs' two do not), so some = every here
   const timed = targets.some((d) => d.blockTime)
-  if (!timed && !list.needsCosmosTxs) return () => Effect.succeed(NO_CONTEXT)
+  if (!timed && !list.cosmosTx) return () => Effect.succeed(NO_CONTEXT)
   return (page) => {
     const { heights, linkHeights } = heightsOf(list, page)
     return Effect.all([
       timed ? source.blockTimes([...heights]) : Effect.succeed(new Map<number, string>()),
       linkHeights.size > 0 ? source.cosmosTxHashes([...linkHeights]) : Effect.succeed(new Map<number, ReadonlyArray<string>>())
     ]).pipe(
+      Effect.tap(([, cosmos]) => {
+        const problem = unlinked(list, page, cosmos)
+        return problem ? Effect.fail(source.untrustedPaging(list, page.key, problem)) : Effect.void
+      }),
       Effect.map(([times, cosmos]) => ({
         blockTime: timed
           ? (height: number) => {

@@ -63,6 +63,10 @@ export const newestBehindStatus = (newest: number, height: number, count: number
     ? `its newest record is at height ${newest}, but block ${height} (of the ${tip} that /status names) ${says ?? `counts ${count} of them`}: the indexer's answers disagree (a replica behind the others, or a cache that ignores Cache-Control: no-cache); nothing was written: rerun once they agree`
     : undefined
 
+/** A record standing for one of its block's cosmos txs (an EVM receipt minievm built for one) that none of the `count` txs the indexer lists at its height is. */
+export const cosmosTxNotFound = (id: string, height: number, count: number): string =>
+  `${id} at height ${height} stands for a cosmos tx, but none of the ${count} txs the indexer lists at that height is it: the indexer's answers disagree (a replica behind the others, or a cache that ignores Cache-Control: no-cache); nothing of the page was written: rerun once they agree`
+
 /** A record whose rows stand at another height than its own. */
 export const rowsAtOtherHeight = (index: number, height: number): string =>
   `record ${index} has rows at height ${height}, not its own height: the record contradicts itself`

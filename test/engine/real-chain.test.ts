@@ -471,6 +471,28 @@ describe("a plan read at a growing tip", () => {
       }
     ))
 
+  it("a block's cosmos txs read from a replica two blocks behind (its by_height answers no tx at the tip's heights): a synthetic receipt there whose cosmos tx is not found is refused, not committed with no link", () =>
+    throughReplicas(
+      { seed: 15, blocks: 60, lag: 2 },
+      (request) => request.path.startsWith("/indexer/tx/v1/txs/by_height/"),
+      async (url, full) => {
+        const tip = full.chain.tip
+        const synthetic = [tip - 1, tip].filter((h) => full.chain.evmTxsAt(h).some((t) => !full.chain.isEvmTx(t.plan)))
+        expect(synthetic.length).toBeGreaterThan(0)
+        const out = tmp()
+        const r = await runCli(["export", "--indexer-url", url, "--out", out, "--datasets", "evm_txs"])
+        expect(r.code, r.stderr).toBe(1)
+        expect(r.stderr.trim().split("\n").at(-1)).toMatch(
+          new RegExp(
+            `^chain-lake: error: pagination of evm-txs cannot be trusted .*0x[0-9a-f]{64} at height (${synthetic.join("|")}) stands for a cosmos tx, but none of the 0 txs the indexer lists at that height is it: the indexer's answers disagree`
+          )
+        )
+        // no receipt of those heights was committed, linked or not
+        const files: Array<{ max_height: number }> = JSON.parse(readFileSync(join(out, "evm_txs", "_manifest.json"), "utf8")).files
+        expect(files.filter((f) => f.max_height >= Math.min(...synthetic))).toEqual([])
+      }
+    ))
+
   it("a follow whose receipts probe is answered by a replica two blocks behind, for its first rounds: each such round is tried again at the next poll, and the follow ends with every receipt", () => {
     let lagging = 2
     return throughReplicas(
