@@ -25,7 +25,7 @@ import type { Range } from "../lake/RangeSet.js"
 import type { AppendDataset, AppendList, Dataset } from "./Dataset.js"
 import { appendTasks, makeTally, runTasks, shardRunner, snapshotTasks, type RunContext, type Tally } from "./exportTasks.js"
 import { ExportError, type Env, type ExportableDataset, type ExportOptions, type ExportReport, type Failure } from "./exportTypes.js"
-import { ANCHOR_BELOW_TIP, anchorIdentity, checkIdentity, historyGuard, type LakeIdentityError } from "./identity.js"
+import { ANCHOR_BELOW_TIP, anchorIdentity, checkIdentity, explainedByMove, historyGuard, type LakeIdentityError } from "./identity.js"
 import { runPageBudget } from "./pageBudget.js"
 import { heightBounds } from "./plan.js"
 import { committedGuesses, positionRange, probe } from "./probe.js"
@@ -159,7 +159,7 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
       : undefined
     const groups = new Map<string, Array<AppendDataset>>()
     for (const d of live) if (d.kind === "append") groups.set(d.list.id, [...(groups.get(d.list.id) ?? []), d])
-    const ranges = yield* searchRanges([...groups.values()], answers, vouched, options, concurrency)
+    const ranges = yield* explainedByMove(searchRanges([...groups.values()], answers, vouched, options, concurrency), guard)
 
     const run: RunContext = {
       options,

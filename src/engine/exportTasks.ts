@@ -11,7 +11,7 @@ import { retiredColumnsProblem } from "../lake/columns.js"
 import { ParquetSink } from "../lake/ParquetSink.js"
 import { covers, type Range } from "../lake/RangeSet.js"
 import { olderColumnsNotice } from "./commit.js"
-import { HistoryGuard } from "./identity.js"
+import { explainedByMove, HistoryGuard } from "./identity.js"
 import { PageBudget } from "./pageBudget.js"
 import { DEFAULTS } from "../defaults.js"
 import type { AppendDataset, AppendList, SnapshotDataset } from "./Dataset.js"
@@ -277,6 +277,5 @@ export const runTasks = (
     })
     // (snapshots run in this thread: a run with no shard to run does not wait for its workers)
     const ran = tasks.some((t) => t.size !== Infinity) ? withWorkers(work) : work
-    // pages that disagree, or records that fail, while the source moved to another history: the move is what is said
-    yield* guard ? Effect.catchAll(ran, (failure) => Effect.flatMap(guard.moved, (moved) => Effect.fail(moved ?? failure))) : ran
+    yield* explainedByMove(ran, guard)
   })

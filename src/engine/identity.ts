@@ -331,17 +331,36 @@ export const anchorIdentity = (top: number) =>
     return undefined
   })
 
+/** how long a failed run asks whether its source moved to another history (HistoryGuard.moved) */
+const MOVE_ASK_MS = 5_000
+
+/**
+ * `effect` under the run's `guard`: a failure while the source moved to another history is said as
+ * the move (HistoryGuard.moved): pages that disagree, records that fail, a plan's probes.
+ */
+export const explainedByMove = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  guard: Context.Tag.Service<typeof HistoryGuard> | undefined
+): Effect.Effect<A, E | LakeIdentityError, R> =>
+  guard
+    ? Effect.catchAll(effect, (failure) =>
+        Effect.flatMap(guard.moved(failure as { readonly message?: string }), (moved) => Effect.fail(moved ?? failure))
+      )
+    : effect
+
 /** A check every commit of a run makes first: the source still serves the history the run started on. */
 export class HistoryGuard extends Context.Tag("chain-lake/HistoryGuard")<
   HistoryGuard,
   {
     readonly check: Effect.Effect<void, LakeIdentityError | SourceFailure | ManifestError>
     /**
-     * For a run that failed: the error naming the move where the source gives the anchored block
-     * another hash now (the move explains whatever else went wrong, and a run with
-     * --on-reorg rollback starts over on it), else undefined; records nothing.
+     * For a run that failed with `failure`: the error naming the move where the source gives the
+     * anchored block another hash now (the move explains what went wrong, whose words it keeps, and
+     * a run with --on-reorg rollback starts over on it), else undefined. Unlike `check`, a block
+     * not served is no move here (a replica behind: the failure says more), and the block is asked
+     * for at most MOVE_ASK_MS (a source that is down does not hold the failure back); records nothing.
      */
-    readonly moved: Effect.Effect<LakeIdentityError | undefined>
+    readonly moved: (failure: { readonly message?: string }) => Effect.Effect<LakeIdentityError | undefined>
     /**
      * Where the lake holds no blocks (its anchors are all it knows of its history): the block at a
      * commit's top height, read before the commit's check, and the step that records it as an
@@ -387,11 +406,17 @@ export const historyGuard = (
       message: `${root} was rolled back during this run (chain-lake rollback): nothing more of it was committed; run the export again`
     })
     let unrecorded = chain.unrecorded ? chain.id : undefined
-    const moved = Effect.match(source.blockHash(anchor.height), {
-      onFailure: () => undefined,
-      // (a block not served, as by a replica behind, is no other history: the failure says more)
-      onSuccess: (hash) => (hash === undefined || hash === anchor.hash ? undefined : changed(hash))
-    })
+    const moved = (failure: { readonly message?: string }) =>
+      Effect.match(Effect.timeoutFail(source.blockHash(anchor.height), { duration: MOVE_ASK_MS, onTimeout: () => undefined }), {
+        onFailure: () => undefined,
+        onSuccess: (hash) =>
+          hash === undefined || hash === anchor.hash
+            ? undefined
+            : new LakeIdentityError({
+                duringRun: true,
+                message: `${changed(hash).message} (what failed: ${failure.message ?? "the run"})`
+              })
+      })
     const check = Effect.gen(function* () {
       const hash = yield* source.blockHash(anchor.height)
       if (hash !== anchor.hash) return yield* Effect.fail(changed(hash))

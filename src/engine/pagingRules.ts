@@ -45,10 +45,10 @@ export const newestRowUnaddressable = (nextKey: string | null, sequence: number 
     ? `its newest row names next_key ${nextKey}, which is no sequence cursor: its rows cannot be addressed by sequence`
     : undefined
 
-/** No row after sequence `after`, where the list's newest row is sequence `newest` further on: the answers come from lists of different lengths. */
-export const rowMissingBelowNewest = (after: number, newest: number): string | undefined =>
-  after < newest
-    ? `no row follows sequence ${after}, yet the list's newest row is sequence ${newest}: the indexer's answers disagree (a replica behind the others, or a cache that ignores Cache-Control: no-cache); nothing was written: rerun once they agree`
+/** No row after sequence `after`, where the list's newest row is sequence `newestSequence` further on: the answers come from lists of different lengths. */
+export const rowMissingBelowNewest = (after: number, newestSequence: number): string | undefined =>
+  after < newestSequence
+    ? `no row follows sequence ${after}, yet the list's newest row is sequence ${newestSequence}: the indexer's answers disagree (a replica behind the others, or a cache that ignores Cache-Control: no-cache); nothing was written: rerun once they agree`
     : undefined
 
 /** A row past a position list's total at a height already asked for: the total is lower than the data (a stale count). */
@@ -84,7 +84,7 @@ export const outsideShard = (
 ): string | undefined => {
   if (unit === "height") return height < a || height >= b ? `height ${height} is outside the shard ${a}..${b - 1}` : undefined
   return asked && (height < asked[0] || height > asked[1])
-    ? `a record at height ${height} stands at positions ${a}..${b - 1}, which were found to hold heights ${asked[0]}..${asked[1]}: the indexer's answers disagree (a replica behind the others, or a cache that ignores Cache-Control: no-cache)`
+    ? `a record at height ${height} came among positions ${a}..${b - 1}, which were found to hold heights ${asked[0]}..${asked[1]}: the indexer's answers disagree (a replica behind the others, or a cache that ignores Cache-Control: no-cache)`
     : undefined
 }
 

@@ -102,7 +102,10 @@ export const runShard = (
     const files = makeShardFiles({ ...settings, list, targets, range: [a, b], staging: lake.staging, sink: yield* ParquetSink })
     /** the targets still written: one whose commit another writer's refused is read again later (gaps), not here */
     const active = targets.map(() => true)
-    const order = recordOrder(list, [a, b], settings.chainId, settings.positionHeights[list.id])
+    const asked = settings.positionHeights[list.id]
+    // (the plan names the heights of every position list it shards: without them the check would be off)
+    if (list.unit === "position" && asked === undefined) return yield* Effect.die(new Error(`no heights planned for ${list.id}`))
+    const order = recordOrder(list, [a, b], settings.chainId, asked)
     const ingest = pageIngest({ source, list, targets, active, files, order, settings, events, root: lake.root })
     const commits = shardCommits(targets, [a, b], active, files, events, lake)
     /*

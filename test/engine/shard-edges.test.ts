@@ -139,7 +139,7 @@ describe("a shard's edges", () => {
     expect(err._tag).toBe("IndexerPagingError")
     expect(err.message).toMatch(
       new RegExp(
-        `^a record at height ${tip + 1} stands at positions \\d+\\.\\.\\d+, which were found to hold heights 1\\.\\.${tip}: the indexer's answers disagree`
+        `^a record at height ${tip + 1} came among positions \\d+\\.\\.\\d+, which were found to hold heights 1\\.\\.${tip}: the indexer's answers disagree`
       )
     )
     const files = manifestOf(out, "txs").files
