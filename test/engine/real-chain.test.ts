@@ -471,10 +471,12 @@ describe("a plan read at a growing tip", () => {
       }
     ))
 
-  it("a block's cosmos txs read from a replica two blocks behind (its by_height answers no tx at the tip's heights): a synthetic receipt there whose cosmos tx is not found is refused, not committed with no link", () =>
+  it("a block's cosmos txs read from a replica two blocks behind (its txs pages and by_height answer no tx at the tip's heights): a synthetic receipt there whose cosmos tx is not found is refused, not committed with no link", () =>
     throughReplicas(
       { seed: 15, blocks: 60, lag: 2 },
-      (request) => request.path.startsWith("/indexer/tx/v1/txs/by_height/"),
+      (request) =>
+        request.path.startsWith("/indexer/tx/v1/txs/by_height/") ||
+        (request.path.startsWith("/indexer/tx/v1/txs?") && request.url.searchParams.has("pagination.key")),
       async (url, full) => {
         const tip = full.chain.tip
         const synthetic = [tip - 1, tip].filter((h) => full.chain.evmTxsAt(h).some((t) => !full.chain.isEvmTx(t.plan)))

@@ -12,6 +12,7 @@ import type { IndexerError } from "../../indexer/errors.js"
 import { INDEXER, listRef } from "../../indexer/endpoints.js"
 import { invalidRecord, untrustedPaging } from "./failures.js"
 import type { PageReader } from "./pages.js"
+import { makeTxWalk } from "./txWalk.js"
 
 /** the documented default page size */
 const TX_HASH_PAGE = 100
@@ -45,26 +46,40 @@ const readHashes = (page: PageReader, height: number, hashes: Array<string>): Ef
 /** The cosmos tx hashes at each height asked, read through `page` and remembered until `forget`. */
 export const makeCosmosTxHashes = (page: PageReader) => {
   const hashesAt = new Map<number, ReadonlyArray<string>>()
+  const txWalk = makeTxWalk(page)
+  const remember = (height: number, hashes: ReadonlyArray<string>) => {
+    // Stryker disable next-line all: bounds memory only; no answer changes
+    if (hashesAt.size >= TX_HASH_CACHE) hashesAt.clear()
+    hashesAt.set(height, hashes)
+  }
   const hashesOf = (height: number): Effect.Effect<ReadonlyArray<string>, IndexerError> =>
     Effect.suspend(() => {
       const known = hashesAt.get(height)
       if (known) return Effect.succeed(known)
       const hashes: Array<string> = []
-      return readHashes(page, height, hashes).pipe(
-        Effect.map(() => {
-          // Stryker disable next-line all: bounds memory only; no answer changes
-          if (hashesAt.size >= TX_HASH_CACHE) hashesAt.clear()
-          hashesAt.set(height, hashes)
-          return hashes
-        })
+      return Effect.as(
+        Effect.tap(readHashes(page, height, hashes), () => remember(height, hashes)),
+        hashes
       )
     })
+  /** the heights of `heights` not known yet, read by a walk of the txs list where its search costs fewer probes than they are blocks */
+  const walkFor = (heights: ReadonlyArray<number>) =>
+    Effect.gen(function* () {
+      const unknown = heights.filter((h) => !hashesAt.has(h)).sort((a, b) => a - b)
+      if (unknown.length < 2 || (yield* txWalk.searchCost(unknown[0])) >= unknown.length) return
+      const walked = yield* txWalk.walk(unknown[0], unknown.at(-1)!, new Set(unknown))
+      for (const h of unknown) if (h < walked.wholeBelow) remember(h, walked.hashes.get(h) ?? [])
+    })
   return {
-    // the blocks of one page at once: the client's request limiter bounds what is in flight
+    // a page's blocks walked where that pays, the rest by height at once: the client's request limiter bounds what is in flight
     hashesAt: (heights: ReadonlyArray<number>): Effect.Effect<ReadonlyMap<number, ReadonlyArray<string>>, IndexerError> =>
-      Effect.forEach(heights, (h) => Effect.map(hashesOf(h), (hashes) => [h, hashes] as const), { concurrency: "unbounded" }).pipe(
-        Effect.map((pairs) => new Map(pairs))
-      ),
-    forget: () => hashesAt.clear()
+      Effect.zipRight(
+        walkFor(heights),
+        Effect.forEach(heights, (h) => Effect.map(hashesOf(h), (hashes) => [h, hashes] as const), { concurrency: "unbounded" })
+      ).pipe(Effect.map((pairs) => new Map(pairs))),
+    forget: () => {
+      hashesAt.clear()
+      txWalk.forget()
+    }
   }
 }

@@ -1,0 +1,165 @@
+/**
+ * The txs list read by sequence over a stretch of heights: many blocks' cosmos tx hashes in a few
+ * pages, where txs/by_height costs a request per block (cosmosTxHashes.ts chooses). Where the
+ * stretch's first tx stands is found by single-row probes (the plan's search: positions.ts),
+ * bounded by where the txs seen so far stand: a shard's next page of receipts starts where its
+ * last walk ended, so it costs no probe.
+ */
+import { Effect } from "effect"
+import type { ListPage, ListRef } from "../../engine/Source.js"
+import { restoreString } from "../../engine/pageDecode.js"
+import { misplacedPositionPage, rowMissingBelowNewest } from "../../engine/pagingRules.js"
+import { firstAtOrAbove } from "../../engine/positions.js"
+import { afterOfKey, sequenceCursor } from "../../indexer/cursors.js"
+import type { IndexerError } from "../../indexer/errors.js"
+import { INDEXER, listRef } from "../../indexer/endpoints.js"
+import { invalidRecord, untrustedPaging } from "./failures.js"
+import type { PageReader } from "./pages.js"
+
+const txsList: ListRef = listRef(INDEXER.txs)
+
+/** txs a walk's page asks for: as by_height's documented default, so a page of large txs weighs what one block's did */
+export const WALK_PAGE = 100
+/** probes asked at once in a search: few, as each is a request (a search of 10M txs costs 30) */
+const FANOUT = 2
+/** the most places of txs remembered per run (each a walk's or a probe's); beyond this all are forgotten */
+const PLACES_KEPT = 10_000
+
+/** A tx of the list: its position (sequence - 1) and height. */
+interface Place {
+  readonly position: number
+  readonly height: number
+}
+
+/** What a walk read: the hashes of each height it read whole, and the height from which it read none whole. */
+export interface Walked {
+  readonly hashes: ReadonlyMap<number, ReadonlyArray<string>>
+  readonly wholeBelow: number
+}
+
+/** A walk's height and hash of one record, or what is wrong with it. */
+const txOf = (page: ListPage, index: number): { height: number; hash: string } | IndexerError => {
+  const t = page.items[index] as { height?: unknown; txhash?: unknown }
+  const height = typeof t.height === "string" ? Number(t.height) : Number.NaN
+  if (!Number.isSafeInteger(height) || typeof t.txhash !== "string")
+    return invalidRecord(txsList, page.key, index, {
+      path: typeof t.txhash !== "string" ? "txhash" : "height",
+      message: "expected a tx with a string height and txhash"
+    })
+  return { height, hash: page.latin1 ? restoreString(t.txhash) : t.txhash }
+}
+
+export const makeTxWalk = (page: PageReader) => {
+  /** places seen, ascending by position (and so by height) */
+  let places: Array<Place> = []
+  /** MAX(sequence) when first asked: every position below it holds a tx */
+  let newest: number | undefined
+  const learn = (place: Place) => {
+    // Stryker disable next-line all: bounds memory only
+    if (places.length >= PLACES_KEPT) places = []
+    let i = places.length
+    while (i > 0 && places[i - 1].position > place.position) i--
+    if (places[i - 1]?.position !== place.position) places.splice(i, 0, place)
+  }
+  /** the page of txs after position `after` (limit `limit`), its placement checked */
+  const pageAfter = (after: number, limit: number): Effect.Effect<ListPage, IndexerError> =>
+    Effect.flatMap(page(txsList, { key: sequenceCursor(after), limit, reverse: false }), (p) => {
+      const problem = misplacedPositionPage(p.key, after, p.items.length, p.nextKey, afterOfKey("sequence", p.nextKey))
+      return problem ? Effect.fail(untrustedPaging(txsList, p.key, problem)) : Effect.succeed(p)
+    })
+  const newestSequence = Effect.suspend(() =>
+    newest !== undefined
+      ? Effect.succeed(newest)
+      : Effect.map(page(txsList, { limit: 1, reverse: true }), (p) => {
+          newest ??= p.items.length === 0 ? 0 : (afterOfKey("sequence", p.nextKey) ?? 0)
+          const tx = newest > 0 ? txOf(p, 0) : undefined
+          if (tx && !("_tag" in tx)) learn({ position: newest - 1, height: tx.height })
+          return newest
+        })
+  )
+  /** the height of the tx at `position` (null past the end: refused below the newest) */
+  const heightAt = (position: number, end: number): Effect.Effect<number | null, IndexerError> =>
+    Effect.flatMap(pageAfter(position, 1), (p) => {
+      if (p.items.length === 0) {
+        const missing = rowMissingBelowNewest(position, end)
+        return missing ? Effect.fail(untrustedPaging(txsList, p.key, missing)) : Effect.succeed(null)
+      }
+      const tx = txOf(p, 0)
+      if ("_tag" in tx) return Effect.fail(tx)
+      learn({ position, height: tx.height })
+      return Effect.succeed(tx.height)
+    })
+  /** the positions between which the first tx at or above `height` stands, as the places seen bound it: [from, to] */
+  const bounds = (height: number, end: number): readonly [number, number] => {
+    const i = places.findIndex((p) => p.height >= height)
+    const below = i < 0 ? places.at(-1) : places[i - 1]
+    return [below ? below.position + 1 : 0, i < 0 ? end : places[i].position]
+  }
+  /**
+   * Where a walk for `height` starts: the first tx at or above it, or (`near`) a tx seen below it
+   * less than a page before that (a shard's next page of receipts starts about where its last walk
+   * ended: one probe, and at most a page read more, instead of a search). `end` where none is.
+   */
+  const startOf = (height: number, end: number): Effect.Effect<number, IndexerError> =>
+    Effect.gen(function* () {
+      const [from, to] = bounds(height, end)
+      if (to <= from) return to
+      if (from > 0 && to - from > WALK_PAGE) {
+        const ahead = yield* heightAt(from + WALK_PAGE - 1, end)
+        if (ahead !== null && ahead >= height) return from
+      }
+      return from + (yield* firstAtOrAbove((k) => heightAt(from + k, end), Math.min(to, end) - from, height, FANOUT))
+    })
+  /** the probes a walk for `height` may cost before its first page: one near a tx seen, else a round of FANOUT per step of FANOUT + 1 */
+  const searchCost = (height: number, end: number) => {
+    const [from, to] = bounds(height, end)
+    return to - from <= 0 ? 0 : from > 0 ? 1 : FANOUT * Math.ceil(Math.log(to - from + 1) / Math.log(FANOUT + 1))
+  }
+  /**
+   * The hashes of the txs of heights `from`..`to`, read by sequence from where startOf says, while
+   * a page from `from` on holds a height of `wanted` on average (past that, by height costs less).
+   */
+  const walk = (from: number, to: number, wanted: ReadonlySet<number>): Effect.Effect<Walked, IndexerError> =>
+    Effect.gen(function* () {
+      const end = yield* newestSequence
+      let after = yield* startOf(from, end)
+      const hashes = new Map<number, Array<string>>()
+      let current = -1
+      /** pages that held a height from `from` on, and the heights of `wanted` they held */
+      let pages = 0
+      let found = 0
+      while (after < end && pages <= found) {
+        const p = yield* pageAfter(after, WALK_PAGE)
+        if (p.items.length === 0) break
+        if (Number((p.items.at(-1) as { height?: unknown }).height) >= from) pages++
+        for (let i = 0; i < p.items.length; i++) {
+          const tx = txOf(p, i)
+          if ("_tag" in tx) return yield* Effect.fail(tx)
+          // where heights start, for later walks: each page's ends, and the first tx past `to` (the next page of receipts starts near it)
+          if (i === 0 || i === p.items.length - 1 || tx.height > to) learn({ position: after + i, height: tx.height })
+          if (tx.height > to) return { hashes, wholeBelow: to + 1 }
+          if (tx.height !== current) {
+            // (heights go up with sequences: one that went down is another page's, refused by its placement)
+            current = tx.height
+            if (wanted.has(current)) found++
+          }
+          if (tx.height < from) continue
+          const at = hashes.get(tx.height)
+          if (at) at.push(tx.hash)
+          else hashes.set(tx.height, [tx.hash])
+        }
+        after += p.items.length
+      }
+      // the height read last may go on in the next page: whole are those below it (all, at the list's end)
+      return { hashes, wholeBelow: after >= end ? to + 1 : Math.max(from, current) }
+    })
+  return {
+    /** what a walk from `from` would cost in probes before its first page */
+    searchCost: (from: number) => Effect.map(newestSequence, (end) => searchCost(from, end)),
+    walk,
+    forget: () => {
+      places = []
+      newest = undefined
+    }
+  }
+}
