@@ -73,5 +73,6 @@ export const evmTxs = defineAppend({
   key: ["tx_hash"],
   sortKey: ["height", "tx_index"],
   partition: heightBucket("height"),
-  blockTime: true
+  blockTime: true,
+  cosmosTx: true
 })

@@ -30,7 +30,7 @@ export interface ValueOf {
  * records carry only a height, such as EVM receipts). The engine asks the source for the block
  * times of a page's heights before it makes the page's rows, for datasets that declare `blockTime`.
  * And the hashes of the cosmos txs of a block (block order, as the txs list spells them), for the
- * heights of the records their source says need them (`AppendList.cosmosTx`: an EVM
+ * heights of the records their source says need them, for datasets that declare `cosmosTx` (`AppendList.cosmosTx`: an EVM
  * receipt minievm built for a cosmos tx links to it only through them).
  */
 export interface RowContext {
@@ -133,6 +133,8 @@ export interface AppendDataset extends Common {
   readonly heightColumn: number
   /** its rows read the block time of their record's height (RowContext.blockTime) */
   readonly blockTime: boolean
+  /** its rows read the cosmos tx their record stands for (RowContext.cosmosTxHashes, AppendList.cosmosTx) */
+  readonly cosmosTx: boolean
   /** how many rows it holds at each height, as another dataset's column says it (RowsPerHeight) */
   readonly rowsPerHeight?: RowsPerHeight
   /** a record's rows, each in column order */
@@ -275,6 +277,8 @@ export const defineAppend = <R, I = R>(d: {
   readonly partition: HeightBucketPartitioning
   /** a column reads `context.blockTime` (the source's records carry a height but no time) */
   readonly blockTime?: boolean
+  /** a column reads `context.cosmosTxHashes` (the cosmos tx a record stands for: AppendList.cosmosTx) */
+  readonly cosmosTx?: boolean
   readonly rowsPerHeight?: RowsPerHeight
 }): AppendDataset => {
   const row = rowBuilder(d.columns)
@@ -290,6 +294,7 @@ export const defineAppend = <R, I = R>(d: {
     partition: d.partition,
     heightColumn: indexOf(d.partition.column, d.columns, d.name, "partition column"),
     blockTime: d.blockTime ?? false,
+    cosmosTx: d.cosmosTx ?? false,
     ...(d.rowsPerHeight ? { rowsPerHeight: d.rowsPerHeight } : {}),
     toRows: items
       ? (record: R, context: RowContext) => items(record).map((item) => row(item, context))

@@ -60,15 +60,17 @@ export const pageContextOf = (
 ): ((page: ListPage) => Effect.Effect<RowContext, SourceFailure>) => {
   // Stryker disable next-line MethodExpression: every list's datasets agree on blockTime (evm_txs' four carry it, txs' two do not), so some = every here
   const timed = targets.some((d) => d.blockTime)
-  if (!timed && !list.cosmosTx) return () => Effect.succeed(NO_CONTEXT)
+  // (the datasets of a list that read no link, evm_logs alone, neither ask for it nor are refused for it)
+  const linked = list.cosmosTx !== undefined && targets.some((d) => d.cosmosTx)
+  if (!timed && !linked) return () => Effect.succeed(NO_CONTEXT)
   return (page) => {
     const { heights, linkHeights } = heightsOf(list, page)
     return Effect.all([
       timed ? source.blockTimes([...heights]) : Effect.succeed(new Map<number, string>()),
-      linkHeights.size > 0 ? source.cosmosTxHashes([...linkHeights]) : Effect.succeed(new Map<number, ReadonlyArray<string>>())
+      linked && linkHeights.size > 0 ? source.cosmosTxHashes([...linkHeights]) : Effect.succeed(new Map<number, ReadonlyArray<string>>())
     ]).pipe(
       Effect.tap(([, cosmos]) => {
-        const problem = unlinked(list, page, cosmos)
+        const problem = linked ? unlinked(list, page, cosmos) : undefined
         return problem ? Effect.fail(source.untrustedPaging(list, page.key, problem)) : Effect.void
       }),
       Effect.map(([times, cosmos]) => ({

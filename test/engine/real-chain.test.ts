@@ -492,6 +492,11 @@ describe("a plan read at a growing tip", () => {
         // no receipt of those heights was committed, linked or not
         const files: Array<{ max_height: number }> = JSON.parse(readFileSync(join(out, "evm_txs", "_manifest.json"), "utf8")).files
         expect(files.filter((f) => f.max_height >= Math.min(...synthetic))).toEqual([])
+        // evm_logs alone reads no link: it neither asks for the blocks' cosmos txs nor is refused for them
+        const logs = tmp()
+        const l = await runCli(["export", "--indexer-url", url, "--out", logs, "--datasets", "evm_logs"])
+        expect(l.code, l.stderr).toBe(0)
+        await expectLakeMatchesChain(logs, full, ["evm_logs"])
       }
     ))
 

@@ -1,8 +1,9 @@
 /**
- * The cosmos tx hashes of a block, from txs/by_height/{h} (keyset pages walked to the end, or to its count), asked
- * only for blocks holding an EVM receipt that stands for a cosmos tx: such a receipt names its
- * cosmos tx only through a hash derived from it (datasets/evm_txs.ts). A block's hashes never
- * change within a history, so they are remembered for the run.
+ * The cosmos tx hashes of blocks, asked only for blocks holding an EVM receipt that stands for a
+ * cosmos tx: such a receipt names its cosmos tx only through a hash derived from it
+ * (datasets/evm_txs.ts). A page's blocks are read by a walk of the txs list (txWalk.ts) where that
+ * asks fewer requests, the rest from txs/by_height/{h} (keyset pages walked to the end, or to its
+ * count). A block's hashes never change within a history, so they are remembered for the run.
  */
 import { Effect, Stream } from "effect"
 import type { ListPage, ListRef } from "../../engine/Source.js"
@@ -62,11 +63,14 @@ export const makeCosmosTxHashes = (page: PageReader) => {
         hashes
       )
     })
-  /** the heights of `heights` not known yet, read by a walk of the txs list where its search costs fewer probes than they are blocks */
+  /**
+   * The heights of `heights` not known yet, read by a walk of the txs list where walks read a wanted
+   * block a page (the run's so far) and finding its start costs fewer requests than they are blocks.
+   */
   const walkFor = (heights: ReadonlyArray<number>) =>
     Effect.gen(function* () {
       const unknown = heights.filter((h) => !hashesAt.has(h)).sort((a, b) => a - b)
-      if (unknown.length < 2 || (yield* txWalk.searchCost(unknown[0])) >= unknown.length) return
+      if (unknown.length < 2 || !txWalk.pays() || (yield* txWalk.searchCost(unknown[0])) >= unknown.length) return
       const walked = yield* txWalk.walk(unknown[0], unknown.at(-1)!, new Set(unknown))
       for (const h of unknown) if (h < walked.wholeBelow) remember(h, walked.hashes.get(h) ?? [])
     })

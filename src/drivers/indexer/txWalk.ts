@@ -2,8 +2,8 @@
  * The txs list read by sequence over a stretch of heights: many blocks' cosmos tx hashes in a few
  * pages, where txs/by_height costs a request per block (cosmosTxHashes.ts chooses). Where the
  * stretch's first tx stands is found by single-row probes (the plan's search: positions.ts),
- * bounded by where the txs seen so far stand: a shard's next page of receipts starts where its
- * last walk ended, so it costs no probe.
+ * bounded by where the txs seen so far stand: a shard's next page of receipts starts about where
+ * its last walk ended, so it costs one probe at most.
  */
 import { Effect } from "effect"
 import type { ListPage, ListRef } from "../../engine/Source.js"
@@ -96,70 +96,104 @@ export const makeTxWalk = (page: PageReader) => {
     return [below ? below.position + 1 : 0, i < 0 ? end : places[i].position]
   }
   /**
-   * Where a walk for `height` starts: the first tx at or above it, or (`near`) a tx seen below it
-   * less than a page before that (a shard's next page of receipts starts about where its last walk
-   * ended: one probe, and at most a page read more, instead of a search). `end` where none is.
+   * Where a walk for `height` starts: the first tx at or above it, or a tx seen below it less than
+   * a page before that (a shard's next page of receipts starts about where its last walk ended: at
+   * most one probe, and at most a page read more, instead of a search). `end` where none is.
    */
   const startOf = (height: number, end: number): Effect.Effect<number, IndexerError> =>
     Effect.gen(function* () {
       const [from, to] = bounds(height, end)
       if (to <= from) return to
-      if (from > 0 && to - from > WALK_PAGE) {
+      if (from > 0 && to - from <= WALK_PAGE) return from
+      // past the probe a page on, the search need not look below it
+      let lowest = from
+      if (from > 0) {
         const ahead = yield* heightAt(from + WALK_PAGE - 1, end)
         if (ahead !== null && ahead >= height) return from
+        lowest = from + WALK_PAGE
       }
-      return from + (yield* firstAtOrAbove((k) => heightAt(from + k, end), Math.min(to, end) - from, height, FANOUT))
+      return lowest + (yield* firstAtOrAbove((k) => heightAt(lowest + k, end), Math.min(to, end) - lowest, height, FANOUT))
     })
-  /** the probes a walk for `height` may cost before its first page: one near a tx seen, else a round of FANOUT per step of FANOUT + 1 */
+  /** the requests a walk for `height` costs before its first page, at most: startOf's probe and search */
   const searchCost = (height: number, end: number) => {
     const [from, to] = bounds(height, end)
-    return to - from <= 0 ? 0 : from > 0 ? 1 : FANOUT * Math.ceil(Math.log(to - from + 1) / Math.log(FANOUT + 1))
+    if (to - from <= (from > 0 ? WALK_PAGE : 0)) return 0
+    return (from > 0 ? 1 : 0) + FANOUT * Math.ceil(Math.log(to - from + 1) / Math.log(FANOUT + 1))
   }
+  /** wanted heights found and pages read by the run's walks: where they found fewer than one a page, by height costs less */
+  let found = 0
+  let paged = 0
+  const pays = () => paged < 4 || found >= paged
   /**
    * The hashes of the txs of heights `from`..`to`, read by sequence from where startOf says, while
-   * a page from `from` on holds a height of `wanted` on average (past that, by height costs less).
+   * the pages from `from` on hold a height of `wanted` each on average (past that, by height asks
+   * fewer requests; the bytes of the txs between wanted heights are read either way).
    */
   const walk = (from: number, to: number, wanted: ReadonlySet<number>): Effect.Effect<Walked, IndexerError> =>
     Effect.gen(function* () {
       const end = yield* newestSequence
       let after = yield* startOf(from, end)
-      const hashes = new Map<number, Array<string>>()
-      let current = -1
-      /** pages that held a height from `from` on, and the heights of `wanted` they held */
-      let pages = 0
-      let found = 0
-      while (after < end && pages <= found) {
+      const read = readHeights(from, to, wanted)
+      while (after < end && read.pays()) {
         const p = yield* pageAfter(after, WALK_PAGE)
         if (p.items.length === 0) break
-        if (Number((p.items.at(-1) as { height?: unknown }).height) >= from) pages++
         for (let i = 0; i < p.items.length; i++) {
           const tx = txOf(p, i)
           if ("_tag" in tx) return yield* Effect.fail(tx)
           // where heights start, for later walks: each page's ends, and the first tx past `to` (the next page of receipts starts near it)
           if (i === 0 || i === p.items.length - 1 || tx.height > to) learn({ position: after + i, height: tx.height })
-          if (tx.height > to) return { hashes, wholeBelow: to + 1 }
-          if (tx.height !== current) {
-            // (heights go up with sequences: one that went down is another page's, refused by its placement)
-            current = tx.height
-            if (wanted.has(current)) found++
-          }
-          if (tx.height < from) continue
-          const at = hashes.get(tx.height)
-          if (at) at.push(tx.hash)
-          else hashes.set(tx.height, [tx.hash])
+          if (tx.height > to) return read.done(true)
+          read.tx(tx.height, tx.hash)
         }
+        read.paged(Number((p.items.at(-1) as { height?: unknown }).height) >= from)
         after += p.items.length
       }
-      // the height read last may go on in the next page: whole are those below it (all, at the list's end)
-      return { hashes, wholeBelow: after >= end ? to + 1 : Math.max(from, current) }
+      // at the list's end every height up to `to` was read whole: the list holds every block up to the tip /status named when
+      // the run began (Rollytics writes a block's txs, receipts and block row in one transaction), and `newest` was read after
+      return read.done(after >= end)
     })
+  /** The hashes a walk of heights `from`..`to` collects, and whether it still pays (the run's walks together: `found`, `paged`). */
+  const readHeights = (from: number, to: number, wanted: ReadonlySet<number>) => {
+    const hashes = new Map<number, Array<string>>()
+    let current = -1
+    let pages = 0
+    let hits = 0
+    return {
+      tx: (height: number, hash: string) => {
+        if (height !== current) {
+          // (heights go up with sequences: one that went down is another page's, refused by its placement)
+          current = height
+          if (wanted.has(height)) hits++
+        }
+        if (height < from) return
+        const at = hashes.get(height)
+        if (at) at.push(hash)
+        else hashes.set(height, [hash])
+      },
+      /** a page read; `reached`: it held a height from `from` on (the pages a near start read below it do not count) */
+      paged: (reached: boolean) => {
+        if (reached) pages++
+      },
+      pays: () => pages <= hits,
+      /** what was read: every height up to `to` where `whole` (the walk passed it, or the list ended), else those below the height read last */
+      done: (whole: boolean): Walked => {
+        found += hits
+        paged += pages
+        return { hashes, wholeBelow: whole ? to + 1 : Math.max(from, current) }
+      }
+    }
+  }
   return {
-    /** what a walk from `from` would cost in probes before its first page */
+    /** what a walk from `from` costs in requests before its first page, at most */
     searchCost: (from: number) => Effect.map(newestSequence, (end) => searchCost(from, end)),
+    /** whether the run's walks so far read at least one wanted height a page (the first few always do) */
+    pays,
     walk,
     forget: () => {
       places = []
       newest = undefined
+      found = 0
+      paged = 0
     }
   }
 }
