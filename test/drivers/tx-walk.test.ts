@@ -91,7 +91,11 @@ const withHashes = <A>(
       Effect.provide(layerIndexerSource.pipe(Layer.provide(indexerLayer(url, { concurrency: 4, rps: 0 }, FAST_RETRY))))
     )
   )
-const tally = (asked: ReadonlyArray<Asked>) => asked.reduce<Partial<Record<Asked, number>>>((t, a) => ({ ...t, [a]: (t[a] ?? 0) + 1 }), {})
+const tally = (asked: ReadonlyArray<Asked>) => {
+  const t: Partial<Record<Asked, number>> = {}
+  for (const a of asked) t[a] = (t[a] ?? 0) + 1
+  return t
+}
 const range = (first: number, n: number, step: number) => Array.from({ length: n }, (_, i) => first + i * step)
 
 describe("the cosmos tx hashes of blocks", () => {
