@@ -7,21 +7,22 @@ import { resolve } from "node:path"
 import { Console, Effect } from "effect"
 import { isLake } from "../analytics/Analytics.js"
 import { DATASETS } from "../datasets/index.js"
-import { describeRollback, lakeHoldings, plannedRollback, rollbackLake } from "../engine/rollback.js"
+import { belowCut, describeRollback, lakeHoldings, plannedRollback, rollbackLake } from "../engine/rollback.js"
 import { lowestHeight } from "../lake/manifest.js"
 import { layerLake } from "../lake/writer.js"
 import { isS3Url } from "../s3/s3.js"
 import { UserError } from "./errors.js"
 import { integerOption } from "./integers.js"
 
-/** What a dry run says: what each dataset would lose. */
+/** What a dry run says: what each dataset would lose (and what of it is at or below the height). */
 const dryRun = (toHeight: number) =>
-  Effect.map(plannedRollback(DATASETS, toHeight), (planned) =>
-    planned.map(
+  Effect.map(plannedRollback(DATASETS, toHeight), (planned) => [
+    ...planned.map(
       (p) =>
-        `${p.dataset}: ${p.rowsDropped} rows dropped${p.snapshotsDropped > 0 ? `, ${p.snapshotsDropped} snapshot${p.snapshotsDropped > 1 ? "s" : ""}` : ""} (${p.filesDropped} files dropped, ${p.filesRewritten} rewritten)`
-    )
-  )
+        `${p.dataset}: ${p.rowsDropped} rows dropped${p.droppedFrom !== undefined ? ` from height ${p.droppedFrom}` : ""}${p.snapshotsDropped > 0 ? `, ${p.snapshotsDropped} snapshot${p.snapshotsDropped > 1 ? "s" : ""}` : ""} (${p.filesDropped} files dropped, ${p.filesRewritten} rewritten)`
+    ),
+    ...(planned.some((p) => p.droppedFrom !== undefined) ? [belowCut(planned, toHeight).slice(2)] : [])
+  ])
 
 /** The lowest height of a row the lake holds (Infinity for none). */
 const lowestHeld = Effect.map(lakeHoldings(DATASETS, []), ({ manifests }) => Math.min(Infinity, ...manifests.map(lowestHeight)))
@@ -31,7 +32,9 @@ export const rollbackCommand = Command.make(
   {
     data: Options.text("data").pipe(Options.withDefault("data"), Options.withDescription("the lake to roll back (a folder)")),
     toHeight: integerOption("to-height").pipe(
-      Options.withDescription("the last height to keep: every row of the chain above it is dropped")
+      Options.withDescription(
+        "the last height to keep: every row of the chain above it is dropped (a tx-family file holding heights on both sides of it goes whole: those rows are read again by the next export)"
+      )
     ),
     dryRun: Options.boolean("dry-run").pipe(Options.withDescription("say what would be dropped; change nothing"))
   },

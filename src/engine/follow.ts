@@ -54,6 +54,14 @@ const followRounds = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, f
     // the watermarks the followed datasets export up to (internal txs lag the tip: their own mark)
     const marks = [...new Set(catalog.flatMap((d) => (d.kind === "append" && datasets.includes(d.name) ? [d.list.watermark] : [])))]
     const { untilHeight } = follow
+    /** the height a round planned its datasets of watermark `m` up to (Infinity where it planned none: they are skipped) */
+    const planned = (report: ExportReport, m: string) =>
+      Math.min(
+        ...report.plans.flatMap((p) => {
+          const d = catalog.find((x) => x.name === p.dataset)
+          return d?.kind === "append" && d.list.watermark === m ? [p.heights?.[1] ?? -1] : []
+        })
+      )
     let last = ""
     let lastTip = -1
     let since = new Date()
@@ -131,16 +139,18 @@ const followRounds = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, f
         disagreeing = 0
         lastReport = report
         follow.onRound?.(lastReport)
-        // a round that wrote short of its tip (the indexer did not serve the tip's block yet) is run again at the next poll
-        last = lastReport.writtenTo === undefined ? now : ""
+        // a round that wrote short of its tip (the indexer did not serve the tip's block yet), or
+        // planned below what this poll saw (its /status answered by a replica behind), is run again at the next poll
+        const behind = marks.some((m) => planned(report, m) < Math.min(untilHeight ?? Infinity, status.watermarks[m] ?? Infinity))
+        last = lastReport.writtenTo === undefined && !behind ? now : ""
       }
       const short = lastReport?.writtenTo !== undefined && lastReport.writtenTo < (untilHeight ?? Infinity)
       if (untilHeight !== undefined && lastReport && !short) {
         const settled = marks.filter(
           (m) => (status.watermarks[m] ?? untilHeight) < untilHeight && status.tip >= untilHeight && still.get(m)!.polls >= settlePolls
         )
-        // done once every followed dataset reached the height (a mark the source lacks: its dataset is skipped)
-        if (marks.every((m) => (status.watermarks[m] ?? untilHeight) >= untilHeight || settled.includes(m))) {
+        // done once every followed dataset's round planned up to the height (a mark the source lacks: its dataset is skipped)
+        if (marks.every((m) => planned(lastReport!, m) >= untilHeight || settled.includes(m))) {
           yield* compact(2)
           if (settled.length > 0)
             return yield* new ExportError({

@@ -333,6 +333,9 @@ export const anchorIdentity = (top: number) =>
 
 /** how long a failed run asks whether its source moved to another history (HistoryGuard.moved) */
 const MOVE_ASK_MS = 5_000
+/** how many times a commit's check asks for an anchored block the source does not serve, and the pause between (HistoryGuard.check) */
+const UNSERVED_ASKS = 5
+const UNSERVED_PAUSE = "300 millis"
 
 /**
  * `effect` under the run's `guard`: a failure while the source moved to another history is said as
@@ -417,8 +420,14 @@ export const historyGuard = (
                 message: `${changed(hash).message} (what failed: ${failure.message ?? "the run"})`
               })
       })
+    const servedHash = (asks: number): Effect.Effect<string | undefined, SourceFailure> =>
+      Effect.flatMap(source.blockHash(anchor.height), (hash) =>
+        hash !== undefined || asks <= 1 ? Effect.succeed(hash) : Effect.zipRight(Effect.sleep(UNSERVED_PAUSE), servedHash(asks - 1))
+      )
     const check = Effect.gen(function* () {
-      const hash = yield* source.blockHash(anchor.height)
+      // a block not served is asked again a few times: behind a load balancer, a replica a block or
+      // two behind does not serve the tip the run anchored, and the next answer is often another's
+      const hash = yield* servedHash(UNSERVED_ASKS)
       if (hash !== anchor.hash) return yield* Effect.fail(changed(hash))
       const now = yield* manifests.identity
       if (now?.rollback || (now?.reorgs ?? []).length > rollbacks) return yield* Effect.fail(rolledBack)

@@ -109,6 +109,14 @@ export interface DatasetRollback {
   readonly filesDropped: number
   readonly filesRewritten: number
   readonly snapshotsDropped: number
+  /** where files holding heights on both sides of the cut went whole (position datasets): the lowest height they held, at or below the cut */
+  readonly droppedFrom?: number
+}
+
+/** The lowest height of `dropped` where it is at or below `height` (rows the cut took below it, read again by the next export). */
+const droppedBelow = (dropped: ReadonlyArray<CommittedFile>, height: number): { readonly droppedFrom?: number } => {
+  const lowest = Math.min(...dropped.map((f) => f.min_height ?? Infinity))
+  return lowest <= height ? { droppedFrom: lowest } : {}
 }
 
 /** The column of `d` a cut reads heights from. */
@@ -172,7 +180,8 @@ export const rollbackDataset = (d: Dataset, height: number, lakeTop = Infinity) 
         rowsDropped: replaced.reduce((s, f) => s + f.rows, 0) - rewritten.reduce((s, f) => s + f.rows, 0),
         filesDropped: cut.drop.length,
         filesRewritten: cut.trim.length,
-        snapshotsDropped: m.snapshots.length - cut.snapshots.length
+        snapshotsDropped: m.snapshots.length - cut.snapshots.length,
+        ...droppedBelow(cut.drop, height)
       }
     }
     return yield* new RollbackError({
@@ -244,7 +253,8 @@ export const plannedRollback = (catalog: ReadonlyArray<Dataset>, height: number)
         rowsDropped: cut.drop.reduce((s, f) => s + f.rows, 0) + Number(above.n),
         filesDropped: cut.drop.length,
         filesRewritten: cut.trim.length,
-        snapshotsDropped: m.snapshots.length - cut.snapshots.length
+        snapshotsDropped: m.snapshots.length - cut.snapshots.length,
+        ...droppedBelow(cut.drop, height)
       })
     }
     return planned
@@ -339,7 +349,14 @@ export const describeRollback = (root: string, r: RollbackReport): string => {
   const lost = r.datasets.filter((d) => d.rowsDropped > 0 || d.filesDropped > 0 || d.snapshotsDropped > 0)
   const parts = lost.map(
     (d) =>
-      `${d.dataset} ${d.rowsDropped} rows${d.snapshotsDropped > 0 ? ` (${d.snapshotsDropped} snapshot${d.snapshotsDropped > 1 ? "s" : ""})` : ""}`
+      `${d.dataset} ${d.rowsDropped} rows${d.droppedFrom !== undefined ? ` from height ${d.droppedFrom}` : ""}${d.snapshotsDropped > 0 ? ` (${d.snapshotsDropped} snapshot${d.snapshotsDropped > 1 ? "s" : ""})` : ""}`
   )
-  return `rolled ${root} back from height ${r.fromHeight} to ${r.toHeight}: ${parts.length > 0 ? `dropped ${parts.join(", ")}` : "no rows above it (anchors dropped)"}; logged in _lake.json (reorgs)`
+  return `rolled ${root} back from height ${r.fromHeight} to ${r.toHeight}: ${parts.length > 0 ? `dropped ${parts.join(", ")}` : "no rows above it (anchors dropped)"}; logged in _lake.json (reorgs)${belowCut(lost, r.toHeight)}`
+}
+
+/** What a cut took at or below its height (position datasets' files holding heights on both sides go whole), said, or "". */
+export const belowCut = (datasets: ReadonlyArray<DatasetRollback>, height: number): string => {
+  const below = datasets.filter((d) => d.droppedFrom !== undefined)
+  if (below.length === 0) return ""
+  return `. ${below.map((d) => `${d.dataset} from height ${d.droppedFrom}`).join(", ")}: files holding heights on both sides of ${height} went whole (which of their rows end at it is not recorded), so those datasets lack rows at or below ${height} until the next export reads them again`
 }

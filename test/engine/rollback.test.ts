@@ -123,9 +123,27 @@ describe("an indexer rolled back and re-synced to another history (same chain id
     expect(dry.stdout).toMatch(/dry run: nothing was changed/)
     expect(identity(out).reorgs).toBeUndefined()
 
+    // a txs file holding heights on both sides of the cut goes whole: said, with the lowest height it held
+    const txsFiles: Array<{ min_height: number; max_height: number }> = JSON.parse(
+      readFileSync(join(out, "txs", "_manifest.json"), "utf8")
+    ).files
+    const spanning = txsFiles.find((f) => f.min_height <= FORK && f.max_height > FORK)!
+    expect(spanning).toBeDefined()
+    expect(dry.stdout).toMatch(new RegExp(`^txs: \\d+ rows dropped from height ${spanning.min_height} `, "m"))
     const r = await runCli(["rollback", "--data", out, "--to-height", String(FORK)])
     expect(r.code, r.stderr).toBe(0)
-    expect(r.stdout).toMatch(new RegExp(`^rolled ${out} back from height 130 to ${FORK}: dropped blocks 30 rows, txs \\d+ rows`))
+    expect(r.stdout).toMatch(
+      new RegExp(`^rolled ${out} back from height 130 to ${FORK}: dropped blocks 30 rows, txs \\d+ rows from height ${spanning.min_height}`)
+    )
+    expect(r.stdout).toMatch(
+      new RegExp(
+        `txs from height ${spanning.min_height}.*: files holding heights on both sides of ${FORK} went whole .* lack rows at or below ${FORK} until the next export reads them again`
+      )
+    )
+    // nothing below the lowest height said is gone
+    expect(await count(out, "txs", `height < ${spanning.min_height}`)).toBe(
+      Array.from({ length: spanning.min_height - 1 }, (_, k) => before.chain.blockTxCount(k + 1)).reduce((a, b) => a + b, 0)
+    )
     // blocks keep exactly 1..FORK; the tx families keep nothing above it
     expect(await count(out, "blocks")).toBe(FORK)
     expect(await count(out, "blocks", `height > ${FORK}`)).toBe(0)
