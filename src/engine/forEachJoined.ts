@@ -5,9 +5,12 @@
  * fiber's observer), so a sibling still inside an uninterruptible commit outlived the run, and the
  * run's scope deleted the staging folder under it: a manifest listed a file that never arrived.
  * Here no element fails inside forEach: the first failure stops what has not started, interrupts
- * what runs (an uninterruptible part ends first), and is the result once all have ended.
+ * what runs (an uninterruptible part ends first), and is the result once all have ended. Each
+ * element runs in a fiber that only this function interrupts and awaits: one forked as a child
+ * (a race's) is awaited only when the caller's fiber ends, after the caller's finalizers ran, so
+ * a Ctrl-C closed the run (its report, its staging folder) while a commit was still under way.
  */
-import { type Cause, Deferred, Effect, Exit } from "effect"
+import { type Cause, Effect, Exit, Fiber } from "effect"
 
 export const forEachJoined = <A, E, R>(
   items: Iterable<A>,
@@ -15,22 +18,28 @@ export const forEachJoined = <A, E, R>(
   concurrency: number
 ): Effect.Effect<void, E, R> =>
   Effect.gen(function* () {
-    const stop = yield* Deferred.make<void>()
     let failure: Cause.Cause<E> | undefined
-    const stopped = Effect.zipRight(Deferred.await(stop), Effect.interrupt)
-    yield* Effect.forEach(
-      items,
-      (item) =>
-        Effect.suspend(() =>
-          failure !== undefined
-            ? Effect.void
-            : Effect.flatMap(Effect.exit(Effect.raceFirst(f(item), stopped)), (exit) => {
+    /** the elements under way, each in a fiber of its own that only this function ends, and awaits */
+    const running = new Set<Fiber.RuntimeFiber<unknown, E>>()
+    const element = (item: A) =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.suspend(() => {
+          if (failure !== undefined) return Effect.void
+          return Effect.flatMap(Effect.forkDaemon(restore(f(item))), (fiber) => {
+            running.add(fiber)
+            return restore(Fiber.await(fiber)).pipe(
+              // interrupted from outside (Ctrl-C): the element ends, an uninterruptible part first, before this does
+              Effect.onInterrupt(() => Fiber.interrupt(fiber)),
+              Effect.flatMap((exit) => {
+                running.delete(fiber)
                 if (Exit.isSuccess(exit) || failure !== undefined) return Effect.void
                 failure = exit.cause
-                return Deferred.succeed(stop, undefined)
+                return Fiber.interruptAll([...running])
               })
-        ),
-      { concurrency, discard: true }
-    )
+            )
+          })
+        })
+      )
+    yield* Effect.forEach(items, element, { concurrency, discard: true })
     if (failure !== undefined) return yield* Effect.failCause(failure)
   })

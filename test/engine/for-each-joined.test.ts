@@ -54,6 +54,19 @@ describe("forEachJoined", () => {
     expect(log.indexOf("commit done")).toBeLessThan(log.indexOf("interrupted"))
   })
 
+  it("interrupted from outside (Ctrl-C), the caller's finalizers (the run's report, its staging folder) run only once the commit under way has ended (they ran first: a race's fibers were awaited only when the caller's fiber ended)", async () => {
+    const { log, note, tasks } = scenario()
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const run = forEachJoined([tasks[1], tasks[0], tasks[0]], (t) => t, 2).pipe(Effect.onInterrupt(() => note("the run's report")))
+        const fiber = yield* Effect.fork(run)
+        yield* Effect.sleep(40)
+        yield* Fiber.interrupt(fiber)
+      })
+    )
+    expect(log.filter((m) => m !== "quick")).toEqual(["commit done", "the run's report"])
+  })
+
   it("runs every task at most `concurrency` at once when none fails", async () => {
     let running = 0
     let most = 0
