@@ -7,7 +7,7 @@ import { resolve } from "node:path"
 import { Console, Effect } from "effect"
 import { isLake } from "../analytics/Analytics.js"
 import { DATASETS } from "../datasets/index.js"
-import { belowCut, describeRollback, lakeHoldings, plannedRollback, rollbackLake } from "../engine/rollback.js"
+import { belowCut, describeRollback, fromHeight, lakeHoldings, plannedRollback, rollbackLake, snapshotsWord } from "../engine/rollback.js"
 import { lowestHeight } from "../lake/manifest.js"
 import { layerLake } from "../lake/writer.js"
 import { isS3Url } from "../s3/s3.js"
@@ -16,13 +16,16 @@ import { integerOption } from "./integers.js"
 
 /** What a dry run says: what each dataset would lose (and what of it is at or below the height). */
 const dryRun = (toHeight: number) =>
-  Effect.map(plannedRollback(DATASETS, toHeight), (planned) => [
-    ...planned.map(
-      (p) =>
-        `${p.dataset}: ${p.rowsDropped} rows dropped${p.droppedFrom !== undefined ? ` from height ${p.droppedFrom}` : ""}${p.snapshotsDropped > 0 ? `, ${p.snapshotsDropped} snapshot${p.snapshotsDropped > 1 ? "s" : ""}` : ""} (${p.filesDropped} files dropped, ${p.filesRewritten} rewritten)`
-    ),
-    ...(planned.some((p) => p.droppedFrom !== undefined) ? [belowCut(planned, toHeight).slice(2)] : [])
-  ])
+  Effect.map(plannedRollback(DATASETS, toHeight), (planned) => {
+    const below = belowCut(planned, toHeight)
+    return [
+      ...planned.map(
+        (p) =>
+          `${p.dataset}: ${p.rowsDropped} rows dropped${fromHeight(p)}${p.snapshotsDropped > 0 ? `, ${snapshotsWord(p.snapshotsDropped)}` : ""} (${p.filesDropped} files dropped, ${p.filesRewritten} rewritten)`
+      ),
+      ...(below ? [below] : [])
+    ]
+  })
 
 /** The lowest height of a row the lake holds (Infinity for none). */
 const lowestHeld = Effect.map(lakeHoldings(DATASETS, []), ({ manifests }) => Math.min(Infinity, ...manifests.map(lowestHeight)))

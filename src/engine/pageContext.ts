@@ -15,10 +15,10 @@ export class MissingBlockTime {
   constructor(readonly height: number) {}
 }
 
-/** The heights of a page's records, and those whose records need their block's cosmos txs. */
+/** The heights of a page's records, and its records that need their block's cosmos txs, with their heights. */
 const heightsOf = (list: AppendList, page: ListPage) => {
   const heights = new Set<number>()
-  const linkHeights = new Set<number>()
+  const linking: Array<{ readonly item: unknown; readonly height: number }> = []
   for (const item of page.items) {
     // a record that breaks its schema fails (or is quarantined) when decoded; its height is not asked for
     let h = Number.NaN
@@ -30,24 +30,24 @@ const heightsOf = (list: AppendList, page: ListPage) => {
     // Stryker disable next-line all: a record with no usable height fails its schema in decodeRecord before any row asks for a time
     if (Number.isSafeInteger(h) && h > 0) {
       heights.add(h)
-      if (link) linkHeights.add(h)
+      if (link) linking.push({ item, height: h })
     }
   }
-  return { heights, linkHeights }
+  return { heights, linking }
 }
 
-/** The first record of `page` whose cosmos tx is not among its block's `cosmos` hashes, as cosmosTxNotFound says it; else undefined. */
-const unlinked = (list: AppendList, page: ListPage, cosmos: ReadonlyMap<number, ReadonlyArray<string>>): string | undefined => {
-  for (const item of page.items) {
+/** The first of `linking` whose cosmos tx is not among its block's `cosmos` hashes, as cosmosTxNotFound says it; else undefined. */
+const unlinked = (
+  list: AppendList,
+  linking: ReadonlyArray<{ readonly item: unknown; readonly height: number }>,
+  cosmos: ReadonlyMap<number, ReadonlyArray<string>>
+): string | undefined => {
+  for (const { item, height } of linking) {
+    const hashes = cosmos.get(height) ?? []
     // (a record that breaks its schema fails, or is quarantined, when decoded)
-    let found: { id: string; height: number; count: number } | undefined
     try {
-      if (list.cosmosTx?.needed(item) !== true) continue
-      const height = list.heightOf(item)
-      const hashes = cosmos.get(height) ?? []
-      if (list.cosmosTx.of(item, hashes) === undefined) found = { id: list.identityOf(item), height, count: hashes.length }
+      if (list.cosmosTx!.of(item, hashes) === undefined) return cosmosTxNotFound(list.identityOf(item), height, hashes.length)
     } catch {}
-    if (found) return cosmosTxNotFound(found.id, found.height, found.count)
   }
   return undefined
 }
@@ -64,13 +64,15 @@ export const pageContextOf = (
   const linked = list.cosmosTx !== undefined && targets.some((d) => d.cosmosTx)
   if (!timed && !linked) return () => Effect.succeed(NO_CONTEXT)
   return (page) => {
-    const { heights, linkHeights } = heightsOf(list, page)
+    const { heights, linking } = heightsOf(list, page)
     return Effect.all([
       timed ? source.blockTimes([...heights]) : Effect.succeed(new Map<number, string>()),
-      linked && linkHeights.size > 0 ? source.cosmosTxHashes([...linkHeights]) : Effect.succeed(new Map<number, ReadonlyArray<string>>())
+      linked && linking.length > 0
+        ? source.cosmosTxHashes([...new Set(linking.map((l) => l.height))])
+        : Effect.succeed(new Map<number, ReadonlyArray<string>>())
     ]).pipe(
       Effect.tap(([, cosmos]) => {
-        const problem = linked ? unlinked(list, page, cosmos) : undefined
+        const problem = linked ? unlinked(list, linking, cosmos) : undefined
         return problem ? Effect.fail(source.untrustedPaging(list, page.key, problem)) : Effect.void
       }),
       Effect.map(([times, cosmos]) => ({

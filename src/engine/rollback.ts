@@ -24,7 +24,7 @@ import { randomBytes } from "node:crypto"
 import { join } from "node:path"
 import { Data, Effect } from "effect"
 import { Manifests, type ManifestError, type CommittedFile, type CommittedSnapshot, type Manifest } from "../lake/Manifests.js"
-import { highestHeight, type Reorg } from "../lake/manifest.js"
+import { highestHeight, lowestHeight, type Reorg } from "../lake/manifest.js"
 import { mergedFile, snapshotHeightOf } from "../lake/layout.js"
 import { ParquetSink, type SinkError } from "../lake/ParquetSink.js"
 import { quoteIdent, sqlString, sqlStringList } from "../lake/sql.js"
@@ -113,10 +113,18 @@ export interface DatasetRollback {
   readonly droppedFrom?: number
 }
 
-/** The lowest height of `dropped` where it is at or below `height` (rows the cut took below it, read again by the next export). */
-const droppedBelow = (dropped: ReadonlyArray<CommittedFile>, height: number): { readonly droppedFrom?: number } => {
-  const lowest = Math.min(...dropped.map((f) => f.min_height ?? Infinity))
-  return lowest <= height ? { droppedFrom: lowest } : {}
+/** What cutting `m` to `height` as `cut` took from its dataset, `rowsDropped` rows in all. */
+const cutTook = (m: Manifest, cut: Cut, height: number, rowsDropped: number): DatasetRollback => {
+  // rows the cut took at or below the height (files holding heights on both sides went whole), read again by the next export
+  const lowest = lowestHeight({ files: cut.drop })
+  return {
+    dataset: m.dataset,
+    rowsDropped,
+    filesDropped: cut.drop.length,
+    filesRewritten: cut.trim.length,
+    snapshotsDropped: m.snapshots.length - cut.snapshots.length,
+    ...(lowest <= height ? { droppedFrom: lowest } : {})
+  }
 }
 
 /** The column of `d` a cut reads heights from. */
@@ -166,8 +174,7 @@ export const rollbackDataset = (d: Dataset, height: number, lakeTop = Infinity) 
       const m = yield* manifests.get(d.name)
       if (!m) return undefined
       const cut = planCut(m, height, lakeTop)
-      const done: DatasetRollback = { dataset: d.name, rowsDropped: 0, filesDropped: 0, filesRewritten: 0, snapshotsDropped: 0 }
-      if (isNoop(cut, m)) return done
+      if (isNoop(cut, m)) return cutTook(m, cut, height, 0)
       const rewritten: Array<CommittedFile> = []
       for (const f of cut.trim) rewritten.push(yield* trimFile(d, m, f, height))
       const replaced = [...cut.drop, ...cut.trim]
@@ -175,14 +182,7 @@ export const rollbackDataset = (d: Dataset, height: number, lakeTop = Infinity) 
         manifests.commitRollback(m, replaced, rewritten, { committed: cut.committed, snapshots: cut.snapshots })
       )
       if (!outcome.committed) continue
-      return {
-        ...done,
-        rowsDropped: replaced.reduce((s, f) => s + f.rows, 0) - rewritten.reduce((s, f) => s + f.rows, 0),
-        filesDropped: cut.drop.length,
-        filesRewritten: cut.trim.length,
-        snapshotsDropped: m.snapshots.length - cut.snapshots.length,
-        ...droppedBelow(cut.drop, height)
-      }
+      return cutTook(m, cut, height, replaced.reduce((s, f) => s + f.rows, 0) - rewritten.reduce((s, f) => s + f.rows, 0))
     }
     return yield* new RollbackError({
       message: `${d.name}: its manifest changed under the rollback ${CUT_TRIES} times (another writer is committing to it): stop the other writers and run the rollback again`
@@ -248,14 +248,7 @@ export const plannedRollback = (catalog: ReadonlyArray<Dataset>, height: number)
           : yield* sink.query(
               `SELECT count(*)::BIGINT AS n FROM read_parquet(${sqlStringList(files)}) WHERE ${heightColumnOf(d)} > ${height}`
             )
-      planned.push({
-        dataset: d.name,
-        rowsDropped: cut.drop.reduce((s, f) => s + f.rows, 0) + Number(above.n),
-        filesDropped: cut.drop.length,
-        filesRewritten: cut.trim.length,
-        snapshotsDropped: m.snapshots.length - cut.snapshots.length,
-        ...droppedBelow(cut.drop, height)
-      })
+      planned.push(cutTook(m, cut, height, cut.drop.reduce((s, f) => s + f.rows, 0) + Number(above.n)))
     }
     return planned
   })
@@ -348,15 +341,21 @@ export const describeRollback = (root: string, r: RollbackReport): string => {
   if (r.unchanged) return `${root} holds nothing above height ${r.toHeight}: nothing to roll back`
   const lost = r.datasets.filter((d) => d.rowsDropped > 0 || d.filesDropped > 0 || d.snapshotsDropped > 0)
   const parts = lost.map(
-    (d) =>
-      `${d.dataset} ${d.rowsDropped} rows${d.droppedFrom !== undefined ? ` from height ${d.droppedFrom}` : ""}${d.snapshotsDropped > 0 ? ` (${d.snapshotsDropped} snapshot${d.snapshotsDropped > 1 ? "s" : ""})` : ""}`
+    (d) => `${d.dataset} ${d.rowsDropped} rows${fromHeight(d)}${d.snapshotsDropped > 0 ? ` (${snapshotsWord(d.snapshotsDropped)})` : ""}`
   )
-  return `rolled ${root} back from height ${r.fromHeight} to ${r.toHeight}: ${parts.length > 0 ? `dropped ${parts.join(", ")}` : "no rows above it (anchors dropped)"}; logged in _lake.json (reorgs)${belowCut(lost, r.toHeight)}`
+  const below = belowCut(lost, r.toHeight)
+  return `rolled ${root} back from height ${r.fromHeight} to ${r.toHeight}: ${parts.length > 0 ? `dropped ${parts.join(", ")}` : "no rows above it (anchors dropped)"}; logged in _lake.json (reorgs)${below ? `. ${below}` : ""}`
 }
 
-/** What a cut took at or below its height (position datasets' files holding heights on both sides go whole), said, or "". */
-export const belowCut = (datasets: ReadonlyArray<DatasetRollback>, height: number): string => {
+/** " from height H" where a dataset's cut took rows at or below its height, else "". */
+export const fromHeight = (d: DatasetRollback) => (d.droppedFrom !== undefined ? ` from height ${d.droppedFrom}` : "")
+
+/** "1 snapshot", "2 snapshots" */
+export const snapshotsWord = (n: number) => `${n} snapshot${n > 1 ? "s" : ""}`
+
+/** What a cut took at or below its height (position datasets' files holding heights on both sides go whole), said, or undefined. */
+export const belowCut = (datasets: ReadonlyArray<DatasetRollback>, height: number): string | undefined => {
   const below = datasets.filter((d) => d.droppedFrom !== undefined)
-  if (below.length === 0) return ""
-  return `. ${below.map((d) => `${d.dataset} from height ${d.droppedFrom}`).join(", ")}: files holding heights on both sides of ${height} went whole (which of their rows end at it is not recorded), so those datasets lack rows at or below ${height} until the next export reads them again`
+  if (below.length === 0) return undefined
+  return `${below.map((d) => `${d.dataset} from height ${d.droppedFrom}`).join(", ")}: files holding heights on both sides of ${height} went whole (which of their rows end at it is not recorded), so those datasets lack rows at or below ${height} until the next export reads them again`
 }

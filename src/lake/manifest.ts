@@ -94,8 +94,8 @@ export const Manifest = Schema.Struct({
 })
 export type Manifest = typeof Manifest.Type
 
-/** The lowest height of a row a dataset's files hold (Infinity for none). */
-export const lowestHeight = (m: Manifest) => m.files.reduce((low, f) => Math.min(low, f.min_height ?? Infinity), Infinity)
+/** The lowest height of a row a dataset's files (or some of them) hold (Infinity for none). */
+export const lowestHeight = (m: Pick<Manifest, "files">) => m.files.reduce((low, f) => Math.min(low, f.min_height ?? Infinity), Infinity)
 
 /** The highest height a dataset holds a row or a snapshot of (0 for none). */
 export const highestHeight = (m: Manifest) =>

@@ -7,13 +7,12 @@
  */
 import { Effect, Stream } from "effect"
 import type { ListPage, ListRef } from "../../engine/Source.js"
-import { restoreString } from "../../engine/pageDecode.js"
 import { walkPages, type PageInfo } from "../../engine/pager.js"
 import type { IndexerError } from "../../indexer/errors.js"
 import { INDEXER, listRef } from "../../indexer/endpoints.js"
-import { invalidRecord, untrustedPaging } from "./failures.js"
+import { untrustedPaging } from "./failures.js"
 import type { PageReader } from "./pages.js"
-import { makeTxWalk } from "./txWalk.js"
+import { makeTxWalk, txHashOf } from "./txWalk.js"
 
 /** the documented default page size */
 const TX_HASH_PAGE = 100
@@ -24,11 +23,10 @@ const TX_HASH_CACHE = 50_000
 const readHashes = (page: PageReader, height: number, hashes: Array<string>): Effect.Effect<void, IndexerError> => {
   const list: ListRef = listRef(INDEXER.txsByHeight, height)
   const collect = (p: ListPage): Effect.Effect<PageInfo, IndexerError> => {
-    for (const [index, t] of p.items.entries()) {
-      const hash = (t as { txhash?: unknown }).txhash
-      if (typeof hash !== "string")
-        return Effect.fail(invalidRecord(list, p.key, index, { path: "txhash", message: "expected a tx with a string txhash" }))
-      hashes.push(p.latin1 ? restoreString(hash) : hash)
+    for (let index = 0; index < p.items.length; index++) {
+      const hash = txHashOf(list, p, index)
+      if (typeof hash !== "string") return Effect.fail(hash)
+      hashes.push(hash)
     }
     // a page short of the limit that completes the block's COUNT (by_height's total, "-1" past its
     // timeout) is the last: the real indexer names a next_key on every page with rows, and its empty

@@ -37,16 +37,23 @@ export interface Walked {
   readonly wholeBelow: number
 }
 
+/** The hash of record `index` of a page of `list` (a txs list), as the list spells it, or what is wrong with it. */
+export const txHashOf = (list: ListRef, page: ListPage, index: number): string | IndexerError => {
+  const hash = (page.items[index] as { txhash?: unknown }).txhash
+  if (typeof hash !== "string")
+    return invalidRecord(list, page.key, index, { path: "txhash", message: "expected a tx with a string txhash" })
+  return page.latin1 ? restoreString(hash) : hash
+}
+
 /** A walk's height and hash of one record, or what is wrong with it. */
 const txOf = (page: ListPage, index: number): { height: number; hash: string } | IndexerError => {
-  const t = page.items[index] as { height?: unknown; txhash?: unknown }
-  const height = typeof t.height === "string" ? Number(t.height) : Number.NaN
-  if (!Number.isSafeInteger(height) || typeof t.txhash !== "string")
-    return invalidRecord(txsList, page.key, index, {
-      path: typeof t.txhash !== "string" ? "txhash" : "height",
-      message: "expected a tx with a string height and txhash"
-    })
-  return { height, hash: page.latin1 ? restoreString(t.txhash) : t.txhash }
+  const hash = txHashOf(txsList, page, index)
+  if (typeof hash !== "string") return hash
+  const height = (page.items[index] as { height?: unknown }).height
+  const h = typeof height === "string" ? Number(height) : Number.NaN
+  if (!Number.isSafeInteger(h))
+    return invalidRecord(txsList, page.key, index, { path: "height", message: "expected a tx with a string height" })
+  return { height: h, hash }
 }
 
 export const makeTxWalk = (page: PageReader) => {
