@@ -77,6 +77,22 @@ export const lakeBlockHash = (height: number) =>
     return rows.length > 0 ? String(rows[0].block_hash) : undefined
   })
 
+/** The lake's highest committed block at or below `height`, with its hash; undefined where it holds none. */
+export const lakeBlockAtOrBelow = (height: number) =>
+  Effect.gen(function* () {
+    const manifests = yield* Manifests
+    const sink = yield* ParquetSink
+    if (!(yield* manifests.get("blocks"))) return undefined
+    const rows = yield* manifests.withCommittedFiles("blocks", (paths) =>
+      sink.query(
+        `SELECT height, block_hash FROM read_parquet(${sqlStringList(paths)}) WHERE height <= ${height} ORDER BY height DESC LIMIT 1`
+      )
+    )
+    // (one answer per file where the files live elsewhere)
+    const top = rows.reduce<(typeof rows)[number] | undefined>((a, r) => (a && Number(a.height) >= Number(r.height) ? a : r), undefined)
+    return top ? { height: Number(top.height), hash: String(top.block_hash) } : undefined
+  })
+
 /** What the lake says block `height` is: an anchor's hash, else its committed block's. */
 const lakeHashAt = (anchors: ReadonlyArray<{ readonly height: number; readonly hash: string }>, height: number) =>
   Effect.suspend(() => {
@@ -234,17 +250,20 @@ export const checkIdentity = (
       if (top) return yield* forked((yield* findFork(status.tip)) ?? top)
       const cut = unvouchedCut(lake, anchor.height)
       const held = cut === undefined || adoption.adopt ? 0 : yield* highestHeld(adoption.datasets)
-      if (cut !== undefined && held > anchor.height)
+      if (cut !== undefined && held > anchor.height && !(yield* witnessServed(lake)))
         return yield* new LakeIdentityError({
           message: `cannot check that ${manifests.root} holds this indexer's history at heights ${anchor.height + 1}-${Math.min(cut, held)}: its rollback to height ${cut} kept rows there but no anchor above ${anchor.height} (it holds no blocks there), and rows of another history would stay beside this one: chain-lake rollback --data ${manifests.root} --to-height ${anchor.height} drops them (the next export reads them again), or --adopt-lake takes them as this indexer's on your word`
         })
       return { verified: anchor }
     }
     // a rollback that left no anchor (a lake without blocks): nothing tells this history from another one
-    if (lake.anchors.length === 0 && (lake.reorgs ?? []).length > 0 && !adoption.adopt)
+    if (lake.anchors.length === 0 && (lake.reorgs ?? []).length > 0 && !adoption.adopt) {
+      if (yield* witnessServed(lake)) return {}
+      const { to_height, witness } = lake.reorgs!.at(-1)!
       return yield* new LakeIdentityError({
-        message: `cannot check that ${manifests.root} holds this indexer's history: its rollback to height ${lake.reorgs!.at(-1)!.to_height} left no anchor (it holds no blocks), and an export on top of another history would mix the two: --adopt-lake takes this indexer's history on your word, or export into another --out`
+        message: `cannot check that ${manifests.root} holds this indexer's history: its rollback to height ${to_height} left no anchor (it holds no blocks)${witness ? `, and this indexer does not serve block ${witness.height} as ${witness.hash}, the block its rows were read under` : ""}; an export on top of another history would mix the two: --adopt-lake takes this indexer's history on your word, or export into another --out`
       })
+    }
     notice(`could not check that ${manifests.root} holds this chain's history: the indexer serves none of the heights it anchored`)
     return {}
   })
@@ -263,6 +282,13 @@ const unvouchedCut = (
   const cut = lake.reorgs?.at(-1)?.to_height
   return cut !== undefined && cut > verified && !lake.anchors.some((a) => a.height >= cut) ? cut : undefined
 }
+
+/** Whether the source serves the block that vouches for the rows the lake's last rollback kept (Reorg.witness) with its hash. */
+const witnessServed = (lake: { readonly reorgs?: ReadonlyArray<Reorg> | undefined }) =>
+  Effect.gen(function* () {
+    const witness = lake.reorgs?.at(-1)?.witness
+    return witness !== undefined && (yield* (yield* Source).blockHash(witness.height)) === witness.hash
+  })
 
 /** The highest height the lake's `datasets` hold a row or a snapshot of. */
 const highestHeld = (datasets: ReadonlyArray<string>) =>

@@ -17,20 +17,21 @@
  * The lake is changed in three steps, so that a stop at any moment leaves it readable or plainly
  * unfinished: the intent (the height and the datasets) is written into `_lake.json` first, and
  * readers of those datasets fail while it is there; then each dataset is cut; then the anchors
- * above the height are dropped, the rollback is logged in `_lake.json`'s `reorgs`, and the intent
- * cleared. A rollback cut short is finished by the next rollback or export, before anything else.
+ * above the height are dropped (the lowest of them kept as the rollback's witness) and the lake's
+ * newest block at or below it anchored, the rollback is logged in `_lake.json`'s `reorgs`, and
+ * the intent cleared. A rollback cut short is finished by the next rollback or export, before anything else.
  */
 import { randomBytes } from "node:crypto"
 import { join } from "node:path"
 import { Data, Effect } from "effect"
 import { Manifests, type ManifestError, type CommittedFile, type CommittedSnapshot, type Manifest } from "../lake/Manifests.js"
-import { highestHeight, lowestHeight, type Reorg } from "../lake/manifest.js"
+import { highestHeight, lowestHeight, type LakeIdentity, type Reorg } from "../lake/manifest.js"
 import { mergedFile, snapshotHeightOf } from "../lake/layout.js"
 import { ParquetSink, type SinkError } from "../lake/ParquetSink.js"
 import { quoteIdent, sqlString, sqlStringList } from "../lake/sql.js"
 import { below, type Range } from "../lake/RangeSet.js"
 import type { Dataset } from "./Dataset.js"
-import { lakeBlockHash } from "./identity.js"
+import { lakeBlockAtOrBelow } from "./identity.js"
 
 export class RollbackError extends Data.TaggedError("RollbackError")<{ readonly message: string }> {}
 
@@ -303,7 +304,7 @@ export const rollbackLake = (catalog: ReadonlyArray<Dataset>, height: number, op
           : now
       })
     }
-    const hash = yield* lakeBlockHash(target)
+    const block = yield* lakeBlockAtOrBelow(target)
     const entry: Reorg = {
       at: startedAt,
       to_height: target,
@@ -314,17 +315,32 @@ export const rollbackLake = (catalog: ReadonlyArray<Dataset>, height: number, op
     }
     yield* lake.updateIdentity((prior) => {
       const { rollback: _done, disagreed, ...rest } = prior ?? identity
-      const kept = rest.anchors.filter((a) => a.height < target || (a.height === target && (hash === undefined || a.hash === hash)))
+      const witness = witnessOf(rest, target)
       return {
         ...rest,
         // rows a disagreement left suspect are gone once the cut is below them
         ...(disagreed && disagreed.from <= target ? { disagreed } : {}),
-        anchors: hash ? [...kept.filter((a) => a.height !== target), { height: target, hash }] : kept,
-        reorgs: [...(rest.reorgs ?? []), entry]
+        anchors: anchorsKept(rest.anchors, target, block),
+        reorgs: [...(rest.reorgs ?? []), { ...entry, ...(witness ? { witness } : {}) }]
       }
     })
     return { toHeight: target, fromHeight, datasets, unchanged: false } satisfies RollbackReport
   })
+
+type Anchor = LakeIdentity["anchors"][number]
+
+/**
+ * The anchors a cut to `target` keeps: those below it (one at it only with the lake's block there),
+ * and the lake's highest block at or below it (`block`), so that a lake holding blocks stays checkable.
+ */
+const anchorsKept = (anchors: ReadonlyArray<Anchor>, target: number, block: Anchor | undefined) => {
+  const kept = anchors.filter((a) => a.height < target || (a.height === target && (block === undefined || a.hash === block.hash)))
+  return block ? [...kept.filter((a) => a.height !== block.height), block].sort((a, b) => a.height - b.height) : kept
+}
+
+/** What vouches for the rows a cut to `target` keeps (Reorg.witness): the lowest anchor it drops, else the previous rollback's witness. */
+const witnessOf = (lake: LakeIdentity, target: number): Anchor | undefined =>
+  lake.anchors.filter((a) => a.height > target).sort((a, b) => a.height - b.height)[0] ?? lake.reorgs?.at(-1)?.witness
 
 /** Finishes a rollback of the lake that was cut short (see rollbackLake), if there is one. */
 export const finishRollback = (catalog: ReadonlyArray<Dataset>, notice?: (message: string) => void) =>

@@ -118,7 +118,13 @@ export const Reorg = Schema.Struct({
   /** where the source was found to differ: the lake's hash there and the source's */
   differs: Schema.optional(Differs),
   /** rows dropped per dataset (rows at or below to_height that were dropped with a file are re-read by the next export) */
-  rows_dropped: Schema.Record({ key: Schema.String, value: Schema.Number })
+  rows_dropped: Schema.Record({ key: Schema.String, value: Schema.Number }),
+  /**
+   * The lowest anchor above to_height the cut dropped (else the previous rollback's): every row
+   * kept was read from the history that block heads, so a source still serving it with this hash
+   * vouches for them where no anchor at or above to_height is left (engine/identity.ts).
+   */
+  witness: Schema.optional(Anchor)
 })
 export type Reorg = typeof Reorg.Type
 

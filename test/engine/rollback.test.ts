@@ -66,6 +66,21 @@ const hidingBlocks = (hidden: (height: number) => boolean) =>
       ? Promise.resolve({ status: 404, headers: {}, body: "[NOT_FOUND] block not found" })
       : forward()
   })
+/** Drops the lake's anchors below `height`, as keptAnchors thins them in a lake of many commits. */
+const thinAnchorsBelow = (out: string, height: number) => {
+  const lakeJson = identity(out)
+  writeFileSync(
+    join(out, "_lake.json"),
+    JSON.stringify({ ...lakeJson, anchors: lakeJson.anchors.filter((a: { height: number }) => a.height >= height) })
+  )
+  expect(identity(out).anchors.map((a: { height: number }) => a.height)).toEqual([height])
+}
+/** a copy of the lake at `out`, to run a second source against it */
+const copyOf = (out: string) => {
+  const copy = tmp()
+  cpSync(out, copy, { recursive: true })
+  return copy
+}
 const identity = (out: string) => JSON.parse(readFileSync(join(out, "_lake.json"), "utf8"))
 const count = async (out: string, dataset: string, where = "true") =>
   withDuckDB(async (conn) =>
@@ -102,7 +117,9 @@ describe("an indexer rolled back and re-synced to another history (same chain id
         from_height: 130,
         by: "on-reorg",
         differs: { height: FORK + 1, lake_hash: before.chain.blockHash(FORK + 1), source_hash: behind.chain.blockHash(FORK + 1) },
-        rows_dropped: { blocks: 30, txs: expect.any(Number), evm_txs: expect.any(Number), evm_logs: expect.any(Number) }
+        rows_dropped: { blocks: 30, txs: expect.any(Number), evm_txs: expect.any(Number), evm_logs: expect.any(Number) },
+        // the anchor the cut dropped, of the history the rows it kept were read under
+        witness: { height: 130, hash: before.chain.blockHash(130) }
       }
     ])
     // every anchor is of the new history
@@ -433,24 +450,76 @@ describe("what the fork check reads besides the newest anchor", () => {
     }
   })
 
-  it("a lake without blocks that a rollback left with no anchor is not exported into on trust: refused in one line, or taken with --adopt-lake", async () => {
+  it("a lake without blocks that a rollback left with no anchor: its rows are vouched for by the anchor the cut dropped (the block they were read under), so an indexer still serving it is exported from; one that does not is refused in one line, or taken with --adopt-lake", async () => {
     const out = tmp()
-    const first = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", "txs"])
+    const first = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", "txs", "--to-height", "120"])
     expect(first.code, first.stderr).toBe(0)
-    // below its lowest anchor (a commit's top)
-    const cut = Math.min(...identity(out).anchors.map((a: { height: number }) => a.height)) - 1
-    expect(cut).toBeLessThan(FORK)
-    const rolled = await runCli(["rollback", "--data", out, "--to-height", String(cut)])
+    expect(await count(out, "txs", `height <= ${FORK - 10}`)).toBeGreaterThan(0)
+    thinAnchorsBelow(out, 120)
+    const rolled = await runCli(["rollback", "--data", out, "--to-height", String(FORK - 10)])
     expect(rolled.code, rolled.stderr).toBe(0)
     expect(identity(out).anchors).toEqual([])
+    expect(identity(out).reorgs.at(-1).witness.height).toBe(120)
+    const was = copyOf(out)
+    // `ahead` parts from `before` at FORK: its block 120 is not the one the lake's rows were read under
     const refused = await runCli(["export", "--indexer-url", ahead.indexerUrl, "--out", out, "--datasets", "txs"])
     expect(refused.code).toBe(1)
+    expect(refused.stderr.trim().split("\n")).toHaveLength(1)
     expect(refused.stderr.trim()).toMatch(
-      /cannot check that .* holds this indexer's history: its rollback to height \d+ left no anchor \(it holds no blocks\).*--adopt-lake takes this indexer's history on your word/
+      /cannot check that .* holds this indexer's history: its rollback to height 90 left no anchor \(it holds no blocks\), and this indexer does not serve block 120 as [0-9A-F]+, the block its rows were read under; .*--adopt-lake takes this indexer's history on your word/
     )
     const adopted = await runCli(["export", "--indexer-url", ahead.indexerUrl, "--out", out, "--datasets", "txs", "--adopt-lake"])
     expect(adopted.code, adopted.stderr).toBe(0)
     await expectLakeMatchesChain(out, ahead, ["txs"])
+    const vouched = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", was, "--datasets", "txs"])
+    expect(vouched.code, vouched.stderr).toBe(0)
+    expect(vouched.stderr).not.toContain("could not check")
+    await expectLakeMatchesChain(was, before, ["txs"])
+  })
+
+  it("a rollback to a height above the lake's newest block anchors that block, so the lake stays checkable: the rows above it are vouched for by the anchor the cut dropped, or refused where the indexer no longer serves that", async () => {
+    const out = tmp()
+    const blocks = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", "blocks", "--to-height", "80"])
+    expect(blocks.code, blocks.stderr).toBe(0)
+    for (const top of [95, 120]) {
+      const txs = await runCli([
+        "export",
+        "--indexer-url",
+        before.indexerUrl,
+        "--out",
+        out,
+        "--datasets",
+        "txs",
+        "--to-height",
+        String(top)
+      ])
+      expect(txs.code, txs.stderr).toBe(0)
+    }
+    thinAnchorsBelow(out, 120)
+    const rolled = await runCli(["rollback", "--data", out, "--to-height", String(FORK)])
+    expect(rolled.code, rolled.stderr).toBe(0)
+    expect(await count(out, "txs", "height > 80")).toBeGreaterThan(0)
+    const block80 = await withDuckDB(async (conn) =>
+      String(
+        (await conn.runAndReadAll(`SELECT block_hash FROM ${scan(out, "blocks")} WHERE height = 80`)).getRowObjectsJson()[0].block_hash
+      )
+    )
+    expect(identity(out).anchors).toEqual([{ height: 80, hash: block80 }])
+    const was = copyOf(out)
+    const refused = await runCli(["export", "--indexer-url", ahead.indexerUrl, "--out", out, "--datasets", "blocks,txs"])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr.trim().split("\n")).toHaveLength(1)
+    const top = await withDuckDB(async (conn) =>
+      Number((await conn.runAndReadAll(`SELECT max(height) AS h FROM ${scan(out, "txs")}`)).getRowObjectsJson()[0].h)
+    )
+    expect(refused.stderr).toMatch(
+      new RegExp(
+        `cannot check that .* holds this indexer's history at heights 81-${top}: its rollback to height 100 kept rows there but no anchor above 80 .*--to-height 80 drops them`
+      )
+    )
+    const vouched = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", was, "--datasets", "blocks,txs"])
+    expect(vouched.code, vouched.stderr).toBe(0)
+    await expectLakeMatchesChain(was, before, ["blocks", "txs"])
   })
 
   it("a run with --to-height below the tip anchors that height, not the tip: a fork above what the lake holds is no fork of the lake's, and the next run reads the new history", async () => {
