@@ -69,6 +69,6 @@ export const verifyCommand = Command.make(
     })
 ).pipe(
   Command.withDescription(
-    "Check the lake: no height gaps or duplicates, txs per block, manifests vs files, and spot checks against the API"
+    "Check the lake: every committed height once, no duplicates, txs per block and logs per receipt where both are held, manifests vs files, and spot checks against the API"
   )
 )

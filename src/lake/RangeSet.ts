@@ -46,6 +46,12 @@ export const split = (ranges: ReadonlyArray<Range>, size: number, cuts: Readonly
 
 export const total = (ranges: ReadonlyArray<Range>) => ranges.reduce((s, [a, b]) => s + (b - a), 0)
 
+/** What both range lists cover. */
+export const intersect = (x: ReadonlyArray<Range>, y: ReadonlyArray<Range>): Array<Range> =>
+  normalize(x).flatMap(([a, b]) =>
+    normalize(y).flatMap(([c, d]): Array<Range> => (Math.max(a, c) < Math.min(b, d) ? [[Math.max(a, c), Math.min(b, d)]] : []))
+  )
+
 /** The parts of `ranges` below `end`. */
 export const below = (ranges: ReadonlyArray<Range>, end: number): Array<Range> =>
   ranges.flatMap(([a, b]): Array<Range> => (a < end ? [[a, Math.min(b, end)]] : []))

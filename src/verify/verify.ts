@@ -7,7 +7,9 @@ import { type Context, Effect } from "effect"
 import { listFiles, sha256File } from "../lake/files.js"
 import { Analytics } from "../analytics/Analytics.js"
 import { Manifests } from "../lake/Manifests.js"
-import { quoteIdent } from "../lake/sql.js"
+import { quoteIdent, sqlStringList } from "../lake/sql.js"
+import { covers, intersect, normalize, total } from "../lake/RangeSet.js"
+import { describeRanges, filesWithin, inRanges, missingHeights, wholeHeights } from "./held.js"
 import { DATASETS } from "../datasets/index.js"
 import { IndexerClient } from "../indexer/IndexerClient.js"
 
@@ -41,76 +43,149 @@ export const verifyLake = Effect.gen(function* () {
   yield* txChecks(c)
   yield* evmChecks(c)
   yield* snapshotKeyChecks(c)
+  yield* holeNotes(c)
   // what the manifests promise against what the folders and files hold
   for (const d of DATASETS) yield* fileChecks(c, d.name)
   return checks
 })
 
-/** Blocks: no duplicate heights or gaps, all of the lake's chain. */
-const blockChecks = (c: LakeChecks) =>
+/** The manifest of `dataset`, if the lake holds one it can read (a damaged one is fileChecks' to name). */
+const manifestOf = (c: LakeChecks, dataset: string) => c.manifests.get(dataset).pipe(Effect.orElseSucceed(() => undefined))
+
+/** The committed files of `dataset` named by `paths`, as a DuckDB list of absolute paths. */
+const filesSql = (c: LakeChecks, dataset: string, paths: ReadonlyArray<string>) =>
+  `read_parquet(${sqlStringList(paths.map((p) => join(c.manifests.root, dataset, p)))}, union_by_name = true)`
+
+/** Where a dataset's manifest lists stretches not committed between its committed ones: said, not failed (a stopped run, or one from a later height). */
+const holeNotes = (c: LakeChecks) =>
   Effect.gen(function* () {
-    const { q, add } = c
-    const [blocks, distinct, lo, hi] = one(yield* q("SELECT count(*), count(DISTINCT height), min(height), max(height) FROM blocks")).map(
-      (v) => Number(v ?? 0)
-    )
-    if (blocks > 0) {
-      add("blocks: no duplicate heights", blocks === distinct, `${blocks} rows, ${distinct} distinct heights`)
-      add("blocks: no height gaps", hi - lo + 1 === distinct, `heights ${lo}..${hi}: ${hi - lo + 1} expected, ${distinct} present`)
-    }
-    if (blocks > 0) {
-      // blocks of another chain (a proxy mixing networks) are foreign data, whatever else holds
-      const lake = yield* c.manifests.identity.pipe(Effect.orElseSucceed(() => undefined))
-      const chains = (yield* q("SELECT chain_id, count(*) FROM blocks GROUP BY 1 ORDER BY 2 DESC")).map(
-        ([c, n]) => [String(c), Number(n)] as const
-      )
-      const foreign = chains.filter(([c]) => c !== (lake?.chain_id ?? chains[0][0]))
-      add(
-        "blocks: all of the lake's chain",
-        foreign.length === 0,
-        foreign.length === 0
-          ? `${chains[0][0]}`
-          : `${foreign.reduce((n, [, k]) => n + k, 0)} block(s) of ${foreign.map(([c]) => c).join(", ")}, the lake's chain is ${lake?.chain_id ?? chains[0][0]}`
-      )
+    for (const d of DATASETS.filter((d) => d.kind === "append")) {
+      const m = yield* manifestOf(c, d.name)
+      const gaps = m ? missingHeights(m) : []
+      if (gaps.length > 0)
+        c.add(
+          `${d.name}: heights not exported yet`,
+          true,
+          `${describeRanges(gaps)}${m!.unit === "position" ? " (the first and last of each in part)" : ""}: between what its manifest lists as committed (a stopped run, or one from a later height); the next export over them reads them`
+        )
     }
   })
 
-/** Txs: no duplicate hashes, as many per block as its tx_count. */
+/** Blocks: each height its manifest committed held once, none other, all of the lake's chain. */
+const blockChecks = (c: LakeChecks) =>
+  Effect.gen(function* () {
+    const { q, add } = c
+    const m = yield* manifestOf(c, "blocks")
+    const [blocks, distinct] = one(yield* q("SELECT count(*), count(DISTINCT height) FROM blocks")).map((v) => Number(v ?? 0))
+    if (blocks === 0) return
+    add("blocks: no duplicate heights", blocks === distinct, `${blocks} rows, ${distinct} distinct heights`)
+    if (m) {
+      const committed = normalize(m.committed)
+      const [held, outside] = one(
+        yield* q(
+          `SELECT count(DISTINCT height) FILTER (WHERE ${inRanges("height", committed)}), count(*) FILTER (WHERE NOT ${inRanges("height", committed)}) FROM blocks`
+        )
+      ).map((v) => Number(v ?? 0))
+      add(
+        "blocks: every committed height, no other",
+        held === total(committed) && outside === 0,
+        `heights ${describeRanges(committed)}: ${total(committed)} committed, ${held} held${outside > 0 ? `, and ${outside} row(s) at heights not committed` : ""}`
+      )
+    }
+    // blocks of another chain (a proxy mixing networks) are foreign data, whatever else holds
+    const lake = yield* c.manifests.identity.pipe(Effect.orElseSucceed(() => undefined))
+    const chains = (yield* q("SELECT chain_id, count(*) FROM blocks GROUP BY 1 ORDER BY 2 DESC")).map(
+      ([c, n]) => [String(c), Number(n)] as const
+    )
+    const foreign = chains.filter(([c]) => c !== (lake?.chain_id ?? chains[0][0]))
+    add(
+      "blocks: all of the lake's chain",
+      foreign.length === 0,
+      foreign.length === 0
+        ? `${chains[0][0]}`
+        : `${foreign.reduce((n, [, k]) => n + k, 0)} block(s) of ${foreign.map(([c]) => c).join(", ")}, the lake's chain is ${lake?.chain_id ?? chains[0][0]}`
+    )
+  })
+
+/**
+ * Txs: no duplicate hashes; as many per block as its tx_count at every height both hold whole
+ * (wholeHeights), no more at the ends of what txs committed, where a height may be held in part.
+ */
 const txChecks = (c: LakeChecks) =>
   Effect.gen(function* () {
     const { q, add } = c
     const [txRows, txDistinct] = one(yield* q("SELECT count(*), count(DISTINCT tx_hash) FROM txs")).map((v) => Number(v ?? 0))
-    if (txRows > 0) {
-      add("txs: no duplicate tx_hash", txRows === txDistinct, `${txRows} rows, ${txDistinct} distinct`)
-      const bad =
-        yield* q(`SELECT b.height, b.tx_count, coalesce(t.n, 0) FROM blocks b LEFT JOIN (SELECT height, count(*) n FROM txs GROUP BY height) t USING (height)
-      WHERE b.height BETWEEN (SELECT min(height) FROM txs) AND (SELECT max(height) FROM txs) AND coalesce(t.n, 0) <> b.tx_count ORDER BY 1 LIMIT 5`)
-      add(
-        "txs per block equal tx_count",
-        bad.length === 0,
-        bad.length === 0 ? "every block in the txs range" : `e.g. height ${bad[0][0]}: tx_count ${bad[0][1]}, ${bad[0][2]} txs`
-      )
-    }
+    if (txRows === 0) return
+    add("txs: no duplicate tx_hash", txRows === txDistinct, `${txRows} rows, ${txDistinct} distinct`)
+    const [txs, blocks] = [yield* manifestOf(c, "txs"), yield* manifestOf(c, "blocks")]
+    if (!txs || !blocks || blocks.committed.length === 0) return
+    const held = wholeHeights(txs)
+    const whole = intersect(held.whole, blocks.committed)
+    const edges = held.edges.filter((h) => covers(blocks.committed, [h, h + 1]))
+    const bad =
+      yield* q(`SELECT b.height, b.tx_count, coalesce(t.n, 0) FROM blocks b LEFT JOIN (SELECT height, count(*) n FROM txs GROUP BY height) t USING (height)
+      WHERE (${inRanges("b.height", whole)} AND coalesce(t.n, 0) <> b.tx_count) OR (b.height IN (${[0, ...edges].join(", ")}) AND coalesce(t.n, 0) > b.tx_count) ORDER BY 1 LIMIT 5`)
+    add(
+      "txs per block equal tx_count",
+      bad.length === 0,
+      bad.length > 0
+        ? `e.g. height ${bad[0][0]}: tx_count ${bad[0][1]}, ${bad[0][2]} txs`
+        : whole.length + edges.length === 0
+          ? "no height both hold yet"
+          : `${total(whole)} heights both hold whole${edges.length > 0 ? `; no more than tx_count at ${edges.length} where what txs committed starts or ends` : ""}`
+    )
   })
 
-/** EVM receipts and logs: no duplicates, one log row per receipt log. */
+/**
+ * EVM receipts and logs (one list: the same positions): no duplicates; over the positions both
+ * committed, each receipt's log_count is its rows in evm_logs, and each log row's receipt is held.
+ */
 const evmChecks = (c: LakeChecks) =>
   Effect.gen(function* () {
     const { q, add } = c
-    const [evmRows, evmDistinct, logSum] = one(
-      yield* q("SELECT count(*), count(DISTINCT tx_hash), coalesce(sum(log_count), 0) FROM evm_txs")
-    ).map((v) => Number(v ?? 0))
-    if (evmRows > 0) {
-      add("evm_txs: no duplicate tx_hash", evmRows === evmDistinct, `${evmRows} rows, ${evmDistinct} distinct`)
-      const [logs] = one(yield* q("SELECT count(*) FROM evm_logs")).map(Number)
-      if (logs > 0) add("evm_logs: one row per receipt log", logs === logSum, `${logs} log rows, receipts count ${logSum}`)
-      // a log's index is unique within its tx only (per tx on receipts indexed before minievm's March 2026 fix)
-      const [logKeys] = one(yield* q("SELECT count(DISTINCT (tx_hash, log_index)) FROM evm_logs")).map(Number)
-      if (logs > 0) add("evm_logs: no duplicate (tx_hash, log_index)", logKeys === logs, `${logs} rows, ${logKeys} distinct`)
-    }
+    const [evmRows, evmDistinct] = one(yield* q("SELECT count(*), count(DISTINCT tx_hash) FROM evm_txs")).map((v) => Number(v ?? 0))
+    if (evmRows > 0) add("evm_txs: no duplicate tx_hash", evmRows === evmDistinct, `${evmRows} rows, ${evmDistinct} distinct`)
+    const [logs, logKeys] = one(yield* q("SELECT count(*), count(DISTINCT (tx_hash, log_index)) FROM evm_logs")).map((v) => Number(v ?? 0))
+    // a log's index is unique within its tx only (per tx on receipts indexed before minievm's March 2026 fix)
+    if (logs > 0) add("evm_logs: no duplicate (tx_hash, log_index)", logKeys === logs, `${logs} rows, ${logKeys} distinct`)
+    if (evmRows > 0 && logs > 0) yield* receiptLogChecks(c)
     const [itx, itxDistinct] = one(yield* q("SELECT count(*), count(DISTINCT (tx_hash, call_index)) FROM evm_internal_txs")).map((v) =>
       Number(v ?? 0)
     )
     if (itx > 0) add("evm_internal_txs: no duplicate (tx_hash, call_index)", itx === itxDistinct, `${itx} rows, ${itxDistinct} distinct`)
+  })
+
+/** evm_logs against the receipts' log_count, over the positions evm_txs and evm_logs both committed. */
+const receiptLogChecks = (c: LakeChecks) =>
+  Effect.gen(function* () {
+    const [receipts, logs] = [yield* manifestOf(c, "evm_txs"), yield* manifestOf(c, "evm_logs")]
+    if (!receipts || !logs) return
+    const both = intersect(receipts.committed, logs.committed)
+    const [receiptFiles, logFiles] = [filesWithin(receipts, both), filesWithin(logs, both)]
+    const [compared, counted, wrong, example] =
+      receiptFiles.length === 0
+        ? [0, 0, 0, null]
+        : one(
+            yield* c.q(`SELECT count(*), coalesce(sum(r.log_count), 0), count(*) FILTER (WHERE coalesce(l.n, 0) <> r.log_count),
+              min(r.tx_hash || ': log_count ' || r.log_count || ', ' || coalesce(l.n, 0) || ' rows') FILTER (WHERE coalesce(l.n, 0) <> r.log_count)
+              FROM ${filesSql(c, "evm_txs", receiptFiles)} r LEFT JOIN (SELECT tx_hash, count(*) n FROM evm_logs GROUP BY 1) l USING (tx_hash)`)
+          )
+    const [orphans] =
+      logFiles.length === 0
+        ? [0]
+        : one(yield* c.q(`SELECT count(*) FROM ${filesSql(c, "evm_logs", logFiles)} WHERE tx_hash NOT IN (SELECT tx_hash FROM evm_txs)`))
+    const partial = total(both) < Math.max(total(normalize(receipts.committed)), total(normalize(logs.committed)))
+    c.add(
+      "evm_logs: one row per receipt log",
+      Number(wrong) === 0 && Number(orphans) === 0,
+      Number(wrong) > 0
+        ? `${wrong} receipt(s) whose log rows differ, e.g. ${example}`
+        : Number(orphans) > 0
+          ? `${orphans} log row(s) whose receipt evm_txs does not hold`
+          : both.length === 0
+            ? "no position both committed yet"
+            : `${compared} receipts, ${counted} logs${partial ? " (where evm_txs and evm_logs both committed: one is ahead of the other)" : ""}`
+    )
   })
 
 /** Snapshots: no key twice within one. */
