@@ -19,7 +19,7 @@ import { bridgeAndBroadcast as bridged, FAST_POLL, stuckRouter } from "../suppor
 let devnet: Devnet
 let out: string
 beforeAll(async () => {
-  devnet = await startDevnet({ seed: 43, blocks: 10, transferTimeScale: 0.01 })
+  devnet = await startDevnet({ seed: 43, blocks: 10, transferTimeScale: 0.03 })
   out = mkdtempSync(join(tmpdir(), "chain-lake-track-"))
 })
 afterAll(async () => {
