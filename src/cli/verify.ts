@@ -47,7 +47,7 @@ export const verifyCommand = Command.make(
           Effect.provide(layerManifests(data)),
           Effect.mapError((e) => new UserError({ message: e.message }))
         )
-        const api = yield* verifyAgainstApi(10, identity?.chain_id).pipe(
+        const api = yield* verifyAgainstApi(10, identity).pipe(
           Effect.provide(Layer.mergeAll(layerAnalytics({ dataDir: data }), indexerLayer(url))),
           Effect.mapError(
             (e) =>

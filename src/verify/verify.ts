@@ -8,7 +8,7 @@ import { listFiles, sha256File } from "../lake/files.js"
 import { Analytics } from "../analytics/Analytics.js"
 import { Manifests } from "../lake/Manifests.js"
 import { quoteIdent, sqlStringList } from "../lake/sql.js"
-import { covers, intersect, normalize, total } from "../lake/RangeSet.js"
+import { covers, intersect, normalize, total, type Range } from "../lake/RangeSet.js"
 import { describeRanges, filesWithin, inRanges, missingHeights, wholeHeights } from "./held.js"
 import { DATASETS } from "../datasets/index.js"
 import { IndexerClient } from "../indexer/IndexerClient.js"
@@ -132,7 +132,7 @@ const txChecks = (c: LakeChecks) =>
         ? `e.g. height ${bad[0][0]}: tx_count ${bad[0][1]}, ${bad[0][2]} txs`
         : whole.length + edges.length === 0
           ? "no height both hold yet"
-          : `${total(whole)} heights both hold whole${edges.length > 0 ? `; no more than tx_count at ${edges.length} where what txs committed starts or ends` : ""}`
+          : `${total(whole)} heights equal${edges.length > 0 ? `; at ${describeRanges(edges.map((h): Range => [h, h + 1]))}, where what txs committed starts or ends (maybe inside the height), no more than tx_count` : ""}`
     )
   })
 
@@ -254,17 +254,22 @@ const fileChecks = (c: LakeChecks, name: string) =>
   })
 
 /**
- * Spot checks against the API: the chain (the lake's `_lake.json`, `lakeChain`, or its blocks'),
- * sampled blocks' hashes and tx counts, and the lake not ahead of the indexer.
+ * Spot checks against the API: the chain (the lake's `_lake.json`, `lake`, or its blocks'), the
+ * hashes and tx counts of the lake's newest block and of sampled ones, the hashes it anchored (a
+ * history that parted from the lake's near its top differs there first, where a sample rarely
+ * looks), and the lake not ahead of the indexer.
  */
-export const verifyAgainstApi = (samples = 10, lakeChain?: string) =>
+export const verifyAgainstApi = (
+  samples = 10,
+  lake?: { readonly chain_id: string; readonly anchors: ReadonlyArray<{ readonly height: number; readonly hash: string }> }
+) =>
   Effect.gen(function* () {
     const a = yield* Analytics
     const indexer = yield* IndexerClient
     const checks: Array<Check> = []
     const status = yield* indexer.status
     const chains =
-      lakeChain !== undefined ? [lakeChain] : (yield* a.query("SELECT DISTINCT chain_id FROM blocks LIMIT 3")).rows.map((r) => String(r[0]))
+      lake !== undefined ? [lake.chain_id] : (yield* a.query("SELECT DISTINCT chain_id FROM blocks LIMIT 3")).rows.map((r) => String(r[0]))
     // (the same block hashes on another chain would pass every sample)
     if (chains.length > 0)
       checks.push({
@@ -273,8 +278,9 @@ export const verifyAgainstApi = (samples = 10, lakeChain?: string) =>
         detail: `lake ${chains.join(", ")}, indexer ${status.chain_id}`
       })
     // sampled among the heights the indexer has (a lake ahead of it fails the check below, not the run)
+    const served = `SELECT height, block_hash, tx_count FROM blocks WHERE height <= ${Math.floor(status.height)}`
     const rows = (yield* a.query(
-      `SELECT * FROM (SELECT height, block_hash, tx_count FROM blocks WHERE height <= ${Math.floor(status.height)}) USING SAMPLE ${samples} ROWS`
+      `(${served} ORDER BY height DESC LIMIT 1) UNION (SELECT * FROM (${served}) USING SAMPLE ${samples} ROWS) ORDER BY height DESC`
     )).rows
     const [maxHeight] = ((yield* a.query("SELECT max(height) FROM blocks")).rows[0] ?? []).map((v) => Number(v ?? 0))
     if (maxHeight > 0)
@@ -283,18 +289,20 @@ export const verifyAgainstApi = (samples = 10, lakeChain?: string) =>
         ok: maxHeight <= status.height,
         detail: `lake ${maxHeight}, indexer ${status.height}`
       })
-    let mismatched = 0
-    let compared = 0
-    let first = ""
-    for (const [height, hash, txCount] of rows) {
-      // a height the indexer no longer serves (pruned) says nothing either way
-      const b = yield* indexer.block(Number(height)).pipe(
+    // a height the indexer no longer serves (pruned) says nothing either way
+    const blockAt = (height: number) =>
+      indexer.block(height).pipe(
         Effect.map((r) => r.block),
         Effect.catchIf(
           (e) => e._tag === "IndexerHttpError" && e.status === 404,
           () => Effect.succeed(undefined)
         )
       )
+    let mismatched = 0
+    let compared = 0
+    let first = ""
+    for (const [height, hash, txCount] of rows) {
+      const b = yield* blockAt(Number(height))
       if (b === undefined) continue
       compared++
       if (b.hash !== hash || Number(b.tx_count) !== Number(txCount)) {
@@ -305,7 +313,7 @@ export const verifyAgainstApi = (samples = 10, lakeChain?: string) =>
     // a sample the indexer served none of compared nothing: that is no pass
     if (rows.length > 0)
       checks.push({
-        name: `blocks match the API (${rows.length} sampled)`,
+        name: `blocks match the API (the newest and ${rows.length - 1} sampled)`,
         ok: mismatched === 0 && compared > 0,
         detail:
           compared === 0
@@ -313,6 +321,21 @@ export const verifyAgainstApi = (samples = 10, lakeChain?: string) =>
             : mismatched === 0
               ? `hash and tx_count agree (${compared} compared)`
               : first
+      })
+    const anchored = (lake?.anchors ?? []).filter((x) => x.height <= status.height)
+    const differs: Array<string> = []
+    let checked = 0
+    for (const anchor of anchored) {
+      const b = yield* blockAt(anchor.height)
+      if (b === undefined) continue
+      checked++
+      if (b.hash !== anchor.hash) differs.push(`height ${anchor.height}: lake ${anchor.hash.slice(0, 12)}…, API ${b.hash.slice(0, 12)}…`)
+    }
+    if (checked > 0)
+      checks.push({
+        name: "the blocks the lake anchored are the API's",
+        ok: differs.length === 0,
+        detail: differs.length === 0 ? `${checked} hashes agree` : `${differs.length} of ${checked} differ, e.g. ${differs.at(-1)}`
       })
     return checks
   })

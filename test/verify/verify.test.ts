@@ -26,7 +26,8 @@ describe("chain-lake verify", () => {
   it("passes on a clean export, against its own indexer", async () => {
     const r = await runCli(["verify", "--data", data, "--indexer-url", devnet.indexerUrl])
     expect(r.code, r.stdout + r.stderr).toBe(0)
-    expect(r.stdout).toMatch(/^ok +blocks match the API \(10 sampled\)/m)
+    expect(r.stdout).toMatch(/^ok +blocks match the API \(the newest and \d+ sampled\)/m)
+    expect(r.stdout).toMatch(/^ok +the blocks the lake anchored are the API's: \d+ hashes agree$/m)
     expect(r.stdout).toMatch(/^all \d+ checks passed$/m)
   })
 
@@ -36,7 +37,7 @@ describe("chain-lake verify", () => {
       const r = await runCli(["verify", "--data", data, "--indexer-url", behind.indexerUrl])
       expect(r.code).toBe(1)
       expect(r.stdout).toMatch(/^FAIL +the lake is not ahead of the indexer: lake 150, indexer 40$/m)
-      expect(r.stdout).toMatch(/^ok +blocks match the API \(\d+ sampled\)/m)
+      expect(r.stdout).toMatch(/^ok +blocks match the API \(the newest and \d+ sampled\)/m)
       expect(r.stdout).toMatch(/^ok +blocks: rows equal the manifest's/m)
       expect(r.stderr.trim()).toMatch(/^chain-lake: error: 1 of \d+ checks failed$/)
     } finally {
@@ -47,7 +48,19 @@ describe("chain-lake verify", () => {
   it("fails against another chain, naming the block that differs", async () => {
     const r = await runCli(["verify", "--data", data, "--indexer-url", other.indexerUrl])
     expect(r.code).toBe(1)
-    expect(r.stdout).toMatch(/^FAIL +blocks match the API \(10 sampled\): height \d+: lake /m)
+    expect(r.stdout).toMatch(/^FAIL +blocks match the API \(the newest and \d+ sampled\): height \d+: lake /m)
+  })
+
+  it("fails against an indexer whose history parted from the lake's a few blocks below its top (a sample rarely looks there): the newest block and the anchors differ", async () => {
+    const forked = await startDevnet({ seed: 53, blocks: 160, fork: { height: 147, seed: 99 } })
+    try {
+      const r = await runCli(["verify", "--data", data, "--indexer-url", forked.indexerUrl])
+      expect(r.code).toBe(1)
+      expect(r.stdout).toMatch(/^FAIL +blocks match the API \(the newest and \d+ sampled\): height 150: lake /m)
+      expect(r.stdout).toMatch(/^FAIL +the blocks the lake anchored are the API's: \d+ of \d+ differ, e.g. height 150: lake /m)
+    } finally {
+      await forked.stop()
+    }
   })
 
   it("fails against an indexer of another chain id, even where its blocks' hashes are the lake's (a devnet of the same seed)", async () => {
