@@ -204,13 +204,18 @@ export class Chain {
     const signer = r.skewed(ACCOUNT_COUNT, 1.8)
     let recipient = r.int(0, ACCOUNT_COUNT - 1)
     if (recipient === signer) recipient = (recipient + 1) % ACCOUNT_COUNT
-    const denom = r.weighted([
+    const drawn = r.weighted([
       [0, 70],
       [1, 20],
       [2, 10]
     ])
-    const amount = denom === 2 ? BigInt(r.int(1, 1_000_000)) * 10n ** 15n + BigInt(r.int(0, 999_999)) : BigInt(r.int(1, 1_000_000))
-    const feeDenom = r.chance(0.9) ? 0 : 1
+    const drawnAmount = drawn === 2 ? BigInt(r.int(1, 1_000_000)) * 10n ** 15n + BigInt(r.int(0, 999_999)) : BigInt(r.int(1, 1_000_000))
+    // an account spends only what it holds, as on a real chain (a send past its balance fails, a fee it cannot pay keeps the tx
+    // out; balances never go below 0 on the rich list): one that held none of the drawn denom at genesis sends uinit, which
+    // every account holds, and pays fees in it; an NFT's owner signs its transfer or burn, so that fee is in uinit too
+    const denom = this.u.genesisBalances[drawn][signer] > 0n ? drawn : 0
+    const amount = denom === drawn ? drawnAmount : (drawnAmount % 1_000_000n) + 1n
+    const feeDenom = r.chance(0.9) || kind === "nft_transfer" || kind === "nft_burn" || this.u.genesisBalances[1][signer] === 0n ? 0 : 1
     const gasWanted = r.int(80, 400) * 1000
     const failed = r.chance(0.06)
     const gasUsed = failed && kind !== "evm_call" ? gasWanted + r.int(1, 5000) : Math.floor(gasWanted * (0.4 + r.next() * 0.5))

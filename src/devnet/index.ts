@@ -44,6 +44,8 @@ export interface DevnetOptions {
   readonly richList?: "all-vms" | "evm-only"
   /** the denom that pays most fees, in place of uinit (an EVM rollup's own gas token): the rich list of uinit then answers 400 */
   readonly feeDenom?: string
+  /** the clock (ms) tracked transfers advance by (default Date.now): a test's own makes their states follow its polls, not the machine's pace */
+  readonly routerClock?: () => number
   /** a tracked tx is "not found" on /v2/tx/status this long after /v2/tx/track (default 500 ms), as on the real router */
   readonly trackIndexDelayMs?: number
   /**
@@ -119,6 +121,7 @@ export const startDevnet = async (options: DevnetOptions = {}): Promise<Devnet> 
     seed,
     transferTimeScale: options.transferTimeScale ?? 0.01,
     indexDelayMs: options.trackIndexDelayMs ?? 500,
+    ...(options.routerClock ? { now: options.routerClock } : {}),
     metadata: options.routerMetadata ?? true,
     instance: randomUUID()
   })

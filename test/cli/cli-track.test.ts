@@ -13,17 +13,27 @@ import { ASSETS } from "../../src/devnet/router-graph.js"
 import { nextPollDelay, WALLET_POLLING } from "../../src/sampling/tracker.js"
 import { runCli, startCli } from "../support/cli.js"
 import { queryLake, scan } from "../support/lake.js"
-import { json, startProxy } from "../support/hostile.js"
+import { json, startProxy, type HostileServer } from "../support/hostile.js"
 import { bridgeAndBroadcast as bridged, FAST_POLL, stuckRouter } from "../support/router.js"
 
 let devnet: Devnet
+/** a devnet whose transfers advance 100 ms per status poll (through `pollClock`), whatever the machine's pace: the tests that assert each state is seen */
+let polled: Devnet
+let pollClock: HostileServer
 let out: string
 beforeAll(async () => {
-  devnet = await startDevnet({ seed: 43, blocks: 10, transferTimeScale: 0.03 })
+  devnet = await startDevnet({ seed: 43, blocks: 10, transferTimeScale: 0.01 })
+  let virtualMs = 0
+  polled = await startDevnet({ seed: 43, blocks: 10, transferTimeScale: 0.01, routerClock: () => virtualMs })
+  pollClock = await startProxy(polled.routerUrl, (req, forward) => {
+    if (req.url.pathname === "/v2/tx/status") virtualMs += 100
+    return forward()
+  })
   out = mkdtempSync(join(tmpdir(), "chain-lake-track-"))
 })
 afterAll(async () => {
-  await devnet.stop()
+  await pollClock.close()
+  await Promise.all([devnet.stop(), polled.stop()])
   rmSync(out, { recursive: true, force: true })
 })
 
@@ -34,10 +44,10 @@ const track = (routerUrl: string, txHash: string, dir: string, ...flags: Array<s
 
 describe("chain-lake track", () => {
   it("polls a bridged tx through the router's first 'tx not found' answers to completion, recording each state change; a rerun resumes without registering", async () => {
-    const { txHash, estimated } = await bridgeAndBroadcast("success")
+    const { txHash, estimated } = await bridged(polled.routerUrl, "success")
     // the devnet answers 404 "tx not found" for 500 ms after track, as the real router does until its tracking service indexed the tx
     let notFound = 0
-    const counting = await startProxy(devnet.routerUrl, async (req, forward) => {
+    const counting = await startProxy(pollClock.url, async (req, forward) => {
       const res = await forward()
       if (req.url.pathname === "/v2/tx/status" && res.status === 404 && /tx not found/.test(res.body)) notFound++
       return res
@@ -94,7 +104,7 @@ describe("chain-lake track", () => {
     const again = await runCli([
       "track",
       "--router-url",
-      devnet.routerUrl,
+      pollClock.url,
       "--tx-hash",
       txHash,
       "--chain-id",
@@ -111,7 +121,7 @@ describe("chain-lake track", () => {
     const damaged = await runCli([
       "track",
       "--router-url",
-      devnet.routerUrl,
+      pollClock.url,
       "--tx-hash",
       txHash,
       "--chain-id",
@@ -237,9 +247,9 @@ describe("chain-lake track", () => {
   })
 
   it("each state change is committed as it is printed: a track killed with SIGKILL keeps every state it showed (the router tells only the current one), and a rerun goes on without repeating one", async () => {
-    const { txHash } = await bridgeAndBroadcast("success")
+    const { txHash } = await bridged(polled.routerUrl, "success")
     const dir = mkdtempSync(join(tmpdir(), "chain-lake-track-"))
-    const stuck = await stuckRouter(devnet.routerUrl)
+    const stuck = await stuckRouter(pollClock.url)
     try {
       const { child } = await startCli(
         ["track", "--router-url", stuck.url, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", dir, ...FAST_POLL],
@@ -253,7 +263,7 @@ describe("chain-lake track", () => {
     }
     const rows = await queryLake(`SELECT state FROM ${scan(dir, "transfers")} ORDER BY observed_at`)
     expect(rows.map((r) => r.state)).toEqual(["STATE_SUBMITTED", "STATE_PENDING"])
-    const again = await track(devnet.routerUrl, txHash, dir)
+    const again = await track(pollClock.url, txHash, dir)
     expect(again.code, again.stderr).toBe(0)
     const states = (await queryLake(`SELECT state FROM ${scan(dir, "transfers")} ORDER BY observed_at`)).map((r) => r.state)
     expect(states.slice(0, 2)).toEqual(["STATE_SUBMITTED", "STATE_PENDING"])
