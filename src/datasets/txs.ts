@@ -39,7 +39,7 @@ export const txs = defineAppend({
   name: "txs",
   description: "One row per cosmos tx, with its messages, events and result.",
   list: txsList,
-  items: (t: Tx) => [view(t)],
+  view: (t: Tx) => view(t),
   columns: [
     col("height", "BIGINT", "block height", (v) => v.t.height),
     col("tx_hash", "VARCHAR", "tx hash (uppercase hex, no 0x, as the chain shows it)", (v) => v.t.txhash),

@@ -137,6 +137,8 @@ export interface AppendDataset extends Common {
   readonly cosmosTx: boolean
   /** how many rows it holds at each height, as another dataset's column says it (RowsPerHeight) */
   readonly rowsPerHeight?: RowsPerHeight
+  /** each record is one row (no `items`): a file holds a row for each list position it covers, but the records quarantined */
+  readonly rowPerRecord: boolean
   /** a record's rows, each in column order */
   // biome-ignore lint/suspicious/noExplicitAny: the record passed the source's compiled check; its module reads it as its own type
   readonly toRows: (record: any, context: RowContext) => Array<Row>
@@ -271,6 +273,8 @@ export const defineAppend = <R, I = R>(d: {
   readonly description: string
   readonly list: AppendList<R>
   readonly items?: (record: R) => ReadonlyArray<I>
+  /** one row per record, its columns read from this view of it (instead of `items`) */
+  readonly view?: (record: R) => I
   readonly columns: ReadonlyArray<ColumnOf<I>>
   readonly key: ReadonlyArray<string>
   readonly sortKey: ReadonlyArray<string>
@@ -282,7 +286,7 @@ export const defineAppend = <R, I = R>(d: {
   readonly rowsPerHeight?: RowsPerHeight
 }): AppendDataset => {
   const row = rowBuilder(d.columns)
-  const items = d.items
+  const { items, view = (record: R) => record as unknown as I } = d
   return checked({
     kind: "append",
     name: d.name,
@@ -296,9 +300,10 @@ export const defineAppend = <R, I = R>(d: {
     blockTime: d.blockTime ?? false,
     cosmosTx: d.cosmosTx ?? false,
     ...(d.rowsPerHeight ? { rowsPerHeight: d.rowsPerHeight } : {}),
+    rowPerRecord: items === undefined,
     toRows: items
       ? (record: R, context: RowContext) => items(record).map((item) => row(item, context))
-      : (record: R, context: RowContext) => [row(record as unknown as I, context)]
+      : (record: R, context: RowContext) => [row(view(record), context)]
   })
 }
 

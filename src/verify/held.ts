@@ -25,10 +25,6 @@ export const wholeHeights = (m: Manifest): { readonly whole: Array<Range>; reado
   return { whole: normalize(whole), edges: [...edges].sort((a, b) => a - b) }
 }
 
-/** The files of `m` whose positions lie inside `positions` (the rows of those positions, all of them). */
-export const filesWithin = (m: Manifest, positions: ReadonlyArray<Range>) =>
-  m.files.filter((f) => f.range !== undefined && covers(positions, f.range)).map((f) => f.path)
-
 /** Each span of positions a dataset committed without a hole, with the heights of its first and last rows (spans without rows left out). */
 const spanHeights = (m: Manifest) =>
   normalize(m.committed).flatMap((span) => {

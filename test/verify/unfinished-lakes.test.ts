@@ -88,9 +88,8 @@ describe("chain-lake verify on a lake that is not whole", () => {
         `^\\d+ heights equal; at ${below}, ${above}, ${top}, where what txs committed starts or ends \\(maybe inside the height\\), no more than tx_count$`
       )
     )
-    expect(detail(v.stdout, "evm_logs: one row per receipt log")).toMatch(
-      /^\d+ receipts, \d+ logs \(where evm_txs and evm_logs both committed: one is ahead of the other\)$/
-    )
+    expect(detail(v.stdout, "evm_logs: one row per receipt log")).toMatch(/^\d+ receipts, \d+ logs at heights \d+-\d+, \d+-\d+ \(those both hold whole\)$/)
+    for (const d of ["txs", "evm_txs"]) expect(check(v.stdout, `${d}: a row for each list position committed`)).toBe(true)
   })
 
   it("fails where a row is lost inside what the manifests say is committed: a tx at a height both hold whole, a block, a log of a receipt both hold", async () => {
@@ -127,6 +126,28 @@ describe("chain-lake verify on a lake that is not whole", () => {
     const v = await runCli(["verify", "--data", out])
     expect(v.code).toBe(1)
     expect(detail(v.stdout, "evm_logs: one row per receipt log")).toMatch(/^\d+ log row\(s\) whose receipt evm_txs does not hold$/)
+  })
+
+  it("fails where a tx is lost at the top of a whole lake, where no block's tx_count is compared exactly: each position committed holds a row", async () => {
+    const out = tmp()
+    await exportInto(out, "--datasets", "blocks,txs,evm_txs", "--to-height", "60")
+    const [{ tx }] = await queryLake(`SELECT max(tx_hash) tx FROM read_parquet('${out}/txs/**/*.parquet') WHERE height = (SELECT max(height) FROM read_parquet('${out}/txs/**/*.parquet'))`)
+    await dropRow(out, "txs", `tx_hash = '${tx}'`)
+    const v = await runCli(["verify", "--data", out])
+    expect(v.code).toBe(1)
+    expect(check(v.stdout, "txs per block equal tx_count")).toBe(true)
+    expect(detail(v.stdout, "txs: a row for each list position committed")).toMatch(/^1 of \d+ positions without a row$/)
+  })
+
+  it("after a compaction (a file of receipts reaching past the logs committed), receipts are still compared with logs, and a lost log fails", async () => {
+    const out = copyOfLake()
+    const compacted = await runCli(["compact", "--data", out])
+    expect(compacted.code, compacted.stderr).toBe(0)
+    const [{ h }] = await queryLake(`SELECT max(tx_hash) h FROM read_parquet('${out}/evm_logs/**/*.parquet') WHERE height BETWEEN 5 AND 35`)
+    await dropRow(out, "evm_logs", `tx_hash = '${h}'`)
+    const v = await runCli(["verify", "--data", out])
+    expect(v.code).toBe(1)
+    expect(detail(v.stdout, "evm_logs: one row per receipt log")).toMatch(new RegExp(`^1 receipt\\(s\\) whose log rows differ, e.g. ${h}: log_count \\d+, 0 rows$`))
   })
 
   it("a whole lake: every height compared, no note", async () => {
