@@ -3,7 +3,7 @@
  * view time) with a chart per main question, each drawn from a Vega-Lite spec rendered to SVG
  * by `vega` in Node, over the Analytics views.
  */
-import { writeFile } from "node:fs/promises"
+import { readFile, writeFile } from "node:fs/promises"
 import { Effect } from "effect"
 import type { TopLevelSpec } from "vega-lite"
 import { Analytics, AnalyticsError, datasetsRead, LAKE_DATASETS, type SqlError } from "./Analytics.js"
@@ -407,9 +407,32 @@ const toHave = (read: ReadonlyArray<string>) =>
   })
 
 /** Builds the report over the Analytics views and writes it to `path`. */
+/** What a report starts with (its title): a file at the report's path without it is someone else's. */
+const REPORT_MARK = "<title>chain-lake report</title>"
+
+/** A file at `path` that is not a report this tool wrote is left as it is: the run fails before writing. */
+const refuseForeignFile = (path: string) =>
+  Effect.flatMap(
+    Effect.promise(() =>
+      readFile(path, "utf8").then(
+        (text) => text.slice(0, 1000).includes(REPORT_MARK),
+        (e: NodeJS.ErrnoException) => e.code === "ENOENT"
+      )
+    ),
+    (ours) =>
+      ours
+        ? Effect.void
+        : Effect.fail(
+            new AnalyticsError({
+              message: `${path} exists and is no chain-lake report: it is left as it is; give the report another file (--out)`
+            })
+          )
+  )
+
 export const writeReport = (path: string): Effect.Effect<ReportSummary, AnalyticsError | SqlError, Analytics> =>
   Effect.gen(function* () {
     const analytics = yield* Analytics
+    yield* refuseForeignFile(path)
     const sections: Array<string> = []
     const charts: Array<{ id: string; rows: number }> = []
     for (const chart of CHARTS) {
@@ -429,7 +452,7 @@ export const writeReport = (path: string): Effect.Effect<ReportSummary, Analytic
     )
     const [blocks, txs, tip] = stats.rows[0] ?? []
     const html = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>chain-lake report</title>
+<html lang="en"><head><meta charset="utf-8">${REPORT_MARK}
 <style>
 body{font-family:system-ui,-apple-system,sans-serif;margin:2rem auto;max-width:760px;color:#222}
 h1{margin-bottom:.2rem} .meta{color:#666;margin-top:0}

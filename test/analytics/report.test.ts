@@ -3,7 +3,7 @@
  * chart has rendered marks, and the console stays clean. Chromium comes from Debian's package
  * (.ci/run installs it); outside CI the browser check is skipped when it is missing.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -43,6 +43,15 @@ describe("chain-lake report", () => {
     const made = await runCli(["report", "--data", data, "--out", elsewhere])
     expect(made.code, made.stderr).toBe(0)
     expect(readFileSync(elsewhere, "utf8")).toMatch(/^<!doctype html>/)
+    // a report written before is replaced; a file of that name someone else put there is left as it is, the run refused in one line
+    expect((await runCli(["report", "--data", data, "--out", elsewhere])).code).toBe(0)
+    writeFileSync(elsewhere, "<html>my notes</html>")
+    const refused = await runCli(["report", "--data", data, "--out", elsewhere])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr.trim()).toBe(
+      `chain-lake: error: ${elsewhere} exists and is no chain-lake report: it is left as it is; give the report another file (--out)`
+    )
+    expect(readFileSync(elsewhere, "utf8")).toBe("<html>my notes</html>")
     rmSync(root, { recursive: true, force: true })
   })
 
