@@ -1,6 +1,7 @@
 /** `chain-lake query` and `chain-lake catalog`: SQL over the lake's views, and a catalog file for other clients. */
 import { readSize } from "./sizes.js"
 import { Args, Command, Options } from "@effect/cli"
+import { existsSync } from "node:fs"
 import { mkdir, readFile, writeFile } from "node:fs/promises"
 import { dirname, isAbsolute, join, resolve } from "node:path"
 import { Console, Duration, Effect, Option } from "effect"
@@ -34,10 +35,16 @@ export const requireLake = (data: string) =>
       : Effect.fail(
           new UserError({
             // run from inside the lake (the demo's hints lead there), the default "data" is one level too deep
-            message: `${resolve(data)} holds no lake (no _lake.json, no <dataset>/_manifest.json): ${isLake(".") ? "this folder is a lake itself: give --data ." : "give --data the folder an export wrote"}`,
+            message: noLake(data),
             exitCode: 2
           })
         )
+
+/** Why `data` is no lake, in one line: missing, or a folder without a lake's files. */
+export const noLake = (data: string) =>
+  existsSync(resolve(data))
+    ? `${resolve(data)} holds no lake (no _lake.json, no <dataset>/_manifest.json): ${isLake(".") ? "this folder is a lake itself: give --data ." : "give --data the folder an export wrote"}`
+    : `${resolve(data)} does not exist: ${isLake(".") ? "this folder is a lake itself: give --data ." : "give --data the folder an export wrote"}`
 
 /** `name=value`; integers, decimals and true/false are typed, `name:text=value` keeps a string. */
 export const parseParam = (text: string): [string, ParamValue] => {

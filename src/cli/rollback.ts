@@ -13,6 +13,7 @@ import { layerLake } from "../lake/writer.js"
 import { isS3Url } from "../s3/s3.js"
 import { UserError } from "./errors.js"
 import { integerOption } from "./integers.js"
+import { noLake } from "./query.js"
 
 /** What a dry run says: what each dataset would lose (and what of it is at or below the height). */
 const dryRun = (toHeight: number) =>
@@ -21,7 +22,7 @@ const dryRun = (toHeight: number) =>
     return [
       ...planned.map(
         (p) =>
-          `${p.dataset}: ${p.rowsDropped} rows dropped${fromHeight(p)}${p.snapshotsDropped > 0 ? `, ${snapshotsWord(p.snapshotsDropped)}` : ""} (${p.filesDropped} files dropped, ${p.filesRewritten} rewritten)`
+          `${p.dataset}: would drop ${p.rowsDropped} rows${fromHeight(p)}${p.snapshotsDropped > 0 ? `, ${snapshotsWord(p.snapshotsDropped)}` : ""} (${p.filesDropped} files dropped whole, ${p.filesRewritten} rewritten)`
       ),
       ...(below ? [below] : [])
     ]
@@ -50,8 +51,7 @@ export const rollbackCommand = Command.make(
       if (isS3Url(o.data))
         return yield* bad("rollback works on a local lake: sync the S3 lake to a folder, roll it back there, and publish it")
       const data = resolve(o.data)
-      if (!isLake(data))
-        return yield* bad(`${data} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`)
+      if (!isLake(data)) return yield* bad(noLake(data))
       const failed = (e: { readonly message: string }) => new UserError({ message: `rollback: ${e.message}` })
       const layer = layerLake(data)
       // below every row the lake holds, a cut empties it (and keeps no anchor, which every export refuses): that is a new folder

@@ -64,7 +64,10 @@ export const namesProblem = (known: ReadonlyArray<{ readonly name: string }>, na
   // an empty list (`--datasets ""`, an unset shell variable) is refused: a run of nothing is not a run done
   if (names.length === 0) return `no dataset named; known: ${all}`
   const unknown = names.filter((n) => !known.some((d) => d.name === n))
-  return unknown.length > 0 ? `unknown dataset ${unknown.join(", ")}; known: ${all}` : undefined
+  // a name in other case, or the stem of datasets (token_transfers: the view over token_transfers_evm and _cosmos)
+  const meant = known.filter((d) => unknown.some((n) => d.name.toLowerCase() === n.toLowerCase() || d.name.startsWith(`${n}_`)))
+  const hint = meant.length > 0 ? ` (did you mean ${meant.map((d) => d.name).join(", ")}?)` : ""
+  return unknown.length > 0 ? `unknown dataset ${unknown.join(", ")}${hint}; known: ${all}` : undefined
 }
 
 /** What is wrong with a run's page size and height bounds, or undefined: checked before anything starts. */

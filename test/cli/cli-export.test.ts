@@ -280,6 +280,10 @@ describe("chain-lake export", () => {
     [["--indexer-url", "http://127.0.0.1:CLOSED"], /cannot reach http:\/\/127\.0\.0\.1:\d+ \(--indexer-url\): ECONNREFUSED; check the URL/],
     [["--page-size", "5000"], /--page-size must be 1\.\.1000/],
     [["--datasets", "blocks,nope"], /unknown dataset nope; known: blocks, txs/],
+    [
+      ["--datasets", "token_transfers"],
+      /unknown dataset token_transfers \(did you mean token_transfers_evm, token_transfers_cosmos\?\); known: blocks, txs/
+    ],
     [["--datasets", ""], /no dataset named; known: blocks, txs/],
     [["--from-height", "50", "--to-height", "10"], /--from-height 50 is above --to-height 10/]
   ])("%j fails with a one-line error", async (flags, message) => {

@@ -298,25 +298,20 @@ describe("chain-lake catalog", () => {
     const missing = join(tmp(), "mistyped")
     const noLake = await runCli(["query", "--data", missing, "SELECT count(*) FROM blocks"])
     expect(noLake.code).toBe(2)
-    expect(noLake.stderr.trim()).toBe(
-      `chain-lake: error: ${missing} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`
-    )
+    expect(noLake.stderr.trim()).toBe(`chain-lake: error: ${missing} does not exist: give --data the folder an export wrote`)
     // verify and publish say the same, with the same exit; an s3:// lake is named as one, not read as a folder "s3:"
     for (const args of [
       ["verify", "--data", missing],
       ["publish", "--data", missing, "--to", tmp(), "--name", "x", "--version", "1"]
     ]) {
       const r = await runCli(args)
-      expect([r.code, r.stderr.trim()]).toEqual([
-        2,
-        `chain-lake: error: ${missing} holds no lake (no _lake.json, no <dataset>/_manifest.json): give --data the folder an export wrote`
-      ])
+      expect([r.code, r.stderr.trim()]).toEqual([2, `chain-lake: error: ${missing} does not exist: give --data the folder an export wrote`])
     }
     // run from inside a lake (as the demo's hints lead), the default --data is one level too deep
     const inside = await runCli(["query", "SELECT count(*) FROM blocks"], { cwd: data })
     expect([inside.code, inside.stderr.trim()]).toEqual([
       2,
-      `chain-lake: error: ${join(data, "data")} holds no lake (no _lake.json, no <dataset>/_manifest.json): this folder is a lake itself: give --data .`
+      `chain-lake: error: ${join(data, "data")} does not exist: this folder is a lake itself: give --data .`
     ])
     for (const command of ["query", "verify", "report", "catalog"]) {
       const r = await runCli([command, "--data", "s3://bucket/lake", ...(command === "query" ? ["SELECT 1"] : [])])

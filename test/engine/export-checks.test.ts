@@ -48,5 +48,7 @@ describe("datasetNamesProblem", () => {
 
   it("names unknown datasets and lists the exported ones", () => {
     expect(datasetNamesProblem(catalog, ["blocks", "nope", "txz"])).toBe("unknown dataset nope, txz; known: blocks, holders")
+    // a name in other case, or the stem of datasets, is offered
+    expect(datasetNamesProblem(catalog, ["BLOCKS"])).toBe("unknown dataset BLOCKS (did you mean blocks?); known: blocks, holders")
   })
 })

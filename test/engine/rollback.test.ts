@@ -134,9 +134,9 @@ describe("an indexer rolled back and re-synced to another history (same chain id
     const out = copyOfLake()
     const dry = await runCli(["rollback", "--data", out, "--to-height", String(FORK), "--dry-run"])
     expect(dry.code, dry.stderr).toBe(0)
-    expect(dry.stdout).toMatch(/^blocks: 30 rows dropped \(0 files dropped, 1 rewritten\)$/m)
+    expect(dry.stdout).toMatch(/^blocks: would drop 30 rows \(0 files dropped whole, 1 rewritten\)$/m)
     // each dataset's rows as the cut then drops them (it said the rows of the files it rewrites)
-    const said = Object.fromEntries([...dry.stdout.matchAll(/^(\w+): (\d+) rows dropped/gm)].map((m) => [m[1], Number(m[2])]))
+    const said = Object.fromEntries([...dry.stdout.matchAll(/^(\w+): would drop (\d+) rows/gm)].map((m) => [m[1], Number(m[2])]))
     expect(dry.stdout).toMatch(/dry run: nothing was changed/)
     expect(identity(out).reorgs).toBeUndefined()
 
@@ -146,7 +146,7 @@ describe("an indexer rolled back and re-synced to another history (same chain id
     ).files
     const spanning = txsFiles.find((f) => f.min_height <= FORK && f.max_height > FORK)!
     expect(spanning).toBeDefined()
-    expect(dry.stdout).toMatch(new RegExp(`^txs: \\d+ rows dropped from height ${spanning.min_height} `, "m"))
+    expect(dry.stdout).toMatch(new RegExp(`^txs: would drop \\d+ rows from height ${spanning.min_height} `, "m"))
     const r = await runCli(["rollback", "--data", out, "--to-height", String(FORK)])
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toMatch(

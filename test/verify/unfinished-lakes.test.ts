@@ -88,7 +88,9 @@ describe("chain-lake verify on a lake that is not whole", () => {
         `^\\d+ heights equal; at ${below}, ${above}, ${top}, where what txs committed starts or ends \\(maybe inside the height\\), no more than tx_count$`
       )
     )
-    expect(detail(v.stdout, "evm_logs: one row per receipt log")).toMatch(/^\d+ receipts, \d+ logs at heights \d+-\d+, \d+-\d+ \(those both hold whole\)$/)
+    expect(detail(v.stdout, "evm_logs: one row per receipt log")).toMatch(
+      /^\d+ receipts, \d+ logs at heights \d+-\d+, \d+-\d+ \(those both hold whole\)$/
+    )
     for (const d of ["txs", "evm_txs"]) expect(check(v.stdout, `${d}: a row for each list position committed`)).toBe(true)
   })
 
@@ -131,7 +133,9 @@ describe("chain-lake verify on a lake that is not whole", () => {
   it("fails where a tx is lost at the top of a whole lake, where no block's tx_count is compared exactly: each position committed holds a row", async () => {
     const out = tmp()
     await exportInto(out, "--datasets", "blocks,txs,evm_txs", "--to-height", "60")
-    const [{ tx }] = await queryLake(`SELECT max(tx_hash) tx FROM read_parquet('${out}/txs/**/*.parquet') WHERE height = (SELECT max(height) FROM read_parquet('${out}/txs/**/*.parquet'))`)
+    const [{ tx }] = await queryLake(
+      `SELECT max(tx_hash) tx FROM read_parquet('${out}/txs/**/*.parquet') WHERE height = (SELECT max(height) FROM read_parquet('${out}/txs/**/*.parquet'))`
+    )
     await dropRow(out, "txs", `tx_hash = '${tx}'`)
     const v = await runCli(["verify", "--data", out])
     expect(v.code).toBe(1)
@@ -147,7 +151,9 @@ describe("chain-lake verify on a lake that is not whole", () => {
     await dropRow(out, "evm_logs", `tx_hash = '${h}'`)
     const v = await runCli(["verify", "--data", out])
     expect(v.code).toBe(1)
-    expect(detail(v.stdout, "evm_logs: one row per receipt log")).toMatch(new RegExp(`^1 receipt\\(s\\) whose log rows differ, e.g. ${h}: log_count \\d+, 0 rows$`))
+    expect(detail(v.stdout, "evm_logs: one row per receipt log")).toMatch(
+      new RegExp(`^1 receipt\\(s\\) whose log rows differ, e.g. ${h}: log_count \\d+, 0 rows$`)
+    )
   })
 
   it("a whole lake: every height compared, no note", async () => {
