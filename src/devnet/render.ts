@@ -3,6 +3,7 @@
  * strings for block and cosmos-tx numbers, integers for NFT/internal-tx heights, 0x-hex quantities
  * in EVM receipts. Field order follows the real server's Go structs.
  */
+import { createHash } from "node:crypto"
 import type { Chain, NftToken, TxPlan } from "./chain.js"
 import { hexBytes, hexQty, rfc3339Nano, rfc3339Seconds } from "./encoding.js"
 import { hash32, Rng, sha256Hex } from "./rng.js"
@@ -310,7 +311,11 @@ const receiptLogs = (chain: Chain, p: TxPlan, firstLogIndex: number, nft: Return
     if (nft) {
       const from = nft.kind === "mint" ? "0" : chain.accountOf(nft.from).hex
       const to = nft.kind === "burn" ? "0" : chain.accountOf(nft.to).hex
-      const idNum = BigInt(parseInt(nft.tokenId.replace(/\D/g, "") || "0", 10))
+      // minievm's ERC-721 id of a cosmos token (x/evm/types/collection.go TokenIdToBigInt): the decimal id itself, or, in a class
+      // bridged over IBC, the sha256 of the id (any text there) as a uint256: this devnet's collections with an origin or text ids
+      const info = chain.u.collections[nft.collection]
+      const bridged = info.originName !== "" || info.tokenPrefix !== ""
+      const idNum = bridged ? BigInt(`0x${createHash("sha256").update(nft.tokenId).digest("hex")}`) : BigInt(nft.tokenId)
       logs.push({
         address: chain.u.collections[nft.collection].address,
         topics: [TRANSFER_TOPIC, word(from), word(to), word(idNum.toString(16))],
