@@ -48,7 +48,7 @@ const partitionOf = (d: Dataset): SchemaColumn => {
   const p = d.partition
   const description =
     p.kind === "height_bucket"
-      ? `partition: the first height of the bucket of ${p.column} the row's folder holds (height_bucket=N; the width is an export option)`
+      ? `partition: the first height of the bucket of ${p.column} the row's folder holds (height_bucket=N; 10,000 heights wide unless the library's runExport was given another bucketWidth)`
       : p.kind === "snapshot"
         ? "partition: the height the snapshot was read at (snapshot_height=N); the key names one row within one snapshot"
         : `partition: the UTC day of ${p.column} (date=YYYY-MM-DD)`

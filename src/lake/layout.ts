@@ -67,7 +67,7 @@ export const retiredFolder = (root: string, dataset: string) => join(root, RETIR
 /** Where the retired file `path` of `dataset` is kept until it is deleted. */
 export const retiredPath = (root: string, dataset: string, path: string) => join(root, RETIRED, dataset, retiredName(path))
 
-/** Folders of `width` heights (the width is an export option), by the row's height column. */
+/** Folders of `width` heights (runExport's bucketWidth, 10,000 by default; no CLI flag), by the row's height column. */
 export interface HeightBucketPartitioning {
   readonly kind: "height_bucket"
   readonly column: string
