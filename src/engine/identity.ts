@@ -220,10 +220,12 @@ export const checkIdentity = (
         message: `${manifests.root} holds chain ${lake.chain_id}, but this indexer serves chain ${status.chainId}: export it into another --out`
       })
     const blockless = ((yield* manifests.get("blocks"))?.files.length ?? 0) === 0
-    const forked = (fork: Fork): Effect.Effect<IdentityVerdict, LakeIdentityError> =>
-      fork.common > 0 && onReorg === "rollback"
-        ? Effect.succeed({ fork })
-        : Effect.fail(new LakeIdentityError({ message: forkProblem(manifests.root, lake.chain_id, fork, blockless) }))
+    // a lake holding no row above the last common height keeps nothing of the other history but anchors: rolled back as if asked
+    const forked = (fork: Fork): Effect.Effect<IdentityVerdict, LakeIdentityError | ManifestError, Manifests> =>
+      Effect.gen(function* () {
+        if (fork.common > 0 && (onReorg === "rollback" || (yield* highestHeld(adoption.datasets)) <= fork.common)) return { fork }
+        return yield* new LakeIdentityError({ message: forkProblem(manifests.root, lake.chain_id, fork, blockless) })
+      })
     // a source behind what the lake anchored is rolled back, re-synced or lagging: the heights it serves tell which, if they differ
     const held = Math.max(0, ...lake.anchors.map((a) => a.height))
     if (status.tip < held) {

@@ -477,6 +477,25 @@ describe("what the fork check reads besides the newest anchor", () => {
     await expectLakeMatchesChain(was, before, ["txs"])
   })
 
+  it("a lake whose rows a rollback took all of (a compacted file crossing the cut), with anchors above a fork left: the next export of the fork drops those anchors, as --on-reorg rollback would, and gives the new history", async () => {
+    const out = tmp()
+    for (const top of [90, 110, 130]) {
+      const r = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", "txs", "--to-height", String(top)])
+      expect(r.code, r.stderr).toBe(0)
+    }
+    expect((await runCli(["compact", "--data", out])).code).toBe(0)
+    const rolled = await runCli(["rollback", "--data", out, "--to-height", "120"])
+    expect(rolled.code, rolled.stderr).toBe(0)
+    expect(JSON.parse(readFileSync(join(out, "txs", "_manifest.json"), "utf8")).files).toEqual([])
+    const anchors = identity(out).anchors.map((a: { height: number }) => a.height)
+    expect(anchors.some((h: number) => h > FORK)).toBe(true)
+    expect(anchors.some((h: number) => h <= FORK)).toBe(true)
+    const next = await runCli(["export", "--indexer-url", ahead.indexerUrl, "--out", out, "--datasets", "txs"])
+    expect(next.code, next.stderr).toBe(0)
+    expect(next.stderr).toMatch(/this indexer's block \d+ differs from the lake's: rolled .* no rows above it \(anchors dropped\)/)
+    await expectLakeMatchesChain(out, ahead, ["txs"])
+  })
+
   it("a rollback to a height above the lake's newest block anchors that block, so the lake stays checkable: the rows above it are vouched for by the anchor the cut dropped, or refused where the indexer no longer serves that", async () => {
     const out = tmp()
     const blocks = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", "blocks", "--to-height", "80"])
