@@ -65,33 +65,25 @@ export interface Fork {
   readonly differs: { readonly height: number; readonly lakeHash: string; readonly sourceHash: string | undefined }
 }
 
-/** The hash the lake's committed blocks give `height`, when it holds that block. */
-export const lakeBlockHash = (height: number) =>
+/** The lake's newest committed block matching `where` (SQL over `height`), with its hash; undefined where it holds none. */
+const newestLakeBlock = (where: string) =>
   Effect.gen(function* () {
     const manifests = yield* Manifests
     const sink = yield* ParquetSink
     if (!(yield* manifests.get("blocks"))) return undefined
     const rows = yield* manifests.withCommittedFiles("blocks", (paths) =>
-      sink.query(`SELECT block_hash FROM read_parquet(${sqlStringList(paths)}) WHERE height = ${height} LIMIT 1`)
-    )
-    return rows.length > 0 ? String(rows[0].block_hash) : undefined
-  })
-
-/** The lake's highest committed block at or below `height`, with its hash; undefined where it holds none. */
-export const lakeBlockAtOrBelow = (height: number) =>
-  Effect.gen(function* () {
-    const manifests = yield* Manifests
-    const sink = yield* ParquetSink
-    if (!(yield* manifests.get("blocks"))) return undefined
-    const rows = yield* manifests.withCommittedFiles("blocks", (paths) =>
-      sink.query(
-        `SELECT height, block_hash FROM read_parquet(${sqlStringList(paths)}) WHERE height <= ${height} ORDER BY height DESC LIMIT 1`
-      )
+      sink.query(`SELECT height, block_hash FROM read_parquet(${sqlStringList(paths)}) WHERE ${where} ORDER BY height DESC LIMIT 1`)
     )
     // (one answer per file where the files live elsewhere)
     const top = rows.reduce<(typeof rows)[number] | undefined>((a, r) => (a && Number(a.height) >= Number(r.height) ? a : r), undefined)
     return top ? { height: Number(top.height), hash: String(top.block_hash) } : undefined
   })
+
+/** The hash the lake's committed blocks give `height`, when it holds that block. */
+export const lakeBlockHash = (height: number) => Effect.map(newestLakeBlock(`height = ${height}`), (block) => block?.hash)
+
+/** The lake's highest committed block at or below `height`, with its hash; undefined where it holds none. */
+export const lakeBlockAtOrBelow = (height: number) => newestLakeBlock(`height <= ${height}`)
 
 /** What the lake says block `height` is: an anchor's hash, else its committed block's. */
 const lakeHashAt = (anchors: ReadonlyArray<{ readonly height: number; readonly hash: string }>, height: number) =>

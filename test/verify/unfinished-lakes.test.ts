@@ -70,6 +70,14 @@ const dropRow = async (out: string, dataset: string, where: string) => {
   throw new Error(`no ${dataset} row where ${where}`)
 }
 
+/** verify of a copy of the lake without the rows of `dataset` of one tx: the greatest hash `where` picks in `pickFrom`. */
+const verifyWithout = async (dataset: string, pickFrom: string, where: string) => {
+  const [{ tx }] = await queryLake(`SELECT max(tx_hash) tx FROM read_parquet('${lake}/${pickFrom}/**/*.parquet') WHERE ${where}`)
+  const out = copyOfLake()
+  await dropRow(out, dataset, `tx_hash = '${tx}'`)
+  return { tx: String(tx), verify: await runCli(["verify", "--data", out]) }
+}
+
 describe("chain-lake verify on a lake that is not whole", () => {
   it("passes, naming the heights not exported yet, and compares txs with blocks and logs with receipts only where both hold every row", async () => {
     const v = await runCli(["verify", "--data", lake])
@@ -106,12 +114,7 @@ describe("chain-lake verify on a lake that is not whole", () => {
     const b = await runCli(["verify", "--data", blockLost])
     expect(b.code).toBe(1)
     expect(detail(b.stdout, "blocks: every committed height, no other")).toBe("heights 1-40, 71-110: 80 committed, 79 held")
-    const [{ h }] = await queryLake(
-      `SELECT max(tx_hash) h FROM read_parquet('${lake}/evm_logs/**/*.parquet') WHERE height BETWEEN 5 AND 35`
-    )
-    const logLost = copyOfLake()
-    await dropRow(logLost, "evm_logs", `tx_hash = '${h}'`)
-    const w = await runCli(["verify", "--data", logLost])
+    const { tx: h, verify: w } = await verifyWithout("evm_logs", "evm_logs", "height BETWEEN 5 AND 35")
     expect(w.code).toBe(1)
     expect(check(w.stdout, "evm_logs: one row per receipt log")).toBe(false)
     expect(detail(w.stdout, "evm_logs: one row per receipt log")).toMatch(
@@ -120,12 +123,7 @@ describe("chain-lake verify on a lake that is not whole", () => {
   })
 
   it("fails where a receipt both committed is gone from evm_txs while its logs stay", async () => {
-    const [{ h }] = await queryLake(
-      `SELECT max(tx_hash) h FROM read_parquet('${lake}/evm_logs/**/*.parquet') WHERE height BETWEEN 75 AND 105`
-    )
-    const out = copyOfLake()
-    await dropRow(out, "evm_txs", `tx_hash = '${h}'`)
-    const v = await runCli(["verify", "--data", out])
+    const { verify: v } = await verifyWithout("evm_txs", "evm_logs", "height BETWEEN 75 AND 105")
     expect(v.code).toBe(1)
     expect(detail(v.stdout, "evm_logs: one row per receipt log")).toMatch(/^\d+ log row\(s\) whose receipt evm_txs does not hold$/)
   })
