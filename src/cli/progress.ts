@@ -133,7 +133,15 @@ const datasetParts = (t: Tally, now: number): ReadonlyArray<Part> => {
     { text: `${percentOf(t)}%`.padStart(4), drop: 0 },
     { text: what, drop: 0 }
   ]
-  if (r) return [...lead, { text: counted(r.rows, "row"), drop: 0 }, { text: counted(r.files, "file"), drop: 2 }, { text: "done", drop: 1 }]
+  // a dataset done keeps "done" on the narrowest line: what it read goes first (its rows say it)
+  if (r)
+    return [
+      lead[0],
+      { text: what, drop: 1 },
+      { text: counted(r.rows, "row"), drop: 0 },
+      { text: counted(r.files, "file"), drop: 2 },
+      { text: "done", drop: 0 }
+    ]
   if (t.plan.kind === "snapshot") return lead
   const seconds = (now - t.since) / 1000
   const perSecond = (n: number) => (seconds > 0 ? n / seconds : 0)

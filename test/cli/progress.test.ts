@@ -88,6 +88,11 @@ describe("progress formatting", () => {
     expect(datasetLine(tally(logs, 115_848, 131_617, result("evm_logs", 131_617)), layout, NOW)).toBe(
       "evm_logs               100% · evm txs 115,848 of 115,848 · 131,617 rows · done"
     )
+    // a line too long for the width keeps "done" and drops what was read first (the longest name, the longest counts)
+    const calls = plan("evm_internal_txs", 5_224)
+    expect(datasetLine(tally(calls, 5_224, 5_224, result("evm_internal_txs", 5_224, 8)), { ...layout, width: 60 }, NOW)).toBe(
+      "evm_internal_txs       100% · 5,224 rows · done"
+    )
     const transfers = plan("token_transfers_cosmos", 174_643)
     expect(datasetLine(tally(transfers, 174_643, 68_876, result("token_transfers_cosmos", 68_876)), layout, NOW)).toBe(
       "token_transfers_cosmos 100% · txs 174,643 of 174,643 · 68,876 rows · done"
