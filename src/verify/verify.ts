@@ -32,7 +32,7 @@ interface LakeChecks {
   readonly manifests: Context.Tag.Service<typeof Manifests>
 }
 
-/** Checks of the lake against itself: no gaps or duplicates, txs per block, manifests vs files. */
+/** Checks of the lake against itself: no duplicates; datasets against each other where both hold every row (held.ts); a row per list position; manifests vs files. */
 export const verifyLake = Effect.gen(function* () {
   const a = yield* Analytics
   const checks: Array<Check> = []
