@@ -406,7 +406,6 @@ const toHave = (read: ReadonlyArray<string>) =>
       .join("; ")
   })
 
-/** Builds the report over the Analytics views and writes it to `path`. */
 /** What a report starts with (its title): a file at the report's path without it is someone else's. */
 const REPORT_MARK = "<title>chain-lake report</title>"
 
@@ -429,6 +428,7 @@ const refuseForeignFile = (path: string) =>
           )
   )
 
+/** Builds the report over the Analytics views and writes it to `path`. */
 export const writeReport = (path: string): Effect.Effect<ReportSummary, AnalyticsError | SqlError, Analytics> =>
   Effect.gen(function* () {
     const analytics = yield* Analytics

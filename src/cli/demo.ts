@@ -23,7 +23,7 @@ import { blocksOption, seedOption } from "./devnet.js"
 import { UserError } from "./errors.js"
 import { describeExportFailure } from "./export.js"
 import { exportLayer, indexerLayer, routerLayer } from "./layers.js"
-import { makeProgress, stderrProgress, summaryTable, table } from "./progress.js"
+import { makeProgress, stderrIsTerminal, stderrProgress, summaryTable, table } from "./progress.js"
 import { checkOutputFolder } from "./outputFolder.js"
 
 const tour = Effect.gen(function* () {
@@ -167,8 +167,7 @@ export const demoCommand = Command.make(
       const out = resolve(o.out)
       yield* Console.log(`\nExporting every dataset to ${out} (rerun: only what is new is fetched) …`)
       // bars on a terminal's stderr; elsewhere nothing, so that stdout reads as the README shows it
-      const onTerminal = process.stderr.isTTY === true && process.env.CI === undefined
-      const progress = onTerminal ? stderrProgress({ tty: true }) : makeProgress({ tty: false, log: () => {} })
+      const progress = stderrIsTerminal() ? stderrProgress({ tty: true }) : makeProgress({ tty: false, log: () => {} })
       const started = Date.now()
       const exported = yield* runExport(DATASETS, { observer: progress.observer }).pipe(
         Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out })),

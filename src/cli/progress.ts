@@ -397,10 +397,13 @@ const jsonLines = (track: Tracker): Lines => {
   }
 }
 
+/** Whether stderr is a terminal to draw bars on (not under CI). */
+export const stderrIsTerminal = () => process.stderr.isTTY === true && process.env.CI === undefined
+
 /** The progress a command shows on stderr: bars on a terminal (not under CI), log lines otherwise; names padded to the longest of `names` (default: every exported dataset). */
 export const stderrProgress = (options: { readonly tty?: boolean; readonly names?: ReadonlyArray<string> } = {}): ProgressRenderer =>
   makeProgress({
-    tty: options.tty ?? (process.stderr.isTTY === true && process.env.CI === undefined),
+    tty: options.tty ?? stderrIsTerminal(),
     json: logsAreJson(),
     names: options.names ?? EXPORTED_DATASETS.map((d) => d.name),
     log: (line) => process.stderr.write(line + "\n")

@@ -41,10 +41,10 @@ export const requireLake = (data: string) =>
         )
 
 /** Why `data` is no lake, in one line: missing, or a folder without a lake's files. */
-export const noLake = (data: string) =>
-  existsSync(resolve(data))
-    ? `${resolve(data)} holds no lake (no _lake.json, no <dataset>/_manifest.json): ${isLake(".") ? "this folder is a lake itself: give --data ." : "give --data the folder an export wrote"}`
-    : `${resolve(data)} does not exist: ${isLake(".") ? "this folder is a lake itself: give --data ." : "give --data the folder an export wrote"}`
+export const noLake = (data: string) => {
+  const what = existsSync(resolve(data)) ? "holds no lake (no _lake.json, no <dataset>/_manifest.json)" : "does not exist"
+  return `${resolve(data)} ${what}: ${isLake(".") ? "this folder is a lake itself: give --data ." : "give --data the folder an export wrote"}`
+}
 
 /** `name=value`; integers, decimals and true/false are typed, `name:text=value` keeps a string. */
 export const parseParam = (text: string): [string, ParamValue] => {

@@ -3,7 +3,6 @@
  * strings for block and cosmos-tx numbers, integers for NFT/internal-tx heights, 0x-hex quantities
  * in EVM receipts. Field order follows the real server's Go structs.
  */
-import { createHash } from "node:crypto"
 import type { Chain, NftToken, TxPlan } from "./chain.js"
 import { hexBytes, hexQty, rfc3339Nano, rfc3339Seconds } from "./encoding.js"
 import { hash32, Rng, sha256Hex } from "./rng.js"
@@ -315,9 +314,9 @@ const receiptLogs = (chain: Chain, p: TxPlan, firstLogIndex: number, nft: Return
       // bridged over IBC, the sha256 of the id (any text there) as a uint256: this devnet's collections with an origin or text ids
       const info = chain.u.collections[nft.collection]
       const bridged = info.originName !== "" || info.tokenPrefix !== ""
-      const idNum = bridged ? BigInt(`0x${createHash("sha256").update(nft.tokenId).digest("hex")}`) : BigInt(nft.tokenId)
+      const idNum = bridged ? BigInt(`0x${sha256Hex(nft.tokenId)}`) : BigInt(nft.tokenId)
       logs.push({
-        address: chain.u.collections[nft.collection].address,
+        address: info.address,
         topics: [TRANSFER_TOPIC, word(from), word(to), word(idNum.toString(16))],
         data: "0x",
         logIndex: firstLogIndex + k

@@ -120,10 +120,10 @@ const txChecks = (c: LakeChecks) =>
     if (!txs || !blocks || blocks.committed.length === 0) return
     const held = wholeHeights(txs)
     const whole = intersect(held.whole, blocks.committed)
-    const edges = held.edges.filter((h) => covers(blocks.committed, [h, h + 1]))
+    const edges = held.edges.map((h): Range => [h, h + 1]).filter((e) => covers(blocks.committed, e))
     const bad =
       yield* q(`SELECT b.height, b.tx_count, coalesce(t.n, 0) FROM blocks b LEFT JOIN (SELECT height, count(*) n FROM txs GROUP BY height) t USING (height)
-      WHERE (${inRanges("b.height", whole)} AND coalesce(t.n, 0) <> b.tx_count) OR (b.height IN (${[0, ...edges].join(", ")}) AND coalesce(t.n, 0) > b.tx_count) ORDER BY 1 LIMIT 5`)
+      WHERE (${inRanges("b.height", whole)} AND coalesce(t.n, 0) <> b.tx_count) OR (${inRanges("b.height", edges)} AND coalesce(t.n, 0) > b.tx_count) ORDER BY 1 LIMIT 5`)
     add(
       "txs per block equal tx_count",
       bad.length === 0,
@@ -131,7 +131,7 @@ const txChecks = (c: LakeChecks) =>
         ? `e.g. height ${bad[0][0]}: tx_count ${bad[0][1]}, ${bad[0][2]} txs`
         : whole.length + edges.length === 0
           ? "no height both hold yet"
-          : `${total(whole)} heights equal${edges.length > 0 ? `; at ${describeRanges(edges.map((h): Range => [h, h + 1]))}, where what txs committed starts or ends (maybe inside the height), no more than tx_count` : ""}`
+          : `${total(whole)} heights equal${edges.length > 0 ? `; at ${describeRanges(edges)}, where what txs committed starts or ends (maybe inside the height), no more than tx_count` : ""}`
     )
   })
 
@@ -162,7 +162,8 @@ const receiptLogChecks = (c: LakeChecks) =>
   Effect.gen(function* () {
     const [receipts, logs] = [yield* manifestOf(c, "evm_txs"), yield* manifestOf(c, "evm_logs")]
     if (!receipts || !logs) return
-    const both = intersect(wholeHeights(receipts).whole, wholeHeights(logs).whole)
+    const receiptHeights = wholeHeights(receipts).whole
+    const both = intersect(receiptHeights, wholeHeights(logs).whole)
     const [compared, counted, wrong, example] = one(
       yield* c.q(`SELECT count(*), coalesce(sum(r.log_count), 0), count(*) FILTER (WHERE coalesce(l.n, 0) <> r.log_count),
         min(r.tx_hash || ': log_count ' || r.log_count || ', ' || coalesce(l.n, 0) || ' rows') FILTER (WHERE coalesce(l.n, 0) <> r.log_count)
@@ -171,7 +172,7 @@ const receiptLogChecks = (c: LakeChecks) =>
     const [orphans] = one(
       yield* c.q(`SELECT count(*) FROM evm_logs WHERE ${inRanges("height", both)} AND tx_hash NOT IN (SELECT tx_hash FROM evm_txs)`)
     )
-    const partial = both.length !== 1 || total(both) < total(wholeHeights(receipts).whole)
+    const partial = both.length !== 1 || total(both) < total(receiptHeights)
     c.add(
       "evm_logs: one row per receipt log",
       Number(wrong) === 0 && Number(orphans) === 0,

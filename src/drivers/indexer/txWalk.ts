@@ -152,7 +152,7 @@ export const makeTxWalk = (page: PageReader) => {
           if (tx.height > to) return read.done(true)
           read.tx(tx.height, tx.hash)
         }
-        read.paged(Number((p.items.at(-1) as { height?: unknown }).height) >= from)
+        read.paged()
         after += p.items.length
       }
       // at the list's end every height up to `to` was read whole: the list holds every block up to the tip /status named when
@@ -177,9 +177,9 @@ export const makeTxWalk = (page: PageReader) => {
         if (at) at.push(hash)
         else hashes.set(height, [hash])
       },
-      /** a page read; `reached`: it held a height from `from` on (the pages a near start read below it do not count) */
-      paged: (reached: boolean) => {
-        if (reached) pages++
+      /** a page read: counted where it reached `from` (the pages a near start read below it do not) */
+      paged: () => {
+        if (current >= from) pages++
       },
       pays: () => pages <= hits,
       /** what was read: every height up to `to` where `whole` (the walk passed it, or the list ended), else those below the height read last */
