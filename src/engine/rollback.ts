@@ -334,7 +334,8 @@ type Anchor = LakeIdentity["anchors"][number]
  * and the lake's highest block at or below it (`block`), so that a lake holding blocks stays checkable.
  */
 const anchorsKept = (anchors: ReadonlyArray<Anchor>, target: number, block: Anchor | undefined) => {
-  const kept = anchors.filter((a) => a.height < target || (a.height === target && (block === undefined || a.hash === block.hash)))
+  // (one at the height is checked against the lake's block there only where the lake holds that block)
+  const kept = anchors.filter((a) => a.height < target || (a.height === target && (block?.height !== target || a.hash === block.hash)))
   return block ? [...kept.filter((a) => a.height !== block.height), block].sort((a, b) => a.height - b.height) : kept
 }
 

@@ -496,6 +496,35 @@ describe("what the fork check reads besides the newest anchor", () => {
     await expectLakeMatchesChain(out, ahead, ["txs"])
   })
 
+  it("a rollback to a height the lake anchored, above its newest block, keeps that anchor beside the block's", async () => {
+    const out = tmp()
+    for (const [datasets, top] of [
+      ["blocks", 80],
+      ["txs", 95],
+      ["txs", 120]
+    ] as const) {
+      const r = await runCli([
+        "export",
+        "--indexer-url",
+        before.indexerUrl,
+        "--out",
+        out,
+        "--datasets",
+        datasets,
+        "--to-height",
+        String(top)
+      ])
+      expect(r.code, r.stderr).toBe(0)
+    }
+    const at95 = identity(out).anchors.find((a: { height: number }) => a.height === 95)
+    expect(at95).toBeDefined()
+    const rolled = await runCli(["rollback", "--data", out, "--to-height", "95"])
+    expect(rolled.code, rolled.stderr).toBe(0)
+    const anchors = identity(out).anchors
+    expect(anchors).toContainEqual(at95)
+    expect(anchors.map((a: { height: number }) => a.height)).toContain(80)
+  })
+
   it("a rollback to a height above the lake's newest block anchors that block, so the lake stays checkable: the rows above it are vouched for by the anchor the cut dropped, or refused where the indexer no longer serves that", async () => {
     const out = tmp()
     const blocks = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", "blocks", "--to-height", "80"])
