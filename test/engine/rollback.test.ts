@@ -66,6 +66,20 @@ const hidingBlocks = (hidden: (height: number) => boolean) =>
       ? Promise.resolve({ status: 404, headers: {}, body: "[NOT_FOUND] block not found" })
       : forward()
   })
+/** A lake of `before`'s blocks to height 80 and its txs to 95, then to 120 (anchored at 80, 95 and 120). */
+const blocksTo80TxsTo120 = async () => {
+  const out = tmp()
+  for (const [datasets, top] of [
+    ["blocks", 80],
+    ["txs", 95],
+    ["txs", 120]
+  ] as const) {
+    const r = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", datasets, "--to-height", String(top)])
+    expect(r.code, r.stderr).toBe(0)
+  }
+  return out
+}
+
 /** Drops the lake's anchors below `height`, as keptAnchors thins them in a lake of many commits. */
 const thinAnchorsBelow = (out: string, height: number) => {
   const lakeJson = identity(out)
@@ -497,25 +511,7 @@ describe("what the fork check reads besides the newest anchor", () => {
   })
 
   it("a rollback to a height the lake anchored, above its newest block, keeps that anchor beside the block's", async () => {
-    const out = tmp()
-    for (const [datasets, top] of [
-      ["blocks", 80],
-      ["txs", 95],
-      ["txs", 120]
-    ] as const) {
-      const r = await runCli([
-        "export",
-        "--indexer-url",
-        before.indexerUrl,
-        "--out",
-        out,
-        "--datasets",
-        datasets,
-        "--to-height",
-        String(top)
-      ])
-      expect(r.code, r.stderr).toBe(0)
-    }
+    const out = await blocksTo80TxsTo120()
     const at95 = identity(out).anchors.find((a: { height: number }) => a.height === 95)
     expect(at95).toBeDefined()
     const rolled = await runCli(["rollback", "--data", out, "--to-height", "95"])
@@ -526,23 +522,7 @@ describe("what the fork check reads besides the newest anchor", () => {
   })
 
   it("a rollback to a height above the lake's newest block anchors that block, so the lake stays checkable: the rows above it are vouched for by the anchor the cut dropped, or refused where the indexer no longer serves that", async () => {
-    const out = tmp()
-    const blocks = await runCli(["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", "blocks", "--to-height", "80"])
-    expect(blocks.code, blocks.stderr).toBe(0)
-    for (const top of [95, 120]) {
-      const txs = await runCli([
-        "export",
-        "--indexer-url",
-        before.indexerUrl,
-        "--out",
-        out,
-        "--datasets",
-        "txs",
-        "--to-height",
-        String(top)
-      ])
-      expect(txs.code, txs.stderr).toBe(0)
-    }
+    const out = await blocksTo80TxsTo120()
     thinAnchorsBelow(out, 120)
     const rolled = await runCli(["rollback", "--data", out, "--to-height", String(FORK)])
     expect(rolled.code, rolled.stderr).toBe(0)
