@@ -36,6 +36,8 @@
  *   same floor
  *   BENCH_LATENCY_MS (default 20) and BENCH_MULTI_CONCURRENCY (default 16): the multi-dataset part's
  *   latency and concurrency (e.g. 100 and 4 on 2 cores, to see a client's own waits where CPU does not bound them),
+ *   BENCH_MULTI_SERVERS (default "devnet,replay"): which servers the multi-dataset part runs against
+ *   ("replay" alone halves its time, for a lent machine's short budget),
  *   BENCH_TRACE=1 (and BENCH_SMOKE=1): the multi-dataset part ends with one more run of each client against the replay,
  *   printed as a timeline of its requests (when they came, how many were in flight),
  *   BENCH_CORES: a comma list of core counts (e.g. 2,4,16): the whole bench runs once per count,
@@ -78,6 +80,7 @@ const goal = (text: string) => (SMOKE ? "smoke size: not a measure" : `goal ${te
 /** the multi-dataset part's latency and concurrency (chain-lake's and the plain fetch's): a longer latency at a lower concurrency shows a client's own waits on few cores, where CPU bounds the default */
 const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 20)
 const MULTI_CONCURRENCY = Number(process.env.BENCH_MULTI_CONCURRENCY ?? 16)
+const MULTI_SERVERS = (process.env.BENCH_MULTI_SERVERS ?? "devnet,replay").split(",")
 
 /** µs a devnet adds per row an offset skips (the real indexer's OFFSET scans them) */
 const OFFSET_ROW_US = Number(process.env.BENCH_OFFSET_ROW_US ?? 1)
@@ -510,21 +513,23 @@ const startReplay = (origin: string, latencyMs: number): Promise<{ child: ChildP
  */
 const multi = async () => {
   const MULTI_BLOCKS = size("BENCH_MULTI_BLOCKS", 10_000, 100)
-  const devnet = await startDevnetProcess([
-    "--blocks",
-    String(MULTI_BLOCKS),
-    "--txs-per-block",
-    "4",
-    "--seed",
-    "7",
-    "--latency-ms",
-    String(LATENCY_MS)
-  ])
   const origin = await startDevnetProcess(["--blocks", String(MULTI_BLOCKS), "--txs-per-block", "4", "--seed", "7"])
   const replay = await startReplay(origin.url, LATENCY_MS)
+  const devnet = MULTI_SERVERS.includes("devnet")
+    ? await startDevnetProcess([
+        "--blocks",
+        String(MULTI_BLOCKS),
+        "--txs-per-block",
+        "4",
+        "--seed",
+        "7",
+        "--latency-ms",
+        String(LATENCY_MS)
+      ])
+    : undefined
   try {
     const txCount = Number(
-      ((await (await fetch(devnet.url + "/indexer/tx/v1/txs?pagination.limit=1")).json()) as { pagination: { total: string } }).pagination
+      ((await (await fetch(origin.url + "/indexer/tx/v1/txs?pagination.limit=1")).json()) as { pagination: { total: string } }).pagination
         .total
     )
     const time = async (f: () => Promise<unknown>) => {
@@ -546,10 +551,11 @@ const multi = async () => {
     await walk(replay.url)
     await plainFetch(replay.url, lists)
     await lakeRun(replay.url)
-    for (const [label, url] of [
-      ["the devnet (server on the same cores)", devnet.url],
+    const servers: Array<[string, string]> = [
+      ...(devnet ? [["the devnet (server on the same cores)", devnet.url] as [string, string]] : []),
       ["a replay of it (a remote server's CPU)", replay.url]
-    ] as const) {
+    ]
+    for (const [label, url] of servers) {
       await plainFetch(url, [{ ...lists[0], rows: 2000 }]) // warm-up
       const sequential = await time(() => walk(url))
       const plain: Array<number> = []
@@ -586,7 +592,7 @@ const multi = async () => {
       }
     }
   } finally {
-    devnet.child.kill("SIGINT")
+    devnet?.child.kill("SIGINT")
     origin.child.kill("SIGINT")
     replay.child.kill("SIGINT")
   }

@@ -120,7 +120,8 @@ const bundleShardWorker = (): URL => {
     bundle: true,
     format: "esm",
     platform: "node",
-    external: ["@duckdb/node-api", "vega", "vega-lite", "@aws-sdk/*", "esbuild"],
+    // as scripts/build.mjs: DuckDB's JavaScript API inside, its native binding from its package
+    external: ["@duckdb/node-bindings", "vega", "vega-lite", "@aws-sdk/*", "esbuild"],
     banner: {
       js: 'import { createRequire as __chainLakeRequire } from "node:module"; const require = __chainLakeRequire(import.meta.url);'
     },
