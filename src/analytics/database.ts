@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve, sep } from "node:path"
 import { Effect } from "effect"
-import { guardConnection, type GuardedConnection } from "../lake/duckdb.js"
+import { duckdbApi, guardConnection, type GuardedConnection } from "../lake/duckdb.js"
 import { sqlString, sqlStringList } from "../lake/sql.js"
 import { AnalyticsError, realPathOf, type AnalyticsOptions } from "./types.js"
 
@@ -54,8 +54,7 @@ export const openAnalyticsDatabase = (options: AnalyticsOptions) =>
       : undefined
     const instance = yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: async () =>
-          (await import("@duckdb/node-api")).DuckDBInstance.create(options.dbFile ?? ":memory:", { autoinstall_known_extensions: "false" }),
+        try: async () => (await duckdbApi()).DuckDBInstance.create(options.dbFile ?? ":memory:", { autoinstall_known_extensions: "false" }),
         catch: (e) =>
           new AnalyticsError({ message: `cannot open DuckDB${options.dbFile ? ` file ${options.dbFile}` : ""}: ${(e as Error).message}` })
       }),

@@ -4,7 +4,7 @@
  */
 import type { DuckDBPreparedStatement } from "@duckdb/node-api"
 import { Effect } from "effect"
-import type { GuardedConnection } from "../lake/duckdb.js"
+import { duckdbApi, type GuardedConnection } from "../lake/duckdb.js"
 import { sqlString } from "../lake/sql.js"
 import { realPathOf, SqlError, type ParamValue, type QueryResult } from "./types.js"
 
@@ -51,8 +51,8 @@ const prepare = (conn: GuardedConnection, sql: string, params: Readonly<Record<s
 const readOnly = (stmt: DuckDBPreparedStatement) =>
   Effect.tryPromise({
     try: async () => {
-      // (DuckDB is loaded by now; a static import would load it for --help too)
-      const { StatementType } = await import("@duckdb/node-api")
+      // (DuckDB is loaded by now)
+      const { StatementType } = await duckdbApi()
       // (not EXPLAIN: EXPLAIN ANALYZE runs the statement it explains, a COPY included)
       if (stmt.statementType === StatementType.SELECT) return stmt
       throw new Error(

@@ -11,6 +11,18 @@
  */
 import type { DuckDBConnection } from "@duckdb/node-api"
 
+type DuckDBApi = typeof import("@duckdb/node-api")
+
+/**
+ * DuckDB's JavaScript API, loaded where first used (a static import would load it for --help too).
+ * Bundled into the CLI (scripts/build.mjs), the package is a CommonJS chunk whose exports are its
+ * module's default export; imported from its package, Node names them both ways.
+ */
+export const duckdbApi = async (): Promise<DuckDBApi> => {
+  const loaded = (await import("@duckdb/node-api")) as DuckDBApi & { readonly default?: DuckDBApi }
+  return loaded.default ?? loaded
+}
+
 export interface GuardedConnection {
   /** Runs one call on the connection (a query, a prepare, an appender's creation), tracked until it settles. */
   readonly use: <A>(call: (conn: DuckDBConnection) => Promise<A>) => Promise<A>

@@ -7,7 +7,7 @@ import { rm } from "node:fs/promises"
 import { dirname } from "node:path"
 import type { DuckDBInstance } from "@duckdb/node-api"
 import { Effect } from "effect"
-import { guardConnection, type GuardedConnection } from "./duckdb.js"
+import { duckdbApi, guardConnection, type GuardedConnection } from "./duckdb.js"
 import { makeFolder } from "./files.js"
 import { SinkError, type SinkConfig } from "./sinkTypes.js"
 
@@ -42,7 +42,7 @@ const startInstance = (config: DatabaseConfig, connections: Set<GuardedConnectio
     let started: Promise<DuckDBInstance> | undefined
     const start = async () =>
       // Stryker disable next-line StringLiteral: "" is DuckDB's in-memory database too
-      (await import("@duckdb/node-api")).DuckDBInstance.create(":memory:", {
+      (await duckdbApi()).DuckDBInstance.create(":memory:", {
         threads: String(config.threads ?? 2),
         memory_limit: config.memoryLimit ?? "512MB",
         ...(config.tempDirectory ? { temp_directory: config.tempDirectory } : {}),

@@ -6,6 +6,7 @@ import { readFile, stat } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { Effect, Either } from "effect"
 import { isContainedPath, listFiles, pathInside, sha256File } from "../lake/files.js"
+import { duckdbApi } from "../lake/duckdb.js"
 import { sqlString } from "../lake/sql.js"
 import { PublishError, readReleaseManifest, type ReleaseManifest } from "./publish.js"
 
@@ -23,7 +24,7 @@ export const validateRelease = (dir: string) =>
       if (Either.isLeft(decoded)) throw new Error(decoded.left)
       const manifest: ReleaseManifest = decoded.right
       const problems: Array<string> = []
-      const instance = await (await import("@duckdb/node-api")).DuckDBInstance.create(":memory:")
+      const instance = await (await duckdbApi()).DuckDBInstance.create(":memory:")
       const conn = await instance.connect()
       try {
         const listed = new Set<string>()
