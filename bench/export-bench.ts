@@ -48,7 +48,7 @@
  *   runs; BENCH_* sizes still apply
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Agent, request } from "undici"
@@ -240,6 +240,8 @@ const main = async () => {
   // each size in its own process, so that one peak does not carry into the other (the CLI's peak is
   // measured in its own process anyway; what carries over is this process's devnet)
   if (PARTS.includes("memory")) {
+    const stale = await staleBuild()
+    if (stale && !SMOKE) throw new Error(`the memory part measures the CLI as users run it: ${stale}`)
     if (process.env.BENCH_MEMORY_BLOCKS) await memory(Number(process.env.BENCH_MEMORY_BLOCKS), Number(process.env.BENCH_MEMORY_RECORD ?? 0))
     else if (SMOKE) for (const payload of [0, MEMORY_PAYLOAD]) await memory(100, payload)
     else
@@ -251,6 +253,23 @@ const main = async () => {
           })
   }
   clearInterval(sampler)
+}
+
+/**
+ * Why bin/chain-lake.mjs would run src/ through tsx instead of dist/, or undefined: a source
+ * changed after the build. That run peaks ~60–100 MB higher (tsx's loader and the modules one by
+ * one): at --memory-limit 512MB, five of eight memory runs past the limit, none from dist/.
+ */
+const staleBuild = async (): Promise<string | undefined> => {
+  const root = join(import.meta.dirname, "..")
+  const { newestSourceTime } = (await import(join(root, "bin", "freshness.mjs"))) as { newestSourceTime: (root: string) => number }
+  let builtFrom: number | undefined
+  try {
+    builtFrom = (JSON.parse(readFileSync(join(root, "dist", "build.json"), "utf8")) as { builtFrom?: number }).builtFrom
+  } catch {
+    return "there is no dist/build.json (npm run build)"
+  }
+  return builtFrom === undefined || builtFrom < newestSourceTime(root) ? "dist/ is older than src/ (npm run build)" : undefined
 }
 
 const inFreshProcess = (part: string, env: Record<string, string> = {}) =>

@@ -1,7 +1,8 @@
 /**
  * A run's work, once planned: what it counts per dataset (the tally), the tasks of the pool (a
  * shard of a list's range, or a snapshot), and the pool itself: largest first, at most
- * `concurrency` paging at once, and as many more as the sink writes files at once; snapshots that
+ * `concurrency` paging at once, as many more waiting to page and as many as the sink writes files
+ * at once; snapshots that
  * read what this run commits (declared `after`) once the rest is done. Shards run here, or in the
  * run's shard workers, each commit made here either way.
  */
@@ -246,9 +247,9 @@ const snapshotDone = (d: SnapshotDataset, outcome: Effect.Effect.Success<ReturnT
 }
 
 /**
- * Runs the tasks: largest first, at most `concurrency` paging, and as many more as the sink
- * writes files at once, to page while shards that ended paging together write theirs (a whole
- * second round would mostly wait for the sink, each shard holding its files' staged rows); then
+ * Runs the tasks: largest first, at most `concurrency` paging, as many more ready to page the
+ * moment one ends, and as many as the sink writes files at once (shards of equal size end paging
+ * together, then write and commit theirs, a history check each: the next ones page meanwhile); then
  * the tasks that wait for them, each with the run's history guard (where it has one) and page
  * budget, and the shards with the run's workers (`withWorkers`, where it started some).
  */
@@ -265,8 +266,9 @@ export const runTasks = (
     const sink = yield* ParquetSink
     // Stryker disable next-line all: the order tasks start in (largest first keeps workers busy to the end) changes when work runs, not what is written
     const largestFirst = [...tasks].sort((x, y) => y.size - x.size)
-    // Stryker disable next-line MethodExpression: with more tasks (max) only memory differs, which no test measures
-    const underWay = run.concurrency + Math.min(run.concurrency, sink.writesAtOnce)
+    // (staged rows count in the sink's DuckDB memory limit, not per shard: the peak does not grow with them, bench/RESULTS.md)
+    // Stryker disable next-line MethodExpression,ArithmeticOperator: with more tasks (max) only memory and time differ, which no test measures
+    const underWay = 2 * run.concurrency + Math.min(run.concurrency, sink.writesAtOnce)
     // every commit checks first that the source still serves the history the run started on; pages in flight share the run's byte budget
     const checked = <A, E, R>(e: Effect.Effect<A, E, R>) =>
       Effect.provideService(guard ? Effect.provideService(e, HistoryGuard, guard) : e, PageBudget, budget)
