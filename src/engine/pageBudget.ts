@@ -78,32 +78,41 @@ export interface PageBudgetService {
 
 export class PageBudget extends Context.Tag("chain-lake/PageBudget")<PageBudget, PageBudgetService>() {}
 
-/** A gate of `capacity` bytes: takers are served in the order they came (a large page is not starved by small ones). */
+/**
+ * A gate of `capacity` bytes: takers are served in the order they came (a large page is not
+ * starved by small ones). A taker weighs what it takes when its turn comes (`weigh`), not when it
+ * came: pages asked before any of their list's pages was weighed wait at a page's target each, and
+ * once one has come the rest pass at what they are now known to weigh (a shard worker's budget
+ * learns nothing before its first pages: its 16 first pages went 4 at a time, one round trip each).
+ */
 const makeGate = (capacity: number) => {
   let used = 0
-  const queue: Array<{ readonly n: number; readonly wake: () => void }> = []
+  const queue: Array<{ readonly weigh: () => number; readonly wake: (n: number) => void }> = []
   const pump = () => {
     // the head only: FIFO
-    while (queue.length > 0 && used + queue[0].n <= capacity) {
-      const head = queue.shift()!
-      used += head.n
-      head.wake()
+    while (queue.length > 0) {
+      const n = queue[0].weigh()
+      if (used + n > capacity) return
+      used += n
+      queue.shift()!.wake(n)
     }
   }
-  /** taken uninterruptibly (acquireUseRelease): a waiter is woken once holders give back, holders being interruptible */
-  const take = (n: number) =>
-    Effect.async<void>((resume) => {
+  /** what was taken; taken uninterruptibly (acquireUseRelease): a waiter is woken once holders give back, holders being interruptible */
+  const take = (weigh: () => number) =>
+    Effect.async<number>((resume) => {
+      const n = weigh()
       if (queue.length === 0 && used + n <= capacity) {
         used += n
-        resume(Effect.void)
-      } else queue.push({ n, wake: () => resume(Effect.void) })
+        resume(Effect.succeed(n))
+      } else queue.push({ weigh, wake: (taken) => resume(Effect.succeed(taken)) })
     })
   const give = (n: number) =>
     Effect.sync(() => {
       used -= n
       pump()
     })
-  return { take, give, held: () => used }
+  /** lets waiters through whose weight fell (their list's records were weighed) */
+  return { take, give, reweigh: pump, held: () => used }
 }
 
 /**
@@ -170,6 +179,7 @@ export const makePageBudget = (config: PageBudgetConfig): PageBudgetService => {
     s.records += page.items.length
     s.last = page.bytes / page.items.length
     seen.set(list, s)
+    gate.reweigh()
   }
   const limit = (list: string, pageSize: number) => {
     const each = perRecord(list)
@@ -190,35 +200,47 @@ export const makePageBudget = (config: PageBudgetConfig): PageBudgetService => {
       gate.give(n),
       Effect.sync(() => collect(weighed))
     )
+  /**
+   * A page that has come, held at `n`: weighed, and from now on holding what it weighs where that is
+   * less (the rest given back at once: a page asked before its list was weighed held a page's
+   * target); what it holds now, and what it weighed.
+   */
+  const arrived = (list: string, n: number, page: Pick<ListPage, "bytes" | "items">) => {
+    const weighed = weigh(list, page)
+    const holds = page.bytes === undefined ? n : Math.min(n, weighed)
+    return Effect.as(holds < n ? gate.give(n - holds) : Effect.void, { holds, weighed })
+  }
   return {
     limit,
     observe,
     around: (list, limit, fetch, bytesOf, use) => {
-      const n = expected(list, limit)
-      let weighed = 0
+      let held: { readonly holds: number; readonly weighed: number } | undefined
       return Effect.acquireUseRelease(
-        gate.take(n),
-        () =>
-          Effect.flatMap(fetch, (a) => {
-            weighed = weigh(list, bytesOf(a))
-            return use(a)
-          }),
-        () => release(n, weighed)
+        gate.take(() => expected(list, limit)),
+        (n) =>
+          Effect.flatMap(fetch, (a) =>
+            Effect.flatMap(arrived(list, n, bytesOf(a)), (h) => {
+              held = h
+              return use(a)
+            })
+          ),
+        (n) => release(held?.holds ?? n, held?.weighed ?? 0)
       )
     },
-    hold: (list, limit, fetch, bytesOf) => {
-      const n = expected(list, limit)
+    hold: (list, limit, fetch, bytesOf) =>
       // taken uninterruptibly, as `around` takes it; the fetch stays interruptible
-      return Effect.uninterruptibleMask((restore) =>
-        Effect.zipRight(
-          gate.take(n),
-          restore(fetch).pipe(
-            Effect.onError(() => gate.give(n)),
-            Effect.map((value) => ({ value, release: release(n, weigh(list, bytesOf(value))) }))
-          )
+      Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(
+          gate.take(() => expected(list, limit)),
+          (n) =>
+            restore(fetch).pipe(
+              Effect.onError(() => gate.give(n)),
+              Effect.flatMap((value) =>
+                Effect.map(arrived(list, n, bytesOf(value)), ({ holds, weighed }) => ({ value, release: release(holds, weighed) }))
+              )
+            )
         )
-      )
-    },
+      ),
     held: gate.held
   }
 }

@@ -6,7 +6,7 @@
  * given (mid-page), and its lake equals the chain model and an export with no budget, row for row.
  */
 import { constants, PerformanceObserver } from "node:perf_hooks"
-import { Effect, Exit, Fiber, Layer } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { indexerLayer } from "../../src/cli/layers.js"
 import { DATASETS } from "../../src/datasets/index.js"
@@ -139,7 +139,7 @@ describe("the page budget", () => {
     expect(Exit.isFailure(exit.failed)).toBe(true)
   })
 
-  it("hold (a page asked ahead): holds from its fetch until its release, learns its weight as it comes, and a failed or stopped fetch holds nothing", async () => {
+  it("hold (a page asked ahead): holds from its fetch until its release (once come, what it weighs where that is less than expected), learns its weight as it comes, and a failed or stopped fetch holds nothing", async () => {
     const budget = makePageBudget({ bytes: 100 * KB, concurrency: 1 })
     budget.observe("l", page(50 * KB, 1))
     const r = await Effect.runPromise(
@@ -157,10 +157,55 @@ describe("the page budget", () => {
         return { whileHeld, limitBefore, failed, whileStuck, after: budget.held() }
       })
     )
-    expect(r.whileHeld).toBe(50 * KB)
+    expect(r.whileHeld).toBe(30 * KB)
     expect(r.limitBefore).toBe(2)
     expect(Exit.isFailure(r.failed)).toBe(true)
     expect(r.whileStuck).toBe(40 * KB)
+    expect(r.after).toBe(0)
+  })
+
+  it("pages asked before any of their list's pages was weighed wait at a page's target each, and pass at what they weigh once the first has come (a worker's first pages: not 4 at a time)", async () => {
+    // 400 kB for 4 pages at full size: a page's target is 100 kB until the list's records are weighed
+    const budget = makePageBudget({ bytes: 400 * KB, concurrency: 4 })
+    const asked: Array<number> = []
+    const answers = Array.from({ length: 8 }, () => Effect.runSync(Deferred.make<void>()))
+    // page i of 10 rows of 1 kB, answered once answers[i] is done, held until the end
+    const ask = (i: number) =>
+      budget.hold(
+        "l",
+        10,
+        Effect.as(
+          Effect.zipRight(
+            Effect.sync(() => asked.push(i)),
+            Deferred.await(answers[i])
+          ),
+          page(10 * KB, 10)
+        ),
+        (p) => p
+      )
+    const r = await Effect.runPromise(
+      Effect.gen(function* () {
+        const fibers = []
+        for (let i = 0; i < 8; i++) {
+          fibers.push(yield* Effect.fork(ask(i)))
+          yield* Effect.yieldNow()
+        }
+        const beforeAnswers = [...asked]
+        yield* Deferred.succeed(answers[0], undefined)
+        yield* Fiber.join(fibers[0])
+        for (let i = 0; i < 4; i++) yield* Effect.yieldNow()
+        const afterFirst = [...asked]
+        const heldAfterFirst = budget.held()
+        for (let i = 1; i < 8; i++) yield* Deferred.succeed(answers[i], undefined)
+        for (const fiber of fibers) yield* (yield* Fiber.join(fiber)).release
+        return { beforeAnswers, afterFirst, heldAfterFirst, after: budget.held() }
+      })
+    )
+    expect(r.beforeAnswers).toEqual([0, 1, 2, 3])
+    // the first weighed 10 kB and holds that; the 4 waiting pass at once, at 10 kB each, not one per page given back
+    expect(r.afterFirst).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
+    // (pages 1–3, asked at the target, hold it until they come)
+    expect(r.heldAfterFirst).toBe(10 * KB + 3 * 100 * KB + 4 * 10 * KB)
     expect(r.after).toBe(0)
   })
 })
