@@ -28,7 +28,7 @@ import { ExportError, type Env, type ExportableDataset, type ExportOptions, type
 import { ANCHOR_BELOW_TIP, anchorIdentity, checkIdentity, explainedByMove, historyGuard, type LakeIdentityError } from "./identity.js"
 import { runPageBudget } from "./pageBudget.js"
 import { heightBounds } from "./plan.js"
-import { committedGuesses, positionRange, probe } from "./probe.js"
+import { committedGuesses, positionRange, probe, type TipBlock } from "./probe.js"
 import { describeRollback, finishRollback, rollbackLake } from "./rollback.js"
 import { makeRowCounts } from "./rowCounts.js"
 import type { ShardSettings } from "./shard.js"
@@ -139,14 +139,27 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
         ? noShardWorkers
         : yield* startingShardWorkers({ root: manifests.root, staging: manifests.staging })
 
-    const answers = yield* probe(source, selected)
+    const anchors = (yield* manifests.identity)?.anchors ?? []
+    const answers = yield* probe(
+      source,
+      selected,
+      // the block anchorOfRun anchors, where the lake holds no anchor there
+      (status) => topOf(status, selected, options) === status.tip && !anchors.some((a) => a.height === status.tip)
+    )
     const status: SourceStatus = answers.status
     // the bytes of pages in flight, run-wide (pageBudget.ts); each list's records first weighed by its probe
     const budget = yield* runPageBudget(concurrency)
     for (const d of selected) if (d.kind === "append") budget.observe(d.list.id, answers.newest(d.list) ?? { items: [] })
     const settled = yield* settleHistory(exportable, status, options, notice)
     const tally = makeTally(selected, options.observer ?? {})
-    const { anchor, below, unrecorded, unanchored, adoptedAnchor } = yield* anchorOfRun(status, selected, options, settled, notice)
+    const { anchor, below, unrecorded, unanchored, adoptedAnchor } = yield* anchorOfRun(
+      status,
+      selected,
+      options,
+      settled,
+      notice,
+      answers.tipBlock
+    )
     const vouched = below === undefined ? status : { ...status, watermarks: capped(status.watermarks, below) }
     const live = yield* liveDatasets(selected, answers, status, tally, options, below)
     if (unanchored !== undefined && live.length > 0)
@@ -288,13 +301,13 @@ const anchorOfRun = (
   selected: ReadonlyArray<ExportableDataset>,
   options: ExportOptions,
   settled: Effect.Effect.Success<ReturnType<typeof settleHistory>>,
-  notice: (m: string) => void
+  notice: (m: string) => void,
+  tipBlock: TipBlock | undefined
 ) =>
   Effect.gen(function* () {
-    const top =
-      options.toHeight === undefined || selected.some((d) => d.kind === "snapshot") ? status.tip : Math.min(status.tip, options.toHeight)
+    const top = topOf(status, selected, options)
     // (a dry run reads the same block, to plan what a run would write; it records nothing)
-    const anchored = yield* anchorIdentity(top)
+    const anchored = yield* anchorIdentity(top, tipBlock)
     const anchor = anchored?.anchor ?? (settled.fork ? undefined : settled.verified)
     if (anchor === undefined) return { unanchored: top }
     const below = anchor.height < top ? anchor.height : undefined
@@ -309,6 +322,10 @@ const anchorOfRun = (
       adoptedAnchor: settled.adopted && anchored && !anchored.recorded && !options.dryRun ? anchored.anchor : undefined
     }
   })
+
+/** The top of what a run reads: the tip, or --to-height below it; snapshots are of the tip. */
+const topOf = (status: SourceStatus, selected: ReadonlyArray<ExportableDataset>, options: ExportOptions) =>
+  options.toHeight === undefined || selected.some((d) => d.kind === "snapshot") ? status.tip : Math.min(status.tip, options.toHeight)
 
 /** Each watermark at most `height`. */
 const capped = (watermarks: SourceStatus["watermarks"], height: number) =>

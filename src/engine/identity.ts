@@ -336,7 +336,7 @@ export const ANCHOR_BELOW_TIP = 3
  * one only could witness nothing above that (HistoryGuard.witness), and a lake without blocks would
  * then hold rows no anchor vouches for. Undefined where it serves none of them.
  */
-export const anchorIdentity = (top: number) =>
+export const anchorIdentity = (top: number, read?: { readonly height: number; readonly hash: string | undefined }) =>
   Effect.gen(function* () {
     const source = yield* Source
     const manifests = yield* Manifests
@@ -345,7 +345,8 @@ export const anchorIdentity = (top: number) =>
       const known = anchors.find((a) => a.height === height)
       // a rerun at the same tip: checkIdentity has just verified that anchor (or a newer one of its history)
       if (known) return { anchor: known, recorded: true }
-      const hash = yield* source.blockHash(height)
+      // (`read`: the block read with the plan's probes)
+      const hash = read?.height === height ? read.hash : yield* source.blockHash(height)
       if (hash !== undefined) return { anchor: { height, hash }, recorded: false }
     }
     return undefined

@@ -11,7 +11,7 @@ import { ExportError, type ExportableDataset } from "./exportTypes.js"
 import { misplacedPositionPage, newestBehindStatus, newestRowUnaddressable, rowMissingBelowNewest, totalBelowData } from "./pagingRules.js"
 import { walkPages } from "./pager.js"
 import { firstAtOrAbove } from "./positions.js"
-import type { ListPage, ListRef, PageRequest, SourceFailure, SourceService } from "./Source.js"
+import type { ListPage, ListRef, PageRequest, SourceFailure, SourceService, SourceStatus } from "./Source.js"
 
 /**
  * The one-row page each list is probed with: whether it is served, and where it starts (a height
@@ -22,24 +22,36 @@ const probeRequest = (list: ListRef): PageRequest => ({ limit: 1, reverse: (list
 
 /**
  * The sources' answers a plan needs: the status, then each list's probe page (probeRequest), the
- * probes at once. The probes are asked once the status has answered: the indexer reads each
+ * probes at once, and beside them the tip block where the run anchors it (TipBlock). The probes are asked once the status has answered: the indexer reads each
  * request in a transaction of its own and writes a block with its txs in one, so a probe read
  * after the status's read holds every row of the heights it names; asked beside it, a probe read
  * first could end a block before the status's tip and the plan would end there with that block's
  * txs missing.
  */
-export const probe = (source: SourceService, selected: ReadonlyArray<ExportableDataset>) => {
+export const probe = (
+  source: SourceService,
+  selected: ReadonlyArray<ExportableDataset>,
+  /** whether the run will anchor the status's tip block (TipBlock): then it is asked beside the probes, a round trip earlier */
+  anchorsTip: (status: SourceStatus) => boolean = () => false
+) => {
   const lists = new Map(selected.map((d) => [d.name, d.kind === "append" ? d.list : d.probe]))
-  return Effect.all([
-    source.status,
-    // Stryker disable next-line ObjectLiteral,StringLiteral: the probes at once or one after another: the same answers, only slower
-    Effect.forEach(
-      [...new Set(lists.values())],
-      (list) => source.probe(list, probeRequest(list)).pipe(Effect.map((answer) => [list, answer] as const)),
+  return Effect.flatMap(source.status, (status) =>
+    Effect.all(
+      [
+        // Stryker disable next-line ObjectLiteral,StringLiteral: the probes at once or one after another: the same answers, only slower
+        Effect.forEach(
+          [...new Set(lists.values())],
+          (list) => source.probe(list, probeRequest(list)).pipe(Effect.map((answer) => [list, answer] as const)),
+          { concurrency: "unbounded" }
+        ),
+        anchorsTip(status)
+          ? Effect.map(source.blockHash(status.tip), (hash): TipBlock | undefined => ({ height: status.tip, hash }))
+          : Effect.succeed(undefined)
+      ],
       { concurrency: "unbounded" }
-    )
-  ]).pipe(
-    Effect.map(([status, answers]) => {
+    ).pipe(Effect.map(([answers, tipBlock]) => ({ status, answers, tipBlock })))
+  ).pipe(
+    Effect.map(({ status, answers, tipBlock }) => {
       const byList = new Map<ListRef, ListPage | "not served" | "refused">(answers)
       const pageOf = (list: ListRef) => {
         const answer = byList.get(list)
@@ -47,6 +59,7 @@ export const probe = (source: SourceService, selected: ReadonlyArray<ExportableD
       }
       return {
         status,
+        tipBlock,
         served: (d: ExportableDataset) => byList.get(lists.get(d.name)!) !== "not served",
         // the lowest height a height source serves; 1 where its probe found no row
         lowest: (list: AppendList) => {
@@ -58,6 +71,17 @@ export const probe = (source: SourceService, selected: ReadonlyArray<ExportableD
       }
     })
   )
+}
+
+/**
+ * The tip block's hash as the source served it beside the probes (undefined where it does not
+ * serve it yet): the block a run anchors, read once the status has answered, as it was read after
+ * the probes before. Every commit reads it again (HistoryGuard), so a change after this read is
+ * caught as one after the run's start always was.
+ */
+export interface TipBlock {
+  readonly height: number
+  readonly hash: string | undefined
 }
 
 /** A position source's newest row: one row, newest first (probeRequest). */

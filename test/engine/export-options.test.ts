@@ -225,6 +225,42 @@ describe("height bounds", () => {
   })
 })
 
+describe("the plan's round trips", () => {
+  it("the tip block a run anchors is asked beside the lists' probes, not once they have answered (a round trip less before the first page); a run up to a height below the tip asks no tip block", async () => {
+    const tipBlock = `/indexer/block/v1/blocks/${devnet.chain.tip}`
+    let tipAsked = false
+    let wake: () => void = () => undefined
+    const asked = new Promise<void>((resolve) => {
+      wake = resolve
+    })
+    let holding = true
+    /** for each list probe (one row, no key): whether the tip block had been asked when its answer was let go */
+    const probes: Array<boolean> = []
+    const proxy = await startProxy(devnet.indexerUrl, async (request, forward) => {
+      if (request.url.pathname === tipBlock) {
+        tipAsked = true
+        wake()
+      }
+      const isProbe = request.url.searchParams.get("pagination.limit") === "1" && !request.url.searchParams.has("pagination.key")
+      // held until the tip block is asked, 1.5 s at most (a run that asks it after the probes' answers waits that long)
+      if (isProbe && holding) await Promise.race([asked, new Promise((resolve) => setTimeout(resolve, 1_500))])
+      if (isProbe) probes.push(tipAsked)
+      return forward()
+    })
+    try {
+      await exportOk(dirs.make(), { datasets: ["blocks", "txs"] }, proxy.url)
+      expect(probes.length).toBeGreaterThanOrEqual(2)
+      expect(probes.every((b) => b)).toBe(true)
+      holding = false
+      const before = proxy.requests.length
+      await exportOk(dirs.make(), { datasets: ["blocks", "txs"], toHeight: 40 }, proxy.url)
+      expect(proxy.requests.slice(before).filter((r) => r.path === tipBlock)).toEqual([])
+    } finally {
+      await proxy.close()
+    }
+  })
+})
+
 describe("dry run", () => {
   it("plans every dataset the run would export and writes nothing", async () => {
     const out = dirs.make()
