@@ -50,12 +50,12 @@ const builtFrom = newestSourceTime(root)
 const common = { bundle: true, splitting: true, format: "esm", platform: "node", target: "node20", logLevel: "warning" }
 
 /**
- * What the CLI and its shard worker import from their packages. DuckDB's JavaScript API is inside
+ * What the CLI and its shard worker import from their packages, where used. DuckDB's JavaScript API is inside
  * (its ~60 CommonJS modules, loaded one by one, cost a worker ~150 ms of its start on 2 cores, ~45 ms
  * bundled; bench/RESULTS.md), its native binding outside (a direct dependency, so that it resolves
  * from here under any package manager). The same list as src/pipelines/layers.ts's bundle.
  */
-const DUCKDB_BUNDLED_EXTERNAL = ["@duckdb/node-bindings", "vega", "vega-lite", "@aws-sdk/*", "esbuild"]
+const CLI_EXTERNAL = ["@duckdb/node-bindings", "vega", "vega-lite", "@aws-sdk/*", "esbuild"]
 
 /** The CLI, minified, with its dependencies inside but for those loaded where used. */
 const buildCli = () =>
@@ -66,8 +66,8 @@ const buildCli = () =>
     minify: true,
     // a defect's stack trace can be read back with `node --enable-source-maps`
     sourcemap: "linked",
-    // loaded where used, from their packages: DuckDB's native binding, vega for report, the AWS SDK for s3://, esbuild for pipeline files
-    external: DUCKDB_BUNDLED_EXTERNAL,
+    // DuckDB's native binding, vega for report, the AWS SDK for s3://, esbuild for pipeline files
+    external: CLI_EXTERNAL,
     // some bundled CommonJS packages call require(); an ES module has none of its own
     banner: {
       js: 'import { createRequire as __chainLakeRequire } from "node:module"; const require = __chainLakeRequire(import.meta.url);'

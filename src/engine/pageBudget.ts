@@ -9,7 +9,8 @@
  *   per record learned from the list's pages so far (its one-row probe first). A cursor page of
  *   any limit is a page like another: the pager follows `next_key` as before.
  * - **A weighted gate** (FIFO, in bytes): a page is fetched and its rows made while it holds what
- *   it is expected to weigh; pages that would pass the budget wait for earlier ones to be written.
+ *   it is expected to weigh (once it has come, what it weighs where that is less); pages that would
+ *   pass the budget wait for earlier ones to be written, weighed when their turn comes.
  * - Near the limit, what written pages left behind is collected at once (`collector`), not at V8's
  *   own pace.
  *
@@ -52,7 +53,7 @@ export interface PageBudgetService {
   /**
    * Runs `fetch` (one page of `list`, asked with `limit`) and then `use` (its rows made and
    * appended) holding the bytes the page is expected to weigh; the page's real size is learned
-   * before `use` runs.
+   * before `use` runs, which holds that where it is less.
    */
   readonly around: <A, E, R, B, E2, R2>(
     list: string,
@@ -62,8 +63,8 @@ export interface PageBudgetService {
     use: (a: A) => Effect.Effect<B, E2, R2>
   ) => Effect.Effect<B, E | E2, R | R2>
   /**
-   * `around` in two steps: `fetch` holding what the page is expected to weigh until the answer's
-   * `release` runs (once, by its taker: after the rows are made, or unmade); a fetch that fails
+   * `around` in two steps: `fetch` holding what the page is expected to weigh (once it has come,
+   * what it weighs where less) until the answer's `release` runs (once, by its taker: after the rows are made, or unmade); a fetch that fails
    * or is stopped holds nothing. For a page asked while the one before it is written.
    */
   readonly hold: <A, E, R>(
