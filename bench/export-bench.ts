@@ -532,20 +532,10 @@ const startReplay = (origin: string, latencyMs: number): Promise<{ child: ChildP
  */
 const multi = async () => {
   const MULTI_BLOCKS = size("BENCH_MULTI_BLOCKS", 10_000, 100)
-  const origin = await startDevnetProcess(["--blocks", String(MULTI_BLOCKS), "--txs-per-block", "4", "--seed", "7"])
+  const chain = ["--blocks", String(MULTI_BLOCKS), "--txs-per-block", "4", "--seed", "7"]
+  const origin = await startDevnetProcess(chain)
   const replay = await startReplay(origin.url, LATENCY_MS)
-  const devnet = MULTI_SERVERS.includes("devnet")
-    ? await startDevnetProcess([
-        "--blocks",
-        String(MULTI_BLOCKS),
-        "--txs-per-block",
-        "4",
-        "--seed",
-        "7",
-        "--latency-ms",
-        String(LATENCY_MS)
-      ])
-    : undefined
+  const devnet = MULTI_SERVERS.includes("devnet") ? await startDevnetProcess([...chain, "--latency-ms", String(LATENCY_MS)]) : undefined
   try {
     const txCount = Number(
       ((await (await fetch(origin.url + "/indexer/tx/v1/txs?pagination.limit=1")).json()) as { pagination: { total: string } }).pagination

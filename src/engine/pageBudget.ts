@@ -64,8 +64,9 @@ export interface PageBudgetService {
   ) => Effect.Effect<B, E | E2, R | R2>
   /**
    * `around` in two steps: `fetch` holding what the page is expected to weigh (once it has come,
-   * what it weighs where less) until the answer's `release` runs (once, by its taker: after the rows are made, or unmade); a fetch that fails
-   * or is stopped holds nothing. For a page asked while the one before it is written.
+   * what it weighs where less) until the answer's `release` runs (once, by its taker: after the
+   * rows are made, or unmade); a fetch that fails or is stopped holds nothing. For a page asked
+   * while the one before it is written.
    */
   readonly hold: <A, E, R>(
     list: string,

@@ -22,8 +22,8 @@ const probeRequest = (list: ListRef): PageRequest => ({ limit: 1, reverse: (list
 
 /**
  * The sources' answers a plan needs: the status, then each list's probe page (probeRequest), the
- * probes at once, and beside them the tip block where the run anchors it (TipBlock). The probes are asked once the status has answered: the indexer reads each
- * request in a transaction of its own and writes a block with its txs in one, so a probe read
+ * probes at once, and beside them the tip block where the run anchors it (TipBlock). The probes
+ * are asked once the status has answered: the indexer reads each request in a transaction of its own and writes a block with its txs in one, so a probe read
  * after the status's read holds every row of the heights it names; asked beside it, a probe read
  * first could end a block before the status's tip and the plan would end there with that block's
  * txs missing.
@@ -49,27 +49,27 @@ export const probe = (
           : Effect.succeed(undefined)
       ],
       { concurrency: "unbounded" }
-    ).pipe(Effect.map(([answers, tipBlock]) => ({ status, answers, tipBlock })))
-  ).pipe(
-    Effect.map(({ status, answers, tipBlock }) => {
-      const byList = new Map<ListRef, ListPage | "not served" | "refused">(answers)
-      const pageOf = (list: ListRef) => {
-        const answer = byList.get(list)
-        return typeof answer === "object" ? answer : undefined
-      }
-      return {
-        status,
-        tipBlock,
-        served: (d: ExportableDataset) => byList.get(lists.get(d.name)!) !== "not served",
-        // the lowest height a height source serves; 1 where its probe found no row
-        lowest: (list: AppendList) => {
-          const page = pageOf(list)
-          return page && page.items.length > 0 ? list.heightOf(page.items[0]) : 1
-        },
-        /** a position source's newest row, as its probe found it (none where the probe was refused) */
-        newest: pageOf
-      }
-    })
+    ).pipe(
+      Effect.map(([answers, tipBlock]) => {
+        const byList = new Map<ListRef, ListPage | "not served" | "refused">(answers)
+        const pageOf = (list: ListRef) => {
+          const answer = byList.get(list)
+          return typeof answer === "object" ? answer : undefined
+        }
+        return {
+          status,
+          tipBlock,
+          served: (d: ExportableDataset) => byList.get(lists.get(d.name)!) !== "not served",
+          // the lowest height a height source serves; 1 where its probe found no row
+          lowest: (list: AppendList) => {
+            const page = pageOf(list)
+            return page && page.items.length > 0 ? list.heightOf(page.items[0]) : 1
+          },
+          /** a position source's newest row, as its probe found it (none where the probe was refused) */
+          newest: pageOf
+        }
+      })
+    )
   )
 }
 
