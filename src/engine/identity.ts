@@ -430,17 +430,20 @@ export const historyGuard = (
       message: `${root} was rolled back during this run (chain-lake rollback): nothing more of it was committed; run the export again`
     })
     let unrecorded = chain.unrecorded ? chain.id : undefined
-    const moved = (failure: { readonly message?: string }) =>
-      Effect.match(Effect.timeoutFail(source.blockHash(anchor.height), { duration: MOVE_ASK_MS, onTimeout: () => undefined }), {
-        onFailure: () => undefined,
-        onSuccess: (hash) =>
-          hash === undefined || hash === anchor.hash
-            ? undefined
-            : new LakeIdentityError({
-                duringRun: true,
-                message: `${changed(hash).message} (what failed: ${failure.message ?? "the run"})`
-              })
-      })
+    const moved = (failure: { readonly message?: string }): Effect.Effect<LakeIdentityError | undefined> =>
+      // the move is what failed (a commit's check found it): said as it is, not explained by itself
+      failure instanceof LakeIdentityError && failure.duringRun
+        ? Effect.succeed(undefined)
+        : Effect.match(Effect.timeoutFail(source.blockHash(anchor.height), { duration: MOVE_ASK_MS, onTimeout: () => undefined }), {
+            onFailure: () => undefined,
+            onSuccess: (hash) =>
+              hash === undefined || hash === anchor.hash
+                ? undefined
+                : new LakeIdentityError({
+                    duringRun: true,
+                    message: `${changed(hash).message} (what failed: ${failure.message ?? "the run"})`
+                  })
+          })
     const servedHash = (asks: number): Effect.Effect<string | undefined, SourceFailure> =>
       Effect.flatMap(source.blockHash(anchor.height), (hash) =>
         hash !== undefined || asks <= 1 ? Effect.succeed(hash) : Effect.zipRight(Effect.sleep(UNSERVED_PAUSE), servedHash(asks - 1))
