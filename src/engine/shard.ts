@@ -140,6 +140,7 @@ export const runShard = (
       { ahead: true }
     )
     const work = Effect.gen(function* () {
+      yield* files.prepare
       yield* fetchSlots.withPermits(1)(
         Stream.runForEach(pages, (page) =>
           Effect.gen(function* () {
