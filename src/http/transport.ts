@@ -9,10 +9,11 @@
  * a quarter of a sharded export's CPU at 100-block pages (bench/RESULTS.md).
  */
 import { Context, Effect, Layer } from "effect"
-import { Agent, request as undiciRequest } from "undici"
+import type { Dispatcher } from "undici"
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from "node:zlib"
 import { DEFAULTS } from "../defaults.js"
 import type { ServiceUrl } from "./serviceUrl.js"
+import { Agent } from "./undiciAgent.js"
 
 export interface HttpRequest {
   readonly method: "GET" | "POST"
@@ -139,10 +140,12 @@ export const layerHttpTransport = (
       Effect.map(
         (agent): HttpTransportService => ({
           send: async (request, signal) => {
-            let res: Awaited<ReturnType<typeof undiciRequest>>
+            let res: Dispatcher.ResponseData
             try {
-              res = await undiciRequest(withQuery(request.url), {
-                dispatcher: agent,
+              const url = new URL(withQuery(request.url))
+              res = await agent.request({
+                origin: url.origin,
+                path: `${url.pathname}${url.search}`,
                 method: request.method,
                 signal,
                 headers: headersOf(request, credentials.headers),
