@@ -140,7 +140,6 @@ export const runShard = (
       { ahead: true }
     )
     const work = Effect.gen(function* () {
-      yield* files.prepare
       yield* fetchSlots.withPermits(1)(
         Stream.runForEach(pages, (page) =>
           Effect.gen(function* () {

@@ -5,7 +5,7 @@
  * run's files together stage more than the sink's budget (the largest first), and at each
  * commit. Written files wait in `take` for the commit that includes them.
  */
-import { Effect, Exit, Fiber } from "effect"
+import { Effect } from "effect"
 import type { CommittedFile } from "../lake/Manifests.js"
 import { bucketOf, shardFile } from "../lake/layout.js"
 import type { ParquetSinkService, SinkError, StagedFile } from "../lake/ParquetSink.js"
@@ -64,26 +64,6 @@ export const makeShardFiles = (options: ShardFilesOptions) => {
   const current: Array<BucketFile | undefined> = targets.map(() => undefined)
   // files past flushBytes, written after the page (a file may pass it by at most one page)
   const pastSize = new Set<BucketFile>()
-  /**
-   * each target's first writer, opened as the shard starts (`prepare`): a writer is not yet a
-   * bucket's, and its open (a DuckDB connection and table: tens of ms with the shards' opens
-   * together) then overlaps the shard's first request instead of following it
-   */
-  const spare: Array<Fiber.RuntimeFiber<StagedFile, SinkError> | undefined> = targets.map(() => undefined)
-  const prepare = Effect.forEach(
-    targets,
-    (d, t) =>
-      Effect.map(Effect.forkDaemon(sink.openFile(d.columns, d.sortKey)), (fiber) => {
-        spare[t] = fiber
-      }),
-    { discard: true }
-  )
-  /** a writer for target `t`: its spare where it has one, else one opened now */
-  const writerFor = (t: number) => {
-    const fiber = spare[t]
-    spare[t] = undefined
-    return fiber ? Fiber.join(fiber) : sink.openFile(targets[t].columns, targets[t].sortKey)
-  }
 
   const flush = (w: BucketFile) =>
     Effect.gen(function* () {
@@ -112,7 +92,7 @@ export const makeShardFiles = (options: ShardFilesOptions) => {
       let w = byKey.get(key)
       // Stryker disable next-line ConditionalExpression: heights only go forward in a shard, so a bucket whose file exists is never asked for again: the lookup always misses
       if (!w) {
-        const writer = yield* writerFor(t)
+        const writer = yield* sink.openFile(d.columns, d.sortKey)
         opened.push(writer)
         w = { writer, dataset: d, bucket, part: 0, minHeight: Infinity, maxHeight: -Infinity }
         byKey.set(key, w)
@@ -155,20 +135,10 @@ export const makeShardFiles = (options: ShardFilesOptions) => {
     return files
   }
 
-  /** spares never used: awaited (an open is not cut off midway) and closed where they opened */
-  const closeSpares = Effect.forEach(
-    spare,
-    (fiber) =>
-      fiber ? Effect.flatMap(Fiber.await(fiber), (exit) => (Exit.isSuccess(exit) ? exit.value.close() : Effect.void)) : Effect.void,
-    { discard: true }
-  )
   // Stryker disable next-line ObjectLiteral,BooleanLiteral: whether forEach keeps the closes' results, nothing reads them
-  const close = Effect.zipRight(
-    Effect.forEach(opened, (w) => w.close(), { discard: true }),
-    closeSpares
-  )
+  const close = Effect.forEach(opened, (w) => w.close(), { discard: true })
 
-  return { prepare, cached, open, append, afterPage, flushAll, take, close }
+  return { cached, open, append, afterPage, flushAll, take, close }
 }
 
 export type ShardFiles = ReturnType<typeof makeShardFiles>

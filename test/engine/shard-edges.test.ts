@@ -15,8 +15,6 @@ import { exportLayer } from "../../src/cli/layers.js"
 import { DATASETS } from "../../src/datasets/index.js"
 import type { Devnet } from "../../src/devnet/index.js"
 import type { Manifest } from "../../src/lake/Manifests.js"
-import { ParquetSink, type ParquetSinkService } from "../../src/lake/ParquetSink.js"
-import type { StagedFile } from "../../src/lake/sinkTypes.js"
 import { PROCESS_BASE_BYTES } from "../../src/lake/writer.js"
 import { runExport, type ExportOptions, type ExportReport } from "../../src/engine/export.js"
 import { DEFAULT_RETRY } from "../../src/http/retry.js"
@@ -27,7 +25,6 @@ import { tempDirs } from "../support/tmp.js"
 const FAST_RETRY = { ...DEFAULT_RETRY, baseDelayMs: 5, maxDelayMs: 50, timeoutMs: 2_000, maxRetries: 4 }
 const TXS_PATH = "/indexer/tx/v1/txs"
 const BLOCKS_PATH = "/indexer/block/v1/blocks"
-const EVM_TXS_PATH = "/indexer/tx/v1/evm-txs"
 
 const dirs = tempDirs("chain-lake-shard-")
 let devnet: Devnet
@@ -217,75 +214,6 @@ describe("a shard's edges", () => {
     // and so is what it says it read (the progress lines' count): the dropped range read again counts once
     expect(rows.fetched).toBe(tip - half)
     await expectDatasetMatches(out, model("blocks", 10_000))
-  })
-})
-
-describe("a shard's writers", () => {
-  /** `sink` counting the writers it opens and, as each is closed, the rows it was given */
-  const counting =
-    (opened: () => void, closed: Array<number>) =>
-    (sink: ParquetSinkService): ParquetSinkService => ({
-      ...sink,
-      openFile: (columns, sortKey) =>
-        Effect.map(sink.openFile(columns, sortKey), (file): StagedFile => {
-          opened()
-          let rows = 0
-          return {
-            ...file,
-            append: (row) => {
-              rows++
-              file.append(row)
-            },
-            close: () =>
-              Effect.zipRight(
-                file.close(),
-                Effect.sync(() => void closed.push(rows))
-              )
-          }
-        })
-    })
-  const exportCounting = (url: string, out: string, datasets: ReadonlyArray<string>, opened: () => void, closed: Array<number>) =>
-    Effect.runPromise(
-      Effect.either(runExport(DATASETS, { datasets, pageSize: 7, concurrency: 4 })).pipe(
-        Effect.updateService(ParquetSink, counting(opened, closed)),
-        Effect.provide(exportLayer({ indexerUrl: url, out, limits: { concurrency: 4, rps: 0 }, retry: FAST_RETRY }))
-      )
-    )
-  const isPage = (url: URL) => url.pathname === EVM_TXS_PATH && url.searchParams.get("pagination.limit") === "7"
-
-  it("a shard's first writer is opened while its first page is on its way, not after it came", async () => {
-    const served: Array<string> = []
-    let writerOpened!: () => void
-    const anOpen = new Promise<void>((resolve) => (writerOpened = resolve))
-    // the shards' pages held until a writer has been opened, for 1 s at most (the client waits 2 s)
-    const server = await proxy(async (req, forward) => {
-      if (
-        isPage(req.url) &&
-        !(await Promise.race([anOpen.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 1_000))]))
-      )
-        served.push(req.url.search)
-      return forward()
-    })
-    const closed: Array<number> = []
-    let opened = 0
-    const out = dirs.make()
-    const r = await exportCounting(server.url, out, ["evm_txs", "evm_logs"], () => (opened++, writerOpened()), closed)
-    expect(Either.isRight(r), String(Either.isLeft(r) && r.left)).toBe(true)
-    expect(served, "pages served before any writer was opened").toEqual([])
-    expect(closed.length).toBe(opened)
-    for (const name of ["evm_txs", "evm_logs"]) await expectDatasetMatches(out, model(name, 10_000))
-  })
-
-  it("a shard that fails before its first page came closes the writers opened for it", async () => {
-    const server = await proxy(async (req, forward) =>
-      isPage(req.url) ? json({ code: 3, message: "invalid pagination key" }, 400) : forward()
-    )
-    const closed: Array<number> = []
-    let opened = 0
-    const r = await exportCounting(server.url, dirs.make(), ["evm_txs", "evm_logs"], () => opened++, closed)
-    expect(Either.isLeft(r)).toBe(true)
-    expect(opened).toBeGreaterThan(0)
-    expect(closed).toEqual(Array.from({ length: opened }, () => 0))
   })
 })
 
