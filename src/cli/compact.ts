@@ -2,7 +2,6 @@
 import { readSize } from "./sizes.js"
 import { Command, Options } from "@effect/cli"
 import { rm } from "node:fs/promises"
-import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { Console, Duration, Effect, Option } from "effect"
 import { isLake } from "../analytics/Analytics.js"
@@ -15,6 +14,7 @@ import { defaultMemoryLimit, layerLake, sinkMemory } from "../lake/writer.js"
 import { compactS3 } from "../s3/compactS3.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { isS3Url, parseS3Url } from "../s3/s3.js"
+import { writerTempFolder } from "../s3/sync.js"
 import { commaListOption } from "./commaList.js"
 import { UserError } from "./errors.js"
 import { compactionLine } from "./progress.js"
@@ -70,8 +70,8 @@ export const compactCommand = Command.make(
       let reports: ReadonlyArray<DatasetCompaction>
       if (isS3Url(o.data)) {
         yield* Effect.try({ try: () => parseS3Url(o.data), catch: (e) => bad((e as Error).message) })
-        // merged in a scratch folder of this run's own, which goes with it
-        const scratch = join(tmpdir(), `chain-lake-compact-${newWriterId()}`)
+        // merged in a scratch folder of this run's own, which goes with it (a killed run's, with the next)
+        const scratch = yield* writerTempFolder("chain-lake-compact-", newWriterId())
         reports = yield* compactS3(o.data, chosen, { ...options, endpoint: Option.getOrUndefined(o.s3Endpoint) }).pipe(
           Effect.provide(layerParquetSink({ tempDirectory: join(scratch, "tmp"), ...sinkMemory(memory) })),
           Effect.ensuring(Effect.promise(() => rm(scratch, { recursive: true, force: true }))),

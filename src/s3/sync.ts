@@ -33,18 +33,22 @@ import {
 const WORK_PREFIX = "chain-lake-s3-"
 
 /**
- * A work folder for one export to S3, named by its writer: its own, so that two jobs on one
- * machine never share one; the folders of killed runs (their process gone) are removed here.
+ * A folder of the OS temp folder for one writer, `prefix` and its id: its own, so that two jobs on
+ * one machine never share one; the folders of `prefix` whose writer's process is gone (killed runs:
+ * one that ends removes its own) are removed here, those of running ones and of other hosts stay.
  */
-export const newWorkDir = (writer: string) =>
+export const writerTempFolder = (prefix: string, writer: string) =>
   Effect.promise(async () => {
     for (const entry of await readdir(tmpdir()).catch(() => [] as Array<string>))
-      if (entry.startsWith(WORK_PREFIX) && writerGone(entry.slice(WORK_PREFIX.length)))
+      if (entry.startsWith(prefix) && writerGone(entry.slice(prefix.length)))
         await rm(join(tmpdir(), entry), { recursive: true, force: true })
-    const dir = join(tmpdir(), WORK_PREFIX + writer)
+    const dir = join(tmpdir(), prefix + writer)
     await makeFolder(dir)
     return dir
   })
+
+/** A work folder for one export to S3 (or compaction of one), named by its writer (writerTempFolder). */
+export const newWorkDir = (writer: string) => writerTempFolder(WORK_PREFIX, writer)
 
 /** The commit log of a dataset on S3: one fragment per commit of a writer (src/lake/commitLog.ts). */
 export const logOf = (dataset: string) => `${dataset}/_log/`

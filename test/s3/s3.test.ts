@@ -251,8 +251,12 @@ describe("s3:// output and publishing", () => {
     expect(await keys("small/.chain-lake/retired/")).toEqual([])
   })
 
-  it("compact s3:// killed at any point: the commit log still holds every row once; the next compaction finishes or undoes the swap", async () => {
+  it("compact s3:// killed at any point: the commit log still holds every row once; the next compaction finishes or undoes the swap, and removes the killed run's scratch folder", async () => {
     let cutShort = 0
+    const killed: Array<number> = []
+    /** the scratch folders in the OS temp folder of the killed compactions */
+    const killedScratch = () =>
+      readdirSync(tmpdir()).filter((n) => killed.some((pid) => new RegExp(`^chain-lake-compact-.*-${pid}-[0-9a-f]{8}$`).test(n)))
     // one lake of three exports' small files, copied object by object for each kill
     for (const h of [50, 100, 150])
       expect(
@@ -281,6 +285,7 @@ describe("s3:// output and publishing", () => {
         await s3.send(new PutObjectCommand({ Bucket: "lake", Key: `killed${i}/${k.slice("uncompacted/".length)}`, Body: body }))
       }
       const child = spawn(process.execPath, [BIN, "compact", "--data", url, "--s3-endpoint", endpoint], { stdio: "ignore" })
+      killed.push(child.pid!)
       const exited = new Promise((resolve) => child.on("exit", resolve))
       for (let waited = 0; waited < 20_000 && (await keys(`killed${i}/.chain-lake/compacting/`)).length === 0; waited += 10)
         await new Promise((r) => setTimeout(r, 10))
@@ -300,6 +305,7 @@ describe("s3:// output and publishing", () => {
           dataset
         ).toHaveLength(1)
       expect(await keys(`killed${i}/.chain-lake/compacting/`)).toEqual([])
+      expect(killedScratch()).toEqual([])
     }
     // the kills landed while the compaction was under way
     expect(cutShort).toBeGreaterThanOrEqual(2)
