@@ -52,8 +52,9 @@ const common = { bundle: true, splitting: true, format: "esm", platform: "node",
 /**
  * What the CLI and its shard worker import from their packages, where used. DuckDB's JavaScript
  * API is inside (its ~60 CommonJS modules, loaded one by one, cost a worker ~150 ms of its start
- * on 2 cores, ~45 ms bundled; bench/RESULTS.md), its native binding outside (a direct dependency, so that it resolves
- * from here under any package manager). The same list as src/pipelines/layers.ts's bundle.
+ * on 2 cores, ~45 ms bundled; bench/RESULTS.md), its native binding outside (a direct dependency,
+ * so that it resolves from here under any package manager). The same list as
+ * src/pipelines/layers.ts's bundle.
  */
 const CLI_EXTERNAL = ["@duckdb/node-bindings", "vega", "vega-lite", "@aws-sdk/*", "esbuild"]
 

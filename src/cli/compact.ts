@@ -1,7 +1,6 @@
 /** `chain-lake compact`: merges the small files of a lake made earlier (lake/compaction.ts), and deletes replaced files whose grace period is over. */
 import { readSize } from "./sizes.js"
 import { Command, Options } from "@effect/cli"
-import { rm } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { Console, Duration, Effect, Option } from "effect"
 import { isLake } from "../analytics/Analytics.js"
@@ -14,7 +13,7 @@ import { defaultMemoryLimit, layerLake, sinkMemory } from "../lake/writer.js"
 import { compactS3 } from "../s3/compactS3.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { isS3Url, parseS3Url } from "../s3/s3.js"
-import { writerTempFolder } from "../s3/sync.js"
+import { removeDir, writerTempFolder } from "../s3/sync.js"
 import { commaListOption } from "./commaList.js"
 import { UserError } from "./errors.js"
 import { compactionLine } from "./progress.js"
@@ -74,7 +73,7 @@ export const compactCommand = Command.make(
         const scratch = yield* writerTempFolder("chain-lake-compact-", newWriterId())
         reports = yield* compactS3(o.data, chosen, { ...options, endpoint: Option.getOrUndefined(o.s3Endpoint) }).pipe(
           Effect.provide(layerParquetSink({ tempDirectory: join(scratch, "tmp"), ...sinkMemory(memory) })),
-          Effect.ensuring(Effect.promise(() => rm(scratch, { recursive: true, force: true }))),
+          Effect.ensuring(removeDir(scratch)),
           Effect.mapError(failed)
         )
       } else {

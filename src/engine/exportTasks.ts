@@ -2,8 +2,8 @@
  * A run's work, once planned: what it counts per dataset (the tally), the tasks of the pool (a
  * shard of a list's range, or a snapshot), and the pool itself: largest first, at most
  * `concurrency` paging at once, as many more waiting to page and as many as the sink writes files
- * at once; snapshots that read what this run commits (declared `after`) once the rest is done. Shards run here, or in the
- * run's shard workers, each commit made here either way.
+ * at once; snapshots that read what this run commits (declared `after`) once the rest is done.
+ * Shards run here, or in the run's shard workers, each commit made here either way.
  */
 import { type Context, Effect, Option } from "effect"
 import { Manifests, type CommittedFile } from "../lake/Manifests.js"

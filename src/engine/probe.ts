@@ -23,10 +23,10 @@ const probeRequest = (list: ListRef): PageRequest => ({ limit: 1, reverse: (list
 /**
  * The sources' answers a plan needs: the status, then each list's probe page (probeRequest), the
  * probes at once, and beside them the tip block where the run anchors it (TipBlock). The probes
- * are asked once the status has answered: the indexer reads each request in a transaction of its own and writes a block with its txs in one, so a probe read
- * after the status's read holds every row of the heights it names; asked beside it, a probe read
- * first could end a block before the status's tip and the plan would end there with that block's
- * txs missing.
+ * are asked once the status has answered: the indexer reads each request in a transaction of its
+ * own and writes a block with its txs in one, so a probe read after the status's read holds every
+ * row of the heights it names; asked beside it, a probe read first could end a block before the
+ * status's tip and the plan would end there with that block's txs missing.
  */
 export const probe = (
   source: SourceService,
