@@ -51,6 +51,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import type { Worker } from "node:worker_threads"
 import { Agent, request } from "undici"
 import { Effect } from "effect"
 import { exportLayer } from "../src/cli/layers.js"
@@ -497,6 +498,19 @@ const requestTimeline = (label: string, served: ReadonlyArray<[number, number, s
   })
   const sorted = [...waits].sort((x, y) => x - y)
   const pct = (q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(1) : "-")
+  // each list's shards: when their first pages were asked (none answered before leads to it: the
+  // shard before ends where it starts) and their last answered (none asked after follows it)
+  const leader = new Map(keys.flatMap(({ r, p }) => (p ? [[`${p.list} ${p.k + p.limit}`, r] as const] : [])))
+  const shards = [...new Set(keys.flatMap(({ p }) => (p ? [p.list] : [])))].map((list) => {
+    const of = keys.filter(({ p }) => p?.list === list)
+    const span = (xs: Array<number>) => {
+      const o = xs.sort((x, y) => x - y)
+      return `${at(o[0])}–${at(o[o.length - 1])} ms (median ${at(o[Math.floor(o.length / 2)])})`
+    }
+    const firsts = of.filter(({ r, p }) => !((leader.get(`${list} ${p!.k}`)?.[1] ?? Infinity) <= r[0] + 1)).map(({ r }) => r[0])
+    const lasts = of.filter(({ r, p }) => !((keyed.get(`${list} ${p!.k + p!.limit}`)?.[0] ?? -Infinity) >= r[1] - 1)).map(({ r }) => r[1])
+    return `  ${list.split("/").pop()}: ${firsts.length} shards, first pages asked ${span(firsts)}, last answered ${span(lasts)}`
+  })
   return [
     `trace of ${label}: ${served.length} requests (${pages.length} pages) in ${at(t1)} ms; first request at ${at(Math.min(...served.map((r) => r[0])))} ms, ` +
       `first page at ${at(Math.min(...pages.map((r) => r[0])))}, last answer at ${at(Math.max(...served.map((r) => r[1])))}`,
@@ -504,10 +518,40 @@ const requestTimeline = (label: string, served: ReadonlyArray<[number, number, s
     ...(label.startsWith("plain")
       ? []
       : [
-          `  a shard's next page asked after its page's answer: ${waits.length} pages; ms after the answer: p10 ${pct(0.1)}, median ${pct(0.5)}, p90 ${pct(0.9)}, max ${pct(1)}`
+          `  a shard's next page asked after its page's answer: ${waits.length} pages; ms after the answer: p10 ${pct(0.1)}, median ${pct(0.5)}, p90 ${pct(0.9)}, max ${pct(1)}`,
+          ...shards
         ]),
     ...served.filter(([, , u]) => !isPage(u)).map(([a, e, u]) => `  ${at(a)}–${at(e)} ms ${u.slice(0, 110)}`)
   ].join("\n")
+}
+
+/**
+ * BENCH_TRACE: when the run's shard workers were made, were online (their thread running) and
+ * ready (their module's layer built: the "ready" message the run waits for), in ms from `t0`.
+ */
+const workerStarts = (t0: number) => {
+  const now = () => Math.round(performance.timeOrigin + performance.now() - t0)
+  const seen: Array<{ made: number; online?: number; ready?: number }> = []
+  const onWorker = (worker: Worker) => {
+    const times: { made: number; online?: number; ready?: number } = { made: now() }
+    seen.push(times)
+    worker.once("online", () => (times.online = now()))
+    const ready = (m: { type?: string }) => {
+      if (m?.type !== "ready") return
+      times.ready = now()
+      worker.off("message", ready)
+    }
+    worker.on("message", ready)
+  }
+  process.on("worker", onWorker)
+  const list = (k: "made" | "online" | "ready") => seen.map((t) => t[k] ?? "-").join(" ")
+  return {
+    seen,
+    stop: () => process.off("worker", onWorker),
+    made: () => list("made"),
+    online: () => list("online"),
+    ready: () => list("ready")
+  }
 }
 
 /** The replay server (bench/replay-server.ts) in front of `origin`, in its own process. */
@@ -596,8 +640,12 @@ const multi = async () => {
       for (const [label, run] of runs) {
         await served()
         const t0 = performance.timeOrigin + performance.now()
+        const starts = workerStarts(t0)
         await run()
+        starts.stop()
         console.log(requestTimeline(`${label}${CORES_LABEL}`, await served(), t0, performance.timeOrigin + performance.now()))
+        if (starts.seen.length > 0)
+          console.log(`  shard workers made at ms ${starts.made()}; online at ${starts.online()}; ready at ${starts.ready()}`)
       }
     }
   } finally {
