@@ -96,9 +96,9 @@ const close = (member: Member) =>
   })
 
 /**
- * Starts `config.count` workers writing into the lake at `lake`, each ready (its layer built)
- * before the first shard is sent; they are terminated when the scope closes. A worker that breaks
- * fails the shards it was running, and is sent no other.
+ * Starts `config.count` workers writing into the lake at `lake`, a shard sent to its worker once
+ * that one is ready (its layer built); they are terminated when the scope closes. A worker that
+ * breaks fails the shards it was running or was given, and is sent no other.
  */
 export const startShardWorkers = (
   config: ShardWorkersConfig,
@@ -114,20 +114,16 @@ export const startShardWorkers = (
      * failed while workers start leaves none running); it is waited for apart, interruptibly.
      */
     const start = (index: number) =>
-      Effect.gen(function* () {
-        const member = yield* Effect.acquireRelease(
-          Effect.sync(() => {
-            const data: ShardWorkerData<unknown> = {
-              config: config.config(index),
-              lake: { root: lake.root, staging: lake.staging }
-            }
-            return listen(newWorker(module, data, config.execArgv))
-          }),
-          close
-        )
-        yield* Deferred.await(member.ready)
-        return member
-      })
+      Effect.acquireRelease(
+        Effect.sync(() => {
+          const data: ShardWorkerData<unknown> = {
+            config: config.config(index),
+            lake: { root: lake.root, staging: lake.staging }
+          }
+          return listen(newWorker(module, data, config.execArgv))
+        }),
+        close
+      )
     /** The worker's messages routed to the shards they are for; a worker that breaks fails the shards it runs, and is never sent another. */
     const listen = (worker: Worker): Member => {
       const member: Member = { worker, busy: 0, closing: false, ready: Deferred.unsafeMake(FiberId.none) }
@@ -152,9 +148,13 @@ export const startShardWorkers = (
       })
       return member
     }
-    const members = yield* Effect.all(
-      Array.from({ length: config.count }, (_, i) => start(i)),
-      { concurrency: "unbounded" }
+    // closed together when the scope closes (each takes its DuckDB's close, ~20 ms: one after
+    // another, 9 workers held a 2 s run's end by 0.15 s)
+    const members = yield* Effect.parallelFinalizers(
+      Effect.forEach(
+        Array.from({ length: config.count }, (_, i) => i),
+        start
+      )
     )
     const run = (
       list: AppendList,
@@ -162,27 +162,37 @@ export const startShardWorkers = (
       range: Range,
       context: ShardContext
     ): Effect.Effect<void, WriteFailure> =>
-      Effect.suspend(() => {
-        const gates: Readonly<Record<string, Gate>> = { ...config.gates, slots: context.fetchSlots.withPermits(1) }
-        // the least busy worker of those that still run
-        const working = members.filter((m) => m.broken === undefined)
-        if (working.length === 0) return Effect.fail(workerFailure(members[0]?.broken ?? "none runs"))
-        const member = working.reduce((a, b) => (b.busy < a.busy ? b : a))
-        const task = tasks++
-        const inbox = Effect.runSync(Queue.unbounded<FromWorker>())
-        inboxes.set(task, { inbox, member })
-        member.busy++
-        const send = (m: ToWorker) => member.worker.postMessage(m)
-        send({ type: "run", task, source: list.id, targets: targets.map((d) => d.name), range, settings: context.settings })
-        return shardServer(task, inbox, send, list, context, gates).pipe(
-          Effect.ensuring(
-            Effect.sync(() => {
-              inboxes.delete(task)
-              member.busy--
-            })
-          )
-        )
-      })
+      Effect.scoped(
+        Effect.gen(function* () {
+          const gates: Readonly<Record<string, Gate>> = { ...config.gates, slots: context.fetchSlots.withPermits(1) }
+          /*
+           * The shard's paging slot is taken here, before it goes to a worker: slots go in the run's
+           * order of tasks (largest first), not in the order workers ask (the shards of the worker
+           * ready first, small ones too, took them before the large ones of the others, which then
+           * paged alone at the end), and the shard goes to the least busy worker when it can page.
+           */
+          const slot = yield* heldSlot(context.fetchSlots)
+          // the least busy worker of those that still run
+          const working = members.filter((m) => m.broken === undefined)
+          if (working.length === 0) return yield* Effect.fail(workerFailure(members[0]?.broken ?? "none runs"))
+          const member = working.reduce((a, b) => (b.busy < a.busy ? b : a))
+          member.busy++
+          const send = (m: ToWorker) => member.worker.postMessage(m)
+          // sent once its worker is ready, not when all are: workers started at once get ready over
+          // a spread of ~0.1 s on 16 cores, which the shards of the first ready need not wait for
+          const served = Effect.suspend(() => {
+            const task = tasks++
+            const inbox = Effect.runSync(Queue.unbounded<FromWorker>())
+            inboxes.set(task, { inbox, member })
+            send({ type: "run", task, source: list.id, targets: targets.map((d) => d.name), range, settings: context.settings })
+            return Effect.ensuring(
+              shardServer(task, inbox, send, list, context, gates, slot),
+              Effect.sync(() => inboxes.delete(task))
+            )
+          })
+          return yield* Effect.zipRight(Deferred.await(member.ready), served).pipe(Effect.ensuring(Effect.sync(() => member.busy--)))
+        })
+      )
     return { run }
   })
 
@@ -240,6 +250,21 @@ export const withShardWorkers = <A, E, R>(
   lake: { readonly root: string; readonly staging: string }
 ): Effect.Effect<A, E | WriteFailure, R> => Effect.scoped(Effect.flatMap(startingShardWorkers(lake), (withWorkers) => withWorkers(effect)))
 
+/**
+ * One of `slots`, taken now and held until the returned Deferred is done (by the worker's leave of
+ * the pass it is handed as, shardServer, or when the shard ends): a fiber of the caller's holds it,
+ * so that it goes back whatever ends the caller.
+ */
+const heldSlot = (slots: FetchSlots) =>
+  Effect.gen(function* () {
+    const taken = yield* Deferred.make<void>()
+    const given = yield* Deferred.make<void>()
+    yield* Effect.fork(slots.withPermits(1)(Effect.zipRight(Deferred.succeed(taken, undefined), Deferred.await(given))))
+    yield* Effect.addFinalizer(() => Deferred.succeed(given, undefined))
+    yield* Deferred.await(taken)
+    return given
+  })
+
 const workerFailure = (message: string) => new RemoteFailure({ _tag: "ShardWorkerError", message: `a shard worker failed: ${message}` })
 
 /**
@@ -254,8 +279,11 @@ const shardServer = (
   send: (m: ToWorker) => void,
   list: AppendList,
   context: ShardContext,
-  gates: Readonly<Record<string, Gate>>
+  gates: Readonly<Record<string, Gate>>,
+  slot: Deferred.Deferred<void>
 ): Effect.Effect<void, WriteFailure> => {
+  /** the paging slot taken for the shard (heldSlot), the pass its first entry through "slots" gets at once */
+  let heldSlot: Deferred.Deferred<void> | undefined = slot
   /** the gate passes held, each by a fiber of this shard's that waits for the worker's leave (or the shard's end) */
   const passes = new Map<number, Deferred.Deferred<void>>()
   /** the commits under way: the shard is over only once they are (each ends inside an uninterruptible step) */
@@ -283,6 +311,13 @@ const shardServer = (
           (fiber) => Effect.sync(() => commits.add(fiber))
         )
       case "enter":
+        if (request.gate === "slots" && heldSlot)
+          return Effect.sync(() => {
+            const ticket = tickets++
+            passes.set(ticket, heldSlot!)
+            heldSlot = undefined
+            reply(call, Exit.succeed(ticket))
+          })
         return Effect.gen(function* () {
           const ticket = tickets++
           const leave = yield* Deferred.make<void>()
@@ -297,6 +332,7 @@ const shardServer = (
   }
   const leave = (ticket: number) => {
     const pass = passes.get(ticket)
+    passes.delete(ticket)
     return pass ? Effect.asVoid(Deferred.succeed(pass, undefined)) : Effect.void
   }
   const serve: Effect.Effect<void, WriteFailure> = Effect.gen(function* () {

@@ -67,7 +67,7 @@ const workerLayer = (
     readonly count: number
     readonly requests?: Gate
     readonly module?: () => URL
-    readonly config?: () => unknown
+    readonly config?: (worker: number) => unknown
     readonly execArgv?: ReadonlyArray<string>
   }
 ) => {
@@ -394,6 +394,88 @@ describe("shard workers", () => {
       Effect.either(runExport(REGISTRY.filter((d) => d.name === "blocks"))).pipe(Effect.provide(layer), Effect.timeout("30 seconds"))
     )
     expect(Either.isLeft(result) && result.left.message).toBe("a shard worker failed: no DuckDB here")
+  })
+
+  it("a shard goes to its worker once that one is ready, not once all are (a worker slow to start holds back its own shards only), and the workers are closed together at the end", async () => {
+    const out = tmp()
+    const marks = join(tmp(), "marks")
+    const slow = join(tmp(), "slow")
+    const wrapper = join(tmp(), "worker.mjs")
+    // the first worker to start waits until the lake holds a committed file (20 s at most) and
+    // says how many it holds; each worker, told to close, says so and keeps its thread 1 s before
+    // it closes, then says it exited
+    writeFileSync(
+      wrapper,
+      [
+        `import { appendFileSync, openSync, readdirSync, readFileSync } from "node:fs"`,
+        `import { parentPort } from "node:worker_threads"`,
+        `const mark = (line) => appendFileSync(${JSON.stringify(marks)}, line + "\\n")`,
+        `const committed = () => readdirSync(${JSON.stringify(out)}).reduce((n, d) => { try { return n + JSON.parse(readFileSync(${JSON.stringify(out)} + "/" + d + "/_manifest.json", "utf8")).files.length } catch { return n } }, 0)`,
+        `let first = true`,
+        `try { openSync(${JSON.stringify(slow)}, "wx") } catch { first = false }`,
+        `if (first) {`,
+        `  const until = Date.now() + 20000`,
+        `  while (committed() === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20))`,
+        `  mark("slow worker ready with " + committed() + " committed")`,
+        `}`,
+        `parentPort.on("message", (m) => { if (m.type === "close") { mark("closing"); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000) } })`,
+        `process.on("exit", () => mark("exited"))`,
+        `await import(${JSON.stringify(shardWorkerModule().href)})`
+      ].join("\n")
+    )
+    const layer = workerLayer(devnet.indexerUrl, out, { count: 2, module: () => pathToFileURL(wrapper) })
+    const result = await Effect.runPromise(
+      Effect.either(
+        runExport(
+          REGISTRY.filter((d) => d.name === "blocks" || d.name === "txs"),
+          { pageSize: 100, concurrency: 2 }
+        )
+      ).pipe(Effect.provide(layer), Effect.timeout("60 seconds"))
+    )
+    expect(Either.isRight(result) && result.right.datasets.map((d) => [d.dataset, d.rows])).toEqual([
+      ["blocks", 400],
+      ["txs", devnet.chain.txTotal()]
+    ])
+    const lines = readFileSync(marks, "utf8").trim().split("\n")
+    expect(lines[0]).toMatch(/^slow worker ready with [1-9]\d* committed$/)
+    expect(lines.slice(1)).toEqual(["closing", "closing", "exited", "exited"])
+    await expectManifestsTrue(out, ["blocks", "txs"])
+  })
+
+  it("the paging slots go to the largest shards first, whichever worker is ready first: at --concurrency 1, every txs page before any blocks page though the txs shard's worker starts 1.5 s late", async () => {
+    const proxy = await startProxy(devnet.indexerUrl, (_request, forward) => forward())
+    try {
+      const out = tmp()
+      const wrapper = join(tmp(), "worker.mjs")
+      writeFileSync(
+        wrapper,
+        [
+          `import { workerData } from "node:worker_threads"`,
+          `if (workerData.config.late) await new Promise((r) => setTimeout(r, 1500))`,
+          `await import(${JSON.stringify(shardWorkerModule().href)})`
+        ].join("\n")
+      )
+      // (the largest shard goes to the first of the least busy workers: the first, the late one)
+      const config = (worker: number) => ({ ...workerConfig(proxy.url, out), late: worker === 0 })
+      const layer = workerLayer(proxy.url, out, { count: 2, module: () => pathToFileURL(wrapper), config })
+      const result = await Effect.runPromise(
+        Effect.either(
+          runExport(
+            REGISTRY.filter((d) => d.name === "blocks" || d.name === "txs"),
+            { pageSize: 100, concurrency: 1 }
+          )
+        ).pipe(Effect.provide(layer), Effect.timeout("60 seconds"))
+      )
+      expect(Either.isRight(result) && result.right.datasets.map((d) => d.rows)).toEqual([400, devnet.chain.txTotal()])
+      // (a shard's pages, not the plan's probes of one row)
+      const pages = proxy.requests
+        .filter((r) => r.path.includes("pagination.key=") && !r.path.includes("pagination.limit=1&"))
+        .map((r) => (r.path.includes("/blocks?") ? "blocks" : "txs"))
+      expect(pages.indexOf("blocks")).toBeGreaterThan(pages.lastIndexOf("txs"))
+      expect(pages.filter((p) => p === "txs").length).toBe(Math.ceil(devnet.chain.txTotal() / 100))
+    } finally {
+      await proxy.close()
+    }
   })
 
   it("a worker runs with the Node flags the config gives it, less those Node refuses a worker (a process's own), and the run completes", async () => {
