@@ -225,11 +225,11 @@ export type WithShardWorkers = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effe
 export const noShardWorkers: WithShardWorkers = (effect) => effect
 
 /**
- * Starts the run's shard workers (ShardWorkers, count above 0) now, in the background, for the
- * scope's time, so that their start (modules, DuckDB: ~0.3 s each) overlaps what the run does
- * before its first shard (probes, plan); none where the run has none, or where workers are
- * running for it already (a follow's). A worker that breaks as it starts fails the effect run
- * with them; a run that never uses them closes them with its scope.
+ * Starts the run's shard workers (ShardWorkers, count above 0) now, for the scope's time, so
+ * that their start (their modules and layer: ~0.15–0.25 s each) overlaps what the run does before
+ * its first shard (probes, plan); none where the run has none, or where workers are running for
+ * it already (a follow's). A worker that breaks as it starts fails the shards it was given (and
+ * the effect run with them); a run that never uses them closes them with its scope.
  */
 export const startingShardWorkers = (lake: {
   readonly root: string
@@ -283,7 +283,7 @@ const shardServer = (
   slot: Deferred.Deferred<void>
 ): Effect.Effect<void, WriteFailure> => {
   /** the paging slot taken for the shard (heldSlot), the pass its first entry through "slots" gets at once */
-  let heldSlot: Deferred.Deferred<void> | undefined = slot
+  let firstSlot: Deferred.Deferred<void> | undefined = slot
   /** the gate passes held, each by a fiber of this shard's that waits for the worker's leave (or the shard's end) */
   const passes = new Map<number, Deferred.Deferred<void>>()
   /** the commits under way: the shard is over only once they are (each ends inside an uninterruptible step) */
@@ -311,11 +311,11 @@ const shardServer = (
           (fiber) => Effect.sync(() => commits.add(fiber))
         )
       case "enter":
-        if (request.gate === "slots" && heldSlot)
+        if (request.gate === "slots" && firstSlot)
           return Effect.sync(() => {
             const ticket = tickets++
-            passes.set(ticket, heldSlot!)
-            heldSlot = undefined
+            passes.set(ticket, firstSlot!)
+            firstSlot = undefined
             reply(call, Exit.succeed(ticket))
           })
         return Effect.gen(function* () {
