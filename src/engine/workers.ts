@@ -103,7 +103,7 @@ const close = (member: Member) =>
 export const startShardWorkers = (
   config: ShardWorkersConfig,
   lake: { readonly root: string; readonly staging: string }
-): Effect.Effect<ShardPool, WriteFailure, Scope.Scope> =>
+): Effect.Effect<ShardPool, never, Scope.Scope> =>
   Effect.gen(function* () {
     /** each running shard's inbox, by task, and the worker it runs on */
     const inboxes = new Map<number, { readonly inbox: Queue.Queue<FromWorker>; readonly member: Member }>()
@@ -111,7 +111,8 @@ export const startShardWorkers = (
     const module = config.module()
     /*
      * A worker is terminated when the scope closes, from the moment it is made (a run stopped or
-     * failed while workers start leaves none running); it is waited for apart, interruptibly.
+     * failed while workers start leaves none running); each shard waits for its worker's start
+     * apart, interruptibly (run).
      */
     const start = (index: number) =>
       Effect.acquireRelease(
@@ -166,10 +167,11 @@ export const startShardWorkers = (
         Effect.gen(function* () {
           const gates: Readonly<Record<string, Gate>> = { ...config.gates, slots: context.fetchSlots.withPermits(1) }
           /*
-           * The shard's paging slot is taken here, before it goes to a worker: slots go in the run's
-           * order of tasks (largest first), not in the order workers ask (the shards of the worker
-           * ready first, small ones too, took them before the large ones of the others, which then
-           * paged alone at the end), and the shard goes to the least busy worker when it can page.
+           * The shard's paging slot is taken here, before it goes to a worker: slots go in the
+           * order the run starts its tasks (largest first; the semaphore serves its waiters first
+           * come, first served), not in the order workers ask (the shards of the worker ready
+           * first, small ones too, took them before the large ones of the others, which then paged
+           * alone at the end); and the shard goes to the least busy worker when it can page.
            */
           const slot = yield* heldSlot(context.fetchSlots)
           // the least busy worker of those that still run
@@ -181,6 +183,8 @@ export const startShardWorkers = (
           // sent once its worker is ready, not when all are: workers started at once get ready over
           // a spread of ~0.1 s on 16 cores, which the shards of the first ready need not wait for
           const served = Effect.suspend(() => {
+            // (broken after it was ready, before this shard resumed: its inbox was not there to be told)
+            if (member.broken !== undefined) return Effect.fail(workerFailure(member.broken))
             const task = tasks++
             const inbox = Effect.runSync(Queue.unbounded<FromWorker>())
             inboxes.set(task, { inbox, member })
@@ -218,7 +222,7 @@ const newWorker = (module: URL, workerData: unknown, execArgv: ReadonlyArray<str
   return new Worker(module, { workerData })
 }
 
-/** Runs an effect with the run's shard workers (RunningShardWorkers), once they are ready; or as it is, where it has none to start. */
+/** Runs an effect with the run's shard workers (RunningShardWorkers), started (each shard waits for its own to be ready); or as it is, where it has none to start. */
 export type WithShardWorkers = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | WriteFailure, R>
 
 /** A run with no shard workers: each effect runs as it is. */
@@ -252,15 +256,14 @@ export const withShardWorkers = <A, E, R>(
 
 /**
  * One of `slots`, taken now and held until the returned Deferred is done (by the worker's leave of
- * the pass it is handed as, shardServer, or when the shard ends): a fiber of the caller's holds it,
- * so that it goes back whatever ends the caller.
+ * the pass it is handed as, shardServer) or the scope closes: a fiber of the scope's holds it, so
+ * that it goes back whatever ends the caller.
  */
 const heldSlot = (slots: FetchSlots) =>
   Effect.gen(function* () {
     const taken = yield* Deferred.make<void>()
     const given = yield* Deferred.make<void>()
-    yield* Effect.fork(slots.withPermits(1)(Effect.zipRight(Deferred.succeed(taken, undefined), Deferred.await(given))))
-    yield* Effect.addFinalizer(() => Deferred.succeed(given, undefined))
+    yield* Effect.forkScoped(slots.withPermits(1)(Effect.zipRight(Deferred.succeed(taken, undefined), Deferred.await(given))))
     yield* Deferred.await(taken)
     return given
   })

@@ -396,7 +396,7 @@ describe("shard workers", () => {
     expect(Either.isLeft(result) && result.left.message).toBe("a shard worker failed: no DuckDB here")
   })
 
-  it("a shard goes to its worker once that one is ready, not once all are (a worker slow to start holds back its own shards only), and the workers are closed together at the end", async () => {
+  it("a shard goes to its worker once that one is ready, not once all are (a worker slow to start holds back only the shards given to it), and the workers are closed together at the end", async () => {
     const out = tmp()
     const marks = join(tmp(), "marks")
     const slow = join(tmp(), "slow")
