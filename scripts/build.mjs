@@ -38,6 +38,7 @@ import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
+import bundleOptions from "./bundle-options.cjs"
 import { build } from "esbuild"
 import { newestSourceTime } from "../bin/freshness.mjs"
 
@@ -49,15 +50,6 @@ const builtFrom = newestSourceTime(root)
 
 const common = { bundle: true, splitting: true, format: "esm", platform: "node", target: "node20", logLevel: "warning" }
 
-/**
- * What the CLI and its shard worker import from their packages, where used. DuckDB's JavaScript
- * API is inside (its ~60 CommonJS modules, loaded one by one, cost a worker ~150 ms of its start
- * on 2 cores, ~45 ms bundled; bench/RESULTS.md), its native binding outside (a direct dependency,
- * so that it resolves from here under any package manager). The same list as
- * src/pipelines/layers.ts's bundle.
- */
-const CLI_EXTERNAL = ["@duckdb/node-bindings", "vega", "vega-lite", "@aws-sdk/*", "esbuild"]
-
 /** The CLI, minified, with its dependencies inside but for those loaded where used. */
 const buildCli = () =>
   build({
@@ -67,12 +59,9 @@ const buildCli = () =>
     minify: true,
     // a defect's stack trace can be read back with `node --enable-source-maps`
     sourcemap: "linked",
-    // DuckDB's native binding, vega for report, the AWS SDK for s3://, esbuild for pipeline files
-    external: CLI_EXTERNAL,
-    // some bundled CommonJS packages call require(); an ES module has none of its own
-    banner: {
-      js: 'import { createRequire as __chainLakeRequire } from "node:module"; const require = __chainLakeRequire(import.meta.url);'
-    }
+    // (the packages loaded where used, and a require() for bundled CommonJS: scripts/bundle-options.cjs)
+    external: bundleOptions.external,
+    banner: { js: bundleOptions.requireBanner }
   })
 
 /** The library: this project's code only, readable. */

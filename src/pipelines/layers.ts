@@ -91,17 +91,19 @@ export const shardWorkerModule = (): URL => {
 
 /**
  * src/cli/shard-worker.ts bundled with its dependencies but for those loaded where used, as the
- * built CLI's worker has them (scripts/build.mjs): ready in ~0.35 s, where importing them module
- * by module took ~0.6 s. Bundling takes 0.4–1.7 s, so the bundle is kept in the project's
- * node_modules/.cache/chain-lake (there its imports of packages resolve), named by what it is
- * made of (the sources' files and times, the installed packages' time): made once per state of
- * the sources, and shared by every process run from them; one not used for a week is removed.
+ * built CLI's worker has them (scripts/build.mjs, scripts/bundle-options.cjs): ready in ~0.35 s,
+ * where importing them module by module took ~0.6 s. Bundling takes 0.4–1.7 s, so the bundle is
+ * kept in the project's node_modules/.cache/chain-lake (there its imports of packages resolve),
+ * named by what it is made of (the sources' files and times, the bundle options' and installed
+ * packages' times): made once per state of the sources, and shared by every process run from
+ * them; one not used for a week is removed.
  */
 const bundleShardWorker = (): URL => {
   const source = fileURLToPath(new URL("../cli/shard-worker.ts", import.meta.url))
   const root = join(dirname(source), "..", "..")
   const folder = join(root, "node_modules", ".cache", "chain-lake")
-  const made = [root, filesAndTimes(join(root, "src")), timeOf(join(root, "node_modules", ".package-lock.json"))]
+  const options = join(root, "scripts", "bundle-options.cjs")
+  const made = [root, filesAndTimes(join(root, "src")), timeOf(options), timeOf(join(root, "node_modules", ".package-lock.json"))]
   const out = join(folder, `shard-worker-${createHash("sha256").update(JSON.stringify(made)).digest("hex").slice(0, 16)}.mjs`)
   const now = new Date()
   if (existsSync(out)) {
@@ -114,17 +116,19 @@ const bundleShardWorker = (): URL => {
   // loading esbuild's package (and Node's scan of its CommonJS for named exports) cost every
   // start ~20 ms
   const { buildSync } = createRequire(import.meta.url)("esbuild") as typeof import("esbuild")
+  const bundleOptions = createRequire(import.meta.url)(options) as {
+    readonly external: Array<string>
+    readonly requireBanner: string
+  }
   buildSync({
     entryPoints: [source],
     outfile: partial,
     bundle: true,
     format: "esm",
     platform: "node",
-    // as scripts/build.mjs: DuckDB's JavaScript API inside, its native binding from its package
-    external: ["@duckdb/node-bindings", "vega", "vega-lite", "@aws-sdk/*", "esbuild"],
-    banner: {
-      js: 'import { createRequire as __chainLakeRequire } from "node:module"; const require = __chainLakeRequire(import.meta.url);'
-    },
+    // as scripts/build.mjs bundles the CLI's
+    external: bundleOptions.external,
+    banner: { js: bundleOptions.requireBanner },
     logLevel: "error"
   })
   renameSync(partial, out)
