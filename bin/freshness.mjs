@@ -15,5 +15,7 @@ const newest = (dir) => {
 export const newestSourceTime = (root) =>
   Math.max(
     newest(join(root, "src")),
-    ...["scripts/build.mjs", "tsconfig.json", "tsconfig.build.json"].map((f) => statSync(join(root, f)).mtimeMs)
+    ...["scripts/build.mjs", "scripts/bundle-options.cjs", "tsconfig.json", "tsconfig.build.json"].map(
+      (f) => statSync(join(root, f)).mtimeMs
+    )
   )
