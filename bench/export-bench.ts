@@ -545,13 +545,7 @@ const workerStarts = (t0: number) => {
   }
   process.on("worker", onWorker)
   const list = (k: "made" | "online" | "ready") => seen.map((t) => t[k] ?? "-").join(" ")
-  return {
-    seen,
-    stop: () => process.off("worker", onWorker),
-    made: () => list("made"),
-    online: () => list("online"),
-    ready: () => list("ready")
-  }
+  return { seen, list, stop: () => process.off("worker", onWorker) }
 }
 
 /** The replay server (bench/replay-server.ts) in front of `origin`, in its own process. */
@@ -645,7 +639,9 @@ const multi = async () => {
         starts.stop()
         console.log(requestTimeline(`${label}${CORES_LABEL}`, await served(), t0, performance.timeOrigin + performance.now()))
         if (starts.seen.length > 0)
-          console.log(`  shard workers made at ms ${starts.made()}; online at ${starts.online()}; ready at ${starts.ready()}`)
+          console.log(
+            `  shard workers made at ms ${starts.list("made")}; online at ${starts.list("online")}; ready at ${starts.list("ready")}`
+          )
       }
     }
   } finally {

@@ -244,8 +244,9 @@ export const startingShardWorkers = (lake: {
     // workers already running for it (a follow's) are in its context as they are
     if (Option.isSome(yield* Effect.serviceOption(RunningShardWorkers))) return noShardWorkers
     if (Option.isNone(workers) || workers.value.count === 0) return noShardWorkers
-    const starting = yield* Effect.forkScoped(startShardWorkers(workers.value, lake))
-    return (effect) => Effect.flatMap(Fiber.join(starting), (pool) => Effect.provideService(effect, RunningShardWorkers, pool))
+    // (made at once: each shard waits for its own worker's start, run)
+    const pool = yield* startShardWorkers(workers.value, lake)
+    return (effect) => Effect.provideService(effect, RunningShardWorkers, pool)
   })
 
 /** Runs `effect` with the run's shard workers started for its time (startingShardWorkers). */

@@ -87,6 +87,17 @@ const workerLayer = (
   )
 }
 
+/** blocks and txs exported at page 100 and `concurrency` with `layer` (a minute at most): the report, or why it failed */
+const exportBlocksAndTxs = (layer: ReturnType<typeof workerLayer>, concurrency: number) =>
+  Effect.runPromise(
+    Effect.either(
+      runExport(
+        REGISTRY.filter((d) => d.name === "blocks" || d.name === "txs"),
+        { pageSize: 100, concurrency }
+      )
+    ).pipe(Effect.provide(layer), Effect.timeout("60 seconds"))
+  )
+
 /**
  * An export's layer over the indexer at `url` into `out` with `count` shard workers, the run's
  * thread and the workers passing one request limiter of `limits` (as the CLI's do), each pass
@@ -424,14 +435,7 @@ describe("shard workers", () => {
       ].join("\n")
     )
     const layer = workerLayer(devnet.indexerUrl, out, { count: 2, module: () => pathToFileURL(wrapper) })
-    const result = await Effect.runPromise(
-      Effect.either(
-        runExport(
-          REGISTRY.filter((d) => d.name === "blocks" || d.name === "txs"),
-          { pageSize: 100, concurrency: 2 }
-        )
-      ).pipe(Effect.provide(layer), Effect.timeout("60 seconds"))
-    )
+    const result = await exportBlocksAndTxs(layer, 2)
     expect(Either.isRight(result) && result.right.datasets.map((d) => [d.dataset, d.rows])).toEqual([
       ["blocks", 400],
       ["txs", devnet.chain.txTotal()]
@@ -458,14 +462,7 @@ describe("shard workers", () => {
       // (the largest shard goes to the first of the least busy workers: the first, the late one)
       const config = (worker: number) => ({ ...workerConfig(proxy.url, out), late: worker === 0 })
       const layer = workerLayer(proxy.url, out, { count: 2, module: () => pathToFileURL(wrapper), config })
-      const result = await Effect.runPromise(
-        Effect.either(
-          runExport(
-            REGISTRY.filter((d) => d.name === "blocks" || d.name === "txs"),
-            { pageSize: 100, concurrency: 1 }
-          )
-        ).pipe(Effect.provide(layer), Effect.timeout("60 seconds"))
-      )
+      const result = await exportBlocksAndTxs(layer, 1)
       expect(Either.isRight(result) && result.right.datasets.map((d) => d.rows)).toEqual([400, devnet.chain.txTotal()])
       // (a shard's pages, not the plan's probes of one row)
       const pages = proxy.requests
