@@ -263,14 +263,16 @@ const main = async () => {
  */
 const staleBuild = async (): Promise<string | undefined> => {
   const root = join(import.meta.dirname, "..")
-  const { newestSourceTime } = (await import(join(root, "bin", "freshness.mjs"))) as { newestSourceTime: (root: string) => number }
-  let builtFrom: number | undefined
+  const { isCurrentBuild } = (await import(join(root, "bin", "freshness.mjs"))) as {
+    isCurrentBuild: (root: string, builtFrom: unknown) => boolean
+  }
+  let builtFrom: unknown
   try {
-    builtFrom = (JSON.parse(readFileSync(join(root, "dist", "build.json"), "utf8")) as { builtFrom?: number }).builtFrom
+    builtFrom = (JSON.parse(readFileSync(join(root, "dist", "build.json"), "utf8")) as { builtFrom?: unknown }).builtFrom
   } catch {
     return "there is no dist/build.json (npm run build)"
   }
-  return builtFrom === undefined || builtFrom < newestSourceTime(root) ? "dist/ is older than src/ (npm run build)" : undefined
+  return isCurrentBuild(root, builtFrom) ? undefined : "dist/ is older than src/ (npm run build)"
 }
 
 const inFreshProcess = (part: string, env: Record<string, string> = {}) =>

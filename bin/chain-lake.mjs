@@ -14,7 +14,7 @@ import module from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { newestSourceTime } from "./freshness.mjs"
+import { isCurrentBuild } from "./freshness.mjs"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const buildFile = new URL("../dist/build.json", import.meta.url)
@@ -48,7 +48,7 @@ const recorded = (args) => {
   return Object.hasOwn(build.help, args[0] ?? "") ? build.help[args[0] ?? ""] : build.help[""]
 }
 
-if (!hasSource || (build && build.builtFrom >= newestSourceTime(root))) {
+if (!hasSource || (build && isCurrentBuild(root, build.builtFrom))) {
   const text = build && recorded(process.argv.slice(2))
   if (text !== undefined) process.stdout.write(text)
   else {

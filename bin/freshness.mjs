@@ -19,3 +19,6 @@ export const newestSourceTime = (root) =>
       (f) => statSync(join(root, f)).mtimeMs
     )
   )
+
+/** Whether a build made from sources as of `builtFrom` (dist/build.json's) is current: no source changed after it. */
+export const isCurrentBuild = (root, builtFrom) => typeof builtFrom === "number" && builtFrom >= newestSourceTime(root)
