@@ -38,13 +38,20 @@ export class Analytics extends Context.Tag("chain-lake/Analytics")<Analytics, An
 export const isLake = (dir: string): boolean =>
   existsSync(join(dir, IDENTITY_FILE)) || LAKE_DATASETS.some((d) => existsSync(join(dir, d.name, MANIFEST_FILE)))
 
+/** The name of every view the analytics make: the datasets', the snapshots', and the SQL views'. */
+export const viewNames = (): ReadonlyArray<string> => [
+  ...LAKE_DATASETS.map((d) => d.name),
+  "snapshots",
+  ...analyticsViews().map((v) => v.name)
+]
+
 export const makeAnalytics = (options: AnalyticsOptions) =>
   Effect.gen(function* () {
     const { dataDir, conn } = yield* openAnalyticsDatabase(options)
     const views = yield* makeLakeViews(conn, { dataDir, live: options.live ?? false, absolute: options.confine !== undefined })
     const service: AnalyticsService = {
       dataDir,
-      views: [...LAKE_DATASETS.map((d) => d.name), "snapshots", ...analyticsViews().map((v) => v.name)],
+      views: viewNames(),
       problems: views.problems,
       query: (sql, params = {}) => views.read(runQuery(conn, sql, params)),
       copyToParquet: (sql, params, path) => views.read(copyQueryToParquet(conn, sql, params, path))

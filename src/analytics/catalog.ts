@@ -3,10 +3,11 @@
  * client (CLI, DBeaver, Python) opened with the data folder as its working directory queries the
  * views, also after the folder is moved or copied.
  */
-import { rm } from "node:fs/promises"
+import { open, rm } from "node:fs/promises"
 import { resolve } from "node:path"
 import { Effect } from "effect"
-import { AnalyticsError, LAKE_DATASETS, makeAnalytics } from "./Analytics.js"
+import { AnalyticsError, LAKE_DATASETS, makeAnalytics, viewNames } from "./Analytics.js"
+import { duckdbApi } from "../lake/duckdb.js"
 import { unfinishedCommits } from "../lake/listed.js"
 
 export const DEFAULT_CATALOG = "chain-lake.duckdb"
@@ -22,6 +23,7 @@ export const writeCatalog = (options: { readonly dataDir: string; readonly dbFil
       )
     )
     if (unfinished !== undefined) return yield* new AnalyticsError({ message: unfinished })
+    yield* refuseForeignCatalog(dbFile)
     // a fresh file each time: views of datasets exported since are picked up
     yield* Effect.tryPromise({
       try: async () => {
@@ -35,3 +37,72 @@ export const writeCatalog = (options: { readonly dataDir: string; readonly dbFil
     // a dataset whose files could not be read: its view fails every query, the others answer
     return { dbFile, views: analytics.views, problems: analytics.problems() }
   }).pipe(Effect.scoped)
+
+/** A DuckDB file says "DUCK" at bytes 8..11 of its header. */
+const isDuckdbFile = async (path: string): Promise<boolean> => {
+  const file = await open(path, "r")
+  try {
+    const head = Buffer.alloc(12)
+    const { bytesRead } = await file.read(head, 0, 12, 0)
+    return bytesRead === 12 && head.toString("latin1", 8, 12) === "DUCK"
+  } finally {
+    await file.close()
+  }
+}
+
+/** What the DuckDB file at `path` holds besides the analytics' views (tables, macros, sequences, schemas, other views), read-only. */
+const foreignObjects = async (path: string): Promise<ReadonlyArray<string>> => {
+  const instance = await (await duckdbApi()).DuckDBInstance.create(path, {
+    access_mode: "READ_ONLY",
+    autoinstall_known_extensions: "false"
+  })
+  try {
+    const conn = await instance.connect()
+    try {
+      const ours = new Set(viewNames())
+      const names = async (sql: string) => (await conn.runAndReadAll(sql)).getRows().map((r) => String(r[0]))
+      const views = await names("SELECT view_name FROM duckdb_views() WHERE NOT internal")
+      return [
+        ...(await names("SELECT 'table ' || table_name FROM duckdb_tables() WHERE NOT internal")),
+        ...(await names("SELECT 'macro ' || function_name FROM duckdb_functions() WHERE NOT internal")),
+        ...(await names("SELECT 'sequence ' || sequence_name FROM duckdb_sequences()")),
+        ...(await names("SELECT 'schema ' || schema_name FROM duckdb_schemas() WHERE NOT internal")),
+        ...views.filter((v) => !ours.has(v)).map((v) => `view ${v}`)
+      ]
+    } finally {
+      conn.closeSync()
+    }
+  } finally {
+    instance.closeSync()
+  }
+}
+
+/**
+ * A file at the catalog's path that is not a catalog this tool wrote (views of the lake and
+ * nothing else) is left as it is: the command fails before it replaces anything. A user's own
+ * DuckDB file (their tables) or any other file named by --db was deleted before.
+ */
+const refuseForeignCatalog = (path: string) =>
+  Effect.tryPromise({
+    try: async () => {
+      if (!(await isDuckdbFile(path))) return "it is no DuckDB file"
+      const foreign = await foreignObjects(path)
+      const shown = foreign.slice(0, 3).join(", ") + (foreign.length > 3 ? `, and ${foreign.length - 3} more` : "")
+      return foreign.length > 0 ? `it holds ${shown}` : undefined
+    },
+    catch: (e) =>
+      (e as NodeJS.ErrnoException).code === "ENOENT"
+        ? undefined
+        : `it cannot be read to tell whether it is one (${(e as Error).message.split("\n")[0]})`
+  }).pipe(
+    Effect.merge,
+    Effect.flatMap((why) =>
+      why === undefined
+        ? Effect.void
+        : Effect.fail(
+            new AnalyticsError({
+              message: `${path} exists and is no chain-lake catalog (${why}): it is left as it is; give the catalog another file (--db)`
+            })
+          )
+    )
+  )

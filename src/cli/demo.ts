@@ -21,6 +21,7 @@ import { describeIndexerError } from "../indexer/errors.js"
 import { IndexerClient } from "../indexer/IndexerClient.js"
 import { blocksOption, seedOption } from "./devnet.js"
 import { UserError } from "./errors.js"
+import { shellWord } from "./shellWord.js"
 import { describeExportFailure } from "./export.js"
 import { exportLayer, indexerLayer, routerLayer } from "./layers.js"
 import { makeProgress, stderrIsTerminal, stderrProgress, summaryTable, table } from "./progress.js"
@@ -212,6 +213,3 @@ export const demoCommand = Command.make(
       )
     }).pipe(Effect.scoped)
 ).pipe(Command.withDescription("Start the embedded devnet in-process and show what it serves (what `npm start` runs)"))
-
-/** `path` as one word of a POSIX shell command line: quoted where it holds more than safe characters. */
-const shellWord = (path: string) => (/^[\w./@%+=:,-]+$/.test(path) ? path : `'${path.replaceAll("'", `'\\''`)}'`)

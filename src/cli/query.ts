@@ -13,6 +13,7 @@ import { writeCatalog } from "../analytics/catalog.js"
 import { writeReport } from "../analytics/report.js"
 import { UserError } from "./errors.js"
 import { displayWidth, table } from "./progress.js"
+import { shellWord } from "./shellWord.js"
 import { isS3Url } from "../s3/s3.js"
 import { redact } from "../secrets/redact.js"
 
@@ -367,7 +368,9 @@ export const catalogCommand = Command.make(
         yield* Console.error(
           `chain-lake: warning: a view of this catalog fails every query until the lake is repaired and the catalog written again: ${p}`
         )
-      yield* Console.log(`open it with the data folder as the working directory, e.g.: cd ${resolve(o.data)} && duckdb ${dbFile}`)
+      yield* Console.log(
+        `open it with the data folder as the working directory, e.g.: cd ${shellWord(resolve(o.data))} && duckdb ${shellWord(dbFile)}`
+      )
     })
 ).pipe(Command.withDescription("Write a .duckdb file with every view, for the duckdb CLI, DBeaver or Python"))
 

@@ -1,6 +1,6 @@
 /** `chain-lake query` and `chain-lake catalog` as a user runs them, and the catalog from another DuckDB client. */
 import { execFileSync, spawnSync } from "node:child_process"
-import { cpSync, existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
@@ -356,6 +356,60 @@ describe("chain-lake catalog", () => {
     expect(row.blocks).toBe("150")
     expect(Number(row.types)).toBeGreaterThan(2)
     expect(row.txs).toBe(String(devnet.chain.txTotal()))
+  })
+})
+
+describe("chain-lake catalog --db onto a file that is there", () => {
+  it("replaces a catalog it wrote, and leaves any other file as it is (a text file, a user's DuckDB file with a table or a view of its own): one line, exit 1", async () => {
+    const dir = tmp()
+    const notes = join(dir, "notes.txt")
+    writeFileSync(notes, "my notes")
+    const own = join(dir, "own.duckdb")
+    const user = (sql: string) =>
+      execFileSync(
+        process.execPath,
+        [
+          "--input-type=module",
+          "-e",
+          `const { DuckDBInstance } = await import(${JSON.stringify(join(process.cwd(), "node_modules/@duckdb/node-api/lib/index.js"))});
+           const i = await DuckDBInstance.create(${JSON.stringify(own)}); const c = await i.connect();
+           const r = await c.runAndReadAll(${JSON.stringify(sql)}); console.log(JSON.stringify(r.getRowsJson())); c.closeSync(); i.closeSync();`
+        ],
+        { encoding: "utf8" }
+      ).trim()
+    user("CREATE TABLE precious AS SELECT 42 AS x")
+    for (const [file, why] of [
+      [notes, "it is no DuckDB file"],
+      [own, "it holds table precious"]
+    ]) {
+      const r = await runCli(["catalog", "--data", data, "--db", file])
+      expect([r.code, r.stdout, r.stderr.trim()]).toEqual([
+        1,
+        "",
+        `chain-lake: error: ${file} exists and is no chain-lake catalog (${why}): it is left as it is; give the catalog another file (--db)`
+      ])
+    }
+    expect(readFileSync(notes, "utf8")).toBe("my notes")
+    expect(user("SELECT x FROM precious")).toBe("[[42]]")
+    // views only, but one the analytics do not make: the user's too
+    user("DROP TABLE precious; CREATE VIEW mine AS SELECT 1 AS x")
+    const view = await runCli(["catalog", "--data", data, "--db", own])
+    expect([view.code, view.stderr.trim()]).toEqual([
+      1,
+      `chain-lake: error: ${own} exists and is no chain-lake catalog (it holds view mine): it is left as it is; give the catalog another file (--db)`
+    ])
+    // a catalog it wrote is written again (views of datasets exported since are picked up); the
+    // command it suggests runs in a shell as printed, whatever the path holds
+    const odd = join(dir, "we'ird $x;")
+    mkdirSync(odd)
+    const catalog = join(odd, "lake.duckdb")
+    for (let i = 0; i < 2; i++) {
+      const r = await runCli(["catalog", "--data", data, "--db", catalog])
+      expect(r.code, r.stderr).toBe(0)
+      const hint = r.stdout.trim().split("\n").at(-1)!
+      const command = hint.slice(hint.indexOf("cd ")).replace("&& duckdb ", "&& test -f ")
+      expect(spawnSync("sh", ["-c", command]).status, command).toBe(0)
+    }
   })
 })
 
