@@ -210,6 +210,7 @@ const validate = (o: {
   toHeight: Option.Option<number>
   datasets: Option.Option<ReadonlyArray<string>>
   follow: boolean
+  dryRun: boolean
   poll: Option.Option<string>
   untilHeight: Option.Option<number>
   compactAfter: number
@@ -248,6 +249,9 @@ const validate = (o: {
       return yield* bad(`--from-height ${o.fromHeight.value} is above --to-height ${o.toHeight.value}`)
     if (o.follow && (o.compactAfter < 0 || o.compactAfter === 1))
       return yield* bad(`--compact-after must be 0 (never) or at least 2, got ${o.compactAfter}`)
+    // flags of a plain export that --follow would take and not honour
+    if (o.follow && o.dryRun) return yield* bad("--dry-run plans one export and writes nothing, --follow writes every round: give one")
+    if (o.follow && Option.isSome(o.toHeight)) return yield* bad("--to-height bounds a plain export: --follow stops at --until-height")
     // flags of --follow without it were taken and did nothing
     if (!o.follow && Option.isSome(o.poll)) return yield* bad("--poll applies with --follow only")
     if (!o.follow && Option.isSome(o.untilHeight))
@@ -369,6 +373,9 @@ const followLines = (o: ExportFlags, poll: Duration.Duration, pollText: string) 
   return { observer, onCompacted, onWaiting, onRound }
 }
 
+/** The datasets' parameters the flags give (--denoms). */
+const exportParams = (o: ExportFlags) => Option.match(o.denoms, { onNone: () => ({}), onSome: (denoms) => ({ denoms }) })
+
 /** `export --follow`: rounds until stopped or --until-height. */
 const follow = (o: ExportFlags, target: ExportTarget, run: ExportRun) =>
   Effect.gen(function* () {
@@ -380,10 +387,12 @@ const follow = (o: ExportFlags, target: ExportTarget, run: ExportRun) =>
       EXPORTED_DATASETS,
       {
         datasets: Option.getOrUndefined(o.datasets),
+        params: exportParams(o),
         fromHeight: Option.getOrUndefined(o.fromHeight),
         pageSize: o.pageSize,
         concurrency: o.concurrency,
         onInvalid: o.onInvalid,
+        adoptLake: o.adoptLake,
         onReorg: o.onReorg,
         observer: run.observe(observer)
       },
@@ -471,7 +480,7 @@ export const exportCommand = Command.make("export", options, (o) =>
     const started = Date.now()
     const report: ExportReport = yield* runExport(DATASETS, {
       datasets: Option.getOrUndefined(o.datasets),
-      params: Option.match(o.denoms, { onNone: () => ({}), onSome: (denoms) => ({ denoms }) }),
+      params: exportParams(o),
       fromHeight: Option.getOrUndefined(o.fromHeight),
       toHeight: Option.getOrUndefined(o.toHeight),
       pageSize: o.pageSize,

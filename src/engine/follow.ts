@@ -45,7 +45,15 @@ export const followDefaults = (catalog: ReadonlyArray<Dataset>) => catalog.filte
  * started once, not at every round.
  */
 export const followExport = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, follow: FollowOptions) =>
-  Effect.flatMap(Manifests, (manifests) => withShardWorkers(followRounds(catalog, options, follow), manifests))
+  options.dryRun || options.toHeight !== undefined
+    ? Effect.fail(
+        new ExportError({
+          message: options.dryRun
+            ? "a dry run plans one export and writes nothing: a follow writes every round"
+            : "toHeight bounds one export: a follow stops at untilHeight"
+        })
+      )
+    : Effect.flatMap(Manifests, (manifests) => withShardWorkers(followRounds(catalog, options, follow), manifests))
 
 const followRounds = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, follow: FollowOptions) =>
   Effect.gen(function* () {
@@ -97,6 +105,8 @@ const followRounds = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, f
     const still = new Map<string, { value: number | undefined; polls: number }>()
     let lastReport: ExportReport | undefined
     const notices = roundNotices((m) => options.observer?.notice?.(m))
+    /** adoptLake is the user's word for the lake as the run found it: the rounds adopt until one has exported, not after (a later rollback's lake is checked) */
+    let adopting = options.adoptLake === true
     for (;;) {
       const status = yield* source.status
       for (const m of marks) {
@@ -116,6 +126,7 @@ const followRounds = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, f
         const report = yield* runExport(catalog, {
           ...options,
           datasets,
+          adoptLake: adopting,
           toHeight: untilHeight,
           toHeightAhead: true,
           observer: { ...options.observer, notice: (m, standing) => (standing ? notices.say(m) : options.observer?.notice?.(m)) }
@@ -137,6 +148,7 @@ const followRounds = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, f
           continue
         }
         disagreeing = 0
+        adopting = false
         lastReport = report
         follow.onRound?.(lastReport)
         // a round that wrote short of its tip (the indexer did not serve the tip's block yet), or

@@ -1,10 +1,14 @@
 /** `chain-lake export --follow`: keeps a growing chain's datasets fresh, in committed increments, and stops cleanly. */
 import { spawn } from "node:child_process"
-import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs"
 import { hostname } from "node:os"
 import { join } from "node:path"
+import { Duration, Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startDevnet, type Devnet } from "../../src/devnet/index.js"
+import { exportLayer } from "../../src/cli/layers.js"
+import { DATASETS } from "../../src/datasets/index.js"
+import { followExport } from "../../src/engine/follow.js"
+import { DENOMS, startDevnet, type Devnet } from "../../src/devnet/index.js"
 import { internalTxRows } from "../support/chain-model.js"
 import { BIN, runCli } from "../support/cli.js"
 import { filesUnder, queryLake, scan } from "../support/lake.js"
@@ -67,6 +71,47 @@ describe("export --follow", () => {
       const partitions = new Set(parts.map((f) => f.split("/")[0]))
       expect(parts.length, `${dataset}: ${parts.join(", ")}`).toBe(partitions.size)
     }
+  })
+
+  it("takes a plain export's flags as a plain export does (--denoms, --adopt-lake for the lake it found), and refuses those it cannot honour (--dry-run, --to-height) before anything is written", async () => {
+    const out = tmp()
+    for (const [flags, message] of [
+      [["--dry-run"], "--dry-run plans one export and writes nothing, --follow writes every round: give one"],
+      [["--to-height", "5"], "--to-height bounds a plain export: --follow stops at --until-height"]
+    ] as const) {
+      const r = await followTo(out, devnet.tip() + 1, "blocks", { extra: flags })
+      expect([r.code, r.stderr.trim()]).toEqual([2, `chain-lake: error: ${message}`])
+    }
+    expect(existsSync(join(out, "blocks"))).toBe(false)
+    // the holders of the denom asked, not of every fee denom the blocks paid in
+    const denom = DENOMS[1].denom
+    const held = await followTo(out, devnet.tip() + 1, "blocks,holders", { extra: ["--denoms", denom] })
+    expect(held.code, held.stderr).toBe(0)
+    const denoms = await queryLake(`SELECT DISTINCT denom FROM ${scan(out, "holders")}`)
+    expect(denoms.map((r) => r.denom)).toEqual([denom])
+    // a lake that lost its identity file is adopted on --adopt-lake, as a plain export adopts it
+    rmSync(join(out, "_lake.json"))
+    const refused = await followTo(out, devnet.tip() + 1, "blocks")
+    expect([refused.code, refused.stderr]).toEqual([1, expect.stringContaining("--adopt-lake checks its newest block")])
+    const adopted = await followTo(out, devnet.tip() + 1, "blocks", { extra: ["--adopt-lake"] })
+    expect(adopted.code, adopted.stderr).toBe(0)
+    expect(adopted.stderr).toContain(`${out}: adopted for chain`)
+  })
+
+  it("followExport (the library's) refuses a dry run and a toHeight, before it asks or writes anything", async () => {
+    const out = tmp()
+    for (const [options, message] of [
+      [{ dryRun: true }, "a dry run plans one export and writes nothing: a follow writes every round"],
+      [{ toHeight: 5 }, "toHeight bounds one export: a follow stops at untilHeight"]
+    ] as const) {
+      const r = await Effect.runPromise(
+        Effect.either(followExport(DATASETS, { datasets: ["blocks"], ...options }, { poll: Duration.millis(100) })).pipe(
+          Effect.provide(exportLayer({ indexerUrl: "http://127.0.0.1:9", out, limits: { concurrency: 1, rps: 0 } }))
+        )
+      )
+      expect(Either.isLeft(r) && r.left.message).toBe(message)
+    }
+    expect(existsSync(join(out, "blocks"))).toBe(false)
   })
 
   it("says what it is doing: the catching-up round's plan, then, on a chain that stopped growing, that it waits", async () => {
