@@ -15,7 +15,9 @@ import { holdsParquet, makeFolder, sha256File } from "../lake/files.js"
 import { datasetPath, snapshotHeightOf } from "../lake/layout.js"
 import { decodeLakeFile } from "../lake/manifest.js"
 import { alive } from "../lake/lock.js"
+import { describeRanges, missingHeights } from "../lake/held.js"
 import { listedFiles } from "../lake/listed.js"
+import { normalize } from "../lake/RangeSet.js"
 
 export class PublishError extends Data.TaggedError("PublishError")<{ readonly message: string }> {}
 
@@ -25,6 +27,28 @@ export interface PublishOptions {
   readonly version: string
   readonly license?: string
 }
+
+const Range = Schema.Tuple(Schema.Int, Schema.Int)
+
+/**
+ * What of the chain a released dataset holds, as its lake's manifest committed it: the ranges
+ * committed ([start, end) in `unit`: heights, or list positions), the heights between them it does
+ * not hold (a stopped run, an export from a later height, a follow still catching up), and a
+ * snapshot dataset's snapshots with their consistency. A release of part of a chain says so.
+ */
+const Coverage = Schema.Struct({
+  unit: Schema.Literal("height", "position", "snapshot", "sample"),
+  committed: Schema.Array(Range),
+  missing_heights: Schema.Array(Range),
+  snapshots: Schema.Array(
+    Schema.Struct({
+      snapshot_height: Schema.Int,
+      consistency: Schema.Literal("exact", "best-effort"),
+      note: Schema.optional(Schema.String)
+    })
+  )
+})
+type Coverage = typeof Coverage.Type
 
 /** A release's manifest.json: what `validate` trusts only after decoding it (a release may come from anyone). */
 export const ReleaseManifest = Schema.Struct({
@@ -38,6 +62,8 @@ export const ReleaseManifest = Schema.Struct({
       partition: Schema.String,
       columns: Schema.Array(Schema.Struct({ name: Schema.String, type: Schema.String, description: Schema.String })),
       rows: Schema.NonNegativeInt,
+      /** what of the chain the dataset holds: releases before it have none */
+      coverage: Schema.optional(Coverage),
       files: Schema.Array(
         Schema.Struct({
           path: Schema.String,
@@ -133,6 +159,29 @@ const copyCommittedFile = (root: string, staging: string, dataset: string, f: Ma
     } satisfies ReleaseFile
   })
 
+/** What of the chain the committed files of `m` hold (Coverage). */
+const coverageOf = (m: Manifest): Coverage => ({
+  unit: m.unit,
+  committed: normalize(m.committed).map(([a, b]) => [a, b] as const),
+  missing_heights: m.unit === "height" || m.unit === "position" ? missingHeights(m) : [],
+  snapshots: m.snapshots.map((s) => ({
+    snapshot_height: s.snapshot_height,
+    consistency: s.consistency,
+    ...(s.note === undefined ? {} : { note: s.note })
+  }))
+})
+
+/** One line saying what of the chain a released dataset holds, for its README section. */
+export const describeCoverage = (c: Coverage): string => {
+  if (c.unit === "snapshot")
+    return c.snapshots.map((s) => `Snapshot at height ${s.snapshot_height}: ${s.consistency}${s.note ? ` (${s.note})` : ""}.`).join(" ")
+  if (c.unit === "sample") return ""
+  const what = c.unit === "height" ? `Heights ${describeRanges(c.committed, 10)}` : `List positions ${describeRanges(c.committed, 10)}`
+  return c.missing_heights.length === 0
+    ? `${what} committed, without a gap.`
+    : `${what} committed; **not held: heights ${describeRanges(c.missing_heights, 10)}** (not exported when this was published${c.unit === "position" ? "; the heights at either side held in part" : ""}).`
+}
+
 /** The committed files of `d` copied into the release at `staging`, and its entry of the release manifest; undefined when it has none. */
 const releaseDataset = (staging: string, d: LakeDataset) =>
   Effect.gen(function* () {
@@ -156,6 +205,7 @@ const releaseDataset = (staging: string, d: LakeDataset) =>
       partition: d.partition,
       columns: d.columns.map((c) => ({ name: c.name, type: c.type, description: c.description })),
       rows: files.reduce((s, f) => s + f.rows, 0),
+      coverage: coverageOf(m),
       files
     } satisfies ReleaseDataset
   })
@@ -204,6 +254,7 @@ const datasetCard = (manifest: ReleaseManifest, options: PublishOptions) =>
       "",
       `${d.rows} rows in ${d.files.length} files, partitioned by \`${d.partition}\`.`,
       "",
+      ...(d.coverage && describeCoverage(d.coverage) ? [describeCoverage(d.coverage), ""] : []),
       "| column | type | description |",
       "|---|---|---|",
       ...d.columns.map((c) => `| \`${c.name}\` | ${c.type} | ${c.description.replace(/\|/g, "\\|")} |`),

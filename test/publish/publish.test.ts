@@ -85,12 +85,60 @@ describe("publish and validate", () => {
     }
     const card = readFileSync(join(release, "README.md"), "utf8")
     for (const d of manifest.datasets) for (const c of d.columns) expect(card).toContain(`| \`${c.name}\` |`)
+    // what of the chain each dataset holds: the whole of it here
+    expect(blocks.coverage).toEqual({ unit: "height", committed: [[1, 121]], missing_heights: [], snapshots: [] })
+    expect(card).toContain("Heights 1-120 committed, without a gap.")
+    expect(manifest.datasets.find((d: any) => d.name === "holders").coverage.snapshots).toEqual([
+      { snapshot_height: 115, consistency: "exact" }
+    ])
+    expect(card).toContain("Snapshot at height 115: exact.")
+    expect(p.stderr).not.toContain("does not hold heights")
     const v = await runCli(["validate", release])
     expect(v.code, v.stderr).toBe(0)
     expect(v.stdout).toMatch(/checksums, row counts and schemas all match/)
     const again = await runCli(["publish", "--data", data, "--to", dest, "--name", "lake", "--version", "1.0.0"])
     expect(again.code).toBe(1)
     expect(again.stderr).toMatch(/a published version is never overwritten/)
+  })
+
+  it("a release of part of a chain says so: the heights a dataset does not hold (an export from a later height) in its manifest.json, its README and a notice", async () => {
+    const lake = mkdtempSync(join(tmpdir(), "chain-lake-pub-gap-"))
+    try {
+      for (const range of [
+        ["--to-height", "40"],
+        ["--from-height", "81"]
+      ]) {
+        const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", lake, "--datasets", "blocks,txs", ...range])
+        expect(r.code, r.stderr).toBe(0)
+      }
+      const p = await runCli(["publish", "--data", lake, "--to", dest, "--name", "gap", "--version", "1"])
+      expect(p.code, p.stderr).toBe(0)
+      const release = join(dest, "gap", "1")
+      const manifest = JSON.parse(readFileSync(join(release, "manifest.json"), "utf8"))
+      const coverage = (name: string) => manifest.datasets.find((d: any) => d.name === name).coverage
+      expect(coverage("blocks")).toEqual({
+        unit: "height",
+        committed: [
+          [1, 41],
+          [81, 121]
+        ],
+        missing_heights: [[41, 81]],
+        snapshots: []
+      })
+      // txs by list position: the heights between its two spans, those at either side held in part
+      expect(coverage("txs").unit).toBe("position")
+      expect(coverage("txs").missing_heights).toHaveLength(1)
+      const [[from, to]] = coverage("txs").missing_heights
+      expect([from <= 41, to >= 81]).toEqual([true, true])
+      const card = readFileSync(join(release, "README.md"), "utf8")
+      expect(card).toContain("Heights 1-40, 81-120 committed; **not held: heights 41-80** (not exported when this was published).")
+      expect(p.stderr).toContain("chain-lake: notice: blocks does not hold heights 41-80 (not exported yet)")
+      expect(p.stderr).toContain("chain-lake: notice: txs does not hold heights")
+      const v = await runCli(["validate", release])
+      expect(v.code, v.stderr).toBe(0)
+    } finally {
+      rmSync(lake, { recursive: true, force: true })
+    }
   })
 
   it("--version is the release's wherever it stands, also as --version=V and --release-version V (first, chain-lake's own --version won: it printed 0.1.0, exit 0)", async () => {

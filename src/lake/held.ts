@@ -3,8 +3,8 @@
  * manifests: the checks compare datasets only there, so an unfinished lake is not taken for a wrong
  * one, and a row lost inside what a manifest says is committed is still found.
  */
-import type { Manifest } from "../lake/manifest.js"
-import { covers, normalize, type Range } from "../lake/RangeSet.js"
+import type { Manifest } from "./manifest.js"
+import { covers, normalize, type Range } from "./RangeSet.js"
 
 /**
  * The heights a position dataset (rows in ascending height, committed as ranges of list positions)
