@@ -17,7 +17,7 @@ import { pageBudgetOf } from "./pageBudget.js"
 import { walkPages } from "./pager.js"
 import { listingDoesNotEnd, offsetPageCutShort, pageStartsAgain } from "./pagingRules.js"
 import type { WriteFailure } from "./shard.js"
-import { Source, type ListRef, type SourceFailure, type SourceStatus } from "./Source.js"
+import { Source, type ListRef, type SourceFailure, type SourceService, type SourceStatus } from "./Source.js"
 import type { FieldIssue } from "../schema/decode.js"
 
 export interface SnapshotOutcome {
@@ -215,6 +215,8 @@ interface SnapshotRead {
   readonly reads: number
   readonly duplicates: number
   readonly after: number
+  /** the block past its /status tip the source served after the last read (statusBehindLists) */
+  readonly behind?: number
   readonly consistent: boolean
   /** the watermark found moved before a read again: the snapshot is to be planned anew there */
   readonly movedTo?: number
@@ -268,14 +270,22 @@ const readConsistent = (
       const pageSize = reads === 1 ? settings.pageSize : Math.max(settings.pageSize, source.maxPageSize)
       const once = yield* readOnce(d, lists, before, writer, pageSize)
       const duplicates = yield* writer.repeats(d.key)
-      const after = (yield* source.status).watermarks[d.watermark] ?? mark
+      const statusAfter = yield* source.status
+      const after = statusAfter.watermarks[d.watermark] ?? mark
+      const behind = yield* statusBehindLists(source, statusAfter.tip)
       const counts = { keys: writer.rows() - duplicates, duplicates }
-      const verdict = judged(once, counts, { watermark: d.watermark, before, mark, after }, first || sameKeys(once.absent, read.absent))
+      const verdict = judged(
+        once,
+        counts,
+        { watermark: d.watermark, before, mark, after, behind },
+        first || sameKeys(once.absent, read.absent)
+      )
       held = verdict.addsUp ? mark : undefined
       read = {
         reads,
         duplicates,
         after,
+        behind,
         consistent: verdict.consistent,
         missing: verdict.missing,
         snapshotTime: once.snapshotTime,
@@ -285,6 +295,16 @@ const readConsistent = (
     }
     return read
   })
+
+/**
+ * A block the source serves above the tip its /status named (read just before): a /status behind
+ * the lists (a cached or lagging replica behind one address), whose watermarks then label state
+ * the lists answered from later heights. Rows of the rich list and the collections carry no
+ * height to tell by, so this asks the block list; the chain moving between the two requests
+ * looks the same, and costs a read again.
+ */
+const statusBehindLists = (source: SourceService, tip: number) =>
+  Effect.map(source.blockHash(tip + 1), (hash) => (hash === undefined ? undefined : tip + 1))
 
 /**
  * What one read of a snapshot's lists at `before` shows, the writer holding `keys` distinct keys
@@ -301,8 +321,15 @@ const judged = (
     watermark,
     before,
     mark,
-    after
-  }: { readonly watermark: string; readonly before: number; readonly mark: number; readonly after: number },
+    after,
+    behind
+  }: {
+    readonly watermark: string
+    readonly before: number
+    readonly mark: number
+    readonly after: number
+    readonly behind: number | undefined
+  },
   sameLists: boolean
 ) => {
   // keys held less the lists' totals: short (skipped rows) or over (the data changed)
@@ -314,11 +341,13 @@ const judged = (
     missing > 0 ? `${missing} of the ${once.total} rows its pagination.total counts not served yet` : undefined,
     offBy > 0 ? `${offBy} rows more than its pagination.total counts` : undefined,
     once.total === undefined && duplicates > 0 ? `pages overlapped (${duplicates} duplicates)` : undefined,
-    once.later > 0 ? `${once.later} rows hold state from after height ${before}` : undefined
+    once.later > 0 ? `${once.later} ${once.later === 1 ? "row holds" : "rows hold"} state from after height ${before}` : undefined,
+    behind !== undefined ? `the source served block ${behind}, past the tip its /status names` : undefined
   ].filter((w) => w !== undefined)
+  const still = after === mark && behind === undefined
   return {
-    consistent: after === mark && counted && once.later === 0,
-    addsUp: after === mark && once.total !== undefined && once.later === 0 && offBy <= 0 && sameLists,
+    consistent: still && counted && once.later === 0,
+    addsUp: still && once.total !== undefined && once.later === 0 && offBy <= 0 && sameLists,
     missing,
     why
   }
@@ -397,6 +426,8 @@ const snapshotRecord = (
 
 /** Why a snapshot is best-effort: the data moved under its reads, or (held still) rows no read served. */
 const inconsistency = (read: SnapshotRead, before: number) =>
-  read.after === before && read.missing > 0
-    ? `${read.missing} of the rows the source counts were not served at height ${before} (${read.reads} reads in all; offset pages over equal sort values, whose order the source does not keep): the rows held are of that height, but not all of them`
-    : "the data changed while it was read; duplicates were dropped by key, but rows may be missing or from a later height"
+  read.behind !== undefined
+    ? `the source served block ${read.behind}, past the tip its /status named after the last read (${read.reads} reads in all): its /status is behind its lists (a cached or lagging replica behind one address?), so the rows may hold state from after height ${before}, which labels them`
+    : read.after === before && read.missing > 0
+      ? `${read.missing} of the rows the source counts were not served at height ${before} (${read.reads} reads in all; offset pages over equal sort values, whose order the source does not keep): the rows held are of that height, but not all of them`
+      : "the data changed while it was read; duplicates were dropped by key, but rows may be missing or from a later height"

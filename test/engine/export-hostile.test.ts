@@ -580,10 +580,18 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
 })
 
 describe("export: a snapshot under a moving watermark", () => {
-  /** A block above the devnet's tip, as a chain that grew would serve it (the tip's, renamed), where `req` asks for one. */
-  const blockAboveTip = async (req: { readonly url: URL }, forward: (path?: string) => Promise<{ readonly body: string }>) => {
+  /**
+   * A block above the devnet's tip, as a chain that grew to `grown` would serve it (the tip's,
+   * renamed), where `req` asks for one; one above `grown` is not served yet (404).
+   */
+  const blockAboveTip = async (
+    req: { readonly url: URL },
+    forward: (path?: string) => Promise<{ readonly body: string }>,
+    grown: number
+  ) => {
     const above = /^\/indexer\/block\/v1\/blocks\/(\d+)$/.exec(req.url.pathname)
     if (!above || Number(above[1]) <= tip()) return undefined
+    if (Number(above[1]) > grown) return json({ code: 5, message: "not found" }, 404)
     const { block } = JSON.parse((await forward(`/indexer/block/v1/blocks/${tip()}`)).body)
     return json({
       block: { ...block, height: above[1], hash: `${block.hash.slice(0, -8)}${Number(above[1]).toString(16).padStart(8, "0")}` }
@@ -593,7 +601,7 @@ describe("export: a snapshot under a moving watermark", () => {
   const movingWatermark = async () => {
     let calls = 0
     const server = await proxy(async (req, forward) => {
-      const above = await blockAboveTip(req, forward)
+      const above = await blockAboveTip(req, forward, tip() + calls)
       if (above) return above
       const res = await forward()
       if (req.url.pathname !== "/status") return res
@@ -662,7 +670,7 @@ describe("export: a snapshot under a moving watermark", () => {
   it("a watermark that moved once, during the first read, is judged again from where it stood before the second: exact, read twice, and filed at that height (it was filed at the height planned, under which it was no snapshot)", async () => {
     let calls = 0
     const server = await proxy(async (req, forward) => {
-      const above = await blockAboveTip(req, forward)
+      const above = await blockAboveTip(req, forward, tip() + (calls > 1 ? 1 : 0))
       if (above) return above
       const res = await forward()
       if (req.url.pathname !== "/status") return res
@@ -686,7 +694,7 @@ describe("export: a snapshot under a moving watermark", () => {
     ])
   })
 
-  it("a /status that lags the lists (collections created after the height it names) gives best-effort, read three times, with the rows counted in the notice", async () => {
+  it("a /status that lags the lists (collections created after the height it names; blocks above it served) gives best-effort, read three times, with the rows counted and the block served in the notice", async () => {
     const created = devnet.chain.u.collections.filter((c) => devnet.chain.collectionCreated(c)).map((c) => c.createdAt)
     const lagging = Math.max(...created) - 1
     const server = await proxy(async (req, forward) => {
@@ -700,12 +708,29 @@ describe("export: a snapshot under a moving watermark", () => {
       consistency: "best-effort",
       reads: 3,
       snapshot_height: lagging,
-      note: expect.stringMatching(/from a later height/)
+      note: `the source served block ${lagging + 1}, past the tip its /status named after the last read (3 reads in all): its /status is behind its lists (a cached or lagging replica behind one address?), so the rows may hold state from after height ${lagging}, which labels them`
     })
     const later = created.filter((h) => h > lagging).length
     expect(notices.filter((n) => /reading again/.test(n))).toEqual(
-      Array(2).fill(`nft_collections: ${later} rows hold state from after height ${lagging} during the read; reading again`)
+      Array(2).fill(
+        `nft_collections: ${later} ${later === 1 ? "row holds" : "rows hold"} state from after height ${lagging}, the source served block ${lagging + 1}, past the tip its /status names during the read; reading again`
+      )
     )
+  })
+
+  it("a /status behind the lists whose rows carry no height (the rich list: a replica behind, or a cached /status) gives best-effort, not exact, by the block served above its tip", async () => {
+    const behind = tip() - 5
+    const server = await proxy(async (req, forward) => {
+      const res = await forward()
+      if (req.url.pathname !== "/status") return res
+      return json({ ...JSON.parse(res.body), height: behind, rich_list_height: behind })
+    })
+    const out = dirs.make()
+    const result = await exportVia(server, out, { datasets: ["holders"], params: { denoms: ["uinit"] } })
+    if (Either.isLeft(result)) throw new Error(`export failed: ${String(result.left)}`)
+    expect(result.right.datasets[0]).toMatchObject({ dataset: "holders", consistency: "best-effort", snapshotHeight: behind })
+    const manifest = JSON.parse(readFileSync(join(out, "holders", "_manifest.json"), "utf8"))
+    expect(manifest.snapshots[0].note).toMatch(new RegExp(`^the source served block ${behind + 1}, past the tip its /status named`))
   })
 
   it("an unmodified devnet behind the same proxy gives exact, read once, with no note", async () => {
