@@ -172,7 +172,16 @@ export const demoCommand = Command.make(
       const started = Date.now()
       const exported = yield* runExport(DATASETS, { observer: progress.observer }).pipe(
         Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out })),
-        Effect.mapError((e) => new UserError({ message: describeExportFailure(e) })),
+        Effect.mapError(
+          (e) =>
+            new UserError({
+              // a lake of another devnet (a demo run with other --seed or --blocks): its own history, which this one's export refuses
+              message:
+                e._tag === "LakeIdentityError"
+                  ? `${out} holds a lake this devnet (seed ${o.seed}, ${o.blocks} blocks) did not write: a demo with another --seed or --blocks, or an export of another chain, wrote it. Give this demo a folder of its own (--out ${shellWord(`data-seed${o.seed}-${o.blocks}`)}), or delete ${shellWord(out)} if it holds nothing you need`
+                  : describeExportFailure(e)
+            })
+        ),
         Effect.ensuring(Effect.sync(() => progress.stop()))
       )
       yield* Console.log("Sampling route quotes and bridging 2.5 USDC from Noble to the rollup (devnet broadcast), tracked to completion:")

@@ -110,6 +110,12 @@ describe("chain-lake demo (npm start)", () => {
       expect(again.code, again.stderr).toBe(0)
       expect(again.stdout).toMatch(/^blocks\s+0\s+/m)
       expect(again.stdout).toMatch(/^transfers: +STATE_COMPLETED_SUCCESS/m)
+      // a demo of another devnet on that folder (fewer blocks: the lake is ahead of it) says to give it its own, not to roll back
+      const other = await runCli(["demo", "--blocks", "100", "--seed", "2", "--out", out])
+      expect([other.code, other.stderr.trim().split("\n").at(-1)]).toEqual([
+        1,
+        `chain-lake: error: ${out} holds a lake this devnet (seed 2, 100 blocks) did not write: a demo with another --seed or --blocks, or an export of another chain, wrote it. Give this demo a folder of its own (--out data-seed2-100), or delete ${out} if it holds nothing you need`
+      ])
     } finally {
       rmSync(out, { recursive: true, force: true })
     }
