@@ -15,7 +15,7 @@ import type { DatasetCompaction } from "../lake/compaction.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { isS3Url, parseS3Url } from "../s3/s3.js"
 import { s3ExportFolder, type RemoteCommits } from "../s3/sync.js"
-import { commitTally, writeExportReport, writeStoppedExportReport } from "../pipelines/runReports.js"
+import { type CommittedToDataset, commitTally, writeExportReport, writeFailedExportReport, writeStoppedExportReport } from "../pipelines/runReports.js"
 import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
 import type { ServiceUrl } from "../http/serviceUrl.js"
 import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./serviceUrls.js"
@@ -316,15 +316,28 @@ const exportRun = (o: ExportFlags, target: ExportTarget, indexer: ServiceUrl) =>
   })
   const startedAt = new Date().toISOString()
   const tally = commitTally()
+  const what = (committed: ReadonlyArray<CommittedToDataset>) =>
+    committed.length ? committed.map((d) => `${d.dataset} +${d.rows} rows in ${d.files} files`).join(", ") : "nothing yet"
   const onStopped = Effect.onInterrupt(() =>
     Effect.promise(async () => {
       const committed = tally.committed()
       const rel = target.s3Url ? undefined : await writeStoppedExportReport(out, { startedAt, indexerUrl: indexer.baseUrl, committed })
-      const what = committed.length ? committed.map((d) => `${d.dataset} +${d.rows} rows in ${d.files} files`).join(", ") : "nothing yet"
-      process.stderr.write(`committed by this run before it was stopped: ${what}${rel === undefined ? "" : ` (report in ${rel})`}\n`)
+      process.stderr.write(`committed by this run before it was stopped: ${what(committed)}${rel === undefined ? "" : ` (report in ${rel})`}\n`)
     })
   )
-  return { layer, observe: tally.observe, onStopped }
+  /** A run that fails after it committed something says what (the error's line follows), and reports it in the lake as a stopped one does. */
+  const onFailed = <A, E extends { readonly message: string }, R>(run: Effect.Effect<A, E, R>) =>
+    Effect.tapError(run, (e) =>
+      Effect.promise(async () => {
+        const committed = tally.committed()
+        if (committed.length === 0) return
+        const rel = target.s3Url
+          ? undefined
+          : await writeFailedExportReport(out, { startedAt, indexerUrl: indexer.baseUrl, committed, error: e.message })
+        process.stderr.write(`committed by this run before it failed: ${what(committed)}${rel === undefined ? "" : ` (report in ${rel})`}\n`)
+      })
+    )
+  return { layer, observe: tally.observe, onStopped, onFailed }
 }
 type ExportRun = ReturnType<typeof exportRun>
 
@@ -403,7 +416,7 @@ const follow = (o: ExportFlags, target: ExportTarget, run: ExportRun) =>
         compactAfter: target.s3Url ? 0 : o.compactAfter,
         ...say
       }
-    ).pipe(Effect.provide(run.layer), run.onStopped, Effect.mapError(exportFailure(o.onInvalid)))
+    ).pipe(Effect.provide(run.layer), run.onStopped, Effect.mapError(exportFailure(o.onInvalid)), run.onFailed)
     // reached --until-height: read the commit log back, as a plain export does (a follow stopped by Ctrl-C is not)
     if (target.remote) yield* uploaded(target.remote)
     if (Option.isSome(o.untilHeight)) yield* Console.error(`followed up to --until-height ${o.untilHeight.value} → ${o.out}`)
@@ -494,7 +507,8 @@ export const exportCommand = Command.make("export", options, (o) =>
       Effect.provide(run.layer),
       Effect.ensuring(Effect.sync(() => progress.stop())),
       run.onStopped,
-      Effect.mapError(exportFailure(o.onInvalid))
+      Effect.mapError(exportFailure(o.onInvalid)),
+      run.onFailed
     )
     const seconds = (Date.now() - started) / 1000
     if (o.dryRun) return yield* printPlan(report)

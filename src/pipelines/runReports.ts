@@ -50,6 +50,27 @@ export const writeStoppedExportReport = async (
   return rel
 }
 
+/** Writes the report of an export that failed after it committed something (what, and why it failed) into the lake at `out`; returns its path there. */
+export const writeFailedExportReport = async (
+  out: string,
+  run: {
+    readonly startedAt: string
+    readonly indexerUrl: string
+    readonly committed: ReadonlyArray<CommittedToDataset>
+    readonly error: string
+  }
+) => {
+  const rel = runReportFile(run.startedAt, "failed")
+  await writeReport(out, rel, {
+    startedAt: run.startedAt,
+    stoppedAt: new Date().toISOString(),
+    failed: run.error,
+    indexerUrl: run.indexerUrl,
+    committed: run.committed
+  })
+  return rel
+}
+
 /**
  * What an export commits, counted as it happens (`observe` wraps the run's observer), for the
  * report of a run that is stopped before its end.

@@ -166,12 +166,51 @@ describe("chain-lake export", () => {
     expect(existsSync(out)).toBe(false)
   })
 
+  it("a run that fails after it committed something says what, before its error, and reports it in _runs/ as a stopped one does", async () => {
+    const out = tmp()
+    const r = await runCli([
+      "export",
+      "--indexer-url",
+      devnet.indexerUrl,
+      "--out",
+      out,
+      "--datasets",
+      "blocks,holders",
+      "--denoms",
+      "uinit,nosuch"
+    ])
+    expect(r.code).toBe(1)
+    const lines = r.stderr.trim().split("\n")
+    const [report] = readdirSync(join(out, "_runs"))
+    expect(report).toMatch(/-failed\.json$/)
+    // (the rich list of uinit is committed before nosuch's is asked)
+    const [, holders] =
+      /^committed by this run before it failed: blocks \+\d+ rows in 1 files, holders \+(\d+) rows in 1 files \(report in _runs\/(.+)\)$/.exec(
+        lines.slice(-2)[0]
+      ) ?? []
+    expect(lines.slice(-2)[0]).toBe(
+      `committed by this run before it failed: blocks +${devnet.chain.tip} rows in 1 files, holders +${holders} rows in 1 files (report in _runs/${report})`
+    )
+    expect(lines.at(-1)).toMatch(/^chain-lake: error: holders: the source has no holders of nosuch/)
+    const written = JSON.parse(readFileSync(join(out, "_runs", report), "utf8"))
+    expect(written).toMatchObject({
+      indexerUrl: devnet.indexerUrl,
+      committed: [
+        { dataset: "blocks", rows: devnet.chain.tip, files: 1 },
+        { dataset: "holders", rows: Number(holders), files: 1 }
+      ],
+      failed: expect.stringMatching(/^holders: the source has no holders of nosuch/)
+    })
+  })
+
   it("what a rerun cannot fix is not called resumable: a denom the indexer refuses (400), a record that breaks its schema", async () => {
     const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", tmp(), "--datasets", "holders", "--denoms", "nosuch"])
     expect(r.code).toBe(1)
     expect(r.stderr.trim().split("\n").at(-1)).toMatch(
       /^chain-lake: error: holders: the source has no holders of nosuch \(.*nosuch.*collections: not found.*\)/
     )
+    // having committed nothing, it says nothing of commits and reports nothing in the lake
+    expect(r.stderr).not.toContain("committed by this run")
     const bad = await startDevnet({ seed: 19, blocks: 40, faults: "malformed=1" })
     try {
       const m = await runCli(["export", "--indexer-url", bad.indexerUrl, "--out", tmp(), "--datasets", "blocks"])
