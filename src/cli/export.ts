@@ -15,7 +15,13 @@ import type { DatasetCompaction } from "../lake/compaction.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { isS3Url, parseS3Url } from "../s3/s3.js"
 import { s3ExportFolder, type RemoteCommits } from "../s3/sync.js"
-import { type CommittedToDataset, commitTally, writeExportReport, writeFailedExportReport, writeStoppedExportReport } from "../pipelines/runReports.js"
+import {
+  type CommittedToDataset,
+  commitTally,
+  writeExportReport,
+  writeFailedExportReport,
+  writeStoppedExportReport
+} from "../pipelines/runReports.js"
 import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
 import type { ServiceUrl } from "../http/serviceUrl.js"
 import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./serviceUrls.js"
@@ -322,7 +328,9 @@ const exportRun = (o: ExportFlags, target: ExportTarget, indexer: ServiceUrl) =>
     Effect.promise(async () => {
       const committed = tally.committed()
       const rel = target.s3Url ? undefined : await writeStoppedExportReport(out, { startedAt, indexerUrl: indexer.baseUrl, committed })
-      process.stderr.write(`committed by this run before it was stopped: ${what(committed)}${rel === undefined ? "" : ` (report in ${rel})`}\n`)
+      process.stderr.write(
+        `committed by this run before it was stopped: ${what(committed)}${rel === undefined ? "" : ` (report in ${rel})`}\n`
+      )
     })
   )
   /** A run that fails after it committed something says what (the error's line follows), and reports it in the lake as a stopped one does. */
@@ -334,7 +342,9 @@ const exportRun = (o: ExportFlags, target: ExportTarget, indexer: ServiceUrl) =>
         const rel = target.s3Url
           ? undefined
           : await writeFailedExportReport(out, { startedAt, indexerUrl: indexer.baseUrl, committed, error: e.message })
-        process.stderr.write(`committed by this run before it failed: ${what(committed)}${rel === undefined ? "" : ` (report in ${rel})`}\n`)
+        process.stderr.write(
+          `committed by this run before it failed: ${what(committed)}${rel === undefined ? "" : ` (report in ${rel})`}\n`
+        )
       })
     )
   return { layer, observe: tally.observe, onStopped, onFailed }
