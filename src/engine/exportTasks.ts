@@ -246,7 +246,8 @@ const snapshotDone = (d: SnapshotDataset, outcome: Effect.Effect.Success<ReturnT
 }
 
 /**
- * Runs the tasks: largest first, at most `concurrency` paging, as many more ready to page the
+ * Runs the tasks: the snapshots that read nothing of this run first (see below), then the shards
+ * largest first, at most `concurrency` paging, as many more ready to page the
  * moment one ends, and as many as the sink writes files at once (shards of equal size end paging
  * together, then write and commit theirs, a history check each: the next ones page meanwhile); then
  * the tasks that wait for them, each with the run's history guard (where it has one) and page
@@ -271,9 +272,18 @@ export const runTasks = (
     // every commit checks first that the source still serves the history the run started on; pages in flight share the run's byte budget
     const checked = <A, E, R>(e: Effect.Effect<A, E, R>) =>
       Effect.provideService(guard ? Effect.provideService(e, HistoryGuard, guard) : e, PageBudget, budget)
+    /*
+     * Snapshots first, alone: a snapshot is exact only when a read of its lists ends before the
+     * chain moves its watermark, and beside the shards (their requests, their rows on this thread)
+     * a read took seconds, so on a live chain every one was best-effort. The shards' workers start
+     * meanwhile.
+     */
+    const snapshots = largestFirst.filter((t) => t.size === Infinity)
+    const shards = largestFirst.filter((t) => t.size !== Infinity)
     const work = Effect.gen(function* () {
       // (a failed task's siblings end before the run does: a commit under way finishes, forEachJoined.ts)
-      yield* checked(forEachJoined(largestFirst, (t) => t.run, underWay))
+      yield* checked(forEachJoined(snapshots, (t) => t.run, run.concurrency))
+      yield* checked(forEachJoined(shards, (t) => t.run, underWay))
       yield* checked(forEachJoined(after, (t) => t.run, run.concurrency))
     })
     // (snapshots run in this thread: a run with no shard to run does not wait for its workers)

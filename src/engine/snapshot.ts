@@ -139,22 +139,26 @@ type SnapshotSettings = {
  * Takes (or completes) the snapshot of `d` at the watermark `before`, unless it is committed
  * already. A watermark that moved before a read again plans the snapshot anew at the height it
  * moved to (its lists named and checked against the lake there: the collections nft_tokens reads
- * may have grown), within MAX_READS reads in all (`spent`: those made at heights before).
+ * may have grown), within MAX_READS reads in all (`spent`: those made at heights before). The
+ * first read of all starts from a /status read just before it, not the run's plan's (read before
+ * the run planned and probed: on a live chain it had moved by then, and the first read was judged
+ * against it).
  */
 export const runSnapshot = (
   d: SnapshotDataset,
   before: number,
   input: SnapshotInput,
   settings: SnapshotSettings,
-  spent = 0
+  spent = 0,
+  fresh = true
 ): Effect.Effect<SnapshotOutcome, WriteFailure, Source | ParquetSink | Manifests> =>
   Effect.gen(function* () {
     const todo = yield* listsToRead(d, before, input, settings.notice)
     if (!Array.isArray(todo)) return todo as SnapshotOutcome
     const lists: ReadonlyArray<SnapshotList> = todo
     const writer = yield* Effect.acquireRelease((yield* ParquetSink).openFile(d.columns, d.sortKey), (w) => w.close())
-    const read = yield* readConsistent(d, lists, before, writer, settings, spent)
-    if (read.movedTo !== undefined) return yield* runSnapshot(d, read.movedTo, input, settings, read.reads)
+    const read = yield* readConsistent(d, lists, before, writer, settings, spent, fresh)
+    if (read.movedTo !== undefined) return yield* runSnapshot(d, read.movedTo, input, settings, read.reads, false)
     const height = before
     const missing = [...read.absent].filter(([l]) => l.whenAbsent === "fail").map(([l, why]) => `the source has no ${l.label} (${why})`)
     const empties = [...read.absent].filter(([l]) => l.whenAbsent === "empty")
@@ -244,7 +248,8 @@ const readConsistent = (
   before: number,
   writer: StagedFile,
   settings: SnapshotSettings,
-  spent: number
+  spent: number,
+  fresh: boolean
 ) =>
   Effect.gen(function* () {
     const source = yield* Source
@@ -262,7 +267,8 @@ const readConsistent = (
     while (read.reads < MAX_READS && !read.consistent) {
       const reads = read.reads + 1
       const first = reads === spent + 1
-      const statusBefore: SourceStatus | undefined = first ? undefined : yield* source.status
+      // (the first read of a snapshot planned anew goes by the status it was planned at, read just now)
+      const statusBefore: SourceStatus | undefined = first && !fresh ? undefined : yield* source.status
       const mark = statusBefore ? (statusBefore.watermarks[d.watermark] ?? before) : before
       if (mark !== before) return { ...read, movedTo: mark }
       // Stryker disable next-line ConditionalExpression,EqualityOperator: before the first read the writer holds nothing to discard

@@ -667,19 +667,23 @@ describe("export: a snapshot under a moving watermark", () => {
     expect(anchors.map((a) => a.height).sort((x, y) => x - y)).toEqual([tip() + 1, tip() + calls() - 1])
   })
 
-  it("a watermark that moved once, during the first read, is judged again from where it stood before the second: exact, read twice, and filed at that height (it was filed at the height planned, under which it was no snapshot)", async () => {
+  /** A proxy whose /status names the tip for its first `still` calls, and a tip one higher from then on (a chain that grew one block). */
+  const grownOnce = (still: number) => {
     let calls = 0
-    const server = await proxy(async (req, forward) => {
-      const above = await blockAboveTip(req, forward, tip() + (calls > 1 ? 1 : 0))
+    return proxy(async (req, forward) => {
+      const above = await blockAboveTip(req, forward, tip() + (calls > still ? 1 : 0))
       if (above) return above
       const res = await forward()
       if (req.url.pathname !== "/status") return res
       const status = JSON.parse(res.body)
-      // the run's first /status sees the tip; every later one a tip one higher
-      const moved = ++calls > 1 ? 1 : 0
+      const moved = ++calls > still ? 1 : 0
       return json({ ...status, height: status.height + moved, rich_list_height: status.rich_list_height + moved })
     })
-    const { report, manifest, notices } = await collectionsSnapshot(server)
+  }
+
+  it("a watermark that moved once, during the first read, is judged again from where it stood before the second: exact, read twice, and filed at that height (it was filed at the height planned, under which it was no snapshot)", async () => {
+    // the plan's /status and the one just before the first read see the tip; the one after it a tip one higher
+    const { report, manifest, notices } = await collectionsSnapshot(await grownOnce(2))
     expect(report.datasets[0]).toMatchObject({ dataset: "nft_collections", consistency: "exact", rows: collections() })
     expect(manifest.snapshots[0]).toMatchObject({
       consistency: "exact",
@@ -692,6 +696,13 @@ describe("export: a snapshot under a moving watermark", () => {
     expect(notices.filter((n) => /moved .* reading again/.test(n))).toEqual([
       `nft_collections: the height moved (${tip()} → ${tip() + 1}) during the read; reading again`
     ])
+  })
+
+  it("a watermark that moved between the run's plan and the snapshot's first read is read at the height it moved to: exact, read once (the first read was judged against the plan's, and read again)", async () => {
+    const { report, manifest, notices } = await collectionsSnapshot(await grownOnce(1))
+    expect(report.datasets[0]).toMatchObject({ dataset: "nft_collections", consistency: "exact", rows: collections() })
+    expect(manifest.snapshots[0]).toMatchObject({ consistency: "exact", reads: 1, snapshot_height: tip() + 1, watermark_after: tip() + 1 })
+    expect(notices.filter((n) => /reading again/.test(n))).toEqual([])
   })
 
   it("a /status that lags the lists (collections created after the height it names; blocks above it served) gives best-effort, read three times, with the rows counted and the block served in the notice", async () => {
