@@ -8,7 +8,7 @@ import { parseEvery } from "../sampling/sampler.js"
 import { transferEventsOf } from "../router/schemas.js"
 import { NOT_FOUND_FOR_MS, trackTransfer, WALLET_POLLING } from "../sampling/tracker.js"
 import { UserError } from "./errors.js"
-import { headerOption, probedEndpoint } from "./serviceUrls.js"
+import { headerOption, probedEndpoint, urlFromEnvironment, urlOption } from "./serviceUrls.js"
 import { routerLayer } from "./layers.js"
 import { checkOutputFolder } from "./outputFolder.js"
 import { integerOption } from "./integers.js"
@@ -24,7 +24,7 @@ const duration = (flag: string, value: Option.Option<string>, fallback: Duration
 export const trackCommand = Command.make(
   "track",
   {
-    routerUrl: Options.text("router-url").pipe(Options.withDescription("router API base URL; user:pass@ in it is sent as basic auth")),
+    routerUrl: urlOption("router"),
     header: headerOption("router"),
     txHash: Options.text("tx-hash").pipe(Options.withDescription("the broadcast tx")),
     chainId: Options.text("chain-id").pipe(Options.withDescription("the chain it was submitted to")),
@@ -56,7 +56,11 @@ export const trackCommand = Command.make(
   (o) =>
     Effect.gen(function* () {
       yield* checkOutputFolder("--out", o.out)
-      const routerUrl = yield* probedEndpoint("router", o.routerUrl, o.header)
+      // (no --devnet: a devnet started here knows no tx broadcast before it)
+      const raw = Option.getOrUndefined(o.routerUrl) ?? urlFromEnvironment("router")
+      if (raw === undefined)
+        return yield* new UserError({ message: "no --router-url: give the router's URL (or set CHAIN_LAKE_ROUTER_URL)", exitCode: 2 })
+      const routerUrl = yield* probedEndpoint("router", raw, o.header)
       const schedule = {
         slow: yield* duration("--poll-slow", o.pollSlow, WALLET_POLLING.slow),
         near: yield* duration("--poll-near", o.pollNear, WALLET_POLLING.near),

@@ -280,6 +280,28 @@ describe("chain-lake track", () => {
     expect(zero.stderr.trim()).toBe('chain-lake: error: --timeout must be more than 0, got "0s"')
   })
 
+  it("takes the router's URL from CHAIN_LAKE_ROUTER_URL, as the other router commands do; with neither it and the flag: one line, exit 2", async () => {
+    const { txHash } = await bridgeAndBroadcast("success")
+    const args = [
+      "track",
+      "--tx-hash",
+      txHash,
+      "--chain-id",
+      "noble-1",
+      "--out",
+      mkdtempSync(join(tmpdir(), "chain-lake-track-")),
+      ...FAST_POLL
+    ]
+    const fromEnv = await runCli(args, { env: { CHAIN_LAKE_ROUTER_URL: devnet.routerUrl } })
+    expect(fromEnv.code, fromEnv.stderr).toBe(0)
+    expect(fromEnv.stdout).toMatch(/STATE_COMPLETED_SUCCESS/)
+    const none = await runCli(args, { env: { CHAIN_LAKE_ROUTER_URL: "" } })
+    expect([none.code, none.stderr.trim()]).toEqual([
+      2,
+      "chain-lake: error: no --router-url: give the router's URL (or set CHAIN_LAKE_ROUTER_URL)"
+    ])
+  })
+
   it("a status without a top-level transfer_sequence (deprecated in the API) is accepted: events NULL where the router sent none", async () => {
     const { txHash } = await bridgeAndBroadcast("success")
     const dir = mkdtempSync(join(tmpdir(), "chain-lake-track-"))
