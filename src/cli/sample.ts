@@ -2,7 +2,7 @@
 import { Command, Options } from "@effect/cli"
 import { resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Console, Effect, Layer, Option } from "effect"
+import { Console, Duration, Effect, Layer, Option } from "effect"
 import { DEFAULTS } from "../defaults.js"
 import { layerLake } from "../lake/writer.js"
 import { describeRouterError } from "../router/errors.js"
@@ -72,6 +72,11 @@ export const sampleCommand = Command.make(
       const every = Option.isSome(o.every) ? parseEvery(o.every.value) : undefined
       if (Option.isSome(o.every) && every === undefined)
         return yield* bad(`--every must look like 30s, 5m or 1h, got "${Option.getOrThrow(o.every)}"`)
+      // rounds back to back (0s) asked a router its whole plan again and again, as fast as it answered
+      if (every !== undefined && Duration.toMillis(every) === 0)
+        return yield* bad(
+          `--every must be more than 0 (each round asks the router for its whole plan), got "${Option.getOrThrow(o.every)}"`
+        )
       const rounds = Option.getOrElse(o.count, () => (every ? Infinity : 1))
       if (rounds < 1) return yield* bad(`--count must be at least 1, got ${rounds}`)
       const metadata = metadataWanted(o.datasets)

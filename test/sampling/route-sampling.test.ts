@@ -490,6 +490,11 @@ describe("route sampling", () => {
     }
     const every = await runCli(["sample-routes", "--router-url", devnet.routerUrl, "--out", out, "--every", "soon"])
     expect(every.stderr.trim()).toBe('chain-lake: error: --every must look like 30s, 5m or 1h, got "soon"')
+    const zero = await runCli(["sample-routes", "--router-url", devnet.routerUrl, "--out", out, "--every", "0s"])
+    expect([zero.code, zero.stderr.trim()]).toEqual([
+      2,
+      'chain-lake: error: --every must be more than 0 (each round asks the router for its whole plan), got "0s"'
+    ])
     // Ctrl-C between rounds says what stays (it exited 130 without a word)
     const { child } = await startCli(["sample-routes", "--router-url", devnet.routerUrl, "--out", tmp(), "--every", "1h"], /^round \S+:/m)
     let stderr = ""
