@@ -270,7 +270,9 @@ export const queryCommand = Command.make(
     ),
     output: Options.file("output").pipe(
       Options.optional,
-      Options.withDescription("write to this file instead of stdout (required for parquet); never inside the lake")
+      Options.withDescription(
+        "write to this file instead of stdout (required for parquet); not among the lake's own files (its dataset folders, manifests, _runs/); its top folder is allowed"
+      )
     ),
     memoryLimit: Options.text("memory-limit").pipe(
       Options.withDefault(defaultMemoryLimit()),

@@ -240,6 +240,9 @@ const datapackageOf = (manifest: ReleaseManifest, options: PublishOptions) => ({
   }))
 })
 
+/** "1 file", "2 files" */
+const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`
+
 /** The release's README: how to read it, and a section per dataset documenting every column. */
 const datasetCard = (manifest: ReleaseManifest, options: PublishOptions) =>
   [
@@ -252,7 +255,7 @@ const datasetCard = (manifest: ReleaseManifest, options: PublishOptions) =>
     ...manifest.datasets.flatMap((d) => [
       `## ${d.name}`,
       "",
-      `${d.rows} rows in ${d.files.length} files, partitioned by \`${d.partition}\`.`,
+      `${count(d.rows, "row")} in ${count(d.files.length, "file")}, partitioned by \`${d.partition}\`.`,
       "",
       ...(d.coverage && describeCoverage(d.coverage) ? [describeCoverage(d.coverage), ""] : []),
       "| column | type | description |",
