@@ -26,7 +26,7 @@ const line = (r: PipelineRunReport) =>
               .map((c) => `${c.dataset} ${c.filesBefore}→${c.filesAfter} files`)
               .join(", ")}`
           : ""
-      }`
+      } → ${r.out}`
     : `${r.finishedAt} ${r.pipeline}: FAILED — ${r.error}`
 
 export const runCommand = Command.make(

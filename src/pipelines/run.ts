@@ -162,10 +162,13 @@ const pipelineWork = (def: PipelineDefinition, observer: ExportObserver | undefi
     return { exported, routeRound, pruned, compacted }
   })
 
+/** The lake a run writes: --out, else the definition's `out`, relative to the working directory (default data). */
+const outOf = (def: PipelineDefinition, options: RunOptions) => resolve(options.out ?? def.out ?? "data")
+
 /** One run: lock, export, route sampling, report. */
 export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =>
   Effect.gen(function* () {
-    const out = resolve(options.out ?? def.out ?? "data")
+    const out = outOf(def, options)
     const startedAt = new Date().toISOString()
     const named = yield* pipelineEndpoints(def, options)
     yield* acquireLock(out, def.name)
@@ -179,6 +182,7 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
         Effect.ignore(
           writePipelineReport(reportPath, {
             pipeline: def.name,
+            out,
             startedAt,
             finishedAt: new Date().toISOString(),
             ok: false,
@@ -190,6 +194,7 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
     )
     const report: PipelineRunReport = {
       pipeline: def.name,
+      out,
       startedAt,
       finishedAt: new Date().toISOString(),
       ok: Either.isRight(result),
@@ -228,6 +233,7 @@ export const schedulePipeline = (
   const counts = { runs: 0, failed: 0 }
   const failedRun = (e: unknown): PipelineRunReport => ({
     pipeline: def.name,
+    out: outOf(def, options),
     startedAt: new Date().toISOString(),
     finishedAt: new Date().toISOString(),
     ok: false,

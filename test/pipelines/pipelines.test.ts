@@ -33,6 +33,8 @@ describe("chain-lake run", () => {
     const r = await runCli(["run", "demo", "--once", "--out", out, ...urls()])
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toMatch(/demo: ok — blocks \+150, txs \+\d+, .*route_quotes \+80/)
+    // the line ends with the lake it wrote: a pipeline's out is relative to where it was run
+    expect(r.stdout.trim().split("\n").at(-1)!.endsWith(` → ${out}`)).toBe(true)
     // the export's plan and progress, as `export` prints them (a run was silent until its last line)
     expect(r.stderr).toMatch(/^blocks: +150 blocks to fetch · heights 1\.\.150 · \d+ shards?$/m)
     expect(r.stderr).toMatch(/^blocks +100% · blocks 150 of 150 · 150 rows · (\d+ files? · )?done$/m)
