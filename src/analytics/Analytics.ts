@@ -48,7 +48,12 @@ export const viewNames = (): ReadonlyArray<string> => [
 export const makeAnalytics = (options: AnalyticsOptions) =>
   Effect.gen(function* () {
     const { dataDir, conn } = yield* openAnalyticsDatabase(options)
-    const views = yield* makeLakeViews(conn, { dataDir, live: options.live ?? false, absolute: options.confine !== undefined })
+    const views = yield* makeLakeViews(conn, {
+      dataDir,
+      live: options.live ?? false,
+      absolute: options.confine !== undefined,
+      ...(options.pinned ? { pinned: options.pinned } : {})
+    })
     const service: AnalyticsService = {
       dataDir,
       views: viewNames(),

@@ -2,6 +2,7 @@
 import { realpathSync } from "node:fs"
 import { basename, dirname, join, resolve } from "node:path"
 import { Data } from "effect"
+import type { ListedFiles } from "../lake/listed.js"
 
 export class AnalyticsError extends Data.TaggedError("AnalyticsError")<{ readonly message: string }> {}
 /** DuckDB rejected the SQL (syntax, unknown column, bad parameter …): its own message. */
@@ -30,6 +31,13 @@ export interface AnalyticsOptions {
    * views are for other clients and must keep relative paths.
    */
   readonly confine?: { readonly paths?: ReadonlyArray<string>; readonly memoryLimit?: string }
+  /**
+   * The files each dataset's view reads, as listedFiles found them once (`chain-lake verify`, whose
+   * checks compare the views with the manifests that listed their files): the views are made of
+   * these, not of the manifests as they stand when the views are made, which a writer may commit
+   * to meanwhile. Datasets it does not name are read as usual.
+   */
+  readonly pinned?: ReadonlyMap<string, ListedFiles>
 }
 
 /**

@@ -22,6 +22,8 @@ export interface ViewOptions {
   readonly live: boolean
   /** paths in full, not relative to the data folder (a confined DuckDB) */
   readonly absolute: boolean
+  /** the files of the datasets it names, found once (AnalyticsOptions.pinned) */
+  readonly pinned?: ReadonlyMap<string, ListedFiles>
 }
 
 /** A file listed when the views were made is gone (a compaction's swap): the views are made again (afresh, below). */
@@ -70,7 +72,7 @@ const makeAllViews = async (conn: GuardedConnection, options: ViewOptions, probl
   const { dataDir, absolute } = options
   problems.clear()
   for (const d of LAKE_DATASETS) {
-    const listed = await listedFiles(dataDir, d.name, d.columns)
+    const listed = options.pinned?.has(d.name) ? options.pinned.get(d.name) : await listedFiles(dataDir, d.name, d.columns)
     if (listed !== undefined && "problem" in listed) problems.add(listed.problem)
     /*
      * A view binds its files' schemas when it is made: a damaged file (cut short, overwritten)

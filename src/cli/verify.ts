@@ -5,13 +5,11 @@ import { Console, Effect, Layer, Option } from "effect"
 import { layerAnalytics } from "../analytics/Analytics.js"
 import { layerManifests, Manifests } from "../lake/Manifests.js"
 import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
-import { verifyAgainstApi, verifyLake, type Check } from "../verify/verify.js"
+import { verifyAgainstApi, verifyLakeAt, type Check } from "../verify/verify.js"
 import { UserError } from "./errors.js"
 import { headerOption, probedEndpoint } from "./serviceUrls.js"
 import { indexerLayer } from "./layers.js"
 import { requireLake } from "./query.js"
-import { unfinishedCommits } from "../lake/listed.js"
-import { DATASETS } from "../datasets/index.js"
 
 export const verifyCommand = Command.make(
   "verify",
@@ -27,20 +25,8 @@ export const verifyCommand = Command.make(
     Effect.gen(function* () {
       yield* requireLake(o.data)
       const data = resolve(o.data)
-      // listed files not in place: the checks would count rows of a lake that is not whole
-      const unfinished = yield* Effect.promise(() =>
-        unfinishedCommits(
-          data,
-          DATASETS.map((d) => d.name)
-        )
-      )
-      if (unfinished !== undefined) return yield* new UserError({ message: unfinished })
-      // the committed files (the views), and every Parquet file on disk against the manifests (verifyLake)
-      const base = Layer.mergeAll(layerAnalytics({ dataDir: data }), layerManifests(data))
-      const checks: Array<Check> = yield* verifyLake.pipe(
-        Effect.provide(base),
-        Effect.mapError((e) => new UserError({ message: e.message }))
-      )
+      // the committed files (the views), and every Parquet file on disk against the manifests
+      const checks: Array<Check> = [...(yield* verifyLakeAt(data).pipe(Effect.mapError((e) => new UserError({ message: e.message }))))]
       if (Option.isSome(o.indexerUrl)) {
         const url = yield* probedEndpoint("indexer", o.indexerUrl.value, o.header)
         const identity = yield* Effect.flatMap(Manifests, (m) => m.identity).pipe(

@@ -95,8 +95,8 @@ export const missingFilesProblem = (dataset: string, missing: number, listed: nu
     : `${dataset}: ${missing} of the ${listed} ${files(listed)} its ${MANIFEST_FILE} lists ${missing === 1 ? "is" : "are"} missing and no export staged ${missing === 1 ? "it" : "them"}: the lake lost committed files; restore them from a copy, or export into a new --out`
 
 export type ListedFiles =
-  /** every listed file, in place (paths relative to the dataset folder) */
-  | { readonly paths: ReadonlyArray<string> }
+  /** every listed file, in place (paths relative to the dataset folder), and the manifest's text that lists them */
+  | { readonly paths: ReadonlyArray<string>; readonly text: string }
   /** the dataset cannot be read whole; `missing`: listed files are not in place */
   | { readonly problem: string; readonly missing?: true }
   /** the lake has no such dataset */
@@ -124,7 +124,7 @@ export const listedFiles = async (
     const retired = columns && read.paths.length > 0 ? retiredColumnsProblem(dataset, read.columns, columns) : undefined
     if (retired) return { problem: retired }
     const missing = read.paths.filter((p) => !existsSync(datasetPath(dataDir, dataset, p)))
-    if (missing.length === 0) return { paths: read.paths }
+    if (missing.length === 0) return { paths: read.paths, text: read.text }
     const again = readManifest(dataDir, dataset)
     // the manifest changed meanwhile (a compaction's swap, another commit): judge the new one
     if (again === undefined || "problem" in again || again.text !== read.text) {

@@ -4,10 +4,12 @@
  */
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
-import { type Context, Effect } from "effect"
+import { type Context, Effect, Either, Layer } from "effect"
 import { listFiles, sha256File } from "../lake/files.js"
-import { Analytics } from "../analytics/Analytics.js"
-import { Manifests } from "../lake/Manifests.js"
+import { Analytics, LAKE_DATASETS, layerAnalytics } from "../analytics/Analytics.js"
+import { layerManifests, Manifests } from "../lake/Manifests.js"
+import { decodeLakeFile, Manifest } from "../lake/manifest.js"
+import { listedFiles, type ListedFiles } from "../lake/listed.js"
 import { quoteIdent } from "../lake/sql.js"
 import { covers, intersect, normalize, total, type Range } from "../lake/RangeSet.js"
 import { describeRanges, inRanges, missingHeights, wholeHeights } from "../lake/held.js"
@@ -25,35 +27,83 @@ const one = (rows: ReadonlyArray<ReadonlyArray<unknown>>) => rows[0] ?? []
 
 type QueryError = Effect.Effect.Error<ReturnType<Context.Tag.Service<typeof Analytics>["query"]>>
 
-/** What the lake's checks share: a query of its views, the Manifests, and the list checks are added to. */
+/** What the lake's checks share: a query of its views, the manifests the views were made of, the Manifests, and the list checks are added to. */
 interface LakeChecks {
   readonly q: (sql: string) => Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, QueryError>
   readonly add: (name: string, ok: boolean, detail: string) => void
+  /** the manifest of `dataset` that listed the files its view reads (pinned) */
+  readonly manifest: (dataset: string) => Manifest | undefined
   readonly manifests: Context.Tag.Service<typeof Manifests>
 }
 
-/** Checks of the lake against itself: no duplicates; datasets against each other where both hold every row (held.ts); a row per list position; manifests vs files. */
-export const verifyLake = Effect.gen(function* () {
-  const a = yield* Analytics
-  const checks: Array<Check> = []
-  const c: LakeChecks = {
-    q: (sql) => a.query(sql).pipe(Effect.map((r) => r.rows)),
-    add: (name, ok, detail) => checks.push({ name, ok, detail }),
-    manifests: yield* Manifests
-  }
-  yield* blockChecks(c)
-  yield* txChecks(c)
-  yield* evmChecks(c)
-  yield* positionRowChecks(c)
-  yield* snapshotKeyChecks(c)
-  yield* holeNotes(c)
-  // what the manifests promise against what the folders and files hold
-  for (const d of DATASETS) yield* fileChecks(c, d.name)
-  return checks
-})
+/**
+ * The files of every dataset the lake holds, found once (listedFiles: each listed file in place),
+ * with the manifest that lists them: the views of the checks are made of these (Analytics
+ * `pinned`), and the checks compare the views with these manifests, so that a writer committing
+ * while verify reads (an export, a compaction) does not set a view's rows against a later manifest.
+ */
+export const pinManifests = (root: string): Promise<ReadonlyMap<string, ListedFiles>> =>
+  Promise.all(LAKE_DATASETS.map(async (d) => [d.name, await listedFiles(root, d.name, d.columns)] as const)).then((e) => new Map(e))
 
-/** The manifest of `dataset`, if the lake holds one it can read (a damaged one is fileChecks' to name). */
-const manifestOf = (c: LakeChecks, dataset: string) => c.manifests.get(dataset).pipe(Effect.orElseSucceed(() => undefined))
+/** Every dataset of `pinned` whose listed files are not all in place, in one line (undefined when none). */
+export const unfinishedIn = (pinned: ReadonlyMap<string, ListedFiles>): string | undefined => {
+  const problems = [...pinned.values()].flatMap((l) => (l !== undefined && "missing" in l ? [l.problem] : []))
+  return problems.length > 0 ? problems.join("; ") : undefined
+}
+
+/** The lake lost a file verify had found listed: a compaction swapped files while verify read (the views' own words, views.ts). */
+const swapped = (e: { readonly message: string }) => /No files found that match the pattern|No such file or directory/.test(e.message)
+
+/**
+ * verifyLake of the lake at `root`, its files pinned first (pinManifests), or the one line saying
+ * which listed files are not in place. A compaction that swaps files while the checks read them
+ * moves the pinned ones away: the checks start again from the manifests as they are then (3 tries).
+ */
+export const verifyLakeAt = (root: string, attempts = 3): Effect.Effect<ReadonlyArray<Check>, { readonly message: string }> =>
+  Effect.gen(function* () {
+    const pinned = yield* Effect.promise(() => pinManifests(root))
+    // listed files not in place: the checks would count rows of a lake that is not whole
+    const unfinished = unfinishedIn(pinned)
+    if (unfinished !== undefined) return yield* Effect.fail({ message: unfinished })
+    return yield* verifyLake(pinned).pipe(
+      Effect.provide(Layer.mergeAll(layerAnalytics({ dataDir: root, pinned }), layerManifests(root))),
+      Effect.catchIf(
+        (e) => attempts > 1 && swapped(e),
+        () => verifyLakeAt(root, attempts - 1)
+      )
+    )
+  })
+
+/** Checks of the lake against itself: no duplicates; datasets against each other where both hold every row (held.ts); a row per list position; manifests vs files. */
+export const verifyLake = (pinned: ReadonlyMap<string, ListedFiles>) =>
+  Effect.gen(function* () {
+    const a = yield* Analytics
+    const checks: Array<Check> = []
+    const manifests = new Map(
+      [...pinned].flatMap(([name, l]) => {
+        const m = l !== undefined && "text" in l ? decodeLakeFile(Manifest, l.text) : undefined
+        return m !== undefined && Either.isRight(m) ? [[name, m.right] as const] : []
+      })
+    )
+    const c: LakeChecks = {
+      q: (sql) => a.query(sql).pipe(Effect.map((r) => r.rows)),
+      add: (name, ok, detail) => checks.push({ name, ok, detail }),
+      manifest: (dataset) => manifests.get(dataset),
+      manifests: yield* Manifests
+    }
+    yield* blockChecks(c)
+    yield* txChecks(c)
+    yield* evmChecks(c)
+    yield* positionRowChecks(c)
+    yield* snapshotKeyChecks(c)
+    yield* holeNotes(c)
+    // what the manifests promise against what the folders and files hold
+    for (const d of DATASETS) yield* fileChecks(c, d.name)
+    return checks
+  })
+
+/** The manifest of `dataset` its view was made of, if the lake holds one it can read (a damaged one is fileChecks' to name). */
+const manifestOf = (c: LakeChecks, dataset: string) => Effect.succeed(c.manifest(dataset))
 
 /** Where a dataset's manifest lists stretches not committed between its committed ones: said, not failed (a stopped run, or one from a later height). */
 const holeNotes = (c: LakeChecks) =>
@@ -243,11 +293,15 @@ const snapshotKeyChecks = (c: LakeChecks) =>
 const fileChecks = (c: LakeChecks, name: string) =>
   Effect.gen(function* () {
     const { q, add, manifests } = c
-    const m = yield* manifests.get(name).pipe(Effect.orElseSucceed(() => undefined))
+    // a damaged manifest is named here (the views' own problem is the query's)
+    const now = yield* manifests.get(name).pipe(Effect.orElseSucceed(() => undefined))
+    const m = c.manifest(name) ?? now
     if (!m) return
     const onDisk = (yield* Effect.promise(() => listFiles(join(manifests.root, name)))).filter((f) => f.endsWith(".parquet"))
-    const listed = new Set(m.files.map((f) => f.path))
-    const kept = new Set((m.retired ?? []).map((f) => f.path))
+    // a file committed since the views were made is listed by the manifest as it stands after the folder was listed
+    const later = onDisk.length > 0 ? yield* manifests.get(name).pipe(Effect.orElseSucceed(() => undefined)) : undefined
+    const listed = new Set([...m.files, ...(later?.files ?? [])].map((f) => f.path))
+    const kept = new Set([...(m.retired ?? []), ...(later?.retired ?? [])].map((f) => f.path))
     const unlisted = onDisk.filter((f) => !listed.has(f) && !kept.has(f))
     const present = new Set(onDisk)
     const missing = m.files.filter((f) => !present.has(f.path))

@@ -6,19 +6,18 @@
 import { spawn } from "node:child_process"
 import { cpSync, existsSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
-import { Effect, Either, Exit, Layer, Scope } from "effect"
+import { Effect, Either, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { layerAnalytics, makeAnalytics } from "../../src/analytics/Analytics.js"
+import { makeAnalytics } from "../../src/analytics/Analytics.js"
 import { exportLayer } from "../../src/cli/layers.js"
 import { DATASETS } from "../../src/datasets/index.js"
 import { DENOMS, startDevnet, type Devnet } from "../../src/devnet/index.js"
 import { runExport, type ExportOptions } from "../../src/engine/export.js"
 import { DEFAULT_RETRY } from "../../src/http/retry.js"
 import { compactLake, planCompaction } from "../../src/lake/compaction.js"
-import { layerManifests } from "../../src/lake/Manifests.js"
 import type { Manifest } from "../../src/lake/manifest.js"
 import { layerLake } from "../../src/lake/writer.js"
-import { verifyLake } from "../../src/verify/verify.js"
+import { verifyLakeAt } from "../../src/verify/verify.js"
 import { expectLakeMatchesChain } from "../support/chain-model.js"
 import { BIN, runCli } from "../support/cli.js"
 import { dumpLake, expectManifestsTrue, filesUnder, hashTree, queryLake } from "../support/lake.js"
@@ -44,8 +43,7 @@ const exportOk = async (devnet: Devnet, out: string, options: ExportOptions) => 
 const readLake = (lake: string, sql: string) =>
   Effect.runPromise(Effect.scoped(Effect.flatMap(makeAnalytics({ dataDir: lake }), (a) => a.query(sql)))).then((r) => r.rows[0])
 /** What `chain-lake verify` checks, in this process. */
-const verifyChecks = (lake: string) =>
-  Effect.runPromise(verifyLake.pipe(Effect.provide(Layer.mergeAll(layerAnalytics({ dataDir: lake }), layerManifests(lake)))))
+const verifyChecks = (lake: string) => Effect.runPromise(verifyLakeAt(lake))
 
 const manifestOf = (out: string, dataset: string) => JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8")) as Manifest
 const parquetIn = (out: string, dataset: string) => filesUnder(join(out, dataset)).filter((f) => f.endsWith(".parquet"))

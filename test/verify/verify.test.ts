@@ -3,7 +3,11 @@ import { copyFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, renameSyn
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Effect, Layer } from "effect"
+import { layerAnalytics } from "../../src/analytics/Analytics.js"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
+import { layerManifests } from "../../src/lake/Manifests.js"
+import { pinManifests, verifyLake, verifyLakeAt } from "../../src/verify/verify.js"
 import { runCli } from "../support/cli.js"
 import { queryLake } from "../support/lake.js"
 
@@ -119,5 +123,42 @@ describe("chain-lake verify", () => {
     expect(gone.stderr).toBe(
       `chain-lake: error: txs: 1 of the ${listed} file${listed === 1 ? "" : "s"} its _manifest.json lists is missing and no export staged it: the lake lost committed files; restore them from a copy, or export into a new --out\n`
     )
+  })
+})
+
+describe("verify beside a writer", () => {
+  it("checks the views against the manifests that listed their files, pinned once: a commit landing after the pin (another export) changes nothing it compares, and its new files are no strangers", async () => {
+    const lake = mkdtempSync(join(tmpdir(), "chain-lake-verify-pin-"))
+    try {
+      const exportTo = async (height: number) => {
+        const r = await runCli([
+          "export",
+          "--indexer-url",
+          devnet.indexerUrl,
+          "--out",
+          lake,
+          "--datasets",
+          "blocks,txs",
+          "--to-height",
+          String(height)
+        ])
+        expect(r.code, r.stderr).toBe(0)
+      }
+      await exportTo(50)
+      const pinned = await pinManifests(lake)
+      // a writer commits heights 51..100 between the pin and the checks
+      await exportTo(100)
+      const checks = await Effect.runPromise(
+        verifyLake(pinned).pipe(Effect.provide(Layer.mergeAll(layerAnalytics({ dataDir: lake, pinned }), layerManifests(lake))))
+      )
+      expect(checks.filter((c) => !c.ok)).toEqual([])
+      expect(checks.find((c) => c.name === "blocks: rows equal the manifest's")?.detail).toBe("manifest 50, files 50")
+      expect(checks.find((c) => c.name === "blocks: every committed height, no other")?.detail).toBe("heights 1-50: 50 committed, 50 held")
+      // read as it stands now, the lake holds both commits
+      const now = await Effect.runPromise(verifyLakeAt(lake))
+      expect(now.find((c) => c.name === "blocks: rows equal the manifest's")?.detail).toBe("manifest 100, files 100")
+    } finally {
+      rmSync(lake, { recursive: true, force: true })
+    }
   })
 })
