@@ -1,6 +1,6 @@
 /** `chain-lake query` and `chain-lake catalog` as a user runs them, and the catalog from another DuckDB client. */
 import { execFileSync, spawnSync } from "node:child_process"
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
@@ -250,6 +250,12 @@ describe("chain-lake query", () => {
     ])
     expect(pq.code, pq.stderr).toBe(0)
     expect(await queryLake(`SELECT count(*) n FROM '${join(dir, "q.parquet")}'`)).toEqual([{ n: 3n }])
+    // a parquet --output that is there already is written over, as csv and json are (DuckDB writes it
+    // through a tmp_ file beside it: its sandbox refused that, "is outside the lake")
+    const again = await runCli(["query", "--data", data, "--format", "parquet", "--output", join(dir, "q.parquet"), "SELECT 1 AS one"])
+    expect(again.code, again.stderr).toBe(0)
+    expect(await queryLake(`SELECT * FROM '${join(dir, "q.parquet")}'`)).toEqual([{ one: 1 }])
+    expect(readdirSync(dir).filter((f) => f.startsWith("tmp_"))).toEqual([])
   })
 
   it.each([
