@@ -12,6 +12,7 @@ import { compactLake, DEFAULT_COMPACTION, type CompactOptions, type DatasetCompa
 import type { Dataset } from "./Dataset.js"
 import { ExportError, runExport, type ExportOptions, type ExportReport } from "./export.js"
 import { Manifests } from "../lake/Manifests.js"
+import { LakeIdentityError } from "./identity.js"
 import { Source } from "./Source.js"
 import { withShardWorkers } from "./workers.js"
 
@@ -131,12 +132,17 @@ const followRounds = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, f
           toHeightAhead: true,
           observer: { ...options.observer, notice: (m, standing) => (standing ? notices.say(m) : options.observer?.notice?.(m)) }
         }).pipe(
-          // replicas a block apart answer a round differently now and then: the next poll tries again (what a round committed stays)
+          // replicas a block apart answer a round differently now and then, and one behind the lake's
+          // tip serves its history short of it: the next poll tries again (what a round committed stays)
           Effect.catchIf(
-            (e) => e._tag === "IndexerPagingError" && ++disagreeing <= settlePolls,
+            (e) =>
+              (e._tag === "IndexerPagingError" || (e instanceof LakeIdentityError && e.behindAt !== undefined)) &&
+              ++disagreeing <= settlePolls,
             (e) =>
               Effect.sync(() => {
-                options.observer?.notice?.(`${String(e)} (following: trying again at the next poll, ${disagreeing} of ${settlePolls})`)
+                options.observer?.notice?.(
+                  `${e._tag === "IndexerPagingError" ? String(e) : e.message} (following: trying again at the next poll, ${disagreeing} of ${settlePolls})`
+                )
                 return undefined
               })
           )

@@ -18,6 +18,8 @@ export class LakeIdentityError extends Data.TaggedError("LakeIdentityError")<{
   readonly message: string
   /** the source moved to another history during the run (the history guard's finding) */
   readonly duringRun?: boolean
+  /** the source serves the lake's history but not yet up to the lake's anchors (a replica catching up, or rolled back): its tip */
+  readonly behindAt?: number
 }> {}
 
 /**
@@ -224,6 +226,7 @@ export const checkIdentity = (
       const fork = yield* findFork(status.tip)
       if (fork) return yield* forked(fork)
       return yield* new LakeIdentityError({
+        behindAt: status.tip,
         message: `${manifests.root} holds chain ${lake.chain_id} to height ${held}, but this indexer's tip is ${status.tip}, and the blocks both hold are the same: an indexer still catching up (rerun once its tip passes ${held}), or one rolled back to ${status.tip} (chain-lake rollback --to-height ${status.tip} drops the lake's rows above it); nothing was written`
       })
     }

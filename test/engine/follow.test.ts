@@ -11,6 +11,7 @@ import { followExport } from "../../src/engine/follow.js"
 import { DENOMS, startDevnet, type Devnet } from "../../src/devnet/index.js"
 import { internalTxRows } from "../support/chain-model.js"
 import { BIN, runCli } from "../support/cli.js"
+import { json, startProxy } from "../support/hostile.js"
 import { filesUnder, queryLake, scan } from "../support/lake.js"
 import { tempDirs } from "../support/tmp.js"
 import { expectConsistent } from "../support/verify.js"
@@ -24,6 +25,12 @@ afterAll(async () => {
   await devnet.stop()
   removeTmpDirs()
 })
+
+/** The highest height the lake's blocks committed. */
+const lakeTip = (out: string): number =>
+  Math.max(
+    ...(JSON.parse(readFileSync(join(out, "blocks", "_manifest.json"), "utf8")).committed as Array<[number, number]>).map(([, b]) => b - 1)
+  )
 
 /** `export --follow` of `datasets` into `out`, polling every `poll` (100 ms), until `target`, with `extra` flags. */
 const followTo = (
@@ -112,6 +119,37 @@ describe("export --follow", () => {
       expect(Either.isLeft(r) && r.left.message).toBe(message)
     }
     expect(existsSync(join(out, "blocks"))).toBe(false)
+  })
+
+  it("a round whose indexer answers from behind the lake's tip (a replica catching up) is tried again at the next poll, said, not the end of the follow", async () => {
+    const out = tmp()
+    const first = await followTo(out, devnet.tip(), "blocks")
+    expect(first.code, first.stderr).toBe(0)
+    // the next two /status answers come from a replica 5 blocks behind the lake's tip, then the rest from the one ahead
+    let behind = 2
+    const replicas = await startProxy(devnet.indexerUrl, async (req, forward) => {
+      const res = await forward()
+      if (req.url.pathname !== "/status" || behind === 0) return res
+      const status = JSON.parse(res.body)
+      // (the preflight's /status too: the first round's is the one behind)
+      if (req.headers["cache-control"] === "no-cache") behind--
+      return json({ ...status, height: lakeTip(out) - 5 })
+    })
+    try {
+      const target = devnet.tip() + 3
+      const r = await runCli([
+        ...["export", "--indexer-url", replicas.url, "--out", out, "--follow", "--poll", "100ms"],
+        ...["--until-height", String(target), "--datasets", "blocks"]
+      ])
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stderr).toMatch(
+        /but this indexer's tip is \d+, and the blocks both hold are the same: .* \(following: trying again at the next poll, 1 of 20\)/
+      )
+      const [b] = await queryLake(`SELECT count(*) n, count(DISTINCT height) d, max(height) hi FROM ${scan(out, "blocks")}`)
+      expect([Number(b.n), Number(b.d), Number(b.hi)]).toEqual([target, target, target])
+    } finally {
+      await replicas.close()
+    }
   })
 
   it("says what it is doing: the catching-up round's plan, then, on a chain that stopped growing, that it waits", async () => {
