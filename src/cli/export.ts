@@ -323,7 +323,11 @@ const exportRun = (o: ExportFlags, target: ExportTarget, indexer: ServiceUrl) =>
   const startedAt = new Date().toISOString()
   const tally = commitTally()
   const what = (committed: ReadonlyArray<CommittedToDataset>) =>
-    committed.length ? committed.map((d) => `${d.dataset} +${d.rows} rows in ${d.files} files`).join(", ") : "nothing yet"
+    committed.length
+      ? committed
+          .map((d) => `${d.dataset} +${d.rows} row${d.rows === 1 ? "" : "s"} in ${d.files} file${d.files === 1 ? "" : "s"}`)
+          .join(", ")
+      : "nothing yet"
   const onStopped = Effect.onInterrupt(() =>
     Effect.promise(async () => {
       const committed = tally.committed()

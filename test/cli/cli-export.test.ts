@@ -185,11 +185,11 @@ describe("chain-lake export", () => {
     expect(report).toMatch(/-failed\.json$/)
     // (the rich list of uinit is committed before nosuch's is asked)
     const [, holders] =
-      /^committed by this run before it failed: blocks \+\d+ rows in 1 files, holders \+(\d+) rows in 1 files \(report in _runs\/(.+)\)$/.exec(
+      /^committed by this run before it failed: blocks \+\d+ rows in 1 file, holders \+(\d+) rows in 1 file \(report in _runs\/(.+)\)$/.exec(
         lines.slice(-2)[0]
       ) ?? []
     expect(lines.slice(-2)[0]).toBe(
-      `committed by this run before it failed: blocks +${devnet.chain.tip} rows in 1 files, holders +${holders} rows in 1 files (report in _runs/${report})`
+      `committed by this run before it failed: blocks +${devnet.chain.tip} rows in 1 file, holders +${holders} rows in 1 file (report in _runs/${report})`
     )
     expect(lines.at(-1)).toMatch(/^chain-lake: error: holders: the source has no holders of nosuch/)
     const written = JSON.parse(readFileSync(join(out, "_runs", report), "utf8"))

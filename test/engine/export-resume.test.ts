@@ -171,7 +171,7 @@ describe("Ctrl-C", () => {
     child.kill("SIGINT")
     expect(await exited).toBe(130)
     expect(stderr()).toMatch(
-      /^committed by this run before it was stopped: .*\+\d+ rows in \d+ files.* \(report in _runs\/.*-interrupted\.json\)$/m
+      /^committed by this run before it was stopped: .*\+\d+ rows? in \d+ files?.* \(report in _runs\/.*-interrupted\.json\)$/m
     )
     expect(stderr()).toMatch(/^chain-lake: interrupted: every file committed so far is kept; run the same command again to resume$/m)
     const reports = readdirSync(join(out, "_runs")).filter((f) => f.endsWith("-interrupted.json"))
