@@ -67,6 +67,7 @@ const foreignObjects = async (path: string): Promise<ReadonlyArray<string>> => {
         ...(await names("SELECT 'macro ' || function_name FROM duckdb_functions() WHERE NOT internal")),
         ...(await names("SELECT 'sequence ' || sequence_name FROM duckdb_sequences()")),
         ...(await names("SELECT 'schema ' || schema_name FROM duckdb_schemas() WHERE NOT internal")),
+        ...(await names("SELECT 'type ' || type_name FROM duckdb_types() WHERE NOT internal")),
         ...views.filter((v) => !ours.has(v)).map((v) => `view ${v}`)
       ]
     } finally {
@@ -90,10 +91,14 @@ const refuseForeignCatalog = (path: string) =>
       const shown = foreign.slice(0, 3).join(", ") + (foreign.length > 3 ? `, and ${foreign.length - 3} more` : "")
       return foreign.length > 0 ? `it holds ${shown}` : undefined
     },
-    catch: (e) =>
-      (e as NodeJS.ErrnoException).code === "ENOENT"
-        ? undefined
-        : `it cannot be read to tell whether it is one (${(e as Error).message.split("\n")[0]})`
+    catch: (e) => {
+      const message = (e as Error).message.split("\n")[0]
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined
+      // (a DuckDB client holding the file, as the catalog's hint has one open it)
+      return /Could not set lock on file|Conflicting lock/.test(message)
+        ? { open: message }
+        : `it cannot be read to tell whether it is one (${message})`
+    }
   }).pipe(
     Effect.merge,
     Effect.flatMap((why) =>
@@ -101,7 +106,10 @@ const refuseForeignCatalog = (path: string) =>
         ? Effect.void
         : Effect.fail(
             new AnalyticsError({
-              message: `${path} exists and is no chain-lake catalog (${why}): it is left as it is; give the catalog another file (--db)`
+              message:
+                typeof why === "object"
+                  ? `${path} is open in another DuckDB client (${why.open}): close it, and write the catalog again`
+                  : `${path} exists and is no chain-lake catalog (${why}): it is left as it is; give the catalog another file (--db)`
             })
           )
     )

@@ -115,7 +115,10 @@ export const copyQueryToParquet = (conn: GuardedConnection, sql: string, params:
       catch: (e) => new SqlError({ message: (e as Error).message })
     })
     yield* Effect.tryPromise({
-      try: () => conn.use((c) => c.run(`COPY _chain_lake_result TO ${sqlString(realPathOf(path))} (FORMAT PARQUET, COMPRESSION ZSTD)`)),
+      try: () =>
+        conn.use((c) =>
+          c.run(`COPY _chain_lake_result TO ${sqlString(realPathOf(path))} (FORMAT PARQUET, COMPRESSION ZSTD, USE_TMP_FILE false)`)
+        ),
       catch: (e) => new SqlError({ message: (e as Error).message })
     })
   })

@@ -27,7 +27,8 @@ export interface ViewOptions {
 }
 
 /** A file listed when the views were made is gone (a compaction's swap): the views are made again (afresh, below). */
-const vanished = (e: { readonly message: string }) => /No files found that match the pattern|No such file or directory/.test(e.message)
+export const vanished = (e: { readonly message: string }) =>
+  /No files found that match the pattern|No such file or directory/.test(e.message)
 
 /**
  * What a query may meet while a compaction swaps files: a listed file gone, or the catalog's guard

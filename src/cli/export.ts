@@ -328,28 +328,33 @@ const exportRun = (o: ExportFlags, target: ExportTarget, indexer: ServiceUrl) =>
           .map((d) => `${d.dataset} +${d.rows} row${d.rows === 1 ? "" : "s"} in ${d.files} file${d.files === 1 ? "" : "s"}`)
           .join(", ")
       : "nothing yet"
-  const onStopped = Effect.onInterrupt(() =>
+  /**
+   * What a run `ended` before its end (stopped, or failed) committed, said on stderr, with its
+   * report in the lake where `write` can write it: a report that cannot be written (the disk that
+   * failed the run) is said, and no longer takes the run's own error or exit with it.
+   */
+  const saidAndReported = (ended: "was stopped" | "failed", write: (committed: ReadonlyArray<CommittedToDataset>) => Promise<string>) =>
     Effect.promise(async () => {
       const committed = tally.committed()
-      const rel = target.s3Url ? undefined : await writeStoppedExportReport(out, { startedAt, indexerUrl: indexer.baseUrl, committed })
-      process.stderr.write(
-        `committed by this run before it was stopped: ${what(committed)}${rel === undefined ? "" : ` (report in ${rel})`}\n`
-      )
+      const where = target.s3Url
+        ? ""
+        : await write(committed).then(
+            (path) => ` (report in ${path})`,
+            (e: Error) => ` (its report could not be written: ${e.message})`
+          )
+      process.stderr.write(`committed by this run before it ${ended}: ${what(committed)}${where}\n`)
     })
+  const onStopped = Effect.onInterrupt(() =>
+    saidAndReported("was stopped", (committed) => writeStoppedExportReport(out, { startedAt, indexerUrl: indexer.baseUrl, committed }))
   )
   /** A run that fails after it committed something says what (the error's line follows), and reports it in the lake as a stopped one does. */
   const onFailed = <A, E extends { readonly message: string }, R>(run: Effect.Effect<A, E, R>) =>
     Effect.tapError(run, (e) =>
-      Effect.promise(async () => {
-        const committed = tally.committed()
-        if (committed.length === 0) return
-        const rel = target.s3Url
-          ? undefined
-          : await writeFailedExportReport(out, { startedAt, indexerUrl: indexer.baseUrl, committed, error: e.message })
-        process.stderr.write(
-          `committed by this run before it failed: ${what(committed)}${rel === undefined ? "" : ` (report in ${rel})`}\n`
-        )
-      })
+      tally.committed().length === 0
+        ? Effect.void
+        : saidAndReported("failed", (committed) =>
+            writeFailedExportReport(out, { startedAt, indexerUrl: indexer.baseUrl, committed, error: e.message })
+          )
     )
   return { layer, observe: tally.observe, onStopped, onFailed }
 }

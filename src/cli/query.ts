@@ -3,7 +3,7 @@ import { readSize } from "./sizes.js"
 import { Args, Command, Options } from "@effect/cli"
 import { existsSync } from "node:fs"
 import { mkdir, readFile, writeFile } from "node:fs/promises"
-import { basename, dirname, isAbsolute, join, resolve } from "node:path"
+import { dirname, isAbsolute, join, resolve } from "node:path"
 import { Console, Duration, Effect, Option } from "effect"
 import { defaultMemoryLimit } from "../lake/writer.js"
 import { parseEvery } from "../sampling/sampler.js"
@@ -254,9 +254,6 @@ const sqlOf = (arg: Option.Option<string>, file: Option.Option<string>) =>
     return sql
   })
 
-/** What a parquet --output may open: the file, and the tmp_ file DuckDB's COPY writes first where the file is there already. */
-const parquetOutputPaths = (path: string) => [path, join(dirname(path), `tmp_${basename(path)}`)]
-
 export const queryCommand = Command.make(
   "query",
   {
@@ -339,8 +336,7 @@ export const queryCommand = Command.make(
             layerAnalytics({
               dataDir: o.data,
               confine: {
-                // (DuckDB writes over a file that is there through tmp_<name> beside it, renamed in place)
-                paths: o.format === "parquet" ? parquetOutputPaths(Option.getOrThrow(outputAt)) : [],
+                paths: o.format === "parquet" ? [Option.getOrThrow(outputAt)] : [],
                 memoryLimit: `${Math.floor(memory / 1024 / 1024)}MiB`
               }
             })

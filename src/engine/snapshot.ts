@@ -306,11 +306,16 @@ const readConsistent = (
  * A block the source serves above the tip its /status named (read just before): a /status behind
  * the lists (a cached or lagging replica behind one address), whose watermarks then label state
  * the lists answered from later heights. Rows of the rich list and the collections carry no
- * height to tell by, so this asks the block list; the chain moving between the two requests
- * looks the same, and costs a read again.
+ * height to tell by, so this asks the block list; a block made between the two requests is told
+ * apart by a /status read again, which names it then.
  */
-const statusBehindLists = (source: SourceService, tip: number) =>
-  Effect.map(source.blockHash(tip + 1), (hash) => (hash === undefined ? undefined : tip + 1))
+const statusBehindLists = (source: SourceService, tip: number): Effect.Effect<number | undefined, SourceFailure> =>
+  Effect.flatMap(source.blockHash(tip + 1), (hash) =>
+    hash === undefined
+      ? Effect.succeed(undefined)
+      : // a block made between the two requests: /status names it now (chain growth, which the watermark judges)
+        Effect.map(source.status, (now) => (now.tip > tip ? undefined : tip + 1))
+  )
 
 /**
  * What one read of a snapshot's lists at `before` shows, the writer holding `keys` distinct keys

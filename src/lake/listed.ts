@@ -151,12 +151,15 @@ export const listedFiles = async (
   }
 }
 
+/** Of what listedFiles found, the datasets whose listed files are not all in place, in one line (undefined when none). */
+export const notInPlace = (found: ReadonlyArray<ListedFiles>): string | undefined => {
+  const problems = found.flatMap((l) => (l !== undefined && "missing" in l ? [l.problem] : []))
+  return problems.length > 0 ? problems.join("; ") : undefined
+}
+
 /** Every dataset of `names` whose listed files are not all in place, in one line (undefined when none). */
 export const unfinishedCommits = async (dataDir: string, names: ReadonlyArray<string>): Promise<string | undefined> => {
-  const problems: Array<string> = []
-  for (const name of names) {
-    const listed = await listedFiles(dataDir, name)
-    if (listed !== undefined && "missing" in listed) problems.push(listed.problem)
-  }
-  return problems.length > 0 ? problems.join("; ") : undefined
+  const found: Array<ListedFiles> = []
+  for (const name of names) found.push(await listedFiles(dataDir, name))
+  return notInPlace(found)
 }

@@ -93,7 +93,7 @@ export const commitTally = () => {
 /** What a pipeline run did, or why it failed. */
 export interface PipelineRunReport {
   readonly pipeline: string
-  /** the lake the run wrote (its `out`, relative to the working directory the run was started in) */
+  /** the lake the run wrote, in full (its `out` is relative to the working directory the run was started in) */
   readonly out: string
   readonly startedAt: string
   readonly finishedAt: string

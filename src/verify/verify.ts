@@ -7,9 +7,10 @@ import { join } from "node:path"
 import { type Context, Effect, Either, Layer } from "effect"
 import { listFiles, sha256File } from "../lake/files.js"
 import { Analytics, LAKE_DATASETS, layerAnalytics } from "../analytics/Analytics.js"
+import { vanished } from "../analytics/views.js"
 import { layerManifests, Manifests } from "../lake/Manifests.js"
 import { decodeLakeFile, Manifest } from "../lake/manifest.js"
-import { listedFiles, type ListedFiles } from "../lake/listed.js"
+import { listedFiles, notInPlace, type ListedFiles } from "../lake/listed.js"
 import { quoteIdent } from "../lake/sql.js"
 import { covers, intersect, normalize, total, type Range } from "../lake/RangeSet.js"
 import { describeRanges, inRanges, missingHeights, wholeHeights } from "../lake/held.js"
@@ -45,15 +46,6 @@ interface LakeChecks {
 export const pinManifests = (root: string): Promise<ReadonlyMap<string, ListedFiles>> =>
   Promise.all(LAKE_DATASETS.map(async (d) => [d.name, await listedFiles(root, d.name, d.columns)] as const)).then((e) => new Map(e))
 
-/** Every dataset of `pinned` whose listed files are not all in place, in one line (undefined when none). */
-export const unfinishedIn = (pinned: ReadonlyMap<string, ListedFiles>): string | undefined => {
-  const problems = [...pinned.values()].flatMap((l) => (l !== undefined && "missing" in l ? [l.problem] : []))
-  return problems.length > 0 ? problems.join("; ") : undefined
-}
-
-/** The lake lost a file verify had found listed: a compaction swapped files while verify read (the views' own words, views.ts). */
-const swapped = (e: { readonly message: string }) => /No files found that match the pattern|No such file or directory/.test(e.message)
-
 /**
  * verifyLake of the lake at `root`, its files pinned first (pinManifests), or the one line saying
  * which listed files are not in place. A compaction that swaps files while the checks read them
@@ -63,12 +55,13 @@ export const verifyLakeAt = (root: string, attempts = 3): Effect.Effect<Readonly
   Effect.gen(function* () {
     const pinned = yield* Effect.promise(() => pinManifests(root))
     // listed files not in place: the checks would count rows of a lake that is not whole
-    const unfinished = unfinishedIn(pinned)
+    const unfinished = notInPlace([...pinned.values()])
     if (unfinished !== undefined) return yield* Effect.fail({ message: unfinished })
     return yield* verifyLake(pinned).pipe(
       Effect.provide(Layer.mergeAll(layerAnalytics({ dataDir: root, pinned }), layerManifests(root))),
       Effect.catchIf(
-        (e) => attempts > 1 && swapped(e),
+        // a file verify had found listed is gone: a compaction swapped files while verify read
+        (e) => attempts > 1 && vanished(e),
         () => verifyLakeAt(root, attempts - 1)
       )
     )
@@ -293,19 +286,18 @@ const snapshotKeyChecks = (c: LakeChecks) =>
 const fileChecks = (c: LakeChecks, name: string) =>
   Effect.gen(function* () {
     const { q, add, manifests } = c
-    // a damaged manifest is named here (the views' own problem is the query's)
-    const now = yield* manifests.get(name).pipe(Effect.orElseSucceed(() => undefined))
-    const m = c.manifest(name) ?? now
-    if (!m) return
+    // a dataset the pin found no manifest of has no rows to compare: a writer's first commit of it since is checked for strays only (below)
+    const pinned = c.manifest(name)
+    const files = pinned?.files ?? []
     const onDisk = (yield* Effect.promise(() => listFiles(join(manifests.root, name)))).filter((f) => f.endsWith(".parquet"))
     // a file committed since the views were made is listed by the manifest as it stands after the folder was listed
     const later = onDisk.length > 0 ? yield* manifests.get(name).pipe(Effect.orElseSucceed(() => undefined)) : undefined
-    const listed = new Set([...m.files, ...(later?.files ?? [])].map((f) => f.path))
-    const kept = new Set([...(m.retired ?? []), ...(later?.retired ?? [])].map((f) => f.path))
+    const listed = new Set([...files, ...(later?.files ?? [])].map((f) => f.path))
+    const kept = new Set([...(pinned?.retired ?? []), ...(later?.retired ?? [])].map((f) => f.path))
     const unlisted = onDisk.filter((f) => !listed.has(f) && !kept.has(f))
     const present = new Set(onDisk)
-    const missing = m.files.filter((f) => !present.has(f.path))
-    if (onDisk.length > 0 || m.files.length > 0)
+    const missing = files.filter((f) => !present.has(f.path))
+    if (onDisk.length > 0 || files.length > 0)
       add(
         `${name}: the folder holds exactly the committed files`,
         unlisted.length === 0 && missing.length === 0,
@@ -313,13 +305,13 @@ const fileChecks = (c: LakeChecks, name: string) =>
           ? `${missing.length} listed file(s) missing, e.g. ${missing[0].path}`
           : unlisted.length > 0
             ? `${unlisted.length} Parquet file(s) no manifest lists (not data: an outside copy, or a run that did not commit), e.g. ${unlisted[0]}`
-            : `${m.files.length} files${kept.size > 0 ? `, and ${kept.size} replaced by compaction kept for readers until their grace period ends` : ""}`
+            : `${files.length} files${kept.size > 0 ? `, and ${kept.size} replaced by compaction kept for readers until their grace period ends` : ""}`
       )
-    if (m.files.length === 0) return
+    if (files.length === 0) return
     // a file rewritten in place (its rows and name kept) is caught by its checksum only
     // (4 at a time; a file that cannot be read now, gone or locked, counts as changed rather than ending verify)
     const sums = yield* Effect.forEach(
-      m.files.filter((f) => present.has(f.path)),
+      files.filter((f) => present.has(f.path)),
       (f) =>
         Effect.promise(() => sha256File(join(manifests.root, name, f.path)).catch((e: Error) => `unreadable: ${e.message}`)).pipe(
           Effect.map((sum) => ({ f, sum }))
@@ -331,10 +323,10 @@ const fileChecks = (c: LakeChecks, name: string) =>
       `${name}: every file as committed (sha256)`,
       changed.length === 0,
       changed.length === 0
-        ? `${m.files.length - missing.length} files`
+        ? `${files.length - missing.length} files`
         : `${changed.length} file(s) changed since their commit, e.g. ${changed[0]}`
     )
-    const promised = m.files.reduce((s, f) => s + f.rows, 0)
+    const promised = files.reduce((s, f) => s + f.rows, 0)
     const [held] = one(yield* q(`SELECT count(*) FROM ${name}`)).map(Number)
     add(`${name}: rows equal the manifest's`, promised === held, `manifest ${promised}, files ${held}`)
   })

@@ -1,5 +1,5 @@
 /** `chain-lake query` and `chain-lake catalog` as a user runs them, and the catalog from another DuckDB client. */
-import { execFileSync, spawnSync } from "node:child_process"
+import { execFileSync, spawn, spawnSync } from "node:child_process"
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -250,12 +250,14 @@ describe("chain-lake query", () => {
     ])
     expect(pq.code, pq.stderr).toBe(0)
     expect(await queryLake(`SELECT count(*) n FROM '${join(dir, "q.parquet")}'`)).toEqual([{ n: 3n }])
-    // a parquet --output that is there already is written over, as csv and json are (DuckDB writes it
-    // through a tmp_ file beside it: its sandbox refused that, "is outside the lake")
+    // a parquet --output that is there already is written over, as csv and json are (DuckDB wrote it
+    // through a tmp_ file beside it: its sandbox refused that, "is outside the lake"), and a file of
+    // the user's named as that tmp_ file is left as it is
+    writeFileSync(join(dir, "tmp_q.parquet"), "the user's")
     const again = await runCli(["query", "--data", data, "--format", "parquet", "--output", join(dir, "q.parquet"), "SELECT 1 AS one"])
     expect(again.code, again.stderr).toBe(0)
     expect(await queryLake(`SELECT * FROM '${join(dir, "q.parquet")}'`)).toEqual([{ one: 1 }])
-    expect(readdirSync(dir).filter((f) => f.startsWith("tmp_"))).toEqual([])
+    expect(readFileSync(join(dir, "tmp_q.parquet"), "utf8")).toBe("the user's")
   })
 
   it.each([
@@ -415,6 +417,27 @@ describe("chain-lake catalog --db onto a file that is there", () => {
       const hint = r.stdout.trim().split("\n").at(-1)!
       const command = hint.slice(hint.indexOf("cd ")).replace("&& duckdb ", "&& test -f ")
       expect(spawnSync("sh", ["-c", command]).status, command).toBe(0)
+    }
+    // held open by another DuckDB client (the hint's duckdb): said so, not called foreign
+    const holder = spawn(process.execPath, [
+      "--input-type=module",
+      "-e",
+      `const { DuckDBInstance } = await import(${JSON.stringify(join(process.cwd(), "node_modules/@duckdb/node-api/lib/index.js"))});
+       const i = await DuckDBInstance.create(${JSON.stringify(catalog)}); await i.connect(); console.log("held"); setTimeout(() => {}, 60_000)`
+    ])
+    try {
+      await new Promise<void>((resolve) => holder.stdout.on("data", () => resolve()))
+      const held = await runCli(["catalog", "--data", data, "--db", catalog])
+      expect([held.code, held.stderr.trim()]).toEqual([
+        1,
+        expect.stringMatching(
+          new RegExp(
+            `^chain-lake: error: .*lake\\.duckdb is open in another DuckDB client \\(.*\\): close it, and write the catalog again$`
+          )
+        )
+      ])
+    } finally {
+      holder.kill()
     }
   })
 })

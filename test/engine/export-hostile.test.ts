@@ -744,6 +744,26 @@ describe("export: a snapshot under a moving watermark", () => {
     expect(manifest.snapshots[0].note).toMatch(new RegExp(`^the source served block ${behind + 1}, past the tip its /status named`))
   })
 
+  it("a block made between the /status after a read and the ask for the block past its tip (the chain grew, the rich list's watermark held) is growth, not a /status behind: exact, read once", async () => {
+    let grown = 0
+    const server = await proxy(async (req, forward) => {
+      // the chain grows a block the moment the block past its tip is asked for
+      if (req.url.pathname === `/indexer/block/v1/blocks/${tip() + 1}`) grown = 1
+      const above = await blockAboveTip(req, forward, tip() + grown)
+      if (above) return above
+      const res = await forward()
+      if (req.url.pathname !== "/status") return res
+      return json({ ...JSON.parse(res.body), height: tip() + grown })
+    })
+    const out = dirs.make()
+    const result = await exportVia(server, out, { datasets: ["holders"], params: { denoms: ["uinit"] } })
+    if (Either.isLeft(result)) throw new Error(`export failed: ${String(result.left)}`)
+    expect(result.right.datasets[0]).toMatchObject({ dataset: "holders", consistency: "exact" })
+    const manifest = JSON.parse(readFileSync(join(out, "holders", "_manifest.json"), "utf8"))
+    expect(manifest.snapshots[0]).toMatchObject({ consistency: "exact", reads: 1 })
+    expect(grown).toBe(1)
+  })
+
   it("an unmodified devnet behind the same proxy gives exact, read once, with no note", async () => {
     const server = await proxy((_, forward) => forward())
     const { report, manifest } = await collectionsSnapshot(server)

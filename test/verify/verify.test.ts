@@ -130,28 +130,22 @@ describe("verify beside a writer", () => {
   it("checks the views against the manifests that listed their files, pinned once: a commit landing after the pin (another export) changes nothing it compares, and its new files are no strangers", async () => {
     const lake = mkdtempSync(join(tmpdir(), "chain-lake-verify-pin-"))
     try {
-      const exportTo = async (height: number) => {
-        const r = await runCli([
-          "export",
-          "--indexer-url",
-          devnet.indexerUrl,
-          "--out",
-          lake,
-          "--datasets",
-          "blocks,txs",
-          "--to-height",
-          String(height)
-        ])
+      const exportTo = async (height: number, datasets: string) => {
+        const args = ["--out", lake, "--datasets", datasets, "--to-height", String(height)]
+        const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, ...args])
         expect(r.code, r.stderr).toBe(0)
       }
-      await exportTo(50)
+      await exportTo(50, "blocks")
       const pinned = await pinManifests(lake)
-      // a writer commits heights 51..100 between the pin and the checks
-      await exportTo(100)
+      // a writer commits heights 51..100 between the pin and the checks, and txs for the first time
+      await exportTo(100, "blocks,txs")
       const checks = await Effect.runPromise(
         verifyLake(pinned).pipe(Effect.provide(Layer.mergeAll(layerAnalytics({ dataDir: lake, pinned }), layerManifests(lake))))
       )
       expect(checks.filter((c) => !c.ok)).toEqual([])
+      // txs, which the pin found none of: its files are the manifest's as it stands, and no rows are set against an empty view
+      expect(checks.find((c) => c.name === "txs: the folder holds exactly the committed files")?.ok).toBe(true)
+      expect(checks.find((c) => c.name === "txs: rows equal the manifest's")).toBeUndefined()
       expect(checks.find((c) => c.name === "blocks: rows equal the manifest's")?.detail).toBe("manifest 50, files 50")
       expect(checks.find((c) => c.name === "blocks: every committed height, no other")?.detail).toBe("heights 1-50: 50 committed, 50 held")
       // read as it stands now, the lake holds both commits
