@@ -137,7 +137,7 @@ describe("--help", () => {
         ["export", "--on-invalid", "maybe"],
         /^chain-lake: error: --on-invalid "maybe": Expected one of the following cases: fail, quarantine \(chain-lake export --help lists the flags\)$/
       ],
-      [["track"], /^chain-lake: error: Expected to find option: '--router-url'; .* \(chain-lake track --help lists the flags\)$/],
+      [["track"], /^chain-lake: error: Expected to find option: '--tx-hash'; .* \(chain-lake track --help lists the flags\)$/],
       [["exprt"], /^chain-lake: error: no command "exprt": did you mean export\? \(chain-lake --help lists the commands\)$/],
       [["expor"], /^chain-lake: error: no command "expor": did you mean export\? \(chain-lake --help lists the commands\)$/],
       [["frobnicate"], /^chain-lake: error: no command "frobnicate" \(chain-lake --help lists the commands\)$/],

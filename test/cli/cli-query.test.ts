@@ -1,6 +1,6 @@
 /** `chain-lake query` and `chain-lake catalog` as a user runs them, and the catalog from another DuckDB client. */
 import { execFileSync, spawn, spawnSync } from "node:child_process"
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
@@ -431,9 +431,7 @@ describe("chain-lake catalog --db onto a file that is there", () => {
       expect([held.code, held.stderr.trim()]).toEqual([
         1,
         expect.stringMatching(
-          new RegExp(
-            `^chain-lake: error: .*lake\\.duckdb is open in another DuckDB client \\(.*\\): close it, and write the catalog again$`
-          )
+          /^chain-lake: error: .*lake\.duckdb is open in another DuckDB client \(.*\): close it, and write the catalog again$/
         )
       ])
     } finally {

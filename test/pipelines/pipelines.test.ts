@@ -184,7 +184,9 @@ describe("pipeline files anywhere", () => {
     // run from another folder: the plan is found beside the file, not in the working directory
     const r = await runCli(["run", join(dir, "mine.ts"), "--out", out, ...urls()], { cwd: tmp() })
     expect(r.code, r.stderr).toBe(0)
-    expect(r.stdout).toMatch(/mine: ok — blocks \+150, route_quotes \+1$/m)
+    expect(r.stdout).toMatch(
+      new RegExp(`mine: ok — blocks \\+150, route_quotes \\+1 → ${out.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "m")
+    )
   })
 
   it("a definition is decoded strictly: an unknown key, a wrong type or a bad cron field is refused naming the field, exit 2, before anything runs", async () => {
