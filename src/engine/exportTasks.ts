@@ -5,7 +5,7 @@
  * at once; snapshots that read what this run commits (declared `after`) once the rest is done.
  * Shards run here, or in the run's shard workers, each commit made here either way.
  */
-import { type Context, Effect, Option } from "effect"
+import { type Context, Effect, Exit, Fiber, Option } from "effect"
 import { Manifests, type CommittedFile } from "../lake/Manifests.js"
 import { retiredColumnsProblem } from "../lake/columns.js"
 import { ParquetSink } from "../lake/ParquetSink.js"
@@ -245,6 +245,9 @@ const snapshotDone = (d: SnapshotDataset, outcome: Effect.Effect.Success<ReturnT
   return Effect.void
 }
 
+/** how long the snapshots that read nothing of the run have the source to themselves before the shards start */
+const SNAPSHOTS_ALONE_MS = 3_000
+
 /**
  * Runs the tasks: the snapshots that read nothing of this run first (see below), then the shards
  * largest first, at most `concurrency` paging, as many more ready to page the
@@ -273,17 +276,23 @@ export const runTasks = (
     const checked = <A, E, R>(e: Effect.Effect<A, E, R>) =>
       Effect.provideService(guard ? Effect.provideService(e, HistoryGuard, guard) : e, PageBudget, budget)
     /*
-     * Snapshots first, alone: a snapshot is exact only when a read of its lists ends before the
-     * chain moves its watermark, and beside the shards (their requests, their rows on this thread)
-     * a read took seconds, so on a live chain every one was best-effort. The shards' workers start
-     * meanwhile.
+     * Snapshots first, alone, for up to SNAPSHOTS_ALONE_MS: a snapshot is exact only when a read of
+     * its lists ends before the chain moves its watermark, and beside the shards (their requests,
+     * their rows on this thread) a read took seconds, so on a live chain every one was
+     * best-effort. A snapshot of many pages (a chain's every NFT) does not hold the shards back
+     * longer: they start then, beside it. The shards' workers start meanwhile.
      */
     const snapshots = largestFirst.filter((t) => t.size === Infinity)
     const shards = largestFirst.filter((t) => t.size !== Infinity)
     const work = Effect.gen(function* () {
       // (a failed task's siblings end before the run does: a commit under way finishes, forEachJoined.ts)
-      yield* checked(forEachJoined(snapshots, (t) => t.run, run.concurrency))
-      yield* checked(forEachJoined(shards, (t) => t.run, underWay))
+      const first = yield* Effect.fork(checked(forEachJoined(snapshots, (t) => t.run, run.concurrency)))
+      yield* Effect.race(Effect.asVoid(Fiber.await(first)), Effect.sleep(SNAPSHOTS_ALONE_MS))
+      // snapshots that failed alone: no shard starts
+      const ended = yield* Fiber.poll(first)
+      if (Option.isSome(ended) && Exit.isFailure(ended.value)) return yield* Effect.failCause(ended.value.cause)
+      yield* checked(forEachJoined(shards, (t) => t.run, underWay)).pipe(Effect.onError(() => Fiber.await(first)))
+      yield* Fiber.join(first)
       yield* checked(forEachJoined(after, (t) => t.run, run.concurrency))
     })
     // (snapshots run in this thread: a run with no shard to run does not wait for its workers)

@@ -579,6 +579,43 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
   })
 })
 
+describe("export: snapshots before shards", () => {
+  /** nft_collections and blocks through a proxy that answers the collections' pages after `delayMs`: what the proxy saw, in order */
+  const exportWithSlowCollections = async (delayMs: number) => {
+    const seen: Array<string> = []
+    const server = await proxy(async (req, forward) => {
+      const page = req.url.searchParams.get("pagination.limit") !== "1"
+      if (req.url.pathname === BLOCKS_PATH && page) seen.push("blocks page asked")
+      if (req.url.pathname !== COLLECTIONS_PATH || !page) return forward()
+      await new Promise((resolve) => setTimeout(resolve, delayMs))
+      seen.push("collections answered")
+      return forward()
+    })
+    // (a request may wait longer than the other tests' 2 s)
+    const result = await Effect.runPromise(
+      Effect.either(runExport(DATASETS, { ...SHARDING, datasets: ["blocks", "nft_collections"] })).pipe(
+        Effect.provide(
+          exportLayer({
+            indexerUrl: server.url,
+            out: dirs.make(),
+            limits: { concurrency: 4, rps: 0 },
+            retry: { ...FAST_RETRY, timeoutMs: 20_000 }
+          })
+        )
+      )
+    )
+    if (Either.isLeft(result)) throw new Error(`export failed: ${String(result.left)}`)
+    return seen
+  }
+
+  it("a snapshot is read before any shard pages (alone, its read is over before the chain moves), but one that reads long holds them back 3 s at most", async () => {
+    const fast = await exportWithSlowCollections(0)
+    expect(fast.indexOf("collections answered")).toBeLessThan(fast.indexOf("blocks page asked"))
+    const slow = await exportWithSlowCollections(6_000)
+    expect(slow.indexOf("blocks page asked")).toBeLessThan(slow.indexOf("collections answered"))
+  }, 30_000)
+})
+
 describe("export: a snapshot under a moving watermark", () => {
   /**
    * A block above the devnet's tip, as a chain that grew to `grown` would serve it (the tip's,
