@@ -33,7 +33,12 @@ export interface FollowOptions {
    * run stops; and rounds in a row whose pages may disagree (replicas apart) before it fails (default 20)
    */
   readonly settlePolls?: number
+  /** how long rounds whose indexer serves the lake's history short of the lake's tip (a replica catching up after a restart) are tried again before the run fails (ms; default 10 minutes) */
+  readonly behindForMs?: number
 }
+
+/** How long a follow tries again rounds that find the indexer behind the lake's tip. */
+const BEHIND_FOR_MS = 10 * 60_000
 
 /** Small files a followed partition holds before a round compacts it. */
 export const FOLLOW_COMPACT_AFTER = 8
@@ -103,6 +108,20 @@ const followRounds = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, f
     const settlePolls = follow.settlePolls ?? 20
     /** rounds in a row whose pages disagreed (IndexerPagingError): tried again at the next poll, `settlePolls` times at most */
     let disagreeing = 0
+    /** since when the rounds found the indexer behind the lake's tip (its own limit: a replica catches up in minutes, not polls) */
+    let behindSince: number | undefined
+    const behindFor = follow.behindForMs ?? BEHIND_FOR_MS
+    /** whether a round's failure is one the next poll tries again, and which of the two (counted as it is judged) */
+    const triedAgain = (e: unknown): string | undefined => {
+      if (e instanceof LakeIdentityError && e.behindAt !== undefined) {
+        behindSince ??= Date.now()
+        const waited = Date.now() - behindSince
+        return waited < behindFor ? `${Math.round(waited / 1000)} s of ${Math.round(behindFor / 1000)} s behind` : undefined
+      }
+      return (e as { _tag?: string })._tag === "IndexerPagingError" && ++disagreeing <= settlePolls
+        ? `${disagreeing} of ${settlePolls}`
+        : undefined
+    }
     const still = new Map<string, { value: number | undefined; polls: number }>()
     let lastReport: ExportReport | undefined
     const notices = roundNotices((m) => options.observer?.notice?.(m))
@@ -134,18 +153,14 @@ const followRounds = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, f
         }).pipe(
           // replicas a block apart answer a round differently now and then, and one behind the lake's
           // tip serves its history short of it: the next poll tries again (what a round committed stays)
-          Effect.catchIf(
-            (e) =>
-              (e._tag === "IndexerPagingError" || (e instanceof LakeIdentityError && e.behindAt !== undefined)) &&
-              ++disagreeing <= settlePolls,
-            (e) =>
-              Effect.sync(() => {
-                options.observer?.notice?.(
-                  `${e._tag === "IndexerPagingError" ? String(e) : e.message} (following: trying again at the next poll, ${disagreeing} of ${settlePolls})`
-                )
-                return undefined
-              })
-          )
+          Effect.catchAll((e) => {
+            const again = triedAgain(e)
+            if (again === undefined) return Effect.fail(e)
+            options.observer?.notice?.(
+              `${e._tag === "IndexerPagingError" ? String(e) : e.message} (following: trying again at the next poll, ${again})`
+            )
+            return Effect.succeed(undefined)
+          })
         )
         notices.roundEnded()
         if (report === undefined) {
@@ -154,6 +169,7 @@ const followRounds = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, f
           continue
         }
         disagreeing = 0
+        behindSince = undefined
         adopting = false
         lastReport = report
         follow.onRound?.(lastReport)

@@ -143,12 +143,29 @@ describe("export --follow", () => {
       ])
       expect(r.code, r.stderr).toBe(0)
       expect(r.stderr).toMatch(
-        /but this indexer's tip is \d+, and the blocks both hold are the same: .* \(following: trying again at the next poll, 1 of 20\)/
+        /but this indexer's tip is \d+, and the blocks both hold are the same: .* \(following: trying again at the next poll, \d+ s of 600 s behind\)/
       )
       const [b] = await queryLake(`SELECT count(*) n, count(DISTINCT height) d, max(height) hi FROM ${scan(out, "blocks")}`)
       expect([Number(b.n), Number(b.d), Number(b.hi)]).toEqual([target, target, target])
     } finally {
       await replicas.close()
+    }
+    // one that stays behind longer than behindForMs ends the follow, the lake untouched
+    const stuck = await startProxy(devnet.indexerUrl, async (req, forward) => {
+      const res = await forward()
+      return req.url.pathname === "/status" ? json({ ...JSON.parse(res.body), height: lakeTip(out) - 5 }) : res
+    })
+    try {
+      const before = lakeTip(out)
+      const r = await Effect.runPromise(
+        Effect.either(followExport(DATASETS, { datasets: ["blocks"] }, { poll: Duration.millis(50), behindForMs: 300 })).pipe(
+          Effect.provide(exportLayer({ indexerUrl: stuck.url, out, limits: { concurrency: 1, rps: 0 } }))
+        )
+      )
+      expect(Either.isLeft(r) && r.left.message).toMatch(/but this indexer's tip is \d+, and the blocks both hold are the same/)
+      expect(lakeTip(out)).toBe(before)
+    } finally {
+      await stuck.close()
     }
   })
 
