@@ -112,15 +112,13 @@ const followRounds = (catalog: ReadonlyArray<Dataset>, options: ExportOptions, f
     let behindSince: number | undefined
     const behindFor = follow.behindForMs ?? BEHIND_FOR_MS
     /** whether a round's failure is one the next poll tries again, and which of the two (counted as it is judged) */
-    const triedAgain = (e: unknown): string | undefined => {
+    const triedAgain = (e: { readonly _tag: string }): string | undefined => {
       if (e instanceof LakeIdentityError && e.behindAt !== undefined) {
         behindSince ??= Date.now()
         const waited = Date.now() - behindSince
         return waited < behindFor ? `${Math.round(waited / 1000)} s of ${Math.round(behindFor / 1000)} s behind` : undefined
       }
-      return (e as { _tag?: string })._tag === "IndexerPagingError" && ++disagreeing <= settlePolls
-        ? `${disagreeing} of ${settlePolls}`
-        : undefined
+      return e._tag === "IndexerPagingError" && ++disagreeing <= settlePolls ? `${disagreeing} of ${settlePolls}` : undefined
     }
     const still = new Map<string, { value: number | undefined; polls: number }>()
     let lastReport: ExportReport | undefined

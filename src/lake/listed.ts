@@ -29,7 +29,7 @@ const MANIFEST_READS = 10
 
 /** The files a dataset's manifest lists (relative to its folder) and the manifest's text, or a problem with the manifest itself. */
 type ReadManifest =
-  | { readonly text: string; readonly paths: ReadonlyArray<string>; readonly columns: ReadonlyArray<{ readonly name: string }> }
+  | { readonly text: string; readonly manifest: Manifest; readonly paths: ReadonlyArray<string> }
   | { readonly problem: string }
   | undefined
 
@@ -53,7 +53,7 @@ const readManifest = (dataDir: string, dataset: string): ReadManifest => {
     return {
       problem: `${dataset}/${MANIFEST_FILE} is damaged (${manifest.left}): restore it, or export ${dataset} again into a new folder`
     }
-  return { text, paths: manifest.right.files.map((f) => f.path), columns: manifest.right.columns }
+  return { text, manifest: manifest.right, paths: manifest.right.files.map((f) => f.path) }
 }
 
 /**
@@ -95,8 +95,8 @@ export const missingFilesProblem = (dataset: string, missing: number, listed: nu
     : `${dataset}: ${missing} of the ${listed} ${files(listed)} its ${MANIFEST_FILE} lists ${missing === 1 ? "is" : "are"} missing and no export staged ${missing === 1 ? "it" : "them"}: the lake lost committed files; restore them from a copy, or export into a new --out`
 
 export type ListedFiles =
-  /** every listed file, in place (paths relative to the dataset folder), and the manifest's text that lists them */
-  | { readonly paths: ReadonlyArray<string>; readonly text: string }
+  /** every listed file, in place (paths relative to the dataset folder), and the manifest that lists them */
+  | { readonly paths: ReadonlyArray<string>; readonly manifest: Manifest }
   /** the dataset cannot be read whole; `missing`: listed files are not in place */
   | { readonly problem: string; readonly missing?: true }
   /** the lake has no such dataset */
@@ -121,10 +121,10 @@ export const listedFiles = async (
   for (;;) {
     const read = readManifest(dataDir, dataset)
     if (read === undefined || "problem" in read) return read
-    const retired = columns && read.paths.length > 0 ? retiredColumnsProblem(dataset, read.columns, columns) : undefined
+    const retired = columns && read.paths.length > 0 ? retiredColumnsProblem(dataset, read.manifest.columns, columns) : undefined
     if (retired) return { problem: retired }
     const missing = read.paths.filter((p) => !existsSync(datasetPath(dataDir, dataset, p)))
-    if (missing.length === 0) return { paths: read.paths, text: read.text }
+    if (missing.length === 0) return { paths: read.paths, manifest: read.manifest }
     const again = readManifest(dataDir, dataset)
     // the manifest changed meanwhile (a compaction's swap, another commit): judge the new one
     if (again === undefined || "problem" in again || again.text !== read.text) {

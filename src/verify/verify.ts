@@ -4,12 +4,12 @@
  */
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
-import { type Context, Effect, Either, Layer } from "effect"
+import { type Context, Effect, Layer } from "effect"
 import { listFiles, sha256File } from "../lake/files.js"
 import { Analytics, LAKE_DATASETS, layerAnalytics } from "../analytics/Analytics.js"
 import { vanished } from "../analytics/views.js"
 import { layerManifests, Manifests } from "../lake/Manifests.js"
-import { decodeLakeFile, Manifest } from "../lake/manifest.js"
+import type { Manifest } from "../lake/manifest.js"
 import { listedFiles, notInPlace, type ListedFiles } from "../lake/listed.js"
 import { quoteIdent } from "../lake/sql.js"
 import { covers, intersect, normalize, total, type Range } from "../lake/RangeSet.js"
@@ -32,7 +32,7 @@ type QueryError = Effect.Effect.Error<ReturnType<Context.Tag.Service<typeof Anal
 interface LakeChecks {
   readonly q: (sql: string) => Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, QueryError>
   readonly add: (name: string, ok: boolean, detail: string) => void
-  /** the manifest of `dataset` that listed the files its view reads (pinned) */
+  /** the manifest of `dataset` that listed the files its view reads (pinned), if the lake holds one it can read (a damaged one is fileChecks' to name) */
   readonly manifest: (dataset: string) => Manifest | undefined
   readonly manifests: Context.Tag.Service<typeof Manifests>
 }
@@ -72,16 +72,13 @@ export const verifyLake = (pinned: ReadonlyMap<string, ListedFiles>) =>
   Effect.gen(function* () {
     const a = yield* Analytics
     const checks: Array<Check> = []
-    const manifests = new Map(
-      [...pinned].flatMap(([name, l]) => {
-        const m = l !== undefined && "text" in l ? decodeLakeFile(Manifest, l.text) : undefined
-        return m !== undefined && Either.isRight(m) ? [[name, m.right] as const] : []
-      })
-    )
     const c: LakeChecks = {
       q: (sql) => a.query(sql).pipe(Effect.map((r) => r.rows)),
       add: (name, ok, detail) => checks.push({ name, ok, detail }),
-      manifest: (dataset) => manifests.get(dataset),
+      manifest: (dataset) => {
+        const listed = pinned.get(dataset)
+        return listed !== undefined && "manifest" in listed ? listed.manifest : undefined
+      },
       manifests: yield* Manifests
     }
     yield* blockChecks(c)
@@ -95,14 +92,11 @@ export const verifyLake = (pinned: ReadonlyMap<string, ListedFiles>) =>
     return checks
   })
 
-/** The manifest of `dataset` its view was made of, if the lake holds one it can read (a damaged one is fileChecks' to name). */
-const manifestOf = (c: LakeChecks, dataset: string) => Effect.succeed(c.manifest(dataset))
-
 /** Where a dataset's manifest lists stretches not committed between its committed ones: said, not failed (a stopped run, or one from a later height). */
 const holeNotes = (c: LakeChecks) =>
   Effect.gen(function* () {
     for (const d of DATASETS.filter((d) => d.kind === "append")) {
-      const m = yield* manifestOf(c, d.name)
+      const m = c.manifest(d.name)
       const gaps = m ? missingHeights(m) : []
       if (gaps.length > 0)
         c.add(
@@ -117,7 +111,7 @@ const holeNotes = (c: LakeChecks) =>
 const blockChecks = (c: LakeChecks) =>
   Effect.gen(function* () {
     const { q, add } = c
-    const m = yield* manifestOf(c, "blocks")
+    const m = c.manifest("blocks")
     const [blocks, distinct] = one(yield* q("SELECT count(*), count(DISTINCT height) FROM blocks")).map((v) => Number(v ?? 0))
     if (blocks === 0) return
     add("blocks: no duplicate heights", blocks === distinct, `${blocks} rows, ${distinct} distinct heights`)
@@ -159,7 +153,7 @@ const txChecks = (c: LakeChecks) =>
     const [txRows, txDistinct] = one(yield* q("SELECT count(*), count(DISTINCT tx_hash) FROM txs")).map((v) => Number(v ?? 0))
     if (txRows === 0) return
     add("txs: no duplicate tx_hash", txRows === txDistinct, `${txRows} rows, ${txDistinct} distinct`)
-    const [txs, blocks] = [yield* manifestOf(c, "txs"), yield* manifestOf(c, "blocks")]
+    const [txs, blocks] = [c.manifest("txs"), c.manifest("blocks")]
     if (!txs || !blocks || blocks.committed.length === 0) return
     const held = wholeHeights(txs)
     const whole = intersect(held.whole, blocks.committed)
@@ -203,7 +197,7 @@ const evmChecks = (c: LakeChecks) =>
  */
 const receiptLogChecks = (c: LakeChecks) =>
   Effect.gen(function* () {
-    const [receipts, logs] = [yield* manifestOf(c, "evm_txs"), yield* manifestOf(c, "evm_logs")]
+    const [receipts, logs] = [c.manifest("evm_txs"), c.manifest("evm_logs")]
     if (!receipts || !logs) return
     const receiptHeights = wholeHeights(receipts).whole
     const both = intersect(receiptHeights, wholeHeights(logs).whole)
@@ -238,7 +232,7 @@ const positionRowChecks = (c: LakeChecks) =>
   Effect.gen(function* () {
     for (const d of DATASETS) {
       if (d.kind !== "append" || !d.rowPerRecord) continue
-      const m = yield* manifestOf(c, d.name)
+      const m = c.manifest(d.name)
       if (m?.unit !== "position" || m.files.length === 0) continue
       const positions = total(normalize(m.committed))
       const rows = m.files.reduce((n, f) => n + f.rows, 0)
