@@ -2,7 +2,6 @@
 import { Command, ValidationError } from "@effect/cli"
 // the subpaths: the package index loads its HTTP server, sockets and workers too (~0.5 s of start-up)
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Effect, Exit } from "effect"
 import { redactStandardStreams, rememberGivenSecrets, stderrAsJsonLines, wantsJsonLogs } from "./output.js"
 import { demoCommand } from "./demo.js"
@@ -20,6 +19,8 @@ import { compactCommand } from "./compact.js"
 import { rollbackCommand } from "./rollback.js"
 import { runCommand } from "./run.js"
 import { schemaCommand } from "./schema.js"
+import { processStop, runMain } from "./runMain.js"
+import { StopSignal } from "../engine/StopSignal.js"
 
 const commands = [
   runCommand,
@@ -153,9 +154,6 @@ const helpFor = (args: ReadonlyArray<string>): string | undefined => {
   return sub ? renderHelp(sub, [args[0]], helpWidth()) : renderHelp(root, [], helpWidth(), commands)
 }
 
-/** What the first Ctrl-C (or SIGTERM) prints, before the command stops. */
-const FIRST_SIGNAL = "chain-lake: stopping (Ctrl-C again stops at once)"
-
 /**
  * Tests only: milliseconds a stop's clean-up takes at least, standing in for one stuck on the file
  * system, so that a test's second signal lands in it (test/engine/export-resume.test.ts).
@@ -164,27 +162,6 @@ const testStuckCleanup = Effect.promise(() => {
   const ms = Number(process.env.CHAIN_LAKE_TEST_STOP_CLEANUP_MS)
   return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve()
 })
-
-/**
- * The first Ctrl-C (or SIGTERM) stops a command gracefully (runMain interrupts it: files being
- * written are dropped, the lock is released, an interrupted run report is written). A second one
- * stops the process at once, as a kill does (commits are atomic, a dead writer's lock is taken
- * over), so that a cleanup stuck on the file system cannot keep a process running that the user
- * asked twice to stop.
- */
-const stopAtSecondSignal = () => {
-  let signals = 0
-  const onSignal = () => {
-    // said at once, so that a user (or a test) knows the signal was taken, and what a second one does
-    if (++signals < 2) return void process.stderr.write(FIRST_SIGNAL + "\n")
-    process.stderr.write(
-      "chain-lake: stopped at once (second signal): every file committed so far is kept; run the same command again to resume\n"
-    )
-    process.exit(130)
-  }
-  process.on("SIGINT", onSignal)
-  process.on("SIGTERM", onSignal)
-}
 
 // before anything prints: every line out is redacted (output.ts), knowing the secrets given
 redactStandardStreams()
@@ -199,7 +176,6 @@ else if (unknown !== undefined) {
   process.stderr.write(`chain-lake: error: ${cliProblem(args, `Received unknown argument: '${unknown}'`)}\n`)
   process.exitCode = 2
 } else {
-  stopAtSecondSignal()
   Effect.flatMap(Console.consoleWith(Effect.succeed), (console) =>
     cli([...process.argv.slice(0, 2), ...stdinLast(ownFlags(args, command), command)]).pipe(
       Effect.withConsole({
@@ -207,7 +183,9 @@ else if (unknown !== undefined) {
         error: (...args: ReadonlyArray<unknown>) =>
           flagsParsed ? console.error(...args) : Effect.sync(() => void heldBack.push(args.map(String).join(" ")))
       }),
-      Effect.onInterrupt(() => testStuckCleanup)
+      Effect.onInterrupt(() => testStuckCleanup),
+      // Ctrl-C and SIGTERM ask the command to stop (runMain.ts)
+      Effect.provideService(StopSignal, processStop)
     )
   ).pipe(
     Effect.catchTag("UserError", (e) =>
@@ -221,7 +199,7 @@ else if (unknown !== undefined) {
     Effect.catchAll((e) => oneLine(e)),
     Effect.catchAllDefect((e) => oneLine(e)),
     Effect.provide(NodeContext.layer),
-    NodeRuntime.runMain({
+    runMain({
       // stopped by Ctrl-C (or SIGTERM): 130, as a shell reports a program ended by SIGINT, so that
       // scripts never read an interrupted run as a finished one; other failures 1; a success exits
       // by itself, with the code a command set (process.exitCode)

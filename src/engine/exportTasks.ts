@@ -22,14 +22,17 @@ import {
   type ExportableDataset,
   type ExportObserver,
   type ExportOptions,
+  type Env,
+  type Failure,
   type Task
 } from "./exportTypes.js"
 import { forEachJoined } from "./forEachJoined.js"
 import { planShards, progressOf, requestsFor } from "./plan.js"
-import { runShard, type FetchSlots, type ShardSettings } from "./shard.js"
+import { runShard, type FetchSlots, type ShardEnd, type ShardSettings } from "./shard.js"
 import { ShardLake, type ShardLakeService } from "./ShardLake.js"
 import { runSnapshot, snapshotInput } from "./snapshot.js"
 import type { SourceStatus } from "./Source.js"
+import { stopSignalOf } from "./StopSignal.js"
 import { RunningShardWorkers, type ShardContext, ShardWorkers, type WithShardWorkers } from "./workers.js"
 
 /** What a run counts per dataset, and reports as each is done. */
@@ -125,7 +128,7 @@ export const appendTasks = (
     readonly range: Range
   }>,
   run: RunContext,
-  shardRun: (list: AppendList, targets: ReadonlyArray<AppendDataset>, r: Range) => Task["run"]
+  shardRun: (list: AppendList, targets: ReadonlyArray<AppendDataset>, r: Range) => Effect.Effect<ShardEnd, Failure, Env>
 ) =>
   Effect.gen(function* () {
     const manifests = yield* Manifests
@@ -168,7 +171,10 @@ export const appendTasks = (
         // Stryker disable next-line ArithmeticOperator: size only orders the tasks (largest first), which changes when work runs, not what is written
         tasks.push({
           size: r[1] - r[0],
-          run: shardRun(list, targets, r).pipe(Effect.zipRight(run.tally.taskDone(targets.map((d) => d.name))))
+          // (a shard stopped by a stop asked of the run leaves its datasets not done)
+          run: Effect.flatMap(shardRun(list, targets, r), (end) =>
+            end === "done" ? run.tally.taskDone(targets.map((d) => d.name)) : Effect.void
+          )
         })
       }
     }
@@ -284,18 +290,25 @@ export const runTasks = (
      */
     const snapshots = largestFirst.filter((t) => t.size === Infinity)
     const shards = largestFirst.filter((t) => t.size !== Infinity)
+    /*
+     * A stop asked of the run (StopSignal) is heeded: its shards commit what they read and end, and
+     * the run is interrupted once they have. A snapshot keeps nothing it read before its end: it
+     * ends at once, with nothing.
+     */
+    const stop = yield* stopSignalOf
+    const snapshotRun = (t: Task) => (stop ? Effect.raceFirst(t.run, stop.asked) : t.run)
     const work = Effect.gen(function* () {
       // (a failed task's siblings end before the run does: a commit under way finishes, forEachJoined.ts)
-      const first = yield* Effect.fork(checked(forEachJoined(snapshots, (t) => t.run, run.concurrency)))
+      const first = yield* Effect.fork(checked(forEachJoined(snapshots, snapshotRun, run.concurrency)))
       yield* Effect.race(Effect.asVoid(Fiber.await(first)), Effect.sleep(SNAPSHOTS_ALONE_MS))
       // snapshots that failed alone: no shard starts
       const ended = yield* Fiber.poll(first)
       if (Option.isSome(ended) && Exit.isFailure(ended.value)) return yield* Effect.failCause(ended.value.cause)
       yield* checked(forEachJoined(shards, (t) => t.run, underWay)).pipe(Effect.onError(() => Fiber.await(first)))
       yield* Fiber.join(first)
-      yield* checked(forEachJoined(after, (t) => t.run, run.concurrency))
+      yield* checked(forEachJoined(after, snapshotRun, run.concurrency))
     })
     // (snapshots run in this thread: a run with no shard to run does not wait for its workers)
     const ran = tasks.some((t) => t.size !== Infinity) ? withWorkers(work) : work
-    yield* explainedByMove(ran, guard)
+    yield* explainedByMove(stop ? stop.heeded(ran) : ran, guard)
   })

@@ -2,12 +2,13 @@
  * One shard of an append-only source: the rows of [a, b) (heights or positions), paged, decoded,
  * written to one file per dataset and height bucket (more when a file grows past `flushBytes`),
  * and committed with the range they complete: at the end, and on the way every `checkpointMs`
- * (every writer is then finished and the range read so far committed), so that a stop loses that
- * much work at most, not a shard's. Nothing of a shard is visible before a commit.
+ * (every writer is then finished and the range read so far committed), so that a kill loses that
+ * much work at most, not a shard's; and when a stop is asked (StopSignal.ts), at its next page,
+ * so that a stop loses only the pages on their way. Nothing of a shard is visible before a commit.
  */
 import { appendFile } from "node:fs/promises"
 import { dirname } from "node:path"
-import { Effect, Stream } from "effect"
+import { Data, Effect, Stream } from "effect"
 import type { ManifestError, CommittedFile } from "../lake/Manifests.js"
 import { ParquetSink, type SinkError } from "../lake/ParquetSink.js"
 import { subtract, type Range } from "../lake/RangeSet.js"
@@ -23,9 +24,20 @@ import { endedEarly, misplacedPositionPage, recordOrder, rowsAtOtherHeight } fro
 import { makeShardFiles, type ShardFiles } from "./shardFiles.js"
 import { ShardLake, type ShardLakeService } from "./ShardLake.js"
 import { Source, type InvalidRecordFailure, type ListPage, type PageRequest, type SourceFailure, type SourceService } from "./Source.js"
+import { stopSignalOf, type StopSignalService } from "./StopSignal.js"
 
 /** What a shard (or a snapshot) fails with. */
 export type WriteFailure = SourceFailure | SinkError | ManifestError
+
+/** How a shard ended: its whole range read and committed, or what it read up to a stop asked of the run (StopSignal). */
+export type ShardEnd = "done" | "stopped"
+
+/** A stop asked of the run, met by a shard's walk: it ends there and commits what it read. */
+class StopAsked extends Data.TaggedError("StopAsked") {}
+
+/** `fetch`, unless a stop is asked first (it is then not waited for). */
+const unlessStopped = <A, E, R>(fetch: Effect.Effect<A, E, R>, stop: StopSignalService | undefined) =>
+  stop ? Effect.raceFirst(fetch, Effect.zipRight(stop.asked, Effect.fail(new StopAsked()))) : fetch
 
 /** The run's paging slots (--concurrency): a shard holds one while it pages. */
 export type FetchSlots = Pick<Effect.Semaphore, "withPermits">
@@ -79,7 +91,8 @@ const quarantine = (root: string, list: AppendList, err: InvalidRecordFailure, r
 
 /**
  * Exports [a, b) of `source` for `targets` (the datasets of the source that lack this range) and
- * commits it. Writers hold DuckDB connections: they are closed whatever happens to the shard.
+ * commits it; where a stop is asked (StopSignal) first, the part of it read up to there, "stopped".
+ * Writers hold DuckDB connections: they are closed whatever happens to the shard.
  *
  * The shard holds one of `fetchSlots` while it pages, and lets it go before its last files are
  * written and committed: those wait on DuckDB (the sink's COPYs at once), not on the source, so
@@ -93,10 +106,11 @@ export const runShard = (
   settings: ShardSettings,
   events: ShardEvents,
   fetchSlots: FetchSlots
-): Effect.Effect<void, WriteFailure, Source | ParquetSink | ShardLake> =>
+): Effect.Effect<ShardEnd, WriteFailure, Source | ParquetSink | ShardLake> =>
   Effect.gen(function* () {
     const source = yield* Source
     const lake = yield* ShardLake
+    const stop = yield* stopSignalOf
     // the bytes of pages in flight, run-wide (pageBudget.ts): a page asks fewer rows where records are large
     const budget = yield* pageBudgetOf
     const files = makeShardFiles({ ...settings, list, targets, range: [a, b], staging: lake.staging, sink: yield* ParquetSink })
@@ -116,9 +130,9 @@ export const runShard = (
      */
     const first: PageRequest = { key: source.keyAfter(list, list.unit === "height" ? a - 1 : a), limit: settings.pageSize, reverse: false }
     /** a page that has come, holding its bytes of the run's page budget until its rows are made (or it is dropped) */
-    const arrive = (request: PageRequest): Effect.Effect<ArrivedPage<MadePage, WriteFailure, never>, WriteFailure> =>
+    const arrive = (request: PageRequest): Effect.Effect<ArrivedPage<MadePage, WriteFailure, never>, WriteFailure | StopAsked> =>
       Effect.map(
-        budget.hold(list.id, request.limit, source.page(list, request), (page) => page),
+        budget.hold(list.id, request.limit, unlessStopped(source.page(list, request), stop), (page) => page),
         ({ value: page, release }) => {
           const info: PageInfo = { key: page.key, nextKey: page.nextKey, count: page.items.length }
           const handle = Effect.map(ingest(page), (rows): MadePage => ({ ...info, rows }))
@@ -129,7 +143,7 @@ export const runShard = (
     /** Where the records read so far end, when they are whole: heights with no gap (blocks), or positions (placed checked each page). */
     const readUpTo = (): number | undefined => (list.unit === "position" || order.lastHeight() + 1 - a === seen ? a + seen : undefined)
     // the next page is asked while this one's rows are made (walkPagesAhead)
-    const pages = walkPagesAhead(
+    const pages = walkPagesAhead<MadePage, WriteFailure | StopAsked, never>(
       arrive,
       {
         first,
@@ -140,7 +154,9 @@ export const runShard = (
       { ahead: true }
     )
     const work = Effect.gen(function* () {
-      yield* fetchSlots.withPermits(1)(
+      // (a shard that gets its slot once a stop is asked reads nothing)
+      if (stop?.isAsked()) return "stopped" as const
+      const walked = fetchSlots.withPermits(1)(
         Stream.runForEach(pages, (page) =>
           Effect.gen(function* () {
             yield* placed(source, list, page)
@@ -154,13 +170,28 @@ export const runShard = (
               }
             const to = readUpTo()
             if (to !== undefined && commits.due(to, settings.checkpointMs)) yield* commits.upTo(to, a + seen)
+            if (stop?.isAsked()) return yield* new StopAsked()
           })
         )
       )
+      const stopped = yield* Effect.as(walked, false).pipe(
+        Effect.catchIf(
+          (e): e is StopAsked => e instanceof StopAsked,
+          () => Effect.succeed(true)
+        )
+      )
+      if (stopped) {
+        // what is read up to a whole record is committed; the rest of the range (and any gap) waits for the next run
+        const to = readUpTo()
+        if (to !== undefined && to > commits.from()) yield* commits.upTo(to, a + seen)
+        return "stopped" as const
+      }
       const short = endedEarly(list.unit, a, b, seen)
       if (short) return yield* Effect.fail(source.untrustedPaging(list, null, short))
       yield* commits.upTo(b, b)
-      for (const [d, gap] of commits.gaps) yield* runShard(list, [d], gap, settings, events, fetchSlots)
+      for (const [d, gap] of commits.gaps)
+        if ((yield* runShard(list, [d], gap, settings, events, fetchSlots)) === "stopped") return "stopped"
+      return "done"
     })
     return yield* work.pipe(Effect.ensuring(files.close))
   })
@@ -219,7 +250,7 @@ const shardCommits = (
       from = to
       since = Date.now()
     })
-  return { due, upTo, gaps }
+  return { due, upTo, gaps, from: () => from }
 }
 
 /** A page whose rows are made: what the walk follows, and the rows made of it per target. */

@@ -8,9 +8,10 @@ import { Cause, Effect, Exit, Fiber, FiberRef, type Layer, ManagedRuntime } from
 import type { ParquetSink } from "../lake/ParquetSink.js"
 import type { PageBudget } from "./pageBudget.js"
 import type { AppendDataset, AppendList, Dataset } from "./Dataset.js"
-import { runShard, type FetchSlots, type ShardEvents } from "./shard.js"
+import { runShard, type FetchSlots, type ShardEnd, type ShardEvents } from "./shard.js"
 import { ShardLake, type ShardLakeService } from "./ShardLake.js"
 import { Source } from "./Source.js"
+import { makeStopSignal, StopSignal } from "./StopSignal.js"
 import { type Call, failureFields, type FromWorker, RemoteFailure, type ToWorker } from "./workerProtocol.js"
 
 /** What the run's thread hands each worker (workerData): its module's own config, and the run's lake. */
@@ -192,7 +193,7 @@ export const serveShards = <C, E>(options: {
   const runtime = ManagedRuntime.make(options.layer(data.config, gate))
   const appendDatasets = options.datasets.filter((d): d is AppendDataset => d.kind === "append")
   const slots: FetchSlots = { withPermits: () => gate("slots") }
-  const running = new Map<number, Fiber.RuntimeFiber<void, unknown>>()
+  const running = new Map<number, { readonly fiber: Fiber.RuntimeFiber<ShardEnd, unknown>; readonly stop: () => boolean }>()
   /** the run whose shards this worker serves: a worker kept for several (a follow's rounds) forgets its source's blocks between them */
   let served: string | undefined
 
@@ -214,12 +215,14 @@ export const serveShards = <C, E>(options: {
       ...data.lake,
       commit: (dataset, files, range) => Effect.map(call({ method: "commit", dataset, files, range }), (outcome) => outcome as never)
     }
+    const { signal, ask } = makeStopSignal()
     const shard = runShard(list, targets, message.range, message.settings, events, slots).pipe(
       Effect.provideService(ShardLake, lake),
+      Effect.provideService(StopSignal, signal),
       Effect.locally(currentTask, task)
     )
     const fiber = runtime.runFork(shard)
-    running.set(task, fiber)
+    running.set(task, { fiber, stop: ask })
     fiber.addObserver((exit) => {
       running.delete(task)
       send({ type: "exit", task, ...outcomeOf(exit) })
@@ -231,10 +234,12 @@ export const serveShards = <C, E>(options: {
       case "run":
         return run(message)
       case "interrupt": {
-        const fiber = running.get(message.task)
-        if (fiber) runtime.runFork(Fiber.interrupt(fiber))
+        const shard = running.get(message.task)
+        if (shard) runtime.runFork(Fiber.interrupt(shard.fiber))
         return
       }
+      case "stop":
+        return void running.get(message.task)?.stop()
       case "close":
         // (a shard still running is interrupted by the disposal)
         return void runtime.dispose().finally(() => process.exit(0))
@@ -253,8 +258,8 @@ export const serveShards = <C, E>(options: {
 }
 
 /** How a shard's fiber ended, to send. */
-const outcomeOf = (exit: Exit.Exit<void, unknown>) => {
-  if (Exit.isSuccess(exit)) return { outcome: "done" } as const
+const outcomeOf = (exit: Exit.Exit<ShardEnd, unknown>) => {
+  if (Exit.isSuccess(exit)) return { outcome: exit.value } as const
   const failure = Cause.failureOption(exit.cause)
   if (failure._tag === "Some") return { outcome: "failed", failure: failureFields(failure.value) } as const
   if (Cause.isInterruptedOnly(exit.cause)) return { outcome: "interrupted" } as const

@@ -26,6 +26,8 @@ export type ToWorker =
       readonly settings: ShardSettings
     }
   | { readonly type: "interrupt"; readonly task: number }
+  /** a stop is asked of the run (StopSignal): the shard commits what it has read and ends, "stopped" */
+  | { readonly type: "stop"; readonly task: number }
   /** the run is over: close the layer (DuckDB, scratch) and end */
   | { readonly type: "close" }
   | { readonly type: "reply"; readonly call: number; readonly ok: true; readonly value: unknown }
@@ -33,6 +35,7 @@ export type ToWorker =
 
 export type Outcome =
   | { readonly outcome: "done" }
+  | { readonly outcome: "stopped" }
   | { readonly outcome: "failed"; readonly failure: FailureFields }
   | { readonly outcome: "interrupted" }
   | { readonly outcome: "defect"; readonly message: string }

@@ -12,8 +12,9 @@ import { Worker } from "node:worker_threads"
 import { Cause, Context, Deferred, Effect, Exit, Fiber, FiberId, Option, Queue, type Scope } from "effect"
 import type { Range } from "../lake/RangeSet.js"
 import type { AppendDataset, AppendList, Dataset } from "./Dataset.js"
-import type { FetchSlots, ShardEvents, ShardSettings, WriteFailure } from "./shard.js"
+import type { FetchSlots, ShardEnd, ShardEvents, ShardSettings, WriteFailure } from "./shard.js"
 import type { ShardLakeService } from "./ShardLake.js"
+import { stopSignalOf } from "./StopSignal.js"
 import type { ShardWorkerData } from "./shardWorker.js"
 import { type Call, failureFields, type FromWorker, RemoteFailure, type ToWorker } from "./workerProtocol.js"
 
@@ -51,7 +52,7 @@ export interface ShardPool {
     targets: ReadonlyArray<AppendDataset>,
     range: Range,
     context: ShardContext
-  ) => Effect.Effect<void, WriteFailure>
+  ) => Effect.Effect<ShardEnd, WriteFailure>
 }
 
 /**
@@ -162,9 +163,10 @@ export const startShardWorkers = (
       targets: ReadonlyArray<AppendDataset>,
       range: Range,
       context: ShardContext
-    ): Effect.Effect<void, WriteFailure> =>
+    ): Effect.Effect<ShardEnd, WriteFailure> =>
       Effect.scoped(
         Effect.gen(function* () {
+          const stop = yield* stopSignalOf
           const gates: Readonly<Record<string, Gate>> = { ...config.gates, slots: context.fetchSlots.withPermits(1) }
           /*
            * The shard's paging slot is taken here, before it goes to a worker: slots go in the
@@ -189,8 +191,17 @@ export const startShardWorkers = (
             const inbox = Effect.runSync(Queue.unbounded<FromWorker>())
             inboxes.set(task, { inbox, member })
             send({ type: "run", task, source: list.id, targets: targets.map((d) => d.name), range, settings: context.settings })
+            // a stop asked of the run is passed on: the worker's shard commits what it read and ends
+            const stopPassed = stop
+              ? Effect.forkScoped(
+                  Effect.zipRight(
+                    stop.asked,
+                    Effect.sync(() => send({ type: "stop", task }))
+                  )
+                )
+              : Effect.void
             return Effect.ensuring(
-              shardServer(task, inbox, send, list, context, gates, slot),
+              Effect.zipRight(stopPassed, shardServer(task, inbox, send, list, context, gates, slot)),
               Effect.sync(() => inboxes.delete(task))
             )
           })
@@ -285,7 +296,7 @@ const shardServer = (
   context: ShardContext,
   gates: Readonly<Record<string, Gate>>,
   slot: Deferred.Deferred<void>
-): Effect.Effect<void, WriteFailure> => {
+): Effect.Effect<ShardEnd, WriteFailure> => {
   /** the paging slot taken for the shard (heldSlot), the pass its first entry through "slots" gets at once */
   let firstSlot: Deferred.Deferred<void> | undefined = slot
   /** the gate passes held, each by a fiber of this shard's that waits for the worker's leave (or the shard's end) */
@@ -339,7 +350,7 @@ const shardServer = (
     passes.delete(ticket)
     return pass ? Effect.asVoid(Deferred.succeed(pass, undefined)) : Effect.void
   }
-  const serve: Effect.Effect<void, WriteFailure> = Effect.gen(function* () {
+  const serve: Effect.Effect<ShardEnd, WriteFailure> = Effect.gen(function* () {
     while (true) {
       const m = yield* Queue.take(inbox)
       switch (m.type) {
@@ -364,7 +375,7 @@ const shardServer = (
         case "broken":
           return yield* Effect.fail(workerFailure(m.message))
         case "exit":
-          if (m.outcome === "done") return
+          if (m.outcome === "done" || m.outcome === "stopped") return m.outcome
           if (m.outcome === "failed") return yield* Effect.fail(new RemoteFailure(m.failure))
           if (m.outcome === "interrupted") return yield* Effect.interrupt
           return yield* Effect.die(new Error(`a shard died in its worker: ${m.message}`))

@@ -1,0 +1,46 @@
+/**
+ * The CLI's runMain: @effect/platform-node's, with its signals handled as a data tool's user
+ * expects. The first Ctrl-C (or SIGTERM) asks the command to stop (StopSignal): an export's
+ * shards commit what they read and end, then it ends as interrupted (files being written are
+ * dropped, the lock is released, an interrupted run report is written); a command with no part
+ * that heeds a stop just then is interrupted at once. A second signal ends the process at once, as
+ * a kill does (commits are atomic, a dead writer's lock is taken over), so that a clean-up stuck
+ * on the file system cannot keep a process running that the user asked twice to stop.
+ */
+import { makeRunMain } from "@effect/platform/Runtime"
+import { makeStopSignal } from "../engine/StopSignal.js"
+
+/** What the first Ctrl-C (or SIGTERM) prints, before the command stops. */
+const FIRST_SIGNAL = "chain-lake: stopping (Ctrl-C again stops at once)"
+const SECOND_SIGNAL =
+  "chain-lake: stopped at once (second signal): every file committed so far is kept; run the same command again to resume"
+
+/** The process's stop signal: what the CLI's commands run with (main.ts provides it). */
+export const { signal: processStop, ask: askProcessStop } = makeStopSignal()
+
+export const runMain = makeRunMain(({ fiber, teardown }) => {
+  const keepAlive = setInterval(() => {}, 2 ** 31 - 1)
+  let signals = 0
+  const onSignal = () => {
+    // said at once, so that a user (or a test) knows the signal was taken, and what a second one does
+    if (++signals === 1) {
+      process.stderr.write(FIRST_SIGNAL + "\n")
+      if (!askProcessStop()) fiber.unsafeInterruptAsFork(fiber.id())
+      return
+    }
+    process.stderr.write(SECOND_SIGNAL + "\n")
+    process.exit(130)
+  }
+  process.on("SIGINT", onSignal)
+  process.on("SIGTERM", onSignal)
+  fiber.addObserver((exit) => {
+    clearInterval(keepAlive)
+    if (signals === 0) {
+      process.removeListener("SIGINT", onSignal)
+      process.removeListener("SIGTERM", onSignal)
+    }
+    teardown(exit, (code) => {
+      if (signals > 0 || code !== 0) process.exit(code)
+    })
+  })
+})

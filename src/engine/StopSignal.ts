@@ -1,0 +1,54 @@
+/**
+ * A stop asked of a run from outside (Ctrl-C, SIGTERM, a caller's own): a run's shards end at
+ * their next page and commit what they read before they end, instead of being interrupted and
+ * losing it (up to ExportOptions.checkpointMs of reading each). Where no StopSignal is provided,
+ * a run stops only by interruption, as any Effect does.
+ *
+ * Work that does not heed it (planning, a snapshot, a follow's wait) is interrupted: a stop asked
+ * while none of the run heeds it interrupts the run at once (`ask` says whether any part did).
+ */
+import { Context, Deferred, Effect, Exit, FiberId, Option } from "effect"
+
+export interface StopSignalService {
+  /** completes once a stop is asked */
+  readonly asked: Effect.Effect<void>
+  readonly isAsked: () => boolean
+  /**
+   * runs `effect` as a part that heeds a stop (it ends early, keeping what it read): a stop asked
+   * while it runs interrupts nothing, and once it has ended, the caller is interrupted
+   */
+  readonly heeded: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}
+
+export class StopSignal extends Context.Tag("chain-lake/StopSignal")<StopSignal, StopSignalService>() {}
+
+/** A stop signal, and `ask`: asks the stop, and says whether a part that heeds it is running (else the caller interrupts the run). */
+export const makeStopSignal = (): { readonly signal: StopSignalService; readonly ask: () => boolean } => {
+  const stop = Deferred.unsafeMake<void>(FiberId.none)
+  let asked = false
+  /** parts that heed a stop, running */
+  let heeding = 0
+  const signal: StopSignalService = {
+    asked: Deferred.await(stop),
+    isAsked: () => asked,
+    heeded: (effect) =>
+      Effect.acquireUseRelease(
+        Effect.sync(() => heeding++),
+        () =>
+          Effect.zipLeft(
+            effect,
+            Effect.suspend(() => (asked ? Effect.interrupt : Effect.void))
+          ),
+        () => Effect.sync(() => heeding--)
+      )
+  }
+  const ask = () => {
+    asked = true
+    Deferred.unsafeDone(stop, Exit.void)
+    return heeding > 0
+  }
+  return { signal, ask }
+}
+
+/** The run's stop signal, where it has one. */
+export const stopSignalOf = Effect.map(Effect.serviceOption(StopSignal), Option.getOrUndefined)
