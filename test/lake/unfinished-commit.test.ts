@@ -87,6 +87,8 @@ describe("readers after a kill between a commit's manifest write and its renames
     }
     const q = await count(out, "txs")
     oneLine(q, line)
+    // a lake to repair, not a query to mend (exit 2)
+    expect(q.code).toBe(1)
     // through an analytics view too
     oneLine(await runCli(["query", "--data", out, "SELECT sum(txs) FROM daily_activity"]), line)
     // a dataset whose commit is whole still answers
