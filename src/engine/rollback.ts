@@ -205,6 +205,8 @@ export interface RollbackReport {
   readonly datasets: ReadonlyArray<DatasetRollback>
   /** the lake held nothing above the height: nothing was changed or logged */
   readonly unchanged: boolean
+  /** the height from which a txs/blocks disagreement the lake recorded left rows suspect, cleared by this cut (LakeIdentity.disagreed) */
+  readonly disagreementCleared?: number
 }
 
 /** The highest height the lake holds in any dataset, or anchored. */
@@ -272,8 +274,12 @@ export const rollbackLake = (catalog: ReadonlyArray<Dataset>, height: number, op
     const chained = catalog.filter((d) => d.kind !== "sample")
     const { manifests, fromHeight, lakeTop } = yield* lakeHoldings(chained, identity.anchors)
     const names = manifests.map((m) => m.dataset)
+    // a disagreement recorded from above the cut is cleared by it, whether or not rows stand there:
+    // the run that found it may have committed nothing past its check (its commit refused)
+    const cleared = identity.disagreed && identity.disagreed.from > target ? identity.disagreed.from : undefined
     const touches =
       pending !== undefined ||
+      cleared !== undefined ||
       identity.anchors.some((a) => a.height > target) ||
       manifests.some((m) => !isNoop(planCut(m, target, lakeTop), m))
     if (!touches) return { toHeight: target, fromHeight, datasets: [], unchanged: true } satisfies RollbackReport
@@ -324,7 +330,13 @@ export const rollbackLake = (catalog: ReadonlyArray<Dataset>, height: number, op
         reorgs: [...(rest.reorgs ?? []), { ...entry, ...(witness ? { witness } : {}) }]
       }
     })
-    return { toHeight: target, fromHeight, datasets, unchanged: false } satisfies RollbackReport
+    return {
+      toHeight: target,
+      fromHeight,
+      datasets,
+      unchanged: false,
+      ...(cleared !== undefined ? { disagreementCleared: cleared } : {})
+    } satisfies RollbackReport
   })
 
 type Anchor = LakeIdentity["anchors"][number]
@@ -361,7 +373,15 @@ export const describeRollback = (root: string, r: RollbackReport): string => {
     (d) => `${d.dataset} ${d.rowsDropped} rows${fromHeight(d)}${d.snapshotsDropped > 0 ? ` (${snapshotsWord(d.snapshotsDropped)})` : ""}`
   )
   const below = belowCut(lost, r.toHeight)
-  return `rolled ${root} back from height ${r.fromHeight} to ${r.toHeight}: ${parts.length > 0 ? `dropped ${parts.join(", ")}` : "no rows above it (anchors dropped)"}; logged in _lake.json (reorgs)${below ? `. ${below}` : ""}`
+  const dropped =
+    parts.length > 0
+      ? `dropped ${parts.join(", ")}`
+      : r.disagreementCleared !== undefined
+        ? "no rows above it"
+        : "no rows above it (anchors dropped)"
+  const cleared =
+    r.disagreementCleared !== undefined ? `; the txs/blocks disagreement recorded from height ${r.disagreementCleared} is cleared` : ""
+  return `rolled ${root} back from height ${r.fromHeight} to ${r.toHeight}: ${dropped}${cleared}; logged in _lake.json (reorgs)${below ? `. ${below}` : ""}`
 }
 
 /** " from height H" where a dataset's cut took rows at or below its height, else "". */

@@ -3,7 +3,7 @@
  * during a run (a re-sync, a load balancer switching deployments, a reset devnet) fails the run at
  * its next commit, and the lake keeps one history: real CLI processes, real loopback servers.
  */
-import { existsSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
@@ -179,6 +179,28 @@ describe("two deployments behind one address, answering from different histories
       }
     }
   )
+})
+
+describe("a disagreement recorded where the lake holds nothing", () => {
+  it("(the run that found it had its commit refused, as a worker's race can leave it) is cleared by a rollback below it, which the export then accepts", async () => {
+    const out = tmp()
+    const clean = ["export", "--indexer-url", before.indexerUrl, "--out", out, "--datasets", "blocks,txs", "--page-size", "50"]
+    expect((await runCli([...clean, "--to-height", "100"])).code).toBe(0)
+    const lakeFile = join(out, "_lake.json")
+    const identity = JSON.parse(readFileSync(lakeFile, "utf8")) as Record<string, unknown>
+    writeFileSync(lakeFile, JSON.stringify({ ...identity, disagreed: { at: 172, from: 101, found_at: new Date().toISOString() } }))
+    const refused = await runCli([...clean, "--to-height", "200"])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toMatch(/chain-lake rollback --data \S+ --to-height 100 drops it/)
+    const rolled = await runCli(["rollback", "--data", out, "--to-height", "100"])
+    expect(rolled.code, rolled.stderr).toBe(0)
+    expect(rolled.stdout).toMatch(
+      /: no rows above it; the txs\/blocks disagreement recorded from height 101 is cleared; logged in _lake\.json/
+    )
+    const whole = await runCli([...clean, "--to-height", "200"])
+    expect(whole.code, whole.stderr).toBe(0)
+    expect((await scan(out, "txs", "tx_hash")).length).toBe(before.chain.txTotal(200))
+  })
 })
 
 describe("the check before each commit", () => {
