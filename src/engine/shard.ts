@@ -154,7 +154,7 @@ export const runShard = (
       { ahead: true }
     )
     const work = Effect.gen(function* () {
-      // (a shard that gets its slot once a stop is asked reads nothing)
+      // (a shard started once a stop is asked reads nothing)
       if (stop?.isAsked()) return "stopped" as const
       const walked = fetchSlots.withPermits(1)(
         Stream.runForEach(pages, (page) =>
