@@ -15,7 +15,7 @@ export const DEFAULTS = {
   flushBytes: 24 * 1024 * 1024,
   /** largest shard (heights or rows); shards are smaller when that keeps every worker busy */
   maxShardUnits: 100_000,
-  /** the longest a shard holds what it read before committing it: a stop (Ctrl-C, a kill, a failure) loses at most this much of a shard's work */
+  /** the longest a shard holds what it read before committing it: a kill or a failure loses at most this much of a shard's work (Ctrl-C commits what it read) */
   checkpointMs: 60_000,
   /** the largest answer read from a service, in MB: a hostile or broken server cannot fill memory (a page of 1000 real txs is a few MB) */
   maxPageMb: 128,

@@ -207,12 +207,11 @@ const sqlProblem = (message: string, data: string, memoryLimit: string): UserErr
     return new UserError({
       message: `the query needs more memory than --memory-limit ${memoryLimit} (${message.split("\n")[0].replace(/^Out of Memory Error: /, "")}): narrow it, or raise --memory-limit`
     })
-  // a lake that cannot be read (a damaged file, a manifest listing files not in place, a failing
-  // disk) is no mistake in the query: exit 1, as a run's failures
-  const lakeFault =
-    /its committed files cannot be read|_manifest\.json (?:is damaged|lists are not in place)|but no _manifest\.json|^IO Error/.test(
-      message
-    )
+  // a lake that cannot be read (a damaged file or manifest, listed files not in place) is no
+  // mistake in the query: exit 1, as a run's failures (a path the SQL names that is not there is one: 2)
+  const lakeFault = /its committed files cannot be read|_manifest\.json (?:is damaged|lists are not in place)|but no _manifest\.json/.test(
+    message
+  )
   return new UserError({ message: sqlErrorLine(message), exitCode: lakeFault ? 1 : 2 })
 }
 

@@ -39,8 +39,11 @@ export const runMain = makeRunMain(({ fiber, teardown }) => {
       process.removeListener("SIGINT", onSignal)
       process.removeListener("SIGTERM", onSignal)
     }
+    // a command that failed after a first signal (a commit of the stop's refused) set its code
+    // (process.exitCode) and ended: that code, never 0
     teardown(exit, (code) => {
-      if (signals > 0 || code !== 0) process.exit(code)
+      const final = code !== 0 ? code : Number(process.exitCode ?? 0)
+      if (signals > 0 || final !== 0) process.exit(final)
     })
   })
 })

@@ -15,7 +15,8 @@ export interface StopSignalService {
   readonly isAsked: () => boolean
   /**
    * runs `effect` as a part that heeds a stop (it ends early, keeping what it read): a stop asked
-   * while it runs interrupts nothing, and once it has ended, the caller is interrupted
+   * while it runs interrupts nothing, and once it has ended, the caller is interrupted (also where
+   * the stop came as its last commit ended: a stopped run never reads as finished)
    */
   readonly heeded: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
@@ -31,15 +32,15 @@ export const makeStopSignal = (): { readonly signal: StopSignalService; readonly
   const signal: StopSignalService = {
     asked: Deferred.await(stop),
     isAsked: () => asked,
+    // (asked looked at once no longer heeding: a stop asked before is heeded here, one asked after interrupts the caller)
     heeded: (effect) =>
-      Effect.acquireUseRelease(
-        Effect.sync(() => heeding++),
-        () =>
-          Effect.zipLeft(
-            effect,
-            Effect.suspend(() => (asked ? Effect.interrupt : Effect.void))
-          ),
-        () => Effect.sync(() => heeding--)
+      Effect.zipLeft(
+        Effect.acquireUseRelease(
+          Effect.sync(() => heeding++),
+          () => effect,
+          () => Effect.sync(() => heeding--)
+        ),
+        Effect.suspend(() => (asked ? Effect.interrupt : Effect.void))
       )
   }
   const ask = () => {

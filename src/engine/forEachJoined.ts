@@ -28,7 +28,7 @@ export const forEachJoined = <A, E, R>(
           return Effect.flatMap(Effect.forkDaemon(restore(f(item))), (fiber) => {
             running.add(fiber)
             return restore(Fiber.await(fiber)).pipe(
-              // interrupted from outside (Ctrl-C): the element ends, an uninterruptible part first, before this does
+              // interrupted from outside (a sibling's failure, the caller's): the element ends, an uninterruptible part first, before this does
               Effect.onInterrupt(() => Fiber.interrupt(fiber)),
               Effect.flatMap((exit) => {
                 running.delete(fiber)

@@ -35,7 +35,7 @@ export type ShardEnd = "done" | "stopped"
 /** A stop asked of the run, met by a shard's walk: it ends there and commits what it read. */
 class StopAsked extends Data.TaggedError("StopAsked") {}
 
-/** `fetch`, unless a stop is asked first (it is then not waited for). */
+/** `fetch`, unless a stop is asked first (it is then interrupted: its request aborted, a retry's wait cut). */
 const unlessStopped = <A, E, R>(fetch: Effect.Effect<A, E, R>, stop: StopSignalService | undefined) =>
   stop ? Effect.raceFirst(fetch, Effect.zipRight(stop.asked, Effect.fail(new StopAsked()))) : fetch
 
@@ -48,7 +48,7 @@ export interface ShardSettings {
   /** start a new file once a writer holds this many bytes of strings */
   readonly flushBytes: number
   readonly onInvalid: "fail" | "quarantine"
-  /** the longest a shard holds what it read before it commits it: a stop loses at most this much work (a commit finishes every open file: a shorter time makes smaller files) */
+  /** the longest a shard holds what it read before it commits it: a kill or a failure loses at most this much work, a stop (StopSignal) only the pages on their way (a commit finishes every open file: a shorter time makes smaller files) */
   readonly checkpointMs: number
   /** the chain /status names: a record that names another (see AppendList.chainIdOf) fails the run */
   readonly chainId: string

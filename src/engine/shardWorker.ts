@@ -149,8 +149,12 @@ const remoteCalls = (send: (message: FromWorker) => void) => {
         const id = calls++
         replies.set(id, (exit) => resume(exit))
         send({ type: "call", task, call: id, request })
-        // an answer that comes after the wait was interrupted is not waited for
-        return Effect.sync(() => replies.delete(id))
+        // an answer that comes after the wait was interrupted is not waited for, and a pass it
+        // would grant is not held for the shard (the run's thread gives it back)
+        return Effect.sync(() => {
+          replies.delete(id)
+          send({ type: "abandon", task, call: id })
+        })
       })
     )
   const sendLeave = (task: number, ticket: number) => send({ type: "leave", task, ticket })

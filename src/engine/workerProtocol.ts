@@ -45,6 +45,8 @@ export type FromWorker =
   | { readonly type: "broken"; readonly message: string }
   | { readonly type: "call"; readonly task: number; readonly call: number; readonly request: Call }
   | { readonly type: "leave"; readonly task: number; readonly ticket: number }
+  /** the worker no longer waits for call's answer (the wait was interrupted): a pass it grants is given back at once */
+  | { readonly type: "abandon"; readonly task: number; readonly call: number }
   | { readonly type: "rows" | "fetched"; readonly task: number; readonly dataset: string; readonly count: number }
   | { readonly type: "quarantined"; readonly task: number }
   | { readonly type: "notice"; readonly task: number; readonly message: string }

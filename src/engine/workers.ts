@@ -175,6 +175,8 @@ export const startShardWorkers = (
            * first, small ones too, took them before the large ones of the others, which then paged
            * alone at the end); and the shard goes to the least busy worker when it can page.
            */
+          // (a shard started once a stop is asked reads nothing, as in the run's thread: no slot, no worker)
+          if (stop?.isAsked()) return "stopped" as const
           const slot = yield* heldSlot(context.fetchSlots)
           // the least busy worker of those that still run
           const working = members.filter((m) => m.broken === undefined)
@@ -205,7 +207,12 @@ export const startShardWorkers = (
               Effect.sync(() => inboxes.delete(task))
             )
           })
-          return yield* Effect.zipRight(Deferred.await(member.ready), served).pipe(Effect.ensuring(Effect.sync(() => member.busy--)))
+          // a stop asked while its worker gets ready: the shard reads nothing
+          const ready = Effect.as(Deferred.await(member.ready), true)
+          const readyUnlessStopped = stop ? Effect.raceFirst(ready, Effect.as(stop.asked, false)) : ready
+          return yield* Effect.flatMap(readyUnlessStopped, (isReady) => (isReady ? served : Effect.succeed("stopped" as const))).pipe(
+            Effect.ensuring(Effect.sync(() => member.busy--))
+          )
         })
       )
     return { run }
@@ -284,9 +291,9 @@ const workerFailure = (message: string) => new RemoteFailure({ _tag: "ShardWorke
 
 /**
  * The run's side of one shard in a worker: answers its calls (commits, gates) and passes on its
- * events until the worker says how the shard ended. Stopped (Ctrl-C, another shard's failure),
- * it tells the worker to stop the shard (its writers closed), answers no more commits, and waits
- * for the shard to have ended.
+ * events until the worker says how the shard ended. Interrupted (another shard's failure, the run's),
+ * it tells the worker to interrupt the shard (its writers closed), answers no more commits, and
+ * waits for the shard to have ended.
  */
 const shardServer = (
   task: number,
@@ -301,10 +308,14 @@ const shardServer = (
   let firstSlot: Deferred.Deferred<void> | undefined = slot
   /** the gate passes held, each by a fiber of this shard's that waits for the worker's leave (or the shard's end) */
   const passes = new Map<number, Deferred.Deferred<void>>()
+  /** the ticket of each pass granted, by the call that asked for it */
+  const grantedTo = new Map<number, number>()
+  /** calls the worker stopped waiting for before their pass was granted: given back at the grant */
+  const abandoned = new Set<number>()
   /** the commits under way: the shard is over only once they are (each ends inside an uninterruptible step) */
   const commits = new Set<Fiber.RuntimeFiber<void>>()
   let tickets = 0
-  let stopping = false
+  let interrupting = false
   const reply = (call: number, exit: Exit.Exit<unknown, unknown>) =>
     send(
       Exit.isSuccess(exit)
@@ -312,7 +323,7 @@ const shardServer = (
         : { type: "reply", call, ok: false, failure: failureFields(Cause.squash(exit.cause)) }
     )
   const answer = (call: number, request: Call): Effect.Effect<void> => {
-    if (stopping) return Effect.sync(() => reply(call, Exit.fail({ _tag: "ShardStopped", message: "the shard was stopped" })))
+    if (interrupting) return Effect.sync(() => reply(call, Exit.fail({ _tag: "ShardInterrupted", message: "the shard was interrupted" })))
     switch (request.method) {
       case "commit":
         // in a fiber of its own: the commit's history check may wait for a permit that this
@@ -331,16 +342,21 @@ const shardServer = (
             const ticket = tickets++
             passes.set(ticket, firstSlot!)
             firstSlot = undefined
+            grantedTo.set(call, ticket)
             reply(call, Exit.succeed(ticket))
           })
         return Effect.gen(function* () {
           const ticket = tickets++
           const leave = yield* Deferred.make<void>()
           passes.set(ticket, leave)
-          const pass = Effect.zipRight(
-            Effect.sync(() => reply(call, Exit.succeed(ticket))),
-            Deferred.await(leave)
-          )
+          const pass = Effect.suspend(() => {
+            if (abandoned.delete(call)) return Effect.void
+            grantedTo.set(call, ticket)
+            return Effect.zipRight(
+              Effect.sync(() => reply(call, Exit.succeed(ticket))),
+              Deferred.await(leave)
+            )
+          })
           yield* Effect.fork(gates[request.gate](pass).pipe(Effect.ensuring(Effect.sync(() => passes.delete(ticket)))))
         })
     }
@@ -360,6 +376,13 @@ const shardServer = (
         case "leave":
           yield* leave(m.ticket)
           break
+        case "abandon": {
+          // (a commit's call goes on: only a pass is given back)
+          const ticket = grantedTo.get(m.call)
+          if (ticket !== undefined) yield* leave(ticket)
+          else abandoned.add(m.call)
+          break
+        }
         case "rows":
           context.events.rows(m.dataset, m.count)
           break
@@ -384,8 +407,8 @@ const shardServer = (
       }
     }
   })
-  const stop = Effect.suspend(() => {
-    stopping = true
+  const interrupt = Effect.suspend(() => {
+    interrupting = true
     send({ type: "interrupt", task })
     return Effect.exit(serve)
   })
@@ -398,7 +421,7 @@ const shardServer = (
     )
   )
   return Effect.ensuring(
-    Effect.onInterrupt(serve, () => Effect.uninterruptible(stop)),
+    Effect.onInterrupt(serve, () => Effect.uninterruptible(interrupt)),
     commitsEnded
   )
 }

@@ -478,6 +478,9 @@ describe("a lake whose manifest is damaged or gone", () => {
       expect(publish.code).toBe(1)
       expect(publish.stderr.trim().split("\n")).toHaveLength(1)
     }
+    // a file the query itself names that is not there is the query's mistake: exit 2
+    const typo = await runCli(["query", "--data", damaged, `SELECT * FROM read_parquet('${join(damaged, "nope.parquet")}')`])
+    expect([typo.code, typo.stderr]).toEqual([2, expect.stringMatching(/^chain-lake: error: .*nope\.parquet/)])
   })
 })
 

@@ -5,7 +5,7 @@
  * on disk is committed (and every committed file on disk), and `verify` passes.
  */
 import { spawn } from "node:child_process"
-import { existsSync, readdirSync, readFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
@@ -182,6 +182,39 @@ describe("Ctrl-C", () => {
       await expectLakeMatchesChain(out, devnet, ["txs"])
     }
   )
+
+  it.each([
+    ["in the run's thread", []],
+    ["in shard workers", ["--workers", "2"]]
+  ])("a run whose commits fail after a first Ctrl-C (%s) exits 1 with its error, never 0", async (_, flags) => {
+    const out = tmp()
+    const args = [
+      "export",
+      "--indexer-url",
+      devnet.indexerUrl,
+      "--out",
+      out,
+      "--datasets",
+      "txs",
+      "--page-size",
+      "10",
+      "--concurrency",
+      "6",
+      ...flags
+    ]
+    const before = devnet.stats().requests
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] })
+    let stderr = ""
+    child.stderr.on("data", (d) => (stderr += d))
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+    await until(() => devnet.stats().requests - before >= 30)
+    // the stop's commits cannot write the manifest
+    rmSync(join(out, "txs", "_manifest.json"))
+    mkdirSync(join(out, "txs", "_manifest.json", "x"), { recursive: true })
+    child.kill("SIGINT")
+    expect(await exited, stderr).toBe(1)
+    expect(stderr).toMatch(/^chain-lake: error: cannot read the manifest of txs: /m)
+  })
 
   it("a second Ctrl-C stops the process at once (a cleanup stuck on the file system cannot hold it); what is committed stays whole and a rerun completes", async () => {
     const out = tmp()
