@@ -16,7 +16,14 @@ const SECOND_SIGNAL =
   "chain-lake: stopped at once (second signal): every file committed so far is kept; run the same command again to resume"
 
 /** The process's stop signal: what the CLI's commands run with (main.ts provides it). */
-export const { signal: processStop, ask: askProcessStop } = makeStopSignal()
+export const { signal: processStop, ask: askProcessStop } = makeStopSignal({
+  // (tests only: a shorter grace, so that a test of a stop that waits on a silent server ends in seconds)
+  graceMs: Number(process.env.CHAIN_LAKE_TEST_STOP_GRACE_MS) || undefined,
+  late: (ms) =>
+    process.stderr.write(
+      `chain-lake: the shards' commits have not ended ${ms / 1000} s after the stop (the indexer does not answer their checks?): stopping without them\n`
+    )
+})
 
 export const runMain = makeRunMain(({ fiber, teardown }) => {
   const keepAlive = setInterval(() => {}, 2 ** 31 - 1)

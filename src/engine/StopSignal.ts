@@ -5,9 +5,11 @@
  * a run stops only by interruption, as any Effect does.
  *
  * Work that does not heed it (planning, a snapshot, a follow's wait) is interrupted: a stop asked
- * while none of the run heeds it interrupts the run at once (`ask` says whether any part did).
+ * while none of the run heeds it interrupts the run at once (`ask` says whether any part did). A
+ * part that has not ended `graceMs` after the stop (its commits' checks wait on a server that does
+ * not answer) is interrupted too: a stop never waits on the source for long.
  */
-import { Context, Deferred, Effect, Exit, FiberId, Option } from "effect"
+import { Context, Deferred, Duration, Effect, Exit, FiberId, Option } from "effect"
 
 export interface StopSignalService {
   /** completes once a stop is asked */
@@ -23,12 +25,29 @@ export interface StopSignalService {
 
 export class StopSignal extends Context.Tag("chain-lake/StopSignal")<StopSignal, StopSignalService>() {}
 
-/** A stop signal, and `ask`: asks the stop, and says whether a part that heeds it is running (else the caller interrupts the run). */
-export const makeStopSignal = (): { readonly signal: StopSignalService; readonly ask: () => boolean } => {
+/** How long a part that heeds a stop may take to end once it is asked, by default. */
+const GRACE_MS = 20_000
+
+/**
+ * A stop signal, and `ask`: asks the stop, and says whether a part that heeds it is running (else
+ * the caller interrupts the run). `late` is told when a part is interrupted for taking longer than
+ * `graceMs` to end.
+ */
+export const makeStopSignal = (
+  options: { readonly graceMs?: number; readonly late?: (graceMs: number) => void } = {}
+): { readonly signal: StopSignalService; readonly ask: () => boolean } => {
+  const graceMs = options.graceMs ?? GRACE_MS
   const stop = Deferred.unsafeMake<void>(FiberId.none)
   let asked = false
   /** parts that heed a stop, running */
   let heeding = 0
+  const deadline = Effect.zipRight(
+    Effect.zipRight(Deferred.await(stop), Effect.sleep(Duration.millis(graceMs))),
+    Effect.zipRight(
+      Effect.sync(() => options.late?.(graceMs)),
+      Effect.interrupt
+    )
+  )
   const signal: StopSignalService = {
     asked: Deferred.await(stop),
     isAsked: () => asked,
@@ -37,7 +56,7 @@ export const makeStopSignal = (): { readonly signal: StopSignalService; readonly
       Effect.zipLeft(
         Effect.acquireUseRelease(
           Effect.sync(() => heeding++),
-          () => effect,
+          () => Effect.raceFirst(effect, deadline),
           () => Effect.sync(() => heeding--)
         ),
         Effect.suspend(() => (asked ? Effect.interrupt : Effect.void))

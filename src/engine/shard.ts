@@ -120,7 +120,7 @@ export const runShard = (
     // (the plan names the heights of every position list it shards: without them the check would be off)
     if (list.unit === "position" && asked === undefined) return yield* Effect.die(new Error(`no heights planned for ${list.id}`))
     const order = recordOrder(list, [a, b], settings.chainId, asked)
-    const ingest = pageIngest({ source, list, targets, active, files, order, settings, events, root: lake.root })
+    const ingest = pageIngest({ source, list, targets, active, files, order, settings, events, root: lake.root, stop })
     const commits = shardCommits(targets, [a, b], active, files, events, lake)
     /*
      * Every page by a keyset key, the first one the source's keyAfter: the rows above height a - 1
@@ -130,7 +130,9 @@ export const runShard = (
      */
     const first: PageRequest = { key: source.keyAfter(list, list.unit === "height" ? a - 1 : a), limit: settings.pageSize, reverse: false }
     /** a page that has come, holding its bytes of the run's page budget until its rows are made (or it is dropped) */
-    const arrive = (request: PageRequest): Effect.Effect<ArrivedPage<MadePage, WriteFailure, never>, WriteFailure | StopAsked> =>
+    const arrive = (
+      request: PageRequest
+    ): Effect.Effect<ArrivedPage<MadePage, WriteFailure | StopAsked, never>, WriteFailure | StopAsked> =>
       Effect.map(
         budget.hold(list.id, request.limit, unlessStopped(source.page(list, request), stop), (page) => page),
         ({ value: page, release }) => {
@@ -269,6 +271,8 @@ interface IngestContext {
   readonly events: ShardEvents
   /** the lake's root (its quarantine) */
   readonly root: string
+  /** the run's stop signal, where it has one */
+  readonly stop: StopSignalService | undefined
 }
 
 /*
@@ -283,7 +287,8 @@ const pageIngest = (c: IngestContext) => {
   const contextOf = pageContextOf(source, list, targets)
   return (page: ListPage) =>
     Effect.gen(function* () {
-      const context = yield* contextOf(page)
+      // (what the page's rows need of other lists, its block times, is not waited for past a stop: the page is dropped, nothing of it made)
+      const context = yield* unlessStopped(contextOf(page), c.stop)
       const made = targets.map(() => 0)
       for (let i = 0; i < page.items.length; i++) {
         const item = page.items[i]

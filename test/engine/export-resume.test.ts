@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
 import { expectLakeMatchesChain } from "../support/chain-model.js"
 import { BIN, runCli } from "../support/cli.js"
+import { startProxy } from "../support/hostile.js"
 import { committedFiles, dataFilesUnder, sha256Of } from "../support/lake.js"
 import { tempDirs } from "../support/tmp.js"
 
@@ -214,6 +215,48 @@ describe("Ctrl-C", () => {
     child.kill("SIGINT")
     expect(await exited, stderr).toBe(1)
     expect(stderr).toMatch(/^chain-lake: error: cannot read the manifest of txs: /m)
+  })
+
+  it("a stop whose commits' checks wait on a server that no longer answers ends after its grace (exit 130), saying so; a rerun completes", async () => {
+    let silent = false
+    // answers as the devnet until `silent`, then never
+    const proxy = await startProxy(devnet.indexerUrl, (_req, forward) => (silent ? new Promise<never>(() => {}) : forward()))
+    try {
+      const out = tmp()
+      const args = [
+        "export",
+        "--indexer-url",
+        proxy.url,
+        "--out",
+        out,
+        "--datasets",
+        "blocks,txs",
+        "--page-size",
+        "10",
+        "--concurrency",
+        "6"
+      ]
+      const child = spawn(process.execPath, [BIN, ...args], {
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...process.env, CHAIN_LAKE_TEST_STOP_GRACE_MS: "2000" }
+      })
+      let stderr = ""
+      child.stderr.on("data", (d) => (stderr += d))
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+      await until(() => proxy.requests.length >= 30)
+      silent = true
+      child.kill("SIGINT")
+      expect(await exited, stderr).toBe(130)
+      expect(stderr).toMatch(
+        /^chain-lake: the shards' commits have not ended 2 s after the stop \(the indexer does not answer their checks\?\): stopping without them$/m
+      )
+      expectCommittedIntact(out, true)
+      const resumed = await runCli(["export", "--indexer-url", devnet.indexerUrl, ...args.slice(3)])
+      expect(resumed.code, resumed.stderr).toBe(0)
+      await expectLakeMatchesChain(out, devnet, ["blocks", "txs"])
+    } finally {
+      await proxy.close()
+    }
   })
 
   it("a second Ctrl-C stops the process at once (a cleanup stuck on the file system cannot hold it); what is committed stays whole and a rerun completes", async () => {
