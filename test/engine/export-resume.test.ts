@@ -116,15 +116,18 @@ describe("kill and resume", () => {
   })
 })
 
-/** An export into `out` in a child process, once it has committed `files` files: its exit code and what it printed on stderr so far. */
-const exportUntilCommitted = async (out: string, files: number, env: Readonly<Record<string, string>> = {}) => {
-  const child = spawn(process.execPath, [BIN, ...args(devnet.indexerUrl, out)], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, ...env }
-  })
+/** The CLI with `cliArgs` in a child process: it, its exit code once it has exited, and what it printed on stderr so far. */
+const startCli = (cliArgs: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}) => {
+  const child = spawn(process.execPath, [BIN, ...cliArgs], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } })
   let stderr = ""
   child.stderr.on("data", (d) => (stderr += d))
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+  return { child, exited, stderr: () => stderr }
+}
+
+/** An export into `out` in a child process, once it has committed `files` files: its exit code and what it printed on stderr so far. */
+const exportUntilCommitted = async (out: string, files: number, env: Readonly<Record<string, string>> = {}) => {
+  const started = startCli(args(devnet.indexerUrl, out), env)
   await new Promise<void>((resolve) => {
     const watch = setInterval(() => {
       if (committedFiles(out).length >= files) {
@@ -133,7 +136,7 @@ const exportUntilCommitted = async (out: string, files: number, env: Readonly<Re
       }
     }, 5)
   })
-  return { child, exited, stderr: () => stderr }
+  return started
 }
 
 /** Resolves once `ready()` holds (looked at every 5 ms). */
@@ -145,6 +148,12 @@ const until = (ready: () => boolean) =>
       resolve()
     }, 5)
   })
+
+/** An export of txs in six shards paging at once, each of a few seconds (ten records a page at 25 ms a request): far from their 60 s checkpoint. */
+const stopArgs = (url: string, out: string, flags: ReadonlyArray<string> = []) => [
+  ...["export", "--indexer-url", url, "--out", out, "--datasets", "txs"],
+  ...["--page-size", "10", "--concurrency", "6", ...flags]
+]
 
 describe("Ctrl-C", () => {
   /*
@@ -158,25 +167,19 @@ describe("Ctrl-C", () => {
     "a first Ctrl-C lets the shards (%s) commit what they read before the run ends (exit 130): a stop loses only the pages on their way; a rerun completes",
     async (_, flags) => {
       const out = tmp()
-      const longShards = [
-        ...["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "txs"],
-        ...["--page-size", "10", "--concurrency", "6", ...flags]
-      ]
+      const longShards = stopArgs(devnet.indexerUrl, out, flags)
       const before = devnet.stats().requests
-      const child = spawn(process.execPath, [BIN, ...longShards], { stdio: ["ignore", "pipe", "pipe"] })
-      let stderr = ""
-      child.stderr.on("data", (d) => (stderr += d))
-      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+      const { child, exited, stderr } = startCli(longShards)
       // some pages of every shard read, none of them near its end
       await until(() => devnet.stats().requests - before >= 30)
       const committedAtStop = committedFiles(out).length
       child.kill("SIGINT")
-      expect(await exited, stderr).toBe(130)
+      expect(await exited, stderr()).toBe(130)
       expect(committedAtStop).toBe(0)
       // each of the six shards kept what it had read, a commit of its own
       const txs = JSON.parse(readFileSync(join(out, "txs", "_manifest.json"), "utf8")) as { files: Array<{ range: [number, number] }> }
       expect(new Set(txs.files.map((f) => f.range[0])).size).toBe(6)
-      expect(stderr).toMatch(/^committed by this run before it was stopped: .*\(report in _runs\/.*-interrupted\.json\)$/m)
+      expect(stderr()).toMatch(/^committed by this run before it was stopped: .*\(report in _runs\/.*-interrupted\.json\)$/m)
       expectCommittedIntact(out, true)
       const resumed = await runCli(longShards)
       expect(resumed.code, resumed.stderr).toBe(0)
@@ -189,32 +192,16 @@ describe("Ctrl-C", () => {
     ["in shard workers", ["--workers", "2"]]
   ])("a run whose commits fail after a first Ctrl-C (%s) exits 1 with its error, never 0", async (_, flags) => {
     const out = tmp()
-    const args = [
-      "export",
-      "--indexer-url",
-      devnet.indexerUrl,
-      "--out",
-      out,
-      "--datasets",
-      "txs",
-      "--page-size",
-      "10",
-      "--concurrency",
-      "6",
-      ...flags
-    ]
+    const args = stopArgs(devnet.indexerUrl, out, flags)
     const before = devnet.stats().requests
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ["ignore", "pipe", "pipe"] })
-    let stderr = ""
-    child.stderr.on("data", (d) => (stderr += d))
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+    const { child, exited, stderr } = startCli(args)
     await until(() => devnet.stats().requests - before >= 30)
     // the stop's commits cannot write the manifest
     rmSync(join(out, "txs", "_manifest.json"))
     mkdirSync(join(out, "txs", "_manifest.json", "x"), { recursive: true })
     child.kill("SIGINT")
-    expect(await exited, stderr).toBe(1)
-    expect(stderr).toMatch(/^chain-lake: error: cannot read the manifest of txs: /m)
+    expect(await exited, stderr()).toBe(1)
+    expect(stderr()).toMatch(/^chain-lake: error: cannot read the manifest of txs: /m)
   })
 
   it("a stop whose commits' checks wait on a server that no longer answers ends after its grace (exit 130), saying so; a rerun completes", async () => {
@@ -223,37 +210,19 @@ describe("Ctrl-C", () => {
     const proxy = await startProxy(devnet.indexerUrl, (_req, forward) => (silent ? new Promise<never>(() => {}) : forward()))
     try {
       const out = tmp()
-      const args = [
-        "export",
-        "--indexer-url",
-        proxy.url,
-        "--out",
-        out,
-        "--datasets",
-        "blocks,txs",
-        "--page-size",
-        "10",
-        "--concurrency",
-        "6"
-      ]
-      const child = spawn(process.execPath, [BIN, ...args], {
-        stdio: ["ignore", "pipe", "pipe"],
-        env: { ...process.env, CHAIN_LAKE_TEST_STOP_GRACE_MS: "2000" }
-      })
-      let stderr = ""
-      child.stderr.on("data", (d) => (stderr += d))
-      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+      const args = stopArgs(proxy.url, out)
+      const { child, exited, stderr } = startCli(args, { CHAIN_LAKE_TEST_STOP_GRACE_MS: "2000" })
       await until(() => proxy.requests.length >= 30)
       silent = true
       child.kill("SIGINT")
-      expect(await exited, stderr).toBe(130)
-      expect(stderr).toMatch(
+      expect(await exited, stderr()).toBe(130)
+      expect(stderr()).toMatch(
         /^chain-lake: the shards' commits have not ended 2 s after the stop \(the indexer does not answer their checks\?\): stopping without them$/m
       )
       expectCommittedIntact(out, true)
       const resumed = await runCli(["export", "--indexer-url", devnet.indexerUrl, ...args.slice(3)])
       expect(resumed.code, resumed.stderr).toBe(0)
-      await expectLakeMatchesChain(out, devnet, ["blocks", "txs"])
+      await expectLakeMatchesChain(out, devnet, ["txs"])
     } finally {
       await proxy.close()
     }
