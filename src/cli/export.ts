@@ -537,4 +537,8 @@ export const exportCommand = Command.make("export", options, (o) =>
     Effect.scoped,
     Effect.onInterrupt(() => Console.error(INTERRUPTED))
   )
-).pipe(Command.withDescription("Export indexer datasets to Parquet (resumable; rerun to continue or to catch up with the chain)"))
+).pipe(
+  Command.withDescription(
+    "Export indexer datasets to Parquet (resumable; rerun to continue or to catch up with the chain). Ctrl-C commits what was read, then exits 130; twice stops at once"
+  )
+)
