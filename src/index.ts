@@ -39,7 +39,7 @@ export { DATASETS } from "./datasets/index.js"
 export type { Dataset } from "./engine/Dataset.js"
 export { ExportError, runExport, type ExportObserver, type ExportOptions, type ExportReport } from "./engine/export.js"
 export { followExport, type FollowOptions } from "./engine/follow.js"
-export { makeStopSignal, StopSignal, type StopSignalService } from "./engine/StopSignal.js"
+export { makeStopSignal, StopSignal, type StopSignalService } from "./stop/StopSignal.js"
 export { RollbackError, rollbackLake, type RollbackOptions, type RollbackReport } from "./engine/rollback.js"
 export { layerLake } from "./lake/writer.js"
 /** @deprecated the same layer, named `layerLake` since 0.1 (a writer is a process writing a lake) */

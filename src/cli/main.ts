@@ -20,7 +20,7 @@ import { rollbackCommand } from "./rollback.js"
 import { runCommand } from "./run.js"
 import { schemaCommand } from "./schema.js"
 import { processStop, runMain } from "./runMain.js"
-import { StopSignal } from "../engine/StopSignal.js"
+import { StopSignal } from "../stop/StopSignal.js"
 
 const commands = [
   runCommand,

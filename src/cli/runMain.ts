@@ -8,7 +8,7 @@
  * on the file system cannot keep a process running that the user asked twice to stop.
  */
 import { makeRunMain } from "@effect/platform/Runtime"
-import { makeStopSignal } from "../engine/StopSignal.js"
+import { makeStopSignal } from "../stop/StopSignal.js"
 
 /** What the first Ctrl-C (or SIGTERM) prints, before the command stops. */
 const FIRST_SIGNAL = "chain-lake: stopping (Ctrl-C again stops at once)"
@@ -21,7 +21,7 @@ export const { signal: processStop, ask: askProcessStop } = makeStopSignal({
   graceMs: Number(process.env.CHAIN_LAKE_TEST_STOP_GRACE_MS) || undefined,
   late: (ms) =>
     process.stderr.write(
-      `chain-lake: the shards' commits have not ended ${ms / 1000} s after the stop (the indexer does not answer their checks?): stopping without them\n`
+      `chain-lake: the shards' commits have not ended ${ms / 1000} s after the stop (the indexer does not answer their checks, or another writer holds the lake's lock?): stopping without them\n`
     )
 })
 

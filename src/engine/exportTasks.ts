@@ -32,7 +32,7 @@ import { runShard, type FetchSlots, type ShardEnd, type ShardSettings } from "./
 import { ShardLake, type ShardLakeService } from "./ShardLake.js"
 import { runSnapshot, snapshotInput } from "./snapshot.js"
 import type { SourceStatus } from "./Source.js"
-import { stopSignalOf } from "./StopSignal.js"
+import { stopSignalOf } from "../stop/StopSignal.js"
 import { RunningShardWorkers, type ShardContext, ShardWorkers, type WithShardWorkers } from "./workers.js"
 
 /** What a run counts per dataset, and reports as each is done. */

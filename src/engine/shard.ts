@@ -3,7 +3,7 @@
  * written to one file per dataset and height bucket (more when a file grows past `flushBytes`),
  * and committed with the range they complete: at the end, and on the way every `checkpointMs`
  * (every writer is then finished and the range read so far committed), so that a kill loses that
- * much work at most, not a shard's; and when a stop is asked (StopSignal.ts), at its next page,
+ * much work at most, not a shard's; and when a stop is asked (src/stop/StopSignal.ts), at its next page,
  * so that a stop loses only the pages on their way. Nothing of a shard is visible before a commit.
  */
 import { appendFile } from "node:fs/promises"
@@ -24,7 +24,7 @@ import { endedEarly, misplacedPositionPage, recordOrder, rowsAtOtherHeight } fro
 import { makeShardFiles, type ShardFiles } from "./shardFiles.js"
 import { ShardLake, type ShardLakeService } from "./ShardLake.js"
 import { Source, type InvalidRecordFailure, type ListPage, type PageRequest, type SourceFailure, type SourceService } from "./Source.js"
-import { stopSignalOf, type StopSignalService } from "./StopSignal.js"
+import { stopSignalOf, type StopSignalService } from "../stop/StopSignal.js"
 
 /** What a shard (or a snapshot) fails with. */
 export type WriteFailure = SourceFailure | SinkError | ManifestError

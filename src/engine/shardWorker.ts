@@ -11,7 +11,7 @@ import type { AppendDataset, AppendList, Dataset } from "./Dataset.js"
 import { runShard, type FetchSlots, type ShardEnd, type ShardEvents } from "./shard.js"
 import { ShardLake, type ShardLakeService } from "./ShardLake.js"
 import { Source } from "./Source.js"
-import { makeStopSignal, StopSignal } from "./StopSignal.js"
+import { makeStopSignal, StopSignal } from "../stop/StopSignal.js"
 import { type Call, failureFields, type FromWorker, RemoteFailure, type ToWorker } from "./workerProtocol.js"
 
 /** What the run's thread hands each worker (workerData): its module's own config, and the run's lake. */

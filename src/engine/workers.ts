@@ -14,7 +14,7 @@ import type { Range } from "../lake/RangeSet.js"
 import type { AppendDataset, AppendList, Dataset } from "./Dataset.js"
 import type { FetchSlots, ShardEnd, ShardEvents, ShardSettings, WriteFailure } from "./shard.js"
 import type { ShardLakeService } from "./ShardLake.js"
-import { stopSignalOf } from "./StopSignal.js"
+import { stopSignalOf } from "../stop/StopSignal.js"
 import type { ShardWorkerData } from "./shardWorker.js"
 import { type Call, failureFields, type FromWorker, RemoteFailure, type ToWorker } from "./workerProtocol.js"
 

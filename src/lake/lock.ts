@@ -19,6 +19,7 @@ import { randomBytes } from "node:crypto"
 import { link, open, readFile, rename, rm, stat, utimes } from "node:fs/promises"
 import { hostname } from "node:os"
 import { Data, Duration, Effect, Fiber } from "effect"
+import { stopSignalOf } from "../stop/StopSignal.js"
 
 export class LockError extends Data.TaggedError("LockError")<{ readonly message: string }> {}
 
@@ -166,40 +167,51 @@ const takeOver = async (path: string, key: string, writer: string) => {
   await rm(aside, { force: true })
 }
 
+/*
+ * The wait for a live holder gives up once a stop is asked of the run (Ctrl-C): a commit waits
+ * inside an uninterruptible step, which an interruption would leave waiting out `waitMs` for
+ * another process's lock, one lock after another.
+ */
 const acquire = (path: string, writer: string, waitMs: number) =>
-  Effect.tryPromise({
-    try: async () => {
-      const started = Date.now()
-      const me: LockHolder = { host: HOST, pid: process.pid, writer, at: new Date().toISOString() }
-      // the lock file as last seen, and since when (this clock) it has not changed
-      let seen: { key: string; since: number } | undefined
-      for (;;) {
-        try {
-          await createLockFile(path, JSON.stringify(me))
-          return
-        } catch (e) {
-          if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
-        }
-        const found = await readHolder(path)
-        if (!found) continue
-        if (seen?.key !== found.key) seen = { key: found.key, since: Date.now() }
-        if (isGone(found, Date.now() - seen.since)) {
-          await takeOver(path, found.key, writer)
-          seen = undefined
-          continue
-        }
-        if (Date.now() - started > waitMs) {
+  Effect.flatMap(stopSignalOf, (stop) =>
+    Effect.tryPromise({
+      try: async () => {
+        const started = Date.now()
+        const me: LockHolder = { host: HOST, pid: process.pid, writer, at: new Date().toISOString() }
+        // the lock file as last seen, and since when (this clock) it has not changed
+        let seen: { key: string; since: number } | undefined
+        for (;;) {
+          try {
+            await createLockFile(path, JSON.stringify(me))
+            return
+          } catch (e) {
+            if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
+          }
+          const found = await readHolder(path)
+          if (!found) continue
+          if (seen?.key !== found.key) seen = { key: found.key, since: Date.now() }
+          if (isGone(found, Date.now() - seen.since)) {
+            await takeOver(path, found.key, writer)
+            seen = undefined
+            continue
+          }
           const h = found.holder
-          throw new LockError({
-            message: `${path} has been held ${h ? `by pid ${h.pid} on ${h.host} (since ${h.at})` : "by an unknown writer"} for over ${waitMs / 1000} s; if no chain-lake is writing this folder, delete that file and run again`
-          })
+          if (stop?.isAsked())
+            throw new LockError({
+              message: `stopped while waiting for ${path}, held ${h ? `by pid ${h.pid} on ${h.host} (since ${h.at})` : "by an unknown writer"}: what it would have committed was not`
+            })
+          if (Date.now() - started > waitMs) {
+            throw new LockError({
+              message: `${path} has been held ${h ? `by pid ${h.pid} on ${h.host} (since ${h.at})` : "by an unknown writer"} for over ${waitMs / 1000} s; if no chain-lake is writing this folder, delete that file and run again`
+            })
+          }
+          // Stryker disable next-line ArithmeticOperator: a shorter or negative pause (1 ms) only polls more often
+          await new Promise((r) => setTimeout(r, 5 + Math.random() * 20))
         }
-        // Stryker disable next-line ArithmeticOperator: a shorter or negative pause (1 ms) only polls more often
-        await new Promise((r) => setTimeout(r, 5 + Math.random() * 20))
-      }
-    },
-    catch: (e) => (e instanceof LockError ? e : new LockError({ message: `cannot take the lock ${path}: ${(e as Error).message}` }))
-  })
+      },
+      catch: (e) => (e instanceof LockError ? e : new LockError({ message: `cannot take the lock ${path}: ${(e as Error).message}` }))
+    })
+  )
 
 /** Whether the lock file `path` names `writer` of this process: checked right before a write that only its holder may make. */
 export const holds = async (path: string, writer: string) => {

@@ -5,7 +5,8 @@
  * on disk is committed (and every committed file on disk), and `verify` passes.
  */
 import { spawn } from "node:child_process"
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { hostname } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
@@ -217,7 +218,7 @@ describe("Ctrl-C", () => {
       child.kill("SIGINT")
       expect(await exited, stderr()).toBe(130)
       expect(stderr()).toMatch(
-        /^chain-lake: the shards' commits have not ended 2 s after the stop \(the indexer does not answer their checks\?\): stopping without them$/m
+        /^chain-lake: the shards' commits have not ended 2 s after the stop \(the indexer does not answer their checks, or another writer holds the lake's lock\?\): stopping without them$/m
       )
       expectCommittedIntact(out, true)
       const resumed = await runCli(["export", "--indexer-url", devnet.indexerUrl, ...args.slice(3)])
@@ -226,6 +227,26 @@ describe("Ctrl-C", () => {
     } finally {
       await proxy.close()
     }
+  })
+
+  it("a stop whose commits wait for a lake lock another live process holds gives up the wait at once: exit 1 naming the lock; a rerun once it is free completes", async () => {
+    const out = tmp()
+    const before = devnet.stats().requests
+    const { child, exited, stderr } = startCli(stopArgs(devnet.indexerUrl, out))
+    await until(() => existsSync(join(out, "txs", "_manifest.json")))
+    // a live holder of this host (the test's own process), as another export suspended with Ctrl-Z is
+    const lock = join(out, "txs", "_manifest.lock")
+    const me = { host: hostname(), pid: process.pid, writer: `${hostname()}-${process.pid}-holder`, at: new Date().toISOString() }
+    writeFileSync(lock, JSON.stringify(me))
+    // some pages of every shard read: the stop has them to commit
+    await until(() => devnet.stats().requests - before >= 30)
+    child.kill("SIGINT")
+    expect(await exited, stderr()).toBe(1)
+    expect(stderr()).toMatch(/^chain-lake: error: .*stopped while waiting for \S+_manifest\.lock, held by pid \d+ on /m)
+    rmSync(lock)
+    const resumed = await runCli(stopArgs(devnet.indexerUrl, out))
+    expect(resumed.code, resumed.stderr).toBe(0)
+    await expectLakeMatchesChain(out, devnet, ["txs"])
   })
 
   it("a second Ctrl-C stops the process at once (a cleanup stuck on the file system cannot hold it); what is committed stays whole and a rerun completes", async () => {
