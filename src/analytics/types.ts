@@ -5,8 +5,12 @@ import { Data } from "effect"
 import type { ListedFiles } from "../lake/listed.js"
 
 export class AnalyticsError extends Data.TaggedError("AnalyticsError")<{ readonly message: string }> {}
-/** DuckDB rejected the SQL (syntax, unknown column, bad parameter …): its own message. */
-export class SqlError extends Data.TaggedError("SqlError")<{ readonly message: string }> {}
+/**
+ * DuckDB rejected the SQL (syntax, unknown column, bad parameter …): its own message. `lake`: it
+ * failed on the lake's files instead (a damaged file or manifest, listed files not in place), no
+ * mistake in the query.
+ */
+export class SqlError extends Data.TaggedError("SqlError")<{ readonly message: string; readonly lake?: true }> {}
 
 export interface QueryResult {
   readonly columns: ReadonlyArray<{ readonly name: string; readonly type: string }>

@@ -104,9 +104,9 @@ export const makeLakeViews = (conn: GuardedConnection, options: ViewOptions) =>
     const problems = new Set<string>()
     /** A query that failed on the view of a dataset with a problem fails with the problem alone, as one line (not DuckDB's "Invalid Input Error: …"). */
     const plainly = (e: SqlError): SqlError => {
-      for (const p of problems) if (e.message.includes(p)) return new SqlError({ message: p })
+      for (const p of problems) if (e.message.includes(p)) return new SqlError({ message: p, lake: true })
       const guard = /^Invalid Input Error: (\w+: \d+ of the \d+ files its _manifest\.json lists are not in place .*)$/.exec(e.message)
-      return guard ? new SqlError({ message: guard[1] }) : e
+      return guard ? new SqlError({ message: guard[1], lake: true }) : e
     }
     const makeViews = Effect.tryPromise({
       try: () => makeAllViews(conn, options, problems),

@@ -8,7 +8,7 @@ import { Console, Duration, Effect, Option } from "effect"
 import { defaultMemoryLimit } from "../lake/writer.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { landingPath, refuseInsideLake } from "./lakeBounds.js"
-import { Analytics, isLake, layerAnalytics, type ParamValue, type QueryResult } from "../analytics/Analytics.js"
+import { Analytics, isLake, layerAnalytics, type ParamValue, type QueryResult, type SqlError } from "../analytics/Analytics.js"
 import { writeCatalog } from "../analytics/catalog.js"
 import { writeReport } from "../analytics/report.js"
 import { UserError } from "./errors.js"
@@ -190,7 +190,7 @@ export const QUERY_TIMEOUT = "5m"
  * sandbox refused it) or a query past its memory; other SQL errors keep DuckDB's own text, which
  * points at the place in the SQL.
  */
-const sqlProblem = (message: string, data: string, memoryLimit: string): UserError => {
+const sqlProblem = ({ message, lake }: SqlError, data: string, memoryLimit: string): UserError => {
   const denied = /Permission Error: Cannot access file "([^"]*)"/.exec(message)
   // a relative path is checked as written (file_search_path does not apply in the sandbox)
   if (denied && !isAbsolute(denied[1]))
@@ -207,12 +207,8 @@ const sqlProblem = (message: string, data: string, memoryLimit: string): UserErr
     return new UserError({
       message: `the query needs more memory than --memory-limit ${memoryLimit} (${message.split("\n")[0].replace(/^Out of Memory Error: /, "")}): narrow it, or raise --memory-limit`
     })
-  // a lake that cannot be read (a damaged file or manifest, listed files not in place) is no
-  // mistake in the query: exit 1, as a run's failures (a path the SQL names that is not there is one: 2)
-  const lakeFault = /its committed files cannot be read|_manifest\.json (?:is damaged|lists are not in place)|but no _manifest\.json/.test(
-    message
-  )
-  return new UserError({ message: sqlErrorLine(message), exitCode: lakeFault ? 1 : 2 })
+  // a lake that cannot be read is no mistake in the query: exit 1, as a run's failures (a path the SQL names that is not there is one: 2)
+  return new UserError({ message: sqlErrorLine(message), exitCode: lake ? 1 : 2 })
 }
 
 /**
@@ -347,7 +343,7 @@ export const queryCommand = Command.make(
             })
           ),
           Effect.catchTags({
-            SqlError: (e) => Effect.fail(sqlProblem(e.message, o.data, o.memoryLimit)),
+            SqlError: (e) => Effect.fail(sqlProblem(e, o.data, o.memoryLimit)),
             AnalyticsError: (e) => Effect.fail(new UserError({ message: e.message }))
           })
         )

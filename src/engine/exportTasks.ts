@@ -32,7 +32,7 @@ import { runShard, type FetchSlots, type ShardEnd, type ShardSettings } from "./
 import { ShardLake, type ShardLakeService } from "./ShardLake.js"
 import { runSnapshot, snapshotInput } from "./snapshot.js"
 import type { SourceStatus } from "./Source.js"
-import { stopSignalOf } from "../stop/StopSignal.js"
+import { stopSignalOf, untilStopped } from "../stop/StopSignal.js"
 import { RunningShardWorkers, type ShardContext, ShardWorkers, type WithShardWorkers } from "./workers.js"
 
 /** What a run counts per dataset, and reports as each is done. */
@@ -296,7 +296,7 @@ export const runTasks = (
      * ends at once, with nothing.
      */
     const stop = yield* stopSignalOf
-    const snapshotRun = (t: Task) => (stop ? Effect.raceFirst(t.run, stop.asked) : t.run)
+    const snapshotRun = (t: Task) => untilStopped(stop, t.run, Effect.void)
     const work = Effect.gen(function* () {
       // (a failed task's siblings end before the run does: a commit under way finishes, forEachJoined.ts)
       const first = yield* Effect.fork(checked(forEachJoined(snapshots, snapshotRun, run.concurrency)))

@@ -24,7 +24,7 @@ import { endedEarly, misplacedPositionPage, recordOrder, rowsAtOtherHeight } fro
 import { makeShardFiles, type ShardFiles } from "./shardFiles.js"
 import { ShardLake, type ShardLakeService } from "./ShardLake.js"
 import { Source, type InvalidRecordFailure, type ListPage, type PageRequest, type SourceFailure, type SourceService } from "./Source.js"
-import { stopSignalOf, type StopSignalService } from "../stop/StopSignal.js"
+import { stopSignalOf, type StopSignalService, untilStopped } from "../stop/StopSignal.js"
 
 /** What a shard (or a snapshot) fails with. */
 export type WriteFailure = SourceFailure | SinkError | ManifestError
@@ -37,7 +37,7 @@ class StopAsked extends Data.TaggedError("StopAsked") {}
 
 /** `fetch`, unless a stop is asked first (it is then interrupted: its request aborted, a retry's wait cut). */
 const unlessStopped = <A, E, R>(fetch: Effect.Effect<A, E, R>, stop: StopSignalService | undefined) =>
-  stop ? Effect.raceFirst(fetch, Effect.zipRight(stop.asked, Effect.fail(new StopAsked()))) : fetch
+  untilStopped(stop, fetch, Effect.fail(new StopAsked()))
 
 /** The run's paging slots (--concurrency): a shard holds one while it pages. */
 export type FetchSlots = Pick<Effect.Semaphore, "withPermits">

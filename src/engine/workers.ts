@@ -14,7 +14,7 @@ import type { Range } from "../lake/RangeSet.js"
 import type { AppendDataset, AppendList, Dataset } from "./Dataset.js"
 import type { FetchSlots, ShardEnd, ShardEvents, ShardSettings, WriteFailure } from "./shard.js"
 import type { ShardLakeService } from "./ShardLake.js"
-import { stopSignalOf } from "../stop/StopSignal.js"
+import { stopSignalOf, untilStopped } from "../stop/StopSignal.js"
 import type { ShardWorkerData } from "./shardWorker.js"
 import { type Call, failureFields, type FromWorker, RemoteFailure, type ToWorker } from "./workerProtocol.js"
 
@@ -208,9 +208,8 @@ export const startShardWorkers = (
             )
           })
           // a stop asked while its worker gets ready: the shard reads nothing
-          const ready = Effect.as(Deferred.await(member.ready), true)
-          const readyUnlessStopped = stop ? Effect.raceFirst(ready, Effect.as(stop.asked, false)) : ready
-          return yield* Effect.flatMap(readyUnlessStopped, (isReady) => (isReady ? served : Effect.succeed("stopped" as const))).pipe(
+          const ready = untilStopped(stop, Effect.as(Deferred.await(member.ready), true), Effect.succeed(false))
+          return yield* Effect.flatMap(ready, (isReady) => (isReady ? served : Effect.succeed("stopped" as const))).pipe(
             Effect.ensuring(Effect.sync(() => member.busy--))
           )
         })

@@ -36,6 +36,11 @@ export const leaseMs = () => {
 export const EMPTY_GRACE_MS = 2_000
 /** How long to wait for a lock held by a live writer before giving up. */
 const WAIT_MS = 120_000
+/**
+ * How long a stopped run still waits for a live holder: long enough for another writer's ordinary
+ * commit to end (milliseconds), short enough that a stop never waits on another run's work.
+ */
+const STOPPED_WAIT_MS = 2_000
 
 /**
  * This host's name as it appears in writer ids and locks. CHAIN_LAKE_WRITER_HOST overrides it
@@ -167,10 +172,13 @@ const takeOver = async (path: string, key: string, writer: string) => {
   await rm(aside, { force: true })
 }
 
+/** Who holds a lock, in a message. */
+const heldBy = (h: LockHolder | undefined) => (h ? `by pid ${h.pid} on ${h.host} (since ${h.at})` : "by an unknown writer")
+
 /*
- * The wait for a live holder gives up once a stop is asked of the run (Ctrl-C): a commit waits
- * inside an uninterruptible step, which an interruption would leave waiting out `waitMs` for
- * another process's lock, one lock after another.
+ * The wait for a live holder gives up STOPPED_WAIT_MS after a stop was asked of the run (Ctrl-C):
+ * a commit waits inside an uninterruptible step, which an interruption would leave waiting out
+ * `waitMs` for another process's lock, one lock after another.
  */
 const acquire = (path: string, writer: string, waitMs: number) =>
   Effect.flatMap(stopSignalOf, (stop) =>
@@ -195,14 +203,14 @@ const acquire = (path: string, writer: string, waitMs: number) =>
             seen = undefined
             continue
           }
-          const h = found.holder
-          if (stop?.isAsked())
+          const stoppedAt = stop?.askedAt()
+          if (stoppedAt !== undefined && Date.now() - stoppedAt > STOPPED_WAIT_MS)
             throw new LockError({
-              message: `stopped while waiting for ${path}, held ${h ? `by pid ${h.pid} on ${h.host} (since ${h.at})` : "by an unknown writer"}: what it would have committed was not`
+              message: `stopped while waiting for ${path}, held ${heldBy(found.holder)}: what it would have committed was not`
             })
           if (Date.now() - started > waitMs) {
             throw new LockError({
-              message: `${path} has been held ${h ? `by pid ${h.pid} on ${h.host} (since ${h.at})` : "by an unknown writer"} for over ${waitMs / 1000} s; if no chain-lake is writing this folder, delete that file and run again`
+              message: `${path} has been held ${heldBy(found.holder)} for over ${waitMs / 1000} s; if no chain-lake is writing this folder, delete that file and run again`
             })
           }
           // Stryker disable next-line ArithmeticOperator: a shorter or negative pause (1 ms) only polls more often

@@ -15,6 +15,8 @@ export interface StopSignalService {
   /** completes once a stop is asked */
   readonly asked: Effect.Effect<void>
   readonly isAsked: () => boolean
+  /** when (Date.now()) the stop was asked; undefined before */
+  readonly askedAt: () => number | undefined
   /**
    * runs `effect` as a part that heeds a stop (it ends early, keeping what it read): a stop asked
    * while it runs interrupts nothing, and once it has ended, the caller is interrupted (also where
@@ -39,6 +41,7 @@ export const makeStopSignal = (
   const graceMs = options.graceMs ?? GRACE_MS
   const stop = Deferred.unsafeMake<void>(FiberId.none)
   let asked = false
+  let askedAt: number | undefined
   /** parts that heed a stop, running */
   let heeding = 0
   const deadline = Effect.zipRight(
@@ -51,6 +54,7 @@ export const makeStopSignal = (
   const signal: StopSignalService = {
     asked: Deferred.await(stop),
     isAsked: () => asked,
+    askedAt: () => askedAt,
     // (asked looked at once no longer heeding: a stop asked before is heeded here, one asked after interrupts the caller)
     heeded: (effect) =>
       Effect.zipLeft(
@@ -64,6 +68,7 @@ export const makeStopSignal = (
   }
   const ask = () => {
     asked = true
+    askedAt ??= Date.now()
     Deferred.unsafeDone(stop, Exit.void)
     return heeding > 0
   }
@@ -72,3 +77,13 @@ export const makeStopSignal = (
 
 /** The run's stop signal, where it has one. */
 export const stopSignalOf = Effect.map(Effect.serviceOption(StopSignal), Option.getOrUndefined)
+
+/**
+ * `effect`, unless a stop is asked before it ends: it is then interrupted (a request aborted, a
+ * wait cut) and `onStop` is what it gives. Without a stop signal, `effect` alone.
+ */
+export const untilStopped = <A, E, R, B, E2>(
+  stop: StopSignalService | undefined,
+  effect: Effect.Effect<A, E, R>,
+  onStop: Effect.Effect<B, E2>
+): Effect.Effect<A | B, E | E2, R> => (stop ? Effect.raceFirst(effect, Effect.zipRight(stop.asked, onStop)) : effect)

@@ -201,7 +201,8 @@ describe("chain-lake query", () => {
       JSON.stringify({ ...manifest, files: [...manifest.files, { ...manifest.files[0], path: "height_bucket=0/not-renamed-yet.parquet" }] })
     )
     const during = await runCli(["query", "--data", lake, "SELECT count(*) AS n FROM blocks", "--format", "json"])
-    expect(during.code).toBe(2)
+    // a fault of the lake, not of the query: 1
+    expect(during.code).toBe(1)
     expect(during.stderr).toBe(
       `chain-lake: error: blocks: 1 of the ${listed} files its _manifest.json lists is missing and no export staged it: the lake lost committed files; restore them from a copy, or export into a new --out\n`
     )

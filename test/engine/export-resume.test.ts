@@ -150,6 +150,24 @@ const until = (ready: () => boolean) =>
     }, 5)
   })
 
+/**
+ * Takes the lake lock file `path` as a live holder of this host (the test's own process), as
+ * another export suspended with Ctrl-Z does: created only where no writer holds it (O_EXCL), as
+ * writers do, so that the run's own release cannot remove it.
+ */
+const takeLock = async (path: string) => {
+  const me = { host: hostname(), pid: process.pid, writer: `${hostname()}-${process.pid}-holder`, at: new Date().toISOString() }
+  for (;;) {
+    try {
+      writeFileSync(path, JSON.stringify(me), { flag: "wx" })
+      return path
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
+      await new Promise((r) => setTimeout(r, 2))
+    }
+  }
+}
+
 /** An export of txs in six shards paging at once, each of a few seconds (ten records a page at 25 ms a request): far from their 60 s checkpoint. */
 const stopArgs = (url: string, out: string, flags: ReadonlyArray<string> = []) => [
   ...["export", "--indexer-url", url, "--out", out, "--datasets", "txs"],
@@ -229,15 +247,12 @@ describe("Ctrl-C", () => {
     }
   })
 
-  it("a stop whose commits wait for a lake lock another live process holds gives up the wait at once: exit 1 naming the lock; a rerun once it is free completes", async () => {
+  it("a stop whose commits wait for a lake lock another live process holds gives up the wait soon after: exit 1 naming the lock; a rerun once it is free completes", async () => {
     const out = tmp()
     const before = devnet.stats().requests
     const { child, exited, stderr } = startCli(stopArgs(devnet.indexerUrl, out))
     await until(() => existsSync(join(out, "txs", "_manifest.json")))
-    // a live holder of this host (the test's own process), as another export suspended with Ctrl-Z is
-    const lock = join(out, "txs", "_manifest.lock")
-    const me = { host: hostname(), pid: process.pid, writer: `${hostname()}-${process.pid}-holder`, at: new Date().toISOString() }
-    writeFileSync(lock, JSON.stringify(me))
+    const lock = await takeLock(join(out, "txs", "_manifest.lock"))
     // some pages of every shard read: the stop has them to commit
     await until(() => devnet.stats().requests - before >= 30)
     child.kill("SIGINT")
@@ -247,6 +262,22 @@ describe("Ctrl-C", () => {
     const resumed = await runCli(stopArgs(devnet.indexerUrl, out))
     expect(resumed.code, resumed.stderr).toBe(0)
     await expectLakeMatchesChain(out, devnet, ["txs"])
+  })
+
+  it("a stop whose commits wait for a lake lock another writer frees soon after (its own commit ending) commits what the shards read (exit 130)", async () => {
+    const out = tmp()
+    const before = devnet.stats().requests
+    const { child, exited, stderr } = startCli(stopArgs(devnet.indexerUrl, out))
+    await until(() => existsSync(join(out, "txs", "_manifest.json")))
+    const lock = await takeLock(join(out, "txs", "_manifest.lock"))
+    await until(() => devnet.stats().requests - before >= 30)
+    child.kill("SIGINT")
+    await new Promise((r) => setTimeout(r, 300))
+    rmSync(lock)
+    expect(await exited, stderr()).toBe(130)
+    const txs = JSON.parse(readFileSync(join(out, "txs", "_manifest.json"), "utf8")) as { files: Array<{ range: [number, number] }> }
+    expect(new Set(txs.files.map((f) => f.range[0])).size).toBe(6)
+    expectCommittedIntact(out, true)
   })
 
   it("a second Ctrl-C stops the process at once (a cleanup stuck on the file system cannot hold it); what is committed stays whole and a rerun completes", async () => {
