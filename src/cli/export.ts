@@ -12,12 +12,14 @@ import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
 import { datasetNamesProblem, runExport, type ExportObserver, type ExportReport } from "../engine/export.js"
 import { FOLLOW_COMPACT_AFTER, followExport } from "../engine/follow.js"
 import type { DatasetCompaction } from "../lake/compaction.js"
+import { rollbackUnderWay } from "../lake/listed.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { isS3Url, parseS3Url } from "../s3/s3.js"
 import { s3ExportFolder, type RemoteCommits } from "../s3/sync.js"
 import {
   type CommittedToDataset,
   commitTally,
+  describeCommitted,
   writeExportReport,
   writeFailedExportReport,
   writeStoppedExportReport
@@ -303,6 +305,23 @@ const exportTarget = (o: ExportFlags) =>
     return { out, s3Url, remote } satisfies ExportTarget
   })
 
+/** What an export stopped by Ctrl-C says last: a rollback it left cut short (a local lake's), and that a rerun resumes. */
+const stoppedLines = (out: string) => {
+  const cut = isS3Url(out) ? undefined : rollbackCutShort(resolve(out))
+  return cut ? `${cut}\n${INTERRUPTED}` : INTERRUPTED
+}
+
+/**
+ * A rollback of the lake at `out` that a run ended before its end (--on-reorg rollback, or one it
+ * was finishing) left cut short, in a line: the datasets it cuts are not read until a run finishes it.
+ */
+export const rollbackCutShort = (out: string) => {
+  const rollback = rollbackUnderWay(out)
+  return rollback
+    ? `the rollback of this lake to height ${rollback.to_height} was cut short: ${rollback.datasets.join(", ")} cannot be read until it is finished; running the same command again finishes it first`
+    : undefined
+}
+
 /**
  * What a run of the command is made of: its layer (each commit of an s3:// run uploaded as it
  * happens), and for a run stopped by Ctrl-C (exit 130) what it committed, said and (a local run)
@@ -322,12 +341,6 @@ const exportRun = (o: ExportFlags, target: ExportTarget, indexer: ServiceUrl) =>
   })
   const startedAt = new Date().toISOString()
   const tally = commitTally()
-  const what = (committed: ReadonlyArray<CommittedToDataset>) =>
-    committed.length
-      ? committed
-          .map((d) => `${d.dataset} +${d.rows} row${d.rows === 1 ? "" : "s"} in ${d.files} file${d.files === 1 ? "" : "s"}`)
-          .join(", ")
-      : "nothing yet"
   /**
    * What a run `ended` before its end (stopped, or failed) committed, said on stderr, with its
    * report in the lake where `write` can write it: a report that cannot be written (the disk that
@@ -342,7 +355,7 @@ const exportRun = (o: ExportFlags, target: ExportTarget, indexer: ServiceUrl) =>
             (path) => ` (report in ${path})`,
             (e: Error) => ` (its report could not be written: ${e.message})`
           )
-      process.stderr.write(`committed by this run before it ${ended}: ${what(committed)}${where}\n`)
+      process.stderr.write(`committed by this run before it ${ended}: ${describeCommitted(committed)}${where}\n`)
     })
   const onStopped = Effect.onInterrupt(() =>
     saidAndReported("was stopped", (committed) => writeStoppedExportReport(out, { startedAt, indexerUrl: indexer.baseUrl, committed }))
@@ -535,7 +548,7 @@ export const exportCommand = Command.make("export", options, (o) =>
     yield* printSummary(o, target, report, runReport, seconds)
   }).pipe(
     Effect.scoped,
-    Effect.onInterrupt(() => Console.error(INTERRUPTED))
+    Effect.onInterrupt(() => Console.error(stoppedLines(o.out)))
   )
 ).pipe(
   Command.withDescription(

@@ -1,14 +1,24 @@
 /** `chain-lake run PIPELINE`: one run (--once, the default) or runs on the pipeline's schedule. */
 import { Args, Command, Options } from "@effect/cli"
 import { Console, Cron, Effect, Either, Option } from "effect"
+import { relative } from "node:path"
 import { loadPipeline } from "../pipelines/load.js"
+import { describeCommitted } from "../pipelines/runReports.js"
 import { pipelineEndpoints, runPipeline, schedulePipeline, type PipelineRunReport } from "../pipelines/run.js"
 import { UserError } from "./errors.js"
 import { headerOption } from "./serviceUrls.js"
-import { INTERRUPTED } from "./export.js"
+import { INTERRUPTED, rollbackCutShort } from "./export.js"
 import { stderrProgress } from "./progress.js"
 import { LOG_FORMAT_DESCRIPTION } from "./output.js"
 import { integerOption } from "./integers.js"
+
+/** A run stopped before its end (Ctrl-C): what it committed, where its report is, and a rollback it cut short. */
+const saidStopped = (report: PipelineRunReport, path: string | undefined) => {
+  const where = path ? `report in ${relative(report.out, path)}` : "its report could not be written"
+  process.stderr.write(`committed by this run before it was stopped: ${describeCommitted(report.committed ?? [])} (${where})\n`)
+  const cut = rollbackCutShort(report.out)
+  if (cut) process.stderr.write(cut + "\n")
+}
 
 const line = (r: PipelineRunReport) =>
   r.ok
@@ -75,7 +85,8 @@ export const runCommand = Command.make(
         indexerHeaders: o.indexerHeader,
         routerHeaders: o.routerHeader,
         out: Option.getOrUndefined(o.out),
-        devnet: o.devnet
+        devnet: o.devnet,
+        stopped: saidStopped
       }
       const urls = pipelineEndpoints(def, options)
       if (Either.isLeft(urls)) return yield* new UserError({ message: urls.left.message, exitCode: 2 })

@@ -28,7 +28,11 @@ export const { signal: processStop, ask: askProcessStop } = makeStopSignal({
 export const runMain = makeRunMain(({ fiber, teardown }) => {
   const keepAlive = setInterval(() => {}, 2 ** 31 - 1)
   let signals = 0
+  // the run's exit code once it has ended (Node drains its output before it exits)
+  let ended: number | undefined
   const onSignal = () => {
+    // a signal after the run ended stops nothing: the process exits with the run's code, as it was about to
+    if (ended !== undefined) process.exit(ended)
     // said at once, so that a user (or a test) knows the signal was taken, and what a second one does
     if (++signals === 1) {
       process.stderr.write(FIRST_SIGNAL + "\n")
@@ -38,19 +42,21 @@ export const runMain = makeRunMain(({ fiber, teardown }) => {
     process.stderr.write(SECOND_SIGNAL + "\n")
     process.exit(130)
   }
+  // kept until the process exits: a signal in the instant between the run's end and the exit would
+  // otherwise kill it (the default action), a complete run reading as killed
   process.on("SIGINT", onSignal)
   process.on("SIGTERM", onSignal)
   fiber.addObserver((exit) => {
     clearInterval(keepAlive)
-    if (signals === 0) {
-      process.removeListener("SIGINT", onSignal)
-      process.removeListener("SIGTERM", onSignal)
-    }
     // a command that failed after a first signal (a commit of the stop's refused) set its code
     // (process.exitCode) and ended: that code, never 0
     teardown(exit, (code) => {
       const final = code !== 0 ? code : Number(process.exitCode ?? 0)
       if (signals > 0 || final !== 0) process.exit(final)
+      ended = final
+      // exits by process.exit, once the output is written: Node's own exit frees its environment
+      // after 'exit', which puts back the signals' default action (~20 ms of a kill by Ctrl-C)
+      process.once("exit", (code) => process.exit(code))
     })
   })
 })

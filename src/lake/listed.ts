@@ -56,11 +56,8 @@ const readManifest = (dataDir: string, dataset: string): ReadManifest => {
   return { text, manifest: manifest.right, paths: manifest.right.files.map((f) => f.path) }
 }
 
-/**
- * A rollback under way, or cut short, that is cutting `dataset` (`_lake.json`'s `rollback`): some
- * of the lake's datasets may be cut and others not yet, so the dataset is not read until it is done.
- */
-const rollingBack = (dataDir: string, dataset: string): string | undefined => {
+/** The rollback under way in the lake at `dataDir`, or cut short (`_lake.json`'s `rollback`), if any. */
+export const rollbackUnderWay = (dataDir: string) => {
   let text: string
   try {
     text = readFileSync(identityPath(dataDir), "utf8")
@@ -68,7 +65,15 @@ const rollingBack = (dataDir: string, dataset: string): string | undefined => {
     return undefined
   }
   const identity = decodeLakeFile(LakeIdentity, text)
-  const rollback = Either.isRight(identity) ? identity.right.rollback : undefined
+  return Either.isRight(identity) ? identity.right.rollback : undefined
+}
+
+/**
+ * A rollback under way, or cut short, that is cutting `dataset` (`_lake.json`'s `rollback`): some
+ * of the lake's datasets may be cut and others not yet, so the dataset is not read until it is done.
+ */
+const rollingBack = (dataDir: string, dataset: string): string | undefined => {
+  const rollback = rollbackUnderWay(dataDir)
   return rollback?.datasets.includes(dataset)
     ? `${dataset}: a rollback of this lake to height ${rollback.to_height} is under way or was cut short: run chain-lake rollback --data ${dataDir} --to-height ${rollback.to_height} (or the export) again to finish it`
     : undefined

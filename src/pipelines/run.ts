@@ -16,7 +16,7 @@ import { loadPlan, sampleRound } from "../sampling/sampler.js"
 import type { PipelineDefinition } from "./definePipeline.js"
 import { pipelineLayer } from "./layers.js"
 import { PIPELINES_DIR } from "./load.js"
-import { pipelineReportFile, writePipelineReport, type PipelineRunReport } from "./runReports.js"
+import { commitTally, pipelineReportFile, writePipelineReport, type PipelineRunReport } from "./runReports.js"
 import { alive, createLockFile, EMPTY_GRACE_MS, readLockFile } from "../lake/lock.js"
 import { plainServiceUrl, serviceUrlFrom, type ServiceUrl } from "../http/serviceUrl.js"
 import { makeFolder } from "../lake/files.js"
@@ -79,6 +79,8 @@ export interface RunOptions {
   readonly devnet?: boolean
   /** the export's plan, rows and commits as they happen (the CLI's progress) */
   readonly observer?: ExportObserver
+  /** told of a run stopped before its end (Ctrl-C): its report, and where it was written (undefined: it could not be) */
+  readonly stopped?: (report: PipelineRunReport, path: string | undefined) => void
 }
 
 /** Stands for a service the pipeline never calls (no datasets, or no route plan); a request to it fails at once. */
@@ -173,24 +175,30 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
     const named = yield* pipelineEndpoints(def, options)
     yield* acquireLock(out, def.name)
     const { indexer, router } = yield* servicesOrDevnet(def, named)
-    const work = pipelineWork(def, options.observer).pipe(Effect.provide(pipelineLayer({ indexerUrl: indexer, routerUrl: router, out })))
+    const tally = commitTally()
+    const work = pipelineWork(def, tally.observe(options.observer ?? {})).pipe(
+      Effect.provide(pipelineLayer({ indexerUrl: indexer, routerUrl: router, out }))
+    )
     const reportPath = join(out, pipelineReportFile(def.name, startedAt))
+    // a run stopped by Ctrl-C is reported too (README: every run, success or failure), with what it committed
+    const stopped = Effect.suspend(() => {
+      const report: PipelineRunReport = {
+        pipeline: def.name,
+        out,
+        startedAt,
+        finishedAt: new Date().toISOString(),
+        ok: false,
+        interrupted: true,
+        error: "interrupted",
+        committed: tally.committed()
+      }
+      return Effect.either(writePipelineReport(reportPath, report)).pipe(
+        Effect.flatMap((written) => Effect.sync(() => options.stopped?.(report, Either.isRight(written) ? reportPath : undefined)))
+      )
+    })
     // a defect (a full disk where a write was not expected to fail) is a failed run too, reported like any other
     const result = yield* Effect.either(work.pipe(Effect.catchAllDefect((d) => Effect.fail(new RunError({ message: messageOf(d) }))))).pipe(
-      // a run stopped by Ctrl-C is reported too (README: every run, success or failure)
-      Effect.onInterrupt(() =>
-        Effect.ignore(
-          writePipelineReport(reportPath, {
-            pipeline: def.name,
-            out,
-            startedAt,
-            finishedAt: new Date().toISOString(),
-            ok: false,
-            interrupted: true,
-            error: "interrupted"
-          })
-        )
-      )
+      Effect.onInterrupt(() => stopped)
     )
     const report: PipelineRunReport = {
       pipeline: def.name,

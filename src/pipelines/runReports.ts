@@ -71,6 +71,12 @@ export const writeFailedExportReport = async (
   return rel
 }
 
+/** What a run committed, in words: "txs +230 rows in 6 files, blocks …", or "nothing yet". */
+export const describeCommitted = (committed: ReadonlyArray<CommittedToDataset>) =>
+  committed.length
+    ? committed.map((d) => `${d.dataset} +${d.rows} row${d.rows === 1 ? "" : "s"} in ${d.files} file${d.files === 1 ? "" : "s"}`).join(", ")
+    : "nothing yet"
+
 /**
  * What an export commits, counted as it happens (`observe` wraps the run's observer), for the
  * report of a run that is stopped before its end.
@@ -101,6 +107,8 @@ export interface PipelineRunReport {
   readonly error?: string
   /** stopped by Ctrl-C or SIGTERM (what it committed is kept; the next run goes on from there) */
   readonly interrupted?: boolean
+  /** what a run stopped before its end committed */
+  readonly committed?: ReadonlyArray<CommittedToDataset>
   readonly export?: ExportReport
   readonly routeRound?: RoundResult
   /** snapshot heights deleted by keepSnapshots, per dataset */

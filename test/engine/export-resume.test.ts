@@ -299,6 +299,30 @@ describe("Ctrl-C", () => {
     await expectLakeMatchesChain(out, devnet, DATASETS)
   })
 
+  it("signals in the instant a run ends never kill the process by signal: it exits with the run's code (0, the run complete) or as stopped (130)", async () => {
+    const codes: Array<number | null> = []
+    for (let i = 0; i < 3; i++) {
+      const out = tmp()
+      const child = spawn(process.execPath, [BIN, "export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "blocks"], {
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      let printed = ""
+      let signalling: NodeJS.Timeout | undefined
+      // the run's last line printed: a SIGINT every millisecond from then on, until the process exits
+      child.stdout.on("data", (d) => {
+        printed += d
+        if (signalling === undefined && / up to height \d+ in /.test(printed)) signalling = setInterval(() => child.kill("SIGINT"), 1)
+      })
+      const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on("exit", (c, s) => resolve([c, s])))
+      clearInterval(signalling)
+      expect(signalling, printed).toBeDefined()
+      expect(signal).toBeNull()
+      codes.push(code)
+      if (code === 0) await expectLakeMatchesChain(out, devnet, ["blocks"])
+    }
+    for (const code of codes) expect([0, 130]).toContain(code)
+  })
+
   it("an export stopped by SIGINT exits 130, says what it committed, writes an interrupted run report that matches the lake, and a rerun completes", async () => {
     const out = tmp()
     const { child, exited, stderr } = await exportUntilCommitted(out, 3)

@@ -5,13 +5,14 @@
  * height in one commit per dataset, log it in `_lake.json`, and the lake then equals a clean
  * export of the new history. Real CLI processes, real loopback devnets, real Parquet and DuckDB.
  */
+import { spawn } from "node:child_process"
 import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
 import { planCut, positionCut } from "../../src/engine/rollback.js"
 import { keptAnchors, type CommittedFile, type Manifest } from "../../src/lake/Manifests.js"
-import { runCli, startCli } from "../support/cli.js"
+import { BIN, runCli, startCli } from "../support/cli.js"
 import { expectLakeMatchesChain, withDuckDB } from "../support/chain-model.js"
 import { scan } from "../support/lake.js"
 import { startProxy, type HostileServer, type Reply } from "../support/hostile.js"
@@ -272,6 +273,41 @@ describe("an indexer rolled back and re-synced to another history (same chain id
     expect(identity(out).reorgs.at(-1).rows_dropped.blocks).toBe(130 - FORK)
     await expectLakeMatchesChain(out, ahead, DATASETS)
     expect(identity(out).rollback).toBeUndefined()
+  })
+
+  it("an export stopped (Ctrl-C) before it finished a rollback cut short says so: the rollback, and that running it again finishes it", async () => {
+    const out = copyOfLake()
+    writeFileSync(
+      join(out, "_lake.json"),
+      JSON.stringify({
+        ...identity(out),
+        rollback: { to_height: FORK, started_at: new Date().toISOString(), by: "on-reorg", datasets: DATASETS }
+      })
+    )
+    // an indexer that takes every request and answers none: the run is stopped before it finishes the rollback
+    const silent = await startProxy(ahead.indexerUrl, () => new Promise<never>(() => {}))
+    try {
+      const child = spawn(process.execPath, [BIN, ...exportArgs(silent.url, out, "--on-reorg", "rollback")], {
+        stdio: ["ignore", "ignore", "pipe"]
+      })
+      let stderr = ""
+      child.stderr.on("data", (d) => (stderr += d))
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+      while (silent.requests.length === 0) await new Promise((r) => setTimeout(r, 10))
+      child.kill("SIGINT")
+      expect(await exited, stderr).toBe(130)
+      expect(stderr).toMatch(
+        new RegExp(
+          `^the rollback of this lake to height ${FORK} was cut short: ${DATASETS.join(", ")} cannot be read until it is finished; running the same command again finishes it first$`,
+          "m"
+        )
+      )
+    } finally {
+      await silent.close()
+    }
+    const r = await runCli(exportArgs(ahead.indexerUrl, out, "--on-reorg", "rollback"))
+    expect(r.code, r.stderr).toBe(0)
+    await expectLakeMatchesChain(out, ahead, DATASETS)
   })
 
   it("a source that moves to the fork during the run: with --on-reorg rollback the run starts over, rolls back and exports the new history (exit 0)", async () => {

@@ -1,5 +1,5 @@
 /** `chain-lake run`: a pipeline once, on a cron schedule, and never two runs on one folder at a time. */
-import { readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
@@ -283,8 +283,10 @@ describe("clean shutdown", () => {
       const child = spawn(
         process.execPath,
         [BIN, "run", "full-history", "--out", out, "--indexer-url", slow.indexerUrl, "--router-url", slow.routerUrl],
-        { stdio: "ignore" }
+        { stdio: ["ignore", "ignore", "pipe"] }
       )
+      let stderr = ""
+      child.stderr.on("data", (d) => (stderr += d))
       const exited = new Promise<number | null>((res) => child.on("exit", (code) => res(code)))
       // interrupt once the export has committed blocks and txs (the checks below read both; which commits first depends on the machine's load)
       const committed = (dataset: string) => {
@@ -301,11 +303,26 @@ describe("clean shutdown", () => {
       // the stopped run is reported too
       const reports = readdirSync(join(out, "_runs")).filter((f) => f.endsWith("-pipeline-full-history.json"))
       expect(reports).toHaveLength(1)
-      expect(JSON.parse(readFileSync(join(out, "_runs", reports[0]), "utf8"))).toMatchObject({
-        pipeline: "full-history",
-        ok: false,
-        interrupted: true
-      })
+      const report = JSON.parse(readFileSync(join(out, "_runs", reports[0]), "utf8"))
+      expect(report).toMatchObject({ pipeline: "full-history", ok: false, interrupted: true })
+      // with what it committed, said on stderr too: the lake was empty, so exactly what the manifests hold
+      const held = new Map<string, { rows: number; files: number }>()
+      for (const dataset of readdirSync(out)) {
+        if (!existsSync(join(out, dataset, "_manifest.json"))) continue
+        const files = JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8")).files as Array<{ rows: number }>
+        if (files.length > 0) held.set(dataset, { rows: files.reduce((n, f) => n + f.rows, 0), files: files.length })
+      }
+      expect(
+        new Map(
+          (report.committed as Array<{ dataset: string; rows: number; files: number }>).map((c) => [
+            c.dataset,
+            { rows: c.rows, files: c.files }
+          ])
+        )
+      ).toEqual(held)
+      expect(stderr).toMatch(
+        /^committed by this run before it was stopped: .*txs \+\d+ rows? in \d+ files?.* \(report in _runs\/.*-pipeline-full-history\.json\)$/m
+      )
       // consistent, though maybe incomplete (shards commit out of order): no duplicates, and the
       // files on disk are exactly what the manifests committed
       const v = await runCli(["verify", "--data", out])
