@@ -7,8 +7,8 @@ import type { ListedFiles } from "../lake/listed.js"
 export class AnalyticsError extends Data.TaggedError("AnalyticsError")<{ readonly message: string }> {}
 /**
  * DuckDB rejected the SQL (syntax, unknown column, bad parameter …): its own message. `lake`: it
- * failed on the lake's files instead (a damaged file or manifest, listed files not in place), no
- * mistake in the query.
+ * failed on the lake's files instead, no mistake in the query: a view whose files could not be
+ * read when it was made (a damaged file or manifest, listed files not in place) or made again.
  */
 export class SqlError extends Data.TaggedError("SqlError")<{ readonly message: string; readonly lake?: true }> {}
 

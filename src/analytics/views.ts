@@ -115,7 +115,7 @@ export const makeLakeViews = (conn: GuardedConnection, options: ViewOptions) =>
     yield* afresh(makeViews, Effect.void)
     // making them again may meet another swap too
     const remakeViews = afresh(
-      Effect.mapError(makeViews, (e) => new SqlError({ message: e.message })),
+      Effect.mapError(makeViews, (e) => new SqlError({ message: e.message, lake: true })),
       Effect.void
     )
     return {

@@ -12,7 +12,7 @@ import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
 import { datasetNamesProblem, runExport, type ExportObserver, type ExportReport } from "../engine/export.js"
 import { FOLLOW_COMPACT_AFTER, followExport } from "../engine/follow.js"
 import type { DatasetCompaction } from "../lake/compaction.js"
-import { rollbackUnderWay } from "../lake/listed.js"
+import { rollbackUnderWay, toFinishRollback } from "../lake/listed.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { isS3Url, parseS3Url } from "../s3/s3.js"
 import { s3ExportFolder, type RemoteCommits } from "../s3/sync.js"
@@ -312,13 +312,13 @@ const stoppedLines = (out: string) => {
 }
 
 /**
- * A rollback of the lake at `out` that a run ended before its end (--on-reorg rollback, or one it
- * was finishing) left cut short, in a line: the datasets it cuts are not read until a run finishes it.
+ * A rollback of the lake at `out` left unfinished (a run stopped during --on-reorg rollback, or
+ * before it finished one cut short earlier), in a line: the datasets it cuts are not read until it is.
  */
 export const rollbackCutShort = (out: string) => {
   const rollback = rollbackUnderWay(out)
   return rollback
-    ? `the rollback of this lake to height ${rollback.to_height} was cut short: ${rollback.datasets.join(", ")} cannot be read until it is finished; running the same command again finishes it first`
+    ? `the rollback of this lake to height ${rollback.to_height} was cut short: ${rollback.datasets.join(", ")} cannot be read until it is finished: ${toFinishRollback(out, rollback.to_height)}`
     : undefined
 }
 

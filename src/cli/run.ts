@@ -107,8 +107,11 @@ export const runCommand = Command.make(
       }
       // the export's plan and progress, as `export` shows them (a long run was silent until its last line)
       const progress = stderrProgress({ names: def.datasets })
-      const report = yield* runPipeline(def, { ...options, observer: progress.observer }).pipe(
+      // (what a stopped run says comes after the progress has stopped: its last redraw would hide it)
+      let stopped: Parameters<typeof saidStopped> | undefined
+      const report = yield* runPipeline(def, { ...options, observer: progress.observer, stopped: (...said) => (stopped = said) }).pipe(
         Effect.ensuring(Effect.sync(() => progress.stop())),
+        Effect.onInterrupt(() => Effect.sync(() => stopped && saidStopped(...stopped))),
         Effect.mapError((e) => new UserError({ message: e.message }))
       )
       yield* Console.log(line(report))

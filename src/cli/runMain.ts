@@ -31,8 +31,9 @@ export const runMain = makeRunMain(({ fiber, teardown }) => {
   // the run's exit code once it has ended (Node drains its output before it exits)
   let ended: number | undefined
   const onSignal = () => {
-    // a signal after the run ended stops nothing: the process exits with the run's code, as it was about to
-    if (ended !== undefined) process.exit(ended)
+    // a signal after the run ended stops nothing: the process exits with the run's code, as it was
+    // about to, unless its output is still on its way (a slow reader of a pipe): that is cut, 130
+    if (ended !== undefined) process.exit(process.stdout.writableLength || process.stderr.writableLength ? 130 : ended)
     // said at once, so that a user (or a test) knows the signal was taken, and what a second one does
     if (++signals === 1) {
       process.stderr.write(FIRST_SIGNAL + "\n")
@@ -54,9 +55,10 @@ export const runMain = makeRunMain(({ fiber, teardown }) => {
       const final = code !== 0 ? code : Number(process.exitCode ?? 0)
       if (signals > 0 || final !== 0) process.exit(final)
       ended = final
-      // exits by process.exit, once the output is written: Node's own exit frees its environment
-      // after 'exit', which puts back the signals' default action (~20 ms of a kill by Ctrl-C)
-      process.once("exit", (code) => process.exit(code))
+      // exits by process.exit once the output is written (nothing left to do: beforeExit): Node's
+      // own exit frees its environment after 'exit', which puts back the signals' default action
+      // (~20 ms in which a Ctrl-C kills the process)
+      process.once("beforeExit", () => process.exit(final))
     })
   })
 })

@@ -56,6 +56,10 @@ const readManifest = (dataDir: string, dataset: string): ReadManifest => {
   return { text, manifest: manifest.right, paths: manifest.right.files.map((f) => f.path) }
 }
 
+/** What finishes a rollback of the lake at `dataDir` to `height` that is under way or was cut short. */
+export const toFinishRollback = (dataDir: string, height: number) =>
+  `run chain-lake rollback --data ${dataDir} --to-height ${height} (or the export) again to finish it`
+
 /** The rollback under way in the lake at `dataDir`, or cut short (`_lake.json`'s `rollback`), if any. */
 export const rollbackUnderWay = (dataDir: string) => {
   let text: string
@@ -75,7 +79,7 @@ export const rollbackUnderWay = (dataDir: string) => {
 const rollingBack = (dataDir: string, dataset: string): string | undefined => {
   const rollback = rollbackUnderWay(dataDir)
   return rollback?.datasets.includes(dataset)
-    ? `${dataset}: a rollback of this lake to height ${rollback.to_height} is under way or was cut short: run chain-lake rollback --data ${dataDir} --to-height ${rollback.to_height} (or the export) again to finish it`
+    ? `${dataset}: a rollback of this lake to height ${rollback.to_height} is under way or was cut short: ${toFinishRollback(dataDir, rollback.to_height)}`
     : undefined
 }
 

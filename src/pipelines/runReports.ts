@@ -107,7 +107,7 @@ export interface PipelineRunReport {
   readonly error?: string
   /** stopped by Ctrl-C or SIGTERM (what it committed is kept; the next run goes on from there) */
   readonly interrupted?: boolean
-  /** what a run stopped before its end committed */
+  /** what the export of a run stopped before its end committed (route quotes and compaction are not counted) */
   readonly committed?: ReadonlyArray<CommittedToDataset>
   readonly export?: ExportReport
   readonly routeRound?: RoundResult

@@ -10,6 +10,7 @@ import { hostname } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
+import { STAGING } from "../../src/lake/layout.js"
 import { expectLakeMatchesChain } from "../support/chain-model.js"
 import { BIN, runCli } from "../support/cli.js"
 import { startProxy } from "../support/hostile.js"
@@ -138,6 +139,16 @@ const exportUntilCommitted = async (out: string, files: number, env: Readonly<Re
     }, 5)
   })
   return started
+}
+
+/** The files of `dataset` a writer has staged (written, not yet committed) in the lake at `out`. */
+const staged = (out: string, dataset: string) => {
+  const staging = join(out, STAGING)
+  if (!existsSync(staging)) return []
+  return readdirSync(staging).flatMap((writer) => {
+    const folder = join(staging, writer, dataset)
+    return existsSync(folder) ? (readdirSync(folder, { recursive: true }) as Array<string>).filter((f) => f.endsWith(".pending")) : []
+  })
 }
 
 /** Resolves once `ready()` holds (looked at every 5 ms). */
@@ -272,9 +283,12 @@ describe("Ctrl-C", () => {
     const lock = await takeLock(join(out, "txs", "_manifest.lock"))
     await until(() => devnet.stats().requests - before >= 30)
     child.kill("SIGINT")
-    await new Promise((r) => setTimeout(r, 300))
+    // every shard's files written, their commits waiting (the first for the lock, the rest behind it): held 0.5 s more
+    await until(() => staged(out, "txs").length >= 6)
+    await new Promise((r) => setTimeout(r, 500))
     rmSync(lock)
     expect(await exited, stderr()).toBe(130)
+    expect(stderr()).not.toMatch(/stopped while waiting/)
     const txs = JSON.parse(readFileSync(join(out, "txs", "_manifest.json"), "utf8")) as { files: Array<{ range: [number, number] }> }
     expect(new Set(txs.files.map((f) => f.range[0])).size).toBe(6)
     expectCommittedIntact(out, true)

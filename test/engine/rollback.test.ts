@@ -298,7 +298,7 @@ describe("an indexer rolled back and re-synced to another history (same chain id
       expect(await exited, stderr).toBe(130)
       expect(stderr).toMatch(
         new RegExp(
-          `^the rollback of this lake to height ${FORK} was cut short: ${DATASETS.join(", ")} cannot be read until it is finished; running the same command again finishes it first$`,
+          `^the rollback of this lake to height ${FORK} was cut short: ${DATASETS.join(", ")} cannot be read until it is finished: run chain-lake rollback --data ${out} --to-height ${FORK} \\(or the export\\) again to finish it$`,
           "m"
         )
       )
