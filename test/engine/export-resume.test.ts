@@ -179,6 +179,20 @@ const takeLock = async (path: string) => {
   }
 }
 
+/**
+ * An export into `out` (stopArgs) stopped by SIGINT once some pages of every shard are read, while
+ * this process holds the lock of its txs manifest (takeLock): the stop has them to commit.
+ */
+const stoppedBesideLock = async (out: string) => {
+  const before = devnet.stats().requests
+  const { child, exited, stderr } = startCli(stopArgs(devnet.indexerUrl, out))
+  await until(() => existsSync(join(out, "txs", "_manifest.json")))
+  const lock = await takeLock(join(out, "txs", "_manifest.lock"))
+  await until(() => devnet.stats().requests - before >= 30)
+  child.kill("SIGINT")
+  return { exited, stderr, lock }
+}
+
 /** An export of txs in six shards paging at once, each of a few seconds (ten records a page at 25 ms a request): far from their 60 s checkpoint. */
 const stopArgs = (url: string, out: string, flags: ReadonlyArray<string> = []) => [
   ...["export", "--indexer-url", url, "--out", out, "--datasets", "txs"],
@@ -260,13 +274,7 @@ describe("Ctrl-C", () => {
 
   it("a stop whose commits wait for a lake lock another live process holds gives up the wait soon after: exit 1 naming the lock; a rerun once it is free completes", async () => {
     const out = tmp()
-    const before = devnet.stats().requests
-    const { child, exited, stderr } = startCli(stopArgs(devnet.indexerUrl, out))
-    await until(() => existsSync(join(out, "txs", "_manifest.json")))
-    const lock = await takeLock(join(out, "txs", "_manifest.lock"))
-    // some pages of every shard read: the stop has them to commit
-    await until(() => devnet.stats().requests - before >= 30)
-    child.kill("SIGINT")
+    const { exited, stderr, lock } = await stoppedBesideLock(out)
     expect(await exited, stderr()).toBe(1)
     expect(stderr()).toMatch(/^chain-lake: error: .*stopped while waiting for \S+_manifest\.lock, held by pid \d+ on /m)
     rmSync(lock)
@@ -277,12 +285,7 @@ describe("Ctrl-C", () => {
 
   it("a stop whose commits wait for a lake lock another writer frees soon after (its own commit ending) commits what the shards read (exit 130)", async () => {
     const out = tmp()
-    const before = devnet.stats().requests
-    const { child, exited, stderr } = startCli(stopArgs(devnet.indexerUrl, out))
-    await until(() => existsSync(join(out, "txs", "_manifest.json")))
-    const lock = await takeLock(join(out, "txs", "_manifest.lock"))
-    await until(() => devnet.stats().requests - before >= 30)
-    child.kill("SIGINT")
+    const { exited, stderr, lock } = await stoppedBesideLock(out)
     // every shard's files written, their commits waiting (the first for the lock, the rest behind it): held 0.5 s more
     await until(() => staged(out, "txs").length >= 6)
     await new Promise((r) => setTimeout(r, 500))
