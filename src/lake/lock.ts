@@ -206,7 +206,7 @@ const acquire = (path: string, writer: string, waitMs: number) =>
           const stoppedAt = stop?.askedAt()
           if (stoppedAt !== undefined && Date.now() - stoppedAt > STOPPED_WAIT_MS)
             throw new LockError({
-              message: `stopped while waiting for ${path}, held ${heldBy(found.holder)}: what it would have committed was not`
+              message: `stopped while waiting for ${path}, held ${heldBy(found.holder)}: what the run read since its last commit is not committed`
             })
           if (Date.now() - started > waitMs) {
             throw new LockError({
