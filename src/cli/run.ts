@@ -85,8 +85,7 @@ export const runCommand = Command.make(
         indexerHeaders: o.indexerHeader,
         routerHeaders: o.routerHeader,
         out: Option.getOrUndefined(o.out),
-        devnet: o.devnet,
-        stopped: saidStopped
+        devnet: o.devnet
       }
       const urls = pipelineEndpoints(def, options)
       if (Either.isLeft(urls)) return yield* new UserError({ message: urls.left.message, exitCode: 2 })
@@ -97,6 +96,7 @@ export const runCommand = Command.make(
         const { runs, failed } = yield* schedulePipeline(def, {
           ...options,
           maxRuns: Option.getOrUndefined(o.maxRuns),
+          stopped: saidStopped,
           onRun: (r) => console.log(line(r))
         })
         if (failed > 0)

@@ -40,7 +40,6 @@ export const makeStopSignal = (
 ): { readonly signal: StopSignalService; readonly ask: () => boolean } => {
   const graceMs = options.graceMs ?? GRACE_MS
   const stop = Deferred.unsafeMake<void>(FiberId.none)
-  let asked = false
   let askedAt: number | undefined
   /** parts that heed a stop, running */
   let heeding = 0
@@ -53,7 +52,7 @@ export const makeStopSignal = (
   )
   const signal: StopSignalService = {
     asked: Deferred.await(stop),
-    isAsked: () => asked,
+    isAsked: () => askedAt !== undefined,
     askedAt: () => askedAt,
     // (asked looked at once no longer heeding: a stop asked before is heeded here, one asked after interrupts the caller)
     heeded: (effect) =>
@@ -63,11 +62,10 @@ export const makeStopSignal = (
           () => Effect.raceFirst(effect, deadline),
           () => Effect.sync(() => heeding--)
         ),
-        Effect.suspend(() => (asked ? Effect.interrupt : Effect.void))
+        Effect.suspend(() => (askedAt !== undefined ? Effect.interrupt : Effect.void))
       )
   }
   const ask = () => {
-    asked = true
     askedAt ??= Date.now()
     Deferred.unsafeDone(stop, Exit.void)
     return heeding > 0

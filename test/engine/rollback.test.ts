@@ -54,6 +54,13 @@ afterAll(async () => {
   removeAll()
 })
 
+/** Leaves the lake at `out` as a rollback to FORK of every dataset leaves it when stopped right after recording its intent. */
+const cutShortAtFork = (out: string, by: "command" | "on-reorg") =>
+  writeFileSync(
+    join(out, "_lake.json"),
+    JSON.stringify({ ...identity(out), rollback: { to_height: FORK, started_at: new Date().toISOString(), by, datasets: DATASETS } })
+  )
+
 const copyOfLake = () => {
   const out = tmp()
   cpSync(lake, out, { recursive: true })
@@ -243,14 +250,7 @@ describe("an indexer rolled back and re-synced to another history (same chain id
 
   it("a rollback cut short: readers of its datasets fail in one line until the next export finishes it", async () => {
     const out = copyOfLake()
-    // as a rollback leaves the lake when stopped right after recording its intent
-    writeFileSync(
-      join(out, "_lake.json"),
-      JSON.stringify({
-        ...identity(out),
-        rollback: { to_height: FORK, started_at: new Date().toISOString(), by: "command", datasets: DATASETS }
-      })
-    )
+    cutShortAtFork(out, "command")
     const q = await runCli(["query", "--data", out, "SELECT count(*) FROM txs"])
     expect(q.code).not.toBe(0)
     expect(q.stderr.trim()).toMatch(
@@ -277,13 +277,7 @@ describe("an indexer rolled back and re-synced to another history (same chain id
 
   it("an export stopped (Ctrl-C) before it finished a rollback cut short says so: the rollback, and that running it again finishes it", async () => {
     const out = copyOfLake()
-    writeFileSync(
-      join(out, "_lake.json"),
-      JSON.stringify({
-        ...identity(out),
-        rollback: { to_height: FORK, started_at: new Date().toISOString(), by: "on-reorg", datasets: DATASETS }
-      })
-    )
+    cutShortAtFork(out, "on-reorg")
     // an indexer that takes every request and answers none: the run is stopped before it finishes the rollback
     const silent = await startProxy(ahead.indexerUrl, () => new Promise<never>(() => {}))
     try {
