@@ -3,6 +3,8 @@
  * then the analytics views; a dataset whose files cannot be read gets a view that fails every
  * query with its problem, and the views are made again when a compaction moved a listed file away.
  */
+import { existsSync } from "node:fs"
+import { isAbsolute, join, relative } from "node:path"
 import { Effect } from "effect"
 import type { GuardedConnection } from "../lake/duckdb.js"
 import { listedFiles, type ListedFiles } from "../lake/listed.js"
@@ -11,9 +13,48 @@ import { createAnalyticsViews, LAKE_DATASETS } from "./lakeViewList.js"
 import { AnalyticsError, SqlError } from "./types.js"
 import { datasetViewSql, snapshotsViewSql } from "./viewSql.js"
 
-/** The line every query of a dataset whose view could not be made fails with: DuckDB's first line, without its error class. */
+/** Where a user finds a damaged file DuckDB did not name (verify says its own line in its place). */
+export const VERIFY_NAMES_IT = "chain-lake verify names the damaged file"
+
+/** DuckDB's first line without its error class, nor the file it names first (the line names it). */
+const duckdbWhy = (message: string) =>
+  message
+    .split("\n")[0]
+    .replace(/^[A-Za-z ]+ Error: /, "")
+    .replace(/^Failed to read file ["'][^"']+["']: /, "")
+
+/** The one line of a lake file that cannot be read: which (a file, or a dataset's files), why in DuckDB's words, and what to do. */
+const cannotRead = (what: string, why: string, dataset: string | undefined, named: boolean) =>
+  `${what} cannot be read (${why}): ${named ? "the file is damaged" : VERIFY_NAMES_IT}; restore it from a copy, or export ${dataset ?? "its dataset"} again into a new folder`
+
+/** The line every query of a dataset whose view could not be made fails with. */
 export const unreadableProblem = (dataset: string, duckdbMessage: string) =>
-  `${dataset}: its committed files cannot be read (${duckdbMessage.split("\n")[0].replace(/^[A-Za-z ]+ Error: /, "")}): a file is damaged; chain-lake verify names it; restore it from a copy, or export ${dataset} again into a new folder`
+  cannotRead(`${dataset}: its committed files`, duckdbWhy(duckdbMessage), dataset, false)
+
+/**
+ * DuckDB failing to decode a Parquet file: its words name the file, or only what broke; a page
+ * header that does not decode is thrift's error, which DuckDB's class "Invalid Error" carries and
+ * SQL never raises.
+ */
+const DAMAGE = /^Invalid Error: |Parquet file|Failed to read file|TProtocolException|Out of buffer|[Dd]ecompression failure/
+const NAMED_FILE = /["']([^"']+\.parquet)["']/
+
+/**
+ * The line a query fails with when a file of the lake is damaged inside (its view was made from
+ * its intact footer; the damage shows when its rows are read), or undefined for any other error.
+ * The query reads nothing but the lake (database.ts confines it), so every Parquet file it fails
+ * to decode is one of the lake's: the line names it when DuckDB does.
+ */
+export const damagedFileLine = (message: string, dataDir: string): string | undefined => {
+  const named = NAMED_FILE.exec(message)?.[1]
+  const path = named === undefined ? undefined : isAbsolute(named) ? relative(dataDir, named) : named
+  const inLake = path !== undefined && !path.startsWith("..") && !isAbsolute(path)
+  // a file of the lake that is there and failed to read (one that is not there is a path the SQL mistyped)
+  if (!DAMAGE.test(message) && !(inLake && existsSync(join(dataDir, path)))) return undefined
+  return inLake
+    ? cannotRead(path, duckdbWhy(message), path.split("/")[0], true)
+    : cannotRead("a committed file of the lake", duckdbWhy(message), undefined, false)
+}
 
 export interface ViewOptions {
   /** the data folder as the connection knows it */
@@ -106,7 +147,9 @@ export const makeLakeViews = (conn: GuardedConnection, options: ViewOptions) =>
     const plainly = (e: SqlError): SqlError => {
       for (const p of problems) if (e.message.includes(p)) return new SqlError({ message: p, lake: true })
       const guard = /^Invalid Input Error: (\w+: \d+ of the \d+ files its _manifest\.json lists are not in place .*)$/.exec(e.message)
-      return guard ? new SqlError({ message: guard[1], lake: true }) : e
+      if (guard) return new SqlError({ message: guard[1], lake: true })
+      const damaged = damagedFileLine(e.message, options.dataDir)
+      return damaged ? new SqlError({ message: damaged, lake: true }) : e
     }
     const makeViews = Effect.tryPromise({
       try: () => makeAllViews(conn, options, problems),

@@ -7,7 +7,7 @@ import { join } from "node:path"
 import { type Context, Effect, Layer } from "effect"
 import { listFiles, sha256File } from "../lake/files.js"
 import { Analytics, LAKE_DATASETS, layerAnalytics } from "../analytics/Analytics.js"
-import { vanished } from "../analytics/views.js"
+import { vanished, VERIFY_NAMES_IT } from "../analytics/views.js"
 import { layerManifests, Manifests } from "../lake/Manifests.js"
 import type { Manifest } from "../lake/manifest.js"
 import { listedFiles, notInPlace, type ListedFiles } from "../lake/listed.js"
@@ -81,15 +81,30 @@ export const verifyLake = (pinned: ReadonlyMap<string, ListedFiles>) =>
       },
       manifests: yield* Manifests
     }
+    // what the manifests promise against what the folders and files hold, first: a file damaged inside fails the reads of its rows
+    for (const d of DATASETS) yield* fileChecks(c, d.name)
+    yield* rowChecks(c).pipe(
+      Effect.catchIf(
+        (e) => e.lake === true,
+        (e) =>
+          Effect.sync(() =>
+            c.add("the lake's rows can be read", false, e.message.replace(VERIFY_NAMES_IT, "the sha256 checks above name it"))
+          )
+      )
+    )
+    return checks
+  })
+
+/** The checks that read the lake's rows: the first file that cannot be read ends them all (its view fails every query). */
+const rowChecks = (c: LakeChecks) =>
+  Effect.gen(function* () {
     yield* blockChecks(c)
     yield* txChecks(c)
     yield* evmChecks(c)
     yield* positionRowChecks(c)
     yield* snapshotKeyChecks(c)
     yield* holeNotes(c)
-    // what the manifests promise against what the folders and files hold
-    for (const d of DATASETS) yield* fileChecks(c, d.name)
-    return checks
+    for (const d of DATASETS) yield* rowCountCheck(c, d.name)
   })
 
 /** Where a dataset's manifest lists stretches not committed between its committed ones: said, not failed (a stopped run, or one from a later height). */
@@ -276,10 +291,10 @@ const snapshotKeyChecks = (c: LakeChecks) =>
     }
   })
 
-/** A dataset's folder against its manifest: exactly the committed files, each as committed, and their rows. */
+/** A dataset's folder against its manifest: exactly the committed files, each as committed (its rows are rowCountCheck's). */
 const fileChecks = (c: LakeChecks, name: string) =>
   Effect.gen(function* () {
-    const { q, add, manifests } = c
+    const { add, manifests } = c
     // a dataset the pin found no manifest of has no rows to compare: a writer's first commit of it since is checked for strays only (below)
     const pinned = c.manifest(name)
     const files = pinned?.files ?? []
@@ -320,9 +335,16 @@ const fileChecks = (c: LakeChecks, name: string) =>
         ? `${files.length - missing.length} files`
         : `${changed.length} file(s) changed since their commit, e.g. ${changed[0]}`
     )
+  })
+
+/** A dataset's rows: as many as its pinned manifest promises. */
+const rowCountCheck = (c: LakeChecks, name: string) =>
+  Effect.gen(function* () {
+    const files = c.manifest(name)?.files ?? []
+    if (files.length === 0) return
     const promised = files.reduce((s, f) => s + f.rows, 0)
-    const [held] = one(yield* q(`SELECT count(*) FROM ${name}`)).map(Number)
-    add(`${name}: rows equal the manifest's`, promised === held, `manifest ${promised}, files ${held}`)
+    const [held] = one(yield* c.q(`SELECT count(*) FROM ${name}`)).map(Number)
+    c.add(`${name}: rows equal the manifest's`, promised === held, `manifest ${promised}, files ${held}`)
   })
 
 /**

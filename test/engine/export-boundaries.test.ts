@@ -97,7 +97,7 @@ describe("a committed file damaged after its commit", () => {
     // a damaged lake, not a mistake in the query (which exits 2)
     expect(blocks.code).toBe(1)
     expect(blocks.stderr).toMatch(
-      /^chain-lake: error: blocks: its committed files cannot be read \(.*part-h\S+\.parquet.*\): a file is damaged; chain-lake verify names it; restore it from a copy, or export blocks again into a new folder\n$/
+      /^chain-lake: error: blocks: its committed files cannot be read \(.*part-h\S+\.parquet.*\): chain-lake verify names the damaged file; restore it from a copy, or export blocks again into a new folder\n$/
     )
 
     const catalog = await runCli(["catalog", "--data", out])

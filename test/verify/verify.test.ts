@@ -1,5 +1,5 @@
 /** `chain-lake verify`: passes on a clean export, and names what is wrong on a damaged one or against another chain. */
-import { copyFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs"
+import { copyFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -99,6 +99,46 @@ describe("chain-lake verify", () => {
       expect(r.stderr.trim()).toMatch(/^chain-lake: error: 2 of \d+ checks failed$/)
     } finally {
       rmSync(mixed, { recursive: true, force: true })
+    }
+  })
+
+  it("names a file damaged inside, its footer intact (the views are made, its rows fail at read): verify by its checksum, the rows' checks as one failure; query exits 1 with one line, not 2 as for a mistake in the SQL", async () => {
+    const damaged = mkdtempSync(join(tmpdir(), "chain-lake-verify-damaged-"))
+    try {
+      cpSync(data, damaged, { recursive: true })
+      const dir = join(damaged, "txs", "height_bucket=0")
+      const file = readdirSync(dir).find((f) => f.endsWith(".parquet"))!
+      // the first column chunk's page header and bytes overwritten, the footer (the last bytes) left as it was
+      const bytes = readFileSync(join(dir, file))
+      bytes.fill(0x41, 4, Math.min(404, bytes.length - 1024))
+      writeFileSync(join(dir, file), bytes)
+      const r = await runCli(["verify", "--data", damaged])
+      expect(r.code, r.stderr).toBe(1)
+      expect(r.stdout, r.stderr).toContain(
+        `FAIL  txs: every file as committed (sha256): 1 file(s) changed since their commit, e.g. height_bucket=0/${file}`
+      )
+      expect(r.stdout).toMatch(/^FAIL +the lake's rows can be read: .*cannot be read \(.+\): .*restore it from a copy/m)
+      expect(r.stderr.trim()).toMatch(/^chain-lake: error: 2 of \d+ checks failed$/)
+      // damage elsewhere in the file reads as other errors of DuckDB's (a page, a length, a decompression): each the same one line
+      for (const at of [4, Math.floor(bytes.length / 2), bytes.length - 2048]) {
+        const again = readFileSync(join(data, "txs", "height_bucket=0", file))
+        again.fill(0x41, at, at + 400)
+        writeFileSync(join(dir, file), again)
+        const q = await runCli([
+          "query",
+          "--data",
+          damaged,
+          "SELECT count(DISTINCT tx_hash), max(length(CAST(tx AS VARCHAR))), max(length(events::VARCHAR)) FROM txs"
+        ])
+        expect(q.code, `damaged at ${at}: ${q.stderr}`).toBe(1)
+        expect(q.stdout).toBe("")
+        expect(q.stderr).toMatch(
+          /^chain-lake: error: (txs\/height_bucket=0\/\S+\.parquet|a committed file of the lake|txs: its committed files) cannot be read \(.+\): [^\n]*restore it from a copy[^\n]*\n$/
+        )
+        expect(q.stderr).not.toMatch(/Error: /)
+      }
+    } finally {
+      rmSync(damaged, { recursive: true, force: true })
     }
   })
 
