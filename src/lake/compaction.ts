@@ -149,7 +149,7 @@ export interface CompactOptions {
   readonly graceMs?: number
   /** plan only: read the manifest, write and delete nothing */
   readonly dryRun?: boolean
-  /** called after each merge is committed */
+  /** called as each merge is committed, in its uninterruptible step */
   readonly onMerged?: (dataset: string, group: CompactionGroup) => void
   /** the most bytes of retired files a dataset keeps, grace or not (default: 4 times its committed bytes; see Manifests.vacuum) */
   readonly maxRetiredBytes?: number
@@ -255,7 +255,12 @@ export const compactDataset = (dataset: string, sortKey: ReadonlyArray<string>, 
           skipped.push(`${group.partition}: ${file}`)
           continue
         }
-        const outcome = yield* Effect.uninterruptible(manifests.commitCompaction(dataset, group.files, [file])).pipe(Effect.mapError(fail))
+        // told inside the commit's step: a stop right after the merge still finds it told
+        const outcome = yield* Effect.uninterruptible(
+          Effect.tap(manifests.commitCompaction(dataset, group.files, [file]), (o) =>
+            Effect.sync(() => (o.committed ? options.onMerged?.(dataset, group) : undefined))
+          )
+        ).pipe(Effect.mapError(fail))
         if (!outcome.committed) {
           skipped.push(`${group.partition}: ${outcome.reason}`)
           continue
@@ -267,7 +272,6 @@ export const compactDataset = (dataset: string, sortKey: ReadonlyArray<string>, 
           bytesAfter: file.bytes,
           rows: file.rows
         })
-        options.onMerged?.(dataset, group)
       }
     // what these merges retired counts against the byte budget at once (their grace is not waited out beyond it)
     if (merged.length > 0) deleted.push(...(yield* vacuum))

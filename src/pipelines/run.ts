@@ -136,7 +136,7 @@ const servicesOrDevnet = (
   })
 
 /** What a pipeline run does, in the lake its layer opens: export, route sampling, snapshot retention, compaction. */
-const pipelineWork = (def: PipelineDefinition, observer: ExportObserver | undefined) =>
+const pipelineWork = (def: PipelineDefinition, observer: ExportObserver | undefined, tally: ReturnType<typeof commitTally>) =>
   Effect.gen(function* () {
     const exported =
       def.datasets && def.datasets.length === 0
@@ -146,11 +146,11 @@ const pipelineWork = (def: PipelineDefinition, observer: ExportObserver | undefi
             params: def.denoms ? { denoms: def.denoms } : {},
             fromHeight: def.fromHeight,
             toHeight: def.toHeight,
-            observer
+            observer: tally.observe(observer ?? {})
           })
     // relative to pipelines/ unless loadPipeline made it absolute (relative to its file)
     const plan = def.routePlan ? yield* loadPlan(resolve(PIPELINES_DIR, def.routePlan)) : undefined
-    const routeRound = plan ? yield* sampleRound(plan, { withReference: true }) : undefined
+    const routeRound = plan ? yield* sampleRound(plan, { withReference: true, onCommitted: tally.sampled }) : undefined
     const pruned: Record<string, ReadonlyArray<number>> = {}
     if (def.keepSnapshots !== undefined) {
       const manifests = yield* Manifests
@@ -160,7 +160,7 @@ const pipelineWork = (def: PipelineDefinition, observer: ExportObserver | undefi
       }
     }
     // the small files this run and earlier ones left (snapshot parts, sample files, short ranges), merged
-    const compacted = (yield* compactLake(DATASETS)).filter((r) => r.merged.length > 0 || r.deleted > 0)
+    const compacted = (yield* compactLake(DATASETS, { onMerged: (dataset, group) => tally.merged(dataset, group.files) })).filter((r) => r.merged.length > 0 || r.deleted > 0)
     return { exported, routeRound, pruned, compacted }
   })
 
@@ -176,7 +176,7 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
     yield* acquireLock(out, def.name)
     const { indexer, router } = yield* servicesOrDevnet(def, named)
     const tally = commitTally()
-    const work = pipelineWork(def, tally.observe(options.observer ?? {})).pipe(
+    const work = pipelineWork(def, options.observer, tally).pipe(
       Effect.provide(pipelineLayer({ indexerUrl: indexer, routerUrl: router, out }))
     )
     const reportPath = join(out, pipelineReportFile(def.name, startedAt))
@@ -190,7 +190,8 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
         ok: false,
         interrupted: true,
         error: "interrupted",
-        committed: tally.committed()
+        committed: tally.committed(),
+        merged: tally.compacted()
       }
       return Effect.either(writePipelineReport(reportPath, report)).pipe(
         Effect.flatMap((written) => Effect.sync(() => options.stopped?.(report, Either.isRight(written) ? reportPath : undefined)))

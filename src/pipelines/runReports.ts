@@ -71,28 +71,48 @@ export const writeFailedExportReport = async (
   return rel
 }
 
-/** What a run committed, in words: "txs +230 rows in 6 files, blocks …", or "nothing yet". */
-export const describeCommitted = (committed: ReadonlyArray<CommittedToDataset>) =>
-  committed.length
-    ? committed.map((d) => `${d.dataset} +${d.rows} row${d.rows === 1 ? "" : "s"} in ${d.files} file${d.files === 1 ? "" : "s"}`).join(", ")
-    : "nothing yet"
+/** What a run's compaction merged in one dataset: `merges` new files in place of `files`. */
+export interface MergedInDataset {
+  readonly dataset: string
+  readonly merges: number
+  readonly files: number
+}
+
+/** What a run committed, in words: "txs +230 rows in 6 files, blocks …; compacted txs 12 files into 2", or "nothing yet". */
+export const describeCommitted = (committed: ReadonlyArray<CommittedToDataset>, merged: ReadonlyArray<MergedInDataset> = []) => {
+  const added = committed.map((d) => `${d.dataset} +${d.rows} row${d.rows === 1 ? "" : "s"} in ${d.files} file${d.files === 1 ? "" : "s"}`)
+  const compacted = merged.map((d) => `${d.dataset} ${d.files} files into ${d.merges}`)
+  if (added.length === 0 && compacted.length === 0) return "nothing yet"
+  return [added.join(", "), compacted.length > 0 ? `compacted ${compacted.join(", ")}` : ""].filter((p) => p !== "").join("; ")
+}
 
 /**
- * What an export commits, counted as it happens (`observe` wraps the run's observer), for the
- * report of a run that is stopped before its end.
+ * What a run commits, counted as it happens, for the report of a run that is stopped before its
+ * end: the export's commits (`observe` wraps the run's observer), route sampling's (`sampled`) and
+ * the compaction's merges (`merged`), each told inside its commit's uninterruptible step.
  */
 export const commitTally = () => {
   const byDataset = new Map<string, { rows: number; files: number }>()
+  const mergedIn = new Map<string, { merges: number; files: number }>()
+  const add = (dataset: string, files: ReadonlyArray<{ readonly rows: number }>) => {
+    const c = byDataset.get(dataset) ?? { rows: 0, files: 0 }
+    byDataset.set(dataset, { rows: c.rows + files.reduce((s, f) => s + f.rows, 0), files: c.files + files.length })
+  }
   return {
     observe: (observer: ExportObserver): ExportObserver => ({
       ...observer,
       committed: (dataset, file) => {
         observer.committed?.(dataset, file)
-        const c = byDataset.get(dataset) ?? { rows: 0, files: 0 }
-        byDataset.set(dataset, { rows: c.rows + file.rows, files: c.files + 1 })
+        add(dataset, [file])
       }
     }),
-    committed: (): ReadonlyArray<CommittedToDataset> => [...byDataset].map(([dataset, c]) => ({ dataset, ...c }))
+    sampled: add,
+    merged: (dataset: string, files: ReadonlyArray<unknown>) => {
+      const c = mergedIn.get(dataset) ?? { merges: 0, files: 0 }
+      mergedIn.set(dataset, { merges: c.merges + 1, files: c.files + files.length })
+    },
+    committed: (): ReadonlyArray<CommittedToDataset> => [...byDataset].map(([dataset, c]) => ({ dataset, ...c })),
+    compacted: (): ReadonlyArray<MergedInDataset> => [...mergedIn].map(([dataset, c]) => ({ dataset, ...c }))
   }
 }
 
@@ -107,8 +127,10 @@ export interface PipelineRunReport {
   readonly error?: string
   /** stopped by Ctrl-C or SIGTERM (what it committed is kept; the next run goes on from there) */
   readonly interrupted?: boolean
-  /** what the export of a run stopped before its end committed (route quotes and compaction are not counted) */
+  /** what a run stopped before its end committed: its export's and route sampling's new files */
   readonly committed?: ReadonlyArray<CommittedToDataset>
+  /** what the compaction of a run stopped before its end merged */
+  readonly merged?: ReadonlyArray<MergedInDataset>
   readonly export?: ExportReport
   readonly routeRound?: RoundResult
   /** snapshot heights deleted by keepSnapshots, per dataset */

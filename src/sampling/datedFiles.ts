@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import type { Column, Row } from "../lake/columns.js"
 import { dateFile, type DatePartitioning } from "../lake/layout.js"
 import { ParquetSink } from "../lake/ParquetSink.js"
-import { commitFiles, writePending } from "../engine/commit.js"
+import { commitFiles, writePending, type OnCommitted } from "../engine/commit.js"
 
 /** What commitByDate needs of a dataset. */
 export interface DatedDataset {
@@ -31,8 +31,8 @@ const daysOf = (dataset: DatedDataset, rows: ReadonlyArray<Row>) => {
   return days
 }
 
-/** Commits `rows` in one commit, a file per day named `name` under it; the files' paths, in day order. */
-export const commitByDate = (dataset: DatedDataset, rows: ReadonlyArray<Row>, name: string) =>
+/** Commits `rows` in one commit, a file per day named `name` under it (`onCommitted` told once it went through); the files' paths, in day order. */
+export const commitByDate = (dataset: DatedDataset, rows: ReadonlyArray<Row>, name: string, onCommitted?: OnCommitted) =>
   Effect.gen(function* () {
     const sink = yield* ParquetSink
     const files = []
@@ -43,6 +43,6 @@ export const commitByDate = (dataset: DatedDataset, rows: ReadonlyArray<Row>, na
       files.push(yield* writePending(writer, dataset.name, rel, { min: null, max: null }).pipe(Effect.ensuring(writer.close())))
     }
     // the engine's commit: pending files, renamed into place with their manifest entry
-    if (files.length > 0) yield* commitFiles(dataset.name, files)
+    if (files.length > 0) yield* commitFiles(dataset.name, files, undefined, onCommitted)
     return files.map((f) => f.path)
   })

@@ -9,7 +9,7 @@ import { routeQuotes, type QuoteAsked } from "../datasets/route_quotes.js"
 import { routerAssets } from "../datasets/router_assets.js"
 import { routerChains } from "../datasets/router_chains.js"
 import type { SampleDataset } from "../engine/Dataset.js"
-import { Manifests } from "../lake/Manifests.js"
+import { Manifests, type CommittedFile } from "../lake/Manifests.js"
 import type { Row } from "../lake/columns.js"
 import { decodeWithPath } from "../schema/decode.js"
 import { RouterClient, type RouterClientService } from "../router/RouterClient.js"
@@ -144,12 +144,16 @@ export interface RoundResult {
 const commitRows = (
   dataset: Pick<SampleDataset<unknown>, "name" | "columns" | "sortKey" | "partition">,
   rows: ReadonlyArray<Row>,
-  roundId: string
+  roundId: string,
+  onCommitted: SampleCommitted | undefined
 ) =>
   Effect.gen(function* () {
     yield* (yield* Manifests).open(dataset.name, "sample", dataset.columns)
-    return yield* commitByDate(dataset, rows, roundId)
+    return yield* commitByDate(dataset, rows, roundId, onCommitted && ((files) => onCommitted(dataset.name, files)))
   })
+
+/** Told of each commit of a round's datasets once it went through (engine/commit.ts OnCommitted): a stopped run's report counts it. */
+export type SampleCommitted = (dataset: string, files: ReadonlyArray<CommittedFile>) => void
 
 /**
  * Whether an endpoint is not served at all: 404 (or 501). /v2/fungible/assets and /v2/info/chains
@@ -188,7 +192,7 @@ const readMetadata = <A>(dataset: keyof MetadataWanted, want: MetadataWant, read
  * quotes in base units can be read in whole tokens: router_assets and router_chains. Each is
  * written where the router serves it, and reported not served otherwise.
  */
-export const sampleReference = (roundId: string, wanted: MetadataWanted = METADATA_IF_SERVED) =>
+export const sampleReference = (roundId: string, wanted: MetadataWanted = METADATA_IF_SERVED, onCommitted?: SampleCommitted) =>
   Effect.gen(function* () {
     const router = yield* RouterClient
     const at = new Date()
@@ -208,12 +212,12 @@ export const sampleReference = (roundId: string, wanted: MetadataWanted = METADA
       const rows = Object.values(assets.value.chain_to_assets_map).flatMap((c) =>
         c.assets.map((asset) => routerAssets.toRow({ sampledAt, asset }))
       )
-      yield* commitRows(routerAssets, rows, roundId)
+      yield* commitRows(routerAssets, rows, roundId, onCommitted)
       result.assets = rows.length
     }
     if (chains && "value" in chains) {
       const rows = chains.value.chains.map((chain) => routerChains.toRow({ sampledAt, chain }))
-      yield* commitRows(routerChains, rows, roundId)
+      yield* commitRows(routerChains, rows, roundId, onCommitted)
       result.chains = rows.length
     }
     return result satisfies ReferenceResult
@@ -271,7 +275,11 @@ const quoteRow = (router: RouterClientService, q: QuoteAsked, unanswered: Array<
 /** One round: every quote of the plan, written as one committed file (and, `withReference`, the router's assets and chains: true reads those served). */
 export const sampleRound = (
   plan: SamplingPlan,
-  options: { readonly concurrency?: number; readonly withReference?: boolean | MetadataWanted } = {}
+  options: {
+    readonly concurrency?: number
+    readonly withReference?: boolean | MetadataWanted
+    readonly onCommitted?: SampleCommitted
+  } = {}
 ) =>
   Effect.gen(function* () {
     const router = yield* RouterClient
@@ -294,11 +302,11 @@ export const sampleRound = (
       return yield* new RouterUnavailableError({
         message: `the router answered none of the round's ${asks.length} asks (${describeRouterError(unanswered[0])}): nothing of this round is stored; rounds before it are kept`
       })
-    const files = yield* commitRows(routeQuotes, rows, roundId)
+    const files = yield* commitRows(routeQuotes, rows, roundId, options.onCommitted)
     const okColumn = routeQuotes.columns.findIndex((c) => c.name === "ok")
     const ok = rows.filter((r) => r[okColumn] === true).length
     const wanted = options.withReference === true ? METADATA_IF_SERVED : options.withReference || undefined
-    const reference = wanted ? yield* sampleReference(roundId, wanted) : undefined
+    const reference = wanted ? yield* sampleReference(roundId, wanted, options.onCommitted) : undefined
     return {
       roundId,
       quotes: rows.length,

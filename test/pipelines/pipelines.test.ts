@@ -4,6 +4,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
 import { runCli } from "../support/cli.js"
+import { startProxy, sleep } from "../support/hostile.js"
 import { filesUnder } from "../support/lake.js"
 import { tempDirs } from "../support/tmp.js"
 import { expectConsistent } from "../support/verify.js"
@@ -272,6 +273,21 @@ describe("snapshot retention", () => {
   })
 })
 
+/** What each dataset's manifest in `out` holds: rows and files. */
+const heldByManifests = (out: string) => {
+  const held = new Map<string, { rows: number; files: number }>()
+  for (const dataset of readdirSync(out)) {
+    if (!existsSync(join(out, dataset, "_manifest.json"))) continue
+    const files = JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8")).files as Array<{ rows: number }>
+    if (files.length > 0) held.set(dataset, { rows: files.reduce((n, f) => n + f.rows, 0), files: files.length })
+  }
+  return held
+}
+
+/** What a stopped run's report says it committed, as heldByManifests gives it. */
+const committedIn = (report: { committed: Array<{ dataset: string; rows: number; files: number }> }) =>
+  new Map(report.committed.map((c) => [c.dataset, { rows: c.rows, files: c.files }]))
+
 describe("clean shutdown", () => {
   it("SIGINT in the middle of a run releases the lock and leaves committed state consistent; the next run completes", async () => {
     // slow enough that the run is still going when the first commit lands (the compiled CLI starts in well under a second)
@@ -306,20 +322,7 @@ describe("clean shutdown", () => {
       const report = JSON.parse(readFileSync(join(out, "_runs", reports[0]), "utf8"))
       expect(report).toMatchObject({ pipeline: "full-history", ok: false, interrupted: true })
       // with what it committed, said on stderr too: the lake was empty, so exactly what the manifests hold
-      const held = new Map<string, { rows: number; files: number }>()
-      for (const dataset of readdirSync(out)) {
-        if (!existsSync(join(out, dataset, "_manifest.json"))) continue
-        const files = JSON.parse(readFileSync(join(out, dataset, "_manifest.json"), "utf8")).files as Array<{ rows: number }>
-        if (files.length > 0) held.set(dataset, { rows: files.reduce((n, f) => n + f.rows, 0), files: files.length })
-      }
-      expect(
-        new Map(
-          (report.committed as Array<{ dataset: string; rows: number; files: number }>).map((c) => [
-            c.dataset,
-            { rows: c.rows, files: c.files }
-          ])
-        )
-      ).toEqual(held)
+      expect(committedIn(report)).toEqual(heldByManifests(out))
       expect(stderr).toMatch(
         /^committed by this run before it was stopped: .*txs \+\d+ rows? in \d+ files?.* \(report in _runs\/.*-pipeline-full-history\.json\)$/m
       )
@@ -337,6 +340,44 @@ describe("clean shutdown", () => {
       expect([Number(b.n), Number(b.d)]).toEqual([400, 400])
     } finally {
       await slow.stop()
+    }
+  })
+
+  it("a run stopped after its route sampling committed (while it reads the router's assets) reports the route quotes it committed, not only the export's", async () => {
+    const devnet = await startDevnet({ seed: 74, blocks: 50 })
+    // the router's assets answered after 20 s: the round's quotes are committed by then, its reference data not
+    const router = await startProxy(devnet.routerUrl, async (request, forward) => {
+      if (request.url.pathname.startsWith("/v2/fungible/assets")) await sleep(20_000)
+      return forward()
+    })
+    const out = tmp()
+    try {
+      const { spawn } = await import("node:child_process")
+      const { BIN } = await import("../support/cli.js")
+      const child = spawn(process.execPath, [BIN, "run", "route-quotes", "--out", out, "--router-url", router.url], {
+        stdio: ["ignore", "ignore", "pipe"]
+      })
+      let stderr = ""
+      child.stderr.on("data", (d) => (stderr += d))
+      const exited = new Promise<number | null>((res) => child.on("exit", (code) => res(code)))
+      for (let i = 0; i < 400 && !heldByManifests(out).has("route_quotes"); i++) await sleep(50)
+      child.kill("SIGINT")
+      expect(await exited, stderr).toBe(130)
+      const reports = readdirSync(join(out, "_runs")).filter((f) => f.endsWith("-pipeline-route-quotes.json"))
+      const report = JSON.parse(readFileSync(join(out, "_runs", reports[0]), "utf8"))
+      expect(report).toMatchObject({ pipeline: "route-quotes", interrupted: true })
+      const held = heldByManifests(out)
+      expect(held.get("route_quotes")?.rows).toBeGreaterThan(0)
+      expect(committedIn(report)).toEqual(held)
+      expect(stderr).toMatch(
+        new RegExp(
+          `^committed by this run before it was stopped: route_quotes \\+${held.get("route_quotes")?.rows} rows in 1 file \\(report in _runs/`,
+          "m"
+        )
+      )
+    } finally {
+      await router.close()
+      await devnet.stop()
     }
   })
 })
