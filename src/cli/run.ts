@@ -15,7 +15,9 @@ import { integerOption } from "./integers.js"
 /** A run stopped before its end (Ctrl-C): what it committed, where its report is, and a rollback it cut short. */
 const saidStopped = (report: PipelineRunReport, path: string | undefined) => {
   const where = path ? `report in ${relative(report.out, path)}` : "its report could not be written"
-  process.stderr.write(`committed by this run before it was stopped: ${describeCommitted(report.committed ?? [], report.merged)} (${where})\n`)
+  process.stderr.write(
+    `committed by this run before it was stopped: ${describeCommitted(report.committed ?? [], report.merged)} (${where})\n`
+  )
   const cut = rollbackCutShort(report.out)
   if (cut) process.stderr.write(cut + "\n")
 }

@@ -160,7 +160,9 @@ const pipelineWork = (def: PipelineDefinition, observer: ExportObserver | undefi
       }
     }
     // the small files this run and earlier ones left (snapshot parts, sample files, short ranges), merged
-    const compacted = (yield* compactLake(DATASETS, { onMerged: (dataset, group) => tally.merged(dataset, group.files) })).filter((r) => r.merged.length > 0 || r.deleted > 0)
+    const compacted = (yield* compactLake(DATASETS, { onMerged: (dataset, group) => tally.merged(dataset, group.files) })).filter(
+      (r) => r.merged.length > 0 || r.deleted > 0
+    )
     return { exported, routeRound, pruned, compacted }
   })
 
