@@ -317,9 +317,9 @@ const stoppedLines = (out: string) => {
  */
 export const rollbackCutShort = (out: string) => {
   const rollback = rollbackUnderWay(out)
-  return rollback
-    ? `the rollback of this lake to height ${rollback.to_height} was cut short: ${rollback.datasets.join(", ")} cannot be read until it is finished: ${toFinishRollback(out, rollback.to_height)}`
-    : undefined
+  if (!rollback) return undefined
+  const dropped = Object.entries(rollback.rows_dropped ?? {}).map(([dataset, rows]) => `${dataset} ${rows} rows`)
+  return `the rollback of this lake to height ${rollback.to_height} was cut short${dropped.length > 0 ? ` (dropped so far: ${dropped.join(", ")})` : ""}: ${rollback.datasets.join(", ")} cannot be read until it is finished: ${toFinishRollback(out, rollback.to_height)}`
 }
 
 /**

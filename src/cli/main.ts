@@ -21,6 +21,7 @@ import { runCommand } from "./run.js"
 import { schemaCommand } from "./schema.js"
 import { processStop, runMain } from "./runMain.js"
 import { StopSignal } from "../stop/StopSignal.js"
+import { LockWaits } from "../lake/lock.js"
 
 const commands = [
   runCommand,
@@ -185,7 +186,9 @@ else if (unknown !== undefined) {
       }),
       Effect.onInterrupt(() => testStuckCleanup),
       // Ctrl-C and SIGTERM ask the command to stop (runMain.ts)
-      Effect.provideService(StopSignal, processStop)
+      Effect.provideService(StopSignal, processStop),
+      // a wait for another writer's lock is said once it lasts
+      Effect.provideService(LockWaits, (line) => process.stderr.write(`chain-lake: ${line}\n`))
     )
   ).pipe(
     Effect.catchTag("UserError", (e) =>

@@ -12,6 +12,7 @@ import { lowestHeight } from "../lake/manifest.js"
 import { layerLake } from "../lake/writer.js"
 import { isS3Url } from "../s3/s3.js"
 import { UserError } from "./errors.js"
+import { rollbackCutShort } from "./export.js"
 import { integerOption } from "./integers.js"
 import { noLake } from "./query.js"
 
@@ -69,7 +70,9 @@ export const rollbackCommand = Command.make(
       }
       const report = yield* rollbackLake(DATASETS, o.toHeight, { by: "command", notice: (m) => console.error(`chain-lake: ${m}`) }).pipe(
         Effect.provide(layer),
-        Effect.mapError(failed)
+        Effect.mapError(failed),
+        // stopped (Ctrl-C): what it dropped so far, and how to finish; the datasets it cut stay unread until then
+        Effect.onInterrupt(() => Console.error(rollbackCutShort(data) ?? "chain-lake: rollback stopped before it changed anything"))
       )
       yield* Console.log(describeRollback(data, report))
       if (!report.unchanged)

@@ -18,7 +18,7 @@
 import { randomBytes } from "node:crypto"
 import { link, open, readFile, rename, rm, stat, utimes } from "node:fs/promises"
 import { hostname } from "node:os"
-import { Data, Duration, Effect, Fiber } from "effect"
+import { Context, Data, Duration, Effect, Fiber, Option } from "effect"
 import { stopSignalOf } from "../stop/StopSignal.js"
 
 export class LockError extends Data.TaggedError("LockError")<{ readonly message: string }> {}
@@ -41,6 +41,16 @@ const WAIT_MS = 120_000
  * commit to end (milliseconds), short enough that a stop never waits on another run's work.
  */
 const STOPPED_WAIT_MS = 2_000
+
+/** How long a wait for a live holder goes unsaid: an ordinary commit of another writer holds a lock for milliseconds. */
+const SAY_WAIT_AFTER_MS = 2_000
+
+/**
+ * Told once a wait for a lock held by a live writer has lasted SAY_WAIT_AFTER_MS, with a line naming
+ * the holder (a frozen writer, SIGSTOP, is waited for up to the wait's end): the CLI says it on
+ * stderr. Where none is provided, a wait is silent until it ends.
+ */
+export class LockWaits extends Context.Tag("chain-lake/LockWaits")<LockWaits, (line: string) => void>() {}
 
 /**
  * This host's name as it appears in writer ids and locks. CHAIN_LAKE_WRITER_HOST overrides it
@@ -181,10 +191,11 @@ const heldBy = (h: LockHolder | undefined) => (h ? `by pid ${h.pid} on ${h.host}
  * `waitMs` for another process's lock, one lock after another.
  */
 const acquire = (path: string, writer: string, waitMs: number) =>
-  Effect.flatMap(stopSignalOf, (stop) =>
+  Effect.flatMap(Effect.all([stopSignalOf, Effect.serviceOption(LockWaits)]), ([stop, waits]) =>
     Effect.tryPromise({
       try: async () => {
         const started = Date.now()
+        let said = false
         const me: LockHolder = { host: HOST, pid: process.pid, writer, at: new Date().toISOString() }
         // the lock file as last seen, and since when (this clock) it has not changed
         let seen: { key: string; since: number } | undefined
@@ -208,6 +219,12 @@ const acquire = (path: string, writer: string, waitMs: number) =>
             throw new LockError({
               message: `stopped while waiting for ${path}, held ${heldBy(found.holder)}: what the run read since its last commit is not committed`
             })
+          if (!said && Option.isSome(waits) && Date.now() - started > SAY_WAIT_AFTER_MS && waitMs > SAY_WAIT_AFTER_MS) {
+            said = true
+            waits.value(
+              `waiting for ${path}, held ${heldBy(found.holder)}: another writer of this lake (a stopped one is waited for too), for up to ${waitMs / 1000} s`
+            )
+          }
           if (Date.now() - started > waitMs) {
             throw new LockError({
               message: `${path} has been held ${heldBy(found.holder)} for over ${waitMs / 1000} s; if no chain-lake is writing this folder, delete that file and run again`

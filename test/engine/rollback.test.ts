@@ -6,7 +6,8 @@
  * export of the new history. Real CLI processes, real loopback devnets, real Parquet and DuckDB.
  */
 import { spawn } from "node:child_process"
-import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs"
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { hostname } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
@@ -300,6 +301,40 @@ describe("an indexer rolled back and re-synced to another history (same chain id
       await silent.close()
     }
     const r = await runCli(exportArgs(ahead.indexerUrl, out, "--on-reorg", "rollback"))
+    expect(r.code, r.stderr).toBe(0)
+    await expectLakeMatchesChain(out, ahead, DATASETS)
+  })
+
+  it("chain-lake rollback stopped (Ctrl-C) while it waits for another writer's lock: it names the holder as it waits, then says what it dropped so far and how to finish; running it again finishes", async () => {
+    const out = copyOfLake()
+    // a live writer (this process) holds txs' manifest lock: blocks is cut, txs waits
+    const lock = join(out, "txs", "_manifest.lock")
+    writeFileSync(
+      lock,
+      JSON.stringify({ host: hostname(), pid: process.pid, writer: `${hostname()}-${process.pid}-holder`, at: new Date().toISOString() })
+    )
+    const child = spawn(process.execPath, [BIN, "rollback", "--data", out, "--to-height", String(FORK)], {
+      stdio: ["ignore", "ignore", "pipe"]
+    })
+    let stderr = ""
+    child.stderr.on("data", (d) => (stderr += d))
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+    for (let i = 0; i < 600 && !/waiting for/.test(stderr); i++) await new Promise((r) => setTimeout(r, 50))
+    expect(stderr).toMatch(new RegExp(`^chain-lake: waiting for ${lock}, held by pid ${process.pid} on \\S+ \\(since `, "m"))
+    child.kill("SIGINT")
+    expect(await exited, stderr).toBe(130)
+    expect(stderr).toMatch(
+      new RegExp(
+        `^the rollback of this lake to height ${FORK} was cut short \\(dropped so far: blocks ${130 - FORK} rows\\): ${DATASETS.join(", ")} cannot be read until it is finished: run chain-lake rollback --data ${out} --to-height ${FORK} \\(or the export\\) again to finish it$`,
+        "m"
+      )
+    )
+    rmSync(lock)
+    const again = await runCli(["rollback", "--data", out, "--to-height", String(FORK)])
+    expect(again.code, again.stderr).toBe(0)
+    expect(identity(out).rollback).toBeUndefined()
+    expect(identity(out).reorgs.at(-1).rows_dropped.blocks).toBe(130 - FORK)
+    const r = await runCli(exportArgs(ahead.indexerUrl, out))
     expect(r.code, r.stderr).toBe(0)
     await expectLakeMatchesChain(out, ahead, DATASETS)
   })
