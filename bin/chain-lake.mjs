@@ -16,6 +16,20 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { isCurrentBuild } from "./freshness.mjs"
 
+/**
+ * A signal while the CLI loads (before src/cli/runMain.ts takes the signals over) ends it at once:
+ * it has done nothing yet. Said, and 130 as any stopped run, rather than a silent death by signal.
+ */
+const whileStarting = (signal) => {
+  process.stderr.write(`chain-lake: stopped (${signal}) while starting: nothing was done\n`)
+  process.exit(130)
+}
+process.once("SIGINT", whileStarting)
+process.once("SIGTERM", whileStarting)
+globalThis[Symbol.for("chain-lake/whileStarting")] = whileStarting
+// (tests only: says when these are in place, so that a test's signal lands while the CLI loads)
+if (process.env.CHAIN_LAKE_TEST_SAY_LOADING) process.stderr.write("chain-lake: loading\n")
+
 const root = fileURLToPath(new URL("..", import.meta.url))
 const buildFile = new URL("../dist/build.json", import.meta.url)
 /** a checkout, not an installed package: src/ can run */

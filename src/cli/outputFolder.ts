@@ -4,8 +4,8 @@
  * lake's checkpoint code saw ("cannot read …/_lake.json: ENOTDIR", "ENOENT: mkdir …"), and
  * sample-routes only after it had sampled a whole round.
  */
-import { accessSync, constants, statSync } from "node:fs"
-import { dirname, resolve } from "node:path"
+import { mkdtempSync, rmdirSync, statSync } from "node:fs"
+import { dirname, join, resolve } from "node:path"
 import { Effect } from "effect"
 import { UserError } from "./errors.js"
 import { insideLake } from "./lakeBounds.js"
@@ -37,13 +37,26 @@ export const outputFolderProblem = (flag: string, path: string, s3 = false): str
     if (parent === existing) break
     existing = parent
   }
+  const why = unwritable(existing)
+  if (why === undefined) return undefined
+  return existing === full ? `${flag} ${path} ${why}: give a folder you can write` : `${flag} ${path} cannot be made: ${existing} ${why}`
+}
+
+/**
+ * Why no folder can be made in the folder `existing`, or undefined: found by making one (and
+ * removing it at once), since permissions alone do not tell (root may write anywhere by them,
+ * yet not make a folder in /proc).
+ */
+const unwritable = (existing: string): string | undefined => {
   try {
-    accessSync(existing, constants.W_OK | constants.X_OK)
+    rmdirSync(mkdtempSync(join(existing, ".chain-lake-probe-")))
+    return undefined
   } catch (e) {
-    const why = (e as NodeJS.ErrnoException).code === "EROFS" ? "is on a read-only file system" : "is not writable"
-    return existing === full ? `${flag} ${path} ${why}: give a folder you can write` : `${flag} ${path} cannot be made: ${existing} ${why}`
+    const code = (e as NodeJS.ErrnoException).code
+    if (code === "EROFS") return "is on a read-only file system"
+    if (code === "EACCES" || code === "EPERM") return "is not writable"
+    return `takes no new folder (${code ?? (e as Error).message})`
   }
-  return undefined
 }
 
 const kindOf = (path: string): "file" | "folder" | undefined => {

@@ -72,7 +72,9 @@ export const rollbackCommand = Command.make(
         Effect.provide(layer),
         Effect.mapError(failed),
         // stopped (Ctrl-C): what it dropped so far, and how to finish; the datasets it cut stay unread until then
-        Effect.onInterrupt(() => Console.error(rollbackCutShort(data) ?? "chain-lake: rollback stopped before it changed anything"))
+        Effect.onInterrupt(() =>
+          Console.error(rollbackCutShort(data) ?? "chain-lake: rollback stopped; the lake holds no unfinished rollback")
+        )
       )
       yield* Console.log(describeRollback(data, report))
       if (!report.unchanged)

@@ -340,6 +340,24 @@ describe("Ctrl-C", () => {
     for (const code of codes) expect([0, 130]).toContain(code)
   })
 
+  it("a signal as soon as the CLI takes signals (while it loads) stops it with a line and 130, not a death by signal; nothing is written", async () => {
+    const out = tmp()
+    const child = spawn(process.execPath, [BIN, "export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "blocks"], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, CHAIN_LAKE_TEST_SAY_LOADING: "1" }
+    })
+    let stderr = ""
+    child.stderr.on("data", (d) => (stderr += d))
+    const exited = new Promise<[number | null, string | null]>((resolve) => child.on("exit", (c, s) => resolve([c, s])))
+    while (!/^chain-lake: loading$/m.test(stderr)) await new Promise((r) => setTimeout(r, 1))
+    child.kill("SIGINT")
+    const [code, signal] = await exited
+    expect(signal).toBeNull()
+    expect(code, stderr).toBe(130)
+    expect(stderr).toMatch(/^chain-lake: (stopped \(SIGINT\) while starting: nothing was done|stopping \(Ctrl-C again stops at once\))$/m)
+    expect(existsSync(join(out, "blocks", "_manifest.json"))).toBe(false)
+  })
+
   it("an export stopped by SIGINT exits 130, says what it committed, writes an interrupted run report that matches the lake, and a rerun completes", async () => {
     const out = tmp()
     const { child, exited, stderr } = await exportUntilCommitted(out, 3)
