@@ -449,7 +449,8 @@ const WIDE_SYMBOLS = new Set([
 export const table = (rows: ReadonlyArray<Record<string, string>>): string => {
   if (rows.length === 0) return "(no rows)"
   const cols = Object.keys(rows[0])
-  const width = cols.map((c) => Math.max(displayWidth(c), ...rows.map((r) => displayWidth(r[c]))))
+  // (a loop: a spread of 300,000 rows' widths as arguments overflowed the stack)
+  const width = cols.map((c) => rows.reduce((w, r) => Math.max(w, displayWidth(r[c])), displayWidth(c)))
   const line = (cells: ReadonlyArray<string>) =>
     cells
       .map((c, i) => c + " ".repeat(Math.max(0, width[i] - displayWidth(c))))

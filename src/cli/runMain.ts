@@ -15,6 +15,10 @@ const FIRST_SIGNAL = "chain-lake: stopping (Ctrl-C again stops at once)"
 const SECOND_SIGNAL =
   "chain-lake: stopped at once (second signal): every file committed so far is kept; run the same command again to resume"
 
+/** What a signal after the run's end says while its output is still on its way (best effort: stderr may be the slow one). */
+const CUT_OUTPUT =
+  "chain-lake: stopped while its output was still being written (a slow reader): what it printed is cut short; the run itself had ended"
+
 /** The process's stop signal: what the CLI's commands run with (main.ts provides it). */
 export const { signal: processStop, ask: askProcessStop } = makeStopSignal({
   // (tests only: a shorter grace, so that a test of a stop that waits on a silent server ends in seconds)
@@ -33,7 +37,11 @@ export const runMain = makeRunMain(({ fiber, teardown }) => {
   const onSignal = () => {
     // a signal after the run ended stops nothing: the process exits with the run's code, as it was
     // about to, unless its output is still on its way (a slow reader of a pipe): that is cut, 130
-    if (ended !== undefined) process.exit(process.stdout.writableLength || process.stderr.writableLength ? 130 : ended)
+    if (ended !== undefined) {
+      if (!process.stdout.writableLength && !process.stderr.writableLength) process.exit(ended)
+      process.stderr.write(`${CUT_OUTPUT}\n`)
+      process.exit(130)
+    }
     // said at once, so that a user (or a test) knows the signal was taken, and what a second one does
     if (++signals === 1) {
       process.stderr.write(FIRST_SIGNAL + "\n")

@@ -56,7 +56,7 @@ export interface Cut {
 export const positionCut = (m: Manifest, height: number, lakeTop = Infinity): number => {
   if (lakeTop <= height) return Infinity
   const starts = m.files.flatMap((f) => (f.range && f.min_height !== null && f.min_height <= height ? [f.range[0]] : []))
-  return starts.length > 0 ? Math.max(...starts) : Math.min(0, ...m.committed.map(([a]) => a))
+  return starts.length > 0 ? starts.reduce((a, b) => Math.max(a, b)) : m.committed.reduce((low, [a]) => Math.min(low, a), 0)
 }
 
 /** A snapshot that may hold state of heights above `height`: taken above it, or read while the chain passed it. */

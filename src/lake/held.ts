@@ -31,7 +31,13 @@ const spanHeights = (m: Manifest) =>
     const inside = m.files.filter((f) => f.range !== undefined && f.min_height !== null && f.max_height !== null && covers([span], f.range))
     return inside.length === 0
       ? []
-      : [{ span, low: Math.min(...inside.map((f) => f.min_height!)), high: Math.max(...inside.map((f) => f.max_height!)) }]
+      : [
+          {
+            span,
+            low: inside.reduce((low, f) => Math.min(low, f.min_height!), Infinity),
+            high: inside.reduce((high, f) => Math.max(high, f.max_height!), -Infinity)
+          }
+        ]
   })
 
 /**

@@ -42,6 +42,31 @@ describe("chain-lake query", () => {
     expect(r.stdout.trim()).toBe("v,t\n12345678901234567890123,HUGEINT")
   })
 
+  it("Ctrl-C while its answer waits on a reader that does not read: exit 130 with a line saying so, never 0 with the output cut", async () => {
+    const child = spawn(
+      process.execPath,
+      [join(process.cwd(), "bin", "chain-lake.mjs"), "query", "--data", data, "SELECT * FROM range(300000)"],
+      {
+        stdio: ["ignore", "pipe", "pipe"]
+      }
+    )
+    // stdout is never read: past the pipe's buffer, the answer waits in the process (its run has ended by then, or is about to)
+    child.stdout.pause()
+    let stderr = ""
+    child.stderr.on("data", (d) => (stderr += d))
+    const exited = new Promise<[number | null, string | null]>((resolve) => child.on("exit", (c, s) => resolve([c, s])))
+    await new Promise((r) => setTimeout(r, 5_000))
+    child.kill("SIGINT")
+    const [code, signal] = await exited
+    child.stdout.destroy()
+    expect(signal).toBeNull()
+    expect(code, stderr).toBe(130)
+    // (stopped after its end, as a slow reader leaves it; or before, on a slow machine)
+    expect(stderr).toMatch(
+      /^chain-lake: (stopped while its output was still being written \(a slow reader\): what it printed is cut short; the run itself had ended|stopping \(Ctrl-C again stops at once\))$/m
+    )
+  })
+
   it("answers over the views, with bound parameters, as a table", async () => {
     const r = await runCli(["query", "--data", data, "SELECT count(*) AS n FROM txs WHERE height <= $h", "--param", "h=100"])
     expect(r.code, r.stderr).toBe(0)
@@ -510,5 +535,12 @@ describe("the query table", () => {
     expect(tableCell("x".repeat(48))).toBe("x".repeat(48))
     expect(tableCell("x".repeat(49))).toBe("x".repeat(47) + "…")
     expect(tableCell("a\nb")).toBe("a↵b")
+  })
+
+  it("holds 300,000 rows (their widths once overflowed the stack as a spread's arguments)", () => {
+    const rows = Array.from({ length: 300_000 }, (_, i) => ({ n: String(i) }))
+    const lines = table(rows).split("\n")
+    expect(lines).toHaveLength(300_002)
+    expect(lines[1]).toBe("------")
   })
 })
