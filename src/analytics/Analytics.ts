@@ -14,8 +14,8 @@ import { Context, Effect, Layer } from "effect"
 import { IDENTITY_FILE, MANIFEST_FILE } from "../lake/manifest.js"
 import { openAnalyticsDatabase } from "./database.js"
 import { analyticsViews, LAKE_DATASETS } from "./lakeViewList.js"
-import type { AnalyticsOptions, ParamValue, QueryResult, SqlError } from "./types.js"
-import { copyQueryToParquet, runQuery } from "./readOnlyQuery.js"
+import type { AnalyticsError, AnalyticsOptions, ParamValue, QueryResult, SqlError } from "./types.js"
+import { copyQueryToParquet, runQuery, streamQuery } from "./readOnlyQuery.js"
 import { makeLakeViews } from "./views.js"
 
 export { AnalyticsError, SqlError, realPathOf, type AnalyticsOptions, type ParamValue, type QueryResult } from "./types.js"
@@ -28,6 +28,15 @@ export interface AnalyticsService {
   readonly problems: () => ReadonlyArray<string>
   /** Runs one SQL statement with named parameters ($name) bound, never spliced. */
   readonly query: (sql: string, params?: Readonly<Record<string, ParamValue>>) => Effect.Effect<QueryResult, SqlError>
+  /**
+   * Runs one SQL statement as `query` does, handing its rows to `take` a chunk at a time as DuckDB
+   * makes them (an answer too large to hold); a failure of `take` is an AnalyticsError.
+   */
+  readonly stream: (
+    sql: string,
+    params: Readonly<Record<string, ParamValue>>,
+    take: (columns: QueryResult["columns"], rows: QueryResult["rows"]) => Promise<void>
+  ) => Effect.Effect<void, SqlError | AnalyticsError>
   /** Runs a query and writes its result as Parquet to `path` (COPY … FORMAT PARQUET). */
   readonly copyToParquet: (sql: string, params: Readonly<Record<string, ParamValue>>, path: string) => Effect.Effect<void, SqlError>
 }
@@ -59,6 +68,15 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
       views: viewNames(),
       problems: views.problems,
       query: (sql, params = {}) => views.read(runQuery(conn, sql, params)),
+      stream: (sql, params, take) => {
+        // rows handed on are not handed again: a swap met after them fails the query, not runs it again
+        let handed = false
+        const handing: typeof take = (columns, rows) => {
+          handed = true
+          return take(columns, rows)
+        }
+        return views.read(streamQuery(conn, sql, params, handing), () => !handed)
+      },
       copyToParquet: (sql, params, path) => views.read(copyQueryToParquet(conn, sql, params, path))
     }
     return service

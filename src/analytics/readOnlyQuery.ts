@@ -6,7 +6,7 @@ import type { DuckDBPreparedStatement } from "@duckdb/node-api"
 import { Effect } from "effect"
 import { duckdbApi, type GuardedConnection } from "../lake/duckdb.js"
 import { sqlString } from "../lake/sql.js"
-import { realPathOf, SqlError, type ParamValue, type QueryResult } from "./types.js"
+import { AnalyticsError, realPathOf, SqlError, type ParamValue, type QueryResult } from "./types.js"
 
 const bindAll = (stmt: DuckDBPreparedStatement, params: Readonly<Record<string, ParamValue>>) => {
   const names = Array.from({ length: stmt.parameterCount }, (_, i) => stmt.parameterName(i + 1))
@@ -84,6 +84,13 @@ const parsedAsSelect = (conn: GuardedConnection, sql: string) =>
     catch: (e) => new SqlError({ message: (e as Error).message })
   })
 
+/** A result's columns, each type as its name (JSON is VARCHAR with an alias to DuckDB's client). */
+const columnsOf = (result: { columnNames(): Array<string>; columnTypes(): Array<{ alias?: string; toString(): string }> }) =>
+  result.columnNames().map((name, i) => {
+    const type = result.columnTypes()[i]
+    return { name, type: type.alias ?? type.toString() }
+  })
+
 /** Runs `sql` when it reads, its parameters bound: its columns and rows. */
 export const runQuery = (conn: GuardedConnection, sql: string, params: Readonly<Record<string, ParamValue>>) =>
   Effect.gen(function* () {
@@ -93,14 +100,39 @@ export const runQuery = (conn: GuardedConnection, sql: string, params: Readonly<
       try: () => conn.use(() => stmt.runAndReadAll()),
       catch: (e) => new SqlError({ message: (e as Error).message })
     })
-    return {
-      // JSON is VARCHAR with an alias to DuckDB's client
-      columns: reader.columnNames().map((name, i) => {
-        const type = reader.columnTypes()[i]
-        return { name, type: type.alias ?? type.toString() }
-      }),
-      rows: reader.getRowsJson()
-    } satisfies QueryResult
+    return { columns: columnsOf(reader), rows: reader.getRowsJson() } satisfies QueryResult
+  })
+
+/** What `take` failed with: no fault of the SQL (a full disk, a reader gone). */
+export class TakeFailed extends Error {}
+
+/**
+ * Runs `sql` when it reads, its parameters bound, handing its rows to `take` a chunk at a time
+ * (DuckDB's, 2,048 rows) as DuckDB makes them, the next asked once `take` is done with one: an
+ * answer of millions of rows is never held whole. `take` has the columns with every chunk, and
+ * once with no rows where the answer has none.
+ */
+export const streamQuery = (
+  conn: GuardedConnection,
+  sql: string,
+  params: Readonly<Record<string, ParamValue>>,
+  take: (columns: QueryResult["columns"], rows: QueryResult["rows"]) => Promise<void>
+) =>
+  Effect.gen(function* () {
+    yield* parsedAsSelect(conn, sql)
+    const stmt = yield* Effect.flatMap(prepare(conn, sql, params), readOnly)
+    yield* Effect.tryPromise({
+      try: () =>
+        conn.use(async () => {
+          const result = await stmt.stream()
+          const columns = columnsOf(result)
+          let chunks = 0
+          const taken = (rows: QueryResult["rows"]) => take(columns, rows).catch((e: Error) => Promise.reject(new TakeFailed(e.message)))
+          for await (const rows of result.yieldRowsJson()) if (rows.length > 0 || chunks === 0) await taken(rows).then(() => chunks++)
+          if (chunks === 0) await taken([])
+        }),
+      catch: (e) => (e instanceof TakeFailed ? new AnalyticsError({ message: e.message }) : new SqlError({ message: (e as Error).message }))
+    })
   })
 
 /** Runs `sql` when it reads, its parameters bound, and writes its result as Parquet to `path`. */

@@ -16,12 +16,14 @@ import { datasetViewSql, snapshotsViewSql } from "./viewSql.js"
 /** Where a user finds a damaged file DuckDB did not name (verify says its own line in its place). */
 export const VERIFY_NAMES_IT = "chain-lake verify names the damaged file"
 
-/** DuckDB's first line without its error class, nor the file it names first (the line names it). */
-const duckdbWhy = (message: string) =>
-  message
+/** DuckDB's first line without its error class, nor the file it names first (the line names it), cut at 200 characters (it may quote the bytes it read). */
+const duckdbWhy = (message: string) => {
+  const why = message
     .split("\n")[0]
     .replace(/^[A-Za-z ]+ Error: /, "")
     .replace(/^Failed to read file ["'][^"']+["']: /, "")
+  return why.length > 200 ? `${why.slice(0, 199)}…` : why
+}
 
 /** The one line of a lake file that cannot be read: which (a file, or a dataset's files), why in DuckDB's words, and what to do. */
 const cannotRead = (what: string, why: string, dataset: string | undefined, named: boolean) =>
@@ -85,15 +87,16 @@ const meetsSwap = (e: { readonly message: string }) => vanished(e) || /files its
  * views again from the manifests and runs again (meetsSwap), so it reads the old files or the new ones
  * (a compaction of many datasets may swap several times while the views are made: 10 tries).
  */
-const afresh = <A, E extends { readonly message: string }>(
+const afresh = <A, E extends { readonly message: string }, E2 extends { readonly message: string }>(
   run: Effect.Effect<A, E>,
-  remake: Effect.Effect<void, E>,
+  remake: Effect.Effect<void, E2>,
+  mayRunAgain: () => boolean = () => true,
   attempts = 10
-): Effect.Effect<A, E> =>
+): Effect.Effect<A, E | E2> =>
   Effect.catchIf(
     run,
-    (e) => attempts > 1 && meetsSwap(e),
-    () => Effect.zipRight(remake, afresh(run, remake, attempts - 1))
+    (e) => attempts > 1 && meetsSwap(e) && mayRunAgain(),
+    () => Effect.zipRight(remake, afresh(run, remake, mayRunAgain, attempts - 1))
   )
 
 /** The view of one dataset over the files its manifest lists (`listed`). */
@@ -163,6 +166,11 @@ export const makeLakeViews = (conn: GuardedConnection, options: ViewOptions) =>
     )
     return {
       problems: (): ReadonlyArray<string> => [...problems],
-      read: <A>(query: Effect.Effect<A, SqlError>) => afresh(query, remakeViews).pipe(Effect.mapError(plainly))
+      /** `mayRunAgain`: whether the query may be run again after a swap (not once it handed rows on). */
+      read: <A, E extends { readonly _tag: string; readonly message: string }>(
+        query: Effect.Effect<A, SqlError | E>,
+        mayRunAgain?: () => boolean
+      ): Effect.Effect<A, SqlError | E> =>
+        afresh(query, remakeViews, mayRunAgain).pipe(Effect.mapError((e) => (e instanceof SqlError ? plainly(e) : e)))
     }
   })

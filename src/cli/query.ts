@@ -4,7 +4,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { existsSync } from "node:fs"
 import { mkdir, readFile, writeFile } from "node:fs/promises"
 import { dirname, isAbsolute, join, resolve } from "node:path"
-import { Console, Duration, Effect, Option } from "effect"
+import { Console, Duration, Effect, Exit, Option } from "effect"
 import { defaultMemoryLimit } from "../lake/writer.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { landingPath, refuseInsideLake } from "./lakeBounds.js"
@@ -12,7 +12,8 @@ import { Analytics, isLake, layerAnalytics, type ParamValue, type QueryResult, t
 import { writeCatalog } from "../analytics/catalog.js"
 import { writeReport } from "../analytics/report.js"
 import { UserError } from "./errors.js"
-import { displayWidth, table } from "./progress.js"
+import { answerSink } from "./answerSink.js"
+import { formatResult, FORMATS, isStreamed, streamedWriter } from "./resultFormats.js"
 import { shellWord } from "./shellWord.js"
 import { isS3Url } from "../s3/s3.js"
 import { redact } from "../secrets/redact.js"
@@ -74,113 +75,12 @@ export const parseParams = (texts: ReadonlyArray<string>): Record<string, ParamV
   return params
 }
 
-const cell = (v: unknown): string => (v === null || v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v))
-const csvCell = (v: unknown) => {
-  const s = cell(v)
-  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
-}
-
-/** The lake's times are UTC (TIMESTAMP without a zone): printed so, as ISO 8601 with Z. */
-const utc = (v: unknown) => (typeof v === "string" ? v.replace(" ", "T") + "Z" : v)
-/** A JSON column's text, as the JSON it holds (text that does not parse stays text). */
-const parsedJson = (v: unknown) => {
-  if (typeof v !== "string") return v
-  try {
-    return JSON.parse(v)
-  } catch {
-    return v
-  }
-}
-/** How `query` writes a result (parquet is written by DuckDB itself, not formatted here). */
-export type Format = "table" | "csv" | "json" | "ndjson" | "markdown"
-const FORMATS = ["table", "csv", "json", "ndjson", "markdown", "parquet"] as const
-
-/** Per column, what a value becomes in the output: times marked UTC, JSON as JSON (json and ndjson output only). */
-const converters = (r: QueryResult, format: Format) =>
-  r.columns.map((c) =>
-    c.type === "TIMESTAMP" || c.type === "TIMESTAMP_NS"
-      ? utc
-      : c.type === "JSON" && (format === "json" || format === "ndjson")
-        ? parsedJson
-        : (v: unknown) => v
-  )
-
-/** Table cells longer than this are cut, as DuckDB's own CLI cuts them; csv and json print every value whole. */
-const TABLE_CELL_WIDTH = 48
-/** A cell as the table shows it: line breaks as ↵, cut past TABLE_CELL_WIDTH terminal columns (a wide char takes two). */
-export const tableCell = (text: string): string => {
-  const flat = text.replace(/\r?\n/g, "↵")
-  if (displayWidth(flat) <= TABLE_CELL_WIDTH) return flat
-  let kept = ""
-  let width = 0
-  for (const ch of flat) {
-    width += displayWidth(ch)
-    if (width > TABLE_CELL_WIDTH - 1) break
-    kept += ch
-  }
-  return kept + "…"
-}
-
-type Rows = ReadonlyArray<ReadonlyArray<unknown>>
-const objects = (r: QueryResult, rows: Rows) => rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c.name, row[i]])))
-
-/**
- * A markdown cell: `|` escaped (it ends a cell), and `\` too, or a value ending in one would
- * escape the `|` after it; a line break would end the row, so it becomes <br>.
- */
-export const markdownCell = (v: unknown): string =>
-  cell(v)
-    .replace(/[\\|]/g, (c) => `\\${c}`)
-    .replace(/\r?\n/g, "<br>")
-/** Columns of numbers are right-aligned (`---:`), so their digits line up once rendered. */
-const NUMERIC = /^(U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?|DOUBLE|FLOAT|REAL|DECIMAL\(.*\))$/
-
-/** A GitHub-flavoured markdown table (DuckDB's CLI has it as `.mode markdown`): every value whole, each row on one line. */
-const markdownTable = (r: QueryResult, rows: Rows): string => {
-  const line = (cells: ReadonlyArray<string>) => `| ${cells.join(" | ")} |`
-  const rule = r.columns.map((c) => (NUMERIC.test(c.type) ? "---:" : "---"))
-  return [line(r.columns.map((c) => markdownCell(c.name))), line(rule), ...rows.map((row) => line(row.map(markdownCell)))].join("\n")
-}
-
-/** Each format's text for a result whose values are converted already. */
-const WRITERS: Readonly<Record<Format, (r: QueryResult, rows: Rows) => string>> = {
-  json: (r, rows) => JSON.stringify(objects(r, rows), null, 1),
-  // one object a line, no line at all for no rows (a blank line is no JSON)
-  ndjson: (r, rows) =>
-    objects(r, rows)
-      .map((o) => JSON.stringify(o))
-      .join("\n"),
-  csv: (r, rows) => [r.columns.map((c) => csvCell(c.name)).join(","), ...rows.map((row) => row.map(csvCell).join(","))].join("\n"),
-  markdown: markdownTable,
-  // (a closure: textTable is declared below)
-  table: (r, rows) => textTable(r, rows)
-}
-
-export const formatResult = (r: QueryResult, format: Format): string => {
-  const convert = converters(r, format)
-  return WRITERS[format](
-    r,
-    r.rows.map((row) => row.map((v, i) => (v === null ? null : convert[i](v))))
-  )
-}
-
-/** The table for a terminal: cells cut past TABLE_CELL_WIDTH, saying so below. */
-const textTable = (r: QueryResult, rows: Rows): string => {
-  if (rows.length === 0) return `(no rows; columns: ${r.columns.map((c) => c.name).join(", ")})`
-  let cut = false
-  const shown = rows.map((row) =>
-    Object.fromEntries(
-      r.columns.map((c, i) => {
-        const whole = cell(row[i])
-        const text = tableCell(whole)
-        if (text !== whole) cut = true
-        return [c.name, text]
-      })
-    )
-  )
-  const text = table(shown)
-  return cut ? `${text}\n(values wider than ${TABLE_CELL_WIDTH} columns are cut with …: --format csv or json prints them whole)` : text
-}
+/** Writes a whole answer's `text` to --output `path`, redacted as stdout is (output.ts). */
+const writeWhole = (path: string, text: string) =>
+  Effect.tryPromise({
+    try: () => writeFile(path, redact(text)),
+    catch: (e) => new UserError({ message: `cannot write --output ${path}: ${(e as Error).message}` })
+  })
 
 /** A query that is not stopped sooner is stopped after this: `range(1e13)` ran until killed. */
 export const QUERY_TIMEOUT = "5m"
@@ -321,16 +221,33 @@ export const queryCommand = Command.make(
             yield* Console.error(`wrote ${resolve(Option.getOrThrow(o.output))}`)
             return
           }
-          const result = yield* analytics.query(sql, params)
-          const text = formatResult(result, o.format)
-          // an empty text (ndjson of no rows) is written as no line at all
-          if (Option.isSome(o.output))
-            yield* Effect.tryPromise({
-              // redacted as the same text printed to stdout is (output.ts)
-              try: () => writeFile(Option.getOrThrow(o.output), text === "" ? "" : redact(text) + "\n"),
-              catch: (e) => new UserError({ message: `cannot write --output ${Option.getOrThrow(o.output)}: ${(e as Error).message}` })
-            })
-          else if (text !== "") yield* Console.log(text)
+          const output = Option.getOrUndefined(o.output)
+          if (!isStreamed(o.format)) {
+            const text = formatResult(yield* analytics.query(sql, params), o.format)
+            return yield* output === undefined ? Effect.sync(() => process.stdout.write(text)) : writeWhole(output, text)
+          }
+          // written as the rows come (answerSink.ts)
+          const writer = streamedWriter(o.format)
+          const sink = answerSink(output)
+          let started = false
+          const take = async (columns: QueryResult["columns"], rows: QueryResult["rows"]) => {
+            // a reader that went away (`| head`) has what it wanted: DuckDB is stopped
+            if (sink.readerGone()) throw new Error("the reader of stdout went away")
+            const head = started ? "" : writer.start(columns)
+            started = true
+            await sink.write(head + writer.chunk(columns, rows))
+          }
+          yield* analytics.stream(sql, params, take).pipe(
+            Effect.zipRight(
+              Effect.tryPromise({ try: () => sink.write(writer.end()), catch: (e) => new UserError({ message: (e as Error).message }) })
+            ),
+            Effect.zipRight(sink.done),
+            Effect.catchIf(
+              () => sink.readerGone(),
+              () => Effect.void
+            ),
+            Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : sink.abandon))
+          )
         }).pipe(
           // the user's SQL reads the lake and nothing else: the output file is the one other path DuckDB may open
           Effect.provide(

@@ -1,13 +1,13 @@
 /** `chain-lake query` and `chain-lake catalog` as a user runs them, and the catalog from another DuckDB client. */
 import { execFileSync, spawn, spawnSync } from "node:child_process"
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
 import { analyticsViews } from "../../src/analytics/Analytics.js"
 import { EXAMPLES } from "../../src/cli/help.js"
 import { displayWidth, table } from "../../src/cli/progress.js"
-import { tableCell } from "../../src/cli/query.js"
+import { tableCell } from "../../src/cli/resultFormats.js"
 import { runCli } from "../support/cli.js"
 import { queryLake } from "../support/lake.js"
 import { tempDirs } from "../support/tmp.js"
@@ -65,6 +65,56 @@ describe("chain-lake query", () => {
     expect(stderr).toMatch(
       /^chain-lake: (stopped while its output was still being written \(a slow reader\): what it printed is cut short; the run itself had ended|stopping \(Ctrl-C again stops at once\))$/m
     )
+  })
+
+  it("writes csv, json, ndjson and markdown as the rows come: 300,000 rows whole to --output (no file beside it left), and a reader that stops early (| head) ends the query with exit 0", async () => {
+    const dir = tmp()
+    const out = join(dir, "answer.ndjson")
+    const r = await runCli(["query", "--data", data, "--format", "ndjson", "--output", out, "SELECT range AS n FROM range(300000)"])
+    expect(r.code, r.stderr).toBe(0)
+    const lines = readFileSync(out, "utf8").split("\n")
+    expect(lines).toHaveLength(300_001)
+    expect([lines[0], lines[299_999], lines[300_000]]).toEqual(['{"n":"0"}', '{"n":"299999"}', ""])
+    expect(readdirSync(dir)).toEqual(["answer.ndjson"])
+    const child = spawn(
+      process.execPath,
+      [join(process.cwd(), "bin", "chain-lake.mjs"), "query", "--data", data, "--format", "csv", "SELECT range AS n FROM range(100000000)"],
+      {
+        stdio: ["ignore", "pipe", "pipe"]
+      }
+    )
+    const first = await new Promise<string>((resolve) => child.stdout.once("data", (d) => resolve(String(d))))
+    expect(first).toMatch(/^n\n0\n1\n/)
+    child.stdout.destroy()
+    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on("exit", (c, s) => resolve([c, s])))
+    expect([code, signal]).toEqual([0, null])
+  })
+
+  it("an answer that fails halfway (a lake file damaged inside) leaves no --output file, and exits 1", async () => {
+    const damaged = tmp()
+    cpSync(data, damaged, { recursive: true })
+    const dir = join(damaged, "txs", "height_bucket=0")
+    const files = readdirSync(dir)
+      .filter((f) => f.endsWith(".parquet"))
+      .sort()
+    const last = join(dir, files[files.length - 1])
+    const bytes = readFileSync(last)
+    bytes.fill(0x41, Math.floor(bytes.length / 2), Math.floor(bytes.length / 2) + 400)
+    writeFileSync(last, bytes)
+    const where = tmp()
+    const r = await runCli([
+      "query",
+      "--data",
+      damaged,
+      "--format",
+      "csv",
+      "--output",
+      join(where, "txs.csv"),
+      "SELECT * FROM txs ORDER BY height"
+    ])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toMatch(/^chain-lake: error: .*cannot be read \(/)
+    expect(readdirSync(where)).toEqual([])
   })
 
   it("answers over the views, with bound parameters, as a table", async () => {

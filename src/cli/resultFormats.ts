@@ -1,0 +1,163 @@
+/**
+ * How `query` writes an answer: a table for a terminal (its widths need every row), or csv, json,
+ * ndjson and markdown, each written as DuckDB hands over its rows, a chunk at a time, so that an
+ * answer of millions of rows is never held whole (3 million held whole took 1.8 GB and 23 s).
+ */
+import type { QueryResult } from "../analytics/Analytics.js"
+import { displayWidth, table } from "./progress.js"
+
+/** How `query` writes a result (parquet is written by DuckDB itself, not formatted here). */
+export type Format = "table" | "csv" | "json" | "ndjson" | "markdown"
+export const FORMATS = ["table", "csv", "json", "ndjson", "markdown", "parquet"] as const
+
+type Columns = QueryResult["columns"]
+type Rows = ReadonlyArray<ReadonlyArray<unknown>>
+
+const cell = (v: unknown): string => (v === null || v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v))
+const csvCell = (v: unknown) => {
+  const s = cell(v)
+  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
+}
+
+/** The lake's times are UTC (TIMESTAMP without a zone): printed so, as ISO 8601 with Z. */
+const utc = (v: unknown) => (typeof v === "string" ? v.replace(" ", "T") + "Z" : v)
+/** A JSON column's text, as the JSON it holds (text that does not parse stays text). */
+const parsedJson = (v: unknown) => {
+  if (typeof v !== "string") return v
+  try {
+    return JSON.parse(v)
+  } catch {
+    return v
+  }
+}
+
+/** `rows` with each value as the output shows it: times marked UTC, JSON as JSON (json and ndjson output only). */
+const converted = (columns: Columns, rows: Rows, format: Format): Rows => {
+  const convert = columns.map((c) =>
+    c.type === "TIMESTAMP" || c.type === "TIMESTAMP_NS"
+      ? utc
+      : c.type === "JSON" && (format === "json" || format === "ndjson")
+        ? parsedJson
+        : (v: unknown) => v
+  )
+  return rows.map((row) => row.map((v, i) => (v === null ? null : convert[i](v))))
+}
+
+/** Table cells longer than this are cut, as DuckDB's own CLI cuts them; csv and json print every value whole. */
+const TABLE_CELL_WIDTH = 48
+/** A cell as the table shows it: line breaks as ↵, cut past TABLE_CELL_WIDTH terminal columns (a wide char takes two). */
+export const tableCell = (text: string): string => {
+  const flat = text.replace(/\r?\n/g, "↵")
+  if (displayWidth(flat) <= TABLE_CELL_WIDTH) return flat
+  let kept = ""
+  let width = 0
+  for (const ch of flat) {
+    width += displayWidth(ch)
+    if (width > TABLE_CELL_WIDTH - 1) break
+    kept += ch
+  }
+  return kept + "…"
+}
+
+/** The table for a terminal: cells cut past TABLE_CELL_WIDTH, saying so below. */
+const textTable = (columns: Columns, rows: Rows): string => {
+  if (rows.length === 0) return `(no rows; columns: ${columns.map((c) => c.name).join(", ")})`
+  let cut = false
+  const shown = rows.map((row) =>
+    Object.fromEntries(
+      columns.map((c, i) => {
+        const whole = cell(row[i])
+        const text = tableCell(whole)
+        if (text !== whole) cut = true
+        return [c.name, text]
+      })
+    )
+  )
+  const text = table(shown)
+  return cut ? `${text}\n(values wider than ${TABLE_CELL_WIDTH} columns are cut with …: --format csv or json prints them whole)` : text
+}
+
+/**
+ * A markdown cell: `|` escaped (it ends a cell), and `\` too, or a value ending in one would
+ * escape the `|` after it; a line break would end the row, so it becomes <br>.
+ */
+export const markdownCell = (v: unknown): string =>
+  cell(v)
+    .replace(/[\\|]/g, (c) => `\\${c}`)
+    .replace(/\r?\n/g, "<br>")
+/** Columns of numbers are right-aligned (`---:`), so their digits line up once rendered. */
+const NUMERIC = /^(U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?|DOUBLE|FLOAT|REAL|DECIMAL\(.*\))$/
+
+const object = (columns: Columns, row: ReadonlyArray<unknown>) => Object.fromEntries(columns.map((c, i) => [c.name, row[i]]))
+const lines = (texts: ReadonlyArray<string>) => texts.map((t) => `${t}\n`).join("")
+
+/**
+ * A format written as the rows come: its head once the columns are known, each chunk's rows
+ * (`before`: how many rows were written before them), then its tail. Every line ends in \n.
+ */
+interface StreamedFormat {
+  readonly head: (columns: Columns) => string
+  readonly rows: (columns: Columns, rows: Rows, before: number) => string
+  readonly tail: (written: number) => string
+}
+
+const STREAMED: Readonly<Record<Exclude<Format, "table">, StreamedFormat>> = {
+  csv: {
+    head: (columns) => lines([columns.map((c) => csvCell(c.name)).join(",")]),
+    rows: (_, rows) => lines(rows.map((row) => row.map(csvCell).join(","))),
+    tail: () => ""
+  },
+  // one object a line, no line at all for no rows (a blank line is no JSON)
+  ndjson: {
+    head: () => "",
+    rows: (columns, rows) => lines(rows.map((row) => JSON.stringify(object(columns, row)))),
+    tail: () => ""
+  },
+  // as JSON.stringify(rows, null, 1) writes the whole array: each object one level in
+  json: {
+    head: () => "[",
+    rows: (columns, rows, before) =>
+      rows
+        .map((row, i) => `${before + i === 0 ? "\n" : ",\n"} ${JSON.stringify(object(columns, row), null, 1).replace(/\n/g, "\n ")}`)
+        .join(""),
+    tail: (written) => (written === 0 ? "]\n" : "\n]\n")
+  },
+  // GitHub-flavoured (DuckDB's CLI has it as `.mode markdown`): every value whole, each row on one line
+  markdown: {
+    head: (columns) =>
+      lines([
+        `| ${columns.map((c) => markdownCell(c.name)).join(" | ")} |`,
+        `| ${columns.map((c) => (NUMERIC.test(c.type) ? "---:" : "---")).join(" | ")} |`
+      ]),
+    rows: (_, rows) => lines(rows.map((row) => `| ${row.map(markdownCell).join(" | ")} |`)),
+    tail: () => ""
+  }
+}
+
+/** Whether `format` is written as the rows come (every format but the table). */
+export const isStreamed = (format: Format): format is Exclude<Format, "table"> => format !== "table"
+
+/**
+ * Writes an answer in `format` (not the table) as its chunks come: `start` once the columns are
+ * known, then `chunk` for each chunk of rows, then `end`; each returns the text to write.
+ */
+export const streamedWriter = (format: Exclude<Format, "table">) => {
+  const f = STREAMED[format]
+  let written = 0
+  return {
+    start: (columns: Columns) => f.head(columns),
+    chunk: (columns: Columns, rows: Rows) => {
+      const text = f.rows(columns, converted(columns, rows, format), written)
+      written += rows.length
+      return text
+    },
+    end: () => f.tail(written)
+  }
+}
+
+/** A whole result's text in `format`, every line ended (an empty ndjson answer is no text at all). */
+export const formatResult = (r: QueryResult, format: Format): string => {
+  if (!isStreamed(format)) return `${textTable(r.columns, converted(r.columns, r.rows, format))}\n`
+  const writer = streamedWriter(format)
+  return writer.start(r.columns) + writer.chunk(r.columns, r.rows) + writer.end()
+}
