@@ -13,7 +13,7 @@ import { writeCatalog } from "../analytics/catalog.js"
 import { writeReport } from "../analytics/report.js"
 import { UserError } from "./errors.js"
 import { answerSink } from "./answerSink.js"
-import { formatResult, FORMATS, isStreamed, streamedWriter } from "./resultFormats.js"
+import { FORMATS, isStreamed, streamedWriter, TABLE_ROWS, tableText } from "./resultFormats.js"
 import { shellWord } from "./shellWord.js"
 import { isS3Url } from "../s3/s3.js"
 import { redact } from "../secrets/redact.js"
@@ -223,7 +223,16 @@ export const queryCommand = Command.make(
           }
           const output = Option.getOrUndefined(o.output)
           if (!isStreamed(o.format)) {
-            const text = formatResult(yield* analytics.query(sql, params), o.format)
+            // the table's first rows held, the rest counted as they pass
+            const shown: Array<ReadonlyArray<unknown>> = []
+            let columns: QueryResult["columns"] = []
+            let total = 0
+            yield* analytics.stream(sql, params, async (c, rows) => {
+              columns = c
+              for (const row of rows.slice(0, TABLE_ROWS - shown.length)) shown.push(row)
+              total += rows.length
+            })
+            const text = tableText(columns, shown, total)
             return yield* output === undefined ? Effect.sync(() => process.stdout.write(text)) : writeWhole(output, text)
           }
           // written as the rows come (answerSink.ts)

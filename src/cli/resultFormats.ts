@@ -1,7 +1,8 @@
 /**
- * How `query` writes an answer: a table for a terminal (its widths need every row), or csv, json,
- * ndjson and markdown, each written as DuckDB hands over its rows, a chunk at a time, so that an
- * answer of millions of rows is never held whole (3 million held whole took 1.8 GB and 23 s).
+ * How `query` writes an answer: a table for a terminal (its first TABLE_ROWS rows: its widths need
+ * every row it shows), or csv, json, ndjson and markdown, each written as DuckDB hands over its
+ * rows, a chunk at a time, so that an answer of millions of rows is never held whole (3 million
+ * held whole took 1.8 GB and 23 s).
  */
 import type { QueryResult } from "../analytics/Analytics.js"
 import { displayWidth, table } from "./progress.js"
@@ -155,9 +156,16 @@ export const streamedWriter = (format: Exclude<Format, "table">) => {
   }
 }
 
-/** A whole result's text in `format`, every line ended (an empty ndjson answer is no text at all). */
-export const formatResult = (r: QueryResult, format: Format): string => {
-  if (!isStreamed(format)) return `${textTable(r.columns, converted(r.columns, r.rows, format))}\n`
-  const writer = streamedWriter(format)
-  return writer.start(r.columns) + writer.chunk(r.columns, r.rows) + writer.end()
+/**
+ * The most rows the table shows: no terminal reader reads more, and its widths need every row it
+ * shows held (an answer of millions took gigabytes); the other formats write every row.
+ */
+export const TABLE_ROWS = 10_000
+
+/** The table of an answer's first rows (`shown`, at most TABLE_ROWS) of `total`, saying what it leaves out. */
+export const tableText = (columns: Columns, shown: Rows, total: number): string => {
+  const text = textTable(columns, converted(columns, shown, "table"))
+  return total > shown.length
+    ? `${text}\n(the first ${shown.length} of ${total} rows: --format csv, json or ndjson writes every row)\n`
+    : `${text}\n`
 }

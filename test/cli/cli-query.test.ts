@@ -45,7 +45,7 @@ describe("chain-lake query", () => {
   it("Ctrl-C while its answer waits on a reader that does not read: exit 130 with a line saying so, never 0 with the output cut", async () => {
     const child = spawn(
       process.execPath,
-      [join(process.cwd(), "bin", "chain-lake.mjs"), "query", "--data", data, "SELECT * FROM range(300000)"],
+      [join(process.cwd(), "bin", "chain-lake.mjs"), "query", "--data", data, "SELECT range, repeat('x', 40) AS pad FROM range(20000)"],
       {
         stdio: ["ignore", "pipe", "pipe"]
       }
@@ -88,6 +88,15 @@ describe("chain-lake query", () => {
     child.stdout.destroy()
     const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on("exit", (c, s) => resolve([c, s])))
     expect([code, signal]).toEqual([0, null])
+  })
+
+  it("the table shows an answer's first 10,000 rows and says how many it left out (csv writes them all)", async () => {
+    const r = await runCli(["query", "--data", data, "SELECT range AS n FROM range(25000)"])
+    expect(r.code, r.stderr).toBe(0)
+    const lines = r.stdout.split("\n")
+    expect(lines.slice(0, 3)).toEqual(["n", "----", "0"])
+    expect(lines.slice(-3)).toEqual(["9999", "(the first 10000 of 25000 rows: --format csv, json or ndjson writes every row)", ""])
+    expect(lines).toHaveLength(2 + 10_000 + 2)
   })
 
   it("an answer that fails halfway (a lake file damaged inside) leaves no --output file, and exits 1", async () => {
