@@ -2,7 +2,7 @@
  * How `query` writes an answer: a table for a terminal (its first TABLE_ROWS rows: its widths need
  * every row it shows), or csv, json, ndjson and markdown, each written as DuckDB hands over its
  * rows, a chunk at a time, so that an answer of millions of rows is never held whole (3 million
- * held whole took 1.8 GB and 23 s).
+ * held whole took 1.8 GB and 11 s).
  */
 import type { QueryResult } from "../analytics/Analytics.js"
 import { displayWidth, table } from "./progress.js"
