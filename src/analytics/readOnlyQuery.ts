@@ -106,11 +106,16 @@ export const runQuery = (conn: GuardedConnection, sql: string, params: Readonly<
 /** What `take` failed with: no fault of the SQL (a full disk, a reader gone). */
 export class TakeFailed extends Error {}
 
+/** A promise that rejects once `signal` aborts: a chunk's hand-over waiting on a reader ends with the query. */
+const abortOf = (signal: AbortSignal) =>
+  new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(new Error("the query was stopped")), { once: true }))
+
 /**
  * Runs `sql` when it reads, its parameters bound, handing its rows to `take` a chunk at a time
  * (DuckDB's, 2,048 rows) as DuckDB makes them, the next asked once `take` is done with one: an
  * answer of millions of rows is never held whole. `take` has the columns with every chunk, and
- * once with no rows where the answer has none.
+ * once with no rows where the answer has none. Interrupted (Ctrl-C, a timeout), it stops between
+ * chunks, and a hand-over still waiting (on a reader that does not read) is given up.
  */
 export const streamQuery = (
   conn: GuardedConnection,
@@ -122,14 +127,22 @@ export const streamQuery = (
     yield* parsedAsSelect(conn, sql)
     const stmt = yield* Effect.flatMap(prepare(conn, sql, params), readOnly)
     yield* Effect.tryPromise({
-      try: () =>
+      try: (signal) =>
         conn.use(async () => {
+          const aborted = abortOf(signal)
+          aborted.catch(() => undefined)
           const result = await stmt.stream()
           const columns = columnsOf(result)
-          let chunks = 0
-          const taken = (rows: QueryResult["rows"]) => take(columns, rows).catch((e: Error) => Promise.reject(new TakeFailed(e.message)))
-          for await (const rows of result.yieldRowsJson()) if (rows.length > 0 || chunks === 0) await taken(rows).then(() => chunks++)
-          if (chunks === 0) await taken([])
+          const hand = (rows: QueryResult["rows"]) =>
+            Promise.race([take(columns, rows).catch((e: Error) => Promise.reject(new TakeFailed(e.message))), aborted])
+          let handed = false
+          for await (const rows of result.yieldRowsJson()) {
+            if (signal.aborted) return
+            if (rows.length === 0 && handed) continue
+            await hand(rows)
+            handed = true
+          }
+          if (!handed) await hand([])
         }),
       catch: (e) => (e instanceof TakeFailed ? new AnalyticsError({ message: e.message }) : new SqlError({ message: (e as Error).message }))
     })

@@ -38,7 +38,8 @@ export const unreadableProblem = (dataset: string, duckdbMessage: string) =>
  * header that does not decode is thrift's error, which DuckDB's class "Invalid Error" carries and
  * SQL never raises.
  */
-const DAMAGE = /^Invalid Error: |Parquet file|Failed to read file|TProtocolException|Out of buffer|[Dd]ecompression failure/
+const DAMAGE =
+  /^Invalid Error: |Parquet file|Failed to read file|Could not read enough bytes from file|TProtocolException|Out of buffer|[Dd]ecompression failure/
 const NAMED_FILE = /["']([^"']+\.parquet)["']/
 
 /**
@@ -48,11 +49,12 @@ const NAMED_FILE = /["']([^"']+\.parquet)["']/
  * to decode is one of the lake's: the line names it when DuckDB does.
  */
 export const damagedFileLine = (message: string, dataDir: string): string | undefined => {
-  const named = NAMED_FILE.exec(message)?.[1]
+  // DuckDB's first line only: later lines echo the SQL, which may name a lake file itself
+  const first = message.split("\n")[0]
+  if (!DAMAGE.test(first)) return undefined
+  const named = NAMED_FILE.exec(first)?.[1]
   const path = named === undefined ? undefined : isAbsolute(named) ? relative(dataDir, named) : named
-  const inLake = path !== undefined && !path.startsWith("..") && !isAbsolute(path)
-  // a file of the lake that is there and failed to read (one that is not there is a path the SQL mistyped)
-  if (!DAMAGE.test(message) && !(inLake && existsSync(join(dataDir, path)))) return undefined
+  const inLake = path !== undefined && !path.startsWith("..") && !isAbsolute(path) && existsSync(join(dataDir, path))
   return inLake
     ? cannotRead(path, duckdbWhy(message), path.split("/")[0], true)
     : cannotRead("a committed file of the lake", duckdbWhy(message), undefined, false)

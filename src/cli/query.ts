@@ -75,6 +75,95 @@ export const parseParams = (texts: ReadonlyArray<string>): Record<string, ParamV
   return params
 }
 
+/** The time an answer's writes waited on its reader: those done, and since when the one under way waits. */
+interface Waits {
+  ms: number
+  since: number | undefined
+}
+
+/**
+ * Fails with `timedOut` once `ms` of the query's own time have passed: all of it but `waited()`,
+ * the time its answer waited on the reader. Raced against the query, which it interrupts (DuckDB
+ * is interrupted as the scope closes, lake/duckdb.ts).
+ */
+const deadline = (ms: number, waited: () => number, timedOut: UserError): Effect.Effect<never, UserError> => {
+  const started = Date.now()
+  const check: Effect.Effect<never, UserError> = Effect.suspend(() => {
+    const left = ms - (Date.now() - started - waited())
+    return left <= 0 ? Effect.fail(timedOut) : Effect.zipRight(Effect.sleep(Duration.millis(left)), check)
+  })
+  return check
+}
+
+/**
+ * The answer as a table: on a terminal its first TABLE_ROWS rows (no one reads more there, and its
+ * widths need every row shown held), saying on stderr how many it left out; every row elsewhere.
+ */
+const tableAnswer = (sql: string, params: Readonly<Record<string, ParamValue>>, output: { readonly named: string } | undefined) =>
+  Effect.gen(function* () {
+    const limit = output === undefined && process.stdout.isTTY === true ? TABLE_ROWS : Number.POSITIVE_INFINITY
+    let shown: Array<ReadonlyArray<unknown>> = []
+    let columns: QueryResult["columns"] = []
+    let total = 0
+    const take = async (c: QueryResult["columns"], rows: QueryResult["rows"]) => {
+      columns = c
+      for (const row of rows) if (shown.length < limit) shown.push(row)
+      total += rows.length
+    }
+    // (run again after a compaction's swap: from the start)
+    const fresh = () => {
+      shown = []
+      total = 0
+    }
+    yield* Effect.flatMap(Analytics, (analytics) => analytics.stream(sql, params, take, fresh))
+    const text = tableText(columns, shown)
+    if (output !== undefined) return yield* writeWhole(output.named, text)
+    process.stdout.write(text)
+    if (total > shown.length)
+      process.stderr.write(
+        `chain-lake: the table shows the first ${shown.length} of ${total} rows: --format csv, json or ndjson writes every row\n`
+      )
+  })
+
+/** The answer in `format`, written as its rows come (answerSink.ts); `waits` counts the time the writes waited on the reader. */
+const streamedAnswer = (
+  sql: string,
+  params: Readonly<Record<string, ParamValue>>,
+  format: Parameters<typeof streamedWriter>[0],
+  output: { readonly named: string; readonly at: string } | undefined,
+  waits: Waits
+) =>
+  Effect.gen(function* () {
+    const analytics = yield* Analytics
+    const writer = streamedWriter(format)
+    const sink = answerSink(output)
+    const write = async (text: string) => {
+      waits.since = Date.now()
+      await sink.write(text)
+      waits.ms += Date.now() - waits.since
+      waits.since = undefined
+    }
+    let started = false
+    const take = async (columns: QueryResult["columns"], rows: QueryResult["rows"]) => {
+      // a reader that went away (`| head`) has what it wanted: DuckDB is stopped
+      if (sink.readerGone()) throw new Error("the reader of stdout went away")
+      const head = started ? "" : writer.start(columns)
+      started = true
+      await write(head + writer.chunk(columns, rows))
+    }
+    yield* analytics.stream(sql, params, take).pipe(
+      Effect.zipRight(
+        Effect.tryPromise({ try: () => write(writer.end()), catch: (e) => new UserError({ message: (e as Error).message }) })
+      ),
+      Effect.zipRight(sink.done),
+      Effect.catchIf(
+        () => sink.readerGone(),
+        () => Effect.void
+      ),
+      Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : sink.abandon))
+    )
+  })
+
 /** Writes a whole answer's `text` to --output `path`, redacted as stdout is (output.ts). */
 const writeWhole = (path: string, text: string) =>
   Effect.tryPromise({
@@ -200,17 +289,14 @@ export const queryCommand = Command.make(
       if (timeout === undefined) return yield* bad(`--timeout must look like 30s, 10m or 1h (0 for no limit), got "${o.timeout}"`)
       yield* requireLake(o.data)
       if (Option.isSome(o.output)) yield* refuseInsideLake("--output", o.output.value, o.data)
+      const timedOut = new UserError({
+        message: `the query ran past --timeout ${o.timeout.trim()} and was stopped: narrow it, or give a longer --timeout (0 for no limit)`
+      })
+      // the time its answer waited on a reader (a pager, a slow pipe) is not the query's
+      const waits: Waits = { ms: 0, since: undefined }
+      const waited = () => waits.ms + (waits.since === undefined ? 0 : Date.now() - waits.since)
       const limited = <A, E, R>(run: Effect.Effect<A, E, R>) =>
-        Duration.toMillis(timeout) === 0
-          ? run
-          : // the scope closing interrupts DuckDB and waits for it (lake/duckdb.ts) before the line is printed
-            Effect.timeoutFail(run, {
-              duration: timeout,
-              onTimeout: () =>
-                new UserError({
-                  message: `the query ran past --timeout ${o.timeout.trim()} and was stopped: narrow it, or give a longer --timeout (0 for no limit)`
-                })
-            })
+        Duration.toMillis(timeout) === 0 ? run : Effect.raceFirst(run, deadline(Duration.toMillis(timeout), waited, timedOut))
       // where the output lands, links and `..` walked as the kernel walks them: the one file outside the lake DuckDB may open
       const outputAt = Option.map(o.output, landingPath)
       yield* limited(
@@ -221,42 +307,8 @@ export const queryCommand = Command.make(
             yield* Console.error(`wrote ${resolve(Option.getOrThrow(o.output))}`)
             return
           }
-          const output = Option.getOrUndefined(o.output)
-          if (!isStreamed(o.format)) {
-            // the table's first rows held, the rest counted as they pass
-            const shown: Array<ReadonlyArray<unknown>> = []
-            let columns: QueryResult["columns"] = []
-            let total = 0
-            yield* analytics.stream(sql, params, async (c, rows) => {
-              columns = c
-              for (const row of rows.slice(0, TABLE_ROWS - shown.length)) shown.push(row)
-              total += rows.length
-            })
-            const text = tableText(columns, shown, total)
-            return yield* output === undefined ? Effect.sync(() => process.stdout.write(text)) : writeWhole(output, text)
-          }
-          // written as the rows come (answerSink.ts)
-          const writer = streamedWriter(o.format)
-          const sink = answerSink(output)
-          let started = false
-          const take = async (columns: QueryResult["columns"], rows: QueryResult["rows"]) => {
-            // a reader that went away (`| head`) has what it wanted: DuckDB is stopped
-            if (sink.readerGone()) throw new Error("the reader of stdout went away")
-            const head = started ? "" : writer.start(columns)
-            started = true
-            await sink.write(head + writer.chunk(columns, rows))
-          }
-          yield* analytics.stream(sql, params, take).pipe(
-            Effect.zipRight(
-              Effect.tryPromise({ try: () => sink.write(writer.end()), catch: (e) => new UserError({ message: (e as Error).message }) })
-            ),
-            Effect.zipRight(sink.done),
-            Effect.catchIf(
-              () => sink.readerGone(),
-              () => Effect.void
-            ),
-            Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : sink.abandon))
-          )
+          const output = Option.isSome(o.output) ? { named: o.output.value, at: Option.getOrThrow(outputAt) } : undefined
+          return yield* isStreamed(o.format) ? streamedAnswer(sql, params, o.format, output, waits) : tableAnswer(sql, params, output)
         }).pipe(
           // the user's SQL reads the lake and nothing else: the output file is the one other path DuckDB may open
           Effect.provide(

@@ -1,8 +1,7 @@
 /**
- * How `query` writes an answer: a table for a terminal (its first TABLE_ROWS rows: its widths need
- * every row it shows), or csv, json, ndjson and markdown, each written as DuckDB hands over its
- * rows, a chunk at a time, so that an answer of millions of rows is never held whole (3 million
- * held whole took 1.8 GB and 11 s).
+ * How `query` writes an answer: a table (its widths need every row it shows), or csv, json, ndjson
+ * and markdown, each written as DuckDB hands over its rows, a chunk at a time, so that an answer of
+ * millions of rows is never held whole.
  */
 import type { QueryResult } from "../analytics/Analytics.js"
 import { displayWidth, table } from "./progress.js"
@@ -156,16 +155,8 @@ export const streamedWriter = (format: Exclude<Format, "table">) => {
   }
 }
 
-/**
- * The most rows the table shows: no terminal reader reads more, and its widths need every row it
- * shows held (an answer of millions took gigabytes); the other formats write every row.
- */
+/** The most rows the table shows on a terminal: no one reads more there, and its widths need every row it shows held. */
 export const TABLE_ROWS = 10_000
 
-/** The table of an answer's first rows (`shown`, at most TABLE_ROWS) of `total`, saying what it leaves out. */
-export const tableText = (columns: Columns, shown: Rows, total: number): string => {
-  const text = textTable(columns, converted(columns, shown, "table"))
-  return total > shown.length
-    ? `${text}\n(the first ${shown.length} of ${total} rows: --format csv, json or ndjson writes every row)\n`
-    : `${text}\n`
-}
+/** The table of an answer's rows (on a terminal, its first TABLE_ROWS: query.ts says what it left out). */
+export const tableText = (columns: Columns, rows: Rows): string => `${textTable(columns, converted(columns, rows, "table"))}\n`

@@ -90,13 +90,73 @@ describe("chain-lake query", () => {
     expect([code, signal]).toEqual([0, null])
   })
 
-  it("the table shows an answer's first 10,000 rows and says how many it left out (csv writes them all)", async () => {
-    const r = await runCli(["query", "--data", data, "SELECT range AS n FROM range(25000)"])
-    expect(r.code, r.stderr).toBe(0)
-    const lines = r.stdout.split("\n")
-    expect(lines.slice(0, 3)).toEqual(["n", "----", "0"])
-    expect(lines.slice(-3)).toEqual(["9999", "(the first 10000 of 25000 rows: --format csv, json or ndjson writes every row)", ""])
-    expect(lines).toHaveLength(2 + 10_000 + 2)
+  it.skipIf(!existsSync("/usr/bin/script"))(
+    "the table shows a terminal an answer's first 10,000 rows, saying how many it left out; a pipe gets every row",
+    async () => {
+      const cli = `${JSON.stringify(process.execPath)} ${JSON.stringify(join(process.cwd(), "bin", "chain-lake.mjs"))}`
+      const command = `${cli} query --data ${JSON.stringify(data)} "SELECT range AS n FROM range(25000)"`
+      // a terminal: `script` runs the command on a pseudo-terminal (its stdout and stderr both)
+      const onTerminal = spawnSync("/usr/bin/script", ["-qec", command, "/dev/null"], { encoding: "utf8", timeout: 60_000 })
+      const lines = onTerminal.stdout.split(/\r?\n/)
+      expect(lines.filter((l) => /^\d+$/.test(l))).toHaveLength(10_000)
+      expect(lines).toContain("chain-lake: the table shows the first 10000 of 25000 rows: --format csv, json or ndjson writes every row")
+      const piped = await runCli(["query", "--data", data, "SELECT range AS n FROM range(25000)"])
+      expect(piped.code, piped.stderr).toBe(0)
+      expect(piped.stdout.split("\n").filter((l) => /^\d+$/.test(l))).toHaveLength(25_000)
+      expect(piped.stderr).toBe("")
+    }
+  )
+
+  it("a streamed answer: Ctrl-C while it waits on a reader that does not read ends it (130); --timeout counts not the reader's waits, and stops an endless answer to --output with no file left", async () => {
+    const bin = join(process.cwd(), "bin", "chain-lake.mjs")
+    const child = spawn(process.execPath, [bin, "query", "--data", data, "--format", "csv", "SELECT range FROM range(1000000000000)"], {
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    child.stdout.pause()
+    let stderr = ""
+    child.stderr.on("data", (d) => (stderr += d))
+    const exited = new Promise<[number | null, string | null]>((resolve) => child.on("exit", (c, s) => resolve([c, s])))
+    await new Promise((r) => setTimeout(r, 2_000))
+    child.kill("SIGINT")
+    expect(await exited, stderr).toEqual([130, null])
+    child.stdout.destroy()
+    // a reader that takes 5 s before it reads a 2 s query: the query is not stopped
+    const slow = spawn(
+      process.execPath,
+      [bin, "query", "--data", data, "--format", "csv", "--timeout", "2s", "SELECT range FROM range(200000)"],
+      {
+        stdio: ["ignore", "pipe", "pipe"]
+      }
+    )
+    slow.stdout.pause()
+    let slowErr = ""
+    slow.stderr.on("data", (d) => (slowErr += d))
+    let read = ""
+    setTimeout(() => {
+      slow.stdout.on("data", (d) => (read += d))
+      slow.stdout.resume()
+    }, 5_000)
+    const [slowCode] = await new Promise<[number | null]>((resolve) => slow.on("close", (c) => resolve([c])))
+    expect(slowCode, slowErr).toBe(0)
+    expect(read.split("\n")).toHaveLength(200_002)
+    const dir = tmp()
+    const endless = await runCli([
+      "query",
+      "--data",
+      data,
+      "--format",
+      "csv",
+      "--timeout",
+      "2s",
+      "--output",
+      join(dir, "all.csv"),
+      "SELECT range FROM range(1000000000000)"
+    ])
+    expect(endless.code).toBe(1)
+    expect(endless.stderr.trim()).toBe(
+      "chain-lake: error: the query ran past --timeout 2s and was stopped: narrow it, or give a longer --timeout (0 for no limit)"
+    )
+    expect(readdirSync(dir)).toEqual([])
   })
 
   it("an answer that fails halfway (a lake file damaged inside) leaves no --output file, and exits 1", async () => {
