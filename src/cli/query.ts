@@ -273,7 +273,7 @@ export const queryCommand = Command.make(
     timeout: Options.text("timeout").pipe(
       Options.withDefault(QUERY_TIMEOUT),
       Options.withDescription(
-        `how long the query may run before it is stopped, exit 1 (e.g. 30s, 10m; 0 for no limit; default ${QUERY_TIMEOUT})`
+        `how long the query may run before it is stopped, exit 1; the time its output waits on a reader is not counted (e.g. 30s, 10m; 0 for no limit; default ${QUERY_TIMEOUT})`
       )
     )
   },
