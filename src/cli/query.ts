@@ -118,7 +118,8 @@ const tableAnswer = (sql: string, params: Readonly<Record<string, ParamValue>>, 
     yield* Effect.flatMap(Analytics, (analytics) => analytics.stream(sql, params, take, fresh))
     const text = tableText(columns, shown)
     if (output !== undefined) return yield* writeWhole(output.named, text)
-    process.stdout.write(text)
+    // (a reader that went away, `| head`, had what it wanted)
+    yield* Effect.promise(() => answerSink(undefined).write(text))
     if (total > shown.length)
       process.stderr.write(
         `chain-lake: the table shows the first ${shown.length} of ${total} rows: --format csv, json or ndjson writes every row\n`

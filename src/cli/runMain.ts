@@ -52,13 +52,14 @@ export const runMain = makeRunMain(({ fiber, teardown }) => {
     process.exit(130)
   }
   // kept until the process exits: a signal in the instant between the run's end and the exit would
-  // otherwise kill it (the default action), a complete run reading as killed; they take over from
-  // those bin/chain-lake.mjs set while the CLI loaded
+  // otherwise kill it (the default action), a complete run reading as killed. They take over from
+  // those bin/chain-lake.mjs set while the CLI loaded, added before those go: a signal that came
+  // while it loaded and waits for the event loop is dropped when a signal has no listener left
+  process.on("SIGINT", onSignal)
+  process.on("SIGTERM", onSignal)
   const whileStarting = (globalThis as Record<symbol, unknown>)[Symbol.for("chain-lake/whileStarting")]
   if (typeof whileStarting === "function")
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.removeListener(signal, whileStarting as () => void)
-  process.on("SIGINT", onSignal)
-  process.on("SIGTERM", onSignal)
   fiber.addObserver((exit) => {
     clearInterval(keepAlive)
     // a command that failed after a first signal (a commit of the stop's refused) set its code

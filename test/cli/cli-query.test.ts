@@ -26,6 +26,18 @@ afterAll(async () => {
   removeTmpDirs()
 })
 
+/** `query --data DATA …args` with its stdout never read (paused), its stderr kept. */
+const unreadQuery = (args: ReadonlyArray<string>) => {
+  const child = spawn(process.execPath, [join(process.cwd(), "bin", "chain-lake.mjs"), "query", "--data", data, ...args], {
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  child.stdout.pause()
+  let stderr = ""
+  child.stderr.on("data", (d) => (stderr += d))
+  const exited = new Promise<[number | null, string | null]>((resolve) => child.on("exit", (c, s) => resolve([c, s])))
+  return { child, stderr: () => stderr, exited }
+}
+
 describe("chain-lake query", () => {
   it("binds an integer past 2^63 (amounts are) as HUGEINT", async () => {
     const r = await runCli([
@@ -43,26 +55,16 @@ describe("chain-lake query", () => {
   })
 
   it("Ctrl-C while its answer waits on a reader that does not read: exit 130 with a line saying so, never 0 with the output cut", async () => {
-    const child = spawn(
-      process.execPath,
-      [join(process.cwd(), "bin", "chain-lake.mjs"), "query", "--data", data, "SELECT range, repeat('x', 40) AS pad FROM range(20000)"],
-      {
-        stdio: ["ignore", "pipe", "pipe"]
-      }
-    )
     // stdout is never read: past the pipe's buffer, the answer waits in the process (its run has ended by then, or is about to)
-    child.stdout.pause()
-    let stderr = ""
-    child.stderr.on("data", (d) => (stderr += d))
-    const exited = new Promise<[number | null, string | null]>((resolve) => child.on("exit", (c, s) => resolve([c, s])))
+    const { child, stderr, exited } = unreadQuery(["SELECT range, repeat('x', 40) AS pad FROM range(20000)"])
     await new Promise((r) => setTimeout(r, 5_000))
     child.kill("SIGINT")
     const [code, signal] = await exited
     child.stdout.destroy()
     expect(signal).toBeNull()
-    expect(code, stderr).toBe(130)
+    expect(code, stderr()).toBe(130)
     // (stopped after its end, as a slow reader leaves it; or before, on a slow machine)
-    expect(stderr).toMatch(
+    expect(stderr()).toMatch(
       /^chain-lake: (stopped while its output was still being written \(a slow reader\): what it printed is cut short; the run itself had ended|stopping \(Ctrl-C again stops at once\))$/m
     )
   })
@@ -88,6 +90,21 @@ describe("chain-lake query", () => {
     child.stdout.destroy()
     const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on("exit", (c, s) => resolve([c, s])))
     expect([code, signal]).toEqual([0, null])
+    // the table too (written whole at its end): the reader gone is no error, nor a stack trace
+    const table = spawn(
+      process.execPath,
+      [join(process.cwd(), "bin", "chain-lake.mjs"), "query", "--data", data, "SELECT range AS n FROM range(200000)"],
+      {
+        stdio: ["ignore", "pipe", "pipe"]
+      }
+    )
+    let tableErr = ""
+    table.stderr.on("data", (d) => (tableErr += d))
+    await new Promise<void>((resolve) => table.stdout.once("data", () => resolve()))
+    table.stdout.destroy()
+    const [tableCode] = await new Promise<[number | null]>((resolve) => table.on("close", (c) => resolve([c])))
+    expect(tableCode, tableErr).toBe(0)
+    expect(tableErr).toBe("")
   })
 
   it.skipIf(!existsSync("/usr/bin/script"))(
@@ -109,16 +126,10 @@ describe("chain-lake query", () => {
 
   it("a streamed answer: Ctrl-C while it waits on a reader that does not read ends it (130); --timeout counts not the reader's waits, and stops an endless answer to --output with no file left", async () => {
     const bin = join(process.cwd(), "bin", "chain-lake.mjs")
-    const child = spawn(process.execPath, [bin, "query", "--data", data, "--format", "csv", "SELECT range FROM range(1000000000000)"], {
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    child.stdout.pause()
-    let stderr = ""
-    child.stderr.on("data", (d) => (stderr += d))
-    const exited = new Promise<[number | null, string | null]>((resolve) => child.on("exit", (c, s) => resolve([c, s])))
+    const { child, stderr, exited } = unreadQuery(["--format", "csv", "SELECT range FROM range(1000000000000)"])
     await new Promise((r) => setTimeout(r, 2_000))
     child.kill("SIGINT")
-    expect(await exited, stderr).toEqual([130, null])
+    expect(await exited, stderr()).toEqual([130, null])
     child.stdout.destroy()
     // a reader that takes 5 s before it reads a 2 s query: the query is not stopped
     const slow = spawn(

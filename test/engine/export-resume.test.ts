@@ -340,22 +340,40 @@ describe("Ctrl-C", () => {
     for (const code of codes) expect([0, 130]).toContain(code)
   })
 
-  it("a signal as soon as the CLI takes signals (while it loads) stops it with a line and 130, not a death by signal; nothing is written", async () => {
-    const out = tmp()
-    const child = spawn(process.execPath, [BIN, "export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "blocks"], {
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, CHAIN_LAKE_TEST_SAY_LOADING: "1" }
-    })
-    let stderr = ""
-    child.stderr.on("data", (d) => (stderr += d))
-    const exited = new Promise<[number | null, string | null]>((resolve) => child.on("exit", (c, s) => resolve([c, s])))
-    while (!/^chain-lake: loading$/m.test(stderr)) await new Promise((r) => setTimeout(r, 1))
-    child.kill("SIGINT")
-    const [code, signal] = await exited
-    expect(signal).toBeNull()
-    expect(code, stderr).toBe(130)
-    expect(stderr).toMatch(/^chain-lake: (stopped \(SIGINT\) while starting: nothing was done|stopping \(Ctrl-C again stops at once\))$/m)
-    expect(existsSync(join(out, "blocks", "_manifest.json"))).toBe(false)
+  it("a signal at any moment while the CLI loads and starts stops it with a line and 130, never a death by signal nor a signal dropped (exit 0); nothing is written", async () => {
+    // 0 ms: the signal lands while the modules load; later ones as the CLI takes the signals over from bin/chain-lake.mjs
+    for (const after of [0, 100, 200, 300, 450, 600]) {
+      const out = tmp()
+      const child = spawn(
+        process.execPath,
+        [
+          BIN,
+          "export",
+          "--indexer-url",
+          devnet.indexerUrl,
+          "--out",
+          out,
+          "--datasets",
+          "blocks,txs",
+          "--page-size",
+          "10",
+          "--concurrency",
+          "2"
+        ],
+        { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CHAIN_LAKE_TEST_SAY_LOADING: "1" } }
+      )
+      let stderr = ""
+      child.stderr.on("data", (d) => (stderr += d))
+      const exited = new Promise<[number | null, string | null]>((resolve) => child.on("exit", (c, s) => resolve([c, s])))
+      while (!/^chain-lake: loading$/m.test(stderr)) await new Promise((r) => setTimeout(r, 1))
+      await new Promise((r) => setTimeout(r, after))
+      child.kill("SIGINT")
+      const [code, signal] = await exited
+      expect(signal, `${after} ms`).toBeNull()
+      expect(code, `${after} ms: ${stderr}`).toBe(130)
+      expect(stderr).toMatch(/^chain-lake: (stopped \(SIGINT\) while starting: nothing was done|stopping \(Ctrl-C again stops at once\))$/m)
+      if (after === 0) expect(existsSync(join(out, "blocks", "_manifest.json"))).toBe(false)
+    }
   })
 
   it("an export stopped by SIGINT exits 130, says what it committed, writes an interrupted run report that matches the lake, and a rerun completes", async () => {
