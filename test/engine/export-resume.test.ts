@@ -344,24 +344,10 @@ describe("Ctrl-C", () => {
     // 0 ms: the signal lands while the modules load; later ones as the CLI takes the signals over from bin/chain-lake.mjs
     for (const after of [0, 100, 200, 300, 450, 600]) {
       const out = tmp()
-      const child = spawn(
-        process.execPath,
-        [
-          BIN,
-          "export",
-          "--indexer-url",
-          devnet.indexerUrl,
-          "--out",
-          out,
-          "--datasets",
-          "blocks,txs",
-          "--page-size",
-          "10",
-          "--concurrency",
-          "2"
-        ],
-        { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CHAIN_LAKE_TEST_SAY_LOADING: "1" } }
-      )
+      const child = spawn(process.execPath, [BIN, ...stopArgs(devnet.indexerUrl, out)], {
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...process.env, CHAIN_LAKE_TEST_SAY_LOADING: "1" }
+      })
       let stderr = ""
       child.stderr.on("data", (d) => (stderr += d))
       const exited = new Promise<[number | null, string | null]>((resolve) => child.on("exit", (c, s) => resolve([c, s])))
@@ -372,7 +358,7 @@ describe("Ctrl-C", () => {
       expect(signal, `${after} ms`).toBeNull()
       expect(code, `${after} ms: ${stderr}`).toBe(130)
       expect(stderr).toMatch(/^chain-lake: (stopped \(SIGINT\) while starting: nothing was done|stopping \(Ctrl-C again stops at once\))$/m)
-      if (after === 0) expect(existsSync(join(out, "blocks", "_manifest.json"))).toBe(false)
+      if (after === 0) expect(existsSync(join(out, "txs", "_manifest.json"))).toBe(false)
     }
   })
 
