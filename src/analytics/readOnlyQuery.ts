@@ -104,7 +104,7 @@ export const runQuery = (conn: GuardedConnection, sql: string, params: Readonly<
   })
 
 /** What `take` failed with: no fault of the SQL (a full disk, a reader gone). */
-export class TakeFailed extends Error {}
+class TakeFailed extends Error {}
 
 /** A promise that rejects once `signal` aborts: a chunk's hand-over waiting on a reader ends with the query. */
 const abortOf = (signal: AbortSignal) =>

@@ -48,7 +48,7 @@ const NAMED_FILE = /["']([^"']+\.parquet)["']/
  * The query reads nothing but the lake (database.ts confines it), so every Parquet file it fails
  * to decode is one of the lake's: the line names it when DuckDB does.
  */
-export const damagedFileLine = (message: string, dataDir: string): string | undefined => {
+const damagedFileLine = (message: string, dataDir: string): string | undefined => {
   // DuckDB's first line only: later lines echo the SQL, which may name a lake file itself
   const first = message.split("\n")[0]
   if (!DAMAGE.test(first)) return undefined
