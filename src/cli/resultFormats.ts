@@ -19,8 +19,21 @@ const csvCell = (v: unknown) => {
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
 }
 
-/** The lake's times are UTC (TIMESTAMP without a zone): printed so, as ISO 8601 with Z. */
-const utc = (v: unknown) => (typeof v === "string" ? v.replace(" ", "T") + "Z" : v)
+/** DuckDB's text of a time: date, time of day, and a zone's offset for TIMESTAMPTZ (the sandbox's zone is UTC: +00). */
+const DUCKDB_TIME = /^(\d{4,}-\d\d-\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)(?:([+-]\d\d)(:\d\d)?)?$/
+/**
+ * The lake's times are UTC (TIMESTAMP without a zone): printed so, as ISO 8601 with Z, and a
+ * TIMESTAMPTZ the same way. Text that is no such time (infinity, a year BC) stays DuckDB's.
+ */
+const utc = (v: unknown) => {
+  const m = typeof v === "string" ? DUCKDB_TIME.exec(v) : null
+  if (m === null) return v
+  const [, date, time, hours, minutes] = m
+  const zone = hours === undefined || (hours.slice(1) === "00" && (minutes ?? ":00") === ":00") ? "Z" : `${hours}${minutes ?? ":00"}`
+  return `${date}T${time}${zone}`
+}
+/** DuckDB's time column types (their values come as text). */
+const TIMES = new Set(["TIMESTAMP", "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS", "TIMESTAMP WITH TIME ZONE"])
 /** A JSON column's text, as the JSON it holds (text that does not parse stays text). */
 const parsedJson = (v: unknown) => {
   if (typeof v !== "string") return v
@@ -34,7 +47,7 @@ const parsedJson = (v: unknown) => {
 /** `rows` with each value as the output shows it: times marked UTC, JSON as JSON (json and ndjson output only). */
 const converted = (columns: Columns, rows: Rows, format: Format): Rows => {
   const convert = columns.map((c) =>
-    c.type === "TIMESTAMP" || c.type === "TIMESTAMP_NS"
+    TIMES.has(c.type)
       ? utc
       : c.type === "JSON" && (format === "json" || format === "ndjson")
         ? parsedJson
@@ -46,9 +59,9 @@ const converted = (columns: Columns, rows: Rows, format: Format): Rows => {
 /** Table cells longer than this are cut, as DuckDB's own CLI cuts them; csv and json print every value whole. */
 const TABLE_CELL_WIDTH = 48
 /** A cell as the table shows it: line breaks as ↵, cut past TABLE_CELL_WIDTH terminal columns (a wide char takes two). */
-export const tableCell = (text: string): string => {
+const shownCell = (text: string): { readonly text: string; readonly cut: boolean } => {
   const flat = text.replace(/\r?\n/g, "↵")
-  if (displayWidth(flat) <= TABLE_CELL_WIDTH) return flat
+  if (displayWidth(flat) <= TABLE_CELL_WIDTH) return { text: flat, cut: false }
   let kept = ""
   let width = 0
   for (const ch of flat) {
@@ -56,8 +69,9 @@ export const tableCell = (text: string): string => {
     if (width > TABLE_CELL_WIDTH - 1) break
     kept += ch
   }
-  return kept + "…"
+  return { text: `${kept}…`, cut: true }
 }
+export const tableCell = (text: string): string => shownCell(text).text
 
 /** The table for a terminal: cells cut past TABLE_CELL_WIDTH, saying so below. */
 const textTable = (columns: Columns, rows: Rows): string => {
@@ -66,10 +80,9 @@ const textTable = (columns: Columns, rows: Rows): string => {
   const shown = rows.map((row) =>
     Object.fromEntries(
       columns.map((c, i) => {
-        const whole = cell(row[i])
-        const text = tableCell(whole)
-        if (text !== whole) cut = true
-        return [c.name, text]
+        const shown = shownCell(cell(row[i]))
+        cut ||= shown.cut
+        return [c.name, shown.text]
       })
     )
   )

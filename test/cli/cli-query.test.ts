@@ -338,6 +338,17 @@ describe("chain-lake query", () => {
     expect(csv.stdout.split("\n")[1]).toMatch(/^[0-9A-F]{64},\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z,/)
   })
 
+  it("every time type prints as UTC ISO 8601 (TIMESTAMPTZ, _S, _MS too); infinity and a year BC stay DuckDB's text; a line break alone is not called a cut", async () => {
+    const sql = `SELECT TIMESTAMPTZ '2020-01-01 10:00:00+05:30' AS tz, TIMESTAMP_MS '2020-01-01 10:00:00.5' AS ms, TIMESTAMP_S '2020-01-01 10:00:00' AS s,
+      TIMESTAMP '2020-01-01 10:00:00.123456' AS us, 'infinity'::TIMESTAMP AS inf, '0044-03-15 (BC)'::TIMESTAMP AS bc`
+    const csv = await runCli(["query", "--data", data, sql, "--format", "csv"])
+    expect(csv.code, csv.stderr).toBe(0)
+    expect(csv.stdout.trim().split("\n")[1]).toBe("2020-01-01T04:30:00Z,2020-01-01T10:00:00.5Z,2020-01-01T10:00:00Z,2020-01-01T10:00:00.123456Z,infinity,0044-03-15 (BC) 00:00:00")
+    const table = await runCli(["query", "--data", data, "SELECT 'a' || chr(10) || 'b' AS x, 'nan'::DOUBLE AS y"])
+    expect(table.code, table.stderr).toBe(0)
+    expect(table.stdout.trim().split("\n")).toEqual(["x    y", "---  ---", "a↵b  NaN"])
+  })
+
   it("reads the committed files only: a Parquet file someone put in a dataset's folder is not data, in query and in the catalog, whose views read the manifest at each query", async () => {
     const lake = tmp()
     cpSync(data, lake, { recursive: true })
