@@ -5,7 +5,7 @@
  * place). Each write waits until the reader has taken what came before (a slow reader slows the
  * query, never fills the memory). Text to a file is redacted as stdout's is (output.ts).
  */
-import { createWriteStream, rmSync, statSync } from "node:fs"
+import { createWriteStream, readdirSync, rmSync, statSync } from "node:fs"
 import { chmod, rename } from "node:fs/promises"
 import { basename, dirname, join } from "node:path"
 import { Effect } from "effect"
@@ -69,21 +69,70 @@ const fileMode = (path: string): number | "special" | undefined => {
   }
 }
 
+/** The file an answer to `target` is written to until it is whole: beside it, named for this process. */
+const partFileOf = (target: string) => join(dirname(target), `.${basename(target)}.${process.pid}.part`)
+
+/** Whether the process `pid` is running (one of another user's is: the kernel refuses to signal it). */
+const running = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/** Removes the part files beside `target` of queries that were killed (kill -9 runs no exit handler): their process is gone. */
+const removeKilledParts = (target: string) => {
+  const name = new RegExp(`^\\.${basename(target).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\.(\\d+)\\.part$`)
+  let names: ReadonlyArray<string> = []
+  try {
+    names = readdirSync(dirname(target))
+  } catch {
+    return
+  }
+  for (const n of names) {
+    const pid = Number(name.exec(n)?.[1] ?? Number.NaN)
+    if (Number.isSafeInteger(pid) && pid !== process.pid && !running(pid)) rmSync(join(dirname(target), n), { force: true })
+  }
+}
+
 /**
- * `output` as the user named it (for messages); `target`, the real path it lands at (links
- * walked): the file beside it is made there and renamed onto it, keeping an existing file's mode.
+ * How an answer lands at `target` (the real path --output names): written to `path`, a part file
+ * beside it (or `target` itself when that is no plain file: a FIFO, /dev/stdout), which takes its
+ * name, keeping an existing file's mode, once the answer is whole, and is removed otherwise, a
+ * second Ctrl-C's exit too. Part files that killed queries left beside it are removed first.
  */
-const fileSink = (output: string, target: string): AnswerSink => {
+export const landing = (target: string) => {
   const mode = fileMode(target)
   const inPlace = mode === "special"
-  const path = inPlace ? target : join(dirname(target), `.${basename(target)}.${process.pid}.part`)
-  const stream = createWriteStream(path, typeof mode === "number" ? { mode } : {})
-  const closed = new Promise<void>((resolve) => stream.once("close", () => resolve()))
-  // a second Ctrl-C ends the process at once: the file beside --output goes with it
-  const leftBehind = () => {
+  const path = inPlace ? target : partFileOf(target)
+  if (!inPlace) removeKilledParts(target)
+  const remove = () => {
     if (!inPlace) rmSync(path, { force: true })
   }
-  process.once("exit", leftBehind)
+  process.once("exit", remove)
+  return {
+    path,
+    /** the mode the written file is made with: an existing file's */
+    mode: typeof mode === "number" ? mode : undefined,
+    land: async () => {
+      if (typeof mode === "number") await chmod(path, mode)
+      if (!inPlace) await rename(path, target)
+      process.off("exit", remove)
+    },
+    abandon: () => {
+      remove()
+      process.off("exit", remove)
+    }
+  }
+}
+
+/** `output` as the user named it (for messages); `target`, the real path it lands at (links walked). */
+const fileSink = (output: string, target: string): AnswerSink => {
+  const { path, mode, land, abandon } = landing(target)
+  const stream = createWriteStream(path, mode === undefined ? {} : { mode })
+  const closed = new Promise<void>((resolve) => stream.once("close", () => resolve()))
   // (the file beside it is no name the user gave)
   const cannot = (e: unknown) =>
     new UserError({
@@ -100,17 +149,14 @@ const fileSink = (output: string, target: string): AnswerSink => {
     done: Effect.tryPromise({
       try: async () => {
         await new Promise<void>((resolve, reject) => stream.end((e?: Error | null) => (e ? reject(e) : resolve())))
-        if (typeof mode === "number") await chmod(path, mode)
-        if (!inPlace) await rename(path, target)
-        process.off("exit", leftBehind)
+        await land()
       },
       catch: cannot
     }),
     abandon: Effect.promise(async () => {
       stream.destroy()
       await closed
-      leftBehind()
-      process.off("exit", leftBehind)
+      abandon()
     })
   }
 }

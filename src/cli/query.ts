@@ -12,7 +12,7 @@ import { Analytics, isLake, layerAnalytics, type ParamValue, type QueryResult, t
 import { writeCatalog } from "../analytics/catalog.js"
 import { writeReport } from "../analytics/report.js"
 import { UserError } from "./errors.js"
-import { answerSink } from "./answerSink.js"
+import { answerSink, landing } from "./answerSink.js"
 import { FORMATS, isStreamed, streamedWriter, TABLE_ROWS, tableText } from "./resultFormats.js"
 import { shellWord } from "./shellWord.js"
 import { isS3Url } from "../s3/s3.js"
@@ -300,23 +300,31 @@ export const queryCommand = Command.make(
         Duration.toMillis(timeout) === 0 ? run : Effect.raceFirst(run, deadline(Duration.toMillis(timeout), waited, timedOut))
       // where the output lands, links and `..` walked as the kernel walks them: the one file outside the lake DuckDB may open
       const outputAt = Option.map(o.output, landingPath)
+      // DuckDB writes parquet itself: to a part file beside --output, which lands when the copy ends
+      const answer = o.format === "parquet" ? { parquet: landing(Option.getOrThrow(outputAt)) } : { format: o.format }
       yield* limited(
         Effect.gen(function* () {
           const analytics = yield* Analytics
-          if (o.format === "parquet") {
-            yield* analytics.copyToParquet(sql, params, Option.getOrThrow(outputAt))
+          if (answer.parquet !== undefined) {
+            const { parquet } = answer
+            yield* analytics.copyToParquet(sql, params, parquet.path)
+            yield* Effect.tryPromise({
+              try: parquet.land,
+              catch: (e) => new UserError({ message: `cannot write --output ${Option.getOrThrow(o.output)}: ${(e as Error).message}` })
+            })
             yield* Console.error(`wrote ${resolve(Option.getOrThrow(o.output))}`)
             return
           }
           const output = Option.isSome(o.output) ? { named: o.output.value, at: Option.getOrThrow(outputAt) } : undefined
-          return yield* isStreamed(o.format) ? streamedAnswer(sql, params, o.format, output, waits) : tableAnswer(sql, params, output)
+          const { format } = answer
+          return yield* isStreamed(format) ? streamedAnswer(sql, params, format, output, waits) : tableAnswer(sql, params, output)
         }).pipe(
           // the user's SQL reads the lake and nothing else: the output file is the one other path DuckDB may open
           Effect.provide(
             layerAnalytics({
               dataDir: o.data,
               confine: {
-                paths: o.format === "parquet" ? [Option.getOrThrow(outputAt)] : [],
+                paths: answer.parquet === undefined ? [] : [answer.parquet.path],
                 memoryLimit: `${Math.floor(memory / 1024 / 1024)}MiB`
               }
             })
@@ -326,7 +334,7 @@ export const queryCommand = Command.make(
             AnalyticsError: (e) => Effect.fail(new UserError({ message: e.message }))
           })
         )
-      )
+      ).pipe(Effect.ensuring(Effect.sync(() => answer.parquet?.abandon())))
     })
 ).pipe(Command.withDescription("Run SQL over the lake's views (datasets and analytics); parameters are bound, never spliced"))
 

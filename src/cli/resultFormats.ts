@@ -47,11 +47,7 @@ const parsedJson = (v: unknown) => {
 /** `rows` with each value as the output shows it: times marked UTC, JSON as JSON (json and ndjson output only). */
 const converted = (columns: Columns, rows: Rows, format: Format): Rows => {
   const convert = columns.map((c) =>
-    TIMES.has(c.type)
-      ? utc
-      : c.type === "JSON" && (format === "json" || format === "ndjson")
-        ? parsedJson
-        : (v: unknown) => v
+    TIMES.has(c.type) ? utc : c.type === "JSON" && (format === "json" || format === "ndjson") ? parsedJson : (v: unknown) => v
   )
   return rows.map((row) => row.map((v, i) => (v === null ? null : convert[i](v))))
 }

@@ -1,6 +1,6 @@
 /** `chain-lake query` and `chain-lake catalog` as a user runs them, and the catalog from another DuckDB client. */
 import { execFileSync, spawn, spawnSync } from "node:child_process"
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
@@ -168,6 +168,49 @@ describe("chain-lake query", () => {
       "chain-lake: error: the query ran past --timeout 2s and was stopped: narrow it, or give a longer --timeout (0 for no limit)"
     )
     expect(readdirSync(dir)).toEqual([])
+  })
+
+  it("the part file of a query killed with -9 is removed by the next query to that --output; a running query's, and any other file, are left; parquet lands through one too, keeping the mode", async () => {
+    const dir = tmp()
+    const out = join(dir, "all.csv")
+    const killed = spawn(
+      process.execPath,
+      [
+        join(process.cwd(), "bin", "chain-lake.mjs"),
+        "query",
+        "--data",
+        data,
+        "--format",
+        "csv",
+        "--output",
+        out,
+        "SELECT range FROM range(1000000000000)"
+      ],
+      { stdio: "ignore" }
+    )
+    const part = `.all.csv.${killed.pid}.part`
+    for (let i = 0; i < 300 && !readdirSync(dir).includes(part); i++) await new Promise((r) => setTimeout(r, 100))
+    killed.kill("SIGKILL")
+    await new Promise((r) => killed.on("exit", r))
+    expect(readdirSync(dir)).toEqual([part])
+    // this test's process runs: a part file named for it is a running query's
+    const running = `.all.csv.${process.pid}.part`
+    for (const other of [running, ".all.csv.x.part", ".other.csv.999999999.part", "all.csv.999999999.part"])
+      writeFileSync(join(dir, other), "kept")
+    const next = await runCli(["query", "--data", data, "--format", "csv", "--output", out, "SELECT 1 AS one"])
+    expect(next.code, next.stderr).toBe(0)
+    expect(readFileSync(out, "utf8")).toBe("one\n1\n")
+    expect(readdirSync(dir).sort()).toEqual(
+      [running, ".all.csv.x.part", ".other.csv.999999999.part", "all.csv", "all.csv.999999999.part"].sort()
+    )
+    const pq = join(dir, "q.parquet")
+    writeFileSync(pq, "old", { mode: 0o600 })
+    writeFileSync(join(dir, ".q.parquet.999999999.part"), "left by a killed query")
+    const parquet = await runCli(["query", "--data", data, "--format", "parquet", "--output", pq, "SELECT 2 AS two"])
+    expect(parquet.code, parquet.stderr).toBe(0)
+    expect(await queryLake(`SELECT * FROM '${pq}'`)).toEqual([{ two: 2 }])
+    expect(statSync(pq).mode & 0o777).toBe(0o600)
+    expect(readdirSync(dir).filter((f) => f.startsWith(".q.parquet"))).toEqual([])
   })
 
   it("an answer that fails halfway (a lake file damaged inside) leaves no --output file, and exits 1", async () => {
@@ -343,7 +386,9 @@ describe("chain-lake query", () => {
       TIMESTAMP '2020-01-01 10:00:00.123456' AS us, 'infinity'::TIMESTAMP AS inf, '0044-03-15 (BC)'::TIMESTAMP AS bc`
     const csv = await runCli(["query", "--data", data, sql, "--format", "csv"])
     expect(csv.code, csv.stderr).toBe(0)
-    expect(csv.stdout.trim().split("\n")[1]).toBe("2020-01-01T04:30:00Z,2020-01-01T10:00:00.5Z,2020-01-01T10:00:00Z,2020-01-01T10:00:00.123456Z,infinity,0044-03-15 (BC) 00:00:00")
+    expect(csv.stdout.trim().split("\n")[1]).toBe(
+      "2020-01-01T04:30:00Z,2020-01-01T10:00:00.5Z,2020-01-01T10:00:00Z,2020-01-01T10:00:00.123456Z,infinity,0044-03-15 (BC) 00:00:00"
+    )
     const table = await runCli(["query", "--data", data, "SELECT 'a' || chr(10) || 'b' AS x, 'nan'::DOUBLE AS y"])
     expect(table.code, table.stderr).toBe(0)
     expect(table.stdout.trim().split("\n")).toEqual(["x    y", "---  ---", "a↵b  NaN"])
