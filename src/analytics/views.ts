@@ -7,7 +7,7 @@ import { existsSync } from "node:fs"
 import { isAbsolute, join, relative } from "node:path"
 import { Effect } from "effect"
 import type { GuardedConnection } from "../lake/duckdb.js"
-import { listedFiles, type ListedFiles } from "../lake/listed.js"
+import { changedFile, listedFiles, type ListedFiles } from "../lake/listed.js"
 import { quoteIdent } from "../lake/sql.js"
 import { createAnalyticsViews, LAKE_DATASETS } from "./lakeViewList.js"
 import { AnalyticsError, SqlError } from "./types.js"
@@ -29,9 +29,11 @@ const duckdbWhy = (message: string) => {
 const cannotRead = (what: string, why: string, dataset: string | undefined, named: boolean) =>
   `${what} cannot be read (${why}): ${named ? "the file is damaged" : VERIFY_NAMES_IT}; restore it from a copy, or export ${dataset ?? "its dataset"} again into a new folder`
 
-/** The line every query of a dataset whose view could not be made fails with. */
-export const unreadableProblem = (dataset: string, duckdbMessage: string) =>
-  cannotRead(`${dataset}: its committed files`, duckdbWhy(duckdbMessage), dataset, false)
+/** The line every query of a dataset whose view could not be made fails with, naming the file whose bytes are not its commit's where one is found. */
+const unreadableProblem = (dataset: string, duckdbMessage: string, changed: string | undefined) =>
+  changed === undefined
+    ? cannotRead(`${dataset}: its committed files`, duckdbWhy(duckdbMessage), dataset, false)
+    : cannotRead(changed, duckdbWhy(duckdbMessage), dataset, true)
 
 /**
  * DuckDB failing to decode a Parquet file: its words name the file, or only what broke; a page
@@ -46,18 +48,26 @@ const NAMED_FILE = /["']([^"']+\.parquet)["']/
  * The line a query fails with when a file of the lake is damaged inside (its view was made from
  * its intact footer; the damage shows when its rows are read), or undefined for any other error.
  * The query reads nothing but the lake (database.ts confines it), so every Parquet file it fails
- * to decode is one of the lake's: the line names it when DuckDB does.
+ * to decode is one of the lake's: the line names it, as DuckDB does, or else the first committed
+ * file whose bytes are not its commit's (listed.ts `changedFile`).
  */
-const damagedFileLine = (message: string, dataDir: string): string | undefined => {
+const damagedFileLine = async (message: string, dataDir: string): Promise<string | undefined> => {
   // DuckDB's first line only: later lines echo the SQL, which may name a lake file itself
   const first = message.split("\n")[0]
   if (!DAMAGE.test(first)) return undefined
   const named = NAMED_FILE.exec(first)?.[1]
-  const path = named === undefined ? undefined : isAbsolute(named) ? relative(dataDir, named) : named
-  const inLake = path !== undefined && !path.startsWith("..") && !isAbsolute(path) && existsSync(join(dataDir, path))
-  return inLake
-    ? cannotRead(path, duckdbWhy(message), path.split("/")[0], true)
-    : cannotRead("a committed file of the lake", duckdbWhy(message), undefined, false)
+  const relativePath = named === undefined ? undefined : isAbsolute(named) ? relative(dataDir, named) : named
+  const inLake =
+    relativePath !== undefined && !relativePath.startsWith("..") && !isAbsolute(relativePath) && existsSync(join(dataDir, relativePath))
+  const path = inLake
+    ? relativePath
+    : await changedFile(
+        dataDir,
+        LAKE_DATASETS.map((d) => d.name)
+      )
+  return path === undefined
+    ? cannotRead("a committed file of the lake", duckdbWhy(message), undefined, false)
+    : cannotRead(path, duckdbWhy(message), path.split("/")[0], true)
 }
 
 export interface ViewOptions {
@@ -129,7 +139,7 @@ const makeAllViews = async (conn: GuardedConnection, options: ViewOptions, probl
      */
     await datasetView(conn, d, listed, options).catch(async (e: Error) => {
       if (vanished(e)) throw e
-      const problem = unreadableProblem(d.name, e.message)
+      const problem = unreadableProblem(d.name, e.message, await changedFile(dataDir, [d.name]))
       problems.add(problem)
       await conn.use((c) => c.run(datasetViewSql(d, dataDir, { problem }, false, [], absolute)))
     })
@@ -149,12 +159,13 @@ export const makeLakeViews = (conn: GuardedConnection, options: ViewOptions) =>
     // the problems of the datasets whose views fail every query (listedFiles), as of the last time the views were made
     const problems = new Set<string>()
     /** A query that failed on the view of a dataset with a problem fails with the problem alone, as one line (not DuckDB's "Invalid Input Error: …"). */
-    const plainly = (e: SqlError): SqlError => {
-      for (const p of problems) if (e.message.includes(p)) return new SqlError({ message: p, lake: true })
+    const plainly = (e: SqlError): Effect.Effect<SqlError> => {
+      for (const p of problems) if (e.message.includes(p)) return Effect.succeed(new SqlError({ message: p, lake: true }))
       const guard = /^Invalid Input Error: (\w+: \d+ of the \d+ files its _manifest\.json lists are not in place .*)$/.exec(e.message)
-      if (guard) return new SqlError({ message: guard[1], lake: true })
-      const damaged = damagedFileLine(e.message, options.dataDir)
-      return damaged ? new SqlError({ message: damaged, lake: true }) : e
+      if (guard) return Effect.succeed(new SqlError({ message: guard[1], lake: true }))
+      return Effect.promise(() => damagedFileLine(e.message, options.dataDir)).pipe(
+        Effect.map((damaged) => (damaged ? new SqlError({ message: damaged, lake: true }) : e))
+      )
     }
     const makeViews = Effect.tryPromise({
       try: () => makeAllViews(conn, options, problems),
@@ -173,6 +184,10 @@ export const makeLakeViews = (conn: GuardedConnection, options: ViewOptions) =>
         query: Effect.Effect<A, SqlError | E>,
         mayRunAgain?: () => boolean
       ): Effect.Effect<A, SqlError | E> =>
-        afresh(query, remakeViews, mayRunAgain).pipe(Effect.mapError((e) => (e instanceof SqlError ? plainly(e) : e)))
+        afresh(query, remakeViews, mayRunAgain).pipe(
+          Effect.catchAll(
+            (e): Effect.Effect<never, SqlError | E> => (e instanceof SqlError ? Effect.flatMap(plainly(e), Effect.fail) : Effect.fail(e))
+          )
+        )
     }
   })

@@ -13,11 +13,11 @@
  *   after, so a manifest read after the swap lists files that are all in place);
  * - the lake lost a committed file (deleted, or a copy made without it): nothing finishes that.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { Either } from "effect"
 import { retiredColumnsProblem } from "./columns.js"
-import { holdsParquet } from "./files.js"
+import { holdsParquet, sha256File } from "./files.js"
 import { datasetPath, identityPath, manifestPath, STAGING, stagedPath, stagingFolder } from "./layout.js"
 import { writerGone } from "./lock.js"
 import { decodeLakeFile, LakeIdentity, Manifest, MANIFEST_FILE } from "./manifest.js"
@@ -171,4 +171,35 @@ export const unfinishedCommits = async (dataDir: string, names: ReadonlyArray<st
   const found: Array<ListedFiles> = []
   for (const name of names) found.push(await listedFiles(dataDir, name))
   return notInPlace(found)
+}
+
+/** The most bytes a reader hashes to find which file a failed read met damaged (`chain-lake verify` hashes every one). */
+const DAMAGE_SEARCH_BYTES = 2 * 1024 ** 3
+
+/**
+ * The first committed file of `datasets`, as `dataset/path`, whose bytes are not those its commit
+ * recorded: its size first (every file's, cheap), then its sha256, up to DAMAGE_SEARCH_BYTES read;
+ * undefined when none is found within that.
+ */
+export const changedFile = async (dataDir: string, datasets: ReadonlyArray<string>): Promise<string | undefined> => {
+  const committed = datasets.flatMap((dataset) => {
+    const read = readManifest(dataDir, dataset)
+    return read === undefined || "problem" in read ? [] : read.manifest.files.map((f) => ({ dataset, f }))
+  })
+  const sizeOf = (path: string) => {
+    try {
+      return statSync(path).size
+    } catch {
+      return -1
+    }
+  }
+  const at = ({ dataset, f }: (typeof committed)[number]) => datasetPath(dataDir, dataset, f.path)
+  const resized = committed.find((c) => sizeOf(at(c)) !== c.f.bytes)
+  if (resized) return `${resized.dataset}/${resized.f.path}`
+  let budget = DAMAGE_SEARCH_BYTES
+  for (const c of committed) {
+    if ((budget -= c.f.bytes) < 0) return undefined
+    if ((await sha256File(at(c)).catch(() => "")) !== c.f.sha256) return `${c.dataset}/${c.f.path}`
+  }
+  return undefined
 }
