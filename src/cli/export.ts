@@ -428,7 +428,7 @@ const follow = (o: ExportFlags, target: ExportTarget, run: ExportRun) =>
     const pollText = Option.getOrElse(o.poll, () => "2s")
     const poll = parseEvery(pollText)!
     const { observer, ...say } = followLines(o, poll, pollText)
-    yield* followExport(
+    const last = yield* followExport(
       EXPORTED_DATASETS,
       {
         datasets: Option.getOrUndefined(o.datasets),
@@ -451,8 +451,14 @@ const follow = (o: ExportFlags, target: ExportTarget, run: ExportRun) =>
     ).pipe(Effect.provide(run.layer), run.onStopped, Effect.mapError(exportFailure(o.onInvalid)), run.onFailed)
     // reached --until-height: read the commit log back, as a plain export does (a follow stopped by Ctrl-C is not)
     if (target.remote) yield* uploaded(target.remote)
-    if (Option.isSome(o.untilHeight)) yield* Console.error(`followed up to --until-height ${o.untilHeight.value} → ${o.out}`)
+    if (Option.isSome(o.untilHeight))
+      yield* Console.error(
+        `followed up to --until-height ${o.untilHeight.value}${last ? heldAbove(last, o.untilHeight.value) : ""} → ${o.out}`
+      )
   })
+
+/** Said where the lake holds heights above those a run was asked for (it keeps them: a lower bound exports, never drops). */
+const heldAbove = (report: ExportReport, upTo: number) => (report.heldTo > upTo ? ` (the lake holds up to ${report.heldTo})` : "")
 
 /** A dry run's plan, and the Parquet schema of each dataset it would write. */
 const printPlan = (report: ExportReport) =>
@@ -483,6 +489,7 @@ const printSummary = (o: ExportFlags, target: ExportTarget, report: ExportReport
           event: "summary",
           chain_id: report.chainId,
           tip: report.tip,
+          held_to: report.heldTo,
           seconds,
           out: shown,
           run_report: runReport,
@@ -501,10 +508,10 @@ const printSummary = (o: ExportFlags, target: ExportTarget, report: ExportReport
     // a range above the tip matched nothing: said as such, not as heights that count down
     const span =
       from === undefined
-        ? `up to height ${upTo}`
+        ? `up to height ${upTo}${heldAbove(report, upTo)}`
         : from > upTo
           ? `nothing at heights ${from}${Option.isSome(o.toHeight) ? `..${o.toHeight.value}` : " and up"} (the tip is ${report.tip})`
-          : `heights ${from}..${upTo}`
+          : `heights ${from}..${upTo}${heldAbove(report, upTo)}`
     // snapshots are of the watermark, whatever the heights asked for: said where a range was asked
     const ranged = from !== undefined || Option.isSome(o.toHeight)
     const snapshots = report.datasets.filter((d) => d.snapshotHeight !== undefined && d.rows > 0)

@@ -25,7 +25,15 @@ import type { Range } from "../lake/RangeSet.js"
 import type { AppendDataset, AppendList, Dataset } from "./Dataset.js"
 import { appendTasks, makeTally, runTasks, shardRunner, snapshotTasks, type RunContext, type Tally } from "./exportTasks.js"
 import { ExportError, type Env, type ExportableDataset, type ExportOptions, type ExportReport, type Failure } from "./exportTypes.js"
-import { ANCHOR_BELOW_TIP, anchorIdentity, checkIdentity, explainedByMove, historyGuard, type LakeIdentityError } from "./identity.js"
+import {
+  ANCHOR_BELOW_TIP,
+  anchorIdentity,
+  checkIdentity,
+  explainedByMove,
+  highestHeld,
+  historyGuard,
+  type LakeIdentityError
+} from "./identity.js"
 import { runPageBudget } from "./pageBudget.js"
 import { heightBounds } from "./plan.js"
 import { committedGuesses, positionRange, probe, type TipBlock } from "./probe.js"
@@ -223,6 +231,7 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
       chainId: status.chainId,
       tip: status.tip,
       ...(below !== undefined ? { writtenTo: below } : {}),
+      heldTo: yield* highestHeld(selected.filter((d) => d.kind === "append").map((d) => d.name)),
       // in the registry's order, whatever the order of completion
       // Stryker disable next-line ArrayDeclaration: every selected dataset has a result by now (skipped, planned or done)
       datasets: selected.flatMap((d) => (tally.results.has(d.name) ? [tally.results.get(d.name)!] : [])),

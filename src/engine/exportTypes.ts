@@ -89,6 +89,8 @@ export interface ExportReport {
   readonly tip: number
   /** where the run wrote only up to a height below its top (the block it anchors: the indexer did not serve the top's yet) */
   readonly writtenTo?: number
+  /** the highest height the run's append datasets hold a row of once it ended (above its range when it asked for heights the lake held) */
+  readonly heldTo: number
   readonly datasets: ReadonlyArray<DatasetResult>
   readonly plans: ReadonlyArray<DatasetPlan>
   readonly dryRun: boolean

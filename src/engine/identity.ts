@@ -288,7 +288,7 @@ const witnessServed = (lake: { readonly reorgs?: ReadonlyArray<Reorg> | undefine
   })
 
 /** The highest height the lake's `datasets` hold a row or a snapshot of. */
-const highestHeld = (datasets: ReadonlyArray<string>) =>
+export const highestHeld = (datasets: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const manifests = yield* Manifests
     let held = 0

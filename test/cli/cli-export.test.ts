@@ -143,7 +143,7 @@ describe("chain-lake export", () => {
     expect(hashTree(out)).toEqual(before)
   })
 
-  it("the closing line names the heights asked for, not the chain's tip", async () => {
+  it("the closing line names the heights asked for, not the chain's tip, and the lake's top where it holds more", async () => {
     const into = (...flags: ReadonlyArray<string>) => runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", tmp(), ...flags])
     const r = await into("--datasets", "blocks", "--from-height", "11", "--to-height", "60")
     expect(r.code, r.stderr).toBe(0)
@@ -154,6 +154,12 @@ describe("chain-lake export", () => {
     const ranged = await into("--datasets", "blocks,holders", "--to-height", "60")
     expect(ranged.code, ranged.stderr).toBe(0)
     expect(ranged.stdout).toMatch(/\nlake-evm-1 up to height 60, holders snapshot at \d+ in /)
+    // heights the lake held already above those asked for stay: the line says so, not that the lake ends there
+    const out = tmp()
+    expect((await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "blocks"])).code).toBe(0)
+    const below = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", out, "--datasets", "blocks", "--to-height", "60"])
+    expect(below.code, below.stderr).toBe(0)
+    expect(below.stdout).toMatch(/\nlake-evm-1 up to height 60 \(the lake holds up to 200\) in /)
   })
 
   it("a dataset typo fails at once with exit 2: no devnet started, nothing written", async () => {

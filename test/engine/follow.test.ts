@@ -103,6 +103,12 @@ describe("export --follow", () => {
     const adopted = await followTo(out, devnet.tip() + 1, "blocks", { extra: ["--adopt-lake"] })
     expect(adopted.code, adopted.stderr).toBe(0)
     expect(adopted.stderr).toContain(`${out}: adopted for chain`)
+    // --until-height below what the lake holds: nothing to follow, and the end says the lake holds more
+    const below = await followTo(out, 5, "blocks")
+    expect(below.code, below.stderr).toBe(0)
+    expect(below.stderr.trim().split("\n").at(-1)).toMatch(
+      new RegExp(`^followed up to --until-height 5 \\(the lake holds up to \\d{2,}\\) → ${out}$`)
+    )
   })
 
   it("followExport (the library's) refuses a dry run and a toHeight, before it asks or writes anything", async () => {
