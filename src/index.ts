@@ -33,6 +33,7 @@ export {
   type RouterError
 } from "./router/errors.js"
 export { exportLayer, indexerLayer, routerLayer } from "./pipelines/layers.js"
+export { layerRetries, Retries, retriesIn, type RetriesService, type RetryCounts, type RetryReason } from "./http/Retries.js"
 
 // the export engine and the dataset registry it exports
 export { DATASETS } from "./datasets/index.js"

@@ -26,6 +26,7 @@ import {
 } from "../pipelines/runReports.js"
 import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
 import type { ServiceUrl } from "../http/serviceUrl.js"
+import { retriedTotal, retriesIn, retriesText, type RetryCounts } from "../http/Retries.js"
 import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./serviceUrls.js"
 import { UserError } from "./errors.js"
 import {
@@ -329,7 +330,9 @@ export const rollbackCutShort = (out: string) => {
  */
 const exportRun = (o: ExportFlags, target: ExportTarget, indexer: ServiceUrl) => {
   const { out, remote } = target
+  const retries = retriesIn()
   const layer = exportLayer({
+    retries,
     indexerUrl: indexer,
     out,
     limits: { concurrency: o.concurrency, rps: o.rps },
@@ -356,6 +359,7 @@ const exportRun = (o: ExportFlags, target: ExportTarget, indexer: ServiceUrl) =>
             (e: Error) => ` (its report could not be written: ${e.message})`
           )
       process.stderr.write(`committed by this run before it ${ended}: ${describeCommitted(committed)}${where}\n`)
+      if (retriedTotal(retries.counts()) > 0) process.stderr.write(`${retriedLine(retries.counts())}\n`)
     })
   const onStopped = Effect.onInterrupt(() =>
     saidAndReported("was stopped", (committed) => writeStoppedExportReport(out, { startedAt, indexerUrl: indexer.baseUrl, committed }))
@@ -369,7 +373,7 @@ const exportRun = (o: ExportFlags, target: ExportTarget, indexer: ServiceUrl) =>
             writeFailedExportReport(out, { startedAt, indexerUrl: indexer.baseUrl, committed, error: e.message })
           )
     )
-  return { layer, observe: tally.observe, onStopped, onFailed }
+  return { layer, observe: tally.observe, onStopped, onFailed, retries }
 }
 type ExportRun = ReturnType<typeof exportRun>
 
@@ -385,8 +389,8 @@ const uploaded = (remote: RemoteCommits, also: ReadonlyArray<string> = []) =>
  * as a plain export's; later rounds say one line each, and a chain that stops growing is said so
  * (the embedded devnet never grows: silence looked like a hang).
  */
-const followLines = (o: ExportFlags, poll: Duration.Duration, pollText: string) => {
-  const catchUp = stderrProgress({ tty: false, names: Option.getOrUndefined(o.datasets) })
+const followLines = (o: ExportFlags, poll: Duration.Duration, pollText: string, retried: () => RetryCounts) => {
+  const catchUp = stderrProgress({ tty: false, names: Option.getOrUndefined(o.datasets), retried })
   let caughtUp = false
   let saidWaiting = 0
   const observer: ExportObserver = {
@@ -427,7 +431,7 @@ const follow = (o: ExportFlags, target: ExportTarget, run: ExportRun) =>
     // (checked by validate)
     const pollText = Option.getOrElse(o.poll, () => "2s")
     const poll = parseEvery(pollText)!
-    const { observer, ...say } = followLines(o, poll, pollText)
+    const { observer, ...say } = followLines(o, poll, pollText, run.retries.counts)
     const last = yield* followExport(
       EXPORTED_DATASETS,
       {
@@ -457,6 +461,12 @@ const follow = (o: ExportFlags, target: ExportTarget, run: ExportRun) =>
       )
   })
 
+/** The requests a run asked again after a transient failure, by why: a server that limits the run's rate slows it down. */
+const retriedLine = (retried: RetryCounts) =>
+  `${retriedTotal(retried)} requests were asked again after a transient failure (${retriesText(retried)})${
+    (retried["429"] ?? 0) > 0 ? ": the indexer limits the rate (429); a lower --rps or --concurrency may run as fast with fewer waits" : ""
+  }`
+
 /** Said where the lake holds heights above those a run was asked for (it keeps them: a lower bound exports, never drops). */
 const heldAbove = (report: ExportReport, upTo: number) => (report.heldTo > upTo ? ` (the lake holds up to ${report.heldTo})` : "")
 
@@ -477,8 +487,14 @@ const printPlan = (report: ExportReport) =>
   })
 
 /** The end of a plain export: its summary (a table, or one JSON object for a log reader), and for an s3:// run what went up. */
-const printSummary = (o: ExportFlags, target: ExportTarget, report: ExportReport, runReport: string, seconds: number) =>
+const printSummary = (
+  o: ExportFlags,
+  target: ExportTarget,
+  report: ExportReport,
+  run: { readonly report: string; readonly seconds: number; readonly retried: RetryCounts }
+) =>
   Effect.gen(function* () {
+    const { report: runReport, seconds, retried } = run
     const shown = target.s3Url ?? target.out
     if (logsAreJson()) {
       // the summary as one JSON object: what the run report holds, for a log reader
@@ -493,6 +509,7 @@ const printSummary = (o: ExportFlags, target: ExportTarget, report: ExportReport
           seconds,
           out: shown,
           run_report: runReport,
+          retried,
           datasets: report.datasets
         })
       )
@@ -500,6 +517,7 @@ const printSummary = (o: ExportFlags, target: ExportTarget, report: ExportReport
       return
     }
     yield* Console.log(summaryTable(report.datasets, seconds))
+    if (retriedTotal(retried) > 0) yield* Console.log(`\n${retriedLine(retried)}`)
     if (target.remote) yield* uploaded(target.remote, [runReport])
     // the heights this run was asked for, not the chain's tip
     const reached = report.writtenTo ?? report.tip
@@ -528,7 +546,7 @@ export const exportCommand = Command.make("export", options, (o) =>
     const indexer = yield* endpointOrDevnet("indexer", o.indexerUrl, o.header, "exporting", devnet)
     const run = exportRun(o, target, indexer)
     if (o.follow) return yield* follow(o, target, run)
-    const progress = stderrProgress({ names: Option.getOrUndefined(o.datasets) })
+    const progress = stderrProgress({ names: Option.getOrUndefined(o.datasets), retried: run.retries.counts })
     const started = Date.now()
     const report: ExportReport = yield* runExport(DATASETS, {
       datasets: Option.getOrUndefined(o.datasets),
@@ -551,8 +569,9 @@ export const exportCommand = Command.make("export", options, (o) =>
     )
     const seconds = (Date.now() - started) / 1000
     if (o.dryRun) return yield* printPlan(report)
-    const runReport = yield* writeExportReport(target.out, report, { indexerUrl: indexer.baseUrl, seconds })
-    yield* printSummary(o, target, report, runReport, seconds)
+    const retried = run.retries.counts()
+    const runReport = yield* writeExportReport(target.out, report, { indexerUrl: indexer.baseUrl, seconds, retried })
+    yield* printSummary(o, target, report, { report: runReport, seconds, retried })
   }).pipe(
     Effect.scoped,
     Effect.onInterrupt(() => Console.error(stoppedLines(o.out)))

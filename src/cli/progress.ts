@@ -11,6 +11,7 @@ import type { DatasetCompaction } from "../lake/compaction.js"
 import cliProgress from "cli-progress"
 import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
 import { logsAreJson } from "./output.js"
+import { retriedTotal, retriesText, type RetryCounts } from "../http/Retries.js"
 import type { DatasetPlan, DatasetResult, ExportObserver } from "../engine/export.js"
 
 export interface ProgressRenderer {
@@ -183,16 +184,28 @@ export const planLine = (t: Tally, layout: Layout): string => {
   return fitLine(`${t.name}:`.padEnd(layout.nameWidth + 1), parts, layout.width)
 }
 
-/** The run's line: datasets done, rows, rows/s, and the time elapsed (`final`: the time the run took). */
-export const totalLine = (tallies: ReadonlyArray<Tally>, layout: Layout, seconds: number, final: boolean): string => {
+/**
+ * The run's line: datasets done, rows, rows/s, the requests asked again after a transient failure
+ * where there were any (a server's limits slow a run: said, not left to look like a hang), and the
+ * time elapsed (`final`: the time the run took).
+ */
+export const totalLine = (
+  tallies: ReadonlyArray<Tally>,
+  layout: Layout,
+  seconds: number,
+  final: boolean,
+  retried: RetryCounts = {}
+): string => {
   const rows = tallies.reduce((n, t) => n + (t.result?.rows ?? t.rows), 0)
   const time = clock(seconds) ?? "00:00"
+  const again = retriedTotal(retried)
   return fitLine(
     "total".padEnd(layout.nameWidth),
     [
       { text: `${tallies.filter((t) => t.result).length} of ${tallies.length} datasets done`, drop: 0 },
       { text: `${count(rows)} rows`, drop: 0 },
       { text: `${count(seconds > 0 ? rows / seconds : 0)} rows/s`, drop: 1 },
+      ...(again > 0 ? [{ text: `${count(again)} asked again (${retriesText(retried)})`, drop: 2 }] : []),
       { text: final ? `in ${time}` : `${time} elapsed`, drop: 0 }
     ],
     layout.width
@@ -212,6 +225,8 @@ export interface ProgressOptions {
   readonly every?: number
   /** the terminal the bars are drawn on (default: stderr) */
   readonly stream?: NodeJS.WritableStream
+  /** the run's requests asked again so far, by why (Retries) */
+  readonly retried?: () => RetryCounts
 }
 
 /** The columns of stderr's terminal; 80 where it is none (a log read in a terminal later). */
@@ -245,7 +260,8 @@ const tracker = (options: ProgressOptions) => {
     ran: () => [...tallies.values()].some((t) => t.result !== undefined || t.fetched !== 0 || t.rows !== 0),
     planLine: (t: Tally) => planLine(t, layout()),
     line: (t: Tally, bar = false) => datasetLine(t, layout(), Date.now(), bar),
-    total: (final: boolean) => totalLine([...tallies.values()], layout(), (Date.now() - started) / 1000, final)
+    total: (final: boolean) => totalLine([...tallies.values()], layout(), (Date.now() - started) / 1000, final, options.retried?.()),
+    retried: (): RetryCounts => options.retried?.() ?? {}
   }
 }
 type Tracker = ReturnType<typeof tracker>
@@ -391,7 +407,8 @@ const jsonLines = (track: Tracker): Lines => {
         done: tallies.filter((t) => t.result).length,
         rows,
         seconds,
-        rows_per_second: seconds > 0 ? Math.round(rows / seconds) : 0
+        rows_per_second: seconds > 0 ? Math.round(rows / seconds) : 0,
+        ...(retriedTotal(track.retried()) > 0 ? { retried: track.retried() } : {})
       })
     }
   }
@@ -401,12 +418,15 @@ const jsonLines = (track: Tracker): Lines => {
 export const stderrIsTerminal = () => process.stderr.isTTY === true && process.env.CI === undefined
 
 /** The progress a command shows on stderr: bars on a terminal (not under CI), log lines otherwise; names padded to the longest of `names` (default: every exported dataset). */
-export const stderrProgress = (options: { readonly tty?: boolean; readonly names?: ReadonlyArray<string> } = {}): ProgressRenderer =>
+export const stderrProgress = (
+  options: { readonly tty?: boolean; readonly names?: ReadonlyArray<string>; readonly retried?: () => RetryCounts } = {}
+): ProgressRenderer =>
   makeProgress({
     tty: options.tty ?? stderrIsTerminal(),
     json: logsAreJson(),
     names: options.names ?? EXPORTED_DATASETS.map((d) => d.name),
-    log: (line) => process.stderr.write(line + "\n")
+    log: (line) => process.stderr.write(line + "\n"),
+    ...(options.retried ? { retried: options.retried } : {})
   })
 
 const human = (bytes: number) =>

@@ -8,6 +8,7 @@ import { Layer } from "effect"
 import { DATASETS } from "../datasets/index.js"
 import { serveShards } from "../engine/shardWorker.js"
 import { DEFAULT_LIMITS, RequestLimiter } from "../http/RequestLimiter.js"
+import { layerRetries } from "../http/Retries.js"
 import { scratchFolder } from "../lake/Manifests.js"
 import { layerParquetSink } from "../lake/ParquetSink.js"
 import { RunMemory, runMemory, sinkMemory } from "../lake/writer.js"
@@ -26,7 +27,8 @@ serveShards<ShardWorkerConfig, unknown>({
             config.endpoint,
             Layer.succeed(RequestLimiter, { config: limits, run: gate("requests", limits.rps > 0 ? "each" : "kept") }),
             config.retry,
-            config.maxPageMb
+            config.maxPageMb,
+            layerRetries(config.retries)
           )
         )
       ),

@@ -3,7 +3,7 @@
  * failures (429, 5xx, connection reset, timeout, truncated body), honouring Retry-After
  * (delta-seconds or HTTP-date), capped by attempts and total time. Other 4xx never retry.
  */
-import { Duration, Schedule } from "effect"
+import { Duration, Effect, Schedule, ScheduleDecision } from "effect"
 import { DEFAULTS } from "../defaults.js"
 
 export interface RetryPolicy {
@@ -40,10 +40,16 @@ export const retryDelayMs = (error: RetryableError, retry: number, policy: Retry
   return error.retryAfterMs !== undefined ? Math.max(Math.min(error.retryAfterMs, policy.maxDelayMs * 6), jittered) : jittered
 }
 
-export const retrySchedule = <E extends RetryableError>(policy: RetryPolicy) =>
+/** The schedule of a request's retries under `policy`; `onRetry` is told of each failure that is asked again. */
+export const retrySchedule = <E extends RetryableError>(policy: RetryPolicy, onRetry?: (failure: E) => void) =>
   Schedule.identity<E>().pipe(
     Schedule.whileInput((e: E) => e.retryable),
     Schedule.intersect(Schedule.recurs(policy.maxRetries)),
     Schedule.addDelay(([error, retry]) => Duration.millis(retryDelayMs(error, retry, policy))),
-    Schedule.upTo(Duration.millis(policy.maxElapsedMs))
+    Schedule.upTo(Duration.millis(policy.maxElapsedMs)),
+    Schedule.onDecision(([error], decision) =>
+      Effect.sync(() => {
+        if (onRetry && ScheduleDecision.isContinue(decision)) onRetry(error)
+      })
+    )
   )

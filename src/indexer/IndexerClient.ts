@@ -4,10 +4,11 @@
  * params; how a request is made (the URL, one GET with its failures classified, the shared
  * RequestLimiter and the retry schedule, the decode) is requests.ts.
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { HttpTransport } from "../http/transport.js"
 import { RequestLimiter } from "../http/RequestLimiter.js"
 import { DEFAULT_RETRY, type RetryPolicy } from "../http/retry.js"
+import { Retries } from "../http/Retries.js"
 import { IndexerRequestError, type IndexerError } from "./errors.js"
 import { INDEXER as E, type GetEndpoint, type ListEndpoint, type PathOf } from "./endpoints.js"
 import {
@@ -62,7 +63,8 @@ export const makeIndexerClient = (config: IndexerClientConfig) =>
       http: yield* HttpTransport,
       limiter: yield* RequestLimiter,
       policy: config.retry ?? DEFAULT_RETRY,
-      baseUrl: config.baseUrl.replace(/\/+$/, "")
+      baseUrl: config.baseUrl.replace(/\/+$/, ""),
+      retries: Option.getOrUndefined(yield* Effect.serviceOption(Retries))
     }
     const ask = <A, I, P extends PathOf>(e: GetEndpoint<A, I, P>, ...params: Parameters<P>) =>
       Effect.suspend(() => getDecoded(ctx, e.schema, e.name, e.path(...params)))

@@ -8,6 +8,7 @@ import { Effect, Either, type Schema } from "effect"
 import { decodeBody } from "../http/body.js"
 import { fetchBytes, type Fetched, type HttpTransportService } from "../http/transport.js"
 import type { RequestLimiterService } from "../http/RequestLimiter.js"
+import type { RetriesService } from "../http/Retries.js"
 import { parseRetryAfter, retrySchedule, type RetryPolicy } from "../http/retry.js"
 import { decodeWithPath } from "../schema/decode.js"
 import {
@@ -143,6 +144,8 @@ export interface RequestContext {
   readonly limiter: RequestLimiterService
   readonly policy: RetryPolicy
   readonly baseUrl: string
+  /** where the requests asked again are counted, if anywhere */
+  readonly retries?: RetriesService
 }
 
 /**
@@ -161,7 +164,7 @@ export const getWith = <A>(
   decode: (raw: RawBytes) => Effect.Effect<A, IndexerError>
 ): Effect.Effect<A, IndexerError> =>
   Effect.flatMap(ctx.limiter.run(fetchOnce(ctx.http, ctx.policy.timeoutMs, endpoint, buildUrl(ctx.baseUrl, path, query))), decode).pipe(
-    Effect.retry(retrySchedule<IndexerError>(ctx.policy))
+    Effect.retry(retrySchedule<IndexerError>(ctx.policy, ctx.retries?.retried))
   )
 
 /** GET and JSON-parse; a parse failure is a truncated body, retried with the request. */

@@ -17,6 +17,7 @@ import { defaultMemoryLimit, layerLake, MIN_MEMORY_LIMIT_BYTES, parseMemorySize,
 import type { ManifestsOptions } from "../lake/Manifests.js"
 import { DEFAULT_LIMITS, layerRequestLimiter, RequestLimiter, type LimiterConfig } from "../http/RequestLimiter.js"
 import { DEFAULT_RETRY, type RetryPolicy } from "../http/retry.js"
+import { layerRetries, Retries, type RetriesService } from "../http/Retries.js"
 import { plainServiceUrl, type ServiceUrl } from "../http/serviceUrl.js"
 import { layerHttpTransport } from "../http/transport.js"
 import { layerIndexerClient } from "../indexer/IndexerClient.js"
@@ -35,12 +36,13 @@ export const indexerLayer = (
   endpoint: ServiceUrl | string,
   limits: LimiterConfig | Layer.Layer<RequestLimiter> = DEFAULT_LIMITS,
   retry: RetryPolicy = DEFAULT_RETRY,
-  maxPageMb?: number
+  maxPageMb?: number,
+  /** where its requests asked again are counted (none: not counted) */
+  retries?: Layer.Layer<Retries>
 ) => {
   const e = serviceUrlOf(endpoint)
-  return layerIndexerClient({ baseUrl: e.baseUrl, retry }).pipe(
-    Layer.provide(Layer.mergeAll(layerHttpTransport(e, { maxPageMb }), limiterOf(limits)))
-  )
+  const needs = Layer.mergeAll(layerHttpTransport(e, { maxPageMb }), limiterOf(limits))
+  return layerIndexerClient({ baseUrl: e.baseUrl, retry }).pipe(Layer.provide(retries ? Layer.merge(needs, retries) : needs))
 }
 
 /** The router client for `endpoint` (a plain URL for the devnet and tests), over its own transport carrying the endpoint's credentials. */
@@ -59,6 +61,8 @@ export interface ShardWorkerConfig {
   readonly limits?: LimiterConfig
   readonly retry?: RetryPolicy
   readonly maxPageMb?: number
+  /** the run's tally of requests asked again (Retries' shared memory): the worker counts into it (none: a tally of its own) */
+  readonly retries?: SharedArrayBuffer
   readonly out: string
   /** the worker's share of the run's --memory-limit: its sink and its pages in flight are sized by it */
   readonly memoryLimitBytes: number
@@ -189,21 +193,23 @@ export const workerFlags = (execArgv: ReadonlyArray<string>): ReadonlyArray<stri
  */
 export const layerShardWorkers = (
   count: number,
-  options: Omit<ShardWorkerConfig, "endpoint" | "memoryLimitBytes" | "runMemoryLimitBytes"> & {
+  options: Omit<ShardWorkerConfig, "endpoint" | "memoryLimitBytes" | "runMemoryLimitBytes" | "retries"> & {
     readonly indexerUrl: ServiceUrl | string
     readonly memoryLimitBytes: number
   },
-  limiter: Layer.Layer<RequestLimiter>
+  limiter: Layer.Layer<RequestLimiter>,
+  retries: Layer.Layer<Retries> = layerRetries()
 ) =>
   Layer.effect(
     ShardWorkers,
-    Effect.map(RequestLimiter, (requests) => {
+    Effect.map(Effect.all([RequestLimiter, Retries]), ([requests, tally]) => {
       const endpoint = serviceUrlOf(options.indexerUrl)
       const config = (): ShardWorkerConfig => ({
         endpoint,
         limits: options.limits,
         retry: options.retry,
         maxPageMb: options.maxPageMb,
+        retries: tally.buffer,
         out: options.out,
         memoryLimitBytes: workerMemoryBytes(options.memoryLimitBytes, count),
         runMemoryLimitBytes: options.memoryLimitBytes
@@ -217,7 +223,7 @@ export const layerShardWorkers = (
         execArgv: workerFlags(process.execArgv)
       }
     })
-  ).pipe(Layer.provide(limiter))
+  ).pipe(Layer.provide(Layer.merge(limiter, retries)))
 
 /** Everything `runExport` needs: the indexer as its Source (and its client), the Parquet sink and the manifests of `out`. */
 export const exportLayer = (
@@ -230,15 +236,20 @@ export const exportLayer = (
     memoryLimitBytes?: number
     /** shard workers (threads) to run the shards in; none: the run's own thread */
     workers?: number
+    /** where the run counts its requests asked again (default: a tally of its own, among the layer's services) */
+    retries?: RetriesService
   } & ManifestsOptions
 ) => {
   // one limiter and one memory limit for the run's thread and its shard workers
   const limiter = layerRequestLimiter(options.limits ?? DEFAULT_LIMITS)
+  // one tally of the requests asked again, the workers' too (Retries is among what the layer gives)
+  const retries = options.retries ? Layer.succeed(Retries, options.retries) : layerRetries()
   const memoryLimitBytes = options.memoryLimitBytes ?? parseMemorySize(defaultMemoryLimit())!
   return Layer.mergeAll(
-    layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(options.indexerUrl, limiter, options.retry, options.maxPageMb))),
+    layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(options.indexerUrl, limiter, options.retry, options.maxPageMb, retries))),
     layerLake(options.out, { ...options, memoryLimitBytes }),
-    layerShardWorkers(options.workers ?? 0, { ...options, memoryLimitBytes }, limiter)
+    layerShardWorkers(options.workers ?? 0, { ...options, memoryLimitBytes }, limiter, retries),
+    retries
   )
 }
 

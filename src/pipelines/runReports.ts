@@ -27,10 +27,14 @@ const writeReport = async (out: string, rel: string, report: unknown) => {
 }
 
 /** Writes an export's run report into the lake at `out`; returns its path in the lake. */
-export const writeExportReport = (out: string, report: ExportReport, run: { readonly indexerUrl: string; readonly seconds: number }) =>
+export const writeExportReport = (
+  out: string,
+  report: ExportReport,
+  run: { readonly indexerUrl: string; readonly seconds: number; readonly retried?: Readonly<Record<string, number>> }
+) =>
   Effect.promise(async () => {
     const rel = runReportFile(report.startedAt)
-    await writeReport(out, rel, { ...report, indexerUrl: run.indexerUrl, seconds: run.seconds })
+    await writeReport(out, rel, { ...report, ...run })
     return rel
   })
 

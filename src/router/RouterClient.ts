@@ -8,10 +8,11 @@
  *     router already took counts as done);
  *  3. address_list is built from the route's required_chain_addresses.
  */
-import { Context, Effect, Either, Layer, Schema } from "effect"
+import { Context, Effect, Either, Layer, Option, Schema } from "effect"
 import { HttpTransport } from "../http/transport.js"
 import { RequestLimiter } from "../http/RequestLimiter.js"
 import { DEFAULT_RETRY, retrySchedule, type RetryPolicy } from "../http/retry.js"
+import { Retries, type RetriesService } from "../http/Retries.js"
 import { NoRouteError, RouterDecodeError, RouterFlowError, type RouterError, type RouterHttpError } from "./errors.js"
 import { decodeAnswer, routerRequests, type RouterRequests } from "./endpoints.js"
 import * as R from "./schemas.js"
@@ -105,6 +106,7 @@ const trackedKey = (txHash: string, chainId: string) => `${chainId}/${txHash.toL
 const trackOnce = (
   requests: RouterRequests,
   policy: RetryPolicy,
+  retries: RetriesService | undefined,
   tracked: Set<string>,
   txHash: string,
   chainId: string
@@ -122,7 +124,7 @@ const trackOnce = (
       return requests.call("track", { json: { tx_hash: txHash, chain_id: chainId } }, false)
     })
     const result = yield* attempt.pipe(
-      Effect.retry(retrySchedule<RouterError>(policy)),
+      Effect.retry(retrySchedule<RouterError>(policy, retries?.retried)),
       Effect.catchIf(
         (e): e is RouterHttpError => e._tag === "RouterHttpError" && e.status === 409 && attempts > 1,
         () => Effect.succeed({ tx_hash: txHash, explorer_link: "" })
@@ -136,7 +138,8 @@ export const makeRouterClient = (config: RouterClientConfig) =>
   Effect.gen(function* () {
     const policy = config.retry ?? DEFAULT_RETRY
     const baseUrl = config.baseUrl.replace(/\/+$/, "")
-    const requests = routerRequests({ http: yield* HttpTransport, limiter: yield* RequestLimiter, policy, baseUrl })
+    const retries = Option.getOrUndefined(yield* Effect.serviceOption(Retries))
+    const requests = routerRequests({ http: yield* HttpTransport, limiter: yield* RequestLimiter, policy, baseUrl, retries })
     const tracked = new Set<string>()
 
     const route = (request: R.RouteRequest): Effect.Effect<R.RouteResponse, RouterError> =>
@@ -150,7 +153,7 @@ export const makeRouterClient = (config: RouterClientConfig) =>
         return broken ? Effect.fail(broken) : requests.call("msgs", { json: msgsBody(routeResponse, options) })
       })
 
-    const track = (txHash: string, chainId: string) => trackOnce(requests, policy, tracked, txHash, chainId)
+    const track = (txHash: string, chainId: string) => trackOnce(requests, policy, retries, tracked, txHash, chainId)
 
     /**
      * The one re-registration the Skip SDK makes (retry_track) when status keeps answering "tx not

@@ -9,6 +9,7 @@ import { decodeBody } from "../http/body.js"
 import { fetchBytes, type Fetched, type HttpRequest, type HttpTransportService } from "../http/transport.js"
 import type { RequestLimiterService } from "../http/RequestLimiter.js"
 import { parseRetryAfter, retrySchedule, type RetryPolicy } from "../http/retry.js"
+import type { RetriesService } from "../http/Retries.js"
 import { decodeWithPath } from "../schema/decode.js"
 import {
   BadPriceError,
@@ -115,6 +116,8 @@ export interface RouterRequestsConfig {
   readonly policy: RetryPolicy
   /** the router's base URL, without a trailing slash */
   readonly baseUrl: string
+  /** where the requests asked again are counted, if anywhere */
+  readonly retries?: RetriesService
 }
 
 /**
@@ -122,7 +125,7 @@ export interface RouterRequestsConfig {
  * request under the limiter, retried by the policy unless `retry` is false); `call` is that answer
  * decoded with the endpoint's schema.
  */
-export const routerRequests = ({ http, limiter, policy, baseUrl }: RouterRequestsConfig) => {
+export const routerRequests = ({ http, limiter, policy, baseUrl, retries }: RouterRequestsConfig) => {
   const requestOf = (endpoint: RouterEndpoint, input: RequestInput): HttpRequest => {
     const { method, path } = ROUTER_ENDPOINTS[endpoint]
     if ("json" in input) return { method, url: baseUrl + path, json: input.json }
@@ -130,7 +133,7 @@ export const routerRequests = ({ http, limiter, policy, baseUrl }: RouterRequest
   }
   const json = (endpoint: RouterEndpoint, input: RequestInput, retry = true): Effect.Effect<unknown, RouterError> => {
     const once = limiter.run(requestOnce(http, policy.timeoutMs, endpoint, requestOf(endpoint, input)))
-    return retry ? once.pipe(Effect.retry(retrySchedule<RouterError>(policy))) : once
+    return retry ? once.pipe(Effect.retry(retrySchedule<RouterError>(policy, retries?.retried))) : once
   }
   const call = <E extends RouterEndpoint>(endpoint: E, input: RequestInput, retry = true): Effect.Effect<AnswerOf<E>, RouterError> =>
     json(endpoint, input, retry).pipe(Effect.flatMap((answer) => decodeAnswer(endpoint, answer)))

@@ -1,0 +1,74 @@
+/**
+ * `chain-lake export` says how many requests it asked again after a transient failure, and why:
+ * a proxy in front of the devnet fails list pages in known ways (503, 429, a dropped connection,
+ * a body cut short) and counts what it did; the run's summary, its JSON log and its run report
+ * must say the same counts, whether the shards run in the run's thread or in workers (which
+ * count into the run's tally through shared memory).
+ */
+import { readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { describe, expect, it } from "vitest"
+import type { Devnet } from "../../src/devnet/index.js"
+import { runCli } from "../support/cli.js"
+import { proxiedDevnet, RESET, text, type Answer, type HostileRequest, type Forward } from "../support/hostile.js"
+import { tempDirs } from "../support/tmp.js"
+
+const dirs = tempDirs("chain-lake-retries-")
+let devnet: Devnet
+const { proxy } = proxiedDevnet({ seed: 23, blocks: 120 }, (d) => (devnet = d))
+
+/** Fails every third list page (its first asking only) with the next of these, round and round, up to `faults` in all. */
+const KINDS = ["503", "429", "connection lost", "cut-short body"] as const
+const failingProxy = (faults: number) => {
+  const done: Record<string, number> = {}
+  const failed = new Set<string>()
+  let pages = 0
+  let given = 0
+  const handler = async (req: HostileRequest, forward: Forward): Promise<Answer> => {
+    if (!req.url.searchParams.has("pagination.limit") || failed.has(req.path) || given >= faults || pages++ % 3 !== 0) return forward()
+    failed.add(req.path)
+    const kind = KINDS[given++ % KINDS.length]
+    done[kind] = (done[kind] ?? 0) + 1
+    if (kind === "503") return text(503, "Service Unavailable")
+    if (kind === "429") return text(429, "Too Many Requests", { "retry-after": "0" })
+    if (kind === "connection lost") return RESET
+    const whole = await forward()
+    return { status: 200, headers: { "content-type": "application/json" }, body: whole.body.slice(0, Math.floor(whole.body.length / 2)) }
+  }
+  return { handler, done }
+}
+
+describe("requests asked again", () => {
+  for (const workers of ["0", "2"])
+    it(`are counted by why and said in the summary, the JSON log and the run report (--workers ${workers})`, async () => {
+      const { handler, done } = failingProxy(10)
+      const server = await proxy(handler)
+      const out = dirs.make()
+      const args = ["export", "--indexer-url", server.url, "--out", out, "--workers", workers, "--page-size", "20"]
+      const r = await runCli(args)
+      expect(r.code, r.stderr).toBe(0)
+      expect(Object.values(done).reduce((a, b) => a + b, 0)).toBe(10)
+      const said = r.stdout.split("\n").find((l) => l.includes("asked again"))
+      expect(said).toMatch(/^10 requests were asked again after a transient failure \(.+\): the indexer limits the rate \(429\)/)
+      for (const [kind, n] of Object.entries(done)) expect(said).toContain(`${kind} ×${n}`)
+      const [report] = readdirSync(join(out, "_runs")).map((f) => JSON.parse(readFileSync(join(out, "_runs", f), "utf8")))
+      expect(report.retried).toEqual(done)
+      // a run with nothing asked again says nothing of it
+      const clean = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", dirs.make(), "--workers", workers])
+      expect(clean.code, clean.stderr).toBe(0)
+      expect(clean.stdout + clean.stderr).not.toContain("asked again")
+    })
+
+  it("the JSON log's total and summary carry the counts", async () => {
+    const { handler, done } = failingProxy(4)
+    const server = await proxy(handler)
+    const r = await runCli(["export", "--indexer-url", server.url, "--out", dirs.make(), "--log-format", "json", "--page-size", "20"])
+    expect(r.code, r.stderr).toBe(0)
+    const events = r.stderr
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+    expect(events.filter((e) => e.event === "finished").at(-1).retried).toEqual(done)
+    expect(JSON.parse(r.stdout.trim()).retried).toEqual(done)
+  })
+})
