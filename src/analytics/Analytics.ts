@@ -69,7 +69,7 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
       dataDir,
       views: viewNames(),
       problems: views.problems,
-      query: (sql, params = {}) => views.read(runQuery(conn, sql, params)),
+      query: (sql, params = {}) => views.read(runQuery(conn, sql, params), sql),
       stream: (sql, params, take, fresh) => {
         // rows handed on are not handed again: a swap met after them runs the query again only for a taker that starts over (`fresh`)
         let handed = false
@@ -84,7 +84,7 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
           handed = false
           return true
         }
-        return views.read(streamQuery(conn, sql, params, handing), mayRunAgain).pipe(
+        return views.read(streamQuery(conn, sql, params, handing), sql, mayRunAgain).pipe(
           Effect.mapError((e) =>
             e instanceof SqlError && handed && vanished(e)
               ? new SqlError({
@@ -96,7 +96,7 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
           )
         )
       },
-      copyToParquet: (sql, params, path) => views.read(copyQueryToParquet(conn, sql, params, path))
+      copyToParquet: (sql, params, path) => views.read(copyQueryToParquet(conn, sql, params, path), sql)
     }
     return service
   })

@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import type { GuardedConnection } from "../lake/duckdb.js"
 import { changedFile, listedFiles, type ListedFiles } from "../lake/listed.js"
 import { quoteIdent } from "../lake/sql.js"
-import { createAnalyticsViews, LAKE_DATASETS } from "./lakeViewList.js"
+import { createAnalyticsViews, datasetsRead, LAKE_DATASETS } from "./lakeViewList.js"
 import { AnalyticsError, SqlError } from "./types.js"
 import { datasetViewSql, snapshotsViewSql } from "./viewSql.js"
 
@@ -51,7 +51,7 @@ const NAMED_FILE = /["']([^"']+\.parquet)["']/
  * to decode is one of the lake's: the line names it, as DuckDB does, or else the first committed
  * file whose bytes are not its commit's (listed.ts `changedFile`).
  */
-const damagedFileLine = async (message: string, dataDir: string): Promise<string | undefined> => {
+const damagedFileLine = async (message: string, dataDir: string, sql: string): Promise<string | undefined> => {
   // DuckDB's first line only: later lines echo the SQL, which may name a lake file itself
   const first = message.split("\n")[0]
   if (!DAMAGE.test(first)) return undefined
@@ -59,12 +59,9 @@ const damagedFileLine = async (message: string, dataDir: string): Promise<string
   const relativePath = named === undefined ? undefined : isAbsolute(named) ? relative(dataDir, named) : named
   const inLake =
     relativePath !== undefined && !relativePath.startsWith("..") && !isAbsolute(relativePath) && existsSync(join(dataDir, relativePath))
-  const path = inLake
-    ? relativePath
-    : await changedFile(
-        dataDir,
-        LAKE_DATASETS.map((d) => d.name)
-      )
+  // the datasets the SQL names (through views too), or every one where it names none (it reads files by path)
+  const read = datasetsRead(sql)
+  const path = inLake ? relativePath : await changedFile(dataDir, read.length > 0 ? read : LAKE_DATASETS.map((d) => d.name))
   return path === undefined
     ? cannotRead("a committed file of the lake", duckdbWhy(message), undefined, false)
     : cannotRead(path, duckdbWhy(message), path.split("/")[0], true)
@@ -159,11 +156,11 @@ export const makeLakeViews = (conn: GuardedConnection, options: ViewOptions) =>
     // the problems of the datasets whose views fail every query (listedFiles), as of the last time the views were made
     const problems = new Set<string>()
     /** A query that failed on the view of a dataset with a problem fails with the problem alone, as one line (not DuckDB's "Invalid Input Error: …"). */
-    const plainly = (e: SqlError): Effect.Effect<SqlError> => {
+    const plainly = (e: SqlError, sql: string): Effect.Effect<SqlError> => {
       for (const p of problems) if (e.message.includes(p)) return Effect.succeed(new SqlError({ message: p, lake: true }))
       const guard = /^Invalid Input Error: (\w+: \d+ of the \d+ files its _manifest\.json lists are not in place .*)$/.exec(e.message)
       if (guard) return Effect.succeed(new SqlError({ message: guard[1], lake: true }))
-      return Effect.promise(() => damagedFileLine(e.message, options.dataDir)).pipe(
+      return Effect.promise(() => damagedFileLine(e.message, options.dataDir, sql)).pipe(
         Effect.map((damaged) => (damaged ? new SqlError({ message: damaged, lake: true }) : e))
       )
     }
@@ -179,14 +176,16 @@ export const makeLakeViews = (conn: GuardedConnection, options: ViewOptions) =>
     )
     return {
       problems: (): ReadonlyArray<string> => [...problems],
-      /** `mayRunAgain`: whether the query may be run again after a swap (not once it handed rows on). */
+      /** `query` runs `sql`; `mayRunAgain`: whether it may be run again after a swap (not once it handed rows on). */
       read: <A, E extends { readonly _tag: string; readonly message: string }>(
         query: Effect.Effect<A, SqlError | E>,
+        sql: string,
         mayRunAgain?: () => boolean
       ): Effect.Effect<A, SqlError | E> =>
         afresh(query, remakeViews, mayRunAgain).pipe(
           Effect.catchAll(
-            (e): Effect.Effect<never, SqlError | E> => (e instanceof SqlError ? Effect.flatMap(plainly(e), Effect.fail) : Effect.fail(e))
+            (e): Effect.Effect<never, SqlError | E> =>
+              e instanceof SqlError ? Effect.flatMap(plainly(e, sql), Effect.fail) : Effect.fail(e)
           )
         )
     }

@@ -7,6 +7,7 @@
  */
 import { createWriteStream, readdirSync, rmSync, statSync } from "node:fs"
 import { chmod, rename } from "node:fs/promises"
+import { hostname } from "node:os"
 import { basename, dirname, join } from "node:path"
 import { Effect } from "effect"
 import { redact } from "../secrets/redact.js"
@@ -69,10 +70,14 @@ const fileMode = (path: string): number | "special" | undefined => {
   }
 }
 
-/** The file an answer to `target` is written to until it is whole: beside it, named for this process. */
-const partFileOf = (target: string) => join(dirname(target), `.${basename(target)}.${process.pid}.part`)
+/**
+ * The file an answer to `target` is written to until it is whole: beside it, named for this host
+ * and process (a process of another host, or of another container, sharing the folder is never
+ * judged by a PID of its own).
+ */
+const partFileOf = (target: string) => join(dirname(target), `.${basename(target)}.${hostname()}.${process.pid}.part`)
 
-/** Whether the process `pid` is running (one of another user's is: the kernel refuses to signal it). */
+/** Whether the process `pid` of this host is running (one of another user's is: the kernel refuses to signal it). */
 const running = (pid: number) => {
   try {
     process.kill(pid, 0)
@@ -82,9 +87,11 @@ const running = (pid: number) => {
   }
 }
 
-/** Removes the part files beside `target` of queries that were killed (kill -9 runs no exit handler): their process is gone. */
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/** Removes the part files beside `target` of this host's queries that were killed (kill -9 runs no exit handler): their process is gone. */
 const removeKilledParts = (target: string) => {
-  const name = new RegExp(`^\\.${basename(target).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\.(\\d+)\\.part$`)
+  const name = new RegExp(`^\\.${escaped(basename(target))}\\.${escaped(hostname())}\\.(\\d+)\\.part$`)
   let names: ReadonlyArray<string> = []
   try {
     names = readdirSync(dirname(target))
@@ -93,17 +100,24 @@ const removeKilledParts = (target: string) => {
   }
   for (const n of names) {
     const pid = Number(name.exec(n)?.[1] ?? Number.NaN)
-    if (Number.isSafeInteger(pid) && pid !== process.pid && !running(pid)) rmSync(join(dirname(target), n), { force: true })
+    if (!Number.isSafeInteger(pid) || pid === process.pid || running(pid)) continue
+    try {
+      rmSync(join(dirname(target), n), { force: true })
+    } catch {
+      // another user's, in a sticky folder (/tmp): theirs to remove
+    }
   }
 }
 
 /**
- * How an answer lands at `target` (the real path --output names): written to `path`, a part file
- * beside it (or `target` itself when that is no plain file: a FIFO, /dev/stdout), which takes its
- * name, keeping an existing file's mode, once the answer is whole, and is removed otherwise, a
- * second Ctrl-C's exit too. Part files that killed queries left beside it are removed first.
+ * How an answer lands at `target` (the real path --output names; `output`, as the user named it,
+ * for messages): written to `path`, a part file beside it (or `target` itself when that is no
+ * plain file: a FIFO, /dev/stdout), which takes its name, keeping an existing file's mode, once
+ * the answer is whole, and is removed otherwise, a second Ctrl-C's exit too. Part files that
+ * killed queries left beside it are removed first. `cannot` is the line of a write that failed,
+ * naming no file but the one the user named.
  */
-export const landing = (target: string) => {
+export const landing = (output: string, target: string) => {
   const mode = fileMode(target)
   const inPlace = mode === "special"
   const path = inPlace ? target : partFileOf(target)
@@ -124,20 +138,17 @@ export const landing = (target: string) => {
     abandon: () => {
       remove()
       process.off("exit", remove)
-    }
+    },
+    cannot: (e: { readonly message: string }) =>
+      new UserError({ message: `cannot write --output ${output}: ${e.message.replaceAll(path, output).replaceAll(target, output)}` })
   }
 }
 
 /** `output` as the user named it (for messages); `target`, the real path it lands at (links walked). */
 const fileSink = (output: string, target: string): AnswerSink => {
-  const { path, mode, land, abandon } = landing(target)
+  const { path, mode, land, abandon, cannot } = landing(output, target)
   const stream = createWriteStream(path, mode === undefined ? {} : { mode })
   const closed = new Promise<void>((resolve) => stream.once("close", () => resolve()))
-  // (the file beside it is no name the user gave)
-  const cannot = (e: unknown) =>
-    new UserError({
-      message: `cannot write --output ${output}: ${(e as Error).message.replaceAll(path, output).replaceAll(target, output)}`
-    })
   const raw = writer(
     stream,
     () => undefined,
@@ -151,7 +162,7 @@ const fileSink = (output: string, target: string): AnswerSink => {
         await new Promise<void>((resolve, reject) => stream.end((e?: Error | null) => (e ? reject(e) : resolve())))
         await land()
       },
-      catch: cannot
+      catch: (e) => cannot(e as Error)
     }),
     abandon: Effect.promise(async () => {
       stream.destroy()

@@ -26,7 +26,15 @@ import {
 } from "../pipelines/runReports.js"
 import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
 import type { ServiceUrl } from "../http/serviceUrl.js"
-import { retriedTotal, retriesIn, retriesText, type RetryCounts } from "../http/Retries.js"
+import {
+  retriedClause,
+  retriedSinceLast,
+  retriedTotal,
+  retriesIn,
+  retriesText,
+  type RetriesService,
+  type RetryCounts
+} from "../http/Retries.js"
 import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./serviceUrls.js"
 import { UserError } from "./errors.js"
 import {
@@ -362,7 +370,9 @@ const exportRun = (o: ExportFlags, target: ExportTarget, indexer: ServiceUrl) =>
       if (retriedTotal(retries.counts()) > 0) process.stderr.write(`${retriedLine(retries.counts())}\n`)
     })
   const onStopped = Effect.onInterrupt(() =>
-    saidAndReported("was stopped", (committed) => writeStoppedExportReport(out, { startedAt, indexerUrl: indexer.baseUrl, committed }))
+    saidAndReported("was stopped", (committed) =>
+      writeStoppedExportReport(out, { startedAt, indexerUrl: indexer.baseUrl, committed, retried: retries.counts() })
+    )
   )
   /** A run that fails after it committed something says what (the error's line follows), and reports it in the lake as a stopped one does. */
   const onFailed = <A, E extends { readonly message: string }, R>(run: Effect.Effect<A, E, R>) =>
@@ -370,7 +380,7 @@ const exportRun = (o: ExportFlags, target: ExportTarget, indexer: ServiceUrl) =>
       tally.committed().length === 0
         ? Effect.void
         : saidAndReported("failed", (committed) =>
-            writeFailedExportReport(out, { startedAt, indexerUrl: indexer.baseUrl, committed, error: e.message })
+            writeFailedExportReport(out, { startedAt, indexerUrl: indexer.baseUrl, committed, error: e.message, retried: retries.counts() })
           )
     )
   return { layer, observe: tally.observe, onStopped, onFailed, retries }
@@ -389,8 +399,9 @@ const uploaded = (remote: RemoteCommits, also: ReadonlyArray<string> = []) =>
  * as a plain export's; later rounds say one line each, and a chain that stops growing is said so
  * (the embedded devnet never grows: silence looked like a hang).
  */
-const followLines = (o: ExportFlags, poll: Duration.Duration, pollText: string, retried: () => RetryCounts) => {
-  const catchUp = stderrProgress({ tty: false, names: Option.getOrUndefined(o.datasets), retried })
+const followLines = (o: ExportFlags, poll: Duration.Duration, pollText: string, retries: RetriesService) => {
+  const catchUp = stderrProgress({ tty: false, names: Option.getOrUndefined(o.datasets), retried: retries.counts })
+  const roundRetried = retriedSinceLast(retries)
   let caughtUp = false
   let saidWaiting = 0
   const observer: ExportObserver = {
@@ -417,7 +428,9 @@ const followLines = (o: ExportFlags, poll: Duration.Duration, pollText: string, 
     // the height exported to: the tip, or --until-height below it (the line said the tip, past the height asked for)
     const until = Option.getOrUndefined(o.untilHeight)
     const reached = r.writtenTo ?? r.tip
-    console.log(`${new Date().toISOString()} height ${until === undefined ? reached : Math.min(reached, until)}: ${rows}`)
+    console.log(
+      `${new Date().toISOString()} height ${until === undefined ? reached : Math.min(reached, until)}: ${rows}${retriedClause(roundRetried())}`
+    )
   }
   return { observer, onCompacted, onWaiting, onRound }
 }
@@ -431,7 +444,7 @@ const follow = (o: ExportFlags, target: ExportTarget, run: ExportRun) =>
     // (checked by validate)
     const pollText = Option.getOrElse(o.poll, () => "2s")
     const poll = parseEvery(pollText)!
-    const { observer, ...say } = followLines(o, poll, pollText, run.retries.counts)
+    const { observer, ...say } = followLines(o, poll, pollText, run.retries)
     const last = yield* followExport(
       EXPORTED_DATASETS,
       {

@@ -299,23 +299,28 @@ export const queryCommand = Command.make(
       const limited = <A, E, R>(run: Effect.Effect<A, E, R>) =>
         Duration.toMillis(timeout) === 0 ? run : Effect.raceFirst(run, deadline(Duration.toMillis(timeout), waited, timedOut))
       // where the output lands, links and `..` walked as the kernel walks them: the one file outside the lake DuckDB may open
-      const outputAt = Option.map(o.output, landingPath)
-      // DuckDB writes parquet itself: to a part file beside --output, which lands when the copy ends
-      const answer = o.format === "parquet" ? { parquet: landing(Option.getOrThrow(outputAt)) } : { format: o.format }
+      const output = Option.getOrUndefined(Option.map(o.output, (named) => ({ named, at: landingPath(named) })))
+      // DuckDB writes parquet itself: to a part file beside --output (given: checked above), which lands when the copy ends
+      const answer =
+        o.format === "parquet"
+          ? { parquet: landing(Option.getOrThrow(o.output), landingPath(Option.getOrThrow(o.output))) }
+          : { format: o.format }
       yield* limited(
         Effect.gen(function* () {
           const analytics = yield* Analytics
           if (answer.parquet !== undefined) {
             const { parquet } = answer
-            yield* analytics.copyToParquet(sql, params, parquet.path)
-            yield* Effect.tryPromise({
-              try: parquet.land,
-              catch: (e) => new UserError({ message: `cannot write --output ${Option.getOrThrow(o.output)}: ${(e as Error).message}` })
-            })
+            yield* analytics.copyToParquet(sql, params, parquet.path).pipe(
+              // a failure naming the part file is the write's (a full disk, a folder it may not write in), not the SQL's
+              Effect.catchIf(
+                (e) => e.message.includes(parquet.path),
+                (e) => Effect.fail(parquet.cannot(e))
+              )
+            )
+            yield* Effect.tryPromise({ try: parquet.land, catch: (e) => parquet.cannot(e as Error) })
             yield* Console.error(`wrote ${resolve(Option.getOrThrow(o.output))}`)
             return
           }
-          const output = Option.isSome(o.output) ? { named: o.output.value, at: Option.getOrThrow(outputAt) } : undefined
           const { format } = answer
           return yield* isStreamed(format) ? streamedAnswer(sql, params, format, output, waits) : tableAnswer(sql, params, output)
         }).pipe(
@@ -334,7 +339,7 @@ export const queryCommand = Command.make(
             AnalyticsError: (e) => Effect.fail(new UserError({ message: e.message }))
           })
         )
-      ).pipe(Effect.ensuring(Effect.sync(() => answer.parquet?.abandon())))
+      ).pipe(Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : Effect.sync(() => answer.parquet?.abandon()))))
     })
 ).pipe(Command.withDescription("Run SQL over the lake's views (datasets and analytics); parameters are bound, never spliced"))
 

@@ -19,18 +19,21 @@ const csvCell = (v: unknown) => {
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s
 }
 
-/** DuckDB's text of a time: date, time of day, and a zone's offset for TIMESTAMPTZ (the sandbox's zone is UTC: +00). */
-const DUCKDB_TIME = /^(\d{4,}-\d\d-\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)(?:([+-]\d\d)(:\d\d)?)?$/
+/** DuckDB's text of a time: date, time of day, and for TIMESTAMPTZ a zone's offset (node-api writes the process's zone: TZ). */
+const DUCKDB_TIME = /^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(\.\d+)?(?:([+-])(\d\d)(?::(\d\d))?)?$/
 /**
- * The lake's times are UTC (TIMESTAMP without a zone): printed so, as ISO 8601 with Z, and a
- * TIMESTAMPTZ the same way. Text that is no such time (infinity, a year BC) stays DuckDB's.
+ * The lake's times are UTC (TIMESTAMP without a zone): printed so, as ISO 8601 with Z; a
+ * TIMESTAMPTZ is moved to UTC the same way, whatever zone the process runs in. Text that is no
+ * such time (infinity, a year BC) stays DuckDB's.
  */
 const utc = (v: unknown) => {
   const m = typeof v === "string" ? DUCKDB_TIME.exec(v) : null
   if (m === null) return v
-  const [, date, time, hours, minutes] = m
-  const zone = hours === undefined || (hours.slice(1) === "00" && (minutes ?? ":00") === ":00") ? "Z" : `${hours}${minutes ?? ":00"}`
-  return `${date}T${time}${zone}`
+  const [, year, month, day, hour, minute, second, fraction = "", sign, zoneHours = "0", zoneMinutes = "0"] = m
+  const at = new Date(0)
+  at.setUTCFullYear(Number(year), Number(month) - 1, Number(day))
+  at.setUTCHours(Number(hour), Number(minute) - (sign === "-" ? -1 : 1) * (Number(zoneHours) * 60 + Number(zoneMinutes)), Number(second))
+  return `${at.toISOString().slice(0, 19)}${fraction}Z`
 }
 /** DuckDB's time column types (their values come as text). */
 const TIMES = new Set(["TIMESTAMP", "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS", "TIMESTAMP WITH TIME ZONE"])

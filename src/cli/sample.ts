@@ -10,6 +10,7 @@ import { loadPlan, METADATA_IF_SERVED, parseEvery, sampleRoutes, type MetadataWa
 import { UserError } from "./errors.js"
 import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./serviceUrls.js"
 import { routerLayer } from "./layers.js"
+import { retriedClause, retriedSinceLast, retriesIn } from "../http/Retries.js"
 import { checkOutputFolder } from "./outputFolder.js"
 import { commaListOption } from "./commaList.js"
 import { integerOption } from "./integers.js"
@@ -91,7 +92,12 @@ export const sampleCommand = Command.make(
       yield* Console.error(
         `${asks} quotes per round (${amounts} amounts over ${plan.pairs.length} pairs × ${plan.variants.length} variants)${every ? `, every ${Option.getOrThrow(o.every)}` : ""}`
       )
-      const layer = Layer.mergeAll(routerLayer(router, { concurrency: o.concurrency, rps: o.rps }), layerLake(resolve(o.out)))
+      const retries = retriesIn()
+      const roundRetried = retriedSinceLast(retries)
+      const layer = Layer.mergeAll(
+        routerLayer(router, { concurrency: o.concurrency, rps: o.rps }, undefined, retries),
+        layerLake(resolve(o.out))
+      )
       yield* sampleRoutes(plan, {
         rounds,
         every,
@@ -104,7 +110,7 @@ export const sampleCommand = Command.make(
               `notice: round ${r.roundId}: the router refused ${r.refused.asks} of its asks for their credentials (${r.refused.why}): not stored`
             )
           console.log(
-            `round ${r.roundId}: ${r.quotes} quotes, ${r.ok} routes, ${r.failed} failed → ${r.files.map((f) => `${resolve(o.out)}/route_quotes/${f}`).join(", ")}`
+            `round ${r.roundId}: ${r.quotes} quotes, ${r.ok} routes, ${r.failed} failed${retriedClause(roundRetried())} → ${r.files.map((f) => `${resolve(o.out)}/route_quotes/${f}`).join(", ")}`
           )
         },
         onSkipped: (e) => console.error(`${new Date().toISOString()} round skipped: ${e.message}`)

@@ -8,7 +8,7 @@ import { Layer } from "effect"
 import { DATASETS } from "../datasets/index.js"
 import { serveShards } from "../engine/shardWorker.js"
 import { DEFAULT_LIMITS, RequestLimiter } from "../http/RequestLimiter.js"
-import { layerRetries } from "../http/Retries.js"
+import { retriesIn } from "../http/Retries.js"
 import { scratchFolder } from "../lake/Manifests.js"
 import { layerParquetSink } from "../lake/ParquetSink.js"
 import { RunMemory, runMemory, sinkMemory } from "../lake/writer.js"
@@ -28,7 +28,7 @@ serveShards<ShardWorkerConfig, unknown>({
             Layer.succeed(RequestLimiter, { config: limits, run: gate("requests", limits.rps > 0 ? "each" : "kept") }),
             config.retry,
             config.maxPageMb,
-            layerRetries(config.retries)
+            retriesIn(config.retries)
           )
         )
       ),

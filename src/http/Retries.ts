@@ -18,19 +18,29 @@ export interface RetriedFailure {
   readonly status?: number
 }
 
+/** The reasons of the client failures that are not answers (an answer's is its status). */
+const FAILURE_REASONS: Readonly<Record<string, RetryReason>> = {
+  IndexerTimeout: "timeout",
+  RouterTimeout: "timeout",
+  // a connection refused, reset or dropped, a body cut short in transit
+  IndexerNetworkError: "connection lost",
+  RouterNetworkError: "connection lost",
+  // a whole answer whose JSON ends short
+  IndexerTruncatedBody: "cut-short body",
+  RouterDecodeError: "cut-short body"
+}
+
 /** Why `failure` was asked again: its status, or what kind of failure it was. */
 export const retryReason = (failure: RetriedFailure): RetryReason => {
   if (failure.status !== undefined) {
     const status = String(failure.status)
     return RETRY_REASONS.find((r) => r === status) ?? "other 5xx"
   }
-  if (failure._tag.endsWith("Timeout")) return "timeout"
-  if (failure._tag.endsWith("NetworkError")) return "connection lost"
-  return "cut-short body"
+  return FAILURE_REASONS[failure._tag] ?? "connection lost"
 }
 
 export interface RetriesService {
-  /** counts one request asked again after `failure` */
+  /** counts one request asked again after `failure` (as its wait starts: a run stopped meanwhile never sends it) */
   readonly retried: (failure: RetriedFailure) => void
   /** the requests asked again so far, by why (reasons with none left out) */
   readonly counts: () => RetryCounts
@@ -59,6 +69,26 @@ export const retriesIn = (buffer = new SharedArrayBuffer(RETRY_REASONS.length * 
 }
 
 export const layerRetries = (buffer?: SharedArrayBuffer) => Layer.sync(Retries, () => retriesIn(buffer))
+
+/** A reader of `tally` that answers the requests asked again since it last answered (a round's, each round). */
+export const retriedSinceLast = (tally: RetriesService) => {
+  let before = tally.counts()
+  return (): RetryCounts => {
+    const now = tally.counts()
+    const since = Object.fromEntries(
+      RETRY_REASONS.flatMap((reason) => {
+        const n = (now[reason] ?? 0) - (before[reason] ?? 0)
+        return n > 0 ? [[reason, n]] : []
+      })
+    )
+    before = now
+    return since
+  }
+}
+
+/** ", 12 requests asked again (503 ×7, 429 ×5)", or nothing where there were none: what a round's line ends with. */
+export const retriedClause = (counts: RetryCounts) =>
+  retriedTotal(counts) > 0 ? `, ${retriedTotal(counts)} requests asked again (${retriesText(counts)})` : ""
 
 /** The requests asked again in all. */
 export const retriedTotal = (counts: RetryCounts) => Object.values(counts).reduce((sum, n) => sum + (n ?? 0), 0)

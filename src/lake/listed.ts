@@ -178,8 +178,9 @@ const DAMAGE_SEARCH_BYTES = 2 * 1024 ** 3
 
 /**
  * The first committed file of `datasets`, as `dataset/path`, whose bytes are not those its commit
- * recorded: its size first (every file's, cheap), then its sha256, up to DAMAGE_SEARCH_BYTES read;
- * undefined when none is found within that.
+ * recorded: its size first (every file's, cheap), then its sha256, hashing at most
+ * DAMAGE_SEARCH_BYTES (a file past what is left is passed over); undefined when none is found.
+ * A missing file is not this: listedFiles says so.
  */
 export const changedFile = async (dataDir: string, datasets: ReadonlyArray<string>): Promise<string | undefined> => {
   const committed = datasets.flatMap((dataset) => {
@@ -194,12 +195,14 @@ export const changedFile = async (dataDir: string, datasets: ReadonlyArray<strin
     }
   }
   const at = ({ dataset, f }: (typeof committed)[number]) => datasetPath(dataDir, dataset, f.path)
-  const resized = committed.find((c) => sizeOf(at(c)) !== c.f.bytes)
+  const present = committed.filter((c) => sizeOf(at(c)) >= 0)
+  const resized = present.find((c) => sizeOf(at(c)) !== c.f.bytes)
   if (resized) return `${resized.dataset}/${resized.f.path}`
   let budget = DAMAGE_SEARCH_BYTES
-  for (const c of committed) {
-    if ((budget -= c.f.bytes) < 0) return undefined
-    if ((await sha256File(at(c)).catch(() => "")) !== c.f.sha256) return `${c.dataset}/${c.f.path}`
+  for (const c of present) {
+    if (c.f.bytes > budget) continue
+    budget -= c.f.bytes
+    if ((await sha256File(at(c)).catch(() => c.f.sha256)) !== c.f.sha256) return `${c.dataset}/${c.f.path}`
   }
   return undefined
 }

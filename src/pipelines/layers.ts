@@ -17,7 +17,7 @@ import { defaultMemoryLimit, layerLake, MIN_MEMORY_LIMIT_BYTES, parseMemorySize,
 import type { ManifestsOptions } from "../lake/Manifests.js"
 import { DEFAULT_LIMITS, layerRequestLimiter, RequestLimiter, type LimiterConfig } from "../http/RequestLimiter.js"
 import { DEFAULT_RETRY, type RetryPolicy } from "../http/retry.js"
-import { layerRetries, Retries, type RetriesService } from "../http/Retries.js"
+import { Retries, retriesIn, type RetriesService } from "../http/Retries.js"
 import { plainServiceUrl, type ServiceUrl } from "../http/serviceUrl.js"
 import { layerHttpTransport } from "../http/transport.js"
 import { layerIndexerClient } from "../indexer/IndexerClient.js"
@@ -38,21 +38,28 @@ export const indexerLayer = (
   retry: RetryPolicy = DEFAULT_RETRY,
   maxPageMb?: number,
   /** where its requests asked again are counted (none: not counted) */
-  retries?: Layer.Layer<Retries>
+  retries?: RetriesService
 ) => {
   const e = serviceUrlOf(endpoint)
   const needs = Layer.mergeAll(layerHttpTransport(e, { maxPageMb }), limiterOf(limits))
-  return layerIndexerClient({ baseUrl: e.baseUrl, retry }).pipe(Layer.provide(retries ? Layer.merge(needs, retries) : needs))
+  return layerIndexerClient({ baseUrl: e.baseUrl, retry }).pipe(
+    Layer.provide(retries ? Layer.merge(needs, Layer.succeed(Retries, retries)) : needs)
+  )
 }
 
 /** The router client for `endpoint` (a plain URL for the devnet and tests), over its own transport carrying the endpoint's credentials. */
 export const routerLayer = (
   endpoint: ServiceUrl | string,
   limits: LimiterConfig | Layer.Layer<RequestLimiter> = DEFAULT_LIMITS,
-  retry: RetryPolicy = DEFAULT_RETRY
+  retry: RetryPolicy = DEFAULT_RETRY,
+  /** where its requests asked again are counted (none: not counted) */
+  retries?: RetriesService
 ) => {
   const e = serviceUrlOf(endpoint)
-  return layerRouterClient({ baseUrl: e.baseUrl, retry }).pipe(Layer.provide(Layer.mergeAll(layerHttpTransport(e), limiterOf(limits))))
+  const needs = Layer.mergeAll(layerHttpTransport(e), limiterOf(limits))
+  return layerRouterClient({ baseUrl: e.baseUrl, retry }).pipe(
+    Layer.provide(retries ? Layer.merge(needs, Layer.succeed(Retries, retries)) : needs)
+  )
 }
 
 /** What a shard worker builds its source and sink from (src/cli/shard-worker.ts): plain data, cloned into the worker. */
@@ -198,18 +205,19 @@ export const layerShardWorkers = (
     readonly memoryLimitBytes: number
   },
   limiter: Layer.Layer<RequestLimiter>,
-  retries: Layer.Layer<Retries> = layerRetries()
+  /** the run's tally of requests asked again, which the workers count into (none: not counted) */
+  retries?: RetriesService
 ) =>
   Layer.effect(
     ShardWorkers,
-    Effect.map(Effect.all([RequestLimiter, Retries]), ([requests, tally]) => {
+    Effect.map(RequestLimiter, (requests) => {
       const endpoint = serviceUrlOf(options.indexerUrl)
       const config = (): ShardWorkerConfig => ({
         endpoint,
         limits: options.limits,
         retry: options.retry,
         maxPageMb: options.maxPageMb,
-        retries: tally.buffer,
+        ...(retries ? { retries: retries.buffer } : {}),
         out: options.out,
         memoryLimitBytes: workerMemoryBytes(options.memoryLimitBytes, count),
         runMemoryLimitBytes: options.memoryLimitBytes
@@ -223,7 +231,7 @@ export const layerShardWorkers = (
         execArgv: workerFlags(process.execArgv)
       }
     })
-  ).pipe(Layer.provide(Layer.merge(limiter, retries)))
+  ).pipe(Layer.provide(limiter))
 
 /** Everything `runExport` needs: the indexer as its Source (and its client), the Parquet sink and the manifests of `out`. */
 export const exportLayer = (
@@ -243,13 +251,13 @@ export const exportLayer = (
   // one limiter and one memory limit for the run's thread and its shard workers
   const limiter = layerRequestLimiter(options.limits ?? DEFAULT_LIMITS)
   // one tally of the requests asked again, the workers' too (Retries is among what the layer gives)
-  const retries = options.retries ? Layer.succeed(Retries, options.retries) : layerRetries()
+  const retries = options.retries ?? retriesIn()
   const memoryLimitBytes = options.memoryLimitBytes ?? parseMemorySize(defaultMemoryLimit())!
   return Layer.mergeAll(
     layerIndexerSource.pipe(Layer.provideMerge(indexerLayer(options.indexerUrl, limiter, options.retry, options.maxPageMb, retries))),
     layerLake(options.out, { ...options, memoryLimitBytes }),
     layerShardWorkers(options.workers ?? 0, { ...options, memoryLimitBytes }, limiter, retries),
-    retries
+    Layer.succeed(Retries, retries)
   )
 }
 

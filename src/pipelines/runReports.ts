@@ -41,7 +41,12 @@ export const writeExportReport = (
 /** Writes the report of an export stopped before its end (Ctrl-C, SIGTERM) into the lake at `out`; returns its path in the lake. */
 export const writeStoppedExportReport = async (
   out: string,
-  run: { readonly startedAt: string; readonly indexerUrl: string; readonly committed: ReadonlyArray<CommittedToDataset> }
+  run: {
+    readonly startedAt: string
+    readonly indexerUrl: string
+    readonly committed: ReadonlyArray<CommittedToDataset>
+    readonly retried?: Readonly<Record<string, number>>
+  }
 ) => {
   const rel = runReportFile(run.startedAt, "interrupted")
   await writeReport(out, rel, {
@@ -49,7 +54,8 @@ export const writeStoppedExportReport = async (
     stoppedAt: new Date().toISOString(),
     interrupted: true,
     indexerUrl: run.indexerUrl,
-    committed: run.committed
+    committed: run.committed,
+    ...(run.retried ? { retried: run.retried } : {})
   })
   return rel
 }
@@ -62,6 +68,7 @@ export const writeFailedExportReport = async (
     readonly indexerUrl: string
     readonly committed: ReadonlyArray<CommittedToDataset>
     readonly error: string
+    readonly retried?: Readonly<Record<string, number>>
   }
 ) => {
   const rel = runReportFile(run.startedAt, "failed")
@@ -70,7 +77,8 @@ export const writeFailedExportReport = async (
     stoppedAt: new Date().toISOString(),
     failed: run.error,
     indexerUrl: run.indexerUrl,
-    committed: run.committed
+    committed: run.committed,
+    ...(run.retried ? { retried: run.retried } : {})
   })
   return rel
 }

@@ -1,6 +1,7 @@
 /** `chain-lake query` and `chain-lake catalog` as a user runs them, and the catalog from another DuckDB client. */
 import { execFileSync, spawn, spawnSync } from "node:child_process"
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs"
+import { hostname } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
@@ -188,24 +189,29 @@ describe("chain-lake query", () => {
       ],
       { stdio: "ignore" }
     )
-    const part = `.all.csv.${killed.pid}.part`
+    const part = `.all.csv.${hostname()}.${killed.pid}.part`
     for (let i = 0; i < 300 && !readdirSync(dir).includes(part); i++) await new Promise((r) => setTimeout(r, 100))
     killed.kill("SIGKILL")
     await new Promise((r) => killed.on("exit", r))
     expect(readdirSync(dir)).toEqual([part])
     // this test's process runs: a part file named for it is a running query's
-    const running = `.all.csv.${process.pid}.part`
-    for (const other of [running, ".all.csv.x.part", ".other.csv.999999999.part", "all.csv.999999999.part"])
-      writeFileSync(join(dir, other), "kept")
+    const running = `.all.csv.${hostname()}.${process.pid}.part`
+    // (one of another host is judged there, not by a PID here)
+    const kept = [
+      running,
+      ".all.csv.other-host.999999999.part",
+      ".all.csv.x.part",
+      `.other.csv.${hostname()}.999999999.part`,
+      "all.csv.9.part"
+    ]
+    for (const other of kept) writeFileSync(join(dir, other), "kept")
     const next = await runCli(["query", "--data", data, "--format", "csv", "--output", out, "SELECT 1 AS one"])
     expect(next.code, next.stderr).toBe(0)
     expect(readFileSync(out, "utf8")).toBe("one\n1\n")
-    expect(readdirSync(dir).sort()).toEqual(
-      [running, ".all.csv.x.part", ".other.csv.999999999.part", "all.csv", "all.csv.999999999.part"].sort()
-    )
+    expect(readdirSync(dir).sort()).toEqual([...kept, "all.csv"].sort())
     const pq = join(dir, "q.parquet")
     writeFileSync(pq, "old", { mode: 0o600 })
-    writeFileSync(join(dir, ".q.parquet.999999999.part"), "left by a killed query")
+    writeFileSync(join(dir, `.q.parquet.${hostname()}.999999999.part`), "left by a killed query")
     const parquet = await runCli(["query", "--data", data, "--format", "parquet", "--output", pq, "SELECT 2 AS two"])
     expect(parquet.code, parquet.stderr).toBe(0)
     expect(await queryLake(`SELECT * FROM '${pq}'`)).toEqual([{ two: 2 }])
@@ -381,14 +387,17 @@ describe("chain-lake query", () => {
     expect(csv.stdout.split("\n")[1]).toMatch(/^[0-9A-F]{64},\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z,/)
   })
 
-  it("every time type prints as UTC ISO 8601 (TIMESTAMPTZ, _S, _MS too); infinity and a year BC stay DuckDB's text; a line break alone is not called a cut", async () => {
+  it("every time type prints as UTC ISO 8601 (TIMESTAMPTZ, _S, _MS too) in any TZ; infinity and a year BC stay DuckDB's text; a line break alone is not called a cut", async () => {
     const sql = `SELECT TIMESTAMPTZ '2020-01-01 10:00:00+05:30' AS tz, TIMESTAMP_MS '2020-01-01 10:00:00.5' AS ms, TIMESTAMP_S '2020-01-01 10:00:00' AS s,
       TIMESTAMP '2020-01-01 10:00:00.123456' AS us, 'infinity'::TIMESTAMP AS inf, '0044-03-15 (BC)'::TIMESTAMP AS bc`
-    const csv = await runCli(["query", "--data", data, sql, "--format", "csv"])
-    expect(csv.code, csv.stderr).toBe(0)
-    expect(csv.stdout.trim().split("\n")[1]).toBe(
-      "2020-01-01T04:30:00Z,2020-01-01T10:00:00.5Z,2020-01-01T10:00:00Z,2020-01-01T10:00:00.123456Z,infinity,0044-03-15 (BC) 00:00:00"
-    )
+    // the same in any zone the process runs in (DuckDB's node-api writes a TIMESTAMPTZ in the process's zone)
+    for (const TZ of ["UTC", "Asia/Kolkata", "America/St_Johns"]) {
+      const csv = await runCli(["query", "--data", data, sql, "--format", "csv"], { env: { TZ } })
+      expect(csv.code, csv.stderr).toBe(0)
+      expect(csv.stdout.trim().split("\n")[1], TZ).toBe(
+        "2020-01-01T04:30:00Z,2020-01-01T10:00:00.5Z,2020-01-01T10:00:00Z,2020-01-01T10:00:00.123456Z,infinity,0044-03-15 (BC) 00:00:00"
+      )
+    }
     const table = await runCli(["query", "--data", data, "SELECT 'a' || chr(10) || 'b' AS x, 'nan'::DOUBLE AS y"])
     expect(table.code, table.stderr).toBe(0)
     expect(table.stdout.trim().split("\n")).toEqual(["x    y", "---  ---", "a↵b  NaN"])

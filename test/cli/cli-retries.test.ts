@@ -10,12 +10,12 @@ import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import type { Devnet } from "../../src/devnet/index.js"
 import { runCli } from "../support/cli.js"
-import { proxiedDevnet, RESET, text, type Answer, type HostileRequest, type Forward } from "../support/hostile.js"
+import { proxiedDevnet, RESET, startProxy, text, type Answer, type HostileRequest, type Forward } from "../support/hostile.js"
 import { tempDirs } from "../support/tmp.js"
 
 const dirs = tempDirs("chain-lake-retries-")
 let devnet: Devnet
-const { proxy } = proxiedDevnet({ seed: 23, blocks: 120 }, (d) => (devnet = d))
+const { proxy, track } = proxiedDevnet({ seed: 23, blocks: 120 }, (d) => (devnet = d))
 
 /** Fails every third list page (its first asking only) with the next of these, round and round, up to `faults` in all. */
 const KINDS = ["503", "429", "connection lost", "cut-short body"] as const
@@ -58,6 +58,26 @@ describe("requests asked again", () => {
       expect(clean.code, clean.stderr).toBe(0)
       expect(clean.stdout + clean.stderr).not.toContain("asked again")
     })
+
+  it("each round of --follow and of sample-routes says what it asked again", async () => {
+    const { handler, done } = failingProxy(4)
+    const server = await proxy(handler)
+    const followed = await runCli(["export", "--indexer-url", server.url, "--out", dirs.make(), "--follow", "--until-height", "110"])
+    expect(followed.code, followed.stderr).toBe(0)
+    const round = followed.stdout.split("\n").find((l) => / height 110: /.test(l))
+    expect(round).toMatch(/, 4 requests asked again \(.+\)$/)
+    for (const [kind, n] of Object.entries(done)) expect(round).toContain(`${kind} ×${n}`)
+    // the router's quotes: the first three asked answer 503
+    let routes = 0
+    const router = track(
+      await startProxy(devnet.routerUrl, (r, forward) =>
+        r.url.pathname.endsWith("/route") && routes++ < 3 ? text(503, "Service Unavailable") : forward()
+      )
+    )
+    const sampled = await runCli(["sample-routes", "--router-url", router.url, "--out", dirs.make(), "--datasets", "route_quotes"])
+    expect(sampled.code, sampled.stderr).toBe(0)
+    expect(sampled.stdout).toMatch(/^round \S+: \d+ quotes, \d+ routes, \d+ failed, 3 requests asked again \(503 ×3\) → /m)
+  })
 
   it("the JSON log's total and summary carry the counts", async () => {
     const { handler, done } = failingProxy(4)
