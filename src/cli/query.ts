@@ -2,7 +2,7 @@
 import { readSize } from "./sizes.js"
 import { Args, Command, Options } from "@effect/cli"
 import { existsSync } from "node:fs"
-import { mkdir, readFile, writeFile } from "node:fs/promises"
+import { mkdir, readFile } from "node:fs/promises"
 import { dirname, isAbsolute, join, resolve } from "node:path"
 import { Console, Duration, Effect, Exit, Option } from "effect"
 import { defaultMemoryLimit } from "../lake/writer.js"
@@ -13,10 +13,9 @@ import { writeCatalog } from "../analytics/catalog.js"
 import { writeReport } from "../analytics/report.js"
 import { UserError } from "./errors.js"
 import { answerSink, landing } from "./answerSink.js"
-import { FORMATS, isStreamed, streamedWriter, TABLE_ROWS, tableText } from "./resultFormats.js"
+import { FORMATS, type Format, streamedWriter, TABLE_ROWS, tableWriter } from "./resultFormats.js"
 import { shellWord } from "./shellWord.js"
 import { isS3Url } from "../s3/s3.js"
-import { redact } from "../secrets/redact.js"
 
 const dataOption = Options.directory("data").pipe(Options.withDefault("data"), Options.withDescription("the export folder"))
 
@@ -95,48 +94,54 @@ const deadline = (ms: number, waited: () => number, timedOut: UserError): Effect
   return check
 }
 
+/** How an answer is written as its rows come: text for the columns once known, for each chunk of rows, and at the end. */
+interface AnswerWriter {
+  readonly start: (columns: QueryResult["columns"]) => string
+  readonly chunk: (columns: QueryResult["columns"], rows: QueryResult["rows"]) => string
+  readonly end: (columns: QueryResult["columns"]) => string
+}
+
 /**
- * The answer as a table: on a terminal its first TABLE_ROWS rows (no one reads more there, and its
- * widths need every row shown held), saying on stderr how many it left out; every row elsewhere.
+ * The table: on a terminal its first TABLE_ROWS rows (no one reads more there), saying on stderr
+ * how many it left out; elsewhere every row, in blocks (resultFormats.ts tableWriter), saying on
+ * stderr where a later block widened its columns.
  */
-const tableAnswer = (sql: string, params: Readonly<Record<string, ParamValue>>, output: { readonly named: string } | undefined) =>
-  Effect.gen(function* () {
-    const limit = output === undefined && process.stdout.isTTY === true ? TABLE_ROWS : Number.POSITIVE_INFINITY
-    let shown: Array<ReadonlyArray<unknown>> = []
-    let columns: QueryResult["columns"] = []
-    let total = 0
-    const take = async (c: QueryResult["columns"], rows: QueryResult["rows"]) => {
-      columns = c
-      for (const row of rows) if (shown.length < limit) shown.push(row)
+const tableAnswerWriter = (onTerminal: boolean): AnswerWriter & { readonly notes: () => ReadonlyArray<string> } => {
+  const table = tableWriter()
+  let total = 0
+  return {
+    start: () => "",
+    chunk: (columns, rows) => {
+      const shown = onTerminal ? rows.slice(0, Math.max(0, TABLE_ROWS - total)) : rows
       total += rows.length
-    }
-    // (run again after a compaction's swap: from the start)
-    const fresh = () => {
-      shown = []
-      total = 0
-    }
-    yield* Effect.flatMap(Analytics, (analytics) => analytics.stream(sql, params, take, fresh))
-    const text = tableText(columns, shown)
-    if (output !== undefined) return yield* writeWhole(output.named, text)
-    // (a reader that went away, `| head`, had what it wanted)
-    yield* Effect.promise(() => answerSink(undefined).write(text))
-    if (total > shown.length)
-      process.stderr.write(
-        `chain-lake: the table shows the first ${shown.length} of ${total} rows: --format csv, json or ndjson writes every row\n`
-      )
-  })
+      return table.chunk(columns, shown)
+    },
+    end: table.end,
+    notes: () => [
+      ...(onTerminal && total > TABLE_ROWS
+        ? [`chain-lake: the table shows the first ${TABLE_ROWS} of ${total} rows: --format csv, json or ndjson writes every row`]
+        : []),
+      ...(table.widened()
+        ? [
+            `chain-lake: the table is written ${TABLE_ROWS} rows at a time: later rows widen columns where their values are wider (--format csv or ndjson for a machine)`
+          ]
+        : [])
+    ]
+  }
+}
 
 /** The answer in `format`, written as its rows come (answerSink.ts); `waits` counts the time the writes waited on the reader. */
 const streamedAnswer = (
   sql: string,
   params: Readonly<Record<string, ParamValue>>,
-  format: Parameters<typeof streamedWriter>[0],
+  format: Format,
   output: { readonly named: string; readonly at: string } | undefined,
   waits: Waits
 ) =>
   Effect.gen(function* () {
     const analytics = yield* Analytics
-    const writer = streamedWriter(format)
+    const table = format === "table" ? tableAnswerWriter(output === undefined && process.stdout.isTTY === true) : undefined
+    const writer: AnswerWriter = table ?? streamedWriter(format as Exclude<Format, "table">)
     const sink = answerSink(output)
     const write = async (text: string) => {
       waits.since = Date.now()
@@ -144,32 +149,30 @@ const streamedAnswer = (
       waits.ms += Date.now() - waits.since
       waits.since = undefined
     }
-    let started = false
-    const take = async (columns: QueryResult["columns"], rows: QueryResult["rows"]) => {
+    let columns: QueryResult["columns"] | undefined
+    const take = async (c: QueryResult["columns"], rows: QueryResult["rows"]) => {
       // a reader that went away (`| head`) has what it wanted: DuckDB is stopped
       if (sink.readerGone()) throw new Error("the reader of stdout went away")
-      const head = started ? "" : writer.start(columns)
-      started = true
-      await write(head + writer.chunk(columns, rows))
+      const head = columns === undefined ? writer.start(c) : ""
+      columns = c
+      await write(head + writer.chunk(c, rows))
     }
     yield* analytics.stream(sql, params, take).pipe(
       Effect.zipRight(
-        Effect.tryPromise({ try: () => write(writer.end()), catch: (e) => new UserError({ message: (e as Error).message }) })
+        Effect.tryPromise({ try: () => write(writer.end(columns ?? [])), catch: (e) => new UserError({ message: (e as Error).message }) })
       ),
       Effect.zipRight(sink.done),
+      Effect.tap(() =>
+        Effect.sync(() => {
+          for (const note of table?.notes() ?? []) process.stderr.write(`${note}\n`)
+        })
+      ),
       Effect.catchIf(
         () => sink.readerGone(),
         () => Effect.void
       ),
       Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : sink.abandon))
     )
-  })
-
-/** Writes a whole answer's `text` to --output `path`, redacted as stdout is (output.ts). */
-const writeWhole = (path: string, text: string) =>
-  Effect.tryPromise({
-    try: () => writeFile(path, redact(text)),
-    catch: (e) => new UserError({ message: `cannot write --output ${path}: ${(e as Error).message}` })
   })
 
 /** A query that is not stopped sooner is stopped after this: `range(1e13)` ran until killed. */
@@ -322,7 +325,7 @@ export const queryCommand = Command.make(
             return
           }
           const { format } = answer
-          return yield* isStreamed(format) ? streamedAnswer(sql, params, format, output, waits) : tableAnswer(sql, params, output)
+          return yield* streamedAnswer(sql, params, format, output, waits)
         }).pipe(
           // the user's SQL reads the lake and nothing else: the output file is the one other path DuckDB may open
           Effect.provide(

@@ -4,7 +4,7 @@
  * millions of rows is never held whole.
  */
 import type { QueryResult } from "../analytics/Analytics.js"
-import { displayWidth, table } from "./progress.js"
+import { displayWidth } from "./progress.js"
 
 /** How `query` writes a result (parquet is written by DuckDB itself, not formatted here). */
 export type Format = "table" | "csv" | "json" | "ndjson" | "markdown"
@@ -72,23 +72,6 @@ const shownCell = (text: string): { readonly text: string; readonly cut: boolean
 }
 export const tableCell = (text: string): string => shownCell(text).text
 
-/** The table for a terminal: cells cut past TABLE_CELL_WIDTH, saying so below. */
-const textTable = (columns: Columns, rows: Rows): string => {
-  if (rows.length === 0) return `(no rows; columns: ${columns.map((c) => c.name).join(", ")})`
-  let cut = false
-  const shown = rows.map((row) =>
-    Object.fromEntries(
-      columns.map((c, i) => {
-        const shown = shownCell(cell(row[i]))
-        cut ||= shown.cut
-        return [c.name, shown.text]
-      })
-    )
-  )
-  const text = table(shown)
-  return cut ? `${text}\n(values wider than ${TABLE_CELL_WIDTH} columns are cut with …: --format csv or json prints them whole)` : text
-}
-
 /**
  * A markdown cell: `|` escaped (it ends a cell), and `\` too, or a value ending in one would
  * escape the `|` after it; a line break would end the row, so it becomes <br>.
@@ -146,9 +129,6 @@ const STREAMED: Readonly<Record<Exclude<Format, "table">, StreamedFormat>> = {
   }
 }
 
-/** Whether `format` is written as the rows come (every format but the table). */
-export const isStreamed = (format: Format): format is Exclude<Format, "table"> => format !== "table"
-
 /**
  * Writes an answer in `format` (not the table) as its chunks come: `start` once the columns are
  * known, then `chunk` for each chunk of rows, then `end`; each returns the text to write.
@@ -167,8 +147,61 @@ export const streamedWriter = (format: Exclude<Format, "table">) => {
   }
 }
 
-/** The most rows the table shows on a terminal: no one reads more there, and its widths need every row it shows held. */
+/** The most rows the table shows on a terminal, and the rows of each block it is written in elsewhere. */
 export const TABLE_ROWS = 10_000
 
-/** The table of an answer's rows (on a terminal, its first TABLE_ROWS: query.ts says what it left out). */
-export const tableText = (columns: Columns, rows: Rows): string => `${textTable(columns, converted(columns, rows, "table"))}\n`
+/** What the table says below it where it cut a value. */
+const CUT_NOTE = `(values wider than ${TABLE_CELL_WIDTH} columns are cut with …: --format csv or json prints them whole)`
+
+/**
+ * Writes the table as its rows come, a block of TABLE_ROWS rows at a time, so that a table of
+ * millions of rows is never held whole: the first block's columns fit it and the header, and a
+ * later block's widen where its values are wider (as psql's FETCH_COUNT does; `widened` says
+ * so). An answer of at most TABLE_ROWS rows is one table whose columns fit every row. Cells are
+ * cut past TABLE_CELL_WIDTH columns (a note below says so), line breaks shown as ↵.
+ */
+export const tableWriter = () => {
+  let held: Array<ReadonlyArray<string>> = []
+  let widths: Array<number> | undefined
+  let cut = false
+  let widened = false
+  const line = (cells: ReadonlyArray<string>) =>
+    cells
+      .map((c, i) => c + " ".repeat(Math.max(0, (widths?.[i] ?? 0) - displayWidth(c))))
+      .join("  ")
+      .trimEnd()
+  const block = (columns: Columns) => {
+    const rows = held
+    held = []
+    const fitted = columns.map((c, i) =>
+      rows.reduce((w, row) => Math.max(w, displayWidth(row[i])), Math.max(widths?.[i] ?? 0, displayWidth(c.name)))
+    )
+    const head = widths === undefined
+    widened ||= !head && fitted.some((w, i) => w > (widths?.[i] ?? 0))
+    widths = fitted
+    const lines = head ? [line(columns.map((c) => c.name)), line(widths.map((w) => "-".repeat(w)))] : []
+    return [...lines, ...rows.map(line)].map((l) => `${l}\n`).join("")
+  }
+  return {
+    chunk: (columns: Columns, rows: Rows): string => {
+      let text = ""
+      for (const row of converted(columns, rows, "table")) {
+        held.push(
+          row.map((v) => {
+            const shown = shownCell(cell(v))
+            cut ||= shown.cut
+            return shown.text
+          })
+        )
+        if (held.length === TABLE_ROWS) text += block(columns)
+      }
+      return text
+    },
+    end: (columns: Columns): string => {
+      if (widths === undefined && held.length === 0) return `(no rows; columns: ${columns.map((c) => c.name).join(", ")})\n`
+      return (held.length > 0 ? block(columns) : "") + (cut ? `${CUT_NOTE}\n` : "")
+    },
+    /** a block after the first widened a column: the header's columns no longer line up with every row */
+    widened: () => widened
+  }
+}

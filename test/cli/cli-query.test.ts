@@ -109,7 +109,7 @@ describe("chain-lake query", () => {
   })
 
   it.skipIf(!existsSync("/usr/bin/script"))(
-    "the table shows a terminal an answer's first 10,000 rows, saying how many it left out; a pipe gets every row",
+    "the table shows a terminal an answer's first 10,000 rows, saying how many it left out; a pipe and --output get every row, 10,000 at a time, saying where later rows widened a column",
     async () => {
       const cli = `${JSON.stringify(process.execPath)} ${JSON.stringify(join(process.cwd(), "bin", "chain-lake.mjs"))}`
       const command = `${cli} query --data ${JSON.stringify(data)} "SELECT range AS n FROM range(25000)"`
@@ -120,8 +120,21 @@ describe("chain-lake query", () => {
       expect(lines).toContain("chain-lake: the table shows the first 10000 of 25000 rows: --format csv, json or ndjson writes every row")
       const piped = await runCli(["query", "--data", data, "SELECT range AS n FROM range(25000)"])
       expect(piped.code, piped.stderr).toBe(0)
-      expect(piped.stdout.split("\n").filter((l) => /^\d+$/.test(l))).toHaveLength(25_000)
-      expect(piped.stderr).toBe("")
+      const rows = piped.stdout.split("\n")
+      expect(rows.filter((l) => /^\d+$/.test(l))).toHaveLength(25_000)
+      // the first block's column fits 9999 and its header; the next ones widen it for 10000 and up
+      expect(rows.slice(0, 2)).toEqual(["n", "----"])
+      expect(rows.slice(10_001, 10_003)).toEqual(["9999", "10000"])
+      expect(piped.stderr).toBe(
+        "chain-lake: the table is written 10000 rows at a time: later rows widen columns where their values are wider (--format csv or ndjson for a machine)\n"
+      )
+      const out = join(tmp(), "table.txt")
+      const written = await runCli(["query", "--data", data, "--output", out, "SELECT range AS n FROM range(25000)"])
+      expect(written.code, written.stderr).toBe(0)
+      expect(readFileSync(out, "utf8")).toBe(piped.stdout)
+      // an answer of one block is one table whose columns fit every row, and says nothing
+      const one = await runCli(["query", "--data", data, "SELECT range AS n FROM range(10000)"])
+      expect([one.stderr, one.stdout.split("\n").slice(0, 3)]).toEqual(["", ["n", "----", "0"]])
     }
   )
 
