@@ -1,9 +1,10 @@
 /**
- * Where `query` writes an answer as its rows come: stdout, or --output FILE through a file beside
- * it that takes its name once the answer is whole, so that a query that fails halfway leaves no
- * file that reads as whole (one that is not a plain file, a FIFO or /dev/stdout, is written in
- * place). Each write waits until the reader has taken what came before (a slow reader slows the
- * query, never fills the memory). Text to a file is redacted as stdout's is (output.ts).
+ * Where `query` writes an answer as its rows come: stdout, or --output FILE through a part file in
+ * the folder the answer lands in (links walked) that takes its name once the answer is whole, so
+ * that a query that fails halfway leaves no file that reads as whole (one that is not a plain file,
+ * a FIFO or /dev/stdout, is written in place). Each write waits until the reader has taken what
+ * came before (a slow reader slows the query, never fills the memory). Text to a file is redacted
+ * as stdout's is (output.ts).
  */
 import { createWriteStream, readdirSync, rmSync, statSync } from "node:fs"
 import { chmod, rename } from "node:fs/promises"

@@ -76,7 +76,7 @@ export const tableCell = (text: string): string => shownCell(text).text
  * A markdown cell: `|` escaped (it ends a cell), and `\` too, or a value ending in one would
  * escape the `|` after it; a line break would end the row, so it becomes <br>.
  */
-export const markdownCell = (v: unknown): string =>
+const markdownCell = (v: unknown): string =>
   cell(v)
     .replace(/[\\|]/g, (c) => `\\${c}`)
     .replace(/\r?\n/g, "<br>")

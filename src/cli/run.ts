@@ -11,6 +11,7 @@ import { INTERRUPTED, rollbackCutShort } from "./export.js"
 import { stderrProgress } from "./progress.js"
 import { LOG_FORMAT_DESCRIPTION } from "./output.js"
 import { integerOption } from "./integers.js"
+import { retriedClause } from "../http/Retries.js"
 
 /** A run stopped before its end (Ctrl-C): what it committed, where its report is, and a rollback it cut short. */
 const saidStopped = (report: PipelineRunReport, path: string | undefined) => {
@@ -38,8 +39,8 @@ const line = (r: PipelineRunReport) =>
               .map((c) => `${c.dataset} ${c.filesBefore}→${c.filesAfter} files`)
               .join(", ")}`
           : ""
-      } → ${r.out}`
-    : `${r.finishedAt} ${r.pipeline}: FAILED — ${r.error}`
+      }${retriedClause(r.retried ?? {})} → ${r.out}`
+    : `${r.finishedAt} ${r.pipeline}: FAILED — ${r.error}${retriedClause(r.retried ?? {})}`
 
 export const runCommand = Command.make(
   "run",

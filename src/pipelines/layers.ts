@@ -270,11 +270,13 @@ export const pipelineLayer = (options: {
   readonly indexerUrl: ServiceUrl | string
   readonly routerUrl: ServiceUrl | string
   readonly out: string
+  /** where both clients count their requests asked again (none: not counted) */
+  readonly retries?: RetriesService
 }) => {
   const limiter = layerRequestLimiter()
   return Layer.mergeAll(
-    layerIndexerSource.pipe(Layer.provide(indexerLayer(options.indexerUrl, limiter))),
-    routerLayer(options.routerUrl, limiter),
+    layerIndexerSource.pipe(Layer.provide(indexerLayer(options.indexerUrl, limiter, DEFAULT_RETRY, undefined, options.retries))),
+    routerLayer(options.routerUrl, limiter, DEFAULT_RETRY, options.retries),
     layerLake(options.out)
   )
 }

@@ -15,6 +15,7 @@ import { runExport, type ExportObserver } from "../engine/export.js"
 import { loadPlan, sampleRound } from "../sampling/sampler.js"
 import type { PipelineDefinition } from "./definePipeline.js"
 import { pipelineLayer } from "./layers.js"
+import { retriedTotal, retriesIn } from "../http/Retries.js"
 import { PIPELINES_DIR } from "./load.js"
 import { commitTally, pipelineReportFile, writePipelineReport, type PipelineRunReport } from "./runReports.js"
 import { alive, createLockFile, EMPTY_GRACE_MS, readLockFile } from "../lake/lock.js"
@@ -178,8 +179,10 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
     yield* acquireLock(out, def.name)
     const { indexer, router } = yield* servicesOrDevnet(def, named)
     const tally = commitTally()
+    const retries = retriesIn()
+    const retried = () => (retriedTotal(retries.counts()) > 0 ? { retried: retries.counts() } : {})
     const work = pipelineWork(def, options.observer, tally).pipe(
-      Effect.provide(pipelineLayer({ indexerUrl: indexer, routerUrl: router, out }))
+      Effect.provide(pipelineLayer({ indexerUrl: indexer, routerUrl: router, out, retries }))
     )
     const reportPath = join(out, pipelineReportFile(def.name, startedAt))
     // a run stopped by Ctrl-C is reported too (README: every run, success or failure), with what it committed
@@ -193,7 +196,8 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
         interrupted: true,
         error: "interrupted",
         committed: tally.committed(),
-        merged: tally.compacted()
+        merged: tally.compacted(),
+        ...retried()
       }
       return Effect.either(writePipelineReport(reportPath, report)).pipe(
         Effect.flatMap((written) => Effect.sync(() => options.stopped?.(report, Either.isRight(written) ? reportPath : undefined)))
@@ -216,7 +220,8 @@ export const runPipeline = (def: PipelineDefinition, options: RunOptions = {}) =
             routeRound: result.right.routeRound,
             pruned: result.right.pruned,
             compacted: result.right.compacted
-          })
+          }),
+      ...retried()
     }
     // a report that cannot be written fails the run, which says why
     const written = yield* Effect.either(writePipelineReport(reportPath, report))

@@ -6,6 +6,7 @@
 import { rename, rm, writeFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
 import { Effect } from "effect"
+import type { RetryCounts } from "../http/Retries.js"
 import type { ExportObserver, ExportReport } from "../engine/export.js"
 import type { DatasetCompaction } from "../lake/compaction.js"
 import { makeFolder } from "../lake/files.js"
@@ -30,7 +31,7 @@ const writeReport = async (out: string, rel: string, report: unknown) => {
 export const writeExportReport = (
   out: string,
   report: ExportReport,
-  run: { readonly indexerUrl: string; readonly seconds: number; readonly retried?: Readonly<Record<string, number>> }
+  run: { readonly indexerUrl: string; readonly seconds: number; readonly retried?: RetryCounts }
 ) =>
   Effect.promise(async () => {
     const rel = runReportFile(report.startedAt)
@@ -45,7 +46,7 @@ export const writeStoppedExportReport = async (
     readonly startedAt: string
     readonly indexerUrl: string
     readonly committed: ReadonlyArray<CommittedToDataset>
-    readonly retried?: Readonly<Record<string, number>>
+    readonly retried?: RetryCounts
   }
 ) => {
   const rel = runReportFile(run.startedAt, "interrupted")
@@ -68,7 +69,7 @@ export const writeFailedExportReport = async (
     readonly indexerUrl: string
     readonly committed: ReadonlyArray<CommittedToDataset>
     readonly error: string
-    readonly retried?: Readonly<Record<string, number>>
+    readonly retried?: RetryCounts
   }
 ) => {
   const rel = runReportFile(run.startedAt, "failed")
@@ -149,6 +150,8 @@ export interface PipelineRunReport {
   readonly pruned?: Readonly<Record<string, ReadonlyArray<number>>>
   /** what the compaction that ends each run merged and deleted, per dataset */
   readonly compacted?: ReadonlyArray<DatasetCompaction>
+  /** the requests the run asked again after a transient failure, by why (none: absent) */
+  readonly retried?: RetryCounts
 }
 
 /** The path in the lake of the report of pipeline `pipeline`'s run that started at `startedAt`. */

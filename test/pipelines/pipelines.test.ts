@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
 import { runCli } from "../support/cli.js"
-import { startProxy, sleep } from "../support/hostile.js"
+import { startProxy, sleep, text } from "../support/hostile.js"
 import { filesUnder } from "../support/lake.js"
 import { tempDirs } from "../support/tmp.js"
 import { expectConsistent } from "../support/verify.js"
@@ -44,6 +44,28 @@ describe("chain-lake run", () => {
     const report = JSON.parse(readFileSync(join(out, "_runs", reports[0]), "utf8"))
     expect(report).toMatchObject({ pipeline: "demo", ok: true })
     expect(readdirSync(out)).not.toContain(".chain-lake.lock")
+  })
+
+  it("says and reports the requests it asked again, the indexer's and the router's in one tally", async () => {
+    let pages = 0
+    let routes = 0
+    const indexer = await startProxy(devnet.indexerUrl, (r, forward) =>
+      r.url.searchParams.has("pagination.limit") && pages++ < 2 ? text(503, "Service Unavailable") : forward()
+    )
+    const router = await startProxy(devnet.routerUrl, (r, forward) =>
+      r.url.pathname.endsWith("/route") && routes++ < 3 ? text(429, "Too Many Requests", { "retry-after": "0" }) : forward()
+    )
+    try {
+      const out = tmp()
+      const r = await runCli(["run", "demo", "--once", "--out", out, "--indexer-url", indexer.url, "--router-url", router.url])
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stdout).toMatch(/demo: ok — .*, 5 requests asked again \(429 ×3, 503 ×2\) → /)
+      const [report] = readdirSync(join(out, "_runs")).filter((f) => f.includes("pipeline-demo"))
+      expect(JSON.parse(readFileSync(join(out, "_runs", report), "utf8")).retried).toEqual({ "429": 3, "503": 2 })
+    } finally {
+      await indexer.close()
+      await router.close()
+    }
   })
 
   it("refuses to overlap a live run, and takes over a stale lock", async () => {
