@@ -145,10 +145,11 @@ describe("chain-lake query", () => {
     child.kill("SIGINT")
     expect(await exited, stderr()).toEqual([130, null])
     child.stdout.destroy()
-    // a reader that takes 5 s before it reads a 2 s query: the query is not stopped
+    // a reader that takes 10 s before it reads a 6 s query (~1 s of its own on a quiet machine, a
+    // few under a loaded CI's): the query is not stopped
     const slow = spawn(
       process.execPath,
-      [bin, "query", "--data", data, "--format", "csv", "--timeout", "2s", "SELECT range FROM range(200000)"],
+      [bin, "query", "--data", data, "--format", "csv", "--timeout", "6s", "SELECT range FROM range(200000)"],
       {
         stdio: ["ignore", "pipe", "pipe"]
       }
@@ -160,7 +161,7 @@ describe("chain-lake query", () => {
     setTimeout(() => {
       slow.stdout.on("data", (d) => (read += d))
       slow.stdout.resume()
-    }, 5_000)
+    }, 10_000)
     const [slowCode] = await new Promise<[number | null]>((resolve) => slow.on("close", (c) => resolve([c])))
     expect(slowCode, slowErr).toBe(0)
     expect(read.split("\n")).toHaveLength(200_002)
