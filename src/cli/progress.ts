@@ -323,11 +323,21 @@ interface Lines {
 /** Not on a terminal: the plan; every `every` ms the datasets under way and the total; each dataset's line when done; the total at stop. */
 const periodic = (track: Tracker, options: ProgressOptions, lines: Lines): ProgressRenderer => {
   let lastLog = Date.now()
+  // a log's total line is fitted to 80 columns, which leaves no room for them: the requests asked
+  // again get a line of their own when more were (JSON lines carry them in the total's event)
+  let saidRetried = 0
+  const sayRetried = () => {
+    const counts = track.retried()
+    if (options.json || retriedTotal(counts) <= saidRetried) return
+    saidRetried = retriedTotal(counts)
+    options.log(`${saidRetried} requests asked again so far (${retriesText(counts)})`)
+  }
   const tick = () => {
     if (Date.now() - lastLog < (options.every ?? 5000)) return
     lastLog = Date.now()
     for (const t of track.tallies.values()) if (!t.result && (t.fetched !== 0 || t.rows !== 0)) options.log(lines.under(t))
     options.log(lines.total(false))
+    sayRetried()
   }
   return {
     observer: {
@@ -348,6 +358,7 @@ const periodic = (track: Tracker, options: ProgressOptions, lines: Lines): Progr
     },
     stop: () => {
       if (track.ran()) options.log(lines.total(true))
+      sayRetried()
     }
   }
 }

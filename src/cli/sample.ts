@@ -10,7 +10,7 @@ import { loadPlan, METADATA_IF_SERVED, parseEvery, sampleRoutes, type MetadataWa
 import { UserError } from "./errors.js"
 import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./serviceUrls.js"
 import { routerLayer } from "./layers.js"
-import { retriedClause, retriedSinceLast, retriesIn } from "../http/Retries.js"
+import { retriedClause, retriedSinceLast, retriedTotal, retriesIn, retriesText } from "../http/Retries.js"
 import { checkOutputFolder } from "./outputFolder.js"
 import { commaListOption } from "./commaList.js"
 import { integerOption } from "./integers.js"
@@ -115,6 +115,14 @@ export const sampleCommand = Command.make(
         },
         onSkipped: (e) => console.error(`${new Date().toISOString()} round skipped: ${e.message}`)
       }).pipe(
+        // the round under way is not stored: what it asked again is said, as a round's line says it
+        Effect.onInterrupt(() =>
+          Effect.sync(() => {
+            const retried = roundRetried()
+            if (retriedTotal(retried) > 0)
+              process.stderr.write(`the round under way asked ${retriedTotal(retried)} requests again (${retriesText(retried)})\n`)
+          })
+        ),
         Effect.provide(layer),
         Effect.mapError(
           (e) =>

@@ -5,11 +5,12 @@
  * must say the same counts, whether the shards run in the run's thread or in workers (which
  * count into the run's tally through shared memory).
  */
+import { spawn } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import type { Devnet } from "../../src/devnet/index.js"
-import { runCli } from "../support/cli.js"
+import { BIN, runCli } from "../support/cli.js"
 import { proxiedDevnet, RESET, startProxy, text, type Answer, type HostileRequest, type Forward } from "../support/hostile.js"
 import { tempDirs } from "../support/tmp.js"
 
@@ -53,6 +54,8 @@ describe("requests asked again", () => {
       for (const [kind, n] of Object.entries(done)) expect(said).toContain(`${kind} ×${n}`)
       const [report] = readdirSync(join(out, "_runs")).map((f) => JSON.parse(readFileSync(join(out, "_runs", f), "utf8")))
       expect(report.retried).toEqual(done)
+      // a log's progress (stderr is no terminal here) says them on a line of their own: its total line is fitted to 80 columns
+      expect(r.stderr).toMatch(/^10 requests asked again so far \(.+\)$/m)
       // a run with nothing asked again says nothing of it
       const clean = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", dirs.make(), "--workers", workers])
       expect(clean.code, clean.stderr).toBe(0)
@@ -77,6 +80,35 @@ describe("requests asked again", () => {
     const sampled = await runCli(["sample-routes", "--router-url", router.url, "--out", dirs.make(), "--datasets", "route_quotes"])
     expect(sampled.code, sampled.stderr).toBe(0)
     expect(sampled.stdout).toMatch(/^round \S+: \d+ quotes, \d+ routes, \d+ failed, 3 requests asked again \(503 ×3\) → /m)
+  })
+
+  it("sample-routes stopped mid-round says what the round it does not store asked again", async () => {
+    let routes = 0
+    let stalled = () => {}
+    const seenStall = new Promise<void>((resolve) => (stalled = resolve))
+    const router = track(
+      await startProxy(devnet.routerUrl, async (r, forward) => {
+        if (!r.url.pathname.endsWith("/route")) return forward()
+        if (routes++ < 3) return text(503, "Service Unavailable")
+        stalled()
+        await new Promise((resolve) => setTimeout(resolve, 20_000))
+        return forward()
+      })
+    )
+    const child = spawn(
+      process.execPath,
+      [BIN, "sample-routes", "--router-url", router.url, "--out", dirs.make(), "--datasets", "route_quotes"],
+      {
+        stdio: ["ignore", "pipe", "pipe"]
+      }
+    )
+    let stderr = ""
+    child.stderr.on("data", (d) => (stderr += d))
+    await seenStall
+    child.kill("SIGINT")
+    const code = await new Promise((resolve) => child.on("exit", resolve))
+    expect(code, stderr).toBe(130)
+    expect(stderr).toContain("the round under way asked 3 requests again (503 ×3)\n")
   })
 
   it("the JSON log's total and summary carry the counts", async () => {
