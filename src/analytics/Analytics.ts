@@ -35,9 +35,7 @@ export interface AnalyticsService {
   readonly stream: (
     sql: string,
     params: Readonly<Record<string, ParamValue>>,
-    take: (columns: QueryResult["columns"], rows: QueryResult["rows"]) => Promise<void>,
-    /** told before the query runs again after a compaction moved its files: `take` starts over (without it, such a query fails once rows were taken) */
-    fresh?: () => void
+    take: (columns: QueryResult["columns"], rows: QueryResult["rows"]) => Promise<void>
   ) => Effect.Effect<void, SqlError | AnalyticsError>
   /** Runs a query and writes its result as Parquet to `path` (COPY … FORMAT PARQUET). */
   readonly copyToParquet: (sql: string, params: Readonly<Record<string, ParamValue>>, path: string) => Effect.Effect<void, SqlError>
@@ -70,31 +68,26 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
       views: viewNames(),
       problems: views.problems,
       query: (sql, params = {}) => views.read(runQuery(conn, sql, params), sql),
-      stream: (sql, params, take, fresh) => {
-        // rows handed on are not handed again: a swap met after them runs the query again only for a taker that starts over (`fresh`)
+      stream: (sql, params, take) => {
+        // rows handed on are not handed again: a swap met after them fails the query, not runs it again
         let handed = false
         const handing: typeof take = (columns, rows) => {
           handed = true
           return take(columns, rows)
         }
-        const mayRunAgain = () => {
-          if (!handed) return true
-          if (fresh === undefined) return false
-          fresh()
-          handed = false
-          return true
-        }
-        return views.read(streamQuery(conn, sql, params, handing), sql, mayRunAgain).pipe(
-          Effect.mapError((e) =>
-            e instanceof SqlError && handed && vanished(e)
-              ? new SqlError({
-                  message:
-                    "a compaction of the lake moved the files the query read while it ran (what it wrote is cut short): run it again",
-                  lake: true
-                })
-              : e
+        return views
+          .read(streamQuery(conn, sql, params, handing), sql, () => !handed)
+          .pipe(
+            Effect.mapError((e) =>
+              e instanceof SqlError && handed && vanished(e)
+                ? new SqlError({
+                    message:
+                      "a compaction of the lake moved the files the query read while it ran (what it wrote is cut short): run it again",
+                    lake: true
+                  })
+                : e
+            )
           )
-        )
       },
       copyToParquet: (sql, params, path) => views.read(copyQueryToParquet(conn, sql, params, path), sql)
     }

@@ -61,6 +61,12 @@ const stdoutSink = (): AnswerSink => {
   return { write, readerGone: () => readerGone, done: Effect.void, abandon: Effect.void }
 }
 
+/** --output as the user named it (for messages), and the real path it lands at (links walked). */
+export interface Output {
+  readonly named: string
+  readonly at: string
+}
+
 /** The mode of the file at `path` when it is a plain file, else undefined (then it is written in place, or made). */
 const fileMode = (path: string): number | "special" | undefined => {
   try {
@@ -111,14 +117,13 @@ const removeKilledParts = (target: string) => {
 }
 
 /**
- * How an answer lands at `target` (the real path --output names; `output`, as the user named it,
- * for messages): written to `path`, a part file beside it (or `target` itself when that is no
- * plain file: a FIFO, /dev/stdout), which takes its name, keeping an existing file's mode, once
- * the answer is whole, and is removed otherwise, a second Ctrl-C's exit too. Part files that
- * killed queries left beside it are removed first. `cannot` is the line of a write that failed,
- * naming no file but the one the user named.
+ * How an answer lands at `target`, where --output `output` lands: written to `path`, a part file
+ * beside it (or `target` itself when that is no plain file: a FIFO, /dev/stdout), which takes its
+ * name, keeping an existing file's mode, once the answer is whole, and is removed otherwise, a
+ * second Ctrl-C's exit too. Part files that killed queries left beside it are removed first.
+ * `cannot` is the line of a write that failed, naming no file but the one the user named.
  */
-export const landing = (output: string, target: string) => {
+export const landing = ({ named: output, at: target }: Output) => {
   const mode = fileMode(target)
   const inPlace = mode === "special"
   const path = inPlace ? target : partFileOf(target)
@@ -145,9 +150,8 @@ export const landing = (output: string, target: string) => {
   }
 }
 
-/** `output` as the user named it (for messages); `target`, the real path it lands at (links walked). */
-const fileSink = (output: string, target: string): AnswerSink => {
-  const { path, mode, land, abandon, cannot } = landing(output, target)
+const fileSink = (output: Output): AnswerSink => {
+  const { path, mode, land, abandon, cannot } = landing(output)
   const stream = createWriteStream(path, mode === undefined ? {} : { mode })
   const closed = new Promise<void>((resolve) => stream.once("close", () => resolve()))
   const raw = writer(
@@ -174,5 +178,4 @@ const fileSink = (output: string, target: string): AnswerSink => {
 }
 
 /** The sink of an answer: --output (as named, and where it lands), or stdout. */
-export const answerSink = (output: { readonly named: string; readonly at: string } | undefined): AnswerSink =>
-  output === undefined ? stdoutSink() : fileSink(output.named, output.at)
+export const answerSink = (output: Output | undefined): AnswerSink => (output === undefined ? stdoutSink() : fileSink(output))

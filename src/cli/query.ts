@@ -12,7 +12,7 @@ import { Analytics, isLake, layerAnalytics, type ParamValue, type QueryResult, t
 import { writeCatalog } from "../analytics/catalog.js"
 import { writeReport } from "../analytics/report.js"
 import { UserError } from "./errors.js"
-import { answerSink, landing } from "./answerSink.js"
+import { answerSink, landing, type Output } from "./answerSink.js"
 import { FORMATS, type Format, streamedWriter, TABLE_ROWS, tableWriter } from "./resultFormats.js"
 import { shellWord } from "./shellWord.js"
 import { isS3Url } from "../s3/s3.js"
@@ -135,7 +135,7 @@ const streamedAnswer = (
   sql: string,
   params: Readonly<Record<string, ParamValue>>,
   format: Format,
-  output: { readonly named: string; readonly at: string } | undefined,
+  output: Output | undefined,
   waits: Waits
 ) =>
   Effect.gen(function* () {
@@ -304,10 +304,7 @@ export const queryCommand = Command.make(
       // where the output lands, links and `..` walked as the kernel walks them: the one file outside the lake DuckDB may open
       const output = Option.getOrUndefined(Option.map(o.output, (named) => ({ named, at: landingPath(named) })))
       // DuckDB writes parquet itself: to a part file beside --output (given: checked above), which lands when the copy ends
-      const answer =
-        o.format === "parquet"
-          ? { parquet: landing(Option.getOrThrow(o.output), landingPath(Option.getOrThrow(o.output))) }
-          : { format: o.format }
+      const answer = o.format === "parquet" ? { parquet: landing(Option.getOrThrow(Option.fromNullable(output))) } : { format: o.format }
       yield* limited(
         Effect.gen(function* () {
           const analytics = yield* Analytics

@@ -194,15 +194,19 @@ export const changedFile = async (dataDir: string, datasets: ReadonlyArray<strin
       return -1
     }
   }
-  const at = ({ dataset, f }: (typeof committed)[number]) => datasetPath(dataDir, dataset, f.path)
-  const present = committed.filter((c) => sizeOf(at(c)) >= 0)
-  const resized = present.find((c) => sizeOf(at(c)) !== c.f.bytes)
+  const present = committed
+    .map((c) => {
+      const at = datasetPath(dataDir, c.dataset, c.f.path)
+      return { ...c, at, size: sizeOf(at) }
+    })
+    .filter((c) => c.size >= 0)
+  const resized = present.find((c) => c.size !== c.f.bytes)
   if (resized) return `${resized.dataset}/${resized.f.path}`
   let budget = DAMAGE_SEARCH_BYTES
   for (const c of present) {
     if (c.f.bytes > budget) continue
     budget -= c.f.bytes
-    if ((await sha256File(at(c)).catch(() => c.f.sha256)) !== c.f.sha256) return `${c.dataset}/${c.f.path}`
+    if ((await sha256File(c.at).catch(() => c.f.sha256)) !== c.f.sha256) return `${c.dataset}/${c.f.path}`
   }
   return undefined
 }

@@ -31,6 +31,10 @@ const serviceUrlOf = (url: ServiceUrl | string): ServiceUrl => (typeof url === "
 const limiterOf = (limits: LimiterConfig | Layer.Layer<RequestLimiter>): Layer.Layer<RequestLimiter> =>
   Layer.isLayer(limits) ? (limits as Layer.Layer<RequestLimiter>) : layerRequestLimiter(limits as LimiterConfig)
 
+/** A client's dependencies, with the tally it counts its requests asked again into where one is given. */
+const countingInto = <A>(needs: Layer.Layer<A>, retries: RetriesService | undefined) =>
+  retries ? Layer.merge(needs, Layer.succeed(Retries, retries)) : needs
+
 /** The indexer client for `endpoint` (a plain URL for the devnet and tests), over its own transport carrying the endpoint's credentials. */
 export const indexerLayer = (
   endpoint: ServiceUrl | string,
@@ -42,9 +46,7 @@ export const indexerLayer = (
 ) => {
   const e = serviceUrlOf(endpoint)
   const needs = Layer.mergeAll(layerHttpTransport(e, { maxPageMb }), limiterOf(limits))
-  return layerIndexerClient({ baseUrl: e.baseUrl, retry }).pipe(
-    Layer.provide(retries ? Layer.merge(needs, Layer.succeed(Retries, retries)) : needs)
-  )
+  return layerIndexerClient({ baseUrl: e.baseUrl, retry }).pipe(Layer.provide(countingInto(needs, retries)))
 }
 
 /** The router client for `endpoint` (a plain URL for the devnet and tests), over its own transport carrying the endpoint's credentials. */
@@ -57,9 +59,7 @@ export const routerLayer = (
 ) => {
   const e = serviceUrlOf(endpoint)
   const needs = Layer.mergeAll(layerHttpTransport(e), limiterOf(limits))
-  return layerRouterClient({ baseUrl: e.baseUrl, retry }).pipe(
-    Layer.provide(retries ? Layer.merge(needs, Layer.succeed(Retries, retries)) : needs)
-  )
+  return layerRouterClient({ baseUrl: e.baseUrl, retry }).pipe(Layer.provide(countingInto(needs, retries)))
 }
 
 /** What a shard worker builds its source and sink from (src/cli/shard-worker.ts): plain data, cloned into the worker. */
