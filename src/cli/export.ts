@@ -27,6 +27,7 @@ import {
 import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
 import type { ServiceUrl } from "../http/serviceUrl.js"
 import {
+  requestsCounted,
   retriedClause,
   retriedSinceLast,
   retriedTotal,
@@ -476,7 +477,7 @@ const follow = (o: ExportFlags, target: ExportTarget, run: ExportRun) =>
 
 /** The requests a run asked again after a transient failure, by why: a server that limits the run's rate slows it down. */
 const retriedLine = (retried: RetryCounts) =>
-  `${retriedTotal(retried)} requests were asked again after a transient failure (${retriesText(retried)})${
+  `${requestsCounted(retriedTotal(retried))} ${retriedTotal(retried) === 1 ? "was" : "were"} asked again after a transient failure (${retriesText(retried)})${
     (retried["429"] ?? 0) > 0 ? ": the indexer limits the rate (429); a lower --rps or --concurrency may run as fast with fewer waits" : ""
   }`
 

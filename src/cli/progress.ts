@@ -11,7 +11,7 @@ import type { DatasetCompaction } from "../lake/compaction.js"
 import cliProgress from "cli-progress"
 import { DATASETS, EXPORTED_DATASETS } from "../datasets/index.js"
 import { logsAreJson } from "./output.js"
-import { retriedTotal, retriesText, type RetryCounts } from "../http/Retries.js"
+import { requestsCounted, retriedTotal, retriesText, type RetryCounts } from "../http/Retries.js"
 import type { DatasetPlan, DatasetResult, ExportObserver } from "../engine/export.js"
 
 export interface ProgressRenderer {
@@ -330,7 +330,7 @@ const periodic = (track: Tracker, options: ProgressOptions, lines: Lines): Progr
     const counts = track.retried()
     if (options.json || retriedTotal(counts) <= saidRetried) return
     saidRetried = retriedTotal(counts)
-    options.log(`${saidRetried} requests asked again so far (${retriesText(counts)})`)
+    options.log(`${requestsCounted(saidRetried)} asked again so far (${retriesText(counts)})`)
   }
   const tick = () => {
     if (Date.now() - lastLog < (options.every ?? 5000)) return

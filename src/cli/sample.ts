@@ -10,7 +10,9 @@ import { loadPlan, METADATA_IF_SERVED, parseEvery, sampleRoutes, type MetadataWa
 import { UserError } from "./errors.js"
 import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./serviceUrls.js"
 import { routerLayer } from "./layers.js"
-import { retriedClause, retriedSinceLast, retriedTotal, retriesIn, retriesText } from "../http/Retries.js"
+import { requestsCounted, retriedClause, retriedTotal, retriesIn, retriesText } from "../http/Retries.js"
+import { stderrIsTerminal } from "./progress.js"
+import { roundProgress } from "./roundProgress.js"
 import { checkOutputFolder } from "./outputFolder.js"
 import { commaListOption } from "./commaList.js"
 import { integerOption } from "./integers.js"
@@ -93,7 +95,10 @@ export const sampleCommand = Command.make(
         `${asks} quotes per round (${amounts} amounts over ${plan.pairs.length} pairs × ${plan.variants.length} variants)${every ? `, every ${Option.getOrThrow(o.every)}` : ""}`
       )
       const retries = retriesIn()
-      const roundRetried = retriedSinceLast(retries)
+      const progress = yield* Effect.acquireRelease(
+        Effect.sync(() => roundProgress({ tty: stderrIsTerminal(), write: (text) => process.stderr.write(text), retries })),
+        (p) => Effect.sync(() => p.stop())
+      )
       const layer = Layer.mergeAll(
         routerLayer(router, { concurrency: o.concurrency, rps: o.rps }, undefined, retries),
         layerLake(resolve(o.out))
@@ -103,24 +108,31 @@ export const sampleCommand = Command.make(
         every,
         concurrency: o.concurrency,
         metadata,
+        watcher: progress.watcher,
         onRound: (r) => {
+          const retried = progress.retriedInRound()
+          progress.roundOver()
           if (r.reference?.notServed.length) console.error(notServedNotice(r.reference.notServed))
           if (r.refused)
             console.error(
               `notice: round ${r.roundId}: the router refused ${r.refused.asks} of its asks for their credentials (${r.refused.why}): not stored`
             )
           console.log(
-            `round ${r.roundId}: ${r.quotes} quotes, ${r.ok} routes, ${r.failed} failed${retriedClause(roundRetried())} → ${r.files.map((f) => `${resolve(o.out)}/route_quotes/${f}`).join(", ")}`
+            `round ${r.roundId}: ${r.quotes} quotes, ${r.ok} routes, ${r.failed} failed${retriedClause(retried)} → ${r.files.map((f) => `${resolve(o.out)}/route_quotes/${f}`).join(", ")}`
           )
         },
-        onSkipped: (e) => console.error(`${new Date().toISOString()} round skipped: ${e.message}`)
+        onSkipped: (e) => {
+          progress.roundOver()
+          console.error(`${new Date().toISOString()} round skipped: ${e.message}`)
+        }
       }).pipe(
         // the round under way is not stored: what it asked again is said, as a round's line says it
         Effect.onInterrupt(() =>
           Effect.sync(() => {
-            const retried = roundRetried()
+            const retried = progress.retriedInRound()
+            progress.clear()
             if (retriedTotal(retried) > 0)
-              process.stderr.write(`the round under way asked ${retriedTotal(retried)} requests again (${retriesText(retried)})\n`)
+              process.stderr.write(`the round under way asked ${requestsCounted(retriedTotal(retried))} again (${retriesText(retried)})\n`)
           })
         ),
         Effect.provide(layer),

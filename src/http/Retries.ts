@@ -70,25 +70,32 @@ export const retriesIn = (buffer = new SharedArrayBuffer(RETRY_REASONS.length * 
 
 export const layerRetries = (buffer?: SharedArrayBuffer) => Layer.sync(Retries, () => retriesIn(buffer))
 
+/** The requests asked again in `now` beyond those in `before` (two readings of one tally). */
+export const retriedAfter = (before: RetryCounts, now: RetryCounts): RetryCounts =>
+  Object.fromEntries(
+    RETRY_REASONS.flatMap((reason) => {
+      const n = (now[reason] ?? 0) - (before[reason] ?? 0)
+      return n > 0 ? [[reason, n]] : []
+    })
+  )
+
 /** A reader of `tally` that answers the requests asked again since it last answered (a round's, each round). */
 export const retriedSinceLast = (tally: RetriesService) => {
   let before = tally.counts()
   return (): RetryCounts => {
     const now = tally.counts()
-    const since = Object.fromEntries(
-      RETRY_REASONS.flatMap((reason) => {
-        const n = (now[reason] ?? 0) - (before[reason] ?? 0)
-        return n > 0 ? [[reason, n]] : []
-      })
-    )
+    const since = retriedAfter(before, now)
     before = now
     return since
   }
 }
 
+/** "1 request", "12 requests" */
+export const requestsCounted = (n: number) => `${n} request${n === 1 ? "" : "s"}`
+
 /** ", 12 requests asked again (503 ×7, 429 ×5)", or nothing where there were none: what a round's line ends with. */
 export const retriedClause = (counts: RetryCounts) =>
-  retriedTotal(counts) > 0 ? `, ${retriedTotal(counts)} requests asked again (${retriesText(counts)})` : ""
+  retriedTotal(counts) > 0 ? `, ${requestsCounted(retriedTotal(counts))} asked again (${retriesText(counts)})` : ""
 
 /** The requests asked again in all. */
 export const retriedTotal = (counts: RetryCounts) => Object.values(counts).reduce((sum, n) => sum + (n ?? 0), 0)

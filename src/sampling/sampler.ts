@@ -140,6 +140,13 @@ export interface RoundResult {
   readonly reference?: ReferenceResult
 }
 
+/** Told of a round as it goes: its start, then each quote once it is answered or failed for good (a progress line reads them). */
+export interface RoundWatcher {
+  readonly started?: (roundId: string, asks: number) => void
+  /** `ok`: the router gave a route */
+  readonly quoted?: (ok: boolean) => void
+}
+
 /** Commits `rows` of `dataset` as files named for `roundId`, one per UTC day of their sampled_at (datedFiles.ts). */
 const commitRows = (
   dataset: Pick<SampleDataset<unknown>, "name" | "columns" | "sortKey" | "partition">,
@@ -279,6 +286,7 @@ export const sampleRound = (
     readonly concurrency?: number
     readonly withReference?: boolean | MetadataWanted
     readonly onCommitted?: SampleCommitted
+    readonly watcher?: RoundWatcher
   } = {}
 ) =>
   Effect.gen(function* () {
@@ -286,10 +294,14 @@ export const sampleRound = (
     const started = new Date()
     const roundId = started.toISOString().replace(/[-:.]/g, "").replace("T", "-")
     const asks = roundAsks(plan, started, roundId)
+    options.watcher?.started?.(roundId, asks.length)
+    const okColumn = routeQuotes.columns.findIndex((c) => c.name === "ok")
     const unanswered: Array<RouterError> = []
-    const answered = yield* Effect.forEach(asks, (q) => quoteRow(router, q, unanswered), {
-      concurrency: options.concurrency ?? 8
-    })
+    const answered = yield* Effect.forEach(
+      asks,
+      (q) => quoteRow(router, q, unanswered).pipe(Effect.tap((row) => options.watcher?.quoted?.(row?.[okColumn] === true))),
+      { concurrency: options.concurrency ?? 8 }
+    )
     const rows = answered.filter((row): row is Row => row !== undefined)
     // stored, a round of 503s read as every pair unavailable in route_quote_stats, with exit 0
     // stored, a round refused for its credentials read as routes unavailable; another round is refused alike: the run fails
@@ -303,7 +315,6 @@ export const sampleRound = (
         message: `the router answered none of the round's ${asks.length} asks (${describeRouterError(unanswered[0])}): nothing of this round is stored; rounds before it are kept`
       })
     const files = yield* commitRows(routeQuotes, rows, roundId, options.onCommitted)
-    const okColumn = routeQuotes.columns.findIndex((c) => c.name === "ok")
     const ok = rows.filter((r) => r[okColumn] === true).length
     const wanted = options.withReference === true ? METADATA_IF_SERVED : options.withReference || undefined
     const reference = wanted ? yield* sampleReference(roundId, wanted, options.onCommitted) : undefined
@@ -341,6 +352,7 @@ export const sampleRoutes = (
     readonly metadata?: MetadataWanted
     readonly onRound?: (r: RoundResult) => void
     readonly onSkipped?: (e: RouterUnavailableError) => void
+    readonly watcher?: RoundWatcher
   }
 ) =>
   Effect.gen(function* () {
@@ -354,7 +366,8 @@ export const sampleRoutes = (
       // the router's assets and chains with the run's first stored round
       const r = yield* sampleRound(plan, {
         concurrency: options.concurrency,
-        withReference: results.length === 0 && (options.metadata ?? METADATA_IF_SERVED)
+        withReference: results.length === 0 && (options.metadata ?? METADATA_IF_SERVED),
+        ...(options.watcher ? { watcher: options.watcher } : {})
       }).pipe(
         // one round of an outage in a long sampling run is skipped, said, and the next round tried (a blip ended a sampler meant to run for days)
         Effect.catchTag("RouterUnavailableError", (e) =>

@@ -111,6 +111,23 @@ describe("requests asked again", () => {
     expect(stderr).toContain("the round under way asked 3 requests again (503 ×3)\n")
   })
 
+  it("sample-routes says how far a round is while the router is slow to answer it (a log: every 10 s of the round)", async () => {
+    let routes = 0
+    const router = track(
+      await startProxy(devnet.routerUrl, async (r, forward) => {
+        if (r.url.pathname.endsWith("/route") && routes++ === 0) await new Promise((resolve) => setTimeout(resolve, 11_500))
+        return forward()
+      })
+    )
+    const r = await runCli(["sample-routes", "--router-url", router.url, "--out", dirs.make(), "--datasets", "route_quotes"])
+    expect(r.code, r.stderr).toBe(0)
+    const underWay = /^round \S+ under way: (\d+) of (\d+) quotes back(?: \(\d+ failed\))? after 00:1\d$/m.exec(r.stderr)
+    expect(underWay, r.stderr).not.toBeNull()
+    const [, back, asks] = underWay ?? []
+    expect(Number(back)).toBe(Number(asks) - 1)
+    expect(r.stdout).toMatch(new RegExp(`^round \\S+: ${asks} quotes, `, "m"))
+  })
+
   it("the JSON log's total and summary carry the counts", async () => {
     const { handler, done } = failingProxy(4)
     const server = await proxy(handler)

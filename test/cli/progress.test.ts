@@ -24,6 +24,8 @@ import {
   unitNoun,
   type Tally
 } from "../../src/cli/progress.js"
+import { roundProgress } from "../../src/cli/roundProgress.js"
+import { retriesIn } from "../../src/http/Retries.js"
 
 const plan = (dataset: string, todo: number, over: Partial<DatasetPlan> = {}): DatasetPlan => ({
   dataset,
@@ -250,5 +252,46 @@ describe("progress renderers", () => {
     expect(screen).toMatch(/evm_logs {15}\[█{30}\] 100% · evm txs 225 of 225 · 256 rows · 1 file · done/)
     expect(screen).toMatch(/token_transfers_cosmos \[█{30}\] 100% · txs 234 of 234 · 88 rows · 1 file · done/)
     expect(screen).toMatch(/total {18}2 of 2 datasets done · 344 rows · [\d,]+ rows\/s · in 00:00/)
+  })
+})
+
+describe("sample-routes' round under way", () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+  it("in a log: a line every so often while a round lasts, with its quotes back, those failed and the requests it asked again; none between rounds", async () => {
+    const written: Array<string> = []
+    const retries = retriesIn()
+    retries.retried({ _tag: "RouterTimeout" }) // before the round: not the round's
+    const progress = roundProgress({ tty: false, write: (t) => written.push(t), retries, every: 40 })
+    await sleep(120)
+    expect(written).toEqual([])
+    progress.watcher.started?.("R1", 1200)
+    await sleep(120)
+    expect(written.at(-1)).toBe("round R1 under way: 0 of 1,200 quotes back after 00:00\n")
+    progress.watcher.quoted?.(true)
+    progress.watcher.quoted?.(false)
+    retries.retried({ _tag: "RouterTimeout" })
+    await sleep(120)
+    expect(written.at(-1)).toBe("round R1 under way: 2 of 1,200 quotes back (1 failed) after 00:00, 1 request asked again (timeout ×1)\n")
+    expect(progress.retriedInRound()).toEqual({ timeout: 1 })
+    progress.roundOver()
+    const said = written.length
+    await sleep(120)
+    progress.stop()
+    expect(written).toHaveLength(said)
+    expect(written.every((t) => !t.includes("\r"))).toBe(true)
+  })
+
+  it("on a terminal: one line redrawn in place, cut to the width, and taken off before the round's own line", async () => {
+    let screen = ""
+    const progress = roundProgress({ tty: true, write: (t) => (screen += t), retries: retriesIn(), every: 40, columns: () => 30 })
+    progress.watcher.started?.("20261129-004512345Z", 12)
+    await sleep(120)
+    const draws = screen.split("\r\x1b[K").filter((d) => d !== "")
+    expect(draws.length).toBeGreaterThan(0)
+    for (const d of draws) expect(d).toBe("round 20261129-004512345Z un…")
+    progress.roundOver()
+    expect(screen.endsWith("\r\x1b[K")).toBe(true)
+    progress.stop()
   })
 })
