@@ -54,7 +54,8 @@ export {
   SqlError,
   type AnalyticsOptions,
   type AnalyticsService,
-  type QueryResult
+  type QueryResult,
+  type ShownRows
 } from "./analytics/Analytics.js"
 export { lakeSchema, UnknownSchemaName, type SchemaColumn, type SchemaEntry } from "./analytics/schema.js"
 

@@ -15,11 +15,12 @@ import { IDENTITY_FILE, MANIFEST_FILE } from "../lake/manifest.js"
 import { openAnalyticsDatabase } from "./database.js"
 import { analyticsViews, LAKE_DATASETS } from "./lakeViewList.js"
 import { type AnalyticsError, type AnalyticsOptions, type ParamValue, type QueryResult, SqlError } from "./types.js"
-import { copyQueryToParquet, runQuery, streamQuery } from "./readOnlyQuery.js"
+import { copyQueryToParquet, runQuery, streamQuery, type ShownRows } from "./readOnlyQuery.js"
 import { makeLakeViews, vanished } from "./views.js"
 
 export { AnalyticsError, SqlError, realPathOf, type AnalyticsOptions, type ParamValue, type QueryResult } from "./types.js"
 export { analyticsViews, createAnalyticsViews, datasetsRead, firstSentence, LAKE_DATASETS, SNAPSHOTS_DESCRIPTION } from "./lakeViewList.js"
+export type { ShownRows } from "./readOnlyQuery.js"
 
 export interface AnalyticsService {
   readonly dataDir: string
@@ -35,7 +36,9 @@ export interface AnalyticsService {
   readonly stream: (
     sql: string,
     params: Readonly<Record<string, ParamValue>>,
-    take: (columns: QueryResult["columns"], rows: QueryResult["rows"]) => Promise<void>
+    take: (columns: QueryResult["columns"], rows: QueryResult["rows"]) => Promise<void>,
+    /** where only the first rows are shown: the answer is read no further (its chunks hold whole rows, so a few more may be handed) */
+    shown?: ShownRows
   ) => Effect.Effect<void, SqlError | AnalyticsError>
   /** Runs a query and writes its result as Parquet to `path` (COPY … FORMAT PARQUET). */
   readonly copyToParquet: (sql: string, params: Readonly<Record<string, ParamValue>>, path: string) => Effect.Effect<void, SqlError>
@@ -68,7 +71,7 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
       views: viewNames(),
       problems: views.problems,
       query: (sql, params = {}) => views.read(runQuery(conn, sql, params), sql),
-      stream: (sql, params, take) => {
+      stream: (sql, params, take, shown) => {
         // rows handed on are not handed again: a swap met after them fails the query, not runs it again
         let handed = false
         const handing: typeof take = (columns, rows) => {
@@ -76,7 +79,7 @@ export const makeAnalytics = (options: AnalyticsOptions) =>
           return take(columns, rows)
         }
         return views
-          .read(streamQuery(conn, sql, params, handing), sql, () => !handed)
+          .read(streamQuery(conn, sql, params, handing, shown), sql, () => !handed)
           .pipe(
             Effect.mapError((e) =>
               e instanceof SqlError && handed && vanished(e)

@@ -8,7 +8,15 @@ import { Console, Duration, Effect, Exit, Option } from "effect"
 import { defaultMemoryLimit } from "../lake/writer.js"
 import { parseEvery } from "../sampling/sampler.js"
 import { landingPath, refuseInsideLake } from "./lakeBounds.js"
-import { Analytics, isLake, layerAnalytics, type ParamValue, type QueryResult, type SqlError } from "../analytics/Analytics.js"
+import {
+  Analytics,
+  isLake,
+  layerAnalytics,
+  type ParamValue,
+  type QueryResult,
+  type ShownRows,
+  type SqlError
+} from "../analytics/Analytics.js"
 import { writeCatalog } from "../analytics/catalog.js"
 import { writeReport } from "../analytics/report.js"
 import { UserError } from "./errors.js"
@@ -102,14 +110,18 @@ interface AnswerWriter {
 }
 
 /**
- * The table: on a terminal its first TABLE_ROWS rows (no one reads more there), saying on stderr
- * how many it left out; elsewhere every row, in blocks (resultFormats.ts tableWriter), saying on
+ * The table: on a terminal its first TABLE_ROWS rows (no one reads more there; the answer is read
+ * no further), saying on stderr where it had more; elsewhere every row, in blocks (resultFormats.ts tableWriter), saying on
  * stderr where a later block widened its columns.
  */
-const tableAnswerWriter = (onTerminal: boolean): AnswerWriter & { readonly notes: () => ReadonlyArray<string> } => {
+const tableAnswerWriter = (
+  onTerminal: boolean
+): AnswerWriter & { readonly notes: () => ReadonlyArray<string>; readonly shown?: ShownRows } => {
   const table = tableWriter()
   let total = 0
+  let more = false
   return {
+    ...(onTerminal ? { shown: { rows: TABLE_ROWS, more: () => void (more = true) } } : {}),
     start: () => "",
     chunk: (columns, rows) => {
       const shown = onTerminal ? rows.slice(0, Math.max(0, TABLE_ROWS - total)) : rows
@@ -118,8 +130,8 @@ const tableAnswerWriter = (onTerminal: boolean): AnswerWriter & { readonly notes
     },
     end: table.end,
     notes: () => [
-      ...(onTerminal && total > TABLE_ROWS
-        ? [`chain-lake: the table shows the first ${TABLE_ROWS} of ${total} rows: --format csv, json or ndjson writes every row`]
+      ...(more
+        ? [`chain-lake: the table shows the first ${TABLE_ROWS} rows; the answer has more: --format csv, json or ndjson writes every row`]
         : []),
       ...(table.widened()
         ? [
@@ -157,7 +169,7 @@ const streamedAnswer = (
       columns = c
       await write(head + writer.chunk(c, rows))
     }
-    yield* analytics.stream(sql, params, take).pipe(
+    yield* analytics.stream(sql, params, take, table?.shown).pipe(
       Effect.zipRight(
         Effect.tryPromise({ try: () => write(writer.end(columns ?? [])), catch: (e) => new UserError({ message: (e as Error).message }) })
       ),

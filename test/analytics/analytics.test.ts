@@ -211,6 +211,28 @@ describe("analytics views agree with the chain", () => {
     }
   })
 
+  it("a stream that shows its first rows reads no further, says the answer had more, and the connection answers the next query", async () => {
+    const said = await Effect.runPromise(
+      Effect.gen(function* () {
+        const a = yield* Analytics
+        const handed: Array<number> = []
+        let more = 0
+        const take = async (_c: unknown, rows: ReadonlyArray<unknown>) => void handed.push(rows.length)
+        yield* a.stream("SELECT range AS n FROM range(1000000)", {}, take, { rows: 5000, more: () => more++ })
+        const exact: Array<number> = []
+        let exactMore = 0
+        yield* a.stream("SELECT range AS n FROM range(4096)", {}, async (_c, rows) => void exact.push(rows.length), {
+          rows: 4096,
+          more: () => exactMore++
+        })
+        const next = yield* a.query("SELECT count(*) AS n FROM blocks")
+        return { handed, more, exact, exactMore, next: next.rows[0][0] }
+      }).pipe(Effect.provide(layerAnalytics({ dataDir: out })), Effect.scoped)
+    )
+    // DuckDB hands rows in chunks of 2,048: three of them hold the first 5,000
+    expect(said).toEqual({ handed: [2048, 2048, 2048], more: 1, exact: [2048, 2048], exactMore: 0, next: String(devnet.chain.tip) })
+  })
+
   it("every view exists on an empty lake (typed, no rows), and a bad query is a SqlError with DuckDB's message", async () => {
     const empty = mkdtempSync(join(tmpdir(), "chain-lake-empty-"))
     try {

@@ -109,7 +109,7 @@ describe("chain-lake query", () => {
   })
 
   it.skipIf(!existsSync("/usr/bin/script"))(
-    "the table shows a terminal an answer's first 10,000 rows, saying how many it left out; a pipe and --output get every row, 10,000 at a time, saying where later rows widened a column",
+    "the table shows a terminal an answer's first 10,000 rows, saying it has more; a pipe and --output get every row, 10,000 at a time, saying where later rows widened a column",
     async () => {
       const cli = `${JSON.stringify(process.execPath)} ${JSON.stringify(join(process.cwd(), "bin", "chain-lake.mjs"))}`
       const command = `${cli} query --data ${JSON.stringify(data)} "SELECT range AS n FROM range(25000)"`
@@ -117,7 +117,16 @@ describe("chain-lake query", () => {
       const onTerminal = spawnSync("/usr/bin/script", ["-qec", command, "/dev/null"], { encoding: "utf8", timeout: 60_000 })
       const lines = onTerminal.stdout.split(/\r?\n/)
       expect(lines.filter((l) => /^\d+$/.test(l))).toHaveLength(10_000)
-      expect(lines).toContain("chain-lake: the table shows the first 10000 of 25000 rows: --format csv, json or ndjson writes every row")
+      expect(lines).toContain(
+        "chain-lake: the table shows the first 10000 rows; the answer has more: --format csv, json or ndjson writes every row"
+      )
+      // an answer of exactly 10,000 rows has no more
+      const whole = spawnSync("/usr/bin/script", ["-qec", command.replace("25000", "10000"), "/dev/null"], {
+        encoding: "utf8",
+        timeout: 60_000
+      })
+      expect(whole.stdout.split(/\r?\n/).filter((l) => /^\d+$/.test(l))).toHaveLength(10_000)
+      expect(whole.stdout).not.toContain("has more")
       const piped = await runCli(["query", "--data", data, "SELECT range AS n FROM range(25000)"])
       expect(piped.code, piped.stderr).toBe(0)
       const rows = piped.stdout.split("\n")
