@@ -143,6 +143,15 @@ describe.skipIf(underMutation || (!fresh && !process.env.CI))("installed from np
     expect(packed.filter((f) => /^(src|test|bench|scripts|docs|data)\//.test(f))).toEqual([])
   })
 
+  it("takes the user's effect (a peer dependency, Effect 3): one copy shared with the user's program, and npm refuses effect 4 at install", () => {
+    const installed = JSON.parse(readFileSync(join(home, "node_modules", "chain-lake", "package.json"), "utf8"))
+    expect(installed.peerDependencies).toEqual({ effect: expect.stringMatching(/^\^3\./) })
+    expect(installed.dependencies.effect).toBeUndefined()
+    // the one copy: a layer of chain-lake's is provided with the user's Effect (two copies failed: "self.build is not a function")
+    expect(existsSync(join(home, "node_modules", "chain-lake", "node_modules", "effect"))).toBe(false)
+    expect(existsSync(join(home, "node_modules", "effect", "package.json"))).toBe(true)
+  })
+
   it('a TypeScript program imports the public API from "chain-lake", type-checks, starts the devnet and exports its blocks in a shard worker', async () => {
     writeFileSync(join(home, "main.ts"), PROGRAM)
     writeFileSync(join(home, "tsconfig.json"), JSON.stringify(TSCONFIG(join(ROOT, "node_modules", "@types"))))
