@@ -21,7 +21,24 @@ export {
   IndexerTruncatedBody,
   type IndexerError
 } from "./indexer/errors.js"
-export { layerRouterClient, RouterClient, type RouterClientConfig, type RouterClientService } from "./router/RouterClient.js"
+export {
+  layerRouterClient,
+  RouterClient,
+  type MsgsOptions,
+  type RouterClientConfig,
+  type RouterClientService
+} from "./router/RouterClient.js"
+// what the router's endpoints take and answer (the types the client's methods are written in)
+export type {
+  AssetsResponse,
+  ChainsResponse,
+  MsgsResponse,
+  MsgsTx,
+  OpHookResponse,
+  RouteRequest,
+  RouteResponse,
+  TxStatusResponse
+} from "./router/schemas.js"
 export {
   describeRouterError,
   NoRouteError,
@@ -43,6 +60,28 @@ export { followExport, type FollowOptions } from "./engine/follow.js"
 export { makeStopSignal, StopSignal, type StopSignalService } from "./stop/StopSignal.js"
 export { RollbackError, rollbackLake, type RollbackOptions, type RollbackReport } from "./engine/rollback.js"
 export { layerLake } from "./lake/writer.js"
+// the router's samplers (`chain-lake sample-routes`, `chain-lake track`)
+export {
+  loadPlan,
+  MetadataNotServedError,
+  PlanError,
+  RouterRefusedError,
+  RouterUnavailableError,
+  sampleRound,
+  sampleRoutes,
+  SamplingPlan,
+  type MetadataWanted,
+  type RoundResult,
+  type RoundWatcher
+} from "./sampling/sampler.js"
+export {
+  TrackRegistryError,
+  TrackTimeoutError,
+  trackTransfer,
+  WALLET_POLLING,
+  type PollSchedule,
+  type TrackOptions
+} from "./sampling/tracker.js"
 /** @deprecated the same layer, named `layerLake` since 0.1 (a writer is a process writing a lake) */
 export { layerLake as layerLakeWriter } from "./lake/writer.js"
 
@@ -54,6 +93,7 @@ export {
   SqlError,
   type AnalyticsOptions,
   type AnalyticsService,
+  type ParamValue,
   type QueryResult,
   type ShownRows
 } from "./analytics/Analytics.js"

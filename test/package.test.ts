@@ -69,8 +69,8 @@ const PROGRAM = `
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect } from "effect"
-import { Analytics, DATASETS, definePipeline, exportLayer, IndexerClient, indexerLayer, lakeSchema, layerAnalytics, runExport, startDevnet, type ExportReport } from "chain-lake"
+import { Effect, Layer } from "effect"
+import { Analytics, DATASETS, definePipeline, exportLayer, IndexerClient, indexerLayer, lakeSchema, layerAnalytics, layerLake, routerLayer, runExport, sampleRound, startDevnet, type ExportReport, type ParamValue, type SamplingPlan } from "chain-lake"
 
 const devnet = await startDevnet({ seed: 5, blocks: 60 })
 const out = mkdtempSync(join(tmpdir(), "consumer-lake-"))
@@ -83,12 +83,21 @@ try {
   const report: ExportReport = await Effect.runPromise(runExport(DATASETS, { datasets: ["blocks"] }).pipe(Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out, workers: 1 }))))
   const count = Effect.flatMap(Analytics, (a) => a.query("SELECT count(*) AS n, max(height) AS top FROM blocks"))
   const rows = await Effect.runPromise(count.pipe(Effect.provide(layerAnalytics({ dataDir: out }))))
+  // the router's sampler: one round of a plan, into the same lake
+  const plan: SamplingPlan = {
+    pairs: [{ from: { chain_id: "lake-evm-1", denom: "uinit" }, to: { chain_id: "interwoven-1", denom: "uinit" }, amounts: ["1000000", "2000000"] }],
+    variants: [{ label: "plain" }]
+  }
+  const round = await Effect.runPromise(sampleRound(plan).pipe(Effect.provide(Layer.mergeAll(routerLayer(devnet.routerUrl), layerLake(out)))))
+  const params: Record<string, ParamValue> = { round: round.roundId }
+  const quotes = Effect.flatMap(Analytics, (a) => a.query("SELECT count(*) FROM route_quotes WHERE round_id = $round", params))
+  const sampled = await Effect.runPromise(quotes.pipe(Effect.provide(layerAnalytics({ dataDir: out }))))
   const [schema] = await Effect.runPromise(lakeSchema("blocks"))
   // the declarations are real types, not any: a schedule is a string
   // @ts-expect-error
   const wrong = () => definePipeline({ name: "x", description: "y", schedule: 5 })
   const pipeline = definePipeline({ name: "mine", description: "d", schedule: "0 * * * *" })
-  console.log(JSON.stringify({ tip, exported: report.datasets.map((d) => [d.dataset, d.rows]), lake: rows.rows[0], columns: schema.columns.length > 3, pipeline: pipeline.name, checks: typeof wrong }))
+  console.log(JSON.stringify({ tip, exported: report.datasets.map((d) => [d.dataset, d.rows]), lake: rows.rows[0], columns: schema.columns.length > 3, pipeline: pipeline.name, checks: typeof wrong, quotes: [round.quotes, sampled.rows[0][0]] }))
 } finally {
   await devnet.stop()
   rmSync(out, { recursive: true, force: true })
@@ -166,7 +175,8 @@ describe.skipIf(underMutation || (!fresh && !process.env.CI))("installed from np
       lake: ["60", "60"],
       columns: true,
       pipeline: "mine",
-      checks: "function"
+      checks: "function",
+      quotes: [2, "2"]
     })
   })
 

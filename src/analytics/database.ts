@@ -3,7 +3,7 @@
  * queries run on, and its settings: relative paths resolve against the data folder, Parquet
  * footers are cached, and a confined DuckDB (`chain-lake query`) is locked into the lake.
  */
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve, sep } from "node:path"
 import { Effect } from "effect"
@@ -41,9 +41,22 @@ const configure = (conn: GuardedConnection, dataDir: string, confine: AnalyticsO
  * then the instance, then removes the confined DuckDB's spill folder. `dataDir`: the data folder
  * as the connection knows it (a confined DuckDB's by its real path, as its sandbox compares paths).
  */
+/** What is wrong with reading the lake at `dataDir` (it is missing, or no folder), or undefined; a folder with no lake yet reads as empty. */
+const dataDirProblem = (dataDir: string): string | undefined => {
+  if (dataDir.trim() === "") return "dataDir is empty: give the folder an export wrote"
+  try {
+    return statSync(dataDir).isDirectory() ? undefined : `dataDir ${dataDir} is a file, not the folder an export wrote`
+  } catch {
+    return `dataDir ${dataDir} does not exist: give the folder an export wrote`
+  }
+}
+
 export const openAnalyticsDatabase = (options: AnalyticsOptions) =>
   Effect.gen(function* () {
     const confine = options.confine
+    // a mistyped folder read as an empty lake: every count 0, with success
+    const problem = dataDirProblem(options.dataDir)
+    if (problem) return yield* new AnalyticsError({ message: problem })
     const dataDir = confine ? realPathOf(options.dataDir) : resolve(options.dataDir)
     // a confined DuckDB spills past its memory limit into a folder of its own, never the working directory or the lake
     const scratch = confine

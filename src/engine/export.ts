@@ -17,14 +17,23 @@
  * Every request goes through the one request limiter of the source's client.
  */
 import { randomUUID } from "node:crypto"
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import { DEFAULTS as EXPORT_DEFAULTS } from "../defaults.js"
+import { decodeWithPath } from "../schema/decode.js"
 import { Manifests } from "../lake/Manifests.js"
 import { ParquetSink } from "../lake/ParquetSink.js"
 import type { Range } from "../lake/RangeSet.js"
 import type { AppendDataset, AppendList, Dataset } from "./Dataset.js"
 import { appendTasks, makeTally, runTasks, shardRunner, snapshotTasks, type RunContext, type Tally } from "./exportTasks.js"
-import { ExportError, type Env, type ExportableDataset, type ExportOptions, type ExportReport, type Failure } from "./exportTypes.js"
+import {
+  ExportError,
+  ExportOptionsSchema,
+  type Env,
+  type ExportableDataset,
+  type ExportOptions,
+  type ExportReport,
+  type Failure
+} from "./exportTypes.js"
 import {
   ANCHOR_BELOW_TIP,
   anchorIdentity,
@@ -130,6 +139,9 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
     const pageSize = options.pageSize ?? EXPORT_DEFAULTS.pageSize
     const concurrency = options.concurrency ?? EXPORT_DEFAULTS.concurrency
     const notice = (m: string) => options.observer?.notice?.(m)
+    const checked = decodeWithPath(ExportOptionsSchema, options, "error")
+    if (Either.isLeft(checked))
+      return yield* new ExportError({ message: `the export's options: ${checked.left.path || "(all)"}: ${checked.left.message}` })
     const badOptions = exportOptionsProblem(pageSize, source.maxPageSize, options)
     if (badOptions) return yield* new ExportError({ message: badOptions })
     const badNames = datasetNamesProblem(catalog, options.datasets)

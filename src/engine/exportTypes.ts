@@ -1,5 +1,5 @@
 /** The export engine's options, reports and errors (export.ts runs it). */
-import { Data, type Effect } from "effect"
+import { Data, Schema, type Effect } from "effect"
 import type { CommittedFile, ManifestError, Manifests } from "../lake/Manifests.js"
 import type { ParquetSink, SinkError } from "../lake/ParquetSink.js"
 import type { AppendDataset, SnapshotDataset } from "./Dataset.js"
@@ -44,6 +44,45 @@ export interface ExportOptions {
   readonly onReorg?: OnReorg
   readonly observer?: ExportObserver
 }
+
+const atLeast = (n: number, why = "") =>
+  Schema.Int.pipe(
+    Schema.greaterThanOrEqualTo(n, { message: (v) => `must be a whole number, at least ${n}${why}, got ${String(v.actual)}` })
+  )
+const Height = atLeast(1, " (heights start at 1)")
+const Count = atLeast(1)
+/** one of `values` (a union's first issue named only its first member) */
+const oneOf = <const L extends ReadonlyArray<string>>(...values: L) =>
+  Schema.Literal(...values).annotations({
+    message: () => ({ message: `must be ${values.map((v) => JSON.stringify(v)).join(" or ")}`, override: true })
+  })
+
+/**
+ * ExportOptions as runExport checks them before anything starts: a caller in plain JavaScript
+ * (`datasets: "blocks"`, `toHeight: 0`, a misspelt option) got a TypeError from deep inside, or
+ * a run over no heights.
+ */
+export const ExportOptionsSchema = Schema.Struct({
+  datasets: Schema.optional(Schema.Array(Schema.String)),
+  params: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Array(Schema.String) })),
+  fromHeight: Schema.optional(Height),
+  toHeight: Schema.optional(Height),
+  toHeightAhead: Schema.optional(Schema.Boolean),
+  pageSize: Schema.optional(Count),
+  concurrency: Schema.optional(Count),
+  onInvalid: Schema.optional(oneOf("fail", "quarantine")),
+  bucketWidth: Schema.optional(Count),
+  flushBytes: Schema.optional(Count),
+  maxShardUnits: Schema.optional(Count),
+  checkpointMs: Schema.optional(Schema.Number.pipe(Schema.nonNegative())),
+  dryRun: Schema.optional(Schema.Boolean),
+  adoptLake: Schema.optional(Schema.Boolean),
+  onReorg: Schema.optional(oneOf("refuse", "rollback")),
+  observer: Schema.optional(Schema.Object)
+})
+// the schema checks every option there is
+const _everyOption: Required<Record<keyof ExportOptions, unknown>> = ExportOptionsSchema.fields
+void _everyOption
 
 /** Progress reports; the CLI renders them as bars or log lines. */
 export interface ExportObserver {

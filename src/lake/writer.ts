@@ -2,10 +2,12 @@
 import { readFileSync } from "node:fs"
 import { totalmem } from "node:os"
 import { join } from "node:path"
-import { Context, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { DEFAULTS } from "../defaults.js"
 import { layerManifests, scratchFolder, type ManifestsOptions } from "./Manifests.js"
 import { layerParquetSink } from "./ParquetSink.js"
+import { ManifestError } from "./manifests/errors.js"
+import { outputFolderProblem } from "./outputFolder.js"
 
 const MB = 1024 * 1024
 
@@ -136,12 +138,24 @@ export const sinkMemory = (limitBytes: number) => {
   }
 }
 
-/** The sink and manifests of the lake at `out`, within `memoryLimitBytes` (default defaultMemoryLimit()); DuckDB spills into `out/.chain-lake/tmp/`, never into the working directory. */
+/**
+ * The sink and manifests of the lake at `out`, within `memoryLimitBytes` (default
+ * defaultMemoryLimit()); DuckDB spills into `out/.chain-lake/tmp/`, never into the working
+ * directory. An `out` that cannot be a lake's folder (empty: the working directory; a file, or
+ * below one; a URL) fails the layer, a ManifestError, before anything is asked or written.
+ */
 export const layerLake = (out: string, options: ManifestsOptions & { readonly memoryLimitBytes?: number } = {}) => {
   const limit = options.memoryLimitBytes ?? parseMemorySize(defaultMemoryLimit())!
-  return Layer.mergeAll(
+  const lake = Layer.mergeAll(
     layerParquetSink({ tempDirectory: scratchFolder(out), ...sinkMemory(limit) }),
     layerManifests(out, options),
     Layer.succeed(RunMemory, runMemory(limit))
+  )
+  return Layer.unwrapEffect(
+    Effect.suspend(() => {
+      // not probed for writing: a dry run over a read-only lake writes nothing
+      const problem = outputFolderProblem("out", out, { probe: false })
+      return problem ? Effect.fail(new ManifestError({ message: problem })) : Effect.succeed(lake)
+    })
   )
 }

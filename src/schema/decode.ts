@@ -10,9 +10,17 @@ export interface FieldIssue {
   readonly message: string
 }
 
-/** Decodes `value`; on failure returns the first issue with its field path. */
-export const decodeWithPath = <A, I>(schema: Schema.Schema<A, I>, value: unknown): Either.Either<A, FieldIssue> => {
-  const result = Schema.decodeUnknownEither(schema, { onExcessProperty: "ignore" })(value)
+/**
+ * Decodes `value`; on failure returns the first issue with its field path. Fields the schema does
+ * not name are ignored (a service's answers grow), or, `excess: "error"`, an issue (a caller's
+ * options: a misspelt one did nothing).
+ */
+export const decodeWithPath = <A, I>(
+  schema: Schema.Schema<A, I>,
+  value: unknown,
+  excess: "ignore" | "error" = "ignore"
+): Either.Either<A, FieldIssue> => {
+  const result = Schema.decodeUnknownEither(schema, { onExcessProperty: excess })(value)
   if (Either.isRight(result)) return Either.right(result.right)
   const issues = ParseResult.ArrayFormatter.formatErrorSync(result.left)
   const first = issues[0]

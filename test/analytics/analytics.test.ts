@@ -3,7 +3,7 @@
  * the devnet's own model and compared with what DuckDB answers over the exported Parquet.
  */
 import { Effect, Either } from "effect"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -248,6 +248,24 @@ describe("analytics views agree with the chain", () => {
       )
       expect(Either.isLeft(bad) && bad.left._tag).toBe("SqlError")
       expect(Either.isLeft(bad) && bad.left.message).toMatch(/Referenced column "nope" not found/)
+      // a folder that is not there (a typo) or a file is no lake: not an empty one whose counts are all 0
+      const file = join(empty, "a-file")
+      writeFileSync(file, "x")
+      for (const [dataDir, said] of [
+        [join(empty, "no-such"), `dataDir ${join(empty, "no-such")} does not exist: give the folder an export wrote`],
+        [file, `dataDir ${file} is a file, not the folder an export wrote`],
+        ["", "dataDir is empty: give the folder an export wrote"]
+      ]) {
+        const opened = await Effect.runPromise(
+          Effect.either(
+            Effect.flatMap(Analytics, (a) => a.query("SELECT count(*) FROM blocks")).pipe(
+              Effect.provide(layerAnalytics({ dataDir })),
+              Effect.scoped
+            )
+          )
+        )
+        expect(Either.isLeft(opened) && [opened.left._tag, opened.left.message]).toEqual(["AnalyticsError", said])
+      }
     } finally {
       rmSync(empty, { recursive: true, force: true })
     }
