@@ -12,6 +12,7 @@ import { headerOption, probedEndpoint, urlFromEnvironment, urlOption } from "./s
 import { routerLayer } from "./layers.js"
 import { checkOutputFolder } from "./outputFolder.js"
 import { integerOption } from "./integers.js"
+import { requestsCounted, retriedTotal, retriesIn, retriesText } from "../http/Retries.js"
 
 const duration = (flag: string, value: Option.Option<string>, fallback: Duration.Duration) =>
   Effect.gen(function* () {
@@ -68,6 +69,17 @@ export const trackCommand = Command.make(
         nearWindow: yield* duration("--near-window", o.nearWindow, WALLET_POLLING.nearWindow)
       }
       const notFoundFor = yield* duration("--not-found-for", o.notFoundFor, Duration.millis(NOT_FOUND_FOR_MS))
+      // a router that fails now and then slows the polls: said at the end, whatever the end
+      const retries = retriesIn()
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          const counts = retries.counts()
+          if (retriedTotal(counts) > 0)
+            process.stderr.write(
+              `${requestsCounted(retriedTotal(counts))} asked again after a transient failure (${retriesText(counts)})\n`
+            )
+        })
+      )
       const timeout = Option.isSome(o.timeout) ? Duration.toMillis(yield* duration("--timeout", o.timeout, Duration.zero)) : undefined
       if (timeout === 0)
         return yield* new UserError({ message: `--timeout must be more than 0, got "${Option.getOrThrow(o.timeout)}"`, exitCode: 2 })
@@ -86,7 +98,7 @@ export const trackCommand = Command.make(
           console.log(`[${elapsed.toFixed(1)} s${resumed ? ", resumed" : ""}] ${s.state}${legs.length ? ` (${legs.join(", ")})` : ""}`)
         }
       }).pipe(
-        Effect.provide(Layer.mergeAll(routerLayer(routerUrl), layerLake(resolve(o.out)))),
+        Effect.provide(Layer.mergeAll(routerLayer(routerUrl, undefined, undefined, retries), layerLake(resolve(o.out)))),
         Effect.mapError(
           (e) =>
             new UserError({
@@ -103,6 +115,7 @@ export const trackCommand = Command.make(
         })
       yield* Console.log(`completed; state changes recorded in ${resolve(o.out)}/transfers/`)
     }).pipe(
+      Effect.scoped,
       Effect.onInterrupt(() =>
         Console.error(
           "chain-lake: interrupted: the state changes seen so far are kept; run the same command again to go on tracking (the tx is not registered twice)"

@@ -194,6 +194,28 @@ describe("chain-lake track", () => {
     expect(last).toEqual({ state: "STATE_COMPLETED_ERROR", error_type: "STATUS_ERROR_TRANSFER" })
   })
 
+  it("says at the end how many requests it asked again, and why (a router failing now and then slows the polls)", async () => {
+    const { txHash } = await bridgeAndBroadcast("success")
+    let failed = 0
+    const flaky = await startProxy(devnet.routerUrl, (req, forward) =>
+      req.url.pathname === "/v2/tx/status" && req.url.searchParams.has("tx_hash") && failed++ < 2
+        ? { status: 503, headers: { "content-type": "text/plain" }, body: "Service Unavailable" }
+        : forward()
+    )
+    const dir = mkdtempSync(join(tmpdir(), "chain-lake-track-retried-"))
+    try {
+      const t = await track(flaky.url, txHash, join(dir, "flaky"))
+      expect(t.code, t.stderr).toBe(0)
+      expect(t.stderr).toContain("2 requests asked again after a transient failure (503 ×2)\n")
+      const clean = await track(devnet.routerUrl, txHash, join(dir, "clean"))
+      expect(clean.code, clean.stderr).toBe(0)
+      expect(clean.stderr).not.toContain("asked again")
+    } finally {
+      await flaky.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it("STATE_UNKNOWN is final, an error (the API's docs: treat as error): one line, exit 1, recorded with outcome 'error', never polled on", async () => {
     const { txHash } = await bridgeAndBroadcast("unknown")
     let polls = 0
