@@ -68,7 +68,8 @@ export const ExportOptionsSchema = Schema.Struct({
   fromHeight: Schema.optional(Height),
   toHeight: Schema.optional(Height),
   toHeightAhead: Schema.optional(Schema.Boolean),
-  pageSize: Schema.optional(Count),
+  // its bounds are the source's (exportOptionsProblem)
+  pageSize: Schema.optional(Schema.Number),
   concurrency: Schema.optional(Count),
   onInvalid: Schema.optional(oneOf("fail", "quarantine")),
   bucketWidth: Schema.optional(Count),
