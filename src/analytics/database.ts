@@ -43,6 +43,9 @@ const configure = (conn: GuardedConnection, dataDir: string, confine: AnalyticsO
  */
 /** What is wrong with reading the lake at `dataDir` (it is missing, or no folder), or undefined; a folder with no lake yet reads as empty. */
 const dataDirProblem = (dataDir: string): string | undefined => {
+  // (a caller in plain JavaScript)
+  if (typeof dataDir !== "string")
+    return `dataDir must be the path of the folder an export wrote, a string; got ${dataDir === null ? "null" : typeof dataDir}`
   if (dataDir.trim() === "") return "dataDir is empty: give the folder an export wrote"
   try {
     return statSync(dataDir).isDirectory() ? undefined : `dataDir ${dataDir} is a file, not the folder an export wrote`
@@ -53,10 +56,10 @@ const dataDirProblem = (dataDir: string): string | undefined => {
 
 export const openAnalyticsDatabase = (options: AnalyticsOptions) =>
   Effect.gen(function* () {
-    const confine = options.confine
     // a mistyped folder read as an empty lake: every count 0, with success
-    const problem = dataDirProblem(options.dataDir)
+    const problem = dataDirProblem(options?.dataDir)
     if (problem) return yield* new AnalyticsError({ message: problem })
+    const confine = options.confine
     const dataDir = confine ? realPathOf(options.dataDir) : resolve(options.dataDir)
     // a confined DuckDB spills past its memory limit into a folder of its own, never the working directory or the lake
     const scratch = confine

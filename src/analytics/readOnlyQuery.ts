@@ -145,13 +145,15 @@ export const streamQuery = (
             // the rows shown are all handed: the answer is not read further (as DuckDB's own shell
             // does; counting the rest held its chunks' memory until a GC, 670 MB at 30M rows)
             if (shown && rowsHanded >= shown.rows) {
-              if (rowsHanded > shown.rows || chunk.rowCount > 0) shown.more()
+              shown.more()
               return
             }
             await hand(chunk.convertRows(JsonDuckDBValueConverter))
             rowsHanded += chunk.rowCount
             handed = true
           }
+          // an answer that ended inside the chunk that passed the rows shown
+          if (shown && rowsHanded > shown.rows) shown.more()
           if (!handed) await hand([])
         }),
       catch: (e) => (e instanceof TakeFailed ? new AnalyticsError({ message: e.message }) : new SqlError({ message: (e as Error).message }))

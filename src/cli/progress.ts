@@ -54,7 +54,7 @@ export const unitNoun = (plan: DatasetPlan): string => {
 /** 131,617: thousands separated by commas whatever the locale (the lines are read, compared and grepped) */
 export const count = (n: number): string => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ",")
 /** "1 row", "131,617 rows" */
-const counted = (n: number, one: string) => `${count(n)} ${one}${Math.round(n) === 1 ? "" : "s"}`
+export const counted = (n: number, one: string) => `${count(n)} ${one}${Math.round(n) === 1 ? "" : "s"}`
 
 /** seconds as mm:ss, or h:mm:ss from an hour on; undefined for what is no time (NaN, Infinity, negative), which is not shown */
 export const clock = (seconds: number): string | undefined => {

@@ -29,9 +29,12 @@ interface Round {
   failed: number
 }
 
-/** "round 20261129-004512345Z under way: 40 of 120 quotes back (3 failed) after 00:12, 5 requests asked again (timeout ×5)" */
-export const underWayLine = (round: Round, now: number, retried: RetryCounts): string =>
-  `round ${round.roundId} under way: ${count(round.done)} of ${count(round.asks)} quotes back${round.failed > 0 ? ` (${count(round.failed)} failed)` : ""} after ${clock((now - round.since) / 1000)}${retriedClause(retried)}`
+/**
+ * "round 20261129-004512345Z under way: 40 of 120 quotes back (3 failed) after 00:12, 5 requests
+ * asked again (timeout ×5)"; without the round's id on a terminal, where the counts must fit.
+ */
+export const underWayLine = (round: Round, now: number, retried: RetryCounts, withId = true): string =>
+  `round${withId ? ` ${round.roundId}` : ""} under way: ${count(round.done)} of ${count(round.asks)} quotes back${round.failed > 0 ? ` (${count(round.failed)} failed)` : ""} after ${clock((now - round.since) / 1000)}${retriedClause(retried)}`
 
 export const roundProgress = (options: RoundProgressOptions) => {
   const every = options.every ?? (options.tty ? 1000 : 10_000)
@@ -49,7 +52,7 @@ export const roundProgress = (options: RoundProgressOptions) => {
       const now = Date.now()
       if (!round || now - round.since < every || now - written < every) return
       written = now
-      const line = underWayLine(round, now, retriedInRound())
+      const line = underWayLine(round, now, retriedInRound(), !options.tty)
       if (options.tty) {
         // one column short of the width: a line that fills the last column wraps on some terminals
         options.write(`\r\x1b[K${cut(line, (options.columns?.() ?? (process.stderr.columns || 80)) - 1)}`)

@@ -44,7 +44,8 @@ export const runMain = makeRunMain(({ fiber, teardown }) => {
     }
     // said at once, so that a user (or a test) knows the signal was taken, and what a second one does
     if (++signals === 1) {
-      process.stderr.write(FIRST_SIGNAL + "\n")
+      // on a terminal, from the line's start: a line redrawn in place (sample-routes' round under way) is not left under it
+      process.stderr.write((process.stderr.isTTY ? "\r\x1b[K" : "") + FIRST_SIGNAL + "\n")
       if (!askProcessStop()) fiber.unsafeInterruptAsFork(fiber.id())
       return
     }

@@ -11,7 +11,7 @@ import { UserError } from "./errors.js"
 import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./serviceUrls.js"
 import { routerLayer } from "./layers.js"
 import { requestsCounted, retriedClause, retriedTotal, retriesIn, retriesText } from "../http/Retries.js"
-import { stderrIsTerminal } from "./progress.js"
+import { counted, stderrIsTerminal } from "./progress.js"
 import { roundProgress } from "./roundProgress.js"
 import { checkOutputFolder } from "./outputFolder.js"
 import { commaListOption } from "./commaList.js"
@@ -92,7 +92,7 @@ export const sampleCommand = Command.make(
       const amounts = plan.pairs.reduce((s, p) => s + p.amounts.length, 0)
       const asks = amounts * plan.variants.length
       yield* Console.error(
-        `${asks} quotes per round (${amounts} amounts over ${plan.pairs.length} pairs × ${plan.variants.length} variants)${every ? `, every ${Option.getOrThrow(o.every)}` : ""}`
+        `${counted(asks, "quote")} per round (${counted(amounts, "amount")} over ${counted(plan.pairs.length, "pair")} × ${counted(plan.variants.length, "variant")})${every ? `, every ${Option.getOrThrow(o.every)}` : ""}`
       )
       const retries = retriesIn()
       const progress = yield* Effect.acquireRelease(

@@ -109,9 +109,23 @@ export const ROLLBACK_RESTARTS = 3
  * source moves to another history (its history guard fails at a commit) starts over: the new
  * start finds the fork and rolls the lake back first.
  */
-export const runExport = (
+export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOptions = {}): Effect.Effect<ExportReport, Failure, Env> =>
+  Effect.suspend(() => {
+    // (a caller in plain JavaScript: the schema's answer would spell out every option's type)
+    if (typeof options !== "object" || options === null)
+      return Effect.fail(
+        new ExportError({ message: `the export's options must be an object, got ${options === null ? "null" : typeof options}` })
+      )
+    // the options as decoded, read once: an option inherited, or a getter's second answer, is not what was checked
+    const checked = decodeWithPath(ExportOptionsSchema, options, "error")
+    return Either.isLeft(checked)
+      ? Effect.fail(new ExportError({ message: `the export's options: ${checked.left.path || "(all)"}: ${checked.left.message}` }))
+      : exportRestarting(catalog, checked.right as ExportOptions)
+  })
+
+const exportRestarting = (
   catalog: ReadonlyArray<Dataset>,
-  options: ExportOptions = {},
+  options: ExportOptions,
   restarts = 0
 ): Effect.Effect<ExportReport, Failure, Env> =>
   options.onReorg === "rollback" && restarts < ROLLBACK_RESTARTS
@@ -122,7 +136,7 @@ export const runExport = (
           options.observer?.notice?.(
             "the indexer's history changed during the run: starting over, to roll back what it no longer holds (--on-reorg rollback)"
           )
-          return runExport(catalog, options, restarts + 1)
+          return exportRestarting(catalog, options, restarts + 1)
         }
       )
     : exportOnce(catalog, options)
@@ -139,9 +153,6 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
     const pageSize = options.pageSize ?? EXPORT_DEFAULTS.pageSize
     const concurrency = options.concurrency ?? EXPORT_DEFAULTS.concurrency
     const notice = (m: string) => options.observer?.notice?.(m)
-    const checked = decodeWithPath(ExportOptionsSchema, options, "error")
-    if (Either.isLeft(checked))
-      return yield* new ExportError({ message: `the export's options: ${checked.left.path || "(all)"}: ${checked.left.message}` })
     const badOptions = exportOptionsProblem(pageSize, source.maxPageSize, options)
     if (badOptions) return yield* new ExportError({ message: badOptions })
     const badNames = datasetNamesProblem(catalog, options.datasets)

@@ -4,7 +4,7 @@
  * commit, with what the lake's checkpoint code saw ("cannot read …/_lake.json: ENOTDIR", "ENOENT:
  * mkdir …"), and sample-routes only after it had sampled a whole round.
  */
-import { mkdtempSync, rmdirSync, statSync } from "node:fs"
+import { lstatSync, mkdtempSync, readlinkSync, rmdirSync, statSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
 
 /**
@@ -18,6 +18,8 @@ export const outputFolderProblem = (
   path: string,
   options: { readonly s3?: boolean; readonly refused?: (path: string) => string | undefined; readonly probe?: boolean } = {}
 ): string | undefined => {
+  // (a caller in plain JavaScript)
+  if (typeof path !== "string") return `${name} must be a folder's path, a string; got ${path === null ? "null" : typeof path}`
   // resolve("") is the working directory: an empty --out (an unset shell variable) wrote there
   if (path.trim() === "") return `${name} is empty: give a folder (it is made if missing)`
   // a mistyped URL (s3:/bucket, S3://bucket) was made a folder of that name in the working directory
@@ -35,6 +37,9 @@ export const outputFolderProblem = (
         ? `${name} ${path} is a file, not a folder: give a folder (it is made if missing)`
         : `${name} ${path} cannot be made: ${existing} is a file`
     if (kind === "folder") break
+    // no folder is made where a link stands (mkdir answers EEXIST), nor through one to nothing
+    if (kind === "dangling link")
+      return `${name} ${path} cannot be made: ${existing} is a link to ${readlinkSync(existing)}, which is not there`
     const parent = dirname(existing)
     if (parent === existing) break
     existing = parent
@@ -61,10 +66,14 @@ const unwritable = (existing: string): string | undefined => {
   }
 }
 
-const kindOf = (path: string): "file" | "folder" | undefined => {
+const kindOf = (path: string): "file" | "folder" | "dangling link" | undefined => {
   try {
     return statSync(path).isDirectory() ? "folder" : "file"
   } catch {
-    return undefined
+    try {
+      return lstatSync(path).isSymbolicLink() ? "dangling link" : undefined
+    } catch {
+      return undefined
+    }
   }
 }

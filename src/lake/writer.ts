@@ -1,7 +1,7 @@
 /** What writing into a lake needs, as one layer: the Parquet sink (spilling inside the lake) and the lake's manifests. */
 import { readFileSync } from "node:fs"
 import { totalmem } from "node:os"
-import { join } from "node:path"
+import { join, resolve } from "node:path"
 import { Context, Effect, Layer } from "effect"
 import { DEFAULTS } from "../defaults.js"
 import { layerManifests, scratchFolder, type ManifestsOptions } from "./Manifests.js"
@@ -144,18 +144,21 @@ export const sinkMemory = (limitBytes: number) => {
  * directory. An `out` that cannot be a lake's folder (empty: the working directory; a file, or
  * below one; a URL) fails the layer, a ManifestError, before anything is asked or written.
  */
-export const layerLake = (out: string, options: ManifestsOptions & { readonly memoryLimitBytes?: number } = {}) => {
-  const limit = options.memoryLimitBytes ?? parseMemorySize(defaultMemoryLimit())!
-  const lake = Layer.mergeAll(
-    layerParquetSink({ tempDirectory: scratchFolder(out), ...sinkMemory(limit) }),
-    layerManifests(out, options),
-    Layer.succeed(RunMemory, runMemory(limit))
-  )
-  return Layer.unwrapEffect(
+export const layerLake = (out: string, options: ManifestsOptions & { readonly memoryLimitBytes?: number } = {}) =>
+  Layer.unwrapEffect(
     Effect.suspend(() => {
       // not probed for writing: a dry run over a read-only lake writes nothing
       const problem = outputFolderProblem("out", out, { probe: false })
-      return problem ? Effect.fail(new ManifestError({ message: problem })) : Effect.succeed(lake)
+      if (problem) return Effect.fail(new ManifestError({ message: problem }))
+      // absolute for Node and DuckDB alike: DuckDB reads "~/lake" as the home folder's, Node as the working directory's
+      const root = resolve(out)
+      const limit = options.memoryLimitBytes ?? parseMemorySize(defaultMemoryLimit())!
+      return Effect.succeed(
+        Layer.mergeAll(
+          layerParquetSink({ tempDirectory: scratchFolder(root), ...sinkMemory(limit) }),
+          layerManifests(root, options),
+          Layer.succeed(RunMemory, runMemory(limit))
+        )
+      )
     })
   )
-}

@@ -225,12 +225,22 @@ describe("analytics views agree with the chain", () => {
           rows: 4096,
           more: () => exactMore++
         })
+        // an answer that ends inside the chunk that passes the rows shown has more too
+        let insideMore = 0
+        yield* a.stream("SELECT range AS n FROM range(4096)", {}, async () => {}, { rows: 4000, more: () => insideMore++ })
         const next = yield* a.query("SELECT count(*) AS n FROM blocks")
-        return { handed, more, exact, exactMore, next: next.rows[0][0] }
+        return { handed, more, exact, exactMore, insideMore, next: next.rows[0][0] }
       }).pipe(Effect.provide(layerAnalytics({ dataDir: out })), Effect.scoped)
     )
     // DuckDB hands rows in chunks of 2,048: three of them hold the first 5,000
-    expect(said).toEqual({ handed: [2048, 2048, 2048], more: 1, exact: [2048, 2048], exactMore: 0, next: String(devnet.chain.tip) })
+    expect(said).toEqual({
+      handed: [2048, 2048, 2048],
+      more: 1,
+      exact: [2048, 2048],
+      exactMore: 0,
+      insideMore: 1,
+      next: String(devnet.chain.tip)
+    })
   })
 
   it("every view exists on an empty lake (typed, no rows), and a bad query is a SqlError with DuckDB's message", async () => {
@@ -254,7 +264,8 @@ describe("analytics views agree with the chain", () => {
       for (const [dataDir, said] of [
         [join(empty, "no-such"), `dataDir ${join(empty, "no-such")} does not exist: give the folder an export wrote`],
         [file, `dataDir ${file} is a file, not the folder an export wrote`],
-        ["", "dataDir is empty: give the folder an export wrote"]
+        ["", "dataDir is empty: give the folder an export wrote"],
+        [null as unknown as string, "dataDir must be the path of the folder an export wrote, a string; got null"]
       ]) {
         const opened = await Effect.runPromise(
           Effect.either(

@@ -6,7 +6,7 @@
  * count into the run's tally through shared memory).
  */
 import { spawn } from "node:child_process"
-import { readdirSync, readFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import type { Devnet } from "../../src/devnet/index.js"
@@ -127,6 +127,38 @@ describe("requests asked again", () => {
     expect(Number(back)).toBe(Number(asks) - 1)
     expect(r.stdout).toMatch(new RegExp(`^round \\S+: ${asks} quotes, `, "m"))
   })
+
+  it.skipIf(!existsSync("/usr/bin/script") || !existsSync("/usr/bin/timeout"))(
+    "sample-routes on a terminal redraws the round under way in place, and Ctrl-C's line starts on a cleared line",
+    async () => {
+      const router = track(
+        await startProxy(devnet.routerUrl, async (r, forward) => {
+          if (r.url.pathname.endsWith("/route")) await new Promise((resolve) => setTimeout(resolve, 20_000))
+          return forward()
+        })
+      )
+      const cli = `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} sample-routes --router-url ${router.url} --out ${dirs.make()} --datasets route_quotes`
+      // `script` runs it on a pseudo-terminal; Ctrl-C is typed into it once the round's line is drawn
+      const child = spawn("/usr/bin/script", ["-qec", cli, "/dev/null"], {
+        stdio: ["pipe", "pipe", "pipe"],
+        // (a terminal under CI gets log lines: the tests run under CI there)
+        env: Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== "CI"))
+      })
+      let screen = ""
+      let typed = false
+      child.stdout.on("data", (d) => {
+        screen += d
+        if (!typed && /under way: 0 of 80/.test(screen)) {
+          typed = true
+          child.stdin.write("\x03")
+        }
+      })
+      const code = await new Promise((resolve) => child.on("exit", resolve))
+      expect(code, screen).toBe(130)
+      expect(screen).toMatch(/\r\x1b\[Kround under way: 0 of 80 quotes back after 00:0\d/)
+      expect(screen).toContain("\r\x1b[Kchain-lake: stopping (Ctrl-C again stops at once)")
+    }
+  )
 
   it("the JSON log's total and summary carry the counts", async () => {
     const { handler, done } = failingProxy(4)

@@ -5,7 +5,8 @@
  * empty `out` wrote into the working directory; a file in its place failed at the first commit).
  */
 import { Effect, Either } from "effect"
-import { existsSync, readdirSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, symlinkSync, writeFileSync } from "node:fs"
+import { homedir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { exportLayer } from "../../src/cli/layers.js"
@@ -48,16 +49,50 @@ describe("the library's export refuses, in one line, before it writes", () => {
     expect(readdirSync(out)).toEqual([])
   })
 
+  it("options as they were checked: not an option inherited, nor a getter's second answer; no options object at all", async () => {
+    const out = dirs.make()
+    expect(await failure(null, out)).toEqual(["ExportError", "the export's options must be an object, got null"])
+    // an inherited toHeight of 0 is no option: the export runs to the tip
+    expect(await failure(Object.create({ toHeight: 0, datasets: ["blocks"] }), out)).toEqual(["exported", ""])
+    let asked = 0
+    const shifty = {
+      datasets: ["blocks"],
+      get toHeight() {
+        return asked++ === 0 ? 5 : 0
+      }
+    }
+    expect(await failure(shifty, dirs.make())).toEqual(["exported", ""])
+    expect(asked).toBe(1)
+  })
+
+  it("an out of ~ is the working directory's folder named ~ for Node and DuckDB alike (DuckDB alone read it as the home folder)", async () => {
+    const cwd = process.cwd()
+    const here = dirs.make()
+    const name = `chain-lake-tilde-${process.pid}`
+    process.chdir(here)
+    try {
+      expect(await failure({ datasets: ["blocks"] }, `~/${name}`)).toEqual(["exported", ""])
+    } finally {
+      process.chdir(cwd)
+    }
+    expect(existsSync(join(here, "~", name, "blocks", "_manifest.json"))).toBe(true)
+    expect(existsSync(join(homedir(), name))).toBe(false)
+  })
+
   it("an out that is empty (the working directory), a file, or below a file", async () => {
     const dir = dirs.make()
     const file = join(dir, "a-file")
     writeFileSync(file, "mine")
+    const dangling = join(dir, "dangling")
+    symlinkSync(join(dir, "gone"), dangling)
     const before = readdirSync(process.cwd())
     for (const [out, said] of [
       ["", "out is empty: give a folder (it is made if missing)"],
       [file, `out ${file} is a file, not a folder: give a folder (it is made if missing)`],
       [join(file, "lake"), `out ${join(file, "lake")} cannot be made: ${file} is a file`],
-      ["s3://bucket/lake", "out s3://bucket/lake looks like a URL, not a folder: give a local folder (out takes no URL)"]
+      ["s3://bucket/lake", "out s3://bucket/lake looks like a URL, not a folder: give a local folder (out takes no URL)"],
+      [dangling, `out ${dangling} cannot be made: ${dangling} is a link to ${join(dir, "gone")}, which is not there`],
+      [null as unknown as string, "out must be a folder's path, a string; got null"]
     ])
       expect(await failure({ datasets: ["blocks"] }, out), out).toEqual(["ManifestError", said])
     expect(readdirSync(process.cwd())).toEqual(before)
