@@ -12,6 +12,8 @@ import { decodeWithPath } from "../schema/decode.js"
 import { UserError } from "./errors.js"
 import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./serviceUrls.js"
 import { routerLayer } from "./layers.js"
+import { retriesIn } from "../http/Retries.js"
+import { sayRetriedAtEnd } from "./retried.js"
 
 const asset = (flag: string, text: string) => {
   const i = text.indexOf(":")
@@ -159,8 +161,10 @@ export const bridgeCommand = Command.make("bridge", options, (o) =>
     if (source) return yield* bad(source)
     const signed = yield* readSignedOpHook(o.signedOpHook)
     const routerUrl = yield* endpointOrDevnet("router", o.routerUrl, o.header, "using", o.devnet && { seed: 1, blocks: 10 })
+    const retries = retriesIn()
+    yield* sayRetriedAtEnd(retries)
     yield* routeAndMsgs(o, parsed, signed).pipe(
-      Effect.provide(routerLayer(routerUrl)),
+      Effect.provide(routerLayer(routerUrl, undefined, undefined, retries)),
       Effect.catchIf(
         (e): e is RouterError => "_tag" in e && e._tag !== "UserError",
         (e) => Effect.fail(routerFailure(o)(e))

@@ -26,16 +26,7 @@ import {
 } from "../pipelines/runReports.js"
 import { describeIndexerError, type IndexerError } from "../indexer/errors.js"
 import type { ServiceUrl } from "../http/serviceUrl.js"
-import {
-  requestsCounted,
-  retriedClause,
-  retriedSinceLast,
-  retriedTotal,
-  retriesIn,
-  retriesText,
-  type RetriesService,
-  type RetryCounts
-} from "../http/Retries.js"
+import { retriedClause, retriedSinceLast, retriedTotal, retriesIn, type RetriesService, type RetryCounts } from "../http/Retries.js"
 import { devnetOption, endpointOrDevnet, headerOption, sourceProblem, urlOption } from "./serviceUrls.js"
 import { UserError } from "./errors.js"
 import {
@@ -50,6 +41,7 @@ import { exportLayer, smallestLimitForWorkers } from "./layers.js"
 import { compactionLine, stderrProgress, summaryTable } from "./progress.js"
 import { LOG_FORMAT_DESCRIPTION, logsAreJson } from "./output.js"
 import { checkOutputFolder } from "./outputFolder.js"
+import { retriedLine } from "./retried.js"
 import { commaListOption } from "./commaList.js"
 import { integerOption } from "./integers.js"
 
@@ -368,7 +360,7 @@ const exportRun = (o: ExportFlags, target: ExportTarget, indexer: ServiceUrl) =>
             (e: Error) => ` (its report could not be written: ${e.message})`
           )
       process.stderr.write(`committed by this run before it ${ended}: ${describeCommitted(committed)}${where}\n`)
-      if (retriedTotal(retries.counts()) > 0) process.stderr.write(`${retriedLine(retries.counts())}\n`)
+      if (retriedTotal(retries.counts()) > 0) process.stderr.write(`${exportRetriedLine(retries.counts())}\n`)
     })
   const onStopped = Effect.onInterrupt(() =>
     saidAndReported("was stopped", (committed) =>
@@ -476,10 +468,8 @@ const follow = (o: ExportFlags, target: ExportTarget, run: ExportRun) =>
   })
 
 /** The requests a run asked again after a transient failure, by why: a server that limits the run's rate slows it down. */
-const retriedLine = (retried: RetryCounts) =>
-  `${requestsCounted(retriedTotal(retried))} ${retriedTotal(retried) === 1 ? "was" : "were"} asked again after a transient failure (${retriesText(retried)})${
-    (retried["429"] ?? 0) > 0 ? ": the indexer limits the rate (429); a lower --rps or --concurrency may run as fast with fewer waits" : ""
-  }`
+const exportRetriedLine = (retried: RetryCounts) =>
+  retriedLine(retried, "the indexer limits the rate (429); a lower --rps or --concurrency may run as fast with fewer waits")
 
 /** Said where the lake holds heights above those a run was asked for (it keeps them: a lower bound exports, never drops). */
 const heldAbove = (report: ExportReport, upTo: number) => (report.heldTo > upTo ? ` (the lake holds up to ${report.heldTo})` : "")
@@ -531,7 +521,7 @@ const printSummary = (
       return
     }
     yield* Console.log(summaryTable(report.datasets, seconds))
-    if (retriedTotal(retried) > 0) yield* Console.log(`\n${retriedLine(retried)}`)
+    if (retriedTotal(retried) > 0) yield* Console.log(`\n${exportRetriedLine(retried)}`)
     if (target.remote) yield* uploaded(target.remote, [runReport])
     // the heights this run was asked for, not the chain's tip
     const reached = report.writtenTo ?? report.tip

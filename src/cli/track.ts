@@ -12,7 +12,8 @@ import { headerOption, probedEndpoint, urlFromEnvironment, urlOption } from "./s
 import { routerLayer } from "./layers.js"
 import { checkOutputFolder } from "./outputFolder.js"
 import { integerOption } from "./integers.js"
-import { requestsCounted, retriedTotal, retriesIn, retriesText } from "../http/Retries.js"
+import { retriesIn } from "../http/Retries.js"
+import { sayRetriedAtEnd } from "./retried.js"
 
 const duration = (flag: string, value: Option.Option<string>, fallback: Duration.Duration) =>
   Effect.gen(function* () {
@@ -71,15 +72,7 @@ export const trackCommand = Command.make(
       const notFoundFor = yield* duration("--not-found-for", o.notFoundFor, Duration.millis(NOT_FOUND_FOR_MS))
       // a router that fails now and then slows the polls: said at the end, whatever the end
       const retries = retriesIn()
-      yield* Effect.addFinalizer(() =>
-        Effect.sync(() => {
-          const counts = retries.counts()
-          if (retriedTotal(counts) > 0)
-            process.stderr.write(
-              `${requestsCounted(retriedTotal(counts))} asked again after a transient failure (${retriesText(counts)})\n`
-            )
-        })
-      )
+      yield* sayRetriedAtEnd(retries)
       const timeout = Option.isSome(o.timeout) ? Duration.toMillis(yield* duration("--timeout", o.timeout, Duration.zero)) : undefined
       if (timeout === 0)
         return yield* new UserError({ message: `--timeout must be more than 0, got "${Option.getOrThrow(o.timeout)}"`, exitCode: 2 })

@@ -8,6 +8,7 @@ import { ASSETS } from "../../src/devnet/router-graph.js"
 import { EXAMPLES } from "../../src/cli/help.js"
 import { runCli } from "../support/cli.js"
 import { addressFor } from "../support/router.js"
+import { startProxy, text } from "../support/hostile.js"
 
 let devnet: Devnet
 let dir: string
@@ -41,6 +42,22 @@ describe("chain-lake bridge", () => {
     expect(out.route.chain_ids).toEqual(["noble-1", "interwoven-1", "lake-evm-1"])
     expect(out.txs[0].cosmos_tx.msgs[0].msg_type_url).toBe("/ibc.applications.transfer.v1.MsgTransfer")
     expect(BigInt(out.min_amount_out)).toBeLessThan(2000000n)
+  })
+
+  it("says on stderr the requests it asked again, and prints the same txs", async () => {
+    let routes = 0
+    const flaky = await startProxy(devnet.routerUrl, (req, forward) =>
+      req.url.pathname.endsWith("/route") && routes++ === 0 ? text(503, "Service Unavailable") : forward()
+    )
+    try {
+      const args = flags(ASSETS.nobleUsdc, ASSETS.l2Usdc, ["noble-1", "interwoven-1", "lake-evm-1"])
+      const r = await runCli(args.map((a) => (a === devnet.routerUrl ? flaky.url : a)))
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stderr).toContain("1 request was asked again after a transient failure (503 ×1)\n")
+      expect(JSON.parse(r.stdout).txs).toEqual(JSON.parse((await runCli(args)).stdout).txs)
+    } finally {
+      await flaky.close()
+    }
   })
 
   it("stops at the op-hook when the route needs one, and goes on with --signed-op-hook", async () => {

@@ -206,7 +206,7 @@ describe("chain-lake track", () => {
     try {
       const t = await track(flaky.url, txHash, join(dir, "flaky"))
       expect(t.code, t.stderr).toBe(0)
-      expect(t.stderr).toContain("2 requests asked again after a transient failure (503 ×2)\n")
+      expect(t.stderr).toContain("2 requests were asked again after a transient failure (503 ×2)\n")
       const clean = await track(devnet.routerUrl, txHash, join(dir, "clean"))
       expect(clean.code, clean.stderr).toBe(0)
       expect(clean.stderr).not.toContain("asked again")
