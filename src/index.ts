@@ -60,6 +60,10 @@ export { followExport, type FollowOptions } from "./engine/follow.js"
 export { makeStopSignal, StopSignal, type StopSignalService } from "./stop/StopSignal.js"
 export { RollbackError, rollbackLake, type RollbackOptions, type RollbackReport } from "./engine/rollback.js"
 export { layerLake } from "./lake/writer.js"
+/** @deprecated the same layer, named `layerLake` since 0.1 (a writer is a process writing a lake) */
+export { layerLake as layerLakeWriter } from "./lake/writer.js"
+export { ManifestError } from "./lake/manifests/errors.js"
+export { SinkError } from "./lake/sinkTypes.js"
 // the router's samplers (`chain-lake sample-routes`, `chain-lake track`)
 export {
   loadPlan,
@@ -82,8 +86,6 @@ export {
   type PollSchedule,
   type TrackOptions
 } from "./sampling/tracker.js"
-/** @deprecated the same layer, named `layerLake` since 0.1 (a writer is a process writing a lake) */
-export { layerLake as layerLakeWriter } from "./lake/writer.js"
 
 // reading the lake
 export {

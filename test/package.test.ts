@@ -152,7 +152,7 @@ describe.skipIf(underMutation || (!fresh && !process.env.CI))("installed from np
     expect(packed.filter((f) => /^(src|test|bench|scripts|docs|data)\//.test(f))).toEqual([])
   })
 
-  it("takes the user's effect (a peer dependency, Effect 3): one copy shared with the user's program, and npm refuses effect 4 at install", () => {
+  it("takes the user's effect: a peer dependency on Effect 3 (against which npm refuses effect 4), one copy shared with the user's program", () => {
     const installed = JSON.parse(readFileSync(join(home, "node_modules", "chain-lake", "package.json"), "utf8"))
     expect(installed.peerDependencies).toEqual({ effect: expect.stringMatching(/^\^3\./) })
     expect(installed.dependencies.effect).toBeUndefined()

@@ -9,6 +9,7 @@ import { join, resolve, sep } from "node:path"
 import { Effect } from "effect"
 import { duckdbApi, guardConnection, type GuardedConnection } from "../lake/duckdb.js"
 import { sqlString, sqlStringList } from "../lake/sql.js"
+import { kindOfValue } from "../schema/decode.js"
 import { AnalyticsError, realPathOf, type AnalyticsOptions } from "./types.js"
 
 /** The settings of every analytics connection, and with `confine` DuckDB's sandbox around the lake (spilling into `scratch`). */
@@ -36,24 +37,26 @@ const configure = (conn: GuardedConnection, dataDir: string, confine: AnalyticsO
     catch: (e) => new AnalyticsError({ message: `configuring DuckDB failed: ${(e as Error).message}` })
   })
 
+/** What is wrong with reading the lake at `dataDir` (it is missing, or no folder), or undefined; a folder with no lake yet reads as empty. */
+const dataDirProblem = (dataDir: string): string | undefined => {
+  // (a caller in plain JavaScript)
+  if (typeof dataDir !== "string") return `dataDir must be the path of the folder an export wrote, a string; got ${kindOfValue(dataDir)}`
+  if (dataDir.trim() === "") return "dataDir is empty: give the folder an export wrote"
+  try {
+    return statSync(dataDir).isDirectory() ? undefined : `dataDir ${dataDir} is a file, not the folder an export wrote`
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code
+    return code === "ENOENT" || code === "ENOTDIR"
+      ? `dataDir ${dataDir} does not exist: give the folder an export wrote`
+      : `dataDir ${dataDir} cannot be read (${code ?? (e as Error).message})`
+  }
+}
+
 /**
  * Opens the analytics' DuckDB and its connection, configured; the scope closes the connection,
  * then the instance, then removes the confined DuckDB's spill folder. `dataDir`: the data folder
  * as the connection knows it (a confined DuckDB's by its real path, as its sandbox compares paths).
  */
-/** What is wrong with reading the lake at `dataDir` (it is missing, or no folder), or undefined; a folder with no lake yet reads as empty. */
-const dataDirProblem = (dataDir: string): string | undefined => {
-  // (a caller in plain JavaScript)
-  if (typeof dataDir !== "string")
-    return `dataDir must be the path of the folder an export wrote, a string; got ${dataDir === null ? "null" : typeof dataDir}`
-  if (dataDir.trim() === "") return "dataDir is empty: give the folder an export wrote"
-  try {
-    return statSync(dataDir).isDirectory() ? undefined : `dataDir ${dataDir} is a file, not the folder an export wrote`
-  } catch {
-    return `dataDir ${dataDir} does not exist: give the folder an export wrote`
-  }
-}
-
 export const openAnalyticsDatabase = (options: AnalyticsOptions) =>
   Effect.gen(function* () {
     // a mistyped folder read as an empty lake: every count 0, with success

@@ -141,11 +141,10 @@ export const streamQuery = (
           let rowsHanded = 0
           for await (const chunk of result) {
             if (signal.aborted) return
-            if (chunk.rowCount === 0 && handed) continue
             // the rows shown are all handed: the answer is not read further (as DuckDB's own shell
             // does; counting the rest held its chunks' memory until a GC, 670 MB at 30M rows)
             if (shown && rowsHanded >= shown.rows) {
-              shown.more()
+              shown.onMore()
               return
             }
             await hand(chunk.convertRows(JsonDuckDBValueConverter))
@@ -153,17 +152,17 @@ export const streamQuery = (
             handed = true
           }
           // an answer that ended inside the chunk that passed the rows shown
-          if (shown && rowsHanded > shown.rows) shown.more()
+          if (shown && rowsHanded > shown.rows) shown.onMore()
           if (!handed) await hand([])
         }),
       catch: (e) => (e instanceof TakeFailed ? new AnalyticsError({ message: e.message }) : new SqlError({ message: (e as Error).message }))
     })
   })
 
-/** The rows of an answer that are shown: the answer is read no further once `rows` rows are handed; `more` is told where it had more. */
+/** The rows of an answer that are shown: the answer is read no further once `rows` rows are handed; `onMore` is told where it had more. */
 export interface ShownRows {
   readonly rows: number
-  readonly more: () => void
+  readonly onMore: () => void
 }
 
 /** Runs `sql` when it reads, its parameters bound, and writes its result as Parquet to `path`. */

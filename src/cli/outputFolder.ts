@@ -5,7 +5,7 @@ import { UserError } from "./errors.js"
 import { insideLake } from "./lakeBounds.js"
 
 /** What is wrong with writing into `path` (given by `flag`), or undefined; `s3`: the flag takes an s3:// URL too. */
-export const outputFolderProblemOf = (flag: string, path: string, s3 = false): string | undefined =>
+export const outputFolderOutsideLakesProblem = (flag: string, path: string, s3 = false): string | undefined =>
   outputFolderProblem(flag, path, {
     s3,
     // a dataset folder of another lake: its reader (and verify) would meet files no manifest of its lists
@@ -18,6 +18,6 @@ export const outputFolderProblemOf = (flag: string, path: string, s3 = false): s
 /** Fails with a usage error (exit 2) when `path` (given by `flag`) cannot be written as an output folder. */
 export const checkOutputFolder = (flag: string, path: string, s3 = false): Effect.Effect<void, UserError> =>
   Effect.suspend(() => {
-    const problem = outputFolderProblemOf(flag, path, s3)
+    const problem = outputFolderOutsideLakesProblem(flag, path, s3)
     return problem ? Effect.fail(new UserError({ message: problem, exitCode: 2 })) : Effect.void
   })

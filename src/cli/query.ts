@@ -119,18 +119,18 @@ const tableAnswerWriter = (
 ): AnswerWriter & { readonly notes: () => ReadonlyArray<string>; readonly shown?: ShownRows } => {
   const table = tableWriter()
   let total = 0
-  let more = false
+  let hasMore = false
   return {
-    ...(onTerminal ? { shown: { rows: TABLE_ROWS, more: () => void (more = true) } } : {}),
+    ...(onTerminal ? { shown: { rows: TABLE_ROWS, onMore: () => void (hasMore = true) } } : {}),
     start: () => "",
     chunk: (columns, rows) => {
-      const shown = onTerminal ? rows.slice(0, Math.max(0, TABLE_ROWS - total)) : rows
+      const written = onTerminal ? rows.slice(0, Math.max(0, TABLE_ROWS - total)) : rows
       total += rows.length
-      return table.chunk(columns, shown)
+      return table.chunk(columns, written)
     },
     end: table.end,
     notes: () => [
-      ...(more
+      ...(hasMore
         ? [`chain-lake: the table shows the first ${TABLE_ROWS} rows; the answer has more: --format csv, json or ndjson writes every row`]
         : []),
       ...(table.widened()

@@ -34,7 +34,7 @@ interface Round {
  * asked again (timeout ×5)"; without the round's id on a terminal, where the counts must fit.
  */
 export const underWayLine = (round: Round, now: number, retried: RetryCounts, withId = true): string =>
-  `round${withId ? ` ${round.roundId}` : ""} under way: ${count(round.done)} of ${count(round.asks)} quotes back${round.failed > 0 ? ` (${count(round.failed)} failed)` : ""} after ${clock((now - round.since) / 1000)}${retriedClause(retried)}`
+  `round${withId ? ` ${round.roundId}` : ""} under way: ${count(round.done)} of ${count(round.asks)} quotes back${round.failed > 0 ? ` (${count(round.failed)} failed)` : ""} after ${clock(Math.max(0, now - round.since) / 1000)}${retriedClause(retried)}`
 
 export const roundProgress = (options: RoundProgressOptions) => {
   const every = options.every ?? (options.tty ? 1000 : 10_000)
@@ -66,10 +66,11 @@ export const roundProgress = (options: RoundProgressOptions) => {
     started: (roundId, asks) => {
       round = { roundId, asks, since: Date.now(), retriedBefore: options.retries.counts(), done: 0, failed: 0 }
     },
-    quoted: (ok) => {
+    // failed as the round's own line counts them: stored quotes with no route
+    quoted: (ok, stored) => {
       if (!round) return
       round.done++
-      if (!ok) round.failed++
+      if (stored && !ok) round.failed++
     }
   }
   return {

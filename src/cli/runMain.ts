@@ -9,6 +9,7 @@
  */
 import { makeRunMain } from "@effect/platform/Runtime"
 import { makeStopSignal } from "../stop/StopSignal.js"
+import { stderrIsTerminal } from "./progress.js"
 
 /** What the first Ctrl-C (or SIGTERM) prints, before the command stops. */
 const FIRST_SIGNAL = "chain-lake: stopping (Ctrl-C again stops at once)"
@@ -45,7 +46,7 @@ export const runMain = makeRunMain(({ fiber, teardown }) => {
     // said at once, so that a user (or a test) knows the signal was taken, and what a second one does
     if (++signals === 1) {
       // on a terminal, from the line's start: a line redrawn in place (sample-routes' round under way) is not left under it
-      process.stderr.write((process.stderr.isTTY ? "\r\x1b[K" : "") + FIRST_SIGNAL + "\n")
+      process.stderr.write((stderrIsTerminal() ? "\r\x1b[K" : "") + FIRST_SIGNAL + "\n")
       if (!askProcessStop()) fiber.unsafeInterruptAsFork(fiber.id())
       return
     }

@@ -130,7 +130,7 @@ export const sampleCommand = Command.make(
         Effect.onInterrupt(() =>
           Effect.sync(() => {
             const retried = progress.retriedInRound()
-            progress.clear()
+            progress.roundOver()
             if (retriedTotal(retried) > 0)
               process.stderr.write(`the round under way asked ${requestsCounted(retriedTotal(retried))} again (${retriesText(retried)})\n`)
           })

@@ -19,7 +19,7 @@
 import { randomUUID } from "node:crypto"
 import { Effect, Either } from "effect"
 import { DEFAULTS as EXPORT_DEFAULTS } from "../defaults.js"
-import { decodeWithPath } from "../schema/decode.js"
+import { decodeWithPath, kindOfValue } from "../schema/decode.js"
 import { Manifests } from "../lake/Manifests.js"
 import { ParquetSink } from "../lake/ParquetSink.js"
 import type { Range } from "../lake/RangeSet.js"
@@ -113,9 +113,7 @@ export const runExport = (catalog: ReadonlyArray<Dataset>, options: ExportOption
   Effect.suspend(() => {
     // (a caller in plain JavaScript: the schema's answer would spell out every option's type)
     if (typeof options !== "object" || options === null)
-      return Effect.fail(
-        new ExportError({ message: `the export's options must be an object, got ${options === null ? "null" : typeof options}` })
-      )
+      return Effect.fail(new ExportError({ message: `the export's options must be an object, got ${kindOfValue(options)}` }))
     // the options as decoded, read once: an option inherited, or a getter's second answer, is not what was checked
     const checked = decodeWithPath(ExportOptionsSchema, options, "error")
     return Either.isLeft(checked)

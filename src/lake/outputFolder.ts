@@ -6,6 +6,7 @@
  */
 import { lstatSync, mkdtempSync, readlinkSync, rmdirSync, statSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
+import { kindOfValue } from "../schema/decode.js"
 
 /**
  * What is wrong with writing into `path` (named `name`: a flag, an option), or undefined. `s3`:
@@ -19,7 +20,7 @@ export const outputFolderProblem = (
   options: { readonly s3?: boolean; readonly refused?: (path: string) => string | undefined; readonly probe?: boolean } = {}
 ): string | undefined => {
   // (a caller in plain JavaScript)
-  if (typeof path !== "string") return `${name} must be a folder's path, a string; got ${path === null ? "null" : typeof path}`
+  if (typeof path !== "string") return `${name} must be a folder's path, a string; got ${kindOfValue(path)}`
   // resolve("") is the working directory: an empty --out (an unset shell variable) wrote there
   if (path.trim() === "") return `${name} is empty: give a folder (it is made if missing)`
   // a mistyped URL (s3:/bucket, S3://bucket) was made a folder of that name in the working directory
@@ -39,7 +40,7 @@ export const outputFolderProblem = (
     if (kind === "folder") break
     // no folder is made where a link stands (mkdir answers EEXIST), nor through one to nothing
     if (kind === "dangling link")
-      return `${name} ${path} cannot be made: ${existing} is a link to ${readlinkSync(existing)}, which is not there`
+      return `${name} ${path} cannot be made: ${existing} is a link to ${linkTarget(existing)}, which is not there`
     const parent = dirname(existing)
     if (parent === existing) break
     existing = parent
@@ -63,6 +64,15 @@ const unwritable = (existing: string): string | undefined => {
     if (code === "EROFS") return "is on a read-only file system"
     if (code === "EACCES" || code === "EPERM") return "is not writable"
     return `takes no new folder (${code ?? (e as Error).message})`
+  }
+}
+
+/** where the link at `path` points ("nothing" where it cannot be read: it went meanwhile) */
+const linkTarget = (path: string): string => {
+  try {
+    return readlinkSync(path)
+  } catch {
+    return "nothing"
   }
 }
 

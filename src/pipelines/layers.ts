@@ -9,7 +9,7 @@ import { createHash, randomUUID } from "node:crypto"
 import { existsSync, readdirSync, renameSync, rmSync, statSync, utimesSync } from "node:fs"
 import { createRequire } from "node:module"
 import { threadId } from "node:worker_threads"
-import { dirname, join } from "node:path"
+import { dirname, join, resolve } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { Effect, Layer } from "effect"
 import { ShardWorkers } from "../engine/workers.js"
@@ -218,7 +218,8 @@ export const layerShardWorkers = (
         retry: options.retry,
         maxPageMb: options.maxPageMb,
         ...(retries ? { retries: retries.buffer } : {}),
-        out: options.out,
+        // absolute, as the run's own lake (lake/writer.ts layerLake): a worker's DuckDB read "~/lake" as the home folder's
+        out: resolve(options.out),
         memoryLimitBytes: workerMemoryBytes(options.memoryLimitBytes, count),
         runMemoryLimitBytes: options.memoryLimitBytes
       })

@@ -143,8 +143,8 @@ export interface RoundResult {
 /** Told of a round as it goes: its start, then each quote once it is answered or failed for good (a progress line reads them). */
 export interface RoundWatcher {
   readonly started?: (roundId: string, asks: number) => void
-  /** `ok`: the router gave a route */
-  readonly quoted?: (ok: boolean) => void
+  /** `ok`: the router gave a route; `stored`: the quote is a row (not one the router refused for its credentials) */
+  readonly quoted?: (ok: boolean, stored: boolean) => void
 }
 
 /** Commits `rows` of `dataset` as files named for `roundId`, one per UTC day of their sampled_at (datedFiles.ts). */
@@ -299,7 +299,8 @@ export const sampleRound = (
     const unanswered: Array<RouterError> = []
     const answered = yield* Effect.forEach(
       asks,
-      (q) => quoteRow(router, q, unanswered).pipe(Effect.tap((row) => options.watcher?.quoted?.(row?.[okColumn] === true))),
+      (q) =>
+        quoteRow(router, q, unanswered).pipe(Effect.tap((row) => options.watcher?.quoted?.(row?.[okColumn] === true, row !== undefined))),
       { concurrency: options.concurrency ?? 8 }
     )
     const rows = answered.filter((row): row is Row => row !== undefined)

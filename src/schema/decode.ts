@@ -26,3 +26,6 @@ export const decodeWithPath = <A, I>(
   const first = issues[0]
   return Either.left({ path: formatPath(first?.path ?? []), message: first?.message ?? "invalid" })
 }
+
+/** What `value` is, as a message names it: "null", "array", or its typeof ("number", "undefined", …). */
+export const kindOfValue = (value: unknown): string => (value === null ? "null" : Array.isArray(value) ? "array" : typeof value)

@@ -218,16 +218,16 @@ describe("analytics views agree with the chain", () => {
         const handed: Array<number> = []
         let more = 0
         const take = async (_c: unknown, rows: ReadonlyArray<unknown>) => void handed.push(rows.length)
-        yield* a.stream("SELECT range AS n FROM range(1000000)", {}, take, { rows: 5000, more: () => more++ })
+        yield* a.stream("SELECT range AS n FROM range(1000000)", {}, take, { rows: 5000, onMore: () => more++ })
         const exact: Array<number> = []
         let exactMore = 0
         yield* a.stream("SELECT range AS n FROM range(4096)", {}, async (_c, rows) => void exact.push(rows.length), {
           rows: 4096,
-          more: () => exactMore++
+          onMore: () => exactMore++
         })
         // an answer that ends inside the chunk that passes the rows shown has more too
         let insideMore = 0
-        yield* a.stream("SELECT range AS n FROM range(4096)", {}, async () => {}, { rows: 4000, more: () => insideMore++ })
+        yield* a.stream("SELECT range AS n FROM range(4096)", {}, async () => {}, { rows: 4000, onMore: () => insideMore++ })
         const next = yield* a.query("SELECT count(*) AS n FROM blocks")
         return { handed, more, exact, exactMore, insideMore, next: next.rows[0][0] }
       }).pipe(Effect.provide(layerAnalytics({ dataDir: out })), Effect.scoped)

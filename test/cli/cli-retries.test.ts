@@ -123,6 +123,8 @@ describe("requests asked again", () => {
     expect(r.code, r.stderr).toBe(0)
     const underWay = /^round \S+ under way: (\d+) of (\d+) quotes back(?: \(\d+ failed\))? after 00:1\d$/m.exec(r.stderr)
     expect(underWay, r.stderr).not.toBeNull()
+    // one line for the round's 11.5 s: the first comes 10 s into it
+    expect(r.stderr.match(/ under way: /g)).toHaveLength(1)
     const [, back, asks] = underWay ?? []
     expect(Number(back)).toBe(Number(asks) - 1)
     expect(r.stdout).toMatch(new RegExp(`^round \\S+: ${asks} quotes, `, "m"))

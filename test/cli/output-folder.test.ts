@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { outputFolderProblemOf as outputFolderProblem } from "../../src/cli/outputFolder.js"
+import { outputFolderOutsideLakesProblem as outputFolderProblem } from "../../src/cli/outputFolder.js"
 
 const dir = mkdtempSync(join(tmpdir(), "chain-lake-output-folder-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
