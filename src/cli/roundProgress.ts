@@ -75,14 +75,13 @@ export const roundProgress = (options: RoundProgressOptions) => {
   }
   return {
     watcher,
-    /** the requests asked again since the round under way (or the last one) began */
+    /** the requests asked again since the round under way began (none between rounds) */
     retriedInRound,
     /** takes the line off the terminal before another is written; the round is over */
     roundOver: () => {
       clear()
       round = undefined
     },
-    clear,
     stop: () => {
       clearInterval(timer)
       clear()
