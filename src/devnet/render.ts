@@ -119,24 +119,22 @@ export const txJson = (chain: Chain, height: number, index: number) => {
     { type: "tx", attributes: [attr("acc_seq", `${signer.bech32}/${Math.floor(seq / 7)}`)] },
     { type: "tx", attributes: [attr("signature", Buffer.from(sha256Hex(chain.seedAt(height), "sig", seq), "hex").toString("base64"))] }
   ]
-  if (!p.failed) {
+  // each message's events, tagged with its msg_index (the SDK runs the messages one by one): a bank send of two messages moves coins twice
+  const logs = p.failed ? [] : receiptLogs(chain, p, 0, nft)
+  for (let m = 0; m < (p.failed ? 0 : p.msgCount); m++) {
+    const msgIndex = attr("msg_index", String(m))
     events.push({
       type: "message",
-      attributes: [
-        attr("action", typeUrl),
-        attr("sender", signer.bech32),
-        attr("module", typeUrl.split(".")[0].slice(1)),
-        attr("msg_index", "0")
-      ]
+      attributes: [attr("action", typeUrl), attr("sender", signer.bech32), attr("module", typeUrl.split(".")[0].slice(1)), msgIndex]
     })
     if (p.kind === "bank_send" || p.kind === "ibc_transfer") {
       const amount = `${p.amount}${denom}`
       events.push(
-        { type: "coin_spent", attributes: [attr("spender", signer.bech32), attr("amount", amount), attr("msg_index", "0")] },
-        { type: "coin_received", attributes: [attr("receiver", recipient.bech32), attr("amount", amount), attr("msg_index", "0")] },
+        { type: "coin_spent", attributes: [attr("spender", signer.bech32), attr("amount", amount), msgIndex] },
+        { type: "coin_received", attributes: [attr("receiver", recipient.bech32), attr("amount", amount), msgIndex] },
         {
           type: "transfer",
-          attributes: [attr("recipient", recipient.bech32), attr("sender", signer.bech32), attr("amount", amount), attr("msg_index", "0")]
+          attributes: [attr("recipient", recipient.bech32), attr("sender", signer.bech32), attr("amount", amount), msgIndex]
         }
       )
     }
@@ -147,16 +145,17 @@ export const txJson = (chain: Chain, height: number, index: number) => {
           attr("packet_src_port", "transfer"),
           attr("packet_src_channel", "channel-0"),
           attr("packet_sequence", String(seq)),
-          attr("msg_index", "0")
+          msgIndex
         ]
       })
     }
-    if (chain.isEvmTx(p)) events.push({ type: "call", attributes: [attr("contract", contractOf(chain, p, nft)), attr("msg_index", "0")] })
-    // the logs minievm reads back into the receipt (indexer/utils.go extractLogsAndContractAddr): an EVM tx's, or the ERC-20 moves of a cosmos tx
-    for (const log of receiptLogs(chain, p, 0, nft))
+    if (chain.isEvmTx(p)) events.push({ type: "call", attributes: [attr("contract", contractOf(chain, p, nft)), msgIndex] })
+    // the logs minievm reads back into the receipt (indexer/utils.go extractLogsAndContractAddr): an EVM tx's, or the ERC-20
+    // moves of a cosmos tx (a bank send's k-th coin move is its k-th message's)
+    for (const log of p.kind === "bank_send" ? logs.slice(m, m + 1) : logs)
       events.push({
         type: "evm",
-        attributes: [attr("log", JSON.stringify({ address: log.address, topics: log.topics, data: log.data })), attr("msg_index", "0")]
+        attributes: [attr("log", JSON.stringify({ address: log.address, topics: log.topics, data: log.data })), msgIndex]
       })
   }
   const sequence = Math.floor(seq / 7)

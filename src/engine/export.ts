@@ -94,10 +94,10 @@ export const exportOptionsProblem = (
   options: Pick<ExportOptions, "fromHeight" | "toHeight">
 ): string | undefined => {
   if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > maxPageSize)
-    return `--page-size must be 1..${maxPageSize} (the source's largest page), got ${pageSize}`
+    return `pageSize must be 1..${maxPageSize} (the source's largest page), got ${pageSize}`
   // Stryker disable next-line ConditionalExpression,LogicalOperator: a comparison with undefined is false, so the guards only say what is meant
   if (options.fromHeight !== undefined && options.toHeight !== undefined && options.fromHeight > options.toHeight)
-    return `--from-height ${options.fromHeight} is above --to-height ${options.toHeight}`
+    return `fromHeight ${options.fromHeight} is above toHeight ${options.toHeight}`
   return undefined
 }
 
@@ -429,7 +429,7 @@ const searchRanges = (
           )
         else if (bounds.clipped && !options.toHeightAhead)
           options.observer?.notice?.(
-            `${names}: --to-height ${options.toHeight} is above ${list.watermark} ${watermark}; exporting to ${watermark}`
+            `${names}: heights to ${options.toHeight} were asked for, above ${list.watermark} ${watermark}; exporting to ${watermark}`
           )
         // an empty or inverted range: nothing to do, and no position search to make
         const range: Range =

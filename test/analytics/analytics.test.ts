@@ -85,6 +85,8 @@ describe("analytics views agree with the chain", () => {
       return sorted[lo] + (sorted[Math.min(lo + 1, sorted.length - 1)] - sorted[lo]) * (pos - lo)
     }
     const [row] = await query("SELECT * FROM block_times")
+    // every block of the day, the first too (its interval, 0, is none and left out of the means)
+    expect(row.blocks).toBe(String(c.tip))
     expect(row.mean_ms).toBeCloseTo(times.reduce((a, b) => a + b, 0) / times.length, 6)
     expect(row.p50_ms).toBeCloseTo(q(0.5), 6)
     expect(row.p95_ms).toBeCloseTo(q(0.95), 6)
@@ -93,23 +95,27 @@ describe("analytics views agree with the chain", () => {
     expect(Math.abs(row.last100_mean_s - endpoint.avg_block_time)).toBeLessThan(1e-3)
   })
 
-  it("msg_type_mix: messages, txs and failure rates per type", async () => {
+  it("msg_type_mix: messages, txs, and the failure rate and mean gas of the txs (once each, however many messages of the type they carry)", async () => {
     const plans = allPlans(devnet)
-    const expected = new Map<string, { messages: number; txs: number; failed: number }>()
+    const expected = new Map<string, { messages: number; txs: number; failed: number; gas: number }>()
     for (const p of plans) {
       const t = msgTypeOf(devnet.chain, p)
-      const e = expected.get(t) ?? { messages: 0, txs: 0, failed: 0 }
+      const e = expected.get(t) ?? { messages: 0, txs: 0, failed: 0, gas: 0 }
       e.messages += p.msgCount
       e.txs += 1
-      e.failed += p.failed ? p.msgCount : 0
+      e.failed += p.failed ? 1 : 0
+      e.gas += p.gasUsed
       expected.set(t, e)
     }
+    // txs of two messages of one type: counted per message, the rates were the messages'
+    expect(plans.some((p) => p.msgCount > 1 && p.failed)).toBe(true)
     const rows = await query("SELECT * FROM msg_type_mix")
     expect(rows.length).toBe(expected.size)
     for (const r of rows) {
       const e = expected.get(r.message_type)!
       expect([Number(r.messages), Number(r.txs)]).toEqual([e.messages, e.txs])
-      expect(r.failure_rate).toBeCloseTo(e.failed / e.messages, 9)
+      expect(r.failure_rate).toBeCloseTo(e.failed / e.txs, 9)
+      expect(r.mean_gas_used).toBeCloseTo(e.gas / e.txs, 6)
     }
   })
 

@@ -11,14 +11,14 @@ describe("exportOptionsProblem", () => {
   it("takes page sizes from 1 to the source's largest page (the indexer's 1000) and nothing else", () => {
     for (const ok of [1, 2, 999, 1000]) expect(exportOptionsProblem(ok, 1000, {}), String(ok)).toBeUndefined()
     for (const bad of [0, -1, 1001, 2.5, Number.NaN])
-      expect(exportOptionsProblem(bad, 1000, {})).toBe(`--page-size must be 1..1000 (the source's largest page), got ${bad}`)
-    expect(exportOptionsProblem(51, 50, {})).toBe("--page-size must be 1..50 (the source's largest page), got 51")
+      expect(exportOptionsProblem(bad, 1000, {})).toBe(`pageSize must be 1..1000 (the source's largest page), got ${bad}`)
+    expect(exportOptionsProblem(51, 50, {})).toBe("pageSize must be 1..50 (the source's largest page), got 51")
   })
 
   it("takes a from-height up to the to-height, either alone, or neither", () => {
     for (const ok of [{}, { fromHeight: 5 }, { toHeight: 5 }, { fromHeight: 5, toHeight: 5 }, { fromHeight: 4, toHeight: 5 }])
       expect(exportOptionsProblem(100, 1000, ok), JSON.stringify(ok)).toBeUndefined()
-    expect(exportOptionsProblem(100, 1000, { fromHeight: 6, toHeight: 5 })).toBe("--from-height 6 is above --to-height 5")
+    expect(exportOptionsProblem(100, 1000, { fromHeight: 6, toHeight: 5 })).toBe("fromHeight 6 is above toHeight 5")
   })
 })
 

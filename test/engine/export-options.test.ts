@@ -179,7 +179,7 @@ describe("height bounds", () => {
       observer: { notice: (m) => notices.push(m) }
     })
     expect(notices.filter((n) => n.includes("is above"))).toEqual([
-      `evm_internal_txs: --to-height ${c.tip} is above internal_tx_height ${c.internalTxHeight}; exporting to ${c.internalTxHeight}`
+      `evm_internal_txs: heights to ${c.tip} were asked for, above internal_tx_height ${c.internalTxHeight}; exporting to ${c.internalTxHeight}`
     ])
     // a goal ahead of the chain (a follow round) is clipped without a word; heights within reach are not clipped at all
     const quiet: Array<string> = []
@@ -754,10 +754,10 @@ describe("option errors", () => {
       { datasets: ["blocks", "nope", "txz"] },
       "unknown dataset nope, txz; known: blocks, txs, evm_txs, evm_logs, evm_internal_txs, token_transfers_evm, token_transfers_cosmos, nft_transfers, nft_collections, nft_tokens, holders"
     ],
-    [{ pageSize: 0 }, "--page-size must be 1..1000 (the source's largest page), got 0"],
-    [{ pageSize: 1001 }, "--page-size must be 1..1000 (the source's largest page), got 1001"],
-    [{ pageSize: 2.5 }, "--page-size must be 1..1000 (the source's largest page), got 2.5"],
-    [{ datasets: ["blocks"], fromHeight: 50, toHeight: 10 }, "--from-height 50 is above --to-height 10"]
+    [{ pageSize: 0 }, "pageSize must be 1..1000 (the source's largest page), got 0"],
+    [{ pageSize: 1001 }, "pageSize must be 1..1000 (the source's largest page), got 1001"],
+    [{ pageSize: 2.5 }, "pageSize must be 1..1000 (the source's largest page), got 2.5"],
+    [{ datasets: ["blocks"], fromHeight: 50, toHeight: 10 }, "fromHeight 50 is above toHeight 10"]
   ] as Array<[ExportOptions, string]>)("%j fails before writing anything", async (options, message) => {
     const out = dirs.make()
     const r = await exportFrom(devnet.indexerUrl, out, options)

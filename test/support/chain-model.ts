@@ -251,7 +251,7 @@ export const evmTokenTransferRows = (chain: Chain, bucketWidth: number): Array<E
     ]
   })
 
-/** Bank sends and IBC transfers that succeeded move their amount from the signer to the recipient: one token_transfers_cosmos row each. */
+/** Bank sends and IBC transfers that succeeded move their amount from the signer to the recipient: one token_transfers_cosmos row per message (a transfer event each). */
 export const cosmosTokenTransferRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow> =>
   heights(1, chain.tip).flatMap((h) =>
     Array.from({ length: chain.blockTxCount(h) }, (_, i) => chain.plan(h, i)).flatMap((plan) => {
@@ -259,27 +259,27 @@ export const cosmosTokenTransferRows = (chain: Chain, bucketWidth: number): Arra
       const seq = chain.txSeqBefore(h) + plan.index + 1
       const signer = chain.accountOf(chain.signerOf(plan, seq))
       const recipient = chain.accountOf(plan.recipient)
-      // where the event sits among the tx's events is the renderer's choice
+      // where the events sit among the tx's events is the renderer's choice
       // (a tx that succeeded has events)
-      const eventIndex = txJson(chain, h, plan.index).events!.findIndex((e) => e.type === "transfer")
-      return [
-        {
-          height: String(h),
-          timestamp: timestampNsText(txTimeNanos(chain, h)),
-          tx_hash: chain.txHash(h, plan.index),
-          source: "cosmos",
-          event_index: eventIndex,
-          coin_index: 0,
-          token: DENOMS[plan.denom].denom,
-          from_address: canonicalHex(signer.hex),
-          to_address: canonicalHex(recipient.hex),
-          from_bech32: signer.bech32,
-          to_bech32: recipient.bech32,
-          amount: String(plan.amount),
-          amount_text: String(plan.amount),
-          height_bucket: bucketOf(h, bucketWidth)
-        }
-      ]
+      const events = txJson(chain, h, plan.index).events!
+      const eventIndexes = events.flatMap((e, i) => (e.type === "transfer" ? [i] : []))
+      expect(eventIndexes.length).toBe(plan.msgCount)
+      return eventIndexes.map((eventIndex) => ({
+        height: String(h),
+        timestamp: timestampNsText(txTimeNanos(chain, h)),
+        tx_hash: chain.txHash(h, plan.index),
+        source: "cosmos",
+        event_index: eventIndex,
+        coin_index: 0,
+        token: DENOMS[plan.denom].denom,
+        from_address: canonicalHex(signer.hex),
+        to_address: canonicalHex(recipient.hex),
+        from_bech32: signer.bech32,
+        to_bech32: recipient.bech32,
+        amount: String(plan.amount),
+        amount_text: String(plan.amount),
+        height_bucket: bucketOf(h, bucketWidth)
+      }))
     })
   )
 
