@@ -19,7 +19,10 @@ export const blocks = defineAppend({
     col("block_hash", "VARCHAR", "block hash (uppercase hex, no 0x, as the chain shows it)", (b) => b.hash),
     col("chain_id", "VARCHAR", "chain id", (b) => b.chain_id),
     col("timestamp", "TIMESTAMP", "block time (UTC, second precision on the wire)", (b) => b.timestamp),
-    col("block_interval_ms", "BIGINT", "milliseconds since the previous block (0 for the first indexed block)", (b) => b.block_time),
+    // (the indexer's 0 on the first block it indexed is no interval: NULL, as every absent value)
+    col("block_interval_ms", "BIGINT", "milliseconds since the previous block; NULL for the first indexed block (none before it)", (b) =>
+      Number(b.block_time) === 0 ? null : b.block_time
+    ),
     col("gas_used", "BIGINT", "sum of the block's txs' gas used", (b) => b.gas_used),
     col("gas_wanted", "BIGINT", "sum of the block's txs' gas wanted", (b) => b.gas_wanted),
     col("tx_count", "INTEGER", "number of cosmos txs", (b) => Number(b.tx_count)),

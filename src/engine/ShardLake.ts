@@ -6,10 +6,10 @@
  * through one Manifests.
  */
 import { Context, Effect } from "effect"
-import { Manifests, type CommitOutcome, type CommittedFile } from "../lake/Manifests.js"
+import { Manifests, type CommitOutcome, type CommittedFile, type ManifestError } from "../lake/Manifests.js"
+import type { SinkError } from "../lake/ParquetSink.js"
 import type { Range } from "../lake/RangeSet.js"
-import { commitFiles } from "./commit.js"
-import type { RowCounts } from "./rowCounts.js"
+import { type CommitError, commitFiles } from "./commit.js"
 import type { SourceFailure } from "./Source.js"
 
 export interface ShardLakeService {
@@ -22,12 +22,16 @@ export interface ShardLakeService {
 
 export class ShardLake extends Context.Tag("chain-lake/ShardLake")<ShardLake, ShardLakeService>() {}
 
+/** A check of a commit's staged files before it (rowCounts.ts, positionOrder.ts): a failure refuses the commit. */
+export interface CommitCheck {
+  readonly check: (dataset: string, files: ReadonlyArray<CommittedFile>) => Effect.Effect<void, CommitError | SinkError | ManifestError>
+}
+
 /**
- * The run's Manifests as a shard's lake; `committed` is told each file a commit lists. Where the
- * run writes datasets that count each other's rows, each commit is checked against them first
- * (rowCounts.ts).
+ * The run's Manifests as a shard's lake; `committed` is told each file a commit lists. Each commit
+ * goes through `checks` first, in turn.
  */
-export const shardLakeOf = (committed: (dataset: string, file: CommittedFile) => void, counts?: RowCounts) =>
+export const shardLakeOf = (committed: (dataset: string, file: CommittedFile) => void, checks: ReadonlyArray<CommitCheck>) =>
   Effect.map(
     Manifests,
     (manifests): ShardLakeService => ({
@@ -37,7 +41,7 @@ export const shardLakeOf = (committed: (dataset: string, file: CommittedFile) =>
       commit: (dataset, files, range) =>
         Effect.provideService(
           Effect.zipRight(
-            counts ? counts.check(dataset, files) : Effect.void,
+            Effect.forEach(checks, (c) => c.check(dataset, files), { discard: true }),
             commitFiles(dataset, files, range, (listed) => {
               for (const f of listed) committed(dataset, f)
             })

@@ -47,6 +47,7 @@ import { runPageBudget } from "./pageBudget.js"
 import { heightBounds } from "./plan.js"
 import { committedGuesses, positionRange, probe, type TipBlock } from "./probe.js"
 import { describeRollback, finishRollback, rollbackLake } from "./rollback.js"
+import { makePositionOrder } from "./positionOrder.js"
 import { makeRowCounts } from "./rowCounts.js"
 import type { ShardSettings } from "./shard.js"
 import { shardLakeOf } from "./ShardLake.js"
@@ -206,6 +207,23 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
     for (const d of live) if (d.kind === "append") groups.set(d.list.id, [...(groups.get(d.list.id) ?? []), d])
     const ranges = yield* explainedByMove(searchRanges([...groups.values()], answers, vouched, options, concurrency), guard)
 
+    const counts = makeRowCounts({
+      live: live.filter((d) => d.kind === "append"),
+      catalog: catalog.filter((d): d is AppendDataset => d.kind === "append"),
+      root: manifests.root,
+      staging: manifests.staging,
+      sink: yield* ParquetSink,
+      manifest: manifests.get,
+      quarantinedIn: tally.quarantinedIn,
+      disagreed: (at, from) =>
+        Effect.flatMap(manifests.identity, (prior) =>
+          prior
+            ? Effect.asVoid(
+                manifests.updateIdentity((now) => ({ ...(now ?? prior), disagreed: { at, from, found_at: new Date().toISOString() } }))
+              )
+            : Effect.void
+        )
+    })
     const run: RunContext = {
       options,
       settings: shardSettings(options, pageSize, status.chainId, ranges),
@@ -214,26 +232,13 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
       fetchSlots: yield* Effect.makeSemaphore(concurrency),
       tally,
       // shards run here, or in the run's shard workers (each commit made here either way)
-      lake: yield* shardLakeOf(
-        tally.events.committed,
-        makeRowCounts({
-          live: live.filter((d) => d.kind === "append"),
-          catalog: catalog.filter((d): d is AppendDataset => d.kind === "append"),
-          root: manifests.root,
-          staging: manifests.staging,
-          sink: yield* ParquetSink,
-          manifest: manifests.get,
-          quarantinedIn: tally.quarantinedIn,
-          disagreed: (at, from) =>
-            Effect.flatMap(manifests.identity, (prior) =>
-              prior
-                ? Effect.asVoid(
-                    manifests.updateIdentity((now) => ({ ...(now ?? prior), disagreed: { at, from, found_at: new Date().toISOString() } }))
-                  )
-                : Effect.void
-            )
-        })
-      )
+      lake: yield* shardLakeOf(tally.events.committed, [
+        makePositionOrder({
+          positioned: new Set(live.flatMap((d) => (d.kind === "append" && d.list.unit === "position" ? [d.name] : []))),
+          manifest: manifests.get
+        }),
+        ...(counts ? [counts] : [])
+      ])
     }
     const tasks = yield* appendTasks(ranges, run, yield* shardRunner(run))
     const snapshots = yield* snapshotTasks(live, status, run)

@@ -181,15 +181,79 @@ const noneAbove = (source: SourceService, list: AppendList, newest: number, to: 
   })
 }
 
-/** Where the lake's committed rows of a position source start and end: the searches try these first. */
+/**
+ * A record at an edge of the lake's committed positions, as a committed file holds it: the list's
+ * record at `position` is at `height`; exactly where the file holds a row per record, else at
+ * least there (the range's last record) or at most (its first).
+ */
+export interface CommittedEdge {
+  readonly dataset: string
+  readonly position: number
+  readonly height: number
+  readonly side: "first" | "last"
+  readonly exact: boolean
+}
+
+/**
+ * Where the lake's committed rows of a position source start and end (the searches try these
+ * first), and the records at the edges of its committed ranges (positionRange checks them).
+ */
 export const committedGuesses = (group: ReadonlyArray<AppendDataset>) =>
   Effect.gen(function* () {
     const manifests = yield* Manifests
     const committed: Array<Range> = []
-    for (const d of group) committed.push(...((yield* manifests.get(d.name))?.committed ?? []))
+    const edges: Array<CommittedEdge> = []
+    for (const d of group) {
+      const manifest = yield* manifests.get(d.name)
+      committed.push(...(manifest?.committed ?? []))
+      for (const f of manifest?.files ?? []) {
+        if (!f.range || f.min_height === null || f.max_height === null || f.min_height === undefined || f.max_height === undefined) continue
+        const exact = f.rows === f.range[1] - f.range[0]
+        edges.push(
+          { dataset: d.name, position: f.range[0], height: f.min_height, side: "first", exact },
+          { dataset: d.name, position: f.range[1] - 1, height: f.max_height, side: "last", exact }
+        )
+      }
+    }
     const ranges = normalize(committed)
-    return { start: ranges[0]?.[0], end: ranges.at(-1)?.[1] }
+    // (edges inside a committed range border no position a run asks for)
+    const starts = new Set(ranges.map(([a]) => a))
+    const ends = new Set(ranges.map(([, b]) => b))
+    return {
+      start: ranges[0]?.[0],
+      end: ranges.at(-1)?.[1],
+      edges: edges.filter((e) => (e.side === "first" ? starts.has(e.position) : ends.has(e.position + 1)))
+    }
   })
+
+/**
+ * The lake's committed positions are this source's: each record at an edge of them that borders
+ * positions the run reads [start, end) is at the height the lake's file holds there. A source
+ * that numbers its records otherwise (an indexer re-synced from another height, another
+ * deployment behind the address) would have the run read the wrong positions beside the lake's:
+ * rows missing or held twice, with exit 0.
+ */
+const checkEdges = (
+  heightAt: (position: number) => Effect.Effect<number | null, SourceFailure>,
+  list: AppendList,
+  [start, end]: Range,
+  edges: ReadonlyArray<CommittedEdge>
+) =>
+  Effect.forEach(
+    edges.filter((e) => (e.side === "last" ? e.position + 1 >= start && e.position + 1 < end : e.position > start && e.position <= end)),
+    (e) =>
+      Effect.flatMap(heightAt(e.position), (height) => {
+        const agrees = height !== null && (e.exact ? height === e.height : e.side === "last" ? height >= e.height : height <= e.height)
+        return agrees
+          ? Effect.void
+          : Effect.fail(
+              new ExportError({
+                message: `${e.dataset}: the lake's committed ${e.side === "last" ? "rows end" : "rows start"} with the record at position ${e.position} of the ${list.endpoint} list, at height ${e.height}; this indexer has ${height === null ? "no record" : `height ${height}`} there: it numbers its records otherwise than the indexer the lake was exported from (re-synced from another height, or another deployment behind this address), and the rows it would add beside the lake's would be missing or doubled; nothing was written: export into another --out`
+              })
+            )
+      }),
+    { concurrency: "unbounded", discard: true }
+  )
 
 /**
  * Rows in a position source and the positions of heights [from, to], found by cursor probes (no
@@ -205,7 +269,7 @@ export const positionRange = (
   { from, to }: { readonly from: number; readonly to: number },
   fanout: number,
   probed: ListPage | undefined,
-  guesses: { readonly start?: number; readonly end?: number }
+  guesses: { readonly start?: number; readonly end?: number; readonly edges?: ReadonlyArray<CommittedEdge> }
 ) =>
   Effect.gen(function* () {
     // a list that refused the probe's parameters answers no page: asked again, it says why
@@ -235,5 +299,7 @@ export const positionRange = (
       lastHeight !== undefined && lastHeight !== null && lastHeight <= to
         ? Effect.succeed(rows)
         : firstAtOrAbove(heightAt, rows, to + 1, fanout, guesses.end)
-    return (yield* Effect.all([start, end], { concurrency: "unbounded" })) as Range
+    const range = (yield* Effect.all([start, end], { concurrency: "unbounded" })) as Range
+    yield* checkEdges(heightAt, list, range, guesses.edges ?? [])
+    return range
   })

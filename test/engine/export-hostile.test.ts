@@ -18,6 +18,7 @@ import type { Devnet } from "../../src/devnet/index.js"
 import type { Manifest } from "../../src/lake/Manifests.js"
 import { runExport, type ExportOptions, type ExportReport } from "../../src/engine/export.js"
 import { DEFAULT_RETRY } from "../../src/http/retry.js"
+import { expectLakeMatchesChain } from "../support/chain-model.js"
 import { runCli } from "../support/cli.js"
 import { json, proxiedDevnet, sleep, text, type HostileServer } from "../support/hostile.js"
 import { tempDirs } from "../support/tmp.js"
@@ -576,6 +577,76 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     expect(requestsTo(server, refused[0].path).length).toBe(1)
     expectNothingCommittedIn(out, "txs", [100, 101])
     expectOnlyTheLastShardCommitted(out, "txs", devnet.chain.txTotal())
+  })
+})
+
+/**
+ * A txs list numbered as an indexer numbers it whose sequence `s` is the devnet's `s + shift` (a
+ * positive shift: one re-synced from a later height, which never indexed the devnet's first txs;
+ * negative: one holding that many more before), for the requests `renumbers` picks.
+ */
+const renumbered =
+  (shift: number, renumbers: (cursor: Record<string, number> | null, url: URL) => boolean = () => true) =>
+  async (req: { readonly url: URL; readonly path: string }, forward: (path?: string) => Promise<{ status: number; body: string }>) => {
+    const cursor = cursorOf(req.url)
+    if (req.url.pathname !== TXS_PATH || !renumbers(cursor, req.url)) return forward()
+    const newestFirst = req.url.searchParams.get("pagination.reverse") === "true"
+    const start = cursor ? cursor.sequence + shift : newestFirst ? undefined : shift
+    const answer = await forward(
+      start === undefined ? req.path : rewritten(req.url, (q) => q.set("pagination.key", cursorKey({ sequence: start })))
+    )
+    if (answer.status !== 200) return answer
+    const page = JSON.parse(answer.body)
+    const next = page.pagination.next_key ? JSON.parse(Buffer.from(page.pagination.next_key, "base64").toString("utf8")) : null
+    const pagination = {
+      ...page.pagination,
+      next_key: next ? cursorKey({ sequence: next.sequence - shift }) : null,
+      total: String(Number(page.pagination.total) - shift)
+    }
+    return json({ ...page, pagination })
+  }
+
+describe("export: a source that numbers its records otherwise than the lake's, or than itself", () => {
+  it("a rerun against an indexer re-synced from a later height (its sequence 1 is another tx) is refused before it writes, naming the record at the lake's edge", async () => {
+    const out = dirs.make()
+    const plain = await proxy((_req, forward) => forward())
+    expect(Either.isRight(await exportVia(plain, out, { datasets: ["blocks", "txs"], toHeight: 60 }))).toBe(true)
+    const before = readFileSync(join(out, "txs", "_manifest.json"), "utf8")
+    const resynced = await proxy(renumbered(devnet.chain.txSeqBefore(11)))
+    const err = failureOf(await exportVia(resynced, out, { datasets: ["blocks", "txs"] }))
+    expect(err.message).toMatch(
+      /^txs: the lake's committed rows end with the record at position \d+ of the txs list, at height 60; this indexer has height \d+ there: it numbers its records otherwise than the indexer the lake was exported from .*nothing was written/
+    )
+    expect(readFileSync(join(out, "txs", "_manifest.json"), "utf8")).toBe(before)
+    // the same lake, against the indexer it came from: read on as before
+    expect(Either.isRight(await exportVia(plain, out, { datasets: ["blocks", "txs"] }))).toBe(true)
+    expect(manifestOf(out, "txs")!.committed).toEqual([[0, devnet.chain.txTotal()]])
+  })
+
+  it("one run whose later shard is answered by a deployment numbered otherwise (whole pages, in order) is refused at the commit that breaks position order; the next export, against an indexer that agrees with what the lake holds, reads on and is exact", async () => {
+    const out = dirs.make()
+    const total = devnet.chain.txTotal()
+    // the second of two shards ([ceil(total / 2), total)) read from a deployment holding 40 more txs before: its rows sit lower
+    const half = Math.ceil(total / 2)
+    const secondShard = (cursor: Record<string, number> | null, url: URL) =>
+      cursor !== null && cursor.sequence >= half && url.searchParams.get("pagination.limit") !== "1"
+    const otherwise = renumbered(-40, secondShard)
+    // (held until the first shard has committed: its rows are the lake's when the second's commit is checked)
+    const mixed = await proxy(async (req, forward) => {
+      if (req.url.pathname === TXS_PATH && secondShard(cursorOf(req.url), req.url)) await untilAnotherShardCommits(out, "txs")
+      return otherwise(req, forward)
+    })
+    const err = failureOf(await exportVia(mixed, out, { datasets: ["blocks", "txs"] }))
+    expect(err.message).toMatch(
+      new RegExp(
+        `^txs: the indexer numbered its records otherwise in two answers: positions 0\\.\\.${half - 1} came at heights 1-\\d+, and the later positions ${half}\\.\\.${total - 1} at heights \\d+-\\d+ .*not committed`
+      )
+    )
+    expect(manifestOf(out, "txs")!.committed).toEqual([[0, half]])
+    const plain = await proxy((_req, forward) => forward())
+    expect(Either.isRight(await exportVia(plain, out, { datasets: ["blocks", "txs"] }))).toBe(true)
+    expect(manifestOf(out, "txs")!.committed).toEqual([[0, total]])
+    await expectLakeMatchesChain(out, devnet, ["blocks", "txs"])
   })
 })
 

@@ -117,7 +117,8 @@ export const blockRows = (chain: Chain, bucketWidth: number): Array<ExpectedRow>
       block_hash: chain.blockHash(h),
       chain_id: chain.u.chainId,
       timestamp: timestampText(blockTimeMicros(chain, h)),
-      block_interval_ms: String(Number(wire.block_time)),
+      // the first indexed block's 0 is no interval
+      block_interval_ms: Number(wire.block_time) === 0 ? null : String(Number(wire.block_time)),
       gas_used: String(sums.gasUsed),
       gas_wanted: String(sums.gasWanted),
       tx_count: chain.blockTxCount(h),
