@@ -69,7 +69,7 @@ const options = {
   txPayloadBytes: integerOption("tx-payload-bytes").pipe(
     Options.withDefault(0),
     Options.withDescription(
-      "large records: each cosmos tx's memo carries a payload of this many bytes (deterministic text), so a txs page weighs page size × this; 0: none"
+      "large records: each cosmos tx's memo carries a payload of this many bytes (deterministic text; an Ethereum tx's call data, as hex), so a txs page weighs page size × this; 0: none"
     )
   ),
   noRouterMetadata: Options.boolean("no-router-metadata").pipe(

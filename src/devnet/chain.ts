@@ -140,7 +140,7 @@ export class Chain {
   private readonly cosmosReceipts: boolean
   private readonly failedTraces: boolean
   private readonly fork: ChainOptions["fork"]
-  /** bytes of payload in each cosmos tx's memo (ChainOptions.txPayloadBytes) */
+  /** bytes of payload in each cosmos tx's memo, or an Ethereum tx's call data (ChainOptions.txPayloadBytes) */
   readonly txPayloadBytes: number
   /** highest height generated so far */
   tip = 0

@@ -64,7 +64,8 @@ export interface DevnetOptions {
   readonly offsetRowUs?: number
   /**
    * Large records: each cosmos tx's memo carries a payload of about this many bytes (derived from
-   * the seed; default 0: none). Its txs pages are as large as page size × this.
+   * the seed; default 0: none), an Ethereum tx's call data (as hex) instead. Its txs pages are as
+   * large as page size × this.
    */
   readonly txPayloadBytes?: number
   /** the indexer's answers kept by URL as the real one keeps them (responseCache.ts; default true) */

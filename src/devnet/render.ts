@@ -100,6 +100,13 @@ export const txPayload = (chain: Chain, height: number, index: number): string =
   return out
 }
 
+/**
+ * The memo of minievm's cosmos form of an Ethereum tx (`x/evm/types/txutils.go`
+ * ConvertEthereumTxToCosmosTx): the Ethereum tx's type, fee caps and gas limit, as Go's
+ * encoding/json writes its txMetadata (big integers as JSON numbers).
+ */
+const ethereumMemo = (p: TxPlan) => `{"type":2,"gas_fee_cap":15000000000000000,"gas_tip_cap":0,"gas_limit":${p.gasWanted}}`
+
 /** The cosmos tx (list and by-hash shape). */
 export const txJson = (chain: Chain, height: number, index: number) => {
   const p = chain.plan(height, index)
@@ -113,6 +120,14 @@ export const txJson = (chain: Chain, height: number, index: number) => {
   const r = new Rng(chain.seedAt(height), "txbody", height, index)
   const messages: Array<Record<string, unknown>> = []
   for (let m = 0; m < p.msgCount; m++) messages.push(messageJson(chain, p, typeUrl, signer.bech32, recipient, denom, nft, r))
+  const note = r.chance(0.1) ? "devnet memo ✓ <ok>" : ""
+  const ethereum = chain.isEvmTx(p)
+  const payload = txPayload(chain, height, index)
+  // (a large Ethereum tx's weight is its call data: its memo is its fees)
+  if (ethereum && payload !== "") {
+    const field = p.kind === "evm_create" ? "code" : "input"
+    messages[0][field] = `${messages[0][field]}${Buffer.from(payload.slice(0, Math.ceil(payload.length / 2))).toString("hex")}`
+  }
   const events: Array<{ type: string; attributes: Array<ReturnType<typeof attr>> }> = [
     { type: "coin_spent", attributes: [attr("spender", signer.bech32), attr("amount", `${p.feeAmount}${feeDenom}`)] },
     { type: "tx", attributes: [attr("fee", `${p.feeAmount}${feeDenom}`), attr("fee_payer", signer.bech32)] },
@@ -186,7 +201,7 @@ export const txJson = (chain: Chain, height: number, index: number) => {
     tx: {
       body: {
         // (a chain with large records: the payload follows what the memo says otherwise)
-        memo: (r.chance(0.1) ? "devnet memo ✓ <ok>" : "") + txPayload(chain, height, index),
+        memo: ethereum ? ethereumMemo(p) : note + payload,
         messages,
         timeout_height: "0",
         extension_options: [],
@@ -198,7 +213,8 @@ export const txJson = (chain: Chain, height: number, index: number) => {
         signer_infos: [
           {
             sequence: String(Math.floor(seq / 7)),
-            mode_info: { single: { mode: "SIGN_MODE_DIRECT" } },
+            // minievm's own sign mode for an Ethereum tx, 9999, no name in the SDK's enum: the REST gateway prints it as a number
+            mode_info: { single: { mode: ethereum ? 9999 : "SIGN_MODE_DIRECT" } },
             public_key: {
               "@type": chain.isEvm ? "/initia.crypto.v1beta1.ethsecp256k1.PubKey" : "/cosmos.crypto.secp256k1.PubKey",
               key: Buffer.from("02" + sha256Hex(chain.seed, "pk", signer.index), "hex").toString("base64")

@@ -179,6 +179,15 @@ describe("a newcomer's questions, in plain SQL", () => {
       `SELECT count(*) AS n FROM evm_txs e JOIN txs t ON t.tx_hash = e.cosmos_tx_hash JOIN token_transfers_evm m ON m.tx_hash = e.tx_hash WHERE e.is_cosmos_tx`
     )
     expect(Number(linked.n)).toBeGreaterThan(0)
+    // each tx sent counts once: an Ethereum tx (a cosmos tx too) by its receipt, on the EVM side; every other cosmos tx on the cosmos side
+    const txs = await walk("/indexer/tx/v1/txs", "txs")
+    const receipts = (await walk("/indexer/tx/v1/evm-txs", "txs")).filter((r) => r.from !== "0x0000000000000000000000000000000000000000")
+    const sent = await query(`SELECT side, count(*) AS n FROM account_activity WHERE action = 'sent a tx' GROUP BY side ORDER BY side`)
+    expect(receipts.length).toBeGreaterThan(0)
+    expect(sent.map((r) => [r.side, Number(r.n)])).toEqual([
+      ["cosmos", txs.length - receipts.length],
+      ["evm", receipts.length]
+    ])
     // one address key on both sides: a sender's cosmos txs and EVM txs in one GROUP BY
     const both = await query(
       `SELECT account_address, count(*) FILTER (WHERE side = 'cosmos') AS cosmos, count(*) FILTER (WHERE side = 'evm') AS evm FROM account_activity WHERE action = 'sent a tx' GROUP BY 1 HAVING cosmos > 0 AND evm > 0`

@@ -178,7 +178,7 @@ describe("height bounds", () => {
       toHeight: c.tip,
       observer: { notice: (m) => notices.push(m) }
     })
-    expect(notices.filter((n) => n.includes("is above"))).toEqual([
+    expect(notices.filter((n) => n.includes("were asked for, above"))).toEqual([
       `evm_internal_txs: heights to ${c.tip} were asked for, above internal_tx_height ${c.internalTxHeight}; exporting to ${c.internalTxHeight}`
     ])
     // a goal ahead of the chain (a follow round) is clipped without a word; heights within reach are not clipped at all
@@ -196,7 +196,7 @@ describe("height bounds", () => {
       toHeight: c.internalTxHeight,
       observer: { notice: (m) => quiet.push(m) }
     })
-    expect(quiet.filter((n) => n.includes("is above"))).toEqual([])
+    expect(quiet.filter((n) => n.includes("were asked for, above"))).toEqual([])
     await expectDatasetMatches(out, between("evm_internal_txs", c.internalTxHeight - 5, c.internalTxHeight))
     expect(report.datasets[0].rows).toBe(between("evm_internal_txs", c.internalTxHeight - 5, c.internalTxHeight).rows.length)
     // heights past every row of the source: a range that is empty, by height or by position; no heights planned

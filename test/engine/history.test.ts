@@ -123,11 +123,17 @@ describe("a source that changes history during a run", () => {
 })
 
 describe("two deployments behind one address, answering from different histories", () => {
-  /** blocks and /status from `before`, the txs list from `after` (a balancer that sends each list to another deployment) */
+  // `before`'s history to height 100, another above it: where the lake ends (100) the two number the txs alike
+  let forked: Devnet
+  beforeAll(async () => {
+    forked = await startDevnet({ seed: 1, blocks: 300, fork: { height: 100, seed: 2 } })
+  })
+  afterAll(() => forked.stop())
+  /** blocks and /status from `before`, the txs list from `forked` (a balancer that sends each list to another deployment) */
   const txsElsewhere = () =>
     startProxy(before.indexerUrl, async (req, forward): Promise<Reply> => {
       if (!req.path.startsWith("/indexer/tx/v1/txs")) return forward()
-      const res = await fetch(after.indexerUrl + req.path)
+      const res = await fetch(forked.indexerUrl + req.path)
       return { status: res.status, headers: { "content-type": "application/json" }, body: await res.text() }
     })
 
