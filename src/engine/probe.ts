@@ -183,8 +183,9 @@ const noneAbove = (source: SourceService, list: AppendList, newest: number, to: 
 
 /**
  * A record at an edge of the lake's committed positions, as a committed file holds it: the list's
- * record at `position` is at `height`; exactly where the file holds a row per record, else at
- * least there (the range's last record) or at most (its first).
+ * record at `position` is at `height`; exactly where the file holds a row for each record of its
+ * range, else at least there (the range's last record) or at most (its first): a dataset of
+ * several rows a record, or none (evm_logs), ends at the height of its last record with rows.
  */
 export interface CommittedEdge {
   readonly dataset: string
@@ -208,7 +209,8 @@ export const committedGuesses = (group: ReadonlyArray<AppendDataset>) =>
       committed.push(...(manifest?.committed ?? []))
       for (const f of manifest?.files ?? []) {
         if (!f.range || f.min_height === null || f.max_height === null || f.min_height === undefined || f.max_height === undefined) continue
-        const exact = f.rows === f.range[1] - f.range[0]
+        // (a row per record, none quarantined: the file's edge rows are the records at its positions' edges)
+        const exact = d.rowPerRecord && f.rows === f.range[1] - f.range[0]
         edges.push(
           { dataset: d.name, position: f.range[0], height: f.min_height, side: "first", exact },
           { dataset: d.name, position: f.range[1] - 1, height: f.max_height, side: "last", exact }
