@@ -71,7 +71,8 @@ const COSMOS_SIGN_MODE = /^SIGN_MODE_(DIRECT|DIRECT_AUX|TEXTUAL|LEGACY_AMINO_JSO
  * Whether a cosmos tx carries an Ethereum tx, as minievm's ConvertCosmosTxToEthereumTx tells
  * (`x/evm/types/txutils.go`): one MsgCall or MsgCreate, a memo that is exactly the Ethereum tx's
  * type and fee caps (JSON numbers), one signature, not in a cosmos sign mode. minievm gives such a
- * tx an EVM receipt whatever its result (a revert too), logs or none.
+ * tx an EVM receipt whatever its result (a revert too), logs or none. (The account_activity view
+ * tells them in SQL by the message and the memo's fee caps alone.)
  */
 export const isEthereumTx = (t: Pick<S.Tx, "tx">): boolean => {
   const { body, auth_info, signatures } = t.tx as {

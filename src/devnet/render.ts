@@ -135,7 +135,8 @@ export const txJson = (chain: Chain, height: number, index: number) => {
     { type: "tx", attributes: [attr("signature", Buffer.from(sha256Hex(chain.seedAt(height), "sig", seq), "hex").toString("base64"))] }
   ]
   // each message's events, tagged with its msg_index (the SDK runs the messages one by one): a bank send of two messages moves coins twice
-  const logs = p.failed ? [] : receiptLogs(chain, p, 0, nft)
+  // (a failed tx emits no events of its messages, and no logs: receiptLogs gives none)
+  const logs = receiptLogs(chain, p, 0, nft)
   for (let m = 0; m < (p.failed ? 0 : p.msgCount); m++) {
     const msgIndex = attr("msg_index", String(m))
     events.push({

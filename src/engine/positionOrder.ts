@@ -18,23 +18,21 @@ import { Effect } from "effect"
 import type { CommittedFile, Manifest, ManifestError } from "../lake/Manifests.js"
 import type { Range } from "../lake/RangeSet.js"
 import { CommitError } from "./commit.js"
+import type { CommitCheck } from "./ShardLake.js"
 
-export interface PositionOrder {
-  /** Fails where the staged `files` of a commit of `dataset` break position order with the lake's files or the run's. */
-  readonly check: (dataset: string, files: ReadonlyArray<CommittedFile>) => Effect.Effect<void, CommitError | ManifestError>
-}
-
-/** A file's positions and the heights of its rows. */
-interface Placed {
+/** A file's positions, the heights of its rows, and how many there are. */
+export interface Placed {
   readonly range: Range
   readonly min: number
   readonly max: number
+  readonly rows: number
 }
 
-const placed = (files: ReadonlyArray<CommittedFile>): Array<Placed> =>
+/** The files that name their positions and hold rows (heights), as Placed. */
+export const placed = (files: ReadonlyArray<CommittedFile>): Array<Placed> =>
   files.flatMap((f) =>
     f.range && typeof f.min_height === "number" && typeof f.max_height === "number"
-      ? [{ range: f.range, min: f.min_height, max: f.max_height }]
+      ? [{ range: f.range, min: f.min_height, max: f.max_height, rows: f.rows }]
       : []
   )
 
@@ -50,7 +48,8 @@ export interface PositionOrderContext {
   readonly manifest: (dataset: string) => Effect.Effect<Manifest | undefined, ManifestError>
 }
 
-export const makePositionOrder = (c: PositionOrderContext): PositionOrder => {
+/** The check for a run: it fails where a commit's staged files break position order with the lake's files or the run's. */
+export const makePositionOrder = (c: PositionOrderContext): CommitCheck => {
   const known = new Map<string, Array<Placed>>()
   const filesOf = (dataset: string) =>
     known.has(dataset)

@@ -10,6 +10,7 @@ import type { AppendDataset, AppendList } from "./Dataset.js"
 import { ExportError, type ExportableDataset } from "./exportTypes.js"
 import { misplacedPositionPage, newestBehindStatus, newestRowUnaddressable, rowMissingBelowNewest, totalBelowData } from "./pagingRules.js"
 import { walkPages } from "./pager.js"
+import { placed } from "./positionOrder.js"
 import { firstAtOrAbove } from "./positions.js"
 import type { ListPage, ListRef, PageRequest, SourceFailure, SourceService, SourceStatus } from "./Source.js"
 
@@ -207,13 +208,12 @@ export const committedGuesses = (group: ReadonlyArray<AppendDataset>) =>
     for (const d of group) {
       const manifest = yield* manifests.get(d.name)
       committed.push(...(manifest?.committed ?? []))
-      for (const f of manifest?.files ?? []) {
-        if (!f.range || f.min_height === null || f.max_height === null || f.min_height === undefined || f.max_height === undefined) continue
+      for (const f of placed(manifest?.files ?? [])) {
         // (a row per record, none quarantined: the file's edge rows are the records at its positions' edges)
         const exact = d.rowPerRecord && f.rows === f.range[1] - f.range[0]
         edges.push(
-          { dataset: d.name, position: f.range[0], height: f.min_height, side: "first", exact },
-          { dataset: d.name, position: f.range[1] - 1, height: f.max_height, side: "last", exact }
+          { dataset: d.name, position: f.range[0], height: f.min, side: "first", exact },
+          { dataset: d.name, position: f.range[1] - 1, height: f.max, side: "last", exact }
         )
       }
     }

@@ -17,15 +17,11 @@ import { existsSync } from "node:fs"
 import { Effect } from "effect"
 import { datasetPath } from "../lake/layout.js"
 import { stagedPath, type CommittedFile, type Manifest, type ManifestError } from "../lake/Manifests.js"
-import type { ParquetSinkService, SinkError } from "../lake/ParquetSink.js"
+import type { ParquetSinkService } from "../lake/ParquetSink.js"
 import { quoteIdent, sqlStringList } from "../lake/sql.js"
 import { CommitError } from "./commit.js"
 import type { AppendDataset } from "./Dataset.js"
-
-export interface RowCounts {
-  /** Fails where the staged `files` of a commit of `dataset` disagree with what the run or the lake committed of its pair. */
-  readonly check: (dataset: string, files: ReadonlyArray<CommittedFile>) => Effect.Effect<void, CommitError | SinkError | ManifestError>
-}
+import type { CommitCheck } from "./ShardLake.js"
 
 /** A dataset whose rows are counted, the one that counts them, and by which column. */
 interface Pair {
@@ -77,8 +73,11 @@ export interface RowCountsContext {
   readonly disagreed: (at: number, from: number) => Effect.Effect<void, ManifestError>
 }
 
-/** The check for a run, or undefined where it writes no dataset another counts. */
-export const makeRowCounts = (c: RowCountsContext): RowCounts | undefined => {
+/**
+ * The check for a run: it fails where a commit's staged files disagree with what the run or the
+ * lake committed of their pair; undefined where the run writes no dataset another counts.
+ */
+export const makeRowCounts = (c: RowCountsContext): CommitCheck | undefined => {
   const pairs: Array<Pair> = c.live.flatMap((counted) => {
     const counting = c.catalog.find((d) => d.name === counted.rowsPerHeight?.dataset)
     return counting && counted.rowsPerHeight

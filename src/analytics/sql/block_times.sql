@@ -1,9 +1,9 @@
 -- How fast are blocks produced? Per UTC day: the blocks, and the mean, median and p95 of
--- block_interval_ms (ms since the previous block; the first indexed block, which has none (NULL,
--- or 0 in lakes of an older chain-lake), counts among the blocks only); and the mean over the last 100 blocks as the avg_blocktime
--- endpoint defines it ((newest - oldest timestamp) / (n - 1), in seconds), to compare with GET
--- /indexer/block/v1/avg_blocktime: from the intervals of the newest 99, each cut to the
--- millisecond, so it may fall short of the endpoint's by up to a millisecond.
+-- block_interval_ms (ms since the previous block; the first indexed block has none: NULL, or 0 in
+-- lakes of an older chain-lake, and counts among the blocks only); and the mean over the last 100
+-- blocks as the avg_blocktime endpoint defines it ((newest - oldest timestamp) / (n - 1), in
+-- seconds), to compare with GET /indexer/block/v1/avg_blocktime: from the intervals of the newest
+-- 99, each cut to the millisecond, so it may fall short of the endpoint's by up to a millisecond.
 CREATE OR REPLACE VIEW block_times AS
 WITH per_day AS (
   SELECT CAST(timestamp AS DATE) AS day, count(*) AS blocks,
