@@ -12,6 +12,7 @@
 export { IndexerClient, layerIndexerClient, type IndexerClientConfig, type IndexerClientService } from "./indexer/IndexerClient.js"
 export {
   describeIndexerError,
+  IndexerAnswerTooLarge,
   IndexerDecodeError,
   IndexerHttpError,
   IndexerNetworkError,

@@ -180,7 +180,8 @@ const exportFailure =
         "ManifestError",
         "CompactionError",
         "CommitError",
-        "IndexerVersionError"
+        "IndexerVersionError",
+        "IndexerAnswerTooLarge"
       ].includes(e._tag)
         ? describeExportFailure(e)
         : refused(e)

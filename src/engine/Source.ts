@@ -70,8 +70,14 @@ export interface SourceService {
   readonly blockHash: (height: number) => Effect.Effect<string | undefined, SourceFailure>
   /** the time (RFC 3339, UTC) of the block at each height; fails if the source serves no block at one of them */
   readonly blockTimes: (heights: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, string>, SourceFailure>
-  /** the hashes of the cosmos txs at each height, in block order */
-  readonly cosmosTxHashes: (heights: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, ReadonlyArray<string>>, SourceFailure>
+  /**
+   * the hashes of the cosmos txs at each height, in block order, read in pages of at most
+   * `pageSize` rows (the run's), fewer where the run's page budget says records are large
+   */
+  readonly cosmosTxHashes: (
+    heights: ReadonlyArray<number>,
+    pageSize: number
+  ) => Effect.Effect<ReadonlyMap<number, ReadonlyArray<string>>, SourceFailure>
   /**
    * drops what blockTimes and cosmosTxHashes remember: a run starts with it, since the chain may
    * have moved to another history since the last run of the process (a follow's rounds, a run

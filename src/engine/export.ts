@@ -45,7 +45,7 @@ import {
 } from "./identity.js"
 import { runPageBudget } from "./pageBudget.js"
 import { heightBounds } from "./plan.js"
-import { committedGuesses, positionRange, probe, type TipBlock } from "./probe.js"
+import { committedGuesses, positionRange, probe, type PlanReads, type TipBlock } from "./probe.js"
 import { describeRollback, finishRollback, rollbackLake } from "./rollback.js"
 import { makePositionOrder } from "./positionOrder.js"
 import { makeRowCounts } from "./rowCounts.js"
@@ -205,7 +205,10 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
       : undefined
     const groups = new Map<string, Array<AppendDataset>>()
     for (const d of live) if (d.kind === "append") groups.set(d.list.id, [...(groups.get(d.list.id) ?? []), d])
-    const ranges = yield* explainedByMove(searchRanges([...groups.values()], answers, vouched, options, concurrency), guard)
+    const ranges = yield* explainedByMove(
+      searchRanges([...groups.values()], answers, vouched, options, { fanout: concurrency, pageSize, budget }),
+      guard
+    )
 
     const counts = makeRowCounts({
       live: live.filter((d) => d.kind === "append"),
@@ -416,7 +419,7 @@ const searchRanges = (
   answers: Effect.Effect.Success<ReturnType<typeof probe>>,
   status: SourceStatus,
   options: ExportOptions,
-  concurrency: number
+  reads: PlanReads
 ) =>
   Effect.forEach(
     groups,
@@ -442,7 +445,7 @@ const searchRanges = (
             ? [0, 0]
             : list.unit === "height"
               ? [bounds.from, bounds.to + 1]
-              : yield* positionRange(yield* Source, list, bounds, concurrency, answers.newest(list), yield* committedGuesses(group))
+              : yield* positionRange(yield* Source, list, bounds, reads, answers.newest(list), yield* committedGuesses(group))
         return { group, list, watermark, bounds, range }
       }),
     // Stryker disable next-line ObjectLiteral,StringLiteral: at once or one after another: the same answers, only slower

@@ -48,6 +48,8 @@ const PAGES_AT_FULL_SIZE = 4
 export interface PageBudgetService {
   /** the limit the next page of `list` asks for: `pageSize`, or fewer where its records are large */
   readonly limit: (list: string, pageSize: number) => number
+  /** whether what `list`'s records weigh is known (a page of them was observed), or need not be (no budget) */
+  readonly weighed: (list: string) => boolean
   /** learns what `page` of `list` weighed (a page of any limit, a probe's too) */
   readonly observe: (list: string, page: Pick<ListPage, "bytes" | "items">) => void
   /**
@@ -214,6 +216,7 @@ export const makePageBudget = (config: PageBudgetConfig): PageBudgetService => {
   }
   return {
     limit,
+    weighed: (list) => seen.has(list),
     observe,
     around: (list, limit, fetch, bytesOf, use) => {
       let held: { readonly holds: number; readonly weighed: number } | undefined
@@ -250,6 +253,7 @@ export const makePageBudget = (config: PageBudgetConfig): PageBudgetService => {
 /** No budget (a run whose memory the lake writer does not say): every page at the size asked, none waiting. */
 export const UNBOUNDED: PageBudgetService = {
   limit: (_list, pageSize) => pageSize,
+  weighed: () => true,
   observe: () => undefined,
   around: (_list, _limit, fetch, _bytesOf, use) => Effect.flatMap(fetch, use),
   hold: (_list, _limit, fetch) => Effect.map(fetch, (value) => ({ value, release: Effect.void })),

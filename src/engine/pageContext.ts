@@ -52,11 +52,12 @@ const unlinked = (
   return undefined
 }
 
-/** The context of each page of `list` for `targets`. */
+/** The context of each page of `list` for `targets`, what it reads of other lists in pages of at most `pageSize` rows. */
 export const pageContextOf = (
   source: SourceService,
   list: AppendList,
-  targets: ReadonlyArray<AppendDataset>
+  targets: ReadonlyArray<AppendDataset>,
+  pageSize: number
 ): ((page: ListPage) => Effect.Effect<RowContext, SourceFailure>) => {
   // Stryker disable next-line MethodExpression: every list's datasets agree on blockTime (evm_txs' four carry it, txs' two do not), so some = every here
   const timed = targets.some((d) => d.blockTime)
@@ -68,7 +69,7 @@ export const pageContextOf = (
     return Effect.all([
       timed ? source.blockTimes([...heights]) : Effect.succeed(new Map<number, string>()),
       linked && linking.length > 0
-        ? source.cosmosTxHashes([...new Set(linking.map((l) => l.height))])
+        ? source.cosmosTxHashes([...new Set(linking.map((l) => l.height))], pageSize)
         : Effect.succeed(new Map<number, ReadonlyArray<string>>())
     ]).pipe(
       Effect.tap(([, cosmos]) => {

@@ -9,6 +9,7 @@ import { normalize, type Range } from "../lake/RangeSet.js"
 import type { AppendDataset, AppendList } from "./Dataset.js"
 import { ExportError, type ExportableDataset } from "./exportTypes.js"
 import { misplacedPositionPage, newestBehindStatus, newestRowUnaddressable, rowMissingBelowNewest, totalBelowData } from "./pagingRules.js"
+import type { PageBudgetService } from "./pageBudget.js"
 import { walkPages } from "./pager.js"
 import { placed } from "./positionOrder.js"
 import { firstAtOrAbove } from "./positions.js"
@@ -123,6 +124,13 @@ const newestSequence = (source: SourceService, list: AppendList, newest: ListPag
   return problem ? Effect.fail(source.untrustedPaging(list, null, problem)) : Effect.succeed(sequence)
 }
 
+/** How the plan reads lists: probes at once (`fanout`), pages of `pageSize` at most, in the run's page `budget`. */
+export interface PlanReads {
+  readonly fanout: number
+  readonly pageSize: number
+  readonly budget: PageBudgetService
+}
+
 /**
  * the most heights below the tip a counting list is read at: a replica lags a few blocks, one
  * page of blocks; a position counting list (txs) is read newest first as far, within
@@ -134,14 +142,24 @@ const COUNTED_PAGES = 10
 
 /**
  * The records of a position list above height `from`, newest first: pages back until one reaches
- * `from` (or the list's start, or COUNTED_PAGES pages); and the newest height it holds.
+ * `from` (or the list's start, or COUNTED_RECORDS * COUNTED_PAGES records); and the newest height
+ * it holds. Pages of the run's page size at most, fewer where its records are large (the run's page
+ * budget: the first page a single record where their weight is not known yet).
  */
-const newestRecords = (source: SourceService, list: AppendList, from: number) =>
-  walkPages((request) => Effect.map(source.page(list, request), (page) => ({ ...page, count: page.items.length })), {
-    first: { limit: COUNTED_RECORDS, reverse: true },
-    maxRows: COUNTED_RECORDS * COUNTED_PAGES,
-    untrusted: (key, message) => source.untrustedPaging(list, key, message)
-  }).pipe(
+const newestRecords = (source: SourceService, list: AppendList, from: number, { pageSize, budget }: PlanReads) =>
+  walkPages(
+    (request) =>
+      Effect.map(source.page(list, request), (page) => {
+        budget.observe(list.id, page)
+        return { ...page, count: page.items.length }
+      }),
+    {
+      first: { limit: Math.min(COUNTED_RECORDS, pageSize), reverse: true },
+      limit: () => (budget.weighed(list.id) ? budget.limit(list.id, pageSize) : 1),
+      maxRows: COUNTED_RECORDS * COUNTED_PAGES,
+      untrusted: (key, message) => source.untrustedPaging(list, key, message)
+    }
+  ).pipe(
     Stream.takeUntil((page) => page.items.length === 0 || list.heightOf(page.items.at(-1)) <= from),
     Stream.runCollect,
     Effect.map((pages) => {
@@ -157,7 +175,13 @@ const newestRecords = (source: SourceService, list: AppendList, from: number) =>
  * COUNTED_HEIGHTS of them (a position one newest first); where a position one ends below the tip,
  * it is held to its own counting list in turn (a replica behind would show nothing above).
  */
-const noneAbove = (source: SourceService, list: AppendList, newest: number, to: number): Effect.Effect<void, SourceFailure> => {
+const noneAbove = (
+  source: SourceService,
+  list: AppendList,
+  newest: number,
+  to: number,
+  reads: PlanReads
+): Effect.Effect<void, SourceFailure> => {
   const counted = list.countedBy
   if (!counted) return Effect.void
   const byHeight = counted.list.unit === "height"
@@ -167,7 +191,7 @@ const noneAbove = (source: SourceService, list: AppendList, newest: number, to: 
         records: page.items as ReadonlyArray<unknown>,
         reached: to
       }))
-    : newestRecords(source, counted.list, from)
+    : newestRecords(source, counted.list, from, reads)
   return Effect.flatMap(read, ({ records, reached }) => {
     const counts = new Map<number, number>()
     for (const record of records) {
@@ -178,7 +202,7 @@ const noneAbove = (source: SourceService, list: AppendList, newest: number, to: 
       const problem = newestBehindStatus(newest, at, counts.get(at)!, to, counted.says)
       if (problem) return Effect.fail(source.untrustedPaging(list, null, problem))
     }
-    return !byHeight && reached < to ? noneAbove(source, counted.list, reached, to) : Effect.void
+    return !byHeight && reached < to ? noneAbove(source, counted.list, reached, to, reads) : Effect.void
   })
 }
 
@@ -269,7 +293,7 @@ export const positionRange = (
   source: SourceService,
   list: AppendList,
   { from, to }: { readonly from: number; readonly to: number },
-  fanout: number,
+  reads: PlanReads,
   probed: ListPage | undefined,
   guesses: { readonly start?: number; readonly end?: number; readonly edges?: ReadonlyArray<CommittedEdge> }
 ) =>
@@ -294,13 +318,13 @@ export const positionRange = (
     const belowData = totalBelowData(rows, yield* heightAt(rows), to)
     if (belowData) return yield* Effect.fail(source.untrustedPaging(list, null, belowData))
     const lastHeight = known.get(rows - 1)
-    if (lastHeight !== undefined && lastHeight !== null && lastHeight < to) yield* noneAbove(source, list, lastHeight, to)
+    if (lastHeight !== undefined && lastHeight !== null && lastHeight < to) yield* noneAbove(source, list, lastHeight, to, reads)
     // Stryker disable next-line all: from height 1 the search would find position 0 too (a round of probes saved); the two searches at once or in turn find the same
-    const start = from <= 1 ? Effect.succeed(0) : firstAtOrAbove(heightAt, rows, from, fanout, guesses.start)
+    const start = from <= 1 ? Effect.succeed(0) : firstAtOrAbove(heightAt, rows, from, reads.fanout, guesses.start)
     const end =
       lastHeight !== undefined && lastHeight !== null && lastHeight <= to
         ? Effect.succeed(rows)
-        : firstAtOrAbove(heightAt, rows, to + 1, fanout, guesses.end)
+        : firstAtOrAbove(heightAt, rows, to + 1, reads.fanout, guesses.end)
     const range = (yield* Effect.all([start, end], { concurrency: "unbounded" })) as Range
     yield* checkEdges(heightAt, list, range, guesses.edges ?? [])
     return range

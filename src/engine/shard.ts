@@ -284,7 +284,7 @@ interface IngestContext {
  */
 const pageIngest = (c: IngestContext) => {
   const { source, list, targets, active, files, order, events } = c
-  const contextOf = pageContextOf(source, list, targets)
+  const contextOf = pageContextOf(source, list, targets, c.settings.pageSize)
   return (page: ListPage) =>
     Effect.gen(function* () {
       // (what the page's rows need of other lists, its block times, is not waited for past a stop: the page is dropped, nothing of it made)

@@ -50,6 +50,14 @@ export class IndexerTruncatedBody extends Data.TaggedError("IndexerTruncatedBody
   }
 }
 
+/** An answer larger than the run reads (--max-page-mb): not transient, asking again gets the same. Never retried. */
+export class IndexerAnswerTooLarge extends Data.TaggedError("IndexerAnswerTooLarge")<{ readonly url: string; readonly reason: string }> {
+  readonly retryable = false
+  override get message() {
+    return `the answer of ${this.url} is ${this.reason}: lower --page-size, or raise --max-page-mb if such pages are expected`
+  }
+}
+
 /** " (page key K)" where a page was asked by a key; nothing for a list's first page or a probe. */
 const pageKey = (key: string | null) => (key === null ? "" : ` (page key ${key})`)
 
@@ -93,6 +101,7 @@ export type IndexerError =
   | IndexerTimeout
   | IndexerNetworkError
   | IndexerTruncatedBody
+  | IndexerAnswerTooLarge
   | IndexerDecodeError
   | IndexerPagingError
   | IndexerRequestError

@@ -12,6 +12,7 @@ import type { RetriesService } from "../http/Retries.js"
 import { parseRetryAfter, retrySchedule, type RetryPolicy } from "../http/retry.js"
 import { decodeWithPath } from "../schema/decode.js"
 import {
+  IndexerAnswerTooLarge,
   IndexerDecodeError,
   IndexerHttpError,
   IndexerNetworkError,
@@ -108,13 +109,7 @@ export const fetchOnce = (
 ): Effect.Effect<RawBytes, IndexerError> =>
   fetchBytes(http, { method: "GET", url, headers: FRESH }, timeoutMs, {
     network: (reason): IndexerError => new IndexerNetworkError({ url, reason }),
-    tooLarge: (reason): IndexerError =>
-      new IndexerDecodeError({
-        endpoint,
-        key: null,
-        path: "",
-        message: `the answer of ${url} is ${reason}: lower --page-size, or raise --max-page-mb if such pages are expected`
-      }),
+    tooLarge: (reason): IndexerError => new IndexerAnswerTooLarge({ url, reason }),
     timeout: (): IndexerError => new IndexerTimeout({ url, timeoutMs })
   }).pipe(Effect.flatMap((res) => answerOf(endpoint, url, res)))
 

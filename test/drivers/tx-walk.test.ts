@@ -4,7 +4,8 @@
  * `next_key` on every page with rows, by_height with its count) whose blocks hold as many txs as a
  * test says: every block's hashes as the chain holds them, whatever the shape (empty blocks, blocks
  * of 250 txs split across pages, pages asked in any order and at once); and what it costs: a
- * shard's next page of receipts no search, a sparse chain not more than a request a block.
+ * shard's next page of receipts no search, a sparse chain not more than a request a block; and no
+ * page asks more rows than the run's page size.
  */
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -34,6 +35,8 @@ const startList = async (txsAt: (h: number) => number, top: number) => {
       txs.push({ height: String(h), txhash: hashOf(h, i) })
     }
   const asked: Array<Asked> = []
+  /** the limit each request asked */
+  const limits: Array<number> = []
   /** rows from sequence `after` on (sequence = position + 1), as a page with Rollytics' next_key */
   const pageOf = (rows: ReadonlyArray<{ row: object; sequence: number }>, total: number) => ({
     txs: rows.map((r) => r.row),
@@ -42,6 +45,7 @@ const startList = async (txsAt: (h: number) => number, top: number) => {
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url!, "http://x")
     const limit = Number(url.searchParams.get("pagination.limit") ?? 100)
+    limits.push(limit)
     const after = sequenceOf(url.searchParams.get("pagination.key")) ?? 0
     const byHeight = /^\/indexer\/tx\/v1\/txs\/by_height\/(\d+)$/.exec(url.pathname)
     let body: object
@@ -72,22 +76,23 @@ const startList = async (txsAt: (h: number) => number, top: number) => {
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   lists.push(server)
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, asked }
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, asked, limits }
 }
 const lists: Array<Server> = []
 afterEach(async () => {
   await Promise.all(lists.splice(0).map((s) => new Promise((resolve) => s.close(resolve))))
 })
 
-/** `use` given the driver's cosmosTxHashes over `url` (one driver: what it remembers lasts the call). */
+/** `use` given the driver's cosmosTxHashes over `url` in pages of `pageSize` (one driver: what it remembers lasts the call). */
 const withHashes = <A>(
   url: string,
   use: (
     hashesAt: (heights: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, ReadonlyArray<string>>, unknown>
-  ) => Effect.Effect<A, unknown>
+  ) => Effect.Effect<A, unknown>,
+  pageSize = 100
 ) =>
   Effect.runPromise(
-    Effect.flatMap(Source, (source) => use(source.cosmosTxHashes)).pipe(
+    Effect.flatMap(Source, (source) => use((heights) => source.cosmosTxHashes(heights, pageSize))).pipe(
       Effect.provide(layerIndexerSource.pipe(Layer.provide(indexerLayer(url, { concurrency: 4, rps: 0 }, FAST_RETRY))))
     )
   )
@@ -158,5 +163,17 @@ describe("the cosmos tx hashes of blocks", () => {
     // (the first pages find out what walking costs here; from then on each block is one request)
     expect(costs.slice(-2)).toEqual([40, 40])
     expect(costs.reduce((a, b) => a + b, 0)).toBeLessThan(4 * 40 * 1.5)
+  })
+
+  it("ask no more rows a page than the run's page size: a walk's pages and by_height's, each block's hashes whole all the same", async () => {
+    // blocks of 12 txs: by_height reads one in pages of 5; a walk of 30 blocks reads 72 pages of 5
+    const { url, asked, limits } = await startList(() => 12, 2_000)
+    const pages = [range(500, 30, 1), [900], range(1_200, 30, 2)]
+    const got = await withHashes(url, (hashesAt) => Effect.forEach(pages, hashesAt), 5)
+    pages.forEach((page, p) => {
+      for (const h of page) expect(got[p].get(h)).toEqual(Array.from({ length: 12 }, (_, i) => hashOf(h, i)))
+    })
+    expect(tally(asked)).toMatchObject({ by_height: expect.any(Number), page: expect.any(Number) })
+    expect(Math.max(...limits)).toBe(5)
   })
 })

@@ -12,6 +12,7 @@ import { join, relative } from "node:path"
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeAnalytics } from "../../src/analytics/Analytics.js"
+import { describeExportFailure } from "../../src/cli/export.js"
 import { exportLayer } from "../../src/cli/layers.js"
 import { DATASETS } from "../../src/datasets/index.js"
 import type { Devnet } from "../../src/devnet/index.js"
@@ -531,7 +532,7 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
     expect((manifestOf(out, "blocks")?.committed ?? []).every(([, b]) => b <= devnet.chain.tip + 1)).toBe(true)
   })
 
-  it("an answer larger than maxPageMb fails the run at once (not retried) with IndexerDecodeError saying what to do", async () => {
+  it("an answer larger than maxPageMb fails the run at once (not retried) with IndexerAnswerTooLarge saying what to do", async () => {
     const out = dirs.make()
     const huge = JSON.stringify({ txs: [], pagination: { next_key: null, total: "0" }, padding: "x".repeat(2 * 1024 * 1024) })
     const server = await proxy((req, forward) => (req.url.pathname === TXS_PATH ? json(JSON.parse(huge)) : forward()))
@@ -541,8 +542,8 @@ describe("export: listings that cannot be trusted fail the shard, and commit not
       )
     )
     const err = failureOf(result)
-    expect(err._tag).toBe("IndexerDecodeError")
-    expect(err.message).toMatch(
+    expect(err._tag).toBe("IndexerAnswerTooLarge")
+    expect(describeExportFailure(err)).toMatch(
       /^the answer of http:\/\/127\.0\.0\.1:\d+\/indexer\/tx\/v1\/txs\?\S+ is larger than 1 MB: lower --page-size, or raise --max-page-mb/
     )
     // each URL asked for once: a size limit is not a transient failure

@@ -421,4 +421,24 @@ describe("an export of large records over loopback HTTP", () => {
       await padded.close()
     }
   }, 120_000)
+
+  it("the txs read to link receipts to their cosmos txs (a walk's pages, by_height's) ask what a page's share of the budget holds too, and evm_txs equals the chain", async () => {
+    const proxy = await startProxy(devnet.indexerUrl, (_req, forward) => forward())
+    try {
+      const out = temp.make()
+      // 1 MB of bodies in flight: a page's share 256 kB, ~11 txs of ~22 kB
+      await Effect.runPromise(
+        runExport(DATASETS, { datasets: ["evm_txs"], pageSize: 100, concurrency: 4 }).pipe(Effect.provide(layerFor(proxy.url, out, MB)))
+      )
+      const urls = proxy.requests.map((r) => new URL(r.path, proxy.url))
+      const txsPages = urls.filter((u) => u.pathname.startsWith("/indexer/tx/v1/txs"))
+      const limits = txsPages.map((u) => Number(u.searchParams.get("pagination.limit")))
+      // receipts that stand for cosmos txs were linked, by a walk of the txs list or by height
+      expect(txsPages.length).toBeGreaterThan(5)
+      expect(Math.max(...limits), limits.join(",")).toBeLessThanOrEqual(12)
+      await expectLakeMatchesChain(out, devnet, ["evm_txs"])
+    } finally {
+      await proxy.close()
+    }
+  }, 120_000)
 })

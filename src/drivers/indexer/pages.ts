@@ -4,6 +4,7 @@
  * left for whoever reads them.
  */
 import { Effect } from "effect"
+import type { PageBudgetService } from "../../engine/pageBudget.js"
 import type { ListPage, ListRef, PageRequest } from "../../engine/Source.js"
 import { readJson, restoreString } from "../../engine/pageDecode.js"
 import { IndexerDecodeError, IndexerTruncatedBody, type IndexerError } from "../../indexer/errors.js"
@@ -49,3 +50,20 @@ export const pageReader =
       })
     )
   }
+
+/** Pages read beside a run's lists (the txs that link receipts to cosmos txs): how each is read, and how many rows it asks. */
+export interface Paging {
+  readonly page: PageReader
+  /** the limit of the next page, asked anew before each */
+  readonly size: () => number
+}
+
+/**
+ * Paging in the run's page budget (engine/pageBudget.ts): each page's weight learned under
+ * `records` (the list whose records they are: their pages and its own weigh alike), and each page
+ * asking `pageSize` rows, fewer where those records are large.
+ */
+export const budgetedPaging = (page: PageReader, budget: PageBudgetService, records: string, pageSize: number): Paging => ({
+  page: (list, request) => Effect.tap(page(list, request), (p) => Effect.sync(() => budget.observe(records, p))),
+  size: () => budget.limit(records, pageSize)
+})

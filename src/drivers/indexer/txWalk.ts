@@ -14,11 +14,11 @@ import { afterOfKey, sequenceCursor } from "../../indexer/cursors.js"
 import type { IndexerError } from "../../indexer/errors.js"
 import { INDEXER, listRef } from "../../indexer/endpoints.js"
 import { invalidRecord, untrustedPaging } from "./failures.js"
-import type { PageReader } from "./pages.js"
+import type { Paging } from "./pages.js"
 
 const txsList: ListRef = listRef(INDEXER.txs)
 
-/** txs a walk's page asks for: as by_height's documented default, so a page of large txs weighs what one block's did */
+/** txs a walk's page asks for at most: as by_height's documented default, so a page of large txs weighs what one block's did */
 export const WALK_PAGE = 100
 /** probes asked at once in a search: few, as each is a request (a search of 10M txs costs 30) */
 const FANOUT = 2
@@ -56,7 +56,7 @@ const txOf = (page: ListPage, index: number): { height: number; hash: string } |
   return { height: h, hash }
 }
 
-export const makeTxWalk = (page: PageReader) => {
+export const makeTxWalk = () => {
   /** places seen, ascending by position (and so by height) */
   let places: Array<Place> = []
   /** MAX(sequence) when first asked: every position below it holds a tx */
@@ -69,24 +69,25 @@ export const makeTxWalk = (page: PageReader) => {
     if (places[i - 1]?.position !== place.position) places.splice(i, 0, place)
   }
   /** the page of txs after position `after` (limit `limit`), its placement checked */
-  const pageAfter = (after: number, limit: number): Effect.Effect<ListPage, IndexerError> =>
-    Effect.flatMap(page(txsList, { key: sequenceCursor(after), limit, reverse: false }), (p) => {
+  const pageAfter = (paging: Paging, after: number, limit: number): Effect.Effect<ListPage, IndexerError> =>
+    Effect.flatMap(paging.page(txsList, { key: sequenceCursor(after), limit, reverse: false }), (p) => {
       const problem = misplacedPositionPage(p.key, after, p.items.length, p.nextKey, afterOfKey("sequence", p.nextKey))
       return problem ? Effect.fail(untrustedPaging(txsList, p.key, problem)) : Effect.succeed(p)
     })
-  const newestSequence = Effect.suspend(() =>
-    newest !== undefined
-      ? Effect.succeed(newest)
-      : Effect.map(page(txsList, { limit: 1, reverse: true }), (p) => {
-          newest ??= p.items.length === 0 ? 0 : (afterOfKey("sequence", p.nextKey) ?? 0)
-          const tx = newest > 0 ? txOf(p, 0) : undefined
-          if (tx && !("_tag" in tx)) learn({ position: newest - 1, height: tx.height })
-          return newest
-        })
-  )
+  const newestSequence = (paging: Paging) =>
+    Effect.suspend(() =>
+      newest !== undefined
+        ? Effect.succeed(newest)
+        : Effect.map(paging.page(txsList, { limit: 1, reverse: true }), (p) => {
+            newest ??= p.items.length === 0 ? 0 : (afterOfKey("sequence", p.nextKey) ?? 0)
+            const tx = newest > 0 ? txOf(p, 0) : undefined
+            if (tx && !("_tag" in tx)) learn({ position: newest - 1, height: tx.height })
+            return newest
+          })
+    )
   /** the height of the tx at `position` (null past the end: refused below the newest) */
-  const heightAt = (position: number, end: number): Effect.Effect<number | null, IndexerError> =>
-    Effect.flatMap(pageAfter(position, 1), (p) => {
+  const heightAt = (paging: Paging, position: number, end: number): Effect.Effect<number | null, IndexerError> =>
+    Effect.flatMap(pageAfter(paging, position, 1), (p) => {
       if (p.items.length === 0) {
         const missing = rowMissingBelowNewest(position, end)
         return missing ? Effect.fail(untrustedPaging(txsList, p.key, missing)) : Effect.succeed(null)
@@ -103,28 +104,29 @@ export const makeTxWalk = (page: PageReader) => {
     return [below ? below.position + 1 : 0, i < 0 ? end : places[i].position]
   }
   /**
-   * Where a walk for `height` starts: the first tx at or above it, or a tx seen below it less than
-   * a page before that (a shard's next page of receipts starts about where its last walk ended: at
-   * most one probe, and at most a page read more, instead of a search). `end` where none is.
+   * Where a walk for `height` starts, in pages of `size`: the first tx at or above it, or a tx seen
+   * below it less than a page before that (a shard's next page of receipts starts about where its
+   * last walk ended: at most one probe, and at most a page read more, instead of a search). `end`
+   * where none is.
    */
-  const startOf = (height: number, end: number): Effect.Effect<number, IndexerError> =>
+  const startOf = (paging: Paging, size: number, height: number, end: number): Effect.Effect<number, IndexerError> =>
     Effect.gen(function* () {
       const [from, to] = bounds(height, end)
       if (to <= from) return to
-      if (from > 0 && to - from <= WALK_PAGE) return from
+      if (from > 0 && to - from <= size) return from
       // past the probe a page on, the search need not look below it
       let lowest = from
       if (from > 0) {
-        const ahead = yield* heightAt(from + WALK_PAGE - 1, end)
+        const ahead = yield* heightAt(paging, from + size - 1, end)
         if (ahead !== null && ahead >= height) return from
-        lowest = from + WALK_PAGE
+        lowest = from + size
       }
-      return lowest + (yield* firstAtOrAbove((k) => heightAt(lowest + k, end), Math.min(to, end) - lowest, height, FANOUT))
+      return lowest + (yield* firstAtOrAbove((k) => heightAt(paging, lowest + k, end), Math.min(to, end) - lowest, height, FANOUT))
     })
-  /** the requests a walk for `height` costs before its first page, at most: startOf's probe and search */
-  const searchCost = (height: number, end: number) => {
+  /** the requests a walk for `height` in pages of `size` costs before its first page, at most: startOf's probe and search */
+  const searchCost = (height: number, end: number, size: number) => {
     const [from, to] = bounds(height, end)
-    if (to - from <= (from > 0 ? WALK_PAGE : 0)) return 0
+    if (to - from <= (from > 0 ? size : 0)) return 0
     return (from > 0 ? 1 : 0) + FANOUT * Math.ceil(Math.log(to - from + 1) / Math.log(FANOUT + 1))
   }
   /** wanted heights found and pages read by the run's walks: where they found fewer than one a page, by height costs less */
@@ -136,13 +138,13 @@ export const makeTxWalk = (page: PageReader) => {
    * the pages from `from` on hold a height of `wanted` each on average (past that, by height asks
    * fewer requests; the bytes of the txs between wanted heights are read either way).
    */
-  const walk = (from: number, to: number, wanted: ReadonlySet<number>): Effect.Effect<Walked, IndexerError> =>
+  const walk = (from: number, to: number, wanted: ReadonlySet<number>, paging: Paging): Effect.Effect<Walked, IndexerError> =>
     Effect.gen(function* () {
-      const end = yield* newestSequence
-      let after = yield* startOf(from, end)
+      const end = yield* newestSequence(paging)
+      let after = yield* startOf(paging, paging.size(), from, end)
       const read = readHeights(from, to, wanted)
       while (after < end && read.pays()) {
-        const p = yield* pageAfter(after, WALK_PAGE)
+        const p = yield* pageAfter(paging, after, paging.size())
         if (p.items.length === 0) break
         for (let i = 0; i < p.items.length; i++) {
           const tx = txOf(p, i)
@@ -191,8 +193,10 @@ export const makeTxWalk = (page: PageReader) => {
     }
   }
   return {
+    /** reads the newest tx (once a run, a single row): where the list ends, and what its records weigh before a page is asked */
+    newest: (paging: Paging) => Effect.asVoid(newestSequence(paging)),
     /** what a walk from `from` costs in requests before its first page, at most */
-    searchCost: (from: number) => Effect.map(newestSequence, (end) => searchCost(from, end)),
+    searchCost: (from: number, paging: Paging) => Effect.map(newestSequence(paging), (end) => searchCost(from, end, paging.size())),
     /** whether the run's walks so far read at least one wanted height a page (the first few always do) */
     pays,
     walk,
