@@ -82,11 +82,18 @@ export const walkPagesAhead = <P, E, R>(
     const left = Math.min(options.limit ? Math.max(1, Math.min(limit, options.limit())) : limit, maxRows - state.rows)
     return state.first ? { ...options.first, limit: left } : { ...options.first, offset: undefined, key: state.key, limit: left }
   }
-  /** The page at `state` and what it asked: the one asked ahead for it, or asked now. */
+  /**
+   * The page at `state` and what it asked: the one asked ahead for it, or asked now. The one asked
+   * ahead stays pending until it has come: a walk interrupted while it waits lets it go (letGo), as
+   * its fiber outlives the wait (a daemon) and would go on asking, retries and all.
+   */
   const take = (state: State) => {
     const asked = pending
-    pending = undefined
-    if (asked) return Effect.map(Fiber.join(asked.fiber), (page) => ({ page, request: asked.request }))
+    if (asked)
+      return Effect.map(Fiber.join(asked.fiber), (page) => {
+        pending = undefined
+        return { page, request: asked.request }
+      })
     const request = requestOf(state)
     return Effect.map(arrive(request), (page) => ({ page, request }))
   }

@@ -242,6 +242,22 @@ describe("walkPagesAhead: the next page asked while this one's rows are made", (
     expect(seen).toEqual(["came 0", "came 10", "made 0", "came 20", "dropped 20"])
   })
 
+  it("a walk interrupted while it waits for the page asked ahead (a slow answer) interrupts that page's request: nothing is left asking after the walk", async () => {
+    const l = listing(100)
+    const log: Array<string> = []
+    const arrive = (page: PageRequest) =>
+      page.key === undefined || page.key === null
+        ? arrivals(l, log)(page)
+        : Effect.zipRight(
+            Effect.sync(() => log.push(`asked ${page.key}`)),
+            Effect.onInterrupt(Effect.never, () => Effect.sync(() => log.push(`stopped asking ${page.key}`)))
+          )
+    const fiber = Effect.runFork(Stream.runDrain(walkAhead(arrive, { first: { limit: 10 } })))
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    await Effect.runPromise(Fiber.interrupt(fiber))
+    expect(log).toEqual(["came 0", "asked k10", "made 0", "stopped asking k10"])
+  })
+
   it("a page that cannot be trusted still has its rows made first, as without asking ahead, and nothing is asked after it", async () => {
     const l = listing(100, { repeatAt: 10 })
     const log: Array<string> = []
