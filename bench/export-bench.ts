@@ -339,8 +339,9 @@ const MEMORY_SIZES = { ordinary: [20_000, 50_000], large: [2_000, 5_000] } as co
  * user runs it (its own process, measured by /usr/bin/time) against a devnet of `blockCount`
  * blocks (its default mix, ~4 txs per block) whose txs carry `payload` bytes each (0: ordinary
  * txs, ~3 kB on the wire), at --memory-limit MEMORY_LIMIT (default 512MB) with concurrency 4 and
- * 16; for ordinary txs also at the default limit, concurrency 16 (the runs of earlier sessions).
- * Each line says whether the peak stayed under the limit.
+ * 16; for ordinary txs also at the default limit, concurrency 16 (the runs of earlier sessions);
+ * for large ones also txs and evm_txs together at concurrency 16 (evm_txs reads the txs again, to
+ * link receipts to their cosmos txs). Each line says whether the peak stayed under the limit.
  */
 const memory = async (blockCount: number, payload: number) => {
   const devnet = await startDevnetProcess(["--blocks", String(blockCount), "--seed", "7", "--tx-payload-bytes", String(payload)])
@@ -348,12 +349,12 @@ const memory = async (blockCount: number, payload: number) => {
   const records = payload > 0 ? `txs of ${payload} B payload` : "ordinary txs"
   try {
     // a smoke run exports once per concurrency, under the limit
-    const runs: Array<readonly [string | undefined, number]> = [
-      [MEMORY_LIMIT, 4],
-      [MEMORY_LIMIT, 16],
-      ...(SMOKE || payload > 0 ? [] : [[undefined, 16] as const])
+    const runs: Array<readonly [string | undefined, number, string]> = [
+      [MEMORY_LIMIT, 4, "txs"],
+      [MEMORY_LIMIT, 16, "txs"],
+      ...(payload > 0 ? [[MEMORY_LIMIT, 16, "txs,evm_txs"] as const] : SMOKE ? [] : [[undefined, 16, "txs"] as const])
     ]
-    for (const [limit, concurrency] of runs) {
+    for (const [limit, concurrency, datasets] of runs) {
       const out = mkdtempSync(join(tmpdir(), "chain-lake-bench-mem-"))
       const args = [
         "-f",
@@ -366,7 +367,7 @@ const memory = async (blockCount: number, payload: number) => {
         "--out",
         out,
         "--datasets",
-        "txs",
+        datasets,
         "--page-size",
         "1000",
         "--concurrency",
@@ -384,7 +385,7 @@ const memory = async (blockCount: number, payload: number) => {
       const peak = kb * 1024
       const verdict = limit ? (peak < limitBytes ? `, under the limit (${SMOKE ? "smoke size" : "goal"})` : `, PAST the limit`) : ""
       console.log(
-        `memory: chain-lake export of ${blockCount} blocks' txs (${records}), page 1000 × concurrency ${concurrency}, --memory-limit ${limit ?? "default"}: peak RSS ${(kb / 1024).toFixed(0)} MB in ${seconds.toFixed(1)} s${verdict}`
+        `memory: chain-lake export of ${blockCount} blocks' ${datasets.replace(",", " and ")} (${records}), page 1000 × concurrency ${concurrency}, --memory-limit ${limit ?? "default"}: peak RSS ${(kb / 1024).toFixed(0)} MB in ${seconds.toFixed(1)} s${verdict}`
       )
     }
   } finally {
