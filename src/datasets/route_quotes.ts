@@ -4,7 +4,6 @@
  * Partitioned by date of sampled_at; one file per sampling round (src/sampling/sampler.ts).
  */
 import { columnsOf, defineSample } from "../engine/Dataset.js"
-import { redact } from "../secrets/redact.js"
 import { date } from "../lake/layout.js"
 import type { RouterError } from "../router/errors.js"
 import { operationKind, type RouteResponse } from "../router/schemas.js"
@@ -256,9 +255,8 @@ export const routeQuotes = defineSample({
       "NoRouteError, BadPriceError, LowInfoError, RouterHttpError, RouterTimeout, … or NULL",
       (q) => q.error?._tag ?? null
     ),
-    // redacted: a router (or a gateway) may echo the request's key or credentials into its error text
     col("error_message", "VARCHAR", "the router's message, or NULL", (q) =>
-      q.error ? redact(q.error._tag === "RouterDecodeError" ? q.error.toString() : q.error.message) : null
+      q.error ? (q.error._tag === "RouterDecodeError" ? q.error.toString() : q.error.message) : null
     )
   ],
   key: ["round_id", "pair", "variant", "amount_in"],

@@ -4,7 +4,6 @@
  * and estimated against actual duration. Partitioned by date of observed_at (src/sampling/tracker.ts).
  */
 import { columnsOf, defineSample } from "../engine/Dataset.js"
-import { redact } from "../secrets/redact.js"
 import { date } from "../lake/layout.js"
 import { outcomeOf, transferEventsOf, type TxStatusResponse } from "../router/schemas.js"
 
@@ -100,8 +99,7 @@ export const transfers = defineSample({
       (o) => o.status.transfer_asset_release?.amount ?? null
     ),
     col("error_type", "VARCHAR", "error.type, or NULL", (o) => o.status.error?.type ?? null),
-    // redacted, as route_quotes' error_message
-    col("error_message", "VARCHAR", "error.message, or NULL", (o) => (o.status.error ? redact(o.status.error.message) : null)),
+    col("error_message", "VARCHAR", "error.message, or NULL", (o) => o.status.error?.message ?? null),
     col("registered_at", "TIMESTAMP", "when the tx was registered with /v2/tx/track (UTC)", (o) => o.tx.registeredAt),
     col("estimated_duration_s", "BIGINT", "the route's estimate, if given", (o) => o.tx.estimatedSeconds ?? null),
     col(

@@ -9,6 +9,7 @@ import type { Effect } from "effect"
 import type { Column, ColumnType, Row, Value } from "../lake/columns.js"
 import { partitionColumn, type DatePartitioning, type HeightBucketPartitioning, type Partitioning } from "../lake/layout.js"
 import type { FieldIssue } from "../schema/decode.js"
+import { redact } from "../secrets/redact.js"
 import type { ListRef, SourceFailure } from "./Source.js"
 
 /** The JavaScript values a column of each type accepts (JSON and lists as JSON text). */
@@ -340,7 +341,25 @@ export const defineSnapshot = <I>(d: {
   })
 }
 
-/** A sampled dataset: each item becomes one row by `columns`. */
+/**
+ * `column` with its text redacted (secrets/redact.ts): a router (or a gateway before it) may echo
+ * the request's key or credentials into any text it answers, a warning or a link as well as an
+ * error, and what a service said is stored as it said it.
+ */
+const redacted = <I>(column: ColumnOf<I>): ColumnOf<I> => {
+  if (column.type !== "VARCHAR" && column.type !== "JSON" && column.type !== "VARCHAR[]") return column
+  const value = column.value
+  const hide = (v: unknown) => (typeof v === "string" ? redact(v) : v)
+  return {
+    ...column,
+    value: (item, context) => {
+      const v = value(item, context)
+      return (Array.isArray(v) ? v.map(hide) : hide(v)) as ReturnType<typeof value>
+    }
+  }
+}
+
+/** A sampled dataset (a service's answers over time): each item becomes one row by `columns`, its text redacted. */
 export const defineSample = <I>(d: {
   readonly name: string
   readonly description: string
@@ -359,7 +378,7 @@ export const defineSample = <I>(d: {
     key: d.key,
     sortKey: d.sortKey,
     partition: d.partition,
-    toRow: rowBuilder(d.columns)
+    toRow: rowBuilder(d.columns.map(redacted))
   })
 
 /** The hive partition column a reader sees for `d` (height_bucket, snapshot_height or date). */

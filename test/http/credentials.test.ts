@@ -13,6 +13,7 @@ import { rememberSecret, rememberUrlSecrets } from "../../src/secrets/redact.js"
 import { runCli } from "../support/cli.js"
 import { json, proxiedDevnet, RESET, startProxy, text, type HostileRequest } from "../support/hostile.js"
 import { queryLake } from "../support/lake.js"
+import { bridgeAndBroadcast, FAST_POLL } from "../support/router.js"
 import { tempDirs } from "../support/tmp.js"
 
 let devnet: Devnet
@@ -162,6 +163,61 @@ describe("credentials for services behind a gateway", () => {
       await echo.close()
     }
   })
+
+  it("a router that echoes the request's key into a route's warning and a transfer's explorer links: no text column of route_quotes or transfers holds it", async () => {
+    /** `text` with the request's key in it, as a router might echo it */
+    const echoed = (r: HostileRequest) => `see https://explorer.example/tx?key=${String(r.headers["x-api-key"])}`
+    const echo = await startProxy(devnet.routerUrl, async (r, forward) => {
+      const reply = await forward()
+      if (reply.status !== 200 || reply.body === undefined) return reply
+      const body = JSON.parse(reply.body) as Record<string, unknown>
+      if (r.url.pathname.endsWith("/route")) body.warning = { type: "LOW_INFO_WARNING", message: echoed(r) }
+      // every tx a transfer event names gets an explorer link carrying the key
+      if (r.url.pathname === "/v2/tx/status")
+        JSON.stringify(body, (_k, v: unknown) => {
+          if (v && typeof v === "object" && typeof (v as { tx_hash?: unknown }).tx_hash === "string")
+            (v as Record<string, unknown>).explorer_link = echoed(r)
+          return v
+        })
+      return { ...reply, body: JSON.stringify(body) }
+    })
+    try {
+      const out = tmp()
+      const quotes = await runCli(["sample-routes", "--router-url", echo.url, "--header", `X-Api-Key: ${API_KEY}`, "--out", out])
+      expect(quotes.code, quotes.stderr).toBe(0)
+      const { txHash } = await bridgeAndBroadcast(devnet.routerUrl, "success")
+      const tracked = await runCli([
+        "track",
+        "--router-url",
+        echo.url,
+        "--header",
+        `X-Api-Key: ${API_KEY}`,
+        "--tx-hash",
+        txHash,
+        "--chain-id",
+        "noble-1",
+        "--out",
+        out,
+        ...FAST_POLL
+      ])
+      expect(tracked.code, tracked.stderr).toBe(0)
+      const warnings = await queryLake(
+        `SELECT warning_message FROM read_parquet('${out}/route_quotes/**/*.parquet') WHERE warning_message IS NOT NULL`
+      )
+      const hops = await queryLake(`SELECT hops FROM read_parquet('${out}/transfers/**/*.parquet') WHERE hops IS NOT NULL`)
+      // the echo reached the rows (else this test proves nothing), the key starred
+      expect(warnings.length).toBeGreaterThan(0)
+      expect(String(warnings[0].warning_message)).toBe("see https://explorer.example/tx?key=***")
+      expect(hops.map((h) => String(h.hops)).join("\n")).toContain("key=***")
+      const rows = [
+        ...(await queryLake(`SELECT * FROM read_parquet('${out}/route_quotes/**/*.parquet')`)),
+        ...(await queryLake(`SELECT * FROM read_parquet('${out}/transfers/**/*.parquet')`))
+      ]
+      expect(JSON.stringify(rows, (_k, v: unknown) => (typeof v === "bigint" ? String(v) : v))).not.toContain(API_KEY)
+    } finally {
+      await echo.close()
+    }
+  }, 60_000)
 
   it("a gateway that drops the first connection (a flaky one) is asked again: the export runs, and only a service that stays down is 'cannot reach'", async () => {
     const flaky = await servers.proxy((r, forward) => (r.index < 2 ? RESET : forward(r.path)))
