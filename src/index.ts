@@ -69,6 +69,7 @@ export { SinkError } from "./lake/sinkTypes.js"
 export {
   loadPlan,
   MetadataNotServedError,
+  InconsistentAnswerError,
   PlanError,
   RouterRefusedError,
   RouterUnavailableError,

@@ -149,15 +149,55 @@ export interface RoundWatcher {
 
 /** Commits `rows` of `dataset` as files named for `roundId`, one per UTC day of their sampled_at (datedFiles.ts). */
 const commitRows = (
-  dataset: Pick<SampleDataset<unknown>, "name" | "columns" | "sortKey" | "partition">,
+  dataset: Pick<SampleDataset<unknown>, "name" | "columns" | "key" | "sortKey" | "partition">,
   rows: ReadonlyArray<Row>,
   roundId: string,
   onCommitted: SampleCommitted | undefined
 ) =>
   Effect.gen(function* () {
+    const kept = yield* oncePerKey(dataset, rows)
     yield* (yield* Manifests).open(dataset.name, "sample", dataset.columns)
-    return yield* commitByDate(dataset, rows, roundId, onCommitted && ((files) => onCommitted(dataset.name, files)))
+    return yield* commitByDate(dataset, kept, roundId, onCommitted && ((files) => onCommitted(dataset.name, files)))
   })
+
+/**
+ * An answer that contradicts itself (one key twice with different values, an asset under another
+ * chain's key): which part holds would be a guess, so none of it is stored.
+ */
+export class InconsistentAnswerError extends Data.TaggedError("InconsistentAnswerError")<{ readonly message: string }> {}
+
+/** A row's values as text, bigints too. */
+const textOf = (values: ReadonlyArray<unknown>) => JSON.stringify(values, (_k, v: unknown) => (typeof v === "bigint" ? `${v}n` : v))
+
+/**
+ * `rows` of `dataset` with each key once: an answer that lists an entry twice as it is (a router's
+ * assets list repeating one) gives one row; two rows of one key that differ fail (InconsistentAnswerError).
+ */
+const oncePerKey = (
+  dataset: Pick<SampleDataset<unknown>, "name" | "columns" | "key">,
+  rows: ReadonlyArray<Row>
+): Effect.Effect<ReadonlyArray<Row>, InconsistentAnswerError> => {
+  const keyAt = dataset.key.map((name) => dataset.columns.findIndex((c) => c.name === name))
+  const seen = new Map<string, Row>()
+  for (const row of rows) {
+    const key = textOf(keyAt.map((i) => row[i]))
+    const before = seen.get(key)
+    if (before === undefined) seen.set(key, row)
+    else if (textOf(before) !== textOf(row)) {
+      // (the key's time columns are the read's: the same in every row of it)
+      const named = keyAt.filter((i) => dataset.columns[i].type !== "TIMESTAMP").map((i) => `${dataset.columns[i].name} ${String(row[i])}`)
+      const differs = dataset.columns.flatMap((c, i) =>
+        textOf([before[i]]) === textOf([row[i]]) ? [] : [`${c.name} ${String(before[i])} and ${String(row[i])}`]
+      )
+      return Effect.fail(
+        new InconsistentAnswerError({
+          message: `${dataset.name}: the router's answer lists ${named.join(", ")} twice, with different values (${differs.join("; ")}): none of it is stored`
+        })
+      )
+    }
+  }
+  return Effect.succeed(seen.size === rows.length ? rows : [...seen.values()])
+}
 
 /** Told of each commit of a round's datasets once it went through (engine/commit.ts OnCommitted): a stopped run's report counts it. */
 export type SampleCommitted = (dataset: string, files: ReadonlyArray<CommittedFile>) => void
@@ -216,9 +256,17 @@ export const sampleReference = (roundId: string, wanted: MetadataWanted = METADA
     const result: { assets?: number; chains?: number; notServed: Array<NotServed> } = { notServed: [] }
     for (const read of [assets, chains]) if (read && !("value" in read)) result.notServed.push(read)
     if (assets && "value" in assets) {
-      const rows = Object.values(assets.value.chain_to_assets_map).flatMap((c) =>
-        c.assets.map((asset) => routerAssets.toRow({ sampledAt, asset }))
+      const map = assets.value.chain_to_assets_map
+      const misplaced = Object.entries(map).flatMap(([chain, c]) =>
+        c.assets.filter((a) => a.chain_id !== chain).map((a) => [chain, a] as const)
       )
+      if (misplaced.length > 0) {
+        const [chain, a] = misplaced[0]
+        return yield* new InconsistentAnswerError({
+          message: `router_assets: the router's answer lists ${a.chain_id}/${a.denom} among the assets of ${chain}: none of it is stored`
+        })
+      }
+      const rows = Object.values(map).flatMap((c) => c.assets.map((asset) => routerAssets.toRow({ sampledAt, asset })))
       yield* commitRows(routerAssets, rows, roundId, onCommitted)
       result.assets = rows.length
     }

@@ -183,6 +183,65 @@ describe("route sampling", () => {
     }
   })
 
+  it("the router's lists that repeat an entry as it is store it once; one that lists a key twice with different values, or an asset under another chain's key, is refused in one line, nothing of it stored", async () => {
+    type Assets = { chain_to_assets_map: Record<string, { assets: Array<Record<string, unknown>> }> }
+    type Chains = { chains: Array<Record<string, unknown>> }
+    const serving = (edit: (assets: Assets, chains: Chains) => void) =>
+      startProxy(devnet.routerUrl, async (req, forward) => {
+        const reply = await forward()
+        if (reply.status !== 200 || reply.body === undefined) return reply
+        if (req.url.pathname !== "/v2/fungible/assets" && req.url.pathname !== "/v2/info/chains") return reply
+        const assets = (req.url.pathname === "/v2/fungible/assets" ? JSON.parse(reply.body) : { chain_to_assets_map: {} }) as Assets
+        const chains = (req.url.pathname === "/v2/info/chains" ? JSON.parse(reply.body) : { chains: [] }) as Chains
+        edit(assets, chains)
+        return { ...reply, body: JSON.stringify(req.url.pathname === "/v2/fungible/assets" ? assets : chains) }
+      })
+    const noble = (a: Assets) => a.chain_to_assets_map["noble-1"]?.assets
+    const cases: Array<[string, (assets: Assets, chains: Chains) => void, string | undefined]> = [
+      [
+        "repeated as they are",
+        (a, c) => {
+          noble(a)?.push({ ...noble(a)![0] })
+          if (c.chains.length > 0) c.chains.push({ ...c.chains[0] })
+        },
+        undefined
+      ],
+      [
+        "one key, two decimals",
+        (a) => void noble(a)?.push({ ...noble(a)![0], decimals: 18, symbol: "FAKE" }),
+        "chain-lake: error: router_assets: the router's answer lists chain_id noble-1, denom uusdc twice, with different values (symbol USDC and FAKE; decimals 6 and 18): none of it is stored"
+      ],
+      [
+        "an asset under another chain",
+        (a) => void noble(a)?.push({ ...noble(a)![0], chain_id: "osmosis-1", denom: "uosmo" }),
+        "chain-lake: error: router_assets: the router's answer lists osmosis-1/uosmo among the assets of noble-1: none of it is stored"
+      ]
+    ]
+    for (const [what, edit, refusal] of cases) {
+      const proxy = await serving(edit)
+      try {
+        const out = tmp()
+        const r = await runCli(["sample-routes", "--router-url", proxy.url, "--out", out])
+        const assets = () => queryLake(`SELECT chain_id, denom, count(*) n FROM ${scan(out, "router_assets")} GROUP BY ALL HAVING n > 1`)
+        if (refusal === undefined) {
+          expect(r.code, `${what}: ${r.stderr}`).toBe(0)
+          expect(await assets(), what).toEqual([])
+          const [chains] = await queryLake(`SELECT count(*) - count(DISTINCT chain_id) AS twice FROM ${scan(out, "router_chains")}`)
+          expect(Number(chains.twice), what).toBe(0)
+        } else {
+          expect(r.code, what).toBe(1)
+          expect(r.stderr.trim().split("\n").at(-1), what).toBe(refusal)
+          expect(
+            existsSync(join(out, "router_assets")) && readdirSync(join(out, "router_assets")).some((f) => !f.startsWith("_")),
+            what
+          ).toBe(false)
+        }
+      } finally {
+        await proxy.close()
+      }
+    }
+  }, 60_000)
+
   it("the CLI against `chain-lake devnet --no-router-metadata`: a notice and exit 0; router_assets named with --datasets fails with one line, the quotes kept; track completes", async () => {
     const { child, stdout } = await startCli(["devnet", "--seed", "5", "--blocks", "10", "--no-router-metadata"], /router_url=\S+\n/)
     const routerUrl = /router_url=(\S+)/.exec(stdout())![1]
