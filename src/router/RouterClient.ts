@@ -34,7 +34,8 @@ type Json = Record<string, unknown>
 
 /**
  * Where a route answers another question than the one asked: another source or destination asset,
- * or another amount in. Such a route was signed for as asked (bridge printed a MsgTransfer of 1
+ * another amount in, or a path (chain_ids, the first operation) that starts or ends elsewhere or
+ * moves another amount. Such a route was signed for as asked (bridge printed a MsgTransfer of 1
  * for an ask of 1000000) and stored as a quote of the pair asked. Hex denoms compare without case
  * (EVM addresses come checksummed or not); amounts as numbers (no leading zeros).
  */
@@ -48,14 +49,30 @@ const answerMismatch = (asked: R.RouteRequest, route: R.RouteResponse): { path: 
       return { path: field, message: `the route is for ${JSON.stringify(route[field])}, but ${JSON.stringify(asked[field])} was asked` }
   if (BigInt(asked.amount_in) !== BigInt(route.amount_in))
     return { path: "amount_in", message: `the route moves ${route.amount_in}, but ${asked.amount_in} was asked` }
+  const [first, last] = [route.chain_ids[0], route.chain_ids.at(-1)]
+  if (first !== asked.source_asset_chain_id || last !== asked.dest_asset_chain_id)
+    return {
+      path: "chain_ids",
+      message: `the route's chains run ${JSON.stringify(route.chain_ids)}, but ${asked.source_asset_chain_id} to ${asked.dest_asset_chain_id} was asked`
+    }
+  const start = route.operations[0]
+  if (start && BigInt(start.amount_in) !== BigInt(route.amount_in))
+    return {
+      path: "operations[0].amount_in",
+      message: `the route's first operation moves ${start.amount_in}, but the route ${route.amount_in}`
+    }
   return undefined
 }
 
-/** A route's answer: a 200 with no operations is the router saying "no routes found"; a route answering another question than `asked` is refused. */
+/**
+ * A route's answer: a 200 with a message and no operations is the router saying "no routes found"
+ * (any other body without operations, `{}` or a gateway's `{"error": …}`, is no route's answer: it
+ * fails decoding); a route answering another question than `asked` is refused.
+ */
 const readRoute = (asked: R.RouteRequest, json: unknown): Effect.Effect<R.RouteResponse, RouterError> => {
   const o = json as Json
-  if (typeof o === "object" && o !== null && !("operations" in o))
-    return Effect.fail(new NoRouteError({ message: typeof o.message === "string" ? o.message : "no routes found", status: 200 }))
+  if (typeof o === "object" && o !== null && !Array.isArray(o) && !("operations" in o) && typeof o.message === "string")
+    return Effect.fail(new NoRouteError({ message: o.message, status: 200 }))
   const decoded = decodeAnswer("route", json)
   if (Either.isLeft(decoded)) return Effect.fail(decoded.left)
   const mismatch = answerMismatch(asked, decoded.right)

@@ -68,7 +68,7 @@ const answerError = (endpoint: RouterEndpoint, url: string, res: Fetched, json: 
     endpoint === "route" &&
     (code === 12 ||
       (res.status === 404 && code === 5 && /route/i.test(message)) ||
-      (res.status === 400 && reason === undefined && !/\binvalid\b|\brequired\b/i.test(message)))
+      (res.status === 400 && body._tag === "Some" && reason === undefined && !/\binvalid\b|\brequired\b/i.test(message)))
   )
     return new NoRouteError({ message: info ? `${message} (${info})` : message, status: res.status })
   return new RouterHttpError({ status: res.status, url, code, body: message, retryAfterMs: parseRetryAfter(res.headers["retry-after"]) })

@@ -61,9 +61,17 @@ export class MetadataNotServedError extends Data.TaggedError("MetadataNotServedE
 /** Whether the router refused the request itself (401, 403: the credentials), which says nothing of the route asked. */
 const refused = (e: RouterError): boolean => e._tag === "RouterHttpError" && (e.status === 401 || e.status === 403)
 
-/** Whether a quote's failure is the router not answering, rather than an answer (no route, a bad price, a malformed route). */
+/**
+ * Whether a quote's failure is the router not answering, rather than an answer (no route, a bad
+ * price, a malformed route): no answer in time or at all, a 5xx or 429, and what is no router's
+ * answer: a body that is not a JSON object (a gateway's HTML or text page, `null`), or an error
+ * without the router's JSON error body (a gateway's 404 page).
+ */
 const notAnswered = (e: RouterError): boolean =>
-  e._tag === "RouterTimeout" || e._tag === "RouterNetworkError" || (e._tag === "RouterHttpError" && (e.status >= 500 || e.status === 429))
+  e._tag === "RouterTimeout" ||
+  e._tag === "RouterNetworkError" ||
+  (e._tag === "RouterHttpError" && (e.status >= 500 || e.status === 429 || e.code === undefined)) ||
+  (e._tag === "RouterDecodeError" && e.path === "")
 
 export const loadPlan = (path: string) =>
   Effect.gen(function* () {

@@ -59,7 +59,10 @@ describe("RouterClient", () => {
       otherChain: (r) => (r.dest_asset_chain_id = "evil-1"),
       otherSource: (r) => (r.source_asset_denom = "uother"),
       lessIn: (r) => (r.amount_in = "1"),
-      opAmount: (r) => ((r.operations as Array<Record<string, unknown>>)[0].amount_out = "-5")
+      opAmount: (r) => ((r.operations as Array<Record<string, unknown>>)[0].amount_out = "-5"),
+      // the top-level fields as asked, the path another pair's
+      otherPath: (r) => (r.chain_ids = ["osmosis-1", "cosmoshub-4"]),
+      otherStart: (r) => ((r.operations as Array<Record<string, unknown>>)[0].amount_in = "1")
     }
     let mode = ""
     const proxy = await startProxy(devnet.routerUrl, async (request, forward) => {
@@ -87,7 +90,9 @@ describe("RouterClient", () => {
         otherChain: { tag: "RouterDecodeError", path: "dest_asset_chain_id" },
         otherSource: { tag: "RouterDecodeError", path: "source_asset_denom" },
         lessIn: { tag: "RouterDecodeError", path: "amount_in" },
-        opAmount: { tag: "RouterDecodeError", path: "operations[0].amount_out" }
+        opAmount: { tag: "RouterDecodeError", path: "operations[0].amount_out" },
+        otherPath: { tag: "RouterDecodeError", path: "chain_ids" },
+        otherStart: { tag: "RouterDecodeError", path: "operations[0].amount_in" }
       })
       // the same answer unspoiled passes, denoms compared without case and amounts as numbers
       mode = ""
@@ -97,6 +102,44 @@ describe("RouterClient", () => {
         proxy.url
       )
       expect(ok.amount_in).toBe("5000000")
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  it("takes for 'no route' only the router's own answers of it: a 200 body with operations missing and no message, an array, or a gateway's HTML 400 is no such answer", async () => {
+    const bodies: Record<string, { status: number; body: string; type: string }> = {
+      empty: { status: 200, body: "{}", type: "application/json" },
+      array: { status: 200, body: "[]", type: "application/json" },
+      gateway: { status: 200, body: '{"error":"upstream connect error"}', type: "application/json" },
+      html400: { status: 400, body: "<html><body>400 Bad Request</body></html>", type: "text/html" },
+      quirk: { status: 200, body: '{"message":"no routes found"}', type: "application/json" },
+      initia: { status: 400, body: '{"code":3,"message":"no routes found","details":[]}', type: "application/json" }
+    }
+    let mode = "empty"
+    const proxy = await startProxy(devnet.routerUrl, (request, forward) =>
+      request.url.pathname.endsWith("/route")
+        ? { status: bodies[mode].status, headers: { "content-type": bodies[mode].type }, body: bodies[mode].body }
+        : forward()
+    )
+    try {
+      const seen: Record<string, string> = {}
+      for (const m of Object.keys(bodies)) {
+        mode = m
+        const e = await run(
+          Effect.flip(Effect.flatMap(RouterClient, (r) => r.route(req(ASSETS.nobleUsdc, ASSETS.arbUsdc, "5000000")))),
+          proxy.url
+        )
+        seen[m] = e._tag
+      }
+      expect(seen).toEqual({
+        empty: "RouterDecodeError",
+        array: "RouterDecodeError",
+        gateway: "RouterDecodeError",
+        html400: "RouterHttpError",
+        quirk: "NoRouteError",
+        initia: "NoRouteError"
+      })
     } finally {
       await proxy.close()
     }

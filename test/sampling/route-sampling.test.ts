@@ -335,7 +335,7 @@ describe("route sampling", () => {
       return forward()
     })
     const plan = join(tmp(), "plan.json")
-    const amounts = Array.from({ length: 8 }, (_, k) => String(1_000_000 * (k + 1)))
+    const amounts = Array.from({ length: 16 }, (_, k) => String(1_000_000 * (k + 1)))
     writeFileSync(
       plan,
       JSON.stringify({
@@ -345,13 +345,14 @@ describe("route sampling", () => {
     )
     const out = tmp()
     try {
-      // (8 asks one at a time, 0.5 s each: the round runs about 4 s, across the midnight 3 s after the start)
+      // (16 asks one at a time, 0.5 s each: the round runs about 8 s, across the midnight 5 s after the process starts,
+      // however long its start takes on a loaded machine, up to 5 s)
       const r = await runCli(
         ["sample-routes", "--router-url", slow.url, "--plan", plan, "--out", out, "--concurrency", "1", "--datasets", "route_quotes"],
         {
           env: {
             NODE_OPTIONS: `--import ${join(import.meta.dirname, "../support/clock-near-midnight.mjs")}`,
-            CLOCK_MIDNIGHT_IN_MS: "3000"
+            CLOCK_MIDNIGHT_IN_MS: "5000"
           }
         }
       )
@@ -359,7 +360,7 @@ describe("route sampling", () => {
       const rows = await queryLake(
         `SELECT CAST(date AS VARCHAR) AS date, strftime(sampled_at, '%Y-%m-%d') AS day FROM ${scan(out, "route_quotes")}`
       )
-      expect(rows).toHaveLength(8)
+      expect(rows).toHaveLength(16)
       expect(new Set(rows.map((row) => row.day)).size).toBe(2)
       for (const row of rows) expect(row.date).toBe(row.day)
     } finally {
@@ -462,6 +463,33 @@ describe("route sampling", () => {
       }
     } finally {
       await down.close()
+    }
+  })
+
+  it("a round of answers that are no router's (a gateway's HTML page with 200, a JSON null, a text 404 page) is an outage too: nothing of it stored", async () => {
+    const pages: Record<string, { status: number; type: string; body: string }> = {
+      maintenance: { status: 200, type: "text/html", body: "<html><body>down for maintenance</body></html>" },
+      nothing: { status: 200, type: "application/json", body: "null" },
+      missing: { status: 404, type: "text/plain", body: "404 page not found" }
+    }
+    for (const [what, page] of Object.entries(pages)) {
+      const gateway = await startProxy(devnet.routerUrl, (r, forward) =>
+        r.url.pathname.endsWith("/route") ? { status: page.status, headers: { "content-type": page.type }, body: page.body } : forward()
+      )
+      const out = tmp()
+      try {
+        const failed = await sample(gateway.url, out, 1, 1).then(
+          () => "stored",
+          (e: unknown) => String(e)
+        )
+        expect(failed, what).toMatch(/RouterUnavailableError.*the router answered none of the round's \d+ asks/)
+        expect(
+          readdirSync(out).filter((f) => f === "route_quotes"),
+          what
+        ).toEqual([])
+      } finally {
+        await gateway.close()
+      }
     }
   })
 
