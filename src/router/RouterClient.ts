@@ -99,6 +99,71 @@ const msgsRuleBroken = (routeResponse: R.RouteResponse, options: MsgsOptions): R
   return undefined
 }
 
+/** a tx's part to sign, whichever VM it is for */
+const signedPart = (tx: R.MsgsTx) => tx.cosmos_tx ?? tx.evm_tx ?? tx.svm_tx
+
+/** The IBC transfer of a cosmos msg, where it is one: the coin it sends. */
+const ibcTransferToken = (msg: {
+  readonly msg: string
+  readonly msg_type_url: string
+}): { denom?: unknown; amount?: unknown } | undefined => {
+  if (msg.msg_type_url !== "/ibc.applications.transfer.v1.MsgTransfer") return undefined
+  try {
+    return ((JSON.parse(msg.msg) as { token?: { denom?: unknown; amount?: unknown } }).token ?? {}) as { denom?: unknown; amount?: unknown }
+  } catch {
+    return {}
+  }
+}
+
+/**
+ * Where msgs to sign contradict the route they were asked for and the addresses given: no tx, a
+ * tx on a chain off the route or signed by another address than the one given for its chain, a
+ * first tx elsewhere than the source chain or whose IBC transfer sends another coin or amount,
+ * a minimum out above the route's amount out. They would be signed as printed.
+ */
+const msgsMismatch = (
+  route: R.RouteResponse,
+  options: MsgsOptions,
+  answer: R.MsgsResponse
+): { path: string; message: string } | undefined => {
+  if (answer.txs.length === 0) return { path: "txs", message: "the router gave no tx to sign" }
+  const lower = (s: string) => (s.startsWith("0x") ? s.toLowerCase() : s)
+  for (const [i, tx] of answer.txs.entries()) {
+    const part = signedPart(tx)
+    if (part === undefined) continue
+    const at = `txs[${i}].${tx.cosmos_tx ? "cosmos_tx" : tx.evm_tx ? "evm_tx" : "svm_tx"}`
+    if (!route.chain_ids.includes(part.chain_id))
+      return { path: `${at}.chain_id`, message: `a tx on ${part.chain_id}, which the route (${route.chain_ids.join(" → ")}) does not pass` }
+    if (i === 0 && part.chain_id !== route.source_asset_chain_id)
+      return {
+        path: `${at}.chain_id`,
+        message: `the first tx is on ${part.chain_id}, but the route starts on ${route.source_asset_chain_id}`
+      }
+    const given = options.addresses[part.chain_id]
+    if (given === undefined || lower(given) !== lower(part.signer_address))
+      return {
+        path: `${at}.signer_address`,
+        message: `signed by ${part.signer_address}, but the address given for ${part.chain_id} is ${given ?? "none"}`
+      }
+  }
+  const first = answer.txs[0].cosmos_tx?.msgs[0]
+  const token = first && ibcTransferToken(first)
+  if (
+    token &&
+    (token.denom !== route.source_asset_denom ||
+      typeof token.amount !== "string" ||
+      !/^\d+$/.test(token.amount) ||
+      BigInt(token.amount) !== BigInt(route.amount_in))
+  )
+    return {
+      path: "txs[0].cosmos_tx.msgs[0].msg",
+      message: `its IBC transfer sends ${String(token.amount)} ${String(token.denom)}, but the route ${route.amount_in} ${route.source_asset_denom}`
+    }
+  if (answer.min_amount_out != null && BigInt(answer.min_amount_out) > BigInt(route.amount_out))
+    return { path: "min_amount_out", message: `at least ${answer.min_amount_out} out, above the route's ${route.amount_out}` }
+  return undefined
+}
+
 /** The body of a msgs request for `routeResponse`: its assets, amounts and operations, and an address per required chain. */
 const msgsBody = (routeResponse: R.RouteResponse, options: MsgsOptions): Json => ({
   source_asset_denom: routeResponse.source_asset_denom,
@@ -167,7 +232,13 @@ export const makeRouterClient = (config: RouterClientConfig) =>
     const msgs = (routeResponse: R.RouteResponse, options: MsgsOptions): Effect.Effect<R.MsgsResponse, RouterError> =>
       Effect.suspend(() => {
         const broken = msgsRuleBroken(routeResponse, options)
-        return broken ? Effect.fail(broken) : requests.call("msgs", { json: msgsBody(routeResponse, options) })
+        if (broken) return Effect.fail(broken)
+        return Effect.flatMap(requests.call("msgs", { json: msgsBody(routeResponse, options) }), (answer) => {
+          const mismatch = msgsMismatch(routeResponse, options, answer)
+          return mismatch
+            ? Effect.fail(new RouterDecodeError({ endpoint: "msgs", path: mismatch.path, message: mismatch.message, truncated: false }))
+            : Effect.succeed(answer)
+        })
       })
 
     const track = (txHash: string, chainId: string) => trackOnce(requests, policy, retries, tracked, txHash, chainId)

@@ -145,6 +145,56 @@ describe("RouterClient", () => {
     }
   })
 
+  it("refuses msgs that contradict their route or the addresses given (they would be signed as printed): no tx, another signer, a chain off the route, another amount, a minimum above the route's", async () => {
+    type Tx = { cosmos_tx?: { chain_id: string; signer_address: string; msgs: Array<{ msg: string; msg_type_url: string }> } }
+    type Msgs = { txs: Array<Tx>; min_amount_out?: string }
+    const spoil: Record<string, (m: Msgs) => void> = {
+      none: (m) => (m.txs = []),
+      signer: (m) => (m.txs[0].cosmos_tx!.signer_address = "noble1attackerattackerattackerattackerxyz"),
+      offRoute: (m) => (m.txs[0].cosmos_tx!.chain_id = "osmosis-1"),
+      amount: (m) => {
+        const msg = m.txs[0].cosmos_tx!.msgs[0]
+        const body = JSON.parse(msg.msg) as { token: { amount: string } }
+        body.token.amount = "1"
+        msg.msg = JSON.stringify(body)
+      },
+      minimum: (m) => (m.min_amount_out = "999999999999")
+    }
+    let mode = ""
+    const proxy = await startProxy(devnet.routerUrl, async (request, forward) => {
+      const answer = await forward()
+      if (!request.url.pathname.endsWith("/msgs") || !mode) return answer
+      const msgs = JSON.parse(answer.body) as Msgs
+      spoil[mode](msgs)
+      return json(msgs)
+    })
+    try {
+      const ask = Effect.gen(function* () {
+        const r = yield* RouterClient
+        const route = yield* r.route(req(ASSETS.nobleUsdc, ASSETS.l2Usdc, "2500000"))
+        const addresses = Object.fromEntries(route.required_chain_addresses.map((c) => [c, addressOf(c)]))
+        return yield* r.msgs(route, { addresses, slippageTolerancePercent: "0.5" })
+      })
+      const unspoiled = await run(ask, proxy.url)
+      expect(unspoiled.txs[0].cosmos_tx?.msgs[0].msg_type_url).toBe("/ibc.applications.transfer.v1.MsgTransfer")
+      const seen: Record<string, unknown> = {}
+      for (const m of Object.keys(spoil)) {
+        mode = m
+        const e = await run(Effect.flip(ask), proxy.url)
+        seen[m] = { tag: e._tag, path: (e as { path?: string }).path }
+      }
+      expect(seen).toEqual({
+        none: { tag: "RouterDecodeError", path: "txs" },
+        signer: { tag: "RouterDecodeError", path: "txs[0].cosmos_tx.signer_address" },
+        offRoute: { tag: "RouterDecodeError", path: "txs[0].cosmos_tx.chain_id" },
+        amount: { tag: "RouterDecodeError", path: "txs[0].cosmos_tx.msgs[0].msg" },
+        minimum: { tag: "RouterDecodeError", path: "min_amount_out" }
+      })
+    } finally {
+      await proxy.close()
+    }
+  })
+
   it("enforces the flow rules: addresses for every required chain, a signed op-hook when required, track once", async () => {
     const out = await run(
       Effect.gen(function* () {
