@@ -27,7 +27,11 @@ export interface Quote {
   readonly error?: RouterError
 }
 
-const num = (s: string | null | undefined) => (s === undefined || s === null || s === "" ? null : Number(s))
+/** A router's decimal text as a number: NULL where it is none ("", "N/A", "$0.99") or past a double ("1e400"), not NaN or Infinity */
+const num = (s: string | null | undefined) => {
+  const n = s === undefined || s === null || s === "" ? Number.NaN : Number(s)
+  return Number.isFinite(n) ? n : null
+}
 const fees = (r: RouteResponse) => r.estimated_fees ?? []
 /** The USD of `some` fees: 0 for none, NULL where one of them has no USD price (its worth is unknown, not 0). */
 const usdOf = (some: ReturnType<typeof fees>) => {

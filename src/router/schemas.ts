@@ -15,6 +15,12 @@ const OptionalAmount = Schema.transform(Schema.String, Schema.UndefinedOr(Schema
 })
 /** An amount in base units: digits only (a sign, a fraction or "lots" is not an amount; they were stored as quotes). */
 const BaseUnits = Schema.String.pipe(Schema.pattern(/^[0-9]+$/))
+/** A count or index the lake stores as INTEGER: 0..2^31-1 (a router's 2^40 or -1 is no count; it failed the whole round at the write) */
+const Count = Schema.Int.pipe(Schema.between(0, 2_147_483_647))
+/** Seconds, stored as BIGINT: a whole number, not negative, exact in a double */
+const Seconds = Schema.Int.pipe(Schema.between(0, Number.MAX_SAFE_INTEGER))
+/** An asset's decimals: whole tokens = base units / 10^decimals (6.5 or 1e12 is none) */
+const Decimals = Schema.Int.pipe(Schema.between(0, 255))
 /** BaseUnits where "" means absent. */
 const OptionalBaseUnits = Schema.transform(Schema.String.pipe(Schema.pattern(/^([0-9]+)?$/)), Schema.UndefinedOr(Schema.String), {
   strict: true,
@@ -44,7 +50,7 @@ const Asset = Schema.Struct(
     origin_chain_id: Schema.String,
     symbol: opt(Schema.NullOr(Schema.String)),
     name: opt(Schema.NullOr(Schema.String)),
-    decimals: opt(Schema.NullOr(Schema.Number)),
+    decimals: opt(Schema.NullOr(Decimals)),
     is_evm: opt(Schema.NullOr(Schema.Boolean)),
     coingecko_id: opt(Schema.NullOr(Schema.String))
   },
@@ -135,12 +141,12 @@ export const RouteResponse = Schema.Struct({
   estimated_amount_out: opt(OptionalBaseUnits),
   swap_venues: opt(Schema.NullOr(Schema.Array(SwapVenue))),
   swap_venue: opt(Schema.NullOr(SwapVenue)),
-  txs_required: Schema.Int,
+  txs_required: Count,
   usd_amount_in: opt(OptionalAmount),
   usd_amount_out: opt(OptionalAmount),
   swap_price_impact_percent: opt(Schema.NullOr(OptionalAmount)),
   estimated_fees: opt(Schema.NullOr(Schema.Array(Fee))),
-  estimated_route_duration_seconds: Schema.NullOr(Schema.Int),
+  estimated_route_duration_seconds: Schema.NullOr(Seconds),
   warning: opt(Schema.NullOr(RouteWarning)),
   extra_warnings: opt(Schema.NullOr(Schema.Array(Schema.String))),
   extra_infos: opt(Schema.NullOr(Schema.Array(Schema.String))),
@@ -248,7 +254,7 @@ const TransferAssetRelease = Schema.Struct({
 const TransferStatus = Schema.Struct({
   state: Schema.String,
   transfer_sequence: Schema.Array(TransferEvent),
-  next_blocking_transfer: opt(Schema.NullOr(Schema.Struct({ transfer_sequence_index: Schema.Int }))),
+  next_blocking_transfer: opt(Schema.NullOr(Schema.Struct({ transfer_sequence_index: Count }))),
   transfer_asset_release: opt(Schema.NullOr(TransferAssetRelease)),
   error: opt(Schema.NullOr(StatusError))
 })
@@ -257,7 +263,7 @@ export const TxStatusResponse = Schema.Struct({
   transfers: opt(Schema.Array(TransferStatus)),
   // deprecated in the router's OpenAPI document in favour of `transfers`: a router may leave it out
   transfer_sequence: opt(Schema.Array(TransferEvent)),
-  next_blocking_transfer: opt(Schema.NullOr(Schema.Struct({ transfer_sequence_index: Schema.Int }))),
+  next_blocking_transfer: opt(Schema.NullOr(Schema.Struct({ transfer_sequence_index: Count }))),
   transfer_asset_release: opt(Schema.NullOr(TransferAssetRelease)),
   error: opt(Schema.NullOr(StatusError)),
   status: opt(Schema.String)

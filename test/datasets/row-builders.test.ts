@@ -300,6 +300,22 @@ describe("route_quotes rows", () => {
     })
   })
 
+  it("a USD text that is no number ('N/A', '$0.99') or past a double ('1e400', 'Infinity') is NULL, not NaN or Infinity, and so are the sums it is part of", () => {
+    for (const text of ["N/A", "$0.99", "abc", "1e400", "Infinity", "-Infinity"]) {
+      const odd = {
+        ...route,
+        usd_amount_in: text,
+        usd_amount_out: text,
+        swap_price_impact_percent: text,
+        estimated_fees: [{ ...route.estimated_fees![0], usd_amount: text }]
+      } as RouteResponse
+      const row = named(routeQuoteColumns, routeQuoteRow(asked, { route: odd }))
+      expect(row, text).toMatchObject({ usd_amount_in: null, usd_amount_out: null, price_impact_percent: null })
+      for (const [column, value] of Object.entries(row))
+        if (typeof value === "number") expect(Number.isFinite(value), `${text}: ${column}`).toBe(true)
+    }
+  })
+
   it("a failed quote is a row: what was asked, no route values, the error's kind and message", () => {
     const r = named(routeQuoteColumns, routeQuoteRow(asked, { error: new NoRouteError({ message: "no routes found", status: 200 }) }))
     const routeColumns = routeQuoteColumns.slice(12, -3).map((c) => c.name)

@@ -62,7 +62,10 @@ describe("RouterClient", () => {
       opAmount: (r) => ((r.operations as Array<Record<string, unknown>>)[0].amount_out = "-5"),
       // the top-level fields as asked, the path another pair's
       otherPath: (r) => (r.chain_ids = ["osmosis-1", "cosmoshub-4"]),
-      otherStart: (r) => ((r.operations as Array<Record<string, unknown>>)[0].amount_in = "1")
+      otherStart: (r) => ((r.operations as Array<Record<string, unknown>>)[0].amount_in = "1"),
+      // counts past what the lake's INTEGER holds, or below 0 (one such quote failed the round at the write)
+      hugeCount: (r) => (r.txs_required = 2 ** 40),
+      negativeTime: (r) => (r.estimated_route_duration_seconds = -5)
     }
     let mode = ""
     const proxy = await startProxy(devnet.routerUrl, async (request, forward) => {
@@ -92,7 +95,9 @@ describe("RouterClient", () => {
         lessIn: { tag: "RouterDecodeError", path: "amount_in" },
         opAmount: { tag: "RouterDecodeError", path: "operations[0].amount_out" },
         otherPath: { tag: "RouterDecodeError", path: "chain_ids" },
-        otherStart: { tag: "RouterDecodeError", path: "operations[0].amount_in" }
+        otherStart: { tag: "RouterDecodeError", path: "operations[0].amount_in" },
+        hugeCount: { tag: "RouterDecodeError", path: "txs_required" },
+        negativeTime: { tag: "RouterDecodeError", path: "estimated_route_duration_seconds" }
       })
       // the same answer unspoiled passes, denoms compared without case and amounts as numbers
       mode = ""
