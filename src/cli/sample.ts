@@ -34,9 +34,20 @@ const metadataWanted = (names: Option.Option<ReadonlyArray<string>>): MetadataWa
   return { router_assets: want("router_assets"), router_chains: want("router_chains") }
 }
 
-/** The one notice line of metadata datasets skipped because the router does not serve their endpoints. */
-const notServedNotice = (skipped: ReadonlyArray<NotServed>) =>
-  `notice: the router does not serve ${skipped.map((s) => `${s.endpoint} (${s.status})`).join(" nor ")}: ${skipped.map((s) => s.dataset).join(" and ")} skipped (not served); the route quotes are sampled`
+/** The notice lines of metadata datasets skipped: one for those whose endpoints the router does not serve, one for each it failed to answer. */
+const notServedNotices = (skipped: ReadonlyArray<NotServed>): Array<string> => {
+  const unserved = skipped.filter((s) => s.failure === undefined)
+  return [
+    ...(unserved.length > 0
+      ? [
+          `notice: the router does not serve ${unserved.map((s) => `${s.endpoint} (${s.status})`).join(" nor ")}: ${unserved.map((s) => s.dataset).join(" and ")} skipped (not served); the route quotes are sampled`
+        ]
+      : []),
+    ...skipped.flatMap((s) =>
+      s.failure === undefined ? [] : [`notice: ${s.dataset} not read this run (${s.failure}); the route quotes are sampled`]
+    )
+  ]
+}
 
 export const sampleCommand = Command.make(
   "sample-routes",
@@ -112,7 +123,7 @@ export const sampleCommand = Command.make(
         onRound: (r) => {
           const retried = progress.retriedInRound()
           progress.roundOver()
-          if (r.reference?.notServed.length) console.error(notServedNotice(r.reference.notServed))
+          for (const line of notServedNotices(r.reference?.notServed ?? [])) console.error(line)
           if (r.refused)
             console.error(
               `notice: round ${r.roundId}: the router refused ${r.refused.asks} of its asks for their credentials (${r.refused.why}): not stored`

@@ -53,8 +53,8 @@ export class RouterUnavailableError extends Data.TaggedError("RouterUnavailableE
 export class RouterRefusedError extends Data.TaggedError("RouterRefusedError")<{ readonly message: string }> {}
 
 /**
- * A metadata dataset the user named (--datasets) that the router does not serve: the round's
- * quotes are committed, the run fails.
+ * A metadata dataset the user named (--datasets) that the router does not serve, or fails to
+ * answer: the round's quotes are committed, the run fails.
  */
 export class MetadataNotServedError extends Data.TaggedError("MetadataNotServedError")<{ readonly message: string }> {}
 
@@ -122,10 +122,13 @@ export interface MetadataWanted {
 export const METADATA_IF_SERVED: MetadataWanted = { router_assets: "if-served", router_chains: "if-served" }
 
 /** A metadata dataset skipped because the router does not serve its endpoint. */
+/** A metadata list not read: its endpoint not served (404, 501), or, where the user did not name it, failing otherwise (`failure`). */
 export interface NotServed {
   readonly dataset: keyof MetadataWanted
   readonly endpoint: string
-  readonly status: number
+  readonly status?: number
+  /** why it could not be read, where it is served */
+  readonly failure?: string
 }
 
 export interface ReferenceResult {
@@ -238,6 +241,18 @@ const readMetadata = <A>(dataset: keyof MetadataWanted, want: MetadataWant, read
               })
             )
           : Effect.succeed({ dataset, endpoint, status: e.status })
+    ),
+    // a list the user did not name does not stop the sampler it came with (quotes are what was asked): said, and read again next run
+    Effect.catchAll((e) =>
+      e instanceof MetadataNotServedError
+        ? Effect.fail(e)
+        : want === "required"
+          ? Effect.fail(
+              new MetadataNotServedError({
+                message: `${dataset} was asked for, but reading ${endpoint} failed (${describeRouterError(e)}); the round's quotes are committed`
+              })
+            )
+          : Effect.succeed<NotServed>({ dataset, endpoint, failure: describeRouterError(e) })
     )
   )
 }

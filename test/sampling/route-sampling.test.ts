@@ -242,6 +242,38 @@ describe("route sampling", () => {
     }
   }, 60_000)
 
+  it("an assets list the router fails to answer (403) does not stop a sampler that did not name it: a notice, every round and router_chains stored; named, it fails in one line that says the quotes were kept", async () => {
+    const forbidding = await startProxy(devnet.routerUrl, (r, forward) =>
+      r.url.pathname === "/v2/fungible/assets" ? json({ code: 7, message: "forbidden" }, 403) : forward()
+    )
+    try {
+      const out = tmp()
+      const r = await runCli(["sample-routes", "--router-url", forbidding.url, "--out", out, "--count", "2", "--every", "1s"])
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stderr.split("\n").filter((l) => l.startsWith("notice:"))).toEqual([
+        `notice: router_assets not read this run (router answered 403 (code 7) for ${forbidding.url}/v2/fungible/assets?include_evm_assets=true&include_cw20_assets=true: forbidden); the route quotes are sampled`
+      ])
+      expect(r.stdout.match(/^round \S+: \d+ quotes/gm)).toHaveLength(2)
+      const [chains] = await queryLake(`SELECT count(*) AS n FROM ${scan(out, "router_chains")}`)
+      expect(Number(chains.n)).toBeGreaterThan(0)
+      const named = await runCli([
+        "sample-routes",
+        "--router-url",
+        forbidding.url,
+        "--out",
+        out,
+        "--datasets",
+        "route_quotes,router_assets"
+      ])
+      expect(named.code).toBe(1)
+      expect(named.stderr.trim().split("\n").at(-1)).toBe(
+        `chain-lake: error: router_assets was asked for, but reading /v2/fungible/assets failed (router answered 403 (code 7) for ${forbidding.url}/v2/fungible/assets?include_evm_assets=true&include_cw20_assets=true: forbidden); the round's quotes are committed`
+      )
+    } finally {
+      await forbidding.close()
+    }
+  }, 60_000)
+
   it("the CLI against `chain-lake devnet --no-router-metadata`: a notice and exit 0; router_assets named with --datasets fails with one line, the quotes kept; track completes", async () => {
     const { child, stdout } = await startCli(["devnet", "--seed", "5", "--blocks", "10", "--no-router-metadata"], /router_url=\S+\n/)
     const routerUrl = /router_url=(\S+)/.exec(stdout())![1]
