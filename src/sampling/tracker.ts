@@ -302,12 +302,30 @@ const pollUntilFinal = <E, R>(
     }
   })
 
+/**
+ * A tx whose final state the lake holds already: asked once more, the router must answer that
+ * state (a final state does not change); one that answers another is refused, nothing recorded,
+ * rather than a second outcome beside the first.
+ */
+const endedBefore = (options: TrackOptions, tx: TrackedTx) =>
+  Effect.gen(function* () {
+    const router = yield* RouterClient
+    const status = yield* router.status(options.txHash, options.chainId)
+    if (status.state !== tx.lastState)
+      return yield* new RouterFlowError({
+        rule: "final_state",
+        message: `${options.txHash} on ${options.chainId} reached ${tx.lastState} (recorded in the lake), but the router now answers ${status.state}: a final state does not change; nothing recorded`
+      })
+    return { status, resumed: true, registeredAt: tx.registeredAt }
+  })
+
 export const trackTransfer = (options: TrackOptions) =>
   Effect.gen(function* () {
     const manifests = yield* Manifests
     yield* manifests.open(transfers.name, "sample", transfers.columns)
     const key = `${options.chainId}/${options.txHash.toLowerCase()}`
     const { tx, resumed } = yield* registerOrResume(options, key)
+    if (tx.lastState !== undefined && isFinalState(tx.lastState)) return yield* endedBefore(options, tx)
     const observed: Observed = { changes: [], last: tx.lastState }
     const flush = flushObserved(tx, key, observed)
     const timeoutMs = options.timeoutMs ?? defaultTrackTimeoutMs(tx.estimatedSeconds)

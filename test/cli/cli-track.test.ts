@@ -116,6 +116,36 @@ describe("chain-lake track", () => {
     expect(again.code, again.stderr).toBe(0)
     const registry = JSON.parse(readFileSync(join(out, "transfers", "_tracked.json"), "utf8"))
     expect(registry[`noble-1/${txHash.toLowerCase()}`].lastState).toBe("STATE_COMPLETED_SUCCESS")
+    // a router that answers another state for a tx that ended (back to pending): refused, nothing recorded beside the outcome
+    const rowsOf = async () =>
+      (await queryLake(`SELECT state FROM ${scan(out, "transfers")} WHERE tx_hash = '${txHash}' ORDER BY 1`)).map((r) => r.state)
+    const recorded = await rowsOf()
+    const relapsed = await startProxy(pollClock.url, async (req, forward) => {
+      const res = await forward()
+      if (req.url.pathname !== "/v2/tx/status" || res.status !== 200) return res
+      return json({ ...(JSON.parse(res.body) as object), state: "STATE_PENDING" })
+    })
+    try {
+      const back = await runCli([
+        "track",
+        "--router-url",
+        relapsed.url,
+        "--tx-hash",
+        txHash,
+        "--chain-id",
+        "noble-1",
+        "--out",
+        out,
+        ...FAST_POLL
+      ])
+      expect(back.code).toBe(1)
+      expect(back.stderr.trim()).toBe(
+        `chain-lake: error: ${txHash} on noble-1 reached STATE_COMPLETED_SUCCESS (recorded in the lake), but the router now answers STATE_PENDING: a final state does not change; nothing recorded`
+      )
+      expect(await rowsOf()).toEqual(recorded)
+    } finally {
+      await relapsed.close()
+    }
     // a damaged registry is not read as empty (every tx in it would be registered again)
     writeFileSync(join(out, "transfers", "_tracked.json"), "{")
     const damaged = await runCli([
