@@ -14,7 +14,12 @@ const OptionalAmount = Schema.transform(Schema.String, Schema.UndefinedOr(Schema
   encode: (s) => s ?? ""
 })
 /** An amount in base units: digits only (a sign, a fraction or "lots" is not an amount; they were stored as quotes). */
-const BaseUnits = Schema.String.pipe(Schema.pattern(/^[0-9]+$/))
+const BaseUnits = Schema.transform(Schema.String.pipe(Schema.pattern(/^[0-9]+$/)), Schema.String, {
+  strict: true,
+  // read as the number it is: "0001994000" is 1994000, in the lake's exact text columns too
+  decode: (s) => BigInt(s).toString(),
+  encode: (s) => s
+})
 /** A count or index the lake stores as INTEGER: 0..2^31-1 (a router's 2^40 or -1 is no count; it failed the whole round at the write) */
 const Count = Schema.Int.pipe(Schema.between(0, 2_147_483_647))
 /** Seconds, stored as BIGINT: a whole number, not negative, exact in a double */

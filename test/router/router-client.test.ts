@@ -107,6 +107,22 @@ describe("RouterClient", () => {
         proxy.url
       )
       expect(ok.amount_in).toBe("5000000")
+      // an amount with leading zeros is read as the number it is (amount_out_text stored them)
+      const padded = await startProxy(devnet.routerUrl, async (request, forward) => {
+        const answer = await forward()
+        if (!request.url.pathname.endsWith("/route")) return answer
+        const route = JSON.parse(answer.body) as { amount_out: string }
+        return json({ ...route, amount_out: `000${route.amount_out}` })
+      })
+      try {
+        const read = await run(
+          Effect.flatMap(RouterClient, (r) => r.route(req(ASSETS.nobleUsdc, ASSETS.arbUsdc, "5000000"))),
+          padded.url
+        )
+        expect(read.amount_out).toMatch(/^[1-9]\d*$/)
+      } finally {
+        await padded.close()
+      }
     } finally {
       await proxy.close()
     }
