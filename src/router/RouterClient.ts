@@ -71,8 +71,18 @@ const answerMismatch = (asked: R.RouteRequest, route: R.RouteResponse): { path: 
  */
 const readRoute = (asked: R.RouteRequest, json: unknown): Effect.Effect<R.RouteResponse, RouterError> => {
   const o = json as Json
-  if (typeof o === "object" && o !== null && !Array.isArray(o) && !("operations" in o) && typeof o.message === "string")
-    return Effect.fail(new NoRouteError({ message: o.message, status: 200 }))
+  if (typeof o === "object" && o !== null && !Array.isArray(o) && !("operations" in o))
+    return Effect.fail(
+      typeof o.message === "string"
+        ? new NoRouteError({ message: o.message, status: 200 })
+        : // (at the root: no route's answer at all, as a gateway's {} or {"error": …}; a round of them is an outage)
+          new RouterDecodeError({
+            endpoint: "route",
+            path: "",
+            message: "neither a route (no operations) nor a no-route answer (no message)",
+            truncated: false
+          })
+    )
   const decoded = decodeAnswer("route", json)
   if (Either.isLeft(decoded)) return Effect.fail(decoded.left)
   const mismatch = answerMismatch(asked, decoded.right)

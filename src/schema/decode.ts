@@ -24,7 +24,22 @@ export const decodeWithPath = <A, I>(
   if (Either.isRight(result)) return Either.right(result.right)
   const issues = ParseResult.ArrayFormatter.formatErrorSync(result.left)
   const first = issues[0]
-  return Either.left({ path: formatPath(first?.path ?? []), message: first?.message ?? "invalid" })
+  const path = first?.path ?? []
+  return Either.left({ path: formatPath(path), message: shortMessage(first?.message ?? "invalid", valueAt(value, path)) })
+}
+
+/** The value at `path` inside `value`, where there is one. */
+const valueAt = (value: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
+  path.reduce<unknown>((at, key) => (typeof at === "object" && at !== null ? (at as Record<PropertyKey, unknown>)[key] : undefined), value)
+
+/** past this, a message spells out the whole expected type (a route's is ~2,000 characters): what was expected is said in a word */
+const LONG_MESSAGE = 160
+
+/** `message`, or where it spells out a whole struct or list type, "expected an object, got null" */
+const shortMessage = (message: string, actual: unknown): string => {
+  if (message.length <= LONG_MESSAGE) return message
+  const expected = message.startsWith("Expected {") ? "an object" : message.startsWith("Expected ReadonlyArray<") ? "a list" : undefined
+  return expected ? `expected ${expected}, got ${kindOfValue(actual)}` : message
 }
 
 /** What `value` is, as a message names it: "null", "array", or its typeof ("number", "undefined", …). */

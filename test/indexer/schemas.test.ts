@@ -8,6 +8,7 @@ import { startDevnet, type Devnet } from "../../src/devnet/index.js"
 import { compileValidator } from "../../src/schema/fastValidate.js"
 import * as S from "../../src/indexer/schemas.js"
 import { decodeWithPath } from "../../src/schema/decode.js"
+import * as R from "../../src/router/schemas.js"
 
 let devnet: Devnet
 beforeAll(async () => {
@@ -187,8 +188,19 @@ describe("compiled validator", () => {
 })
 
 describe("router schemas", () => {
+  it("say in a word what a value that is not the object or list expected was (the whole type spelled out made a 550-character line)", () => {
+    expect(decodeWithPath(R.RouteResponse, null)).toEqual(Either.left({ path: "", message: "expected an object, got null" }))
+    expect(decodeWithPath(R.RouteResponse, [])).toEqual(Either.left({ path: "", message: "expected an object, got array" }))
+    expect(decodeWithPath(R.AssetsResponse, { chain_to_assets_map: { "noble-1": { assets: null } } })).toEqual(
+      Either.left({ path: "chain_to_assets_map.noble-1.assets", message: "expected a list, got null" })
+    )
+    // a short message stays as it was
+    expect(decodeWithPath(R.ChainsResponse, { chains: [{ chain_id: 5 }] })).toEqual(
+      Either.left({ path: "chains[0].chain_id", message: "Expected string, actual 5" })
+    )
+  })
+
   it("keep an operation kind this client does not know, and read empty USD strings as absent", async () => {
-    const R = await import("../../src/router/schemas.js")
     const route = {
       amount_in: "10",
       amount_out: "9",

@@ -498,10 +498,12 @@ describe("route sampling", () => {
     }
   })
 
-  it("a round of answers that are no router's (a gateway's HTML page with 200, a JSON null, a text 404 page) is an outage too: nothing of it stored", async () => {
+  it("a round of answers that are no router's (a gateway's HTML page with 200, a JSON null, {} or {\"error\"}, a text 404 page) is an outage too: nothing of it stored", async () => {
     const pages: Record<string, { status: number; type: string; body: string }> = {
       maintenance: { status: 200, type: "text/html", body: "<html><body>down for maintenance</body></html>" },
       nothing: { status: 200, type: "application/json", body: "null" },
+      empty: { status: 200, type: "application/json", body: "{}" },
+      upstream: { status: 200, type: "application/json", body: '{"error":"upstream connect error"}' },
       missing: { status: 404, type: "text/plain", body: "404 page not found" }
     }
     for (const [what, page] of Object.entries(pages)) {
