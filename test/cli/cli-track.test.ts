@@ -101,18 +101,7 @@ describe("chain-lake track", () => {
         })
     }
     // a second run: registered already, so it only polls (a second /v2/tx/track would be a 409)
-    const again = await runCli([
-      "track",
-      "--router-url",
-      pollClock.url,
-      "--tx-hash",
-      txHash,
-      "--chain-id",
-      "noble-1",
-      "--out",
-      out,
-      ...FAST_POLL
-    ])
+    const again = await track(pollClock.url, txHash, out)
     expect(again.code, again.stderr).toBe(0)
     const registry = JSON.parse(readFileSync(join(out, "transfers", "_tracked.json"), "utf8"))
     expect(registry[`noble-1/${txHash.toLowerCase()}`].lastState).toBe("STATE_COMPLETED_SUCCESS")
@@ -126,18 +115,7 @@ describe("chain-lake track", () => {
       return json({ ...(JSON.parse(res.body) as object), state: "STATE_PENDING" })
     })
     try {
-      const back = await runCli([
-        "track",
-        "--router-url",
-        relapsed.url,
-        "--tx-hash",
-        txHash,
-        "--chain-id",
-        "noble-1",
-        "--out",
-        out,
-        ...FAST_POLL
-      ])
+      const back = await track(relapsed.url, txHash, out)
       expect(back.code).toBe(1)
       expect(back.stderr.trim()).toBe(
         `chain-lake: error: ${txHash} on noble-1 reached STATE_COMPLETED_SUCCESS (recorded in the lake), but the router now answers STATE_PENDING: a final state does not change; nothing recorded`
@@ -148,18 +126,7 @@ describe("chain-lake track", () => {
     }
     // a damaged registry is not read as empty (every tx in it would be registered again)
     writeFileSync(join(out, "transfers", "_tracked.json"), "{")
-    const damaged = await runCli([
-      "track",
-      "--router-url",
-      pollClock.url,
-      "--tx-hash",
-      txHash,
-      "--chain-id",
-      "noble-1",
-      "--out",
-      out,
-      ...FAST_POLL
-    ])
+    const damaged = await track(pollClock.url, txHash, out)
     expect(damaged.code).toBe(1)
     expect(damaged.stderr.trim()).toMatch(
       /^chain-lake: error: \S+_tracked\.json cannot be read \(.*\): restore it, or remove it to register its txs with the router again$/
