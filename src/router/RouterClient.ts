@@ -32,6 +32,11 @@ export interface MsgsOptions {
 
 type Json = Record<string, unknown>
 
+/** only hex addresses and hashes may differ in case (checksummed EVM addresses, ibc/ hashes); Cosmos denoms and addresses are case-sensitive */
+const HEX = /^(0x|ibc\/|evm\/|move\/|l2\/)[0-9a-f]+$/i
+/** Whether two denoms or addresses name the same thing (hex ones compared without case). */
+const same = (a: string, b: string) => (HEX.test(a) ? a.toLowerCase() : a) === (HEX.test(b) ? b.toLowerCase() : b)
+
 /**
  * Where a route answers another question than the one asked: another source or destination asset,
  * another amount in, or a path (chain_ids, the first operation) that starts or ends elsewhere or
@@ -40,10 +45,6 @@ type Json = Record<string, unknown>
  * (EVM addresses come checksummed or not); amounts as numbers (no leading zeros).
  */
 const answerMismatch = (asked: R.RouteRequest, route: R.RouteResponse): { path: string; message: string } | undefined => {
-  // only hex addresses and hashes may differ in case (checksummed EVM addresses, ibc/ hashes); Cosmos denoms are case-sensitive
-  const HEX = /^(0x|ibc\/|evm\/|move\/|l2\/)[0-9a-f]+$/i
-  const norm = (d: string) => (HEX.test(d) ? d.toLowerCase() : d)
-  const same = (a: string, b: string) => norm(a) === norm(b)
   for (const field of ["source_asset_chain_id", "source_asset_denom", "dest_asset_chain_id", "dest_asset_denom"] as const)
     if (!same(asked[field], route[field]))
       return { path: field, message: `the route is for ${JSON.stringify(route[field])}, but ${JSON.stringify(asked[field])} was asked` }
@@ -137,7 +138,6 @@ const msgsMismatch = (
   answer: R.MsgsResponse
 ): { path: string; message: string } | undefined => {
   if (answer.txs.length === 0) return { path: "txs", message: "the router gave no tx to sign" }
-  const lower = (s: string) => (s.startsWith("0x") ? s.toLowerCase() : s)
   for (const [i, tx] of answer.txs.entries()) {
     const part = signedPart(tx)
     if (part === undefined) continue
@@ -150,7 +150,7 @@ const msgsMismatch = (
         message: `the first tx is on ${part.chain_id}, but the route starts on ${route.source_asset_chain_id}`
       }
     const given = options.addresses[part.chain_id]
-    if (given === undefined || lower(given) !== lower(part.signer_address))
+    if (given === undefined || !same(given, part.signer_address))
       return {
         path: `${at}.signer_address`,
         message: `signed by ${part.signer_address}, but the address given for ${part.chain_id} is ${given ?? "none"}`

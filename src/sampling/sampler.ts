@@ -121,7 +121,6 @@ export interface MetadataWanted {
 /** The default: both read where the router serves them. */
 export const METADATA_IF_SERVED: MetadataWanted = { router_assets: "if-served", router_chains: "if-served" }
 
-/** A metadata dataset skipped because the router does not serve its endpoint. */
 /** A metadata list not read: its endpoint not served (404, 501), or, where the user did not name it, failing otherwise (`failure`). */
 export interface NotServed {
   readonly dataset: keyof MetadataWanted
