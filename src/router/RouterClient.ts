@@ -113,17 +113,21 @@ const msgsRuleBroken = (routeResponse: R.RouteResponse, options: MsgsOptions): R
 /** a tx's part to sign, whichever VM it is for */
 const signedPart = (tx: R.MsgsTx) => tx.cosmos_tx ?? tx.evm_tx ?? tx.svm_tx
 
-/** The IBC transfer of a cosmos msg, where it is one: the coin it sends. */
-const ibcTransferToken = (msg: {
-  readonly msg: string
-  readonly msg_type_url: string
-}): { denom?: unknown; amount?: unknown } | undefined => {
+/** An IBC MsgTransfer's JSON, as far as it is checked: the coin it sends, in base units. */
+const MsgTransferCoin = Schema.parseJson(
+  Schema.Struct({ token: Schema.Struct({ denom: Schema.String, amount: Schema.String.pipe(Schema.pattern(/^\d+$/)) }) })
+)
+
+/** Why a first msg that is an IBC transfer does not send the route's coin and amount, or undefined. */
+const transferMismatch = (msg: { readonly msg: string; readonly msg_type_url: string }, route: R.RouteResponse): string | undefined => {
   if (msg.msg_type_url !== "/ibc.applications.transfer.v1.MsgTransfer") return undefined
-  try {
-    return ((JSON.parse(msg.msg) as { token?: { denom?: unknown; amount?: unknown } }).token ?? {}) as { denom?: unknown; amount?: unknown }
-  } catch {
-    return {}
-  }
+  const sent = Schema.decodeUnknownEither(MsgTransferCoin)(msg.msg)
+  if (Either.isLeft(sent))
+    return `its IBC transfer names no coin (token.denom and token.amount in base units), but the route sends ${route.amount_in} ${route.source_asset_denom}`
+  const { denom, amount } = sent.right.token
+  return denom === route.source_asset_denom && BigInt(amount) === BigInt(route.amount_in)
+    ? undefined
+    : `its IBC transfer sends ${amount} ${denom}, but the route ${route.amount_in} ${route.source_asset_denom}`
 }
 
 /**
@@ -157,18 +161,8 @@ const msgsMismatch = (
       }
   }
   const first = answer.txs[0].cosmos_tx?.msgs[0]
-  const token = first && ibcTransferToken(first)
-  if (
-    token &&
-    (token.denom !== route.source_asset_denom ||
-      typeof token.amount !== "string" ||
-      !/^\d+$/.test(token.amount) ||
-      BigInt(token.amount) !== BigInt(route.amount_in))
-  )
-    return {
-      path: "txs[0].cosmos_tx.msgs[0].msg",
-      message: `its IBC transfer sends ${String(token.amount)} ${String(token.denom)}, but the route ${route.amount_in} ${route.source_asset_denom}`
-    }
+  const transfer = first && transferMismatch(first, route)
+  if (transfer) return { path: "txs[0].cosmos_tx.msgs[0].msg", message: transfer }
   if (answer.min_amount_out != null && BigInt(answer.min_amount_out) > BigInt(route.amount_out))
     return { path: "min_amount_out", message: `at least ${answer.min_amount_out} out, above the route's ${route.amount_out}` }
   return undefined

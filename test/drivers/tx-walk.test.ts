@@ -13,6 +13,7 @@ import { Effect, Layer } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import { indexerLayer } from "../../src/cli/layers.js"
 import { layerIndexerSource } from "../../src/drivers/indexer.js"
+import { makePageBudget, PageBudget, type PageBudgetService } from "../../src/engine/pageBudget.js"
 import { Source } from "../../src/engine/Source.js"
 import { DEFAULT_RETRY } from "../../src/http/retry.js"
 import { sequenceCursor, sequenceOf } from "../../src/indexer/cursors.js"
@@ -25,14 +26,14 @@ const hashOf = (h: number, i: number) => (h.toString(16).padStart(8, "0") + i.to
 /** What each kind of request asked: by_height, the newest tx, a single-row probe, a page of the walk. */
 type Asked = "by_height" | "newest" | "probe" | "page"
 
-/** A txs list of blocks 1..top, block h holding `txsAt(h)` txs, and the requests it answered. */
-const startList = async (txsAt: (h: number) => number, top: number) => {
-  const txs: Array<{ height: string; txhash: string }> = []
+/** A txs list of blocks 1..top, block h holding `txsAt(h)` txs (a memo of `memoOf(h)` characters each), and the requests it answered. */
+const startList = async (txsAt: (h: number) => number, top: number, memoOf: (h: number) => number = () => 0) => {
+  const txs: Array<{ height: string; txhash: string; memo?: string }> = []
   const firstOf = new Map<number, number>()
   for (let h = 1; h <= top; h++)
     for (let i = 0; i < txsAt(h); i++) {
       if (i === 0) firstOf.set(h, txs.length)
-      txs.push({ height: String(h), txhash: hashOf(h, i) })
+      txs.push({ height: String(h), txhash: hashOf(h, i), ...(memoOf(h) > 0 ? { memo: "m".repeat(memoOf(h)) } : {}) })
     }
   const asked: Array<Asked> = []
   /** the limit each request asked */
@@ -83,17 +84,22 @@ afterEach(async () => {
   await Promise.all(lists.splice(0).map((s) => new Promise((resolve) => s.close(resolve))))
 })
 
-/** `use` given the driver's cosmosTxHashes over `url` in pages of `pageSize` (one driver: what it remembers lasts the call). */
+/**
+ * `use` given the driver's cosmosTxHashes over `url` in pages of `pageSize`, in `budget` where
+ * given (one driver: what it remembers lasts the call).
+ */
 const withHashes = <A>(
   url: string,
   use: (
     hashesAt: (heights: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, ReadonlyArray<string>>, unknown>
   ) => Effect.Effect<A, unknown>,
-  pageSize = 100
+  pageSize = 100,
+  budget?: PageBudgetService
 ) =>
   Effect.runPromise(
     Effect.flatMap(Source, (source) => use((heights) => source.cosmosTxHashes(heights, pageSize))).pipe(
-      Effect.provide(layerIndexerSource.pipe(Layer.provide(indexerLayer(url, { concurrency: 4, rps: 0 }, FAST_RETRY))))
+      Effect.provide(layerIndexerSource.pipe(Layer.provide(indexerLayer(url, { concurrency: 4, rps: 0 }, FAST_RETRY)))),
+      budget ? Effect.provideService(PageBudget, budget) : (e) => e
     )
   )
 const tally = (asked: ReadonlyArray<Asked>) => {
@@ -175,5 +181,23 @@ describe("the cosmos tx hashes of blocks", () => {
     })
     expect(tally(asked)).toMatchObject({ by_height: expect.any(Number), page: expect.any(Number) })
     expect(Math.max(...limits)).toBe(5)
+  })
+
+  it("by_height's pages shrink after large txs and grow back within a block of small ones (no longer held at the first page's size)", async () => {
+    // block 1: 10 txs of ~50 kB; block 2: 300 small txs. A page's share of 400 kB at concurrency 4 holds 2 large txs
+    const { url, asked, limits } = await startList(
+      (h) => (h === 1 ? 10 : h === 2 ? 300 : 1),
+      3,
+      (h) => (h === 1 ? 50_000 : 0)
+    )
+    const budget = makePageBudget({ bytes: 400 * 1024, concurrency: 4 })
+    const [large, small] = await withHashes(url, (hashesAt) => Effect.forEach([[1], [2]], hashesAt), 100, budget)
+    expect(large.get(1)).toEqual(Array.from({ length: 10 }, (_, i) => hashOf(1, i)))
+    expect(small.get(2)).toEqual(Array.from({ length: 300 }, (_, i) => hashOf(2, i)))
+    const block2 = limits.slice(asked.indexOf("by_height") + 1)
+    expect(block2[0]).toBeLessThanOrEqual(2)
+    // held at 2 rows a page, block 2 took 150 requests; growing back, ~20
+    expect(block2.length).toBeLessThan(40)
+    expect(Math.max(...limits)).toBeLessThanOrEqual(100)
   })
 })

@@ -166,7 +166,7 @@ describe("RouterClient", () => {
     }
   })
 
-  it("refuses msgs that contradict their route or the addresses given (they would be signed as printed): no tx, another signer, a chain off the route, another amount, a minimum above the route's", async () => {
+  it("refuses msgs that contradict their route or the addresses given (they would be signed as printed): no tx, another signer, a chain off the route, another amount or no readable coin, a minimum above the route's", async () => {
     type Tx = { cosmos_tx?: { chain_id: string; signer_address: string; msgs: Array<{ msg: string; msg_type_url: string }> } }
     type Msgs = { txs: Array<Tx>; min_amount_out?: string }
     const spoil: Record<string, (m: Msgs) => void> = {
@@ -179,6 +179,7 @@ describe("RouterClient", () => {
         body.token.amount = "1"
         msg.msg = JSON.stringify(body)
       },
+      unreadable: (m) => (m.txs[0].cosmos_tx!.msgs[0].msg = "{not json"),
       minimum: (m) => (m.min_amount_out = "999999999999")
     }
     let mode = ""
@@ -209,6 +210,7 @@ describe("RouterClient", () => {
         signer: { tag: "RouterDecodeError", path: "txs[0].cosmos_tx.signer_address" },
         offRoute: { tag: "RouterDecodeError", path: "txs[0].cosmos_tx.chain_id" },
         amount: { tag: "RouterDecodeError", path: "txs[0].cosmos_tx.msgs[0].msg" },
+        unreadable: { tag: "RouterDecodeError", path: "txs[0].cosmos_tx.msgs[0].msg" },
         minimum: { tag: "RouterDecodeError", path: "min_amount_out" }
       })
     } finally {

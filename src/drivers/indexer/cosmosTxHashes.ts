@@ -37,9 +37,10 @@ const readHashes = (paging: Paging, height: number, hashes: Array<string>): Effe
     const complete = p.items.length < limit && Number(p.total) === new Set(hashes).size
     return Effect.succeed({ key: p.key, nextKey: complete ? null : p.nextKey, count: p.items.length })
   }
-  // the pager's rules: a key that comes back (a cycle) or a page longer than asked for fails
+  // the pager's rules: a key that comes back (a cycle) or a page longer than asked for fails; each
+  // page asks what the budget allows then (pages shrink after large txs and grow back after small ones)
   const pages = walkPages((request) => Effect.flatMap(paging.page(list, request), (p) => collect(p, request.limit)), {
-    first: { limit: paging.size(), reverse: false },
+    first: { limit: paging.most, reverse: false },
     limit: paging.size,
     untrusted: (key, message): IndexerError => untrustedPaging(list, key, message)
   })

@@ -56,6 +56,8 @@ export interface Paging {
   readonly page: PageReader
   /** the limit of the next page, asked anew before each */
   readonly size: () => number
+  /** the most rows a page asks: what `size` answers where records are small */
+  readonly most: number
 }
 
 /**
@@ -65,5 +67,6 @@ export interface Paging {
  */
 export const budgetedPaging = (page: PageReader, budget: PageBudgetService, records: string, pageSize: number): Paging => ({
   page: (list, request) => Effect.tap(page(list, request), (p) => Effect.sync(() => budget.observe(records, p))),
-  size: () => budget.limit(records, pageSize)
+  size: () => budget.limit(records, pageSize),
+  most: pageSize
 })
