@@ -23,6 +23,13 @@ const duration = (flag: string, value: Option.Option<string>, fallback: Duration
     return d
   })
 
+/**
+ * A tx hash as chains spell one: 64 hex digits (a cosmos tx's, upper case; an EVM tx's with 0x) or
+ * a Solana signature (base58, 64 to 88 characters). Anything else is no tx the router can know: it
+ * would answer "tx not found" until --not-found-for ran out.
+ */
+const TX_HASH = /^(?:(?:0x)?[0-9a-fA-F]{64}|[1-9A-HJ-NP-Za-km-z]{64,88})$/
+
 export const trackCommand = Command.make(
   "track",
   {
@@ -57,6 +64,11 @@ export const trackCommand = Command.make(
   },
   (o) =>
     Effect.gen(function* () {
+      if (!TX_HASH.test(o.txHash))
+        return yield* new UserError({
+          message: `--tx-hash must be a tx's hash (64 hex digits, 0x first on an EVM chain, or a Solana signature), got "${o.txHash}"`,
+          exitCode: 2
+        })
       yield* checkOutputFolder("--out", o.out)
       // (no --devnet: a devnet started here knows no tx broadcast before it)
       const raw = Option.getOrUndefined(o.routerUrl) ?? urlFromEnvironment("router")

@@ -3,7 +3,7 @@
  * completed, with every state change in the transfers dataset; a rerun resumes without
  * registering again; a failed transfer ends with a one-line error and its state recorded.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Duration } from "effect"
@@ -297,6 +297,18 @@ describe("chain-lake track", () => {
     const zero = await track(devnet.routerUrl, "AB".repeat(32), mkdtempSync(join(tmpdir(), "chain-lake-track-")), "--timeout", "0s")
     expect(zero.code).toBe(2)
     expect(zero.stderr.trim()).toBe('chain-lake: error: --timeout must be more than 0, got "0s"')
+  })
+
+  it("--tx-hash must be a tx's hash (64 hex digits, 0x first on an EVM chain, or a Solana signature): one line, exit 2, nothing asked", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "chain-lake-track-"))
+    for (const wrong of ["ABC", ` ${"AB".repeat(32)}`, `${"AB".repeat(32)}/../x`, "0x" + "g".repeat(64)]) {
+      const t = await track("http://127.0.0.1:9", wrong, dir)
+      expect(t.code, wrong).toBe(2)
+      expect(t.stderr.trim()).toBe(
+        `chain-lake: error: --tx-hash must be a tx's hash (64 hex digits, 0x first on an EVM chain, or a Solana signature), got "${wrong}"`
+      )
+    }
+    expect(readdirSync(dir)).toEqual([])
   })
 
   it("takes the router's URL from CHAIN_LAKE_ROUTER_URL, as the other router commands do; with neither it and the flag: one line, exit 2", async () => {
