@@ -1,13 +1,13 @@
 /**
  * Retries: a tally of the requests asked again after a transient failure (a 429, a 5xx, no answer
- * in time, a dropped connection, a body cut short), by why, so that a run a server slows down
+ * in time, a dropped connection, a body that is not JSON), by why, so that a run a server slows down
  * says so rather than looking stuck. The tally is kept in shared memory: a run's shard workers,
  * given its buffer, count into the run's own tally.
  */
 import { Context, Layer } from "effect"
 
 /** Why a request was asked again. */
-export const RETRY_REASONS = ["429", "500", "502", "503", "504", "other 5xx", "timeout", "connection lost", "cut-short body"] as const
+export const RETRY_REASONS = ["429", "500", "502", "503", "504", "other 5xx", "timeout", "connection lost", "body not JSON"] as const
 export type RetryReason = (typeof RETRY_REASONS)[number]
 /** Requests asked again, by why (reasons with none left out). */
 export type RetryCounts = Readonly<Partial<Record<RetryReason, number>>>
@@ -25,9 +25,9 @@ const FAILURE_REASONS: Readonly<Record<string, RetryReason>> = {
   // a connection refused, reset or dropped, a body cut short in transit
   IndexerNetworkError: "connection lost",
   RouterNetworkError: "connection lost",
-  // a whole answer whose JSON ends short
-  IndexerTruncatedBody: "cut-short body",
-  RouterDecodeError: "cut-short body"
+  // a whole answer that is not JSON: cut short, or a proxy's HTML page
+  IndexerTruncatedBody: "body not JSON",
+  RouterDecodeError: "body not JSON"
 }
 
 /** Why `failure` was asked again: its status, or what kind of failure it was. */

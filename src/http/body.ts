@@ -12,6 +12,16 @@ export const decodeBody = (body: ArrayBuffer): string => {
 }
 
 /**
+ * What a 200 that is not JSON is, said in a message: a proxy's or gateway's HTML page (it begins
+ * with "<"), or JSON cut short in transit. Either is asked again; a message calling a login page
+ * "truncated" sends the user looking at the network.
+ */
+export const notJson = (body: ArrayBuffer): string =>
+  /^\s*</.test(Buffer.from(body.slice(0, 64)).toString("latin1"))
+    ? `an HTML page, not JSON (${body.byteLength} bytes; a proxy or gateway answering?)`
+    : `not valid JSON (${body.byteLength} bytes; cut short?)`
+
+/**
  * An error body as part of a one-line message: whitespace runs (a server's stack trace, an HTML
  * page) made one space, at most 300 chars. Known secrets (an echoed key) are hidden first: cut
  * short, a secret's start would pass as text no longer equal to it.

@@ -42,11 +42,11 @@ export class IndexerNetworkError extends Data.TaggedError("IndexerNetworkError")
   }
 }
 
-/** A 200 whose body is not JSON: usually truncated in transit, so it is retried. */
-export class IndexerTruncatedBody extends Data.TaggedError("IndexerTruncatedBody")<{ readonly url: string; readonly bytes: number }> {
+/** A 200 whose body is not JSON (`what` it is, http/body.ts `notJson`): usually cut short in transit, so it is retried. */
+export class IndexerTruncatedBody extends Data.TaggedError("IndexerTruncatedBody")<{ readonly url: string; readonly what: string }> {
   readonly retryable = true
   override get message() {
-    return `the response of ${this.url} is not valid JSON (${this.bytes} bytes; truncated?)`
+    return `the response of ${this.url} is ${this.what}`
   }
 }
 

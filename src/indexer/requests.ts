@@ -5,7 +5,7 @@
  * body that is not JSON is a truncated response, fetched again).
  */
 import { Effect, Either, type Schema } from "effect"
-import { decodeBody } from "../http/body.js"
+import { decodeBody, notJson } from "../http/body.js"
 import { fetchBytes, type Fetched, type HttpTransportService } from "../http/transport.js"
 import type { RequestLimiterService } from "../http/RequestLimiter.js"
 import type { RetriesService } from "../http/Retries.js"
@@ -117,7 +117,7 @@ export const fetchOnce = (
 const parseJson = (raw: RawBytes): Effect.Effect<unknown, IndexerError> =>
   Effect.try({
     try: () => JSON.parse(decodeBody(raw.bytes)) as unknown,
-    catch: () => new IndexerTruncatedBody({ url: raw.url, bytes: raw.bytes.byteLength })
+    catch: () => new IndexerTruncatedBody({ url: raw.url, what: notJson(raw.bytes) })
   })
 
 /** `json` decoded with `schema`, or where it breaks it (in the page of `key` of `endpoint`). */

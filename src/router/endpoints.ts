@@ -5,7 +5,7 @@
  * with the endpoint's schema, under the same retry schedule as the indexer client.
  */
 import { Either, Effect, Schema } from "effect"
-import { decodeBody } from "../http/body.js"
+import { decodeBody, notJson } from "../http/body.js"
 import { fetchBytes, type Fetched, type HttpRequest, type HttpTransportService } from "../http/transport.js"
 import type { RequestLimiterService } from "../http/RequestLimiter.js"
 import { parseRetryAfter, retrySchedule, type RetryPolicy } from "../http/retry.js"
@@ -90,13 +90,20 @@ const requestOnce = (
   })
   return Effect.gen(function* () {
     const res = yield* transport
+    // a web page where JSON was expected (a wrong URL, a login or gateway page) is not a cut body: asking again cannot help
+    if (isSuccess(res.status) && /^\s*text\/html\b/i.test(res.headers["content-type"] ?? ""))
+      return yield* new RouterDecodeError({
+        endpoint,
+        path: "",
+        message: `${url} answered ${res.status} with an HTML page, not JSON: is this the router's URL (or is a login or gateway page in front of it)?`,
+        truncated: false
+      })
     const text = decodeBody(res.bytes)
     let json: unknown
     try {
       json = JSON.parse(text)
     } catch {
-      if (isSuccess(res.status))
-        return yield* new RouterDecodeError({ endpoint, path: "", message: `not JSON (${text.length} bytes; truncated?)`, truncated: true })
+      if (isSuccess(res.status)) return yield* new RouterDecodeError({ endpoint, path: "", message: notJson(res.bytes), truncated: true })
     }
     if (isSuccess(res.status)) return json
     return yield* answerError(endpoint, url, res, json, text)

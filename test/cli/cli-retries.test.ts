@@ -19,7 +19,7 @@ let devnet: Devnet
 const { proxy, track } = proxiedDevnet({ seed: 23, blocks: 120 }, (d) => (devnet = d))
 
 /** Fails every third list page (its first asking only) with the next of these, round and round, up to `faults` in all. */
-const KINDS = ["503", "429", "connection lost", "cut-short body"] as const
+const KINDS = ["503", "429", "connection lost", "body not JSON"] as const
 const failingProxy = (faults: number) => {
   const done: Record<string, number> = {}
   const failed = new Set<string>()

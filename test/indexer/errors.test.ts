@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { parseRetryAfter } from "../../src/http/retry.js"
+import { notJson } from "../../src/http/body.js"
 import {
   describeIndexerError,
   IndexerDecodeError,
@@ -25,7 +26,7 @@ describe("indexer errors", () => {
     expect([400, 401, 403, 404, 409, 499, 200].map(http)).toEqual([false, false, false, false, false, false, false])
     expect(new IndexerTimeout({ url, timeoutMs: 5 }).retryable).toBe(true)
     expect(new IndexerNetworkError({ url, reason: "reset" }).retryable).toBe(true)
-    expect(new IndexerTruncatedBody({ url, bytes: 3 }).retryable).toBe(true)
+    expect(new IndexerTruncatedBody({ url, what: "not valid JSON" }).retryable).toBe(true)
     expect(new IndexerDecodeError({ endpoint: "txs", key: null, path: "txs[0]", message: "bad" }).retryable).toBe(false)
     expect(new IndexerPagingError({ endpoint: "txs", key: null, message: "bad" }).retryable).toBe(false)
   })
@@ -52,8 +53,13 @@ describe("indexer errors", () => {
     expect(describeIndexerError(new IndexerNetworkError({ url, reason: "connect ECONNREFUSED 127.0.0.1:1" }))).toBe(
       `could not read ${url}: connect ECONNREFUSED 127.0.0.1:1`
     )
-    expect(describeIndexerError(new IndexerTruncatedBody({ url, bytes: 12 }))).toBe(
-      `the response of ${url} is not valid JSON (12 bytes; truncated?)`
+    const bytes = (text: string) => new TextEncoder().encode(text).buffer as ArrayBuffer
+    expect(describeIndexerError(new IndexerTruncatedBody({ url, what: notJson(bytes('{"blocks": [')) }))).toBe(
+      `the response of ${url} is not valid JSON (12 bytes; cut short?)`
+    )
+    // a proxy's or gateway's page (a login, a maintenance notice) is called what it is
+    expect(describeIndexerError(new IndexerTruncatedBody({ url, what: notJson(bytes("\n <!DOCTYPE html><p>Sign in</p>")) }))).toBe(
+      `the response of ${url} is an HTML page, not JSON (31 bytes; a proxy or gateway answering?)`
     )
     expect(
       describeIndexerError(

@@ -128,6 +128,32 @@ describe("RouterClient", () => {
     }
   })
 
+  it("a 200 that is an HTML page (a wrong URL, a login page) is asked once and said so; one that is not JSON without saying it is HTML is asked again, and called what it looks like", async () => {
+    const page = "<!DOCTYPE html><html><body>Sign in</body></html>"
+    let type = "text/html; charset=utf-8"
+    let asked = 0
+    const proxy = await startProxy(devnet.routerUrl, (request, forward) => {
+      if (!request.url.pathname.endsWith("/route")) return forward()
+      asked++
+      return { status: 200, headers: { "content-type": type }, body: page }
+    })
+    try {
+      const ask = Effect.flip(Effect.flatMap(RouterClient, (r) => r.route(req(ASSETS.nobleUsdc, ASSETS.arbUsdc, "5000000"))))
+      const labelled = await run(ask, proxy.url)
+      expect(asked).toBe(1)
+      expect(labelled.message).toMatch(
+        /answered 200 with an HTML page, not JSON: is this the router's URL \(or is a login or gateway page in front of it\)\?$/
+      )
+      type = "text/plain"
+      asked = 0
+      const unlabelled = await run(ask, proxy.url)
+      expect(asked).toBe(1 + FAST.maxRetries)
+      expect(unlabelled.message).toContain(`an HTML page, not JSON (${page.length} bytes; a proxy or gateway answering?)`)
+    } finally {
+      await proxy.close()
+    }
+  })
+
   it("takes for 'no route' only the router's own answers of it: a 200 body with operations missing and no message, an array, or a gateway's HTML 400 is no such answer", async () => {
     const bodies: Record<string, { status: number; body: string; type: string }> = {
       empty: { status: 200, body: "{}", type: "application/json" },

@@ -6,6 +6,7 @@
 import { Effect } from "effect"
 import type { PageBudgetService } from "../../engine/pageBudget.js"
 import type { ListPage, ListRef, PageRequest } from "../../engine/Source.js"
+import { notJson } from "../../http/body.js"
 import { readJson, restoreString } from "../../engine/pageDecode.js"
 import { IndexerDecodeError, IndexerTruncatedBody, type IndexerError } from "../../indexer/errors.js"
 import type { IndexerClientService } from "../../indexer/IndexerClient.js"
@@ -41,7 +42,7 @@ export const pageReader =
     return Effect.suspend(() =>
       indexer.getWith(list.endpoint, list.path, { ...indexer.pageQuery(request), ...list.query }, (raw) => {
         const parsed = parseListPage(raw.bytes, list.arrayKey)
-        if (parsed._tag === "Truncated") return Effect.fail(new IndexerTruncatedBody({ url: raw.url, bytes: raw.bytes.byteLength }))
+        if (parsed._tag === "Truncated") return Effect.fail(new IndexerTruncatedBody({ url: raw.url, what: notJson(raw.bytes) }))
         if (parsed._tag === "BadEnvelope")
           return Effect.fail(
             new IndexerDecodeError({ endpoint: list.endpoint, key, path: parsed.issue.path, message: parsed.issue.message })
