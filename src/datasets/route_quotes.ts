@@ -32,11 +32,16 @@ const num = (s: string | null | undefined) => {
   const n = s === undefined || s === null || s === "" ? Number.NaN : Number(s)
   return Number.isFinite(n) ? n : null
 }
+/** A router's USD text as a worth: NULL where `num` has none, or below 0 (no worth is; a price impact may be) */
+const usd = (s: string | null | undefined) => {
+  const n = num(s)
+  return n === null || n < 0 ? null : n
+}
 const fees = (r: RouteResponse) => r.estimated_fees ?? []
 /** The USD of `some` fees: 0 for none, NULL where one of them has no USD price (its worth is unknown, not 0). */
 const usdOf = (some: ReturnType<typeof fees>) => {
-  const usd = some.map((f) => num(f.usd_amount))
-  return usd.some((u) => u === null) ? null : usd.reduce((s: number, u) => s + u!, 0)
+  const worths = some.map((f) => usd(f.usd_amount))
+  return worths.some((u) => u === null) ? null : worths.reduce((s: number, u) => s + u!, 0)
 }
 /** USD of the fees of `behavior` (deducted from the amount, or paid on top of it); a fee that names none is deducted, the router's default (its FeeBehavior) */
 const feesUsd = (r: RouteResponse, behavior: string) =>
@@ -128,13 +133,13 @@ export const routeQuotes = defineSample({
       "usd_amount_in",
       "DOUBLE",
       "USD value in (NULL when unpriced)",
-      ofRoute((r) => num(r.usd_amount_in))
+      ofRoute((r) => usd(r.usd_amount_in))
     ),
     col(
       "usd_amount_out",
       "DOUBLE",
       "USD value out (NULL when unpriced)",
-      ofRoute((r) => num(r.usd_amount_out))
+      ofRoute((r) => usd(r.usd_amount_out))
     ),
     col(
       "fees_usd",

@@ -103,7 +103,7 @@ const COMMON_OPERATION_FIELDS = new Set(["tx_index", "amount_in", "amount_out"])
 /** One operation: known wrapper keys are validated; an unknown kind is kept as an open object. */
 export const Operation = Schema.Struct(
   {
-    tx_index: Schema.Int,
+    tx_index: Count,
     amount_in: BaseUnits,
     amount_out: BaseUnits,
     ...(Object.fromEntries(Object.entries(OperationKinds).map(([k, s]) => [k, opt(s)])) as {
@@ -125,8 +125,8 @@ const Fee = Schema.Struct({
   usd_amount: opt(OptionalAmount),
   origin_asset: Asset,
   chain_id: Schema.String,
-  tx_index: Schema.Int,
-  operation_index: opt(Schema.NullOr(Schema.Int)),
+  tx_index: Count,
+  operation_index: opt(Schema.NullOr(Count)),
   fee_behavior: opt(Schema.String)
 })
 

@@ -316,6 +316,20 @@ describe("route_quotes rows", () => {
     }
   })
 
+  it("a USD worth below 0 is none (NULL, and so are the fees' sums it is part of); a price impact below 0 (a better price) is kept", () => {
+    const odd = {
+      ...route,
+      usd_amount_in: "-2.5",
+      usd_amount_out: "-0.01",
+      swap_price_impact_percent: "-0.2",
+      estimated_fees: [{ ...route.estimated_fees![0], usd_amount: "-1" }]
+    } as RouteResponse
+    const row = named(routeQuoteColumns, routeQuoteRow(asked, { route: odd }))
+    expect(row).toMatchObject({ usd_amount_in: null, usd_amount_out: null, price_impact_percent: -0.2 })
+    for (const [column, value] of Object.entries(row))
+      if (column.includes("usd")) expect(value === null || (typeof value === "number" && value >= 0), column).toBe(true)
+  })
+
   it("a failed quote is a row: what was asked, no route values, the error's kind and message", () => {
     const r = named(routeQuoteColumns, routeQuoteRow(asked, { error: new NoRouteError({ message: "no routes found", status: 200 }) }))
     const routeColumns = routeQuoteColumns.slice(12, -3).map((c) => c.name)

@@ -65,7 +65,8 @@ describe("RouterClient", () => {
       otherStart: (r) => ((r.operations as Array<Record<string, unknown>>)[0].amount_in = "1"),
       // counts past what the lake's INTEGER holds, or below 0 (one such quote failed the round at the write)
       hugeCount: (r) => (r.txs_required = 2 ** 40),
-      negativeTime: (r) => (r.estimated_route_duration_seconds = -5)
+      negativeTime: (r) => (r.estimated_route_duration_seconds = -5),
+      negativeTx: (r) => ((r.operations as Array<Record<string, unknown>>)[0].tx_index = -1)
     }
     let mode = ""
     const proxy = await startProxy(devnet.routerUrl, async (request, forward) => {
@@ -97,7 +98,8 @@ describe("RouterClient", () => {
         otherPath: { tag: "RouterDecodeError", path: "chain_ids" },
         otherStart: { tag: "RouterDecodeError", path: "operations[0].amount_in" },
         hugeCount: { tag: "RouterDecodeError", path: "txs_required" },
-        negativeTime: { tag: "RouterDecodeError", path: "estimated_route_duration_seconds" }
+        negativeTime: { tag: "RouterDecodeError", path: "estimated_route_duration_seconds" },
+        negativeTx: { tag: "RouterDecodeError", path: "operations[0].tx_index" }
       })
       // the same answer unspoiled passes, denoms compared without case and amounts as numbers
       mode = ""
