@@ -14,7 +14,7 @@ import { nextPollDelay, WALLET_POLLING } from "../../src/sampling/tracker.js"
 import { runCli, startCli } from "../support/cli.js"
 import { queryLake, scan } from "../support/lake.js"
 import { json, startProxy, type HostileServer } from "../support/hostile.js"
-import { bridgeAndBroadcast as bridged, FAST_POLL, stuckRouter } from "../support/router.js"
+import { bridgeAndBroadcast as bridged, FAST_POLL, stuckRouter, trackArgs } from "../support/router.js"
 
 let devnet: Devnet
 /** a devnet whose transfers advance 100 ms per status poll (through `pollClock`), whatever the machine's pace: the tests that assert each state is seen */
@@ -40,7 +40,7 @@ afterAll(async () => {
 const bridgeAndBroadcast = (outcome: "success" | "error" | "unknown", to?: { chainId: string; denom: string }, chains?: Array<string>) =>
   bridged(devnet.routerUrl, outcome, to, chains)
 const track = (routerUrl: string, txHash: string, dir: string, ...flags: Array<string>) =>
-  runCli(["track", "--router-url", routerUrl, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", dir, ...FAST_POLL, ...flags])
+  runCli(trackArgs(routerUrl, txHash, dir, ...flags))
 
 describe("chain-lake track", () => {
   it("polls a bridged tx through the router's first 'tx not found' answers to completion, recording each state change; a rerun resumes without registering", async () => {
@@ -52,20 +52,7 @@ describe("chain-lake track", () => {
       if (req.url.pathname === "/v2/tx/status" && res.status === 404 && /tx not found/.test(res.body)) notFound++
       return res
     })
-    const t = await runCli([
-      "track",
-      "--router-url",
-      counting.url,
-      "--tx-hash",
-      txHash,
-      "--chain-id",
-      "noble-1",
-      "--out",
-      out,
-      "--estimated-seconds",
-      String(estimated),
-      ...FAST_POLL
-    ]).finally(() => counting.close())
+    const t = await track(counting.url, txHash, out, "--estimated-seconds", String(estimated)).finally(() => counting.close())
     expect(t.code, t.stderr).toBe(0)
     expect(notFound).toBeGreaterThan(1)
     const lines = t.stdout.trim().split("\n")
@@ -144,20 +131,9 @@ describe("chain-lake track", () => {
       if (req.url.pathname === "/v2/tx/status") return json({ code: 5, message: "tx not found", details: [] }, 404)
       return forward()
     })
-    const t = await runCli([
-      "track",
-      "--router-url",
-      forgetful.url,
-      "--tx-hash",
-      txHash,
-      "--chain-id",
-      "noble-1",
-      "--out",
-      mkdtempSync(join(tmpdir(), "chain-lake-track-")),
-      ...FAST_POLL,
-      "--not-found-for",
-      "1s"
-    ]).finally(() => forgetful.close())
+    const t = await track(forgetful.url, txHash, mkdtempSync(join(tmpdir(), "chain-lake-track-")), "--not-found-for", "1s").finally(() =>
+      forgetful.close()
+    )
     expect(t.code).toBe(1)
     expect(t.stderr.trim()).toMatch(
       new RegExp(
@@ -171,18 +147,7 @@ describe("chain-lake track", () => {
 
   it("a transfer that fails ends with a one-line error and its final state recorded", async () => {
     const { txHash } = await bridgeAndBroadcast("error")
-    const t = await runCli([
-      "track",
-      "--router-url",
-      devnet.routerUrl,
-      "--tx-hash",
-      txHash,
-      "--chain-id",
-      "noble-1",
-      "--out",
-      out,
-      ...FAST_POLL
-    ])
+    const t = await track(devnet.routerUrl, txHash, out)
     expect(t.code).toBe(1)
     expect(t.stderr.trim()).toBe("chain-lake: error: the transfer ended in STATE_COMPLETED_ERROR: packet acknowledgement error")
     const [last] = await queryLake(
@@ -270,10 +235,7 @@ describe("chain-lake track", () => {
     const dir = mkdtempSync(join(tmpdir(), "chain-lake-track-"))
     const stuck = await stuckRouter(pollClock.url)
     try {
-      const { child } = await startCli(
-        ["track", "--router-url", stuck.url, "--tx-hash", txHash, "--chain-id", "noble-1", "--out", dir, ...FAST_POLL],
-        /STATE_PENDING/
-      )
+      const { child } = await startCli(trackArgs(stuck.url, txHash, dir), /STATE_PENDING/)
       const exited = new Promise((resolve) => child.once("exit", resolve))
       child.kill("SIGKILL")
       await exited

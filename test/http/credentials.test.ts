@@ -13,7 +13,7 @@ import { rememberSecret, rememberUrlSecrets } from "../../src/secrets/redact.js"
 import { runCli } from "../support/cli.js"
 import { json, proxiedDevnet, RESET, startProxy, text, type HostileRequest } from "../support/hostile.js"
 import { queryLake } from "../support/lake.js"
-import { bridgeAndBroadcast, FAST_POLL } from "../support/router.js"
+import { bridgeAndBroadcast, trackArgs } from "../support/router.js"
 import { tempDirs } from "../support/tmp.js"
 
 let devnet: Devnet
@@ -186,20 +186,7 @@ describe("credentials for services behind a gateway", () => {
       const quotes = await runCli(["sample-routes", "--router-url", echo.url, "--header", `X-Api-Key: ${API_KEY}`, "--out", out])
       expect(quotes.code, quotes.stderr).toBe(0)
       const { txHash } = await bridgeAndBroadcast(devnet.routerUrl, "success")
-      const tracked = await runCli([
-        "track",
-        "--router-url",
-        echo.url,
-        "--header",
-        `X-Api-Key: ${API_KEY}`,
-        "--tx-hash",
-        txHash,
-        "--chain-id",
-        "noble-1",
-        "--out",
-        out,
-        ...FAST_POLL
-      ])
+      const tracked = await runCli(trackArgs(echo.url, txHash, out, "--header", `X-Api-Key: ${API_KEY}`))
       expect(tracked.code, tracked.stderr).toBe(0)
       const warnings = await queryLake(
         `SELECT warning_message FROM read_parquet('${out}/route_quotes/**/*.parquet') WHERE warning_message IS NOT NULL`

@@ -21,7 +21,7 @@ import { loadPlan, sampleRoutes } from "../../src/sampling/sampler.js"
 import { ASSETS } from "../../src/devnet/router-graph.js"
 import { runCli, startCli } from "../support/cli.js"
 import { postJson } from "../support/http.js"
-import { addressFor } from "../support/router.js"
+import { addressFor, trackArgs } from "../support/router.js"
 import { json, startProxy } from "../support/hostile.js"
 import { queryLake, scan } from "../support/lake.js"
 import { tempDirs } from "../support/tmp.js"
@@ -319,21 +319,7 @@ describe("route sampling", () => {
         tx: JSON.parse(b.stdout).txs[0],
         outcome: "success"
       })
-      const t = await runCli([
-        "track",
-        "--router-url",
-        routerUrl,
-        "--tx-hash",
-        sent.json.tx_hash,
-        "--chain-id",
-        "noble-1",
-        "--out",
-        out,
-        "--poll-near",
-        "50ms",
-        "--poll-overdue",
-        "20ms"
-      ])
+      const t = await runCli(trackArgs(routerUrl, sent.json.tx_hash, out))
       expect(t.code, t.stderr).toBe(0)
     } finally {
       child.kill("SIGINT")

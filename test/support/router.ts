@@ -26,6 +26,21 @@ export const addressFor = (chain: string) =>
 /** track's polling, made fast for tests */
 export const FAST_POLL = ["--poll-slow", "100ms", "--poll-near", "50ms", "--poll-overdue", "20ms", "--near-window", "200ms"]
 
+/** `chain-lake track`'s command line for `txHash` on noble-1 through `routerUrl` into `out`, polling fast, then `flags` */
+export const trackArgs = (routerUrl: string, txHash: string, out: string, ...flags: Array<string>) => [
+  "track",
+  "--router-url",
+  routerUrl,
+  "--tx-hash",
+  txHash,
+  "--chain-id",
+  "noble-1",
+  "--out",
+  out,
+  ...FAST_POLL,
+  ...flags
+]
+
 /**
  * Bridges 3 USDC from Noble (`chain-lake bridge`) and broadcasts its first tx through the devnet
  * router (devnet only: a real router never broadcasts; the wallet signs and submits txs[0]), which
