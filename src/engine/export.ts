@@ -213,10 +213,9 @@ const exportScoped = (catalog: ReadonlyArray<Dataset>, options: ExportOptions) =
     const counts = makeRowCounts({
       live: live.filter((d) => d.kind === "append"),
       catalog: catalog.filter((d): d is AppendDataset => d.kind === "append"),
-      root: manifests.root,
       staging: manifests.staging,
       sink: yield* ParquetSink,
-      manifest: manifests.get,
+      committedFiles: manifests.withCommittedFiles,
       quarantinedIn: tally.quarantinedIn,
       disagreed: (at, from) =>
         Effect.flatMap(manifests.identity, (prior) =>

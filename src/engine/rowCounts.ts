@@ -13,10 +13,8 @@
  * counting commit with what the run committed of the counted one. A difference refuses the commit
  * and is recorded (`disagreed`), which refuses the lake until a rollback.
  */
-import { existsSync } from "node:fs"
 import { Effect } from "effect"
-import { datasetPath } from "../lake/layout.js"
-import { stagedPath, type CommittedFile, type Manifest, type ManifestError } from "../lake/Manifests.js"
+import { stagedPath, type CommittedFile, type ManifestError, type ManifestsService } from "../lake/Manifests.js"
 import type { ParquetSinkService } from "../lake/ParquetSink.js"
 import { quoteIdent, sqlStringList } from "../lake/sql.js"
 import { CommitError } from "./commit.js"
@@ -63,10 +61,10 @@ export interface RowCountsContext {
   readonly live: ReadonlyArray<AppendDataset>
   /** every append dataset (a counting one the run does not write is read from the lake) */
   readonly catalog: ReadonlyArray<AppendDataset>
-  readonly root: string
   readonly staging: string
   readonly sink: ParquetSinkService
-  readonly manifest: (dataset: string) => Effect.Effect<Manifest | undefined, ManifestError>
+  /** the lake's committed files of a dataset, read wherever they live (Manifests' withCommittedFiles) */
+  readonly committedFiles: ManifestsService["withCommittedFiles"]
   /** how many of a dataset's records the run quarantined so far */
   readonly quarantinedIn: (dataset: string) => number
   /** records in the lake that the two disagree at height `at`, and what the run committed of them from height `from` on */
@@ -101,23 +99,17 @@ export const makeRowCounts = (c: RowCountsContext): CommitCheck | undefined => {
   /**
    * What the lake's committed files of the counting dataset say at heights low..high (exclusive):
    * an earlier run's blocks count this run's txs too (a rerun after a refusal commits no blocks
-   * there). Files of the lake's folder only (an S3 lake's are not read here).
+   * there), wherever they live (an S3 lake's are fetched, one at a time).
    */
   const lakeSays = (pair: Pair, low: number, high: number) =>
     Effect.gen(function* () {
-      const m = yield* c.manifest(pair.counting.name)
-      const paths = (m?.files ?? [])
-        .filter((f) => (f.min_height ?? Infinity) < high && (f.max_height ?? -Infinity) > low)
-        .map((f) => datasetPath(c.root, pair.counting.name, f.path))
-        .filter((p) => existsSync(p))
-      if (paths.length === 0) return
       const h = heightName(pair.counting)
-      for (const [height, value] of yield* readPaths(
-        paths,
-        `${h} AS h, ${quoteIdent(pair.column)} AS v`,
-        `WHERE ${h} > ${low} AND ${h} < ${high}`
-      ))
-        pair.says.set(height, value)
+      const said = yield* c.committedFiles(
+        pair.counting.name,
+        (paths) => readPaths(paths, `${h} AS h, ${quoteIdent(pair.column)} AS v`, `WHERE ${h} > ${low} AND ${h} < ${high}`),
+        (f) => (f.min_height ?? Infinity) < high && (f.max_height ?? -Infinity) > low
+      )
+      for (const [height, value] of said) pair.says.set(height, value)
     })
 
   /** the lowest height of the pairs' files checked this run: what the run may have committed of a mix starts there */

@@ -143,14 +143,15 @@ export interface ManifestsService {
   /** Keeps the `keep` newest snapshots: drops the others from the manifest, then deletes their files. Returns the heights dropped. */
   readonly pruneSnapshots: (dataset: string, keep: number) => Effect.Effect<ReadonlyArray<number>, ManifestError>
   /**
-   * Runs `use` over every committed file of `dataset`, given as local paths: the files in the lake
-   * folder all in one call; each file that lives elsewhere (an S3 export's, brought by
-   * `fetchCommitted`) alone, in a copy deleted right after, so local disk holds one at a time.
-   * Returns the calls' results, concatenated.
+   * Runs `use` over every committed file of `dataset` (those `which` takes, where given), given as
+   * local paths: the files in the lake folder all in one call; each file that lives elsewhere (an
+   * S3 export's, brought by `fetchCommitted`) alone, in a copy deleted right after, so local disk
+   * holds one at a time. Returns the calls' results, concatenated.
    */
   readonly withCommittedFiles: <A, E>(
     dataset: string,
-    use: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<A>, E>
+    use: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<A>, E>,
+    which?: (file: CommittedFile) => boolean
   ) => Effect.Effect<Array<A>, E | ManifestError>
 }
 
@@ -183,7 +184,7 @@ export const makeManifests = (root: string, options: ManifestsOptions = {}) =>
       commitRollback: (read, replaced, files, kept) => commitRollback(lake, read, replaced, files, kept),
       vacuum: (dataset, graceMs, maxRetiredBytes) => vacuum(lake, dataset, graceMs, maxRetiredBytes),
       pruneSnapshots: (dataset, keep) => pruneSnapshots(lake, dataset, keep),
-      withCommittedFiles: (dataset, use) => withCommittedFiles(lake, dataset, use)
+      withCommittedFiles: (dataset, use, which) => withCommittedFiles(lake, dataset, use, which)
     }
   })
 

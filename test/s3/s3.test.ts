@@ -18,6 +18,7 @@ import { DATASETS } from "../../src/datasets/index.js"
 import { runExport } from "../../src/engine/export.js"
 import { newWriterId } from "../../src/lake/lock.js"
 import { filesUnder } from "../support/lake.js"
+import { startProxy, type Reply } from "../support/hostile.js"
 import { expectLakeMatchesChain } from "../support/chain-model.js"
 import { BIN, runCli } from "../support/cli.js"
 import { spawn } from "node:child_process"
@@ -135,6 +136,30 @@ describe("s3:// output and publishing", () => {
     ])
     expect(holders.code, holders.stderr).toBe(0)
     await expectRemoteLakeMatchesChain("light", ["blocks", "txs", "holders"])
+  })
+
+  it("txs exported after the blocks, from a deployment of another history: counted against the blocks an earlier run committed, fetched back, and refused in one line", async () => {
+    // the same chain to height 100, another above it; the txs list answered from it, the rest from `devnet`
+    const forked = await startDevnet({ seed: 71, blocks: 150, fork: { height: 100, seed: 2 } })
+    const proxy = await startProxy(devnet.indexerUrl, async (req, forward): Promise<Reply> => {
+      if (!req.path.startsWith("/indexer/tx/v1/txs")) return forward()
+      const res = await fetch(forked.indexerUrl + req.path)
+      return { status: res.status, headers: { "content-type": "application/json" }, body: await res.text() }
+    })
+    try {
+      const url = "s3://lake/counted"
+      const lake = ["--out", url, "--s3-endpoint", endpoint, "--page-size", "25"]
+      const blocks = await runCli(["export", "--indexer-url", devnet.indexerUrl, ...lake, "--datasets", "blocks"])
+      expect(blocks.code, blocks.stderr).toBe(0)
+      const txs = await runCli(["export", "--indexer-url", proxy.url, ...lake, "--datasets", "txs"])
+      expect(txs.code, txs.stderr).toBe(1)
+      expect(txs.stderr.trim().split("\n").at(-1)).toMatch(
+        /^chain-lake: error: txs at height \d+: \d+ rows, but blocks\.tx_count is \d+ there: the indexer answers the two lists from different histories/
+      )
+    } finally {
+      await proxy.close()
+      await forked.stop()
+    }
   })
 
   it("exports to s3://, manifests and files uploaded; a second run uploads nothing new", async () => {

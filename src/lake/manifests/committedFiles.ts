@@ -3,6 +3,7 @@
  * lake folder, or elsewhere (an S3 export's work folder mirrors only the manifests; the service's
  * `fetchCommitted` brings each file).
  */
+import { randomUUID } from "node:crypto"
 import { rm } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect } from "effect"
@@ -12,19 +13,23 @@ import { missingFilesProblem, stagedBy } from "../listed.js"
 import { fail, ManifestError } from "./errors.js"
 import type { LakeWriter } from "./lakeWriter.js"
 import { read } from "./manifestFile.js"
+import type { CommittedFile } from "../manifest.js"
 
 /**
- * Runs `use` over every committed file of `dataset`: the files in the lake folder all in one call;
+ * Runs `use` over every committed file of `dataset` (those `which` takes): the files in the lake folder all in one call;
  * each file that lives elsewhere alone, in a copy deleted right after, so local disk holds one at a
  * time. Returns the calls' results, concatenated (ManifestsService.withCommittedFiles).
  */
 export const withCommittedFiles = <A, E>(
   lake: LakeWriter,
   dataset: string,
-  use: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<A>, E>
+  use: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<A>, E>,
+  which: (file: CommittedFile) => boolean = () => true
 ) =>
   Effect.gen(function* () {
-    const files = ((yield* read(lake, dataset))?.files ?? []).map((f) => ({ path: f.path, at: datasetPath(lake.root, dataset, f.path) }))
+    const files = ((yield* read(lake, dataset))?.files ?? [])
+      .filter(which)
+      .map((f) => ({ path: f.path, at: datasetPath(lake.root, dataset, f.path) }))
     const present = yield* Effect.promise(() => Promise.all(files.map((f) => exists(f.at))))
     const here = files.filter((_, i) => present[i]).map((f) => f.at)
     const fetch = lake.options.fetchCommitted
@@ -44,7 +49,8 @@ export const withCommittedFiles = <A, E>(
     const scratch = scratchFolderOf(lake.root, lake.writer)
     for (const [i, f] of files.entries()) {
       if (present[i]) continue
-      const copy = join(scratch, `committed-${i}.parquet`)
+      // a copy of its own: callers run at once (each commit's check), and a shared name was read while another wrote it
+      const copy = join(scratch, `committed-${randomUUID()}.parquet`)
       const rows = yield* Effect.acquireUseRelease(
         Effect.tryPromise({ try: () => makeFolder(scratch), catch: fail }).pipe(Effect.zipRight(fetch(dataset, f.path, copy))),
         () => use([copy]),
