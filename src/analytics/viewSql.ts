@@ -18,22 +18,24 @@ const emptyType = (t: ColumnType) => (t === "JSON" ? "JSON" : t)
 /** A column every row has as NULL, typed as the dataset declares it. */
 const nullColumn = (c: Column) => `CAST(NULL AS ${emptyType(c.type)}) AS ${quoteIdent(c.name)}`
 
+/** Paths as forward-slash text, whatever the platform's separator. */
+const slashed = (column: string) => `replace(${column}, '\\', '/')`
+
 /**
  * The rows of the files a dataset's manifest lists when a query runs, among every Parquet file
  * under its folder then (a relative glob): for the catalog, whose views must show files committed
  * after it was written, and never a file the manifest does not list (one a compaction replaced,
  * kept for a while for readers that listed it; one not committed yet; one someone else put there).
- * A file is matched by its last three path parts (`<dataset>/<partition>/<file>`, the lake's
- * layout), so the catalog still works once the folder is moved; two parts also matched a copy of a
- * partition folder the user kept inside the dataset's folder (`blocks/backup/height_bucket=0/…`).
+ * A file is matched by its whole path: the manifest's folder (as DuckDB resolves both, so the
+ * catalog still works once the lake is moved) and the path the manifest lists; matching the last
+ * parts only took a copy of a partition kept deeper in the dataset's folder
+ * (`txs/old/txs/height_bucket=0/…`) for the committed file, and counted its rows twice.
  */
 const liveSource = (dataset: string) =>
   `(SELECT * EXCLUDE (filename) FROM read_parquet(${sqlString(`${dataset}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true, filename = true) ` +
-  `WHERE replace(regexp_extract(filename, '[^/\\\\]+[/\\\\][^/\\\\]+[/\\\\][^/\\\\]+$'), '\\', '/') IN (SELECT ${sqlString(`${dataset}/`)} || f.path FROM (SELECT unnest(files) AS f FROM read_json(${sqlString(`${dataset}/${MANIFEST_FILE}`)}, columns = {files: 'STRUCT(path VARCHAR)[]'}, maximum_object_size = 2147483647))) ` +
+  `WHERE ${slashed("filename")} IN (SELECT regexp_replace(${slashed("m.filename")}, '[^/]+$', '') || m.f.path FROM (SELECT filename, unnest(files) AS f FROM read_json(${sqlString(`${dataset}/${MANIFEST_FILE}`)}, columns = {files: 'STRUCT(path VARCHAR)[]'}, filename = true, maximum_object_size = 2147483647)) m) ` +
   `AND ${unfinishedGuard(dataset)} IS NULL)`
 
-/** Paths as forward-slash text, whatever the platform's separator. */
-const slashed = (column: string) => `replace(${column}, '\\', '/')`
 const stagingPattern = (dataset: string, rest: string) => `${STAGING.split("\\").join("/")}/*/${dataset}/${rest}`
 
 /**

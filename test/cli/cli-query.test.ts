@@ -434,6 +434,8 @@ describe("chain-lake query", () => {
     cpSync(committed, join(lake, "blocks", "height_bucket=0", "my-own-copy.parquet"))
     // and a backup of a whole partition folder, kept inside the dataset's folder
     cpSync(join(lake, "blocks", "height_bucket=0"), join(lake, "blocks", "backup", "height_bucket=0"), { recursive: true })
+    // and one whose path ends as the committed files' do (the catalog matched the last three parts: twice the rows)
+    cpSync(join(lake, "blocks", "height_bucket=0"), join(lake, "blocks", "old", "blocks", "height_bucket=0"), { recursive: true })
     const r = await runCli(["query", "--data", lake, "SELECT count(*) AS n, count(DISTINCT height) AS d FROM blocks", "--format", "json"])
     expect(r.code, r.stderr).toBe(0)
     expect(JSON.parse(r.stdout)).toEqual([{ n: "150", d: "150" }])
