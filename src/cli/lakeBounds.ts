@@ -4,8 +4,9 @@
  * exit 0 (`catalog --db` pointed at a Parquet file cut it to 12 KB): `verify` then failed, or
  * worse, a reader read the damage. The lake's own files are, under any folder that holds a lake:
  * its dataset folders (a known dataset's name, or any folder holding a `_manifest.json`), its
- * identity and lock (`_lake.json`, `_lake.lock`), its run reports (`_runs/`) and its working
- * folder (`.chain-lake/`: staging, scratch, locks). The lake's top folder itself stays open to
+ * identity and lock (`_lake.json`, `_lake.lock`), its run reports (`_runs/`), its quarantined
+ * records (`_quarantine/`), its pipeline lock (`.chain-lake.lock`) and its working folder
+ * (`.chain-lake/`: staging, scratch, locks). The lake's top folder itself stays open to
  * outputs (report.html and chain-lake.duckdb are written there by default).
  *
  * The path is judged where the write would land: through `..` and symlinks, the file's own link
@@ -16,11 +17,12 @@ import { existsSync, lstatSync, readlinkSync } from "node:fs"
 import { dirname, isAbsolute, join, relative, sep } from "node:path"
 import { Effect } from "effect"
 import { isLake, LAKE_DATASETS, realPathOf } from "../analytics/Analytics.js"
+import { pipelineLockFile } from "../lake/layout.js"
 import { MANIFEST_FILE } from "../lake/manifest.js"
 import { UserError } from "./errors.js"
 
-/** The lake's own top-level names, beside its dataset folders. */
-const LAKE_OWN = new Set(["_lake.json", "_lake.lock", "_runs", ".chain-lake"])
+/** The lake's own top-level names, beside its dataset folders: the quarantined records are the only copy of what a run skipped, and a pipeline's lock keeps its runs from overlapping. */
+const LAKE_OWN = new Set(["_lake.json", "_lake.lock", "_runs", ".chain-lake", "_quarantine", pipelineLockFile()])
 const DATASET_NAMES = new Set(LAKE_DATASETS.map((d) => d.name))
 
 /**

@@ -35,7 +35,11 @@ export const publishCommand = Command.make(
       const badName = releaseNameProblem(o.name, o.version)
       if (badName) return yield* new UserError({ message: badName, exitCode: 2 })
       const s3 = isS3Url(o.to)
-      if (!s3) yield* checkOutputFolder("--to", o.to, true)
+      if (!s3) {
+        yield* checkOutputFolder("--to", o.to, true)
+        // the release's own folder too: --to LAKE --name txs wrote the release into the lake's txs folder
+        yield* checkOutputFolder("the release folder (--to/--name/--version)", join(o.to, o.name, o.version))
+      }
       yield* requireLake(o.data)
       const localTo = s3 ? yield* Effect.promise(() => mkdtemp(join(tmpdir(), "chain-lake-publish-"))) : o.to
       const published = yield* publish({ to: localTo, name: o.name, version: o.version, license: Option.getOrUndefined(o.license) }).pipe(

@@ -134,7 +134,10 @@ describe("no output flag writes into a lake's own files", () => {
       join(side, "txs-link", file.path.replace(/^txs\//, "")),
       // `..` after a link is taken from the link's target, as the kernel does: this is DATA/_lake.json
       `${side}/txs-link/../_lake.json`,
-      join(side, "dangling.csv")
+      join(side, "dangling.csv"),
+      // the only copy of what a run skipped (verify reads it), and a pipeline's lock (its runs overlapped once it was overwritten)
+      join(data, "_quarantine", "txs.ndjson"),
+      join(data, ".chain-lake.lock")
     ]
     const before = tree(data)
     for (const target of targets) {
@@ -151,6 +154,26 @@ describe("no output flag writes into a lake's own files", () => {
     }
     expect(tree(data)).toEqual(before)
   }, 180_000)
+
+  it("publish never writes its release among the lake's own files: --to the lake with a dataset's name, or through a link to a dataset folder", async () => {
+    const side = tmp()
+    symlinkSync(join(data, "txs"), join(side, "m"))
+    const before = tree(data)
+    for (const [to, name] of [
+      [data, "txs"],
+      [side, "m"]
+    ]) {
+      const r = await runCli(["publish", "--data", data, "--to", to, "--name", name, "--version", "1"])
+      expect(r.code, r.stderr).toBe(2)
+      expect(oneLine(r.stderr)).toMatch(
+        /^chain-lake: error: the release folder \(--to\/--name\/--version\) \S+ is inside the lake at .* \(txs\), among its own files/
+      )
+    }
+    expect(tree(data)).toEqual(before)
+    // beside the lake, or in its top folder under a name of its own, a release is written
+    const r = await runCli(["publish", "--data", data, "--to", side, "--name", "chain", "--version", "1"])
+    expect(r.code, r.stderr).toBe(0)
+  }, 60_000)
 
   it("a statement that writes is refused before DuckDB prepares it: EXPORT DATABASE into a dataset folder leaves no folder behind", async () => {
     const before = tree(data)
