@@ -8,6 +8,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Analytics, layerAnalytics, type ParamValue } from "../../src/analytics/Analytics.js"
+import { CHARTS } from "../../src/analytics/report.js"
 import { exportLayer } from "../../src/cli/layers.js"
 import { DATASETS } from "../../src/datasets/index.js"
 import { DENOMS, startDevnet, type Devnet } from "../../src/devnet/index.js"
@@ -70,6 +71,33 @@ describe("analytics views agree with the chain", () => {
     })
     expect(rows[0].fees).toEqual([...fees.entries()].sort().map(([denom, amount]) => ({ denom, amount: amount.toString() })))
   })
+
+  it("daily_activity and the activity chart: failed txs NULL where a day's (a bucket's) txs were not all exported, never the count of part of it", async () => {
+    const part = mkdtempSync(join(tmpdir(), "chain-lake-analytics-part-"))
+    try {
+      // blocks to 400, txs to 200 (a partial export; a rollback of txs leaves the same)
+      await Effect.runPromise(
+        Effect.forEach([{ datasets: ["blocks"] }, { datasets: ["txs"], toHeight: 200 }], (o) =>
+          runExport(DATASETS, { pageSize: 200, ...o }).pipe(
+            Effect.provide(exportLayer({ indexerUrl: devnet.indexerUrl, out: part, limits: { concurrency: 6, rps: 0 } }))
+          )
+        )
+      )
+      const [day] = await query("SELECT txs, failed_txs FROM daily_activity", {}, part)
+      expect(day).toEqual({ txs: String(allPlans(devnet).length), failed_txs: null })
+      const chart = CHARTS.find((c) => c.id === "activity-over-time")!
+      const buckets = await query(`SELECT t, txs, failed_txs FROM (${chart.sql})`, {}, part)
+      const byTime = (rows: Array<Record<string, any>>) => new Map(rows.map((r) => [String(r.t), r.failed_txs]))
+      const whole = byTime(await query(`SELECT t, failed_txs FROM (${chart.sql})`))
+      const split = buckets.filter((b) => b.failed_txs !== null)
+      // buckets of heights txs hold whole keep their split, as the whole lake's; the rest have none, not 0
+      expect(split.length).toBeGreaterThan(0)
+      expect(split.length).toBeLessThan(buckets.length)
+      for (const b of split) expect(b.failed_txs, String(b.t)).toBe(whole.get(String(b.t)))
+    } finally {
+      rmSync(part, { recursive: true, force: true })
+    }
+  }, 120_000)
 
   it("block_times: mean, median, p95 and the avg_blocktime endpoint's definition", async () => {
     const c = devnet.chain
