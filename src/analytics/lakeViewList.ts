@@ -63,12 +63,15 @@ export const LAKE_DATASETS: ReadonlyArray<{
   readonly partitionType: string
   /** `chain-lake …` that writes it */
   readonly writtenBy: string
+  /** the list whose invalid records an export quarantines in `_quarantine/<it>.ndjson` (rows of its records this dataset lacks) */
+  readonly list?: string
 }> = DATASETS.map((d) => ({
   name: d.name,
   columns: d.columns,
   partition: partitionOf(d).name,
   partitionType: partitionOf(d).type,
-  writtenBy: d.kind === "sample" ? d.writtenBy : "export"
+  writtenBy: d.kind === "sample" ? d.writtenBy : "export",
+  ...(d.kind === "append" ? { list: d.list.id } : {})
 }))
 
 /** The datasets a query reads, directly or through the analytics views it names (for "export these" hints). */

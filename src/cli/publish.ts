@@ -4,7 +4,7 @@ import { resolve } from "node:path"
 import { Console, Effect, Option } from "effect"
 import { layerManifests } from "../lake/Manifests.js"
 import { describeRanges } from "../lake/held.js"
-import { publish, releaseNameProblem } from "../publish/publish.js"
+import { publish, quarantinedNote, releaseNameProblem } from "../publish/publish.js"
 import { validateRelease } from "../publish/validate.js"
 import { isS3Url } from "../s3/s3.js"
 import { pullRelease, pushRelease, removeDir } from "../s3/sync.js"
@@ -56,11 +56,16 @@ export const publishCommand = Command.make(
       const files = manifest.datasets.reduce((s, d) => s + d.files.length, 0)
       yield* Console.log(`published ${manifest.datasets.length} datasets (${files} files) to ${path}`)
       // a release of part of a chain is said to be one here too, not only in its README
-      for (const d of manifest.datasets)
+      for (const d of manifest.datasets) {
         if (d.coverage && d.coverage.missing_heights.length > 0)
           yield* Console.error(
             `chain-lake: notice: ${d.name} does not hold heights ${describeRanges(d.coverage.missing_heights, 3)} (not exported yet): the release's README and manifest.json say so`
           )
+        if ((d.coverage?.quarantined ?? 0) > 0)
+          yield* Console.error(
+            `chain-lake: notice: ${d.name} lacks the rows of ${d.coverage!.quarantined} records: ${quarantinedNote}; the release's README and manifest.json say so`
+          )
+      }
     })
 ).pipe(Command.withDescription("Publish the committed files as a versioned release with manifest.json, datapackage.json and a README"))
 

@@ -11,8 +11,8 @@ import { Data, Effect, Either, Schema } from "effect"
 import { LAKE_DATASETS } from "../analytics/Analytics.js"
 import type { ColumnType } from "../lake/columns.js"
 import { Manifests, type Manifest } from "../lake/Manifests.js"
-import { holdsParquet, makeFolder, sha256File } from "../lake/files.js"
-import { datasetPath, snapshotHeightOf } from "../lake/layout.js"
+import { holdsParquet, linesIn, makeFolder, sha256File } from "../lake/files.js"
+import { datasetPath, quarantineFile, snapshotHeightOf } from "../lake/layout.js"
 import { decodeLakeFile } from "../lake/manifest.js"
 import { alive } from "../lake/lock.js"
 import { describeRanges, missingHeights } from "../lake/held.js"
@@ -46,7 +46,9 @@ const Coverage = Schema.Struct({
       consistency: Schema.Literal("exact", "best-effort"),
       note: Schema.optional(Schema.String)
     })
-  )
+  ),
+  /** records of its list an export quarantined (they broke the schema): committed ranges that lack their rows; absent in older releases */
+  quarantined: Schema.optional(Schema.Int)
 })
 type Coverage = typeof Coverage.Type
 
@@ -159,8 +161,9 @@ const copyCommittedFile = (root: string, staging: string, dataset: string, f: Ma
     } satisfies ReleaseFile
   })
 
-/** What of the chain the committed files of `m` hold (Coverage). */
-const coverageOf = (m: Manifest): Coverage => ({
+/** What of the chain the committed files of `m` hold (Coverage), `quarantined` records of its list left out. */
+const coverageOf = (m: Manifest, quarantined: number): Coverage => ({
+  quarantined,
   unit: m.unit,
   committed: normalize(m.committed).map(([a, b]) => [a, b] as const),
   missing_heights: m.unit === "height" || m.unit === "position" ? missingHeights(m) : [],
@@ -171,15 +174,20 @@ const coverageOf = (m: Manifest): Coverage => ({
   }))
 })
 
+/** Why records of committed ranges are not in a release. */
+export const quarantinedNote =
+  "they broke the schema and were quarantined by the export (the lake's _quarantine/ holds them); a rollback below them and a new export reads them again"
+
 /** One line saying what of the chain a released dataset holds, for its README section. */
 export const describeCoverage = (c: Coverage): string => {
   if (c.unit === "snapshot")
     return c.snapshots.map((s) => `Snapshot at height ${s.snapshot_height}: ${s.consistency}${s.note ? ` (${s.note})` : ""}.`).join(" ")
   if (c.unit === "sample") return ""
   const what = c.unit === "height" ? `Heights ${describeRanges(c.committed, 10)}` : `List positions ${describeRanges(c.committed, 10)}`
+  const left = (c.quarantined ?? 0) > 0 ? ` **${c.quarantined} records left out**: ${quarantinedNote}.` : ""
   return c.missing_heights.length === 0
-    ? `${what} committed, without a gap.`
-    : `${what} committed; **not held: heights ${describeRanges(c.missing_heights, 10)}** (not exported when this was published${c.unit === "position" ? "; the heights at either side held in part" : ""}).`
+    ? `${what} committed${left ? ";" + left : ", without a gap."}`
+    : `${what} committed; **not held: heights ${describeRanges(c.missing_heights, 10)}** (not exported when this was published${c.unit === "position" ? "; the heights at either side held in part" : ""}).${left}`
 }
 
 /** The committed files of `d` copied into the release at `staging`, and its entry of the release manifest; undefined when it has none. */
@@ -205,7 +213,7 @@ const releaseDataset = (staging: string, d: LakeDataset) =>
       partition: d.partition,
       columns: d.columns.map((c) => ({ name: c.name, type: c.type, description: c.description })),
       rows: files.reduce((s, f) => s + f.rows, 0),
-      coverage: coverageOf(m),
+      coverage: coverageOf(m, d.list === undefined ? 0 : yield* Effect.promise(() => linesIn(quarantineFile(root, d.list!)))),
       files
     } satisfies ReleaseDataset
   })

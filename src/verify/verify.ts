@@ -5,7 +5,7 @@
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { type Context, Effect, Layer } from "effect"
-import { listFiles, sha256File } from "../lake/files.js"
+import { linesIn, listFiles, sha256File } from "../lake/files.js"
 import { Analytics, LAKE_DATASETS, layerAnalytics } from "../analytics/Analytics.js"
 import { vanished, VERIFY_NAMES_IT } from "../analytics/views.js"
 import { layerManifests, Manifests } from "../lake/Manifests.js"
@@ -264,13 +264,6 @@ const positionRowChecks = (c: LakeChecks) =>
       )
     }
   })
-
-/** How many lines a file holds (0 where there is none). */
-const linesIn = (path: string) =>
-  readFile(path, "utf8").then(
-    (text) => text.split("\n").filter((l) => l.trim() !== "").length,
-    () => 0
-  )
 
 /** Snapshots: no key twice within one. */
 const snapshotKeyChecks = (c: LakeChecks) =>

@@ -86,7 +86,7 @@ describe("publish and validate", () => {
     const card = readFileSync(join(release, "README.md"), "utf8")
     for (const d of manifest.datasets) for (const c of d.columns) expect(card).toContain(`| \`${c.name}\` |`)
     // what of the chain each dataset holds: the whole of it here
-    expect(blocks.coverage).toEqual({ unit: "height", committed: [[1, 121]], missing_heights: [], snapshots: [] })
+    expect(blocks.coverage).toEqual({ unit: "height", committed: [[1, 121]], missing_heights: [], snapshots: [], quarantined: 0 })
     expect(card).toContain("Heights 1-120 committed, without a gap.")
     expect(manifest.datasets.find((d: any) => d.name === "holders").coverage.snapshots).toEqual([
       { snapshot_height: 115, consistency: "exact" }
@@ -123,7 +123,8 @@ describe("publish and validate", () => {
           [81, 121]
         ],
         missing_heights: [[41, 81]],
-        snapshots: []
+        snapshots: [],
+        quarantined: 0
       })
       // txs by list position: the heights between its two spans, those at either side held in part
       expect(coverage("txs").unit).toBe("position")
@@ -137,6 +138,44 @@ describe("publish and validate", () => {
       const v = await runCli(["validate", release])
       expect(v.code, v.stderr).toBe(0)
     } finally {
+      rmSync(lake, { recursive: true, force: true })
+    }
+  })
+
+  it("a release of a lake with quarantined records says that rows are left out (manifest.json, README, a notice), never 'without a gap'", async () => {
+    const faulty = await startDevnet({ seed: 47, blocks: 120, faults: "malformed=0.5" })
+    const lake = mkdtempSync(join(tmpdir(), "chain-lake-pub-quarantine-"))
+    try {
+      const r = await runCli([
+        "export",
+        "--indexer-url",
+        faulty.indexerUrl,
+        "--out",
+        lake,
+        "--datasets",
+        "blocks",
+        "--page-size",
+        "10",
+        "--on-invalid",
+        "quarantine"
+      ])
+      expect(r.code, r.stderr).toBe(0)
+      const records = readFileSync(join(lake, "_quarantine", "blocks.ndjson"), "utf8")
+        .trim()
+        .split("\n").length
+      expect(records).toBeGreaterThan(0)
+      const p = await runCli(["publish", "--data", lake, "--to", dest, "--name", "quarantined", "--version", "1"])
+      expect(p.code, p.stderr).toBe(0)
+      const release = join(dest, "quarantined", "1")
+      const [blocks] = JSON.parse(readFileSync(join(release, "manifest.json"), "utf8")).datasets
+      expect([blocks.rows, blocks.coverage.quarantined]).toEqual([120 - records, records])
+      const card = readFileSync(join(release, "README.md"), "utf8")
+      expect(card).toContain(`Heights 1-120 committed; **${records} records left out**: they broke the schema and were quarantined`)
+      expect(card).not.toContain("without a gap")
+      expect(p.stderr).toContain(`chain-lake: notice: blocks lacks the rows of ${records} records: they broke the schema`)
+      expect((await runCli(["validate", release])).code).toBe(0)
+    } finally {
+      await faulty.stop()
       rmSync(lake, { recursive: true, force: true })
     }
   })
