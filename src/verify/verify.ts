@@ -2,7 +2,6 @@
  * verify: reconciles the lake with itself and, when an indexer is given, with the API. Each
  * check says what it compared and whether it held; any failure is a mismatch (exit 1).
  */
-import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { type Context, Effect, Layer } from "effect"
 import { linesIn, listFiles, sha256File } from "../lake/files.js"
