@@ -7,7 +7,7 @@
  * lake's highest anchor is refused: the lake holds history that source does not (yet) have.
  */
 import { Context, Data, Effect, type Exit } from "effect"
-import { Manifests, type ManifestError } from "../lake/Manifests.js"
+import { disagreedProblem, Manifests, type ManifestError } from "../lake/Manifests.js"
 import { highestHeight, IDENTITY_FILE, type Reorg } from "../lake/manifest.js"
 import { ParquetSink, type SinkError } from "../lake/ParquetSink.js"
 import { sqlStringList } from "../lake/sql.js"
@@ -207,7 +207,7 @@ export const checkIdentity = (
     if (!lake) return (yield* adopt(status, adoption.datasets, adoption.adopt, notice)) ? { adopted: true } : {}
     if (lake.disagreed)
       return yield* new LakeIdentityError({
-        message: `an export into ${manifests.root} found its txs and blocks disagree at height ${lake.disagreed.at} (a txs list answered from another history than the blocks): what it committed from height ${lake.disagreed.from} on may mix the two: ${lake.disagreed.from > 1 ? `chain-lake rollback --data ${manifests.root} --to-height ${lake.disagreed.from - 1} drops it (the next export reads it again)` : "export into another --out"}, once the indexer answers from one history`
+        message: disagreedProblem(manifests.root, lake.disagreed)
       })
     if (lake.chain_id !== status.chainId)
       return yield* new LakeIdentityError({

@@ -58,7 +58,7 @@ import { pruneSnapshots, vacuum } from "./manifests/retention.js"
 import { commitCompaction, commitRollback } from "./manifests/swap.js"
 
 export { ManifestError } from "./manifests/errors.js"
-export { keptAnchors } from "./manifests/identity.js"
+export { disagreedProblem, identityProblem, keptAnchors } from "./manifests/identity.js"
 export { RETIRED_BUDGET } from "./manifests/retention.js"
 export { MANIFEST_LOCK, retiredPath, stagedPath } from "./layout.js"
 export type { CommittedFile, CommittedSnapshot, LakeIdentity, Manifest }

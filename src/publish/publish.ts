@@ -10,7 +10,7 @@ import { dirname, join, resolve } from "node:path"
 import { Data, Effect, Either, Schema } from "effect"
 import { LAKE_DATASETS } from "../analytics/Analytics.js"
 import type { ColumnType } from "../lake/columns.js"
-import { Manifests, type Manifest } from "../lake/Manifests.js"
+import { identityProblem, Manifests, type Manifest } from "../lake/Manifests.js"
 import { holdsParquet, linesIn, makeFolder, sha256File } from "../lake/files.js"
 import { datasetPath, quarantineFile, snapshotHeightOf } from "../lake/layout.js"
 import { decodeLakeFile } from "../lake/manifest.js"
@@ -281,6 +281,14 @@ export const publish = (options: PublishOptions) =>
     const target = resolve(options.to, options.name, options.version)
     if (existsSync(target))
       return yield* new PublishError({ message: `${target} exists: a published version is never overwritten; pick a new --version` })
+    // a lake exports refuse (no chain named, a rollback half done, two histories) is no release
+    const identity = yield* manifests.identity.pipe(
+      Effect.mapError((e) => new PublishError({ message: `${e.message} (nothing was published)` }))
+    )
+    // (sampled datasets, route quotes, name no chain)
+    const holdsData = LAKE_DATASETS.some((d) => d.writtenBy === "export" && holdsParquet(datasetPath(manifests.root, d.name)))
+    const problem = identityProblem(manifests.root, identity, holdsData)
+    if (problem) return yield* new PublishError({ message: `${problem} (nothing was published)` })
     const staging = `${target}.tmp-${process.pid}`
     yield* removeAbandonedStaging(target)
     const datasets: Array<ReleaseDataset> = []

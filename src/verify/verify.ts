@@ -3,11 +3,11 @@
  * check says what it compared and whether it held; any failure is a mismatch (exit 1).
  */
 import { join } from "node:path"
-import { type Context, Effect, Layer } from "effect"
+import { type Context, Effect, Either, Layer } from "effect"
 import { linesIn, listFiles, sha256File } from "../lake/files.js"
 import { Analytics, LAKE_DATASETS, layerAnalytics } from "../analytics/Analytics.js"
 import { vanished, VERIFY_NAMES_IT } from "../analytics/views.js"
-import { layerManifests, Manifests } from "../lake/Manifests.js"
+import { identityProblem, layerManifests, Manifests } from "../lake/Manifests.js"
 import type { Manifest } from "../lake/manifest.js"
 import { listedFiles, notInPlace, type ListedFiles } from "../lake/listed.js"
 import { quoteIdent } from "../lake/sql.js"
@@ -80,6 +80,10 @@ export const verifyLake = (pinned: ReadonlyMap<string, ListedFiles>) =>
       },
       manifests: yield* Manifests
     }
+    yield* identityCheck(
+      c,
+      DATASETS.some((d) => d.kind !== "sample" && (c.manifest(d.name)?.files.length ?? 0) > 0)
+    )
     // what the manifests promise against what the folders and files hold, first: a file damaged inside fails the reads of its rows
     for (const d of DATASETS) yield* fileChecks(c, d.name)
     yield* rowChecks(c).pipe(
@@ -92,6 +96,25 @@ export const verifyLake = (pinned: ReadonlyMap<string, ListedFiles>) =>
       )
     )
     return checks
+  })
+
+/**
+ * The lake's identity (`_lake.json`) reads and names its chain, and leaves it whole: no rollback
+ * under way, no disagreement recorded. Exports refuse such a lake; verify passed it, and publish
+ * published it.
+ */
+const identityCheck = (c: LakeChecks, holdsData: boolean) =>
+  Effect.gen(function* () {
+    const read = yield* Effect.either(c.manifests.identity)
+    const identity = Either.getOrUndefined(read)
+    // an empty lake names no chain yet
+    if (Either.isRight(read) && identity === undefined && !holdsData) return
+    const problem = Either.isLeft(read) ? read.left.message : identityProblem(c.manifests.root, identity, holdsData)
+    c.add(
+      "the lake's identity (_lake.json): its chain, no rollback under way",
+      problem === undefined,
+      problem ?? `chain ${identity?.chain_id}`
+    )
   })
 
 /** The checks that read the lake's rows: the first file that cannot be read ends them all (its view fails every query). */

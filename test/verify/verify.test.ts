@@ -142,6 +142,44 @@ describe("chain-lake verify", () => {
     }
   })
 
+  it("fails, and publish refuses, a lake whose _lake.json is damaged, lost, or records a rollback under way (exports refuse it: verify passed it, publish published it)", async () => {
+    const lake = mkdtempSync(join(tmpdir(), "chain-lake-verify-identity-"))
+    const dest = mkdtempSync(join(tmpdir(), "chain-lake-verify-rel-"))
+    try {
+      cpSync(data, lake, { recursive: true })
+      const identity = readFileSync(join(lake, "_lake.json"), "utf8")
+      const rollback = { to_height: 100, started_at: new Date().toISOString(), by: "command", datasets: ["blocks"] }
+      const cases: Array<[string, () => void, RegExp]> = [
+        ["damaged", () => writeFileSync(join(lake, "_lake.json"), "{bad"), /_lake\.json.*damaged|not JSON/],
+        ["lost", () => rmSync(join(lake, "_lake.json")), /holds data but no _lake\.json naming its chain/],
+        [
+          "rollback",
+          () => writeFileSync(join(lake, "_lake.json"), JSON.stringify({ ...JSON.parse(identity), rollback })),
+          /a rollback of .* to height 100 is under way or was cut short/
+        ]
+      ]
+      for (const [name, damage, says] of cases) {
+        damage()
+        const v = await runCli(["verify", "--data", lake])
+        expect(v.code, `${name}: ${v.stdout}`).toBe(1)
+        // (a rollback under way stops the readers first: one line saying so)
+        expect(v.stdout + v.stderr, name).toMatch(says)
+        if (name !== "rollback")
+          expect(v.stdout, name).toMatch(/^FAIL +the lake's identity \(_lake\.json\): its chain, no rollback under way/m)
+        const p = await runCli(["publish", "--data", lake, "--to", dest, "--name", name, "--version", "1"])
+        expect(p.code, name).toBe(1)
+        expect(p.stderr.trim().split("\n"), name).toHaveLength(1)
+        expect(p.stderr, name).toMatch(says)
+        expect(readdirSync(dest), name).toEqual([])
+        writeFileSync(join(lake, "_lake.json"), identity)
+      }
+      expect((await runCli(["verify", "--data", lake])).code).toBe(0)
+    } finally {
+      rmSync(lake, { recursive: true, force: true })
+      rmSync(dest, { recursive: true, force: true })
+    }
+  })
+
   it("names a file copied into the lake by hand (not data: the views leave it out), and a committed file that went missing", async () => {
     const dir = join(data, "txs", "height_bucket=0")
     const file = readdirSync(dir).find((f) => f.endsWith(".parquet"))!

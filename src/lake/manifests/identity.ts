@@ -1,11 +1,36 @@
 /** The chain a lake holds (`_lake.json` at its root): its chain id, anchors (heights and their block hashes) and a rollback's intent and log. */
 import { Effect } from "effect"
 import { identityLockPath, identityPath, identityTmpPath } from "../layout.js"
+import { toFinishRollback } from "../listed.js"
 import { LakeIdentity } from "../manifest.js"
 import { ManifestError } from "./errors.js"
 import { Damaged, readJson, writeJson } from "./jsonFiles.js"
 import type { LakeWriter } from "./lakeWriter.js"
 import { holding } from "./locks.js"
+
+/**
+ * Why the lake at `root` may hold two histories: an export found its txs and blocks disagree at
+ * `disagreed.at`; what it committed from `disagreed.from` on may mix them (every reader of the
+ * lake as a whole: export, verify, publish, says this).
+ */
+export const disagreedProblem = (root: string, disagreed: NonNullable<LakeIdentity["disagreed"]>) =>
+  `an export into ${root} found its txs and blocks disagree at height ${disagreed.at} (a txs list answered from another history than the blocks): what it committed from height ${disagreed.from} on may mix the two: ${disagreed.from > 1 ? `chain-lake rollback --data ${root} --to-height ${disagreed.from - 1} drops it (the next export reads it again)` : "export into another --out"}, once the indexer answers from one history`
+
+/**
+ * What keeps the lake at `root` from being read as a whole (verified, published), its identity
+ * being `identity`, or undefined: no identity naming its chain while it holds exported data, a rollback
+ * under way or cut short (datasets cut and others not yet), a disagreement recorded.
+ */
+export const identityProblem = (root: string, identity: LakeIdentity | undefined, holdsData: boolean): string | undefined =>
+  identity === undefined
+    ? holdsData
+      ? `${root} holds data but no _lake.json naming its chain (a lake of an older chain-lake, or its identity file was lost): export --adopt-lake checks its newest block against the indexer and adopts it`
+      : undefined
+    : identity.rollback
+      ? `a rollback of ${root} to height ${identity.rollback.to_height} is under way or was cut short: ${toFinishRollback(root, identity.rollback.to_height)}`
+      : identity.disagreed
+        ? disagreedProblem(root, identity.disagreed)
+        : undefined
 
 /** How many of the newest anchors a lake keeps: enough that a pruning indexer still serves one of them. */
 const ANCHORS_KEPT = 8
