@@ -8,7 +8,7 @@ import { DATASETS } from "../datasets/index.js"
 import type { Column, ColumnType } from "../lake/columns.js"
 import { holdsParquet } from "../lake/files.js"
 import type { ListedFiles } from "../lake/listed.js"
-import { STAGING } from "../lake/layout.js"
+import { COMMITTED_GLOB, STAGING } from "../lake/layout.js"
 import { MANIFEST_FILE } from "../lake/manifest.js"
 import { quoteIdent, sqlString, sqlStringList } from "../lake/sql.js"
 import type { LAKE_DATASETS } from "./lakeViewList.js"
@@ -22,8 +22,8 @@ const nullColumn = (c: Column) => `CAST(NULL AS ${emptyType(c.type)}) AS ${quote
 const slashed = (column: string) => `replace(${column}, '\\', '/')`
 
 /**
- * The rows of the files a dataset's manifest lists when a query runs, among every Parquet file
- * under its folder then (a relative glob): for the catalog, whose views must show files committed
+ * The rows of the files a dataset's manifest lists when a query runs, among the Parquet files
+ * under its folder then named as committed ones are (a relative glob, COMMITTED_GLOB): for the catalog, whose views must show files committed
  * after it was written, and never a file the manifest does not list (one a compaction replaced,
  * kept for a while for readers that listed it; one not committed yet; one someone else put there).
  * A file is matched by its whole path: the manifest's folder (as DuckDB resolves both, so the
@@ -32,7 +32,7 @@ const slashed = (column: string) => `replace(${column}, '\\', '/')`
  * (`txs/old/txs/height_bucket=0/…`) for the committed file, and counted its rows twice.
  */
 const liveSource = (dataset: string) =>
-  `(SELECT * EXCLUDE (filename) FROM read_parquet(${sqlString(`${dataset}/**/*.parquet`)}, hive_partitioning = true, union_by_name = true, filename = true) ` +
+  `(SELECT * EXCLUDE (filename) FROM read_parquet(${sqlString(`${dataset}/${COMMITTED_GLOB}`)}, hive_partitioning = true, union_by_name = true, filename = true) ` +
   `WHERE ${slashed("filename")} IN (SELECT regexp_replace(${slashed("m.filename")}, '[^/]+$', '') || m.f.path FROM (SELECT filename, unnest(files) AS f FROM read_json(${sqlString(`${dataset}/${MANIFEST_FILE}`)}, columns = {files: 'STRUCT(path VARCHAR)[]'}, filename = true, maximum_object_size = 2147483647)) m) ` +
   `AND ${unfinishedGuard(dataset)} IS NULL)`
 

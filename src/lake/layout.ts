@@ -105,6 +105,14 @@ const pad = (n: number) => String(n).padStart(12, "0")
 export const shardFile = (bucket: number, unit: "height" | "position", [a, b]: readonly [number, number], part: number) =>
   `height_bucket=${bucket}/part-${unit === "height" ? "h" : "p"}${pad(a)}-${pad(b)}-${part}.parquet`
 
+/**
+ * A glob every committed file of a dataset matches, relative to its folder (shardFile,
+ * snapshotFile, dateFile, mergedFile: a partition folder, then part-…): a reader that globs the
+ * folder meets no file of the user's outside it (notes, a copy of a partition kept deeper), whose
+ * read would fail every query ("too small to be a Parquet file").
+ */
+export const COMMITTED_GLOB = "*/part-*.parquet"
+
 /** The folder of a snapshot height. */
 export const snapshotDir = (height: number) => `snapshot_height=${height}`
 

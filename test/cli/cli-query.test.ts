@@ -431,11 +431,15 @@ describe("chain-lake query", () => {
     cpSync(data, lake, { recursive: true })
     const manifest = JSON.parse(readFileSync(join(lake, "blocks", "_manifest.json"), "utf8"))
     const committed = join(lake, "blocks", manifest.files[0].path)
-    cpSync(committed, join(lake, "blocks", "height_bucket=0", "my-own-copy.parquet"))
+    cpSync(committed, join(lake, "blocks", "height_bucket=0", "part-my-own-copy.parquet"))
     // and a backup of a whole partition folder, kept inside the dataset's folder
     cpSync(join(lake, "blocks", "height_bucket=0"), join(lake, "blocks", "backup", "height_bucket=0"), { recursive: true })
     // and one whose path ends as the committed files' do (the catalog matched the last three parts: twice the rows)
     cpSync(join(lake, "blocks", "height_bucket=0"), join(lake, "blocks", "old", "blocks", "height_bucket=0"), { recursive: true })
+    // and files that are no Parquet at all, named .parquet (the catalog's views read every one: each query failed)
+    writeFileSync(join(lake, "blocks", "height_bucket=0", "scratch.parquet"), "my notes")
+    mkdirSync(join(lake, "blocks", "extra"))
+    writeFileSync(join(lake, "blocks", "extra", "x.parquet"), "my notes")
     const r = await runCli(["query", "--data", lake, "SELECT count(*) AS n, count(DISTINCT height) AS d FROM blocks", "--format", "json"])
     expect(r.code, r.stderr).toBe(0)
     expect(JSON.parse(r.stdout)).toEqual([{ n: "150", d: "150" }])
@@ -468,7 +472,7 @@ describe("chain-lake query", () => {
       join(lake, "blocks", "_manifest.json"),
       JSON.stringify({
         ...manifest,
-        files: [{ ...manifest.files[0], path: "height_bucket=0/my-own-copy.parquet" }, ...manifest.files.slice(1)]
+        files: [{ ...manifest.files[0], path: "height_bucket=0/part-my-own-copy.parquet" }, ...manifest.files.slice(1)]
       })
     )
     rmSync(committed)

@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import { isContainedPath, listFiles, makeFolder, pathInside, sha256File } from "../../src/lake/files.js"
 import {
   bucketOf,
+  COMMITTED_GLOB,
   date,
   dateFile,
   heightBucket,
@@ -51,6 +52,17 @@ describe("layout", () => {
     expect(mergedFile("date=2026-11-23", "sample", undefined, "t")).toBe("date=2026-11-23/part-ct.parquet")
     expect(mergedFile("height_bucket=0", "height", undefined, "t")).toBe("height_bucket=0/part-ct.parquet")
     expect(mergedFile("snapshot_height=9", "snapshot", [1, 2], "t")).toBe("snapshot_height=9/part-ct.parquet")
+    // every committed file's name matches the glob readers read the folder by (the catalog's views)
+    const glob = new RegExp(`^${COMMITTED_GLOB.replace(/\./g, "\\.").replace(/\*/g, "[^/]*")}$`)
+    for (const path of [
+      shardFile(0, "position", [0, 1000], 3),
+      snapshotFile(1234, 2),
+      dateFile(new Date(), "w"),
+      mergedFile("height_bucket=0", "height", [1, 301], "ab12"),
+      mergedFile("date=2026-11-23", "sample", undefined, "t")
+    ])
+      expect(path).toMatch(glob)
+    expect("height_bucket=0/notes.parquet").not.toMatch(glob)
   })
 
   it("says which column a reader sees for each partitioning", () => {
