@@ -27,6 +27,7 @@ import { Data, Effect } from "effect"
 import { Manifests, type ManifestError, type CommittedFile, type CommittedSnapshot, type Manifest } from "../lake/Manifests.js"
 import { highestHeight, lowestHeight, type LakeIdentity, type Reorg } from "../lake/manifest.js"
 import { mergedFile, snapshotHeightOf } from "../lake/layout.js"
+import { linkedFolderProblem } from "../lake/listed.js"
 import { ParquetSink, type SinkError } from "../lake/ParquetSink.js"
 import { quoteIdent, sqlString, sqlStringList } from "../lake/sql.js"
 import { below, type Range } from "../lake/RangeSet.js"
@@ -274,6 +275,16 @@ export const rollbackLake = (catalog: ReadonlyArray<Dataset>, height: number, op
     const chained = catalog.filter((d) => d.kind !== "sample")
     const { manifests, fromHeight, lakeTop } = yield* lakeHoldings(chained, identity.anchors)
     const names = manifests.map((m) => m.dataset)
+    const linked = manifests
+      .map((m) =>
+        linkedFolderProblem(
+          lake.root,
+          m.dataset,
+          m.files.map((f) => f.path)
+        )
+      )
+      .find((p) => p !== undefined)
+    if (linked) return yield* new RollbackError({ message: linked })
     // a disagreement recorded from above the cut is cleared by it, whether or not rows stand there:
     // the run that found it may have committed nothing past its check (its commit refused)
     const cleared = identity.disagreed && identity.disagreed.from > target ? identity.disagreed.from : undefined

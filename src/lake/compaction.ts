@@ -21,6 +21,7 @@ import { randomBytes } from "node:crypto"
 import { Data, Effect } from "effect"
 import { Manifests, type CommittedFile, type Manifest } from "./Manifests.js"
 import { makeFolder, sha256File } from "./files.js"
+import { linkedFolderProblem } from "./listed.js"
 import { withLockFile } from "./lock.js"
 import { ParquetSink } from "./ParquetSink.js"
 import { compactionLockPath, datasetPath, mergedFile } from "./layout.js"
@@ -228,6 +229,12 @@ export const compactDataset = (dataset: string, sortKey: ReadonlyArray<string>, 
     const deleted = options.dryRun ? [] : [...(yield* vacuum)]
     const manifest = yield* manifests.get(dataset).pipe(Effect.mapError(fail))
     if (!manifest) return undefined
+    const linked = linkedFolderProblem(
+      manifests.root,
+      dataset,
+      manifest.files.map((f) => f.path)
+    )
+    if (linked) return yield* new CompactionError({ message: linked })
     const groups = planCompaction(manifest, policy)
     const merged: Array<Merge> = []
     const skipped: Array<string> = []

@@ -13,7 +13,7 @@
  *   after, so a manifest read after the swap lists files that are all in place);
  * - the lake lost a committed file (deleted, or a copy made without it): nothing finishes that.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { Either } from "effect"
 import { retiredColumnsProblem } from "./columns.js"
@@ -83,6 +83,28 @@ const rollingBack = (dataDir: string, dataset: string): string | undefined => {
     : undefined
 }
 
+/**
+ * Where `dataset`'s folder, or a partition folder of its committed `paths`, is a link (to
+ * another disk, say), what is said: readers are confined to the lake's real folder (DuckDB's
+ * sandbox refused the files, "cannot be read"), and a compaction or a rollback through it deleted
+ * and wrote files outside the lake. One rule for every command: a lake's folders are its own.
+ */
+export const linkedFolderProblem = (dataDir: string, dataset: string, paths: ReadonlyArray<string>): string | undefined => {
+  const folders = [dataset, ...new Set(paths.map((p) => `${dataset}/${p.split("/")[0]}`))]
+  for (const folder of folders) {
+    const at = join(dataDir, folder)
+    let target: string | undefined
+    try {
+      target = lstatSync(at).isSymbolicLink() ? readlinkSync(at) : undefined
+    } catch {
+      // not there: a missing file is judged as such
+    }
+    if (target !== undefined)
+      return `${folder} is a link to ${target}: a lake's folders are its own, and a link out of it is neither read nor written (files outside the lake would be replaced or deleted); move the folder back into the lake`
+  }
+  return undefined
+}
+
 /** The writers whose staging folder holds `path` of `dataset`, waiting to be moved into place. */
 export const stagedBy = (dataDir: string, dataset: string, path: string): Array<string> => {
   const staging = join(dataDir, STAGING)
@@ -132,6 +154,8 @@ export const listedFiles = async (
     if (read === undefined || "problem" in read) return read
     const retired = columns && read.paths.length > 0 ? retiredColumnsProblem(dataset, read.manifest.columns, columns) : undefined
     if (retired) return { problem: retired }
+    const linked = linkedFolderProblem(dataDir, dataset, read.paths)
+    if (linked) return { problem: linked }
     const missing = read.paths.filter((p) => !existsSync(datasetPath(dataDir, dataset, p)))
     if (missing.length === 0) return { paths: read.paths, manifest: read.manifest }
     const again = readManifest(dataDir, dataset)

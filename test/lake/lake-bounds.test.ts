@@ -4,7 +4,7 @@
  * files, however the path is spelled; an empty output path is refused. Real lake (a devnet
  * export), real DuckDB, real processes; the lake is hashed before and after each refusal.
  */
-import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
+import { cpSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs"
 import { join, relative } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startDevnet, type Devnet } from "../../src/devnet/index.js"
@@ -174,6 +174,30 @@ describe("no output flag writes into a lake's own files", () => {
     const r = await runCli(["publish", "--data", data, "--to", side, "--name", "chain", "--version", "1"])
     expect(r.code, r.stderr).toBe(0)
   }, 60_000)
+
+  it("a dataset or partition folder that is a link out of the lake: every command says so in one line, and compact and rollback touch nothing behind it", async () => {
+    const lake = tmp()
+    const side = tmp()
+    cpSync(data, lake, { recursive: true })
+    const partition = readdirSync(join(lake, "txs")).find((f) => f.startsWith("height_bucket="))!
+    renameSync(join(lake, "txs", partition), join(side, "txs-part"))
+    symlinkSync(join(side, "txs-part"), join(lake, "txs", partition))
+    renameSync(join(lake, "blocks"), join(side, "blocks"))
+    symlinkSync(join(side, "blocks"), join(lake, "blocks"))
+    const outside = tree(side)
+    for (const args of [
+      ["query", "--data", lake, "SELECT count(*) FROM txs"],
+      ["verify", "--data", lake],
+      ["compact", "--data", lake, "--grace", "0s"],
+      ["rollback", "--data", lake, "--to-height", "30"]
+    ]) {
+      const r = await runCli(args)
+      expect(r.code, `${args[0]}: ${r.stdout}${r.stderr}`).toBe(1)
+      expect(r.stdout + r.stderr, args[0]).toMatch(/(txs\/height_bucket=\d+|blocks) is a link to .*: a lake's folders are its own/)
+      expect(r.stderr, args[0]).not.toMatch(/\n\s+at /)
+    }
+    expect(tree(side)).toEqual(outside)
+  }, 120_000)
 
   it("a statement that writes is refused before DuckDB prepares it: EXPORT DATABASE into a dataset folder leaves no folder behind", async () => {
     const before = tree(data)
