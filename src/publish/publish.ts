@@ -7,19 +7,18 @@
 import { existsSync } from "node:fs"
 import { copyFile, readdir, rename, rm, writeFile } from "node:fs/promises"
 import { dirname, join, resolve } from "node:path"
-import { Data, Effect, Either, Schema } from "effect"
+import { Effect, Exit } from "effect"
 import { LAKE_DATASETS } from "../analytics/Analytics.js"
 import type { ColumnType } from "../lake/columns.js"
 import { identityProblem, Manifests, type Manifest } from "../lake/Manifests.js"
 import { holdsParquet, linesIn, makeFolder, sha256File } from "../lake/files.js"
 import { datasetPath, quarantineFile, snapshotHeightOf } from "../lake/layout.js"
-import { decodeLakeFile } from "../lake/manifest.js"
 import { alive } from "../lake/lock.js"
 import { describeRanges, missingHeights } from "../lake/held.js"
 import { listedFiles } from "../lake/listed.js"
 import { normalize } from "../lake/RangeSet.js"
-
-export class PublishError extends Data.TaggedError("PublishError")<{ readonly message: string }> {}
+import { PublishError, type Coverage, type ReleaseManifest } from "./release.js"
+import { validateRelease } from "./validate.js"
 
 export interface PublishOptions {
   readonly to: string
@@ -27,66 +26,6 @@ export interface PublishOptions {
   readonly version: string
   readonly license?: string
 }
-
-const Range = Schema.Tuple(Schema.Int, Schema.Int)
-
-/**
- * What of the chain a released dataset holds, as its lake's manifest committed it: the ranges
- * committed ([start, end) in `unit`: heights, or list positions), the heights between them it does
- * not hold (a stopped run, an export from a later height, a follow still catching up), and a
- * snapshot dataset's snapshots with their consistency. A release of part of a chain says so.
- */
-const Coverage = Schema.Struct({
-  unit: Schema.Literal("height", "position", "snapshot", "sample"),
-  committed: Schema.Array(Range),
-  missing_heights: Schema.Array(Range),
-  snapshots: Schema.Array(
-    Schema.Struct({
-      snapshot_height: Schema.Int,
-      consistency: Schema.Literal("exact", "best-effort"),
-      note: Schema.optional(Schema.String)
-    })
-  ),
-  /** records of its list an export quarantined (they broke the schema): committed ranges that lack their rows; absent in older releases */
-  quarantined: Schema.optional(Schema.Int)
-})
-type Coverage = typeof Coverage.Type
-
-/** A release's manifest.json: what `validate` trusts only after decoding it (a release may come from anyone). */
-export const ReleaseManifest = Schema.Struct({
-  name: Schema.String,
-  version: Schema.String,
-  license: Schema.NullOr(Schema.String),
-  created_at: Schema.String,
-  datasets: Schema.Array(
-    Schema.Struct({
-      name: Schema.String,
-      partition: Schema.String,
-      columns: Schema.Array(Schema.Struct({ name: Schema.String, type: Schema.String, description: Schema.String })),
-      rows: Schema.NonNegativeInt,
-      /** what of the chain the dataset holds: releases before it have none */
-      coverage: Schema.optional(Coverage),
-      files: Schema.Array(
-        Schema.Struct({
-          path: Schema.String,
-          bytes: Schema.NonNegativeInt,
-          sha256: Schema.String.pipe(Schema.pattern(/^[0-9a-f]{64}$/)),
-          rows: Schema.NonNegativeInt,
-          min_height: Schema.NullOr(Schema.Int),
-          max_height: Schema.NullOr(Schema.Int),
-          snapshot_height: Schema.optional(Schema.Int)
-        })
-      )
-    })
-  )
-})
-export type ReleaseManifest = typeof ReleaseManifest.Type
-
-/** manifest.json's text as a ReleaseManifest, or what is wrong with it (field path and problem) in one line. */
-export const readReleaseManifest = (text: string, where: string): Either.Either<ReleaseManifest, string> =>
-  Either.mapLeft(decodeLakeFile(ReleaseManifest, text), (problem) =>
-    problem.startsWith("not JSON") ? `${where} is ${problem}` : `${where} is not a release manifest: at ${problem}`
-  )
 
 /** Frictionless table-schema types for the Parquet column types. */
 const frictionlessType = (t: ColumnType | string): string =>
@@ -273,31 +212,29 @@ const datasetCard = (manifest: ReleaseManifest, options: PublishOptions) =>
     ])
   ].join("\n")
 
-export const publish = (options: PublishOptions) =>
+/** Why the lake cannot be published as it stands (what exports refuse: no chain named, a rollback half done, two histories), or undefined. */
+const lakeProblem = Effect.gen(function* () {
+  const manifests = yield* Manifests
+  const identity = yield* manifests.identity.pipe(
+    Effect.mapError((e) => new PublishError({ message: `${e.message} (nothing was published)` }))
+  )
+  // (sampled datasets, route quotes, name no chain)
+  const holdsData = LAKE_DATASETS.some((d) => d.writtenBy === "export" && holdsParquet(datasetPath(manifests.root, d.name)))
+  return identityProblem(manifests.root, identity, holdsData)
+})
+
+/** The release written whole into `staging`: every dataset's committed files, manifest.json, datapackage.json and README.md. */
+const stageRelease = (staging: string, options: PublishOptions) =>
   Effect.gen(function* () {
-    const badName = releaseNameProblem(options.name, options.version)
-    if (badName) return yield* new PublishError({ message: badName })
-    const manifests = yield* Manifests
-    const target = resolve(options.to, options.name, options.version)
-    if (existsSync(target))
-      return yield* new PublishError({ message: `${target} exists: a published version is never overwritten; pick a new --version` })
-    // a lake exports refuse (no chain named, a rollback half done, two histories) is no release
-    const identity = yield* manifests.identity.pipe(
-      Effect.mapError((e) => new PublishError({ message: `${e.message} (nothing was published)` }))
-    )
-    // (sampled datasets, route quotes, name no chain)
-    const holdsData = LAKE_DATASETS.some((d) => d.writtenBy === "export" && holdsParquet(datasetPath(manifests.root, d.name)))
-    const problem = identityProblem(manifests.root, identity, holdsData)
-    if (problem) return yield* new PublishError({ message: `${problem} (nothing was published)` })
-    const staging = `${target}.tmp-${process.pid}`
-    yield* removeAbandonedStaging(target)
     const datasets: Array<ReleaseDataset> = []
     for (const d of LAKE_DATASETS) {
       const released = yield* releaseDataset(staging, d)
       if (released) datasets.push(released)
     }
     if (datasets.length === 0)
-      return yield* new PublishError({ message: `nothing to publish: ${manifests.root} has no committed files (run export first)` })
+      return yield* new PublishError({
+        message: `nothing to publish: ${(yield* Manifests).root} has no committed files (run export first)`
+      })
     const manifest: ReleaseManifest = {
       name: options.name,
       version: options.version,
@@ -305,17 +242,46 @@ export const publish = (options: PublishOptions) =>
       created_at: new Date().toISOString(),
       datasets
     }
-    const datapackage = datapackageOf(manifest, options)
-    const card = datasetCard(manifest, options)
-    yield* Effect.tryPromise({
-      try: async () => {
-        await makeFolder(staging)
-        await writeFile(join(staging, "manifest.json"), JSON.stringify(manifest, null, 1))
-        await writeFile(join(staging, "datapackage.json"), JSON.stringify(datapackage, null, 1))
-        await writeFile(join(staging, "README.md"), card)
-        await rename(staging, target)
-      },
-      catch: (e) => new PublishError({ message: `writing the release failed: ${(e as Error).message}` })
-    }).pipe(Effect.tapError(() => Effect.promise(() => rm(staging, { recursive: true, force: true }))))
+    yield* writing(async () => {
+      await makeFolder(staging)
+      await writeFile(join(staging, "manifest.json"), JSON.stringify(manifest, null, 1))
+      await writeFile(join(staging, "datapackage.json"), JSON.stringify(datapackageOf(manifest, options), null, 1))
+      await writeFile(join(staging, "README.md"), datasetCard(manifest, options))
+    })
+    return manifest
+  })
+
+const writing = (step: () => Promise<void>) =>
+  Effect.tryPromise({ try: step, catch: (e) => new PublishError({ message: `writing the release failed: ${(e as Error).message}` }) })
+
+/**
+ * Publishes the lake's committed files as release `options.version` of `options.name` under
+ * `options.to`: staged beside it, checked as validate checks a release, then renamed into place
+ * (readers see all of it or nothing). A staging folder a failure or an interruption leaves is removed.
+ */
+export const publish = (options: PublishOptions) =>
+  Effect.gen(function* () {
+    const badName = releaseNameProblem(options.name, options.version)
+    if (badName) return yield* new PublishError({ message: badName })
+    const target = resolve(options.to, options.name, options.version)
+    if (existsSync(target))
+      return yield* new PublishError({ message: `${target} exists: a published version is never overwritten; pick a new --version` })
+    const problem = yield* lakeProblem
+    if (problem) return yield* new PublishError({ message: `${problem} (nothing was published)` })
+    const staging = `${target}.tmp-${process.pid}`
+    yield* removeAbandonedStaging(target)
+    const manifest = yield* Effect.gen(function* () {
+      const staged = yield* stageRelease(staging, options)
+      // what validate would find, found first: a manifest's rows (edited by hand) its files do not hold
+      const { problems } = yield* validateRelease(staging)
+      if (problems.length > 0)
+        return yield* new PublishError({
+          message: `the release would not validate: ${problems[0]}${problems.length > 1 ? ` (and ${problems.length - 1} more)` : ""}; nothing was published`
+        })
+      yield* writing(() => rename(staging, target))
+      return staged
+    }).pipe(
+      Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : Effect.promise(() => rm(staging, { recursive: true, force: true }))))
+    )
     return { path: target, manifest }
   })

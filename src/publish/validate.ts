@@ -8,7 +8,7 @@ import { Effect, Either } from "effect"
 import { isContainedPath, listFiles, pathInside, sha256File } from "../lake/files.js"
 import { duckdbApi } from "../lake/duckdb.js"
 import { sqlString } from "../lake/sql.js"
-import { PublishError, readReleaseManifest, type ReleaseManifest } from "./publish.js"
+import { PublishError, readReleaseManifest, type ReleaseManifest } from "./release.js"
 
 export const validateRelease = (dir: string) =>
   Effect.tryPromise({

@@ -180,6 +180,29 @@ describe("publish and validate", () => {
     }
   })
 
+  it("a release validate would reject is not published: a manifest whose rows were edited by hand (the checksums still match) is refused in one line, nothing left in --to", async () => {
+    const lake = mkdtempSync(join(tmpdir(), "chain-lake-pub-rows-"))
+    const to = mkdtempSync(join(tmpdir(), "chain-lake-rel-rows-"))
+    try {
+      const r = await runCli(["export", "--indexer-url", devnet.indexerUrl, "--out", lake, "--datasets", "blocks", "--to-height", "50"])
+      expect(r.code, r.stderr).toBe(0)
+      const path = join(lake, "blocks", "_manifest.json")
+      const manifest = JSON.parse(readFileSync(path, "utf8"))
+      manifest.files[0].rows += 10
+      writeFileSync(path, JSON.stringify(manifest))
+      const p = await runCli(["publish", "--data", lake, "--to", to, "--name", "edited", "--version", "1"])
+      expect(p.code).toBe(1)
+      expect(p.stderr.trim().split("\n")).toHaveLength(1)
+      expect(p.stderr.trim()).toMatch(
+        /^chain-lake: error: the release would not validate: blocks\/\S+: \d+ rows, the manifest says \d+.*; nothing was published$/
+      )
+      expect(readdirSync(join(to, "edited"))).toEqual([])
+    } finally {
+      rmSync(lake, { recursive: true, force: true })
+      rmSync(to, { recursive: true, force: true })
+    }
+  })
+
   it("--version is the release's wherever it stands, also as --version=V and --release-version V (first, chain-lake's own --version won: it printed 0.1.0, exit 0)", async () => {
     for (const [args, version] of [
       [["--version", "first"], "first"],
