@@ -81,7 +81,7 @@ const cliProblem = (args: ReadonlyArray<string>, text = heldBackText()): string 
   // the flag whose value was refused: the one before a value the message quotes, or the choice
   // flag whose values the message lists ("Expected one of the following cases: fail, quarantine")
   const value = /'([^']*)'/.exec(text)?.[1]
-  const at = value === undefined ? -1 : args.indexOf(value)
+  const at = value === undefined ? -1 : valueAt(args, value, text, command)
   const cases = /following cases: (.*)$/.exec(text.split("; ")[0])?.[1]
   const choice = cases && command ? [...choiceFlags(command)].find(([, values]) => values.join(", ") === cases)?.[0] : undefined
   const given = choice ? args[args.indexOf(choice) + 1] : undefined
@@ -108,6 +108,22 @@ const cliProblem = (args: ReadonlyArray<string>, text = heldBackText()): string 
   const repeated = unknown && near === unknown.split("=")[0] ? near : at > 0 && args[at - 1].startsWith("--") ? args[at - 1] : undefined
   if (repeated && times(repeated) > 1) return `${repeated} is given more than once: give it once (chain-lake${sub} --help lists the flags)`
   return `${flag}${text || "the command line could not be read"}${near ? `: did you mean ${near}?` : ""} (chain-lake${sub} --help lists the ${sub ? "flags" : "commands"})`
+}
+
+/**
+ * Where in `args` the value a message quotes stands: where it is given to a flag of the kind the
+ * message expects (a FILE flag for "to be a regular file", a DIR flag for "to be a directory") when
+ * it is given to several (`query --data D --output D` blamed --data, given first), else its first place.
+ */
+const valueAt = (args: ReadonlyArray<string>, value: string, text: string, command: ReturnType<typeof commandNamed>): number => {
+  const first = args.indexOf(value)
+  const kind = /to be a regular file/.test(text) ? "FILE" : /to be a directory/.test(text) ? "DIR" : undefined
+  if (kind === undefined || command === undefined) return first
+  const ofKind = new Set(
+    [...renderHelp(command, [args[0]], 200).matchAll(new RegExp(`^ {2}(--[a-z][a-z0-9-]*) ${kind}\\b`, "gm"))].map((m) => m[1])
+  )
+  const at = args.findIndex((a, i) => a === value && i > 0 && ofKind.has(args[i - 1]))
+  return at > 0 ? at : first
 }
 
 /** The name closest to a mistyped one (`--dataset` → `--datasets`, `expor` → `export`): at most 2 edits, or one a prefix of the other. */

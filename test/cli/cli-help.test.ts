@@ -137,6 +137,11 @@ describe("--help", () => {
         ["export", "--on-invalid", "maybe"],
         /^chain-lake: error: --on-invalid "maybe": Expected one of the following cases: fail, quarantine \(chain-lake export --help lists the flags\)$/
       ],
+      // a folder given to a FILE flag and a DIR flag: the FILE flag is named (--data, given first, was)
+      [
+        ["query", "--data", tmpdir(), "--output", tmpdir(), "SELECT 1"],
+        /^chain-lake: error: --output: Expected path '.*' to be a regular file \(chain-lake query --help lists the flags\)$/
+      ],
       [["track"], /^chain-lake: error: Expected to find option: '--tx-hash'; .* \(chain-lake track --help lists the flags\)$/],
       [["exprt"], /^chain-lake: error: no command "exprt": did you mean export\? \(chain-lake --help lists the commands\)$/],
       [["expor"], /^chain-lake: error: no command "expor": did you mean export\? \(chain-lake --help lists the commands\)$/],
