@@ -66,19 +66,42 @@ const readOnly = (stmt: DuckDBPreparedStatement) =>
  * The first wall, before DuckDB prepares anything (preparing `EXPORT DATABASE '<lake>/txs/x'`
  * made that folder, and a COPY into the lake is inside the sandbox's allowed folder): the SQL
  * is parsed alone (json_serialize_sql, which serializes SELECT statements only), and a
- * statement that is not a SELECT is refused by its first word. PRAGMA goes on to readOnly
- * (PRAGMA table_info is typed as a SELECT once prepared); text that does not parse goes on to
- * prepare, for DuckDB's own message.
+ * statement that is not a SELECT is refused by its first word, a PRAGMA by its name (READ_PRAGMAS
+ * go on to readOnly: PRAGMA table_info is typed as a SELECT once prepared); text that does not
+ * parse goes on to prepare, for DuckDB's own message.
  */
+/** The PRAGMAs that read (each a table function DuckDB types as a SELECT): any other (import_database, memory_limit …) is refused by its name, before DuckDB prepares it ("INTERNAL Error: Failed to cast statement"). */
+const READ_PRAGMAS = new Set([
+  "table_info",
+  "show",
+  "show_tables",
+  "show_tables_expanded",
+  "show_databases",
+  "database_list",
+  "database_size",
+  "storage_info",
+  "metadata_info",
+  "version",
+  "platform",
+  "functions",
+  "collations",
+  "user_agent"
+])
+
 const parsedAsSelect = (conn: GuardedConnection, sql: string) =>
   Effect.tryPromise({
     try: async () => {
       const reader = await conn.use((c) => c.runAndReadAll("SELECT json_serialize_sql(CAST($sql AS VARCHAR)) AS j", { sql }))
       const parsed = JSON.parse(String(reader.getRowObjectsJson()[0].j)) as { error?: boolean; error_message?: string }
-      const first = (/^\s*([A-Za-z]+)/.exec(sql)?.[1] ?? "").toUpperCase()
-      if (parsed.error === true && /Only SELECT statements/.test(parsed.error_message ?? "") && first !== "PRAGMA")
+      const [, word = "", pragma = ""] = /^\s*([A-Za-z]+)\s*([A-Za-z_]*)/.exec(sql) ?? []
+      const first = word.toUpperCase()
+      const refused =
+        first === "PRAGMA"
+          ? !READ_PRAGMAS.has(pragma.toLowerCase())
+          : parsed.error === true && /Only SELECT statements/.test(parsed.error_message ?? "")
+      if (refused)
         throw new Error(
-          `only statements that read are run here (SELECT, WITH, DESCRIBE, SUMMARIZE …), not ${first || "this statement"}: to write a result, use --format csv or json, or --format parquet --output FILE`
+          `only statements that read are run here (SELECT, WITH, DESCRIBE, SUMMARIZE …), not ${first === "PRAGMA" ? `PRAGMA ${pragma}` : first || "this statement"}: to write a result, use --format csv or json, or --format parquet --output FILE`
         )
     },
     catch: (e) => new SqlError({ message: (e as Error).message })
