@@ -226,6 +226,32 @@ const evmChecks = (c: LakeChecks) =>
       Number(v ?? 0)
     )
     if (itx > 0) add("evm_internal_txs: no duplicate (tx_hash, call_index)", itx === itxDistinct, `${itx} rows, ${itxDistinct} distinct`)
+    if (evmRows > 0 && itx > 0) yield* internalTxChecks(c)
+  })
+
+/**
+ * evm_internal_txs against evm_txs, at the heights both hold whole: each call's tx is a receipt
+ * the lake holds at the call's height (calls of another chain's or history's txs, copied in or
+ * served by another deployment, passed every other check).
+ */
+const internalTxChecks = (c: LakeChecks) =>
+  Effect.gen(function* () {
+    const [receipts, calls] = [c.manifest("evm_txs"), c.manifest("evm_internal_txs")]
+    if (!receipts || !calls) return
+    const both = intersect(wholeHeights(receipts).whole, wholeHeights(calls).whole)
+    if (both.length === 0) return
+    const [compared, orphans, example] = one(
+      yield* c.q(`SELECT count(*), count(*) FILTER (WHERE r.tx_hash IS NULL), min(i.tx_hash) FILTER (WHERE r.tx_hash IS NULL)
+        FROM evm_internal_txs i LEFT JOIN (SELECT DISTINCT tx_hash, height FROM evm_txs) r ON r.tx_hash = i.tx_hash AND r.height = i.height
+        WHERE ${inRanges("i.height", both)}`)
+    )
+    c.add(
+      "evm_internal_txs: each call's tx held by evm_txs at its height",
+      Number(orphans) === 0,
+      Number(orphans) > 0
+        ? `${orphans} call row(s) whose tx evm_txs does not hold at their height, e.g. ${example}`
+        : `${compared} calls at heights ${describeRanges(both)}`
+    )
   })
 
 /**

@@ -180,6 +180,33 @@ describe("chain-lake verify", () => {
     }
   })
 
+  it("names internal txs of another chain's txs (a dataset folder copied in from another lake, its manifest with it): each call's tx must be an EVM tx the lake holds at its height", async () => {
+    const [mine, theirs] = [mkdtempSync(join(tmpdir(), "chain-lake-verify-itx-")), mkdtempSync(join(tmpdir(), "chain-lake-verify-itx-"))]
+    try {
+      const datasets = ["--datasets", "evm_txs,evm_internal_txs", "--to-height", "100"]
+      for (const [lake, d] of [
+        [mine, devnet],
+        [theirs, other]
+      ] as const) {
+        const r = await runCli(["export", "--indexer-url", d.indexerUrl, "--out", lake, ...datasets])
+        expect(r.code, r.stderr).toBe(0)
+      }
+      const clean = await runCli(["verify", "--data", mine])
+      expect(clean.code, clean.stdout).toBe(0)
+      expect(clean.stdout).toMatch(/^ok +evm_internal_txs: each call's tx held by evm_txs at its height: \d+ calls at heights \d+-\d+$/m)
+      rmSync(join(mine, "evm_internal_txs"), { recursive: true })
+      cpSync(join(theirs, "evm_internal_txs"), join(mine, "evm_internal_txs"), { recursive: true })
+      const mixed = await runCli(["verify", "--data", mine])
+      expect(mixed.code).toBe(1)
+      expect(mixed.stdout).toMatch(
+        /^FAIL +evm_internal_txs: each call's tx held by evm_txs at its height: \d+ call row\(s\) whose tx evm_txs does not hold/m
+      )
+    } finally {
+      rmSync(mine, { recursive: true, force: true })
+      rmSync(theirs, { recursive: true, force: true })
+    }
+  }, 120_000)
+
   it("names a file copied into the lake by hand (not data: the views leave it out), and a committed file that went missing", async () => {
     const dir = join(data, "txs", "height_bucket=0")
     const file = readdirSync(dir).find((f) => f.endsWith(".parquet"))!
