@@ -2,13 +2,12 @@
  * The SQL of the lake's own views: one per dataset over the files its manifest lists (as of now,
  * or, for the catalog, as of each query), and `snapshots` over the snapshot datasets' manifests.
  */
-import { existsSync, statSync } from "node:fs"
+import { existsSync, readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { DATASETS } from "../datasets/index.js"
 import type { Column, ColumnType } from "../lake/columns.js"
-import { holdsParquet } from "../lake/files.js"
 import type { ListedFiles } from "../lake/listed.js"
-import { COMMITTED_GLOB, STAGING } from "../lake/layout.js"
+import { COMMITTED_GLOB, committedName, STAGING } from "../lake/layout.js"
 import { MANIFEST_FILE } from "../lake/manifest.js"
 import { quoteIdent, sqlString, sqlStringList } from "../lake/sql.js"
 import type { LAKE_DATASETS } from "./lakeViewList.js"
@@ -26,14 +25,15 @@ const slashed = (column: string) => `replace(${column}, '\\', '/')`
  * under its folder then named as committed ones are (a relative glob, COMMITTED_GLOB): for the catalog, whose views must show files committed
  * after it was written, and never a file the manifest does not list (one a compaction replaced,
  * kept for a while for readers that listed it; one not committed yet; one someone else put there).
- * A file is matched by its whole path: the manifest's folder (as DuckDB resolves both, so the
- * catalog still works once the lake is moved) and the path the manifest lists; matching the last
- * parts only took a copy of a partition kept deeper in the dataset's folder
- * (`txs/old/txs/height_bucket=0/…`) for the committed file, and counted its rows twice.
+ * A file is matched by its last three path parts (`<dataset>/<partition>/<file>`, the lake's
+ * layout), so the catalog still works once the folder is moved, and whatever folder DuckDB resolves
+ * the paths from (file_search_path or the working directory, which may differ for the glob and the
+ * manifest); the glob reaches one partition folder deep only, so a copy of a partition kept deeper
+ * in the dataset's folder is never among the files matched.
  */
 const liveSource = (dataset: string) =>
   `(SELECT * EXCLUDE (filename) FROM read_parquet(${sqlString(`${dataset}/${COMMITTED_GLOB}`)}, hive_partitioning = true, union_by_name = true, filename = true) ` +
-  `WHERE ${slashed("filename")} IN (SELECT regexp_replace(${slashed("m.filename")}, '[^/]+$', '') || m.f.path FROM (SELECT filename, unnest(files) AS f FROM read_json(${sqlString(`${dataset}/${MANIFEST_FILE}`)}, columns = {files: 'STRUCT(path VARCHAR)[]'}, filename = true, maximum_object_size = 2147483647)) m) ` +
+  `WHERE replace(regexp_extract(filename, '[^/\\\\]+[/\\\\][^/\\\\]+[/\\\\][^/\\\\]+$'), '\\', '/') IN (SELECT ${sqlString(`${dataset}/`)} || f.path FROM (SELECT unnest(files) AS f FROM read_json(${sqlString(`${dataset}/${MANIFEST_FILE}`)}, columns = {files: 'STRUCT(path VARCHAR)[]'}, maximum_object_size = 2147483647))) ` +
   `AND ${unfinishedGuard(dataset)} IS NULL)`
 
 const stagingPattern = (dataset: string, rest: string) => `${STAGING.split("\\").join("/")}/*/${dataset}/${rest}`
@@ -56,6 +56,18 @@ const unfinishedGuard = (dataset: string) => {
   const inPlace = `(SELECT regexp_extract(${slashed("file")}, '[^/]+/[^/]+$') FROM glob(${sqlString(`${dataset}/**/*.parquet`)}))`
   const message = `${sqlString(`${dataset}: `)} || count(*) FILTER (WHERE l.p IN ${staged} AND l.p NOT IN ${inPlace}) || ' of the ' || count(*) || ${sqlString(` files its ${MANIFEST_FILE} lists are not in place (an export was stopped between writing the manifest and moving its files in): run the export again to finish that commit`)}`
   return `(SELECT CASE WHEN count(*) FILTER (WHERE l.p IN ${staged} AND l.p NOT IN ${inPlace}) > 0 THEN error(${message}) END FROM ${listed} l)`
+}
+
+/** Whether the dataset folder `dir` holds a file named as committed ones are (layout.ts COMMITTED_GLOB), committed or not: what its readers' glob finds. */
+const holdsCommittedName = (dir: string): boolean => {
+  const entries = (at: string) => {
+    try {
+      return readdirSync(at, { withFileTypes: true })
+    } catch {
+      return []
+    }
+  }
+  return entries(dir).some((e) => e.isDirectory() && entries(join(dir, e.name)).some((f) => committedName(`${e.name}/${f.name}`)))
 }
 
 /**
@@ -81,7 +93,7 @@ export const datasetViewSql = (
   // `absolute`: a confined DuckDB checks a relative path as given, not against file_search_path (it refused every view)
   const paths = listed?.paths.map((p) => (absolute ? join(dataDir, d.name, p) : `${d.name}/${p}`))
   const source = live
-    ? paths !== undefined && holdsParquet(join(dataDir, d.name))
+    ? paths !== undefined && holdsCommittedName(join(dataDir, d.name))
       ? liveSource(d.name)
       : undefined
     : paths !== undefined && paths.length > 0

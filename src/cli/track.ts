@@ -64,7 +64,9 @@ export const trackCommand = Command.make(
   },
   (o) =>
     Effect.gen(function* () {
-      if (!TX_HASH.test(o.txHash))
+      // (a hash pasted with its line end)
+      const txHash = o.txHash.trim()
+      if (!TX_HASH.test(txHash))
         return yield* new UserError({
           message: `--tx-hash must be a tx's hash (64 hex digits, 0x first on an EVM chain, or a Solana signature), got "${o.txHash}"`,
           exitCode: 2
@@ -89,7 +91,7 @@ export const trackCommand = Command.make(
       if (timeout === 0)
         return yield* new UserError({ message: `--timeout must be more than 0, got "${Option.getOrThrow(o.timeout)}"`, exitCode: 2 })
       const result = yield* trackTransfer({
-        txHash: o.txHash,
+        txHash,
         chainId: o.chainId,
         estimatedSeconds: Option.getOrUndefined(o.estimatedSeconds),
         schedule,

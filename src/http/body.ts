@@ -12,12 +12,20 @@ export const decodeBody = (body: ArrayBuffer): string => {
 }
 
 /**
+ * Whether a 200 is a web page where JSON was expected (a wrong URL, a login or gateway page): its
+ * body begins with "<" and, where the server says, it is labelled text/html. A JSON body labelled
+ * text/html (a gateway that mislabels) is JSON all the same.
+ */
+export const isHtmlPage = (body: ArrayBuffer, contentType?: string): boolean =>
+  (contentType === undefined || /^\s*text\/html\b/i.test(contentType)) && /^\s*</.test(Buffer.from(body.slice(0, 64)).toString("latin1"))
+
+/**
  * What a 200 that is not JSON is, said in a message: a proxy's or gateway's HTML page (it begins
  * with "<"), or JSON cut short in transit. Either is asked again; a message calling a login page
  * "truncated" sends the user looking at the network.
  */
 export const notJson = (body: ArrayBuffer): string =>
-  /^\s*</.test(Buffer.from(body.slice(0, 64)).toString("latin1"))
+  isHtmlPage(body)
     ? `an HTML page, not JSON (${body.byteLength} bytes; a proxy or gateway answering?)`
     : `not valid JSON (${body.byteLength} bytes; cut short?)`
 

@@ -5,7 +5,7 @@
  * body that is not JSON is a truncated response, fetched again).
  */
 import { Effect, Either, type Schema } from "effect"
-import { decodeBody, notJson } from "../http/body.js"
+import { decodeBody, isHtmlPage, notJson } from "../http/body.js"
 import { fetchBytes, type Fetched, type HttpTransportService } from "../http/transport.js"
 import type { RequestLimiterService } from "../http/RequestLimiter.js"
 import type { RetriesService } from "../http/Retries.js"
@@ -81,7 +81,7 @@ const answerOf = (endpoint: string, url: string, res: Fetched): Effect.Effect<Ra
       })
     )
   // a web page where JSON was expected (a wrong URL, a login or gateway page) is not a cut body: asking again cannot help
-  if (/^\s*text\/html\b/i.test(res.headers["content-type"] ?? ""))
+  if (isHtmlPage(res.bytes, res.headers["content-type"] ?? ""))
     return Effect.fail(
       new IndexerDecodeError({
         endpoint,

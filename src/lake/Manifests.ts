@@ -146,12 +146,14 @@ export interface ManifestsService {
    * Runs `use` over every committed file of `dataset` (those `which` takes, where given), given as
    * local paths: the files in the lake folder all in one call; each file that lives elsewhere (an
    * S3 export's, brought by `fetchCommitted`) alone, in a copy deleted right after, so local disk
-   * holds one at a time. Returns the calls' results, concatenated.
+   * holds one at a time. Returns the calls' results, concatenated. A listed file of a local lake
+   * not in place fails it, or with `missing: "skip"` is left out.
    */
   readonly withCommittedFiles: <A, E>(
     dataset: string,
     use: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<A>, E>,
-    which?: (file: CommittedFile) => boolean
+    which?: (file: CommittedFile) => boolean,
+    missing?: "fail" | "skip"
   ) => Effect.Effect<Array<A>, E | ManifestError>
 }
 
@@ -184,7 +186,7 @@ export const makeManifests = (root: string, options: ManifestsOptions = {}) =>
       commitRollback: (read, replaced, files, kept) => commitRollback(lake, read, replaced, files, kept),
       vacuum: (dataset, graceMs, maxRetiredBytes) => vacuum(lake, dataset, graceMs, maxRetiredBytes),
       pruneSnapshots: (dataset, keep) => pruneSnapshots(lake, dataset, keep),
-      withCommittedFiles: (dataset, use, which) => withCommittedFiles(lake, dataset, use, which)
+      withCommittedFiles: (dataset, use, which, missing) => withCommittedFiles(lake, dataset, use, which, missing)
     }
   })
 

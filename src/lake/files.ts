@@ -1,7 +1,7 @@
 /** File helpers shared by the sink, the manifests and publishing. */
 import { createHash } from "node:crypto"
 import { createReadStream, existsSync, readdirSync, statSync } from "node:fs"
-import { mkdir, readdir, readFile, stat } from "node:fs/promises"
+import { mkdir, readdir, stat } from "node:fs/promises"
 import { dirname, isAbsolute, join, resolve, sep } from "node:path"
 
 /** Hex sha256 of a file, streamed. */
@@ -44,13 +44,6 @@ export const exists = (path: string) =>
     () => true,
     // Stryker disable next-line ArrowFunction: undefined is as false here
     () => false
-  )
-
-/** How many lines with text a file holds (0 where there is none): the records a list quarantined (layout.ts quarantineFile). */
-export const linesIn = (path: string): Promise<number> =>
-  readFile(path, "utf8").then(
-    (text) => text.split("\n").filter((l) => l.trim() !== "").length,
-    () => 0
   )
 
 /** Whether `dir` holds a Parquet file, at any depth. */

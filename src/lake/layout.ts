@@ -107,11 +107,15 @@ export const shardFile = (bucket: number, unit: "height" | "position", [a, b]: r
 
 /**
  * A glob every committed file of a dataset matches, relative to its folder (shardFile,
- * snapshotFile, dateFile, mergedFile: a partition folder, then part-…): a reader that globs the
- * folder meets no file of the user's outside it (notes, a copy of a partition kept deeper), whose
- * read would fail every query ("too small to be a Parquet file").
+ * snapshotFile, dateFile, mergedFile: a partition folder `key=value`, then part-…): a reader that
+ * globs the folder meets no file of the user's outside it (notes, a folder of their own, a copy of
+ * a partition kept deeper), whose read would fail every query ("too small to be a Parquet file",
+ * a hive partition mismatch).
  */
-export const COMMITTED_GLOB = "*/part-*.parquet"
+export const COMMITTED_GLOB = "*=*/part-*.parquet"
+
+/** Whether `path` (relative to a dataset's folder) is named as committed files are (COMMITTED_GLOB). */
+export const committedName = (path: string) => /^[^/]*=[^/]*\/part-[^/]*\.parquet$/.test(path)
 
 /** The folder of a snapshot height. */
 export const snapshotDir = (height: number) => `snapshot_height=${height}`

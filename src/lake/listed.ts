@@ -100,7 +100,7 @@ export const linkedFolderProblem = (dataDir: string, dataset: string, paths: Rea
       // not there: a missing file is judged as such
     }
     if (target !== undefined)
-      return `${folder} is a link to ${target}: a lake's folders are its own, and a link out of it is neither read nor written (files outside the lake would be replaced or deleted); move the folder back into the lake`
+      return `${folder} is a link to ${target}: a lake's folders are its own, never links (one is neither read nor written: files behind it, outside the lake, would be replaced or deleted); move the folder back into the lake`
   }
   return undefined
 }

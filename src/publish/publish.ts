@@ -11,8 +11,9 @@ import { Effect, Exit } from "effect"
 import { LAKE_DATASETS } from "../analytics/Analytics.js"
 import type { ColumnType } from "../lake/columns.js"
 import { identityProblem, Manifests, type Manifest } from "../lake/Manifests.js"
-import { holdsParquet, linesIn, makeFolder, sha256File } from "../lake/files.js"
-import { datasetPath, quarantineFile, snapshotHeightOf } from "../lake/layout.js"
+import { holdsParquet, makeFolder, sha256File } from "../lake/files.js"
+import { quarantinedRecords } from "../lake/quarantine.js"
+import { datasetPath, snapshotHeightOf } from "../lake/layout.js"
 import { alive } from "../lake/lock.js"
 import { describeRanges, missingHeights } from "../lake/held.js"
 import { listedFiles } from "../lake/listed.js"
@@ -152,7 +153,7 @@ const releaseDataset = (staging: string, d: LakeDataset) =>
       partition: d.partition,
       columns: d.columns.map((c) => ({ name: c.name, type: c.type, description: c.description })),
       rows: files.reduce((s, f) => s + f.rows, 0),
-      coverage: coverageOf(m, d.list === undefined ? 0 : yield* Effect.promise(() => linesIn(quarantineFile(root, d.list!)))),
+      coverage: coverageOf(m, d.list === undefined ? 0 : yield* Effect.promise(() => quarantinedRecords(root, d.list!))),
       files
     } satisfies ReleaseDataset
   })
@@ -219,8 +220,11 @@ const lakeProblem = Effect.gen(function* () {
     Effect.mapError((e) => new PublishError({ message: `${e.message} (nothing was published)` }))
   )
   // (sampled datasets, route quotes, name no chain)
-  const holdsData = LAKE_DATASETS.some((d) => d.writtenBy === "export" && holdsParquet(datasetPath(manifests.root, d.name)))
-  return identityProblem(manifests.root, identity, holdsData)
+  const exported = yield* Effect.forEach(
+    LAKE_DATASETS.filter((d) => d.writtenBy === "export"),
+    (d) => Effect.map(manifests.get(d.name), (m) => (m?.files.length ?? 0) > 0)
+  ).pipe(Effect.mapError((e) => new PublishError({ message: e.message })))
+  return identityProblem(manifests.root, identity, exported.includes(true))
 })
 
 /** The release written whole into `staging`: every dataset's committed files, manifest.json, datapackage.json and README.md. */

@@ -5,7 +5,7 @@
  * with the endpoint's schema, under the same retry schedule as the indexer client.
  */
 import { Either, Effect, Schema } from "effect"
-import { decodeBody, notJson } from "../http/body.js"
+import { decodeBody, isHtmlPage, notJson } from "../http/body.js"
 import { fetchBytes, type Fetched, type HttpRequest, type HttpTransportService } from "../http/transport.js"
 import type { RequestLimiterService } from "../http/RequestLimiter.js"
 import { parseRetryAfter, retrySchedule, type RetryPolicy } from "../http/retry.js"
@@ -91,7 +91,7 @@ const requestOnce = (
   return Effect.gen(function* () {
     const res = yield* transport
     // a web page where JSON was expected (a wrong URL, a login or gateway page) is not a cut body: asking again cannot help
-    if (isSuccess(res.status) && /^\s*text\/html\b/i.test(res.headers["content-type"] ?? ""))
+    if (isSuccess(res.status) && isHtmlPage(res.bytes, res.headers["content-type"] ?? ""))
       return yield* new RouterDecodeError({
         endpoint,
         path: "",

@@ -263,7 +263,7 @@ describe("chain-lake track", () => {
 
   it("--tx-hash must be a tx's hash (64 hex digits, 0x first on an EVM chain, or a Solana signature): one line, exit 2, nothing asked", async () => {
     const dir = mkdtempSync(join(tmpdir(), "chain-lake-track-"))
-    for (const wrong of ["ABC", ` ${"AB".repeat(32)}`, `${"AB".repeat(32)}/../x`, "0x" + "g".repeat(64)]) {
+    for (const wrong of ["ABC", `${"AB".repeat(32)} x`, `${"AB".repeat(32)}/../x`, "0x" + "g".repeat(64)]) {
       const t = await track("http://127.0.0.1:9", wrong, dir)
       expect(t.code, wrong).toBe(2)
       expect(t.stderr.trim()).toBe(

@@ -171,7 +171,7 @@ describe("the driver's answers", () => {
     expect(Either.isLeft(r) && r.left).toMatchObject({
       _tag: "IndexerTruncatedBody",
       url: expect.stringContaining(txsList.path),
-      bytes: '{"txs": [{"txhash": "AB'.length
+      what: `not valid JSON (${'{"txs": [{"txhash": "AB'.length} bytes; cut short?)`
     })
     expect(server.requests.filter((q) => q.path.startsWith(txsList.path)).length).toBe(1 + FAST_RETRY.maxRetries)
   })

@@ -14,6 +14,7 @@ import { isContainedPath, listFiles, makeFolder, pathInside, sha256File } from "
 import {
   bucketOf,
   COMMITTED_GLOB,
+  committedName,
   date,
   dateFile,
   heightBucket,
@@ -62,7 +63,11 @@ describe("layout", () => {
       mergedFile("date=2026-11-23", "sample", undefined, "t")
     ])
       expect(path).toMatch(glob)
-    expect("height_bucket=0/notes.parquet").not.toMatch(glob)
+    for (const path of ["height_bucket=0/notes.parquet", "backup/part-1.parquet", "a/height_bucket=0/part-1.parquet"]) {
+      expect(path).not.toMatch(glob)
+      expect(committedName(path), path).toBe(false)
+    }
+    expect(committedName(shardFile(0, "height", [1, 2], 0))).toBe(true)
   })
 
   it("says which column a reader sees for each partitioning", () => {

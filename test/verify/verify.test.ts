@@ -193,13 +193,15 @@ describe("chain-lake verify", () => {
       }
       const clean = await runCli(["verify", "--data", mine])
       expect(clean.code, clean.stdout).toBe(0)
-      expect(clean.stdout).toMatch(/^ok +evm_internal_txs: each call's tx held by evm_txs at its height: \d+ calls at heights \d+-\d+$/m)
+      expect(clean.stdout).toMatch(
+        /^ok +evm_internal_txs: the calls are of txs evm_txs holds at their height: \d+ calls at heights \d+-\d+$/m
+      )
       rmSync(join(mine, "evm_internal_txs"), { recursive: true })
       cpSync(join(theirs, "evm_internal_txs"), join(mine, "evm_internal_txs"), { recursive: true })
       const mixed = await runCli(["verify", "--data", mine])
       expect(mixed.code).toBe(1)
       expect(mixed.stdout).toMatch(
-        /^FAIL +evm_internal_txs: each call's tx held by evm_txs at its height: \d+ call row\(s\) whose tx evm_txs does not hold/m
+        /^FAIL +evm_internal_txs: the calls are of txs evm_txs holds at their height: none of \d+ call rows is of a tx evm_txs holds/m
       )
     } finally {
       rmSync(mine, { recursive: true, force: true })

@@ -18,13 +18,16 @@ import type { CommittedFile } from "../manifest.js"
 /**
  * Runs `use` over every committed file of `dataset` (those `which` takes): the files in the lake folder all in one call;
  * each file that lives elsewhere alone, in a copy deleted right after, so local disk holds one at a
- * time. Returns the calls' results, concatenated (ManifestsService.withCommittedFiles).
+ * time. Returns the calls' results, concatenated (ManifestsService.withCommittedFiles). A listed
+ * file of a local lake not in place fails it, or with `missing: "skip"` is left out (a check that
+ * races another writer's commit or a compaction's swap, where what it reads is a sample).
  */
 export const withCommittedFiles = <A, E>(
   lake: LakeWriter,
   dataset: string,
   use: (paths: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<A>, E>,
-  which: (file: CommittedFile) => boolean = () => true
+  which: (file: CommittedFile) => boolean = () => true,
+  missing: "fail" | "skip" = "fail"
 ) =>
   Effect.gen(function* () {
     const files = ((yield* read(lake, dataset))?.files ?? [])
@@ -34,14 +37,14 @@ export const withCommittedFiles = <A, E>(
     const here = files.filter((_, i) => present[i]).map((f) => f.at)
     const fetch = lake.options.fetchCommitted
     // a listed file not here is an unfinished commit (or a lost file): its rows are not left out
-    const missing = files.filter((_, i) => !present[i]).map((f) => f.path)
-    if (!fetch && missing.length > 0)
+    const absent = files.filter((_, i) => !present[i]).map((f) => f.path)
+    if (!fetch && absent.length > 0 && missing === "fail")
       return yield* new ManifestError({
         message: missingFilesProblem(
           dataset,
-          missing.length,
+          absent.length,
           files.length,
-          missing.every((p) => stagedBy(lake.root, dataset, p).length > 0)
+          absent.every((p) => stagedBy(lake.root, dataset, p).length > 0)
         )
       })
     const results: Array<A> = here.length > 0 ? [...(yield* use(here))] : []
